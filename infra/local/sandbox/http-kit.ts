@@ -1,0 +1,115 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The same 1 MiB cap the connector's webhook endpoints apply. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export class BodyTooLargeError extends Error {
+  public constructor() {
+    super(`body exceeds ${MAX_BODY_BYTES} bytes`);
+    this.name = 'BodyTooLargeError';
+  }
+}
+
+export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new BodyTooLargeError();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text).toString(), ...headers });
+  response.end(text);
+}
+
+export interface RouteContext {
+  request: IncomingMessage;
+  response: ServerResponse;
+  params: Record<string, string>;
+  url: URL;
+}
+
+export interface Route {
+  method: string;
+  /** `/interview/:interviewId`: segments starting with `:` are captured. */
+  pattern: string;
+  handle: (context: RouteContext) => Promise<void> | void;
+}
+
+export function matchRoute(routes: readonly Route[], method: string, pathname: string): { route: Route; params: Record<string, string> } | undefined {
+  const parts = pathname.split('/').filter(Boolean);
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const expected = route.pattern.split('/').filter(Boolean);
+    if (expected.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const matches = expected.every((segment, index) => {
+      const actual = parts[index] as string;
+      if (segment.startsWith(':')) {
+        params[segment.slice(1)] = decodeURIComponent(actual);
+        return true;
+      }
+      return segment === actual;
+    });
+    if (matches) return { route, params };
+  }
+  return undefined;
+}
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  port: number;
+  close: () => Promise<void>;
+}
+
+/** Listens on 127.0.0.1 only; port 0 picks a free port (tests), a fixed one serves `npm start`. */
+export async function listen(handler: (request: IncomingMessage, response: ServerResponse) => void, port: number, host = '127.0.0.1'): Promise<RunningServer> {
+  const server = createServer(handler);
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    server,
+    port: address.port,
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** mulberry32: a small seeded generator, so sandboxes and chaos runs replay the same faults for one seed. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, the service's timestamp format. */
+export function formatTimestamp(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+export function formatDate(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}

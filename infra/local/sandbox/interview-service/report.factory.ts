@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import { formatDate, formatTimestamp, seededRandom } from '../http-kit';
+import type { CompletionRequest, SandboxInterview, SandboxReport } from './types';
+
+const LEVELS = ['Beginner', 'Intermediate', 'Advanced', 'Expert'] as const;
+const LANGUAGE_LEVELS = ['B1', 'B2', 'C1', 'C2'] as const;
+const ANSWER_PHRASES = ['Needs improvement', 'Meets expectations', 'Exceeds expectations'] as const;
+
+function pick<T>(items: readonly T[], random: () => number): T {
+  return items[Math.floor(random() * items.length)] as T;
+}
+
+/** Same candidate and interview, same report: scores come from a hash, so tests can reason about them. */
+function randomFor(...parts: string[]): () => number {
+  const digest = createHash('sha256').update(parts.join('|')).digest();
+  return seededRandom(digest.readUInt32BE(0));
+}
+
+export function shortId(prefix: string, random: () => number = Math.random): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  let id = prefix;
+  for (let i = 0; i < 10; i++) id += alphabet[Math.floor(random() * alphabet.length)];
+  return id;
+}
+
+/** A report with every field of spec §2.2 filled the way the live service fills it. */
+export function buildReport(options: {
+  interview: SandboxInterview;
+  completion: CompletionRequest;
+  candidateId: string;
+  reportId: string;
+  jobApplicantId: string;
+  baseUrl: string;
+  now: Date;
+}): SandboxReport {
+  const { interview, completion, candidateId, reportId, baseUrl, now } = options;
+  const random = randomFor(interview.interview_id, completion.candidate_email.toLowerCase());
+  const aiMatchScore = completion.ai_match_score ?? Math.round(45 + random() * 53);
+  const violationCount = completion.proctoring_violations ?? (random() < 0.2 ? 1 + Math.floor(random() * 3) : 0);
+  const questions = interview.settings.custom_question_list;
+  const skills = interview.settings.skills.length ? interview.settings.skills.map((s) => s.name) : ['Problem solving', 'Communication of technical ideas'];
+  const timestamp = formatTimestamp(now);
+  let clock = 0;
+  const transcript = questions.flatMap((q, index) => {
+    const asked = { timestamp: (clock += 5), role: 'interviewer', content: q.question };
+    const answered = { timestamp: (clock += 20 + Math.floor(random() * 60)), role: 'candidate', content: `Answer ${index + 1}: a worked example drawn from recent projects.` };
+    return [asked, answered];
+  });
+  return {
+    report_id: reportId,
+    interview_id: interview.interview_id,
+    interview_name: interview.interview_name,
+    candidate_id: candidateId,
+    job_applicant_id: options.jobApplicantId,
+    ats_job_application_id: completion.ats_job_application_id ?? '',
+    ats_job_id: completion.ats_job_id ?? '',
+    candidate_name: completion.candidate_name,
+    candidate_email_id: completion.candidate_email,
+    report_date: formatDate(now),
+    report_url: `${baseUrl}/files/reports/${reportId}.pdf`,
+    interview_recording_url: `${baseUrl}/files/recordings/${reportId}.m3u8?expires=${now.getTime() + 3_600_000}`,
+    interview_recording_player_url: `${baseUrl}/player/${reportId}`,
+    proctoring_score: violationCount === 0 ? 100 : Math.max(40, 95 - violationCount * 15),
+    ai_match_score: aiMatchScore,
+    proctoring_violations: Array.from({ length: violationCount }, (_, i) => ({
+      type: 'tab_switch',
+      value: String(i + 1),
+      description: `The candidate left the interview tab (${i + 1}).`,
+    })),
+    interview_transcript: transcript,
+    technical_skills_evaluation: skills.map((skill, i) => ({
+      skill,
+      ai_evaluation: { feedback: `Showed working knowledge of ${skill.toLowerCase()}.`, rating: pick(LEVELS, random) },
+      timestamp: 30 + i * 60,
+    })),
+    soft_skills_evaluation: [
+      { skill: 'Communication', ai_evaluation: { feedback: 'Clear, structured answers.', rating: pick(LANGUAGE_LEVELS, random) } },
+    ],
+    coding_skills_evaluation: interview.settings.is_coding_round_required
+      ? { feedback: `Solved the ${interview.settings.selected_coding_language ?? 'coding'} exercise with tests.`, rating: pick(LEVELS, random) }
+      : { feedback: '', rating: '' },
+    custom_exercise_evaluation: { feedback: '', rating: '' },
+    custom_question_evaluation: questions.map((q, i) => ({
+      question_text: q.question,
+      answer_text: `Answer ${i + 1}: a worked example drawn from recent projects.`,
+      ai_evaluation: { feedback: 'Relevant and specific.', rating: pick(ANSWER_PHRASES, random) },
+    })),
+    date_created: timestamp,
+    date_modified: timestamp,
+    status: 'active',
+  };
+}

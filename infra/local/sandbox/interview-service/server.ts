@@ -1,0 +1,482 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as v from 'valibot';
+import { BodyTooLargeError, formatTimestamp, listen, matchRoute, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
+import { buildReport, shortId } from './report.factory';
+import { SEEDED_JOB, seedApplicants, type SeededApplicant } from './seed';
+import type { CompletionRequest, SandboxDelivery, SandboxFaults, SandboxInterview, SandboxInvite, SandboxReport, SandboxWebhook } from './types';
+import { createBody, firstIssueMessage, updateBody } from './validation';
+
+export const SANDBOX_DEFAULTS = {
+  port: 4010,
+  apiKey: 'sandbox-key',
+  limitedApiKey: 'sandbox-limited-key',
+  /** The live service takes 2 to 5 minutes; locally a second keeps demos short. */
+  reportDelayMs: 1000,
+  /** The service waits 30 s for a webhook answer (facts "Webhook deliveries"). */
+  webhookTimeoutMs: 30_000,
+  defaultPageSize: 10,
+  seed: 42,
+} as const;
+
+export interface InterviewServiceSandboxOptions {
+  port?: number;
+  apiKey?: string;
+  limitedApiKey?: string;
+  reportDelayMs?: number;
+  webhookTimeoutMs?: number;
+  faults?: Partial<SandboxFaults>;
+  seed?: number;
+  /** Completed reports present at start, so `GET /interview/reports` shows data at once. */
+  seededReports?: number;
+}
+
+export interface InterviewServiceSandbox {
+  url: string;
+  port: number;
+  apiKey: string;
+  limitedApiKey: string;
+  state: SandboxState;
+  setFaults(faults: Partial<SandboxFaults>): SandboxFaults;
+  registerWebhook(url: string, event?: string): SandboxWebhook;
+  completeInterview(request: CompletionRequest): { candidate_id: string; report_id: string };
+  /** Resolves once every scheduled report is created and every delivery answered, or rejects after `timeoutMs`. */
+  whenIdle(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SandboxState {
+  interviews: SandboxInterview[];
+  invites: SandboxInvite[];
+  reports: SandboxReport[];
+  webhooks: SandboxWebhook[];
+  deliveries: SandboxDelivery[];
+  applicants: SeededApplicant[];
+  /** Requests per route (`POST /custom/interview`), faults included, control endpoints excluded. */
+  requests: Record<string, number>;
+  faults: SandboxFaults;
+}
+
+const NO_FAULTS: SandboxFaults = { rate429: 0, rate500: 0, retryAfterSeconds: 1, latencyMs: 0, dropWebhookRate: 0 };
+
+const faultsSchema = v.partial(
+  v.object({
+    rate429: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    rate500: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    retryAfterSeconds: v.pipe(v.number(), v.integer(), v.minValue(0)),
+    latencyMs: v.pipe(v.number(), v.minValue(0), v.maxValue(120_000)),
+    dropWebhookRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+  }),
+);
+
+const completionSchema = v.object({
+  interview_id: v.pipe(v.string(), v.minLength(1)),
+  candidate_name: v.pipe(v.string(), v.minLength(1)),
+  candidate_email: v.pipe(v.string(), v.email('candidate_email must be an e-mail address')),
+  ats_job_id: v.optional(v.string()),
+  ats_job_application_id: v.optional(v.string()),
+  delay_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(600_000))),
+  ai_match_score: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100))),
+  proctoring_violations: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(20))),
+});
+
+const webhookRegistrationSchema = v.object({
+  url: v.pipe(v.string(), v.url('url must be a URL')),
+  event: v.optional(v.string(), 'interview_report.created'),
+  description: v.optional(v.string(), ''),
+});
+
+const bulkReportsSchema = v.object({
+  interview_id: v.optional(v.string()),
+  count: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5000)),
+});
+
+function envelope(response: ServerResponse, status: number, body: { status: boolean | string; message: string; data?: unknown }, headers?: Record<string, string>): void {
+  sendJson(response, status, body, headers);
+}
+
+function paginate<T>(items: T[], url: URL): { page: T[] } | { error: string } {
+  const page = url.searchParams.get('page') ?? '1';
+  const limit = url.searchParams.get('limit') ?? String(SANDBOX_DEFAULTS.defaultPageSize);
+  if (!/^[1-9]\d*$/.test(page)) return { error: 'page must be a positive integer' };
+  if (!/^[1-9]\d*$/.test(limit)) return { error: 'limit must be a positive integer' };
+  const start = (Number(page) - 1) * Number(limit);
+  return { page: items.slice(start, start + Number(limit)) };
+}
+
+function matchesKeyword(keyword: string | null, ...fields: unknown[]): boolean {
+  if (!keyword) return true;
+  const needle = keyword.toLowerCase();
+  return fields.some((field) => typeof field === 'string' && field.toLowerCase().includes(needle));
+}
+
+/** A faithful stand-in of the interview service on 127.0.0.1 (interview-service-api.md), with control endpoints. */
+export async function startInterviewServiceSandbox(options: InterviewServiceSandboxOptions = {}): Promise<InterviewServiceSandbox> {
+  const apiKey = options.apiKey ?? SANDBOX_DEFAULTS.apiKey;
+  const limitedApiKey = options.limitedApiKey ?? SANDBOX_DEFAULTS.limitedApiKey;
+  const reportDelayMs = options.reportDelayMs ?? SANDBOX_DEFAULTS.reportDelayMs;
+  const webhookTimeoutMs = options.webhookTimeoutMs ?? SANDBOX_DEFAULTS.webhookTimeoutMs;
+  const random = seededRandom(options.seed ?? SANDBOX_DEFAULTS.seed);
+  const state: SandboxState = {
+    interviews: [],
+    invites: [],
+    reports: [],
+    webhooks: [],
+    deliveries: [],
+    applicants: seedApplicants(),
+    requests: {},
+    faults: { ...NO_FAULTS, ...options.faults },
+  };
+  const pending = new Set<Promise<unknown>>();
+  const timers = new Set<NodeJS.Timeout>();
+  let baseUrl = '';
+
+  const track = <T>(promise: Promise<T>): Promise<T> => {
+    pending.add(promise);
+    void promise.finally(() => pending.delete(promise)).catch(() => undefined);
+    return promise;
+  };
+
+  const now = (): string => formatTimestamp(new Date());
+
+  function createInterview(body: v.InferOutput<typeof createBody>): SandboxInterview {
+    const id = randomUUID();
+    const interview: SandboxInterview = {
+      interview_id: id,
+      interview_name: body.interview_name,
+      invite_url: `${baseUrl}/invite/${id}`,
+      settings: {
+        custom_question_list: body.custom_question_list,
+        skills: [],
+        interview_language: body.interview_language,
+        can_change_interview_language: body.can_change_interview_language,
+        is_proctoring_required: body.is_proctoring_required,
+        only_coding_round: false,
+        is_coding_round_required: false,
+        selected_coding_language: null,
+        coding_exercise_details: null,
+      },
+      date_created: now(),
+      date_modified: now(),
+      status: 'active',
+    };
+    state.interviews.push(interview);
+    return interview;
+  }
+
+  async function deliver(webhook: SandboxWebhook, report: SandboxReport): Promise<void> {
+    const record: SandboxDelivery = { webhook_id: webhook.webhook_id, url: webhook.url, report_id: report.report_id, outcome: 'dropped', at: now() };
+    state.deliveries.push(record);
+    if (random() < state.faults.dropWebhookRate) return;
+    try {
+      const response = await fetch(webhook.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'interview_report.created', data: report }),
+        signal: AbortSignal.timeout(webhookTimeoutMs),
+      });
+      await response.arrayBuffer();
+      record.outcome = response.ok ? 'delivered' : 'failed';
+      record.status = response.status;
+    } catch (error) {
+      record.outcome = 'failed';
+      record.error = (error as Error).message;
+    }
+  }
+
+  function addReport(interview: SandboxInterview, completion: CompletionRequest, candidateId: string, reportId: string, notify: boolean): SandboxReport {
+    const report = buildReport({ interview, completion, candidateId, reportId, jobApplicantId: randomUUID(), baseUrl, now: new Date() });
+    state.reports.push(report);
+    if (notify) {
+      for (const webhook of state.webhooks.filter((w) => w.event === 'interview_report.created' && w.status === 'active')) {
+        void track(deliver(webhook, report));
+      }
+    }
+    return report;
+  }
+
+  function completeInterview(request: CompletionRequest, notify = true): { candidate_id: string; report_id: string } {
+    const interview = state.interviews.find((i) => i.interview_id === request.interview_id);
+    if (!interview) throw new Error(`interview_id: no interview ${request.interview_id}`);
+    const candidateId = shortId('c', random);
+    const reportId = shortId('r', random);
+    state.invites.push({
+      candidate_id: candidateId,
+      interview_id: interview.interview_id,
+      interview_name: interview.interview_name,
+      candidate_name: request.candidate_name,
+      candidate_email_id: request.candidate_email,
+      date_created: now(),
+      date_modified: now(),
+      status: 'active',
+    });
+    const delay = request.delay_ms ?? reportDelayMs;
+    if (delay === 0) {
+      addReport(interview, request, candidateId, reportId, notify);
+    } else {
+      track(
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            addReport(interview, request, candidateId, reportId, notify);
+            resolve();
+          }, delay);
+          timers.add(timer);
+        }),
+      );
+    }
+    return { candidate_id: candidateId, report_id: reportId };
+  }
+
+  function registerWebhook(url: string, event = 'interview_report.created', description = ''): SandboxWebhook {
+    const webhook: SandboxWebhook = { webhook_id: randomUUID(), url, description, event, date_created: now(), date_modified: now(), status: 'active' };
+    state.webhooks.push(webhook);
+    return webhook;
+  }
+
+  const apiRoutes: Route[] = [
+    {
+      method: 'GET',
+      pattern: '/interview',
+      handle: ({ response, url }) => {
+        const keyword = url.searchParams.get('keyword');
+        const result = paginate(state.interviews.filter((i) => matchesKeyword(keyword, i.interview_name)), url);
+        if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
+        envelope(response, 200, { status: true, message: 'Interviews fetched successfully', data: result.page });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/custom/interview',
+      handle: async ({ request, response }) => {
+        const body = await readJsonBody(request, response);
+        if (body === undefined) return;
+        const parsed = v.safeParse(createBody, body);
+        if (!parsed.success) return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
+        const interview = createInterview(parsed.output);
+        envelope(response, 200, { status: true, message: 'Interview created successfully', data: { interview_id: interview.interview_id, invite_url: interview.invite_url } });
+      },
+    },
+    {
+      method: 'PUT',
+      pattern: '/interview/:interviewId',
+      handle: async ({ request, response, params }) => {
+        const interview = state.interviews.find((i) => i.interview_id === params.interviewId);
+        if (!interview) return envelope(response, 404, { status: false, message: `Interview ${params.interviewId} not found` });
+        const body = await readJsonBody(request, response);
+        if (body === undefined) return;
+        const parsed = v.safeParse(updateBody, body);
+        if (!parsed.success) return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
+        const { interview_name: name, ...settings } = parsed.output;
+        if (name !== undefined) interview.interview_name = name;
+        for (const [key, value] of Object.entries(settings)) {
+          if (value !== undefined) (interview.settings as Record<string, unknown>)[key] = value;
+        }
+        interview.date_modified = now();
+        envelope(response, 200, { status: true, message: 'Interview updated successfully' });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/interview/reports',
+      handle: ({ response, url }) => {
+        const filtered = state.reports.filter(
+          (r) =>
+            (!url.searchParams.get('interview_id') || r.interview_id === url.searchParams.get('interview_id')) &&
+            (!url.searchParams.get('candidate_id') || r.candidate_id === url.searchParams.get('candidate_id')) &&
+            matchesKeyword(url.searchParams.get('keyword'), r.candidate_name, r.candidate_email_id, r.interview_name),
+        );
+        const result = paginate(filtered, url);
+        if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
+        // The live service answers this list with the text "true" (spec §1).
+        envelope(response, 200, { status: 'true', message: 'Reports fetched successfully', data: result.page });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/interview/invites',
+      handle: ({ response, url }) => {
+        const filtered = state.invites.filter(
+          (i) =>
+            (!url.searchParams.get('interview_id') || i.interview_id === url.searchParams.get('interview_id')) &&
+            (!url.searchParams.get('candidate_id') || i.candidate_id === url.searchParams.get('candidate_id')) &&
+            matchesKeyword(url.searchParams.get('keyword'), i.candidate_name, i.candidate_email_id, i.interview_name),
+        );
+        const result = paginate(filtered, url);
+        if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
+        envelope(response, 200, { status: true, message: 'Invites fetched successfully', data: result.page });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/job/:jobId/applicants',
+      handle: ({ response, url, params }) => {
+        const applicants = state.applicants.filter((a) => a.job_id === params.jobId);
+        if (applicants.length === 0) return envelope(response, 404, { status: false, message: `Job ${params.jobId} not found` });
+        const keyword = url.searchParams.get('keyword');
+        const result = paginate(applicants.filter((a) => matchesKeyword(keyword, a.first_name, a.last_name, a.email_id)), url);
+        if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
+        const data = result.page.map(({ screening_question_answers: _omitted, ...item }) => item);
+        envelope(response, 200, { status: true, message: 'Applicants fetched successfully', data });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/job/applicant/:jobApplicantId',
+      handle: ({ response, params }) => {
+        const applicant = state.applicants.find((a) => a.job_applicant_id === params.jobApplicantId);
+        if (!applicant) return envelope(response, 404, { status: false, message: `Applicant ${params.jobApplicantId} not found` });
+        envelope(response, 200, { status: true, message: 'Applicant fetched successfully', data: applicant });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/webhooks',
+      handle: ({ response }) => envelope(response, 200, { status: true, message: 'Webhooks fetched successfully', data: state.webhooks }),
+    },
+  ];
+
+  const controlRoutes: Route[] = [
+    { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/faults',
+      handle: async ({ request, response }) => {
+        const parsed = v.safeParse(faultsSchema, await readJsonBody(request, response));
+        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
+        sendJson(response, 200, setFaults(parsed.output));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/webhooks',
+      handle: async ({ request, response }) => {
+        const parsed = v.safeParse(webhookRegistrationSchema, await readJsonBody(request, response));
+        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
+        sendJson(response, 201, registerWebhook(parsed.output.url, parsed.output.event, parsed.output.description));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/complete-interview',
+      handle: async ({ request, response }) => {
+        const parsed = v.safeParse(completionSchema, await readJsonBody(request, response));
+        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
+        if (!state.interviews.some((i) => i.interview_id === parsed.output.interview_id)) {
+          return sendJson(response, 404, { error: `interview_id: no interview ${parsed.output.interview_id}` });
+        }
+        sendJson(response, 202, completeInterview(parsed.output));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/reports',
+      handle: async ({ request, response }) => {
+        const parsed = v.safeParse(bulkReportsSchema, await readJsonBody(request, response));
+        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
+        sendJson(response, 201, { created: seedReports(parsed.output.count, parsed.output.interview_id).length });
+      },
+    },
+  ];
+
+  function seedReports(count: number, interviewId?: string): SandboxReport[] {
+    const interview =
+      state.interviews.find((i) => i.interview_id === interviewId) ??
+      createInterview({
+        interview_name: `${SEEDED_JOB.job_title} screening`,
+        custom_question_list: [
+          { question: 'Walk us through a system you designed end to end.', time: 3, type: 'audio' },
+          { question: 'How do you make a message consumer idempotent?', time: 2, type: 'audio' },
+        ],
+        interview_language: 'en',
+        can_change_interview_language: false,
+        is_proctoring_required: true,
+      });
+    const created: SandboxReport[] = [];
+    for (let i = 0; i < count; i++) {
+      const applicant = state.applicants[i % state.applicants.length] as SeededApplicant;
+      const email = i < state.applicants.length ? applicant.email_id : `bulk.${state.reports.length}@example.com`;
+      const { report_id: reportId } = completeInterview(
+        { interview_id: interview.interview_id, candidate_name: `${applicant.first_name} ${applicant.last_name}`, candidate_email: email, delay_ms: 0 },
+        false,
+      );
+      created.push(state.reports.find((r) => r.report_id === reportId) as SandboxReport);
+    }
+    return created;
+  }
+
+  function setFaults(faults: Partial<SandboxFaults>): SandboxFaults {
+    state.faults = { ...state.faults, ...faults };
+    return state.faults;
+  }
+
+  async function readJsonBody(request: IncomingMessage, response: ServerResponse): Promise<unknown> {
+    try {
+      const raw = await readBody(request);
+      return JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) envelope(response, 413, { status: false, message: error.message });
+      else envelope(response, 400, { status: false, message: 'body: expected a JSON document' });
+      return undefined;
+    }
+  }
+
+  async function handleApi(context: RouteContext, route: Route): Promise<void> {
+    const { request, response } = context;
+    state.requests[`${request.method} ${route.pattern}`] = (state.requests[`${request.method} ${route.pattern}`] ?? 0) + 1;
+    if (state.faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
+    const key = request.headers['x-api-key'];
+    if (typeof key !== 'string' || key === '') return envelope(response, 401, { status: false, message: 'API key is missing' });
+    if (key !== apiKey && key !== limitedApiKey) return envelope(response, 401, { status: false, message: 'Invalid or expired API key' });
+    const roll = random();
+    if (roll < state.faults.rate429) {
+      return envelope(response, 429, { status: false, message: 'Too many requests' }, { 'retry-after': String(state.faults.retryAfterSeconds) });
+    }
+    if (roll < state.faults.rate429 + state.faults.rate500) return envelope(response, 500, { status: false, message: 'Internal server error' });
+    if (key === limitedApiKey && route.pattern === '/interview/reports') {
+      return envelope(response, 403, { status: false, message: 'This API key has no permission for reports' });
+    }
+    await route.handle(context);
+  }
+
+  const running = await listen((request, response) => {
+    const url = new URL(request.url ?? '/', baseUrl);
+    const pathname = url.pathname.replace(/\/+$/, '') || '/';
+    const method = request.method ?? 'GET';
+    const control = matchRoute(controlRoutes, method, pathname);
+    const api = control ? undefined : matchRoute(apiRoutes, method, pathname);
+    const work = control
+      ? control.route.handle({ request, response, url, params: control.params })
+      : api
+        ? handleApi({ request, response, url, params: api.params }, api.route)
+        : envelope(response, 404, { status: false, message: `No route ${method} ${pathname}` });
+    Promise.resolve(work).catch((error: unknown) => {
+      if (!response.headersSent) envelope(response, 500, { status: false, message: (error as Error).message });
+    });
+  }, options.port ?? SANDBOX_DEFAULTS.port);
+  baseUrl = running.url;
+  if (options.seededReports ?? 3) seedReports(options.seededReports ?? 3);
+
+  return {
+    url: running.url,
+    port: running.port,
+    apiKey,
+    limitedApiKey,
+    state,
+    setFaults,
+    registerWebhook: (url, event) => registerWebhook(url, event),
+    completeInterview: (request) => completeInterview(request),
+    async whenIdle(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (pending.size > 0) {
+        if (Date.now() > deadline) throw new Error(`sandbox still busy after ${timeoutMs} ms (${pending.size} pending)`);
+        await Promise.race([Promise.allSettled([...pending]), new Promise((resolve) => setTimeout(resolve, 50))]);
+      }
+    },
+    async close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await running.close();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+/** Records as the sandbox keeps them: the wire shapes of interview-service-api.md §2. */
+export interface SandboxQuestion {
+  question: string;
+  time: number;
+  type: string;
+}
+
+export interface SandboxInterview {
+  interview_id: string;
+  interview_name: string;
+  invite_url: string;
+  settings: {
+    custom_question_list: SandboxQuestion[];
+    skills: { name: string; description: string }[];
+    interview_language: string;
+    can_change_interview_language: boolean;
+    is_proctoring_required: boolean;
+    only_coding_round: boolean;
+    is_coding_round_required: boolean;
+    selected_coding_language: string | null;
+    coding_exercise_details: string | null;
+  };
+  date_created: string;
+  date_modified: string;
+  status: string;
+}
+
+export interface SandboxInvite {
+  candidate_id: string;
+  interview_id: string;
+  interview_name: string;
+  candidate_name: string;
+  candidate_email_id: string;
+  date_created: string;
+  date_modified: string;
+  status: string;
+}
+
+export type SandboxReport = Record<string, unknown> & {
+  report_id: string;
+  interview_id: string;
+  candidate_id: string;
+  candidate_name: string;
+  candidate_email_id: string;
+  interview_name: string;
+};
+
+export interface SandboxWebhook {
+  webhook_id: string;
+  url: string;
+  description: string;
+  event: string;
+  date_created: string;
+  date_modified: string;
+  status: string;
+}
+
+export interface SandboxDelivery {
+  webhook_id: string;
+  url: string;
+  report_id: string;
+  outcome: 'delivered' | 'dropped' | 'failed';
+  status?: number;
+  error?: string;
+  at: string;
+}
+
+export interface SandboxFaults {
+  /** Share of API requests answered 429 with Retry-After. */
+  rate429: number;
+  /** Share of API requests answered 500. */
+  rate500: number;
+  retryAfterSeconds: number;
+  /** Added to every API request before it is answered. */
+  latencyMs: number;
+  /** Share of report webhooks never sent. */
+  dropWebhookRate: number;
+}
+
+export interface CompletionRequest {
+  interview_id: string;
+  candidate_name: string;
+  candidate_email: string;
+  ats_job_id?: string | undefined;
+  ats_job_application_id?: string | undefined;
+  delay_ms?: number | undefined;
+  ai_match_score?: number | undefined;
+  proctoring_violations?: number | undefined;
+}

@@ -1,0 +1,13 @@
+export { HTTP_DEFAULTS } from './constants';
+export { HttpTransportError } from './errors';
+export { sendHttpRequest, redactUrl, type HttpRequest, type HttpResponse } from './fetch';
+export {
+  withRetry,
+  sleep,
+  parseRetryAfter,
+  computeDelayMs,
+  defaultRetryPolicy,
+  type RetryPolicy,
+  type RetryHooks,
+  type RetryableFailure,
+} from './retry';

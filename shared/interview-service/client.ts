@@ -1,0 +1,270 @@
+import * as v from 'valibot';
+import {
+  HTTP_DEFAULTS,
+  HttpTransportError,
+  defaultRetryPolicy,
+  parseRetryAfter,
+  redactUrl,
+  sendHttpRequest,
+  withRetry,
+  type HttpResponse,
+  type RetryHooks,
+  type RetryPolicy,
+} from '../http';
+import { API_KEY_HEADER, INTERVIEW_LANGUAGES } from './constants';
+import {
+  ForbiddenError,
+  InterviewServiceError,
+  InvalidRequestError,
+  MalformedResponseError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthorizedError,
+  UnavailableError,
+  describeIssues,
+} from './errors';
+import { listAll, type ListAllOptions } from './list-all';
+import {
+  bareEnvelopeSchema,
+  candidateInviteSchema,
+  createdInterviewSchema,
+  createInterviewInputSchema,
+  interviewReportSchema,
+  interviewSummarySchema,
+  jobApplicantDetailSchema,
+  jobApplicantListItemSchema,
+  listQuerySchema,
+  updateInterviewInputSchema,
+  webhookSchema,
+} from './schemas';
+import type {
+  CandidateInvite,
+  CreatedInterview,
+  CreateInterviewInput,
+  InterviewReport,
+  InterviewSummary,
+  JobApplicant,
+  JobApplicantDetail,
+  ListQuery,
+  UpdateInterviewInput,
+  Webhook,
+} from './types';
+
+export interface WarningLogger {
+  warn(message: string, attributes?: Record<string, unknown>): void;
+}
+
+export interface InterviewServiceClientOptions {
+  /** e.g. `https://api.example-interviews.com`; one client per connection, since each has its own key. */
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Language codes beyond the spec's 12 that this connection opts into (the live service accepts more). */
+  extraLanguages?: readonly string[];
+  logger?: WarningLogger;
+  fetch?: typeof fetch;
+  sleep?: RetryHooks['sleep'];
+  random?: RetryHooks['random'];
+  onRetry?: RetryHooks['onRetry'];
+}
+
+export interface CallOptions {
+  /** The caller's deadline; aborting it stops the call and any waits between retries. */
+  signal?: AbortSignal;
+}
+
+interface RequestSpec<T> {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** Schema of `data`; undefined when the response carries none (update). */
+  data?: v.GenericSchema<unknown, T>;
+  signal?: AbortSignal | undefined;
+}
+
+const noopLogger: WarningLogger = { warn: () => undefined };
+
+/** The typed client of the interview service's eight endpoints (interview-service-api.md §4). */
+export class InterviewServiceClient {
+  private readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly timeoutMs: number;
+  private readonly policy: RetryPolicy;
+  private readonly hooks: Omit<RetryHooks, 'signal'>;
+  private readonly fetchImpl: typeof fetch;
+  private readonly logger: WarningLogger;
+  private readonly extraLanguages: readonly string[];
+  private readonly createSchema: ReturnType<typeof createInterviewInputSchema>;
+  private readonly updateSchema: ReturnType<typeof updateInterviewInputSchema>;
+
+  public constructor(options: InterviewServiceClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.timeoutMs = options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs;
+    this.policy = { ...defaultRetryPolicy, ...options.retry };
+    this.hooks = { sleep: options.sleep, random: options.random, onRetry: options.onRetry };
+    this.fetchImpl = options.fetch ?? fetch;
+    this.logger = options.logger ?? noopLogger;
+    this.extraLanguages = options.extraLanguages ?? [];
+    this.createSchema = createInterviewInputSchema(this.extraLanguages);
+    this.updateSchema = updateInterviewInputSchema(this.extraLanguages);
+  }
+
+  /** `GET /interview`: the interviews of the account; `keyword` narrows by name. */
+  public async listInterviews(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewSummary[]> {
+    return this.request({ method: 'GET', path: '/interview', query: this.checkQuery(query), data: v.array(interviewSummarySchema), signal: options.signal });
+  }
+
+  /**
+   * `POST /custom/interview`, sent exactly once. The service has no idempotency: a retried create makes a
+   * second interview that nothing can delete. So this method never retries, and an error with
+   * `mayHaveSucceeded` (timeout, network error, 5xx) means the interview may exist. The caller must then
+   * look before creating again: `findInterviewsByName` with the unique name it chose, adopting a match.
+   */
+  public async createInterview(input: CreateInterviewInput, options: CallOptions = {}): Promise<CreatedInterview> {
+    const body = this.validateInput(this.createSchema, input);
+    this.warnOnExtraLanguage(body.interview_language);
+    return this.request({ method: 'POST', path: '/custom/interview', body, data: createdInterviewSchema, signal: options.signal });
+  }
+
+  /** `PUT /interview/{id}`: absent fields stay as they are; repeating the same update is harmless. */
+  public async updateInterview(interviewId: string, input: UpdateInterviewInput, options: CallOptions = {}): Promise<void> {
+    const body = this.validateInput(this.updateSchema, input);
+    this.warnOnExtraLanguage(body.interview_language);
+    await this.request({ method: 'PUT', path: `/interview/${encodeURIComponent(this.checkId('interviewId', interviewId))}`, body, signal: options.signal });
+  }
+
+  public async listReports(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewReport[]> {
+    return this.request({ method: 'GET', path: '/interview/reports', query: this.checkQuery(query), data: v.array(interviewReportSchema), signal: options.signal });
+  }
+
+  public async listInvites(query: ListQuery = {}, options: CallOptions = {}): Promise<CandidateInvite[]> {
+    return this.request({ method: 'GET', path: '/interview/invites', query: this.checkQuery(query), data: v.array(candidateInviteSchema), signal: options.signal });
+  }
+
+  /** The spec does not name this endpoint's query parameters; the service's list convention is assumed. */
+  public async listJobApplicants(jobId: string, query: Pick<ListQuery, 'page' | 'limit' | 'keyword'> = {}, options: CallOptions = {}): Promise<JobApplicant[]> {
+    const path = `/job/${encodeURIComponent(this.checkId('jobId', jobId))}/applicants`;
+    return this.request({ method: 'GET', path, query: this.checkQuery(query), data: v.array(jobApplicantListItemSchema), signal: options.signal });
+  }
+
+  public async getJobApplicant(jobApplicantId: string, options: CallOptions = {}): Promise<JobApplicantDetail> {
+    const path = `/job/applicant/${encodeURIComponent(this.checkId('jobApplicantId', jobApplicantId))}`;
+    return this.request({ method: 'GET', path, data: jobApplicantDetailSchema, signal: options.signal });
+  }
+
+  public async listWebhooks(options: CallOptions = {}): Promise<Webhook[]> {
+    return this.request({ method: 'GET', path: '/webhooks', data: v.array(webhookSchema), signal: options.signal });
+  }
+
+  /** Interviews whose name is exactly `name`: how a caller finds a create whose answer was lost. */
+  public async findInterviewsByName(name: string, options: CallOptions = {}): Promise<InterviewSummary[]> {
+    const all = await listAll((page, limit) => this.listInterviews({ page, limit, keyword: name }, options));
+    return all.filter((interview) => interview.interview_name === name);
+  }
+
+  /** Every report matching `query`, paged until a short or empty page. */
+  public async listAllReports(query: Omit<ListQuery, 'page' | 'limit'> = {}, options: CallOptions & ListAllOptions = {}): Promise<InterviewReport[]> {
+    return listAll((page, limit) => this.listReports({ ...query, page, limit }, options), options);
+  }
+
+  public async listAllInvites(query: Omit<ListQuery, 'page' | 'limit'> = {}, options: CallOptions & ListAllOptions = {}): Promise<CandidateInvite[]> {
+    return listAll((page, limit) => this.listInvites({ ...query, page, limit }, options), options);
+  }
+
+  private validateInput<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+    const result = v.safeParse(schema, input);
+    if (result.success) return result.output;
+    const { field, message } = describeIssues(result.issues);
+    throw new InvalidRequestError(`refused before sending: ${message}`, { field });
+  }
+
+  private checkQuery(query: ListQuery): Record<string, string | number | undefined> {
+    return this.validateInput(listQuerySchema, query);
+  }
+
+  private checkId(field: string, value: string): string {
+    if (typeof value !== 'string' || value.trim() === '') {
+      throw new InvalidRequestError(`refused before sending: ${field} must be a non-empty string`, { field });
+    }
+    return value;
+  }
+
+  private warnOnExtraLanguage(language: string | undefined): void {
+    if (language !== undefined && !(INTERVIEW_LANGUAGES as readonly string[]).includes(language)) {
+      this.logger.warn('interview_language is outside the documented set; the connection opted into it', { interview_language: language });
+    }
+  }
+
+  private async request<T>(spec: RequestSpec<T>): Promise<T> {
+    const url = new URL(this.baseUrl + spec.path);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = { [API_KEY_HEADER]: this.apiKey, accept: 'application/json' };
+    if (spec.body !== undefined) headers['content-type'] = 'application/json';
+    const send = async (): Promise<T> => {
+      let response: HttpResponse;
+      try {
+        response = await sendHttpRequest(
+          { url: url.toString(), method: spec.method, headers, body: spec.body === undefined ? undefined : JSON.stringify(spec.body), timeoutMs: this.timeoutMs, signal: spec.signal },
+          this.fetchImpl,
+        );
+      } catch (error) {
+        throw this.transportFailure(error, spec.method);
+      }
+      return this.readResponse(response, spec);
+    };
+    if (spec.method === 'POST') return send();
+    return withRetry(send, this.policy, { ...this.hooks, signal: spec.signal });
+  }
+
+  private transportFailure(error: unknown, method: string): InterviewServiceError {
+    if (error instanceof HttpTransportError && error.code === 'aborted') {
+      return new InterviewServiceError('unavailable', false, error.message, { cause: error, mayHaveSucceeded: method !== 'GET' });
+    }
+    return new UnavailableError((error as Error).message, { cause: error, mayHaveSucceeded: method !== 'GET' });
+  }
+
+  private readResponse<T>(response: HttpResponse, spec: RequestSpec<T>): T {
+    const where = `${spec.method} ${redactUrl(this.baseUrl + spec.path)}`;
+    const json = tryParseJson(response.bodyText);
+    const envelope = v.safeParse(bareEnvelopeSchema, json);
+    const serviceMessage = envelope.success ? envelope.output.message : response.bodyText.slice(0, 200);
+    const context = { status: response.status };
+    if (response.status === 401) throw new UnauthorizedError(serviceMessage || 'missing or invalid API key', context);
+    if (response.status === 403) throw new ForbiddenError(serviceMessage || 'forbidden', context);
+    if (response.status === 404) throw new NotFoundError(`${where}: ${serviceMessage || 'not found'}`, context);
+    if (response.status === 429) {
+      throw new RateLimitedError(`${where}: rate limited`, { ...context, retryAfterMs: parseRetryAfter(response.headers) });
+    }
+    if (response.status >= 500) {
+      throw new UnavailableError(`${where}: service answered ${response.status}`, { ...context, mayHaveSucceeded: spec.method !== 'GET' });
+    }
+    if (response.status < 200 || response.status >= 300) {
+      throw new InvalidRequestError(`${where}: ${serviceMessage || `service answered ${response.status}`}`, context);
+    }
+    if (!envelope.success) {
+      const { field, message } = describeIssues(envelope.issues);
+      throw new MalformedResponseError(`${where}: response is not the {status, message, data} envelope: ${message}`, { ...context, field });
+    }
+    if (!envelope.output.status) throw new InvalidRequestError(`${where}: ${serviceMessage || 'status false'}`, context);
+    if (!spec.data) return undefined as T;
+    const data = v.safeParse(spec.data, envelope.output.data);
+    if (!data.success) {
+      const { field, message } = describeIssues(data.issues, 'data');
+      throw new MalformedResponseError(`${where}: malformed response: ${message}`, { ...context, field });
+    }
+    return data.output;
+  }
+}
+
+function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

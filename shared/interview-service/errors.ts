@@ -1,0 +1,102 @@
+import * as v from 'valibot';
+import { ERROR_CODES, type InterviewServiceErrorCode } from './constants';
+
+interface ErrorContext {
+  status?: number | undefined;
+  retryAfterMs?: number | undefined;
+  /** The path of the offending field (`custom_question_list`, `data[2].candidate_id`), when one is known. */
+  field?: string | undefined;
+  /**
+   * True when the request may have been carried out although no answer came back (timeout, network error,
+   * 5xx on a create). The caller must look before it writes again.
+   */
+  mayHaveSucceeded?: boolean | undefined;
+  cause?: unknown;
+}
+
+/** Base of every interview-service failure; check `code`, which is stable, rather than the class. */
+export class InterviewServiceError extends Error {
+  public readonly code: InterviewServiceErrorCode;
+  public readonly retryable: boolean;
+  public readonly status: number | undefined;
+  public readonly retryAfterMs: number | undefined;
+  public readonly field: string | undefined;
+  public readonly mayHaveSucceeded: boolean;
+
+  public constructor(code: InterviewServiceErrorCode, retryable: boolean, message: string, context: ErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.name = 'InterviewServiceError';
+    this.code = code;
+    this.retryable = retryable;
+    this.status = context.status;
+    this.retryAfterMs = context.retryAfterMs;
+    this.field = context.field;
+    this.mayHaveSucceeded = context.mayHaveSucceeded ?? false;
+  }
+}
+
+export class UnauthorizedError extends InterviewServiceError {
+  public constructor(serviceMessage: string, context: ErrorContext = {}) {
+    super(ERROR_CODES.unauthorized, false, `interview service refused the API key: ${serviceMessage}`, context);
+    this.name = 'UnauthorizedError';
+  }
+}
+
+export class ForbiddenError extends InterviewServiceError {
+  public constructor(serviceMessage: string, context: ErrorContext = {}) {
+    super(ERROR_CODES.forbidden, false, `the API key lacks permission for this resource: ${serviceMessage}`, context);
+    this.name = 'ForbiddenError';
+  }
+}
+
+export class InvalidRequestError extends InterviewServiceError {
+  public constructor(message: string, context: ErrorContext = {}) {
+    super(ERROR_CODES.invalidRequest, false, message, context);
+    this.name = 'InvalidRequestError';
+  }
+}
+
+export class NotFoundError extends InterviewServiceError {
+  public constructor(message: string, context: ErrorContext = {}) {
+    super(ERROR_CODES.notFound, false, message, context);
+    this.name = 'NotFoundError';
+  }
+}
+
+export class RateLimitedError extends InterviewServiceError {
+  public constructor(message: string, context: ErrorContext = {}) {
+    super(ERROR_CODES.rateLimited, true, message, context);
+    this.name = 'RateLimitedError';
+  }
+}
+
+export class UnavailableError extends InterviewServiceError {
+  public constructor(message: string, context: ErrorContext = {}) {
+    super(ERROR_CODES.unavailable, true, message, context);
+    this.name = 'UnavailableError';
+  }
+}
+
+export class MalformedResponseError extends InterviewServiceError {
+  public constructor(message: string, context: ErrorContext = {}) {
+    super(ERROR_CODES.malformedResponse, false, message, context);
+    this.name = 'MalformedResponseError';
+  }
+}
+
+export class PageLimitExceededError extends InterviewServiceError {
+  public constructor(maxPages: number) {
+    super(ERROR_CODES.pageLimitExceeded, false, `listing stopped after ${maxPages} pages without reaching a short page`);
+    this.name = 'PageLimitExceededError';
+  }
+}
+
+/** `custom_question_list: custom_question_list allows at most 20 questions`; the first issue names the field. */
+export function describeIssues(issues: readonly v.BaseIssue<unknown>[], prefix = ''): { field: string; message: string } {
+  const first = issues[0];
+  if (!first) return { field: prefix || '(root)', message: 'invalid value' };
+  const path = v.getDotPath(first);
+  const field = [prefix, path].filter(Boolean).join('.') || '(root)';
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more issue${issues.length > 2 ? 's' : ''})` : '';
+  return { field, message: `${field}: ${first.message}${more}` };
+}

@@ -1,0 +1,26 @@
+import * as v from 'valibot';
+import { EVENT_KINDS } from '../constants';
+import { idSchema } from './primitives.schema';
+import { reportEntries } from './resources.schema';
+
+/**
+ * A delivery to the connector: `{event, data}` (facts "Webhook deliveries"). Unsigned and without a
+ * delivery id, so `data` only says which report to re-read; the report itself comes from the API.
+ */
+export const webhookDeliverySchema = v.object({
+  event: v.pipe(v.string(), v.nonEmpty('event must name an event kind')),
+  data: v.optional(v.unknown()),
+});
+
+/** `data` of `interview_report.created`: at least the three ids, often the whole (untrusted) report. */
+export const reportCreatedDataSchema = v.object({
+  ...reportEntries,
+  report_id: idSchema,
+  interview_id: idSchema,
+  candidate_id: idSchema,
+});
+
+export const reportCreatedDeliverySchema = v.object({
+  event: v.literal(EVENT_KINDS.reportCreated),
+  data: reportCreatedDataSchema,
+});
