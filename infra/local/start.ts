@@ -1,3 +1,5 @@
+export {};
+
 /**
  * `npm start`: until the pipeline is wired, this starts the interview-service sandbox alone.
  */
