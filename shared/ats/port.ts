@@ -1,0 +1,57 @@
+import type { AtsKind, StageMatcher } from '../config';
+
+/** A raw inbound webhook as the gateway received it: lower-cased headers and the exact body bytes. */
+export interface InboundWebhook {
+  headers: Readonly<Record<string, string | undefined>>;
+  rawBody: Buffer;
+}
+
+/** "A candidate's application is now in this stage", in ATS-neutral terms. */
+export interface StageEnteredEvent {
+  /** The ATS's delivery id, or a key derived from the payload where the ATS gives none. */
+  deliveryId: string;
+  atsJobId: string;
+  jobName?: string | undefined;
+  atsApplicationId: string;
+  atsCandidateId: string;
+  stage: { id?: string | undefined; name?: string | undefined };
+  candidate: { name: string; email?: string | undefined };
+}
+
+export type WebhookParseResult =
+  | { kind: 'ping' }
+  | { kind: 'ignored'; reason: string }
+  | { kind: 'stage-entered'; event: StageEnteredEvent }
+  | { kind: 'invalid'; message: string };
+
+/** Where a write-back lands. */
+export interface ApplicationRef {
+  atsApplicationId: string;
+  atsCandidateId: string;
+  atsJobId: string;
+  /** The stage the application was in when the connector acted, for ATSs that move "from" a stage. */
+  fromStageId?: string | undefined;
+}
+
+export interface AtsNote {
+  /** Plain text; adapters convert to the ATS's format. */
+  body: string;
+  /** A unique, invisible-enough token in the note, so a lost answer can be checked before re-posting. */
+  marker: string;
+}
+
+/**
+ * What the pipeline needs of an ATS. Kept small and ATS-neutral: authenticate and read a webhook, post a
+ * note, move a stage, and look for a note already posted.
+ */
+export interface AtsAdapter {
+  readonly kind: AtsKind;
+  /** Authenticates over the raw bytes (constant-time); called before anything parses the body. */
+  verifyWebhook(request: InboundWebhook): boolean;
+  parseWebhook(request: InboundWebhook): WebhookParseResult;
+  postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }>;
+  /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */
+  findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined>;
+  /** Moves the application; already being in the target stage counts as done. */
+  moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }>;
+}

@@ -1,0 +1,112 @@
+import * as v from 'valibot';
+import { createInterviewInputSchema, customQuestionListSchema, skillListSchema } from '../interview-service/schemas';
+
+export const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
+export type AtsKind = (typeof ATS_KINDS)[number];
+
+const slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lowercase letters, digits and dashes (at most 63)'));
+const httpUrl = v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
+
+/** Which stage starts an interview: the stage id, or its exact name (Greenhouse's webhook id provenance is unsettled). */
+const stageMatcher = v.pipe(
+  v.object({ id: v.optional(v.pipe(v.string(), v.nonEmpty())), name: v.optional(v.pipe(v.string(), v.nonEmpty())) }),
+  v.check((stage) => stage.id !== undefined || stage.name !== undefined, 'needs an id or a name'),
+);
+
+const interviewTemplate = v.object({
+  /** `{jobName}` and `{jobId}` are filled in; the connector appends a marker so each job × trigger has a unique name. */
+  namePattern: v.optional(v.pipe(v.string(), v.nonEmpty()), '{jobName} – AI interview'),
+  questions: customQuestionListSchema,
+  language: v.optional(v.string(), 'en'),
+  allowLanguageChange: v.optional(v.boolean(), false),
+  proctoring: v.optional(v.boolean(), true),
+  skills: v.optional(skillListSchema, []),
+  codingRound: v.optional(
+    v.object({
+      required: v.optional(v.boolean(), true),
+      only: v.optional(v.boolean(), false),
+      language: v.pipe(v.string(), v.nonEmpty()),
+      details: v.optional(v.string()),
+    }),
+  ),
+});
+
+const invite = v.object({
+  email: v.optional(v.boolean(), true),
+  atsNote: v.optional(v.boolean(), true),
+  /** Verified SES sender. */
+  from: v.optional(v.pipe(v.string(), v.email('must be an e-mail address'))),
+});
+
+const trigger = v.object({
+  id: slug,
+  jobs: v.optional(v.union([v.literal('all'), v.pipe(v.array(v.pipe(v.string(), v.nonEmpty())), v.minLength(1, 'list at least one job, or use "all"'))]), 'all'),
+  stage: stageMatcher,
+  interview: interviewTemplate,
+  invite: v.optional(invite, { email: true, atsNote: true }),
+});
+
+/** Scores may advance or flag for review; nothing here can reject (the service's stance on automated decisions). */
+const advanceRule = v.object({
+  minAiMatchScore: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
+  maxProctoringViolations: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+  minProctoringScore: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100))),
+  toStage: stageMatcher,
+});
+
+const writeBack = v.object({
+  note: v.optional(v.object({ visibility: v.optional(v.picklist(['admin_only', 'private', 'public']), 'admin_only') }), { visibility: 'admin_only' }),
+  advance: v.optional(advanceRule),
+});
+
+export const connectionSchema = v.pipe(
+  v.object({
+    id: slug,
+    ats: v.picklist(ATS_KINDS, `must be one of ${ATS_KINDS.join(', ')}`),
+    atsBaseUrl: httpUrl,
+    /** Greenhouse v3 OAuth token endpoint; defaults to Greenhouse's own. */
+    atsAuthUrl: v.optional(httpUrl),
+    /** The ATS user that writes are made as (Greenhouse `sub`/`user_id`, Lever `perform_as`, Workable `member_id`). */
+    atsUserId: v.pipe(v.string(), v.nonEmpty()),
+    interviewService: v.object({
+      baseUrl: httpUrl,
+      extraLanguages: v.optional(v.array(v.string()), []),
+    }),
+    /** Name of the secret (Secrets Manager in AWS, the local secrets file on one machine); never the secret itself. */
+    secretRef: v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a Secrets Manager secret name')),
+    triggers: v.pipe(v.array(trigger), v.minLength(1, 'at least one trigger')),
+    writeBack: v.optional(writeBack, { note: { visibility: 'admin_only' } }),
+  }),
+  v.forward(
+    v.check((c) => new Set(c.triggers.map((t) => t.id)).size === c.triggers.length, 'trigger ids must be unique within a connection'),
+    ['triggers'],
+  ),
+  v.forward(
+    v.check(
+      (c) => c.triggers.every((t) => v.safeParse(createInterviewInputSchema(c.interviewService.extraLanguages), { interview_name: 'x', custom_question_list: t.interview.questions, interview_language: t.interview.language }).success),
+      'interview.language must be a language of the service or listed in interviewService.extraLanguages',
+    ),
+    ['triggers'],
+  ),
+);
+
+export const connectionsFileSchema = v.pipe(
+  v.object({ connections: v.pipe(v.array(v.unknown()), v.minLength(1, 'at least one connection')) }),
+);
+
+/** Per-connection secrets, one JSON secret each. */
+export const connectionSecretsSchema = v.object({
+  interviewApiKey: v.pipe(v.string(), v.nonEmpty()),
+  /** Authenticates the service's unsigned webhooks: the last segment of the connection's interview-webhook URL. */
+  interviewWebhookToken: v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters')),
+  atsWebhookSecret: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  atsApiKey: v.optional(v.string()),
+  atsClientId: v.optional(v.string()),
+  atsClientSecret: v.optional(v.string()),
+});
+
+export type Connection = v.InferOutput<typeof connectionSchema>;
+export type Trigger = Connection['triggers'][number];
+export type StageMatcher = Trigger['stage'];
+export type AdvanceRule = NonNullable<Connection['writeBack']['advance']>;
+export type ConnectionSecrets = v.InferOutput<typeof connectionSecretsSchema>;

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import * as v from 'valibot';
+import { connectionSecretsSchema, type ConnectionSecrets } from './connection.schema';
+import { SecretsError } from './errors';
+
+export interface SecretsProvider {
+  getConnectionSecrets(secretRef: string): Promise<ConnectionSecrets>;
+}
+
+/** Secrets are cached for minutes, so a rotation reaches warm functions without a redeploy. */
+export const SECRETS_CACHE_MS = 5 * 60_000;
+
+function parseSecrets(secretRef: string, value: unknown): ConnectionSecrets {
+  const parsed = v.safeParse(connectionSecretsSchema, value);
+  if (parsed.success) return parsed.output;
+  const issue = parsed.issues[0];
+  // The message names the field, never the value.
+  throw new SecretsError('secret-invalid', `secret ${secretRef}: ${issue ? `${v.getDotPath(issue)}: ${issue.message}` : 'invalid'}`);
+}
+
+/** Wraps a loader with a time-based cache. */
+export function cachedSecrets(load: (secretRef: string) => Promise<unknown>, now: () => number = Date.now, ttlMs = SECRETS_CACHE_MS): SecretsProvider {
+  const cache = new Map<string, { value: ConnectionSecrets; expiresAt: number }>();
+  return {
+    async getConnectionSecrets(secretRef) {
+      const hit = cache.get(secretRef);
+      if (hit && hit.expiresAt > now()) return hit.value;
+      const value = parseSecrets(secretRef, await load(secretRef));
+      cache.set(secretRef, { value, expiresAt: now() + ttlMs });
+      return value;
+    },
+  };
+}
+
+/** One machine: an untracked JSON file `{ "<secretRef>": { ...secrets } }` (written by `npm start`). */
+export function fileSecretsProvider(path: string): SecretsProvider {
+  return cachedSecrets(async (secretRef) => {
+    let document: Record<string, unknown>;
+    try {
+      document = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    } catch (error) {
+      throw new SecretsError('secret-unavailable', `cannot read the secrets file ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    if (!(secretRef in document)) throw new SecretsError('secret-not-found', `secret ${secretRef} is not in ${path}`);
+    return document[secretRef];
+  });
+}
