@@ -1,0 +1,52 @@
+import { ConnectionRegistry, fileSecretsProvider, loadConnectionsFile, SECRETS_CACHE_MS, type SecretsProvider } from '../../shared/config';
+import { secretsManagerProvider } from '../../shared/config/secrets-manager';
+import { createAtsAdapter } from '../../shared/ats';
+import { InterviewServiceClient } from '../../shared/interview-service';
+import type { ConnectionContext } from '../../shared/pipeline/ports';
+import { connectionsFilePath, ENV } from './env';
+
+let registry: ConnectionRegistry | undefined;
+let secrets: SecretsProvider | undefined;
+const contexts = new Map<string, { context: Promise<ConnectionContext>; expiresAt: number }>();
+
+/** Loaded once per warm function; an invalid file fails the cold start with a message naming the field. */
+export function connectionRegistry(): ConnectionRegistry {
+  registry ??= new ConnectionRegistry(loadConnectionsFile(connectionsFilePath()));
+  return registry;
+}
+
+function secretsProvider(): SecretsProvider {
+  const file = process.env[ENV.secretsFile];
+  secrets ??= file ? fileSecretsProvider(file) : secretsManagerProvider();
+  return secrets;
+}
+
+/**
+ * The connection with its secrets, ATS adapter and interview-service client, built once and rebuilt when the
+ * secrets cache would expire, so a rotated key reaches warm functions.
+ */
+export async function connectionContext(connectionId: string): Promise<ConnectionContext | undefined> {
+  const connection = connectionRegistry().get(connectionId);
+  if (!connection) return undefined;
+  const cached = contexts.get(connectionId);
+  if (cached && cached.expiresAt > Date.now()) return cached.context;
+  const context = (async (): Promise<ConnectionContext> => {
+    const connectionSecrets = await secretsProvider().getConnectionSecrets(connection.secretRef);
+    return {
+      connection,
+      secrets: connectionSecrets,
+      ats: createAtsAdapter(connection, connectionSecrets),
+      interviews: new InterviewServiceClient({ baseUrl: connection.interviewService.baseUrl, apiKey: connectionSecrets.interviewApiKey, extraLanguages: connection.interviewService.extraLanguages }),
+    };
+  })();
+  contexts.set(connectionId, { context, expiresAt: Date.now() + SECRETS_CACHE_MS });
+  context.catch(() => contexts.delete(connectionId));
+  return context;
+}
+
+/** For tests and the local runner, which swap files between runs. */
+export function resetConnectionCaches(): void {
+  registry = undefined;
+  secrets = undefined;
+  contexts.clear();
+}

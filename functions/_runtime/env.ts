@@ -1,0 +1,29 @@
+import { join } from 'node:path';
+
+/** Environment of every function; the CDK stack and the local runner set the same names. */
+export const ENV = {
+  connectionsFile: 'CONNECTIONS_FILE',
+  secretsFile: 'SECRETS_FILE',
+  jobsTable: 'JOBS_TABLE',
+  applicationsTable: 'APPLICATIONS_TABLE',
+  eventsTable: 'EVENTS_TABLE',
+  stageQueueUrl: 'STAGE_QUEUE_URL',
+  reportQueueUrl: 'REPORT_QUEUE_URL',
+  mailFrom: 'MAIL_FROM',
+  retentionDays: 'RETENTION_DAYS',
+} as const;
+
+export function requireEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`environment variable ${name} is not set`);
+  return value;
+}
+
+/** The connections file travels inside the bundle (copied next to index.mjs by the CDK bundling hook). */
+export function connectionsFilePath(): string {
+  return process.env[ENV.connectionsFile] ?? join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), 'connections.json');
+}
+
+export function tableNames(): { jobs: string; applications: string; events: string } {
+  return { jobs: requireEnv(ENV.jobsTable), applications: requireEnv(ENV.applicationsTable), events: requireEnv(ENV.eventsTable) };
+}

@@ -1,0 +1,53 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import * as v from 'valibot';
+import type { PipelineLogger } from '../../shared/pipeline/ports';
+
+/** Outbound calls stop this long before the Lambda deadline, so a record is reported failed, not cut off mid-write. */
+const DEADLINE_MARGIN_MS = 3000;
+
+export function deadlineSignal(context: Pick<Context, 'getRemainingTimeInMillis'> | undefined, fallbackMs = 60_000): AbortSignal {
+  const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : fallbackMs;
+  return AbortSignal.timeout(Math.max(1000, remaining - DEADLINE_MARGIN_MS));
+}
+
+/**
+ * An SQS handler with partial batch responses (Powertools BatchProcessor; AWS "Handling errors for an SQS
+ * event source": `batchItemFailures`). A message that is not valid JSON of the schema is poison: it is
+ * logged with the offending field and acknowledged, never retried forever.
+ */
+export function sqsBatchHandler<S extends v.GenericSchema>(
+  schema: S,
+  handle: (message: v.InferOutput<S>, record: SQSRecord, signal: AbortSignal) => Promise<void>,
+  logger: PipelineLogger,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const processor = new BatchProcessor(EventType.SQS);
+  return async (event, context) => {
+    const signal = deadlineSignal(context);
+    return processPartialResponse(
+      event,
+      async (record: SQSRecord) => {
+        let document: unknown;
+        try {
+          document = JSON.parse(record.body);
+        } catch {
+          logger.error('poison message: body is not JSON', { messageId: record.messageId });
+          return;
+        }
+        const parsed = v.safeParse(schema, document);
+        if (!parsed.success) {
+          logger.error('poison message: does not match its schema', { messageId: record.messageId, field: v.getDotPath(parsed.issues[0]!) ?? '(root)', problem: parsed.issues[0]!.message });
+          return;
+        }
+        try {
+          await handle(parsed.output, record, signal);
+        } catch (error) {
+          logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: (error as { code?: string }).code ?? (error as Error).name });
+          throw error;
+        }
+      },
+      processor,
+      { context },
+    );
+  };
+}

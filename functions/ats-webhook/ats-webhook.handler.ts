@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createLogger } from '../../shared/observability/logger';
+import { matchTriggers } from '../../shared/pipeline/trigger-matching';
+import { QueuePublisher, type StageEnteredMessage } from '../../shared/queue';
+import { connectionContext } from '../_runtime/connections';
+import { ENV, requireEnv } from '../_runtime/env';
+import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+
+const publisher = new QueuePublisher();
+const logger = createLogger('ats-webhook');
+
+/**
+ * `POST /webhooks/ats/{connectionId}`: authenticate over the raw bytes, parse, match a trigger, enqueue.
+ * Answers exactly 200 when accepted (Greenhouse retries anything else) and 5xx when the queue is down, so the
+ * ATS delivers again (Ashby does not retry 4xx).
+ */
+export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+  const connectionId = event.pathParameters?.connectionId ?? '';
+  const body = rawBody(event);
+  if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
+  const context = await connectionContext(connectionId);
+  if (!context) return jsonResponse(404, { error: `unknown connection ${connectionId}` });
+  const request = { headers: lowerCaseHeaders(event), rawBody: body };
+  if (!context.ats.verifyWebhook(request)) {
+    logger.warn('ats webhook refused: bad signature', { connectionId });
+    return jsonResponse(401, { error: 'signature does not match' });
+  }
+  const parsed = context.ats.parseWebhook(request);
+  if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
+  if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
+  if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
+  if (matchTriggers(context.connection, parsed.event).length === 0) return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
+  const message: StageEnteredMessage = { v: 1, kind: 'stage-entered', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), event: parsed.event };
+  try {
+    await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
+  } catch (error) {
+    logger.error('ats webhook: could not enqueue', { connectionId, deliveryId: parsed.event.deliveryId, code: (error as Error).name });
+    return jsonResponse(503, { error: 'try again later' });
+  }
+  logger.info('ats webhook: stage change enqueued', { connectionId, deliveryId: parsed.event.deliveryId });
+  return jsonResponse(200, { status: 'accepted' });
+}

@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import * as v from 'valibot';
+import { secretEquals } from '../../shared/http/signature';
+import { EVENT_KINDS } from '../../shared/interview-service/constants';
+import { reportCreatedDataSchema, webhookDeliverySchema } from '../../shared/interview-service/schemas';
+import { createLogger } from '../../shared/observability/logger';
+import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
+import { connectionContext } from '../_runtime/connections';
+import { ENV, requireEnv } from '../_runtime/env';
+import { jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+
+const publisher = new QueuePublisher();
+const logger = createLogger('interview-webhook');
+
+/**
+ * `POST /webhooks/interview/{connectionId}/{token}`: the service signs nothing, so the connection's secret
+ * token in the URL authenticates the delivery. Only the ids are taken from the body; the worker re-reads the
+ * report through the API.
+ */
+export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+  const { connectionId = '', token = '' } = event.pathParameters ?? {};
+  const body = rawBody(event);
+  if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
+  const context = await connectionContext(connectionId);
+  if (!context) return jsonResponse(404, { error: `unknown connection ${connectionId}` });
+  if (!secretEquals(context.secrets.interviewWebhookToken, token)) {
+    logger.warn('interview webhook refused: bad token', { connectionId });
+    return jsonResponse(401, { error: 'unknown token' });
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(body.toString('utf8'));
+  } catch {
+    return jsonResponse(400, { error: 'body: expected a JSON document' });
+  }
+  const delivery = v.safeParse(webhookDeliverySchema, document);
+  if (!delivery.success) return jsonResponse(400, { error: `${v.getDotPath(delivery.issues[0]!) ?? 'body'}: ${delivery.issues[0]!.message}` });
+  if (delivery.output.event !== EVENT_KINDS.reportCreated) return jsonResponse(200, { status: 'ignored', reason: `event ${delivery.output.event} is not handled` });
+  const ids = v.safeParse(v.pick(reportCreatedDataSchema, ['report_id', 'interview_id', 'candidate_id']), delivery.output.data);
+  if (!ids.success) return jsonResponse(400, { error: `data.${v.getDotPath(ids.issues[0]!) ?? ''}: ${ids.issues[0]!.message}` });
+  const message: ReportCreatedMessage = {
+    v: 1,
+    kind: 'report-created',
+    enqueueId: randomUUID(),
+    connectionId,
+    receivedAt: Date.now(),
+    source: 'webhook',
+    reportId: ids.output.report_id,
+    interviewId: ids.output.interview_id,
+    candidateId: ids.output.candidate_id,
+  };
+  try {
+    await publisher.publish(requireEnv(ENV.reportQueueUrl), message);
+  } catch (error) {
+    logger.error('interview webhook: could not enqueue', { connectionId, reportId: message.reportId, code: (error as Error).name });
+    return jsonResponse(503, { error: 'try again later' });
+  }
+  logger.info('interview webhook: report enqueued', { connectionId, reportId: message.reportId });
+  return jsonResponse(200, { status: 'accepted' });
+}

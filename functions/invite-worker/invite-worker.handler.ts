@@ -1,0 +1,18 @@
+import { createLogger } from '../../shared/observability/logger';
+import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
+import { stageEnteredMessageSchema } from '../../shared/queue/messages.schema';
+import { pipelineDependencies } from '../_runtime/pipeline';
+import { sqsBatchHandler } from '../_runtime/sqs-batch';
+
+const logger = createLogger('invite-worker');
+const deps = pipelineDependencies(logger);
+
+/** SQS stage-events → one interview per job × trigger, one invite per application × trigger. */
+export const handler = sqsBatchHandler(
+  stageEnteredMessageSchema,
+  async (message, _record, signal) => {
+    const results = await handleStageEntered(message, deps, signal);
+    for (const result of results) logger.info('stage-entered handled', { connectionId: message.connectionId, deliveryId: message.event.deliveryId, ...result });
+  },
+  logger,
+);

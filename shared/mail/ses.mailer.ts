@@ -1,0 +1,37 @@
+import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
+import type { InviteEmail, Mailer } from '../pipeline/ports';
+import { inviteTemplateFor } from './invite-templates';
+
+export interface SesMailerOptions {
+  /** The verified sender used when a trigger names none. */
+  defaultFrom: string;
+  client?: SESv2Client;
+}
+
+/** Invitations through SES v2 SendEmail. */
+export class SesMailer implements Mailer {
+  private readonly client: SESv2Client;
+  private readonly defaultFrom: string;
+
+  public constructor(options: SesMailerOptions) {
+    this.client = options.client ?? new SESv2Client({});
+    this.defaultFrom = options.defaultFrom;
+  }
+
+  public async sendInvite(email: InviteEmail): Promise<{ messageId: string }> {
+    const template = inviteTemplateFor(email.language);
+    const result = await this.client.send(
+      new SendEmailCommand({
+        FromEmailAddress: email.from ?? this.defaultFrom,
+        Destination: { ToAddresses: [email.to] },
+        Content: {
+          Simple: {
+            Subject: { Data: template.subject(email.jobName), Charset: 'UTF-8' },
+            Body: { Text: { Data: template.body(email.candidateName || 'there', email.jobName, email.inviteUrl), Charset: 'UTF-8' } },
+          },
+        },
+      }),
+    );
+    return { messageId: result.MessageId ?? '' };
+  }
+}

@@ -1,0 +1,56 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+
+export interface UpdateParts {
+  UpdateExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, AttributeValue>;
+}
+
+/**
+ * Builds `SET a = :a, b = if_not_exists(b, :b) REMOVE c` from plain fields; undefined fields are skipped.
+ * `extraValues` carry the placeholders a condition expression uses.
+ */
+export function buildUpdate(options: {
+  set?: Record<string, unknown>;
+  setIfMissing?: Record<string, unknown>;
+  increment?: string[];
+  remove?: string[];
+  extraValues?: Record<string, unknown>;
+}): UpdateParts {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ...options.extraValues };
+  const sets: string[] = [];
+  const name = (field: string): string => {
+    names[`#${field}`] = field;
+    return `#${field}`;
+  };
+  for (const [field, value] of Object.entries(options.set ?? {})) {
+    if (value === undefined) continue;
+    values[`:${field}`] = value;
+    sets.push(`${name(field)} = :${field}`);
+  }
+  for (const [field, value] of Object.entries(options.setIfMissing ?? {})) {
+    if (value === undefined) continue;
+    values[`:${field}`] = value;
+    sets.push(`${name(field)} = if_not_exists(${name(field)}, :${field})`);
+  }
+  for (const field of options.increment ?? []) {
+    values[':zero'] = 0;
+    values[':one'] = 1;
+    sets.push(`${name(field)} = if_not_exists(${name(field)}, :zero) + :one`);
+  }
+  const removes = (options.remove ?? []).map(name);
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+  return {
+    UpdateExpression: expression,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }),
+  };
+}
+
+/** Adds the names a condition uses (`#state`) to an update's names. */
+export function withNames(parts: UpdateParts, ...fields: string[]): UpdateParts {
+  for (const field of fields) parts.ExpressionAttributeNames[`#${field}`] = field;
+  return parts;
+}

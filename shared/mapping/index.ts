@@ -1,0 +1,3 @@
+export { DynamoMappingStore, type DynamoMappingStoreOptions, type MappingTableNames } from './mapping.store';
+export { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
+export { LeaseLostError } from './errors';

@@ -1,0 +1,301 @@
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { ApplicationClaimInput, ClaimApplicationResult, ClaimWriteBackResult, Lease, LeaseJobResult, MappingStore } from '../pipeline/ports';
+import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from '../pipeline/records';
+import { MAPPING_TABLES, MAX_QUERY_PAGES, RETENTION_DEFAULTS } from './constants';
+import { LeaseLostError } from './errors';
+import { buildUpdate, withNames } from './expressions';
+
+export interface MappingTableNames {
+  jobs: string;
+  applications: string;
+  events: string;
+}
+
+export interface DynamoMappingStoreOptions {
+  tables: MappingTableNames;
+  client?: DynamoDBClient;
+  retention?: { applicationDays?: number; eventDays?: number };
+}
+
+const jobPk = (key: JobKey): string => `${key.connectionId}#${key.atsJobId}#${key.triggerId}`;
+const applicationKeyFields = (key: ApplicationKey): { pk: string; sk: string } => ({ pk: `${key.connectionId}#${key.atsApplicationId}`, sk: key.triggerId });
+const applicationKey = (key: ApplicationKey): Record<string, AttributeValue> => marshall(applicationKeyFields(key));
+const DAY_SECONDS = 86_400;
+
+/** The mapping tables on DynamoDB; every state change is a conditional write. */
+export class DynamoMappingStore implements MappingStore {
+  private readonly client: DynamoDBClient;
+  private readonly tables: MappingTableNames;
+  private readonly applicationDays: number;
+  private readonly eventDays: number;
+
+  public constructor(options: DynamoMappingStoreOptions) {
+    this.client = options.client ?? new DynamoDBClient({});
+    this.tables = options.tables;
+    this.applicationDays = options.retention?.applicationDays ?? RETENTION_DEFAULTS.applicationDays;
+    this.eventDays = options.retention?.eventDays ?? RETENTION_DEFAULTS.eventDays;
+  }
+
+  /**
+   * One transaction: the delivery is recorded and the application × trigger claimed when new. Only when the
+   * claim exists (a retry after a crash, a duplicate) is a second request made, to take over an expired lease.
+   */
+  public async claimApplication(delivery: { source: string; deliveryId: string; enqueueId: string }, input: ApplicationClaimInput, lease: Lease): Promise<ClaimApplicationResult> {
+    const fields = {
+      atsCandidateId: input.atsCandidateId,
+      atsJobId: input.atsJobId,
+      stageId: input.stageId,
+      connectionId: input.connectionId,
+      atsApplicationId: input.atsApplicationId,
+      triggerId: input.triggerId,
+      candidateEmail: input.candidateEmail,
+    };
+    const fresh: ApplicationRecord = { ...fields, state: 'claimed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, createdAt: lease.now, updatedAt: lease.now };
+    try {
+      await this.client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tables.events,
+                Item: marshall({ pk: `${delivery.source}#${delivery.deliveryId}`, kind: 'delivery', connectionId: input.connectionId, enqueueId: delivery.enqueueId, receivedAt: lease.now, [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.eventDays) }),
+                // The same message again (a retry or a DLQ redrive) may pass; another delivery of the same event may not.
+                ConditionExpression: 'attribute_not_exists(pk) OR enqueueId = :enqueueId',
+                ExpressionAttributeValues: marshall({ ':enqueueId': delivery.enqueueId }),
+              },
+            },
+            {
+              Put: {
+                TableName: this.tables.applications,
+                Item: marshall({ ...applicationKeyFields(input), ...fresh, [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.applicationDays) }, { removeUndefinedValues: true }),
+                ConditionExpression: 'attribute_not_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+          ],
+        }),
+      );
+      return { kind: 'claimed', record: fresh, resumed: false };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const [deliveryReason, claimReason] = error.CancellationReasons ?? [];
+      if (deliveryReason?.Code === 'ConditionalCheckFailed') return { kind: 'duplicate-delivery' };
+      if (claimReason?.Code !== 'ConditionalCheckFailed') throw error;
+      const record = claimReason.Item ? (unmarshall(claimReason.Item) as ApplicationRecord) : await this.getApplication(input);
+      if (!record) throw error;
+      if (record.state !== 'claimed') return { kind: 'already-invited', record };
+      if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now) return { kind: 'held-elsewhere', record };
+      return this.takeOverClaim(input, record, lease);
+    }
+  }
+
+  /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */
+  private async takeOverClaim(key: ApplicationKey, previous: ApplicationRecord, lease: Lease): Promise<ClaimApplicationResult> {
+    const update = withNames(
+      buildUpdate({ set: { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now }, extraValues: { ':claimed': 'claimed', ':now': lease.now } }),
+      'state',
+      'leaseUntil',
+    );
+    try {
+      const result = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression: '#state = :claimed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)',
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord, resumed: true };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return { kind: 'held-elsewhere', record: previous };
+      throw error;
+    }
+  }
+
+  public async recordInviteStep(key: ApplicationKey, owner: string, step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailAt?: number; inviteNoteAt?: number; done: boolean }): Promise<void> {
+    const update = buildUpdate({
+      set: { interviewId: step.interviewId, candidateEmail: step.candidateEmail, inviteEmailAt: step.inviteEmailAt, inviteNoteAt: step.inviteNoteAt, updatedAt: Date.now(), ...(step.done ? { state: 'invited' } : {}) },
+      remove: step.done ? ['leaseOwner', 'leaseUntil'] : [],
+      extraValues: { ':owner': owner },
+    });
+    await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
+  }
+
+  public async markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void> {
+    const update = buildUpdate({ set: { state: 'failed', failureReason: reason.slice(0, 500), updatedAt: Date.now() }, remove: ['leaseOwner', 'leaseUntil'], extraValues: { ':owner': owner } });
+    await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
+  }
+
+  public async getJob(key: JobKey): Promise<JobRecord | undefined> {
+    const result = await this.client.send(new GetItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ConsistentRead: true }));
+    return result.Item ? (unmarshall(result.Item) as JobRecord) : undefined;
+  }
+
+  public async leaseJob(key: JobKey, details: { interviewName: string; templateHash: string }, lease: Lease): Promise<LeaseJobResult> {
+    const update = withNames(
+      buildUpdate({
+        set: { ...key, leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, interviewName: details.interviewName, templateHash: details.templateHash, updatedAt: lease.now },
+        setIfMissing: { state: 'creating' },
+        increment: ['createAttempts'],
+        extraValues: { ':creating': 'creating', ':now': lease.now },
+      }),
+      'state',
+      'leaseUntil',
+    );
+    try {
+      const result = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tables.jobs,
+          Key: marshall({ pk: jobPk(key) }),
+          ...update,
+          ConditionExpression: 'attribute_not_exists(pk) OR (#state = :creating AND #leaseUntil < :now)',
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'leased', record: unmarshall(result.Attributes ?? {}) as JobRecord };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const record = error.Item ? (unmarshall(error.Item) as JobRecord) : await this.getJob(key);
+      if (!record) throw error;
+      return record.state === 'ready' ? { kind: 'ready', record } : { kind: 'busy', record };
+    }
+  }
+
+  public async completeJob(key: JobKey, owner: string, interview: { interviewId: string; inviteUrl: string; templateHash: string }): Promise<JobRecord> {
+    const update = withNames(buildUpdate({ set: { ...interview, state: 'ready', updatedAt: Date.now() }, remove: ['leaseOwner', 'leaseUntil'], extraValues: { ':owner': owner } }), 'leaseOwner');
+    const attributes = await this.conditionalUpdate(this.tables.jobs, marshall({ pk: jobPk(key) }), update, '#leaseOwner = :owner', `job ${key.atsJobId}`);
+    return unmarshall(attributes) as JobRecord;
+  }
+
+  public async recordJobTemplate(key: JobKey, templateHash: string): Promise<void> {
+    const update = buildUpdate({ set: { templateHash, updatedAt: Date.now() } });
+    await this.client.send(new UpdateItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ...update }));
+  }
+
+  public async listJobs(connectionId: string): Promise<JobRecord[]> {
+    const jobs: JobRecord[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    for (let page = 0; page < MAX_QUERY_PAGES; page++) {
+      const result = await this.client.send(
+        new ScanCommand({ TableName: this.tables.jobs, FilterExpression: 'connectionId = :c', ExpressionAttributeValues: marshall({ ':c': connectionId }), ExclusiveStartKey: startKey }),
+      );
+      jobs.push(...(result.Items ?? []).map((item) => unmarshall(item) as JobRecord));
+      startKey = result.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    return jobs;
+  }
+
+  public findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]> {
+    return this.queryAll({ TableName: this.tables.applications, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `${connectionId}#${atsApplicationId}` }), ConsistentRead: true });
+  }
+
+  public async findApplicationByInterview(interviewId: string, candidateEmail: string): Promise<ApplicationRecord | undefined> {
+    const { name, partitionKey, sortKey } = MAPPING_TABLES.applications.interviewIndex;
+    const found = await this.queryAll({
+      TableName: this.tables.applications,
+      IndexName: name,
+      KeyConditionExpression: `${partitionKey} = :i AND ${sortKey} = :e`,
+      ExpressionAttributeValues: marshall({ ':i': interviewId, ':e': candidateEmail }),
+    });
+    return found.sort((a, b) => b.createdAt - a.createdAt)[0];
+  }
+
+  public listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]> {
+    const { name, partitionKey } = MAPPING_TABLES.applications.interviewIndex;
+    return this.queryAll({ TableName: this.tables.applications, IndexName: name, KeyConditionExpression: `${partitionKey} = :i`, ExpressionAttributeValues: marshall({ ':i': interviewId }) });
+  }
+
+  public async claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease): Promise<ClaimWriteBackResult> {
+    const update = withNames(
+      buildUpdate({
+        set: { reportId, state: 'completed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
+        increment: ['writeBackAttempts'],
+        extraValues: { ':claimed': 'claimed', ':invited': 'invited', ':completed': 'completed', ':now': lease.now },
+      }),
+      'state',
+      'leaseUntil',
+    );
+    try {
+      const result = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression:
+            '(#state IN (:claimed, :invited) AND attribute_not_exists(#reportId)) OR (#reportId = :reportId AND #state = :completed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const record = (error.Item ? unmarshall(error.Item) : (await this.findApplicationsByAtsId(key.connectionId, key.atsApplicationId)).find((r) => r.triggerId === key.triggerId)) as ApplicationRecord | undefined;
+      if (!record) throw error;
+      if (record.reportId !== reportId) return { kind: 'other-report', record };
+      return record.state === 'written_back' ? { kind: 'done', record } : { kind: 'busy', record };
+    }
+  }
+
+  public async recordWriteBackStep(key: ApplicationKey, owner: string, step: { reportNoteId?: string; reportNoteAt?: number; movedToStageId?: string; movedAt?: number; flaggedForReview?: boolean; done: boolean }): Promise<void> {
+    const { done, ...fields } = step;
+    const update = buildUpdate({ set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) }, remove: done ? ['leaseOwner', 'leaseUntil'] : [], extraValues: { ':owner': owner } });
+    await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
+  }
+
+  public async parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void> {
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.tables.events,
+        Item: marshall({ pk: `unmatched#${connectionId}#${report.reportId}`, kind: 'unmatched-report', connectionId, ...report, reason, parkedAt: now, [MAPPING_TABLES.ttlAttribute]: this.expiry(now, this.eventDays) }),
+      }),
+    );
+  }
+
+  private async getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
+    const result = await this.client.send(new GetItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ConsistentRead: true }));
+    return result.Item ? (unmarshall(result.Item) as ApplicationRecord) : undefined;
+  }
+
+  private async conditionalUpdate(table: string, key: Record<string, AttributeValue>, update: ReturnType<typeof buildUpdate>, condition: string, what: string): Promise<Record<string, AttributeValue>> {
+    try {
+      const result = await this.client.send(new UpdateItemCommand({ TableName: table, Key: key, ...update, ConditionExpression: condition, ReturnValues: 'ALL_NEW' }));
+      return result.Attributes ?? {};
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new LeaseLostError(what);
+      throw error;
+    }
+  }
+
+  private async queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
+    const items: ApplicationRecord[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    for (let page = 0; page < MAX_QUERY_PAGES; page++) {
+      const result = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+      items.push(...(result.Items ?? []).map((item) => unmarshall(item) as ApplicationRecord));
+      startKey = result.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    return items;
+  }
+
+  private expiry(now: number, days: number): number {
+    return Math.floor(now / 1000) + days * DAY_SECONDS;
+  }
+}

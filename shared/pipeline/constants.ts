@@ -1,0 +1,19 @@
+/** One place for the timing that the CDK stack, the local event source and the leases must agree on. */
+export const WORKER_TIMING = {
+  /** Lambda timeout of the SQS workers. */
+  workerTimeoutSeconds: 60,
+  /** SQS visibility timeout = 6 × the worker timeout (AWS: "Using Lambda with Amazon SQS", visibility timeout). */
+  visibilityTimeoutMultiplier: 6,
+  /** A claim outlives one invocation, never the visibility timeout: a retry after a crash finds it expired. */
+  applicationLeaseMs: 60_000,
+  jobLeaseMs: 60_000,
+  /** Workers that lose the race to create an interview poll for it this long, then let SQS retry. */
+  jobWaitMs: 15_000,
+  jobPollMs: 200,
+  /** Deliveries are dropped from SQS after this many receives into the DLQ. */
+  maxReceiveCount: 5,
+  /** A report the API does not show yet is retried this many receives, then parked as unmatched. */
+  reportNotFoundReceives: 3,
+} as const;
+
+export const visibilityTimeoutSeconds = (): number => WORKER_TIMING.workerTimeoutSeconds * WORKER_TIMING.visibilityTimeoutMultiplier;

@@ -1,0 +1,31 @@
+/** Another worker is creating this job's interview and did not finish in time: SQS retries the message later. */
+export class InterviewNotReadyError extends Error {
+  public readonly code = 'interview-not-ready';
+  public readonly retryable = true;
+
+  public constructor(jobKey: string) {
+    super(`the interview for ${jobKey} is being created by another worker`);
+    this.name = 'InterviewNotReadyError';
+  }
+}
+
+/** The service does not list the report yet; retried a few receives, then parked. */
+export class ReportNotVisibleError extends Error {
+  public readonly code = 'report-not-visible';
+  public readonly retryable = true;
+
+  public constructor(reportId: string) {
+    super(`report ${reportId} is not listed by the interview service yet`);
+    this.name = 'ReportNotVisibleError';
+  }
+}
+
+/** Errors carry `retryable`; anything without it (a bug, an SDK fault) is treated as retryable so nothing is lost. */
+export function isPermanent(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false;
+}
+
+export function errorCode(error: unknown): string {
+  const value = error as { code?: unknown; name?: unknown };
+  return typeof value?.code === 'string' ? value.code : typeof value?.name === 'string' ? value.name : 'unknown';
+}

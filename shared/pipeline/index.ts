@@ -1,0 +1,11 @@
+export * from './constants';
+export * from './errors';
+export * from './ports';
+export * from './records';
+export { matchTriggers, stageMatches } from './trigger-matching';
+export { interviewNameFor, templateHash } from './interview-template';
+export { decideAdvance, formatReportNote, formatInviteNote } from './report-note';
+export { ensureInterviewForTrigger, clearInterviewCache } from './ensure-interview.use-case';
+export { handleStageEntered, type StageEnteredOutcome, type StageEnteredResult } from './stage-entered.use-case';
+export { handleReportCreated, type ReportCreatedOutcome, type ReportCreatedResult } from './report-created.use-case';
+export { reconcileConnection, type ReconcileResult } from './reconcile.use-case';

@@ -1,0 +1,110 @@
+import type { Connection, ConnectionSecrets } from '../config';
+import type { AtsAdapter } from '../ats/port';
+import type { InterviewServiceClient } from '../interview-service';
+import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from './records';
+
+export type ClaimApplicationResult =
+  /** `resumed`: an earlier worker held this claim and stopped; its steps may be half done. */
+  | { kind: 'claimed'; record: ApplicationRecord; resumed: boolean }
+  | { kind: 'duplicate-delivery' }
+  /** Another worker holds the lease, or the steps are done: nothing to do for this message. */
+  | { kind: 'held-elsewhere'; record: ApplicationRecord }
+  | { kind: 'already-invited'; record: ApplicationRecord };
+
+export type LeaseJobResult = { kind: 'leased'; record: JobRecord } | { kind: 'ready'; record: JobRecord } | { kind: 'busy'; record: JobRecord };
+
+export type ClaimWriteBackResult =
+  | { kind: 'claimed'; record: ApplicationRecord }
+  | { kind: 'done'; record: ApplicationRecord }
+  | { kind: 'busy'; record: ApplicationRecord }
+  | { kind: 'other-report'; record: ApplicationRecord };
+
+export interface ApplicationClaimInput extends ApplicationKey {
+  atsCandidateId: string;
+  atsJobId: string;
+  stageId?: string | undefined;
+  candidateEmail?: string | undefined;
+}
+
+export interface Lease {
+  owner: string;
+  now: number;
+  durationMs: number;
+}
+
+/** The mapping tables (DynamoDB in every environment; the only code that speaks it lives in shared/mapping). */
+export interface MappingStore {
+  /** Records the delivery and claims application × trigger in one write; duplicates and held claims are values. */
+  claimApplication(delivery: { source: string; deliveryId: string; enqueueId: string }, input: ApplicationClaimInput, lease: Lease): Promise<ClaimApplicationResult>;
+  /** Records invite steps; the last one moves the application to `invited`. Conditional on holding the lease. */
+  recordInviteStep(key: ApplicationKey, owner: string, step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailAt?: number; inviteNoteAt?: number; done: boolean }): Promise<void>;
+
+  /** A permanent failure (the ATS or the service refused): visible to ops, not retried. */
+  markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void>;
+
+  getJob(key: JobKey): Promise<JobRecord | undefined>;
+  leaseJob(key: JobKey, details: { interviewName: string; templateHash: string }, lease: Lease): Promise<LeaseJobResult>;
+  completeJob(key: JobKey, owner: string, interview: { interviewId: string; inviteUrl: string; templateHash: string }): Promise<JobRecord>;
+  recordJobTemplate(key: JobKey, templateHash: string): Promise<void>;
+  listJobs(connectionId: string): Promise<JobRecord[]>;
+
+  findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]>;
+  findApplicationByInterview(interviewId: string, candidateEmail: string): Promise<ApplicationRecord | undefined>;
+  listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]>;
+  claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease): Promise<ClaimWriteBackResult>;
+  recordWriteBackStep(key: ApplicationKey, owner: string, step: { reportNoteId?: string; reportNoteAt?: number; movedToStageId?: string; movedAt?: number; flaggedForReview?: boolean; done: boolean }): Promise<void>;
+  parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void>;
+}
+
+export interface InviteEmail {
+  to: string;
+  candidateName: string;
+  jobName: string;
+  inviteUrl: string;
+  language: string;
+  from?: string | undefined;
+}
+
+export interface Mailer {
+  sendInvite(email: InviteEmail): Promise<{ messageId: string }>;
+}
+
+export interface StageEnteredMessageOut {
+  connectionId: string;
+}
+
+export interface ReportToWriteBack {
+  connectionId: string;
+  reportId: string;
+  interviewId: string;
+  candidateId: string;
+  source: 'webhook' | 'reconciler';
+}
+
+export interface ReportQueue {
+  enqueueReports(reports: readonly ReportToWriteBack[]): Promise<void>;
+}
+
+/** Per-connection collaborators, built once per warm function and cached. */
+export interface ConnectionContext {
+  connection: Connection;
+  secrets: ConnectionSecrets;
+  ats: AtsAdapter;
+  interviews: Pick<InterviewServiceClient, 'createInterview' | 'updateInterview' | 'findInterviewsByName' | 'listReports' | 'listAllReports'>;
+}
+
+export interface PipelineLogger {
+  info(message: string, attributes?: Record<string, unknown>): void;
+  warn(message: string, attributes?: Record<string, unknown>): void;
+  error(message: string, attributes?: Record<string, unknown>): void;
+}
+
+export interface PipelineDependencies {
+  store: MappingStore;
+  mailer: Mailer;
+  contextFor(connectionId: string): Promise<ConnectionContext | undefined>;
+  logger: PipelineLogger;
+  now?: () => number;
+  /** A fresh owner id per attempt, so two workers on the same message never share a lease. */
+  newOwner?: () => string;
+}

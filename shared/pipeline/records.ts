@@ -1,0 +1,58 @@
+/** The mapping between ATS ids and the service's ids, as the use cases see it (stored by shared/mapping). */
+
+export const APPLICATION_STATES = ['claimed', 'invited', 'completed', 'written_back', 'failed'] as const;
+export type ApplicationState = (typeof APPLICATION_STATES)[number];
+
+export interface JobKey {
+  connectionId: string;
+  atsJobId: string;
+  triggerId: string;
+}
+
+export interface JobRecord extends JobKey {
+  state: 'creating' | 'ready';
+  interviewName: string;
+  templateHash: string;
+  interviewId?: string | undefined;
+  inviteUrl?: string | undefined;
+  leaseOwner?: string | undefined;
+  leaseUntil?: number | undefined;
+  /** How many leases were taken: above 1, an earlier creator may have created the interview and crashed. */
+  createAttempts: number;
+  updatedAt: number;
+}
+
+export interface ApplicationKey {
+  connectionId: string;
+  atsApplicationId: string;
+  triggerId: string;
+}
+
+export interface ApplicationRecord extends ApplicationKey {
+  atsCandidateId: string;
+  atsJobId: string;
+  stageId?: string | undefined;
+  state: ApplicationState;
+  /** Lower-cased, trimmed: reports are matched on interview id + this. */
+  candidateEmail?: string | undefined;
+  interviewId?: string | undefined;
+  leaseOwner?: string | undefined;
+  leaseUntil?: number | undefined;
+  inviteEmailAt?: number | undefined;
+  inviteNoteAt?: number | undefined;
+  reportId?: string | undefined;
+  /** Write-back claims taken for this report: above 1, a note may have been posted by a worker that crashed. */
+  writeBackAttempts?: number | undefined;
+  reportNoteId?: string | undefined;
+  reportNoteAt?: number | undefined;
+  movedToStageId?: string | undefined;
+  movedAt?: number | undefined;
+  flaggedForReview?: boolean | undefined;
+  failureReason?: string | undefined;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { ApplicationRef } from '../ats/port';
+import type { InterviewReport } from '../interview-service';
+import type { ReportCreatedMessage } from '../queue/messages.schema';
+import { WORKER_TIMING } from './constants';
+import { errorCode, isPermanent, ReportNotVisibleError } from './errors';
+import { decideAdvance, formatReportNote } from './report-note';
+import type { ConnectionContext, PipelineDependencies } from './ports';
+import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
+
+export type ReportCreatedOutcome = 'written-back' | 'already-written-back' | 'held-elsewhere' | 'unmatched' | 'other-report' | 'unknown-connection' | 'failed';
+
+export interface ReportCreatedResult {
+  outcome: ReportCreatedOutcome;
+  reason?: string;
+  advanced?: boolean;
+}
+
+/**
+ * A report is ready: re-read it through the API (the webhook body is never trusted), find its application,
+ * and write back once: the note, then the stage move when the rule says so. Each step is recorded, so a
+ * retry resumes where it stopped.
+ */
+export async function handleReportCreated(message: ReportCreatedMessage, deps: PipelineDependencies, options: { receiveCount?: number; signal?: AbortSignal } = {}): Promise<ReportCreatedResult> {
+  const context = await deps.contextFor(message.connectionId);
+  if (!context) return { outcome: 'unknown-connection' };
+  const now = deps.now ?? Date.now;
+  const log = { connectionId: message.connectionId, reportId: message.reportId, interviewId: message.interviewId, source: message.source };
+  const reports = await context.interviews.listReports({ interview_id: message.interviewId, candidate_id: message.candidateId }, { signal: options.signal });
+  const report = reports.find((r) => r.report_id === message.reportId);
+  if (!report) {
+    if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives) throw new ReportNotVisibleError(message.reportId);
+    return park(context, message, 'the interview service does not list this report', deps, log);
+  }
+  const application = await findApplication(context, report, deps);
+  if (!application) return park(context, message, 'no application has this interview and candidate e-mail', deps, log);
+
+  const key: ApplicationKey = { connectionId: application.connectionId, atsApplicationId: application.atsApplicationId, triggerId: application.triggerId };
+  const owner = (deps.newOwner ?? randomUUID)();
+  const claim = await deps.store.claimWriteBack(key, report.report_id, { owner, now: now(), durationMs: WORKER_TIMING.applicationLeaseMs });
+  const appLog = { ...log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
+  if (claim.kind === 'done') return { outcome: 'already-written-back' };
+  if (claim.kind === 'busy') return { outcome: 'held-elsewhere' };
+  if (claim.kind === 'other-report') {
+    deps.logger.warn('report: the application was already written back with another report', appLog);
+    return { outcome: 'other-report' };
+  }
+  const record = claim.record;
+  const target: ApplicationRef = { atsApplicationId: record.atsApplicationId, atsCandidateId: record.atsCandidateId, atsJobId: record.atsJobId, fromStageId: record.stageId };
+  const rule = context.connection.writeBack.advance;
+  const decision = decideAdvance(rule, report);
+  try {
+    if (!record.reportNoteAt) {
+      const marker = `ai-interview-report:${report.report_id}`;
+      // A second claim of the same report means an earlier worker may have posted the note and stopped.
+      const existing = (record.writeBackAttempts ?? 1) > 1 ? await context.ats.findNote(target, marker, options.signal) : undefined;
+      const note = existing ?? (await context.ats.postNote(target, { body: formatReportNote(report, decision), marker }, options.signal));
+      await deps.store.recordWriteBackStep(key, owner, { reportNoteId: note.noteId, reportNoteAt: now(), flaggedForReview: rule !== undefined && !decision.advance, done: !decision.advance });
+    }
+    if (decision.advance && rule && !record.movedAt) {
+      const moved = await context.ats.moveToStage(target, rule.toStage, options.signal);
+      await deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved.stageId, movedAt: now(), done: true });
+    }
+    deps.logger.info('report written back', { ...appLog, advanced: decision.advance });
+    return { outcome: 'written-back', advanced: decision.advance };
+  } catch (error) {
+    if (errorCode(error) === 'lease-lost') return { outcome: 'held-elsewhere' };
+    if (!isPermanent(error)) throw error;
+    await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
+    deps.logger.error('report: write-back failed permanently', { ...appLog, code: errorCode(error) });
+    return { outcome: 'failed', reason: errorCode(error) };
+  }
+}
+
+/** The service's own ATS link fills `ats_job_application_id`; otherwise the connector's mapping decides. */
+async function findApplication(context: ConnectionContext, report: InterviewReport, deps: PipelineDependencies): Promise<ApplicationRecord | undefined> {
+  if (report.ats_job_application_id) {
+    const byAtsId = await deps.store.findApplicationsByAtsId(context.connection.id, report.ats_job_application_id);
+    const match = byAtsId.find((a) => a.interviewId === report.interview_id);
+    if (match) return match;
+  }
+  const found = await deps.store.findApplicationByInterview(report.interview_id, normaliseEmail(report.candidate_email_id));
+  return found?.connectionId === context.connection.id ? found : undefined;
+}
+
+async function park(context: ConnectionContext, message: ReportCreatedMessage, reason: string, deps: PipelineDependencies, log: Record<string, unknown>): Promise<ReportCreatedResult> {
+  await deps.store.parkUnmatchedReport(context.connection.id, { reportId: message.reportId, interviewId: message.interviewId, candidateId: message.candidateId }, reason, (deps.now ?? Date.now)());
+  deps.logger.warn('report parked as unmatched', { ...log, reason });
+  return { outcome: 'unmatched', reason };
+}

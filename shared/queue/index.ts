@@ -1,0 +1,2 @@
+export * from './messages.schema';
+export { QueuePublisher, QueuePublishError } from './queue.publisher';

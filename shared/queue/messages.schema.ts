@@ -1,0 +1,39 @@
+import * as v from 'valibot';
+
+const text = v.pipe(v.string(), v.nonEmpty());
+
+/** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
+export const stageEnteredMessageSchema = v.object({
+  v: v.literal(1),
+  kind: v.literal('stage-entered'),
+  /** Unique per enqueue: a retry or redrive of this message keeps it, a second delivery of the event does not. */
+  enqueueId: text,
+  connectionId: text,
+  receivedAt: v.number(),
+  event: v.object({
+    deliveryId: text,
+    atsJobId: text,
+    jobName: v.optional(v.string()),
+    atsApplicationId: text,
+    atsCandidateId: text,
+    stage: v.object({ id: v.optional(v.string()), name: v.optional(v.string()) }),
+    candidate: v.object({ name: v.string(), email: v.optional(v.string()) }),
+  }),
+});
+
+/** v1 of "a report is ready to write back", from the interview-webhook function or the reconciler. */
+export const reportCreatedMessageSchema = v.object({
+  v: v.literal(1),
+  kind: v.literal('report-created'),
+  enqueueId: text,
+  connectionId: text,
+  receivedAt: v.number(),
+  source: v.picklist(['webhook', 'reconciler']),
+  reportId: text,
+  interviewId: text,
+  candidateId: text,
+});
+
+export type StageEnteredMessage = v.InferOutput<typeof stageEnteredMessageSchema>;
+export type ReportCreatedMessage = v.InferOutput<typeof reportCreatedMessageSchema>;
+export type QueueMessage = StageEnteredMessage | ReportCreatedMessage;

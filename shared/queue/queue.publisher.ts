@@ -1,0 +1,41 @@
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { QueueMessage } from './messages.schema';
+
+/** SendMessageBatch takes at most 10 entries (SQS API reference, SendMessageBatch). */
+const SQS_BATCH_LIMIT = 10;
+
+export class QueuePublishError extends Error {
+  public readonly code = 'queue-publish-failed';
+  public readonly retryable = true;
+
+  public constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'QueuePublishError';
+  }
+}
+
+/** The only code that sends to SQS. */
+export class QueuePublisher {
+  private readonly client: SQSClient;
+
+  public constructor(options: { client?: SQSClient } = {}) {
+    this.client = options.client ?? new SQSClient({});
+  }
+
+  public async publish(queueUrl: string, message: QueueMessage): Promise<void> {
+    await this.client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
+  }
+
+  /** Sends in batches of 10; any entry SQS refuses fails the whole call, so the caller retries (receivers de-duplicate). */
+  public async publishAll(queueUrl: string, messages: readonly QueueMessage[]): Promise<void> {
+    for (let start = 0; start < messages.length; start += SQS_BATCH_LIMIT) {
+      const chunk = messages.slice(start, start + SQS_BATCH_LIMIT);
+      const result = await this.client.send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) })) }),
+      );
+      if (result.Failed?.length) {
+        throw new QueuePublishError(`${result.Failed.length} of ${chunk.length} messages were refused: ${result.Failed.map((f) => f.Code).join(', ')}`);
+      }
+    }
+  }
+}
