@@ -1,6 +1,53 @@
-export {};
+import { parseArgs } from 'node:util';
+import { checkSummary, formatSummary, runDemo } from './demo';
+import { LOCAL_DEFAULTS, startLocalStack } from './local-stack';
 
 /**
- * `npm start`: until the pipeline is wired, this starts the interview-service sandbox alone.
+ * `npm start`: the whole connector on one machine, a demo run through it, then it keeps serving until Ctrl-C.
+ * `npm start -- --once`: the demo only; exits 0, or non-zero naming the step that failed.
  */
-await import('./sandbox/interview-service/main');
+const { values } = parseArgs({
+  options: {
+    once: { type: 'boolean', default: false },
+    config: { type: 'string', default: LOCAL_DEFAULTS.configPath },
+    port: { type: 'string', default: String(LOCAL_DEFAULTS.gatewayPort) },
+    'no-demo': { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+
+const started = Date.now();
+console.log('Starting DynamoDB Local, local SQS, local SES, the interview-service and Greenhouse sandboxes…');
+const stack = await startLocalStack({
+  configPath: values.config,
+  ports: values.once ? {} : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort, greenhouse: LOCAL_DEFAULTS.greenhousePort },
+  logLevel: values.verbose ? 'INFO' : 'WARN',
+  reconcileIntervalMs: values.once ? 0 : LOCAL_DEFAULTS.reconcileIntervalMs,
+});
+console.log(`Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`);
+
+let exitCode = 0;
+const shutdown = async (code: number): Promise<never> => {
+  await stack.stop();
+  process.exit(code);
+};
+process.on('SIGINT', () => void shutdown(exitCode));
+process.on('SIGTERM', () => void shutdown(exitCode));
+
+if (!values['no-demo']) {
+  try {
+    const summary = await runDemo(stack);
+    console.log(formatSummary(summary));
+    const problem = checkSummary(summary);
+    if (problem) {
+      console.error(`Demo failed at ${problem}`);
+      exitCode = 1;
+    }
+  } catch (error) {
+    console.error(`Demo failed at ${(error as Error).message}`);
+    exitCode = 1;
+  }
+}
+
+if (values.once) await shutdown(exitCode);
+console.log('Serving until Ctrl-C. Send your own webhooks: URLs and secrets are in', stack.stackFile);

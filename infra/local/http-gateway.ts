@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { listen, matchRoute, sendJson, type RunningServer } from './sandbox/http-kit';
+
+export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface GatewayRoute {
+  method: string;
+  /** `/webhooks/ats/:connectionId`, the same path parameters the HTTP API passes. */
+  pattern: string;
+  handler: HttpHandler;
+}
+
+/** API Gateway HTTP APIs accept payloads up to 10 MB; the handlers apply the connector's own 1 MiB cap. */
+const GATEWAY_MAX_BYTES = 10 * 1024 * 1024;
+const TEXT_TYPES = /^(application\/(json|[\w.+-]*\+json|x-www-form-urlencoded|xml)|text\/)/i;
+
+async function readLimited(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > GATEWAY_MAX_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Text bodies reach the function as UTF-8 strings, others base64-encoded, as API Gateway passes them. */
+function toEvent(request: IncomingMessage, url: URL, body: Buffer, routeKey: string, pathParameters: Record<string, string>): APIGatewayProxyEventV2 {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  const isText = TEXT_TYPES.test(headers['content-type'] ?? '') && Buffer.from(body.toString('utf8'), 'utf8').equals(body);
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    queryStringParameters: Object.fromEntries(url.searchParams),
+    pathParameters,
+    isBase64Encoded: !isText,
+    body: body.length === 0 ? undefined : isText ? body.toString('utf8') : body.toString('base64'),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: url.host,
+      domainPrefix: 'local',
+      http: { method: request.method ?? 'GET', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: request.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+  };
+}
+
+function writeResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  response.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+  response.end(body);
+}
+
+/** The HTTP API on one machine: requests become API Gateway v2 events for the same handlers Lambda runs. */
+export async function startHttpGateway(routes: GatewayRoute[], port: number): Promise<RunningServer> {
+  const table = routes.map((route) => ({ method: route.method, pattern: route.pattern, handle: () => undefined, handler: route.handler }));
+  let baseUrl = '';
+  const running = await listen((request, response) => {
+    const url = new URL(request.url ?? '/', baseUrl);
+    if (url.pathname === '/health') return sendJson(response, 200, { status: 'ok' });
+    const match = matchRoute(table, request.method ?? 'GET', url.pathname);
+    if (!match) return sendJson(response, 404, { message: 'Not Found' });
+    const route = match.route as (typeof table)[number];
+    void (async () => {
+      const body = await readLimited(request);
+      if (!body) return sendJson(response, 413, { message: 'Request Entity Too Large' });
+      try {
+        writeResult(response, await route.handler(toEvent(request, url, body, `${route.method} ${route.pattern}`, match.params)));
+      } catch (error) {
+        // API Gateway answers a function error with 500 Internal Server Error.
+        console.error(`gateway: ${route.method} ${route.pattern} threw: ${(error as Error).message}`);
+        if (!response.headersSent) sendJson(response, 500, { message: 'Internal Server Error' });
+      }
+    })();
+  }, port);
+  baseUrl = running.url;
+  return running;
+}

@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { loadConnectionsFile, type Connection, type ConnectionSecrets } from '../../shared/config';
+import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
+import { emulatorEnvironment, startEmulators, type Emulators } from './emulators';
+import { startHttpGateway } from './http-gateway';
+import { createQueueWithDlq, createTables, queueDepth, type LocalQueue, type LocalTables } from './provision';
+import { startGreenhouseSandbox, type GreenhouseSandbox } from './sandbox/ats/greenhouse/server';
+import type { RunningServer } from './sandbox/http-kit';
+import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
+import { startSqsEventSource, type SqsEventSource } from './sqs-event-source';
+
+export const LOCAL_DEFAULTS = {
+  gatewayPort: 3000,
+  interviewPort: 4010,
+  greenhousePort: 4020,
+  configPath: 'config/connections.local.json',
+  workDir: '.local',
+  /** Locally the workers get 10 s and the queues 6 × that, the same ratio as in AWS, so retries come back within a minute. */
+  functionTimeoutMs: 10_000,
+  reconcileIntervalMs: 30_000,
+  mailFrom: 'talent@demo.example.com',
+} as const;
+
+export interface LocalStackOptions {
+  /** Fixed ports for `npm start`; 0 (the default) picks free ones, as tests do. */
+  ports?: { gateway?: number; interview?: number; greenhouse?: number; dynamodb?: number; sqs?: number; ses?: number };
+  configPath?: string;
+  workDir?: string;
+  functionTimeoutMs?: number;
+  /** Overrides 6 × the function timeout, e.g. to watch redrive to the DLQ within a test. */
+  visibilityTimeoutSeconds?: number;
+  /** 0 turns the timer off; `reconcileNow()` still runs it. */
+  reconcileIntervalMs?: number;
+  reportDelayMs?: number;
+  maxConcurrency?: number;
+  logLevel?: string;
+}
+
+export interface LocalStack {
+  gatewayUrl: string;
+  connections: Connection[];
+  secrets: Record<string, ConnectionSecrets>;
+  interview: InterviewServiceSandbox;
+  greenhouse: GreenhouseSandbox;
+  emulators: Emulators;
+  tables: LocalTables;
+  queues: { stage: LocalQueue; report: LocalQueue };
+  sources: { invite: SqsEventSource; writeback: SqsEventSource };
+  dynamo: DynamoDBClient;
+  sqs: SQSClient;
+  stackFile: string;
+  reconcileNow(): Promise<{ enqueued: number }>;
+  dlqDepths(): Promise<{ stage: number; report: number }>;
+  queueDepths(): Promise<{ stage: number; report: number }>;
+  /** Resolves when both queues are empty and no worker is busy, or rejects after `timeoutMs`. */
+  waitForQuiet(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Fills `${NAME}` placeholders of the local connections file; an unknown name is an error, not an empty string. */
+export function renderConfig(template: string, values: Record<string, string>): string {
+  return template.replace(/\$\{([A-Z0-9_]+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`connections file uses \${${name}}, which local mode does not provide`);
+    return value;
+  });
+}
+
+/**
+ * Everything on one machine: DynamoDB Local, local SQS and SES, the sandboxes of the interview service and
+ * of Greenhouse, the HTTP gateway and the SQS event sources, all feeding the same handlers Lambda runs.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const ports = options.ports ?? {};
+  const workDir = resolve(options.workDir ?? LOCAL_DEFAULTS.workDir);
+  mkdirSync(workDir, { recursive: true });
+  const functionTimeoutMs = options.functionTimeoutMs ?? LOCAL_DEFAULTS.functionTimeoutMs;
+  const visibility = options.visibilityTimeoutSeconds ?? Math.ceil((functionTimeoutMs / 1000) * 6);
+  const cleanups: (() => Promise<void>)[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  };
+  try {
+    const emulators = await startEmulators(ports);
+    cleanups.push(() => emulators.stop());
+    const interview = await startInterviewServiceSandbox({ port: ports.interview ?? 0, reportDelayMs: options.reportDelayMs ?? 1000, seededReports: 0 });
+    cleanups.push(() => interview.close());
+    const greenhouse = await startGreenhouseSandbox({ port: ports.greenhouse ?? 0 });
+    cleanups.push(() => greenhouse.close());
+
+    const configPath = join(workDir, 'connections.json');
+    writeFileSync(configPath, renderConfig(readFileSync(options.configPath ?? LOCAL_DEFAULTS.configPath, 'utf8'), { INTERVIEW_SANDBOX_URL: interview.url, GREENHOUSE_SANDBOX_URL: greenhouse.url }));
+    const connections = loadConnectionsFile(configPath);
+    const secrets: Record<string, ConnectionSecrets> = {};
+    for (const connection of connections) {
+      secrets[connection.secretRef] = {
+        interviewApiKey: interview.apiKey,
+        interviewWebhookToken: randomBytes(24).toString('hex'),
+        atsWebhookSecret: randomBytes(24).toString('hex'),
+        atsClientId: greenhouse.clientId,
+        atsClientSecret: greenhouse.clientSecret,
+      };
+    }
+    const secretsPath = join(workDir, 'secrets.json');
+    writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+
+    Object.assign(process.env, emulatorEnvironment(emulators.endpoints));
+    const dynamo = new DynamoDBClient({});
+    const sqs = new SQSClient({});
+    const tables = await createTables(dynamo);
+    const queues = { stage: await createQueueWithDlq(sqs, 'stage-events', visibility), report: await createQueueWithDlq(sqs, 'report-events', visibility) };
+    Object.assign(process.env, {
+      CONNECTIONS_FILE: configPath,
+      SECRETS_FILE: secretsPath,
+      JOBS_TABLE: tables.jobs,
+      APPLICATIONS_TABLE: tables.applications,
+      EVENTS_TABLE: tables.events,
+      STAGE_QUEUE_URL: queues.stage.url,
+      REPORT_QUEUE_URL: queues.report.url,
+      MAIL_FROM: LOCAL_DEFAULTS.mailFrom,
+      LOG_LEVEL: options.logLevel ?? process.env.LOG_LEVEL ?? 'WARN',
+    });
+    // The handlers build their clients at import, from the environment set above.
+    const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
+    resetConnectionCaches();
+    clearInterviewCache();
+    const { handler: atsWebhook } = await import('../../functions/ats-webhook/ats-webhook.handler');
+    const { handler: interviewWebhook } = await import('../../functions/interview-webhook/interview-webhook.handler');
+    const { handler: inviteWorker } = await import('../../functions/invite-worker/invite-worker.handler');
+    const { handler: writebackWorker } = await import('../../functions/writeback-worker/writeback-worker.handler');
+    const { handler: reconciler } = await import('../../functions/reconciler/reconciler.handler');
+
+    const gateway: RunningServer = await startHttpGateway(
+      [
+        { method: 'POST', pattern: '/webhooks/ats/:connectionId', handler: atsWebhook },
+        { method: 'POST', pattern: '/webhooks/interview/:connectionId/:token', handler: interviewWebhook },
+      ],
+      ports.gateway ?? 0,
+    );
+    cleanups.push(() => gateway.close());
+    const concurrency = options.maxConcurrency ?? 2;
+    const invite = startSqsEventSource({ name: 'invite-worker', queueUrl: queues.stage.url, queueArn: queues.stage.arn, handler: inviteWorker, functionTimeoutMs, maxConcurrency: concurrency, client: sqs });
+    const writeback = startSqsEventSource({ name: 'writeback-worker', queueUrl: queues.report.url, queueArn: queues.report.arn, handler: writebackWorker, functionTimeoutMs, maxConcurrency: concurrency, client: sqs });
+    cleanups.push(() => invite.stop(), () => writeback.stop());
+
+    for (const connection of connections) {
+      const connectionSecrets = secrets[connection.secretRef] as ConnectionSecrets;
+      if (connection.ats === 'greenhouse') await greenhouse.registerWebhook({ url: `${gateway.url}/webhooks/ats/${connection.id}`, secret: connectionSecrets.atsWebhookSecret as string });
+      interview.registerWebhook(`${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`);
+    }
+
+    let reconciling: Promise<{ enqueued: number }> | undefined;
+    const reconcileNow = (): Promise<{ enqueued: number }> => {
+      reconciling ??= reconciler({}).finally(() => (reconciling = undefined));
+      return reconciling;
+    };
+    const interval = options.reconcileIntervalMs ?? LOCAL_DEFAULTS.reconcileIntervalMs;
+    if (interval > 0) {
+      const timer = setInterval(() => void reconcileNow().catch((error: unknown) => console.error(`reconciler: ${(error as Error).message}`)), interval);
+      cleanups.push(async () => clearInterval(timer));
+    }
+
+    const stackFile = join(workDir, 'stack.json');
+    writeFileSync(
+      stackFile,
+      JSON.stringify(
+        {
+          connector: { url: gateway.url },
+          connections: connections.map((c) => ({
+            id: c.id,
+            ats: c.ats,
+            webhookUrl: `${gateway.url}/webhooks/ats/${c.id}`,
+            webhookSecret: secrets[c.secretRef]?.atsWebhookSecret,
+            interviewWebhookUrl: `${gateway.url}/webhooks/interview/${c.id}/${secrets[c.secretRef]?.interviewWebhookToken}`,
+          })),
+          sandboxes: { interviewService: { url: interview.url, apiKey: interview.apiKey }, ats: { greenhouse: { url: greenhouse.url } } },
+          ses: { url: emulators.endpoints.ses },
+          dynamodb: { url: emulators.endpoints.dynamodb, tables },
+          sqs: { url: emulators.endpoints.sqs, queues },
+        },
+        null,
+        2,
+      ),
+      { mode: 0o600 },
+    );
+
+    const depths = async (which: 'url' | 'dlqUrl') => ({ stage: await queueDepth(sqs, queues.stage[which]), report: await queueDepth(sqs, queues.report[which]) });
+    return {
+      gatewayUrl: gateway.url,
+      connections,
+      secrets,
+      interview,
+      greenhouse,
+      emulators,
+      tables,
+      queues,
+      sources: { invite, writeback },
+      dynamo,
+      sqs,
+      stackFile,
+      reconcileNow,
+      dlqDepths: () => depths('dlqUrl'),
+      queueDepths: () => depths('url'),
+      async waitForQuiet(timeoutMs = 30_000) {
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const queued = await depths('url');
+          if (queued.stage + queued.report === 0 && invite.stats.inFlight + writeback.stats.inFlight === 0) return;
+          if (Date.now() > deadline) throw new Error(`queues still busy after ${timeoutMs} ms (stage ${queued.stage}, report ${queued.report})`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

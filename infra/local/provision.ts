@@ -1,0 +1,80 @@
+import { CreateTableCommand, DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { MAPPING_TABLES } from '../../shared/mapping/constants';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
+
+export interface LocalTables {
+  jobs: string;
+  applications: string;
+  events: string;
+}
+
+export interface LocalQueue {
+  url: string;
+  arn: string;
+  dlqUrl: string;
+  dlqArn: string;
+}
+
+/** The mapping tables with the key schema the CDK stack gives them (shared/mapping/constants.ts). */
+export async function createTables(client: DynamoDBClient, prefix = 'connector'): Promise<LocalTables> {
+  const tables: LocalTables = { jobs: `${prefix}-jobs`, applications: `${prefix}-applications`, events: `${prefix}-events` };
+  const index = MAPPING_TABLES.applications.interviewIndex;
+  await client.send(new CreateTableCommand({ TableName: tables.jobs, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+  await client.send(
+    new CreateTableCommand({
+      TableName: tables.applications,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+        { AttributeName: index.partitionKey, AttributeType: 'S' },
+        { AttributeName: index.sortKey, AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: index.name,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    }),
+  );
+  await client.send(new CreateTableCommand({ TableName: tables.events, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+  for (const table of Object.values(tables)) {
+    await client.send(new UpdateTimeToLiveCommand({ TableName: table, TimeToLiveSpecification: { AttributeName: MAPPING_TABLES.ttlAttribute, Enabled: true } }));
+  }
+  return tables;
+}
+
+/** A queue and its DLQ with the redrive policy the CDK stack sets. */
+export async function createQueueWithDlq(client: SQSClient, name: string, visibilityTimeoutSeconds: number): Promise<LocalQueue> {
+  const arnOf = async (url: string): Promise<string> => {
+    const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+    return attributes.Attributes?.QueueArn as string;
+  };
+  const dlq = await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq`, Attributes: { MessageRetentionPeriod: String(14 * 86_400) } }));
+  const dlqArn = await arnOf(dlq.QueueUrl as string);
+  const queue = await client.send(
+    new CreateQueueCommand({
+      QueueName: name,
+      Attributes: {
+        VisibilityTimeout: String(visibilityTimeoutSeconds),
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: WORKER_TIMING.maxReceiveCount }),
+      },
+    }),
+  );
+  return { url: queue.QueueUrl as string, arn: await arnOf(queue.QueueUrl as string), dlqUrl: dlq.QueueUrl as string, dlqArn };
+}
+
+export async function queueDepth(client: SQSClient, url: string): Promise<number> {
+  const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+  return Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+}

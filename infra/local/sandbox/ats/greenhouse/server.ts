@@ -1,0 +1,331 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as v from 'valibot';
+import { listen, matchRoute, readBody, seededRandom, sendJson, type Route } from '../../http-kit';
+import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
+
+export const GREENHOUSE_SANDBOX_DEFAULTS = {
+  port: 4020,
+  clientId: 'greenhouse-sandbox-client',
+  clientSecret: 'greenhouse-sandbox-secret',
+  /** Harvest: 50 requests per 10-second window (ats-facts §1.2). */
+  rateLimit: 50,
+  rateWindowMs: 10_000,
+  tokenTtlSeconds: 3600,
+} as const;
+
+interface Stage {
+  id: number;
+  name: string;
+}
+interface Job {
+  id: number;
+  name: string;
+  stages: Stage[];
+}
+interface Candidate {
+  id: number;
+  first_name: string;
+  last_name: string;
+  email_addresses: { value: string; type: string }[];
+}
+interface Application {
+  id: number;
+  candidate_id: number;
+  job_id: number;
+  status: 'active' | 'rejected' | 'hired';
+  current_stage: Stage;
+}
+interface Note {
+  id: number;
+  candidate_id: number;
+  application_id?: number;
+  body: string;
+  note_type: string;
+  visibility: string;
+  user_id: number | string;
+  created_at: string;
+}
+
+export interface GreenhouseSandboxState {
+  jobs: Job[];
+  candidates: Candidate[];
+  applications: Application[];
+  notes: Note[];
+  moves: { application_id: number; from_stage_id: number; to_stage_id: number; at: string }[];
+  deliveries: DeliveryRecord[];
+  webhooks: WebhookTarget[];
+  requests: Record<string, number>;
+  faults: { rate429: number; rate500: number; latencyMs: number };
+}
+
+export interface GreenhouseSandbox {
+  url: string;
+  clientId: string;
+  clientSecret: string;
+  state: GreenhouseSandboxState;
+  registerWebhook(target: WebhookTarget): Promise<DeliveryRecord>;
+  addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application;
+  /** Moves the application and sends the signed `candidate_stage_change` webhook `repeat` times (same event id). */
+  moveCandidate(input: { application_id: number; stage_id?: number; stage_name?: string; repeat?: number }): Promise<DeliveryRecord[]>;
+  /** Sends the application's current stage again as a new event (a new Greenhouse-Event-ID). */
+  resendStageChange(applicationId: number): Promise<DeliveryRecord>;
+  close(): Promise<void>;
+}
+
+const SEEDED_JOBS: Job[] = [
+  { id: 3301, name: 'Backend Engineer', stages: [{ id: 9000, name: 'Application Review' }, { id: 9001, name: 'AI Interview' }, { id: 9002, name: 'Hiring Manager Review' }, { id: 9003, name: 'Offer' }] },
+  { id: 3302, name: 'Data Engineer', stages: [{ id: 9100, name: 'Application Review' }, { id: 9101, name: 'AI Interview' }, { id: 9102, name: 'Hiring Manager Review' }] },
+];
+
+/** Greenhouse unicode-escapes its JSON before signing (webhooks/_introduction.md); re-serialising breaks the signature. */
+function greenhouseJson(document: unknown): Buffer {
+  return Buffer.from(JSON.stringify(document).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026'), 'utf8');
+}
+
+const noteBody = v.object({
+  candidate_id: v.union([v.number(), v.string()]),
+  application_id: v.optional(v.union([v.number(), v.string()])),
+  body: v.pipe(v.string(), v.nonEmpty('body is required')),
+  note_type: v.optional(v.string(), 'NOTE'),
+  visibility: v.picklist(['admin_only', 'private', 'public'], 'visibility must be admin_only, private or public'),
+  user_id: v.union([v.number(), v.string()]),
+});
+const moveBody = v.object({ from_stage_id: v.optional(v.union([v.number(), v.string()])), to_stage_id: v.optional(v.union([v.number(), v.string()])) });
+
+/** A stand-in of Greenhouse Harvest v3 and its webhooks, on 127.0.0.1. */
+export async function startGreenhouseSandbox(options: { port?: number; seed?: number; rateLimit?: number } = {}): Promise<GreenhouseSandbox> {
+  const state: GreenhouseSandboxState = { jobs: structuredClone(SEEDED_JOBS), candidates: [], applications: [], notes: [], moves: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, latencyMs: 0 } };
+  const tokens = new Map<string, number>();
+  const limiter = new FixedWindowLimiter(options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit, GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
+  const random = seededRandom(options.seed ?? 7);
+  let nextId = 50_000;
+  const lastEvent = new Map<number, { body: Buffer }>();
+
+  const unprocessable = (response: ServerResponse, field: string, message: string) => sendJson(response, 422, { message: 'Validation error', errors: [{ message, field }] });
+
+  function stageChangeBody(application: Application): Buffer {
+    const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+    const job = state.jobs.find((j) => j.id === application.job_id) as Job;
+    return greenhouseJson({
+      action: 'candidate_stage_change',
+      payload: {
+        application: {
+          id: application.id,
+          status: application.status,
+          prospect: false,
+          applied_at: new Date().toISOString(),
+          url: `https://app.greenhouse.io/people/${candidate.id}?application_id=${application.id}`,
+          current_stage: { ...application.current_stage, interviews: [] },
+          candidate: { ...candidate, phone_numbers: [], attachments: [], custom_fields: {} },
+          jobs: [{ id: job.id, name: job.name, requisition_id: `REQ-${job.id}` }],
+          custom_fields: {},
+        },
+      },
+    });
+  }
+
+  async function send(body: Buffer, action: string, eventId: string): Promise<DeliveryRecord[]> {
+    const results: DeliveryRecord[] = [];
+    for (const target of state.webhooks) {
+      const signature = createHmac('sha256', target.secret).update(body).digest('hex');
+      results.push(await deliverSigned(target, body, { signature: `sha256 ${signature}`, 'greenhouse-event-id': eventId, 'user-agent': 'Greenhouse-Sandbox' }, state.deliveries, action, eventId));
+    }
+    return results;
+  }
+
+  async function moveCandidate(input: { application_id: number; stage_id?: number; stage_name?: string; repeat?: number }): Promise<DeliveryRecord[]> {
+    const application = state.applications.find((a) => a.id === input.application_id);
+    if (!application) throw new Error(`application_id: no application ${input.application_id}`);
+    const job = state.jobs.find((j) => j.id === application.job_id) as Job;
+    const stage = job.stages.find((s) => s.id === input.stage_id || s.name === input.stage_name);
+    if (!stage) throw new Error(`stage: job ${job.id} has no stage ${input.stage_id ?? input.stage_name}`);
+    state.moves.push({ application_id: application.id, from_stage_id: application.current_stage.id, to_stage_id: stage.id, at: new Date().toISOString() });
+    application.current_stage = stage;
+    const body = stageChangeBody(application);
+    lastEvent.set(application.id, { body });
+    const eventId = randomUUID();
+    const results: DeliveryRecord[] = [];
+    for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++) results.push(...(await send(body, 'candidate_stage_change', eventId)));
+    return results;
+  }
+
+  const api: Route[] = [
+    {
+      method: 'GET',
+      pattern: '/v3/applications/:id',
+      handle: ({ response, params }) => {
+        const application = state.applications.find((a) => a.id === Number(params.id));
+        if (!application) return sendJson(response, 404, { message: 'Resource not found' });
+        sendJson(response, 200, application);
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/v3/applications/:id/move',
+      handle: async ({ request, response, params }) => {
+        const application = state.applications.find((a) => a.id === Number(params.id));
+        if (!application) return sendJson(response, 404, { message: 'Resource not found' });
+        const parsed = v.safeParse(moveBody, JSON.parse((await readBody(request)).toString() || '{}'));
+        if (!parsed.success) return unprocessable(response, 'body', 'invalid body');
+        if (application.status !== 'active') return unprocessable(response, 'application_id', 'application is not active');
+        const job = state.jobs.find((j) => j.id === application.job_id) as Job;
+        if (parsed.output.from_stage_id !== undefined && Number(parsed.output.from_stage_id) !== application.current_stage.id) {
+          return unprocessable(response, 'from_stage_id', 'application is not in this stage');
+        }
+        const index = job.stages.findIndex((s) => s.id === application.current_stage.id);
+        const target = parsed.output.to_stage_id === undefined ? job.stages[index + 1] : job.stages.find((s) => s.id === Number(parsed.output.to_stage_id));
+        if (!target) return unprocessable(response, 'to_stage_id', 'stage is not part of this job');
+        sendJson(response, 200, { id: application.id, current_stage: target });
+        // A move through the API changes the stage in Greenhouse, which fires the stage-change webhook too.
+        void moveCandidate({ application_id: application.id, stage_id: target.id });
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/v3/notes',
+      handle: async ({ request, response }) => {
+        let document: unknown;
+        try {
+          document = JSON.parse((await readBody(request)).toString());
+        } catch {
+          return sendJson(response, 400, { message: 'body is not JSON' });
+        }
+        const parsed = v.safeParse(noteBody, document);
+        if (!parsed.success) return unprocessable(response, v.getDotPath(parsed.issues[0]!) ?? 'body', parsed.issues[0]!.message);
+        const candidate = state.candidates.find((c) => c.id === Number(parsed.output.candidate_id));
+        if (!candidate) return sendJson(response, 404, { message: `candidate ${parsed.output.candidate_id} not found` });
+        const note: Note = { id: nextId++, candidate_id: candidate.id, body: parsed.output.body, note_type: parsed.output.note_type, visibility: parsed.output.visibility, user_id: parsed.output.user_id, created_at: new Date().toISOString() };
+        if (parsed.output.application_id !== undefined) note.application_id = Number(parsed.output.application_id);
+        state.notes.push(note);
+        sendJson(response, 201, note);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v3/notes',
+      handle: ({ response, url }) => sendJson(response, 200, state.notes.filter((n) => !url.searchParams.get('candidate_id') || n.candidate_id === Number(url.searchParams.get('candidate_id')))),
+    },
+    {
+      method: 'GET',
+      pattern: '/v3/job_stages',
+      handle: ({ response, url }) => {
+        const job = state.jobs.find((j) => j.id === Number(url.searchParams.get('job_id')));
+        if (!job) return sendJson(response, 404, { message: 'job not found' });
+        sendJson(response, 200, job.stages);
+      },
+    },
+  ];
+
+  const control: Route[] = [
+    { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/candidates',
+      handle: async ({ request, response }) => {
+        const input = JSON.parse((await readBody(request)).toString()) as { first_name: string; last_name: string; email: string; job_id: number };
+        sendJson(response, 201, addCandidate(input));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/move',
+      handle: async ({ request, response }) => {
+        const input = JSON.parse((await readBody(request)).toString()) as Parameters<typeof moveCandidate>[0];
+        try {
+          sendJson(response, 200, { deliveries: await moveCandidate(input) });
+        } catch (error) {
+          sendJson(response, 404, { error: (error as Error).message });
+        }
+      },
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/faults',
+      handle: async ({ request, response }) => {
+        Object.assign(state.faults, JSON.parse((await readBody(request)).toString()));
+        sendJson(response, 200, state.faults);
+      },
+    },
+  ];
+
+  function addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application {
+    const job = state.jobs.find((j) => j.id === input.job_id);
+    if (!job) throw new Error(`job_id: no job ${input.job_id}`);
+    const candidate: Candidate = { id: nextId++, first_name: input.first_name, last_name: input.last_name, email_addresses: [{ value: input.email, type: 'personal' }] };
+    const application: Application = { id: nextId++, candidate_id: candidate.id, job_id: job.id, status: 'active', current_stage: job.stages[0] as Stage };
+    state.candidates.push(candidate);
+    state.applications.push(application);
+    return application;
+  }
+
+  async function handleApi(request: IncomingMessage, response: ServerResponse, route: Route, params: Record<string, string>, url: URL): Promise<void> {
+    const name = `${request.method} ${route.pattern}`;
+    state.requests[name] = (state.requests[name] ?? 0) + 1;
+    if (state.faults.latencyMs) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
+    const auth = request.headers.authorization ?? '';
+    const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+    const expiresAt = tokens.get(token);
+    if (!expiresAt || expiresAt < Date.now()) return sendJson(response, 401, { message: 'Invalid or expired access token' });
+    const limit = limiter.take(token);
+    const rateHeaders = { 'x-ratelimit-limit': String(options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit), 'x-ratelimit-remaining': String(limit.remaining) };
+    const roll = random();
+    if (!limit.allowed || roll < state.faults.rate429) {
+      const retryAfter = Math.max(1, Math.ceil(limit.resetMs / 1000));
+      return sendJson(response, 429, { message: 'Too many requests' }, { ...rateHeaders, 'retry-after': String(retryAfter), 'x-ratelimit-reset': String(Math.floor((Date.now() + limit.resetMs) / 1000)) });
+    }
+    if (roll < state.faults.rate429 + state.faults.rate500) return sendJson(response, 500, { message: 'Internal error' });
+    response.setHeader('x-ratelimit-limit', rateHeaders['x-ratelimit-limit']);
+    response.setHeader('x-ratelimit-remaining', rateHeaders['x-ratelimit-remaining']);
+    await route.handle({ request, response, params, url });
+  }
+
+  async function issueToken(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const expected = `Basic ${Buffer.from(`${GREENHOUSE_SANDBOX_DEFAULTS.clientId}:${GREENHOUSE_SANDBOX_DEFAULTS.clientSecret}`).toString('base64')}`;
+    const form = new URLSearchParams((await readBody(request)).toString());
+    if (request.headers.authorization !== expected) return sendJson(response, 401, { error: 'invalid_client' });
+    if (form.get('grant_type') !== 'client_credentials') return sendJson(response, 400, { error: 'unsupported_grant_type' });
+    const token = randomUUID();
+    tokens.set(token, Date.now() + GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds * 1000);
+    sendJson(response, 200, { access_token: token, token_type: 'Bearer', expires_in: GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds });
+  }
+
+  let baseUrl = '';
+  const running = await listen((request, response) => {
+    const url = new URL(request.url ?? '/', baseUrl);
+    const method = request.method ?? 'GET';
+    const work = (async () => {
+      if (method === 'POST' && url.pathname === '/token') return issueToken(request, response);
+      const controlMatch = matchRoute(control, method, url.pathname);
+      if (controlMatch) return controlMatch.route.handle({ request, response, params: controlMatch.params, url });
+      const apiMatch = matchRoute(api, method, url.pathname);
+      if (apiMatch) return handleApi(request, response, apiMatch.route, apiMatch.params, url);
+      sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
+    })();
+    work.catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, 500, { message: (error as Error).message });
+    });
+  }, options.port ?? GREENHOUSE_SANDBOX_DEFAULTS.port);
+  baseUrl = running.url;
+
+  return {
+    url: running.url,
+    clientId: GREENHOUSE_SANDBOX_DEFAULTS.clientId,
+    clientSecret: GREENHOUSE_SANDBOX_DEFAULTS.clientSecret,
+    state,
+    async registerWebhook(target) {
+      state.webhooks.push(target);
+      const [ping] = await send(greenhouseJson({ action: 'ping', payload: { web_hook_id: state.webhooks.length, endpoint_url: target.url, event: 'candidate_stage_change' } }), 'ping', randomUUID());
+      return ping as DeliveryRecord;
+    },
+    addCandidate,
+    moveCandidate,
+    async resendStageChange(applicationId) {
+      const event = lastEvent.get(applicationId);
+      if (!event) throw new Error(`application ${applicationId} has sent no stage change yet`);
+      const [record] = await send(event.body, 'candidate_stage_change', randomUUID());
+      return record as DeliveryRecord;
+    },
+    close: running.close,
+  };
+}

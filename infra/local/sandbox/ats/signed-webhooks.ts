@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+}
+
+export interface DeliveryRecord {
+  eventId: string;
+  url: string;
+  action: string;
+  status?: number;
+  error?: string;
+  at: number;
+}
+
+/** Posts the exact bytes it signed; records each delivery's answer. */
+export async function deliverSigned(target: WebhookTarget, body: Buffer, headers: Record<string, string>, deliveries: DeliveryRecord[], action: string, eventId: string = randomUUID()): Promise<DeliveryRecord> {
+  const record: DeliveryRecord = { eventId, url: target.url, action, at: Date.now() };
+  deliveries.push(record);
+  try {
+    const response = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(30_000) });
+    await response.arrayBuffer();
+    record.status = response.status;
+  } catch (error) {
+    record.error = (error as Error).message;
+  }
+  return record;
+}
+
+/** A fixed-window limiter: `limit` requests per `windowMs` per key, answering how long until the window resets. */
+export class FixedWindowLimiter {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  public constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  public take(key: string, now = Date.now()): { allowed: boolean; remaining: number; resetMs: number } {
+    let window = this.windows.get(key);
+    if (!window || now - window.start >= this.windowMs) {
+      window = { start: now, count: 0 };
+      this.windows.set(key, window);
+    }
+    const resetMs = window.start + this.windowMs - now;
+    if (window.count >= this.limit) return { allowed: false, remaining: 0, resetMs };
+    window.count++;
+    return { allowed: true, remaining: this.limit - window.count, resetMs };
+  }
+}

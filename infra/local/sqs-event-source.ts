@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+export interface SqsEventSourceOptions {
+  name: string;
+  queueUrl: string;
+  queueArn: string;
+  handler: SqsHandler;
+  batchSize?: number;
+  /** Parallel invocations at most, like the event source's maximum concurrency. */
+  maxConcurrency?: number;
+  functionTimeoutMs?: number;
+  waitTimeSeconds?: number;
+  client?: SQSClient;
+}
+
+export interface SqsEventSourceStats {
+  invocations: number;
+  records: number;
+  failures: number;
+  errors: number;
+  inFlight: number;
+}
+
+export interface SqsEventSource {
+  stats: SqsEventSourceStats;
+  stop(): Promise<void>;
+}
+
+function toRecord(message: Message, queueArn: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId as string,
+    receiptHandle: message.ReceiptHandle as string,
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: process.env.AWS_REGION ?? 'us-east-1',
+  };
+}
+
+function lambdaContext(name: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/**
+ * Feeds a worker from a queue as the Lambda event source does: batches, `batchItemFailures` left on the queue
+ * to reappear after the visibility timeout (the queue's redrive policy moves them to the DLQ after
+ * maxReceiveCount), successes deleted, and a whole-batch failure when the function throws or times out.
+ */
+export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSource {
+  const client = options.client ?? new SQSClient({});
+  const stats: SqsEventSourceStats = { invocations: 0, records: 0, failures: 0, errors: 0, inFlight: 0 };
+  const controller = new AbortController();
+  const timeoutMs = options.functionTimeoutMs ?? 30_000;
+
+  async function invoke(messages: Message[]): Promise<void> {
+    const records = messages.map((m) => toRecord(m, options.queueArn));
+    stats.invocations++;
+    stats.records += records.length;
+    stats.inFlight++;
+    let failedIds = new Set<string>(records.map((r) => r.messageId));
+    try {
+      const result = await Promise.race([
+        options.handler({ Records: records }, lambdaContext(options.name, timeoutMs)),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${options.name} timed out after ${timeoutMs} ms`)), timeoutMs).unref()),
+      ]);
+      failedIds = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (error) {
+      stats.errors++;
+      console.error(`${options.name}: invocation failed, the batch stays on the queue: ${(error as Error).message}`);
+    } finally {
+      stats.inFlight--;
+    }
+    stats.failures += failedIds.size;
+    const done = records.filter((r) => !failedIds.has(r.messageId));
+    if (done.length) {
+      await client.send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }));
+    }
+  }
+
+  async function poll(): Promise<void> {
+    while (!controller.signal.aborted) {
+      try {
+        const received = await client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize ?? 10,
+            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+            // local-aws-sqs answers the receive count only through AttributeNames.
+            AttributeNames: ['All'],
+            MessageSystemAttributeNames: ['All'],
+          }),
+          { abortSignal: controller.signal },
+        );
+        if (received.Messages?.length) await invoke(received.Messages);
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        console.error(`${options.name}: receive failed: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  const pollers = Array.from({ length: options.maxConcurrency ?? 2 }, () => poll());
+  return {
+    stats,
+    async stop() {
+      controller.abort();
+      await Promise.allSettled(pollers);
+    },
+  };
+}
