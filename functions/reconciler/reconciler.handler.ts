@@ -5,11 +5,12 @@ import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { connectionRegistry } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
-import { pipelineDependencies } from '../_runtime/pipeline';
+import { connectionContext } from '../_runtime/connections';
+import { mappingStore } from '../_runtime/store';
 import { deadlineSignal } from '../_runtime/sqs-batch';
 
 const logger = createLogger('reconciler');
-const deps = pipelineDependencies(logger);
+const deps = { store: mappingStore(), contextFor: connectionContext, logger };
 const publisher = new QueuePublisher();
 
 /** On a schedule: reports whose webhook never came are enqueued for write-back. One failing connection does not stop the others. */

@@ -16,7 +16,7 @@ const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed',
  * invitations, page its reports and return those whose application is not written back yet; the caller
  * enqueues them, and the write-back worker's claims make a report found twice harmless.
  */
-export async function reconcileConnection(connectionId: string, deps: PipelineDependencies, signal?: AbortSignal): Promise<ReconcileResult> {
+export async function reconcileConnection(connectionId: string, deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger'>, signal?: AbortSignal): Promise<ReconcileResult> {
   const result: ReconcileResult = { connectionId, interviewsChecked: 0, reportsFound: 0, enqueued: [] };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;

@@ -1,0 +1,37 @@
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { LocalStack } from '../../infra/local/local-stack';
+import { waitFor } from './local-http';
+
+export async function scanTable(stack: LocalStack, table: string): Promise<Record<string, unknown>[]> {
+  const result = await stack.dynamo.send(new ScanCommand({ TableName: table }));
+  return (result.Items ?? []).map((item) => unmarshall(item));
+}
+
+export interface SesEmail {
+  destination: { to: string[] };
+  subject: string;
+  body: { text?: string };
+}
+
+export async function sentEmails(stack: LocalStack): Promise<SesEmail[]> {
+  const store = (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as { emails: SesEmail[] };
+  return store.emails;
+}
+
+export async function emailsTo(stack: LocalStack, address: string): Promise<SesEmail[]> {
+  return (await sentEmails(stack)).filter((m) => m.destination.to.includes(address));
+}
+
+/** The interview id in the invitation e-mailed to `address` (the candidate follows this link). */
+export async function invitedInterviewId(stack: LocalStack, address: string, timeoutMs = 20_000): Promise<string> {
+  await waitFor(async () => (await emailsTo(stack, address)).length > 0, timeoutMs, `an invite to ${address}`);
+  const [mail] = await emailsTo(stack, address);
+  const id = /\/invite\/([\w-]+)/.exec(mail?.body.text ?? '')?.[1];
+  if (!id) throw new Error(`no interview link in the e-mail to ${address}`);
+  return id;
+}
+
+export function reportNotes(stack: LocalStack, reportId?: string) {
+  return stack.greenhouse.state.notes.filter((n) => n.body.includes(reportId ? `ai-interview-report:${reportId}` : 'ai-interview-report:'));
+}

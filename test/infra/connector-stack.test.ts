@@ -1,0 +1,130 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConnectorStack } from '../../infra/connector-stack';
+import { loadConnectionsFile } from '../../shared/config';
+import { visibilityTimeoutSeconds, WORKER_TIMING } from '../../shared/pipeline/constants';
+
+const CONFIG = 'config/connections.example.json';
+
+type Resource = { Type: string; Properties: Record<string, any> };
+
+describe('Stack: ConnectorStack', () => {
+  let template: Template;
+  let resources: Record<string, Resource>;
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+  const functionId = (entryName: string) => ofType('AWS::Lambda::Function').find(([id]) => id.startsWith(entryName))?.[0] as string;
+
+  beforeAll(() => {
+    // Skips esbuild bundling: the assertions are about the infrastructure, not the code.
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new ConnectorStack(app, 'Test', { connections: loadConnectionsFile(CONFIG), connectionsFile: CONFIG, mailFrom: 'talent@acme.example.com', alarmEmail: 'oncall@acme.example.com' });
+    template = Template.fromStack(stack);
+    resources = template.toJSON().Resources as Record<string, Resource>;
+  });
+
+  it('routes both webhooks through an HTTP API', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /webhooks/ats/{connectionId}' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /webhooks/interview/{connectionId}/{token}' });
+  });
+
+  it('runs five functions on Node 22 with the worker timeout from the shared constant', () => {
+    const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
+    expect(functions.map(([id]) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual(['AtsWebhook', 'InterviewWebhook', 'InviteWorker', 'Reconciler', 'WritebackWorker']);
+    for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe('nodejs22.x');
+    expect(resources[functionId('InviteWorker')]!.Properties.Timeout).toBe(WORKER_TIMING.workerTimeoutSeconds);
+    expect(resources[functionId('WritebackWorker')]!.Properties.Timeout).toBe(WORKER_TIMING.workerTimeoutSeconds);
+  });
+
+  it('makes every table on-demand, point-in-time recoverable, encrypted and expiring by TTL', () => {
+    const tables = ofType('AWS::DynamoDB::Table');
+    expect(tables).toHaveLength(3);
+    for (const [, table] of tables) {
+      expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
+      expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    }
+    template.hasResourceProperties('AWS::DynamoDB::Table', { GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'byInterview' })] });
+  });
+
+  it('gives each queue a DLQ, a visibility timeout of 6 × the worker timeout and maxReceiveCount ≥ 5', () => {
+    const queues = ofType('AWS::SQS::Queue');
+    const main = queues.filter(([, q]) => q.Properties.RedrivePolicy);
+    const dlqs = queues.filter(([, q]) => !q.Properties.RedrivePolicy);
+    expect(main).toHaveLength(2);
+    expect(dlqs).toHaveLength(2);
+    for (const [, queue] of main) {
+      expect(queue.Properties.VisibilityTimeout).toBe(visibilityTimeoutSeconds());
+      expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * WORKER_TIMING.workerTimeoutSeconds);
+      expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBeGreaterThanOrEqual(5);
+      const dlqId = queue.Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0];
+      expect(dlqs.map(([id]) => id)).toContain(dlqId);
+    }
+    for (const [, dlq] of dlqs) expect(dlq.Properties.MessageRetentionPeriod).toBe(14 * 86_400);
+    for (const [, queue] of queues) expect(queue.Properties.SqsManagedSseEnabled).toBe(true);
+  });
+
+  it('feeds the workers with partial batch responses and a concurrency cap', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(2);
+    for (const [, mapping] of mappings) {
+      expect(mapping.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+      expect(mapping.Properties.ScalingConfig.MaximumConcurrency).toBeGreaterThanOrEqual(2);
+      expect(mapping.Properties.BatchSize).toBe(10);
+    }
+  });
+
+  it('runs the reconciler on a schedule', () => {
+    const [[, rule] = []] = ofType('AWS::Events::Rule');
+    expect(rule?.Properties.ScheduleExpression).toMatch(/^rate\(\d+ minutes\)$/);
+    expect(JSON.stringify(rule?.Properties.Targets)).toContain(functionId('Reconciler'));
+  });
+
+  it('lets each function read only the secrets of the configured connections', () => {
+    const policies = ofType('AWS::IAM::Policy');
+    const secretStatements = policies.flatMap(([, p]) => p.Properties.PolicyDocument.Statement).filter((s: any) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
+    expect(secretStatements).toHaveLength(5);
+    for (const statement of secretStatements) {
+      expect(JSON.stringify(statement.Resource)).toContain('secret:ats-interview-connector/acme-greenhouse-??????');
+      expect(statement.Resource).not.toBe('*');
+    }
+  });
+
+  it('grants no action on every resource', () => {
+    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
+      for (const statement of policy.Properties.PolicyDocument.Statement) {
+        expect({ id, resource: statement.Resource }).not.toEqual({ id, resource: '*' });
+      }
+    }
+  });
+
+  it('alarms on DLQ depth, the age of the oldest message and function errors, to an SNS topic', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
+    expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
+    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(5);
+    for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@acme.example.com' });
+  });
+});
+
+describe('Command: cdk app with a bad connections file', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'connector-synth-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits non-zero naming the connection and the field', () => {
+    const bad = join(dir, 'connections.json');
+    writeFileSync(bad, JSON.stringify({ connections: [{ id: 'acme-gh', ats: 'greenhouse', atsBaseUrl: 'https://harvest.greenhouse.io', atsUserId: '1', interviewService: { baseUrl: 'https://x.example.com' }, secretRef: 's', triggers: [{ id: 't', stage: {}, interview: { questions: [] } }] }] }));
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], { env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ connections: bad, 'aws:cdk:bundling-stacks': [] }), CDK_OUTDIR: dir }, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('connections[0] (acme-gh).triggers.0.stage');
+  });
+});
