@@ -19,6 +19,7 @@ import type { Construct } from 'constructs';
 import type { Connection } from '../shared/config';
 import { MAPPING_TABLES } from '../shared/mapping/constants';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../shared/pipeline/constants';
+import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, FUNCTION_ENTRIES, LAMBDA_RUNTIME_MODULES, type FunctionName } from './functions';
 
 export interface ConnectorStackProps extends StackProps {
   connections: Connection[];
@@ -33,9 +34,6 @@ export interface ConnectorStackProps extends StackProps {
 }
 
 const ROOT = resolve(import.meta.dirname, '..');
-
-/** Modules the Lambda Node.js 22 runtime provides; the benchmark bundles with the same list. */
-export const LAMBDA_RUNTIME_MODULES = ['@aws-sdk/client-*'] as const;
 
 /** Tables, queues with DLQs, the five functions, the HTTP API, the reconciler schedule and the alarms. */
 export class ConnectorStack extends Stack {
@@ -56,9 +54,9 @@ export class ConnectorStack extends Stack {
       MAIL_FROM: props.mailFrom,
       AWS_NODEJS_CONNECTION_REUSE_ENABLED: '1',
     };
-    const fn = (name: string, entry: string, timeoutSeconds: number) =>
+    const fn = (name: FunctionName, timeoutSeconds: number) =>
       new NodejsFunction(this, name, {
-        entry: join(ROOT, entry),
+        entry: join(ROOT, FUNCTION_ENTRIES[name]),
         handler: 'handler',
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
@@ -68,13 +66,11 @@ export class ConnectorStack extends Stack {
         logGroup: new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
         bundling: {
           format: OutputFormat.ESM,
-          minify: true,
-          target: 'node22',
-          mainFields: ['module', 'main'],
-          // The Node 22 runtime ships AWS SDK v3 clients: left out, bundles stay under 100 KB and cold init
-          // under 200 ms (measured by npm run bench); bundled, they weigh 385-505 KB. See README "Bundles".
-          externalModules: [...LAMBDA_RUNTIME_MODULES],
-          banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+          minify: BUNDLE_SETTINGS.minify,
+          target: BUNDLE_SETTINGS.target,
+          mainFields: [...BUNDLE_SETTINGS.mainFields],
+          externalModules: LAMBDA_RUNTIME_MODULES,
+          banner: ESM_REQUIRE_BANNER,
           commandHooks: {
             beforeBundling: () => [],
             beforeInstall: () => [],
@@ -83,11 +79,11 @@ export class ConnectorStack extends Stack {
         },
       });
 
-    const atsWebhook = fn('AtsWebhook', 'functions/ats-webhook/ats-webhook.handler.ts', 10);
-    const interviewWebhook = fn('InterviewWebhook', 'functions/interview-webhook/interview-webhook.handler.ts', 10);
-    const inviteWorker = fn('InviteWorker', 'functions/invite-worker/invite-worker.handler.ts', WORKER_TIMING.workerTimeoutSeconds);
-    const writebackWorker = fn('WritebackWorker', 'functions/writeback-worker/writeback-worker.handler.ts', WORKER_TIMING.workerTimeoutSeconds);
-    const reconciler = fn('Reconciler', 'functions/reconciler/reconciler.handler.ts', 300);
+    const atsWebhook = fn('AtsWebhook', 10);
+    const interviewWebhook = fn('InterviewWebhook', 10);
+    const inviteWorker = fn('InviteWorker', WORKER_TIMING.workerTimeoutSeconds);
+    const writebackWorker = fn('WritebackWorker', WORKER_TIMING.workerTimeoutSeconds);
+    const reconciler = fn('Reconciler', 300);
 
     const maxConcurrency = props.workerMaxConcurrency ?? 5;
     inviteWorker.addEventSource(new SqsEventSource(stageQueues.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency }));

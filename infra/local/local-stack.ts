@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConnectionsFile, type Connection, type ConnectionSecrets } from '../../shared/config';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
-import { emulatorEnvironment, startEmulators, type Emulators } from './emulators';
+import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
 import { startHttpGateway } from './http-gateway';
 import { createQueueWithDlq, createTables, queueDepth, type LocalQueue, type LocalTables } from './provision';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from './sandbox/ats/greenhouse/server';
@@ -38,6 +38,10 @@ export interface LocalStackOptions {
   reportDelayMs?: number;
   maxConcurrency?: number;
   logLevel?: string;
+  /** Greenhouse's limit per 10 s window (default 50, as Harvest documents). */
+  greenhouseRateLimit?: number;
+  /** Lets a caller put something between the SDK clients and the emulators, e.g. the benchmark's request counter. */
+  wrapEndpoints?: (endpoints: EmulatorEndpoints) => Promise<EmulatorEndpoints>;
 }
 
 export interface LocalStack {
@@ -89,7 +93,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => emulators.stop());
     const interview = await startInterviewServiceSandbox({ port: ports.interview ?? 0, reportDelayMs: options.reportDelayMs ?? 1000, seededReports: 0 });
     cleanups.push(() => interview.close());
-    const greenhouse = await startGreenhouseSandbox({ port: ports.greenhouse ?? 0 });
+    const greenhouse = await startGreenhouseSandbox({ port: ports.greenhouse ?? 0, rateLimit: options.greenhouseRateLimit });
     cleanups.push(() => greenhouse.close());
 
     const configPath = join(workDir, 'connections.json');
@@ -108,19 +112,24 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const secretsPath = join(workDir, 'secrets.json');
     writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
 
-    Object.assign(process.env, emulatorEnvironment(emulators.endpoints));
-    const dynamo = new DynamoDBClient({});
-    const sqs = new SQSClient({});
+    const endpoints = options.wrapEndpoints ? await options.wrapEndpoints(emulators.endpoints) : emulators.endpoints;
+    Object.assign(process.env, emulatorEnvironment(endpoints));
+    // Set-up and bookkeeping go straight to the emulators; the functions' traffic goes through `endpoints`.
+    const dynamo = new DynamoDBClient({ endpoint: emulators.endpoints.dynamodb });
+    const sqs = new SQSClient({ endpoint: emulators.endpoints.sqs });
     const tables = await createTables(dynamo);
     const queues = { stage: await createQueueWithDlq(sqs, 'stage-events', visibility), report: await createQueueWithDlq(sqs, 'report-events', visibility) };
+    // The SQS client sends to the queue URL's host, so the functions get URLs on the (possibly wrapped) endpoint.
+    const functionQueueUrl = (url: string): string => new URL(endpoints.sqs).origin + new URL(url).pathname;
+    const functionSqs = new SQSClient({});
     Object.assign(process.env, {
       CONNECTIONS_FILE: configPath,
       SECRETS_FILE: secretsPath,
       JOBS_TABLE: tables.jobs,
       APPLICATIONS_TABLE: tables.applications,
       EVENTS_TABLE: tables.events,
-      STAGE_QUEUE_URL: queues.stage.url,
-      REPORT_QUEUE_URL: queues.report.url,
+      STAGE_QUEUE_URL: functionQueueUrl(queues.stage.url),
+      REPORT_QUEUE_URL: functionQueueUrl(queues.report.url),
       MAIL_FROM: LOCAL_DEFAULTS.mailFrom,
       LOG_LEVEL: options.logLevel ?? process.env.LOG_LEVEL ?? 'WARN',
     });
@@ -143,8 +152,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
     cleanups.push(() => gateway.close());
     const concurrency = options.maxConcurrency ?? 2;
-    const invite = startSqsEventSource({ name: 'invite-worker', queueUrl: queues.stage.url, queueArn: queues.stage.arn, handler: inviteWorker, functionTimeoutMs, maxConcurrency: concurrency, client: sqs });
-    const writeback = startSqsEventSource({ name: 'writeback-worker', queueUrl: queues.report.url, queueArn: queues.report.arn, handler: writebackWorker, functionTimeoutMs, maxConcurrency: concurrency, client: sqs });
+    const invite = startSqsEventSource({ name: 'invite-worker', queueUrl: functionQueueUrl(queues.stage.url), queueArn: queues.stage.arn, handler: inviteWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs });
+    const writeback = startSqsEventSource({ name: 'writeback-worker', queueUrl: functionQueueUrl(queues.report.url), queueArn: queues.report.arn, handler: writebackWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs });
     cleanups.push(() => invite.stop(), () => writeback.stop());
 
     for (const connection of connections) {

@@ -111,7 +111,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
             MaxNumberOfMessages: options.batchSize ?? 10,
-            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+            // Long polling, as Lambda's pollers do: an idle queue costs one request per 20 s per poller.
+            WaitTimeSeconds: options.waitTimeSeconds ?? 20,
             // local-aws-sqs answers the receive count only through AttributeNames.
             AttributeNames: ['All'],
             MessageSystemAttributeNames: ['All'],

@@ -33,6 +33,8 @@ export class GreenhouseAdapter implements AtsAdapter {
   private readonly sleep: RetryHooks['sleep'];
   private readonly now: () => number;
   private token: { value: string; refreshAt: number } | undefined;
+  /** Stage names per job change rarely; one lookup per job per warm function. */
+  private readonly stageIds = new Map<string, string>();
 
   public constructor(options: GreenhouseAdapterOptions) {
     this.connection = options.connection;
@@ -127,7 +129,10 @@ export class GreenhouseAdapter implements AtsAdapter {
 
   /** Stage names are per job in Greenhouse. The v3 path for a job's stages is unconfirmed (v1: `/v1/jobs/{id}/stages`). */
   private async stageIdByName(jobId: string, name: string, signal?: AbortSignal): Promise<string> {
+    const cached = this.stageIds.get(`${jobId}#${name}`);
+    if (cached) return cached;
     const stages = await this.request('GET', `/v3/job_stages?job_id=${encodeURIComponent(jobId)}`, v.array(jobStageSchema), { signal });
+    for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
     const match = stages.find((s) => s.name === name);
     if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${jobId} has no stage named "${name}"`);
     return String(match.id);
