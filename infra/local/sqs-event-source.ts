@@ -111,8 +111,9 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
             MaxNumberOfMessages: options.batchSize ?? 10,
-            // Long polling, as Lambda's pollers do: an idle queue costs one request per 20 s per poller.
-            WaitTimeSeconds: options.waitTimeSeconds ?? 20,
+            // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any
+            // message is there), so the wait is kept to the stack's 1-second maximum batching window.
+            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
             // local-aws-sqs answers the receive count only through AttributeNames.
             AttributeNames: ['All'],
             MessageSystemAttributeNames: ['All'],
