@@ -1,0 +1,81 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
+import { parseConnections } from '../../../shared/config';
+import { loadRawFixture } from '../../helpers/fixtures';
+import { connectionDocument } from '../../helpers/connections';
+
+const SECRET = 'whsec_greenhouse_test_secret';
+const adapter = new GreenhouseAdapter({ connection: parseConnections(connectionDocument())[0]!, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsWebhookSecret: SECRET } });
+const raw = (name: string) => loadRawFixture(`contract/greenhouse/fixtures/${name}`);
+/** Greenhouse's scheme, computed here on its own: `Signature: sha256 <hex HMAC-SHA256 of the raw body>`. */
+const sign = (body: Buffer | string, secret = SECRET) => `sha256 ${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_events.md)', () => {
+  it('verifies the signature over the raw, unicode-escaped bytes', () => {
+    const body = raw('candidate-stage-change.json');
+    expect(body.toString()).toContain('\\u003c');
+    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: body })).toBe(true);
+    expect(adapter.verifyWebhook({ headers: { signature: sign(body).toUpperCase().replace('SHA256', 'sha256') }, rawBody: body })).toBe(true);
+  });
+
+  it.each([
+    ['another secret', (body: Buffer) => sign(body, 'other-secret')],
+    ['the re-serialised JSON', (body: Buffer) => sign(JSON.stringify(JSON.parse(body.toString())))],
+    ['the "sha256=" form of other ATSs', (body: Buffer) => sign(body).replace('sha256 ', 'sha256=')],
+    ['a truncated digest', (body: Buffer) => sign(body).slice(0, -2)],
+    ['another algorithm name', (body: Buffer) => sign(body).replace('sha256', 'sha1')],
+    ['no digest', () => 'sha256'],
+  ])('refuses a signature made with %s', (_name, signature) => {
+    const body = raw('candidate-stage-change.json');
+    expect(adapter.verifyWebhook({ headers: { signature: signature(body) }, rawBody: body })).toBe(false);
+  });
+
+  it('refuses a delivery without a signature, and a tampered body', () => {
+    const body = raw('candidate-stage-change.json');
+    expect(adapter.verifyWebhook({ headers: {}, rawBody: body })).toBe(false);
+    const tampered = Buffer.from(body.toString().replace('"ana@example.com"', '"eve@example.com"'));
+    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: tampered })).toBe(false);
+  });
+
+  it('reads a stage change into the neutral event, preferring the personal e-mail', () => {
+    const result = adapter.parseWebhook({ headers: { 'greenhouse-event-id': 'evt-123' }, rawBody: raw('candidate-stage-change.json') });
+    expect(result).toEqual({
+      kind: 'stage-entered',
+      event: {
+        deliveryId: 'evt-123',
+        atsJobId: '3301',
+        jobName: 'Backend Engineer <Platform>',
+        atsApplicationId: '4401',
+        atsCandidateId: '7702',
+        stage: { id: '9001', name: 'AI Interview' },
+        candidate: { name: 'Ana Ruiz', email: 'ana@example.com' },
+      },
+    });
+  });
+
+  it('derives a delivery id from the body when the header is missing', () => {
+    const body = raw('candidate-stage-change.json');
+    const a = adapter.parseWebhook({ headers: {}, rawBody: body });
+    const b = adapter.parseWebhook({ headers: {}, rawBody: body });
+    expect(a.kind === 'stage-entered' && a.event.deliveryId).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(a).toEqual(b);
+  });
+
+  it.each([
+    ['ping.json', { kind: 'ping' }],
+    ['prospect-stage-change.json', { kind: 'ignored', reason: 'a prospect without a job' }],
+  ])('reads %s', (name, expected) => {
+    expect(adapter.parseWebhook({ headers: {}, rawBody: raw(name) })).toEqual(expected);
+  });
+
+  it.each([
+    ['{"action":"candidate_stage_change","payload":{"application":{"id":1,"status":"rejected","candidate":{"id":2},"jobs":[{"id":3}]}}}', 'ignored'],
+    ['{"action":"delete_candidate","payload":{}}', 'ignored'],
+    ['not json', 'invalid'],
+    ['{"payload":{}}', 'invalid'],
+    ['{"action":"candidate_stage_change","payload":{"application":{"id":1,"candidate":{}}}}', 'invalid'],
+  ])('reads %s as %s', (body, kind) => {
+    expect(adapter.parseWebhook({ headers: {}, rawBody: Buffer.from(body) }).kind).toBe(kind);
+  });
+});

@@ -1,0 +1,25 @@
+/** A valid connections document; tests change one field to see how it is refused. */
+export function connectionDocument(overrides: Record<string, unknown> = {}): { connections: Record<string, unknown>[] } {
+  return {
+    connections: [
+      {
+        id: 'acme-greenhouse',
+        ats: 'greenhouse',
+        atsBaseUrl: 'https://harvest.greenhouse.io',
+        atsUserId: '4080',
+        interviewService: { baseUrl: 'https://api.interviews.example.com' },
+        secretRef: 'connector/acme-greenhouse',
+        triggers: [
+          {
+            id: 'ai-screen',
+            jobs: ['3301'],
+            stage: { name: 'AI Interview' },
+            interview: { questions: [{ question: 'Tell us about a system you built.', time: 3, type: 'audio' }] },
+          },
+        ],
+        writeBack: { advance: { minAiMatchScore: 75, toStage: { name: 'Hiring Manager Review' } } },
+        ...overrides,
+      },
+    ],
+  };
+}

@@ -1,0 +1,81 @@
+import { vi } from 'vitest';
+import { parseConnections } from '../../shared/config';
+import type { ConnectionContext, MappingStore, PipelineDependencies } from '../../shared/pipeline/ports';
+import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
+import type { InterviewReport } from '../../shared/interview-service';
+import { connectionDocument } from './connections';
+
+export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+export function applicationRecord(overrides: Partial<ApplicationRecord> = {}): ApplicationRecord {
+  return { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen', atsCandidateId: '7702', atsJobId: '3301', stageId: '9001', state: 'invited', candidateEmail: 'ana@example.com', interviewId: 'int-1', createdAt: NOW, updatedAt: NOW, ...overrides };
+}
+
+export function jobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
+  return { connectionId: 'acme-greenhouse', atsJobId: '3301', triggerId: 'ai-screen', state: 'creating', interviewName: 'n', templateHash: 'h', createAttempts: 1, updatedAt: NOW, leaseOwner: 'owner-1', ...overrides };
+}
+
+export function reportFactory(overrides: Partial<InterviewReport> = {}): InterviewReport {
+  return {
+    report_id: 'rep-1',
+    interview_id: 'int-1',
+    candidate_id: 'cand-1',
+    candidate_email_id: 'Ana@Example.com',
+    ai_match_score: 82,
+    proctoring_score: 100,
+    proctoring_violations: [],
+    interview_transcript: [],
+    technical_skills_evaluation: [],
+    soft_skills_evaluation: [],
+    custom_question_evaluation: [],
+    report_url: 'https://files.example.com/r.pdf',
+    interview_recording_player_url: 'https://app.example.com/player/r',
+    ...overrides,
+  } as InterviewReport;
+}
+
+/** A store whose every method is a spy; tests set the answers the path under test needs. */
+export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.fn> } {
+  return {
+    claimApplication: vi.fn(),
+    recordInviteStep: vi.fn().mockResolvedValue(undefined),
+    markApplicationFailed: vi.fn().mockResolvedValue(undefined),
+    getJob: vi.fn().mockResolvedValue(undefined),
+    leaseJob: vi.fn(),
+    completeJob: vi.fn(async (key, owner, interview) => jobRecord({ ...key, ...interview, state: 'ready', leaseOwner: owner })),
+    recordJobTemplate: vi.fn().mockResolvedValue(undefined),
+    listJobs: vi.fn().mockResolvedValue([]),
+    findApplicationsByAtsId: vi.fn().mockResolvedValue([]),
+    findApplicationByInterview: vi.fn().mockResolvedValue(undefined),
+    listApplicationsByInterview: vi.fn().mockResolvedValue([]),
+    claimWriteBack: vi.fn(),
+    recordWriteBackStep: vi.fn().mockResolvedValue(undefined),
+    parkUnmatchedReport: vi.fn().mockResolvedValue(undefined),
+  };
+}
+
+export function fakeContext(document = connectionDocument()) {
+  const connection = parseConnections(document)[0]!;
+  const ats = { kind: 'greenhouse' as const, verifyWebhook: vi.fn(), parseWebhook: vi.fn(), postNote: vi.fn().mockResolvedValue({ noteId: 'note-new' }), findNote: vi.fn().mockResolvedValue(undefined), moveToStage: vi.fn().mockResolvedValue({ moved: true, stageId: '9002' }) };
+  const interviews = {
+    createInterview: vi.fn().mockResolvedValue({ interview_id: 'int-new', invite_url: 'https://i.example.com/int-new' }),
+    updateInterview: vi.fn().mockResolvedValue(undefined),
+    findInterviewsByName: vi.fn().mockResolvedValue([]),
+    listReports: vi.fn().mockResolvedValue([reportFactory()]),
+    listAllReports: vi.fn().mockResolvedValue([]),
+  };
+  const context = { connection, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32) }, ats, interviews } as unknown as ConnectionContext;
+  return { context, ats, interviews, connection };
+}
+
+export function dependencies(store: ReturnType<typeof fakeStore>, context: ConnectionContext): PipelineDependencies & { mailer: { sendInvite: ReturnType<typeof vi.fn> } } {
+  let owner = 0;
+  return {
+    store: store as unknown as MappingStore,
+    mailer: { sendInvite: vi.fn().mockResolvedValue({ messageId: 'm' }) },
+    contextFor: async (id) => (id === context.connection.id ? context : undefined),
+    logger: { info: vi.fn(), warn: vi.fn(), error: vi.fn() },
+    now: () => NOW,
+    newOwner: () => `owner-${++owner}`,
+  };
+}

@@ -1,0 +1,110 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/local/sandbox/ats/greenhouse/server';
+import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
+import { parseConnections } from '../../../shared/config';
+import { connectionDocument } from '../../helpers/connections';
+
+describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', () => {
+  let sandbox: GreenhouseSandbox;
+  let tokenRequests = 0;
+  let now = Date.UTC(2026, 10, 21, 9, 0, 0);
+  const countingFetch: typeof fetch = (input, init) => {
+    if (String(input).endsWith('/token')) tokenRequests++;
+    return fetch(input, init);
+  };
+  const adapter = (options: { clientSecret?: string; sleep?: (ms: number) => Promise<void> } = {}) =>
+    new GreenhouseAdapter({
+      connection: parseConnections(connectionDocument({ atsBaseUrl: sandbox.url, atsAuthUrl: `${sandbox.url}/token` }))[0]!,
+      secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsClientId: sandbox.clientId, atsClientSecret: options.clientSecret ?? sandbox.clientSecret },
+      fetch: countingFetch,
+      now: () => now,
+      retry: { baseDelayMs: 1, maxDelayMs: 5 },
+      sleep: options.sleep ?? (async () => undefined),
+    });
+  const candidate = () => sandbox.addCandidate({ first_name: 'Ana', last_name: 'Ruiz', email: 'ana@example.com', job_id: 3301 });
+  const target = (application: { id: number; candidate_id: number; current_stage: { id: number } }) => ({
+    atsApplicationId: String(application.id),
+    atsCandidateId: String(application.candidate_id),
+    atsJobId: '3301',
+    fromStageId: String(application.current_stage.id),
+  });
+
+  beforeAll(async () => {
+    sandbox = await startGreenhouseSandbox({ port: 0, rateLimit: 5 });
+  });
+  afterEach(() => {
+    Object.assign(sandbox.state.faults, { rate429: 0, rate500: 0 });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+  });
+
+  it('posts a note on the candidate as the configured user, with its marker, and finds it again', async () => {
+    const application = candidate();
+    const gh = adapter();
+    const { noteId } = await gh.postNote(target(application), { body: 'AI interview completed', marker: 'ai-interview-report:r1' });
+    const note = sandbox.state.notes.find((n) => String(n.id) === noteId);
+    expect(note).toMatchObject({ candidate_id: application.candidate_id, application_id: application.id, visibility: 'admin_only', user_id: 4080, note_type: 'NOTE' });
+    expect(note?.body).toContain('[ai-interview-report:r1]');
+    expect(await gh.findNote(target(application), 'ai-interview-report:r1')).toEqual({ noteId });
+    expect(await gh.findNote(target(application), 'ai-interview-report:other')).toBeUndefined();
+  });
+
+  it('reuses the OAuth token until shortly before it expires', async () => {
+    const gh = adapter();
+    const application = candidate();
+    tokenRequests = 0;
+    await gh.findNote(target(application), 'x');
+    await gh.findNote(target(application), 'x');
+    expect(tokenRequests).toBe(1);
+    now += 3600_000 - 30_000;
+    await gh.findNote(target(application), 'x');
+    expect(tokenRequests).toBe(2);
+  });
+
+  it('refuses with a clear error when the client credentials are wrong', async () => {
+    await expect(adapter({ clientSecret: 'wrong' }).findNote(target(candidate()), 'x')).rejects.toMatchObject({ code: 'ats-unauthorized', retryable: false });
+  });
+
+  it('moves to a stage by name once; a retry finds it there and does not move again', async () => {
+    const application = candidate();
+    await sandbox.moveCandidate({ application_id: application.id, stage_name: 'AI Interview' });
+    const gh = adapter();
+    const first = await gh.moveToStage(target(application), { name: 'Hiring Manager Review' });
+    expect(first).toEqual({ moved: true, stageId: '9002' });
+    const again = await gh.moveToStage(target(application), { name: 'Hiring Manager Review' });
+    expect(again).toEqual({ moved: false, stageId: '9002' });
+    expect(sandbox.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002)).toHaveLength(1);
+    await expect(gh.moveToStage(target(application), { name: 'No Such Stage' })).rejects.toMatchObject({ code: 'ats-invalid-request' });
+  });
+
+  it('waits as Retry-After says when the 10-second window is spent, then succeeds', async () => {
+    const waits: number[] = [];
+    const gh = adapter({ sleep: async (ms) => void waits.push(ms) });
+    const application = candidate();
+    // The fixed window allows 5 requests per token; the sixth is answered 429 with Retry-After.
+    for (let i = 0; i < 6; i++) await gh.findNote(target(application), "x").catch(() => undefined);
+    expect(waits.length).toBeGreaterThan(0);
+    expect(waits.every((ms) => ms >= 1000 && ms <= 10_000)).toBe(true);
+  });
+
+  it('never re-sends a note that may have been written (5xx), but reports it as retryable with mayHaveSucceeded', async () => {
+    sandbox.state.faults.rate500 = 1;
+    const before = sandbox.state.requests['POST /v3/notes'] ?? 0;
+    const error = await adapter().postNote(target(candidate()), { body: 'x', marker: 'm' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ats-unavailable', retryable: true, mayHaveSucceeded: true });
+    expect((sandbox.state.requests['POST /v3/notes'] ?? 0) - before).toBe(1);
+  });
+
+  it('re-sends a note Greenhouse refused with 429, since nothing was written', async () => {
+    sandbox.state.faults.rate429 = 1;
+    const before = sandbox.state.requests['POST /v3/notes'] ?? 0;
+    const error = await adapter().postNote(target(candidate()), { body: 'x', marker: 'm' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ats-rate-limited', retryable: true, mayHaveSucceeded: false });
+    expect((sandbox.state.requests['POST /v3/notes'] ?? 0) - before).toBe(5);
+  });
+
+  it('maps a note on an unknown candidate to not-found', async () => {
+    await expect(adapter().postNote({ atsApplicationId: '1', atsCandidateId: '999999', atsJobId: '3301' }, { body: 'x', marker: 'm' })).rejects.toMatchObject({ code: 'ats-not-found', status: 404 });
+  });
+});
