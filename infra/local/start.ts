@@ -23,6 +23,10 @@ const stack = await startLocalStack({
   ports: values.once ? {} : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort, greenhouse: LOCAL_DEFAULTS.greenhousePort },
   logLevel: values.verbose ? 'INFO' : 'WARN',
   reconcileIntervalMs: values.once ? 0 : LOCAL_DEFAULTS.reconcileIntervalMs,
+}).catch((error: unknown) => {
+  // A bad connections file, a port in use, Java missing: one clear line, no stack trace.
+  console.error(`Could not start: ${(error as Error).message}`);
+  process.exit(1);
 });
 console.log(`Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`);
 
