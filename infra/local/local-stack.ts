@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadConnectionsFile, type Connection, type ConnectionSecrets } from '../../shared/config';
+import { parseConnections, type Connection, type ConnectionSecrets } from '../../shared/config';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
 import { startHttpGateway } from './http-gateway';
@@ -96,9 +96,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const greenhouse = await startGreenhouseSandbox({ port: ports.greenhouse ?? 0, rateLimit: options.greenhouseRateLimit });
     cleanups.push(() => greenhouse.close());
 
+    const sourcePath = options.configPath ?? LOCAL_DEFAULTS.configPath;
+    const rendered = renderConfig(readFileSync(sourcePath, 'utf8'), { INTERVIEW_SANDBOX_URL: interview.url, GREENHOUSE_SANDBOX_URL: greenhouse.url });
+    let document: unknown;
+    try {
+      document = JSON.parse(rendered);
+    } catch (error) {
+      throw new Error(`${sourcePath} is not valid JSON: ${(error as Error).message}`);
+    }
+    const connections = parseConnections(document, sourcePath);
     const configPath = join(workDir, 'connections.json');
-    writeFileSync(configPath, renderConfig(readFileSync(options.configPath ?? LOCAL_DEFAULTS.configPath, 'utf8'), { INTERVIEW_SANDBOX_URL: interview.url, GREENHOUSE_SANDBOX_URL: greenhouse.url }));
-    const connections = loadConnectionsFile(configPath);
+    writeFileSync(configPath, rendered);
     const secrets: Record<string, ConnectionSecrets> = {};
     for (const connection of connections) {
       secrets[connection.secretRef] = {

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { createInterviewInputSchema, customQuestionListSchema, skillListSchema } from '../interview-service/schemas';
+import { customQuestionListSchema, interviewLanguageSchema, skillListSchema } from '../interview-service/schemas';
 
 export const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
 export type AtsKind = (typeof ATS_KINDS)[number];
@@ -83,7 +83,7 @@ export const connectionSchema = v.pipe(
   ),
   v.forward(
     v.check(
-      (c) => c.triggers.every((t) => v.safeParse(createInterviewInputSchema(c.interviewService.extraLanguages), { interview_name: 'x', custom_question_list: t.interview.questions, interview_language: t.interview.language }).success),
+      (c) => c.triggers.every((t) => v.is(interviewLanguageSchema(c.interviewService.extraLanguages), t.interview.language)),
       'interview.language must be a language of the service or listed in interviewService.extraLanguages',
     ),
     ['triggers'],
