@@ -1,4 +1,4 @@
-import { ConnectionRegistry, fileSecretsProvider, loadConnectionsFile, SECRETS_CACHE_MS, type SecretsProvider } from '../../shared/config';
+import { ConnectionRegistry, fileSecretsProvider, loadConnectionsFile, REQUIRED_ATS_SECRETS, SECRETS_CACHE_MS, SecretsError, type SecretsProvider } from '../../shared/config';
 import { secretsManagerProvider } from '../../shared/config/secrets-manager';
 import { createAtsAdapter } from '../../shared/ats';
 import { InterviewServiceClient } from '../../shared/interview-service';
@@ -32,6 +32,8 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   if (cached && cached.expiresAt > Date.now()) return cached.context;
   const context = (async (): Promise<ConnectionContext> => {
     const connectionSecrets = await secretsProvider().getConnectionSecrets(connection.secretRef);
+    const missing = REQUIRED_ATS_SECRETS[connection.ats].find((field) => !connectionSecrets[field]);
+    if (missing) throw new SecretsError('secret-invalid', `secret ${connection.secretRef}: ${missing} is required for ${connection.ats} connections`);
     return {
       connection,
       secrets: connectionSecrets,

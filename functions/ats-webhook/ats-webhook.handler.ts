@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createLogger } from '../../shared/observability/logger';
-import { matchTriggers } from '../../shared/pipeline/trigger-matching';
+import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
 import { QueuePublisher, type StageEnteredMessage } from '../../shared/queue';
 import { connectionContext } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+import { mappingStore } from '../_runtime/store';
 
 const publisher = new QueuePublisher();
+const store = mappingStore();
 const logger = createLogger('ats-webhook');
 
 /**
@@ -22,20 +24,28 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   const context = await connectionContext(connectionId);
   if (!context) return jsonResponse(404, { error: `unknown connection ${connectionId}` });
   const request = { headers: lowerCaseHeaders(event), rawBody: body };
-  if (!context.ats.verifyWebhook(request)) {
-    logger.warn('ats webhook refused: bad signature', { connectionId });
-    return jsonResponse(401, { error: 'signature does not match' });
+  const verification = context.ats.verifyWebhook(request, Date.now());
+  if (!verification.valid) {
+    logger.warn('ats webhook refused', { connectionId, reason: verification.reason });
+    return jsonResponse(401, { error: verification.reason });
+  }
+  const replayKey = verification.replayKey;
+  if (replayKey && !(await store.rememberReplayKey(connectionId, replayKey, Date.now(), verification.replayTtlSeconds ?? 3600))) {
+    logger.warn('ats webhook refused: delivery seen before', { connectionId });
+    return jsonResponse(401, { error: 'this delivery was seen before' });
   }
   const parsed = context.ats.parseWebhook(request);
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  if (matchTriggers(context.connection, parsed.event).length === 0) return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
+  if (!mayMatchTriggers(context.connection, parsed.event)) return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
   const message: StageEnteredMessage = { v: 1, kind: 'stage-entered', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), event: parsed.event };
   try {
     await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
   } catch (error) {
     logger.error('ats webhook: could not enqueue', { connectionId, deliveryId: parsed.event.deliveryId, code: (error as Error).name });
+    if (replayKey) await store.forgetReplayKey(connectionId, replayKey).catch(() => undefined);
+    // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });
   }
   logger.info('ats webhook: stage change enqueued', { connectionId, deliveryId: parsed.event.deliveryId });

@@ -6,17 +6,27 @@ export interface InboundWebhook {
   rawBody: Buffer;
 }
 
-/** "A candidate's application is now in this stage", in ATS-neutral terms. */
+/**
+ * "A candidate's application is now in this stage", in ATS-neutral terms. Some ATSs send ids only (Lever):
+ * the job and the candidate's name and e-mail are then filled in by `confirmStageEntered`, in the worker.
+ */
 export interface StageEnteredEvent {
   /** The ATS's delivery id, or a key derived from the payload where the ATS gives none. */
   deliveryId: string;
-  atsJobId: string;
+  atsJobId?: string | undefined;
   jobName?: string | undefined;
   atsApplicationId: string;
   atsCandidateId: string;
   stage: { id?: string | undefined; name?: string | undefined };
-  candidate: { name: string; email?: string | undefined };
+  candidate: { name?: string | undefined; email?: string | undefined };
 }
+
+export type WebhookVerification =
+  | { valid: false; reason: string }
+  /** `replayKey`: a value the connector must refuse to see twice (Lever's per-delivery token). */
+  | { valid: true; replayKey?: string; replayTtlSeconds?: number };
+
+export type StageConfirmation = { confirmed: true; event: StageEnteredEvent & { atsJobId: string } } | { confirmed: false; reason: string };
 
 export type WebhookParseResult =
   | { kind: 'ping' }
@@ -46,12 +56,25 @@ export interface AtsNote {
  */
 export interface AtsAdapter {
   readonly kind: AtsKind;
-  /** Authenticates over the raw bytes (constant-time); called before anything parses the body. */
-  verifyWebhook(request: InboundWebhook): boolean;
+  /** Authenticates over the raw bytes (constant-time) before the body is read for anything else. */
+  verifyWebhook(request: InboundWebhook, now: number): WebhookVerification;
   parseWebhook(request: InboundWebhook): WebhookParseResult;
+  /**
+   * In the worker, before anything is sent: checks the event against the ATS's API where the webhook body is
+   * not signed (Lever), and fills in what the webhook did not carry. Others confirm what they parsed.
+   */
+  confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation>;
   postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }>;
   /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */
   findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined>;
   /** Moves the application; already being in the target stage counts as done. */
   moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }>;
+  /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
+  attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
+}
+
+/** Confirms a parsed event as it is, for ATSs whose webhook is signed over the whole body. */
+export function confirmAsParsed(event: StageEnteredEvent): Promise<StageConfirmation> {
+  if (!event.atsJobId) return Promise.resolve({ confirmed: false, reason: 'the webhook names no job' });
+  return Promise.resolve({ confirmed: true, event: { ...event, atsJobId: event.atsJobId } });
 }

@@ -7,10 +7,17 @@ export type AtsKind = (typeof ATS_KINDS)[number];
 const slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lowercase letters, digits and dashes (at most 63)'));
 const httpUrl = v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
 
-/** Which stage starts an interview: the stage id, or its exact name (Greenhouse's webhook id provenance is unsettled). */
+/**
+ * A stage: its id (global in Lever; a slug in Workable), its id per job (`idsByJob`, for ATSs whose stage ids
+ * belong to one job: Greenhouse, Ashby, Workable), or its exact name.
+ */
 const stageMatcher = v.pipe(
-  v.object({ id: v.optional(v.pipe(v.string(), v.nonEmpty())), name: v.optional(v.pipe(v.string(), v.nonEmpty())) }),
-  v.check((stage) => stage.id !== undefined || stage.name !== undefined, 'needs an id or a name'),
+  v.object({
+    id: v.optional(v.pipe(v.string(), v.nonEmpty())),
+    idsByJob: v.optional(v.record(v.string(), v.pipe(v.string(), v.nonEmpty()))),
+    name: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  }),
+  v.check((stage) => stage.id !== undefined || stage.name !== undefined || stage.idsByJob !== undefined, 'needs an id, idsByJob or a name'),
 );
 
 const interviewTemplate = v.object({
@@ -76,6 +83,8 @@ export const connectionSchema = v.pipe(
     secretRef: v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a Secrets Manager secret name')),
     triggers: v.pipe(v.array(trigger), v.minLength(1, 'at least one trigger')),
     writeBack: v.optional(writeBack, { note: { visibility: 'admin_only' } }),
+    /** Lever: how old a delivery's `triggeredAt` may be before it is refused as stale. */
+    webhookFreshnessMinutes: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(24 * 60)), 10),
   }),
   v.forward(
     v.check((c) => new Set(c.triggers.map((t) => t.id)).size === c.triggers.length, 'trigger ids must be unique within a connection'),
@@ -104,6 +113,15 @@ export const connectionSecretsSchema = v.object({
   atsClientId: v.optional(v.string()),
   atsClientSecret: v.optional(v.string()),
 });
+
+/** Secrets each ATS needs; a connection missing one is refused when its secrets load, naming the field. */
+export const REQUIRED_ATS_SECRETS = {
+  greenhouse: ['atsWebhookSecret', 'atsClientId', 'atsClientSecret'],
+  // Ashby's signing is optional in Ashby; the connector always requires it.
+  ashby: ['atsWebhookSecret', 'atsApiKey'],
+  lever: ['atsWebhookSecret', 'atsApiKey'],
+  workable: ['atsWebhookSecret', 'atsApiKey'],
+} as const satisfies Record<AtsKind, readonly (keyof v.InferOutput<typeof connectionSecretsSchema>)[]>;
 
 export type Connection = v.InferOutput<typeof connectionSchema>;
 export type Trigger = Connection['triggers'][number];

@@ -1,5 +1,6 @@
 import {
   ConditionalCheckFailedException,
+  DeleteItemCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -257,6 +258,29 @@ export class DynamoMappingStore implements MappingStore {
     const { done, ...fields } = step;
     const update = buildUpdate({ set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) }, remove: done ? ['leaseOwner', 'leaseUntil'] : [], extraValues: { ':owner': owner } });
     await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
+  }
+
+  public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.tables.events,
+          Item: marshall({ pk: `replay#${connectionId}#${key}`, kind: 'replay-key', connectionId, seenAt: now, [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + ttlSeconds }),
+          // TTL deletion lags; an expired key counts as unseen.
+          ConditionExpression: 'attribute_not_exists(pk) OR #expiresAt < :nowSeconds',
+          ExpressionAttributeNames: { '#expiresAt': MAPPING_TABLES.ttlAttribute },
+          ExpressionAttributeValues: marshall({ ':nowSeconds': Math.floor(now / 1000) }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
+    await this.client.send(new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }));
   }
 
   public async parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void> {

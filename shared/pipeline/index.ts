@@ -2,7 +2,7 @@ export * from './constants';
 export * from './errors';
 export * from './ports';
 export * from './records';
-export { matchTriggers, stageMatches } from './trigger-matching';
+export { matchTriggers, mayMatchTriggers, stageMatches } from './trigger-matching';
 export { interviewNameFor, templateHash } from './interview-template';
 export { decideAdvance, formatReportNote, formatInviteNote } from './report-note';
 export { ensureInterviewForTrigger, clearInterviewCache } from './ensure-interview.use-case';

@@ -53,6 +53,10 @@ export interface MappingStore {
   listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]>;
   claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease): Promise<ClaimWriteBackResult>;
   recordWriteBackStep(key: ApplicationKey, owner: string, step: { reportNoteId?: string; reportNoteAt?: number; movedToStageId?: string; movedAt?: number; flaggedForReview?: boolean; done: boolean }): Promise<void>;
+  /** Records a webhook replay key (Lever's token); false when it was seen before and has not expired. */
+  rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
+  /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */
+  forgetReplayKey(connectionId: string, key: string): Promise<void>;
   parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Trigger } from '../config';
-import type { ApplicationRef } from '../ats/port';
+import type { ApplicationRef, StageEnteredEvent } from '../ats/port';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
@@ -8,7 +8,9 @@ import { errorCode, isPermanent } from './errors';
 import { formatInviteNote } from './report-note';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 import { normaliseEmail, type ApplicationKey } from './records';
-import { matchTriggers } from './trigger-matching';
+import { matchTriggers, mayMatchTriggers } from './trigger-matching';
+
+type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
 export type StageEnteredOutcome =
   | 'invited'
@@ -16,6 +18,7 @@ export type StageEnteredOutcome =
   | 'already-invited'
   | 'held-elsewhere'
   | 'no-matching-trigger'
+  | 'stage-not-confirmed'
   | 'unknown-connection'
   | 'failed';
 
@@ -32,17 +35,31 @@ export interface StageEnteredResult {
 export async function handleStageEntered(message: StageEnteredMessage, deps: PipelineDependencies, signal?: AbortSignal): Promise<StageEnteredResult[]> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
-  const triggers = matchTriggers(context.connection, message.event);
+  if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
+  const log = { connectionId: message.connectionId, atsApplicationId: message.event.atsApplicationId, deliveryId: message.event.deliveryId };
+  let event: ConfirmedEvent;
+  try {
+    const confirmation = await context.ats.confirmStageEntered(message.event, signal);
+    if (!confirmation.confirmed) {
+      deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
+      return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
+    }
+    event = confirmation.event;
+  } catch (error) {
+    if (!isPermanent(error)) throw error;
+    deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
+    return [{ outcome: 'failed', reason: errorCode(error) }];
+  }
+  const triggers = matchTriggers(context.connection, event);
   if (triggers.length === 0) return [{ outcome: 'no-matching-trigger' }];
   const results: StageEnteredResult[] = [];
-  for (const trigger of triggers) results.push({ triggerId: trigger.id, ...(await inviteForTrigger(message, context, trigger, deps, signal)) });
+  for (const trigger of triggers) results.push({ triggerId: trigger.id, ...(await inviteForTrigger(message, event, context, trigger, deps, signal)) });
   return results;
 }
 
-async function inviteForTrigger(message: StageEnteredMessage, context: ConnectionContext, trigger: Trigger, deps: PipelineDependencies, signal?: AbortSignal): Promise<Omit<StageEnteredResult, 'triggerId'>> {
+async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEvent, context: ConnectionContext, trigger: Trigger, deps: PipelineDependencies, signal?: AbortSignal): Promise<Omit<StageEnteredResult, 'triggerId'>> {
   const now = deps.now ?? Date.now;
   const newOwner = deps.newOwner ?? randomUUID;
-  const { event } = message;
   const email = event.candidate.email ? normaliseEmail(event.candidate.email) : undefined;
   const key: ApplicationKey = { connectionId: context.connection.id, atsApplicationId: event.atsApplicationId, triggerId: trigger.id };
   const owner = newOwner();
@@ -68,7 +85,7 @@ async function inviteForTrigger(message: StageEnteredMessage, context: Connectio
     const interview = await ensureInterviewForTrigger(context, trigger, event, { store: deps.store, logger: deps.logger, now, newOwner, signal });
     const target: ApplicationRef = { atsApplicationId: key.atsApplicationId, atsCandidateId: event.atsCandidateId, atsJobId: event.atsJobId, fromStageId: event.stage.id };
     if (sendEmail && !record.inviteEmailAt) {
-      await deps.mailer.sendInvite({ to: email, candidateName: event.candidate.name, jobName: event.jobName ?? `Job ${event.atsJobId}`, inviteUrl: interview.inviteUrl, language: trigger.interview.language, from: trigger.invite.from });
+      await deps.mailer.sendInvite({ to: email, candidateName: event.candidate.name ?? '', jobName: event.jobName ?? `Job ${event.atsJobId}`, inviteUrl: interview.inviteUrl, language: trigger.interview.language, from: trigger.invite.from });
       await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailAt: now(), done: !postNote || record.inviteNoteAt !== undefined });
     }
     if (postNote && !record.inviteNoteAt) {

@@ -1,13 +1,34 @@
 import type { Connection, StageMatcher, Trigger } from '../config';
 import type { StageEnteredEvent } from '../ats/port';
 
-/** A stage matches by id when the trigger names one, else by exact name. */
-export function stageMatches(matcher: StageMatcher, stage: { id?: string | undefined; name?: string | undefined }): boolean {
-  if (matcher.id !== undefined) return matcher.id === stage.id;
-  return matcher.name !== undefined && matcher.name === stage.name;
+export type MatchResult = 'yes' | 'no' | 'unknown';
+
+/**
+ * A stage matches by its id for the job (`idsByJob`), by a global id, else by exact name. 'unknown' when the
+ * event does not carry what the matcher needs yet (Lever's webhook has no stage name and no job).
+ */
+export function stageMatches(matcher: StageMatcher, stage: { id?: string | undefined; name?: string | undefined }, jobId: string | undefined): MatchResult {
+  const perJob = jobId === undefined ? undefined : matcher.idsByJob?.[jobId];
+  if (matcher.idsByJob && jobId === undefined) return 'unknown';
+  if (perJob !== undefined) return perJob === stage.id ? 'yes' : 'no';
+  if (matcher.id !== undefined) return matcher.id === stage.id ? 'yes' : 'no';
+  if (matcher.name === undefined) return 'no';
+  if (stage.name === undefined) return 'unknown';
+  return matcher.name === stage.name ? 'yes' : 'no';
 }
 
-/** The triggers of a connection that this stage change starts. */
+function jobMatches(trigger: Trigger, jobId: string | undefined): MatchResult {
+  if (trigger.jobs === 'all') return 'yes';
+  if (jobId === undefined) return 'unknown';
+  return trigger.jobs.includes(jobId) ? 'yes' : 'no';
+}
+
+/** The triggers this stage change starts, for sure. */
 export function matchTriggers(connection: Connection, event: Pick<StageEnteredEvent, 'atsJobId' | 'stage'>): Trigger[] {
-  return connection.triggers.filter((trigger) => (trigger.jobs === 'all' || trigger.jobs.includes(event.atsJobId)) && stageMatches(trigger.stage, event.stage));
+  return connection.triggers.filter((trigger) => jobMatches(trigger, event.atsJobId) === 'yes' && stageMatches(trigger.stage, event.stage, event.atsJobId) === 'yes');
+}
+
+/** Whether any trigger may match once the worker has confirmed the event: the webhook enqueues only these. */
+export function mayMatchTriggers(connection: Connection, event: Pick<StageEnteredEvent, 'atsJobId' | 'stage'>): boolean {
+  return connection.triggers.some((trigger) => jobMatches(trigger, event.atsJobId) !== 'no' && stageMatches(trigger.stage, event.stage, event.atsJobId) !== 'no');
 }

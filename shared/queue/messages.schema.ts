@@ -12,12 +12,12 @@ export const stageEnteredMessageSchema = v.object({
   receivedAt: v.number(),
   event: v.object({
     deliveryId: text,
-    atsJobId: text,
+    atsJobId: v.optional(text),
     jobName: v.optional(v.string()),
     atsApplicationId: text,
     atsCandidateId: text,
     stage: v.object({ id: v.optional(v.string()), name: v.optional(v.string()) }),
-    candidate: v.object({ name: v.string(), email: v.optional(v.string()) }),
+    candidate: v.object({ name: v.optional(v.string()), email: v.optional(v.string()) }),
   }),
 });
 

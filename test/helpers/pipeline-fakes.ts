@@ -1,4 +1,5 @@
 import { vi } from 'vitest';
+import { confirmAsParsed } from '../../shared/ats/port';
 import { parseConnections } from '../../shared/config';
 import type { ConnectionContext, MappingStore, PipelineDependencies } from '../../shared/pipeline/ports';
 import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
@@ -50,13 +51,15 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     listApplicationsByInterview: vi.fn().mockResolvedValue([]),
     claimWriteBack: vi.fn(),
     recordWriteBackStep: vi.fn().mockResolvedValue(undefined),
+    rememberReplayKey: vi.fn().mockResolvedValue(true),
+    forgetReplayKey: vi.fn().mockResolvedValue(undefined),
     parkUnmatchedReport: vi.fn().mockResolvedValue(undefined),
   };
 }
 
 export function fakeContext(document = connectionDocument()) {
   const connection = parseConnections(document)[0]!;
-  const ats = { kind: 'greenhouse' as const, verifyWebhook: vi.fn(), parseWebhook: vi.fn(), postNote: vi.fn().mockResolvedValue({ noteId: 'note-new' }), findNote: vi.fn().mockResolvedValue(undefined), moveToStage: vi.fn().mockResolvedValue({ moved: true, stageId: '9002' }) };
+  const ats = { kind: 'greenhouse' as const, verifyWebhook: vi.fn(), parseWebhook: vi.fn(), confirmStageEntered: vi.fn(confirmAsParsed), postNote: vi.fn().mockResolvedValue({ noteId: 'note-new' }), findNote: vi.fn().mockResolvedValue(undefined), moveToStage: vi.fn().mockResolvedValue({ moved: true, stageId: '9002' }) };
   const interviews = {
     createInterview: vi.fn().mockResolvedValue({ interview_id: 'int-new', invite_url: 'https://i.example.com/int-new' }),
     updateInterview: vi.fn().mockResolvedValue(undefined),

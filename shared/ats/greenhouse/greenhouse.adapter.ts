@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
-import { HTTP_DEFAULTS, defaultRetryPolicy, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest, withRetry, type RetryHooks, type RetryPolicy } from '../../http';
+import { HTTP_DEFAULTS, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest, type RetryHooks, type RetryPolicy } from '../../http';
+import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
-import type { ApplicationRef, AtsAdapter, AtsNote, InboundWebhook, WebhookParseResult } from '../port';
+import { confirmAsParsed, type ApplicationRef, type AtsAdapter, type AtsNote, type InboundWebhook, type StageConfirmation, type StageEnteredEvent, type WebhookParseResult, type WebhookVerification } from '../port';
 import { applicationSchema, candidateStageChangeSchema, greenhouseEnvelopeSchema, jobStageSchema, notesListSchema, noteSchema, tokenResponseSchema } from './greenhouse.schemas';
 
 export const GREENHOUSE_DEFAULT_AUTH_URL = 'https://auth.greenhouse.io/token';
@@ -29,10 +30,10 @@ export class GreenhouseAdapter implements AtsAdapter {
   private readonly secrets: ConnectionSecrets;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
-  private readonly policy: RetryPolicy;
   private readonly sleep: RetryHooks['sleep'];
   private readonly now: () => number;
   private token: { value: string; refreshAt: number } | undefined;
+  private readonly http: AtsHttpClient;
   /** Stage names per job change rarely; one lookup per job per warm function. */
   private readonly stageIds = new Map<string, string>();
 
@@ -41,22 +42,36 @@ export class GreenhouseAdapter implements AtsAdapter {
     this.secrets = options.secrets;
     this.fetchImpl = options.fetch ?? fetch;
     this.timeoutMs = options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs;
-    this.policy = { ...defaultRetryPolicy, ...options.retry };
     this.sleep = options.sleep;
     this.now = options.now ?? Date.now;
+    this.http = new AtsHttpClient({
+      baseUrl: this.connection.atsBaseUrl,
+      authorization: async (refresh) => `Bearer ${await this.accessToken(undefined, refresh)}`,
+      fetch: this.fetchImpl,
+      timeoutMs: this.timeoutMs,
+      retry: options.retry,
+      sleep: this.sleep,
+      now: this.now,
+    });
   }
 
   /**
    * `Signature: sha256 <hex>`: HMAC-SHA256 of the raw body with the webhook's secret key. Greenhouse
    * unicode-escapes its JSON before signing, so only the bytes as received verify (webhooks/_introduction.md).
    */
-  public verifyWebhook(request: InboundWebhook): boolean {
+  public verifyWebhook(request: InboundWebhook): WebhookVerification {
     const secret = this.secrets.atsWebhookSecret;
     const header = request.headers['signature'];
-    if (!secret || !header) return false;
+    if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
+    if (!header) return { valid: false, reason: 'no Signature header' };
     const [algorithm, digest] = header.trim().split(/\s+/, 2);
-    if (algorithm !== 'sha256' || !digest) return false;
-    return digestMatches(hmacSha256(secret, request.rawBody), digest, 'hex');
+    if (algorithm !== 'sha256' || !digest) return { valid: false, reason: 'Signature is not "sha256 <hex>"' };
+    return digestMatches(hmacSha256(secret, request.rawBody), digest, 'hex') ? { valid: true } : { valid: false, reason: 'signature does not match' };
+  }
+
+  /** The whole body is signed and carries the job and the candidate: nothing to re-read. */
+  public confirmStageEntered(event: StageEnteredEvent): Promise<StageConfirmation> {
+    return confirmAsParsed(event);
   }
 
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
@@ -147,7 +162,7 @@ export class GreenhouseAdapter implements AtsAdapter {
       {
         url,
         method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from(`${atsClientId}:${atsClientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: { authorization: basicAuth(atsClientId, atsClientSecret), 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ grant_type: 'client_credentials', sub: this.connection.atsUserId }).toString(),
         timeoutMs: this.timeoutMs,
         signal,
@@ -163,44 +178,8 @@ export class GreenhouseAdapter implements AtsAdapter {
     return this.token.value;
   }
 
-  private async request<T>(method: 'GET' | 'POST', path: string, schema: v.GenericSchema<unknown, T>, options: { body?: unknown; signal?: AbortSignal | undefined }): Promise<T> {
-    const url = this.connection.atsBaseUrl.replace(/\/+$/, '') + path;
-    const where = `${method} ${redactUrl(url)}`;
-    let refreshed = false;
-    const attempt = async (): Promise<T> => {
-      const token = await this.accessToken(options.signal);
-      const response = await sendHttpRequest(
-        {
-          url,
-          method,
-          headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
-          body: options.body === undefined ? undefined : JSON.stringify(options.body),
-          timeoutMs: this.timeoutMs,
-          signal: options.signal,
-        },
-        this.fetchImpl,
-      ).catch((error: unknown) => {
-        throw new AtsError(ATS_ERROR_CODES.unavailable, (error as Error).message, { cause: error, mayHaveSucceeded: method !== 'GET' });
-      });
-      if (response.status === 401 && !refreshed) {
-        // An expired or revoked token: fetch a new one once, then retry the call (nothing was written).
-        refreshed = true;
-        await this.accessToken(options.signal, true);
-        return attempt();
-      }
-      if (response.status < 200 || response.status >= 300) {
-        throw atsErrorForStatus(response.status, where, errorDetail(response.bodyText), parseRetryAfter(response.headers), method !== 'GET');
-      }
-      const parsed = v.safeParse(schema, safeJson(response.bodyText));
-      if (!parsed.success) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: ${v.getDotPath(parsed.issues[0]!) ?? '(root)'}: ${parsed.issues[0]!.message}`);
-      return parsed.output;
-    };
-    return withRetry(attempt, this.policy, {
-      sleep: this.sleep,
-      signal: options.signal,
-      // A write is retried only when Greenhouse refused it outright (429); a 5xx or lost answer may have written.
-      shouldRetry: (error) => method === 'GET' || !(error as AtsError).mayHaveSucceeded,
-    });
+  private request<T>(method: 'GET' | 'POST', path: string, schema: v.GenericSchema<unknown, T>, options: { body?: unknown; signal?: AbortSignal | undefined }): Promise<T> {
+    return this.http.request({ method, path, body: options.body, signal: options.signal }, schema);
   }
 }
 
@@ -210,10 +189,4 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** Greenhouse's 422 carries `{message, errors[{message, field}]}`; other bodies are cut short. */
-function errorDetail(text: string): string {
-  const body = safeJson(text) as { message?: unknown } | undefined;
-  return typeof body?.message === 'string' ? body.message.slice(0, 200) : '';
 }

@@ -15,8 +15,8 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
   it('verifies the signature over the raw, unicode-escaped bytes', () => {
     const body = raw('candidate-stage-change.json');
     expect(body.toString()).toContain('\\u003c');
-    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: body })).toBe(true);
-    expect(adapter.verifyWebhook({ headers: { signature: sign(body).toUpperCase().replace('SHA256', 'sha256') }, rawBody: body })).toBe(true);
+    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: body })).toEqual({ valid: true });
+    expect(adapter.verifyWebhook({ headers: { signature: sign(body).toUpperCase().replace('SHA256', 'sha256') }, rawBody: body })).toEqual({ valid: true });
   });
 
   it.each([
@@ -28,14 +28,14 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
     ['no digest', () => 'sha256'],
   ])('refuses a signature made with %s', (_name, signature) => {
     const body = raw('candidate-stage-change.json');
-    expect(adapter.verifyWebhook({ headers: { signature: signature(body) }, rawBody: body })).toBe(false);
+    expect(adapter.verifyWebhook({ headers: { signature: signature(body) }, rawBody: body }).valid).toBe(false);
   });
 
   it('refuses a delivery without a signature, and a tampered body', () => {
     const body = raw('candidate-stage-change.json');
-    expect(adapter.verifyWebhook({ headers: {}, rawBody: body })).toBe(false);
+    expect(adapter.verifyWebhook({ headers: {}, rawBody: body })).toEqual({ valid: false, reason: 'no Signature header' });
     const tampered = Buffer.from(body.toString().replace('"ana@example.com"', '"eve@example.com"'));
-    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: tampered })).toBe(false);
+    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: tampered })).toEqual({ valid: false, reason: 'signature does not match' });
   });
 
   it('reads a stage change into the neutral event, preferring the personal e-mail', () => {

@@ -22,7 +22,7 @@ describe('Function: parseConnections', () => {
     [{ atsBaseUrl: 'harvest' }, 'connections[0] (acme-greenhouse).atsBaseUrl: must be a URL'],
     [{ id: 'Acme Greenhouse' }, 'connections[0] (Acme Greenhouse).id: must be lowercase'],
     [{ triggers: [] }, 'connections[0] (acme-greenhouse).triggers: at least one trigger'],
-    [{ triggers: [{ id: 't', stage: {}, interview: { questions: [{ question: 'q', time: 2, type: 'audio' }] } }] }, 'connections[0] (acme-greenhouse).triggers.0.stage: needs an id or a name'],
+    [{ triggers: [{ id: 't', stage: {}, interview: { questions: [{ question: 'q', time: 2, type: 'audio' }] } }] }, 'connections[0] (acme-greenhouse).triggers.0.stage: needs an id, idsByJob or a name'],
     [{ triggers: [{ id: 't', stage: { id: '1' }, interview: { questions: Array.from({ length: 21 }, () => ({ question: 'q', time: 2, type: 'audio' })) } }] }, 'triggers.0.interview.questions: allows at most 20 questions'],
     [{ triggers: [{ id: 't', stage: { id: '1' }, interview: { language: 'it', questions: [{ question: 'q', time: 2, type: 'audio' }] } }] }, 'triggers: interview.language must be a language of the service or listed in interviewService.extraLanguages'],
     [{ writeBack: { advance: { minAiMatchScore: 120, toStage: { id: '2' } } } }, 'writeBack.advance.minAiMatchScore'],
