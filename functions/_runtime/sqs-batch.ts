@@ -1,6 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
+import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 
 /** Outbound calls stop this long before the Lambda deadline, so a record is reported failed, not cut off mid-write. */
@@ -42,7 +43,7 @@ export function sqsBatchHandler<S extends v.GenericSchema>(
         try {
           await handle(parsed.output, record, signal);
         } catch (error) {
-          logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: (error as { code?: string }).code ?? (error as Error).name });
+          logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
           throw error;
         }
       },

@@ -3,12 +3,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { parseConnections, type Connection, type ConnectionSecrets } from '../../shared/config';
+import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
 import { startHttpGateway } from './http-gateway';
 import { createQueueWithDlq, createTables, queueDepth, type LocalQueue, type LocalTables } from './provision';
-import { startGreenhouseSandbox, type GreenhouseSandbox } from './sandbox/ats/greenhouse/server';
+import { startAtsSandboxes, type AtsSandboxView } from './sandbox/ats';
+import type { GreenhouseSandbox } from './sandbox/ats/greenhouse/server';
+import type { LeverSandbox } from './sandbox/ats/lever/server';
 import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
 import { startSqsEventSource, type SqsEventSource } from './sqs-event-source';
@@ -16,7 +18,6 @@ import { startSqsEventSource, type SqsEventSource } from './sqs-event-source';
 export const LOCAL_DEFAULTS = {
   gatewayPort: 3000,
   interviewPort: 4010,
-  greenhousePort: 4020,
   configPath: 'config/connections.local.json',
   workDir: '.local',
   /** Locally the workers get 10 s and the queues 6 × that, the same ratio as in AWS, so retries come back within a minute. */
@@ -27,7 +28,9 @@ export const LOCAL_DEFAULTS = {
 
 export interface LocalStackOptions {
   /** Fixed ports for `npm start`; 0 (the default) picks free ones, as tests do. */
-  ports?: { gateway?: number; interview?: number; greenhouse?: number; dynamodb?: number; sqs?: number; ses?: number };
+  ports?: { gateway?: number; interview?: number; dynamodb?: number; sqs?: number; ses?: number };
+  /** The ATS sandboxes on their fixed ports (4020 Greenhouse, 4030 Ashby, 4040 Lever, 4050 Workable). */
+  fixedAtsPorts?: boolean;
   configPath?: string;
   workDir?: string;
   functionTimeoutMs?: number;
@@ -50,6 +53,8 @@ export interface LocalStack {
   secrets: Record<string, ConnectionSecrets>;
   interview: InterviewServiceSandbox;
   greenhouse: GreenhouseSandbox;
+  lever: LeverSandbox;
+  ats: Record<AtsKind, AtsSandboxView>;
   emulators: Emulators;
   tables: LocalTables;
   queues: { stage: LocalQueue; report: LocalQueue };
@@ -93,11 +98,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => emulators.stop());
     const interview = await startInterviewServiceSandbox({ port: ports.interview ?? 0, reportDelayMs: options.reportDelayMs ?? 1000, seededReports: 0 });
     cleanups.push(() => interview.close());
-    const greenhouse = await startGreenhouseSandbox({ port: ports.greenhouse ?? 0, rateLimit: options.greenhouseRateLimit });
-    cleanups.push(() => greenhouse.close());
+    const sandboxes = await startAtsSandboxes(options.fixedAtsPorts ?? false, { greenhouseRateLimit: options.greenhouseRateLimit });
+    cleanups.push(() => sandboxes.close());
+    const { greenhouse } = sandboxes;
 
     const sourcePath = options.configPath ?? LOCAL_DEFAULTS.configPath;
-    const rendered = renderConfig(readFileSync(sourcePath, 'utf8'), { INTERVIEW_SANDBOX_URL: interview.url, GREENHOUSE_SANDBOX_URL: greenhouse.url });
+    const rendered = renderConfig(readFileSync(sourcePath, 'utf8'), {
+      INTERVIEW_SANDBOX_URL: interview.url,
+      GREENHOUSE_SANDBOX_URL: sandboxes.views.greenhouse.url,
+      ASHBY_SANDBOX_URL: sandboxes.views.ashby.url,
+      LEVER_SANDBOX_URL: sandboxes.views.lever.url,
+      WORKABLE_SANDBOX_URL: sandboxes.views.workable.url,
+    });
     let document: unknown;
     try {
       document = JSON.parse(rendered);
@@ -109,12 +121,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     writeFileSync(configPath, rendered);
     const secrets: Record<string, ConnectionSecrets> = {};
     for (const connection of connections) {
+      // Each connection is its own customer of the interview service, with its own key and webhooks.
+      const interviewApiKey = connections.length === 1 ? interview.apiKey : `${interview.apiKey}-${connection.id}`;
+      interview.addAccount(interviewApiKey);
       secrets[connection.secretRef] = {
-        interviewApiKey: interview.apiKey,
+        interviewApiKey,
         interviewWebhookToken: randomBytes(24).toString('hex'),
         atsWebhookSecret: randomBytes(24).toString('hex'),
-        atsClientId: greenhouse.clientId,
-        atsClientSecret: greenhouse.clientSecret,
+        ...sandboxes.views[connection.ats].credentials,
       };
     }
     const secretsPath = join(workDir, 'secrets.json');
@@ -166,8 +180,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     for (const connection of connections) {
       const connectionSecrets = secrets[connection.secretRef] as ConnectionSecrets;
-      if (connection.ats === 'greenhouse') await greenhouse.registerWebhook({ url: `${gateway.url}/webhooks/ats/${connection.id}`, secret: connectionSecrets.atsWebhookSecret as string });
-      interview.registerWebhook(`${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`);
+      await sandboxes.views[connection.ats].registerWebhook({ url: `${gateway.url}/webhooks/ats/${connection.id}`, secret: connectionSecrets.atsWebhookSecret as string });
+      interview.registerWebhook(`${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`, 'interview_report.created', connectionSecrets.interviewApiKey);
     }
 
     let reconciling: Promise<{ enqueued: number }> | undefined;
@@ -193,8 +207,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             webhookUrl: `${gateway.url}/webhooks/ats/${c.id}`,
             webhookSecret: secrets[c.secretRef]?.atsWebhookSecret,
             interviewWebhookUrl: `${gateway.url}/webhooks/interview/${c.id}/${secrets[c.secretRef]?.interviewWebhookToken}`,
+            interviewApiKey: secrets[c.secretRef]?.interviewApiKey,
           })),
-          sandboxes: { interviewService: { url: interview.url, apiKey: interview.apiKey }, ats: { greenhouse: { url: greenhouse.url } } },
+          sandboxes: { interviewService: { url: interview.url, apiKey: interview.apiKey }, ats: Object.fromEntries(Object.entries(sandboxes.views).map(([kind, view]) => [kind, { url: view.url }])) },
           ses: { url: emulators.endpoints.ses },
           dynamodb: { url: emulators.endpoints.dynamodb, tables },
           sqs: { url: emulators.endpoints.sqs, queues },
@@ -212,6 +227,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       secrets,
       interview,
       greenhouse,
+      lever: sandboxes.lever,
+      ats: sandboxes.views,
       emulators,
       tables,
       queues,

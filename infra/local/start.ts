@@ -17,10 +17,11 @@ const { values } = parseArgs({
 });
 
 const started = Date.now();
-console.log('Starting DynamoDB Local, local SQS, local SES, the interview-service and Greenhouse sandboxes…');
+console.log('Starting DynamoDB Local, local SQS, local SES, the interview-service sandbox and the Greenhouse, Ashby, Lever and Workable sandboxes…');
 const stack = await startLocalStack({
   configPath: values.config,
-  ports: values.once ? {} : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort, greenhouse: LOCAL_DEFAULTS.greenhousePort },
+  ports: values.once ? {} : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort },
+  fixedAtsPorts: !values.once,
   logLevel: values.verbose ? 'INFO' : 'WARN',
   reconcileIntervalMs: values.once ? 0 : LOCAL_DEFAULTS.reconcileIntervalMs,
 }).catch((error: unknown) => {

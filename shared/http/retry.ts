@@ -94,7 +94,10 @@ export async function withRetry<T>(
       if (error.retryAfterMs !== undefined && error.retryAfterMs > policy.maxRetryAfterMs) throw error;
       const delayMs = computeDelayMs(attempt, error, policy, random);
       hooks.onRetry?.({ attempt, delayMs, error });
-      await wait(delayMs, hooks.signal);
+      // A wait cut short by the caller's deadline reports what it was waiting out (e.g. rate-limited), not the abort.
+      await wait(delayMs, hooks.signal).catch(() => {
+        throw error;
+      });
     }
   }
 }

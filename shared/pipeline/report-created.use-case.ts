@@ -54,6 +54,8 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
       const marker = `ai-interview-report:${report.report_id}`;
       // A second claim of the same report means an earlier worker may have posted the note and stopped.
       const existing = (record.writeBackAttempts ?? 1) > 1 ? await context.ats.findNote(target, marker, options.signal) : undefined;
+      // Where the ATS has a link field (Lever), the report link goes there as well; it is recorded with the note.
+      if (!existing && report.report_url && context.ats.attachReportLink) await context.ats.attachReportLink(target, report.report_url, options.signal);
       const note = existing ?? (await context.ats.postNote(target, { body: formatReportNote(report, decision), marker }, options.signal));
       await deps.store.recordWriteBackStep(key, owner, { reportNoteId: note.noteId, reportNoteAt: now(), flaggedForReview: rule !== undefined && !decision.advance, done: !decision.advance });
     }

@@ -76,3 +76,12 @@ describe('Function: sleep', () => {
     await expect(sleep(1)).resolves.toBeUndefined();
   });
 });
+
+describe('Function: withRetry under a deadline', () => {
+  it('reports the error it was waiting out when the caller aborts the wait', async () => {
+    const limited = Object.assign(new Error('rate limited'), { retryable: true, retryAfterMs: 5000, code: 'ats-rate-limited' });
+    const operation = vi.fn().mockRejectedValue(limited);
+    await expect(withRetry(operation, { ...policy, maxRetryAfterMs: 10_000 }, { signal: AbortSignal.timeout(20) })).rejects.toMatchObject({ code: 'ats-rate-limited' });
+    expect(operation).toHaveBeenCalledTimes(1);
+  });
+});

@@ -38,7 +38,10 @@ export interface InterviewServiceSandbox {
   limitedApiKey: string;
   state: SandboxState;
   setFaults(faults: Partial<SandboxFaults>): SandboxFaults;
-  registerWebhook(url: string, event?: string): SandboxWebhook;
+  /** Another customer account: its key sees only its own interviews, reports and webhooks. */
+  addAccount(apiKey: string): void;
+  /** Registers a webhook for the account of `apiKey` (default: the sandbox's main key). */
+  registerWebhook(url: string, event?: string, apiKey?: string): SandboxWebhook;
   completeInterview(request: CompletionRequest): { candidate_id: string; report_id: string };
   /** Resolves once every scheduled report is created and every delivery answered, or rejects after `timeoutMs`. */
   whenIdle(timeoutMs?: number): Promise<void>;
@@ -83,6 +86,7 @@ const completionSchema = v.object({
 const webhookRegistrationSchema = v.object({
   url: v.pipe(v.string(), v.url('url must be a URL')),
   event: v.optional(v.string(), 'interview_report.created'),
+  api_key: v.optional(v.string()),
   description: v.optional(v.string(), ''),
 });
 
@@ -94,6 +98,8 @@ const bulkReportsSchema = v.object({
 function envelope(response: ServerResponse, status: number, body: { status: boolean | string; message: string; data?: unknown }, headers?: Record<string, string>): void {
   sendJson(response, status, body, headers);
 }
+
+const requestAccount = new WeakMap<object, string>();
 
 function paginate<T>(items: T[], url: URL): { page: T[] } | { error: string } {
   const page = url.searchParams.get('page') ?? '1';
@@ -128,6 +134,12 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     faults: { ...NO_FAULTS, ...options.faults },
   };
   const pending = new Set<Promise<unknown>>();
+  // Accounts are named by their full key; the limited key reads the main account.
+  const accounts = new Set<string>([apiKey]);
+  const accountOfKey = (key: string): string | undefined => (key === limitedApiKey ? apiKey : accounts.has(key) ? key : undefined);
+  const interviewAccount = new Map<string, string>();
+  const webhookAccount = new Map<string, string>();
+  const inAccount = (account: string) => (record: { interview_id: string }) => interviewAccount.get(record.interview_id) === account;
   const timers = new Set<NodeJS.Timeout>();
   let baseUrl = '';
 
@@ -139,8 +151,9 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
 
   const now = (): string => formatTimestamp(new Date());
 
-  function createInterview(body: v.InferOutput<typeof createBody>): SandboxInterview {
+  function createInterview(body: v.InferOutput<typeof createBody>, account: string = apiKey): SandboxInterview {
     const id = randomUUID();
+    interviewAccount.set(id, account);
     const interview: SandboxInterview = {
       interview_id: id,
       interview_name: body.interview_name,
@@ -188,7 +201,8 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     const report = buildReport({ interview, completion, candidateId, reportId, jobApplicantId: randomUUID(), baseUrl, now: new Date() });
     state.reports.push(report);
     if (notify) {
-      for (const webhook of state.webhooks.filter((w) => w.event === 'interview_report.created' && w.status === 'active')) {
+      const account = interviewAccount.get(interview.interview_id);
+      for (const webhook of state.webhooks.filter((w) => w.event === 'interview_report.created' && w.status === 'active' && webhookAccount.get(w.webhook_id) === account)) {
         void track(deliver(webhook, report));
       }
     }
@@ -228,9 +242,12 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     return { candidate_id: candidateId, report_id: reportId };
   }
 
-  function registerWebhook(url: string, event = 'interview_report.created', description = ''): SandboxWebhook {
+  function registerWebhook(url: string, event = 'interview_report.created', description = '', key: string = apiKey): SandboxWebhook {
+    const account = accountOfKey(key);
+    if (!account) throw new Error(`api_key: no account for that key`);
     const webhook: SandboxWebhook = { webhook_id: randomUUID(), url, description, event, date_created: now(), date_modified: now(), status: 'active' };
     state.webhooks.push(webhook);
+    webhookAccount.set(webhook.webhook_id, account);
     return webhook;
   }
 
@@ -238,9 +255,9 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     {
       method: 'GET',
       pattern: '/interview',
-      handle: ({ response, url }) => {
+      handle: ({ request, response, url }) => {
         const keyword = url.searchParams.get('keyword');
-        const result = paginate(state.interviews.filter((i) => matchesKeyword(keyword, i.interview_name)), url);
+        const result = paginate(state.interviews.filter((i) => inAccount(requestAccount.get(request) as string)(i) && matchesKeyword(keyword, i.interview_name)), url);
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
         envelope(response, 200, { status: true, message: 'Interviews fetched successfully', data: result.page });
       },
@@ -253,7 +270,7 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
         if (body === undefined) return;
         const parsed = v.safeParse(createBody, body);
         if (!parsed.success) return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
-        const interview = createInterview(parsed.output);
+        const interview = createInterview(parsed.output, requestAccount.get(request));
         envelope(response, 200, { status: true, message: 'Interview created successfully', data: { interview_id: interview.interview_id, invite_url: interview.invite_url } });
       },
     },
@@ -261,7 +278,7 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       method: 'PUT',
       pattern: '/interview/:interviewId',
       handle: async ({ request, response, params }) => {
-        const interview = state.interviews.find((i) => i.interview_id === params.interviewId);
+        const interview = state.interviews.find((i) => i.interview_id === params.interviewId && inAccount(requestAccount.get(request) as string)(i));
         if (!interview) return envelope(response, 404, { status: false, message: `Interview ${params.interviewId} not found` });
         const body = await readJsonBody(request, response);
         if (body === undefined) return;
@@ -279,9 +296,10 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     {
       method: 'GET',
       pattern: '/interview/reports',
-      handle: ({ response, url }) => {
+      handle: ({ request, response, url }) => {
         const filtered = state.reports.filter(
           (r) =>
+            inAccount(requestAccount.get(request) as string)(r) &&
             (!url.searchParams.get('interview_id') || r.interview_id === url.searchParams.get('interview_id')) &&
             (!url.searchParams.get('candidate_id') || r.candidate_id === url.searchParams.get('candidate_id')) &&
             matchesKeyword(url.searchParams.get('keyword'), r.candidate_name, r.candidate_email_id, r.interview_name),
@@ -295,9 +313,10 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     {
       method: 'GET',
       pattern: '/interview/invites',
-      handle: ({ response, url }) => {
+      handle: ({ request, response, url }) => {
         const filtered = state.invites.filter(
           (i) =>
+            inAccount(requestAccount.get(request) as string)(i) &&
             (!url.searchParams.get('interview_id') || i.interview_id === url.searchParams.get('interview_id')) &&
             (!url.searchParams.get('candidate_id') || i.candidate_id === url.searchParams.get('candidate_id')) &&
             matchesKeyword(url.searchParams.get('keyword'), i.candidate_name, i.candidate_email_id, i.interview_name),
@@ -332,7 +351,7 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     {
       method: 'GET',
       pattern: '/webhooks',
-      handle: ({ response }) => envelope(response, 200, { status: true, message: 'Webhooks fetched successfully', data: state.webhooks }),
+      handle: ({ request, response }) => envelope(response, 200, { status: true, message: 'Webhooks fetched successfully', data: state.webhooks.filter((w) => webhookAccount.get(w.webhook_id) === requestAccount.get(request)) }),
     },
   ];
 
@@ -353,7 +372,8 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       handle: async ({ request, response }) => {
         const parsed = v.safeParse(webhookRegistrationSchema, await readJsonBody(request, response));
         if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
-        sendJson(response, 201, registerWebhook(parsed.output.url, parsed.output.event, parsed.output.description));
+        if (parsed.output.api_key && !accountOfKey(parsed.output.api_key)) return sendJson(response, 400, { error: 'api_key: no account for that key' });
+        sendJson(response, 201, registerWebhook(parsed.output.url, parsed.output.event, parsed.output.description, parsed.output.api_key));
       },
     },
     {
@@ -427,7 +447,9 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     if (state.faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
     const key = request.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') return envelope(response, 401, { status: false, message: 'API key is missing' });
-    if (key !== apiKey && key !== limitedApiKey) return envelope(response, 401, { status: false, message: 'Invalid or expired API key' });
+    const account = accountOfKey(key);
+    if (!account) return envelope(response, 401, { status: false, message: 'Invalid or expired API key' });
+    requestAccount.set(request, account);
     const roll = random();
     if (roll < state.faults.rate429) {
       return envelope(response, 429, { status: false, message: 'Too many requests' }, { 'retry-after': String(state.faults.retryAfterSeconds) });
@@ -464,7 +486,8 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     limitedApiKey,
     state,
     setFaults,
-    registerWebhook: (url, event) => registerWebhook(url, event),
+    addAccount: (key) => void accounts.add(key),
+    registerWebhook: (url, event, key) => registerWebhook(url, event, '', key),
     completeInterview: (request) => completeInterview(request),
     async whenIdle(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;

@@ -1,0 +1,115 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { sendJson } from '../../http-kit';
+import { startAtsSandbox, type AtsSandbox, type KitApplication, type KitContext } from '../ats-sandbox-kit';
+
+export const ASHBY_SANDBOX_DEFAULTS = { port: 4030, apiKey: 'ashby-sandbox-key' } as const;
+const PLAN_ID = 'c0f1a2b3-plan-backend';
+
+const signed = (secret: string, document: unknown) => {
+  const body = Buffer.from(JSON.stringify(document));
+  return { body, headers: { 'ashby-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` }, eventId: randomUUID() };
+};
+
+/** Ashby's answers: HTTP 200 with `success` either way (errors inside the body, as Ashby does). */
+const ok = (response: Parameters<typeof sendJson>[0], results: unknown) => sendJson(response, 200, { success: true, results });
+const failed = (response: Parameters<typeof sendJson>[0], error: string) => sendJson(response, 200, { success: false, errors: [error] });
+
+function applicationJson(kit: KitContext, application: KitApplication) {
+  const candidate = kit.candidate(application.candidateId)!;
+  const job = kit.job(application.jobId)!;
+  const stage = kit.stage(job.id, application.stageId)!;
+  return {
+    id: application.id,
+    status: 'Active',
+    createdAt: application.updatedAt,
+    updatedAt: application.updatedAt,
+    candidate: { id: candidate.id, name: `${candidate.firstName} ${candidate.lastName}`, primaryEmailAddress: { value: candidate.email, type: 'Personal', isPrimary: true } },
+    currentInterviewStage: { id: stage.id, title: stage.name, type: 'Active', interviewPlanId: PLAN_ID },
+    job: { id: job.id, title: job.name },
+    hiringTeam: [],
+  };
+}
+
+/** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
+export function startAshbySandbox(options: { port?: number } = {}): Promise<AtsSandbox> {
+  return startAtsSandbox({
+    kind: 'ashby',
+    port: options.port ?? ASHBY_SANDBOX_DEFAULTS.port,
+    jobs: [
+      {
+        id: '4071538b-backend',
+        name: 'Backend Engineer',
+        stages: [
+          { id: '3ae2b801-applied', name: 'Application Review' },
+          { id: '3ae2b801-ai', name: 'AI Interview' },
+          { id: '3ae2b801-hm', name: 'Hiring Manager Review' },
+          { id: '3ae2b801-offer', name: 'Offer' },
+        ],
+      },
+    ],
+    // Ashby's numbers are unconfirmed; a per-key window with 429 + Retry-After is what its OpenAPI implies.
+    rateLimit: { limit: 50, windowMs: 10_000 },
+    rateLimited: (response, resetMs) => sendJson(response, 429, { success: false, errors: ['rate_limit_exceeded'] }, { 'retry-after': String(Math.ceil(resetMs / 1000)) }),
+    credentials: { atsApiKey: ASHBY_SANDBOX_DEFAULTS.apiKey },
+    authenticate: (request) => (request.headers.authorization === `Basic ${Buffer.from(`${ASHBY_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}` ? 'key' : undefined),
+    unauthorized: (response) => sendJson(response, 401, { success: false, errors: ['invalid_api_key'] }),
+    routes: (kit) => [
+      {
+        method: 'POST',
+        pattern: '/candidate.createNote',
+        handle: async ({ request, response }) => {
+          const body = await kit.json(request);
+          const application = kit.state.applications.find((a) => a.candidateId === body.candidateId);
+          if (!application) return failed(response, 'candidate_not_found');
+          if (typeof body.note !== 'string' && typeof (body.note as { value?: unknown })?.value !== 'string') return failed(response, 'invalid_input: note');
+          const text = typeof body.note === 'string' ? body.note : (body.note as { value: string }).value;
+          const note = kit.addNote(application, text);
+          ok(response, { id: note.id, content: note.body, createdAt: note.at });
+        },
+      },
+      {
+        method: 'POST',
+        pattern: '/candidate.listNotes',
+        handle: async ({ request, response }) => {
+          const body = await kit.json(request);
+          ok(response, kit.state.notes.filter((n) => n.candidateId === body.candidateId).map((n) => ({ id: n.id, content: n.body, createdAt: n.at })));
+        },
+      },
+      {
+        method: 'POST',
+        pattern: '/application.info',
+        handle: async ({ request, response }) => {
+          const application = kit.application(String((await kit.json(request)).applicationId));
+          if (!application) return failed(response, 'application_not_found');
+          ok(response, applicationJson(kit, application));
+        },
+      },
+      {
+        method: 'POST',
+        pattern: '/interviewStage.list',
+        handle: async ({ request, response }) => {
+          if ((await kit.json(request)).interviewPlanId !== PLAN_ID) return failed(response, 'interview_plan_not_found');
+          ok(response, kit.state.jobs[0]!.stages.map((s, i) => ({ id: s.id, title: s.name, type: 'Active', orderInInterviewPlan: i, interviewPlanId: PLAN_ID })));
+        },
+      },
+      {
+        method: 'POST',
+        pattern: '/application.changeStage',
+        handle: async ({ request, response }) => {
+          const body = await kit.json(request);
+          const application = kit.application(String(body.applicationId));
+          if (!application) return failed(response, 'application_not_found');
+          if (!kit.stage(application.jobId, String(body.interviewStageId))) return failed(response, 'invalid_input: interviewStageId');
+          kit.moveByApi(application, String(body.interviewStageId));
+          ok(response, applicationJson(kit, application));
+        },
+      },
+    ],
+    // One move fires candidateStageChange and, related to it, applicationUpdate (docs: related-webhooks).
+    stageChange: (kit, application, secret) => [
+      signed(secret, { action: 'candidateStageChange', data: { application: applicationJson(kit, application) } }),
+      signed(secret, { action: 'applicationUpdate', data: { application: applicationJson(kit, application) } }),
+    ],
+    ping: (secret) => signed(secret, { action: 'ping', data: { webhookId: randomUUID() } }),
+  });
+}

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AtsKind } from '../../../../shared/config';
+import { listen, matchRoute, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
+import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from './signed-webhooks';
+
+export interface KitStage {
+  id: string;
+  name: string;
+}
+export interface KitJob {
+  id: string;
+  name: string;
+  stages: KitStage[];
+}
+export interface KitCandidate {
+  id: string;
+  firstName: string;
+  lastName: string;
+  email: string;
+}
+export interface KitApplication {
+  id: string;
+  candidateId: string;
+  jobId: string;
+  stageId: string;
+  status: 'active' | 'archived';
+  updatedAt: string;
+}
+export interface KitNote {
+  id: string;
+  applicationId: string;
+  candidateId: string;
+  body: string;
+  author?: string | undefined;
+  at: string;
+}
+
+export interface AtsSandboxState {
+  jobs: KitJob[];
+  candidates: KitCandidate[];
+  applications: KitApplication[];
+  notes: KitNote[];
+  moves: { applicationId: string; fromStageId: string; toStageId: string; at: string }[];
+  links: { applicationId: string; url: string }[];
+  deliveries: DeliveryRecord[];
+  webhooks: WebhookTarget[];
+  requests: Record<string, number>;
+  faults: { rate429: number; rate500: number; latencyMs: number };
+}
+
+/** What the local stack, the demo and the tests need of any ATS sandbox. */
+export interface AtsSandboxView {
+  kind: AtsKind;
+  url: string;
+  /** Secrets a connection to this sandbox uses (API key, OAuth client). */
+  credentials: { atsApiKey?: string; atsClientId?: string; atsClientSecret?: string };
+  demoJobId: string;
+  registerWebhook(target: WebhookTarget): Promise<void>;
+  addCandidate(input: { firstName: string; lastName: string; email: string; jobId?: string }): KitApplication;
+  /** Moves the application and sends the signed stage-change webhook `repeat` times (one delivery, resent). */
+  moveCandidate(input: { applicationId: string; stageName?: string; stageId?: string; repeat?: number }): Promise<DeliveryRecord[]>;
+  /** The application's current stage sent again as a new delivery. */
+  resendStageChange(applicationId: string): Promise<DeliveryRecord[]>;
+  notesOf(applicationId: string): string[];
+  stageNameOf(applicationId: string): string;
+  /** API requests per route, faults included. */
+  requests(): Record<string, number>;
+  close(): Promise<void>;
+}
+
+export interface AtsSandbox extends AtsSandboxView {
+  state: AtsSandboxState;
+}
+
+export interface KitContext {
+  state: AtsSandboxState;
+  application(id: string): KitApplication | undefined;
+  candidate(id: string): KitCandidate | undefined;
+  job(id: string): KitJob | undefined;
+  stage(jobId: string, stageId: string): KitStage | undefined;
+  /** Records a move made through the API, and fires the stage-change webhook as the real ATS would. */
+  moveByApi(application: KitApplication, toStageId: string): void;
+  addNote(application: KitApplication, body: string, author?: string): KitNote;
+  json(request: IncomingMessage): Promise<Record<string, unknown>>;
+}
+
+export interface SignedDelivery {
+  body: Buffer;
+  headers: Record<string, string>;
+  eventId: string;
+}
+
+export interface AtsSandboxSpec {
+  kind: AtsKind;
+  port: number;
+  jobs: KitJob[];
+  rateLimit: { limit: number; windowMs: number };
+  /** Answers 429: each ATS announces the wait its own way. */
+  rateLimited(response: ServerResponse, resetMs: number): void;
+  credentials: AtsSandbox['credentials'];
+  /** The principal the rate limit counts against, or undefined for 401. */
+  authenticate(request: IncomingMessage): string | undefined;
+  unauthorized(response: ServerResponse): void;
+  routes(kit: KitContext): Route[];
+  /** The signed webhook(s) one stage change produces (Ashby also fans out an applicationUpdate). */
+  stageChange(kit: KitContext, application: KitApplication, secret: string, previousStageId: string | undefined): SignedDelivery[];
+  ping?(secret: string): SignedDelivery | undefined;
+}
+
+/** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
+export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: number } = {}): Promise<AtsSandbox> {
+  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, latencyMs: 0 } };
+  const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
+  const random = seededRandom(options.seed ?? 11);
+  const previous = new Map<string, string>();
+
+  async function send(application: KitApplication, fromStageId: string | undefined): Promise<DeliveryRecord[]> {
+    const records: DeliveryRecord[] = [];
+    for (const target of state.webhooks) {
+      for (const delivery of spec.stageChange(kit, application, target.secret, fromStageId)) {
+        records.push(await deliverSigned(target, delivery.body, delivery.headers, state.deliveries, 'stage-change', delivery.eventId));
+      }
+    }
+    return records;
+  }
+
+  const kit: KitContext = {
+    state,
+    application: (id) => state.applications.find((a) => a.id === id),
+    candidate: (id) => state.candidates.find((c) => c.id === id),
+    job: (id) => state.jobs.find((j) => j.id === id),
+    stage: (jobId, stageId) => state.jobs.find((j) => j.id === jobId)?.stages.find((s) => s.id === stageId),
+    moveByApi(application, toStageId) {
+      state.moves.push({ applicationId: application.id, fromStageId: application.stageId, toStageId, at: new Date().toISOString() });
+      const from = application.stageId;
+      application.stageId = toStageId;
+      application.updatedAt = new Date().toISOString();
+      void send(application, from);
+    },
+    addNote(application, body, author) {
+      const note: KitNote = { id: randomUUID(), applicationId: application.id, candidateId: application.candidateId, body, author, at: new Date().toISOString() };
+      state.notes.push(note);
+      return note;
+    },
+    async json(request) {
+      const text = (await readBody(request)).toString('utf8');
+      return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    },
+  };
+
+  const api = spec.routes(kit);
+  const control: Route[] = [
+    { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/candidates',
+      handle: async ({ request, response }) => sendJson(response, 201, sandbox.addCandidate((await kit.json(request)) as never)),
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/move',
+      handle: async ({ request, response }) => sendJson(response, 200, { deliveries: await sandbox.moveCandidate((await kit.json(request)) as never) }),
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/faults',
+      handle: async ({ request, response }) => sendJson(response, 200, Object.assign(state.faults, await kit.json(request))),
+    },
+  ];
+
+  async function handleApi(context: RouteContext, route: Route): Promise<void> {
+    const name = `${context.request.method} ${route.pattern}`;
+    state.requests[name] = (state.requests[name] ?? 0) + 1;
+    if (state.faults.latencyMs) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
+    const principal = spec.authenticate(context.request);
+    if (!principal) return spec.unauthorized(context.response);
+    const limit = limiter.take(principal);
+    const roll = random();
+    if (!limit.allowed || roll < state.faults.rate429) return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
+    if (roll < state.faults.rate429 + state.faults.rate500) return sendJson(context.response, 500, { message: 'Internal error' });
+    await route.handle(context);
+  }
+
+  let baseUrl = '';
+  const running = await listen((request, response) => {
+    const url = new URL(request.url ?? '/', baseUrl);
+    const method = request.method ?? 'GET';
+    const controlMatch = matchRoute(control, method, url.pathname);
+    const apiMatch = controlMatch ? undefined : matchRoute(api, method, url.pathname);
+    const work = controlMatch
+      ? controlMatch.route.handle({ request, response, url, params: controlMatch.params })
+      : apiMatch
+        ? handleApi({ request, response, url, params: apiMatch.params }, apiMatch.route)
+        : sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
+    Promise.resolve(work).catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, error instanceof SyntaxError ? 400 : 500, { message: (error as Error).message });
+    });
+  }, spec.port);
+  baseUrl = running.url;
+
+  const sandbox: AtsSandbox = {
+    kind: spec.kind,
+    url: running.url,
+    state,
+    credentials: spec.credentials,
+    demoJobId: (state.jobs[0] as KitJob).id,
+    async registerWebhook(target) {
+      state.webhooks.push(target);
+      const ping = spec.ping?.(target.secret);
+      if (ping) await deliverSigned(target, ping.body, ping.headers, state.deliveries, 'ping', ping.eventId);
+    },
+    addCandidate(input) {
+      const job = kit.job(input.jobId ?? sandbox.demoJobId);
+      if (!job) throw new Error(`jobId: no job ${input.jobId}`);
+      const candidate: KitCandidate = { id: randomUUID(), firstName: input.firstName, lastName: input.lastName, email: input.email };
+      const application: KitApplication = { id: randomUUID(), candidateId: candidate.id, jobId: job.id, stageId: (job.stages[0] as KitStage).id, status: 'active', updatedAt: new Date().toISOString() };
+      state.candidates.push(candidate);
+      state.applications.push(application);
+      return application;
+    },
+    async moveCandidate(input) {
+      const application = kit.application(input.applicationId);
+      if (!application) throw new Error(`applicationId: no application ${input.applicationId}`);
+      const stage = kit.job(application.jobId)?.stages.find((s) => s.id === input.stageId || s.name === input.stageName);
+      if (!stage) throw new Error(`stage: no stage ${input.stageId ?? input.stageName}`);
+      state.moves.push({ applicationId: application.id, fromStageId: application.stageId, toStageId: stage.id, at: new Date().toISOString() });
+      previous.set(application.id, application.stageId);
+      application.stageId = stage.id;
+      application.updatedAt = new Date().toISOString();
+      const records: DeliveryRecord[] = [];
+      const deliveries = state.webhooks.flatMap((target) => spec.stageChange(kit, application, target.secret, previous.get(application.id)).map((d) => ({ target, d })));
+      for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++) {
+        for (const { target, d } of deliveries) records.push(await deliverSigned(target, d.body, d.headers, state.deliveries, 'stage-change', d.eventId));
+      }
+      return records;
+    },
+    resendStageChange: (applicationId) => send(kit.application(applicationId) as KitApplication, previous.get(applicationId)),
+    notesOf: (applicationId) => state.notes.filter((n) => n.applicationId === applicationId).map((n) => n.body),
+    stageNameOf(applicationId) {
+      const application = kit.application(applicationId) as KitApplication;
+      return kit.stage(application.jobId, application.stageId)?.name ?? application.stageId;
+    },
+    requests: () => state.requests,
+    close: running.close,
+  };
+  return sandbox;
+}

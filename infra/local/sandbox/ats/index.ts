@@ -1,0 +1,67 @@
+import type { AtsKind } from '../../../../shared/config';
+import type { AtsSandboxView } from './ats-sandbox-kit';
+import { startAshbySandbox } from './ashby/server';
+import { startGreenhouseSandbox, type GreenhouseSandbox } from './greenhouse/server';
+import { startLeverSandbox, type LeverSandbox } from './lever/server';
+import { startWorkableSandbox } from './workable/server';
+
+export type { AtsSandbox, AtsSandboxView } from './ats-sandbox-kit';
+
+export const ATS_SANDBOX_PORTS: Record<AtsKind, number> = { greenhouse: 4020, ashby: 4030, lever: 4040, workable: 4050 };
+
+/** Greenhouse's sandbox keeps Greenhouse's numeric ids; this view speaks the common sandbox interface. */
+export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
+  const application = (id: string) => sandbox.state.applications.find((a) => String(a.id) === id);
+  return {
+    kind: 'greenhouse',
+    url: sandbox.url,
+    credentials: { atsClientId: sandbox.clientId, atsClientSecret: sandbox.clientSecret },
+    demoJobId: '3301',
+    registerWebhook: async (target) => void (await sandbox.registerWebhook(target)),
+    addCandidate: (input) => {
+      const created = sandbox.addCandidate({ first_name: input.firstName, last_name: input.lastName, email: input.email, job_id: Number(input.jobId ?? 3301) });
+      return { id: String(created.id), candidateId: String(created.candidate_id), jobId: String(created.job_id), stageId: String(created.current_stage.id), status: 'active', updatedAt: new Date().toISOString() };
+    },
+    moveCandidate: (input) => sandbox.moveCandidate({ application_id: Number(input.applicationId), stage_name: input.stageName, stage_id: input.stageId === undefined ? undefined : Number(input.stageId), repeat: input.repeat }),
+    resendStageChange: async (id) => [await sandbox.resendStageChange(Number(id))],
+    notesOf: (id) => {
+      const found = application(id);
+      return sandbox.state.notes.filter((n) => found && n.candidate_id === found.candidate_id).map((n) => n.body);
+    },
+    stageNameOf: (id) => application(id)?.current_stage.name ?? '',
+    requests: () => sandbox.state.requests,
+    close: sandbox.close,
+  };
+}
+
+export interface AtsSandboxes {
+  views: Record<AtsKind, AtsSandboxView>;
+  greenhouse: GreenhouseSandbox;
+  lever: LeverSandbox;
+  close(): Promise<void>;
+}
+
+/** All four ATS sandboxes; fixed ports for `npm start`, free ones (0) for tests. */
+export async function startAtsSandboxes(fixedPorts: boolean, options: { greenhouseRateLimit?: number | undefined } = {}): Promise<AtsSandboxes> {
+  const port = (kind: AtsKind) => (fixedPorts ? ATS_SANDBOX_PORTS[kind] : 0);
+  const started: { close(): Promise<void> }[] = [];
+  try {
+    const greenhouse = await startGreenhouseSandbox({ port: port('greenhouse'), rateLimit: options.greenhouseRateLimit });
+    started.push(greenhouse);
+    const ashby = await startAshbySandbox({ port: port('ashby') });
+    started.push(ashby);
+    const lever = await startLeverSandbox({ port: port('lever') });
+    started.push(lever);
+    const workable = await startWorkableSandbox({ port: port('workable') });
+    started.push(workable);
+    return {
+      views: { greenhouse: greenhouseView(greenhouse), ashby, lever, workable },
+      greenhouse,
+      lever,
+      close: async () => void (await Promise.all(started.map((s) => s.close()))),
+    };
+  } catch (error) {
+    await Promise.all(started.map((s) => s.close()));
+    throw error;
+  }
+}

@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
+import { digestMatches, hmacSha256, type RetryHooks, type RetryPolicy } from '../../http';
+import { AtsHttpClient, basicAuth } from '../ats-http';
+import { AtsError, ATS_ERROR_CODES } from '../errors';
+import { confirmAsParsed, type ApplicationRef, type AtsAdapter, type AtsNote, type InboundWebhook, type StageConfirmation, type StageEnteredEvent, type WebhookParseResult, type WebhookVerification } from '../port';
+import { applicationInfoSchema, ashbyEnvelopeSchema, candidateStageChangeSchema, interviewStagesSchema, noteResultSchema, notesListSchema, rpcEnvelopeSchema } from './ashby.schemas';
+
+export interface AshbyAdapterOptions {
+  connection: Connection;
+  secrets: ConnectionSecrets;
+  fetch?: typeof fetch;
+  retry?: Partial<RetryPolicy>;
+  sleep?: RetryHooks['sleep'];
+}
+
+/** Ashby (ats-facts §3): RPC-style POSTs with Basic auth, signed webhooks, errors inside HTTP 200. */
+export class AshbyAdapter implements AtsAdapter {
+  public readonly kind = 'ashby' as const;
+  private readonly secrets: ConnectionSecrets;
+  private readonly http: AtsHttpClient;
+  private readonly stageIds = new Map<string, string>();
+
+  public constructor(options: AshbyAdapterOptions) {
+    this.secrets = options.secrets;
+    this.http = new AtsHttpClient({
+      baseUrl: options.connection.atsBaseUrl,
+      authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''),
+      fetch: options.fetch,
+      retry: options.retry,
+      sleep: options.sleep,
+      failureInBody: (body) => {
+        const envelope = v.safeParse(rpcEnvelopeSchema, body);
+        if (!envelope.success) return 'the answer is not {success, results}';
+        return envelope.output.success ? undefined : `success: false ${JSON.stringify(envelope.output.errors ?? envelope.output.errorInfo ?? '').slice(0, 200)}`;
+      },
+    });
+  }
+
+  /** `Ashby-Signature: sha256=<hex>`, HMAC-SHA256 of the raw body with the secret token (docs: authenticating-webhooks). */
+  public verifyWebhook(request: InboundWebhook): WebhookVerification {
+    const secret = this.secrets.atsWebhookSecret;
+    const header = request.headers['ashby-signature']?.trim();
+    if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
+    if (!header?.startsWith('sha256=')) return { valid: false, reason: 'no Ashby-Signature: sha256=<hex> header' };
+    return digestMatches(hmacSha256(secret, request.rawBody), header.slice('sha256='.length), 'hex') ? { valid: true } : { valid: false, reason: 'signature does not match' };
+  }
+
+  public parseWebhook(request: InboundWebhook): WebhookParseResult {
+    let document: unknown;
+    try {
+      document = JSON.parse(request.rawBody.toString('utf8'));
+    } catch {
+      return { kind: 'invalid', message: 'body: expected a JSON document' };
+    }
+    const envelope = v.safeParse(ashbyEnvelopeSchema, document);
+    if (!envelope.success) return { kind: 'invalid', message: `${v.getDotPath(envelope.issues[0]!) ?? 'body'}: ${envelope.issues[0]!.message}` };
+    const { action } = envelope.output;
+    if (action === 'ping') return { kind: 'ping' };
+    // A stage move also fires applicationUpdate (docs: related-webhooks); candidateStageChange carries it.
+    if (action !== 'candidateStageChange') return { kind: 'ignored', reason: `action ${action} is not handled` };
+    const parsed = v.safeParse(candidateStageChangeSchema, envelope.output.data);
+    if (!parsed.success) return { kind: 'invalid', message: `data.${v.getDotPath(parsed.issues[0]!) ?? ''}: ${parsed.issues[0]!.message}` };
+    const { application } = parsed.output;
+    if (application.status && application.status !== 'Active') return { kind: 'ignored', reason: `application is ${application.status}` };
+    // No delivery id in the payload (webhookActionId's location is unconfirmed): a retry of one delivery
+    // repeats application, stage and updatedAt, so together they name it.
+    const deliveryId = envelope.output.webhookActionId ?? `derived:${createHash('sha256').update(`${application.id}|${application.currentInterviewStage.id}|${application.updatedAt ?? ''}`).digest('hex').slice(0, 40)}`;
+    return {
+      kind: 'stage-entered',
+      event: {
+        deliveryId,
+        atsJobId: application.job.id,
+        jobName: application.job.title ?? undefined,
+        atsApplicationId: application.id,
+        atsCandidateId: application.candidate.id,
+        stage: { id: application.currentInterviewStage.id, name: application.currentInterviewStage.title ?? undefined },
+        candidate: { name: application.candidate.name ?? undefined, email: application.candidate.primaryEmailAddress?.value },
+      },
+    };
+  }
+
+  public confirmStageEntered(event: StageEnteredEvent): Promise<StageConfirmation> {
+    return confirmAsParsed(event);
+  }
+
+  /** `candidate.createNote`: the note is on the candidate. */
+  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+    const created = await this.http.request({ method: 'POST', path: '/candidate.createNote', body: { candidateId: target.atsCandidateId, note: `${note.body}\n\n[${note.marker}]`, sendNotifications: false }, signal }, noteResultSchema);
+    return { noteId: created.results.id };
+  }
+
+  /** `candidate.listNotes` (its result shape is unconfirmed; `content` holds the note text here). */
+  public async findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined> {
+    const notes = await this.http.request({ method: 'POST', path: '/candidate.listNotes', body: { candidateId: target.atsCandidateId }, signal }, notesListSchema);
+    const found = notes.results.find((n) => n.content?.includes(marker));
+    return found ? { noteId: found.id } : undefined;
+  }
+
+  /** `application.changeStage {applicationId, interviewStageId}`; stage names resolve in the application's interview plan. */
+  public async moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }> {
+    const info = await this.http.request({ method: 'POST', path: '/application.info', body: { applicationId: target.atsApplicationId }, signal }, applicationInfoSchema);
+    const current = info.results.currentInterviewStage;
+    const stageId = stage.idsByJob?.[target.atsJobId] ?? stage.id ?? (await this.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
+    if (current.id === stageId) return { moved: false, stageId };
+    await this.http.request({ method: 'POST', path: '/application.changeStage', body: { applicationId: target.atsApplicationId, interviewStageId: stageId }, signal }, v.unknown());
+    return { moved: true, stageId };
+  }
+
+  private async stageIdByName(interviewPlanId: string, name: string, signal?: AbortSignal): Promise<string> {
+    const cached = this.stageIds.get(`${interviewPlanId}#${name}`);
+    if (cached) return cached;
+    const stages = await this.http.request({ method: 'POST', path: '/interviewStage.list', body: { interviewPlanId }, signal }, interviewStagesSchema);
+    for (const s of stages.results) this.stageIds.set(`${interviewPlanId}#${s.title}`, s.id);
+    const match = stages.results.find((s) => s.title === name);
+    if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `interview plan ${interviewPlanId} has no stage named "${name}"`);
+    return match.id;
+  }
+}

@@ -1,0 +1,149 @@
+import * as v from 'valibot';
+import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
+import { digestMatches, hmacSha256, type RetryHooks, type RetryPolicy } from '../../http';
+import { AtsHttpClient, basicAuth } from '../ats-http';
+import { AtsError, ATS_ERROR_CODES } from '../errors';
+import type { ApplicationRef, AtsAdapter, AtsNote, InboundWebhook, StageConfirmation, StageEnteredEvent, WebhookParseResult, WebhookVerification } from '../port';
+import { leverSignedFieldsSchema, leverWebhookSchema, noteCreatedSchema, notesSchema, opportunitySchema, stageChangeDataSchema, stagesSchema } from './lever.schemas';
+
+export interface LeverAdapterOptions {
+  connection: Connection;
+  secrets: ConnectionSecrets;
+  fetch?: typeof fetch;
+  retry?: Partial<RetryPolicy>;
+  sleep?: RetryHooks['sleep'];
+}
+
+const stageIdOf = (stage: string | { id: string }): string => (typeof stage === 'string' ? stage : stage.id);
+
+/**
+ * Lever (ats-facts §2). Its webhook signs only `token + triggeredAt`, never the body, so the body is treated
+ * as a hint: the opportunity is re-read and the connector acts on what the API says.
+ */
+export class LeverAdapter implements AtsAdapter {
+  public readonly kind = 'lever' as const;
+  private readonly connection: Connection;
+  private readonly secrets: ConnectionSecrets;
+  private readonly http: AtsHttpClient;
+  private stageNames: Map<string, string> | undefined;
+
+  public constructor(options: LeverAdapterOptions) {
+    this.connection = options.connection;
+    this.secrets = options.secrets;
+    this.http = new AtsHttpClient({ baseUrl: options.connection.atsBaseUrl, authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''), fetch: options.fetch, retry: options.retry, sleep: options.sleep });
+  }
+
+  /**
+   * HMAC-SHA256 of `token + triggeredAt` with the webhook's signature token, hex (embloy's verifier, citing
+   * Lever's docs). A `triggeredAt` outside the freshness window is stale; the token is the replay key.
+   */
+  public verifyWebhook(request: InboundWebhook, now: number): WebhookVerification {
+    const secret = this.secrets.atsWebhookSecret;
+    if (!secret) return { valid: false, reason: 'the connection has no webhook signature token' };
+    let document: unknown;
+    try {
+      document = JSON.parse(request.rawBody.toString('utf8'));
+    } catch {
+      return { valid: false, reason: 'no signed fields: body is not JSON' };
+    }
+    const fields = v.safeParse(leverSignedFieldsSchema, document);
+    if (!fields.success) return { valid: false, reason: `no signed fields: ${v.getDotPath(fields.issues[0]!) ?? 'body'} missing` };
+    const { token, triggeredAt, signature } = fields.output;
+    if (!digestMatches(hmacSha256(secret, `${token}${triggeredAt}`), signature, 'hex')) return { valid: false, reason: 'signature does not match' };
+    const windowMs = this.connection.webhookFreshnessMinutes * 60_000;
+    if (Math.abs(now - Number(triggeredAt)) > windowMs) return { valid: false, reason: `stale: triggeredAt is outside the ${this.connection.webhookFreshnessMinutes}-minute window` };
+    return { valid: true, replayKey: `lever-token:${token}`, replayTtlSeconds: Math.ceil((2 * windowMs) / 1000) };
+  }
+
+  public parseWebhook(request: InboundWebhook): WebhookParseResult {
+    let document: unknown;
+    try {
+      document = JSON.parse(request.rawBody.toString('utf8'));
+    } catch {
+      return { kind: 'invalid', message: 'body: expected a JSON document' };
+    }
+    const webhook = v.safeParse(leverWebhookSchema, document);
+    if (!webhook.success) return { kind: 'invalid', message: `${v.getDotPath(webhook.issues[0]!) ?? 'body'}: ${webhook.issues[0]!.message}` };
+    if (webhook.output.event !== 'candidateStageChange') return { kind: 'ignored', reason: `event ${webhook.output.event} is not handled` };
+    const data = v.safeParse(stageChangeDataSchema, webhook.output.data);
+    if (!data.success) return { kind: 'invalid', message: `data.${v.getDotPath(data.issues[0]!) ?? ''}: ${data.issues[0]!.message}` };
+    return {
+      kind: 'stage-entered',
+      event: {
+        deliveryId: webhook.output.token,
+        atsApplicationId: data.output.opportunityId,
+        atsCandidateId: data.output.contactId ?? data.output.candidateId ?? data.output.opportunityId,
+        stage: { id: data.output.toStageId },
+        candidate: {},
+      },
+    };
+  }
+
+  /** The opportunity as the API has it: its stage must be the one the webhook claims. */
+  public async confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation> {
+    let opportunity: v.InferOutput<typeof opportunitySchema>['data'];
+    try {
+      opportunity = (await this.http.request({ method: 'GET', path: `/v1/opportunities/${encodeURIComponent(event.atsApplicationId)}?expand=applications`, signal }, opportunitySchema)).data;
+    } catch (error) {
+      if ((error as AtsError).code === ATS_ERROR_CODES.notFound) return { confirmed: false, reason: 'the opportunity does not exist' };
+      throw error;
+    }
+    const stageId = stageIdOf(opportunity.stage);
+    if (stageId !== event.stage.id) return { confirmed: false, reason: `the API shows stage ${stageId}, not ${event.stage.id ?? '?'}` };
+    if (opportunity.archived) return { confirmed: false, reason: 'the opportunity is archived' };
+    const application = opportunity.applications.find((a): a is { id: string; posting: string } => typeof a !== 'string' && Boolean(a.posting));
+    if (!application) return { confirmed: false, reason: 'the opportunity has no posting' };
+    return {
+      confirmed: true,
+      event: {
+        ...event,
+        atsJobId: application.posting,
+        atsCandidateId: opportunity.contact ?? event.atsCandidateId,
+        stage: { id: stageId, name: (await this.stages(signal)).get(stageId) },
+        candidate: { name: opportunity.name ?? undefined, email: opportunity.emails[0] },
+      },
+    };
+  }
+
+  /** `POST /v1/opportunities/{id}/notes?perform_as=` (NangoHQ create-note; Pipedream add-note). */
+  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+    const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
+    const created = await this.http.request({ method: 'POST', path, body: { value: `${note.body}\n\n[${note.marker}]`, secret: this.connection.writeBack.note.visibility !== 'public' }, signal }, noteCreatedSchema);
+    return { noteId: created.data.noteId ?? created.data.id ?? '' };
+  }
+
+  public async findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined> {
+    const notes = await this.http.request({ method: 'GET', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?limit=100`, signal }, notesSchema);
+    const found = notes.data.find((n) => n.value?.includes(marker));
+    return found ? { noteId: found.id } : undefined;
+  }
+
+  /** `PUT /v1/opportunities/{id}/stage?perform_as=` with `{stage}`; Lever's stage ids are global. */
+  public async moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }> {
+    const stageId = stage.id ?? stage.idsByJob?.[target.atsJobId] ?? (await this.stageIdByName(stage.name as string, signal));
+    const opportunity = await this.http.request({ method: 'GET', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}`, signal }, opportunitySchema);
+    if (stageIdOf(opportunity.data.stage) === stageId) return { moved: false, stageId };
+    const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/stage?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
+    await this.http.request({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
+    return { moved: true, stageId };
+  }
+
+  /** `POST /v1/opportunities/{id}/addLinks` (links live on the contact; NangoHQ update-opportunity-links). */
+  public async attachReportLink(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void> {
+    await this.http.request({ method: 'POST', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/addLinks`, body: { links: [url] }, signal }, v.unknown());
+  }
+
+  private async stages(signal?: AbortSignal): Promise<Map<string, string>> {
+    if (!this.stageNames) {
+      const stages = await this.http.request({ method: 'GET', path: '/v1/stages', signal }, stagesSchema);
+      this.stageNames = new Map(stages.data.map((s) => [s.id, s.text]));
+    }
+    return this.stageNames;
+  }
+
+  private async stageIdByName(name: string, signal?: AbortSignal): Promise<string> {
+    const match = [...(await this.stages(signal))].find(([, text]) => text === name);
+    if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `Lever has no stage named "${name}"`);
+    return match[0];
+  }
+}

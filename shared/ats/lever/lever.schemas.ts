@@ -1,0 +1,40 @@
+import * as v from 'valibot';
+
+/** Lever webhook (help.lever.co "Configuring webhooks"): the signature sits in the body, over token + triggeredAt. */
+export const leverSignedFieldsSchema = v.object({
+  token: v.pipe(v.string(), v.nonEmpty()),
+  triggeredAt: v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/))]),
+  signature: v.pipe(v.string(), v.nonEmpty()),
+});
+
+export const leverWebhookSchema = v.object({
+  event: v.pipe(v.string(), v.nonEmpty()),
+  token: v.string(),
+  data: v.optional(v.unknown()),
+});
+
+/** `candidateStageChange`: ids only. */
+export const stageChangeDataSchema = v.object({
+  opportunityId: v.pipe(v.string(), v.nonEmpty()),
+  candidateId: v.optional(v.string()),
+  contactId: v.optional(v.string()),
+  fromStageId: v.nullish(v.string()),
+  toStageId: v.pipe(v.string(), v.nonEmpty()),
+});
+
+/** `GET /v1/opportunities/{id}?expand=applications`: what the API says, which the connector acts on. */
+export const opportunitySchema = v.object({
+  data: v.object({
+    id: v.string(),
+    name: v.nullish(v.string()),
+    emails: v.optional(v.array(v.string()), []),
+    contact: v.nullish(v.string()),
+    stage: v.union([v.string(), v.object({ id: v.string(), text: v.optional(v.string()) })]),
+    archived: v.nullish(v.unknown()),
+    applications: v.optional(v.array(v.union([v.string(), v.object({ id: v.string(), posting: v.nullish(v.string()) })])), []),
+  }),
+});
+
+export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), text: v.string() })) });
+export const noteCreatedSchema = v.object({ data: v.object({ noteId: v.optional(v.string()), id: v.optional(v.string()) }) });
+export const notesSchema = v.object({ data: v.array(v.object({ id: v.string(), value: v.nullish(v.string()) })) });
