@@ -93,6 +93,8 @@ export class ConnectorStack extends Stack {
     // Least privilege: each function gets the actions it calls, on the resources it touches.
     const index = `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.interviewIndex.name}`;
     stageQueues.queue.grantSendMessages(atsWebhook);
+    // Replay keys of webhooks that sign a per-delivery token (Lever): recorded, and removed when enqueueing fails.
+    allow(atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     reportQueues.queue.grantSendMessages(interviewWebhook);
     reportQueues.queue.grantSendMessages(reconciler);
     allow(inviteWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.jobs.tableArn]);

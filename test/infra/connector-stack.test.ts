@@ -95,6 +95,17 @@ describe('Stack: ConnectorStack', () => {
     }
   });
 
+  it('lets the ATS webhook record and remove replay keys in the events table, and nothing else in DynamoDB', () => {
+    const role = (resources[functionId('AtsWebhook')]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const statements = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+    expect(statements).toHaveLength(1);
+    expect(statements[0].Action).toEqual(['dynamodb:PutItem', 'dynamodb:DeleteItem']);
+    expect(JSON.stringify(statements[0].Resource)).toContain('EventsTable');
+  });
+
   it('grants no action on every resource', () => {
     for (const [id, policy] of ofType('AWS::IAM::Policy')) {
       for (const statement of policy.Properties.PolicyDocument.Statement) {
