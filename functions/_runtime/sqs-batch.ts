@@ -19,12 +19,14 @@ export function deadlineSignal(context: Pick<Context, 'getRemainingTimeInMillis'
  */
 export function sqsBatchHandler<S extends v.GenericSchema>(
   schema: S,
-  handle: (message: v.InferOutput<S>, record: SQSRecord, signal: AbortSignal) => Promise<void>,
+  handle: (message: v.InferOutput<S>, record: SQSRecord, run: { signal: AbortSignal; leaseMs: number }) => Promise<void>,
   logger: PipelineLogger,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const processor = new BatchProcessor(EventType.SQS);
   return async (event, context) => {
     const signal = deadlineSignal(context);
+    // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
+    const leaseMs = (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
     return processPartialResponse(
       event,
       async (record: SQSRecord) => {
@@ -41,7 +43,7 @@ export function sqsBatchHandler<S extends v.GenericSchema>(
           return;
         }
         try {
-          await handle(parsed.output, record, signal);
+          await handle(parsed.output, record, { signal, leaseMs });
         } catch (error) {
           logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
           throw error;

@@ -1,4 +1,5 @@
 import { createLogger } from '../../shared/observability/logger';
+import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleReportCreated } from '../../shared/pipeline/report-created.use-case';
 import { reportCreatedMessageSchema } from '../../shared/queue/messages.schema';
 import { pipelineDependencies } from '../_runtime/pipeline';
@@ -10,10 +11,11 @@ const deps = pipelineDependencies(logger);
 /** SQS report-events → the report written back once to the candidate's application. */
 export const handler = sqsBatchHandler(
   reportCreatedMessageSchema,
-  async (message, record, signal) => {
+  async (message, record, run) => {
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
-    const result = await handleReportCreated(message, deps, { receiveCount, signal });
+    const result = await handleReportCreated(message, deps, { receiveCount, ...run });
     logger.info('report handled', { connectionId: message.connectionId, reportId: message.reportId, ...result });
+    if (result.outcome === 'held-elsewhere') throw new ClaimHeldElsewhereError(`report ${message.reportId}`);
   },
   logger,
 );

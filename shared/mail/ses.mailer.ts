@@ -8,6 +8,20 @@ export interface SesMailerOptions {
   client?: SESv2Client;
 }
 
+export class MailerError extends Error {
+  public readonly code = 'mail-failed';
+  public readonly retryable = true;
+
+  public constructor(
+    reason: string,
+    public readonly definitelyNotSent: boolean,
+    cause: unknown,
+  ) {
+    super(`the invitation e-mail failed: ${reason}`, { cause });
+    this.name = 'MailerError';
+  }
+}
+
 /** Invitations through SES v2 SendEmail. */
 export class SesMailer implements Mailer {
   private readonly client: SESv2Client;
@@ -20,7 +34,8 @@ export class SesMailer implements Mailer {
 
   public async sendInvite(email: InviteEmail): Promise<{ messageId: string }> {
     const template = inviteTemplateFor(email.language);
-    const result = await this.client.send(
+    const result = await this.client
+      .send(
       new SendEmailCommand({
         FromEmailAddress: email.from ?? this.defaultFrom,
         Destination: { ToAddresses: [email.to] },
@@ -31,7 +46,12 @@ export class SesMailer implements Mailer {
           },
         },
       }),
-    );
+      )
+      .catch((error: unknown) => {
+        // An answer from SES (throttling, a refused address) means nothing was sent; no answer means it may have been.
+        const answered = typeof (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 'number';
+        throw new MailerError((error as Error).name, answered, error);
+      });
     return { messageId: result.MessageId ?? '' };
   }
 }

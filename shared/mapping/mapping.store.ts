@@ -127,10 +127,23 @@ export class DynamoMappingStore implements MappingStore {
     }
   }
 
-  public async recordInviteStep(key: ApplicationKey, owner: string, step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailAt?: number; inviteNoteAt?: number; done: boolean }): Promise<void> {
+  public async recordInviteStep(
+    key: ApplicationKey,
+    owner: string,
+    step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailStartedAt?: number; clearEmailStart?: boolean; inviteEmailAt?: number; inviteEmailUncertain?: boolean; inviteNoteAt?: number; done: boolean },
+  ): Promise<void> {
     const update = buildUpdate({
-      set: { interviewId: step.interviewId, candidateEmail: step.candidateEmail, inviteEmailAt: step.inviteEmailAt, inviteNoteAt: step.inviteNoteAt, updatedAt: Date.now(), ...(step.done ? { state: 'invited' } : {}) },
-      remove: step.done ? ['leaseOwner', 'leaseUntil'] : [],
+      set: {
+        interviewId: step.interviewId,
+        candidateEmail: step.candidateEmail,
+        inviteEmailStartedAt: step.inviteEmailStartedAt,
+        inviteEmailAt: step.inviteEmailAt,
+        inviteEmailUncertain: step.inviteEmailUncertain,
+        inviteNoteAt: step.inviteNoteAt,
+        updatedAt: Date.now(),
+        ...(step.done ? { state: 'invited' } : {}),
+      },
+      remove: [...(step.done ? ['leaseOwner', 'leaseUntil'] : []), ...(step.clearEmailStart ? ['inviteEmailStartedAt'] : [])],
       extraValues: { ':owner': owner },
     });
     await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
@@ -292,7 +305,7 @@ export class DynamoMappingStore implements MappingStore {
     );
   }
 
-  private async getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
+  public async getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
     const result = await this.client.send(new GetItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ConsistentRead: true }));
     return result.Item ? (unmarshall(result.Item) as ApplicationRecord) : undefined;
   }

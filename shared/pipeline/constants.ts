@@ -10,6 +10,8 @@ export const WORKER_TIMING = {
   /** Workers that lose the race to create an interview poll for it this long, then let SQS retry. */
   jobWaitMs: 15_000,
   jobPollMs: 200,
+  /** A worker that finds a claim held by another polls it this long before asking SQS to retry. */
+  heldClaimWaitMs: 5_000,
   /** Deliveries are dropped from SQS after this many receives into the DLQ. */
   maxReceiveCount: 5,
   /** A report the API does not show yet is retried this many receives, then parked as unmatched. */

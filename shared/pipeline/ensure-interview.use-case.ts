@@ -1,6 +1,7 @@
 import type { Trigger } from '../config';
 import { WORKER_TIMING } from './constants';
 import { InterviewNotReadyError } from './errors';
+import { afterSideEffect } from './fault-injection';
 import { createInputFor, fullUpdateInputFor, interviewNameFor, templateHash, updateOnlyInputFor } from './interview-template';
 import type { ConnectionContext, MappingStore, PipelineLogger } from './ports';
 import type { JobKey, JobRecord } from './records';
@@ -12,6 +13,8 @@ export interface EnsureInterviewDependencies {
   newOwner: () => string;
   sleep?: (ms: number) => Promise<void>;
   signal?: AbortSignal | undefined;
+  /** How long the creation lease lasts: the invocation's remaining time. */
+  leaseMs?: number | undefined;
 }
 
 export interface ReadyInterview {
@@ -43,7 +46,8 @@ export async function ensureInterviewForTrigger(context: ConnectionContext, trig
   if (existing?.state === 'ready') return remember(cacheKey, await refreshTemplate(context, trigger, key, existing, interviewName, hash, deps));
 
   const owner = deps.newOwner();
-  const lease = await deps.store.leaseJob(key, { interviewName, templateHash: hash }, { owner, now: deps.now(), durationMs: WORKER_TIMING.jobLeaseMs });
+  const leaseMs = deps.leaseMs ?? WORKER_TIMING.jobLeaseMs;
+  const lease = await deps.store.leaseJob(key, { interviewName, templateHash: hash }, { owner, now: deps.now(), durationMs: leaseMs });
   if (lease.kind === 'ready') return remember(cacheKey, await refreshTemplate(context, trigger, key, lease.record, interviewName, hash, deps));
   if (lease.kind === 'busy') return remember(cacheKey, await waitForReady(key, cacheKey, deps));
 
@@ -57,6 +61,7 @@ export async function ensureInterviewForTrigger(context: ConnectionContext, trig
   }
   if (!interview) {
     const created = await context.interviews.createInterview(createInputFor(trigger, interviewName), { signal: deps.signal });
+    afterSideEffect('interview-created', cacheKey);
     interview = { interviewId: created.interview_id, inviteUrl: created.invite_url };
     deps.logger.info('interview created', { jobKey: cacheKey, interviewId: interview.interviewId });
   }
@@ -83,7 +88,8 @@ async function refreshTemplate(context: ConnectionContext, trigger: Trigger, key
 
 async function waitForReady(key: JobKey, cacheKey: string, deps: EnsureInterviewDependencies): Promise<JobRecord> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const deadline = deps.now() + WORKER_TIMING.jobWaitMs;
+  // Never wait past this invocation's own lease: SQS retries the message later instead.
+  const deadline = deps.now() + Math.min(WORKER_TIMING.jobWaitMs, (deps.leaseMs ?? WORKER_TIMING.jobLeaseMs) / 2);
   while (deps.now() < deadline) {
     await sleep(WORKER_TIMING.jobPollMs);
     const record = await deps.store.getJob(key);

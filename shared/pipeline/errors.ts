@@ -29,3 +29,17 @@ export function errorCode(error: unknown): string {
   const value = error as { code?: unknown; name?: unknown };
   return typeof value?.code === 'string' ? value.code : typeof value?.name === 'string' ? value.name : 'unknown';
 }
+
+/**
+ * Another worker holds the claim. The message must come back later rather than be acknowledged: if that worker
+ * dies, this message may be the only one left to finish the work.
+ */
+export class ClaimHeldElsewhereError extends Error {
+  public readonly code = 'claim-held-elsewhere';
+  public readonly retryable = true;
+
+  public constructor(what: string) {
+    super(`${what}: another worker holds the claim; retrying later`);
+    this.name = 'ClaimHeldElsewhereError';
+  }
+}

@@ -9,3 +9,4 @@ export { ensureInterviewForTrigger, clearInterviewCache } from './ensure-intervi
 export { handleStageEntered, type StageEnteredOutcome, type StageEnteredResult } from './stage-entered.use-case';
 export { handleReportCreated, type ReportCreatedOutcome, type ReportCreatedResult } from './report-created.use-case';
 export { reconcileConnection, type ReconcileResult } from './reconcile.use-case';
+export { faultInjection, SimulatedCrash, type SideEffectPoint } from './fault-injection';

@@ -37,7 +37,11 @@ export interface MappingStore {
   /** Records the delivery and claims application × trigger in one write; duplicates and held claims are values. */
   claimApplication(delivery: { source: string; deliveryId: string; enqueueId: string }, input: ApplicationClaimInput, lease: Lease): Promise<ClaimApplicationResult>;
   /** Records invite steps; the last one moves the application to `invited`. Conditional on holding the lease. */
-  recordInviteStep(key: ApplicationKey, owner: string, step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailAt?: number; inviteNoteAt?: number; done: boolean }): Promise<void>;
+  recordInviteStep(
+    key: ApplicationKey,
+    owner: string,
+    step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailStartedAt?: number; clearEmailStart?: boolean; inviteEmailAt?: number; inviteEmailUncertain?: boolean; inviteNoteAt?: number; done: boolean },
+  ): Promise<void>;
 
   /** A permanent failure (the ATS or the service refused): visible to ops, not retried. */
   markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void>;
@@ -48,6 +52,7 @@ export interface MappingStore {
   recordJobTemplate(key: JobKey, templateHash: string): Promise<void>;
   listJobs(connectionId: string): Promise<JobRecord[]>;
 
+  getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined>;
   findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]>;
   findApplicationByInterview(interviewId: string, candidateEmail: string): Promise<ApplicationRecord | undefined>;
   listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]>;
@@ -70,6 +75,7 @@ export interface InviteEmail {
 }
 
 export interface Mailer {
+  /** Throws a `MailerError`; `definitelyNotSent` when the mail service answered with a refusal. */
   sendInvite(email: InviteEmail): Promise<{ messageId: string }>;
 }
 
@@ -103,6 +109,12 @@ export interface PipelineLogger {
   error(message: string, attributes?: Record<string, unknown>): void;
 }
 
+/** Per message: the caller's deadline, and how long a claim may be held (the invocation's remaining time). */
+export interface RunOptions {
+  signal?: AbortSignal | undefined;
+  leaseMs?: number | undefined;
+}
+
 export interface PipelineDependencies {
   store: MappingStore;
   mailer: Mailer;
@@ -111,4 +123,5 @@ export interface PipelineDependencies {
   now?: () => number;
   /** A fresh owner id per attempt, so two workers on the same message never share a lease. */
   newOwner?: () => string;
+  sleep?: (ms: number) => Promise<void>;
 }

@@ -38,7 +38,11 @@ export interface ApplicationRecord extends ApplicationKey {
   interviewId?: string | undefined;
   leaseOwner?: string | undefined;
   leaseUntil?: number | undefined;
+  /** Set before the e-mail is sent: a retry that finds it without `inviteEmailAt` must not send again. */
+  inviteEmailStartedAt?: number | undefined;
   inviteEmailAt?: number | undefined;
+  /** The e-mail may have gone out from a worker that stopped before recording it; not sent again. */
+  inviteEmailUncertain?: boolean | undefined;
   inviteNoteAt?: number | undefined;
   reportId?: string | undefined;
   /** Write-back claims taken for this report: above 1, a note may have been posted by a worker that crashed. */

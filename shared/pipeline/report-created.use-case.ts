@@ -5,7 +5,9 @@ import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { errorCode, isPermanent, ReportNotVisibleError } from './errors';
 import { decideAdvance, formatReportNote } from './report-note';
-import type { ConnectionContext, PipelineDependencies } from './ports';
+import { afterSideEffect } from './fault-injection';
+import { waitForHolder } from './held-claim';
+import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome = 'written-back' | 'already-written-back' | 'held-elsewhere' | 'unmatched' | 'other-report' | 'unknown-connection' | 'failed';
@@ -21,7 +23,7 @@ export interface ReportCreatedResult {
  * and write back once: the note, then the stage move when the rule says so. Each step is recorded, so a
  * retry resumes where it stopped.
  */
-export async function handleReportCreated(message: ReportCreatedMessage, deps: PipelineDependencies, options: { receiveCount?: number; signal?: AbortSignal } = {}): Promise<ReportCreatedResult> {
+export async function handleReportCreated(message: ReportCreatedMessage, deps: PipelineDependencies, options: RunOptions & { receiveCount?: number } = {}): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
   const now = deps.now ?? Date.now;
@@ -37,10 +39,14 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
 
   const key: ApplicationKey = { connectionId: application.connectionId, atsApplicationId: application.atsApplicationId, triggerId: application.triggerId };
   const owner = (deps.newOwner ?? randomUUID)();
-  const claim = await deps.store.claimWriteBack(key, report.report_id, { owner, now: now(), durationMs: WORKER_TIMING.applicationLeaseMs });
+  const claim = await deps.store.claimWriteBack(key, report.report_id, { owner, now: now(), durationMs: options.leaseMs ?? WORKER_TIMING.applicationLeaseMs });
+  const reportKey = `${key.connectionId}#${report.report_id}`;
   const appLog = { ...log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   if (claim.kind === 'done') return { outcome: 'already-written-back' };
-  if (claim.kind === 'busy') return { outcome: 'held-elsewhere' };
+  if (claim.kind === 'busy') {
+    const finished = await waitForHolder(deps, key, (r) => r.state === 'written_back' && r.reportId === report.report_id, options.leaseMs ?? WORKER_TIMING.applicationLeaseMs);
+    return { outcome: finished ? 'already-written-back' : 'held-elsewhere' };
+  }
   if (claim.kind === 'other-report') {
     deps.logger.warn('report: the application was already written back with another report', appLog);
     return { outcome: 'other-report' };
@@ -56,11 +62,16 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
       const existing = (record.writeBackAttempts ?? 1) > 1 ? await context.ats.findNote(target, marker, options.signal) : undefined;
       // Where the ATS has a link field (Lever), the report link goes there as well; it is recorded with the note.
       if (!existing && report.report_url && context.ats.attachReportLink) await context.ats.attachReportLink(target, report.report_url, options.signal);
-      const note = existing ?? (await context.ats.postNote(target, { body: formatReportNote(report, decision), marker }, options.signal));
+      let note = existing;
+      if (!note) {
+        note = await context.ats.postNote(target, { body: formatReportNote(report, decision), marker }, options.signal);
+        afterSideEffect('report-note-posted', reportKey);
+      }
       await deps.store.recordWriteBackStep(key, owner, { reportNoteId: note.noteId, reportNoteAt: now(), flaggedForReview: rule !== undefined && !decision.advance, done: !decision.advance });
     }
     if (decision.advance && rule && !record.movedAt) {
       const moved = await context.ats.moveToStage(target, rule.toStage, options.signal);
+      afterSideEffect('stage-moved', reportKey);
       await deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved.stageId, movedAt: now(), done: true });
     }
     deps.logger.info('report written back', { ...appLog, advanced: decision.advance });

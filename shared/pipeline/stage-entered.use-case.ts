@@ -6,7 +6,9 @@ import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
 import { errorCode, isPermanent } from './errors';
 import { formatInviteNote } from './report-note';
-import type { ConnectionContext, PipelineDependencies } from './ports';
+import { afterSideEffect } from './fault-injection';
+import { waitForHolder } from './held-claim';
+import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 
@@ -32,7 +34,8 @@ export interface StageEnteredResult {
  * A candidate entered a stage: for each trigger it starts, claim application × trigger, make sure the
  * job's interview exists, invite (e-mail and/or ATS note), recording each step so a retry resumes.
  */
-export async function handleStageEntered(message: StageEnteredMessage, deps: PipelineDependencies, signal?: AbortSignal): Promise<StageEnteredResult[]> {
+export async function handleStageEntered(message: StageEnteredMessage, deps: PipelineDependencies, options: RunOptions = {}): Promise<StageEnteredResult[]> {
+  const { signal } = options;
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
   if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
@@ -53,11 +56,13 @@ export async function handleStageEntered(message: StageEnteredMessage, deps: Pip
   const triggers = matchTriggers(context.connection, event);
   if (triggers.length === 0) return [{ outcome: 'no-matching-trigger' }];
   const results: StageEnteredResult[] = [];
-  for (const trigger of triggers) results.push({ triggerId: trigger.id, ...(await inviteForTrigger(message, event, context, trigger, deps, signal)) });
+  for (const trigger of triggers) results.push({ triggerId: trigger.id, ...(await inviteForTrigger(message, event, context, trigger, deps, options)) });
   return results;
 }
 
-async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEvent, context: ConnectionContext, trigger: Trigger, deps: PipelineDependencies, signal?: AbortSignal): Promise<Omit<StageEnteredResult, 'triggerId'>> {
+async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEvent, context: ConnectionContext, trigger: Trigger, deps: PipelineDependencies, options: RunOptions): Promise<Omit<StageEnteredResult, 'triggerId'>> {
+  const { signal } = options;
+  const leaseMs = options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
   const now = deps.now ?? Date.now;
   const newOwner = deps.newOwner ?? randomUUID;
   const email = event.candidate.email ? normaliseEmail(event.candidate.email) : undefined;
@@ -66,9 +71,14 @@ async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEv
   const claim = await deps.store.claimApplication(
     { source: `${context.connection.ats}:${context.connection.id}`, deliveryId: event.deliveryId, enqueueId: message.enqueueId },
     { ...key, atsCandidateId: event.atsCandidateId, atsJobId: event.atsJobId, stageId: event.stage.id, candidateEmail: email },
-    { owner, now: now(), durationMs: WORKER_TIMING.applicationLeaseMs },
+    { owner, now: now(), durationMs: leaseMs },
   );
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: trigger.id, deliveryId: event.deliveryId };
+  if (claim.kind === 'held-elsewhere') {
+    const finished = await waitForHolder(deps, key, (r) => r.state !== 'claimed', leaseMs);
+    deps.logger.info('stage entered: another worker held the claim', { ...log, finished });
+    return { outcome: finished ? 'already-invited' : 'held-elsewhere' };
+  }
   if (claim.kind !== 'claimed') {
     deps.logger.info('stage entered: nothing to do', { ...log, outcome: claim.kind });
     return { outcome: claim.kind };
@@ -82,17 +92,34 @@ async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEv
       deps.logger.warn('stage entered: no way to invite', log);
       return { outcome: 'failed', reason: 'no-invite-channel' };
     }
-    const interview = await ensureInterviewForTrigger(context, trigger, event, { store: deps.store, logger: deps.logger, now, newOwner, signal });
+    const interview = await ensureInterviewForTrigger(context, trigger, event, { store: deps.store, logger: deps.logger, now, newOwner, signal, leaseMs });
+    const appKey = `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`;
     const target: ApplicationRef = { atsApplicationId: key.atsApplicationId, atsCandidateId: event.atsCandidateId, atsJobId: event.atsJobId, fromStageId: event.stage.id };
-    if (sendEmail && !record.inviteEmailAt) {
-      await deps.mailer.sendInvite({ to: email, candidateName: event.candidate.name ?? '', jobName: event.jobName ?? `Job ${event.atsJobId}`, inviteUrl: interview.inviteUrl, language: trigger.interview.language, from: trigger.invite.from });
-      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailAt: now(), done: !postNote || record.inviteNoteAt !== undefined });
+    const emailDone = !postNote || record.inviteNoteAt !== undefined;
+    if (sendEmail && !record.inviteEmailAt && record.inviteEmailStartedAt) {
+      // An earlier worker began sending and stopped before recording it: it may have sent. SES cannot be asked,
+      // and a candidate invited twice is worse than a recruiter told to check: record it as uncertain.
+      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailAt: record.inviteEmailStartedAt, inviteEmailUncertain: true, done: emailDone });
+      deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', { ...log, interviewId: interview.interviewId });
+    } else if (sendEmail && !record.inviteEmailAt) {
+      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailStartedAt: now(), done: false });
+      try {
+        await deps.mailer.sendInvite({ to: email, candidateName: event.candidate.name ?? '', jobName: event.jobName ?? `Job ${event.atsJobId}`, inviteUrl: interview.inviteUrl, language: trigger.interview.language, from: trigger.invite.from });
+      } catch (error) {
+        if ((error as { definitelyNotSent?: boolean }).definitelyNotSent) await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, clearEmailStart: true, done: false });
+        throw error;
+      }
+      afterSideEffect('invite-emailed', appKey);
+      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailAt: now(), done: emailDone });
     }
     if (postNote && !record.inviteNoteAt) {
       const marker = `ai-interview-invite:${key.atsApplicationId}:${trigger.id}`;
       // After a takeover the earlier worker may have posted the note and stopped before recording it.
       const existing = claim.resumed ? await context.ats.findNote(target, marker, signal) : undefined;
-      if (!existing) await context.ats.postNote(target, { body: formatInviteNote(interview.inviteUrl, sendEmail), marker }, signal);
+      if (!existing) {
+        await context.ats.postNote(target, { body: formatInviteNote(interview.inviteUrl, sendEmail), marker }, signal);
+        afterSideEffect('invite-note-posted', appKey);
+      }
       await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteNoteAt: now(), done: true });
     }
     deps.logger.info('stage entered: invited', { ...log, interviewId: interview.interviewId, email: sendEmail, note: postNote });

@@ -46,6 +46,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     completeJob: vi.fn(async (key, owner, interview) => jobRecord({ ...key, ...interview, state: 'ready', leaseOwner: owner })),
     recordJobTemplate: vi.fn().mockResolvedValue(undefined),
     listJobs: vi.fn().mockResolvedValue([]),
+    getApplication: vi.fn().mockResolvedValue(undefined),
     findApplicationsByAtsId: vi.fn().mockResolvedValue([]),
     findApplicationByInterview: vi.fn().mockResolvedValue(undefined),
     listApplicationsByInterview: vi.fn().mockResolvedValue([]),

@@ -1,0 +1,23 @@
+/** The outward side effects, each followed by a write that records it. */
+export type SideEffectPoint = 'interview-created' | 'invite-emailed' | 'invite-note-posted' | 'report-note-posted' | 'stage-moved';
+
+/**
+ * A seam for the chaos run (`npm run chaos`), empty in production: called right after an outward side effect
+ * and before it is recorded, the one place where a crash can leave the world ahead of the mapping tables.
+ */
+export const faultInjection: { afterSideEffect?: ((point: SideEffectPoint, key: string) => void) | undefined } = {};
+
+export function afterSideEffect(point: SideEffectPoint, key: string): void {
+  faultInjection.afterSideEffect?.(point, key);
+}
+
+/** What the chaos run throws at a crash point: like a Lambda that died, the message is retried later. */
+export class SimulatedCrash extends Error {
+  public readonly code = 'simulated-crash';
+  public readonly retryable = true;
+
+  public constructor(point: SideEffectPoint) {
+    super(`simulated crash after ${point}`);
+    this.name = 'SimulatedCrash';
+  }
+}
