@@ -106,6 +106,7 @@ export class ConnectorStack extends Stack {
     allow(writebackWorker, ['dynamodb:PutItem'], [tables.events.tableArn]);
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
+    allow(reconciler, ['dynamodb:GetItem'], [tables.events.tableArn]);
     const secretArns = props.connections.map((c) => this.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${c.secretRef}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }));
     for (const handler of [atsWebhook, interviewWebhook, inviteWorker, writebackWorker, reconciler]) allow(handler, ['secretsmanager:GetSecretValue'], secretArns);
 

@@ -38,7 +38,7 @@ export async function connectionContext(connectionId: string): Promise<Connectio
       connection,
       secrets: connectionSecrets,
       ats: createAtsAdapter(connection, connectionSecrets),
-      interviews: new InterviewServiceClient({ baseUrl: connection.interviewService.baseUrl, apiKey: connectionSecrets.interviewApiKey, extraLanguages: connection.interviewService.extraLanguages }),
+      interviews: new InterviewServiceClient({ baseUrl: connection.interviewService.baseUrl, apiKey: connectionSecrets.interviewApiKey, extraLanguages: connection.interviewService.extraLanguages, timeoutMs: connection.interviewService.timeoutMs }),
     };
   })();
   contexts.set(connectionId, { context, expiresAt: Date.now() + SECRETS_CACHE_MS });

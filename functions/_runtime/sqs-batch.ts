@@ -4,12 +4,15 @@ import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 
-/** Outbound calls stop this long before the Lambda deadline, so a record is reported failed, not cut off mid-write. */
+/**
+ * Outbound calls stop shortly before the Lambda deadline (3 s, or a fifth of the time left when that is
+ * shorter), so a record is reported failed instead of being cut off mid-write.
+ */
 const DEADLINE_MARGIN_MS = 3000;
 
 export function deadlineSignal(context: Pick<Context, 'getRemainingTimeInMillis'> | undefined, fallbackMs = 60_000): AbortSignal {
   const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : fallbackMs;
-  return AbortSignal.timeout(Math.max(1000, remaining - DEADLINE_MARGIN_MS));
+  return AbortSignal.timeout(Math.max(500, remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5)));
 }
 
 /**
@@ -22,8 +25,10 @@ export function sqsBatchHandler<S extends v.GenericSchema>(
   handle: (message: v.InferOutput<S>, record: SQSRecord, run: { signal: AbortSignal; leaseMs: number }) => Promise<void>,
   logger: PipelineLogger,
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
-  const processor = new BatchProcessor(EventType.SQS);
   return async (event, context) => {
+    // One processor per invocation: it keeps the batch's outcomes while it runs. Lambda runs one invocation per
+    // process, but the local event source runs several at once, and a shared one mixed their failures up.
+    const processor = new BatchProcessor(EventType.SQS);
     const signal = deadlineSignal(context);
     // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
     const leaseMs = (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;

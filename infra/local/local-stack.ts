@@ -41,8 +41,10 @@ export interface LocalStackOptions {
   reportDelayMs?: number;
   maxConcurrency?: number;
   logLevel?: string;
-  /** Greenhouse's limit per 10 s window (default 50, as Harvest documents). */
-  greenhouseRateLimit?: number;
+  /** Requests per window of each ATS sandbox (defaults: the documented limits). */
+  atsRateLimits?: Partial<Record<AtsKind, number>>;
+  /** Share of batches the event sources hand to two workers at once, as SQS may deliver a message twice. */
+  duplicateDeliveryRate?: number;
   /** Lets a caller put something between the SDK clients and the emulators, e.g. the benchmark's request counter. */
   wrapEndpoints?: (endpoints: EmulatorEndpoints) => Promise<EmulatorEndpoints>;
 }
@@ -98,7 +100,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => emulators.stop());
     const interview = await startInterviewServiceSandbox({ port: ports.interview ?? 0, reportDelayMs: options.reportDelayMs ?? 1000, seededReports: 0 });
     cleanups.push(() => interview.close());
-    const sandboxes = await startAtsSandboxes(options.fixedAtsPorts ?? false, { greenhouseRateLimit: options.greenhouseRateLimit });
+    const sandboxes = await startAtsSandboxes(options.fixedAtsPorts ?? false, { rateLimits: options.atsRateLimits });
     cleanups.push(() => sandboxes.close());
     const { greenhouse } = sandboxes;
 
@@ -174,8 +176,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
     cleanups.push(() => gateway.close());
     const concurrency = options.maxConcurrency ?? 2;
-    const invite = startSqsEventSource({ name: 'invite-worker', queueUrl: functionQueueUrl(queues.stage.url), queueArn: queues.stage.arn, handler: inviteWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs });
-    const writeback = startSqsEventSource({ name: 'writeback-worker', queueUrl: functionQueueUrl(queues.report.url), queueArn: queues.report.arn, handler: writebackWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs });
+    const invite = startSqsEventSource({ name: 'invite-worker', queueUrl: functionQueueUrl(queues.stage.url), queueArn: queues.stage.arn, handler: inviteWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs, duplicateRate: options.duplicateDeliveryRate });
+    const writeback = startSqsEventSource({ name: 'writeback-worker', queueUrl: functionQueueUrl(queues.report.url), queueArn: queues.report.arn, handler: writebackWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs, duplicateRate: options.duplicateDeliveryRate });
     cleanups.push(() => invite.stop(), () => writeback.stop());
 
     for (const connection of connections) {

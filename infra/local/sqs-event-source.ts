@@ -15,6 +15,8 @@ export interface SqsEventSourceOptions {
   functionTimeoutMs?: number;
   waitTimeSeconds?: number;
   client?: SQSClient;
+  /** Share of batches also handed to a second, concurrent invocation (SQS delivers at least once). */
+  duplicateRate?: number | undefined;
 }
 
 export interface SqsEventSourceStats {
@@ -23,6 +25,7 @@ export interface SqsEventSourceStats {
   failures: number;
   errors: number;
   inFlight: number;
+  duplicated: number;
 }
 
 export interface SqsEventSource {
@@ -75,7 +78,7 @@ function lambdaContext(name: string, timeoutMs: number): Context {
  */
 export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSource {
   const client = options.client ?? new SQSClient({});
-  const stats: SqsEventSourceStats = { invocations: 0, records: 0, failures: 0, errors: 0, inFlight: 0 };
+  const stats: SqsEventSourceStats = { invocations: 0, records: 0, failures: 0, errors: 0, inFlight: 0, duplicated: 0 };
   const controller = new AbortController();
   const timeoutMs = options.functionTimeoutMs ?? 30_000;
 
@@ -100,7 +103,10 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     stats.failures += failedIds.size;
     const done = records.filter((r) => !failedIds.has(r.messageId));
     if (done.length) {
-      await client.send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }));
+      // A receipt handle another invocation already used may be refused; SQS would do the same.
+      await client
+        .send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }))
+        .catch((error: unknown) => console.error(`${options.name}: delete failed: ${(error as Error).message}`));
     }
   }
 
@@ -120,7 +126,14 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
           }),
           { abortSignal: controller.signal },
         );
-        if (received.Messages?.length) await invoke(received.Messages);
+        if (received.Messages?.length) {
+          if (Math.random() < (options.duplicateRate ?? 0)) {
+            stats.duplicated += received.Messages.length;
+            await Promise.all([invoke(received.Messages), invoke(received.Messages)]);
+          } else {
+            await invoke(received.Messages);
+          }
+        }
       } catch (error) {
         if (controller.signal.aborted) return;
         console.error(`${options.name}: receive failed: ${(error as Error).message}`);

@@ -14,9 +14,11 @@ export const SUPPORTED_ATS = ['greenhouse', 'ashby', 'lever', 'workable'] as con
 
 export interface AdapterDependencies {
   fetch?: typeof fetch;
+  timeoutMs?: number;
 }
 
-export function createAtsAdapter(connection: Connection, secrets: ConnectionSecrets, dependencies: AdapterDependencies = {}): AtsAdapter {
+export function createAtsAdapter(connection: Connection, secrets: ConnectionSecrets, overrides: AdapterDependencies = {}): AtsAdapter {
+  const dependencies = { timeoutMs: connection.atsTimeoutMs, ...overrides };
   switch (connection.ats) {
     case 'greenhouse':
       return new GreenhouseAdapter({ connection, secrets, ...dependencies });

@@ -78,7 +78,10 @@ export const connectionSchema = v.pipe(
     interviewService: v.object({
       baseUrl: httpUrl,
       extraLanguages: v.optional(v.array(v.string()), []),
+      /** Per call; GETs and PUTs are retried within the worker's deadline. */
+      timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 10_000),
     }),
+    atsTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 10_000),
     /** Name of the secret (Secrets Manager in AWS, the local secrets file on one machine); never the secret itself. */
     secretRef: v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a Secrets Manager secret name')),
     triggers: v.pipe(v.array(trigger), v.minLength(1, 'at least one trigger')),

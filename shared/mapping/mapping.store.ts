@@ -296,6 +296,11 @@ export class DynamoMappingStore implements MappingStore {
     await this.client.send(new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }));
   }
 
+  public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {
+    const result = await this.client.send(new GetItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }), ProjectionExpression: 'pk' }));
+    return result.Item !== undefined;
+  }
+
   public async parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void> {
     await this.client.send(
       new PutItemCommand({

@@ -62,6 +62,7 @@ export interface MappingStore {
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */
   forgetReplayKey(connectionId: string, key: string): Promise<void>;
+  isReportParked(connectionId: string, reportId: string): Promise<boolean>;
   parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void>;
 }
 

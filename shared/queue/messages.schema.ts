@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { atsIdSchema } from '../ats/ids';
 
 const text = v.pipe(v.string(), v.nonEmpty());
 
@@ -12,10 +13,10 @@ export const stageEnteredMessageSchema = v.object({
   receivedAt: v.number(),
   event: v.object({
     deliveryId: text,
-    atsJobId: v.optional(text),
+    atsJobId: v.optional(atsIdSchema),
     jobName: v.optional(v.string()),
-    atsApplicationId: text,
-    atsCandidateId: text,
+    atsApplicationId: atsIdSchema,
+    atsCandidateId: atsIdSchema,
     stage: v.object({ id: v.optional(v.string()), name: v.optional(v.string()) }),
     candidate: v.object({ name: v.optional(v.string()), email: v.optional(v.string()) }),
   }),

@@ -40,7 +40,7 @@ const stack = await startLocalStack({
   workDir: '.local/bench',
   reconcileIntervalMs: 0,
   maxConcurrency: Number(values.concurrency),
-  greenhouseRateLimit: Number(values['ats-rate-limit']),
+  atsRateLimits: { greenhouse: Number(values['ats-rate-limit']) },
   logLevel: 'ERROR',
   wrapEndpoints: async (endpoints) => {
     dynamoProxy = await startCountingProxy(endpoints.dynamodb);

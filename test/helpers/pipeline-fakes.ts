@@ -54,6 +54,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     recordWriteBackStep: vi.fn().mockResolvedValue(undefined),
     rememberReplayKey: vi.fn().mockResolvedValue(true),
     forgetReplayKey: vi.fn().mockResolvedValue(undefined),
+    isReportParked: vi.fn().mockResolvedValue(false),
     parkUnmatchedReport: vi.fn().mockResolvedValue(undefined),
   };
 }

@@ -11,6 +11,7 @@ export interface AshbyAdapterOptions {
   connection: Connection;
   secrets: ConnectionSecrets;
   fetch?: typeof fetch;
+  timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: RetryHooks['sleep'];
 }
@@ -28,6 +29,7 @@ export class AshbyAdapter implements AtsAdapter {
       baseUrl: options.connection.atsBaseUrl,
       authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''),
       fetch: options.fetch,
+      timeoutMs: options.timeoutMs,
       retry: options.retry,
       sleep: options.sleep,
       failureInBody: (body) => {

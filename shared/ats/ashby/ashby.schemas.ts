@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { atsIdSchema } from '../ids';
 
 /** Ashby webhooks: `{action, data}` (developers.ashbyhq.com, webhook payloads OpenAPI). */
 export const ashbyEnvelopeSchema = v.object({ action: v.pipe(v.string(), v.nonEmpty()), data: v.optional(v.unknown()), webhookActionId: v.optional(v.string()) });
@@ -6,16 +7,16 @@ export const ashbyEnvelopeSchema = v.object({ action: v.pipe(v.string(), v.nonEm
 /** `candidateStageChange` carries the whole application; `title` of the stage is unconfirmed, so optional. */
 export const candidateStageChangeSchema = v.object({
   application: v.object({
-    id: v.pipe(v.string(), v.nonEmpty()),
+    id: atsIdSchema,
     status: v.optional(v.string()),
     updatedAt: v.optional(v.string()),
     candidate: v.object({
-      id: v.pipe(v.string(), v.nonEmpty()),
+      id: atsIdSchema,
       name: v.nullish(v.string()),
       primaryEmailAddress: v.nullish(v.object({ value: v.string() })),
     }),
-    currentInterviewStage: v.object({ id: v.pipe(v.string(), v.nonEmpty()), title: v.nullish(v.string()), interviewPlanId: v.nullish(v.string()) }),
-    job: v.object({ id: v.pipe(v.string(), v.nonEmpty()), title: v.nullish(v.string()) }),
+    currentInterviewStage: v.object({ id: atsIdSchema, title: v.nullish(v.string()), interviewPlanId: v.nullish(v.string()) }),
+    job: v.object({ id: atsIdSchema, title: v.nullish(v.string()) }),
   }),
 });
 

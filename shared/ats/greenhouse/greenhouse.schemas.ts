@@ -1,9 +1,10 @@
 import * as v from 'valibot';
+import { atsIdSchema } from '../ids';
 
 /** Greenhouse webhooks: `{action, payload}` (developers.greenhouse.io, webhooks/_introduction.md). */
 export const greenhouseEnvelopeSchema = v.object({ action: v.pipe(v.string(), v.nonEmpty()), payload: v.optional(v.unknown()) });
 
-const id = v.union([v.pipe(v.number(), v.integer()), v.pipe(v.string(), v.nonEmpty())]);
+const id = v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), atsIdSchema]);
 
 /** `candidate_stage_change` (webhooks/_candidate_events.md); no previous stage is sent. */
 export const candidateStageChangeSchema = v.object({

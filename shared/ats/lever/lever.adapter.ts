@@ -10,6 +10,7 @@ export interface LeverAdapterOptions {
   connection: Connection;
   secrets: ConnectionSecrets;
   fetch?: typeof fetch;
+  timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: RetryHooks['sleep'];
 }
@@ -30,7 +31,7 @@ export class LeverAdapter implements AtsAdapter {
   public constructor(options: LeverAdapterOptions) {
     this.connection = options.connection;
     this.secrets = options.secrets;
-    this.http = new AtsHttpClient({ baseUrl: options.connection.atsBaseUrl, authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''), fetch: options.fetch, retry: options.retry, sleep: options.sleep });
+    this.http = new AtsHttpClient({ baseUrl: options.connection.atsBaseUrl, authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''), fetch: options.fetch, timeoutMs: options.timeoutMs, retry: options.retry, sleep: options.sleep });
   }
 
   /**

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { atsIdSchema } from '../ids';
 
 /** Lever webhook (help.lever.co "Configuring webhooks"): the signature sits in the body, over token + triggeredAt. */
 export const leverSignedFieldsSchema = v.object({
@@ -15,11 +16,11 @@ export const leverWebhookSchema = v.object({
 
 /** `candidateStageChange`: ids only. */
 export const stageChangeDataSchema = v.object({
-  opportunityId: v.pipe(v.string(), v.nonEmpty()),
-  candidateId: v.optional(v.string()),
-  contactId: v.optional(v.string()),
+  opportunityId: atsIdSchema,
+  candidateId: v.optional(atsIdSchema),
+  contactId: v.optional(atsIdSchema),
   fromStageId: v.nullish(v.string()),
-  toStageId: v.pipe(v.string(), v.nonEmpty()),
+  toStageId: atsIdSchema,
 });
 
 /** `GET /v1/opportunities/{id}?expand=applications`: what the API says, which the connector acts on. */

@@ -11,6 +11,7 @@ export interface WorkableAdapterOptions {
   connection: Connection;
   secrets: ConnectionSecrets;
   fetch?: typeof fetch;
+  timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: RetryHooks['sleep'];
 }
@@ -26,7 +27,7 @@ export class WorkableAdapter implements AtsAdapter {
   public constructor(options: WorkableAdapterOptions) {
     this.connection = options.connection;
     this.secrets = options.secrets;
-    this.http = new AtsHttpClient({ baseUrl: options.connection.atsBaseUrl, authorization: async () => `Bearer ${options.secrets.atsApiKey ?? ''}`, fetch: options.fetch, retry: options.retry, sleep: options.sleep });
+    this.http = new AtsHttpClient({ baseUrl: options.connection.atsBaseUrl, authorization: async () => `Bearer ${options.secrets.atsApiKey ?? ''}`, fetch: options.fetch, timeoutMs: options.timeoutMs, retry: options.retry, sleep: options.sleep });
   }
 
   /**

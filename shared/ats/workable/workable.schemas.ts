@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { atsIdSchema } from '../ids';
 
 /** Workable webhook envelope (workable.readme.io/reference/webhooks); `data` is the candidate as of delivery. */
 export const workableEnvelopeSchema = v.object({
@@ -11,14 +12,14 @@ export const workableEnvelopeSchema = v.object({
 });
 
 export const movedCandidateSchema = v.object({
-  id: v.pipe(v.string(), v.nonEmpty()),
+  id: atsIdSchema,
   name: v.nullish(v.string()),
   firstname: v.nullish(v.string()),
   lastname: v.nullish(v.string()),
   email: v.nullish(v.string()),
-  job: v.object({ shortcode: v.pipe(v.string(), v.nonEmpty()), title: v.nullish(v.string()) }),
+  job: v.object({ shortcode: atsIdSchema, title: v.nullish(v.string()) }),
   /** The stage slug ("ai-interview"). */
-  stage: v.pipe(v.string(), v.nonEmpty()),
+  stage: atsIdSchema,
   disqualified: v.optional(v.boolean(), false),
   updated_at: v.nullish(v.string()),
 });

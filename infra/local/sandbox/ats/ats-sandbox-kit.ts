@@ -46,7 +46,7 @@ export interface AtsSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
-  faults: { rate429: number; rate500: number; latencyMs: number };
+  faults: { rate429: number; rate500: number; latencyMs: number; slowRate: number; slowMs: number };
 }
 
 /** What the local stack, the demo and the tests need of any ATS sandbox. */
@@ -64,6 +64,9 @@ export interface AtsSandboxView {
   resendStageChange(applicationId: string): Promise<DeliveryRecord[]>;
   notesOf(applicationId: string): string[];
   stageNameOf(applicationId: string): string;
+  /** Names of the stages the application was moved into, in order (by the API or the control endpoint). */
+  movesOf(applicationId: string): string[];
+  setFaults(faults: Partial<AtsSandboxState['faults']>): void;
   /** API requests per route, faults included. */
   requests(): Record<string, number>;
   close(): Promise<void>;
@@ -110,7 +113,7 @@ export interface AtsSandboxSpec {
 
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
 export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: number } = {}): Promise<AtsSandbox> {
-  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, latencyMs: 0 } };
+  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, latencyMs: 0, slowRate: 0, slowMs: 0 } };
   const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
   const random = seededRandom(options.seed ?? 11);
   const previous = new Map<string, string>();
@@ -177,8 +180,11 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     if (!principal) return spec.unauthorized(context.response);
     const limit = limiter.take(principal);
     const roll = random();
-    if (!limit.allowed || roll < state.faults.rate429) return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
+    if (!limit.allowed) return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
+    // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
+    if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
     if (roll < state.faults.rate429 + state.faults.rate500) return sendJson(context.response, 500, { message: 'Internal error' });
+    if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
     await route.handle(context);
   }
 
@@ -241,6 +247,11 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       const application = kit.application(applicationId) as KitApplication;
       return kit.stage(application.jobId, application.stageId)?.name ?? application.stageId;
     },
+    movesOf: (applicationId) => {
+      const application = kit.application(applicationId);
+      return state.moves.filter((m) => m.applicationId === applicationId).map((m) => (application && kit.stage(application.jobId, m.toStageId)?.name) ?? m.toStageId);
+    },
+    setFaults: (faults) => void Object.assign(state.faults, faults),
     requests: () => state.requests,
     close: running.close,
   };

@@ -29,6 +29,12 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
       return sandbox.state.notes.filter((n) => found && n.candidate_id === found.candidate_id).map((n) => n.body);
     },
     stageNameOf: (id) => application(id)?.current_stage.name ?? '',
+    movesOf: (id) => {
+      const found = application(id);
+      const stages = sandbox.state.jobs.flatMap((j) => j.stages);
+      return sandbox.state.moves.filter((m) => m.application_id === found?.id).map((m) => stages.find((s) => s.id === m.to_stage_id)?.name ?? String(m.to_stage_id));
+    },
+    setFaults: (faults) => void Object.assign(sandbox.state.faults, faults),
     requests: () => sandbox.state.requests,
     close: sandbox.close,
   };
@@ -42,17 +48,18 @@ export interface AtsSandboxes {
 }
 
 /** All four ATS sandboxes; fixed ports for `npm start`, free ones (0) for tests. */
-export async function startAtsSandboxes(fixedPorts: boolean, options: { greenhouseRateLimit?: number | undefined } = {}): Promise<AtsSandboxes> {
+export async function startAtsSandboxes(fixedPorts: boolean, options: { rateLimits?: Partial<Record<AtsKind, number>> | undefined } = {}): Promise<AtsSandboxes> {
   const port = (kind: AtsKind) => (fixedPorts ? ATS_SANDBOX_PORTS[kind] : 0);
   const started: { close(): Promise<void> }[] = [];
   try {
-    const greenhouse = await startGreenhouseSandbox({ port: port('greenhouse'), rateLimit: options.greenhouseRateLimit });
+    const limits = options.rateLimits ?? {};
+    const greenhouse = await startGreenhouseSandbox({ port: port('greenhouse'), rateLimit: limits.greenhouse });
     started.push(greenhouse);
-    const ashby = await startAshbySandbox({ port: port('ashby') });
+    const ashby = await startAshbySandbox({ port: port('ashby'), rateLimit: limits.ashby });
     started.push(ashby);
-    const lever = await startLeverSandbox({ port: port('lever') });
+    const lever = await startLeverSandbox({ port: port('lever'), rateLimit: limits.lever });
     started.push(lever);
-    const workable = await startWorkableSandbox({ port: port('workable') });
+    const workable = await startWorkableSandbox({ port: port('workable'), rateLimit: limits.workable });
     started.push(workable);
     return {
       views: { greenhouse: greenhouseView(greenhouse), ashby, lever, workable },

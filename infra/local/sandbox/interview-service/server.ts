@@ -60,7 +60,7 @@ export interface SandboxState {
   faults: SandboxFaults;
 }
 
-const NO_FAULTS: SandboxFaults = { rate429: 0, rate500: 0, retryAfterSeconds: 1, latencyMs: 0, dropWebhookRate: 0 };
+const NO_FAULTS: SandboxFaults = { rate429: 0, rate500: 0, retryAfterSeconds: 1, latencyMs: 0, slowRate: 0, slowMs: 0, dropWebhookRate: 0 };
 
 const faultsSchema = v.partial(
   v.object({
@@ -68,6 +68,8 @@ const faultsSchema = v.partial(
     rate500: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
     retryAfterSeconds: v.pipe(v.number(), v.integer(), v.minValue(0)),
     latencyMs: v.pipe(v.number(), v.minValue(0), v.maxValue(120_000)),
+    slowRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    slowMs: v.pipe(v.number(), v.minValue(0), v.maxValue(120_000)),
     dropWebhookRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
   }),
 );
@@ -455,6 +457,8 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       return envelope(response, 429, { status: false, message: 'Too many requests' }, { 'retry-after': String(state.faults.retryAfterSeconds) });
     }
     if (roll < state.faults.rate429 + state.faults.rate500) return envelope(response, 500, { status: false, message: 'Internal server error' });
+    // A slow answer: the work is done, the answer comes after the client stopped waiting.
+    if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
     if (key === limitedApiKey && route.pattern === '/interview/reports') {
       return envelope(response, 403, { status: false, message: 'This API key has no permission for reports' });
     }

@@ -73,6 +73,9 @@ export interface SandboxFaults {
   retryAfterSeconds: number;
   /** Added to every API request before it is answered. */
   latencyMs: number;
+  /** Share of API requests answered only after `slowMs` (past a client's timeout, the work still done). */
+  slowRate: number;
+  slowMs: number;
   /** Share of report webhooks never sent. */
   dropWebhookRate: number;
 }

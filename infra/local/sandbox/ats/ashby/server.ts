@@ -31,7 +31,7 @@ function applicationJson(kit: KitContext, application: KitApplication) {
 }
 
 /** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
-export function startAshbySandbox(options: { port?: number } = {}): Promise<AtsSandbox> {
+export function startAshbySandbox(options: { port?: number; rateLimit?: number | undefined } = {}): Promise<AtsSandbox> {
   return startAtsSandbox({
     kind: 'ashby',
     port: options.port ?? ASHBY_SANDBOX_DEFAULTS.port,
@@ -48,7 +48,7 @@ export function startAshbySandbox(options: { port?: number } = {}): Promise<AtsS
       },
     ],
     // Ashby's numbers are unconfirmed; a per-key window with 429 + Retry-After is what its OpenAPI implies.
-    rateLimit: { limit: 50, windowMs: 10_000 },
+    rateLimit: { limit: options.rateLimit ?? 50, windowMs: 10_000 },
     rateLimited: (response, resetMs) => sendJson(response, 429, { success: false, errors: ['rate_limit_exceeded'] }, { 'retry-after': String(Math.ceil(resetMs / 1000)) }),
     credentials: { atsApiKey: ASHBY_SANDBOX_DEFAULTS.apiKey },
     authenticate: (request) => (request.headers.authorization === `Basic ${Buffer.from(`${ASHBY_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}` ? 'key' : undefined),

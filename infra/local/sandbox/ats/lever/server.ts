@@ -39,7 +39,7 @@ export interface LeverSandbox extends AtsSandbox {
 }
 
 /** A stand-in of Lever's v1 API (Basic auth, ~10 requests per second) and its webhooks. */
-export async function startLeverSandbox(options: { port?: number } = {}): Promise<LeverSandbox> {
+export async function startLeverSandbox(options: { port?: number; rateLimit?: number | undefined } = {}): Promise<LeverSandbox> {
   let kitRef: KitContext | undefined;
   const sandbox = await startAtsSandbox({
     kind: 'lever',
@@ -48,7 +48,7 @@ export async function startLeverSandbox(options: { port?: number } = {}): Promis
       { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
       { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
     ],
-    rateLimit: { limit: 10, windowMs: 1000 },
+    rateLimit: { limit: options.rateLimit ?? 10, windowMs: 1000 },
     rateLimited: (response, resetMs) => sendJson(response, 429, { code: 'TooManyRequests', message: 'Rate limit exceeded' }, { 'retry-after': String(Math.ceil(resetMs / 1000)) }),
     credentials: { atsApiKey: LEVER_SANDBOX_DEFAULTS.apiKey },
     authenticate: (request) => (request.headers.authorization === `Basic ${Buffer.from(`${LEVER_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}` ? 'key' : undefined),

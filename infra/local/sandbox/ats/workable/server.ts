@@ -29,7 +29,7 @@ function candidateJson(kit: KitContext, application: KitApplication) {
 }
 
 /** A stand-in of Workable's SPI v3 (bearer token, 10 requests per 10 s) and its signed webhooks. */
-export function startWorkableSandbox(options: { port?: number; rateLimit?: number } = {}): Promise<AtsSandbox> {
+export function startWorkableSandbox(options: { port?: number; rateLimit?: number | undefined } = {}): Promise<AtsSandbox> {
   return startAtsSandbox({
     kind: 'workable',
     port: options.port ?? WORKABLE_SANDBOX_DEFAULTS.port,

@@ -1,0 +1,345 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { startLocalStack, type LocalStack } from '../../infra/local/local-stack';
+import { seededRandom } from '../../infra/local/sandbox/http-kit';
+import type { AtsKind } from '../../shared/config';
+import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shared/pipeline/fault-injection';
+
+export interface ChaosOptions {
+  candidates: number;
+  seed: number;
+  /** Share of API requests each sandbox answers 429 (with Retry-After), 500, or too late for the client. */
+  rate429: number;
+  rate500: number;
+  slowRate: number;
+  /** Share of the service's report webhooks never sent. */
+  dropReportRate: number;
+  /** Chance that a worker crashes right after a given side effect, before recording it (once per side effect). */
+  crashRate: number;
+  /** Share of SQS batches handed to two workers at once. */
+  duplicateDeliveryRate: number;
+  /** Reports of candidates no ATS knows (must end up unmatched, with a reason). */
+  strangers: number;
+  timeoutMs: number;
+  workDir: string;
+  progress: (line: string) => void;
+}
+
+export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
+  candidates: 500,
+  seed: 20261121,
+  rate429: 0.1,
+  rate500: 0.05,
+  slowRate: 0.03,
+  dropReportRate: 0.2,
+  crashRate: 0.25,
+  duplicateDeliveryRate: 0.1,
+  strangers: 10,
+  timeoutMs: 15 * 60_000,
+  workDir: '.local/chaos',
+};
+
+export interface Invariant {
+  name: string;
+  checked: number;
+  violations: number;
+  detail: string[];
+}
+
+export interface ChaosReport {
+  options: Omit<ChaosOptions, 'progress'>;
+  invariants: Invariant[];
+  crashes: Record<SideEffectPoint, number>;
+  residuals: { name: string; count: number; meaning: string }[];
+  dlq: { queue: string; kind: string; reason: string }[];
+  logLines: number;
+  logLeaks: string[];
+  elapsedMs: number;
+}
+
+const ADVANCE_STAGE = 'Hiring Manager Review';
+const JOBS: Record<AtsKind, string[]> = { greenhouse: ['3301', '3302'], ashby: ['4071538b-backend'], lever: ['posting-backend-01', 'posting-data-02'], workable: ['GROOV005'] };
+
+interface Candidate {
+  kind: AtsKind;
+  applicationId: string;
+  email: string;
+  name: string;
+}
+
+async function scan(stack: LocalStack, table: string): Promise<Record<string, any>[]> {
+  const items: Record<string, any>[] = [];
+  let start: Record<string, any> | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await stack.dynamo.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+    items.push(...(result.Items ?? []).map((i) => unmarshall(i)));
+    start = result.LastEvaluatedKey;
+    if (!start) break;
+  }
+  return items;
+}
+
+async function until(what: string, check: () => Promise<[done: boolean, status: string]>, deadline: number, progress: (line: string) => void, tick?: () => Promise<void>): Promise<void> {
+  let last = 0;
+  for (;;) {
+    const [done, status] = await check();
+    if (Date.now() - last > 5000 || done) {
+      progress(`${what}: ${status}`);
+      last = Date.now();
+    }
+    if (done) return;
+    if (Date.now() > deadline) throw new Error(`chaos: ${what} not done in time (${status})`);
+    await tick?.();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+/**
+ * Captures every line written to stdout and stderr while the run lasts (Powertools writes INFO to stdout and
+ * WARN/ERROR to stderr). Log lines are the JSON ones; the local event source's own lines are scanned too.
+ */
+function captureOutput(): { lines: string[]; restore: () => void } {
+  const lines: string[] = [];
+  const streams = [process.stdout, process.stderr];
+  const originals = streams.map((stream) => stream.write.bind(stream));
+  streams.forEach((stream, i) => {
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof stream.write;
+  });
+  return { lines, restore: () => streams.forEach((stream, i) => void (stream.write = originals[i] as typeof stream.write)) };
+}
+
+/**
+ * The connector under every fault at once, on the real local services: then the invariants are checked from
+ * what the ATS sandboxes, the interview service, SES and the mapping tables hold.
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const started = Date.now();
+  const deadline = started + options.timeoutMs;
+  const random = seededRandom(options.seed);
+  const crashes: Record<SideEffectPoint, number> = { 'interview-created': 0, 'invite-emailed': 0, 'invite-note-posted': 0, 'report-note-posted': 0, 'stage-moved': 0 };
+  const crashed = new Set<string>();
+  faultInjection.afterSideEffect = (point, key) => {
+    if (crashed.has(`${point}|${key}`)) return;
+    crashed.add(`${point}|${key}`);
+    if (random() < options.crashRate) {
+      crashes[point]++;
+      throw new SimulatedCrash(point);
+    }
+  };
+
+  mkdirSync(options.workDir, { recursive: true });
+  const configPath = join(options.workDir, 'connections.template.json');
+  const template = JSON.parse(readFileSync('config/connections.local.json', 'utf8')) as { connections: Record<string, any>[] };
+  for (const connection of template.connections) {
+    connection.interviewService.timeoutMs = 700;
+    connection.atsTimeoutMs = 700;
+  }
+  writeFileSync(configPath, JSON.stringify(template));
+
+  const capture = captureOutput();
+  let stack: LocalStack | undefined;
+  try {
+    stack = await startLocalStack({
+      configPath,
+      workDir: options.workDir,
+      functionTimeoutMs: 3000,
+      reconcileIntervalMs: 0,
+      reportDelayMs: 0,
+      maxConcurrency: 4,
+      duplicateDeliveryRate: options.duplicateDeliveryRate,
+      atsRateLimits: { greenhouse: 100_000, ashby: 100_000, lever: 100_000, workable: 100_000 },
+      logLevel: 'INFO',
+    });
+    const s = stack;
+    const faults = { rate429: options.rate429, rate500: options.rate500, slowRate: options.slowRate, slowMs: 1000 };
+    s.interview.setFaults({ ...faults, retryAfterSeconds: 1, dropWebhookRate: options.dropReportRate });
+    for (const ats of Object.values(s.ats)) ats.setFaults(faults);
+
+    // Candidates across every ATS and several jobs; each stage change delivered two or three times, concurrently.
+    const kinds = Object.keys(s.ats) as AtsKind[];
+    const candidates: Candidate[] = [];
+    for (let i = 0; i < options.candidates; i++) {
+      const kind = kinds[i % kinds.length] as AtsKind;
+      const jobs = JOBS[kind];
+      const name = `Chaos${i} Candidate${i}`;
+      const email = `chaos-${i}+${kind}@candidates.example.com`;
+      const application = s.ats[kind].addCandidate({ firstName: `Chaos${i}`, lastName: `Candidate${i}`, email, jobId: jobs[Math.floor(i / kinds.length) % jobs.length] });
+      candidates.push({ kind, applicationId: application.id, email, name });
+    }
+    for (let i = 0; i < candidates.length; i += 25) {
+      await Promise.all(candidates.slice(i, i + 25).map((c) => s.ats[c.kind].moveCandidate({ applicationId: c.applicationId, stageName: 'AI Interview', repeat: 2 + Math.floor(random() * 2) })));
+    }
+    // Some deliveries again later, out of order with everything sent since.
+    for (const c of candidates.filter(() => random() < 0.1)) await s.ats[c.kind].resendStageChange(c.applicationId);
+    options.progress(`${candidates.length} candidates moved; deliveries sent ${candidates.length * 2}+ times`);
+
+    const byApplication = new Map(candidates.map((c) => [c.applicationId, c]));
+    await until('invites', async () => {
+      const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
+      const invited = records.filter((r) => r.state !== 'claimed').length;
+      return [invited >= candidates.length, `${invited}/${candidates.length}`];
+    }, deadline, options.progress);
+
+    // Every invited candidate takes the interview; a few strangers take one too.
+    const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
+    const expected = new Map<string, { applicationId: string; kind: AtsKind; connectionId: string }>();
+    for (const record of records) {
+      const candidate = byApplication.get(record.atsApplicationId) as Candidate;
+      const { report_id } = s.interview.completeInterview({ interview_id: record.interviewId, candidate_name: candidate.name, candidate_email: candidate.email, ai_match_score: Math.round(40 + random() * 60), proctoring_violations: random() < 0.2 ? 1 : 0, delay_ms: 0 });
+      expected.set(report_id, { applicationId: record.atsApplicationId, kind: candidate.kind, connectionId: record.connectionId });
+    }
+    const strangers: { reportId: string; connectionId: string }[] = [];
+    for (let i = 0; i < options.strangers; i++) {
+      const record = records[i % records.length] as Record<string, any>;
+      const { report_id } = s.interview.completeInterview({ interview_id: record.interviewId, candidate_name: 'Nobody Known', candidate_email: `stranger-${i}@nowhere.example.com`, delay_ms: 0 });
+      strangers.push({ reportId: report_id, connectionId: record.connectionId });
+    }
+    options.progress(`${expected.size} interviews completed (+${strangers.length} by strangers); ${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`);
+
+    let lastReconcile = 0;
+    await until(
+      'write-backs',
+      async () => {
+        const done = (await scan(s, s.tables.applications)).filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length;
+        return [done >= expected.size, `${done}/${expected.size}`];
+      },
+      deadline,
+      options.progress,
+      async () => {
+        // The reconciler's schedule, compressed: it finds the reports whose webhook never came.
+        if (Date.now() - lastReconcile > 4000) {
+          lastReconcile = Date.now();
+          await s.reconcileNow().catch(() => undefined);
+        }
+      },
+    );
+    const events = await scan(s, s.tables.events);
+    await until('strangers parked', async () => {
+      const parked = (await scan(s, s.tables.events)).filter((e) => strangers.some((x) => e.pk === `unmatched#${x.connectionId}#${x.reportId}`)).length;
+      return [parked >= strangers.length, `${parked}/${strangers.length}`];
+    }, deadline, options.progress, () => s.reconcileNow().then(() => undefined).catch(() => undefined));
+    await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));
+    void events;
+
+    // ----- invariants
+    const finalRecords = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
+    const finalEvents = await scan(s, s.tables.events);
+    const emails = ((await (await fetch(`${s.emulators.endpoints.ses}/store`)).json()) as { emails: { destination: { to: string[] } }[] }).emails;
+    const invariants: Invariant[] = [];
+    const check = (name: string, items: unknown[], bad: (item: any) => string | undefined): void => {
+      const detail = items.map(bad).filter((d): d is string => d !== undefined);
+      invariants.push({ name, checked: items.length, violations: detail.length, detail: detail.slice(0, 10) });
+    };
+    const jobRefs = [...new Set(finalRecords.map((r) => `${r.connectionId}/${r.atsJobId}/${r.triggerId}`))];
+    check('exactly one interview per job × trigger', jobRefs, (ref) => {
+      const count = s.interview.state.interviews.filter((i) => i.interview_name.endsWith(`(ref ${ref})`)).length;
+      return count === 1 ? undefined : `${ref}: ${count} interviews`;
+    });
+    check('at most one invite e-mail per application × trigger', candidates, (c: Candidate) => {
+      const count = emails.filter((m) => m.destination.to.includes(c.email)).length;
+      return count <= 1 ? undefined : `${c.kind} ${c.applicationId}: ${count} e-mails`;
+    });
+    check('at most one invite note per application × trigger', candidates, (c: Candidate) => {
+      const count = s.ats[c.kind].notesOf(c.applicationId).filter((n) => n.includes('ai-interview-invite:')).length;
+      return count <= 1 ? undefined : `${c.kind} ${c.applicationId}: ${count} invite notes`;
+    });
+    check('every claimed application invited', candidates, (c: Candidate) => {
+      const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
+      if (!record) return `${c.kind} ${c.applicationId}: never claimed`;
+      return ['invited', 'completed', 'written_back'].includes(record.state) ? undefined : `${c.kind} ${c.applicationId}: ${record.state} ${record.failureReason ?? ''}`;
+    });
+    const reports: [string, { applicationId: string; kind: AtsKind; connectionId: string }][] = [...expected.entries()];
+    check('exactly one note per report', reports, ([reportId, e]: (typeof reports)[number]) => {
+      const count = s.ats[e.kind].notesOf(e.applicationId).filter((n: string) => n.includes(`ai-interview-report:${reportId}`)).length;
+      return count === 1 ? undefined : `${e.kind} report ${reportId}: ${count} notes`;
+    });
+    check('at most one stage move per report', reports, ([reportId, e]: (typeof reports)[number]) => {
+      const count = s.ats[e.kind].movesOf(e.applicationId).filter((m: string) => m === ADVANCE_STAGE).length;
+      return count <= 1 ? undefined : `${e.kind} report ${reportId}: ${count} moves`;
+    });
+    check('every completed report written back, or unmatched with its reason', [...reports.map(([id, e]) => ({ id, e })), ...strangers.map((x) => ({ id: x.reportId, stranger: x }))], (item: any) => {
+      if (item.stranger) {
+        const parked = finalEvents.find((e) => e.pk === `unmatched#${item.stranger.connectionId}#${item.id}`);
+        return parked?.reason ? undefined : `stranger report ${item.id}: not parked`;
+      }
+      const record = finalRecords.find((r) => r.atsApplicationId === item.e.applicationId);
+      return record?.state === 'written_back' && record.reportId === item.id ? undefined : `report ${item.id}: application ${record?.state ?? 'missing'}`;
+    });
+
+    const dlq: ChaosReport['dlq'] = [];
+    for (const [queue, url] of [['stage-events-dlq', s.queues.stage.dlqUrl], ['report-events-dlq', s.queues.report.dlqUrl]] as const) {
+      for (let i = 0; i < 20; i++) {
+        const received = await s.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }));
+        if (!received.Messages?.length) break;
+        for (const m of received.Messages) {
+          let kind = 'not JSON';
+          try {
+            kind = String((JSON.parse(m.Body ?? '') as { kind?: string }).kind ?? 'unknown');
+          } catch {
+            /* counted as not JSON */
+          }
+          dlq.push({ queue, kind, reason: 'failed maxReceiveCount times' });
+        }
+      }
+    }
+    invariants.push({ name: 'DLQs empty (or poison by construction, listed)', checked: 2, violations: dlq.length, detail: dlq.map((d) => `${d.queue}: ${d.kind}`) });
+
+    const residuals: ChaosReport['residuals'] = [
+      { name: 'invite e-mails recorded as uncertain', count: finalRecords.filter((r) => r.inviteEmailUncertain).length, meaning: 'a worker stopped between sending and recording; not sent again (each was sent once)' },
+      { name: 'interviews adopted by name after a lost answer', count: capture.lines.filter((l) => l.includes('adopted an interview created by an earlier attempt')).length, meaning: 'a second create avoided' },
+      { name: 'duplicate interviews, invites, notes or moves', count: invariants.slice(0, 6).reduce((sum, i) => sum + i.violations, 0), meaning: 'a crash window the design could not close' },
+    ];
+
+    capture.restore();
+    const logLeaks = scanLogs(capture.lines, s, candidates);
+    return { options: { ...options, progress: undefined } as never, invariants, crashes, residuals, dlq, logLines: capture.lines.length, logLeaks, elapsedMs: Date.now() - started };
+  } finally {
+    capture.restore();
+    faultInjection.afterSideEffect = undefined;
+    await stack?.stop();
+  }
+}
+
+/** Every secret, candidate e-mail, name and phone number that must never appear in a log line. */
+function scanLogs(lines: string[], stack: LocalStack, candidates: Candidate[]): string[] {
+  const needles: { what: string; value: string }[] = [];
+  for (const secrets of Object.values(stack.secrets)) {
+    for (const [field, value] of Object.entries(secrets)) if (typeof value === 'string' && value.length >= 8) needles.push({ what: `secret ${field}`, value });
+  }
+  for (const c of candidates) needles.push({ what: 'candidate e-mail', value: c.email }, { what: 'candidate name', value: c.name });
+  const leaks: string[] = [];
+  for (const line of lines) {
+    for (const needle of needles) if (line.includes(needle.value)) leaks.push(`${needle.what} in: ${line.slice(0, 160)}`);
+    if (/\+\d[\d\s-]{7,}\d/.test(line)) leaks.push(`phone number in: ${line.slice(0, 160)}`);
+  }
+  return leaks;
+}
+
+export function formatChaosReport(report: ChaosReport): string {
+  const o = report.options;
+  const lines = [
+    `Chaos run: ${o.candidates} candidates on greenhouse, ashby, lever, workable; seed ${o.seed}; ${(report.elapsedMs / 1000).toFixed(0)} s`,
+    `Faults: ${o.rate429 * 100}% 429 + Retry-After, ${o.rate500 * 100}% 500, ${o.slowRate * 100}% answers after the client's timeout (every sandbox); ` +
+      `ATS webhooks delivered 2-3 times, 10% resent out of order; ${o.dropReportRate * 100}% of report webhooks dropped; ` +
+      `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; crash after a side effect with p=${o.crashRate}`,
+    `Crashes injected: ${Object.entries(report.crashes).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    '',
+    `| ${'invariant'.padEnd(66)} | checked | violations |`,
+    `|${'-'.repeat(68)}|---------|------------|`,
+    ...report.invariants.map((i) => `| ${i.name.padEnd(66)} | ${String(i.checked).padStart(7)} | ${String(i.violations).padStart(10)} |`),
+    '',
+    ...report.invariants.filter((i) => i.violations).flatMap((i) => [`${i.name}:`, ...i.detail.map((d) => `  - ${d}`)]),
+    `| ${'residual (counted, never hidden)'.padEnd(50)} | count | meaning`,
+    ...report.residuals.map((r) => `| ${r.name.padEnd(50)} | ${String(r.count).padStart(5)} | ${r.meaning}`),
+    '',
+    `Log lines scanned: ${report.logLines}; secrets, candidate e-mails, names or phone numbers found: ${report.logLeaks.length}`,
+    ...report.logLeaks.slice(0, 10).map((l) => `  - ${l}`),
+  ];
+  return lines.join('\n');
+}

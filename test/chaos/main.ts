@@ -1,0 +1,21 @@
+import { parseArgs } from 'node:util';
+import { CHAOS_DEFAULTS, formatChaosReport, runChaos } from './chaos';
+
+/** `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25]`: prints the invariant table; exit 1 on a violation. */
+const { values } = parseArgs({
+  options: {
+    candidates: { type: 'string', default: String(CHAOS_DEFAULTS.candidates) },
+    seed: { type: 'string', default: String(CHAOS_DEFAULTS.seed) },
+    'crash-rate': { type: 'string', default: String(CHAOS_DEFAULTS.crashRate) },
+  },
+});
+const report = await runChaos({
+  ...CHAOS_DEFAULTS,
+  candidates: Number(values.candidates),
+  seed: Number(values.seed),
+  crashRate: Number(values['crash-rate']),
+  progress: (line) => process.stderr.write(`${line}\n`),
+});
+process.stderr.write(`${formatChaosReport(report)}\n`);
+const failed = report.invariants.some((i) => i.violations > 0) || report.logLeaks.length > 0;
+process.exit(failed ? 1 : 0);
