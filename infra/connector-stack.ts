@@ -4,7 +4,7 @@ import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -98,12 +98,13 @@ export class ConnectorStack extends Stack {
     reportQueues.queue.grantSendMessages(interviewWebhook);
     reportQueues.queue.grantSendMessages(reconciler);
     allow(inviteWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.jobs.tableArn]);
-    allow(inviteWorker, ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'], [tables.applications.tableArn]);
+    allow(inviteWorker, ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], [tables.applications.tableArn]);
+    allow(inviteWorker, ['dynamodb:Query'], [`${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`]);
     allow(inviteWorker, ['dynamodb:PutItem'], [tables.events.tableArn]);
     allow(inviteWorker, ['ses:SendEmail'], this.sesIdentities(props));
     allow(writebackWorker, ['dynamodb:Query', 'dynamodb:UpdateItem'], [tables.applications.tableArn]);
     allow(writebackWorker, ['dynamodb:Query'], [index]);
-    allow(writebackWorker, ['dynamodb:PutItem'], [tables.events.tableArn]);
+    allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
     allow(reconciler, ['dynamodb:GetItem'], [tables.events.tableArn]);
@@ -125,6 +126,14 @@ export class ConnectorStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
+    // What `npm run ops` needs on AWS, as environment variables of the same names.
+    new CfnOutput(this, 'ApplicationsTable', { value: tables.applications.tableName });
+    new CfnOutput(this, 'EventsTable', { value: tables.events.tableName });
+    new CfnOutput(this, 'JobsTable', { value: tables.jobs.tableName });
+    new CfnOutput(this, 'StageQueueUrl', { value: stageQueues.queue.queueUrl });
+    new CfnOutput(this, 'ReportQueueUrl', { value: reportQueues.queue.queueUrl });
+    new CfnOutput(this, 'StageDlqUrl', { value: stageQueues.dlq.queueUrl });
+    new CfnOutput(this, 'ReportDlqUrl', { value: reportQueues.dlq.queueUrl });
     for (const connection of props.connections) {
       new CfnOutput(this, `AtsWebhookUrl${connection.id.replace(/[^A-Za-z0-9]/g, '')}`, { value: `${api.apiEndpoint}/webhooks/ats/${connection.id}`, description: `Paste into ${connection.ats}'s webhook settings for ${connection.id}` });
     }
@@ -143,6 +152,8 @@ export class ConnectorStack extends Stack {
     const applications = new Table(this, 'ApplicationsTable', { ...common, sortKey: { name: 'sk', type: AttributeType.STRING } });
     const index = MAPPING_TABLES.applications.interviewIndex;
     applications.addGlobalSecondaryIndex({ indexName: index.name, partitionKey: { name: index.partitionKey, type: AttributeType.STRING }, sortKey: { name: index.sortKey, type: AttributeType.STRING } });
+    const candidateIndex = MAPPING_TABLES.applications.candidateIndex;
+    applications.addGlobalSecondaryIndex({ indexName: candidateIndex.name, partitionKey: { name: candidateIndex.partitionKey, type: AttributeType.STRING }, projectionType: ProjectionType.KEYS_ONLY });
     const events = new Table(this, 'EventsTable', common);
     return { jobs, applications, events };
   }

@@ -12,7 +12,8 @@ const DEADLINE_MARGIN_MS = 3000;
 
 export function deadlineSignal(context: Pick<Context, 'getRemainingTimeInMillis'> | undefined, fallbackMs = 60_000): AbortSignal {
   const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : fallbackMs;
-  return AbortSignal.timeout(Math.max(500, remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5)));
+  // AbortSignal.timeout takes whole milliseconds only.
+  return AbortSignal.timeout(Math.max(500, Math.floor(remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5))));
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createLogger } from '../../shared/observability/logger';
 import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
-import { QueuePublisher, type StageEnteredMessage } from '../../shared/queue';
+import { QueuePublisher, type CandidateDeletedMessage, type StageEnteredMessage } from '../../shared/queue';
 import { connectionContext } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
@@ -38,8 +38,13 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  if (!mayMatchTriggers(context.connection, parsed.event)) return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
-  const message: StageEnteredMessage = { v: 1, kind: 'stage-entered', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), event: parsed.event };
+  let message: StageEnteredMessage | CandidateDeletedMessage;
+  if (parsed.kind === 'candidate-deleted') {
+    message = { v: 1, kind: 'candidate-deleted', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), atsCandidateId: parsed.event.atsCandidateId, atsApplicationIds: parsed.event.atsApplicationIds };
+  } else {
+    if (!mayMatchTriggers(context.connection, parsed.event)) return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
+    message = { v: 1, kind: 'stage-entered', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), event: parsed.event };
+  }
   try {
     await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
   } catch (error) {
@@ -48,6 +53,6 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });
   }
-  logger.info('ats webhook: stage change enqueued', { connectionId, deliveryId: parsed.event.deliveryId });
+  logger.info('ats webhook: enqueued', { connectionId, kind: message.kind, deliveryId: parsed.event.deliveryId });
   return jsonResponse(200, { status: 'accepted' });
 }

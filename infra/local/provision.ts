@@ -30,6 +30,7 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
         { AttributeName: 'sk', AttributeType: 'S' },
         { AttributeName: index.partitionKey, AttributeType: 'S' },
         { AttributeName: index.sortKey, AttributeType: 'S' },
+        { AttributeName: MAPPING_TABLES.applications.candidateIndex.partitionKey, AttributeType: 'S' },
       ],
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
@@ -43,6 +44,11 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
             { AttributeName: index.sortKey, KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: MAPPING_TABLES.applications.candidateIndex.name,
+          KeySchema: [{ AttributeName: MAPPING_TABLES.applications.candidateIndex.partitionKey, KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
         },
       ],
     }),

@@ -20,6 +20,8 @@ export interface AtsRequest {
   path: string;
   body?: unknown;
   signal?: AbortSignal | undefined;
+  /** A read sent as POST (Ashby's RPC API): safe to send again after a 5xx or a lost answer. */
+  readOnly?: boolean;
 }
 
 function safeJson(text: string): unknown {
@@ -62,7 +64,7 @@ export class AtsHttpClient {
   public async request<T>(request: AtsRequest, schema: v.GenericSchema<unknown, T>): Promise<T> {
     const url = this.options.baseUrl.replace(/\/+$/, '') + request.path;
     const where = `${request.method} ${redactUrl(url)}`;
-    const isWrite = request.method !== 'GET';
+    const isWrite = request.method !== 'GET' && !request.readOnly;
     const now = this.options.now ?? Date.now;
     let refreshed = false;
     const attempt = async (): Promise<T> => {

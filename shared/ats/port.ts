@@ -28,8 +28,17 @@ export type WebhookVerification =
 
 export type StageConfirmation = { confirmed: true; event: StageEnteredEvent & { atsJobId: string } } | { confirmed: false; reason: string };
 
+/** The ATS deleted (or anonymised) a candidate: the connector must forget them. */
+export interface CandidateDeletedEvent {
+  deliveryId: string;
+  atsCandidateId: string;
+  /** Applications the ATS says go with the candidate (Greenhouse's deleted_application_ids). */
+  atsApplicationIds: string[];
+}
+
 export type WebhookParseResult =
   | { kind: 'ping' }
+  | { kind: 'candidate-deleted'; event: CandidateDeletedEvent }
   | { kind: 'ignored'; reason: string }
   | { kind: 'stage-entered'; event: StageEnteredEvent }
   | { kind: 'invalid'; message: string };

@@ -9,6 +9,8 @@ export const MAPPING_TABLES = {
     sortKey: 'sk',
     /** Finds the application a report belongs to: interview id + normalised candidate e-mail. */
     interviewIndex: { name: 'byInterview', partitionKey: 'interviewId', sortKey: 'candidateEmail' },
+    /** Every application of one ATS candidate, for purges: `connectionId#atsCandidateId`. */
+    candidateIndex: { name: 'byCandidate', partitionKey: 'candidateKey' },
   },
   events: { partitionKey: 'pk' },
   /** Epoch seconds; DynamoDB TTL deletes the record after it. */

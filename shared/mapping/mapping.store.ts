@@ -81,7 +81,10 @@ export class DynamoMappingStore implements MappingStore {
             {
               Put: {
                 TableName: this.tables.applications,
-                Item: marshall({ ...applicationKeyFields(input), ...fresh, [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.applicationDays) }, { removeUndefinedValues: true }),
+                Item: marshall(
+                  { ...applicationKeyFields(input), ...fresh, candidateKey: `${input.connectionId}#${input.atsCandidateId}`, [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.applicationDays) },
+                  { removeUndefinedValues: true },
+                ),
                 ConditionExpression: 'attribute_not_exists(pk)',
                 ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               },
@@ -294,6 +297,26 @@ export class DynamoMappingStore implements MappingStore {
 
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
     await this.client.send(new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }));
+  }
+
+  /** Deletes every application record of the candidate (found by the candidate index and by the ids given). */
+  public async purgeCandidate(connectionId: string, atsCandidateId: string, atsApplicationIds: readonly string[] = []): Promise<{ applications: number }> {
+    const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
+    const byCandidate = await this.queryAll({ TableName: this.tables.applications, IndexName: name, KeyConditionExpression: `${partitionKey} = :c`, ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }) });
+    const byId = (await Promise.all(atsApplicationIds.map((id) => this.findApplicationsByAtsId(connectionId, id)))).flat();
+    // The candidate index projects keys only: delete by the table's own key.
+    const keys = new Map([...byCandidate, ...byId].map((r) => {
+      const { pk, sk } = r as unknown as { pk: string; sk: string };
+      return [`${pk}|${sk}`, { pk, sk }] as const;
+    }));
+    for (const key of keys.values()) {
+      await this.client.send(new DeleteItemCommand({ TableName: this.tables.applications, Key: marshall(key) }));
+    }
+    return { applications: keys.size };
+  }
+
+  public async unparkReport(connectionId: string, reportId: string): Promise<void> {
+    await this.client.send(new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }) }));
   }
 
   public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {

@@ -10,3 +10,4 @@ export { handleStageEntered, type StageEnteredOutcome, type StageEnteredResult }
 export { handleReportCreated, type ReportCreatedOutcome, type ReportCreatedResult } from './report-created.use-case';
 export { reconcileConnection, type ReconcileResult } from './reconcile.use-case';
 export { faultInjection, SimulatedCrash, type SideEffectPoint } from './fault-injection';
+export { handleCandidateDeleted, type CandidateDeletedResult } from './candidate-deleted.use-case';

@@ -63,6 +63,8 @@ export interface MappingStore {
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */
   forgetReplayKey(connectionId: string, key: string): Promise<void>;
   isReportParked(connectionId: string, reportId: string): Promise<boolean>;
+  unparkReport(connectionId: string, reportId: string): Promise<void>;
+  purgeCandidate(connectionId: string, atsCandidateId: string, atsApplicationIds?: readonly string[]): Promise<{ applications: number }>;
   parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void>;
 }
 

@@ -7,6 +7,7 @@ import { errorCode, isPermanent, ReportNotVisibleError } from './errors';
 import { decideAdvance, formatReportNote } from './report-note';
 import { afterSideEffect } from './fault-injection';
 import { waitForHolder } from './held-claim';
+import { postNoteOnce } from './post-note';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 
@@ -34,7 +35,9 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
     if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives) throw new ReportNotVisibleError(message.reportId);
     return park(context, message, 'the interview service does not list this report', deps, log);
   }
-  const application = await findApplication(context, report, deps);
+  const application = message.atsApplicationId
+    ? (await deps.store.findApplicationsByAtsId(context.connection.id, message.atsApplicationId))[0]
+    : await findApplication(context, report, deps);
   if (!application) return park(context, message, 'no application has this interview and candidate e-mail', deps, log);
 
   const key: ApplicationKey = { connectionId: application.connectionId, atsApplicationId: application.atsApplicationId, triggerId: application.triggerId };
@@ -64,7 +67,7 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
       if (!existing && report.report_url && context.ats.attachReportLink) await context.ats.attachReportLink(target, report.report_url, options.signal);
       let note = existing;
       if (!note) {
-        note = await context.ats.postNote(target, { body: formatReportNote(report, decision), marker }, options.signal);
+        note = await postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, options.signal);
         afterSideEffect('report-note-posted', reportKey);
       }
       await deps.store.recordWriteBackStep(key, owner, { reportNoteId: note.noteId, reportNoteAt: now(), flaggedForReview: rule !== undefined && !decision.advance, done: !decision.advance });
@@ -74,6 +77,8 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
       afterSideEffect('stage-moved', reportKey);
       await deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved.stageId, movedAt: now(), done: true });
     }
+    // An operator attached this parked report by hand: it is no longer unmatched.
+    if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
     deps.logger.info('report written back', { ...appLog, advanced: decision.advance });
     return { outcome: 'written-back', advanced: decision.advance };
   } catch (error) {

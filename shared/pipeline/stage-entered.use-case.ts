@@ -8,6 +8,7 @@ import { errorCode, isPermanent } from './errors';
 import { formatInviteNote } from './report-note';
 import { afterSideEffect } from './fault-injection';
 import { waitForHolder } from './held-claim';
+import { postNoteOnce } from './post-note';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
@@ -117,7 +118,7 @@ async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEv
       // After a takeover the earlier worker may have posted the note and stopped before recording it.
       const existing = claim.resumed ? await context.ats.findNote(target, marker, signal) : undefined;
       if (!existing) {
-        await context.ats.postNote(target, { body: formatInviteNote(interview.inviteUrl, sendEmail), marker }, signal);
+        await postNoteOnce(context.ats, target, { body: formatInviteNote(interview.inviteUrl, sendEmail), marker }, signal);
         afterSideEffect('invite-note-posted', appKey);
       }
       await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteNoteAt: now(), done: true });

@@ -22,6 +22,20 @@ export const stageEnteredMessageSchema = v.object({
   }),
 });
 
+/** v1 of "the ATS deleted a candidate": their records are purged. Travels on the stage-events queue. */
+export const candidateDeletedMessageSchema = v.object({
+  v: v.literal(1),
+  kind: v.literal('candidate-deleted'),
+  enqueueId: text,
+  connectionId: text,
+  receivedAt: v.number(),
+  atsCandidateId: atsIdSchema,
+  atsApplicationIds: v.array(atsIdSchema),
+});
+
+/** What the invite worker takes from its queue. */
+export const stageQueueMessageSchema = v.variant('kind', [stageEnteredMessageSchema, candidateDeletedMessageSchema]);
+
 /** v1 of "a report is ready to write back", from the interview-webhook function or the reconciler. */
 export const reportCreatedMessageSchema = v.object({
   v: v.literal(1),
@@ -33,8 +47,11 @@ export const reportCreatedMessageSchema = v.object({
   reportId: text,
   interviewId: text,
   candidateId: text,
+  /** Set by an operator (`npm run ops -- match`) to attach a parked report to an application by hand. */
+  atsApplicationId: v.optional(atsIdSchema),
 });
 
 export type StageEnteredMessage = v.InferOutput<typeof stageEnteredMessageSchema>;
 export type ReportCreatedMessage = v.InferOutput<typeof reportCreatedMessageSchema>;
-export type QueueMessage = StageEnteredMessage | ReportCreatedMessage;
+export type CandidateDeletedMessage = v.InferOutput<typeof candidateDeletedMessageSchema>;
+export type QueueMessage = StageEnteredMessage | ReportCreatedMessage | CandidateDeletedMessage;

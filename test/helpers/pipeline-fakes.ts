@@ -55,6 +55,8 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     rememberReplayKey: vi.fn().mockResolvedValue(true),
     forgetReplayKey: vi.fn().mockResolvedValue(undefined),
     isReportParked: vi.fn().mockResolvedValue(false),
+    purgeCandidate: vi.fn().mockResolvedValue({ applications: 0 }),
+    unparkReport: vi.fn().mockResolvedValue(undefined),
     parkUnmatchedReport: vi.fn().mockResolvedValue(undefined),
   };
 }

@@ -95,14 +95,14 @@ export class AshbyAdapter implements AtsAdapter {
 
   /** `candidate.listNotes` (its result shape is unconfirmed; `content` holds the note text here). */
   public async findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined> {
-    const notes = await this.http.request({ method: 'POST', path: '/candidate.listNotes', body: { candidateId: target.atsCandidateId }, signal }, notesListSchema);
+    const notes = await this.http.request({ method: 'POST', path: '/candidate.listNotes', body: { candidateId: target.atsCandidateId }, signal, readOnly: true }, notesListSchema);
     const found = notes.results.find((n) => n.content?.includes(marker));
     return found ? { noteId: found.id } : undefined;
   }
 
   /** `application.changeStage {applicationId, interviewStageId}`; stage names resolve in the application's interview plan. */
   public async moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }> {
-    const info = await this.http.request({ method: 'POST', path: '/application.info', body: { applicationId: target.atsApplicationId }, signal }, applicationInfoSchema);
+    const info = await this.http.request({ method: 'POST', path: '/application.info', body: { applicationId: target.atsApplicationId }, signal, readOnly: true }, applicationInfoSchema);
     const current = info.results.currentInterviewStage;
     const stageId = stage.idsByJob?.[target.atsJobId] ?? stage.id ?? (await this.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
     if (current.id === stageId) return { moved: false, stageId };
@@ -113,7 +113,7 @@ export class AshbyAdapter implements AtsAdapter {
   private async stageIdByName(interviewPlanId: string, name: string, signal?: AbortSignal): Promise<string> {
     const cached = this.stageIds.get(`${interviewPlanId}#${name}`);
     if (cached) return cached;
-    const stages = await this.http.request({ method: 'POST', path: '/interviewStage.list', body: { interviewPlanId }, signal }, interviewStagesSchema);
+    const stages = await this.http.request({ method: 'POST', path: '/interviewStage.list', body: { interviewPlanId }, signal, readOnly: true }, interviewStagesSchema);
     for (const s of stages.results) this.stageIds.set(`${interviewPlanId}#${s.title}`, s.id);
     const match = stages.results.find((s) => s.title === name);
     if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `interview plan ${interviewPlanId} has no stage named "${name}"`);

@@ -5,7 +5,7 @@ import { HTTP_DEFAULTS, digestMatches, hmacSha256, parseRetryAfter, redactUrl, s
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
 import { confirmAsParsed, type ApplicationRef, type AtsAdapter, type AtsNote, type InboundWebhook, type StageConfirmation, type StageEnteredEvent, type WebhookParseResult, type WebhookVerification } from '../port';
-import { applicationSchema, candidateStageChangeSchema, greenhouseEnvelopeSchema, jobStageSchema, notesListSchema, noteSchema, tokenResponseSchema } from './greenhouse.schemas';
+import { applicationSchema, candidateDeletedSchema, candidateStageChangeSchema, greenhouseEnvelopeSchema, jobStageSchema, notesListSchema, noteSchema, tokenResponseSchema } from './greenhouse.schemas';
 
 export const GREENHOUSE_DEFAULT_AUTH_URL = 'https://auth.greenhouse.io/token';
 /** Tokens are refreshed this long before Greenhouse says they expire. */
@@ -84,6 +84,18 @@ export class GreenhouseAdapter implements AtsAdapter {
     const envelope = v.safeParse(greenhouseEnvelopeSchema, document);
     if (!envelope.success) return { kind: 'invalid', message: `${v.getDotPath(envelope.issues[0]!) ?? 'body'}: ${envelope.issues[0]!.message}` };
     if (envelope.output.action === 'ping') return { kind: 'ping' };
+    if (envelope.output.action === 'delete_candidate') {
+      const deleted = v.safeParse(candidateDeletedSchema, envelope.output.payload);
+      if (!deleted.success) return { kind: 'invalid', message: `payload.${v.getDotPath(deleted.issues[0]!) ?? ''}: ${deleted.issues[0]!.message}` };
+      return {
+        kind: 'candidate-deleted',
+        event: {
+          deliveryId: request.headers['greenhouse-event-id'] || `sha256:${createHash('sha256').update(request.rawBody).digest('hex')}`,
+          atsCandidateId: String(deleted.output.person.id),
+          atsApplicationIds: (deleted.output.person.deleted_application_ids ?? []).map(String),
+        },
+      };
+    }
     if (envelope.output.action !== 'candidate_stage_change') return { kind: 'ignored', reason: `action ${envelope.output.action} is not handled` };
     const parsed = v.safeParse(candidateStageChangeSchema, envelope.output.payload);
     if (!parsed.success) return { kind: 'invalid', message: `payload.${v.getDotPath(parsed.issues[0]!) ?? ''}: ${parsed.issues[0]!.message}` };

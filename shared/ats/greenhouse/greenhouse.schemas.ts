@@ -33,3 +33,8 @@ export const noteSchema = v.object({ id, body: v.optional(v.nullable(v.string())
 export const notesListSchema = v.array(noteSchema);
 export const jobStageSchema = v.object({ id, name: v.string() });
 export const applicationSchema = v.object({ id, current_stage: v.nullish(v.object({ id, name: v.nullish(v.string()) })) });
+
+/** `delete_candidate` (webhooks/_candidate_events.md): also fired on merges and bulk deletes. */
+export const candidateDeletedSchema = v.object({
+  person: v.object({ id, deleted_application_ids: v.optional(v.nullable(v.array(id)), []) }),
+});

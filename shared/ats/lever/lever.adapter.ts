@@ -4,7 +4,7 @@ import { digestMatches, hmacSha256, type RetryHooks, type RetryPolicy } from '..
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import type { ApplicationRef, AtsAdapter, AtsNote, InboundWebhook, StageConfirmation, StageEnteredEvent, WebhookParseResult, WebhookVerification } from '../port';
-import { leverSignedFieldsSchema, leverWebhookSchema, noteCreatedSchema, notesSchema, opportunitySchema, stageChangeDataSchema, stagesSchema } from './lever.schemas';
+import { candidateDeletedDataSchema, leverSignedFieldsSchema, leverWebhookSchema, noteCreatedSchema, notesSchema, opportunitySchema, stageChangeDataSchema, stagesSchema } from './lever.schemas';
 
 export interface LeverAdapterOptions {
   connection: Connection;
@@ -65,6 +65,12 @@ export class LeverAdapter implements AtsAdapter {
     }
     const webhook = v.safeParse(leverWebhookSchema, document);
     if (!webhook.success) return { kind: 'invalid', message: `${v.getDotPath(webhook.issues[0]!) ?? 'body'}: ${webhook.issues[0]!.message}` };
+    if (webhook.output.event === 'candidateDeleted') {
+      const deleted = v.safeParse(candidateDeletedDataSchema, webhook.output.data);
+      const contact = deleted.success ? (deleted.output.contactId ?? deleted.output.candidateId) : undefined;
+      if (!deleted.success || !contact) return { kind: 'invalid', message: 'data.contactId: a deleted candidate needs an id' };
+      return { kind: 'candidate-deleted', event: { deliveryId: webhook.output.token, atsCandidateId: contact, atsApplicationIds: deleted.output.opportunityId ? [deleted.output.opportunityId] : [] } };
+    }
     if (webhook.output.event !== 'candidateStageChange') return { kind: 'ignored', reason: `event ${webhook.output.event} is not handled` };
     const data = v.safeParse(stageChangeDataSchema, webhook.output.data);
     if (!data.success) return { kind: 'invalid', message: `data.${v.getDotPath(data.issues[0]!) ?? ''}: ${data.issues[0]!.message}` };

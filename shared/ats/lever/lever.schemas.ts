@@ -39,3 +39,10 @@ export const opportunitySchema = v.object({
 export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), text: v.string() })) });
 export const noteCreatedSchema = v.object({ data: v.object({ noteId: v.optional(v.string()), id: v.optional(v.string()) }) });
 export const notesSchema = v.object({ data: v.array(v.object({ id: v.string(), value: v.nullish(v.string()) })) });
+
+/** `candidateDeleted` (help.lever.co, Configuring webhooks); ids only, exact keys partly unconfirmed. */
+export const candidateDeletedDataSchema = v.object({
+  candidateId: v.optional(atsIdSchema),
+  contactId: v.optional(atsIdSchema),
+  opportunityId: v.optional(atsIdSchema),
+});

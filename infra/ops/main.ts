@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand, SQSClient, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoMappingStore } from '../../shared/mapping';
+import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
+
+/**
+ * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
+ * `npm start`); on AWS, pass `--aws` and set the stack's outputs as environment variables (APPLICATIONS_TABLE,
+ * EVENTS_TABLE, JOBS_TABLE, STAGE_QUEUE_URL, REPORT_QUEUE_URL, STAGE_DLQ_URL, REPORT_DLQ_URL).
+ */
+const USAGE = `usage: npm run ops -- <command> [--aws] [--stack .local/stack.json]
+  dlq list --queue stage|report               messages waiting in a dead-letter queue (ids and kinds only)
+  dlq redrive --queue stage|report            move them back to their queue (SQS StartMessageMoveTask)
+  status --connection C --application A       the application's state and each step's time
+  unmatched [--connection C]                  reports parked because no application matched, with the reason
+  match --connection C --report R --application A   write a parked report back to application A
+  purge --connection C --candidate ID         forget a candidate: delete every record held about them`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    aws: { type: 'boolean', default: false },
+    stack: { type: 'string', default: '.local/stack.json' },
+    queue: { type: 'string' },
+    connection: { type: 'string' },
+    application: { type: 'string' },
+    report: { type: 'string' },
+    candidate: { type: 'string' },
+  },
+});
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+interface Target {
+  tables: { jobs: string; applications: string; events: string };
+  queues: Record<'stage' | 'report', { url: string; dlqUrl: string; dlqArn?: string; arn?: string }>;
+  dynamo: DynamoDBClient;
+  sqs: SQSClient;
+}
+
+function target(): Target {
+  if (values.aws) {
+    const env = (name: string) => process.env[name] ?? fail(`--aws: set ${name} (an output of the deployed stack)`);
+    return {
+      tables: { jobs: env('JOBS_TABLE'), applications: env('APPLICATIONS_TABLE'), events: env('EVENTS_TABLE') },
+      queues: { stage: { url: env('STAGE_QUEUE_URL'), dlqUrl: env('STAGE_DLQ_URL') }, report: { url: env('REPORT_QUEUE_URL'), dlqUrl: env('REPORT_DLQ_URL') } },
+      dynamo: new DynamoDBClient({}),
+      sqs: new SQSClient({}),
+    };
+  }
+  if (!existsSync(values.stack)) fail(`${values.stack} not found: start the connector with npm start, or pass --aws`);
+  const stack = JSON.parse(readFileSync(values.stack, 'utf8'));
+  const local = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  return { tables: stack.dynamodb.tables, queues: stack.sqs.queues, dynamo: new DynamoDBClient({ endpoint: stack.dynamodb.url, ...local }), sqs: new SQSClient({ endpoint: stack.sqs.url, ...local }) };
+}
+
+const require = (name: 'queue' | 'connection' | 'application' | 'report' | 'candidate'): string => values[name] ?? fail(`--${name} is required\n${USAGE}`);
+const queueName = (): 'stage' | 'report' => {
+  const name = require('queue');
+  if (name !== 'stage' && name !== 'report') fail('--queue must be stage or report');
+  return name;
+};
+const iso = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '-');
+
+async function arnOf(sqs: SQSClient, url: string): Promise<string> {
+  const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  return attributes.Attributes?.QueueArn as string;
+}
+
+async function main(): Promise<void> {
+  const [command, sub] = positionals;
+  const t = target();
+  const store = new DynamoMappingStore({ tables: t.tables, client: t.dynamo });
+  if (command === 'dlq' && sub === 'list') {
+    const queue = t.queues[queueName()];
+    // A short visibility keeps the peek from hiding the messages from a redrive for long.
+    const received = await t.sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }));
+    const messages = received.Messages ?? [];
+    console.log(`${messages.length} message(s) in the ${values.queue} DLQ${messages.length === 10 ? ' (first 10)' : ''}`);
+    for (const m of messages) {
+      let summary = 'not JSON';
+      try {
+        const body = JSON.parse(m.Body ?? '') as Record<string, unknown>;
+        summary = `${String(body.kind)} connection=${String(body.connectionId)} ${body.reportId ? `report=${String(body.reportId)}` : ''}`.trim();
+      } catch {
+        /* summarised as not JSON */
+      }
+      console.log(`  ${m.MessageId}  receives=${m.Attributes?.ApproximateReceiveCount ?? '?'}  sent=${iso(Number(m.Attributes?.SentTimestamp))}  ${summary}`);
+    }
+    return;
+  }
+  if (command === 'dlq' && sub === 'redrive') {
+    const queue = t.queues[queueName()];
+    const dlqArn = queue.dlqArn ?? (await arnOf(t.sqs, queue.dlqUrl));
+    // The destination is named: a message put in the DLQ by hand has no source queue to go back to.
+    const task = await t.sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlqArn, DestinationArn: queue.arn ?? (await arnOf(t.sqs, queue.url)) }));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const tasks = await t.sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn, MaxResults: 1 }));
+      const latest = tasks.Results?.[0];
+      if (!latest || latest.Status !== 'RUNNING' || Date.now() > deadline) {
+        console.log(`redrive ${task.TaskHandle ? 'started' : 'requested'}: ${latest?.Status ?? 'unknown'}, ${latest?.ApproximateNumberOfMessagesMoved ?? 0} message(s) moved back to the ${values.queue} queue`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  if (command === 'status') {
+    const records = await store.findApplicationsByAtsId(require('connection'), require('application'));
+    if (!records.length) fail(`no application ${values.application} for connection ${values.connection}`);
+    for (const r of records) {
+      console.log(`application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), trigger ${r.triggerId}: ${r.state}${r.failureReason ? ` (${r.failureReason})` : ''}`);
+      console.log(`  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${r.flaggedForReview ? ', flagged for review' : ''}${r.inviteEmailUncertain ? ', invite e-mail uncertain (a worker stopped while sending)' : ''}`);
+      for (const [step, at] of [['claimed', r.createdAt], ['invite e-mailed', r.inviteEmailAt], ['invite note posted', r.inviteNoteAt], ['report note posted', r.reportNoteAt], ['moved', r.movedAt], ['last change', r.updatedAt]] as const) {
+        console.log(`  ${step.padEnd(20)} ${iso(at)}`);
+      }
+    }
+    return;
+  }
+  if (command === 'unmatched') {
+    const items = ((await t.dynamo.send(new ScanCommand({ TableName: t.tables.events, FilterExpression: 'kind = :k', ExpressionAttributeValues: { ':k': { S: 'unmatched-report' } } }))).Items ?? [])
+      .map((i) => unmarshall(i))
+      .filter((i) => !values.connection || i.connectionId === values.connection);
+    console.log(`${items.length} parked report(s)`);
+    for (const i of items) console.log(`  ${i.connectionId}  report ${i.reportId}  interview ${i.interviewId}  parked ${iso(i.parkedAt)}  ${i.reason}`);
+    return;
+  }
+  if (command === 'match') {
+    const [connectionId, reportId, applicationId] = [require('connection'), require('report'), require('application')];
+    const parked = ((await t.dynamo.send(new ScanCommand({ TableName: t.tables.events, FilterExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: `unmatched#${connectionId}#${reportId}` } } }))).Items ?? []).map((i) => unmarshall(i))[0];
+    if (!parked) fail(`report ${reportId} is not parked for connection ${connectionId}`);
+    if (!(await store.findApplicationsByAtsId(connectionId, applicationId)).length) fail(`no application ${applicationId} for connection ${connectionId}`);
+    const message: ReportCreatedMessage = { v: 1, kind: 'report-created', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), source: 'reconciler', reportId, interviewId: parked.interviewId, candidateId: parked.candidateId, atsApplicationId: applicationId };
+    await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
+    console.log(`report ${reportId} queued for write-back to application ${applicationId}; it leaves the parked list once written back`);
+    return;
+  }
+  if (command === 'purge') {
+    const removed = await store.purgeCandidate(require('connection'), require('candidate'));
+    console.log(`purged candidate ${values.candidate} of ${values.connection}: ${removed.applications} application record(s) deleted`);
+    return;
+  }
+  fail(USAGE);
+}
+
+// The SDK clients keep sockets open; an operator's command ends when its work does.
+await main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`ops: ${(error as Error).message}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,19 @@
+import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
+
+/**
+ * Posts a note at most once. When the answer is lost (a 5xx or a timeout: the ATS may have written it), the
+ * note is looked up by its marker at once, and posted again only when it is not there. A second lost answer
+ * goes up to SQS; the retry looks again before posting.
+ */
+export async function postNoteOnce(ats: AtsAdapter, target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+  try {
+    return await ats.postNote(target, note, signal);
+  } catch (error) {
+    if (!(error as { mayHaveSucceeded?: boolean }).mayHaveSucceeded) throw error;
+    const found = await ats.findNote(target, note.marker, signal).catch(() => {
+      throw error;
+    });
+    if (found) return found;
+    return ats.postNote(target, note, signal);
+  }
+}
