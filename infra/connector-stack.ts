@@ -127,13 +127,14 @@ export class ConnectorStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
     // What `npm run ops` needs on AWS, as environment variables of the same names.
-    new CfnOutput(this, 'ApplicationsTable', { value: tables.applications.tableName });
-    new CfnOutput(this, 'EventsTable', { value: tables.events.tableName });
-    new CfnOutput(this, 'JobsTable', { value: tables.jobs.tableName });
-    new CfnOutput(this, 'StageQueueUrl', { value: stageQueues.queue.queueUrl });
-    new CfnOutput(this, 'ReportQueueUrl', { value: reportQueues.queue.queueUrl });
-    new CfnOutput(this, 'StageDlqUrl', { value: stageQueues.dlq.queueUrl });
-    new CfnOutput(this, 'ReportDlqUrl', { value: reportQueues.dlq.queueUrl });
+    const output = (name: string, value: string) => new CfnOutput(this, `Output${name}`, { key: name, value });
+    output('APPLICATIONS_TABLE', tables.applications.tableName);
+    output('EVENTS_TABLE', tables.events.tableName);
+    output('JOBS_TABLE', tables.jobs.tableName);
+    output('STAGE_QUEUE_URL', stageQueues.queue.queueUrl);
+    output('REPORT_QUEUE_URL', reportQueues.queue.queueUrl);
+    output('STAGE_DLQ_URL', stageQueues.dlq.queueUrl);
+    output('REPORT_DLQ_URL', reportQueues.dlq.queueUrl);
     for (const connection of props.connections) {
       new CfnOutput(this, `AtsWebhookUrl${connection.id.replace(/[^A-Za-z0-9]/g, '')}`, { value: `${api.apiEndpoint}/webhooks/ats/${connection.id}`, description: `Paste into ${connection.ats}'s webhook settings for ${connection.id}` });
     }

@@ -107,7 +107,10 @@ function captureOutput(): { lines: string[]; restore: () => void } {
   const originals = streams.map((stream) => stream.write.bind(stream));
   streams.forEach((stream, i) => {
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
+      const text = String(chunk);
+      lines.push(...text.split('\n').filter(Boolean));
+      // The functions' JSON log lines are kept for the scan, not echoed: thousands of them would bury the table.
+      if (text.trimStart().startsWith('{"level"')) return true;
       return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
     }) as typeof stream.write;
   });

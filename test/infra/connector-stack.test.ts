@@ -49,7 +49,7 @@ describe('Stack: ConnectorStack', () => {
       expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
       expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     }
-    template.hasResourceProperties('AWS::DynamoDB::Table', { GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'byInterview' })] });
+    template.hasResourceProperties('AWS::DynamoDB::Table', { GlobalSecondaryIndexes: Match.arrayWith([Match.objectLike({ IndexName: 'byInterview' }), Match.objectLike({ IndexName: 'byCandidate', Projection: { ProjectionType: 'KEYS_ONLY' } })]) });
   });
 
   it('gives each queue a DLQ, a visibility timeout of 6 × the worker timeout and maxReceiveCount ≥ 5', () => {

@@ -54,6 +54,14 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
     });
   });
 
+  it('reads delete_candidate (the documented payload) as a deletion of the person and their applications', () => {
+    const body = Buffer.from(JSON.stringify({ action: 'delete_candidate', payload: { person: { id: 37031511, first_name: 'Jack', last_name: 'Sparrow', deleted_application_ids: [46196263, 46196258] } } }));
+    expect(adapter.parseWebhook({ headers: { 'greenhouse-event-id': 'evt-del' }, rawBody: body })).toEqual({
+      kind: 'candidate-deleted',
+      event: { deliveryId: 'evt-del', atsCandidateId: '37031511', atsApplicationIds: ['46196263', '46196258'] },
+    });
+  });
+
   it('derives a delivery id from the body when the header is missing', () => {
     const body = raw('candidate-stage-change.json');
     const a = adapter.parseWebhook({ headers: {}, rawBody: body });
@@ -71,7 +79,8 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
 
   it.each([
     ['{"action":"candidate_stage_change","payload":{"application":{"id":1,"status":"rejected","candidate":{"id":2},"jobs":[{"id":3}]}}}', 'ignored'],
-    ['{"action":"delete_candidate","payload":{}}', 'ignored'],
+    ['{"action":"delete_candidate","payload":{}}', 'invalid'],
+    ['{"action":"application_updated","payload":{}}', 'ignored'],
     ['not json', 'invalid'],
     ['{"payload":{}}', 'invalid'],
     ['{"action":"candidate_stage_change","payload":{"application":{"id":1,"candidate":{}}}}', 'invalid'],
