@@ -1,20 +1,14 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
-import { digestMatches, hmacSha256, type RetryHooks, type RetryPolicy } from '../../http';
+import type { ConnectionSecrets, StageMatcher } from '../../config';
+import { digestMatches, hmacSha256 } from '../../http';
+import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { confirmAsParsed, type ApplicationRef, type AtsAdapter, type AtsNote, type InboundWebhook, type StageConfirmation, type StageEnteredEvent, type WebhookParseResult, type WebhookVerification } from '../port';
 import { applicationInfoSchema, ashbyEnvelopeSchema, candidateStageChangeSchema, interviewStagesSchema, noteResultSchema, notesListSchema, rpcEnvelopeSchema } from './ashby.schemas';
 
-export interface AshbyAdapterOptions {
-  connection: Connection;
-  secrets: ConnectionSecrets;
-  fetch?: typeof fetch;
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  sleep?: RetryHooks['sleep'];
-}
+export type AshbyAdapterOptions = AtsAdapterOptions;
 
 /** Ashby (ats-facts §3): RPC-style POSTs with Basic auth, signed webhooks, errors inside HTTP 200. */
 export class AshbyAdapter implements AtsAdapter {
@@ -50,25 +44,19 @@ export class AshbyAdapter implements AtsAdapter {
   }
 
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
-    let document: unknown;
-    try {
-      document = JSON.parse(request.rawBody.toString('utf8'));
-    } catch {
-      return { kind: 'invalid', message: 'body: expected a JSON document' };
-    }
-    const envelope = v.safeParse(ashbyEnvelopeSchema, document);
-    if (!envelope.success) return { kind: 'invalid', message: `${v.getDotPath(envelope.issues[0]!) ?? 'body'}: ${envelope.issues[0]!.message}` };
-    const { action } = envelope.output;
+    const envelope = readWebhookBody(request.rawBody, ashbyEnvelopeSchema);
+    if (!envelope.ok) return envelope.result;
+    const { action } = envelope.value;
     if (action === 'ping') return { kind: 'ping' };
     // A stage move also fires applicationUpdate (docs: related-webhooks); candidateStageChange carries it.
     if (action !== 'candidateStageChange') return { kind: 'ignored', reason: `action ${action} is not handled` };
-    const parsed = v.safeParse(candidateStageChangeSchema, envelope.output.data);
-    if (!parsed.success) return { kind: 'invalid', message: `data.${v.getDotPath(parsed.issues[0]!) ?? ''}: ${parsed.issues[0]!.message}` };
-    const { application } = parsed.output;
+    const parsed = readPart(envelope.value.data, candidateStageChangeSchema, 'data');
+    if (!parsed.ok) return parsed.result;
+    const { application } = parsed.value;
     if (application.status && application.status !== 'Active') return { kind: 'ignored', reason: `application is ${application.status}` };
     // No delivery id in the payload (webhookActionId's location is unconfirmed): a retry of one delivery
     // repeats application, stage and updatedAt, so together they name it.
-    const deliveryId = envelope.output.webhookActionId ?? `derived:${createHash('sha256').update(`${application.id}|${application.currentInterviewStage.id}|${application.updatedAt ?? ''}`).digest('hex').slice(0, 40)}`;
+    const deliveryId = envelope.value.webhookActionId ?? `derived:${createHash('sha256').update(`${application.id}|${application.currentInterviewStage.id}|${application.updatedAt ?? ''}`).digest('hex').slice(0, 40)}`;
     return {
       kind: 'stage-entered',
       event: {

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
 import { HTTP_DEFAULTS, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest, type RetryHooks, type RetryPolicy } from '../../http';
 import { AtsHttpClient, basicAuth } from '../ats-http';
+import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
 import { confirmAsParsed, type ApplicationRef, type AtsAdapter, type AtsNote, type InboundWebhook, type StageConfirmation, type StageEnteredEvent, type WebhookParseResult, type WebhookVerification } from '../port';
 import { applicationSchema, candidateDeletedSchema, candidateStageChangeSchema, greenhouseEnvelopeSchema, jobStageSchema, notesListSchema, noteSchema, tokenResponseSchema } from './greenhouse.schemas';
@@ -11,13 +12,7 @@ export const GREENHOUSE_DEFAULT_AUTH_URL = 'https://auth.greenhouse.io/token';
 /** Tokens are refreshed this long before Greenhouse says they expire. */
 const TOKEN_REFRESH_MARGIN_MS = 60_000;
 
-export interface GreenhouseAdapterOptions {
-  connection: Connection;
-  secrets: ConnectionSecrets;
-  fetch?: typeof fetch;
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  sleep?: RetryHooks['sleep'];
+export interface GreenhouseAdapterOptions extends AtsAdapterOptions {
   now?: () => number;
 }
 
@@ -75,31 +70,26 @@ export class GreenhouseAdapter implements AtsAdapter {
   }
 
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
-    let document: unknown;
-    try {
-      document = JSON.parse(request.rawBody.toString('utf8'));
-    } catch {
-      return { kind: 'invalid', message: 'body: expected a JSON document' };
-    }
-    const envelope = v.safeParse(greenhouseEnvelopeSchema, document);
-    if (!envelope.success) return { kind: 'invalid', message: `${v.getDotPath(envelope.issues[0]!) ?? 'body'}: ${envelope.issues[0]!.message}` };
-    if (envelope.output.action === 'ping') return { kind: 'ping' };
-    if (envelope.output.action === 'delete_candidate') {
-      const deleted = v.safeParse(candidateDeletedSchema, envelope.output.payload);
-      if (!deleted.success) return { kind: 'invalid', message: `payload.${v.getDotPath(deleted.issues[0]!) ?? ''}: ${deleted.issues[0]!.message}` };
+    const read = readWebhookBody(request.rawBody, greenhouseEnvelopeSchema);
+    if (!read.ok) return read.result;
+    const envelope = read.value;
+    if (envelope.action === 'ping') return { kind: 'ping' };
+    if (envelope.action === 'delete_candidate') {
+      const deleted = readPart(envelope.payload, candidateDeletedSchema, 'payload');
+      if (!deleted.ok) return deleted.result;
       return {
         kind: 'candidate-deleted',
         event: {
           deliveryId: request.headers['greenhouse-event-id'] || `sha256:${createHash('sha256').update(request.rawBody).digest('hex')}`,
-          atsCandidateId: String(deleted.output.person.id),
-          atsApplicationIds: (deleted.output.person.deleted_application_ids ?? []).map(String),
+          atsCandidateId: String(deleted.value.person.id),
+          atsApplicationIds: (deleted.value.person.deleted_application_ids ?? []).map(String),
         },
       };
     }
-    if (envelope.output.action !== 'candidate_stage_change') return { kind: 'ignored', reason: `action ${envelope.output.action} is not handled` };
-    const parsed = v.safeParse(candidateStageChangeSchema, envelope.output.payload);
-    if (!parsed.success) return { kind: 'invalid', message: `payload.${v.getDotPath(parsed.issues[0]!) ?? ''}: ${parsed.issues[0]!.message}` };
-    const application = parsed.output.application;
+    if (envelope.action !== 'candidate_stage_change') return { kind: 'ignored', reason: `action ${envelope.action} is not handled` };
+    const parsed = readPart(envelope.payload, candidateStageChangeSchema, 'payload');
+    if (!parsed.ok) return parsed.result;
+    const application = parsed.value.application;
     const job = application.jobs?.[0];
     if (application.prospect || !job) return { kind: 'ignored', reason: 'a prospect without a job' };
     if (application.status && application.status !== 'active') return { kind: 'ignored', reason: `application is ${application.status}` };

@@ -1,19 +1,13 @@
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
-import { digestMatches, hmacSha256, type RetryHooks, type RetryPolicy } from '../../http';
+import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
+import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import type { ApplicationRef, AtsAdapter, AtsNote, InboundWebhook, StageConfirmation, StageEnteredEvent, WebhookParseResult, WebhookVerification } from '../port';
 import { candidateDeletedDataSchema, leverSignedFieldsSchema, leverWebhookSchema, noteCreatedSchema, notesSchema, opportunitySchema, stageChangeDataSchema, stagesSchema } from './lever.schemas';
 
-export interface LeverAdapterOptions {
-  connection: Connection;
-  secrets: ConnectionSecrets;
-  fetch?: typeof fetch;
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  sleep?: RetryHooks['sleep'];
-}
+export type LeverAdapterOptions = AtsAdapterOptions;
 
 const stageIdOf = (stage: string | { id: string }): string => (typeof stage === 'string' ? stage : stage.id);
 
@@ -57,30 +51,25 @@ export class LeverAdapter implements AtsAdapter {
   }
 
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
-    let document: unknown;
-    try {
-      document = JSON.parse(request.rawBody.toString('utf8'));
-    } catch {
-      return { kind: 'invalid', message: 'body: expected a JSON document' };
+    const read = readWebhookBody(request.rawBody, leverWebhookSchema);
+    if (!read.ok) return read.result;
+    const webhook = read.value;
+    if (webhook.event === 'candidateDeleted') {
+      const deleted = readPart(webhook.data, candidateDeletedDataSchema, 'data');
+      const contact = deleted.ok ? (deleted.value.contactId ?? deleted.value.candidateId) : undefined;
+      if (!deleted.ok || !contact) return { kind: 'invalid', message: 'data.contactId: a deleted candidate needs an id' };
+      return { kind: 'candidate-deleted', event: { deliveryId: webhook.token, atsCandidateId: contact, atsApplicationIds: deleted.value.opportunityId ? [deleted.value.opportunityId] : [] } };
     }
-    const webhook = v.safeParse(leverWebhookSchema, document);
-    if (!webhook.success) return { kind: 'invalid', message: `${v.getDotPath(webhook.issues[0]!) ?? 'body'}: ${webhook.issues[0]!.message}` };
-    if (webhook.output.event === 'candidateDeleted') {
-      const deleted = v.safeParse(candidateDeletedDataSchema, webhook.output.data);
-      const contact = deleted.success ? (deleted.output.contactId ?? deleted.output.candidateId) : undefined;
-      if (!deleted.success || !contact) return { kind: 'invalid', message: 'data.contactId: a deleted candidate needs an id' };
-      return { kind: 'candidate-deleted', event: { deliveryId: webhook.output.token, atsCandidateId: contact, atsApplicationIds: deleted.output.opportunityId ? [deleted.output.opportunityId] : [] } };
-    }
-    if (webhook.output.event !== 'candidateStageChange') return { kind: 'ignored', reason: `event ${webhook.output.event} is not handled` };
-    const data = v.safeParse(stageChangeDataSchema, webhook.output.data);
-    if (!data.success) return { kind: 'invalid', message: `data.${v.getDotPath(data.issues[0]!) ?? ''}: ${data.issues[0]!.message}` };
+    if (webhook.event !== 'candidateStageChange') return { kind: 'ignored', reason: `event ${webhook.event} is not handled` };
+    const data = readPart(webhook.data, stageChangeDataSchema, 'data');
+    if (!data.ok) return data.result;
     return {
       kind: 'stage-entered',
       event: {
-        deliveryId: webhook.output.token,
-        atsApplicationId: data.output.opportunityId,
-        atsCandidateId: data.output.contactId ?? data.output.candidateId ?? data.output.opportunityId,
-        stage: { id: data.output.toStageId },
+        deliveryId: webhook.token,
+        atsApplicationId: data.value.opportunityId,
+        atsCandidateId: data.value.contactId ?? data.value.candidateId ?? data.value.opportunityId,
+        stage: { id: data.value.toStageId },
         candidate: {},
       },
     };

@@ -1,20 +1,14 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
-import { digestMatches, hmacSha256, type RetryHooks, type RetryPolicy } from '../../http';
+import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
+import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { confirmAsParsed, type ApplicationRef, type AtsAdapter, type AtsNote, type InboundWebhook, type StageConfirmation, type StageEnteredEvent, type WebhookParseResult, type WebhookVerification } from '../port';
 import { candidateSchema, commentCreatedSchema, commentsSchema, jobStagesSchema, movedCandidateSchema, workableEnvelopeSchema } from './workable.schemas';
 
-export interface WorkableAdapterOptions {
-  connection: Connection;
-  secrets: ConnectionSecrets;
-  fetch?: typeof fetch;
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
-  sleep?: RetryHooks['sleep'];
-}
+export type WorkableAdapterOptions = AtsAdapterOptions;
 
 /** Workable SPI v3 (ats-facts §4): bearer token, 10 requests per 10 s, writes attributed to a member. */
 export class WorkableAdapter implements AtsAdapter {
@@ -45,21 +39,16 @@ export class WorkableAdapter implements AtsAdapter {
   }
 
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
-    let document: unknown;
-    try {
-      document = JSON.parse(request.rawBody.toString('utf8'));
-    } catch {
-      return { kind: 'invalid', message: 'body: expected a JSON document' };
-    }
-    const envelope = v.safeParse(workableEnvelopeSchema, document);
-    if (!envelope.success) return { kind: 'invalid', message: `${v.getDotPath(envelope.issues[0]!) ?? 'body'}: ${envelope.issues[0]!.message}` };
-    if (envelope.output.event_type !== 'candidate_moved') return { kind: 'ignored', reason: `event ${envelope.output.event_type} is not handled` };
-    const parsed = v.safeParse(movedCandidateSchema, envelope.output.data);
-    if (!parsed.success) return { kind: 'invalid', message: `data.${v.getDotPath(parsed.issues[0]!) ?? ''}: ${parsed.issues[0]!.message}` };
-    const candidate = parsed.output;
+    const read = readWebhookBody(request.rawBody, workableEnvelopeSchema);
+    if (!read.ok) return read.result;
+    const envelope = read.value;
+    if (envelope.event_type !== 'candidate_moved') return { kind: 'ignored', reason: `event ${envelope.event_type} is not handled` };
+    const parsed = readPart(envelope.data, movedCandidateSchema, 'data');
+    if (!parsed.ok) return parsed.result;
+    const candidate = parsed.value;
     // Disqualification and hiring arrive as candidate_moved too.
     if (candidate.disqualified) return { kind: 'ignored', reason: 'the candidate is disqualified' };
-    const deliveryId = envelope.output.id ?? envelope.output.firing_id ?? `derived:${createHash('sha256').update(`${candidate.id}|${candidate.stage}|${candidate.updated_at ?? envelope.output.fired_at ?? ''}`).digest('hex').slice(0, 40)}`;
+    const deliveryId = envelope.id ?? envelope.firing_id ?? `derived:${createHash('sha256').update(`${candidate.id}|${candidate.stage}|${candidate.updated_at ?? envelope.fired_at ?? ''}`).digest('hex').slice(0, 40)}`;
     return {
       kind: 'stage-entered',
       event: {
