@@ -14,6 +14,11 @@ export const WORKER_TIMING = {
   heldClaimWaitMs: 5_000,
   /** Deliveries are dropped from SQS after this many receives into the DLQ. */
   maxReceiveCount: 5,
+  /**
+   * The reconciler pages the reports of interviews with open applications, or with any activity this recent:
+   * a report arrives minutes after an interview, so older quiet interviews need no more looking.
+   */
+  reconcileWindowMs: 14 * 86_400_000,
   /** A report the API does not show yet is retried this many receives, then parked as unmatched. */
   reportNotFoundReceives: 3,
 } as const;

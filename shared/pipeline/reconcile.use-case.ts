@@ -1,4 +1,5 @@
 import { listAll } from '../interview-service/list-all';
+import { WORKER_TIMING } from './constants';
 import type { PipelineDependencies, ReportToWriteBack } from './ports';
 import { normaliseEmail, type ApplicationRecord } from './records';
 
@@ -17,13 +18,16 @@ const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed',
  * report that matches no application and is not parked yet (the worker parks it, with its reason). The caller
  * enqueues them; the write-back worker's claims make a report found twice harmless.
  */
-export async function reconcileConnection(connectionId: string, deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger'>, signal?: AbortSignal): Promise<ReconcileResult> {
+export async function reconcileConnection(connectionId: string, deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'>, signal?: AbortSignal): Promise<ReconcileResult> {
   const result: ReconcileResult = { connectionId, interviewsChecked: 0, reportsFound: 0, enqueued: [] };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
+  const since = (deps.now ?? Date.now)() - WORKER_TIMING.reconcileWindowMs;
   const jobs = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
   for (const job of jobs) {
     const applications = (await deps.store.listApplicationsByInterview(job.interviewId as string)).filter((a) => a.connectionId === connectionId);
+    const active = job.updatedAt >= since || applications.some((a) => OPEN_STATES.has(a.state) || a.updatedAt >= since);
+    if (!active) continue;
     result.interviewsChecked++;
     const reports = await listAll((page, limit) => context.interviews.listReports({ interview_id: job.interviewId, page, limit }, { signal }));
     result.reportsFound += reports.length;

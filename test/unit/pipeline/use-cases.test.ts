@@ -158,3 +158,28 @@ describe('Use case: handleReportCreated', () => {
     await expect(handleReportCreated(reportMessage, dependencies(store, context))).rejects.toMatchObject({ code: 'ats-unavailable' });
   });
 });
+
+describe('Use case: reconcileConnection', () => {
+  it('enqueues open and unknown reports of active interviews, and leaves quiet old interviews alone', async () => {
+    const { reconcileConnection } = await import('../../../shared/pipeline');
+    const store = fakeStore();
+    const { context, interviews } = fakeContext();
+    const old = NOW - 30 * 86_400_000;
+    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-active', updatedAt: NOW }), jobRecord({ state: 'ready', interviewId: 'int-quiet', updatedAt: old })]);
+    store.listApplicationsByInterview.mockImplementation(async (id: string) =>
+      id === 'int-active'
+        ? [applicationRecord({ interviewId: 'int-active', state: 'invited', candidateEmail: 'open@example.com' }), applicationRecord({ atsApplicationId: '4402', interviewId: 'int-active', state: 'written_back', candidateEmail: 'done@example.com' })]
+        : [applicationRecord({ interviewId: 'int-quiet', state: 'written_back', updatedAt: old })],
+    );
+    interviews.listReports.mockImplementation(async ({ interview_id }: { interview_id: string }) => [
+      reportFactory({ report_id: `${interview_id}-open`, interview_id, candidate_email_id: 'open@example.com' }),
+      reportFactory({ report_id: `${interview_id}-done`, interview_id, candidate_email_id: 'done@example.com' }),
+      reportFactory({ report_id: `${interview_id}-stranger`, interview_id, candidate_email_id: 'stranger@example.com' }),
+    ]);
+    store.isReportParked.mockImplementation(async (_c: string, reportId: string) => reportId.endsWith('parked'));
+    const result = await reconcileConnection('acme-greenhouse', dependencies(store, context));
+    expect(result.interviewsChecked).toBe(1);
+    expect(result.enqueued.map((r) => r.reportId)).toEqual(['int-active-open', 'int-active-stranger']);
+    expect(interviews.listReports).not.toHaveBeenCalledWith(expect.objectContaining({ interview_id: 'int-quiet' }), expect.anything());
+  });
+});
