@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
-import { HTTP_DEFAULTS, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest, type RetryHooks, type RetryPolicy } from '../../http';
+import { HTTP_DEFAULTS, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest, type RetryHooks } from '../../http';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { BodyTooLargeError, formatTimestamp, listen, matchRoute, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
+import { bulkReportsSchema, completionSchema, DEFAULT_PAGE_SIZE, envelope, faultsSchema, matchesKeyword, NO_FAULTS, paginate, requestAccount, webhookRegistrationSchema } from './control';
 import { buildReport, shortId } from './report.factory';
 import { SEEDED_JOB, seedApplicants, type SeededApplicant } from './seed';
 import type { CompletionRequest, SandboxDelivery, SandboxFaults, SandboxInterview, SandboxInvite, SandboxReport, SandboxWebhook } from './types';
@@ -15,7 +16,7 @@ export const SANDBOX_DEFAULTS = {
   reportDelayMs: 1000,
   /** The service waits 30 s for a webhook answer (facts "Webhook deliveries"). */
   webhookTimeoutMs: 30_000,
-  defaultPageSize: 10,
+  defaultPageSize: DEFAULT_PAGE_SIZE,
   seed: 42,
 } as const;
 
@@ -58,64 +59,6 @@ export interface SandboxState {
   /** Requests per route (`POST /custom/interview`), faults included, control endpoints excluded. */
   requests: Record<string, number>;
   faults: SandboxFaults;
-}
-
-const NO_FAULTS: SandboxFaults = { rate429: 0, rate500: 0, retryAfterSeconds: 1, latencyMs: 0, slowRate: 0, slowMs: 0, dropWebhookRate: 0 };
-
-const faultsSchema = v.partial(
-  v.object({
-    rate429: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
-    rate500: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
-    retryAfterSeconds: v.pipe(v.number(), v.integer(), v.minValue(0)),
-    latencyMs: v.pipe(v.number(), v.minValue(0), v.maxValue(120_000)),
-    slowRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
-    slowMs: v.pipe(v.number(), v.minValue(0), v.maxValue(120_000)),
-    dropWebhookRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
-  }),
-);
-
-const completionSchema = v.object({
-  interview_id: v.pipe(v.string(), v.minLength(1)),
-  candidate_name: v.pipe(v.string(), v.minLength(1)),
-  candidate_email: v.pipe(v.string(), v.email('candidate_email must be an e-mail address')),
-  ats_job_id: v.optional(v.string()),
-  ats_job_application_id: v.optional(v.string()),
-  delay_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(600_000))),
-  ai_match_score: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100))),
-  proctoring_violations: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(20))),
-});
-
-const webhookRegistrationSchema = v.object({
-  url: v.pipe(v.string(), v.url('url must be a URL')),
-  event: v.optional(v.string(), 'interview_report.created'),
-  api_key: v.optional(v.string()),
-  description: v.optional(v.string(), ''),
-});
-
-const bulkReportsSchema = v.object({
-  interview_id: v.optional(v.string()),
-  count: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5000)),
-});
-
-function envelope(response: ServerResponse, status: number, body: { status: boolean | string; message: string; data?: unknown }, headers?: Record<string, string>): void {
-  sendJson(response, status, body, headers);
-}
-
-const requestAccount = new WeakMap<object, string>();
-
-function paginate<T>(items: T[], url: URL): { page: T[] } | { error: string } {
-  const page = url.searchParams.get('page') ?? '1';
-  const limit = url.searchParams.get('limit') ?? String(SANDBOX_DEFAULTS.defaultPageSize);
-  if (!/^[1-9]\d*$/.test(page)) return { error: 'page must be a positive integer' };
-  if (!/^[1-9]\d*$/.test(limit)) return { error: 'limit must be a positive integer' };
-  const start = (Number(page) - 1) * Number(limit);
-  return { page: items.slice(start, start + Number(limit)) };
-}
-
-function matchesKeyword(keyword: string | null, ...fields: unknown[]): boolean {
-  if (!keyword) return true;
-  const needle = keyword.toLowerCase();
-  return fields.some((field) => typeof field === 'string' && field.toLowerCase().includes(needle));
 }
 
 /** A faithful stand-in of the interview service on 127.0.0.1 (interview-service-api.md), with control endpoints. */
