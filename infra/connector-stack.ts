@@ -19,6 +19,7 @@ import type { Construct } from 'constructs';
 import type { Connection } from '../shared/config';
 import { MAPPING_TABLES } from '../shared/mapping/constants';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../shared/pipeline/constants';
+import { OPS_OUTPUTS, type OpsOutput } from './stack-outputs';
 import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, FUNCTION_ENTRIES, LAMBDA_RUNTIME_MODULES, type FunctionName } from './functions';
 
 export interface ConnectorStackProps extends StackProps {
@@ -126,15 +127,19 @@ export class ConnectorStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
-    // What `npm run ops` needs on AWS, as environment variables of the same names.
-    const output = (name: string, value: string) => new CfnOutput(this, `Output${name}`, { key: name, value });
-    output('APPLICATIONS_TABLE', tables.applications.tableName);
-    output('EVENTS_TABLE', tables.events.tableName);
-    output('JOBS_TABLE', tables.jobs.tableName);
-    output('STAGE_QUEUE_URL', stageQueues.queue.queueUrl);
-    output('REPORT_QUEUE_URL', reportQueues.queue.queueUrl);
-    output('STAGE_DLQ_URL', stageQueues.dlq.queueUrl);
-    output('REPORT_DLQ_URL', reportQueues.dlq.queueUrl);
+    // What `npm run ops -- --aws` needs (infra/stack-outputs.ts).
+    const opsValues: Record<OpsOutput, string> = {
+      jobsTable: tables.jobs.tableName,
+      applicationsTable: tables.applications.tableName,
+      eventsTable: tables.events.tableName,
+      stageQueueUrl: stageQueues.queue.queueUrl,
+      reportQueueUrl: reportQueues.queue.queueUrl,
+      stageDlqUrl: stageQueues.dlq.queueUrl,
+      reportDlqUrl: reportQueues.dlq.queueUrl,
+    };
+    for (const [key, { output, env }] of Object.entries(OPS_OUTPUTS) as [OpsOutput, (typeof OPS_OUTPUTS)[OpsOutput]][]) {
+      new CfnOutput(this, `Ops${output}`, { key: output, value: opsValues[key], description: `npm run ops -- --aws reads it (or ${env})` });
+    }
     for (const connection of props.connections) {
       new CfnOutput(this, `AtsWebhookUrl${connection.id.replace(/[^A-Za-z0-9]/g, '')}`, { value: `${api.apiEndpoint}/webhooks/ats/${connection.id}`, description: `Paste into ${connection.ats}'s webhook settings for ${connection.id}` });
     }

@@ -6,13 +6,14 @@ import { GetQueueAttributesCommand, ListMessageMoveTasksCommand, ReceiveMessageC
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoMappingStore } from '../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
+import { readOpsOutputs } from '../stack-outputs';
 
 /**
  * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
- * `npm start`); on AWS, pass `--aws` and set the stack's outputs as environment variables (APPLICATIONS_TABLE,
- * EVENTS_TABLE, JOBS_TABLE, STAGE_QUEUE_URL, REPORT_QUEUE_URL, STAGE_DLQ_URL, REPORT_DLQ_URL).
+ * `npm start`); on AWS, pass `--aws` with `--outputs FILE` (written by `cdk deploy --outputs-file FILE`) or
+ * set the outputs as environment variables (infra/stack-outputs.ts names both).
  */
-const USAGE = `usage: npm run ops -- <command> [--aws] [--stack .local/stack.json]
+const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aws [--outputs cdk-outputs.json] [--stack-name NAME]]
   dlq list --queue stage|report               messages waiting in a dead-letter queue (ids and kinds only)
   dlq redrive --queue stage|report            move them back to their queue (SQS StartMessageMoveTask)
   status --connection C --application A       the application's state and each step's time
@@ -25,6 +26,8 @@ const { values, positionals } = parseArgs({
   options: {
     aws: { type: 'boolean', default: false },
     stack: { type: 'string', default: '.local/stack.json' },
+    outputs: { type: 'string' },
+    'stack-name': { type: 'string', default: 'AtsInterviewConnector' },
     queue: { type: 'string' },
     connection: { type: 'string' },
     application: { type: 'string' },
@@ -47,10 +50,18 @@ interface Target {
 
 function target(): Target {
   if (values.aws) {
-    const env = (name: string) => process.env[name] ?? fail(`--aws: set ${name} (an output of the deployed stack)`);
+    let outputs: Record<string, unknown> | undefined;
+    if (values.outputs) {
+      if (!existsSync(values.outputs)) fail(`${values.outputs} not found: write it with cdk deploy --outputs-file ${values.outputs}`);
+      const file = JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>;
+      outputs = file[values['stack-name']] ?? fail(`${values.outputs} has no stack ${values['stack-name']} (it has: ${Object.keys(file).join(', ') || 'none'}); pass --stack-name`);
+    }
+    const read = readOpsOutputs(outputs, process.env);
+    if ('missing' in read) fail(`--aws: the deployed stack's outputs are missing: ${read.missing.join(', ')}. Pass --outputs FILE from cdk deploy --outputs-file, or set the variables.`);
+    const o = read.values;
     return {
-      tables: { jobs: env('JOBS_TABLE'), applications: env('APPLICATIONS_TABLE'), events: env('EVENTS_TABLE') },
-      queues: { stage: { url: env('STAGE_QUEUE_URL'), dlqUrl: env('STAGE_DLQ_URL') }, report: { url: env('REPORT_QUEUE_URL'), dlqUrl: env('REPORT_DLQ_URL') } },
+      tables: { jobs: o.jobsTable, applications: o.applicationsTable, events: o.eventsTable },
+      queues: { stage: { url: o.stageQueueUrl, dlqUrl: o.stageDlqUrl }, report: { url: o.reportQueueUrl, dlqUrl: o.reportDlqUrl } },
       dynamo: new DynamoDBClient({}),
       sqs: new SQSClient({}),
     };

@@ -6,6 +6,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorStack } from '../../infra/connector-stack';
+import { OPS_OUTPUTS } from '../../infra/stack-outputs';
 import { loadConnectionsFile } from '../../shared/config';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../../shared/pipeline/constants';
 
@@ -121,6 +122,13 @@ describe('Stack: ConnectorStack', () => {
     expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(5);
     for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
     template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@acme.example.com' });
+  });
+
+  it('names every output as CloudFormation accepts (alphanumeric) and outputs all that npm run ops -- --aws reads', () => {
+    const outputs = Object.keys(template.toJSON().Outputs as Record<string, unknown>);
+    for (const name of outputs) expect(name).toMatch(/^[A-Za-z0-9]{1,255}$/);
+    expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', ...Object.values(OPS_OUTPUTS).map((o) => o.output)]));
+    expect(outputs.filter((name) => name.startsWith('AtsWebhookUrl'))).toHaveLength(loadConnectionsFile(CONFIG).length);
   });
 });
 
