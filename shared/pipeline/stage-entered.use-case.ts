@@ -126,10 +126,24 @@ async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEv
     deps.logger.info('stage entered: invited', { ...log, interviewId: interview.interviewId, email: sendEmail, note: postNote });
     return { outcome: 'invited' };
   } catch (error) {
-    if (errorCode(error) === 'lease-lost') return { outcome: 'held-elsewhere' };
+    if (errorCode(error) === 'lease-lost') return afterLostLease(key, deps, log);
     if (!isPermanent(error)) throw error;
     await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
     deps.logger.error('stage entered: failed permanently', { ...log, code: errorCode(error) });
     return { outcome: 'failed', reason: errorCode(error) };
   }
+}
+
+/**
+ * The claim passed to another worker mid-invite. When that worker is the write-back, the candidate has already
+ * taken the interview from the link this one sent: the invitation is done, and retrying the message would only
+ * come back to find it so. Any other holder finishes the invite itself; this message is retried.
+ */
+async function afterLostLease(key: ApplicationKey, deps: PipelineDependencies, log: Record<string, unknown>): Promise<Omit<StageEnteredResult, 'triggerId'>> {
+  const record = await deps.store.getApplication(key);
+  if (record && record.reportId !== undefined && record.state !== 'claimed') {
+    deps.logger.info('stage entered: the candidate finished the interview before the invite was recorded', { ...log, state: record.state });
+    return { outcome: 'invited' };
+  }
+  return { outcome: 'held-elsewhere' };
 }

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
+import { LeaseLostError } from '../../../shared/mapping/errors';
 import { clearInterviewCache, ensureInterviewForTrigger, handleReportCreated, handleStageEntered } from '../../../shared/pipeline';
 import type { ReportCreatedMessage, StageEnteredMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
@@ -82,6 +83,28 @@ describe('Use case: handleStageEntered', () => {
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
     expect(store.recordInviteStep).toHaveBeenCalledWith(expect.anything(), 'owner-1', expect.objectContaining({ inviteNoteAt: NOW, done: true }));
+  });
+
+  it.each([
+    ['the write-back took the claim: the candidate already used the link', 'invited', applicationRecord({ state: 'completed', reportId: 'rep-1', leaseOwner: 'writeback' })],
+    ['another invite worker took the claim over', 'held-elsewhere', applicationRecord({ state: 'claimed', leaseOwner: 'other' })],
+  ])('when the lease is lost mid-invite and %s, answers %s', async (_case, outcome, holder) => {
+    const store = fakeStore();
+    const { context, ats } = fakeContext();
+    store.claimApplication.mockResolvedValue({ kind: 'claimed', resumed: false, record: applicationRecord({ state: 'claimed' }) });
+    store.leaseJob.mockResolvedValue({ kind: 'ready', record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }) });
+    // The e-mail is recorded; recording the invite note then finds the claim gone.
+    store.recordInviteStep.mockImplementation(async (_key: unknown, _owner: unknown, step: { inviteNoteAt?: number }) => {
+      if (step.inviteNoteAt !== undefined) throw new LeaseLostError('application 4401');
+    });
+    store.getApplication.mockResolvedValue(holder);
+    const deps = dependencies(store, context);
+    deps.contextFor = async () => ({ ...context, interviews: { ...context.interviews, updateInterview: async () => undefined } });
+    const [result] = await handleStageEntered(stageMessage(), deps);
+    expect(result).toEqual({ triggerId: 'ai-screen', outcome });
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    expect(store.markApplicationFailed).not.toHaveBeenCalled();
   });
 
   it('marks the application failed when there is no way to invite, and returns values for duplicates', async () => {
