@@ -98,6 +98,9 @@ export class ConnectorStack extends Stack {
     allow(atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     reportQueues.queue.grantSendMessages(interviewWebhook);
     reportQueues.queue.grantSendMessages(reconciler);
+    // A worker puts a message back on its own queue with a delay when an outside API asks it to wait.
+    stageQueues.queue.grantSendMessages(inviteWorker);
+    reportQueues.queue.grantSendMessages(writebackWorker);
     allow(inviteWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.jobs.tableArn]);
     allow(inviteWorker, ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], [tables.applications.tableArn]);
     allow(inviteWorker, ['dynamodb:Query'], [`${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`]);

@@ -3,6 +3,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
+import type { QueueMessage } from '../../shared/queue';
+import { deferIfAsked, type DeferTarget } from './deferral';
 
 /**
  * Outbound calls stop shortly before the Lambda deadline (3 s, or a fifth of the time left when that is
@@ -19,12 +21,14 @@ export function deadlineSignal(context: Pick<Context, 'getRemainingTimeInMillis'
 /**
  * An SQS handler with partial batch responses (Powertools BatchProcessor; AWS "Handling errors for an SQS
  * event source": `batchItemFailures`). A message that is not valid JSON of the schema is poison: it is
- * logged with the offending field and acknowledged, never retried forever.
+ * logged with the offending field and acknowledged, never retried forever. With `defer`, a message whose
+ * outside API asked to wait is put back on its queue for that long instead of failing (./deferral.ts).
  */
-export function sqsBatchHandler<S extends v.GenericSchema>(
+export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>>(
   schema: S,
   handle: (message: v.InferOutput<S>, record: SQSRecord, run: { signal: AbortSignal; leaseMs: number }) => Promise<void>,
   logger: PipelineLogger,
+  options: { defer?: DeferTarget } = {},
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
     // One processor per invocation: it keeps the batch's outcomes while it runs. Lambda runs one invocation per
@@ -51,6 +55,16 @@ export function sqsBatchHandler<S extends v.GenericSchema>(
         try {
           await handle(parsed.output, record, { signal, leaseMs });
         } catch (error) {
+          if (options.defer) {
+            const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch((deferError: unknown) => {
+              logger.warn('could not defer the message', { messageId: record.messageId, code: errorCode(deferError) });
+              return undefined;
+            });
+            if (delaySeconds !== undefined) {
+              logger.info('message deferred: an outside API asked to wait', { messageId: record.messageId, code: errorCode(error), delaySeconds, deferrals: (parsed.output.deferrals ?? 0) + 1 });
+              return;
+            }
+          }
           logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
           throw error;
         }

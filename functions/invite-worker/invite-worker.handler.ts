@@ -1,9 +1,11 @@
 import { createLogger } from '../../shared/observability/logger';
+import { QueuePublisher } from '../../shared/queue';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
 import { handleCandidateDeleted } from '../../shared/pipeline/candidate-deleted.use-case';
 import { pipelineDependencies } from '../_runtime/pipeline';
+import { ENV, requireEnv } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('invite-worker');
@@ -19,7 +21,8 @@ export const handler = sqsBatchHandler(
     }
     const results = await handleStageEntered(message, deps, run);
     for (const result of results) logger.info('stage-entered handled', { connectionId: message.connectionId, deliveryId: message.event.deliveryId, ...result });
-    if (results.some((r) => r.outcome === 'held-elsewhere')) throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`);
+    if (results.some((r) => r.outcome === 'held-elsewhere')) throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`, run.leaseMs);
   },
   logger,
+  { defer: { queueUrl: () => requireEnv(ENV.stageQueueUrl), publisher: new QueuePublisher() } },
 );

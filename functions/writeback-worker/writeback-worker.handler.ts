@@ -1,8 +1,10 @@
 import { createLogger } from '../../shared/observability/logger';
+import { QueuePublisher } from '../../shared/queue';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleReportCreated } from '../../shared/pipeline/report-created.use-case';
 import { reportCreatedMessageSchema } from '../../shared/queue/messages.schema';
 import { pipelineDependencies } from '../_runtime/pipeline';
+import { ENV, requireEnv } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('writeback-worker');
@@ -15,7 +17,8 @@ export const handler = sqsBatchHandler(
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
     const result = await handleReportCreated(message, deps, { receiveCount, ...run });
     logger.info('report handled', { connectionId: message.connectionId, reportId: message.reportId, ...result });
-    if (result.outcome === 'held-elsewhere') throw new ClaimHeldElsewhereError(`report ${message.reportId}`);
+    if (result.outcome === 'held-elsewhere') throw new ClaimHeldElsewhereError(`report ${message.reportId}`, run.leaseMs);
   },
   logger,
+  { defer: { queueUrl: () => requireEnv(ENV.reportQueueUrl), publisher: new QueuePublisher() } },
 );

@@ -81,6 +81,8 @@ export async function createQueueWithDlq(client: SQSClient, name: string, visibi
 }
 
 export async function queueDepth(client: SQSClient, url: string): Promise<number> {
-  const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
-  return Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0) + Number(attributes.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
+  // Delayed messages count: a deferred message is work still to do.
+  const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
+  const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [...names] }));
+  return names.reduce((sum, name) => sum + Number(attributes.Attributes?.[name] ?? 0), 0);
 }

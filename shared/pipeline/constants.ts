@@ -15,6 +15,13 @@ export const WORKER_TIMING = {
   /** Deliveries are dropped from SQS after this many receives into the DLQ. */
   maxReceiveCount: 5,
   /**
+   * A message whose outside API asked to wait (429, a claim held by another worker) is sent again with a delay
+   * this many times at most, without counting toward maxReceiveCount; after that SQS's own retries take over.
+   */
+  maxDeferrals: 10,
+  /** The wait when a rate limit gives no Retry-After or reset time. */
+  defaultRateLimitWaitMs: 10_000,
+  /**
    * The reconciler pages the reports of interviews with open applications, or with any activity this recent:
    * a report arrives minutes after an interview, so older quiet interviews need no more looking.
    */

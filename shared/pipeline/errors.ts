@@ -37,9 +37,12 @@ export function errorCode(error: unknown): string {
 export class ClaimHeldElsewhereError extends Error {
   public readonly code = 'claim-held-elsewhere';
   public readonly retryable = true;
+  /** The holder's lease runs out by then: look again after it. */
+  public readonly retryAfterMs: number | undefined;
 
-  public constructor(what: string) {
+  public constructor(what: string, retryAfterMs?: number) {
     super(`${what}: another worker holds the claim; retrying later`);
     this.name = 'ClaimHeldElsewhereError';
+    this.retryAfterMs = retryAfterMs;
   }
 }

@@ -3,6 +3,12 @@ import { atsIdSchema } from '../ats/ids';
 
 const text = v.pipe(v.string(), v.nonEmpty());
 
+/**
+ * How often the message was put back for later because an outside API asked to wait (functions/_runtime).
+ * Optional, so messages without it (older senders, the DLQ) stay valid v1 messages.
+ */
+const deferrals = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)));
+
 /** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
 export const stageEnteredMessageSchema = v.object({
   v: v.literal(1),
@@ -11,6 +17,7 @@ export const stageEnteredMessageSchema = v.object({
   enqueueId: text,
   connectionId: text,
   receivedAt: v.number(),
+  deferrals,
   event: v.object({
     deliveryId: text,
     atsJobId: v.optional(atsIdSchema),
@@ -29,6 +36,7 @@ export const candidateDeletedMessageSchema = v.object({
   enqueueId: text,
   connectionId: text,
   receivedAt: v.number(),
+  deferrals,
   atsCandidateId: atsIdSchema,
   atsApplicationIds: v.array(atsIdSchema),
 });
@@ -43,6 +51,7 @@ export const reportCreatedMessageSchema = v.object({
   enqueueId: text,
   connectionId: text,
   receivedAt: v.number(),
+  deferrals,
   source: v.picklist(['webhook', 'reconciler']),
   reportId: text,
   interviewId: text,

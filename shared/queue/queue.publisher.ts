@@ -22,8 +22,9 @@ export class QueuePublisher {
     this.client = options.client ?? new SQSClient({});
   }
 
-  public async publish(queueUrl: string, message: QueueMessage): Promise<void> {
-    await this.client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
+  /** `delaySeconds` (0 to 900, SQS SendMessage DelaySeconds) keeps the message out of sight that long. */
+  public async publish(queueUrl: string, message: QueueMessage, options: { delaySeconds?: number } = {}): Promise<void> {
+    await this.client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: options.delaySeconds }));
   }
 
   /** Sends in batches of 10; any entry SQS refuses fails the whole call, so the caller retries (receivers de-duplicate). */

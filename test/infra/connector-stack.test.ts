@@ -107,6 +107,20 @@ describe('Stack: ConnectorStack', () => {
     expect(JSON.stringify(statements[0].Resource)).toContain('EventsTable');
   });
 
+  it.each([
+    ['InviteWorker', 'StageEventsQueue'],
+    ['WritebackWorker', 'ReportEventsQueue'],
+  ])('lets the %s send only to its own queue (%s), to defer a message', (fn, queue) => {
+    const role = (resources[functionId(fn)]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const sends = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => [s.Action].flat().includes('sqs:SendMessage'));
+    expect(sends).toHaveLength(1);
+    expect(JSON.stringify(sends[0].Resource)).toContain(queue);
+    expect(JSON.stringify(sends[0].Resource)).not.toContain('Dlq');
+  });
+
   it('grants no action on every resource', () => {
     for (const [id, policy] of ofType('AWS::IAM::Policy')) {
       for (const statement of policy.Properties.PolicyDocument.Statement) {

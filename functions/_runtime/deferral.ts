@@ -1,0 +1,47 @@
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
+import type { QueueMessage, QueuePublisher } from '../../shared/queue';
+
+/** SendMessage takes a DelaySeconds of 900 at most (Amazon SQS API Reference, SendMessage). */
+const SQS_MAX_DELAY_SECONDS = 900;
+/** The rate-limit codes of the interview-service client and of the ATS adapters. */
+const RATE_LIMITED_CODES: ReadonlySet<string> = new Set(['rate-limited', 'ats-rate-limited']);
+
+/** Where a worker puts its own messages back for later. */
+export interface DeferTarget {
+  /** Read when needed: a function that never defers never needs its queue's URL. */
+  queueUrl: () => string;
+  publisher: Pick<QueuePublisher, 'publish'>;
+  random?: () => number;
+}
+
+/** How long the outside world asked this work to wait (Retry-After, a rate-limit reset, a lease), if it did. */
+export function requestedWaitMs(error: unknown): number | undefined {
+  const { retryAfterMs, code } = (error ?? {}) as { retryAfterMs?: unknown; code?: unknown };
+  if (typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) return retryAfterMs;
+  if (typeof code === 'string' && RATE_LIMITED_CODES.has(code)) return WORKER_TIMING.defaultRateLimitWaitMs;
+  return undefined;
+}
+
+/**
+ * At least the wait asked for, doubled for each earlier deferral, plus up to 50 % so a burst of messages
+ * deferred by the same Retry-After does not come back at the same instant and meet the same limit.
+ */
+export function deferralDelaySeconds(waitMs: number, deferrals: number, random: () => number = Math.random): number {
+  const base = Math.max(1, Math.ceil(waitMs / 1000)) * 2 ** deferrals;
+  return Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil(base * (1 + random() / 2)));
+}
+
+/**
+ * Sends the message again with a delay, one deferral more, when the error asked to wait and deferrals remain.
+ * A message that comes back by the visibility timeout waits 6 × the function timeout and counts toward the
+ * DLQ; a deferred one comes back when the API is ready and does not. The copy keeps its enqueueId, so the
+ * claims treat it as the same message. Returns the delay, or undefined when SQS's own retry must do.
+ */
+export async function deferIfAsked(message: QueueMessage, error: unknown, target: DeferTarget): Promise<number | undefined> {
+  const waitMs = requestedWaitMs(error);
+  const deferrals = message.deferrals ?? 0;
+  if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
+  const delaySeconds = deferralDelaySeconds(waitMs, deferrals, target.random);
+  await target.publisher.publish(target.queueUrl(), { ...message, deferrals: deferrals + 1 }, { delaySeconds });
+  return delaySeconds;
+}

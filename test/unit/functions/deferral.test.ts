@@ -1,0 +1,120 @@
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { describe, expect, it, vi } from 'vitest';
+import { deferIfAsked, deferralDelaySeconds, requestedWaitMs } from '../../../functions/_runtime/deferral';
+import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
+import { AtsError } from '../../../shared/ats/errors';
+import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
+import { ClaimHeldElsewhereError } from '../../../shared/pipeline/errors';
+import { WORKER_TIMING } from '../../../shared/pipeline/constants';
+import { reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
+
+const NOW = Date.UTC(2026, 10, 22, 9, 0, 0);
+const reportMessage = (overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage => ({ v: 1, kind: 'report-created', enqueueId: 'enq-1', connectionId: 'acme-workable', receivedAt: NOW, source: 'webhook', reportId: 'rep-1', interviewId: 'int-1', candidateId: 'cand-1', ...overrides });
+
+function sqsRecordFactory(body: unknown, messageId = 'msg-1'): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `handle-${messageId}`,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(NOW), SenderId: 'test', ApproximateFirstReceiveTimestamp: String(NOW) },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:report-events',
+    awsRegion: 'eu-west-1',
+  };
+}
+
+const rateLimitedByAts = (retryAfterMs?: number) => new AtsError('ats-rate-limited', 'POST /spi/v3/candidates/1/comments: 429', retryAfterMs === undefined ? { status: 429 } : { status: 429, retryAfterMs });
+
+describe('Function: requestedWaitMs', () => {
+  it.each([
+    ['an ATS 429 with a reset time', 7_000, rateLimitedByAts(7_000)],
+    ['an ATS 429 with no hint', WORKER_TIMING.defaultRateLimitWaitMs, rateLimitedByAts()],
+    ['an interview-service 429 with Retry-After', 45_000, new RateLimitedError('GET /interview/reports: 429', { retryAfterMs: 45_000 })],
+    ['a claim held by another worker', 61_000, new ClaimHeldElsewhereError('report rep-1', 61_000)],
+    ['an ATS 5xx', undefined, new AtsError('ats-unavailable', '503', { status: 503 })],
+    ['the service unavailable', undefined, new UnavailableError('GET /interview/reports: 502')],
+    ['a plain Error', undefined, new Error('boom')],
+    ['not an object', undefined, 'boom'],
+  ])('%s → %s ms', (_case, expected, error) => {
+    expect(requestedWaitMs(error)).toBe(expected);
+  });
+});
+
+describe('Function: deferralDelaySeconds', () => {
+  it.each([
+    [7_000, 0, 0, 7],
+    [7_000, 0, 0.999, 11],
+    [7_000, 2, 0, 28],
+    [400, 0, 0, 1],
+    [45_000, 6, 0.5, 900],
+  ])('waits %i ms after %i deferrals (random %d) → %i s', (waitMs, deferrals, random, expected) => {
+    expect(deferralDelaySeconds(waitMs, deferrals, () => random)).toBe(expected);
+  });
+
+  it('never waits less than asked, nor past the 900 s SQS allows', () => {
+    for (let deferrals = 0; deferrals < WORKER_TIMING.maxDeferrals; deferrals++) {
+      for (const random of [0, 0.5, 0.999]) {
+        const seconds = deferralDelaySeconds(30_000, deferrals, () => random);
+        expect(seconds).toBeGreaterThanOrEqual(Math.min(900, 30));
+        expect(seconds).toBeLessThanOrEqual(900);
+      }
+    }
+  });
+});
+
+describe('Function: deferIfAsked', () => {
+  const target = () => ({ queueUrl: () => 'https://sqs.eu-west-1.amazonaws.com/123456789012/report-events', publisher: { publish: vi.fn().mockResolvedValue(undefined) }, random: () => 0 });
+
+  it('sends the same message back with one deferral more and the delay asked for', async () => {
+    const t = target();
+    expect(await deferIfAsked(reportMessage({ deferrals: 2 }), rateLimitedByAts(5_000), t)).toBe(20);
+    expect(t.publisher.publish).toHaveBeenCalledWith('https://sqs.eu-west-1.amazonaws.com/123456789012/report-events', reportMessage({ deferrals: 3 }), { delaySeconds: 20 });
+  });
+
+  it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', async () => {
+    const t = target();
+    expect(await deferIfAsked(reportMessage({ deferrals: WORKER_TIMING.maxDeferrals }), rateLimitedByAts(5_000), t)).toBeUndefined();
+    expect(await deferIfAsked(reportMessage(), new Error('boom'), t)).toBeUndefined();
+    expect(t.publisher.publish).not.toHaveBeenCalled();
+  });
+});
+
+describe('Function: sqsBatchHandler with deferral', () => {
+  const logger = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+  const context = { getRemainingTimeInMillis: () => 60_000 } as never;
+  const event = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
+
+  it('acknowledges a rate-limited message it deferred, and fails the others in the batch', async () => {
+    const publish = vi.fn().mockResolvedValue(undefined);
+    const handler = sqsBatchHandler(
+      reportCreatedMessageSchema,
+      async (message) => {
+        if (message.reportId === 'rate-limited') throw rateLimitedByAts(3_000);
+        if (message.reportId === 'down') throw new AtsError('ats-unavailable', '503', { status: 503 });
+      },
+      logger,
+      { defer: { queueUrl: () => 'q', publisher: { publish }, random: () => 0 } },
+    );
+    const response = await handler(event(sqsRecordFactory(reportMessage({ reportId: 'rate-limited' }), 'a'), sqsRecordFactory(reportMessage({ reportId: 'down' }), 'b'), sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'c')), context);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
+    expect(publish).toHaveBeenCalledTimes(1);
+    expect(publish).toHaveBeenCalledWith('q', reportMessage({ reportId: 'rate-limited', deferrals: 1 }), { delaySeconds: 3 });
+  });
+
+  it('fails the message when it cannot be sent back, so SQS retries it and nothing is lost', async () => {
+    const handler = sqsBatchHandler(
+      reportCreatedMessageSchema,
+      async (message) => {
+        if (message.reportId !== 'fine') throw rateLimitedByAts(3_000);
+      },
+      logger,
+      { defer: { queueUrl: () => 'q', publisher: { publish: vi.fn().mockRejectedValue(Object.assign(new Error('SQS down'), { code: 'queue-publish-failed' })) } } },
+    );
+    // A second, healthy record: when every record fails, Powertools fails the whole invocation instead.
+    const response = await handler(event(sqsRecordFactory(reportMessage(), 'a'), sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'b')), context);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'a' }]);
+    expect(logger.warn).toHaveBeenCalledWith('could not defer the message', { messageId: 'a', code: 'queue-publish-failed' });
+  });
+});
