@@ -67,10 +67,12 @@ async function startDynamoDbLocal(port: number): Promise<{ url: string; stop: ()
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}${stderr ? `\n${stderr}` : ''} (is Java 17 installed? 'java -version')`);
   }
+  const unbind = bindToThisProcess(child);
   return {
     url,
     stop: () =>
       new Promise<void>((resolve) => {
+        unbind();
         if (child.exitCode !== null) return resolve();
         const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
         child.once('exit', () => {
@@ -79,6 +81,30 @@ async function startDynamoDbLocal(port: number): Promise<{ url: string; stop: ()
         });
         child.kill('SIGTERM');
       }),
+  };
+}
+
+const ENDING_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * The Java process ends with this one, however this one ends: a normal exit, process.exit, or a signal (Ctrl-C
+ * on npm run chaos, a test runner stopping a worker). On a signal nobody else handles, the signal's own
+ * action follows (the process ends, as it would have); where the program handles it (npm start shuts down
+ * cleanly), that handler goes on. Returns the unbinding, for a clean stop.
+ */
+function bindToThisProcess(child: ChildProcess): () => void {
+  const kill = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    kill();
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  process.once('exit', kill);
+  for (const signal of ENDING_SIGNALS) process.once(signal, onSignal);
+  return () => {
+    process.removeListener('exit', kill);
+    for (const signal of ENDING_SIGNALS) process.removeListener(signal, onSignal);
   };
 }
 
