@@ -82,8 +82,24 @@ async function scan(stack: LocalStack, table: string): Promise<Record<string, an
   return items;
 }
 
-async function until(what: string, check: () => Promise<[done: boolean, status: string]>, deadline: number, progress: (line: string) => void, tick?: () => Promise<void>): Promise<void> {
+/** Checks in a row that find the pipeline idle before a phase stops waiting for what can no longer come. */
+const SETTLED_CHECKS = 3;
+
+/**
+ * Polls `check` once a second until it is done. When `settled` says three times in a row that nothing is left
+ * to happen (no message queued, delayed or in flight), the phase ends undone and the invariants report what
+ * is missing and why (a message in a DLQ, say) instead of a timeout.
+ */
+async function until(
+  what: string,
+  check: () => Promise<[done: boolean, status: string]>,
+  deadline: number,
+  progress: (line: string) => void,
+  tick?: () => Promise<void>,
+  settled?: () => Promise<boolean>,
+): Promise<void> {
   let last = 0;
+  let idle = 0;
   for (;;) {
     const [done, status] = await check();
     if (Date.now() - last > 5000 || done) {
@@ -91,10 +107,20 @@ async function until(what: string, check: () => Promise<[done: boolean, status: 
       last = Date.now();
     }
     if (done) return;
+    idle = settled && (await settled()) ? idle + 1 : 0;
+    if (idle >= SETTLED_CHECKS) {
+      progress(`${what}: ${status}; the pipeline is idle, so no more will come: checking the invariants`);
+      return;
+    }
     if (Date.now() > deadline) throw new Error(`chaos: ${what} not done in time (${status})`);
     await tick?.();
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+async function pipelineIdle(stack: LocalStack): Promise<boolean> {
+  const queued = await stack.queueDepths();
+  return queued.stage + queued.report === 0 && stack.sources.invite.stats.inFlight + stack.sources.writeback.stats.inFlight === 0;
 }
 
 /**
@@ -187,7 +213,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
       const invited = records.filter((r) => r.state !== 'claimed').length;
       return [invited >= candidates.length, `${invited}/${candidates.length}`];
-    }, deadline, options.progress);
+    }, deadline, options.progress, undefined, () => pipelineIdle(s));
 
     // Every invited candidate takes the interview; a few strangers take one too.
     const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
@@ -205,7 +231,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     options.progress(`${expected.size} interviews completed (+${strangers.length} by strangers); ${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`);
 
+    // The reconciler's schedule, compressed: it finds the reports whose webhook never came. The pipeline has
+    // settled when it is idle and the last reconcile found nothing more to enqueue.
     let lastReconcile = 0;
+    let lastEnqueued = Number.POSITIVE_INFINITY;
+    const reconcile = async (everyMs: number): Promise<void> => {
+      if (Date.now() - lastReconcile <= everyMs) return;
+      lastReconcile = Date.now();
+      lastEnqueued = await s.reconcileNow().then((r) => r.enqueued, () => Number.POSITIVE_INFINITY);
+    };
+    const settled = async () => lastEnqueued === 0 && (await pipelineIdle(s));
     await until(
       'write-backs',
       async () => {
@@ -214,21 +249,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       },
       deadline,
       options.progress,
-      async () => {
-        // The reconciler's schedule, compressed: it finds the reports whose webhook never came.
-        if (Date.now() - lastReconcile > 4000) {
-          lastReconcile = Date.now();
-          await s.reconcileNow().catch(() => undefined);
-        }
-      },
+      () => reconcile(4000),
+      settled,
     );
-    const events = await scan(s, s.tables.events);
     await until('strangers parked', async () => {
       const parked = (await scan(s, s.tables.events)).filter((e) => strangers.some((x) => e.pk === `unmatched#${x.connectionId}#${x.reportId}`)).length;
       return [parked >= strangers.length, `${parked}/${strangers.length}`];
-    }, deadline, options.progress, () => s.reconcileNow().then(() => undefined).catch(() => undefined));
+    }, deadline, options.progress, () => reconcile(0), settled);
     await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));
-    void events;
 
     // ----- invariants
     const finalRecords = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
@@ -296,6 +324,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const residuals: ChaosReport['residuals'] = [
       { name: 'invite e-mails recorded as uncertain', count: finalRecords.filter((r) => r.inviteEmailUncertain).length, meaning: 'a worker stopped between sending and recording; not sent again (each was sent once)' },
       { name: 'interviews adopted by name after a lost answer', count: capture.lines.filter((l) => l.includes('adopted an interview created by an earlier attempt')).length, meaning: 'a second create avoided' },
+      { name: 'messages deferred (an API asked to wait)', count: capture.lines.filter((l) => l.includes('message deferred')).length, meaning: 'put back with a delay instead of failing toward the DLQ' },
       { name: 'duplicate interviews, invites, notes or moves', count: invariants.slice(0, 6).reduce((sum, i) => sum + i.violations, 0), meaning: 'a crash window the design could not close' },
     ];
 
