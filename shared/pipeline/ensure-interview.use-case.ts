@@ -49,7 +49,7 @@ export async function ensureInterviewForTrigger(context: ConnectionContext, trig
   const leaseMs = deps.leaseMs ?? WORKER_TIMING.jobLeaseMs;
   const lease = await deps.store.leaseJob(key, { interviewName, templateHash: hash }, { owner, now: deps.now(), durationMs: leaseMs });
   if (lease.kind === 'ready') return remember(cacheKey, await refreshTemplate(context, trigger, key, lease.record, interviewName, hash, deps));
-  if (lease.kind === 'busy') return remember(cacheKey, await waitForReady(key, cacheKey, deps));
+  if (lease.kind === 'busy') return remember(cacheKey, await waitForReady(key, cacheKey, deps, lease.record.leaseUntil));
 
   let interview: ReadyInterview | undefined;
   if (lease.record.createAttempts > 1) {
@@ -86,7 +86,7 @@ async function refreshTemplate(context: ConnectionContext, trigger: Trigger, key
   return { ...record, templateHash: hash };
 }
 
-async function waitForReady(key: JobKey, cacheKey: string, deps: EnsureInterviewDependencies): Promise<JobRecord> {
+async function waitForReady(key: JobKey, cacheKey: string, deps: EnsureInterviewDependencies, creatorLeaseUntil: number | undefined): Promise<JobRecord> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   // Never wait past this invocation's own lease: SQS retries the message later instead.
   const deadline = deps.now() + Math.min(WORKER_TIMING.jobWaitMs, (deps.leaseMs ?? WORKER_TIMING.jobLeaseMs) / 2);
@@ -95,5 +95,5 @@ async function waitForReady(key: JobKey, cacheKey: string, deps: EnsureInterview
     const record = await deps.store.getJob(key);
     if (record?.state === 'ready') return record;
   }
-  throw new InterviewNotReadyError(cacheKey);
+  throw new InterviewNotReadyError(cacheKey, creatorLeaseUntil === undefined ? undefined : Math.max(1000, creatorLeaseUntil - deps.now()));
 }

@@ -2,10 +2,13 @@
 export class InterviewNotReadyError extends Error {
   public readonly code = 'interview-not-ready';
   public readonly retryable = true;
+  /** The creator's lease ends by then: the interview is ready, or its creation can be taken over. */
+  public readonly retryAfterMs: number | undefined;
 
-  public constructor(jobKey: string) {
+  public constructor(jobKey: string, retryAfterMs?: number) {
     super(`the interview for ${jobKey} is being created by another worker`);
     this.name = 'InterviewNotReadyError';
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

@@ -4,7 +4,7 @@ import { deferIfAsked, deferralDelaySeconds, requestedWaitMs } from '../../../fu
 import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { AtsError } from '../../../shared/ats/errors';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
-import { ClaimHeldElsewhereError } from '../../../shared/pipeline/errors';
+import { ClaimHeldElsewhereError, InterviewNotReadyError } from '../../../shared/pipeline/errors';
 import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
 
@@ -33,6 +33,7 @@ describe('Function: requestedWaitMs', () => {
     ['an ATS 429 with no hint', WORKER_TIMING.defaultRateLimitWaitMs, rateLimitedByAts()],
     ['an interview-service 429 with Retry-After', 45_000, new RateLimitedError('GET /interview/reports: 429', { retryAfterMs: 45_000 })],
     ['a claim held by another worker', 61_000, new ClaimHeldElsewhereError('report rep-1', 61_000)],
+    ["another worker's interview creation", 30_000, new InterviewNotReadyError('acme#3301#ai-screen', 30_000)],
     ['an ATS 5xx', undefined, new AtsError('ats-unavailable', '503', { status: 503 })],
     ['the service unavailable', undefined, new UnavailableError('GET /interview/reports: 502')],
     ['a plain Error', undefined, new Error('boom')],

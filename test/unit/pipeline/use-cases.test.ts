@@ -66,6 +66,17 @@ describe('Use case: ensureInterviewForTrigger', () => {
     store.getJob.mockReset().mockResolvedValue(jobRecord({ state: 'creating' }));
     await expect(ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).rejects.toMatchObject({ code: 'interview-not-ready', retryable: true });
   });
+
+  it("asks to be retried when the creator's lease ends, so the worker defers the message to then", async () => {
+    const store = fakeStore();
+    const { context, connection } = fakeContext();
+    let clock = NOW;
+    store.leaseJob.mockResolvedValue({ kind: 'busy', record: jobRecord({ leaseOwner: 'other', leaseUntil: NOW + 40_000 }) });
+    store.getJob.mockResolvedValue(jobRecord({ state: 'creating' }));
+    const deps = { ...dependencies(store, context), now: () => clock, newOwner: () => 'me', sleep: async (ms: number) => void (clock += ms), leaseMs: 20_000 };
+    // It polls for half its own lease (10 s), then the creator still holds 30 s of its lease.
+    await expect(ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).rejects.toMatchObject({ code: 'interview-not-ready', retryAfterMs: 30_000 });
+  });
 });
 
 describe('Use case: handleStageEntered', () => {
