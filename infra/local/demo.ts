@@ -104,10 +104,10 @@ export function formatSummary(summary: DemoSummary): string {
     ['flagged for review', 'flaggedForReview'],
   ];
   const width = 22;
-  const cell = (text: string | number) => String(text).padStart(10);
-  const line = `+-${'-'.repeat(width)}-${kinds.map(() => '+-----------').join('')}+`;
-  const header = `| ${''.padEnd(width)} ${kinds.map((k) => `|${cell(k)} `).join('')}|`;
-  const body = rows.map(([label, key]) => `| ${label.padEnd(width)} ${kinds.map((k) => `|${cell(summary.byAts[k]?.[key] ?? 0)} `).join('')}|`);
+  const cell = (text: string | number) => String(text).padStart(11);
+  const line = `+-${'-'.repeat(width)}-${kinds.map(() => '+-------------').join('')}+`;
+  const header = `| ${''.padEnd(width)} ${kinds.map((k) => `| ${cell(k)} `).join('')}|`;
+  const body = rows.map(([label, key]) => `| ${label.padEnd(width)} ${kinds.map((k) => `| ${cell(summary.byAts[k]?.[key] ?? 0)} `).join('')}|`);
   return [line, header, line, ...body, line, `messages in the DLQs: ${summary.dlqDepth}`].join('\n');
 }
 
