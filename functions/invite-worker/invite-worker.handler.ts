@@ -1,5 +1,5 @@
 import { createLogger } from '../../shared/observability/logger';
-import { QueuePublisher } from '../../shared/queue';
+import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
@@ -24,5 +24,5 @@ export const handler = sqsBatchHandler(
     if (results.some((r) => r.outcome === 'held-elsewhere')) throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`, run.leaseMs);
   },
   logger,
-  { defer: { queueUrl: () => requireEnv(ENV.stageQueueUrl), publisher: new QueuePublisher() } },
+  { defer: { queueUrl: () => requireEnv(ENV.stageQueueUrl), publisher: lazyQueuePublisher() } },
 );

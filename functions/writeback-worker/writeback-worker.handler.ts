@@ -1,5 +1,5 @@
 import { createLogger } from '../../shared/observability/logger';
-import { QueuePublisher } from '../../shared/queue';
+import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleReportCreated } from '../../shared/pipeline/report-created.use-case';
 import { reportCreatedMessageSchema } from '../../shared/queue/messages.schema';
@@ -20,5 +20,5 @@ export const handler = sqsBatchHandler(
     if (result.outcome === 'held-elsewhere') throw new ClaimHeldElsewhereError(`report ${message.reportId}`, run.leaseMs);
   },
   logger,
-  { defer: { queueUrl: () => requireEnv(ENV.reportQueueUrl), publisher: new QueuePublisher() } },
+  { defer: { queueUrl: () => requireEnv(ENV.reportQueueUrl), publisher: lazyQueuePublisher() } },
 );

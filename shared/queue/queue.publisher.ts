@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueMessage } from './messages.schema';
+import { sendMessageInput, type PublishOptions } from './send-input';
 
 /** SendMessageBatch takes at most 10 entries (SQS API reference, SendMessageBatch). */
 const SQS_BATCH_LIMIT = 10;
@@ -22,9 +23,8 @@ export class QueuePublisher {
     this.client = options.client ?? new SQSClient({});
   }
 
-  /** `delaySeconds` (0 to 900, SQS SendMessage DelaySeconds) keeps the message out of sight that long. */
-  public async publish(queueUrl: string, message: QueueMessage, options: { delaySeconds?: number } = {}): Promise<void> {
-    await this.client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: options.delaySeconds }));
+  public async publish(queueUrl: string, message: QueueMessage, options: PublishOptions = {}): Promise<void> {
+    await this.client.send(new SendMessageCommand(sendMessageInput(queueUrl, message, options)));
   }
 
   /** Sends in batches of 10; any entry SQS refuses fails the whole call, so the caller retries (receivers de-duplicate). */

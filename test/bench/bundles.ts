@@ -12,7 +12,7 @@ export interface BundleFigures {
 }
 
 /** Bundles each function as `cdk synth` does and times its import in fresh processes. */
-export async function measureBundles(runs = 7): Promise<BundleFigures[]> {
+export async function measureBundles(runs = 15): Promise<BundleFigures[]> {
   const dir = mkdtempSync(join(process.cwd(), '.bench-bundles-'));
   try {
     const figures: BundleFigures[] = [];

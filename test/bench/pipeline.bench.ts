@@ -129,7 +129,7 @@ try {
 }
 
 if (!values['skip-bundles']) {
-  console.log('\nBundles (esbuild, as cdk synth builds them) and cold init (fresh node process, median of 7):');
+  console.log('\nBundles (esbuild, as cdk synth builds them) and cold init (fresh node process, median of 15):');
   const widths = [18, 10, 15, 10, 15];
   const line = (cells: string[]) => console.log(`| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`);
   const rule = `+${widths.map((w) => '-'.repeat(w + 2)).join('+')}+`;

@@ -1,0 +1,23 @@
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, FUNCTION_ENTRIES, LAMBDA_RUNTIME_MODULES, type FunctionName } from '../../infra/functions';
+
+/** The bundle as cdk synth builds it, in memory. */
+async function bundle(name: FunctionName): Promise<string> {
+  const result = await build({ entryPoints: [FUNCTION_ENTRIES[name]], bundle: true, write: false, platform: 'node', format: 'esm', minify: false, target: BUNDLE_SETTINGS.target, mainFields: [...BUNDLE_SETTINGS.mainFields], external: LAMBDA_RUNTIME_MODULES, banner: { js: ESM_REQUIRE_BANNER }, logLevel: 'silent' });
+  return result.outputFiles[0]!.text;
+}
+
+const staticImportOf = (code: string, module: string) => code.split('\n').some((line) => line.startsWith('import ') && line.includes(`"${module}"`));
+
+describe('Bundles: what each function loads at cold start', () => {
+  it.each(['InviteWorker', 'WritebackWorker'] as const)('%s loads the SQS client only when it defers a message, not at import', async (name) => {
+    const code = await bundle(name);
+    expect(staticImportOf(code, '@aws-sdk/client-sqs')).toBe(false);
+    expect(code).toContain('import("@aws-sdk/client-sqs")');
+  });
+
+  it('the ATS webhook, which enqueues on every delivery, loads it at import', async () => {
+    expect(staticImportOf(await bundle('AtsWebhook'), '@aws-sdk/client-sqs')).toBe(true);
+  });
+});
