@@ -20,9 +20,14 @@ describe('Stack: ConnectorStack', () => {
   const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
   const functionId = (entryName: string) => ofType('AWS::Lambda::Function').find(([id]) => id.startsWith(entryName))?.[0] as string;
 
+  let outdir: string;
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
   beforeAll(() => {
-    // Skips esbuild bundling: the assertions are about the infrastructure, not the code.
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    // Skips esbuild bundling: the assertions are about the infrastructure, not the code. The assembly goes to a
+    // folder of the test's own, removed afterwards (without outdir the CDK leaves one in the temp folder).
+    outdir = mkdtempSync(join(tmpdir(), 'connector-stack-'));
+    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
     const stack = new ConnectorStack(app, 'Test', { connections: loadConnectionsFile(CONFIG), connectionsFile: CONFIG, mailFrom: 'talent@acme.example.com', alarmEmail: 'oncall@acme.example.com' });
     template = Template.fromStack(stack);
     resources = template.toJSON().Resources as Record<string, Resource>;
