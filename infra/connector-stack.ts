@@ -11,7 +11,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -55,8 +55,11 @@ export class ConnectorStack extends Stack {
       MAIL_FROM: props.mailFrom,
       AWS_NODEJS_CONNECTION_REUSE_ENABLED: '1',
     };
-    const fn = (name: FunctionName, timeoutSeconds: number) =>
-      new NodejsFunction(this, name, {
+    const logGroups = new Map<FunctionName, LogGroup>();
+    const fn = (name: FunctionName, timeoutSeconds: number): NodejsFunction => {
+      const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+      logGroups.set(name, logGroup);
+      return new NodejsFunction(this, name, {
         entry: join(ROOT, FUNCTION_ENTRIES[name]),
         handler: 'handler',
         runtime: Runtime.NODEJS_22_X,
@@ -64,7 +67,7 @@ export class ConnectorStack extends Stack {
         memorySize: 512,
         timeout: Duration.seconds(timeoutSeconds),
         environment,
-        logGroup: new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        logGroup,
         bundling: {
           format: OutputFormat.ESM,
           minify: BUNDLE_SETTINGS.minify,
@@ -79,6 +82,7 @@ export class ConnectorStack extends Stack {
           },
         },
       });
+    };
 
     const atsWebhook = fn('AtsWebhook', 10);
     const interviewWebhook = fn('InterviewWebhook', 10);
@@ -127,6 +131,17 @@ export class ConnectorStack extends Stack {
     }
     for (const [name, handler] of [['AtsWebhook', atsWebhook], ['InterviewWebhook', interviewWebhook], ['InviteWorker', inviteWorker], ['WritebackWorker', writebackWorker], ['Reconciler', reconciler]] as const) {
       alarm(`${name}Errors`, handler.metricErrors({ period: Duration.minutes(5) }), 1, `${name} failed`);
+      // A function that handles a failure does not fail, so these would otherwise reach nobody: an application the
+      // ATS or the service refused for good (a revoked key, a missing permission), a poison message, a delivery
+      // that could not be enqueued, a connection the reconciler could not read. Each is logged at ERROR.
+      const errorLines = new MetricFilter(this, `${name}ErrorLines`, {
+        logGroup: logGroups.get(name) as LogGroup,
+        filterPattern: FilterPattern.stringValue('$.level', '=', 'ERROR'),
+        metricNamespace: this.stackName,
+        metricName: `${name}LoggedErrors`,
+        metricValue: '1',
+      });
+      alarm(`${name}LoggedErrors`, errorLines.metric({ statistic: 'Sum', period: Duration.minutes(5) }), 1, `${name} logged an error an operator must act on; the log line says what (npm run ops -- failed lists refused applications)`);
     }
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand, SQSClient, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoMappingStore } from '../../shared/mapping';
@@ -18,7 +18,9 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
   dlq redrive --queue stage|report            move them back to their queue (SQS StartMessageMoveTask)
   status --connection C --application A       the application's state and each step's time
   unmatched [--connection C]                  reports parked because no application matched, with the reason
+  failed [--connection C]                     applications the ATS or the service refused for good, with the reason
   match --connection C --report R --application A   write a parked report back to application A
+  retry --connection C --application A        write back again a report whose write-back failed for good, once the cause is fixed
   purge --connection C --candidate ID         forget a candidate: delete every record held about them`;
 
 const { values, positionals } = parseArgs({
@@ -142,6 +144,47 @@ async function main(): Promise<void> {
       .filter((i) => !values.connection || i.connectionId === values.connection);
     console.log(`${items.length} parked report(s)`);
     for (const i of items) console.log(`  ${i.connectionId}  report ${i.reportId}  interview ${i.interviewId}  parked ${iso(i.parkedAt)}  ${i.reason}`);
+    return;
+  }
+  if (command === 'failed') {
+    const failed: Record<string, any>[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    // Bounded: 100 pages of up to 1 MB each.
+    for (let page = 0; page < 100; page++) {
+      const result = await t.dynamo.send(
+        new ScanCommand({ TableName: t.tables.applications, FilterExpression: '#state = :failed', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':failed': { S: 'failed' } }, ExclusiveStartKey: startKey }),
+      );
+      failed.push(...(result.Items ?? []).map((i) => unmarshall(i)).filter((i) => !values.connection || i.connectionId === values.connection));
+      startKey = result.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    console.log(`${failed.length} failed application(s)`);
+    for (const r of failed) console.log(`  ${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}  ${r.reportId ? `report ${r.reportId} (write-back)` : '(invite)'}  ${iso(r.updatedAt)}  ${r.failureReason ?? ''}`);
+    if (failed.length) console.log('Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; for a write-back, npm run ops -- retry --connection C --application A.');
+    return;
+  }
+  if (command === 'retry') {
+    const [connectionId, applicationId] = [require('connection'), require('application')];
+    const failed = (await store.findApplicationsByAtsId(connectionId, applicationId)).filter((r) => r.state === 'failed');
+    if (!failed.length) fail(`application ${applicationId} of ${connectionId} has nothing failed to retry`);
+    for (const r of failed) {
+      if (!r.reportId) {
+        console.log(`trigger ${r.triggerId}: the invite failed; move the candidate into the stage again to retry it`);
+        continue;
+      }
+      if (!r.reportCandidateId || !r.interviewId) {
+        console.log(`trigger ${r.triggerId}: report ${r.reportId} was claimed before the connector recorded its candidate; post it by hand`);
+        continue;
+      }
+      if (!(await store.reopenFailedWriteBack(r))) {
+        console.log(`trigger ${r.triggerId}: no longer failed; nothing done`);
+        continue;
+      }
+      // No atsApplicationId: the worker finds the application by its own mapping, as for a webhook.
+      const message: ReportCreatedMessage = { v: 1, kind: 'report-created', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), source: 'reconciler', reportId: r.reportId, interviewId: r.interviewId, candidateId: r.reportCandidateId };
+      await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
+      console.log(`trigger ${r.triggerId}: report ${r.reportId} queued for write-back again`);
+    }
     return;
   }
   if (command === 'match') {

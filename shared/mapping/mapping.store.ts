@@ -100,9 +100,36 @@ export class DynamoMappingStore implements MappingStore {
       if (claimReason?.Code !== 'ConditionalCheckFailed') throw error;
       const record = claimReason.Item ? (unmarshall(claimReason.Item) as ApplicationRecord) : await this.getApplication(input);
       if (!record) throw error;
+      if (record.state === 'failed' && record.reportId === undefined) return this.reclaimFailedInvite(input, record, lease);
       if (record.state !== 'claimed') return { kind: 'already-invited', record };
       if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now) return { kind: 'held-elsewhere', record };
       return this.takeOverClaim(input, record, lease);
+    }
+  }
+
+  /**
+   * An invite that failed for good (a revoked key, a missing permission) is tried again when the candidate
+   * enters the stage anew, after the cause is fixed: a new delivery, since the one that failed is recorded.
+   * The steps it had done stay recorded and are skipped; `resumed` makes the worker look for its note first.
+   */
+  private async reclaimFailedInvite(input: ApplicationClaimInput, previous: ApplicationRecord, lease: Lease): Promise<ClaimApplicationResult> {
+    const update = withNames(
+      buildUpdate({
+        set: { state: 'claimed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now, stageId: input.stageId, atsJobId: input.atsJobId, candidateEmail: input.candidateEmail },
+        remove: ['failureReason'],
+        extraValues: { ':failed': 'failed' },
+      }),
+      'state',
+      'reportId',
+    );
+    try {
+      const result = await this.client.send(
+        new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(input), ...update, ConditionExpression: '#state = :failed AND attribute_not_exists(#reportId)', ReturnValues: 'ALL_NEW' }),
+      );
+      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord, resumed: true };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return { kind: 'held-elsewhere', record: previous };
+      throw error;
     }
   }
 
@@ -238,10 +265,10 @@ export class DynamoMappingStore implements MappingStore {
     return this.queryAll({ TableName: this.tables.applications, IndexName: name, KeyConditionExpression: `${partitionKey} = :i`, ExpressionAttributeValues: marshall({ ':i': interviewId }) });
   }
 
-  public async claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease): Promise<ClaimWriteBackResult> {
+  public async claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease, reportCandidateId?: string): Promise<ClaimWriteBackResult> {
     const update = withNames(
       buildUpdate({
-        set: { reportId, state: 'completed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
+        set: { reportId, reportCandidateId, state: 'completed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
         increment: ['writeBackAttempts'],
         extraValues: { ':claimed': 'claimed', ':invited': 'invited', ':completed': 'completed', ':now': lease.now },
       }),
@@ -267,6 +294,23 @@ export class DynamoMappingStore implements MappingStore {
       if (!record) throw error;
       if (record.reportId !== reportId) return { kind: 'other-report', record };
       return record.state === 'written_back' ? { kind: 'done', record } : { kind: 'busy', record };
+    }
+  }
+
+  /**
+   * An operator fixed what made a write-back fail for good (`npm run ops -- retry`): the application goes back to
+   * `completed` with no lease, so the next claim of its report resumes the steps not yet recorded.
+   */
+  public async reopenFailedWriteBack(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
+    const update = withNames(buildUpdate({ set: { state: 'completed', updatedAt: Date.now() }, remove: ['failureReason', 'leaseOwner', 'leaseUntil'], extraValues: { ':failed': 'failed' } }), 'state', 'reportId');
+    try {
+      const result = await this.client.send(
+        new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ...update, ConditionExpression: '#state = :failed AND attribute_exists(#reportId)', ReturnValues: 'ALL_NEW' }),
+      );
+      return unmarshall(result.Attributes ?? {}) as ApplicationRecord;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
     }
   }
 

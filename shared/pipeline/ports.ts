@@ -56,7 +56,7 @@ export interface MappingStore {
   findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]>;
   findApplicationByInterview(interviewId: string, candidateEmail: string): Promise<ApplicationRecord | undefined>;
   listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]>;
-  claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease): Promise<ClaimWriteBackResult>;
+  claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease, reportCandidateId?: string): Promise<ClaimWriteBackResult>;
   recordWriteBackStep(key: ApplicationKey, owner: string, step: { reportNoteId?: string; reportNoteAt?: number; movedToStageId?: string; movedAt?: number; flaggedForReview?: boolean; done: boolean }): Promise<void>;
   /** Records a webhook replay key (Lever's token); false when it was seen before and has not expired. */
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;

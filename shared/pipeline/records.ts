@@ -45,6 +45,8 @@ export interface ApplicationRecord extends ApplicationKey {
   inviteEmailUncertain?: boolean | undefined;
   inviteNoteAt?: number | undefined;
   reportId?: string | undefined;
+  /** The interview service's candidate id of that report: with it, an operator can queue the report again. */
+  reportCandidateId?: string | undefined;
   /** Write-back claims taken for this report: above 1, a note may have been posted by a worker that crashed. */
   writeBackAttempts?: number | undefined;
   reportNoteId?: string | undefined;

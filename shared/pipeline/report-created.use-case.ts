@@ -42,7 +42,7 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
 
   const key: ApplicationKey = { connectionId: application.connectionId, atsApplicationId: application.atsApplicationId, triggerId: application.triggerId };
   const owner = (deps.newOwner ?? randomUUID)();
-  const claim = await deps.store.claimWriteBack(key, report.report_id, { owner, now: now(), durationMs: options.leaseMs ?? WORKER_TIMING.applicationLeaseMs });
+  const claim = await deps.store.claimWriteBack(key, report.report_id, { owner, now: now(), durationMs: options.leaseMs ?? WORKER_TIMING.applicationLeaseMs }, report.candidate_id);
   const reportKey = `${key.connectionId}#${report.report_id}`;
   const appLog = { ...log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   if (claim.kind === 'done') return { outcome: 'already-written-back' };

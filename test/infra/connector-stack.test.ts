@@ -139,6 +139,12 @@ describe('Stack: ConnectorStack', () => {
     expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
     expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(5);
+    // A failure a function handles (a candidate refused for good, a poison message) is logged at ERROR: alarmed too.
+    const filters = ofType('AWS::Logs::MetricFilter').map(([, f]) => f.Properties);
+    expect(filters).toHaveLength(5);
+    for (const filter of filters) expect(filter.FilterPattern).toBe('{ $.level = "ERROR" }');
+    const logged = alarms.filter((a) => String(a.MetricName).endsWith('LoggedErrors'));
+    expect(logged.map((a) => a.MetricName).sort()).toEqual(filters.map((f) => f.MetricTransformations[0].MetricName).sort());
     for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
     template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@acme.example.com' });
   });

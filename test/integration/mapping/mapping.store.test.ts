@@ -49,6 +49,30 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
     expect(again.kind === 'already-invited' && again.record.leaseOwner).toBeFalsy();
   });
 
+  it('tries a failed invite again on a new stage entry, keeping the steps done, and never a failed write-back', async () => {
+    const input = claimInput();
+    await store.claimApplication(delivery('evt-f1'), input, lease('w1'));
+    await store.recordInviteStep(input, 'w1', { interviewId: 'int-f', candidateEmail: input.candidateEmail, inviteEmailAt: NOW, done: false });
+    await store.markApplicationFailed(input, 'w1', 'ats-unauthorized: POST /v3/notes: 401');
+    // The delivery that failed, again: still a duplicate.
+    expect(await store.claimApplication(delivery('evt-f1', 'enq-other'), input, lease('w2'))).toEqual({ kind: 'duplicate-delivery' });
+    // The candidate entered the stage anew once the key was fixed: a new delivery re-claims it, e-mail step kept.
+    const again = await store.claimApplication(delivery('evt-f2'), input, lease('w3', NOW + 5000));
+    expect(again).toMatchObject({ kind: 'claimed', resumed: true, record: { state: 'claimed', leaseOwner: 'w3', inviteEmailAt: NOW, interviewId: 'int-f' } });
+    expect(again.kind === 'claimed' && again.record.failureReason).toBeUndefined();
+    // Two new deliveries at once: one re-claims, the other finds it held.
+    await store.markApplicationFailed(input, 'w3', 'ats-forbidden: 403');
+    const racing = await Promise.all([store.claimApplication(delivery('evt-f3'), input, lease('w4', NOW + 9000)), store.claimApplication(delivery('evt-f4'), input, lease('w5', NOW + 9000))]);
+    expect(racing.map((r) => r.kind).sort()).toEqual(['claimed', 'held-elsewhere']);
+
+    const written = claimInput();
+    await store.claimApplication(delivery('evt-w1'), written, lease('w1'));
+    await store.recordInviteStep(written, 'w1', { interviewId: 'int-w', candidateEmail: written.candidateEmail, inviteEmailAt: NOW, done: true });
+    await store.claimWriteBack(written, 'rep-w', lease('wb'));
+    await store.markApplicationFailed(written, 'wb', 'ats-forbidden: 403');
+    expect(await store.claimApplication(delivery('evt-w2'), written, lease('w6'))).toMatchObject({ kind: 'already-invited', record: { state: 'failed', reportId: 'rep-w' } });
+  });
+
   it('elects exactly one creator among ten concurrent job leases', async () => {
     const key = { connectionId: 'acme', atsJobId: 'job-race', triggerId: 'ai-screen' };
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => store.leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease(`w${i}`))));

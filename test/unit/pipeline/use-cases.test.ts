@@ -167,7 +167,7 @@ describe('Use case: handleReportCreated', () => {
     store.findApplicationsByAtsId.mockResolvedValue([applicationRecord({ triggerId: 'other', interviewId: 'int-9' }), applicationRecord()]);
     store.claimWriteBack.mockResolvedValue({ kind: 'done', record: applicationRecord() });
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({ outcome: 'already-written-back' });
-    expect(store.claimWriteBack).toHaveBeenCalledWith({ connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' }, 'rep-1', expect.anything());
+    expect(store.claimWriteBack).toHaveBeenCalledWith({ connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' }, 'rep-1', expect.anything(), 'cand-1');
     expect(store.findApplicationByInterview).not.toHaveBeenCalled();
   });
 

@@ -46,7 +46,8 @@ export interface AtsSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
-  faults: { rate429: number; rate500: number; latencyMs: number; slowRate: number; slowMs: number };
+  /** rate403 answers as to a key that lacks the permission: a refusal for good, until an operator fixes it. */
+  faults: { rate429: number; rate500: number; rate403: number; latencyMs: number; slowRate: number; slowMs: number };
 }
 
 /** What the local stack, the demo and the tests need of any ATS sandbox. */
@@ -113,7 +114,7 @@ export interface AtsSandboxSpec {
 
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
 export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: number } = {}): Promise<AtsSandbox> {
-  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, latencyMs: 0, slowRate: 0, slowMs: 0 } };
+  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, rate403: 0, latencyMs: 0, slowRate: 0, slowMs: 0 } };
   const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
   const random = seededRandom(options.seed ?? 11);
   const previous = new Map<string, string>();
@@ -184,6 +185,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
     if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
     if (roll < state.faults.rate429 + state.faults.rate500) return sendJson(context.response, 500, { message: 'Internal error' });
+    if (state.faults.rate403 && random() < state.faults.rate403) return sendJson(context.response, 403, { message: 'This API key lacks the permission for this endpoint' });
     if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
     await route.handle(context);
   }
