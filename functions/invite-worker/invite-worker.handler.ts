@@ -1,3 +1,4 @@
+import { SesMailer } from '../../shared/mail/ses.mailer';
 import { createLogger } from '../../shared/observability/logger';
 import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
@@ -9,7 +10,7 @@ import { ENV, requireEnv } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('invite-worker');
-const deps = pipelineDependencies(logger);
+const deps = { ...pipelineDependencies(logger), mailer: new SesMailer({ defaultFrom: process.env[ENV.mailFrom] ?? 'interviews@example.com' }) };
 
 /** SQS stage-events → one interview per job × trigger, one invite per application × trigger; deletions purge. */
 export const handler = sqsBatchHandler(

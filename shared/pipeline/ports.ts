@@ -118,13 +118,18 @@ export interface RunOptions {
   leaseMs?: number | undefined;
 }
 
+/** What every use case is given. */
 export interface PipelineDependencies {
   store: MappingStore;
-  mailer: Mailer;
   contextFor(connectionId: string): Promise<ConnectionContext | undefined>;
   logger: PipelineLogger;
   now?: () => number;
   /** A fresh owner id per attempt, so two workers on the same message never share a lease. */
   newOwner?: () => string;
   sleep?: (ms: number) => Promise<void>;
+}
+
+/** The stage-entered use case also sends the invitation e-mail; only the invite worker loads a mail client. */
+export interface InviteDependencies extends PipelineDependencies {
+  mailer: Mailer;
 }

@@ -9,7 +9,7 @@ import { formatInviteNote } from './report-note';
 import { afterSideEffect } from './fault-injection';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
-import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
+import type { ConnectionContext, InviteDependencies, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 
@@ -35,7 +35,7 @@ export interface StageEnteredResult {
  * A candidate entered a stage: for each trigger it starts, claim application × trigger, make sure the
  * job's interview exists, invite (e-mail and/or ATS note), recording each step so a retry resumes.
  */
-export async function handleStageEntered(message: StageEnteredMessage, deps: PipelineDependencies, options: RunOptions = {}): Promise<StageEnteredResult[]> {
+export async function handleStageEntered(message: StageEnteredMessage, deps: InviteDependencies, options: RunOptions = {}): Promise<StageEnteredResult[]> {
   const { signal } = options;
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
@@ -61,7 +61,7 @@ export async function handleStageEntered(message: StageEnteredMessage, deps: Pip
   return results;
 }
 
-async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEvent, context: ConnectionContext, trigger: Trigger, deps: PipelineDependencies, options: RunOptions): Promise<Omit<StageEnteredResult, 'triggerId'>> {
+async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEvent, context: ConnectionContext, trigger: Trigger, deps: InviteDependencies, options: RunOptions): Promise<Omit<StageEnteredResult, 'triggerId'>> {
   const { signal } = options;
   const leaseMs = options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
   const now = deps.now ?? Date.now;

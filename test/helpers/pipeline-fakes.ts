@@ -1,7 +1,7 @@
-import { vi } from 'vitest';
+import { vi, type Mock } from 'vitest';
 import { confirmAsParsed } from '../../shared/ats/port';
 import { parseConnections } from '../../shared/config';
-import type { ConnectionContext, MappingStore, PipelineDependencies } from '../../shared/pipeline/ports';
+import type { ConnectionContext, InviteDependencies, Mailer, MappingStore } from '../../shared/pipeline/ports';
 import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
 import type { InterviewReport } from '../../shared/interview-service';
 import { connectionDocument } from './connections';
@@ -75,11 +75,11 @@ export function fakeContext(document = connectionDocument()) {
   return { context, ats, interviews, connection };
 }
 
-export function dependencies(store: ReturnType<typeof fakeStore>, context: ConnectionContext): PipelineDependencies & { mailer: { sendInvite: ReturnType<typeof vi.fn> } } {
+export function dependencies(store: ReturnType<typeof fakeStore>, context: ConnectionContext): InviteDependencies & { mailer: { sendInvite: Mock<Mailer['sendInvite']> } } {
   let owner = 0;
   return {
     store: store as unknown as MappingStore,
-    mailer: { sendInvite: vi.fn().mockResolvedValue({ messageId: 'm' }) },
+    mailer: { sendInvite: vi.fn<Mailer['sendInvite']>().mockResolvedValue({ messageId: 'm' }) },
     contextFor: async (id) => (id === context.connection.id ? context : undefined),
     logger: { info: vi.fn(), warn: vi.fn(), error: vi.fn() },
     now: () => NOW,

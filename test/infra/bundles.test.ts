@@ -17,6 +17,11 @@ describe('Bundles: what each function loads at cold start', () => {
     expect(code).toContain('import("@aws-sdk/client-sqs")');
   });
 
+  it('WritebackWorker, which sends no e-mail, loads no mail client; InviteWorker, which e-mails every invite, does', async () => {
+    expect(staticImportOf(await bundle('WritebackWorker'), '@aws-sdk/client-sesv2')).toBe(false);
+    expect(staticImportOf(await bundle('InviteWorker'), '@aws-sdk/client-sesv2')).toBe(true);
+  });
+
   it('the ATS webhook, which enqueues on every delivery, loads it at import', async () => {
     expect(staticImportOf(await bundle('AtsWebhook'), '@aws-sdk/client-sqs')).toBe(true);
   });
