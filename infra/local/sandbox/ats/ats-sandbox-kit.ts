@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AtsKind } from '../../../../shared/config';
 import { listen, matchRoute, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
+import { addLatency, answeredByFault, noFaults, type AtsFaults } from './faults';
 import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from './signed-webhooks';
 
 export interface KitStage {
@@ -46,8 +47,7 @@ export interface AtsSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
-  /** rate403 answers as to a key that lacks the permission: a refusal for good, until an operator fixes it. */
-  faults: { rate429: number; rate500: number; rate403: number; latencyMs: number; slowRate: number; slowMs: number };
+  faults: AtsFaults;
 }
 
 /** What the local stack, the demo and the tests need of any ATS sandbox. */
@@ -114,7 +114,7 @@ export interface AtsSandboxSpec {
 
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
 export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: number } = {}): Promise<AtsSandbox> {
-  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, rate403: 0, latencyMs: 0, slowRate: 0, slowMs: 0 } };
+  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: noFaults() };
   const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
   const random = seededRandom(options.seed ?? 11);
   const previous = new Map<string, string>();
@@ -176,7 +176,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
   async function handleApi(context: RouteContext, route: Route): Promise<void> {
     const name = `${context.request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
-    if (state.faults.latencyMs) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
+    await addLatency(state.faults);
     const principal = spec.authenticate(context.request);
     if (!principal) return spec.unauthorized(context.response);
     const limit = limiter.take(principal);
@@ -184,9 +184,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     if (!limit.allowed) return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
     // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
     if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
-    if (roll < state.faults.rate429 + state.faults.rate500) return sendJson(context.response, 500, { message: 'Internal error' });
-    if (state.faults.rate403 && random() < state.faults.rate403) return sendJson(context.response, 403, { message: 'This API key lacks the permission for this endpoint' });
-    if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
+    if (await answeredByFault(context.response, state.faults, roll, random)) return;
     await route.handle(context);
   }
 

@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { listen, matchRoute, readBody, seededRandom, sendJson, type Route } from '../../http-kit';
+import { addLatency, answeredByFault, noFaults, type AtsFaults } from '../faults';
 import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
@@ -56,8 +57,7 @@ export interface GreenhouseSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
-  /** rate403 answers as to a key that lacks the permission: a refusal for good, until an operator fixes it. */
-  faults: { rate429: number; rate500: number; rate403: number; latencyMs: number; slowRate: number; slowMs: number };
+  faults: AtsFaults;
 }
 
 export interface GreenhouseSandbox {
@@ -96,7 +96,7 @@ const moveBody = v.object({ from_stage_id: v.optional(v.union([v.number(), v.str
 
 /** A stand-in of Greenhouse Harvest v3 and its webhooks, on 127.0.0.1. */
 export async function startGreenhouseSandbox(options: { port?: number; seed?: number; rateLimit?: number } = {}): Promise<GreenhouseSandbox> {
-  const state: GreenhouseSandboxState = { jobs: structuredClone(SEEDED_JOBS), candidates: [], applications: [], notes: [], moves: [], deliveries: [], webhooks: [], requests: {}, faults: { rate429: 0, rate500: 0, rate403: 0, latencyMs: 0, slowRate: 0, slowMs: 0 } };
+  const state: GreenhouseSandboxState = { jobs: structuredClone(SEEDED_JOBS), candidates: [], applications: [], notes: [], moves: [], deliveries: [], webhooks: [], requests: {}, faults: noFaults() };
   const tokens = new Map<string, number>();
   const limiter = new FixedWindowLimiter(options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit, GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
   const random = seededRandom(options.seed ?? 7);
@@ -263,7 +263,7 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
   async function handleApi(request: IncomingMessage, response: ServerResponse, route: Route, params: Record<string, string>, url: URL): Promise<void> {
     const name = `${request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
-    if (state.faults.latencyMs) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
+    await addLatency(state.faults);
     const auth = request.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     const expiresAt = tokens.get(token);
@@ -276,9 +276,7 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
       const retryAfter = limit.allowed ? 1 : Math.max(1, Math.ceil(limit.resetMs / 1000));
       return sendJson(response, 429, { message: 'Too many requests' }, { ...rateHeaders, 'retry-after': String(retryAfter), 'x-ratelimit-reset': String(Math.floor((Date.now() + limit.resetMs) / 1000)) });
     }
-    if (roll < state.faults.rate429 + state.faults.rate500) return sendJson(response, 500, { message: 'Internal error' });
-    if (state.faults.rate403 && random() < state.faults.rate403) return sendJson(response, 403, { message: 'This API key lacks the permission for this endpoint' });
-    if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
+    if (await answeredByFault(response, state.faults, roll, random)) return;
     response.setHeader('x-ratelimit-limit', rateHeaders['x-ratelimit-limit']);
     response.setHeader('x-ratelimit-remaining', rateHeaders['x-ratelimit-remaining']);
     await route.handle({ request, response, params, url });
