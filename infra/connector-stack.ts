@@ -55,11 +55,8 @@ export class ConnectorStack extends Stack {
       MAIL_FROM: props.mailFrom,
       AWS_NODEJS_CONNECTION_REUSE_ENABLED: '1',
     };
-    const logGroups = new Map<FunctionName, LogGroup>();
-    const fn = (name: FunctionName, timeoutSeconds: number): NodejsFunction => {
-      const logGroup = new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
-      logGroups.set(name, logGroup);
-      return new NodejsFunction(this, name, {
+    const fn = (name: FunctionName, timeoutSeconds: number) =>
+      new NodejsFunction(this, name, {
         entry: join(ROOT, FUNCTION_ENTRIES[name]),
         handler: 'handler',
         runtime: Runtime.NODEJS_22_X,
@@ -67,7 +64,7 @@ export class ConnectorStack extends Stack {
         memorySize: 512,
         timeout: Duration.seconds(timeoutSeconds),
         environment,
-        logGroup,
+        logGroup: new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
         bundling: {
           format: OutputFormat.ESM,
           minify: BUNDLE_SETTINGS.minify,
@@ -82,7 +79,6 @@ export class ConnectorStack extends Stack {
           },
         },
       });
-    };
 
     const atsWebhook = fn('AtsWebhook', 10);
     const interviewWebhook = fn('InterviewWebhook', 10);
@@ -135,7 +131,7 @@ export class ConnectorStack extends Stack {
       // ATS or the service refused for good (a revoked key, a missing permission), a poison message, a delivery
       // that could not be enqueued, a connection the reconciler could not read. Each is logged at ERROR.
       const errorLines = new MetricFilter(this, `${name}ErrorLines`, {
-        logGroup: logGroups.get(name) as LogGroup,
+        logGroup: handler.logGroup,
         filterPattern: FilterPattern.stringValue('$.level', '=', 'ERROR'),
         metricNamespace: this.stackName,
         metricName: `${name}LoggedErrors`,
