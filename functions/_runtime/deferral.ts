@@ -1,5 +1,7 @@
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import type { QueueMessage, QueuePublisher } from '../../shared/queue';
+import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
+import { requireEnv } from './env';
 
 /** SendMessage takes a DelaySeconds of 900 at most (Amazon SQS API Reference, SendMessage). */
 const SQS_MAX_DELAY_SECONDS = 900;
@@ -12,6 +14,14 @@ export interface DeferTarget {
   queueUrl: () => string;
   publisher: Pick<QueuePublisher, 'publish'>;
   random?: () => number;
+}
+
+/**
+ * A worker defers to its own queue, named by the environment variable `queueUrlEnv`. The SQS client loads on
+ * the first deferral only: a worker defers rarely, and the client would cost every cold start (lazy-publisher).
+ */
+export function deferToOwnQueue(queueUrlEnv: string): DeferTarget {
+  return { queueUrl: () => requireEnv(queueUrlEnv), publisher: lazyQueuePublisher() };
 }
 
 /** How long the outside world asked this work to wait (Retry-After, a rate-limit reset, a lease), if it did. */

@@ -1,12 +1,12 @@
 import { SesMailer } from '../../shared/mail/ses.mailer';
 import { createLogger } from '../../shared/observability/logger';
-import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
 import { handleCandidateDeleted } from '../../shared/pipeline/candidate-deleted.use-case';
 import { pipelineDependencies } from '../_runtime/pipeline';
-import { ENV, requireEnv } from '../_runtime/env';
+import { deferToOwnQueue } from '../_runtime/deferral';
+import { ENV } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('invite-worker');
@@ -25,5 +25,5 @@ export const handler = sqsBatchHandler(
     if (results.some((r) => r.outcome === 'held-elsewhere')) throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`, run.leaseMs);
   },
   logger,
-  { defer: { queueUrl: () => requireEnv(ENV.stageQueueUrl), publisher: lazyQueuePublisher() } },
+  { defer: deferToOwnQueue(ENV.stageQueueUrl) },
 );

@@ -1,10 +1,10 @@
 import { createLogger } from '../../shared/observability/logger';
-import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleReportCreated } from '../../shared/pipeline/report-created.use-case';
 import { reportCreatedMessageSchema } from '../../shared/queue/messages.schema';
 import { pipelineDependencies } from '../_runtime/pipeline';
-import { ENV, requireEnv } from '../_runtime/env';
+import { deferToOwnQueue } from '../_runtime/deferral';
+import { ENV } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('writeback-worker');
@@ -20,5 +20,5 @@ export const handler = sqsBatchHandler(
     if (result.outcome === 'held-elsewhere') throw new ClaimHeldElsewhereError(`report ${message.reportId}`, run.leaseMs);
   },
   logger,
-  { defer: { queueUrl: () => requireEnv(ENV.reportQueueUrl), publisher: lazyQueuePublisher() } },
+  { defer: deferToOwnQueue(ENV.reportQueueUrl) },
 );
