@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand, SQSClient, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoMappingStore } from '../../shared/mapping';
@@ -147,17 +147,7 @@ async function main(): Promise<void> {
     return;
   }
   if (command === 'failed') {
-    const failed: Record<string, any>[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    // Bounded: 100 pages of up to 1 MB each.
-    for (let page = 0; page < 100; page++) {
-      const result = await t.dynamo.send(
-        new ScanCommand({ TableName: t.tables.applications, FilterExpression: '#state = :failed', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':failed': { S: 'failed' } }, ExclusiveStartKey: startKey }),
-      );
-      failed.push(...(result.Items ?? []).map((i) => unmarshall(i)).filter((i) => !values.connection || i.connectionId === values.connection));
-      startKey = result.LastEvaluatedKey;
-      if (!startKey) break;
-    }
+    const failed = await store.listFailedApplications(values.connection);
     console.log(`${failed.length} failed application(s)`);
     for (const r of failed) console.log(`  ${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}  ${r.reportId ? `report ${r.reportId} (write-back)` : '(invite)'}  ${iso(r.updatedAt)}  ${r.failureReason ?? ''}`);
     if (failed.length) console.log('Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; for a write-back, npm run ops -- retry --connection C --application A.');

@@ -11,6 +11,7 @@ import {
   UpdateItemCommand,
   type AttributeValue,
   type QueryCommandInput,
+  type ScanCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ApplicationClaimInput, ClaimApplicationResult, ClaimWriteBackResult, Lease, LeaseJobResult, MappingStore } from '../pipeline/ports';
@@ -231,18 +232,18 @@ export class DynamoMappingStore implements MappingStore {
     await this.client.send(new UpdateItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ...update }));
   }
 
-  public async listJobs(connectionId: string): Promise<JobRecord[]> {
-    const jobs: JobRecord[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    for (let page = 0; page < MAX_QUERY_PAGES; page++) {
-      const result = await this.client.send(
-        new ScanCommand({ TableName: this.tables.jobs, FilterExpression: 'connectionId = :c', ExpressionAttributeValues: marshall({ ':c': connectionId }), ExclusiveStartKey: startKey }),
-      );
-      jobs.push(...(result.Items ?? []).map((item) => unmarshall(item) as JobRecord));
-      startKey = result.LastEvaluatedKey;
-      if (!startKey) break;
-    }
-    return jobs;
+  public listJobs(connectionId: string): Promise<JobRecord[]> {
+    return this.scanAll<JobRecord>({ TableName: this.tables.jobs, FilterExpression: 'connectionId = :c', ExpressionAttributeValues: marshall({ ':c': connectionId }) });
+  }
+
+  /** Applications refused for good, of one connection or all (`npm run ops -- failed`). */
+  public listFailedApplications(connectionId?: string): Promise<ApplicationRecord[]> {
+    return this.scanAll<ApplicationRecord>({
+      TableName: this.tables.applications,
+      FilterExpression: connectionId ? '#state = :failed AND connectionId = :c' : '#state = :failed',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: marshall(connectionId ? { ':failed': 'failed', ':c': connectionId } : { ':failed': 'failed' }),
+    });
   }
 
   public findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]> {
@@ -398,6 +399,18 @@ export class DynamoMappingStore implements MappingStore {
     for (let page = 0; page < MAX_QUERY_PAGES; page++) {
       const result = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
       items.push(...(result.Items ?? []).map((item) => unmarshall(item) as ApplicationRecord));
+      startKey = result.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    return items;
+  }
+
+  private async scanAll<T>(input: ScanCommandInput): Promise<T[]> {
+    const items: T[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    for (let page = 0; page < MAX_QUERY_PAGES; page++) {
+      const result = await this.client.send(new ScanCommand({ ...input, ExclusiveStartKey: startKey }));
+      items.push(...(result.Items ?? []).map((item) => unmarshall(item) as T));
       startKey = result.LastEvaluatedKey;
       if (!startKey) break;
     }
