@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, FUNCTION_ENTRIES, LAMBDA_RUNTIME_MODULES, type FunctionName } from '../../infra/functions';
 
 export interface BundleFigures {
@@ -11,14 +11,19 @@ export interface BundleFigures {
   coldInitMs: number;
 }
 
+/** The esbuild options `cdk synth` bundles a function with (infra/functions.ts); `minify` may be turned off to read it. */
+export function bundleOptions(name: FunctionName, overrides: Pick<BuildOptions, 'minify'> = {}): BuildOptions {
+  return { entryPoints: [FUNCTION_ENTRIES[name]], bundle: true, platform: 'node', format: 'esm', minify: BUNDLE_SETTINGS.minify, target: BUNDLE_SETTINGS.target, mainFields: [...BUNDLE_SETTINGS.mainFields], external: LAMBDA_RUNTIME_MODULES, banner: { js: ESM_REQUIRE_BANNER }, logLevel: 'silent', ...overrides };
+}
+
 /** Bundles each function as `cdk synth` does and times its import in fresh processes. */
 export async function measureBundles(runs = 15): Promise<BundleFigures[]> {
   const dir = mkdtempSync(join(process.cwd(), '.bench-bundles-'));
   try {
     const figures: BundleFigures[] = [];
-    for (const [name, entry] of Object.entries(FUNCTION_ENTRIES) as [FunctionName, string][]) {
+    for (const name of Object.keys(FUNCTION_ENTRIES) as FunctionName[]) {
       const outfile = join(dir, `${name}.mjs`);
-      await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', minify: BUNDLE_SETTINGS.minify, target: BUNDLE_SETTINGS.target, mainFields: [...BUNDLE_SETTINGS.mainFields], external: LAMBDA_RUNTIME_MODULES, banner: { js: ESM_REQUIRE_BANNER }, logLevel: 'silent' });
+      await build({ ...bundleOptions(name), outfile });
       const times: number[] = [];
       for (let i = 0; i < runs; i++) {
         const script = `const t = performance.now(); await import(${JSON.stringify(outfile)}); process.stdout.write(String(performance.now() - t));`;

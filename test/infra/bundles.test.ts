@@ -1,10 +1,11 @@
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, FUNCTION_ENTRIES, LAMBDA_RUNTIME_MODULES, type FunctionName } from '../../infra/functions';
+import type { FunctionName } from '../../infra/functions';
+import { bundleOptions } from '../bench/bundles';
 
-/** The bundle as cdk synth builds it, in memory. */
+/** The bundle as cdk synth builds it, unminified so its import lines can be read, in memory. */
 async function bundle(name: FunctionName): Promise<string> {
-  const result = await build({ entryPoints: [FUNCTION_ENTRIES[name]], bundle: true, write: false, platform: 'node', format: 'esm', minify: false, target: BUNDLE_SETTINGS.target, mainFields: [...BUNDLE_SETTINGS.mainFields], external: LAMBDA_RUNTIME_MODULES, banner: { js: ESM_REQUIRE_BANNER }, logLevel: 'silent' });
+  const result = await build({ ...bundleOptions(name, { minify: false }), write: false });
   return result.outputFiles[0]!.text;
 }
 
