@@ -67,7 +67,9 @@ export interface LocalStack {
   reconcileNow(): Promise<{ enqueued: number }>;
   dlqDepths(): Promise<{ stage: number; report: number }>;
   queueDepths(): Promise<{ stage: number; report: number }>;
-  /** Resolves when both queues are empty and no worker is busy, or rejects after `timeoutMs`. */
+  /** Both queues empty (nothing visible, in flight or delayed) and no worker busy. */
+  isQuiet(): Promise<boolean>;
+  /** Resolves once `isQuiet`, or rejects after `timeoutMs`. */
   waitForQuiet(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -223,6 +225,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
 
     const depths = async (which: 'url' | 'dlqUrl') => ({ stage: await queueDepth(sqs, queues.stage[which]), report: await queueDepth(sqs, queues.report[which]) });
+    const isQuiet = async (): Promise<boolean> => {
+      const queued = await depths('url');
+      return queued.stage + queued.report === 0 && invite.stats.inFlight + writeback.stats.inFlight === 0;
+    };
     return {
       gatewayUrl: gateway.url,
       connections,
@@ -241,12 +247,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       reconcileNow,
       dlqDepths: () => depths('dlqUrl'),
       queueDepths: () => depths('url'),
+      isQuiet,
       async waitForQuiet(timeoutMs = 30_000) {
         const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const queued = await depths('url');
-          if (queued.stage + queued.report === 0 && invite.stats.inFlight + writeback.stats.inFlight === 0) return;
-          if (Date.now() > deadline) throw new Error(`queues still busy after ${timeoutMs} ms (stage ${queued.stage}, report ${queued.report})`);
+        while (!(await isQuiet())) {
+          if (Date.now() > deadline) {
+            const queued = await depths('url');
+            throw new Error(`queues still busy after ${timeoutMs} ms (stage ${queued.stage}, report ${queued.report})`);
+          }
           await new Promise((r) => setTimeout(r, 100));
         }
       },

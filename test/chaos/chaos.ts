@@ -118,10 +118,6 @@ async function until(
   }
 }
 
-async function pipelineIdle(stack: LocalStack): Promise<boolean> {
-  const queued = await stack.queueDepths();
-  return queued.stage + queued.report === 0 && stack.sources.invite.stats.inFlight + stack.sources.writeback.stats.inFlight === 0;
-}
 
 /**
  * Captures every line written to stdout and stderr while the run lasts (Powertools writes INFO to stdout and
@@ -213,7 +209,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
       const invited = records.filter((r) => r.state !== 'claimed').length;
       return [invited >= candidates.length, `${invited}/${candidates.length}`];
-    }, deadline, options.progress, undefined, () => pipelineIdle(s));
+    }, deadline, options.progress, undefined, () => s.isQuiet());
 
     // Every invited candidate takes the interview; a few strangers take one too.
     const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
@@ -240,7 +236,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       lastReconcile = Date.now();
       lastEnqueued = await s.reconcileNow().then((r) => r.enqueued, () => Number.POSITIVE_INFINITY);
     };
-    const settled = async () => lastEnqueued === 0 && (await pipelineIdle(s));
+    const settled = async () => lastEnqueued === 0 && (await s.isQuiet());
     await until(
       'write-backs',
       async () => {
