@@ -393,23 +393,20 @@ export class DynamoMappingStore implements MappingStore {
     }
   }
 
-  private async queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
-    const items: ApplicationRecord[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    for (let page = 0; page < MAX_QUERY_PAGES; page++) {
-      const result = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-      items.push(...(result.Items ?? []).map((item) => unmarshall(item) as ApplicationRecord));
-      startKey = result.LastEvaluatedKey;
-      if (!startKey) break;
-    }
-    return items;
+  private queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
+    return this.allPages<ApplicationRecord>((startKey) => this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })));
   }
 
-  private async scanAll<T>(input: ScanCommandInput): Promise<T[]> {
+  private scanAll<T>(input: ScanCommandInput): Promise<T[]> {
+    return this.allPages<T>((startKey) => this.client.send(new ScanCommand({ ...input, ExclusiveStartKey: startKey })));
+  }
+
+  /** Every page of a Query or Scan, up to MAX_QUERY_PAGES of them. */
+  private async allPages<T>(page: (startKey: Record<string, AttributeValue> | undefined) => Promise<{ Items?: Record<string, AttributeValue>[]; LastEvaluatedKey?: Record<string, AttributeValue> }>): Promise<T[]> {
     const items: T[] = [];
     let startKey: Record<string, AttributeValue> | undefined;
-    for (let page = 0; page < MAX_QUERY_PAGES; page++) {
-      const result = await this.client.send(new ScanCommand({ ...input, ExclusiveStartKey: startKey }));
+    for (let n = 0; n < MAX_QUERY_PAGES; n++) {
+      const result = await page(startKey);
       items.push(...(result.Items ?? []).map((item) => unmarshall(item) as T));
       startKey = result.LastEvaluatedKey;
       if (!startKey) break;
