@@ -13,7 +13,10 @@ const connectionsFile = resolve(String(app.node.tryGetContext('connections') ?? 
 try {
   const connections = loadConnectionsFile(connectionsFile);
   const unsupported = connections.find((c) => !(SUPPORTED_ATS as readonly string[]).includes(c.ats));
-  if (unsupported) throw new ConfigError(`${connectionsFile}: connection ${unsupported.id}: ATS ${unsupported.ats} has no adapter yet (supported: ${SUPPORTED_ATS.join(', ')})`);
+  if (unsupported)
+    throw new ConfigError(
+      `${connectionsFile}: connection ${unsupported.id}: ATS ${unsupported.ats} has no adapter yet (supported: ${SUPPORTED_ATS.join(', ')})`,
+    );
   new ConnectorStack(app, String(app.node.tryGetContext('stackName') ?? 'AtsInterviewConnector'), {
     connections,
     connectionsFile,

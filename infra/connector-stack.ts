@@ -20,7 +20,13 @@ import type { Connection } from '../shared/config';
 import { MAPPING_TABLES } from '../shared/mapping/constants';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../shared/pipeline/constants';
 import { OPS_OUTPUTS, type OpsOutput } from './stack-outputs';
-import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, FUNCTION_ENTRIES, LAMBDA_RUNTIME_MODULES, type FunctionName } from './functions';
+import {
+  BUNDLE_SETTINGS,
+  ESM_REQUIRE_BANNER,
+  FUNCTION_ENTRIES,
+  LAMBDA_RUNTIME_MODULES,
+  type FunctionName,
+} from './functions';
 
 export interface ConnectorStackProps extends StackProps {
   connections: Connection[];
@@ -64,7 +70,10 @@ export class ConnectorStack extends Stack {
         memorySize: 512,
         timeout: Duration.seconds(timeoutSeconds),
         environment,
-        logGroup: new LogGroup(this, `${name}Logs`, { retention: RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY }),
+        logGroup: new LogGroup(this, `${name}Logs`, {
+          retention: RetentionDays.ONE_MONTH,
+          removalPolicy: RemovalPolicy.DESTROY,
+        }),
         bundling: {
           format: OutputFormat.ESM,
           minify: BUNDLE_SETTINGS.minify,
@@ -75,7 +84,9 @@ export class ConnectorStack extends Stack {
           commandHooks: {
             beforeBundling: () => [],
             beforeInstall: () => [],
-            afterBundling: (_input: string, output: string) => [`cp "${props.connectionsFile}" "${join(output, 'connections.json')}"`],
+            afterBundling: (_input: string, output: string) => [
+              `cp "${props.connectionsFile}" "${join(output, 'connections.json')}"`,
+            ],
           },
         },
       });
@@ -87,9 +98,26 @@ export class ConnectorStack extends Stack {
     const reconciler = fn('Reconciler', 300);
 
     const maxConcurrency = props.workerMaxConcurrency ?? 5;
-    inviteWorker.addEventSource(new SqsEventSource(stageQueues.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency }));
-    writebackWorker.addEventSource(new SqsEventSource(reportQueues.queue, { batchSize: 10, maxBatchingWindow: Duration.seconds(1), reportBatchItemFailures: true, maxConcurrency }));
-    new Rule(this, 'ReconcileSchedule', { schedule: Schedule.rate(Duration.minutes(props.reconcileEveryMinutes ?? 10)), targets: [new LambdaFunction(reconciler)] });
+    inviteWorker.addEventSource(
+      new SqsEventSource(stageQueues.queue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+        maxConcurrency,
+      }),
+    );
+    writebackWorker.addEventSource(
+      new SqsEventSource(reportQueues.queue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+        maxConcurrency,
+      }),
+    );
+    new Rule(this, 'ReconcileSchedule', {
+      schedule: Schedule.rate(Duration.minutes(props.reconcileEveryMinutes ?? 10)),
+      targets: [new LambdaFunction(reconciler)],
+    });
 
     // Least privilege: each function gets the actions it calls, on the resources it touches.
     const index = `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.interviewIndex.name}`;
@@ -102,8 +130,16 @@ export class ConnectorStack extends Stack {
     stageQueues.queue.grantSendMessages(inviteWorker);
     reportQueues.queue.grantSendMessages(writebackWorker);
     allow(inviteWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.jobs.tableArn]);
-    allow(inviteWorker, ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], [tables.applications.tableArn]);
-    allow(inviteWorker, ['dynamodb:Query'], [`${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`]);
+    allow(
+      inviteWorker,
+      ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'],
+      [tables.applications.tableArn],
+    );
+    allow(
+      inviteWorker,
+      ['dynamodb:Query'],
+      [`${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`],
+    );
     allow(inviteWorker, ['dynamodb:PutItem'], [tables.events.tableArn]);
     allow(inviteWorker, ['ses:SendEmail'], this.sesIdentities(props));
     allow(writebackWorker, ['dynamodb:Query', 'dynamodb:UpdateItem'], [tables.applications.tableArn]);
@@ -112,20 +148,67 @@ export class ConnectorStack extends Stack {
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
     allow(reconciler, ['dynamodb:GetItem'], [tables.events.tableArn]);
-    const secretArns = props.connections.map((c) => this.formatArn({ service: 'secretsmanager', resource: 'secret', resourceName: `${c.secretRef}-??????`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }));
-    for (const handler of [atsWebhook, interviewWebhook, inviteWorker, writebackWorker, reconciler]) allow(handler, ['secretsmanager:GetSecretValue'], secretArns);
+    const secretArns = props.connections.map((c) =>
+      this.formatArn({
+        service: 'secretsmanager',
+        resource: 'secret',
+        resourceName: `${c.secretRef}-??????`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    );
+    for (const handler of [atsWebhook, interviewWebhook, inviteWorker, writebackWorker, reconciler])
+      allow(handler, ['secretsmanager:GetSecretValue'], secretArns);
 
     const api = new HttpApi(this, 'WebhookApi', { description: 'Webhooks from the ATSs and the interview service' });
-    api.addRoutes({ path: '/webhooks/ats/{connectionId}', methods: [HttpMethod.POST], integration: new HttpLambdaIntegration('AtsWebhookIntegration', atsWebhook) });
-    api.addRoutes({ path: '/webhooks/interview/{connectionId}/{token}', methods: [HttpMethod.POST], integration: new HttpLambdaIntegration('InterviewWebhookIntegration', interviewWebhook) });
+    api.addRoutes({
+      path: '/webhooks/ats/{connectionId}',
+      methods: [HttpMethod.POST],
+      integration: new HttpLambdaIntegration('AtsWebhookIntegration', atsWebhook),
+    });
+    api.addRoutes({
+      path: '/webhooks/interview/{connectionId}/{token}',
+      methods: [HttpMethod.POST],
+      integration: new HttpLambdaIntegration('InterviewWebhookIntegration', interviewWebhook),
+    });
 
-    const alarm = (name: string, metric: import('aws-cdk-lib/aws-cloudwatch').Metric, threshold: number, description: string) =>
-      new Alarm(this, name, { metric, threshold, evaluationPeriods: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD, treatMissingData: TreatMissingData.NOT_BREACHING, alarmDescription: description }).addAlarmAction(new SnsAction(alarmTopic));
-    for (const [name, queues] of [['StageEvents', stageQueues], ['ReportEvents', reportQueues]] as const) {
-      alarm(`${name}DlqDepth`, queues.dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }), 1, `${name}: messages in the dead-letter queue need an operator (npm run ops -- dlq list)`);
-      alarm(`${name}OldestMessage`, queues.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }), 15 * 60, `${name}: a message has waited over 15 minutes`);
+    const alarm = (
+      name: string,
+      metric: import('aws-cdk-lib/aws-cloudwatch').Metric,
+      threshold: number,
+      description: string,
+    ) =>
+      new Alarm(this, name, {
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+        alarmDescription: description,
+      }).addAlarmAction(new SnsAction(alarmTopic));
+    for (const [name, queues] of [
+      ['StageEvents', stageQueues],
+      ['ReportEvents', reportQueues],
+    ] as const) {
+      alarm(
+        `${name}DlqDepth`,
+        queues.dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+        1,
+        `${name}: messages in the dead-letter queue need an operator (npm run ops -- dlq list)`,
+      );
+      alarm(
+        `${name}OldestMessage`,
+        queues.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }),
+        15 * 60,
+        `${name}: a message has waited over 15 minutes`,
+      );
     }
-    for (const [name, handler] of [['AtsWebhook', atsWebhook], ['InterviewWebhook', interviewWebhook], ['InviteWorker', inviteWorker], ['WritebackWorker', writebackWorker], ['Reconciler', reconciler]] as const) {
+    for (const [name, handler] of [
+      ['AtsWebhook', atsWebhook],
+      ['InterviewWebhook', interviewWebhook],
+      ['InviteWorker', inviteWorker],
+      ['WritebackWorker', writebackWorker],
+      ['Reconciler', reconciler],
+    ] as const) {
       alarm(`${name}Errors`, handler.metricErrors({ period: Duration.minutes(5) }), 1, `${name} failed`);
       // A function that handles a failure does not fail, so these would otherwise reach nobody: an application the
       // ATS or the service refused for good (a revoked key, a missing permission), a poison message, a delivery
@@ -137,7 +220,12 @@ export class ConnectorStack extends Stack {
         metricName: `${name}LoggedErrors`,
         metricValue: '1',
       });
-      alarm(`${name}LoggedErrors`, errorLines.metric({ statistic: 'Sum', period: Duration.minutes(5) }), 1, `${name} logged an error an operator must act on; the log line says what (npm run ops -- failed lists refused applications)`);
+      alarm(
+        `${name}LoggedErrors`,
+        errorLines.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
+        1,
+        `${name} logged an error an operator must act on; the log line says what (npm run ops -- failed lists refused applications)`,
+      );
     }
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
@@ -151,11 +239,21 @@ export class ConnectorStack extends Stack {
       stageDlqUrl: stageQueues.dlq.queueUrl,
       reportDlqUrl: reportQueues.dlq.queueUrl,
     };
-    for (const [key, { output, env }] of Object.entries(OPS_OUTPUTS) as [OpsOutput, (typeof OPS_OUTPUTS)[OpsOutput]][]) {
-      new CfnOutput(this, `Ops${output}`, { key: output, value: opsValues[key], description: `npm run ops -- --aws reads it (or ${env})` });
+    for (const [key, { output, env }] of Object.entries(OPS_OUTPUTS) as [
+      OpsOutput,
+      (typeof OPS_OUTPUTS)[OpsOutput],
+    ][]) {
+      new CfnOutput(this, `Ops${output}`, {
+        key: output,
+        value: opsValues[key],
+        description: `npm run ops -- --aws reads it (or ${env})`,
+      });
     }
     for (const connection of props.connections) {
-      new CfnOutput(this, `AtsWebhookUrl${connection.id.replace(/[^A-Za-z0-9]/g, '')}`, { value: `${api.apiEndpoint}/webhooks/ats/${connection.id}`, description: `Paste into ${connection.ats}'s webhook settings for ${connection.id}` });
+      new CfnOutput(this, `AtsWebhookUrl${connection.id.replace(/[^A-Za-z0-9]/g, '')}`, {
+        value: `${api.apiEndpoint}/webhooks/ats/${connection.id}`,
+        description: `Paste into ${connection.ats}'s webhook settings for ${connection.id}`,
+      });
     }
   }
 
@@ -169,17 +267,32 @@ export class ConnectorStack extends Stack {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
     };
     const jobs = new Table(this, 'JobsTable', common);
-    const applications = new Table(this, 'ApplicationsTable', { ...common, sortKey: { name: 'sk', type: AttributeType.STRING } });
+    const applications = new Table(this, 'ApplicationsTable', {
+      ...common,
+      sortKey: { name: 'sk', type: AttributeType.STRING },
+    });
     const index = MAPPING_TABLES.applications.interviewIndex;
-    applications.addGlobalSecondaryIndex({ indexName: index.name, partitionKey: { name: index.partitionKey, type: AttributeType.STRING }, sortKey: { name: index.sortKey, type: AttributeType.STRING } });
+    applications.addGlobalSecondaryIndex({
+      indexName: index.name,
+      partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: index.sortKey, type: AttributeType.STRING },
+    });
     const candidateIndex = MAPPING_TABLES.applications.candidateIndex;
-    applications.addGlobalSecondaryIndex({ indexName: candidateIndex.name, partitionKey: { name: candidateIndex.partitionKey, type: AttributeType.STRING }, projectionType: ProjectionType.KEYS_ONLY });
+    applications.addGlobalSecondaryIndex({
+      indexName: candidateIndex.name,
+      partitionKey: { name: candidateIndex.partitionKey, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
+    });
     const events = new Table(this, 'EventsTable', common);
     return { jobs, applications, events };
   }
 
   private createQueue(name: string): { queue: Queue; dlq: Queue } {
-    const dlq = new Queue(this, `${name}Dlq`, { retentionPeriod: Duration.days(14), encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true });
+    const dlq = new Queue(this, `${name}Dlq`, {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
     const queue = new Queue(this, `${name}Queue`, {
       visibilityTimeout: Duration.seconds(visibilityTimeoutSeconds()),
       retentionPeriod: Duration.days(4),
@@ -192,7 +305,14 @@ export class ConnectorStack extends Stack {
 
   /** SES identities of every sender the connections use: the domains of the `from` addresses. */
   private sesIdentities(props: ConnectorStackProps): string[] {
-    const domains = new Set([props.mailFrom, ...props.connections.flatMap((c) => c.triggers.map((t) => t.invite.from).filter((f): f is string => Boolean(f)))].map((address) => address.split('@')[1] as string));
+    const domains = new Set(
+      [
+        props.mailFrom,
+        ...props.connections.flatMap((c) =>
+          c.triggers.map((t) => t.invite.from).filter((f): f is string => Boolean(f)),
+        ),
+      ].map((address) => address.split('@')[1] as string),
+    );
     return [...domains].map((domain) => this.formatArn({ service: 'ses', resource: 'identity', resourceName: domain }));
   }
 }

@@ -16,7 +16,8 @@ export type FunctionName = keyof typeof FUNCTION_ENTRIES;
 export const LAMBDA_RUNTIME_MODULES = ['@aws-sdk/client-*'];
 
 /** ESM needs `require` for the CommonJS dependencies esbuild inlines. */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
 
 export const BUNDLE_SETTINGS = {
   minify: true,

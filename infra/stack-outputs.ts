@@ -19,10 +19,16 @@ export type OpsOutput = keyof typeof OPS_OUTPUTS;
  * The value of each ops output: from `outputs` (one stack's section of the outputs file) first, else from the
  * environment. Returns the names of whatever is missing instead of a partial answer.
  */
-export function readOpsOutputs(outputs: Record<string, unknown> | undefined, env: NodeJS.ProcessEnv): { values: Record<OpsOutput, string> } | { missing: string[] } {
+export function readOpsOutputs(
+  outputs: Record<string, unknown> | undefined,
+  env: NodeJS.ProcessEnv,
+): { values: Record<OpsOutput, string> } | { missing: string[] } {
   const values: Partial<Record<OpsOutput, string>> = {};
   const missing: string[] = [];
-  for (const [key, { output, env: variable }] of Object.entries(OPS_OUTPUTS) as [OpsOutput, (typeof OPS_OUTPUTS)[OpsOutput]][]) {
+  for (const [key, { output, env: variable }] of Object.entries(OPS_OUTPUTS) as [
+    OpsOutput,
+    (typeof OPS_OUTPUTS)[OpsOutput],
+  ][]) {
     const value = outputs?.[output] ?? env[variable];
     if (typeof value === 'string' && value.length > 0) values[key] = value;
     else missing.push(`${output} (or ${variable})`);

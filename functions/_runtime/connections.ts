@@ -1,4 +1,12 @@
-import { ConnectionRegistry, fileSecretsProvider, loadConnectionsFile, REQUIRED_ATS_SECRETS, SECRETS_CACHE_MS, SecretsError, type SecretsProvider } from '../../shared/config';
+import {
+  ConnectionRegistry,
+  fileSecretsProvider,
+  loadConnectionsFile,
+  REQUIRED_ATS_SECRETS,
+  SECRETS_CACHE_MS,
+  SecretsError,
+  type SecretsProvider,
+} from '../../shared/config';
 import { secretsManagerProvider } from '../../shared/config/secrets-manager';
 import { createAtsAdapter } from '../../shared/ats';
 import { InterviewServiceClient } from '../../shared/interview-service';
@@ -33,12 +41,21 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   const context = (async (): Promise<ConnectionContext> => {
     const connectionSecrets = await secretsProvider().getConnectionSecrets(connection.secretRef);
     const missing = REQUIRED_ATS_SECRETS[connection.ats].find((field) => !connectionSecrets[field]);
-    if (missing) throw new SecretsError('secret-invalid', `secret ${connection.secretRef}: ${missing} is required for ${connection.ats} connections`);
+    if (missing)
+      throw new SecretsError(
+        'secret-invalid',
+        `secret ${connection.secretRef}: ${missing} is required for ${connection.ats} connections`,
+      );
     return {
       connection,
       secrets: connectionSecrets,
       ats: createAtsAdapter(connection, connectionSecrets),
-      interviews: new InterviewServiceClient({ baseUrl: connection.interviewService.baseUrl, apiKey: connectionSecrets.interviewApiKey, extraLanguages: connection.interviewService.extraLanguages, timeoutMs: connection.interviewService.timeoutMs }),
+      interviews: new InterviewServiceClient({
+        baseUrl: connection.interviewService.baseUrl,
+        apiKey: connectionSecrets.interviewApiKey,
+        extraLanguages: connection.interviewService.extraLanguages,
+        timeoutMs: connection.interviewService.timeoutMs,
+      }),
     };
   })();
   contexts.set(connectionId, { context, expiresAt: Date.now() + SECRETS_CACHE_MS });

@@ -47,7 +47,11 @@ export function deferralDelaySeconds(waitMs: number, deferrals: number, random: 
  * DLQ; a deferred one comes back when the API is ready and does not. The copy keeps its enqueueId, so the
  * claims treat it as the same message. Returns the delay, or undefined when SQS's own retry must do.
  */
-export async function deferIfAsked(message: QueueMessage, error: unknown, target: DeferTarget): Promise<number | undefined> {
+export async function deferIfAsked(
+  message: QueueMessage,
+  error: unknown,
+  target: DeferTarget,
+): Promise<number | undefined> {
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;

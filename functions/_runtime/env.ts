@@ -25,5 +25,9 @@ export function connectionsFilePath(): string {
 }
 
 export function tableNames(): { jobs: string; applications: string; events: string } {
-  return { jobs: requireEnv(ENV.jobsTable), applications: requireEnv(ENV.applicationsTable), events: requireEnv(ENV.eventsTable) };
+  return {
+    jobs: requireEnv(ENV.jobsTable),
+    applications: requireEnv(ENV.applicationsTable),
+    events: requireEnv(ENV.eventsTable),
+  };
 }

@@ -12,8 +12,12 @@ import { deferIfAsked, type DeferTarget } from './deferral';
  */
 const DEADLINE_MARGIN_MS = 3000;
 
-export function deadlineSignal(context: Pick<Context, 'getRemainingTimeInMillis'> | undefined, fallbackMs = 60_000): AbortSignal {
-  const remaining = typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : fallbackMs;
+export function deadlineSignal(
+  context: Pick<Context, 'getRemainingTimeInMillis'> | undefined,
+  fallbackMs = 60_000,
+): AbortSignal {
+  const remaining =
+    typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : fallbackMs;
   // AbortSignal.timeout takes whole milliseconds only.
   return AbortSignal.timeout(Math.max(500, Math.floor(remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5))));
 }
@@ -26,7 +30,11 @@ export function deadlineSignal(context: Pick<Context, 'getRemainingTimeInMillis'
  */
 export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>>(
   schema: S,
-  handle: (message: v.InferOutput<S>, record: SQSRecord, run: { signal: AbortSignal; leaseMs: number }) => Promise<void>,
+  handle: (
+    message: v.InferOutput<S>,
+    record: SQSRecord,
+    run: { signal: AbortSignal; leaseMs: number },
+  ) => Promise<void>,
   logger: PipelineLogger,
   options: { defer?: DeferTarget } = {},
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
@@ -36,7 +44,8 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     const processor = new BatchProcessor(EventType.SQS);
     const signal = deadlineSignal(context);
     // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
-    const leaseMs = (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
+    const leaseMs =
+      (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
     return processPartialResponse(
       event,
       async (record: SQSRecord) => {
@@ -49,19 +58,33 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         }
         const parsed = v.safeParse(schema, document);
         if (!parsed.success) {
-          logger.error('poison message: does not match its schema', { messageId: record.messageId, field: v.getDotPath(parsed.issues[0]!) ?? '(root)', problem: parsed.issues[0]!.message });
+          logger.error('poison message: does not match its schema', {
+            messageId: record.messageId,
+            field: v.getDotPath(parsed.issues[0]!) ?? '(root)',
+            problem: parsed.issues[0]!.message,
+          });
           return;
         }
         try {
           await handle(parsed.output, record, { signal, leaseMs });
         } catch (error) {
           if (options.defer) {
-            const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch((deferError: unknown) => {
-              logger.warn('could not defer the message', { messageId: record.messageId, code: errorCode(deferError) });
-              return undefined;
-            });
+            const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch(
+              (deferError: unknown) => {
+                logger.warn('could not defer the message', {
+                  messageId: record.messageId,
+                  code: errorCode(deferError),
+                });
+                return undefined;
+              },
+            );
             if (delaySeconds !== undefined) {
-              logger.info('message deferred: an outside API asked to wait', { messageId: record.messageId, code: errorCode(error), delaySeconds, deferrals: (parsed.output.deferrals ?? 0) + 1 });
+              logger.info('message deferred: an outside API asked to wait', {
+                messageId: record.messageId,
+                code: errorCode(error),
+                delaySeconds,
+                deferrals: (parsed.output.deferrals ?? 0) + 1,
+              });
               return;
             }
           }

@@ -30,7 +30,10 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
     return jsonResponse(401, { error: verification.reason });
   }
   const replayKey = verification.replayKey;
-  if (replayKey && !(await store.rememberReplayKey(connectionId, replayKey, Date.now(), verification.replayTtlSeconds ?? 3600))) {
+  if (
+    replayKey &&
+    !(await store.rememberReplayKey(connectionId, replayKey, Date.now(), verification.replayTtlSeconds ?? 3600))
+  ) {
     logger.warn('ats webhook refused: delivery seen before', { connectionId });
     return jsonResponse(401, { error: 'this delivery was seen before' });
   }
@@ -40,15 +43,35 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
   let message: StageEnteredMessage | CandidateDeletedMessage;
   if (parsed.kind === 'candidate-deleted') {
-    message = { v: 1, kind: 'candidate-deleted', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), atsCandidateId: parsed.event.atsCandidateId, atsApplicationIds: parsed.event.atsApplicationIds };
+    message = {
+      v: 1,
+      kind: 'candidate-deleted',
+      enqueueId: randomUUID(),
+      connectionId,
+      receivedAt: Date.now(),
+      atsCandidateId: parsed.event.atsCandidateId,
+      atsApplicationIds: parsed.event.atsApplicationIds,
+    };
   } else {
-    if (!mayMatchTriggers(context.connection, parsed.event)) return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
-    message = { v: 1, kind: 'stage-entered', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), event: parsed.event };
+    if (!mayMatchTriggers(context.connection, parsed.event))
+      return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
+    message = {
+      v: 1,
+      kind: 'stage-entered',
+      enqueueId: randomUUID(),
+      connectionId,
+      receivedAt: Date.now(),
+      event: parsed.event,
+    };
   }
   try {
     await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
   } catch (error) {
-    logger.error('ats webhook: could not enqueue', { connectionId, deliveryId: parsed.event.deliveryId, code: (error as Error).name });
+    logger.error('ats webhook: could not enqueue', {
+      connectionId,
+      deliveryId: parsed.event.deliveryId,
+      code: (error as Error).name,
+    });
     if (replayKey) await store.forgetReplayKey(connectionId, replayKey).catch(() => undefined);
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });

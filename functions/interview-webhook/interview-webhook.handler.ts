@@ -35,10 +35,18 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
     return jsonResponse(400, { error: 'body: expected a JSON document' });
   }
   const delivery = v.safeParse(webhookDeliverySchema, document);
-  if (!delivery.success) return jsonResponse(400, { error: `${v.getDotPath(delivery.issues[0]!) ?? 'body'}: ${delivery.issues[0]!.message}` });
-  if (delivery.output.event !== EVENT_KINDS.reportCreated) return jsonResponse(200, { status: 'ignored', reason: `event ${delivery.output.event} is not handled` });
-  const ids = v.safeParse(v.pick(reportCreatedDataSchema, ['report_id', 'interview_id', 'candidate_id']), delivery.output.data);
-  if (!ids.success) return jsonResponse(400, { error: `data.${v.getDotPath(ids.issues[0]!) ?? ''}: ${ids.issues[0]!.message}` });
+  if (!delivery.success)
+    return jsonResponse(400, {
+      error: `${v.getDotPath(delivery.issues[0]!) ?? 'body'}: ${delivery.issues[0]!.message}`,
+    });
+  if (delivery.output.event !== EVENT_KINDS.reportCreated)
+    return jsonResponse(200, { status: 'ignored', reason: `event ${delivery.output.event} is not handled` });
+  const ids = v.safeParse(
+    v.pick(reportCreatedDataSchema, ['report_id', 'interview_id', 'candidate_id']),
+    delivery.output.data,
+  );
+  if (!ids.success)
+    return jsonResponse(400, { error: `data.${v.getDotPath(ids.issues[0]!) ?? ''}: ${ids.issues[0]!.message}` });
   const message: ReportCreatedMessage = {
     v: 1,
     kind: 'report-created',
@@ -53,7 +61,11 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   try {
     await publisher.publish(requireEnv(ENV.reportQueueUrl), message);
   } catch (error) {
-    logger.error('interview webhook: could not enqueue', { connectionId, reportId: message.reportId, code: (error as Error).name });
+    logger.error('interview webhook: could not enqueue', {
+      connectionId,
+      reportId: message.reportId,
+      code: (error as Error).name,
+    });
     return jsonResponse(503, { error: 'try again later' });
   }
   logger.info('interview webhook: report enqueued', { connectionId, reportId: message.reportId });

@@ -10,7 +10,10 @@ import { ENV } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('invite-worker');
-const deps = { ...pipelineDependencies(logger), mailer: new SesMailer({ defaultFrom: process.env[ENV.mailFrom] ?? 'interviews@example.com' }) };
+const deps = {
+  ...pipelineDependencies(logger),
+  mailer: new SesMailer({ defaultFrom: process.env[ENV.mailFrom] ?? 'interviews@example.com' }),
+};
 
 /** SQS stage-events → one interview per job × trigger, one invite per application × trigger; deletions purge. */
 export const handler = sqsBatchHandler(
@@ -21,8 +24,14 @@ export const handler = sqsBatchHandler(
       return;
     }
     const results = await handleStageEntered(message, deps, run);
-    for (const result of results) logger.info('stage-entered handled', { connectionId: message.connectionId, deliveryId: message.event.deliveryId, ...result });
-    if (results.some((r) => r.outcome === 'held-elsewhere')) throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`, run.leaseMs);
+    for (const result of results)
+      logger.info('stage-entered handled', {
+        connectionId: message.connectionId,
+        deliveryId: message.event.deliveryId,
+        ...result,
+      });
+    if (results.some((r) => r.outcome === 'held-elsewhere'))
+      throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`, run.leaseMs);
   },
   logger,
   { defer: deferToOwnQueue(ENV.stageQueueUrl) },

@@ -14,19 +14,31 @@ const deps = { store: mappingStore(), contextFor: connectionContext, logger };
 const publisher = new QueuePublisher();
 
 /** On a schedule: reports whose webhook never came are enqueued for write-back. One failing connection does not stop the others. */
-export async function handler(_event: unknown, context?: Context): Promise<{ connections: number; enqueued: number; failed: string[] }> {
+export async function handler(
+  _event: unknown,
+  context?: Context,
+): Promise<{ connections: number; enqueued: number; failed: string[] }> {
   const signal = deadlineSignal(context);
   let enqueued = 0;
   const failed: string[] = [];
   for (const connection of connectionRegistry().all()) {
     try {
       const result = await reconcileConnection(connection.id, deps, signal);
-      const messages: ReportCreatedMessage[] = result.enqueued.map((report) => ({ v: 1, kind: 'report-created', enqueueId: randomUUID(), receivedAt: Date.now(), ...report }));
+      const messages: ReportCreatedMessage[] = result.enqueued.map((report) => ({
+        v: 1,
+        kind: 'report-created',
+        enqueueId: randomUUID(),
+        receivedAt: Date.now(),
+        ...report,
+      }));
       await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
       enqueued += messages.length;
     } catch (error) {
       failed.push(connection.id);
-      logger.error('reconcile failed for a connection', { connectionId: connection.id, code: (error as { code?: string }).code ?? (error as Error).name });
+      logger.error('reconcile failed for a connection', {
+        connectionId: connection.id,
+        code: (error as { code?: string }).code ?? (error as Error).name,
+      });
     }
   }
   return { connections: connectionRegistry().all().length, enqueued, failed };

@@ -17,7 +17,8 @@ export const handler = sqsBatchHandler(
     const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
     const result = await handleReportCreated(message, deps, { receiveCount, ...run });
     logger.info('report handled', { connectionId: message.connectionId, reportId: message.reportId, ...result });
-    if (result.outcome === 'held-elsewhere') throw new ClaimHeldElsewhereError(`report ${message.reportId}`, run.leaseMs);
+    if (result.outcome === 'held-elsewhere')
+      throw new ClaimHeldElsewhereError(`report ${message.reportId}`, run.leaseMs);
   },
   logger,
   { defer: deferToOwnQueue(ENV.reportQueueUrl) },

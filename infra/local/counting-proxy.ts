@@ -5,16 +5,29 @@ import { listen, type RunningServer } from './sandbox/http-kit';
  * A pass-through proxy in front of a local AWS endpoint that counts requests by operation (the
  * `X-Amz-Target` header of the JSON protocols: `DynamoDB_20120810.PutItem`, `AmazonSQS.SendMessage`).
  */
-export async function startCountingProxy(target: string): Promise<RunningServer & { counts: Map<string, number>; reset(): void; total(): number }> {
+export async function startCountingProxy(
+  target: string,
+): Promise<RunningServer & { counts: Map<string, number>; reset(): void; total(): number }> {
   const counts = new Map<string, number>();
   const upstream = new URL(target);
   const server = await listen((request, response) => {
-    const operation = String(request.headers['x-amz-target'] ?? `${request.method} ${request.url}`).split('.').pop() as string;
+    const operation = String(request.headers['x-amz-target'] ?? `${request.method} ${request.url}`)
+      .split('.')
+      .pop() as string;
     counts.set(operation, (counts.get(operation) ?? 0) + 1);
-    const forward = httpRequest({ hostname: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers: { ...request.headers, host: upstream.host } }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(response);
-    });
+    const forward = httpRequest(
+      {
+        hostname: upstream.hostname,
+        port: upstream.port,
+        path: request.url,
+        method: request.method,
+        headers: { ...request.headers, host: upstream.host },
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
     forward.on('error', (error) => {
       if (!response.headersSent) response.writeHead(502);
       response.end(error.message);

@@ -7,7 +7,8 @@ import { createSqsServer } from 'local-aws-sqs';
 import sesModule from 'aws-ses-v2-local';
 
 // The package is CommonJS with a default export; under ESM interop it may arrive wrapped once more.
-const startSesServer = ((sesModule as unknown as { default?: typeof sesModule }).default ?? sesModule) as typeof sesModule;
+const startSesServer = ((sesModule as unknown as { default?: typeof sesModule }).default ??
+  sesModule) as typeof sesModule;
 
 export interface EmulatorEndpoints {
   dynamodb: string;
@@ -31,7 +32,8 @@ export async function findFreePort(): Promise<number> {
 async function waitForHttp(url: string, timeoutMs: number, what: string, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} before it answered`);
+    if (child && child.exitCode !== null)
+      throw new Error(`${what} exited with code ${child.exitCode} before it answered`);
     try {
       await fetch(url, { signal: AbortSignal.timeout(1000) });
       return;
@@ -53,9 +55,22 @@ async function startDynamoDbLocal(port: number): Promise<{ url: string; stop: ()
   const release = readdirSync(libDir).find((name) => name.startsWith('dynamodb_local_'));
   if (!release) throw new Error(`DynamoDB Local jar not found under ${libDir}`);
   const jarDir = join(libDir, release);
-  const child = spawn('java', [`-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`, '-jar', join(jarDir, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(jarDir, 'DynamoDBLocal.jar'),
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      String(port),
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-2000);
@@ -65,7 +80,9 @@ async function startDynamoDbLocal(port: number): Promise<{ url: string; stop: ()
     await waitForHttp(url, 60_000, 'DynamoDB Local', child);
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`${(error as Error).message}${stderr ? `\n${stderr}` : ''} (is Java 17 installed? 'java -version')`);
+    throw new Error(
+      `${(error as Error).message}${stderr ? `\n${stderr}` : ''} (is Java 17 installed? 'java -version')`,
+    );
   }
   const unbind = bindToThisProcess(child);
   return {
@@ -117,8 +134,17 @@ function closeServer(server: Server | import('node:http').Server): Promise<void>
 
 /** DynamoDB Local, local SQS and local SES on 127.0.0.1; ports default to free ones. */
 export async function startEmulators(ports: Partial<Record<keyof EmulatorEndpoints, number>> = {}): Promise<Emulators> {
-  const [dynamoPort, sqsPort, sesPort] = await Promise.all([ports.dynamodb ?? findFreePort(), ports.sqs ?? findFreePort(), ports.ses ?? findFreePort()]);
-  const sqs = await createSqsServer({ port: sqsPort, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false, emulateLazyQueues: false });
+  const [dynamoPort, sqsPort, sesPort] = await Promise.all([
+    ports.dynamodb ?? findFreePort(),
+    ports.sqs ?? findFreePort(),
+    ports.ses ?? findFreePort(),
+  ]);
+  const sqs = await createSqsServer({
+    port: sqsPort,
+    hostname: '127.0.0.1',
+    emulateQueueCreationLifecycle: false,
+    emulateLazyQueues: false,
+  });
   const ses = await startSesServer({ host: '127.0.0.1', port: sesPort });
   let dynamo: Awaited<ReturnType<typeof startDynamoDbLocal>>;
   try {

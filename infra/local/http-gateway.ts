@@ -28,10 +28,18 @@ async function readLimited(request: IncomingMessage): Promise<Buffer | undefined
 }
 
 /** Text bodies reach the function as UTF-8 strings, others base64-encoded, as API Gateway passes them. */
-function toEvent(request: IncomingMessage, url: URL, body: Buffer, routeKey: string, pathParameters: Record<string, string>): APIGatewayProxyEventV2 {
+function toEvent(
+  request: IncomingMessage,
+  url: URL,
+  body: Buffer,
+  routeKey: string,
+  pathParameters: Record<string, string>,
+): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
-  const isText = TEXT_TYPES.test(headers['content-type'] ?? '') && Buffer.from(body.toString('utf8'), 'utf8').equals(body);
+  for (const [name, value] of Object.entries(request.headers))
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  const isText =
+    TEXT_TYPES.test(headers['content-type'] ?? '') && Buffer.from(body.toString('utf8'), 'utf8').equals(body);
   const now = new Date();
   return {
     version: '2.0',
@@ -48,7 +56,13 @@ function toEvent(request: IncomingMessage, url: URL, body: Buffer, routeKey: str
       apiId: 'local',
       domainName: url.host,
       domainPrefix: 'local',
-      http: { method: request.method ?? 'GET', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: request.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method: request.method ?? 'GET',
+        path: url.pathname,
+        protocol: 'HTTP/1.1',
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: randomUUID(),
       routeKey,
       stage: '$default',
@@ -59,14 +73,20 @@ function toEvent(request: IncomingMessage, url: URL, body: Buffer, routeKey: str
 }
 
 function writeResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
-  const body = result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+  const body =
+    result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
   response.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
   response.end(body);
 }
 
 /** The HTTP API on one machine: requests become API Gateway v2 events for the same handlers Lambda runs. */
 export async function startHttpGateway(routes: GatewayRoute[], port: number): Promise<RunningServer> {
-  const table = routes.map((route) => ({ method: route.method, pattern: route.pattern, handle: () => undefined, handler: route.handler }));
+  const table = routes.map((route) => ({
+    method: route.method,
+    pattern: route.pattern,
+    handle: () => undefined,
+    handler: route.handler,
+  }));
   let baseUrl = '';
   const running = await listen((request, response) => {
     const url = new URL(request.url ?? '/', baseUrl);
@@ -78,7 +98,10 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
       const body = await readLimited(request);
       if (!body) return sendJson(response, 413, { message: 'Request Entity Too Large' });
       try {
-        writeResult(response, await route.handler(toEvent(request, url, body, `${route.method} ${route.pattern}`, match.params)));
+        writeResult(
+          response,
+          await route.handler(toEvent(request, url, body, `${route.method} ${route.pattern}`, match.params)),
+        );
       } catch (error) {
         // API Gateway answers a function error with 500 Internal Server Error.
         console.error(`gateway: ${route.method} ${route.pattern} threw: ${(error as Error).message}`);

@@ -100,7 +100,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     const emulators = await startEmulators(ports);
     cleanups.push(() => emulators.stop());
-    const interview = await startInterviewServiceSandbox({ port: ports.interview ?? 0, reportDelayMs: options.reportDelayMs ?? 1000, seededReports: 0 });
+    const interview = await startInterviewServiceSandbox({
+      port: ports.interview ?? 0,
+      reportDelayMs: options.reportDelayMs ?? 1000,
+      seededReports: 0,
+    });
     cleanups.push(() => interview.close());
     const sandboxes = await startAtsSandboxes(options.fixedAtsPorts ?? false, { rateLimits: options.atsRateLimits });
     cleanups.push(() => sandboxes.close());
@@ -144,7 +148,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const dynamo = new DynamoDBClient({ endpoint: emulators.endpoints.dynamodb });
     const sqs = new SQSClient({ endpoint: emulators.endpoints.sqs });
     const tables = await createTables(dynamo);
-    const queues = { stage: await createQueueWithDlq(sqs, 'stage-events', visibility), report: await createQueueWithDlq(sqs, 'report-events', visibility) };
+    const queues = {
+      stage: await createQueueWithDlq(sqs, 'stage-events', visibility),
+      report: await createQueueWithDlq(sqs, 'report-events', visibility),
+    };
     // The SQS client sends to the queue URL's host, so the functions get URLs on the (possibly wrapped) endpoint.
     const functionQueueUrl = (url: string): string => new URL(endpoints.sqs).origin + new URL(url).pathname;
     const functionSqs = new SQSClient({});
@@ -178,14 +185,42 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
     cleanups.push(() => gateway.close());
     const concurrency = options.maxConcurrency ?? 2;
-    const invite = startSqsEventSource({ name: 'invite-worker', queueUrl: functionQueueUrl(queues.stage.url), queueArn: queues.stage.arn, handler: inviteWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs, duplicateRate: options.duplicateDeliveryRate });
-    const writeback = startSqsEventSource({ name: 'writeback-worker', queueUrl: functionQueueUrl(queues.report.url), queueArn: queues.report.arn, handler: writebackWorker, functionTimeoutMs, maxConcurrency: concurrency, client: functionSqs, duplicateRate: options.duplicateDeliveryRate });
-    cleanups.push(() => invite.stop(), () => writeback.stop());
+    const invite = startSqsEventSource({
+      name: 'invite-worker',
+      queueUrl: functionQueueUrl(queues.stage.url),
+      queueArn: queues.stage.arn,
+      handler: inviteWorker,
+      functionTimeoutMs,
+      maxConcurrency: concurrency,
+      client: functionSqs,
+      duplicateRate: options.duplicateDeliveryRate,
+    });
+    const writeback = startSqsEventSource({
+      name: 'writeback-worker',
+      queueUrl: functionQueueUrl(queues.report.url),
+      queueArn: queues.report.arn,
+      handler: writebackWorker,
+      functionTimeoutMs,
+      maxConcurrency: concurrency,
+      client: functionSqs,
+      duplicateRate: options.duplicateDeliveryRate,
+    });
+    cleanups.push(
+      () => invite.stop(),
+      () => writeback.stop(),
+    );
 
     for (const connection of connections) {
       const connectionSecrets = secrets[connection.secretRef] as ConnectionSecrets;
-      await sandboxes.views[connection.ats].registerWebhook({ url: `${gateway.url}/webhooks/ats/${connection.id}`, secret: connectionSecrets.atsWebhookSecret as string });
-      interview.registerWebhook(`${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`, 'interview_report.created', connectionSecrets.interviewApiKey);
+      await sandboxes.views[connection.ats].registerWebhook({
+        url: `${gateway.url}/webhooks/ats/${connection.id}`,
+        secret: connectionSecrets.atsWebhookSecret as string,
+      });
+      interview.registerWebhook(
+        `${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`,
+        'interview_report.created',
+        connectionSecrets.interviewApiKey,
+      );
     }
 
     let reconciling: Promise<{ enqueued: number }> | undefined;
@@ -195,7 +230,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
     const interval = options.reconcileIntervalMs ?? LOCAL_DEFAULTS.reconcileIntervalMs;
     if (interval > 0) {
-      const timer = setInterval(() => void reconcileNow().catch((error: unknown) => console.error(`reconciler: ${(error as Error).message}`)), interval);
+      const timer = setInterval(
+        () => void reconcileNow().catch((error: unknown) => console.error(`reconciler: ${(error as Error).message}`)),
+        interval,
+      );
       cleanups.push(async () => clearInterval(timer));
     }
 
@@ -213,7 +251,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             interviewWebhookUrl: `${gateway.url}/webhooks/interview/${c.id}/${secrets[c.secretRef]?.interviewWebhookToken}`,
             interviewApiKey: secrets[c.secretRef]?.interviewApiKey,
           })),
-          sandboxes: { interviewService: { url: interview.url, apiKey: interview.apiKey }, ats: Object.fromEntries(Object.entries(sandboxes.views).map(([kind, view]) => [kind, { url: view.url }])) },
+          sandboxes: {
+            interviewService: { url: interview.url, apiKey: interview.apiKey },
+            ats: Object.fromEntries(Object.entries(sandboxes.views).map(([kind, view]) => [kind, { url: view.url }])),
+          },
           ses: { url: emulators.endpoints.ses },
           dynamodb: { url: emulators.endpoints.dynamodb, tables },
           sqs: { url: emulators.endpoints.sqs, queues },
@@ -224,7 +265,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       { mode: 0o600 },
     );
 
-    const depths = async (which: 'url' | 'dlqUrl') => ({ stage: await queueDepth(sqs, queues.stage[which]), report: await queueDepth(sqs, queues.report[which]) });
+    const depths = async (which: 'url' | 'dlqUrl') => ({
+      stage: await queueDepth(sqs, queues.stage[which]),
+      report: await queueDepth(sqs, queues.report[which]),
+    });
     const isQuiet = async (): Promise<boolean> => {
       const queued = await depths('url');
       return queued.stage + queued.report === 0 && invite.stats.inFlight + writeback.stats.inFlight === 0;

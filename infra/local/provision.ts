@@ -18,9 +18,20 @@ export interface LocalQueue {
 
 /** The mapping tables with the key schema the CDK stack gives them (shared/mapping/constants.ts). */
 export async function createTables(client: DynamoDBClient, prefix = 'connector'): Promise<LocalTables> {
-  const tables: LocalTables = { jobs: `${prefix}-jobs`, applications: `${prefix}-applications`, events: `${prefix}-events` };
+  const tables: LocalTables = {
+    jobs: `${prefix}-jobs`,
+    applications: `${prefix}-applications`,
+    events: `${prefix}-events`,
+  };
   const index = MAPPING_TABLES.applications.interviewIndex;
-  await client.send(new CreateTableCommand({ TableName: tables.jobs, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+  await client.send(
+    new CreateTableCommand({
+      TableName: tables.jobs,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    }),
+  );
   await client.send(
     new CreateTableCommand({
       TableName: tables.applications,
@@ -53,20 +64,40 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
       ],
     }),
   );
-  await client.send(new CreateTableCommand({ TableName: tables.events, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }] }));
+  await client.send(
+    new CreateTableCommand({
+      TableName: tables.events,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    }),
+  );
   for (const table of Object.values(tables)) {
-    await client.send(new UpdateTimeToLiveCommand({ TableName: table, TimeToLiveSpecification: { AttributeName: MAPPING_TABLES.ttlAttribute, Enabled: true } }));
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: table,
+        TimeToLiveSpecification: { AttributeName: MAPPING_TABLES.ttlAttribute, Enabled: true },
+      }),
+    );
   }
   return tables;
 }
 
 /** A queue and its DLQ with the redrive policy the CDK stack sets. */
-export async function createQueueWithDlq(client: SQSClient, name: string, visibilityTimeoutSeconds: number): Promise<LocalQueue> {
+export async function createQueueWithDlq(
+  client: SQSClient,
+  name: string,
+  visibilityTimeoutSeconds: number,
+): Promise<LocalQueue> {
   const arnOf = async (url: string): Promise<string> => {
-    const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+    const attributes = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+    );
     return attributes.Attributes?.QueueArn as string;
   };
-  const dlq = await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq`, Attributes: { MessageRetentionPeriod: String(14 * 86_400) } }));
+  const dlq = await client.send(
+    new CreateQueueCommand({ QueueName: `${name}-dlq`, Attributes: { MessageRetentionPeriod: String(14 * 86_400) } }),
+  );
   const dlqArn = await arnOf(dlq.QueueUrl as string);
   const queue = await client.send(
     new CreateQueueCommand({
@@ -77,12 +108,21 @@ export async function createQueueWithDlq(client: SQSClient, name: string, visibi
       },
     }),
   );
-  return { url: queue.QueueUrl as string, arn: await arnOf(queue.QueueUrl as string), dlqUrl: dlq.QueueUrl as string, dlqArn };
+  return {
+    url: queue.QueueUrl as string,
+    arn: await arnOf(queue.QueueUrl as string),
+    dlqUrl: dlq.QueueUrl as string,
+    dlqArn,
+  };
 }
 
 export async function queueDepth(client: SQSClient, url: string): Promise<number> {
   // Delayed messages count: a deferred message is work still to do.
-  const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
+  const names = [
+    'ApproximateNumberOfMessages',
+    'ApproximateNumberOfMessagesNotVisible',
+    'ApproximateNumberOfMessagesDelayed',
+  ] as const;
   const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [...names] }));
   return names.reduce((sum, name) => sum + Number(attributes.Attributes?.[name] ?? 0), 0);
 }

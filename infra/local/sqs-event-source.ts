@@ -91,7 +91,9 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     try {
       const result = await Promise.race([
         options.handler({ Records: records }, lambdaContext(options.name, timeoutMs)),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${options.name} timed out after ${timeoutMs} ms`)), timeoutMs).unref()),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`${options.name} timed out after ${timeoutMs} ms`)), timeoutMs).unref(),
+        ),
       ]);
       failedIds = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
@@ -105,7 +107,12 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     if (done.length) {
       // A receipt handle another invocation already used may be refused; SQS would do the same.
       await client
-        .send(new DeleteMessageBatchCommand({ QueueUrl: options.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }))
+        .send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: options.queueUrl,
+            Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
+          }),
+        )
         .catch((error: unknown) => console.error(`${options.name}: delete failed: ${(error as Error).message}`));
     }
   }

@@ -17,7 +17,9 @@ const { values } = parseArgs({
 });
 
 const started = Date.now();
-console.log('Starting DynamoDB Local, local SQS, local SES, the interview-service sandbox and the Greenhouse, Ashby, Lever and Workable sandboxes…');
+console.log(
+  'Starting DynamoDB Local, local SQS, local SES, the interview-service sandbox and the Greenhouse, Ashby, Lever and Workable sandboxes…',
+);
 const stack = await startLocalStack({
   configPath: values.config,
   ports: values.once ? {} : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort },
@@ -29,7 +31,9 @@ const stack = await startLocalStack({
   console.error(`Could not start: ${(error as Error).message}`);
   process.exit(1);
 });
-console.log(`Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`);
+console.log(
+  `Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`,
+);
 
 let exitCode = 0;
 const shutdown = async (code: number): Promise<never> => {

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { GetQueueAttributesCommand, ListMessageMoveTasksCommand, ReceiveMessageCommand, SQSClient, StartMessageMoveTaskCommand } from '@aws-sdk/client-sqs';
+import {
+  GetQueueAttributesCommand,
+  ListMessageMoveTasksCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  StartMessageMoveTaskCommand,
+} from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoMappingStore } from '../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
@@ -54,16 +60,27 @@ function target(): Target {
   if (values.aws) {
     let outputs: Record<string, unknown> | undefined;
     if (values.outputs) {
-      if (!existsSync(values.outputs)) fail(`${values.outputs} not found: write it with cdk deploy --outputs-file ${values.outputs}`);
+      if (!existsSync(values.outputs))
+        fail(`${values.outputs} not found: write it with cdk deploy --outputs-file ${values.outputs}`);
       const file = JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>;
-      outputs = file[values['stack-name']] ?? fail(`${values.outputs} has no stack ${values['stack-name']} (it has: ${Object.keys(file).join(', ') || 'none'}); pass --stack-name`);
+      outputs =
+        file[values['stack-name']] ??
+        fail(
+          `${values.outputs} has no stack ${values['stack-name']} (it has: ${Object.keys(file).join(', ') || 'none'}); pass --stack-name`,
+        );
     }
     const read = readOpsOutputs(outputs, process.env);
-    if ('missing' in read) fail(`--aws: the deployed stack's outputs are missing: ${read.missing.join(', ')}. Pass --outputs FILE from cdk deploy --outputs-file, or set the variables.`);
+    if ('missing' in read)
+      fail(
+        `--aws: the deployed stack's outputs are missing: ${read.missing.join(', ')}. Pass --outputs FILE from cdk deploy --outputs-file, or set the variables.`,
+      );
     const o = read.values;
     return {
       tables: { jobs: o.jobsTable, applications: o.applicationsTable, events: o.eventsTable },
-      queues: { stage: { url: o.stageQueueUrl, dlqUrl: o.stageDlqUrl }, report: { url: o.reportQueueUrl, dlqUrl: o.reportDlqUrl } },
+      queues: {
+        stage: { url: o.stageQueueUrl, dlqUrl: o.stageDlqUrl },
+        report: { url: o.reportQueueUrl, dlqUrl: o.reportDlqUrl },
+      },
       dynamo: new DynamoDBClient({}),
       sqs: new SQSClient({}),
     };
@@ -72,10 +89,16 @@ function target(): Target {
   const stack = JSON.parse(readFileSync(values.stack, 'utf8'));
   const local = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  return { tables: stack.dynamodb.tables, queues: stack.sqs.queues, dynamo: new DynamoDBClient({ endpoint: stack.dynamodb.url, ...local }), sqs: new SQSClient({ endpoint: stack.sqs.url, ...local }) };
+  return {
+    tables: stack.dynamodb.tables,
+    queues: stack.sqs.queues,
+    dynamo: new DynamoDBClient({ endpoint: stack.dynamodb.url, ...local }),
+    sqs: new SQSClient({ endpoint: stack.sqs.url, ...local }),
+  };
 }
 
-const require = (name: 'queue' | 'connection' | 'application' | 'report' | 'candidate'): string => values[name] ?? fail(`--${name} is required\n${USAGE}`);
+const require = (name: 'queue' | 'connection' | 'application' | 'report' | 'candidate'): string =>
+  values[name] ?? fail(`--${name} is required\n${USAGE}`);
 const queueName = (): 'stage' | 'report' => {
   const name = require('queue');
   if (name !== 'stage' && name !== 'report') fail('--queue must be stage or report');
@@ -95,18 +118,31 @@ async function main(): Promise<void> {
   if (command === 'dlq' && sub === 'list') {
     const queue = t.queues[queueName()];
     // A short visibility keeps the peek from hiding the messages from a redrive for long.
-    const received = await t.sqs.send(new ReceiveMessageCommand({ QueueUrl: queue.dlqUrl, MaxNumberOfMessages: 10, VisibilityTimeout: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] }));
+    const received = await t.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queue.dlqUrl,
+        MaxNumberOfMessages: 10,
+        VisibilityTimeout: 1,
+        AttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
     const messages = received.Messages ?? [];
-    console.log(`${messages.length} message(s) in the ${values.queue} DLQ${messages.length === 10 ? ' (first 10)' : ''}`);
+    console.log(
+      `${messages.length} message(s) in the ${values.queue} DLQ${messages.length === 10 ? ' (first 10)' : ''}`,
+    );
     for (const m of messages) {
       let summary = 'not JSON';
       try {
         const body = JSON.parse(m.Body ?? '') as Record<string, unknown>;
-        summary = `${String(body.kind)} connection=${String(body.connectionId)} ${body.reportId ? `report=${String(body.reportId)}` : ''}`.trim();
+        summary =
+          `${String(body.kind)} connection=${String(body.connectionId)} ${body.reportId ? `report=${String(body.reportId)}` : ''}`.trim();
       } catch {
         /* summarised as not JSON */
       }
-      console.log(`  ${m.MessageId}  receives=${m.Attributes?.ApproximateReceiveCount ?? '?'}  sent=${iso(Number(m.Attributes?.SentTimestamp))}  ${summary}`);
+      console.log(
+        `  ${m.MessageId}  receives=${m.Attributes?.ApproximateReceiveCount ?? '?'}  sent=${iso(Number(m.Attributes?.SentTimestamp))}  ${summary}`,
+      );
     }
     return;
   }
@@ -114,13 +150,20 @@ async function main(): Promise<void> {
     const queue = t.queues[queueName()];
     const dlqArn = queue.dlqArn ?? (await arnOf(t.sqs, queue.dlqUrl));
     // The destination is named: a message put in the DLQ by hand has no source queue to go back to.
-    const task = await t.sqs.send(new StartMessageMoveTaskCommand({ SourceArn: dlqArn, DestinationArn: queue.arn ?? (await arnOf(t.sqs, queue.url)) }));
+    const task = await t.sqs.send(
+      new StartMessageMoveTaskCommand({
+        SourceArn: dlqArn,
+        DestinationArn: queue.arn ?? (await arnOf(t.sqs, queue.url)),
+      }),
+    );
     const deadline = Date.now() + 60_000;
     for (;;) {
       const tasks = await t.sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn, MaxResults: 1 }));
       const latest = tasks.Results?.[0];
       if (!latest || latest.Status !== 'RUNNING' || Date.now() > deadline) {
-        console.log(`redrive ${task.TaskHandle ? 'started' : 'requested'}: ${latest?.Status ?? 'unknown'}, ${latest?.ApproximateNumberOfMessagesMoved ?? 0} message(s) moved back to the ${values.queue} queue`);
+        console.log(
+          `redrive ${task.TaskHandle ? 'started' : 'requested'}: ${latest?.Status ?? 'unknown'}, ${latest?.ApproximateNumberOfMessagesMoved ?? 0} message(s) moved back to the ${values.queue} queue`,
+        );
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -130,32 +173,64 @@ async function main(): Promise<void> {
     const records = await store.findApplicationsByAtsId(require('connection'), require('application'));
     if (!records.length) fail(`no application ${values.application} for connection ${values.connection}`);
     for (const r of records) {
-      console.log(`application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), trigger ${r.triggerId}: ${r.state}${r.failureReason ? ` (${r.failureReason})` : ''}`);
-      console.log(`  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${r.flaggedForReview ? ', flagged for review' : ''}${r.inviteEmailUncertain ? ', invite e-mail uncertain (a worker stopped while sending)' : ''}`);
-      for (const [step, at] of [['claimed', r.createdAt], ['invite e-mailed', r.inviteEmailAt], ['invite note posted', r.inviteNoteAt], ['report note posted', r.reportNoteAt], ['moved', r.movedAt], ['last change', r.updatedAt]] as const) {
+      console.log(
+        `application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), trigger ${r.triggerId}: ${r.state}${r.failureReason ? ` (${r.failureReason})` : ''}`,
+      );
+      console.log(
+        `  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${r.flaggedForReview ? ', flagged for review' : ''}${r.inviteEmailUncertain ? ', invite e-mail uncertain (a worker stopped while sending)' : ''}`,
+      );
+      for (const [step, at] of [
+        ['claimed', r.createdAt],
+        ['invite e-mailed', r.inviteEmailAt],
+        ['invite note posted', r.inviteNoteAt],
+        ['report note posted', r.reportNoteAt],
+        ['moved', r.movedAt],
+        ['last change', r.updatedAt],
+      ] as const) {
         console.log(`  ${step.padEnd(20)} ${iso(at)}`);
       }
     }
     return;
   }
   if (command === 'unmatched') {
-    const items = ((await t.dynamo.send(new ScanCommand({ TableName: t.tables.events, FilterExpression: 'kind = :k', ExpressionAttributeValues: { ':k': { S: 'unmatched-report' } } }))).Items ?? [])
+    const items = (
+      (
+        await t.dynamo.send(
+          new ScanCommand({
+            TableName: t.tables.events,
+            FilterExpression: 'kind = :k',
+            ExpressionAttributeValues: { ':k': { S: 'unmatched-report' } },
+          }),
+        )
+      ).Items ?? []
+    )
       .map((i) => unmarshall(i))
       .filter((i) => !values.connection || i.connectionId === values.connection);
     console.log(`${items.length} parked report(s)`);
-    for (const i of items) console.log(`  ${i.connectionId}  report ${i.reportId}  interview ${i.interviewId}  parked ${iso(i.parkedAt)}  ${i.reason}`);
+    for (const i of items)
+      console.log(
+        `  ${i.connectionId}  report ${i.reportId}  interview ${i.interviewId}  parked ${iso(i.parkedAt)}  ${i.reason}`,
+      );
     return;
   }
   if (command === 'failed') {
     const failed = await store.listFailedApplications(values.connection);
     console.log(`${failed.length} failed application(s)`);
-    for (const r of failed) console.log(`  ${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}  ${r.reportId ? `report ${r.reportId} (write-back)` : '(invite)'}  ${iso(r.updatedAt)}  ${r.failureReason ?? ''}`);
-    if (failed.length) console.log('Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; for a write-back, npm run ops -- retry --connection C --application A.');
+    for (const r of failed)
+      console.log(
+        `  ${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}  ${r.reportId ? `report ${r.reportId} (write-back)` : '(invite)'}  ${iso(r.updatedAt)}  ${r.failureReason ?? ''}`,
+      );
+    if (failed.length)
+      console.log(
+        'Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; for a write-back, npm run ops -- retry --connection C --application A.',
+      );
     return;
   }
   if (command === 'retry') {
     const [connectionId, applicationId] = [require('connection'), require('application')];
-    const failed = (await store.findApplicationsByAtsId(connectionId, applicationId)).filter((r) => r.state === 'failed');
+    const failed = (await store.findApplicationsByAtsId(connectionId, applicationId)).filter(
+      (r) => r.state === 'failed',
+    );
     if (!failed.length) fail(`application ${applicationId} of ${connectionId} has nothing failed to retry`);
     for (const r of failed) {
       if (!r.reportId) {
@@ -163,7 +238,9 @@ async function main(): Promise<void> {
         continue;
       }
       if (!r.reportCandidateId || !r.interviewId) {
-        console.log(`trigger ${r.triggerId}: report ${r.reportId} was claimed before the connector recorded its candidate; post it by hand`);
+        console.log(
+          `trigger ${r.triggerId}: report ${r.reportId} was claimed before the connector recorded its candidate; post it by hand`,
+        );
         continue;
       }
       if (!(await store.reopenFailedWriteBack(r))) {
@@ -171,7 +248,17 @@ async function main(): Promise<void> {
         continue;
       }
       // No atsApplicationId: the worker finds the application by its own mapping, as for a webhook.
-      const message: ReportCreatedMessage = { v: 1, kind: 'report-created', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), source: 'reconciler', reportId: r.reportId, interviewId: r.interviewId, candidateId: r.reportCandidateId };
+      const message: ReportCreatedMessage = {
+        v: 1,
+        kind: 'report-created',
+        enqueueId: randomUUID(),
+        connectionId,
+        receivedAt: Date.now(),
+        source: 'reconciler',
+        reportId: r.reportId,
+        interviewId: r.interviewId,
+        candidateId: r.reportCandidateId,
+      };
       await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
       console.log(`trigger ${r.triggerId}: report ${r.reportId} queued for write-back again`);
     }
@@ -179,17 +266,43 @@ async function main(): Promise<void> {
   }
   if (command === 'match') {
     const [connectionId, reportId, applicationId] = [require('connection'), require('report'), require('application')];
-    const parked = ((await t.dynamo.send(new ScanCommand({ TableName: t.tables.events, FilterExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: `unmatched#${connectionId}#${reportId}` } } }))).Items ?? []).map((i) => unmarshall(i))[0];
+    const parked = (
+      (
+        await t.dynamo.send(
+          new ScanCommand({
+            TableName: t.tables.events,
+            FilterExpression: 'pk = :p',
+            ExpressionAttributeValues: { ':p': { S: `unmatched#${connectionId}#${reportId}` } },
+          }),
+        )
+      ).Items ?? []
+    ).map((i) => unmarshall(i))[0];
     if (!parked) fail(`report ${reportId} is not parked for connection ${connectionId}`);
-    if (!(await store.findApplicationsByAtsId(connectionId, applicationId)).length) fail(`no application ${applicationId} for connection ${connectionId}`);
-    const message: ReportCreatedMessage = { v: 1, kind: 'report-created', enqueueId: randomUUID(), connectionId, receivedAt: Date.now(), source: 'reconciler', reportId, interviewId: parked.interviewId, candidateId: parked.candidateId, atsApplicationId: applicationId };
+    if (!(await store.findApplicationsByAtsId(connectionId, applicationId)).length)
+      fail(`no application ${applicationId} for connection ${connectionId}`);
+    const message: ReportCreatedMessage = {
+      v: 1,
+      kind: 'report-created',
+      enqueueId: randomUUID(),
+      connectionId,
+      receivedAt: Date.now(),
+      source: 'reconciler',
+      reportId,
+      interviewId: parked.interviewId,
+      candidateId: parked.candidateId,
+      atsApplicationId: applicationId,
+    };
     await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
-    console.log(`report ${reportId} queued for write-back to application ${applicationId}; it leaves the parked list once written back`);
+    console.log(
+      `report ${reportId} queued for write-back to application ${applicationId}; it leaves the parked list once written back`,
+    );
     return;
   }
   if (command === 'purge') {
     const removed = await store.purgeCandidate(require('connection'), require('candidate'));
-    console.log(`purged candidate ${values.candidate} of ${values.connection}: ${removed.applications} application record(s) deleted`);
+    console.log(
+      `purged candidate ${values.candidate} of ${values.connection}: ${removed.applications} application record(s) deleted`,
+    );
     return;
   }
   fail(USAGE);

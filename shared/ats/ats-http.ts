@@ -1,5 +1,14 @@
 import * as v from 'valibot';
-import { HTTP_DEFAULTS, defaultRetryPolicy, parseRetryAfter, redactUrl, sendHttpRequest, withRetry, type RetryHooks, type RetryPolicy } from '../http';
+import {
+  HTTP_DEFAULTS,
+  defaultRetryPolicy,
+  parseRetryAfter,
+  redactUrl,
+  sendHttpRequest,
+  withRetry,
+  type RetryHooks,
+  type RetryPolicy,
+} from '../http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
 
 export interface AtsHttpOptions {
@@ -74,14 +83,21 @@ export class AtsHttpClient {
           {
             url,
             method: request.method,
-            headers: { authorization: auth, accept: 'application/json', ...(request.body === undefined ? {} : { 'content-type': 'application/json' }) },
+            headers: {
+              authorization: auth,
+              accept: 'application/json',
+              ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+            },
             body: request.body === undefined ? undefined : JSON.stringify(request.body),
             timeoutMs: this.options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
             signal: request.signal,
           },
           this.fetchImpl,
         ).catch((error: unknown) => {
-          throw new AtsError(ATS_ERROR_CODES.unavailable, (error as Error).message, { cause: error, mayHaveSucceeded: isWrite });
+          throw new AtsError(ATS_ERROR_CODES.unavailable, (error as Error).message, {
+            cause: error,
+            mayHaveSucceeded: isWrite,
+          });
         });
       let response = await send(authorization);
       if (response.status === 401 && !refreshed) {
@@ -90,14 +106,21 @@ export class AtsHttpClient {
         response = await send(await this.options.authorization(true));
       }
       if (response.status < 200 || response.status >= 300) {
-        const retryAfter = parseRetryAfter(response.headers, now()) ?? (response.status === 429 ? resetDelayMs(response.headers, now()) : undefined);
+        const retryAfter =
+          parseRetryAfter(response.headers, now()) ??
+          (response.status === 429 ? resetDelayMs(response.headers, now()) : undefined);
         throw atsErrorForStatus(response.status, where, errorDetail(response.bodyText), retryAfter, isWrite);
       }
       const body = safeJson(response.bodyText);
       const failure = this.options.failureInBody?.(body);
-      if (failure !== undefined) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `${where}: ${failure}`, { status: response.status });
+      if (failure !== undefined)
+        throw new AtsError(ATS_ERROR_CODES.invalidRequest, `${where}: ${failure}`, { status: response.status });
       const parsed = v.safeParse(schema, body);
-      if (!parsed.success) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: ${v.getDotPath(parsed.issues[0]!) ?? '(root)'}: ${parsed.issues[0]!.message}`);
+      if (!parsed.success)
+        throw new AtsError(
+          ATS_ERROR_CODES.malformedResponse,
+          `${where}: ${v.getDotPath(parsed.issues[0]!) ?? '(root)'}: ${parsed.issues[0]!.message}`,
+        );
       return parsed.output;
     };
     return withRetry(attempt, this.policy, {

@@ -19,7 +19,11 @@ export class AtsError extends Error {
   /** The write may have been carried out though no answer came back: look before writing again. */
   public readonly mayHaveSucceeded: boolean;
 
-  public constructor(code: AtsErrorCode, message: string, context: { status?: number; retryAfterMs?: number; mayHaveSucceeded?: boolean; cause?: unknown } = {}) {
+  public constructor(
+    code: AtsErrorCode,
+    message: string,
+    context: { status?: number; retryAfterMs?: number; mayHaveSucceeded?: boolean; cause?: unknown } = {},
+  ) {
     super(message, context.cause === undefined ? undefined : { cause: context.cause });
     this.name = 'AtsError';
     this.code = code;
@@ -31,12 +35,23 @@ export class AtsError extends Error {
 }
 
 /** Maps an ATS's HTTP status to an AtsError; 2xx is not an error. */
-export function atsErrorForStatus(status: number, where: string, detail: string, retryAfterMs?: number, isWrite = false): AtsError {
+export function atsErrorForStatus(
+  status: number,
+  where: string,
+  detail: string,
+  retryAfterMs?: number,
+  isWrite = false,
+): AtsError {
   const message = `${where}: ${status}${detail ? ` ${detail}` : ''}`;
   if (status === 401) return new AtsError(ATS_ERROR_CODES.unauthorized, message, { status });
   if (status === 403) return new AtsError(ATS_ERROR_CODES.forbidden, message, { status });
   if (status === 404) return new AtsError(ATS_ERROR_CODES.notFound, message, { status });
-  if (status === 429) return new AtsError(ATS_ERROR_CODES.rateLimited, message, retryAfterMs === undefined ? { status } : { status, retryAfterMs });
+  if (status === 429)
+    return new AtsError(
+      ATS_ERROR_CODES.rateLimited,
+      message,
+      retryAfterMs === undefined ? { status } : { status, retryAfterMs },
+    );
   if (status >= 500) return new AtsError(ATS_ERROR_CODES.unavailable, message, { status, mayHaveSucceeded: isWrite });
   return new AtsError(ATS_ERROR_CODES.invalidRequest, message, { status });
 }

@@ -17,7 +17,11 @@ export interface AdapterDependencies {
   timeoutMs?: number;
 }
 
-export function createAtsAdapter(connection: Connection, secrets: ConnectionSecrets, overrides: AdapterDependencies = {}): AtsAdapter {
+export function createAtsAdapter(
+  connection: Connection,
+  secrets: ConnectionSecrets,
+  overrides: AdapterDependencies = {},
+): AtsAdapter {
   const dependencies = { timeoutMs: connection.atsTimeoutMs, ...overrides };
   switch (connection.ats) {
     case 'greenhouse':
@@ -29,6 +33,9 @@ export function createAtsAdapter(connection: Connection, secrets: ConnectionSecr
     case 'workable':
       return new WorkableAdapter({ connection, secrets, ...dependencies });
     default:
-      throw new AtsError(ATS_ERROR_CODES.unsupported, `connection ${connection.id}: ATS ${connection.ats} has no adapter yet`);
+      throw new AtsError(
+        ATS_ERROR_CODES.unsupported,
+        `connection ${connection.id}: ATS ${connection.ats} has no adapter yet`,
+      );
   }
 }

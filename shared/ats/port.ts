@@ -26,7 +26,9 @@ export type WebhookVerification =
   /** `replayKey`: a value the connector must refuse to see twice (Lever's per-delivery token). */
   | { valid: true; replayKey?: string; replayTtlSeconds?: number };
 
-export type StageConfirmation = { confirmed: true; event: StageEnteredEvent & { atsJobId: string } } | { confirmed: false; reason: string };
+export type StageConfirmation =
+  | { confirmed: true; event: StageEnteredEvent & { atsJobId: string } }
+  | { confirmed: false; reason: string };
 
 /** The ATS deleted (or anonymised) a candidate: the connector must forget them. */
 export interface CandidateDeletedEvent {
@@ -77,7 +79,11 @@ export interface AtsAdapter {
   /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */
   findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined>;
   /** Moves the application; already being in the target stage counts as done. */
-  moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }>;
+  moveToStage(
+    target: ApplicationRef,
+    stage: StageMatcher,
+    signal?: AbortSignal,
+  ): Promise<{ moved: boolean; stageId: string }>;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
 }

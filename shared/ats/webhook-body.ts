@@ -32,11 +32,19 @@ export function readWebhookBody<S extends v.GenericSchema>(rawBody: Buffer, sche
     return { ok: false, result: { kind: 'invalid', message: 'body: expected a JSON document' } };
   }
   const parsed = v.safeParse(schema, document);
-  return parsed.success ? { ok: true, value: parsed.output } : { ok: false, result: { kind: 'invalid', message: firstIssue(parsed.issues) } };
+  return parsed.success
+    ? { ok: true, value: parsed.output }
+    : { ok: false, result: { kind: 'invalid', message: firstIssue(parsed.issues) } };
 }
 
 /** The part of a webhook that follows the envelope, read with its own schema. */
-export function readPart<S extends v.GenericSchema>(value: unknown, schema: S, prefix: string): BodyReading<v.InferOutput<S>> {
+export function readPart<S extends v.GenericSchema>(
+  value: unknown,
+  schema: S,
+  prefix: string,
+): BodyReading<v.InferOutput<S>> {
   const parsed = v.safeParse(schema, value);
-  return parsed.success ? { ok: true, value: parsed.output } : { ok: false, result: { kind: 'invalid', message: firstIssue(parsed.issues, prefix) } };
+  return parsed.success
+    ? { ok: true, value: parsed.output }
+    : { ok: false, result: { kind: 'invalid', message: firstIssue(parsed.issues, prefix) } };
 }

@@ -4,7 +4,10 @@ import { customQuestionListSchema, interviewLanguageSchema, skillListSchema } fr
 export const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
 export type AtsKind = (typeof ATS_KINDS)[number];
 
-const slug = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lowercase letters, digits and dashes (at most 63)'));
+const slug = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lowercase letters, digits and dashes (at most 63)'),
+);
 const httpUrl = v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
 
 /**
@@ -17,7 +20,10 @@ const stageMatcher = v.pipe(
     idsByJob: v.optional(v.record(v.string(), v.pipe(v.string(), v.nonEmpty()))),
     name: v.optional(v.pipe(v.string(), v.nonEmpty())),
   }),
-  v.check((stage) => stage.id !== undefined || stage.name !== undefined || stage.idsByJob !== undefined, 'needs an id, idsByJob or a name'),
+  v.check(
+    (stage) => stage.id !== undefined || stage.name !== undefined || stage.idsByJob !== undefined,
+    'needs an id, idsByJob or a name',
+  ),
 );
 
 const interviewTemplate = v.object({
@@ -47,7 +53,13 @@ const invite = v.object({
 
 const trigger = v.object({
   id: slug,
-  jobs: v.optional(v.union([v.literal('all'), v.pipe(v.array(v.pipe(v.string(), v.nonEmpty())), v.minLength(1, 'list at least one job, or use "all"'))]), 'all'),
+  jobs: v.optional(
+    v.union([
+      v.literal('all'),
+      v.pipe(v.array(v.pipe(v.string(), v.nonEmpty())), v.minLength(1, 'list at least one job, or use "all"')),
+    ]),
+    'all',
+  ),
   stage: stageMatcher,
   interview: interviewTemplate,
   invite: v.optional(invite, { email: true, atsNote: true }),
@@ -62,7 +74,10 @@ const advanceRule = v.object({
 });
 
 const writeBack = v.object({
-  note: v.optional(v.object({ visibility: v.optional(v.picklist(['admin_only', 'private', 'public']), 'admin_only') }), { visibility: 'admin_only' }),
+  note: v.optional(
+    v.object({ visibility: v.optional(v.picklist(['admin_only', 'private', 'public']), 'admin_only') }),
+    { visibility: 'admin_only' },
+  ),
   advance: v.optional(advanceRule),
 });
 
@@ -90,12 +105,16 @@ export const connectionSchema = v.pipe(
     webhookFreshnessMinutes: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(24 * 60)), 10),
   }),
   v.forward(
-    v.check((c) => new Set(c.triggers.map((t) => t.id)).size === c.triggers.length, 'trigger ids must be unique within a connection'),
+    v.check(
+      (c) => new Set(c.triggers.map((t) => t.id)).size === c.triggers.length,
+      'trigger ids must be unique within a connection',
+    ),
     ['triggers'],
   ),
   v.forward(
     v.check(
-      (c) => c.triggers.every((t) => v.is(interviewLanguageSchema(c.interviewService.extraLanguages), t.interview.language)),
+      (c) =>
+        c.triggers.every((t) => v.is(interviewLanguageSchema(c.interviewService.extraLanguages), t.interview.language)),
       'interview.language must be a language of the service or listed in interviewService.extraLanguages',
     ),
     ['triggers'],

@@ -19,7 +19,9 @@ export function parseConnections(document: unknown, source = 'connections file')
     const parsed = v.safeParse(connectionSchema, raw);
     const id = typeof (raw as { id?: unknown })?.id === 'string' ? ` (${(raw as { id: string }).id})` : '';
     if (parsed.success) connections.push(parsed.output);
-    else for (const issue of parsed.issues.slice(0, 3)) problems.push(`connections[${index}]${id}.${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
+    else
+      for (const issue of parsed.issues.slice(0, 3))
+        problems.push(`connections[${index}]${id}.${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
   });
   const ids = connections.map((c) => c.id);
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);

@@ -1,4 +1,8 @@
-import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { SecretsError } from './errors';
 import { cachedSecrets, type SecretsProvider } from './secrets';
 
@@ -9,9 +13,13 @@ export function secretsManagerProvider(client: SecretsManagerClient = new Secret
       const result = await client.send(new GetSecretValueCommand({ SecretId: secretRef }));
       return JSON.parse(result.SecretString ?? '');
     } catch (error) {
-      if (error instanceof ResourceNotFoundException) throw new SecretsError('secret-not-found', `secret ${secretRef} does not exist`, { cause: error });
-      if (error instanceof SyntaxError) throw new SecretsError('secret-invalid', `secret ${secretRef} is not a JSON object`);
-      throw new SecretsError('secret-unavailable', `secret ${secretRef} could not be read: ${(error as Error).name}`, { cause: error });
+      if (error instanceof ResourceNotFoundException)
+        throw new SecretsError('secret-not-found', `secret ${secretRef} does not exist`, { cause: error });
+      if (error instanceof SyntaxError)
+        throw new SecretsError('secret-invalid', `secret ${secretRef} is not a JSON object`);
+      throw new SecretsError('secret-unavailable', `secret ${secretRef} could not be read: ${(error as Error).name}`, {
+        cause: error,
+      });
     }
   });
 }

@@ -15,11 +15,18 @@ function parseSecrets(secretRef: string, value: unknown): ConnectionSecrets {
   if (parsed.success) return parsed.output;
   const issue = parsed.issues[0];
   // The message names the field, never the value.
-  throw new SecretsError('secret-invalid', `secret ${secretRef}: ${issue ? `${v.getDotPath(issue)}: ${issue.message}` : 'invalid'}`);
+  throw new SecretsError(
+    'secret-invalid',
+    `secret ${secretRef}: ${issue ? `${v.getDotPath(issue)}: ${issue.message}` : 'invalid'}`,
+  );
 }
 
 /** Wraps a loader with a time-based cache. */
-export function cachedSecrets(load: (secretRef: string) => Promise<unknown>, now: () => number = Date.now, ttlMs = SECRETS_CACHE_MS): SecretsProvider {
+export function cachedSecrets(
+  load: (secretRef: string) => Promise<unknown>,
+  now: () => number = Date.now,
+  ttlMs = SECRETS_CACHE_MS,
+): SecretsProvider {
   const cache = new Map<string, { value: ConnectionSecrets; expiresAt: number }>();
   return {
     async getConnectionSecrets(secretRef) {
@@ -39,7 +46,11 @@ export function fileSecretsProvider(path: string): SecretsProvider {
     try {
       document = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
     } catch (error) {
-      throw new SecretsError('secret-unavailable', `cannot read the secrets file ${path}: ${(error as Error).message}`, { cause: error });
+      throw new SecretsError(
+        'secret-unavailable',
+        `cannot read the secrets file ${path}: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     if (!(secretRef in document)) throw new SecretsError('secret-not-found', `secret ${secretRef} is not in ${path}`);
     return document[secretRef];

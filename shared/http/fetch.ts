@@ -31,12 +31,22 @@ export async function sendHttpRequest(request: HttpRequest, fetchImpl: typeof fe
     return { status: response.status, headers: response.headers, bodyText };
   } catch (error) {
     if (request.signal?.aborted) {
-      throw new HttpTransportError('aborted', `${request.method} ${redactUrl(request.url)} aborted by the caller`, { cause: error });
+      throw new HttpTransportError('aborted', `${request.method} ${redactUrl(request.url)} aborted by the caller`, {
+        cause: error,
+      });
     }
     if (timeout.aborted) {
-      throw new HttpTransportError('timeout', `${request.method} ${redactUrl(request.url)} timed out after ${request.timeoutMs} ms`, { cause: error });
+      throw new HttpTransportError(
+        'timeout',
+        `${request.method} ${redactUrl(request.url)} timed out after ${request.timeoutMs} ms`,
+        { cause: error },
+      );
     }
-    throw new HttpTransportError('network', `${request.method} ${redactUrl(request.url)} failed: ${(error as Error).message}`, { cause: error });
+    throw new HttpTransportError(
+      'network',
+      `${request.method} ${redactUrl(request.url)} failed: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
 }
 

@@ -67,7 +67,12 @@ export function parseRetryAfter(headers: Headers, now: number = Date.now()): num
 }
 
 /** Full-jitter exponential backoff; the server's Retry-After, when given, is honoured exactly. */
-export function computeDelayMs(attempt: number, error: RetryableFailure, policy: RetryPolicy, random: () => number): number {
+export function computeDelayMs(
+  attempt: number,
+  error: RetryableFailure,
+  policy: RetryPolicy,
+  random: () => number,
+): number {
   if (error.retryAfterMs !== undefined) return error.retryAfterMs;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return Math.floor(random() * ceiling);

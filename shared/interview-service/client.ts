@@ -114,7 +114,13 @@ export class InterviewServiceClient {
 
   /** `GET /interview`: the interviews of the account; `keyword` narrows by name. */
   public async listInterviews(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewSummary[]> {
-    return this.request({ method: 'GET', path: '/interview', query: this.checkQuery(query), data: v.array(interviewSummarySchema), signal: options.signal });
+    return this.request({
+      method: 'GET',
+      path: '/interview',
+      query: this.checkQuery(query),
+      data: v.array(interviewSummarySchema),
+      signal: options.signal,
+    });
   }
 
   /**
@@ -126,28 +132,65 @@ export class InterviewServiceClient {
   public async createInterview(input: CreateInterviewInput, options: CallOptions = {}): Promise<CreatedInterview> {
     const body = this.validateInput(this.createSchema, input);
     this.warnOnExtraLanguage(body.interview_language);
-    return this.request({ method: 'POST', path: '/custom/interview', body, data: createdInterviewSchema, signal: options.signal });
+    return this.request({
+      method: 'POST',
+      path: '/custom/interview',
+      body,
+      data: createdInterviewSchema,
+      signal: options.signal,
+    });
   }
 
   /** `PUT /interview/{id}`: absent fields stay as they are; repeating the same update is harmless. */
-  public async updateInterview(interviewId: string, input: UpdateInterviewInput, options: CallOptions = {}): Promise<void> {
+  public async updateInterview(
+    interviewId: string,
+    input: UpdateInterviewInput,
+    options: CallOptions = {},
+  ): Promise<void> {
     const body = this.validateInput(this.updateSchema, input);
     this.warnOnExtraLanguage(body.interview_language);
-    await this.request({ method: 'PUT', path: `/interview/${encodeURIComponent(this.checkId('interviewId', interviewId))}`, body, signal: options.signal });
+    await this.request({
+      method: 'PUT',
+      path: `/interview/${encodeURIComponent(this.checkId('interviewId', interviewId))}`,
+      body,
+      signal: options.signal,
+    });
   }
 
   public async listReports(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewReport[]> {
-    return this.request({ method: 'GET', path: '/interview/reports', query: this.checkQuery(query), data: v.array(interviewReportSchema), signal: options.signal });
+    return this.request({
+      method: 'GET',
+      path: '/interview/reports',
+      query: this.checkQuery(query),
+      data: v.array(interviewReportSchema),
+      signal: options.signal,
+    });
   }
 
   public async listInvites(query: ListQuery = {}, options: CallOptions = {}): Promise<CandidateInvite[]> {
-    return this.request({ method: 'GET', path: '/interview/invites', query: this.checkQuery(query), data: v.array(candidateInviteSchema), signal: options.signal });
+    return this.request({
+      method: 'GET',
+      path: '/interview/invites',
+      query: this.checkQuery(query),
+      data: v.array(candidateInviteSchema),
+      signal: options.signal,
+    });
   }
 
   /** The spec does not name this endpoint's query parameters; the service's list convention is assumed. */
-  public async listJobApplicants(jobId: string, query: Pick<ListQuery, 'page' | 'limit' | 'keyword'> = {}, options: CallOptions = {}): Promise<JobApplicant[]> {
+  public async listJobApplicants(
+    jobId: string,
+    query: Pick<ListQuery, 'page' | 'limit' | 'keyword'> = {},
+    options: CallOptions = {},
+  ): Promise<JobApplicant[]> {
     const path = `/job/${encodeURIComponent(this.checkId('jobId', jobId))}/applicants`;
-    return this.request({ method: 'GET', path, query: this.checkQuery(query), data: v.array(jobApplicantListItemSchema), signal: options.signal });
+    return this.request({
+      method: 'GET',
+      path,
+      query: this.checkQuery(query),
+      data: v.array(jobApplicantListItemSchema),
+      signal: options.signal,
+    });
   }
 
   public async getJobApplicant(jobApplicantId: string, options: CallOptions = {}): Promise<JobApplicantDetail> {
@@ -166,11 +209,17 @@ export class InterviewServiceClient {
   }
 
   /** Every report matching `query`, paged until a short or empty page. */
-  public async listAllReports(query: Omit<ListQuery, 'page' | 'limit'> = {}, options: CallOptions & ListAllOptions = {}): Promise<InterviewReport[]> {
+  public async listAllReports(
+    query: Omit<ListQuery, 'page' | 'limit'> = {},
+    options: CallOptions & ListAllOptions = {},
+  ): Promise<InterviewReport[]> {
     return listAll((page, limit) => this.listReports({ ...query, page, limit }, options), options);
   }
 
-  public async listAllInvites(query: Omit<ListQuery, 'page' | 'limit'> = {}, options: CallOptions & ListAllOptions = {}): Promise<CandidateInvite[]> {
+  public async listAllInvites(
+    query: Omit<ListQuery, 'page' | 'limit'> = {},
+    options: CallOptions & ListAllOptions = {},
+  ): Promise<CandidateInvite[]> {
     return listAll((page, limit) => this.listInvites({ ...query, page, limit }, options), options);
   }
 
@@ -194,7 +243,9 @@ export class InterviewServiceClient {
 
   private warnOnExtraLanguage(language: string | undefined): void {
     if (language !== undefined && !(INTERVIEW_LANGUAGES as readonly string[]).includes(language)) {
-      this.logger.warn('interview_language is outside the documented set; the connection opted into it', { interview_language: language });
+      this.logger.warn('interview_language is outside the documented set; the connection opted into it', {
+        interview_language: language,
+      });
     }
   }
 
@@ -209,7 +260,14 @@ export class InterviewServiceClient {
       let response: HttpResponse;
       try {
         response = await sendHttpRequest(
-          { url: url.toString(), method: spec.method, headers, body: spec.body === undefined ? undefined : JSON.stringify(spec.body), timeoutMs: this.timeoutMs, signal: spec.signal },
+          {
+            url: url.toString(),
+            method: spec.method,
+            headers,
+            body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+            timeoutMs: this.timeoutMs,
+            signal: spec.signal,
+          },
           this.fetchImpl,
         );
       } catch (error) {
@@ -223,7 +281,10 @@ export class InterviewServiceClient {
 
   private transportFailure(error: unknown, method: string): InterviewServiceError {
     if (error instanceof HttpTransportError && error.code === 'aborted') {
-      return new InterviewServiceError('unavailable', false, error.message, { cause: error, mayHaveSucceeded: method !== 'GET' });
+      return new InterviewServiceError('unavailable', false, error.message, {
+        cause: error,
+        mayHaveSucceeded: method !== 'GET',
+      });
     }
     return new UnavailableError((error as Error).message, { cause: error, mayHaveSucceeded: method !== 'GET' });
   }
@@ -238,19 +299,29 @@ export class InterviewServiceClient {
     if (response.status === 403) throw new ForbiddenError(serviceMessage || 'forbidden', context);
     if (response.status === 404) throw new NotFoundError(`${where}: ${serviceMessage || 'not found'}`, context);
     if (response.status === 429) {
-      throw new RateLimitedError(`${where}: rate limited`, { ...context, retryAfterMs: parseRetryAfter(response.headers) });
+      throw new RateLimitedError(`${where}: rate limited`, {
+        ...context,
+        retryAfterMs: parseRetryAfter(response.headers),
+      });
     }
     if (response.status >= 500) {
-      throw new UnavailableError(`${where}: service answered ${response.status}`, { ...context, mayHaveSucceeded: spec.method !== 'GET' });
+      throw new UnavailableError(`${where}: service answered ${response.status}`, {
+        ...context,
+        mayHaveSucceeded: spec.method !== 'GET',
+      });
     }
     if (response.status < 200 || response.status >= 300) {
       throw new InvalidRequestError(`${where}: ${serviceMessage || `service answered ${response.status}`}`, context);
     }
     if (!envelope.success) {
       const { field, message } = describeIssues(envelope.issues);
-      throw new MalformedResponseError(`${where}: response is not the {status, message, data} envelope: ${message}`, { ...context, field });
+      throw new MalformedResponseError(`${where}: response is not the {status, message, data} envelope: ${message}`, {
+        ...context,
+        field,
+      });
     }
-    if (!envelope.output.status) throw new InvalidRequestError(`${where}: ${serviceMessage || 'status false'}`, context);
+    if (!envelope.output.status)
+      throw new InvalidRequestError(`${where}: ${serviceMessage || 'status false'}`, context);
     if (!spec.data) return undefined as T;
     const data = v.safeParse(spec.data, envelope.output.data);
     if (!data.success) {

@@ -86,13 +86,20 @@ export class MalformedResponseError extends InterviewServiceError {
 
 export class PageLimitExceededError extends InterviewServiceError {
   public constructor(maxPages: number) {
-    super(ERROR_CODES.pageLimitExceeded, false, `listing stopped after ${maxPages} pages without reaching a short page`);
+    super(
+      ERROR_CODES.pageLimitExceeded,
+      false,
+      `listing stopped after ${maxPages} pages without reaching a short page`,
+    );
     this.name = 'PageLimitExceededError';
   }
 }
 
 /** `custom_question_list: custom_question_list allows at most 20 questions`; the first issue names the field. */
-export function describeIssues(issues: readonly v.BaseIssue<unknown>[], prefix = ''): { field: string; message: string } {
+export function describeIssues(
+  issues: readonly v.BaseIssue<unknown>[],
+  prefix = '',
+): { field: string; message: string } {
   const first = issues[0];
   if (!first) return { field: prefix || '(root)', message: 'invalid value' };
   const path = v.getDotPath(first);

@@ -12,7 +12,10 @@ export interface ListAllOptions {
  * Pages from 1 until a page shorter than `pageSize` (or empty): the service returns no total and no
  * has_more (facts "Behaviour"). Past `maxPages` it throws rather than return a list it knows is cut short.
  */
-export async function listAll<T>(fetchPage: (page: number, limit: number) => Promise<T[]>, options: ListAllOptions = {}): Promise<T[]> {
+export async function listAll<T>(
+  fetchPage: (page: number, limit: number) => Promise<T[]>,
+  options: ListAllOptions = {},
+): Promise<T[]> {
   const pageSize = options.pageSize ?? PAGINATION.pageSize;
   const maxPages = options.maxPages ?? PAGINATION.maxPages;
   const items: T[] = [];

@@ -36,20 +36,26 @@ export class SesMailer implements Mailer {
     const template = inviteTemplateFor(email.language);
     const result = await this.client
       .send(
-      new SendEmailCommand({
-        FromEmailAddress: email.from ?? this.defaultFrom,
-        Destination: { ToAddresses: [email.to] },
-        Content: {
-          Simple: {
-            Subject: { Data: template.subject(email.jobName), Charset: 'UTF-8' },
-            Body: { Text: { Data: template.body(email.candidateName || 'there', email.jobName, email.inviteUrl), Charset: 'UTF-8' } },
+        new SendEmailCommand({
+          FromEmailAddress: email.from ?? this.defaultFrom,
+          Destination: { ToAddresses: [email.to] },
+          Content: {
+            Simple: {
+              Subject: { Data: template.subject(email.jobName), Charset: 'UTF-8' },
+              Body: {
+                Text: {
+                  Data: template.body(email.candidateName || 'there', email.jobName, email.inviteUrl),
+                  Charset: 'UTF-8',
+                },
+              },
+            },
           },
-        },
-      }),
+        }),
       )
       .catch((error: unknown) => {
         // An answer from SES (throttling, a refused address) means nothing was sent; no answer means it may have been.
-        const answered = typeof (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 'number';
+        const answered =
+          typeof (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 'number';
         throw new MailerError((error as Error).name, answered, error);
       });
     return { messageId: result.MessageId ?? '' };

@@ -41,7 +41,9 @@ export function buildUpdate(options: {
     sets.push(`${name(field)} = if_not_exists(${name(field)}, :zero) + :one`);
   }
   const removes = (options.remove ?? []).map(name);
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : ''].filter(Boolean).join(' ');
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
   return {
     UpdateExpression: expression,
     ExpressionAttributeNames: names,

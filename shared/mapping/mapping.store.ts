@@ -14,7 +14,14 @@ import {
   type ScanCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { ApplicationClaimInput, ClaimApplicationResult, ClaimWriteBackResult, Lease, LeaseJobResult, MappingStore } from '../pipeline/ports';
+import type {
+  ApplicationClaimInput,
+  ClaimApplicationResult,
+  ClaimWriteBackResult,
+  Lease,
+  LeaseJobResult,
+  MappingStore,
+} from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from '../pipeline/records';
 import { MAPPING_TABLES, MAX_QUERY_PAGES, RETENTION_DEFAULTS } from './constants';
 import { LeaseLostError } from './errors';
@@ -33,7 +40,10 @@ export interface DynamoMappingStoreOptions {
 }
 
 const jobPk = (key: JobKey): string => `${key.connectionId}#${key.atsJobId}#${key.triggerId}`;
-const applicationKeyFields = (key: ApplicationKey): { pk: string; sk: string } => ({ pk: `${key.connectionId}#${key.atsApplicationId}`, sk: key.triggerId });
+const applicationKeyFields = (key: ApplicationKey): { pk: string; sk: string } => ({
+  pk: `${key.connectionId}#${key.atsApplicationId}`,
+  sk: key.triggerId,
+});
 const applicationKey = (key: ApplicationKey): Record<string, AttributeValue> => marshall(applicationKeyFields(key));
 const DAY_SECONDS = 86_400;
 
@@ -55,7 +65,11 @@ export class DynamoMappingStore implements MappingStore {
    * One transaction: the delivery is recorded and the application × trigger claimed when new. Only when the
    * claim exists (a retry after a crash, a duplicate) is a second request made, to take over an expired lease.
    */
-  public async claimApplication(delivery: { source: string; deliveryId: string; enqueueId: string }, input: ApplicationClaimInput, lease: Lease): Promise<ClaimApplicationResult> {
+  public async claimApplication(
+    delivery: { source: string; deliveryId: string; enqueueId: string },
+    input: ApplicationClaimInput,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
     const fields = {
       atsCandidateId: input.atsCandidateId,
       atsJobId: input.atsJobId,
@@ -65,7 +79,14 @@ export class DynamoMappingStore implements MappingStore {
       triggerId: input.triggerId,
       candidateEmail: input.candidateEmail,
     };
-    const fresh: ApplicationRecord = { ...fields, state: 'claimed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, createdAt: lease.now, updatedAt: lease.now };
+    const fresh: ApplicationRecord = {
+      ...fields,
+      state: 'claimed',
+      leaseOwner: lease.owner,
+      leaseUntil: lease.now + lease.durationMs,
+      createdAt: lease.now,
+      updatedAt: lease.now,
+    };
     try {
       await this.client.send(
         new TransactWriteItemsCommand({
@@ -73,7 +94,14 @@ export class DynamoMappingStore implements MappingStore {
             {
               Put: {
                 TableName: this.tables.events,
-                Item: marshall({ pk: `${delivery.source}#${delivery.deliveryId}`, kind: 'delivery', connectionId: input.connectionId, enqueueId: delivery.enqueueId, receivedAt: lease.now, [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.eventDays) }),
+                Item: marshall({
+                  pk: `${delivery.source}#${delivery.deliveryId}`,
+                  kind: 'delivery',
+                  connectionId: input.connectionId,
+                  enqueueId: delivery.enqueueId,
+                  receivedAt: lease.now,
+                  [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.eventDays),
+                }),
                 // The same message again (a retry or a DLQ redrive) may pass; another delivery of the same event may not.
                 ConditionExpression: 'attribute_not_exists(pk) OR enqueueId = :enqueueId',
                 ExpressionAttributeValues: marshall({ ':enqueueId': delivery.enqueueId }),
@@ -83,7 +111,12 @@ export class DynamoMappingStore implements MappingStore {
               Put: {
                 TableName: this.tables.applications,
                 Item: marshall(
-                  { ...applicationKeyFields(input), ...fresh, candidateKey: `${input.connectionId}#${input.atsCandidateId}`, [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.applicationDays) },
+                  {
+                    ...applicationKeyFields(input),
+                    ...fresh,
+                    candidateKey: `${input.connectionId}#${input.atsCandidateId}`,
+                    [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.applicationDays),
+                  },
                   { removeUndefinedValues: true },
                 ),
                 ConditionExpression: 'attribute_not_exists(pk)',
@@ -99,9 +132,12 @@ export class DynamoMappingStore implements MappingStore {
       const [deliveryReason, claimReason] = error.CancellationReasons ?? [];
       if (deliveryReason?.Code === 'ConditionalCheckFailed') return { kind: 'duplicate-delivery' };
       if (claimReason?.Code !== 'ConditionalCheckFailed') throw error;
-      const record = claimReason.Item ? (unmarshall(claimReason.Item) as ApplicationRecord) : await this.getApplication(input);
+      const record = claimReason.Item
+        ? (unmarshall(claimReason.Item) as ApplicationRecord)
+        : await this.getApplication(input);
       if (!record) throw error;
-      if (record.state === 'failed' && record.reportId === undefined) return this.reclaimFailedInvite(input, record, lease);
+      if (record.state === 'failed' && record.reportId === undefined)
+        return this.reclaimFailedInvite(input, record, lease);
       if (record.state !== 'claimed') return { kind: 'already-invited', record };
       if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now) return { kind: 'held-elsewhere', record };
       return this.takeOverClaim(input, record, lease);
@@ -113,10 +149,22 @@ export class DynamoMappingStore implements MappingStore {
    * enters the stage anew, after the cause is fixed: a new delivery, since the one that failed is recorded.
    * The steps it had done stay recorded and are skipped; `resumed` makes the worker look for its note first.
    */
-  private async reclaimFailedInvite(input: ApplicationClaimInput, previous: ApplicationRecord, lease: Lease): Promise<ClaimApplicationResult> {
+  private async reclaimFailedInvite(
+    input: ApplicationClaimInput,
+    previous: ApplicationRecord,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
     const update = withNames(
       buildUpdate({
-        set: { state: 'claimed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now, stageId: input.stageId, atsJobId: input.atsJobId, candidateEmail: input.candidateEmail },
+        set: {
+          state: 'claimed',
+          leaseOwner: lease.owner,
+          leaseUntil: lease.now + lease.durationMs,
+          updatedAt: lease.now,
+          stageId: input.stageId,
+          atsJobId: input.atsJobId,
+          candidateEmail: input.candidateEmail,
+        },
         remove: ['failureReason'],
         extraValues: { ':failed': 'failed' },
       }),
@@ -125,7 +173,13 @@ export class DynamoMappingStore implements MappingStore {
     );
     try {
       const result = await this.client.send(
-        new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(input), ...update, ConditionExpression: '#state = :failed AND attribute_not_exists(#reportId)', ReturnValues: 'ALL_NEW' }),
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(input),
+          ...update,
+          ConditionExpression: '#state = :failed AND attribute_not_exists(#reportId)',
+          ReturnValues: 'ALL_NEW',
+        }),
       );
       return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord, resumed: true };
     } catch (error) {
@@ -135,9 +189,16 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */
-  private async takeOverClaim(key: ApplicationKey, previous: ApplicationRecord, lease: Lease): Promise<ClaimApplicationResult> {
+  private async takeOverClaim(
+    key: ApplicationKey,
+    previous: ApplicationRecord,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
     const update = withNames(
-      buildUpdate({ set: { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now }, extraValues: { ':claimed': 'claimed', ':now': lease.now } }),
+      buildUpdate({
+        set: { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
+        extraValues: { ':claimed': 'claimed', ':now': lease.now },
+      }),
       'state',
       'leaseUntil',
     );
@@ -161,7 +222,16 @@ export class DynamoMappingStore implements MappingStore {
   public async recordInviteStep(
     key: ApplicationKey,
     owner: string,
-    step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailStartedAt?: number; clearEmailStart?: boolean; inviteEmailAt?: number; inviteEmailUncertain?: boolean; inviteNoteAt?: number; done: boolean },
+    step: {
+      interviewId: string;
+      candidateEmail?: string | undefined;
+      inviteEmailStartedAt?: number;
+      clearEmailStart?: boolean;
+      inviteEmailAt?: number;
+      inviteEmailUncertain?: boolean;
+      inviteNoteAt?: number;
+      done: boolean;
+    },
   ): Promise<void> {
     const update = buildUpdate({
       set: {
@@ -174,26 +244,58 @@ export class DynamoMappingStore implements MappingStore {
         updatedAt: Date.now(),
         ...(step.done ? { state: 'invited' } : {}),
       },
-      remove: [...(step.done ? ['leaseOwner', 'leaseUntil'] : []), ...(step.clearEmailStart ? ['inviteEmailStartedAt'] : [])],
+      remove: [
+        ...(step.done ? ['leaseOwner', 'leaseUntil'] : []),
+        ...(step.clearEmailStart ? ['inviteEmailStartedAt'] : []),
+      ],
       extraValues: { ':owner': owner },
     });
-    await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
+    await this.conditionalUpdate(
+      this.tables.applications,
+      applicationKey(key),
+      withNames(update, 'leaseOwner'),
+      '#leaseOwner = :owner',
+      `application ${key.atsApplicationId}`,
+    );
   }
 
   public async markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void> {
-    const update = buildUpdate({ set: { state: 'failed', failureReason: reason.slice(0, 500), updatedAt: Date.now() }, remove: ['leaseOwner', 'leaseUntil'], extraValues: { ':owner': owner } });
-    await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
+    const update = buildUpdate({
+      set: { state: 'failed', failureReason: reason.slice(0, 500), updatedAt: Date.now() },
+      remove: ['leaseOwner', 'leaseUntil'],
+      extraValues: { ':owner': owner },
+    });
+    await this.conditionalUpdate(
+      this.tables.applications,
+      applicationKey(key),
+      withNames(update, 'leaseOwner'),
+      '#leaseOwner = :owner',
+      `application ${key.atsApplicationId}`,
+    );
   }
 
   public async getJob(key: JobKey): Promise<JobRecord | undefined> {
-    const result = await this.client.send(new GetItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ConsistentRead: true }));
+    const result = await this.client.send(
+      new GetItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ConsistentRead: true }),
+    );
     return result.Item ? (unmarshall(result.Item) as JobRecord) : undefined;
   }
 
-  public async leaseJob(key: JobKey, details: { interviewName: string; templateHash: string }, lease: Lease): Promise<LeaseJobResult> {
+  public async leaseJob(
+    key: JobKey,
+    details: { interviewName: string; templateHash: string },
+    lease: Lease,
+  ): Promise<LeaseJobResult> {
     const update = withNames(
       buildUpdate({
-        set: { ...key, leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, interviewName: details.interviewName, templateHash: details.templateHash, updatedAt: lease.now },
+        set: {
+          ...key,
+          leaseOwner: lease.owner,
+          leaseUntil: lease.now + lease.durationMs,
+          interviewName: details.interviewName,
+          templateHash: details.templateHash,
+          updatedAt: lease.now,
+        },
         setIfMissing: { state: 'creating' },
         increment: ['createAttempts'],
         extraValues: { ':creating': 'creating', ':now': lease.now },
@@ -221,19 +323,42 @@ export class DynamoMappingStore implements MappingStore {
     }
   }
 
-  public async completeJob(key: JobKey, owner: string, interview: { interviewId: string; inviteUrl: string; templateHash: string }): Promise<JobRecord> {
-    const update = withNames(buildUpdate({ set: { ...interview, state: 'ready', updatedAt: Date.now() }, remove: ['leaseOwner', 'leaseUntil'], extraValues: { ':owner': owner } }), 'leaseOwner');
-    const attributes = await this.conditionalUpdate(this.tables.jobs, marshall({ pk: jobPk(key) }), update, '#leaseOwner = :owner', `job ${key.atsJobId}`);
+  public async completeJob(
+    key: JobKey,
+    owner: string,
+    interview: { interviewId: string; inviteUrl: string; templateHash: string },
+  ): Promise<JobRecord> {
+    const update = withNames(
+      buildUpdate({
+        set: { ...interview, state: 'ready', updatedAt: Date.now() },
+        remove: ['leaseOwner', 'leaseUntil'],
+        extraValues: { ':owner': owner },
+      }),
+      'leaseOwner',
+    );
+    const attributes = await this.conditionalUpdate(
+      this.tables.jobs,
+      marshall({ pk: jobPk(key) }),
+      update,
+      '#leaseOwner = :owner',
+      `job ${key.atsJobId}`,
+    );
     return unmarshall(attributes) as JobRecord;
   }
 
   public async recordJobTemplate(key: JobKey, templateHash: string): Promise<void> {
     const update = buildUpdate({ set: { templateHash, updatedAt: Date.now() } });
-    await this.client.send(new UpdateItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ...update }));
+    await this.client.send(
+      new UpdateItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ...update }),
+    );
   }
 
   public listJobs(connectionId: string): Promise<JobRecord[]> {
-    return this.scanAll<JobRecord>({ TableName: this.tables.jobs, FilterExpression: 'connectionId = :c', ExpressionAttributeValues: marshall({ ':c': connectionId }) });
+    return this.scanAll<JobRecord>({
+      TableName: this.tables.jobs,
+      FilterExpression: 'connectionId = :c',
+      ExpressionAttributeValues: marshall({ ':c': connectionId }),
+    });
   }
 
   /** Applications refused for good, of one connection or all (`npm run ops -- failed`). */
@@ -242,15 +367,25 @@ export class DynamoMappingStore implements MappingStore {
       TableName: this.tables.applications,
       FilterExpression: connectionId ? '#state = :failed AND connectionId = :c' : '#state = :failed',
       ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: marshall(connectionId ? { ':failed': 'failed', ':c': connectionId } : { ':failed': 'failed' }),
+      ExpressionAttributeValues: marshall(
+        connectionId ? { ':failed': 'failed', ':c': connectionId } : { ':failed': 'failed' },
+      ),
     });
   }
 
   public findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]> {
-    return this.queryAll({ TableName: this.tables.applications, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: marshall({ ':pk': `${connectionId}#${atsApplicationId}` }), ConsistentRead: true });
+    return this.queryAll({
+      TableName: this.tables.applications,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: marshall({ ':pk': `${connectionId}#${atsApplicationId}` }),
+      ConsistentRead: true,
+    });
   }
 
-  public async findApplicationByInterview(interviewId: string, candidateEmail: string): Promise<ApplicationRecord | undefined> {
+  public async findApplicationByInterview(
+    interviewId: string,
+    candidateEmail: string,
+  ): Promise<ApplicationRecord | undefined> {
     const { name, partitionKey, sortKey } = MAPPING_TABLES.applications.interviewIndex;
     const found = await this.queryAll({
       TableName: this.tables.applications,
@@ -263,13 +398,30 @@ export class DynamoMappingStore implements MappingStore {
 
   public listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]> {
     const { name, partitionKey } = MAPPING_TABLES.applications.interviewIndex;
-    return this.queryAll({ TableName: this.tables.applications, IndexName: name, KeyConditionExpression: `${partitionKey} = :i`, ExpressionAttributeValues: marshall({ ':i': interviewId }) });
+    return this.queryAll({
+      TableName: this.tables.applications,
+      IndexName: name,
+      KeyConditionExpression: `${partitionKey} = :i`,
+      ExpressionAttributeValues: marshall({ ':i': interviewId }),
+    });
   }
 
-  public async claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease, reportCandidateId?: string): Promise<ClaimWriteBackResult> {
+  public async claimWriteBack(
+    key: ApplicationKey,
+    reportId: string,
+    lease: Lease,
+    reportCandidateId?: string,
+  ): Promise<ClaimWriteBackResult> {
     const update = withNames(
       buildUpdate({
-        set: { reportId, reportCandidateId, state: 'completed', leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
+        set: {
+          reportId,
+          reportCandidateId,
+          state: 'completed',
+          leaseOwner: lease.owner,
+          leaseUntil: lease.now + lease.durationMs,
+          updatedAt: lease.now,
+        },
         increment: ['writeBackAttempts'],
         extraValues: { ':claimed': 'claimed', ':invited': 'invited', ':completed': 'completed', ':now': lease.now },
       }),
@@ -291,7 +443,13 @@ export class DynamoMappingStore implements MappingStore {
       return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const record = (error.Item ? unmarshall(error.Item) : (await this.findApplicationsByAtsId(key.connectionId, key.atsApplicationId)).find((r) => r.triggerId === key.triggerId)) as ApplicationRecord | undefined;
+      const record = (
+        error.Item
+          ? unmarshall(error.Item)
+          : (await this.findApplicationsByAtsId(key.connectionId, key.atsApplicationId)).find(
+              (r) => r.triggerId === key.triggerId,
+            )
+      ) as ApplicationRecord | undefined;
       if (!record) throw error;
       if (record.reportId !== reportId) return { kind: 'other-report', record };
       return record.state === 'written_back' ? { kind: 'done', record } : { kind: 'busy', record };
@@ -303,10 +461,24 @@ export class DynamoMappingStore implements MappingStore {
    * `completed` with no lease, so the next claim of its report resumes the steps not yet recorded.
    */
   public async reopenFailedWriteBack(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
-    const update = withNames(buildUpdate({ set: { state: 'completed', updatedAt: Date.now() }, remove: ['failureReason', 'leaseOwner', 'leaseUntil'], extraValues: { ':failed': 'failed' } }), 'state', 'reportId');
+    const update = withNames(
+      buildUpdate({
+        set: { state: 'completed', updatedAt: Date.now() },
+        remove: ['failureReason', 'leaseOwner', 'leaseUntil'],
+        extraValues: { ':failed': 'failed' },
+      }),
+      'state',
+      'reportId',
+    );
     try {
       const result = await this.client.send(
-        new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ...update, ConditionExpression: '#state = :failed AND attribute_exists(#reportId)', ReturnValues: 'ALL_NEW' }),
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression: '#state = :failed AND attribute_exists(#reportId)',
+          ReturnValues: 'ALL_NEW',
+        }),
       );
       return unmarshall(result.Attributes ?? {}) as ApplicationRecord;
     } catch (error) {
@@ -315,10 +487,31 @@ export class DynamoMappingStore implements MappingStore {
     }
   }
 
-  public async recordWriteBackStep(key: ApplicationKey, owner: string, step: { reportNoteId?: string; reportNoteAt?: number; movedToStageId?: string; movedAt?: number; flaggedForReview?: boolean; done: boolean }): Promise<void> {
+  public async recordWriteBackStep(
+    key: ApplicationKey,
+    owner: string,
+    step: {
+      reportNoteId?: string;
+      reportNoteAt?: number;
+      movedToStageId?: string;
+      movedAt?: number;
+      flaggedForReview?: boolean;
+      done: boolean;
+    },
+  ): Promise<void> {
     const { done, ...fields } = step;
-    const update = buildUpdate({ set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) }, remove: done ? ['leaseOwner', 'leaseUntil'] : [], extraValues: { ':owner': owner } });
-    await this.conditionalUpdate(this.tables.applications, applicationKey(key), withNames(update, 'leaseOwner'), '#leaseOwner = :owner', `application ${key.atsApplicationId}`);
+    const update = buildUpdate({
+      set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) },
+      remove: done ? ['leaseOwner', 'leaseUntil'] : [],
+      extraValues: { ':owner': owner },
+    });
+    await this.conditionalUpdate(
+      this.tables.applications,
+      applicationKey(key),
+      withNames(update, 'leaseOwner'),
+      '#leaseOwner = :owner',
+      `application ${key.atsApplicationId}`,
+    );
   }
 
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
@@ -326,7 +519,13 @@ export class DynamoMappingStore implements MappingStore {
       await this.client.send(
         new PutItemCommand({
           TableName: this.tables.events,
-          Item: marshall({ pk: `replay#${connectionId}#${key}`, kind: 'replay-key', connectionId, seenAt: now, [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + ttlSeconds }),
+          Item: marshall({
+            pk: `replay#${connectionId}#${key}`,
+            kind: 'replay-key',
+            connectionId,
+            seenAt: now,
+            [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + ttlSeconds,
+          }),
           // TTL deletion lags; an expired key counts as unseen.
           ConditionExpression: 'attribute_not_exists(pk) OR #expiresAt < :nowSeconds',
           ExpressionAttributeNames: { '#expiresAt': MAPPING_TABLES.ttlAttribute },
@@ -341,19 +540,34 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
-    await this.client.send(new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }));
+    await this.client.send(
+      new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }),
+    );
   }
 
   /** Deletes every application record of the candidate (found by the candidate index and by the ids given). */
-  public async purgeCandidate(connectionId: string, atsCandidateId: string, atsApplicationIds: readonly string[] = []): Promise<{ applications: number }> {
+  public async purgeCandidate(
+    connectionId: string,
+    atsCandidateId: string,
+    atsApplicationIds: readonly string[] = [],
+  ): Promise<{ applications: number }> {
     const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
-    const byCandidate = await this.queryAll({ TableName: this.tables.applications, IndexName: name, KeyConditionExpression: `${partitionKey} = :c`, ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }) });
-    const byId = (await Promise.all(atsApplicationIds.map((id) => this.findApplicationsByAtsId(connectionId, id)))).flat();
+    const byCandidate = await this.queryAll({
+      TableName: this.tables.applications,
+      IndexName: name,
+      KeyConditionExpression: `${partitionKey} = :c`,
+      ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
+    });
+    const byId = (
+      await Promise.all(atsApplicationIds.map((id) => this.findApplicationsByAtsId(connectionId, id)))
+    ).flat();
     // The candidate index projects keys only: delete by the table's own key.
-    const keys = new Map([...byCandidate, ...byId].map((r) => {
-      const { pk, sk } = r as unknown as { pk: string; sk: string };
-      return [`${pk}|${sk}`, { pk, sk }] as const;
-    }));
+    const keys = new Map(
+      [...byCandidate, ...byId].map((r) => {
+        const { pk, sk } = r as unknown as { pk: string; sk: string };
+        return [`${pk}|${sk}`, { pk, sk }] as const;
+      }),
+    );
     for (const key of keys.values()) {
       await this.client.send(new DeleteItemCommand({ TableName: this.tables.applications, Key: marshall(key) }));
     }
@@ -361,31 +575,71 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   public async unparkReport(connectionId: string, reportId: string): Promise<void> {
-    await this.client.send(new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }) }));
+    await this.client.send(
+      new DeleteItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
+      }),
+    );
   }
 
   public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {
-    const result = await this.client.send(new GetItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }), ProjectionExpression: 'pk' }));
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
+        ProjectionExpression: 'pk',
+      }),
+    );
     return result.Item !== undefined;
   }
 
-  public async parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void> {
+  public async parkUnmatchedReport(
+    connectionId: string,
+    report: { reportId: string; interviewId: string; candidateId: string },
+    reason: string,
+    now: number,
+  ): Promise<void> {
     await this.client.send(
       new PutItemCommand({
         TableName: this.tables.events,
-        Item: marshall({ pk: `unmatched#${connectionId}#${report.reportId}`, kind: 'unmatched-report', connectionId, ...report, reason, parkedAt: now, [MAPPING_TABLES.ttlAttribute]: this.expiry(now, this.eventDays) }),
+        Item: marshall({
+          pk: `unmatched#${connectionId}#${report.reportId}`,
+          kind: 'unmatched-report',
+          connectionId,
+          ...report,
+          reason,
+          parkedAt: now,
+          [MAPPING_TABLES.ttlAttribute]: this.expiry(now, this.eventDays),
+        }),
       }),
     );
   }
 
   public async getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
-    const result = await this.client.send(new GetItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ConsistentRead: true }));
+    const result = await this.client.send(
+      new GetItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ConsistentRead: true }),
+    );
     return result.Item ? (unmarshall(result.Item) as ApplicationRecord) : undefined;
   }
 
-  private async conditionalUpdate(table: string, key: Record<string, AttributeValue>, update: ReturnType<typeof buildUpdate>, condition: string, what: string): Promise<Record<string, AttributeValue>> {
+  private async conditionalUpdate(
+    table: string,
+    key: Record<string, AttributeValue>,
+    update: ReturnType<typeof buildUpdate>,
+    condition: string,
+    what: string,
+  ): Promise<Record<string, AttributeValue>> {
     try {
-      const result = await this.client.send(new UpdateItemCommand({ TableName: table, Key: key, ...update, ConditionExpression: condition, ReturnValues: 'ALL_NEW' }));
+      const result = await this.client.send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: key,
+          ...update,
+          ConditionExpression: condition,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
       return result.Attributes ?? {};
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) throw new LeaseLostError(what);
@@ -394,7 +648,9 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   private queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
-    return this.allPages<ApplicationRecord>((startKey) => this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })));
+    return this.allPages<ApplicationRecord>((startKey) =>
+      this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })),
+    );
   }
 
   private scanAll<T>(input: ScanCommandInput): Promise<T[]> {
@@ -402,7 +658,11 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   /** Every page of a Query or Scan, up to MAX_QUERY_PAGES of them. */
-  private async allPages<T>(page: (startKey: Record<string, AttributeValue> | undefined) => Promise<{ Items?: Record<string, AttributeValue>[]; LastEvaluatedKey?: Record<string, AttributeValue> }>): Promise<T[]> {
+  private async allPages<T>(
+    page: (
+      startKey: Record<string, AttributeValue> | undefined,
+    ) => Promise<{ Items?: Record<string, AttributeValue>[]; LastEvaluatedKey?: Record<string, AttributeValue> }>,
+  ): Promise<T[]> {
     const items: T[] = [];
     let startKey: Record<string, AttributeValue> | undefined;
     for (let n = 0; n < MAX_QUERY_PAGES; n++) {

@@ -10,9 +10,16 @@ export interface CandidateDeletedResult {
  * The ATS deleted or anonymised a candidate: every record the connector holds about them goes. The events
  * table holds delivery ids and report ids only, no personal data; queued messages expire with the queue.
  */
-export async function handleCandidateDeleted(message: Pick<CandidateDeletedMessage, 'connectionId' | 'atsCandidateId' | 'atsApplicationIds'>, deps: Pick<PipelineDependencies, 'store' | 'logger' | 'contextFor'>): Promise<CandidateDeletedResult> {
+export async function handleCandidateDeleted(
+  message: Pick<CandidateDeletedMessage, 'connectionId' | 'atsCandidateId' | 'atsApplicationIds'>,
+  deps: Pick<PipelineDependencies, 'store' | 'logger' | 'contextFor'>,
+): Promise<CandidateDeletedResult> {
   if (!(await deps.contextFor(message.connectionId))) return { outcome: 'unknown-connection', applications: 0 };
-  const removed = await deps.store.purgeCandidate(message.connectionId, message.atsCandidateId, message.atsApplicationIds);
+  const removed = await deps.store.purgeCandidate(
+    message.connectionId,
+    message.atsCandidateId,
+    message.atsApplicationIds,
+  );
   deps.logger.info('candidate purged', { connectionId: message.connectionId, applications: removed.applications });
   return { outcome: 'purged', ...removed };
 }

@@ -30,4 +30,5 @@ export const WORKER_TIMING = {
   reportNotFoundReceives: 3,
 } as const;
 
-export const visibilityTimeoutSeconds = (): number => WORKER_TIMING.workerTimeoutSeconds * WORKER_TIMING.visibilityTimeoutMultiplier;
+export const visibilityTimeoutSeconds = (): number =>
+  WORKER_TIMING.workerTimeoutSeconds * WORKER_TIMING.visibilityTimeoutMultiplier;

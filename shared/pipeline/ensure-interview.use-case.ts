@@ -2,7 +2,13 @@ import type { Trigger } from '../config';
 import { WORKER_TIMING } from './constants';
 import { InterviewNotReadyError } from './errors';
 import { afterSideEffect } from './fault-injection';
-import { createInputFor, fullUpdateInputFor, interviewNameFor, templateHash, updateOnlyInputFor } from './interview-template';
+import {
+  createInputFor,
+  fullUpdateInputFor,
+  interviewNameFor,
+  templateHash,
+  updateOnlyInputFor,
+} from './interview-template';
 import type { ConnectionContext, MappingStore, PipelineLogger } from './ports';
 import type { JobKey, JobRecord } from './records';
 
@@ -34,7 +40,12 @@ export function clearInterviewCache(): void {
  * wait for it. A creator that takes over an expired lease first looks the interview up by its unique name,
  * since the earlier creator may have created it and stopped before recording it.
  */
-export async function ensureInterviewForTrigger(context: ConnectionContext, trigger: Trigger, job: { atsJobId: string; jobName?: string | undefined }, deps: EnsureInterviewDependencies): Promise<ReadyInterview> {
+export async function ensureInterviewForTrigger(
+  context: ConnectionContext,
+  trigger: Trigger,
+  job: { atsJobId: string; jobName?: string | undefined },
+  deps: EnsureInterviewDependencies,
+): Promise<ReadyInterview> {
   const key: JobKey = { connectionId: context.connection.id, atsJobId: job.atsJobId, triggerId: trigger.id };
   const cacheKey = `${key.connectionId}#${key.atsJobId}#${key.triggerId}`;
   const interviewName = interviewNameFor(context.connection, trigger, job);
@@ -43,24 +54,37 @@ export async function ensureInterviewForTrigger(context: ConnectionContext, trig
   if (cached?.templateHash === hash) return cached;
 
   const existing = await deps.store.getJob(key);
-  if (existing?.state === 'ready') return remember(cacheKey, await refreshTemplate(context, trigger, key, existing, interviewName, hash, deps));
+  if (existing?.state === 'ready')
+    return remember(cacheKey, await refreshTemplate(context, trigger, key, existing, interviewName, hash, deps));
 
   const owner = deps.newOwner();
   const leaseMs = deps.leaseMs ?? WORKER_TIMING.jobLeaseMs;
-  const lease = await deps.store.leaseJob(key, { interviewName, templateHash: hash }, { owner, now: deps.now(), durationMs: leaseMs });
-  if (lease.kind === 'ready') return remember(cacheKey, await refreshTemplate(context, trigger, key, lease.record, interviewName, hash, deps));
-  if (lease.kind === 'busy') return remember(cacheKey, await waitForReady(key, cacheKey, deps, lease.record.leaseUntil));
+  const lease = await deps.store.leaseJob(
+    key,
+    { interviewName, templateHash: hash },
+    { owner, now: deps.now(), durationMs: leaseMs },
+  );
+  if (lease.kind === 'ready')
+    return remember(cacheKey, await refreshTemplate(context, trigger, key, lease.record, interviewName, hash, deps));
+  if (lease.kind === 'busy')
+    return remember(cacheKey, await waitForReady(key, cacheKey, deps, lease.record.leaseUntil));
 
   let interview: ReadyInterview | undefined;
   if (lease.record.createAttempts > 1) {
     const found = await context.interviews.findInterviewsByName(interviewName, { signal: deps.signal });
     if (found[0]?.invite_url) {
       interview = { interviewId: found[0].interview_id, inviteUrl: found[0].invite_url };
-      deps.logger.warn('adopted an interview created by an earlier attempt', { jobKey: cacheKey, interviewId: interview.interviewId, matches: found.length });
+      deps.logger.warn('adopted an interview created by an earlier attempt', {
+        jobKey: cacheKey,
+        interviewId: interview.interviewId,
+        matches: found.length,
+      });
     }
   }
   if (!interview) {
-    const created = await context.interviews.createInterview(createInputFor(trigger, interviewName), { signal: deps.signal });
+    const created = await context.interviews.createInterview(createInputFor(trigger, interviewName), {
+      signal: deps.signal,
+    });
     afterSideEffect('interview-created', cacheKey);
     interview = { interviewId: created.interview_id, inviteUrl: created.invite_url };
     deps.logger.info('interview created', { jobKey: cacheKey, interviewId: interview.interviewId });
@@ -71,22 +95,44 @@ export async function ensureInterviewForTrigger(context: ConnectionContext, trig
   return remember(cacheKey, record);
 }
 
-function remember(cacheKey: string, record: Pick<JobRecord, 'interviewId' | 'inviteUrl' | 'templateHash'>): ReadyInterview {
-  const ready = { interviewId: record.interviewId as string, inviteUrl: record.inviteUrl as string, templateHash: record.templateHash };
+function remember(
+  cacheKey: string,
+  record: Pick<JobRecord, 'interviewId' | 'inviteUrl' | 'templateHash'>,
+): ReadyInterview {
+  const ready = {
+    interviewId: record.interviewId as string,
+    inviteUrl: record.inviteUrl as string,
+    templateHash: record.templateHash,
+  };
   readyCache.set(cacheKey, ready);
   return ready;
 }
 
 /** A trigger whose template changed since the interview was made updates it in place (PUT), never makes another. */
-async function refreshTemplate(context: ConnectionContext, trigger: Trigger, key: JobKey, record: JobRecord, interviewName: string, hash: string, deps: EnsureInterviewDependencies): Promise<JobRecord> {
+async function refreshTemplate(
+  context: ConnectionContext,
+  trigger: Trigger,
+  key: JobKey,
+  record: JobRecord,
+  interviewName: string,
+  hash: string,
+  deps: EnsureInterviewDependencies,
+): Promise<JobRecord> {
   if (record.templateHash === hash) return record;
-  await context.interviews.updateInterview(record.interviewId as string, fullUpdateInputFor(trigger, interviewName), { signal: deps.signal });
+  await context.interviews.updateInterview(record.interviewId as string, fullUpdateInputFor(trigger, interviewName), {
+    signal: deps.signal,
+  });
   await deps.store.recordJobTemplate(key, hash);
   deps.logger.info('interview template updated', { interviewId: record.interviewId });
   return { ...record, templateHash: hash };
 }
 
-async function waitForReady(key: JobKey, cacheKey: string, deps: EnsureInterviewDependencies, creatorLeaseUntil: number | undefined): Promise<JobRecord> {
+async function waitForReady(
+  key: JobKey,
+  cacheKey: string,
+  deps: EnsureInterviewDependencies,
+  creatorLeaseUntil: number | undefined,
+): Promise<JobRecord> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   // Never wait past this invocation's own lease: SQS retries the message later instead.
   const deadline = deps.now() + Math.min(WORKER_TIMING.jobWaitMs, (deps.leaseMs ?? WORKER_TIMING.jobLeaseMs) / 2);
@@ -95,5 +141,8 @@ async function waitForReady(key: JobKey, cacheKey: string, deps: EnsureInterview
     const record = await deps.store.getJob(key);
     if (record?.state === 'ready') return record;
   }
-  throw new InterviewNotReadyError(cacheKey, creatorLeaseUntil === undefined ? undefined : Math.max(1000, creatorLeaseUntil - deps.now()));
+  throw new InterviewNotReadyError(
+    cacheKey,
+    creatorLeaseUntil === undefined ? undefined : Math.max(1000, creatorLeaseUntil - deps.now()),
+  );
 }

@@ -1,5 +1,10 @@
 /** The outward side effects, each followed by a write that records it. */
-export type SideEffectPoint = 'interview-created' | 'invite-emailed' | 'invite-note-posted' | 'report-note-posted' | 'stage-moved';
+export type SideEffectPoint =
+  | 'interview-created'
+  | 'invite-emailed'
+  | 'invite-note-posted'
+  | 'report-note-posted'
+  | 'stage-moved';
 
 /**
  * A seam for the chaos run (`npm run chaos`), empty in production: called right after an outward side effect

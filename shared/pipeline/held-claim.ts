@@ -7,7 +7,12 @@ import type { ApplicationKey, ApplicationRecord } from './records';
  * true when that worker finished (the message can be acknowledged), false when it still holds it or its lease
  * ran out (the message must come back later).
  */
-export async function waitForHolder(deps: PipelineDependencies, key: ApplicationKey, finished: (record: ApplicationRecord) => boolean, leaseMs: number): Promise<boolean> {
+export async function waitForHolder(
+  deps: PipelineDependencies,
+  key: ApplicationKey,
+  finished: (record: ApplicationRecord) => boolean,
+  leaseMs: number,
+): Promise<boolean> {
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const deadline = now() + Math.min(WORKER_TIMING.heldClaimWaitMs, leaseMs / 2);

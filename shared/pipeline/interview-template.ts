@@ -6,8 +6,14 @@ import type { CreateInterviewInput, UpdateInterviewInput } from '../interview-se
  * The interview's name carries a reference unique to connection × job × trigger. The service has no
  * idempotency, so after a create whose answer was lost this name is how the interview is found again.
  */
-export function interviewNameFor(connection: Connection, trigger: Trigger, job: { atsJobId: string; jobName?: string | undefined }): string {
-  const title = trigger.interview.namePattern.replaceAll('{jobName}', job.jobName ?? `Job ${job.atsJobId}`).replaceAll('{jobId}', job.atsJobId);
+export function interviewNameFor(
+  connection: Connection,
+  trigger: Trigger,
+  job: { atsJobId: string; jobName?: string | undefined },
+): string {
+  const title = trigger.interview.namePattern
+    .replaceAll('{jobName}', job.jobName ?? `Job ${job.atsJobId}`)
+    .replaceAll('{jobId}', job.atsJobId);
   return `${title} (ref ${connection.id}/${job.atsJobId}/${trigger.id})`;
 }
 
@@ -28,7 +34,12 @@ export function updateOnlyInputFor(trigger: Trigger): UpdateInterviewInput | und
   return {
     ...(skills.length ? { skills } : {}),
     ...(codingRound
-      ? { is_coding_round_required: codingRound.required, only_coding_round: codingRound.only, selected_coding_language: codingRound.language, ...(codingRound.details ? { coding_exercise_details: codingRound.details } : {}) }
+      ? {
+          is_coding_round_required: codingRound.required,
+          only_coding_round: codingRound.only,
+          selected_coding_language: codingRound.language,
+          ...(codingRound.details ? { coding_exercise_details: codingRound.details } : {}),
+        }
       : {}),
   };
 }
@@ -39,5 +50,8 @@ export function fullUpdateInputFor(trigger: Trigger, interviewName: string): Upd
 }
 
 export function templateHash(trigger: Trigger, interviewName: string): string {
-  return createHash('sha256').update(JSON.stringify(fullUpdateInputFor(trigger, interviewName))).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(JSON.stringify(fullUpdateInputFor(trigger, interviewName)))
+    .digest('hex')
+    .slice(0, 32);
 }

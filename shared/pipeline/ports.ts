@@ -11,7 +11,10 @@ export type ClaimApplicationResult =
   | { kind: 'held-elsewhere'; record: ApplicationRecord }
   | { kind: 'already-invited'; record: ApplicationRecord };
 
-export type LeaseJobResult = { kind: 'leased'; record: JobRecord } | { kind: 'ready'; record: JobRecord } | { kind: 'busy'; record: JobRecord };
+export type LeaseJobResult =
+  | { kind: 'leased'; record: JobRecord }
+  | { kind: 'ready'; record: JobRecord }
+  | { kind: 'busy'; record: JobRecord };
 
 export type ClaimWriteBackResult =
   | { kind: 'claimed'; record: ApplicationRecord }
@@ -35,20 +38,41 @@ export interface Lease {
 /** The mapping tables (DynamoDB in every environment; the only code that speaks it lives in shared/mapping). */
 export interface MappingStore {
   /** Records the delivery and claims application × trigger in one write; duplicates and held claims are values. */
-  claimApplication(delivery: { source: string; deliveryId: string; enqueueId: string }, input: ApplicationClaimInput, lease: Lease): Promise<ClaimApplicationResult>;
+  claimApplication(
+    delivery: { source: string; deliveryId: string; enqueueId: string },
+    input: ApplicationClaimInput,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult>;
   /** Records invite steps; the last one moves the application to `invited`. Conditional on holding the lease. */
   recordInviteStep(
     key: ApplicationKey,
     owner: string,
-    step: { interviewId: string; candidateEmail?: string | undefined; inviteEmailStartedAt?: number; clearEmailStart?: boolean; inviteEmailAt?: number; inviteEmailUncertain?: boolean; inviteNoteAt?: number; done: boolean },
+    step: {
+      interviewId: string;
+      candidateEmail?: string | undefined;
+      inviteEmailStartedAt?: number;
+      clearEmailStart?: boolean;
+      inviteEmailAt?: number;
+      inviteEmailUncertain?: boolean;
+      inviteNoteAt?: number;
+      done: boolean;
+    },
   ): Promise<void>;
 
   /** A permanent failure (the ATS or the service refused): visible to ops, not retried. */
   markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void>;
 
   getJob(key: JobKey): Promise<JobRecord | undefined>;
-  leaseJob(key: JobKey, details: { interviewName: string; templateHash: string }, lease: Lease): Promise<LeaseJobResult>;
-  completeJob(key: JobKey, owner: string, interview: { interviewId: string; inviteUrl: string; templateHash: string }): Promise<JobRecord>;
+  leaseJob(
+    key: JobKey,
+    details: { interviewName: string; templateHash: string },
+    lease: Lease,
+  ): Promise<LeaseJobResult>;
+  completeJob(
+    key: JobKey,
+    owner: string,
+    interview: { interviewId: string; inviteUrl: string; templateHash: string },
+  ): Promise<JobRecord>;
   recordJobTemplate(key: JobKey, templateHash: string): Promise<void>;
   listJobs(connectionId: string): Promise<JobRecord[]>;
 
@@ -56,16 +80,41 @@ export interface MappingStore {
   findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]>;
   findApplicationByInterview(interviewId: string, candidateEmail: string): Promise<ApplicationRecord | undefined>;
   listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]>;
-  claimWriteBack(key: ApplicationKey, reportId: string, lease: Lease, reportCandidateId?: string): Promise<ClaimWriteBackResult>;
-  recordWriteBackStep(key: ApplicationKey, owner: string, step: { reportNoteId?: string; reportNoteAt?: number; movedToStageId?: string; movedAt?: number; flaggedForReview?: boolean; done: boolean }): Promise<void>;
+  claimWriteBack(
+    key: ApplicationKey,
+    reportId: string,
+    lease: Lease,
+    reportCandidateId?: string,
+  ): Promise<ClaimWriteBackResult>;
+  recordWriteBackStep(
+    key: ApplicationKey,
+    owner: string,
+    step: {
+      reportNoteId?: string;
+      reportNoteAt?: number;
+      movedToStageId?: string;
+      movedAt?: number;
+      flaggedForReview?: boolean;
+      done: boolean;
+    },
+  ): Promise<void>;
   /** Records a webhook replay key (Lever's token); false when it was seen before and has not expired. */
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */
   forgetReplayKey(connectionId: string, key: string): Promise<void>;
   isReportParked(connectionId: string, reportId: string): Promise<boolean>;
   unparkReport(connectionId: string, reportId: string): Promise<void>;
-  purgeCandidate(connectionId: string, atsCandidateId: string, atsApplicationIds?: readonly string[]): Promise<{ applications: number }>;
-  parkUnmatchedReport(connectionId: string, report: { reportId: string; interviewId: string; candidateId: string }, reason: string, now: number): Promise<void>;
+  purgeCandidate(
+    connectionId: string,
+    atsCandidateId: string,
+    atsApplicationIds?: readonly string[],
+  ): Promise<{ applications: number }>;
+  parkUnmatchedReport(
+    connectionId: string,
+    report: { reportId: string; interviewId: string; candidateId: string },
+    reason: string,
+    now: number,
+  ): Promise<void>;
 }
 
 export interface InviteEmail {
@@ -103,7 +152,10 @@ export interface ConnectionContext {
   connection: Connection;
   secrets: ConnectionSecrets;
   ats: AtsAdapter;
-  interviews: Pick<InterviewServiceClient, 'createInterview' | 'updateInterview' | 'findInterviewsByName' | 'listReports' | 'listAllReports'>;
+  interviews: Pick<
+    InterviewServiceClient,
+    'createInterview' | 'updateInterview' | 'findInterviewsByName' | 'listReports' | 'listAllReports'
+  >;
 }
 
 export interface PipelineLogger {

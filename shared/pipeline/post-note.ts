@@ -5,7 +5,12 @@ import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
  * note is looked up by its marker at once, and posted again only when it is not there. A second lost answer
  * goes up to SQS; the retry looks again before posting.
  */
-export async function postNoteOnce(ats: AtsAdapter, target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+export async function postNoteOnce(
+  ats: AtsAdapter,
+  target: ApplicationRef,
+  note: AtsNote,
+  signal?: AbortSignal,
+): Promise<{ noteId: string }> {
   try {
     return await ats.postNote(target, note, signal);
   } catch (error) {

@@ -18,26 +18,52 @@ const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed',
  * report that matches no application and is not parked yet (the worker parks it, with its reason). The caller
  * enqueues them; the write-back worker's claims make a report found twice harmless.
  */
-export async function reconcileConnection(connectionId: string, deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'>, signal?: AbortSignal): Promise<ReconcileResult> {
+export async function reconcileConnection(
+  connectionId: string,
+  deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'>,
+  signal?: AbortSignal,
+): Promise<ReconcileResult> {
   const result: ReconcileResult = { connectionId, interviewsChecked: 0, reportsFound: 0, enqueued: [] };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
   const since = (deps.now ?? Date.now)() - WORKER_TIMING.reconcileWindowMs;
   const jobs = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
   for (const job of jobs) {
-    const applications = (await deps.store.listApplicationsByInterview(job.interviewId as string)).filter((a) => a.connectionId === connectionId);
+    const applications = (await deps.store.listApplicationsByInterview(job.interviewId as string)).filter(
+      (a) => a.connectionId === connectionId,
+    );
     const active = job.updatedAt >= since || applications.some((a) => OPEN_STATES.has(a.state) || a.updatedAt >= since);
     if (!active) continue;
     result.interviewsChecked++;
-    const reports = await listAll((page, limit) => context.interviews.listReports({ interview_id: job.interviewId, page, limit }, { signal }));
+    const reports = await listAll((page, limit) =>
+      context.interviews.listReports({ interview_id: job.interviewId, page, limit }, { signal }),
+    );
     result.reportsFound += reports.length;
     for (const report of reports) {
       const email = normaliseEmail(report.candidate_email_id);
-      const application = applications.find((a) => (report.ats_job_application_id && a.atsApplicationId === report.ats_job_application_id) || a.candidateEmail === email);
-      const pending = application ? OPEN_STATES.has(application.state) : !(await deps.store.isReportParked(connectionId, report.report_id));
-      if (pending) result.enqueued.push({ connectionId, reportId: report.report_id, interviewId: report.interview_id, candidateId: report.candidate_id, source: 'reconciler' });
+      const application = applications.find(
+        (a) =>
+          (report.ats_job_application_id && a.atsApplicationId === report.ats_job_application_id) ||
+          a.candidateEmail === email,
+      );
+      const pending = application
+        ? OPEN_STATES.has(application.state)
+        : !(await deps.store.isReportParked(connectionId, report.report_id));
+      if (pending)
+        result.enqueued.push({
+          connectionId,
+          reportId: report.report_id,
+          interviewId: report.interview_id,
+          candidateId: report.candidate_id,
+          source: 'reconciler',
+        });
     }
   }
-  deps.logger.info('reconciled', { connectionId, interviewsChecked: result.interviewsChecked, reportsFound: result.reportsFound, enqueued: result.enqueued.length });
+  deps.logger.info('reconciled', {
+    connectionId,
+    interviewsChecked: result.interviewsChecked,
+    reportsFound: result.reportsFound,
+    enqueued: result.enqueued.length,
+  });
   return result;
 }

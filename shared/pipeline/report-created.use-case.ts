@@ -11,7 +11,14 @@ import { postNoteOnce } from './post-note';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 
-export type ReportCreatedOutcome = 'written-back' | 'already-written-back' | 'held-elsewhere' | 'unmatched' | 'other-report' | 'unknown-connection' | 'failed';
+export type ReportCreatedOutcome =
+  | 'written-back'
+  | 'already-written-back'
+  | 'held-elsewhere'
+  | 'unmatched'
+  | 'other-report'
+  | 'unknown-connection'
+  | 'failed';
 
 export interface ReportCreatedResult {
   outcome: ReportCreatedOutcome;
@@ -24,15 +31,28 @@ export interface ReportCreatedResult {
  * and write back once: the note, then the stage move when the rule says so. Each step is recorded, so a
  * retry resumes where it stopped.
  */
-export async function handleReportCreated(message: ReportCreatedMessage, deps: PipelineDependencies, options: RunOptions & { receiveCount?: number } = {}): Promise<ReportCreatedResult> {
+export async function handleReportCreated(
+  message: ReportCreatedMessage,
+  deps: PipelineDependencies,
+  options: RunOptions & { receiveCount?: number } = {},
+): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
   const now = deps.now ?? Date.now;
-  const log = { connectionId: message.connectionId, reportId: message.reportId, interviewId: message.interviewId, source: message.source };
-  const reports = await context.interviews.listReports({ interview_id: message.interviewId, candidate_id: message.candidateId }, { signal: options.signal });
+  const log = {
+    connectionId: message.connectionId,
+    reportId: message.reportId,
+    interviewId: message.interviewId,
+    source: message.source,
+  };
+  const reports = await context.interviews.listReports(
+    { interview_id: message.interviewId, candidate_id: message.candidateId },
+    { signal: options.signal },
+  );
   const report = reports.find((r) => r.report_id === message.reportId);
   if (!report) {
-    if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives) throw new ReportNotVisibleError(message.reportId);
+    if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives)
+      throw new ReportNotVisibleError(message.reportId);
     return park(context, message, 'the interview service does not list this report', deps, log);
   }
   const application = message.atsApplicationId
@@ -40,14 +60,28 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
     : await findApplication(context, report, deps);
   if (!application) return park(context, message, 'no application has this interview and candidate e-mail', deps, log);
 
-  const key: ApplicationKey = { connectionId: application.connectionId, atsApplicationId: application.atsApplicationId, triggerId: application.triggerId };
+  const key: ApplicationKey = {
+    connectionId: application.connectionId,
+    atsApplicationId: application.atsApplicationId,
+    triggerId: application.triggerId,
+  };
   const owner = (deps.newOwner ?? randomUUID)();
-  const claim = await deps.store.claimWriteBack(key, report.report_id, { owner, now: now(), durationMs: options.leaseMs ?? WORKER_TIMING.applicationLeaseMs }, report.candidate_id);
+  const claim = await deps.store.claimWriteBack(
+    key,
+    report.report_id,
+    { owner, now: now(), durationMs: options.leaseMs ?? WORKER_TIMING.applicationLeaseMs },
+    report.candidate_id,
+  );
   const reportKey = `${key.connectionId}#${report.report_id}`;
   const appLog = { ...log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   if (claim.kind === 'done') return { outcome: 'already-written-back' };
   if (claim.kind === 'busy') {
-    const finished = await waitForHolder(deps, key, (r) => r.state === 'written_back' && r.reportId === report.report_id, options.leaseMs ?? WORKER_TIMING.applicationLeaseMs);
+    const finished = await waitForHolder(
+      deps,
+      key,
+      (r) => r.state === 'written_back' && r.reportId === report.report_id,
+      options.leaseMs ?? WORKER_TIMING.applicationLeaseMs,
+    );
     return { outcome: finished ? 'already-written-back' : 'held-elsewhere' };
   }
   if (claim.kind === 'other-report') {
@@ -55,22 +89,39 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
     return { outcome: 'other-report' };
   }
   const record = claim.record;
-  const target: ApplicationRef = { atsApplicationId: record.atsApplicationId, atsCandidateId: record.atsCandidateId, atsJobId: record.atsJobId, fromStageId: record.stageId };
+  const target: ApplicationRef = {
+    atsApplicationId: record.atsApplicationId,
+    atsCandidateId: record.atsCandidateId,
+    atsJobId: record.atsJobId,
+    fromStageId: record.stageId,
+  };
   const rule = context.connection.writeBack.advance;
   const decision = decideAdvance(rule, report);
   try {
     if (!record.reportNoteAt) {
       const marker = `ai-interview-report:${report.report_id}`;
       // A second claim of the same report means an earlier worker may have posted the note and stopped.
-      const existing = (record.writeBackAttempts ?? 1) > 1 ? await context.ats.findNote(target, marker, options.signal) : undefined;
+      const existing =
+        (record.writeBackAttempts ?? 1) > 1 ? await context.ats.findNote(target, marker, options.signal) : undefined;
       // Where the ATS has a link field (Lever), the report link goes there as well; it is recorded with the note.
-      if (!existing && report.report_url && context.ats.attachReportLink) await context.ats.attachReportLink(target, report.report_url, options.signal);
+      if (!existing && report.report_url && context.ats.attachReportLink)
+        await context.ats.attachReportLink(target, report.report_url, options.signal);
       let note = existing;
       if (!note) {
-        note = await postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, options.signal);
+        note = await postNoteOnce(
+          context.ats,
+          target,
+          { body: formatReportNote(report, decision), marker },
+          options.signal,
+        );
         afterSideEffect('report-note-posted', reportKey);
       }
-      await deps.store.recordWriteBackStep(key, owner, { reportNoteId: note.noteId, reportNoteAt: now(), flaggedForReview: rule !== undefined && !decision.advance, done: !decision.advance });
+      await deps.store.recordWriteBackStep(key, owner, {
+        reportNoteId: note.noteId,
+        reportNoteAt: now(),
+        flaggedForReview: rule !== undefined && !decision.advance,
+        done: !decision.advance,
+      });
     }
     if (decision.advance && rule && !record.movedAt) {
       const moved = await context.ats.moveToStage(target, rule.toStage, options.signal);
@@ -91,18 +142,36 @@ export async function handleReportCreated(message: ReportCreatedMessage, deps: P
 }
 
 /** The service's own ATS link fills `ats_job_application_id`; otherwise the connector's mapping decides. */
-async function findApplication(context: ConnectionContext, report: InterviewReport, deps: PipelineDependencies): Promise<ApplicationRecord | undefined> {
+async function findApplication(
+  context: ConnectionContext,
+  report: InterviewReport,
+  deps: PipelineDependencies,
+): Promise<ApplicationRecord | undefined> {
   if (report.ats_job_application_id) {
     const byAtsId = await deps.store.findApplicationsByAtsId(context.connection.id, report.ats_job_application_id);
     const match = byAtsId.find((a) => a.interviewId === report.interview_id);
     if (match) return match;
   }
-  const found = await deps.store.findApplicationByInterview(report.interview_id, normaliseEmail(report.candidate_email_id));
+  const found = await deps.store.findApplicationByInterview(
+    report.interview_id,
+    normaliseEmail(report.candidate_email_id),
+  );
   return found?.connectionId === context.connection.id ? found : undefined;
 }
 
-async function park(context: ConnectionContext, message: ReportCreatedMessage, reason: string, deps: PipelineDependencies, log: Record<string, unknown>): Promise<ReportCreatedResult> {
-  await deps.store.parkUnmatchedReport(context.connection.id, { reportId: message.reportId, interviewId: message.interviewId, candidateId: message.candidateId }, reason, (deps.now ?? Date.now)());
+async function park(
+  context: ConnectionContext,
+  message: ReportCreatedMessage,
+  reason: string,
+  deps: PipelineDependencies,
+  log: Record<string, unknown>,
+): Promise<ReportCreatedResult> {
+  await deps.store.parkUnmatchedReport(
+    context.connection.id,
+    { reportId: message.reportId, interviewId: message.interviewId, candidateId: message.candidateId },
+    reason,
+    (deps.now ?? Date.now)(),
+  );
   deps.logger.warn('report parked as unmatched', { ...log, reason });
   return { outcome: 'unmatched', reason };
 }

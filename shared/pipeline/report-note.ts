@@ -15,12 +15,21 @@ export function decideAdvance(rule: AdvanceRule | undefined, report: InterviewRe
   if (!rule) return { advance: false, explanation: 'No automatic stage move is configured; a recruiter decides.' };
   const violations = report.proctoring_violations?.length ?? 0;
   const problems: string[] = [];
-  if (report.ai_match_score === null || report.ai_match_score === undefined) problems.push('the report has no AI match score');
-  else if (report.ai_match_score < rule.minAiMatchScore) problems.push(`AI match score ${report.ai_match_score} is below ${rule.minAiMatchScore}`);
-  if (violations > rule.maxProctoringViolations) problems.push(`${violations} proctoring violation${violations === 1 ? '' : 's'} (at most ${rule.maxProctoringViolations} allowed)`);
-  if (rule.minProctoringScore !== undefined && (report.proctoring_score ?? 0) < rule.minProctoringScore) problems.push(`proctoring score ${report.proctoring_score ?? 'missing'} is below ${rule.minProctoringScore}`);
+  if (report.ai_match_score === null || report.ai_match_score === undefined)
+    problems.push('the report has no AI match score');
+  else if (report.ai_match_score < rule.minAiMatchScore)
+    problems.push(`AI match score ${report.ai_match_score} is below ${rule.minAiMatchScore}`);
+  if (violations > rule.maxProctoringViolations)
+    problems.push(
+      `${violations} proctoring violation${violations === 1 ? '' : 's'} (at most ${rule.maxProctoringViolations} allowed)`,
+    );
+  if (rule.minProctoringScore !== undefined && (report.proctoring_score ?? 0) < rule.minProctoringScore)
+    problems.push(`proctoring score ${report.proctoring_score ?? 'missing'} is below ${rule.minProctoringScore}`);
   if (problems.length) return { advance: false, explanation: `Flagged for review: ${problems.join('; ')}.` };
-  return { advance: true, explanation: `Advanced automatically: AI match score ${report.ai_match_score} ≥ ${rule.minAiMatchScore} and ${violations} proctoring violation${violations === 1 ? '' : 's'}.` };
+  return {
+    advance: true,
+    explanation: `Advanced automatically: AI match score ${report.ai_match_score} ≥ ${rule.minAiMatchScore} and ${violations} proctoring violation${violations === 1 ? '' : 's'}.`,
+  };
 }
 
 const rated = (label: string, rating?: string | null, feedback?: string | null): string =>
@@ -35,13 +44,32 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
     `Proctoring score: ${report.proctoring_score ?? 'n/a'} / 100, ${violations.length} violation${violations.length === 1 ? '' : 's'}${violations.length ? ` (${[...new Set(violations.map((v) => v.type))].join(', ')})` : ''}`,
   ];
   const technical = report.technical_skills_evaluation ?? [];
-  if (technical.length) lines.push('Technical skills:', ...technical.map((s) => `  - ${rated(s.skill, s.ai_evaluation.rating, s.ai_evaluation.feedback)}`));
+  if (technical.length)
+    lines.push(
+      'Technical skills:',
+      ...technical.map((s) => `  - ${rated(s.skill, s.ai_evaluation.rating, s.ai_evaluation.feedback)}`),
+    );
   const soft = report.soft_skills_evaluation ?? [];
-  if (soft.length) lines.push('Soft skills:', ...soft.map((s) => `  - ${rated(s.skill, s.ai_evaluation.rating, s.ai_evaluation.feedback)}`));
-  if (report.coding_skills_evaluation?.rating) lines.push(rated('Coding', report.coding_skills_evaluation.rating, report.coding_skills_evaluation.feedback));
-  if (report.custom_exercise_evaluation?.rating) lines.push(rated('Custom exercise', report.custom_exercise_evaluation.rating, report.custom_exercise_evaluation.feedback));
+  if (soft.length)
+    lines.push(
+      'Soft skills:',
+      ...soft.map((s) => `  - ${rated(s.skill, s.ai_evaluation.rating, s.ai_evaluation.feedback)}`),
+    );
+  if (report.coding_skills_evaluation?.rating)
+    lines.push(rated('Coding', report.coding_skills_evaluation.rating, report.coding_skills_evaluation.feedback));
+  if (report.custom_exercise_evaluation?.rating)
+    lines.push(
+      rated('Custom exercise', report.custom_exercise_evaluation.rating, report.custom_exercise_evaluation.feedback),
+    );
   const custom = report.custom_question_evaluation ?? [];
-  if (custom.length) lines.push('Questions:', ...custom.map((q, i) => `  ${i + 1}. ${q.question_text}: ${q.ai_evaluation.rating || 'not rated'}${q.ai_evaluation.feedback ? ` (${q.ai_evaluation.feedback})` : ''}`));
+  if (custom.length)
+    lines.push(
+      'Questions:',
+      ...custom.map(
+        (q, i) =>
+          `  ${i + 1}. ${q.question_text}: ${q.ai_evaluation.rating || 'not rated'}${q.ai_evaluation.feedback ? ` (${q.ai_evaluation.feedback})` : ''}`,
+      ),
+    );
   if (report.report_url) lines.push(`Report: ${report.report_url}`);
   // The stream URL expires; the player link stays valid (facts "Behaviour").
   if (report.interview_recording_player_url) lines.push(`Recording: ${report.interview_recording_player_url}`);

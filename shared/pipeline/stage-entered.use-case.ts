@@ -35,12 +35,20 @@ export interface StageEnteredResult {
  * A candidate entered a stage: for each trigger it starts, claim application × trigger, make sure the
  * job's interview exists, invite (e-mail and/or ATS note), recording each step so a retry resumes.
  */
-export async function handleStageEntered(message: StageEnteredMessage, deps: InviteDependencies, options: RunOptions = {}): Promise<StageEnteredResult[]> {
+export async function handleStageEntered(
+  message: StageEnteredMessage,
+  deps: InviteDependencies,
+  options: RunOptions = {},
+): Promise<StageEnteredResult[]> {
   const { signal } = options;
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
   if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
-  const log = { connectionId: message.connectionId, atsApplicationId: message.event.atsApplicationId, deliveryId: message.event.deliveryId };
+  const log = {
+    connectionId: message.connectionId,
+    atsApplicationId: message.event.atsApplicationId,
+    deliveryId: message.event.deliveryId,
+  };
   let event: ConfirmedEvent;
   try {
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
@@ -57,24 +65,54 @@ export async function handleStageEntered(message: StageEnteredMessage, deps: Inv
   const triggers = matchTriggers(context.connection, event);
   if (triggers.length === 0) return [{ outcome: 'no-matching-trigger' }];
   const results: StageEnteredResult[] = [];
-  for (const trigger of triggers) results.push({ triggerId: trigger.id, ...(await inviteForTrigger(message, event, context, trigger, deps, options)) });
+  for (const trigger of triggers)
+    results.push({
+      triggerId: trigger.id,
+      ...(await inviteForTrigger(message, event, context, trigger, deps, options)),
+    });
   return results;
 }
 
-async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEvent, context: ConnectionContext, trigger: Trigger, deps: InviteDependencies, options: RunOptions): Promise<Omit<StageEnteredResult, 'triggerId'>> {
+async function inviteForTrigger(
+  message: StageEnteredMessage,
+  event: ConfirmedEvent,
+  context: ConnectionContext,
+  trigger: Trigger,
+  deps: InviteDependencies,
+  options: RunOptions,
+): Promise<Omit<StageEnteredResult, 'triggerId'>> {
   const { signal } = options;
   const leaseMs = options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
   const now = deps.now ?? Date.now;
   const newOwner = deps.newOwner ?? randomUUID;
   const email = event.candidate.email ? normaliseEmail(event.candidate.email) : undefined;
-  const key: ApplicationKey = { connectionId: context.connection.id, atsApplicationId: event.atsApplicationId, triggerId: trigger.id };
+  const key: ApplicationKey = {
+    connectionId: context.connection.id,
+    atsApplicationId: event.atsApplicationId,
+    triggerId: trigger.id,
+  };
   const owner = newOwner();
   const claim = await deps.store.claimApplication(
-    { source: `${context.connection.ats}:${context.connection.id}`, deliveryId: event.deliveryId, enqueueId: message.enqueueId },
-    { ...key, atsCandidateId: event.atsCandidateId, atsJobId: event.atsJobId, stageId: event.stage.id, candidateEmail: email },
+    {
+      source: `${context.connection.ats}:${context.connection.id}`,
+      deliveryId: event.deliveryId,
+      enqueueId: message.enqueueId,
+    },
+    {
+      ...key,
+      atsCandidateId: event.atsCandidateId,
+      atsJobId: event.atsJobId,
+      stageId: event.stage.id,
+      candidateEmail: email,
+    },
     { owner, now: now(), durationMs: leaseMs },
   );
-  const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: trigger.id, deliveryId: event.deliveryId };
+  const log = {
+    connectionId: key.connectionId,
+    atsApplicationId: key.atsApplicationId,
+    triggerId: trigger.id,
+    deliveryId: event.deliveryId,
+  };
   if (claim.kind === 'held-elsewhere') {
     const finished = await waitForHolder(deps, key, (r) => r.state !== 'claimed', leaseMs);
     deps.logger.info('stage entered: another worker held the claim', { ...log, finished });
@@ -89,41 +127,103 @@ async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEv
   const postNote = trigger.invite.atsNote;
   try {
     if (!sendEmail && !postNote) {
-      await deps.store.markApplicationFailed(key, owner, 'the candidate has no e-mail address and the trigger posts no invite note');
+      await deps.store.markApplicationFailed(
+        key,
+        owner,
+        'the candidate has no e-mail address and the trigger posts no invite note',
+      );
       deps.logger.warn('stage entered: no way to invite', log);
       return { outcome: 'failed', reason: 'no-invite-channel' };
     }
-    const interview = await ensureInterviewForTrigger(context, trigger, event, { store: deps.store, logger: deps.logger, now, newOwner, signal, leaseMs });
+    const interview = await ensureInterviewForTrigger(context, trigger, event, {
+      store: deps.store,
+      logger: deps.logger,
+      now,
+      newOwner,
+      signal,
+      leaseMs,
+    });
     const appKey = `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`;
-    const target: ApplicationRef = { atsApplicationId: key.atsApplicationId, atsCandidateId: event.atsCandidateId, atsJobId: event.atsJobId, fromStageId: event.stage.id };
+    const target: ApplicationRef = {
+      atsApplicationId: key.atsApplicationId,
+      atsCandidateId: event.atsCandidateId,
+      atsJobId: event.atsJobId,
+      fromStageId: event.stage.id,
+    };
     const emailDone = !postNote || record.inviteNoteAt !== undefined;
     if (sendEmail && !record.inviteEmailAt && record.inviteEmailStartedAt) {
       // An earlier worker began sending and stopped before recording it: it may have sent. SES cannot be asked,
       // and a candidate invited twice is worse than a recruiter told to check: record it as uncertain.
-      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailAt: record.inviteEmailStartedAt, inviteEmailUncertain: true, done: emailDone });
-      deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', { ...log, interviewId: interview.interviewId });
+      await deps.store.recordInviteStep(key, owner, {
+        interviewId: interview.interviewId,
+        candidateEmail: email,
+        inviteEmailAt: record.inviteEmailStartedAt,
+        inviteEmailUncertain: true,
+        done: emailDone,
+      });
+      deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', {
+        ...log,
+        interviewId: interview.interviewId,
+      });
     } else if (sendEmail && !record.inviteEmailAt) {
-      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailStartedAt: now(), done: false });
+      await deps.store.recordInviteStep(key, owner, {
+        interviewId: interview.interviewId,
+        candidateEmail: email,
+        inviteEmailStartedAt: now(),
+        done: false,
+      });
       try {
-        await deps.mailer.sendInvite({ to: email, candidateName: event.candidate.name ?? '', jobName: event.jobName ?? `Job ${event.atsJobId}`, inviteUrl: interview.inviteUrl, language: trigger.interview.language, from: trigger.invite.from });
+        await deps.mailer.sendInvite({
+          to: email,
+          candidateName: event.candidate.name ?? '',
+          jobName: event.jobName ?? `Job ${event.atsJobId}`,
+          inviteUrl: interview.inviteUrl,
+          language: trigger.interview.language,
+          from: trigger.invite.from,
+        });
       } catch (error) {
-        if ((error as { definitelyNotSent?: boolean }).definitelyNotSent) await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, clearEmailStart: true, done: false });
+        if ((error as { definitelyNotSent?: boolean }).definitelyNotSent)
+          await deps.store.recordInviteStep(key, owner, {
+            interviewId: interview.interviewId,
+            clearEmailStart: true,
+            done: false,
+          });
         throw error;
       }
       afterSideEffect('invite-emailed', appKey);
-      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteEmailAt: now(), done: emailDone });
+      await deps.store.recordInviteStep(key, owner, {
+        interviewId: interview.interviewId,
+        candidateEmail: email,
+        inviteEmailAt: now(),
+        done: emailDone,
+      });
     }
     if (postNote && !record.inviteNoteAt) {
       const marker = `ai-interview-invite:${key.atsApplicationId}:${trigger.id}`;
       // After a takeover the earlier worker may have posted the note and stopped before recording it.
       const existing = claim.resumed ? await context.ats.findNote(target, marker, signal) : undefined;
       if (!existing) {
-        await postNoteOnce(context.ats, target, { body: formatInviteNote(interview.inviteUrl, sendEmail), marker }, signal);
+        await postNoteOnce(
+          context.ats,
+          target,
+          { body: formatInviteNote(interview.inviteUrl, sendEmail), marker },
+          signal,
+        );
         afterSideEffect('invite-note-posted', appKey);
       }
-      await deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, inviteNoteAt: now(), done: true });
+      await deps.store.recordInviteStep(key, owner, {
+        interviewId: interview.interviewId,
+        candidateEmail: email,
+        inviteNoteAt: now(),
+        done: true,
+      });
     }
-    deps.logger.info('stage entered: invited', { ...log, interviewId: interview.interviewId, email: sendEmail, note: postNote });
+    deps.logger.info('stage entered: invited', {
+      ...log,
+      interviewId: interview.interviewId,
+      email: sendEmail,
+      note: postNote,
+    });
     return { outcome: 'invited' };
   } catch (error) {
     if (errorCode(error) === 'lease-lost') return afterLostLease(key, deps, log);
@@ -139,10 +239,17 @@ async function inviteForTrigger(message: StageEnteredMessage, event: ConfirmedEv
  * taken the interview from the link this one sent: the invitation is done, and retrying the message would only
  * come back to find it so. Any other holder finishes the invite itself; this message is retried.
  */
-async function afterLostLease(key: ApplicationKey, deps: PipelineDependencies, log: Record<string, unknown>): Promise<Omit<StageEnteredResult, 'triggerId'>> {
+async function afterLostLease(
+  key: ApplicationKey,
+  deps: PipelineDependencies,
+  log: Record<string, unknown>,
+): Promise<Omit<StageEnteredResult, 'triggerId'>> {
   const record = await deps.store.getApplication(key);
   if (record && record.reportId !== undefined && record.state !== 'claimed') {
-    deps.logger.info('stage entered: the candidate finished the interview before the invite was recorded', { ...log, state: record.state });
+    deps.logger.info('stage entered: the candidate finished the interview before the invite was recorded', {
+      ...log,
+      state: record.state,
+    });
     return { outcome: 'invited' };
   }
   return { outcome: 'held-elsewhere' };

@@ -7,7 +7,11 @@ export type MatchResult = 'yes' | 'no' | 'unknown';
  * A stage matches by its id for the job (`idsByJob`), by a global id, else by exact name. 'unknown' when the
  * event does not carry what the matcher needs yet (Lever's webhook has no stage name and no job).
  */
-export function stageMatches(matcher: StageMatcher, stage: { id?: string | undefined; name?: string | undefined }, jobId: string | undefined): MatchResult {
+export function stageMatches(
+  matcher: StageMatcher,
+  stage: { id?: string | undefined; name?: string | undefined },
+  jobId: string | undefined,
+): MatchResult {
   const perJob = jobId === undefined ? undefined : matcher.idsByJob?.[jobId];
   if (matcher.idsByJob && jobId === undefined) return 'unknown';
   if (perJob !== undefined) return perJob === stage.id ? 'yes' : 'no';
@@ -25,10 +29,20 @@ function jobMatches(trigger: Trigger, jobId: string | undefined): MatchResult {
 
 /** The triggers this stage change starts, for sure. */
 export function matchTriggers(connection: Connection, event: Pick<StageEnteredEvent, 'atsJobId' | 'stage'>): Trigger[] {
-  return connection.triggers.filter((trigger) => jobMatches(trigger, event.atsJobId) === 'yes' && stageMatches(trigger.stage, event.stage, event.atsJobId) === 'yes');
+  return connection.triggers.filter(
+    (trigger) =>
+      jobMatches(trigger, event.atsJobId) === 'yes' &&
+      stageMatches(trigger.stage, event.stage, event.atsJobId) === 'yes',
+  );
 }
 
 /** Whether any trigger may match once the worker has confirmed the event: the webhook enqueues only these. */
-export function mayMatchTriggers(connection: Connection, event: Pick<StageEnteredEvent, 'atsJobId' | 'stage'>): boolean {
-  return connection.triggers.some((trigger) => jobMatches(trigger, event.atsJobId) !== 'no' && stageMatches(trigger.stage, event.stage, event.atsJobId) !== 'no');
+export function mayMatchTriggers(
+  connection: Connection,
+  event: Pick<StageEnteredEvent, 'atsJobId' | 'stage'>,
+): boolean {
+  return connection.triggers.some(
+    (trigger) =>
+      jobMatches(trigger, event.atsJobId) !== 'no' && stageMatches(trigger.stage, event.stage, event.atsJobId) !== 'no',
+  );
 }

@@ -12,7 +12,10 @@ export function lazyQueuePublisher(): Pick<QueuePublisher, 'publish'> {
   let loading: Promise<{ client: SQSClient; Command: typeof SendMessageCommand }> | undefined;
   return {
     async publish(queueUrl: string, message: QueueMessage, options?: PublishOptions): Promise<void> {
-      loading ??= import('@aws-sdk/client-sqs').then((sdk) => ({ client: new sdk.SQSClient({}), Command: sdk.SendMessageCommand }));
+      loading ??= import('@aws-sdk/client-sqs').then((sdk) => ({
+        client: new sdk.SQSClient({}),
+        Command: sdk.SendMessageCommand,
+      }));
       const { client, Command } = await loading.catch((error: unknown) => {
         loading = undefined;
         throw error;

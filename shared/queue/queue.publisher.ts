@@ -32,10 +32,15 @@ export class QueuePublisher {
     for (let start = 0; start < messages.length; start += SQS_BATCH_LIMIT) {
       const chunk = messages.slice(start, start + SQS_BATCH_LIMIT);
       const result = await this.client.send(
-        new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) })) }),
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: chunk.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) })),
+        }),
       );
       if (result.Failed?.length) {
-        throw new QueuePublishError(`${result.Failed.length} of ${chunk.length} messages were refused: ${result.Failed.map((f) => f.Code).join(', ')}`);
+        throw new QueuePublishError(
+          `${result.Failed.length} of ${chunk.length} messages were refused: ${result.Failed.map((f) => f.Code).join(', ')}`,
+        );
       }
     }
   }

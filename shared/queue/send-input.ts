@@ -7,6 +7,10 @@ export interface PublishOptions {
 }
 
 /** The SendMessage request for one message; no SDK code here, so a lazy publisher can share it. */
-export function sendMessageInput(queueUrl: string, message: QueueMessage, options: PublishOptions = {}): SendMessageCommandInput {
+export function sendMessageInput(
+  queueUrl: string,
+  message: QueueMessage,
+  options: PublishOptions = {},
+): SendMessageCommandInput {
   return { QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: options.delaySeconds };
 }

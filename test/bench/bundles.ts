@@ -2,7 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
-import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, FUNCTION_ENTRIES, LAMBDA_RUNTIME_MODULES, type FunctionName } from '../../infra/functions';
+import {
+  BUNDLE_SETTINGS,
+  ESM_REQUIRE_BANNER,
+  FUNCTION_ENTRIES,
+  LAMBDA_RUNTIME_MODULES,
+  type FunctionName,
+} from '../../infra/functions';
 
 export interface BundleFigures {
   name: FunctionName;
@@ -13,7 +19,19 @@ export interface BundleFigures {
 
 /** The esbuild options `cdk synth` bundles a function with (infra/functions.ts); `minify` may be turned off to read it. */
 export function bundleOptions(name: FunctionName, overrides: Pick<BuildOptions, 'minify'> = {}): BuildOptions {
-  return { entryPoints: [FUNCTION_ENTRIES[name]], bundle: true, platform: 'node', format: 'esm', minify: BUNDLE_SETTINGS.minify, target: BUNDLE_SETTINGS.target, mainFields: [...BUNDLE_SETTINGS.mainFields], external: LAMBDA_RUNTIME_MODULES, banner: { js: ESM_REQUIRE_BANNER }, logLevel: 'silent', ...overrides };
+  return {
+    entryPoints: [FUNCTION_ENTRIES[name]],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    minify: BUNDLE_SETTINGS.minify,
+    target: BUNDLE_SETTINGS.target,
+    mainFields: [...BUNDLE_SETTINGS.mainFields],
+    external: LAMBDA_RUNTIME_MODULES,
+    banner: { js: ESM_REQUIRE_BANNER },
+    logLevel: 'silent',
+    ...overrides,
+  };
 }
 
 /** Bundles each function as `cdk synth` does and times its import in fresh processes. */
@@ -28,7 +46,14 @@ export async function measureBundles(runs = 15): Promise<BundleFigures[]> {
       for (let i = 0; i < runs; i++) {
         const script = `const t = performance.now(); await import(${JSON.stringify(outfile)}); process.stdout.write(String(performance.now() - t));`;
         const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-          env: { ...process.env, AWS_REGION: 'us-east-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', JOBS_TABLE: 'jobs', APPLICATIONS_TABLE: 'applications', EVENTS_TABLE: 'events' },
+          env: {
+            ...process.env,
+            AWS_REGION: 'us-east-1',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+            JOBS_TABLE: 'jobs',
+            APPLICATIONS_TABLE: 'applications',
+            EVENTS_TABLE: 'events',
+          },
           cwd: process.cwd(),
         });
         times.push(Number(output.toString()));
@@ -41,4 +66,3 @@ export async function measureBundles(runs = 15): Promise<BundleFigures[]> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-

@@ -36,7 +36,9 @@ const progress = (line: string) => {
 
 let dynamoProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
 let sqsProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
-console.log(`Benchmark: ${candidates} candidates, worker concurrency ${values.concurrency}, Greenhouse limit ${values['ats-rate-limit']} per 10 s`);
+console.log(
+  `Benchmark: ${candidates} candidates, worker concurrency ${values.concurrency}, Greenhouse limit ${values['ats-rate-limit']} per 10 s`,
+);
 const stack = await startLocalStack({
   workDir: '.local/bench',
   reconcileIntervalMs: 0,
@@ -58,17 +60,27 @@ try {
   const started = Date.now();
   const moveStarted = new Map<number, number>();
   const applications = Array.from({ length: candidates }, (_, i) =>
-    stack.greenhouse.addCandidate({ first_name: 'Bench', last_name: String(i), email: `bench-${i}@candidates.example.com`, job_id: jobs[i % jobs.length] as number }),
+    stack.greenhouse.addCandidate({
+      first_name: 'Bench',
+      last_name: String(i),
+      email: `bench-${i}@candidates.example.com`,
+      job_id: jobs[i % jobs.length] as number,
+    }),
   );
   // Stage changes arrive in waves of 20, as an ATS's webhook workers would send them.
   for (let i = 0; i < applications.length; i += 20) {
-    await Promise.all(applications.slice(i, i + 20).map(async (a) => {
-      moveStarted.set(a.id, Date.now());
-      await stack.greenhouse.moveCandidate({ application_id: a.id, stage_name: 'AI Interview' });
-    }));
+    await Promise.all(
+      applications.slice(i, i + 20).map(async (a) => {
+        moveStarted.set(a.id, Date.now());
+        await stack.greenhouse.moveCandidate({ application_id: a.id, stage_name: 'AI Interview' });
+      }),
+    );
     progress(`stage changes sent: ${Math.min(i + 20, candidates)}/${candidates}`);
   }
-  const scanApplications = async () => ((await direct.send(new ScanCommand({ TableName: stack.tables.applications }))).Items ?? []).map((item) => unmarshall(item));
+  const scanApplications = async () =>
+    ((await direct.send(new ScanCommand({ TableName: stack.tables.applications }))).Items ?? []).map((item) =>
+      unmarshall(item),
+    );
   const deadline = Date.now() + 10 * 60_000;
   let invited: Record<string, any>[] = [];
   while (Date.now() < deadline) {
@@ -81,7 +93,12 @@ try {
   for (const application of invited) {
     const candidate = stack.greenhouse.state.candidates.find((c) => String(c.id) === application.atsCandidateId);
     reportStarted.set(application.atsApplicationId, Date.now());
-    stack.interview.completeInterview({ interview_id: application.interviewId, candidate_name: 'Bench Candidate', candidate_email: candidate?.email_addresses[0]?.value as string, delay_ms: 0 });
+    stack.interview.completeInterview({
+      interview_id: application.interviewId,
+      candidate_name: 'Bench Candidate',
+      candidate_email: candidate?.email_addresses[0]?.value as string,
+      delay_ms: 0,
+    });
   }
   let written: Record<string, any>[] = [];
   while (Date.now() < deadline) {
@@ -94,15 +111,20 @@ try {
   const elapsedMs = Date.now() - started;
   if (process.stdout.isTTY) process.stdout.write('\n');
 
-  const stageLatency = written.map((a) => (a.inviteNoteAt ?? a.inviteEmailAt) - (moveStarted.get(Number(a.atsApplicationId)) ?? started));
-  const reportLatency = written.map((a) => (a.movedAt ?? a.reportNoteAt) - (reportStarted.get(a.atsApplicationId) ?? started));
+  const stageLatency = written.map(
+    (a) => (a.inviteNoteAt ?? a.inviteEmailAt) - (moveStarted.get(Number(a.atsApplicationId)) ?? started),
+  );
+  const reportLatency = written.map(
+    (a) => (a.movedAt ?? a.reportNoteAt) - (reportStarted.get(a.atsApplicationId) ?? started),
+  );
   const dynamoTotal = dynamoProxy?.total() ?? NaN;
   const sqsTotal = sqsProxy?.total() ?? NaN;
   const interviewRequests = Object.values(stack.interview.state.requests).reduce((a, b) => a + b, 0);
   const atsRequests = Object.values(stack.greenhouse.state.requests).reduce((a, b) => a + b, 0);
   const dlq = await stack.dlqDepths();
 
-  const row = (label: string, value: string, target = '') => console.log(`| ${label.padEnd(54)} | ${value.padStart(12)} | ${target.padEnd(14)} |`);
+  const row = (label: string, value: string, target = '') =>
+    console.log(`| ${label.padEnd(54)} | ${value.padStart(12)} | ${target.padEnd(14)} |`);
   const rule = `+-${'-'.repeat(54)}-+-${'-'.repeat(12)}-+-${'-'.repeat(14)}-+`;
   console.log(rule);
   row('candidates written back', `${written.length}/${candidates}`);
@@ -110,9 +132,17 @@ try {
   row('end-to-end throughput', `${((written.length / elapsedMs) * 1000).toFixed(1)} cand/s`);
   row('stage flow latency p50 / p95 (ms)', `${percentile(stageLatency, 50)} / ${percentile(stageLatency, 95)}`);
   row('report flow latency p50 / p95 (ms)', `${percentile(reportLatency, 50)} / ${percentile(reportLatency, 95)}`);
-  row('DynamoDB requests per candidate', (dynamoTotal / candidates).toFixed(2), check(dynamoTotal / candidates <= TARGETS.dynamoPerCandidate, String(TARGETS.dynamoPerCandidate)));
+  row(
+    'DynamoDB requests per candidate',
+    (dynamoTotal / candidates).toFixed(2),
+    check(dynamoTotal / candidates <= TARGETS.dynamoPerCandidate, String(TARGETS.dynamoPerCandidate)),
+  );
   const sent = (sqsProxy?.counts.get('SendMessage') ?? 0) + (sqsProxy?.counts.get('SendMessageBatch') ?? 0);
-  row('SQS requests per candidate (sends, receives, deletes)', (sqsTotal / candidates).toFixed(2), check(sqsTotal / candidates <= TARGETS.sqsPerCandidate, String(TARGETS.sqsPerCandidate)));
+  row(
+    'SQS requests per candidate (sends, receives, deletes)',
+    (sqsTotal / candidates).toFixed(2),
+    check(sqsTotal / candidates <= TARGETS.sqsPerCandidate, String(TARGETS.sqsPerCandidate)),
+  );
   row('  of which sent by the connector', (sent / candidates).toFixed(2));
   row('interview-service requests per candidate', (interviewRequests / candidates).toFixed(2));
   row('ATS (Greenhouse) requests per candidate', (atsRequests / candidates).toFixed(2));
@@ -120,8 +150,16 @@ try {
   console.log(rule);
   console.log(`DynamoDB by operation: ${[...(dynamoProxy?.counts ?? [])].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   console.log(`SQS by operation:      ${[...(sqsProxy?.counts ?? [])].map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(`interview service:     ${Object.entries(stack.interview.state.requests).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(`Greenhouse:            ${Object.entries(stack.greenhouse.state.requests).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(
+    `interview service:     ${Object.entries(stack.interview.state.requests)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `Greenhouse:            ${Object.entries(stack.greenhouse.state.requests)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
 } finally {
   await stack.stop();
   await dynamoProxy?.close();
@@ -131,14 +169,23 @@ try {
 if (!values['skip-bundles']) {
   console.log('\nBundles (esbuild, as cdk synth builds them) and cold init (fresh node process, median of 15):');
   const widths = [18, 10, 15, 10, 15];
-  const line = (cells: string[]) => console.log(`| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`);
+  const line = (cells: string[]) =>
+    console.log(
+      `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`,
+    );
   const rule = `+${widths.map((w) => '-'.repeat(w + 2)).join('+')}+`;
   console.log(rule);
   line(['function', 'bundle', 'target', 'cold init', 'target']);
   console.log(rule);
   for (const bundle of await measureBundles()) {
     const kb = bundle.bytes / 1024;
-    line([bundle.name, `${kb.toFixed(1)} KB`, check(kb <= TARGETS.bundleKb, `${TARGETS.bundleKb} KB`), `${bundle.coldInitMs.toFixed(0)} ms`, check(bundle.coldInitMs <= TARGETS.coldInitMs, `${TARGETS.coldInitMs} ms`)]);
+    line([
+      bundle.name,
+      `${kb.toFixed(1)} KB`,
+      check(kb <= TARGETS.bundleKb, `${TARGETS.bundleKb} KB`),
+      `${bundle.coldInitMs.toFixed(0)} ms`,
+      check(bundle.coldInitMs <= TARGETS.coldInitMs, `${TARGETS.coldInitMs} ms`),
+    ]);
   }
   console.log(rule);
 }

@@ -8,15 +8,36 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
   let report: ChaosReport | undefined;
   afterAll(() => rmSync(WORK_DIR, { recursive: true, force: true }));
 
-  it('keeps every invariant under faults, duplicates, dropped webhooks and crashes', async () => {
-    report = await runChaos({ ...CHAOS_DEFAULTS, candidates: 24, strangers: 4, seed: 7, crashRate: 0.3, timeoutMs: 6 * 60_000, workDir: WORK_DIR, progress: () => undefined });
-    const table = formatChaosReport(report);
-    for (const invariant of report.invariants) expect({ invariant: invariant.name, violations: invariant.violations, detail: invariant.detail }).toEqual({ invariant: invariant.name, violations: 0, detail: [] });
-    expect(report.invariants.map((i) => i.name)).toHaveLength(8);
-    // The run must have exercised the crash windows it claims to survive.
-    expect(Object.values(report.crashes).reduce((a, b) => a + b, 0), table).toBeGreaterThanOrEqual(5);
-    expect(report.invariants.find((i) => i.name.startsWith('every claimed'))?.checked).toBe(24);
-  }, 7 * 60_000);
+  it(
+    'keeps every invariant under faults, duplicates, dropped webhooks and crashes',
+    async () => {
+      report = await runChaos({
+        ...CHAOS_DEFAULTS,
+        candidates: 24,
+        strangers: 4,
+        seed: 7,
+        crashRate: 0.3,
+        timeoutMs: 6 * 60_000,
+        workDir: WORK_DIR,
+        progress: () => undefined,
+      });
+      const table = formatChaosReport(report);
+      for (const invariant of report.invariants)
+        expect({ invariant: invariant.name, violations: invariant.violations, detail: invariant.detail }).toEqual({
+          invariant: invariant.name,
+          violations: 0,
+          detail: [],
+        });
+      expect(report.invariants.map((i) => i.name)).toHaveLength(8);
+      // The run must have exercised the crash windows it claims to survive.
+      expect(
+        Object.values(report.crashes).reduce((a, b) => a + b, 0),
+        table,
+      ).toBeGreaterThanOrEqual(5);
+      expect(report.invariants.find((i) => i.name.startsWith('every claimed'))?.checked).toBe(24);
+    },
+    7 * 60_000,
+  );
 
   it('writes no secret, API key, candidate e-mail, name or phone number to any log line', () => {
     expect(report?.logLines ?? 0).toBeGreaterThan(100);

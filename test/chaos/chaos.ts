@@ -61,7 +61,12 @@ export interface ChaosReport {
 }
 
 const ADVANCE_STAGE = 'Hiring Manager Review';
-const JOBS: Record<AtsKind, string[]> = { greenhouse: ['3301', '3302'], ashby: ['4071538b-backend'], lever: ['posting-backend-01', 'posting-data-02'], workable: ['GROOV005'] };
+const JOBS: Record<AtsKind, string[]> = {
+  greenhouse: ['3301', '3302'],
+  ashby: ['4071538b-backend'],
+  lever: ['posting-backend-01', 'posting-data-02'],
+  workable: ['GROOV005'],
+};
 
 interface Candidate {
   kind: AtsKind;
@@ -118,7 +123,6 @@ async function until(
   }
 }
 
-
 /**
  * Captures every line written to stdout and stderr while the run lasts (Powertools writes INFO to stdout and
  * WARN/ERROR to stderr). Log lines are the JSON ones; the local event source's own lines are scanned too.
@@ -136,7 +140,10 @@ function captureOutput(): { lines: string[]; restore: () => void } {
       return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
     }) as typeof stream.write;
   });
-  return { lines, restore: () => streams.forEach((stream, i) => void (stream.write = originals[i] as typeof stream.write)) };
+  return {
+    lines,
+    restore: () => streams.forEach((stream, i) => void (stream.write = originals[i] as typeof stream.write)),
+  };
 }
 
 /**
@@ -147,7 +154,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const deadline = started + options.timeoutMs;
   const random = seededRandom(options.seed);
-  const crashes: Record<SideEffectPoint, number> = { 'interview-created': 0, 'invite-emailed': 0, 'invite-note-posted': 0, 'report-note-posted': 0, 'stage-moved': 0 };
+  const crashes: Record<SideEffectPoint, number> = {
+    'interview-created': 0,
+    'invite-emailed': 0,
+    'invite-note-posted': 0,
+    'report-note-posted': 0,
+    'stage-moved': 0,
+  };
   const crashed = new Set<string>();
   faultInjection.afterSideEffect = (point, key) => {
     if (crashed.has(`${point}|${key}`)) return;
@@ -160,7 +173,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   mkdirSync(options.workDir, { recursive: true });
   const configPath = join(options.workDir, 'connections.template.json');
-  const template = JSON.parse(readFileSync('config/connections.local.json', 'utf8')) as { connections: Record<string, any>[] };
+  const template = JSON.parse(readFileSync('config/connections.local.json', 'utf8')) as {
+    connections: Record<string, any>[];
+  };
   for (const connection of template.connections) {
     connection.interviewService.timeoutMs = 700;
     connection.atsTimeoutMs = 700;
@@ -194,38 +209,78 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const jobs = JOBS[kind];
       const name = `Chaos${i} Candidate${i}`;
       const email = `chaos-${i}+${kind}@candidates.example.com`;
-      const application = s.ats[kind].addCandidate({ firstName: `Chaos${i}`, lastName: `Candidate${i}`, email, jobId: jobs[Math.floor(i / kinds.length) % jobs.length] });
+      const application = s.ats[kind].addCandidate({
+        firstName: `Chaos${i}`,
+        lastName: `Candidate${i}`,
+        email,
+        jobId: jobs[Math.floor(i / kinds.length) % jobs.length],
+      });
       candidates.push({ kind, applicationId: application.id, email, name });
     }
     for (let i = 0; i < candidates.length; i += 25) {
-      await Promise.all(candidates.slice(i, i + 25).map((c) => s.ats[c.kind].moveCandidate({ applicationId: c.applicationId, stageName: 'AI Interview', repeat: 2 + Math.floor(random() * 2) })));
+      await Promise.all(
+        candidates
+          .slice(i, i + 25)
+          .map((c) =>
+            s.ats[c.kind].moveCandidate({
+              applicationId: c.applicationId,
+              stageName: 'AI Interview',
+              repeat: 2 + Math.floor(random() * 2),
+            }),
+          ),
+      );
     }
     // Some deliveries again later, out of order with everything sent since.
     for (const c of candidates.filter(() => random() < 0.1)) await s.ats[c.kind].resendStageChange(c.applicationId);
     options.progress(`${candidates.length} candidates moved; deliveries sent ${candidates.length * 2}+ times`);
 
     const byApplication = new Map(candidates.map((c) => [c.applicationId, c]));
-    await until('invites', async () => {
-      const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
-      const invited = records.filter((r) => r.state !== 'claimed').length;
-      return [invited >= candidates.length, `${invited}/${candidates.length}`];
-    }, deadline, options.progress, undefined, () => s.isQuiet());
+    await until(
+      'invites',
+      async () => {
+        const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
+        const invited = records.filter((r) => r.state !== 'claimed').length;
+        return [invited >= candidates.length, `${invited}/${candidates.length}`];
+      },
+      deadline,
+      options.progress,
+      undefined,
+      () => s.isQuiet(),
+    );
 
     // Every invited candidate takes the interview; a few strangers take one too.
     const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
     const expected = new Map<string, { applicationId: string; kind: AtsKind; connectionId: string }>();
     for (const record of records) {
       const candidate = byApplication.get(record.atsApplicationId) as Candidate;
-      const { report_id } = s.interview.completeInterview({ interview_id: record.interviewId, candidate_name: candidate.name, candidate_email: candidate.email, ai_match_score: Math.round(40 + random() * 60), proctoring_violations: random() < 0.2 ? 1 : 0, delay_ms: 0 });
-      expected.set(report_id, { applicationId: record.atsApplicationId, kind: candidate.kind, connectionId: record.connectionId });
+      const { report_id } = s.interview.completeInterview({
+        interview_id: record.interviewId,
+        candidate_name: candidate.name,
+        candidate_email: candidate.email,
+        ai_match_score: Math.round(40 + random() * 60),
+        proctoring_violations: random() < 0.2 ? 1 : 0,
+        delay_ms: 0,
+      });
+      expected.set(report_id, {
+        applicationId: record.atsApplicationId,
+        kind: candidate.kind,
+        connectionId: record.connectionId,
+      });
     }
     const strangers: { reportId: string; connectionId: string }[] = [];
     for (let i = 0; i < options.strangers; i++) {
       const record = records[i % records.length] as Record<string, any>;
-      const { report_id } = s.interview.completeInterview({ interview_id: record.interviewId, candidate_name: 'Nobody Known', candidate_email: `stranger-${i}@nowhere.example.com`, delay_ms: 0 });
+      const { report_id } = s.interview.completeInterview({
+        interview_id: record.interviewId,
+        candidate_name: 'Nobody Known',
+        candidate_email: `stranger-${i}@nowhere.example.com`,
+        delay_ms: 0,
+      });
       strangers.push({ reportId: report_id, connectionId: record.connectionId });
     }
-    options.progress(`${expected.size} interviews completed (+${strangers.length} by strangers); ${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`);
+    options.progress(
+      `${expected.size} interviews completed (+${strangers.length} by strangers); ${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`,
+    );
 
     // The reconciler's schedule, compressed: it finds the reports whose webhook never came. The pipeline has
     // settled when it is idle and the last reconcile found nothing more to enqueue.
@@ -234,13 +289,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const reconcile = async (everyMs: number): Promise<void> => {
       if (Date.now() - lastReconcile <= everyMs) return;
       lastReconcile = Date.now();
-      lastEnqueued = await s.reconcileNow().then((r) => r.enqueued, () => Number.POSITIVE_INFINITY);
+      lastEnqueued = await s.reconcileNow().then(
+        (r) => r.enqueued,
+        () => Number.POSITIVE_INFINITY,
+      );
     };
     const settled = async () => lastEnqueued === 0 && (await s.isQuiet());
     await until(
       'write-backs',
       async () => {
-        const done = (await scan(s, s.tables.applications)).filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length;
+        const done = (await scan(s, s.tables.applications)).filter(
+          (r) => r.state === 'written_back' && expected.has(r.reportId),
+        ).length;
         return [done >= expected.size, `${done}/${expected.size}`];
       },
       deadline,
@@ -248,16 +308,29 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       () => reconcile(4000),
       settled,
     );
-    await until('strangers parked', async () => {
-      const parked = (await scan(s, s.tables.events)).filter((e) => strangers.some((x) => e.pk === `unmatched#${x.connectionId}#${x.reportId}`)).length;
-      return [parked >= strangers.length, `${parked}/${strangers.length}`];
-    }, deadline, options.progress, () => reconcile(0), settled);
+    await until(
+      'strangers parked',
+      async () => {
+        const parked = (await scan(s, s.tables.events)).filter((e) =>
+          strangers.some((x) => e.pk === `unmatched#${x.connectionId}#${x.reportId}`),
+        ).length;
+        return [parked >= strangers.length, `${parked}/${strangers.length}`];
+      },
+      deadline,
+      options.progress,
+      () => reconcile(0),
+      settled,
+    );
     await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));
 
     // ----- invariants
     const finalRecords = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
     const finalEvents = await scan(s, s.tables.events);
-    const emails = ((await (await fetch(`${s.emulators.endpoints.ses}/store`)).json()) as { emails: { destination: { to: string[] } }[] }).emails;
+    const emails = (
+      (await (await fetch(`${s.emulators.endpoints.ses}/store`)).json()) as {
+        emails: { destination: { to: string[] } }[];
+      }
+    ).emails;
     const invariants: Invariant[] = [];
     const check = (name: string, items: unknown[], bad: (item: any) => string | undefined): void => {
       const detail = items.map(bad).filter((d): d is string => d !== undefined);
@@ -279,30 +352,45 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     check('every claimed application invited', candidates, (c: Candidate) => {
       const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
       if (!record) return `${c.kind} ${c.applicationId}: never claimed`;
-      return ['invited', 'completed', 'written_back'].includes(record.state) ? undefined : `${c.kind} ${c.applicationId}: ${record.state} ${record.failureReason ?? ''}`;
+      return ['invited', 'completed', 'written_back'].includes(record.state)
+        ? undefined
+        : `${c.kind} ${c.applicationId}: ${record.state} ${record.failureReason ?? ''}`;
     });
     const reports: [string, { applicationId: string; kind: AtsKind; connectionId: string }][] = [...expected.entries()];
     check('exactly one note per report', reports, ([reportId, e]: (typeof reports)[number]) => {
-      const count = s.ats[e.kind].notesOf(e.applicationId).filter((n: string) => n.includes(`ai-interview-report:${reportId}`)).length;
+      const count = s.ats[e.kind]
+        .notesOf(e.applicationId)
+        .filter((n: string) => n.includes(`ai-interview-report:${reportId}`)).length;
       return count === 1 ? undefined : `${e.kind} report ${reportId}: ${count} notes`;
     });
     check('at most one stage move per report', reports, ([reportId, e]: (typeof reports)[number]) => {
       const count = s.ats[e.kind].movesOf(e.applicationId).filter((m: string) => m === ADVANCE_STAGE).length;
       return count <= 1 ? undefined : `${e.kind} report ${reportId}: ${count} moves`;
     });
-    check('every completed report written back, or unmatched with its reason', [...reports.map(([id, e]) => ({ id, e })), ...strangers.map((x) => ({ id: x.reportId, stranger: x }))], (item: any) => {
-      if (item.stranger) {
-        const parked = finalEvents.find((e) => e.pk === `unmatched#${item.stranger.connectionId}#${item.id}`);
-        return parked?.reason ? undefined : `stranger report ${item.id}: not parked`;
-      }
-      const record = finalRecords.find((r) => r.atsApplicationId === item.e.applicationId);
-      return record?.state === 'written_back' && record.reportId === item.id ? undefined : `report ${item.id}: application ${record?.state ?? 'missing'}`;
-    });
+    check(
+      'every completed report written back, or unmatched with its reason',
+      [...reports.map(([id, e]) => ({ id, e })), ...strangers.map((x) => ({ id: x.reportId, stranger: x }))],
+      (item: any) => {
+        if (item.stranger) {
+          const parked = finalEvents.find((e) => e.pk === `unmatched#${item.stranger.connectionId}#${item.id}`);
+          return parked?.reason ? undefined : `stranger report ${item.id}: not parked`;
+        }
+        const record = finalRecords.find((r) => r.atsApplicationId === item.e.applicationId);
+        return record?.state === 'written_back' && record.reportId === item.id
+          ? undefined
+          : `report ${item.id}: application ${record?.state ?? 'missing'}`;
+      },
+    );
 
     const dlq: ChaosReport['dlq'] = [];
-    for (const [queue, url] of [['stage-events-dlq', s.queues.stage.dlqUrl], ['report-events-dlq', s.queues.report.dlqUrl]] as const) {
+    for (const [queue, url] of [
+      ['stage-events-dlq', s.queues.stage.dlqUrl],
+      ['report-events-dlq', s.queues.report.dlqUrl],
+    ] as const) {
       for (let i = 0; i < 20; i++) {
-        const received = await s.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }));
+        const received = await s.sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 30 }),
+        );
         if (!received.Messages?.length) break;
         for (const m of received.Messages) {
           let kind = 'not JSON';
@@ -315,18 +403,48 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         }
       }
     }
-    invariants.push({ name: 'DLQs empty (or poison by construction, listed)', checked: 2, violations: dlq.length, detail: dlq.map((d) => `${d.queue}: ${d.kind}`) });
+    invariants.push({
+      name: 'DLQs empty (or poison by construction, listed)',
+      checked: 2,
+      violations: dlq.length,
+      detail: dlq.map((d) => `${d.queue}: ${d.kind}`),
+    });
 
     const residuals: ChaosReport['residuals'] = [
-      { name: 'invite e-mails recorded as uncertain', count: finalRecords.filter((r) => r.inviteEmailUncertain).length, meaning: 'a worker stopped between sending and recording; not sent again (each was sent once)' },
-      { name: 'interviews adopted by name after a lost answer', count: capture.lines.filter((l) => l.includes('adopted an interview created by an earlier attempt')).length, meaning: 'a second create avoided' },
-      { name: 'messages deferred (an API asked to wait)', count: capture.lines.filter((l) => l.includes('message deferred')).length, meaning: 'put back with a delay instead of failing toward the DLQ' },
-      { name: 'duplicate interviews, invites, notes or moves', count: invariants.slice(0, 6).reduce((sum, i) => sum + i.violations, 0), meaning: 'a crash window the design could not close' },
+      {
+        name: 'invite e-mails recorded as uncertain',
+        count: finalRecords.filter((r) => r.inviteEmailUncertain).length,
+        meaning: 'a worker stopped between sending and recording; not sent again (each was sent once)',
+      },
+      {
+        name: 'interviews adopted by name after a lost answer',
+        count: capture.lines.filter((l) => l.includes('adopted an interview created by an earlier attempt')).length,
+        meaning: 'a second create avoided',
+      },
+      {
+        name: 'messages deferred (an API asked to wait)',
+        count: capture.lines.filter((l) => l.includes('message deferred')).length,
+        meaning: 'put back with a delay instead of failing toward the DLQ',
+      },
+      {
+        name: 'duplicate interviews, invites, notes or moves',
+        count: invariants.slice(0, 6).reduce((sum, i) => sum + i.violations, 0),
+        meaning: 'a crash window the design could not close',
+      },
     ];
 
     capture.restore();
     const logLeaks = scanLogs(capture.lines, s, candidates);
-    return { options: { ...options, progress: undefined } as never, invariants, crashes, residuals, dlq, logLines: capture.lines.length, logLeaks, elapsedMs: Date.now() - started };
+    return {
+      options: { ...options, progress: undefined } as never,
+      invariants,
+      crashes,
+      residuals,
+      dlq,
+      logLines: capture.lines.length,
+      logLeaks,
+      elapsedMs: Date.now() - started,
+    };
   } finally {
     capture.restore();
     faultInjection.afterSideEffect = undefined;
@@ -338,12 +456,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 function scanLogs(lines: string[], stack: LocalStack, candidates: Candidate[]): string[] {
   const needles: { what: string; value: string }[] = [];
   for (const secrets of Object.values(stack.secrets)) {
-    for (const [field, value] of Object.entries(secrets)) if (typeof value === 'string' && value.length >= 8) needles.push({ what: `secret ${field}`, value });
+    for (const [field, value] of Object.entries(secrets))
+      if (typeof value === 'string' && value.length >= 8) needles.push({ what: `secret ${field}`, value });
   }
-  for (const c of candidates) needles.push({ what: 'candidate e-mail', value: c.email }, { what: 'candidate name', value: c.name });
+  for (const c of candidates)
+    needles.push({ what: 'candidate e-mail', value: c.email }, { what: 'candidate name', value: c.name });
   const leaks: string[] = [];
   for (const line of lines) {
-    for (const needle of needles) if (line.includes(needle.value)) leaks.push(`${needle.what} in: ${line.slice(0, 160)}`);
+    for (const needle of needles)
+      if (line.includes(needle.value)) leaks.push(`${needle.what} in: ${line.slice(0, 160)}`);
     if (/\+\d[\d\s-]{7,}\d/.test(line)) leaks.push(`phone number in: ${line.slice(0, 160)}`);
   }
   return leaks;
@@ -356,11 +477,15 @@ export function formatChaosReport(report: ChaosReport): string {
     `Faults: ${o.rate429 * 100}% 429 + Retry-After, ${o.rate500 * 100}% 500, ${o.slowRate * 100}% answers after the client's timeout (every sandbox); ` +
       `ATS webhooks delivered 2-3 times, 10% resent out of order; ${o.dropReportRate * 100}% of report webhooks dropped; ` +
       `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; crash after a side effect with p=${o.crashRate}`,
-    `Crashes injected: ${Object.entries(report.crashes).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `Crashes injected: ${Object.entries(report.crashes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     '',
     `| ${'invariant'.padEnd(66)} | checked | violations |`,
     `|${'-'.repeat(68)}|---------|------------|`,
-    ...report.invariants.map((i) => `| ${i.name.padEnd(66)} | ${String(i.checked).padStart(7)} | ${String(i.violations).padStart(10)} |`),
+    ...report.invariants.map(
+      (i) => `| ${i.name.padEnd(66)} | ${String(i.checked).padStart(7)} | ${String(i.violations).padStart(10)} |`,
+    ),
     '',
     ...report.invariants.filter((i) => i.violations).flatMap((i) => [`${i.name}:`, ...i.detail.map((d) => `  - ${d}`)]),
     `| ${'residual (counted, never hidden)'.padEnd(50)} | count | meaning`,

@@ -1,5 +1,7 @@
 /** A valid connections document; tests change one field to see how it is refused. */
-export function connectionDocument(overrides: Record<string, unknown> = {}): { connections: Record<string, unknown>[] } {
+export function connectionDocument(overrides: Record<string, unknown> = {}): {
+  connections: Record<string, unknown>[];
+} {
   return {
     connections: [
       {

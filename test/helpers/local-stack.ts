@@ -33,5 +33,7 @@ export async function invitedInterviewId(stack: LocalStack, address: string, tim
 }
 
 export function reportNotes(stack: LocalStack, reportId?: string) {
-  return stack.greenhouse.state.notes.filter((n) => n.body.includes(reportId ? `ai-interview-report:${reportId}` : 'ai-interview-report:'));
+  return stack.greenhouse.state.notes.filter((n) =>
+    n.body.includes(reportId ? `ai-interview-report:${reportId}` : 'ai-interview-report:'),
+  );
 }

@@ -9,11 +9,35 @@ import { connectionDocument } from './connections';
 export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 
 export function applicationRecord(overrides: Partial<ApplicationRecord> = {}): ApplicationRecord {
-  return { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen', atsCandidateId: '7702', atsJobId: '3301', stageId: '9001', state: 'invited', candidateEmail: 'ana@example.com', interviewId: 'int-1', createdAt: NOW, updatedAt: NOW, ...overrides };
+  return {
+    connectionId: 'acme-greenhouse',
+    atsApplicationId: '4401',
+    triggerId: 'ai-screen',
+    atsCandidateId: '7702',
+    atsJobId: '3301',
+    stageId: '9001',
+    state: 'invited',
+    candidateEmail: 'ana@example.com',
+    interviewId: 'int-1',
+    createdAt: NOW,
+    updatedAt: NOW,
+    ...overrides,
+  };
 }
 
 export function jobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
-  return { connectionId: 'acme-greenhouse', atsJobId: '3301', triggerId: 'ai-screen', state: 'creating', interviewName: 'n', templateHash: 'h', createAttempts: 1, updatedAt: NOW, leaseOwner: 'owner-1', ...overrides };
+  return {
+    connectionId: 'acme-greenhouse',
+    atsJobId: '3301',
+    triggerId: 'ai-screen',
+    state: 'creating',
+    interviewName: 'n',
+    templateHash: 'h',
+    createAttempts: 1,
+    updatedAt: NOW,
+    leaseOwner: 'owner-1',
+    ...overrides,
+  };
 }
 
 export function reportFactory(overrides: Partial<InterviewReport> = {}): InterviewReport {
@@ -43,7 +67,9 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     markApplicationFailed: vi.fn().mockResolvedValue(undefined),
     getJob: vi.fn().mockResolvedValue(undefined),
     leaseJob: vi.fn(),
-    completeJob: vi.fn(async (key, owner, interview) => jobRecord({ ...key, ...interview, state: 'ready', leaseOwner: owner })),
+    completeJob: vi.fn(async (key, owner, interview) =>
+      jobRecord({ ...key, ...interview, state: 'ready', leaseOwner: owner }),
+    ),
     recordJobTemplate: vi.fn().mockResolvedValue(undefined),
     listJobs: vi.fn().mockResolvedValue([]),
     getApplication: vi.fn().mockResolvedValue(undefined),
@@ -63,19 +89,37 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
 
 export function fakeContext(document = connectionDocument()) {
   const connection = parseConnections(document)[0]!;
-  const ats = { kind: 'greenhouse' as const, verifyWebhook: vi.fn(), parseWebhook: vi.fn(), confirmStageEntered: vi.fn(confirmAsParsed), postNote: vi.fn().mockResolvedValue({ noteId: 'note-new' }), findNote: vi.fn().mockResolvedValue(undefined), moveToStage: vi.fn().mockResolvedValue({ moved: true, stageId: '9002' }) };
+  const ats = {
+    kind: 'greenhouse' as const,
+    verifyWebhook: vi.fn(),
+    parseWebhook: vi.fn(),
+    confirmStageEntered: vi.fn(confirmAsParsed),
+    postNote: vi.fn().mockResolvedValue({ noteId: 'note-new' }),
+    findNote: vi.fn().mockResolvedValue(undefined),
+    moveToStage: vi.fn().mockResolvedValue({ moved: true, stageId: '9002' }),
+  };
   const interviews = {
-    createInterview: vi.fn().mockResolvedValue({ interview_id: 'int-new', invite_url: 'https://i.example.com/int-new' }),
+    createInterview: vi
+      .fn()
+      .mockResolvedValue({ interview_id: 'int-new', invite_url: 'https://i.example.com/int-new' }),
     updateInterview: vi.fn().mockResolvedValue(undefined),
     findInterviewsByName: vi.fn().mockResolvedValue([]),
     listReports: vi.fn().mockResolvedValue([reportFactory()]),
     listAllReports: vi.fn().mockResolvedValue([]),
   };
-  const context = { connection, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32) }, ats, interviews } as unknown as ConnectionContext;
+  const context = {
+    connection,
+    secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32) },
+    ats,
+    interviews,
+  } as unknown as ConnectionContext;
   return { context, ats, interviews, connection };
 }
 
-export function dependencies(store: ReturnType<typeof fakeStore>, context: ConnectionContext): InviteDependencies & { mailer: { sendInvite: Mock<Mailer['sendInvite']> } } {
+export function dependencies(
+  store: ReturnType<typeof fakeStore>,
+  context: ConnectionContext,
+): InviteDependencies & { mailer: { sendInvite: Mock<Mailer['sendInvite']> } } {
   let owner = 0;
   return {
     store: store as unknown as MappingStore,

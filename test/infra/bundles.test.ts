@@ -9,14 +9,18 @@ async function bundle(name: FunctionName): Promise<string> {
   return result.outputFiles[0]!.text;
 }
 
-const staticImportOf = (code: string, module: string) => code.split('\n').some((line) => line.startsWith('import ') && line.includes(`"${module}"`));
+const staticImportOf = (code: string, module: string) =>
+  code.split('\n').some((line) => line.startsWith('import ') && line.includes(`"${module}"`));
 
 describe('Bundles: what each function loads at cold start', () => {
-  it.each(['InviteWorker', 'WritebackWorker'] as const)('%s loads the SQS client only when it defers a message, not at import', async (name) => {
-    const code = await bundle(name);
-    expect(staticImportOf(code, '@aws-sdk/client-sqs')).toBe(false);
-    expect(code).toContain('import("@aws-sdk/client-sqs")');
-  });
+  it.each(['InviteWorker', 'WritebackWorker'] as const)(
+    '%s loads the SQS client only when it defers a message, not at import',
+    async (name) => {
+      const code = await bundle(name);
+      expect(staticImportOf(code, '@aws-sdk/client-sqs')).toBe(false);
+      expect(code).toContain('import("@aws-sdk/client-sqs")');
+    },
+  );
 
   it('WritebackWorker, which sends no e-mail, loads no mail client; InviteWorker, which e-mails every invite, does', async () => {
     expect(staticImportOf(await bundle('WritebackWorker'), '@aws-sdk/client-sesv2')).toBe(false);

@@ -18,7 +18,8 @@ describe('Stack: ConnectorStack', () => {
   let template: Template;
   let resources: Record<string, Resource>;
   const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-  const functionId = (entryName: string) => ofType('AWS::Lambda::Function').find(([id]) => id.startsWith(entryName))?.[0] as string;
+  const functionId = (entryName: string) =>
+    ofType('AWS::Lambda::Function').find(([id]) => id.startsWith(entryName))?.[0] as string;
 
   let outdir: string;
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -28,19 +29,32 @@ describe('Stack: ConnectorStack', () => {
     // folder of the test's own, removed afterwards (without outdir the CDK leaves one in the temp folder).
     outdir = mkdtempSync(join(tmpdir(), 'connector-stack-'));
     const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
-    const stack = new ConnectorStack(app, 'Test', { connections: loadConnectionsFile(CONFIG), connectionsFile: CONFIG, mailFrom: 'talent@acme.example.com', alarmEmail: 'oncall@acme.example.com' });
+    const stack = new ConnectorStack(app, 'Test', {
+      connections: loadConnectionsFile(CONFIG),
+      connectionsFile: CONFIG,
+      mailFrom: 'talent@acme.example.com',
+      alarmEmail: 'oncall@acme.example.com',
+    });
     template = Template.fromStack(stack);
     resources = template.toJSON().Resources as Record<string, Resource>;
   });
 
   it('routes both webhooks through an HTTP API', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /webhooks/ats/{connectionId}' });
-    template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /webhooks/interview/{connectionId}/{token}' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: 'POST /webhooks/interview/{connectionId}/{token}',
+    });
   });
 
   it('runs five functions on Node 22 with the worker timeout from the shared constant', () => {
     const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
-    expect(functions.map(([id]) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual(['AtsWebhook', 'InterviewWebhook', 'InviteWorker', 'Reconciler', 'WritebackWorker']);
+    expect(functions.map(([id]) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual([
+      'AtsWebhook',
+      'InterviewWebhook',
+      'InviteWorker',
+      'Reconciler',
+      'WritebackWorker',
+    ]);
     for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe('nodejs22.x');
     expect(resources[functionId('InviteWorker')]!.Properties.Timeout).toBe(WORKER_TIMING.workerTimeoutSeconds);
     expect(resources[functionId('WritebackWorker')]!.Properties.Timeout).toBe(WORKER_TIMING.workerTimeoutSeconds);
@@ -55,7 +69,12 @@ describe('Stack: ConnectorStack', () => {
       expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
       expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     }
-    template.hasResourceProperties('AWS::DynamoDB::Table', { GlobalSecondaryIndexes: Match.arrayWith([Match.objectLike({ IndexName: 'byInterview' }), Match.objectLike({ IndexName: 'byCandidate', Projection: { ProjectionType: 'KEYS_ONLY' } })]) });
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      GlobalSecondaryIndexes: Match.arrayWith([
+        Match.objectLike({ IndexName: 'byInterview' }),
+        Match.objectLike({ IndexName: 'byCandidate', Projection: { ProjectionType: 'KEYS_ONLY' } }),
+      ]),
+    });
   });
 
   it('gives each queue a DLQ, a visibility timeout of 6 × the worker timeout and maxReceiveCount ≥ 5', () => {
@@ -93,7 +112,9 @@ describe('Stack: ConnectorStack', () => {
 
   it('lets each function read only the secrets of the configured connections', () => {
     const policies = ofType('AWS::IAM::Policy');
-    const secretStatements = policies.flatMap(([, p]) => p.Properties.PolicyDocument.Statement).filter((s: any) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
+    const secretStatements = policies
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
     expect(secretStatements).toHaveLength(5);
     for (const statement of secretStatements) {
       expect(JSON.stringify(statement.Resource)).toContain('secret:ats-interview-connector/acme-greenhouse-??????');
@@ -144,9 +165,14 @@ describe('Stack: ConnectorStack', () => {
     expect(filters).toHaveLength(5);
     for (const filter of filters) expect(filter.FilterPattern).toBe('{ $.level = "ERROR" }');
     const logged = alarms.filter((a) => String(a.MetricName).endsWith('LoggedErrors'));
-    expect(logged.map((a) => a.MetricName).sort()).toEqual(filters.map((f) => f.MetricTransformations[0].MetricName).sort());
+    expect(logged.map((a) => a.MetricName).sort()).toEqual(
+      filters.map((f) => f.MetricTransformations[0].MetricName).sort(),
+    );
     for (const alarm of alarms) expect(alarm.AlarmActions).toHaveLength(1);
-    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@acme.example.com' });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@acme.example.com',
+    });
   });
 
   it('names every output as CloudFormation accepts (alphanumeric) and outputs all that npm run ops -- --aws reads', () => {
@@ -166,8 +192,31 @@ describe('Command: cdk app with a bad connections file', () => {
 
   it('exits non-zero naming the connection and the field', () => {
     const bad = join(dir, 'connections.json');
-    writeFileSync(bad, JSON.stringify({ connections: [{ id: 'acme-gh', ats: 'greenhouse', atsBaseUrl: 'https://harvest.greenhouse.io', atsUserId: '1', interviewService: { baseUrl: 'https://x.example.com' }, secretRef: 's', triggers: [{ id: 't', stage: {}, interview: { questions: [] } }] }] }));
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], { env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ connections: bad, 'aws:cdk:bundling-stacks': [] }), CDK_OUTDIR: dir }, encoding: 'utf8', timeout: 60_000 });
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        connections: [
+          {
+            id: 'acme-gh',
+            ats: 'greenhouse',
+            atsBaseUrl: 'https://harvest.greenhouse.io',
+            atsUserId: '1',
+            interviewService: { baseUrl: 'https://x.example.com' },
+            secretRef: 's',
+            triggers: [{ id: 't', stage: {}, interview: { questions: [] } }],
+          },
+        ],
+      }),
+    );
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+      env: {
+        ...process.env,
+        CDK_CONTEXT_JSON: JSON.stringify({ connections: bad, 'aws:cdk:bundling-stacks': [] }),
+        CDK_OUTDIR: dir,
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('connections[0] (acme-gh).triggers.0.stage');
   });

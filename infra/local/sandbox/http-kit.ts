@@ -22,9 +22,18 @@ export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES)
   return Buffer.concat(chunks);
 }
 
-export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text).toString(), ...headers });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text).toString(),
+    ...headers,
+  });
   response.end(text);
 }
 
@@ -42,7 +51,11 @@ export interface Route {
   handle: (context: RouteContext) => Promise<void> | void;
 }
 
-export function matchRoute(routes: readonly Route[], method: string, pathname: string): { route: Route; params: Record<string, string> } | undefined {
+export function matchRoute(
+  routes: readonly Route[],
+  method: string,
+  pathname: string,
+): { route: Route; params: Record<string, string> } | undefined {
   const parts = pathname.split('/').filter(Boolean);
   for (const route of routes) {
     if (route.method !== method) continue;
@@ -70,7 +83,11 @@ export interface RunningServer {
 }
 
 /** Listens on 127.0.0.1 only; port 0 picks a free port (tests), a fixed one serves `npm start`. */
-export async function listen(handler: (request: IncomingMessage, response: ServerResponse) => void, port: number, host = '127.0.0.1'): Promise<RunningServer> {
+export async function listen(
+  handler: (request: IncomingMessage, response: ServerResponse) => void,
+  port: number,
+  host = '127.0.0.1',
+): Promise<RunningServer> {
   const server = createServer(handler);
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {

@@ -5,8 +5,26 @@ import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
-import { confirmAsParsed, type ApplicationRef, type AtsAdapter, type AtsNote, type InboundWebhook, type StageConfirmation, type StageEnteredEvent, type WebhookParseResult, type WebhookVerification } from '../port';
-import { applicationInfoSchema, ashbyEnvelopeSchema, candidateStageChangeSchema, interviewStagesSchema, noteResultSchema, notesListSchema, rpcEnvelopeSchema } from './ashby.schemas';
+import {
+  confirmAsParsed,
+  type ApplicationRef,
+  type AtsAdapter,
+  type AtsNote,
+  type InboundWebhook,
+  type StageConfirmation,
+  type StageEnteredEvent,
+  type WebhookParseResult,
+  type WebhookVerification,
+} from '../port';
+import {
+  applicationInfoSchema,
+  ashbyEnvelopeSchema,
+  candidateStageChangeSchema,
+  interviewStagesSchema,
+  noteResultSchema,
+  notesListSchema,
+  rpcEnvelopeSchema,
+} from './ashby.schemas';
 
 export type AshbyAdapterOptions = AtsAdapterOptions;
 
@@ -29,7 +47,9 @@ export class AshbyAdapter implements AtsAdapter {
       failureInBody: (body) => {
         const envelope = v.safeParse(rpcEnvelopeSchema, body);
         if (!envelope.success) return 'the answer is not {success, results}';
-        return envelope.output.success ? undefined : `success: false ${JSON.stringify(envelope.output.errors ?? envelope.output.errorInfo ?? '').slice(0, 200)}`;
+        return envelope.output.success
+          ? undefined
+          : `success: false ${JSON.stringify(envelope.output.errors ?? envelope.output.errorInfo ?? '').slice(0, 200)}`;
       },
     });
   }
@@ -40,7 +60,9 @@ export class AshbyAdapter implements AtsAdapter {
     const header = request.headers['ashby-signature']?.trim();
     if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
     if (!header?.startsWith('sha256=')) return { valid: false, reason: 'no Ashby-Signature: sha256=<hex> header' };
-    return digestMatches(hmacSha256(secret, request.rawBody), header.slice('sha256='.length), 'hex') ? { valid: true } : { valid: false, reason: 'signature does not match' };
+    return digestMatches(hmacSha256(secret, request.rawBody), header.slice('sha256='.length), 'hex')
+      ? { valid: true }
+      : { valid: false, reason: 'signature does not match' };
   }
 
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
@@ -53,10 +75,16 @@ export class AshbyAdapter implements AtsAdapter {
     const parsed = readPart(envelope.value.data, candidateStageChangeSchema, 'data');
     if (!parsed.ok) return parsed.result;
     const { application } = parsed.value;
-    if (application.status && application.status !== 'Active') return { kind: 'ignored', reason: `application is ${application.status}` };
+    if (application.status && application.status !== 'Active')
+      return { kind: 'ignored', reason: `application is ${application.status}` };
     // No delivery id in the payload (webhookActionId's location is unconfirmed): a retry of one delivery
     // repeats application, stage and updatedAt, so together they name it.
-    const deliveryId = envelope.value.webhookActionId ?? `derived:${createHash('sha256').update(`${application.id}|${application.currentInterviewStage.id}|${application.updatedAt ?? ''}`).digest('hex').slice(0, 40)}`;
+    const deliveryId =
+      envelope.value.webhookActionId ??
+      `derived:${createHash('sha256')
+        .update(`${application.id}|${application.currentInterviewStage.id}|${application.updatedAt ?? ''}`)
+        .digest('hex')
+        .slice(0, 40)}`;
     return {
       kind: 'stage-entered',
       event: {
@@ -66,7 +94,10 @@ export class AshbyAdapter implements AtsAdapter {
         atsApplicationId: application.id,
         atsCandidateId: application.candidate.id,
         stage: { id: application.currentInterviewStage.id, name: application.currentInterviewStage.title ?? undefined },
-        candidate: { name: application.candidate.name ?? undefined, email: application.candidate.primaryEmailAddress?.value },
+        candidate: {
+          name: application.candidate.name ?? undefined,
+          email: application.candidate.primaryEmailAddress?.value,
+        },
       },
     };
   }
@@ -77,34 +108,90 @@ export class AshbyAdapter implements AtsAdapter {
 
   /** `candidate.createNote`: the note is on the candidate. */
   public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
-    const created = await this.http.request({ method: 'POST', path: '/candidate.createNote', body: { candidateId: target.atsCandidateId, note: `${note.body}\n\n[${note.marker}]`, sendNotifications: false }, signal }, noteResultSchema);
+    const created = await this.http.request(
+      {
+        method: 'POST',
+        path: '/candidate.createNote',
+        body: {
+          candidateId: target.atsCandidateId,
+          note: `${note.body}\n\n[${note.marker}]`,
+          sendNotifications: false,
+        },
+        signal,
+      },
+      noteResultSchema,
+    );
     return { noteId: created.results.id };
   }
 
   /** `candidate.listNotes` (its result shape is unconfirmed; `content` holds the note text here). */
-  public async findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined> {
-    const notes = await this.http.request({ method: 'POST', path: '/candidate.listNotes', body: { candidateId: target.atsCandidateId }, signal, readOnly: true }, notesListSchema);
+  public async findNote(
+    target: ApplicationRef,
+    marker: string,
+    signal?: AbortSignal,
+  ): Promise<{ noteId: string } | undefined> {
+    const notes = await this.http.request(
+      {
+        method: 'POST',
+        path: '/candidate.listNotes',
+        body: { candidateId: target.atsCandidateId },
+        signal,
+        readOnly: true,
+      },
+      notesListSchema,
+    );
     const found = notes.results.find((n) => n.content?.includes(marker));
     return found ? { noteId: found.id } : undefined;
   }
 
   /** `application.changeStage {applicationId, interviewStageId}`; stage names resolve in the application's interview plan. */
-  public async moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }> {
-    const info = await this.http.request({ method: 'POST', path: '/application.info', body: { applicationId: target.atsApplicationId }, signal, readOnly: true }, applicationInfoSchema);
+  public async moveToStage(
+    target: ApplicationRef,
+    stage: StageMatcher,
+    signal?: AbortSignal,
+  ): Promise<{ moved: boolean; stageId: string }> {
+    const info = await this.http.request(
+      {
+        method: 'POST',
+        path: '/application.info',
+        body: { applicationId: target.atsApplicationId },
+        signal,
+        readOnly: true,
+      },
+      applicationInfoSchema,
+    );
     const current = info.results.currentInterviewStage;
-    const stageId = stage.idsByJob?.[target.atsJobId] ?? stage.id ?? (await this.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
+    const stageId =
+      stage.idsByJob?.[target.atsJobId] ??
+      stage.id ??
+      (await this.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
     if (current.id === stageId) return { moved: false, stageId };
-    await this.http.request({ method: 'POST', path: '/application.changeStage', body: { applicationId: target.atsApplicationId, interviewStageId: stageId }, signal }, v.unknown());
+    await this.http.request(
+      {
+        method: 'POST',
+        path: '/application.changeStage',
+        body: { applicationId: target.atsApplicationId, interviewStageId: stageId },
+        signal,
+      },
+      v.unknown(),
+    );
     return { moved: true, stageId };
   }
 
   private async stageIdByName(interviewPlanId: string, name: string, signal?: AbortSignal): Promise<string> {
     const cached = this.stageIds.get(`${interviewPlanId}#${name}`);
     if (cached) return cached;
-    const stages = await this.http.request({ method: 'POST', path: '/interviewStage.list', body: { interviewPlanId }, signal, readOnly: true }, interviewStagesSchema);
+    const stages = await this.http.request(
+      { method: 'POST', path: '/interviewStage.list', body: { interviewPlanId }, signal, readOnly: true },
+      interviewStagesSchema,
+    );
     for (const s of stages.results) this.stageIds.set(`${interviewPlanId}#${s.title}`, s.id);
     const match = stages.results.find((s) => s.title === name);
-    if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `interview plan ${interviewPlanId} has no stage named "${name}"`);
+    if (!match)
+      throw new AtsError(
+        ATS_ERROR_CODES.invalidRequest,
+        `interview plan ${interviewPlanId} has no stage named "${name}"`,
+      );
     return match.id;
   }
 }

@@ -2,7 +2,11 @@ import * as v from 'valibot';
 import { atsIdSchema } from '../ids';
 
 /** Ashby webhooks: `{action, data}` (developers.ashbyhq.com, webhook payloads OpenAPI). */
-export const ashbyEnvelopeSchema = v.object({ action: v.pipe(v.string(), v.nonEmpty()), data: v.optional(v.unknown()), webhookActionId: v.optional(v.string()) });
+export const ashbyEnvelopeSchema = v.object({
+  action: v.pipe(v.string(), v.nonEmpty()),
+  data: v.optional(v.unknown()),
+  webhookActionId: v.optional(v.string()),
+});
 
 /** `candidateStageChange` carries the whole application; `title` of the stage is unconfirmed, so optional. */
 export const candidateStageChangeSchema = v.object({
@@ -15,17 +19,31 @@ export const candidateStageChangeSchema = v.object({
       name: v.nullish(v.string()),
       primaryEmailAddress: v.nullish(v.object({ value: v.string() })),
     }),
-    currentInterviewStage: v.object({ id: atsIdSchema, title: v.nullish(v.string()), interviewPlanId: v.nullish(v.string()) }),
+    currentInterviewStage: v.object({
+      id: atsIdSchema,
+      title: v.nullish(v.string()),
+      interviewPlanId: v.nullish(v.string()),
+    }),
     job: v.object({ id: atsIdSchema, title: v.nullish(v.string()) }),
   }),
 });
 
 /** Every RPC answers `{success, results}`; failures come as HTTP 200 with `success: false` and `errors`. */
-export const rpcEnvelopeSchema = v.object({ success: v.boolean(), results: v.optional(v.unknown()), errors: v.optional(v.unknown()), errorInfo: v.optional(v.unknown()) });
+export const rpcEnvelopeSchema = v.object({
+  success: v.boolean(),
+  results: v.optional(v.unknown()),
+  errors: v.optional(v.unknown()),
+  errorInfo: v.optional(v.unknown()),
+});
 
 export const noteResultSchema = v.object({ results: v.object({ id: v.string() }) });
-export const notesListSchema = v.object({ results: v.array(v.object({ id: v.string(), content: v.nullish(v.string()) })) });
+export const notesListSchema = v.object({
+  results: v.array(v.object({ id: v.string(), content: v.nullish(v.string()) })),
+});
 export const applicationInfoSchema = v.object({
-  results: v.object({ id: v.string(), currentInterviewStage: v.object({ id: v.string(), interviewPlanId: v.nullish(v.string()) }) }),
+  results: v.object({
+    id: v.string(),
+    currentInterviewStage: v.object({ id: v.string(), interviewPlanId: v.nullish(v.string()) }),
+  }),
 });
 export const interviewStagesSchema = v.object({ results: v.array(v.object({ id: v.string(), title: v.string() })) });

@@ -2,7 +2,10 @@ import * as v from 'valibot';
 import { atsIdSchema } from '../ids';
 
 /** Greenhouse webhooks: `{action, payload}` (developers.greenhouse.io, webhooks/_introduction.md). */
-export const greenhouseEnvelopeSchema = v.object({ action: v.pipe(v.string(), v.nonEmpty()), payload: v.optional(v.unknown()) });
+export const greenhouseEnvelopeSchema = v.object({
+  action: v.pipe(v.string(), v.nonEmpty()),
+  payload: v.optional(v.unknown()),
+});
 
 const id = v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), atsIdSchema]);
 
@@ -17,7 +20,10 @@ export const candidateStageChangeSchema = v.object({
       id,
       first_name: v.nullish(v.string()),
       last_name: v.nullish(v.string()),
-      email_addresses: v.optional(v.nullable(v.array(v.object({ value: v.string(), type: v.nullish(v.string()) }))), []),
+      email_addresses: v.optional(
+        v.nullable(v.array(v.object({ value: v.string(), type: v.nullish(v.string()) }))),
+        [],
+      ),
     }),
     jobs: v.optional(v.nullable(v.array(v.object({ id, name: v.nullish(v.string()) }))), []),
   }),
@@ -32,7 +38,10 @@ export const tokenResponseSchema = v.object({
 export const noteSchema = v.object({ id, body: v.optional(v.nullable(v.string())) });
 export const notesListSchema = v.array(noteSchema);
 export const jobStageSchema = v.object({ id, name: v.string() });
-export const applicationSchema = v.object({ id, current_stage: v.nullish(v.object({ id, name: v.nullish(v.string()) })) });
+export const applicationSchema = v.object({
+  id,
+  current_stage: v.nullish(v.object({ id, name: v.nullish(v.string()) })),
+});
 
 /** `delete_candidate` (webhooks/_candidate_events.md): also fired on merges and bulk deletes. */
 export const candidateDeletedSchema = v.object({

@@ -4,8 +4,26 @@ import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-bo
 import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
-import type { ApplicationRef, AtsAdapter, AtsNote, InboundWebhook, StageConfirmation, StageEnteredEvent, WebhookParseResult, WebhookVerification } from '../port';
-import { candidateDeletedDataSchema, leverSignedFieldsSchema, leverWebhookSchema, noteCreatedSchema, notesSchema, opportunitySchema, stageChangeDataSchema, stagesSchema } from './lever.schemas';
+import type {
+  ApplicationRef,
+  AtsAdapter,
+  AtsNote,
+  InboundWebhook,
+  StageConfirmation,
+  StageEnteredEvent,
+  WebhookParseResult,
+  WebhookVerification,
+} from '../port';
+import {
+  candidateDeletedDataSchema,
+  leverSignedFieldsSchema,
+  leverWebhookSchema,
+  noteCreatedSchema,
+  notesSchema,
+  opportunitySchema,
+  stageChangeDataSchema,
+  stagesSchema,
+} from './lever.schemas';
 
 export type LeverAdapterOptions = AtsAdapterOptions;
 
@@ -25,7 +43,14 @@ export class LeverAdapter implements AtsAdapter {
   public constructor(options: LeverAdapterOptions) {
     this.connection = options.connection;
     this.secrets = options.secrets;
-    this.http = new AtsHttpClient({ baseUrl: options.connection.atsBaseUrl, authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''), fetch: options.fetch, timeoutMs: options.timeoutMs, retry: options.retry, sleep: options.sleep });
+    this.http = new AtsHttpClient({
+      baseUrl: options.connection.atsBaseUrl,
+      authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''),
+      fetch: options.fetch,
+      timeoutMs: options.timeoutMs,
+      retry: options.retry,
+      sleep: options.sleep,
+    });
   }
 
   /**
@@ -42,11 +67,17 @@ export class LeverAdapter implements AtsAdapter {
       return { valid: false, reason: 'no signed fields: body is not JSON' };
     }
     const fields = v.safeParse(leverSignedFieldsSchema, document);
-    if (!fields.success) return { valid: false, reason: `no signed fields: ${v.getDotPath(fields.issues[0]!) ?? 'body'} missing` };
+    if (!fields.success)
+      return { valid: false, reason: `no signed fields: ${v.getDotPath(fields.issues[0]!) ?? 'body'} missing` };
     const { token, triggeredAt, signature } = fields.output;
-    if (!digestMatches(hmacSha256(secret, `${token}${triggeredAt}`), signature, 'hex')) return { valid: false, reason: 'signature does not match' };
+    if (!digestMatches(hmacSha256(secret, `${token}${triggeredAt}`), signature, 'hex'))
+      return { valid: false, reason: 'signature does not match' };
     const windowMs = this.connection.webhookFreshnessMinutes * 60_000;
-    if (Math.abs(now - Number(triggeredAt)) > windowMs) return { valid: false, reason: `stale: triggeredAt is outside the ${this.connection.webhookFreshnessMinutes}-minute window` };
+    if (Math.abs(now - Number(triggeredAt)) > windowMs)
+      return {
+        valid: false,
+        reason: `stale: triggeredAt is outside the ${this.connection.webhookFreshnessMinutes}-minute window`,
+      };
     return { valid: true, replayKey: `lever-token:${token}`, replayTtlSeconds: Math.ceil((2 * windowMs) / 1000) };
   }
 
@@ -57,10 +88,19 @@ export class LeverAdapter implements AtsAdapter {
     if (webhook.event === 'candidateDeleted') {
       const deleted = readPart(webhook.data, candidateDeletedDataSchema, 'data');
       const contact = deleted.ok ? (deleted.value.contactId ?? deleted.value.candidateId) : undefined;
-      if (!deleted.ok || !contact) return { kind: 'invalid', message: 'data.contactId: a deleted candidate needs an id' };
-      return { kind: 'candidate-deleted', event: { deliveryId: webhook.token, atsCandidateId: contact, atsApplicationIds: deleted.value.opportunityId ? [deleted.value.opportunityId] : [] } };
+      if (!deleted.ok || !contact)
+        return { kind: 'invalid', message: 'data.contactId: a deleted candidate needs an id' };
+      return {
+        kind: 'candidate-deleted',
+        event: {
+          deliveryId: webhook.token,
+          atsCandidateId: contact,
+          atsApplicationIds: deleted.value.opportunityId ? [deleted.value.opportunityId] : [],
+        },
+      };
     }
-    if (webhook.event !== 'candidateStageChange') return { kind: 'ignored', reason: `event ${webhook.event} is not handled` };
+    if (webhook.event !== 'candidateStageChange')
+      return { kind: 'ignored', reason: `event ${webhook.event} is not handled` };
     const data = readPart(webhook.data, stageChangeDataSchema, 'data');
     if (!data.ok) return data.result;
     return {
@@ -79,15 +119,28 @@ export class LeverAdapter implements AtsAdapter {
   public async confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation> {
     let opportunity: v.InferOutput<typeof opportunitySchema>['data'];
     try {
-      opportunity = (await this.http.request({ method: 'GET', path: `/v1/opportunities/${encodeURIComponent(event.atsApplicationId)}?expand=applications`, signal }, opportunitySchema)).data;
+      opportunity = (
+        await this.http.request(
+          {
+            method: 'GET',
+            path: `/v1/opportunities/${encodeURIComponent(event.atsApplicationId)}?expand=applications`,
+            signal,
+          },
+          opportunitySchema,
+        )
+      ).data;
     } catch (error) {
-      if ((error as AtsError).code === ATS_ERROR_CODES.notFound) return { confirmed: false, reason: 'the opportunity does not exist' };
+      if ((error as AtsError).code === ATS_ERROR_CODES.notFound)
+        return { confirmed: false, reason: 'the opportunity does not exist' };
       throw error;
     }
     const stageId = stageIdOf(opportunity.stage);
-    if (stageId !== event.stage.id) return { confirmed: false, reason: `the API shows stage ${stageId}, not ${event.stage.id ?? '?'}` };
+    if (stageId !== event.stage.id)
+      return { confirmed: false, reason: `the API shows stage ${stageId}, not ${event.stage.id ?? '?'}` };
     if (opportunity.archived) return { confirmed: false, reason: 'the opportunity is archived' };
-    const application = opportunity.applications.find((a): a is { id: string; posting: string } => typeof a !== 'string' && Boolean(a.posting));
+    const application = opportunity.applications.find(
+      (a): a is { id: string; posting: string } => typeof a !== 'string' && Boolean(a.posting),
+    );
     if (!application) return { confirmed: false, reason: 'the opportunity has no posting' };
     return {
       confirmed: true,
@@ -104,20 +157,50 @@ export class LeverAdapter implements AtsAdapter {
   /** `POST /v1/opportunities/{id}/notes?perform_as=` (NangoHQ create-note; Pipedream add-note). */
   public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
     const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
-    const created = await this.http.request({ method: 'POST', path, body: { value: `${note.body}\n\n[${note.marker}]`, secret: this.connection.writeBack.note.visibility !== 'public' }, signal }, noteCreatedSchema);
+    const created = await this.http.request(
+      {
+        method: 'POST',
+        path,
+        body: {
+          value: `${note.body}\n\n[${note.marker}]`,
+          secret: this.connection.writeBack.note.visibility !== 'public',
+        },
+        signal,
+      },
+      noteCreatedSchema,
+    );
     return { noteId: created.data.noteId ?? created.data.id ?? '' };
   }
 
-  public async findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined> {
-    const notes = await this.http.request({ method: 'GET', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?limit=100`, signal }, notesSchema);
+  public async findNote(
+    target: ApplicationRef,
+    marker: string,
+    signal?: AbortSignal,
+  ): Promise<{ noteId: string } | undefined> {
+    const notes = await this.http.request(
+      {
+        method: 'GET',
+        path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?limit=100`,
+        signal,
+      },
+      notesSchema,
+    );
     const found = notes.data.find((n) => n.value?.includes(marker));
     return found ? { noteId: found.id } : undefined;
   }
 
   /** `PUT /v1/opportunities/{id}/stage?perform_as=` with `{stage}`; Lever's stage ids are global. */
-  public async moveToStage(target: ApplicationRef, stage: StageMatcher, signal?: AbortSignal): Promise<{ moved: boolean; stageId: string }> {
-    const stageId = stage.id ?? stage.idsByJob?.[target.atsJobId] ?? (await this.stageIdByName(stage.name as string, signal));
-    const opportunity = await this.http.request({ method: 'GET', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}`, signal }, opportunitySchema);
+  public async moveToStage(
+    target: ApplicationRef,
+    stage: StageMatcher,
+    signal?: AbortSignal,
+  ): Promise<{ moved: boolean; stageId: string }> {
+    const stageId =
+      stage.id ?? stage.idsByJob?.[target.atsJobId] ?? (await this.stageIdByName(stage.name as string, signal));
+    const opportunity = await this.http.request(
+      { method: 'GET', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}`, signal },
+      opportunitySchema,
+    );
     if (stageIdOf(opportunity.data.stage) === stageId) return { moved: false, stageId };
     const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/stage?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
     await this.http.request({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
@@ -126,7 +209,15 @@ export class LeverAdapter implements AtsAdapter {
 
   /** `POST /v1/opportunities/{id}/addLinks` (links live on the contact; NangoHQ update-opportunity-links). */
   public async attachReportLink(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void> {
-    await this.http.request({ method: 'POST', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/addLinks`, body: { links: [url] }, signal }, v.unknown());
+    await this.http.request(
+      {
+        method: 'POST',
+        path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/addLinks`,
+        body: { links: [url] },
+        signal,
+      },
+      v.unknown(),
+    );
   }
 
   private async stages(signal?: AbortSignal): Promise<Map<string, string>> {

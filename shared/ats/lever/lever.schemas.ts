@@ -32,12 +32,17 @@ export const opportunitySchema = v.object({
     contact: v.nullish(v.string()),
     stage: v.union([v.string(), v.object({ id: v.string(), text: v.optional(v.string()) })]),
     archived: v.nullish(v.unknown()),
-    applications: v.optional(v.array(v.union([v.string(), v.object({ id: v.string(), posting: v.nullish(v.string()) })])), []),
+    applications: v.optional(
+      v.array(v.union([v.string(), v.object({ id: v.string(), posting: v.nullish(v.string()) })])),
+      [],
+    ),
   }),
 });
 
 export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), text: v.string() })) });
-export const noteCreatedSchema = v.object({ data: v.object({ noteId: v.optional(v.string()), id: v.optional(v.string()) }) });
+export const noteCreatedSchema = v.object({
+  data: v.object({ noteId: v.optional(v.string()), id: v.optional(v.string()) }),
+});
 export const notesSchema = v.object({ data: v.array(v.object({ id: v.string(), value: v.nullish(v.string()) })) });
 
 /** `candidateDeleted` (help.lever.co, Configuring webhooks); ids only, exact keys partly unconfirmed. */

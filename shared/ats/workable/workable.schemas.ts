@@ -24,7 +24,12 @@ export const movedCandidateSchema = v.object({
   updated_at: v.nullish(v.string()),
 });
 
-export const commentCreatedSchema = v.object({ id: v.optional(v.string()), comment: v.optional(v.object({ id: v.string() })) });
-export const commentsSchema = v.object({ comments: v.array(v.object({ id: v.string(), body: v.nullish(v.string()) })) });
+export const commentCreatedSchema = v.object({
+  id: v.optional(v.string()),
+  comment: v.optional(v.object({ id: v.string() })),
+});
+export const commentsSchema = v.object({
+  comments: v.array(v.object({ id: v.string(), body: v.nullish(v.string()) })),
+});
 export const candidateSchema = v.object({ candidate: v.object({ id: v.string(), stage: v.string() }) });
 export const jobStagesSchema = v.object({ stages: v.array(v.object({ slug: v.string(), name: v.string() })) });

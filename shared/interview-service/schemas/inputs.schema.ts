@@ -33,7 +33,10 @@ export const skillListSchema = v.pipe(
  */
 export function interviewLanguageSchema(extraLanguages: readonly string[] = []) {
   const allowed: readonly string[] = [...INTERVIEW_LANGUAGES, ...extraLanguages];
-  return v.picklist(allowed, `must be one of ${INTERVIEW_LANGUAGES.join(', ')}${extraLanguages.length ? ` or an opted-in code (${extraLanguages.join(', ')})` : ''}`);
+  return v.picklist(
+    allowed,
+    `must be one of ${INTERVIEW_LANGUAGES.join(', ')}${extraLanguages.length ? ` or an opted-in code (${extraLanguages.join(', ')})` : ''}`,
+  );
 }
 
 /** POST /custom/interview (spec §4.1); the service's defaults are made explicit so a request says what it means. */
@@ -46,7 +49,10 @@ export function createInterviewInputSchema(extraLanguages: readonly string[] = [
       can_change_interview_language: v.optional(v.boolean(), INTERVIEW_DEFAULTS.can_change_interview_language),
       is_proctoring_required: v.optional(v.boolean(), INTERVIEW_DEFAULTS.is_proctoring_required),
     },
-    (issue) => (issue.expected === 'never' ? 'not a field of create (skills and coding settings are set by update)' : 'expected an object'),
+    (issue) =>
+      issue.expected === 'never'
+        ? 'not a field of create (skills and coding settings are set by update)'
+        : 'expected an object',
   );
 }
 

@@ -15,7 +15,10 @@ export const educationSchema = v.pipe(
     end_date: v.nullable(dateSchema),
     is_present: v.boolean(),
   }),
-  v.forward(v.check((item) => isConsistentPeriod(item), PERIOD_MESSAGE), ['end_date']),
+  v.forward(
+    v.check((item) => isConsistentPeriod(item), PERIOD_MESSAGE),
+    ['end_date'],
+  ),
 );
 
 export const experienceSchema = v.pipe(
@@ -29,7 +32,10 @@ export const experienceSchema = v.pipe(
     /** An HTML list as a string; never rendered by the connector. */
     responsibilities: optionalString,
   }),
-  v.forward(v.check((item) => isConsistentPeriod(item), PERIOD_MESSAGE), ['end_date']),
+  v.forward(
+    v.check((item) => isConsistentPeriod(item), PERIOD_MESSAGE),
+    ['end_date'],
+  ),
 );
 
 export const parsedResumeDataSchema = v.object({

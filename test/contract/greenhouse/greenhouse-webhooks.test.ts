@@ -6,17 +6,26 @@ import { loadRawFixture } from '../../helpers/fixtures';
 import { connectionDocument } from '../../helpers/connections';
 
 const SECRET = 'whsec_greenhouse_test_secret';
-const adapter = new GreenhouseAdapter({ connection: parseConnections(connectionDocument())[0]!, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsWebhookSecret: SECRET } });
+const adapter = new GreenhouseAdapter({
+  connection: parseConnections(connectionDocument())[0]!,
+  secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsWebhookSecret: SECRET },
+});
 const raw = (name: string) => loadRawFixture(`contract/greenhouse/fixtures/${name}`);
 /** Greenhouse's scheme, computed here on its own: `Signature: sha256 <hex HMAC-SHA256 of the raw body>`. */
-const sign = (body: Buffer | string, secret = SECRET) => `sha256 ${createHmac('sha256', secret).update(body).digest('hex')}`;
+const sign = (body: Buffer | string, secret = SECRET) =>
+  `sha256 ${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_events.md)', () => {
   it('verifies the signature over the raw, unicode-escaped bytes', () => {
     const body = raw('candidate-stage-change.json');
     expect(body.toString()).toContain('\\u003c');
     expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: body })).toEqual({ valid: true });
-    expect(adapter.verifyWebhook({ headers: { signature: sign(body).toUpperCase().replace('SHA256', 'sha256') }, rawBody: body })).toEqual({ valid: true });
+    expect(
+      adapter.verifyWebhook({
+        headers: { signature: sign(body).toUpperCase().replace('SHA256', 'sha256') },
+        rawBody: body,
+      }),
+    ).toEqual({ valid: true });
   });
 
   it.each([
@@ -33,13 +42,22 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
 
   it('refuses a delivery without a signature, and a tampered body', () => {
     const body = raw('candidate-stage-change.json');
-    expect(adapter.verifyWebhook({ headers: {}, rawBody: body })).toEqual({ valid: false, reason: 'no Signature header' });
+    expect(adapter.verifyWebhook({ headers: {}, rawBody: body })).toEqual({
+      valid: false,
+      reason: 'no Signature header',
+    });
     const tampered = Buffer.from(body.toString().replace('"ana@example.com"', '"eve@example.com"'));
-    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: tampered })).toEqual({ valid: false, reason: 'signature does not match' });
+    expect(adapter.verifyWebhook({ headers: { signature: sign(body) }, rawBody: tampered })).toEqual({
+      valid: false,
+      reason: 'signature does not match',
+    });
   });
 
   it('reads a stage change into the neutral event, preferring the personal e-mail', () => {
-    const result = adapter.parseWebhook({ headers: { 'greenhouse-event-id': 'evt-123' }, rawBody: raw('candidate-stage-change.json') });
+    const result = adapter.parseWebhook({
+      headers: { 'greenhouse-event-id': 'evt-123' },
+      rawBody: raw('candidate-stage-change.json'),
+    });
     expect(result).toEqual({
       kind: 'stage-entered',
       event: {
@@ -55,7 +73,19 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
   });
 
   it('reads delete_candidate (the documented payload) as a deletion of the person and their applications', () => {
-    const body = Buffer.from(JSON.stringify({ action: 'delete_candidate', payload: { person: { id: 37031511, first_name: 'Jack', last_name: 'Sparrow', deleted_application_ids: [46196263, 46196258] } } }));
+    const body = Buffer.from(
+      JSON.stringify({
+        action: 'delete_candidate',
+        payload: {
+          person: {
+            id: 37031511,
+            first_name: 'Jack',
+            last_name: 'Sparrow',
+            deleted_application_ids: [46196263, 46196258],
+          },
+        },
+      }),
+    );
     expect(adapter.parseWebhook({ headers: { 'greenhouse-event-id': 'evt-del' }, rawBody: body })).toEqual({
       kind: 'candidate-deleted',
       event: { deliveryId: 'evt-del', atsCandidateId: '37031511', atsApplicationIds: ['46196263', '46196258'] },
@@ -78,7 +108,10 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
   });
 
   it.each([
-    ['{"action":"candidate_stage_change","payload":{"application":{"id":1,"status":"rejected","candidate":{"id":2},"jobs":[{"id":3}]}}}', 'ignored'],
+    [
+      '{"action":"candidate_stage_change","payload":{"application":{"id":1,"status":"rejected","candidate":{"id":2},"jobs":[{"id":3}]}}}',
+      'ignored',
+    ],
     ['{"action":"delete_candidate","payload":{}}', 'invalid'],
     ['{"action":"application_updated","payload":{}}', 'ignored'],
     ['not json', 'invalid'],

@@ -52,17 +52,57 @@ describe('Schemas: interview service resources (fixtures from the spec)', () => 
   type Mutation = [string, v.GenericSchema, (input: any) => unknown, string];
   it.each<Mutation>([
     ['report.json', interviewReportSchema, (r: any) => (r.candidate_id = 42), 'candidate_id'],
-    ['report.json', interviewReportSchema, (r: any) => (r.technical_skills_evaluation[0].ai_evaluation = 'good'), 'technical_skills_evaluation.0.ai_evaluation'],
-    ['report.json', interviewReportSchema, (r: any) => (r.custom_question_evaluation[0].question_text = null), 'custom_question_evaluation.0.question_text'],
-    ['report.json', interviewReportSchema, (r: any) => (r.interview_transcript[1].timestamp = '12s'), 'interview_transcript.1.timestamp'],
-    ['report.json', interviewReportSchema, (r: any) => (r.proctoring_violations[0].type = undefined), 'proctoring_violations.0.type'],
+    [
+      'report.json',
+      interviewReportSchema,
+      (r: any) => (r.technical_skills_evaluation[0].ai_evaluation = 'good'),
+      'technical_skills_evaluation.0.ai_evaluation',
+    ],
+    [
+      'report.json',
+      interviewReportSchema,
+      (r: any) => (r.custom_question_evaluation[0].question_text = null),
+      'custom_question_evaluation.0.question_text',
+    ],
+    [
+      'report.json',
+      interviewReportSchema,
+      (r: any) => (r.interview_transcript[1].timestamp = '12s'),
+      'interview_transcript.1.timestamp',
+    ],
+    [
+      'report.json',
+      interviewReportSchema,
+      (r: any) => (r.proctoring_violations[0].type = undefined),
+      'proctoring_violations.0.type',
+    ],
     ['report.json', interviewReportSchema, (r: any) => (r.date_created = '2026-11-20T14:03:11Z'), 'date_created'],
     ['report.json', interviewReportSchema, (r: any) => (r.report_date = '2026-02-30'), 'report_date'],
     ['report.json', interviewReportSchema, (r: any) => (r.candidate_email_id = ''), 'candidate_email_id'],
-    ['applicant-detail.json', jobApplicantDetailSchema, (a: any) => (a.parsed_resume_data.experience[0].end_date = '2025-01-01'), 'parsed_resume_data.experience.0.end_date'],
-    ['applicant-detail.json', jobApplicantDetailSchema, (a: any) => (a.parsed_resume_data.experience[1].end_date = null), 'parsed_resume_data.experience.1.end_date'],
-    ['applicant-detail.json', jobApplicantDetailSchema, (a: any) => (a.parsed_resume_data.education[0].is_present = true), 'parsed_resume_data.education.0.end_date'],
-    ['applicant-detail.json', jobApplicantDetailSchema, (a: any) => (a.screening_question_answers[0].answer = 3), 'screening_question_answers.0.answer'],
+    [
+      'applicant-detail.json',
+      jobApplicantDetailSchema,
+      (a: any) => (a.parsed_resume_data.experience[0].end_date = '2025-01-01'),
+      'parsed_resume_data.experience.0.end_date',
+    ],
+    [
+      'applicant-detail.json',
+      jobApplicantDetailSchema,
+      (a: any) => (a.parsed_resume_data.experience[1].end_date = null),
+      'parsed_resume_data.experience.1.end_date',
+    ],
+    [
+      'applicant-detail.json',
+      jobApplicantDetailSchema,
+      (a: any) => (a.parsed_resume_data.education[0].is_present = true),
+      'parsed_resume_data.education.0.end_date',
+    ],
+    [
+      'applicant-detail.json',
+      jobApplicantDetailSchema,
+      (a: any) => (a.screening_question_answers[0].answer = 3),
+      'screening_question_answers.0.answer',
+    ],
     ['invite.json', candidateInviteSchema, (i: any) => (i.date_modified = '2026-11-20 25:00:00'), 'date_modified'],
     ['webhook.json', webhookSchema, (w: any) => delete w.event, 'event'],
   ])('%s: a wrong field is reported by its path (%#)', (name, schema, mutate, path) => {
@@ -76,7 +116,9 @@ describe('Schemas: envelope and primitives', () => {
   it('reads status given as the text "true" and as a boolean', () => {
     const schema = envelopeSchema(v.array(v.unknown()));
     expect(v.parse(schema, fixture('reports-envelope-text-status.json')).status).toBe(true);
-    expect(v.parse(envelopeSchema(createdInterviewSchema), fixture('create-response.json')).data.interview_id).toMatch(/^3f9a/);
+    expect(v.parse(envelopeSchema(createdInterviewSchema), fixture('create-response.json')).data.interview_id).toMatch(
+      /^3f9a/,
+    );
     expect(v.parse(envelopeSchema(v.optional(v.unknown())), fixture('update-response.json')).status).toBe(true);
     expect(v.parse(envelopeSchema(v.optional(v.unknown())), fixture('error-401.json')).status).toBe(false);
     expect(failurePath(schema, { status: 'yes', message: '', data: [] })).toBe('status');
@@ -107,7 +149,13 @@ describe('Schemas: create and update inputs', () => {
 
   it('applies the service defaults on create', () => {
     const body = v.parse(createInterviewInputSchema(), { interview_name: 'Backend', custom_question_list: [question] });
-    expect(body).toEqual({ interview_name: 'Backend', custom_question_list: [question], interview_language: 'en', can_change_interview_language: false, is_proctoring_required: true });
+    expect(body).toEqual({
+      interview_name: 'Backend',
+      custom_question_list: [question],
+      interview_language: 'en',
+      can_change_interview_language: false,
+      is_proctoring_required: true,
+    });
   });
 
   it.each([
@@ -138,13 +186,17 @@ describe('Schemas: create and update inputs', () => {
   });
 
   it('leaves absent update fields absent (no defaults that would overwrite settings)', () => {
-    expect(v.parse(updateInterviewInputSchema(), { is_coding_round_required: true })).toEqual({ is_coding_round_required: true });
+    expect(v.parse(updateInterviewInputSchema(), { is_coding_round_required: true })).toEqual({
+      is_coding_round_required: true,
+    });
   });
 });
 
 describe('Schemas: webhook deliveries', () => {
   it('reads an ids-only delivery and a full one', () => {
-    expect(v.parse(reportCreatedDeliverySchema, fixture('webhook-delivery-ids-only.json')).data.report_id).toBe('rpt8x2k4q');
+    expect(v.parse(reportCreatedDeliverySchema, fixture('webhook-delivery-ids-only.json')).data.report_id).toBe(
+      'rpt8x2k4q',
+    );
     const full = { event: 'interview_report.created', data: fixture('report.json') };
     expect(v.parse(reportCreatedDeliverySchema, full).data.ai_match_score).toBe(78);
   });
@@ -152,6 +204,8 @@ describe('Schemas: webhook deliveries', () => {
   it('reads any event kind through the envelope, so unknown kinds can be acknowledged', () => {
     expect(v.parse(webhookDeliverySchema, { event: 'interview.started', data: {} }).event).toBe('interview.started');
     expect(failurePath(webhookDeliverySchema, { data: {} })).toBe('event');
-    expect(failurePath(reportCreatedDeliverySchema, { event: 'interview_report.created', data: { report_id: 'r1' } })).toBe('data.interview_id');
+    expect(
+      failurePath(reportCreatedDeliverySchema, { event: 'interview_report.created', data: { report_id: 'r1' } }),
+    ).toBe('data.interview_id');
   });
 });

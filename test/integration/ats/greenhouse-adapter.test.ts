@@ -14,14 +14,22 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
   };
   const adapter = (options: { clientSecret?: string; sleep?: (ms: number) => Promise<void> } = {}) =>
     new GreenhouseAdapter({
-      connection: parseConnections(connectionDocument({ atsBaseUrl: sandbox.url, atsAuthUrl: `${sandbox.url}/token` }))[0]!,
-      secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsClientId: sandbox.clientId, atsClientSecret: options.clientSecret ?? sandbox.clientSecret },
+      connection: parseConnections(
+        connectionDocument({ atsBaseUrl: sandbox.url, atsAuthUrl: `${sandbox.url}/token` }),
+      )[0]!,
+      secrets: {
+        interviewApiKey: 'k',
+        interviewWebhookToken: 't'.repeat(32),
+        atsClientId: sandbox.clientId,
+        atsClientSecret: options.clientSecret ?? sandbox.clientSecret,
+      },
       fetch: countingFetch,
       now: () => now,
       retry: { baseDelayMs: 1, maxDelayMs: 5 },
       sleep: options.sleep ?? (async () => undefined),
     });
-  const candidate = () => sandbox.addCandidate({ first_name: 'Ana', last_name: 'Ruiz', email: 'ana@example.com', job_id: 3301 });
+  const candidate = () =>
+    sandbox.addCandidate({ first_name: 'Ana', last_name: 'Ruiz', email: 'ana@example.com', job_id: 3301 });
   const target = (application: { id: number; candidate_id: number; current_stage: { id: number } }) => ({
     atsApplicationId: String(application.id),
     atsCandidateId: String(application.candidate_id),
@@ -42,9 +50,18 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
   it('posts a note on the candidate as the configured user, with its marker, and finds it again', async () => {
     const application = candidate();
     const gh = adapter();
-    const { noteId } = await gh.postNote(target(application), { body: 'AI interview completed', marker: 'ai-interview-report:r1' });
+    const { noteId } = await gh.postNote(target(application), {
+      body: 'AI interview completed',
+      marker: 'ai-interview-report:r1',
+    });
     const note = sandbox.state.notes.find((n) => String(n.id) === noteId);
-    expect(note).toMatchObject({ candidate_id: application.candidate_id, application_id: application.id, visibility: 'admin_only', user_id: 4080, note_type: 'NOTE' });
+    expect(note).toMatchObject({
+      candidate_id: application.candidate_id,
+      application_id: application.id,
+      visibility: 'admin_only',
+      user_id: 4080,
+      note_type: 'NOTE',
+    });
     expect(note?.body).toContain('[ai-interview-report:r1]');
     expect(await gh.findNote(target(application), 'ai-interview-report:r1')).toEqual({ noteId });
     expect(await gh.findNote(target(application), 'ai-interview-report:other')).toBeUndefined();
@@ -63,7 +80,10 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
   });
 
   it('refuses with a clear error when the client credentials are wrong', async () => {
-    await expect(adapter({ clientSecret: 'wrong' }).findNote(target(candidate()), 'x')).rejects.toMatchObject({ code: 'ats-unauthorized', retryable: false });
+    await expect(adapter({ clientSecret: 'wrong' }).findNote(target(candidate()), 'x')).rejects.toMatchObject({
+      code: 'ats-unauthorized',
+      retryable: false,
+    });
   });
 
   it('moves to a stage by name once; a retry finds it there and does not move again', async () => {
@@ -74,8 +94,12 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     expect(first).toEqual({ moved: true, stageId: '9002' });
     const again = await gh.moveToStage(target(application), { name: 'Hiring Manager Review' });
     expect(again).toEqual({ moved: false, stageId: '9002' });
-    expect(sandbox.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002)).toHaveLength(1);
-    await expect(gh.moveToStage(target(application), { name: 'No Such Stage' })).rejects.toMatchObject({ code: 'ats-invalid-request' });
+    expect(
+      sandbox.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002),
+    ).toHaveLength(1);
+    await expect(gh.moveToStage(target(application), { name: 'No Such Stage' })).rejects.toMatchObject({
+      code: 'ats-invalid-request',
+    });
   });
 
   it('waits as Retry-After says when the 10-second window is spent, then succeeds', async () => {
@@ -83,7 +107,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     const gh = adapter({ sleep: async (ms) => void waits.push(ms) });
     const application = candidate();
     // The fixed window allows 5 requests per token; the sixth is answered 429 with Retry-After.
-    for (let i = 0; i < 6; i++) await gh.findNote(target(application), "x").catch(() => undefined);
+    for (let i = 0; i < 6; i++) await gh.findNote(target(application), 'x').catch(() => undefined);
     expect(waits.length).toBeGreaterThan(0);
     expect(waits.every((ms) => ms >= 1000 && ms <= 10_000)).toBe(true);
   });
@@ -91,7 +115,9 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
   it('never re-sends a note that may have been written (5xx), but reports it as retryable with mayHaveSucceeded', async () => {
     sandbox.state.faults.rate500 = 1;
     const before = sandbox.state.requests['POST /v3/notes'] ?? 0;
-    const error = await adapter().postNote(target(candidate()), { body: 'x', marker: 'm' }).catch((e: unknown) => e);
+    const error = await adapter()
+      .postNote(target(candidate()), { body: 'x', marker: 'm' })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'ats-unavailable', retryable: true, mayHaveSucceeded: true });
     expect((sandbox.state.requests['POST /v3/notes'] ?? 0) - before).toBe(1);
   });
@@ -99,12 +125,19 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
   it('re-sends a note Greenhouse refused with 429, since nothing was written', async () => {
     sandbox.state.faults.rate429 = 1;
     const before = sandbox.state.requests['POST /v3/notes'] ?? 0;
-    const error = await adapter().postNote(target(candidate()), { body: 'x', marker: 'm' }).catch((e: unknown) => e);
+    const error = await adapter()
+      .postNote(target(candidate()), { body: 'x', marker: 'm' })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'ats-rate-limited', retryable: true, mayHaveSucceeded: false });
     expect((sandbox.state.requests['POST /v3/notes'] ?? 0) - before).toBe(5);
   });
 
   it('maps a note on an unknown candidate to not-found', async () => {
-    await expect(adapter().postNote({ atsApplicationId: '1', atsCandidateId: '999999', atsJobId: '3301' }, { body: 'x', marker: 'm' })).rejects.toMatchObject({ code: 'ats-not-found', status: 404 });
+    await expect(
+      adapter().postNote(
+        { atsApplicationId: '1', atsCandidateId: '999999', atsJobId: '3301' },
+        { body: 'x', marker: 'm' },
+      ),
+    ).rejects.toMatchObject({ code: 'ats-not-found', status: 404 });
   });
 });

@@ -1,5 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startInterviewServiceSandbox, type InterviewServiceSandbox } from '../../../infra/local/sandbox/interview-service/server';
+import {
+  startInterviewServiceSandbox,
+  type InterviewServiceSandbox,
+} from '../../../infra/local/sandbox/interview-service/server';
 import { sleep } from '../../../shared/http';
 import { InterviewServiceClient, type InterviewServiceClientOptions } from '../../../shared/interview-service';
 import { startRecordingServer } from '../../helpers/local-http';
@@ -9,7 +12,12 @@ const question = { question: 'How do you make a consumer idempotent?', time: 2, 
 describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => {
   let sandbox: InterviewServiceSandbox;
   const client = (options: Partial<InterviewServiceClientOptions> = {}) =>
-    new InterviewServiceClient({ baseUrl: sandbox.url, apiKey: sandbox.apiKey, retry: { baseDelayMs: 5, maxDelayMs: 20 }, ...options });
+    new InterviewServiceClient({
+      baseUrl: sandbox.url,
+      apiKey: sandbox.apiKey,
+      retry: { baseDelayMs: 5, maxDelayMs: 20 },
+      ...options,
+    });
   const requests = (route: string) => sandbox.state.requests[route] ?? 0;
 
   beforeAll(async () => {
@@ -23,11 +31,17 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
   });
 
   it('creates, lists, finds by name and updates an interview', async () => {
-    const created = await client().createInterview({ interview_name: 'acme:3301:ai-screen', custom_question_list: [question] });
+    const created = await client().createInterview({
+      interview_name: 'acme:3301:ai-screen',
+      custom_question_list: [question],
+    });
     expect(created.invite_url).toContain(created.interview_id);
     const found = await client().findInterviewsByName('acme:3301:ai-screen');
     expect(found.map((i) => i.interview_id)).toEqual([created.interview_id]);
-    await client().updateInterview(created.interview_id, { skills: [{ name: 'Node.js', description: 'async I/O' }], is_coding_round_required: true });
+    await client().updateInterview(created.interview_id, {
+      skills: [{ name: 'Node.js', description: 'async I/O' }],
+      is_coding_round_required: true,
+    });
     const stored = sandbox.state.interviews.find((i) => i.interview_id === created.interview_id);
     expect(stored?.settings.skills).toEqual([{ name: 'Node.js', description: 'async I/O' }]);
     expect(stored?.settings.is_coding_round_required).toBe(true);
@@ -45,8 +59,14 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
     });
     const reports = await client().listReports({ interview_id: interview!.interview_id, candidate_id: candidateId });
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toMatchObject({ report_id: reportId, ats_job_application_id: '4401', candidate_email_id: 'Dara.Okafor@Example.com' });
-    expect(await client().listInvites({ candidate_id: candidateId })).toEqual([expect.objectContaining({ candidate_name: 'Dara Okafor' })]);
+    expect(reports[0]).toMatchObject({
+      report_id: reportId,
+      ats_job_application_id: '4401',
+      candidate_email_id: 'Dara.Okafor@Example.com',
+    });
+    expect(await client().listInvites({ candidate_id: candidateId })).toEqual([
+      expect.objectContaining({ candidate_name: 'Dara Okafor' }),
+    ]);
 
     const jobId = sandbox.state.applicants[0]!.job_id as string;
     const applicants = await client().listJobApplicants(jobId, { page: 1, limit: 5 });
@@ -63,22 +83,32 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
     ['unauthorized', { apiKey: 'wrong-key' }, 'Invalid or expired API key'],
     ['forbidden', { apiKey: 'sandbox-limited-key' }, 'no permission for reports'],
   ])('maps a refused key to %s with the service message', async (code, options, message) => {
-    const error = await client(options).listReports().catch((e: unknown) => e);
+    const error = await client(options)
+      .listReports()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code, retryable: false });
     expect((error as Error).message).toContain(message);
   });
 
   it('maps unknown ids to not-found', async () => {
-    await expect(client().updateInterview('no-such-interview', { interview_name: 'x' })).rejects.toMatchObject({ code: 'not-found', status: 404 });
+    await expect(client().updateInterview('no-such-interview', { interview_name: 'x' })).rejects.toMatchObject({
+      code: 'not-found',
+      status: 404,
+    });
     await expect(client().getJobApplicant('nobody')).rejects.toMatchObject({ code: 'not-found' });
   });
 
   it('refuses 21 questions and 6 skills before sending, naming the field', async () => {
     const before = requests('POST /custom/interview') + requests('PUT /interview/:interviewId');
     const tooMany = Array.from({ length: 21 }, () => question);
-    await expect(client().createInterview({ interview_name: 'x', custom_question_list: tooMany })).rejects.toMatchObject({ code: 'invalid-request', field: 'custom_question_list' });
+    await expect(
+      client().createInterview({ interview_name: 'x', custom_question_list: tooMany }),
+    ).rejects.toMatchObject({ code: 'invalid-request', field: 'custom_question_list' });
     const skills = Array.from({ length: 6 }, (_, i) => ({ name: `Skill ${i}`, description: '' }));
-    await expect(client().updateInterview('any', { skills })).rejects.toMatchObject({ code: 'invalid-request', field: 'skills' });
+    await expect(client().updateInterview('any', { skills })).rejects.toMatchObject({
+      code: 'invalid-request',
+      field: 'skills',
+    });
     await expect(client().updateInterview('', { interview_name: 'x' })).rejects.toMatchObject({ field: 'interviewId' });
     await expect(client().listReports({ page: 0 })).rejects.toMatchObject({ field: 'page' });
     expect(requests('POST /custom/interview') + requests('PUT /interview/:interviewId')).toBe(before);
@@ -87,7 +117,9 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
   it('sends an opted-in language with a warning, and surfaces the service refusing it', async () => {
     const warn = vi.fn();
     const optedIn = client({ extraLanguages: ['pt-BR'], logger: { warn } });
-    const error = await optedIn.createInterview({ interview_name: 'x', custom_question_list: [question], interview_language: 'pt-BR' }).catch((e: unknown) => e);
+    const error = await optedIn
+      .createInterview({ interview_name: 'x', custom_question_list: [question], interview_language: 'pt-BR' })
+      .catch((e: unknown) => e);
     expect(warn).toHaveBeenCalledWith(expect.stringContaining('interview_language'), { interview_language: 'pt-BR' });
     expect(error).toMatchObject({ code: 'invalid-request', status: 400 });
     expect((error as Error).message).toContain('interview_language');
@@ -95,7 +127,10 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
 
   it('completes listAll of 300 reports under 30% injected 429s, waiting as Retry-After said', async () => {
     const interview = await client().createInterview({ interview_name: 'bulk', custom_question_list: [question] });
-    await fetch(`${sandbox.url}/_sandbox/reports`, { method: 'POST', body: JSON.stringify({ interview_id: interview.interview_id, count: 300 }) });
+    await fetch(`${sandbox.url}/_sandbox/reports`, {
+      method: 'POST',
+      body: JSON.stringify({ interview_id: interview.interview_id, count: 300 }),
+    });
     sandbox.setFaults({ rate429: 0.3, retryAfterSeconds: 1 });
     const waits: number[] = [];
     const before = requests('GET /interview/reports');
@@ -119,7 +154,9 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
     sandbox.setFaults({ rate429: 1, retryAfterSeconds: 1 });
     const waits: number[] = [];
     const before = requests('GET /interview/invites');
-    const error = await client({ retry: { maxAttempts: 3 }, sleep: async (ms) => void waits.push(ms) }).listInvites().catch((e: unknown) => e);
+    const error = await client({ retry: { maxAttempts: 3 }, sleep: async (ms) => void waits.push(ms) })
+      .listInvites()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'rate-limited', retryable: true, retryAfterMs: 1000 });
     expect(requests('GET /interview/invites') - before).toBe(3);
     expect(waits).toEqual([1000, 1000]);
@@ -128,16 +165,24 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
   it('retries GET and PUT on 5xx but never re-sends a create', async () => {
     sandbox.setFaults({ rate500: 1 });
     const beforeGet = requests('GET /webhooks');
-    await expect(client({ retry: { maxAttempts: 3 } }).listWebhooks()).rejects.toMatchObject({ code: 'unavailable', status: 500, mayHaveSucceeded: false });
+    await expect(client({ retry: { maxAttempts: 3 } }).listWebhooks()).rejects.toMatchObject({
+      code: 'unavailable',
+      status: 500,
+      mayHaveSucceeded: false,
+    });
     expect(requests('GET /webhooks') - beforeGet).toBe(3);
 
     const beforePost = requests('POST /custom/interview');
-    const error = await client().createInterview({ interview_name: 'once', custom_question_list: [question] }).catch((e: unknown) => e);
+    const error = await client()
+      .createInterview({ interview_name: 'once', custom_question_list: [question] })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'unavailable', retryable: true, mayHaveSucceeded: true });
     expect(requests('POST /custom/interview') - beforePost).toBe(1);
 
     sandbox.setFaults({ rate500: 0, rate429: 1 });
-    const limited = await client().createInterview({ interview_name: 'once', custom_question_list: [question] }).catch((e: unknown) => e);
+    const limited = await client()
+      .createInterview({ interview_name: 'once', custom_question_list: [question] })
+      .catch((e: unknown) => e);
     expect(limited).toMatchObject({ code: 'rate-limited', mayHaveSucceeded: false });
     expect(requests('POST /custom/interview') - beforePost).toBe(2);
   });
@@ -145,36 +190,63 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
   it('times out slow calls and retries them, and stops at once when the caller aborts', async () => {
     sandbox.setFaults({ latencyMs: 300 });
     const before = requests('GET /interview');
-    await expect(client({ timeoutMs: 50, retry: { maxAttempts: 2 } }).listInterviews()).rejects.toMatchObject({ code: 'unavailable', retryable: true });
+    await expect(client({ timeoutMs: 50, retry: { maxAttempts: 2 } }).listInterviews()).rejects.toMatchObject({
+      code: 'unavailable',
+      retryable: true,
+    });
     expect(requests('GET /interview') - before).toBe(2);
-    const aborted = await client().listInterviews({}, { signal: AbortSignal.timeout(20) }).catch((e: unknown) => e);
+    const aborted = await client()
+      .listInterviews({}, { signal: AbortSignal.timeout(20) })
+      .catch((e: unknown) => e);
     expect(aborted).toMatchObject({ code: 'unavailable', retryable: false });
   });
 
   it('reports network errors as unavailable', async () => {
     const closed = await startRecordingServer();
     await closed.close();
-    const error = await new InterviewServiceClient({ baseUrl: closed.url, apiKey: 'k', retry: { maxAttempts: 2, baseDelayMs: 1 } }).listWebhooks().catch((e: unknown) => e);
+    const error = await new InterviewServiceClient({
+      baseUrl: closed.url,
+      apiKey: 'k',
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    })
+      .listWebhooks()
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'unavailable', retryable: true });
   });
 
   it('stops a listing at the page cap instead of looping', async () => {
-    await expect(client().listAllReports({}, { pageSize: 1, maxPages: 2 })).rejects.toMatchObject({ code: 'page-limit-exceeded' });
+    await expect(client().listAllReports({}, { pageSize: 1, maxPages: 2 })).rejects.toMatchObject({
+      code: 'page-limit-exceeded',
+    });
   });
 });
 
 describe('Class: InterviewServiceClient (malformed responses)', () => {
   it.each([
-    ['a report with a numeric id', 200, { status: true, message: '', data: [{ report_id: 5 }] }, 'malformed-response', 'data.0.report_id'],
+    [
+      'a report with a numeric id',
+      200,
+      { status: true, message: '', data: [{ report_id: 5 }] },
+      'malformed-response',
+      'data.0.report_id',
+    ],
     ['no envelope', 200, ['a', 'list'], 'malformed-response', 'status'],
     ['status false on 200', 200, { status: false, message: 'job is closed' }, 'invalid-request', undefined],
-    ['a 422 validation error', 422, { status: false, message: 'interview_name: too long' }, 'invalid-request', undefined],
+    [
+      'a 422 validation error',
+      422,
+      { status: false, message: 'interview_name: too long' },
+      'invalid-request',
+      undefined,
+    ],
   ])('%s → %s', async (_name, status, body, code, field) => {
     const server = await startRecordingServer((_request, response) => {
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
     try {
-      const error = await new InterviewServiceClient({ baseUrl: server.url, apiKey: 'k' }).listReports().catch((e: unknown) => e);
+      const error = await new InterviewServiceClient({ baseUrl: server.url, apiKey: 'k' })
+        .listReports()
+        .catch((e: unknown) => e);
       expect(error).toMatchObject({ code, field });
       expect(server.received[0]?.headers['x-api-key']).toBe('k');
     } finally {
@@ -187,7 +259,11 @@ describe('Class: InterviewServiceClient (malformed responses)', () => {
       response.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>');
     });
     try {
-      const client = new InterviewServiceClient({ baseUrl: server.url, apiKey: 'k', retry: { maxAttempts: 2, baseDelayMs: 1 } });
+      const client = new InterviewServiceClient({
+        baseUrl: server.url,
+        apiKey: 'k',
+        retry: { maxAttempts: 2, baseDelayMs: 1 },
+      });
       await expect(client.listInvites()).rejects.toMatchObject({ code: 'unavailable', status: 502 });
       expect(server.received).toHaveLength(2);
     } finally {

@@ -1,6 +1,9 @@
 import * as v from 'valibot';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startInterviewServiceSandbox, type InterviewServiceSandbox } from '../../../infra/local/sandbox/interview-service/server';
+import {
+  startInterviewServiceSandbox,
+  type InterviewServiceSandbox,
+} from '../../../infra/local/sandbox/interview-service/server';
 import {
   candidateInviteSchema,
   interviewReportSchema,
@@ -14,14 +17,20 @@ const question = { question: 'Tell us about a system you designed.', time: 3, ty
 
 describe('Sandbox: interview service conformance (raw HTTP)', () => {
   let sandbox: InterviewServiceSandbox;
-  const call = async (method: string, path: string, options: { key?: string | null; body?: unknown; rawBody?: string } = {}) => {
+  const call = async (
+    method: string,
+    path: string,
+    options: { key?: string | null; body?: unknown; rawBody?: string } = {},
+  ) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (options.key !== null) headers['x-api-key'] = options.key ?? sandbox.apiKey;
     const body = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
     const response = await fetch(sandbox.url + path, { method, headers, body });
     return { status: response.status, headers: response.headers, json: (await response.json()) as any };
   };
-  const createInterview = async (name = 'Conformance') => (await call('POST', '/custom/interview', { body: { interview_name: name, custom_question_list: [question] } })).json.data;
+  const createInterview = async (name = 'Conformance') =>
+    (await call('POST', '/custom/interview', { body: { interview_name: name, custom_question_list: [question] } })).json
+      .data;
 
   beforeAll(async () => {
     sandbox = await startInterviewServiceSandbox({ port: 0, reportDelayMs: 50, seed: 11 });
@@ -56,11 +65,29 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
   });
 
   it.each([
-    ['21 questions on create', 'POST', '/custom/interview', { interview_name: 'x', custom_question_list: Array.from({ length: 21 }, () => question) }, 'custom_question_list'],
+    [
+      '21 questions on create',
+      'POST',
+      '/custom/interview',
+      { interview_name: 'x', custom_question_list: Array.from({ length: 21 }, () => question) },
+      'custom_question_list',
+    ],
     ['no questions on create', 'POST', '/custom/interview', { interview_name: 'x' }, 'custom_question_list'],
     ['no name on create', 'POST', '/custom/interview', { custom_question_list: [question] }, 'interview_name'],
-    ['an unknown language', 'POST', '/custom/interview', { interview_name: 'x', custom_question_list: [question], interview_language: 'pt-BR' }, 'interview_language'],
-    ['a 5-minute question', 'POST', '/custom/interview', { interview_name: 'x', custom_question_list: [{ ...question, time: 5 }] }, 'custom_question_list.0.time'],
+    [
+      'an unknown language',
+      'POST',
+      '/custom/interview',
+      { interview_name: 'x', custom_question_list: [question], interview_language: 'pt-BR' },
+      'interview_language',
+    ],
+    [
+      'a 5-minute question',
+      'POST',
+      '/custom/interview',
+      { interview_name: 'x', custom_question_list: [{ ...question, time: 5 }] },
+      'custom_question_list.0.time',
+    ],
   ])('answers 400 naming the field for %s', async (_name, method, path, body, field) => {
     const { status, json } = await call(method, path, { body });
     expect(status).toBe(400);
@@ -90,7 +117,14 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
     const created = await createInterview('Keyword Probe 77');
     const { json } = await call('GET', '/interview?keyword=probe%2077');
     expect(json.data).toEqual([
-      expect.objectContaining({ interview_id: created.interview_id, interview_name: 'Keyword Probe 77', invite_url: created.invite_url, settings: expect.objectContaining({ interview_language: 'en', is_proctoring_required: true }), status: 'active', date_created: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/) }),
+      expect.objectContaining({
+        interview_id: created.interview_id,
+        interview_name: 'Keyword Probe 77',
+        invite_url: created.invite_url,
+        settings: expect.objectContaining({ interview_language: 'en', is_proctoring_required: true }),
+        status: 'active',
+        date_created: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
+      }),
     ]);
   });
 
@@ -111,13 +145,22 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
   it('completes an interview: invite at once, report after the delay, webhook {event, data} delivered', async () => {
     const receiver = await startRecordingServer();
     try {
-      const registered = await fetch(`${sandbox.url}/_sandbox/webhooks`, { method: 'POST', body: JSON.stringify({ url: `${receiver.url}/hook` }) });
+      const registered = await fetch(`${sandbox.url}/_sandbox/webhooks`, {
+        method: 'POST',
+        body: JSON.stringify({ url: `${receiver.url}/hook` }),
+      });
       expect(registered.status).toBe(201);
       expect((await call('GET', '/webhooks')).json.data.map((w: any) => w.url)).toContain(`${receiver.url}/hook`);
       const { interview_id: interviewId } = await createInterview('Completion');
       const completion = await fetch(`${sandbox.url}/_sandbox/complete-interview`, {
         method: 'POST',
-        body: JSON.stringify({ interview_id: interviewId, candidate_name: 'Elif Yilmaz', candidate_email: 'elif@example.com', ats_job_id: '3301', ats_job_application_id: '4401' }),
+        body: JSON.stringify({
+          interview_id: interviewId,
+          candidate_name: 'Elif Yilmaz',
+          candidate_email: 'elif@example.com',
+          ats_job_id: '3301',
+          ats_job_application_id: '4401',
+        }),
       });
       const { candidate_id: candidateId, report_id: reportId } = (await completion.json()) as any;
       const invites = await call('GET', `/interview/invites?candidate_id=${candidateId}`);
@@ -125,7 +168,12 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
       expect((await call('GET', `/interview/reports?candidate_id=${candidateId}`)).json.data).toHaveLength(0);
       await waitFor(() => receiver.received.length === 1, 5000, 'the report webhook');
       const delivery = v.parse(reportCreatedDeliverySchema, JSON.parse(receiver.received[0]!.body));
-      expect(delivery.data).toMatchObject({ report_id: reportId, interview_id: interviewId, candidate_id: candidateId, ats_job_application_id: '4401' });
+      expect(delivery.data).toMatchObject({
+        report_id: reportId,
+        interview_id: interviewId,
+        candidate_id: candidateId,
+        ats_job_application_id: '4401',
+      });
       const reports = await call('GET', `/interview/reports?interview_id=${interviewId}&candidate_id=${candidateId}`);
       expect(reports.json.data[0].report_id).toBe(reportId);
     } finally {
@@ -140,7 +188,12 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
       sandbox.registerWebhook(`${receiver.url}/hook`);
       sandbox.setFaults({ dropWebhookRate: 1 });
       const { interview_id: interviewId } = await createInterview('Dropped');
-      const { report_id: reportId } = sandbox.completeInterview({ interview_id: interviewId, candidate_name: 'Farid Haddad', candidate_email: 'farid@example.com', delay_ms: 0 });
+      const { report_id: reportId } = sandbox.completeInterview({
+        interview_id: interviewId,
+        candidate_name: 'Farid Haddad',
+        candidate_email: 'farid@example.com',
+        delay_ms: 0,
+      });
       await sandbox.whenIdle(5000);
       expect(receiver.received).toHaveLength(0);
       expect(sandbox.state.deliveries.find((d) => d.report_id === reportId)?.outcome).toBe('dropped');
@@ -159,12 +212,17 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
     expect((await fetch(`${sandbox.url}/_sandbox/state`)).status).toBe(200);
     sandbox.setFaults({ rate429: 0, rate500: 1 });
     expect((await call('GET', '/interview')).status).toBe(500);
-    const response = await fetch(`${sandbox.url}/_sandbox/faults`, { method: 'POST', body: JSON.stringify({ rate500: 0, latencyMs: 120 }) });
+    const response = await fetch(`${sandbox.url}/_sandbox/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ rate500: 0, latencyMs: 120 }),
+    });
     expect(await response.json()).toMatchObject({ rate500: 0, latencyMs: 120 });
     const started = Date.now();
     expect((await call('GET', '/interview')).status).toBe(200);
     expect(Date.now() - started).toBeGreaterThanOrEqual(110);
-    expect((await fetch(`${sandbox.url}/_sandbox/faults`, { method: 'POST', body: JSON.stringify({ rate429: 2 }) })).status).toBe(400);
+    expect(
+      (await fetch(`${sandbox.url}/_sandbox/faults`, { method: 'POST', body: JSON.stringify({ rate429: 2 }) })).status,
+    ).toBe(400);
   });
 
   it('answers 404 in the envelope for an unknown route', async () => {

@@ -12,17 +12,43 @@ const KINDS = ['ashby', 'lever', 'workable'] as const satisfies readonly AtsKind
 /** Each ATS's own signature scheme, computed here, not with the adapters' code. */
 const forgers: Record<(typeof KINDS)[number], (secret: string) => { body: string; headers: Record<string, string> }> = {
   ashby: (secret) => {
-    const body = JSON.stringify({ action: 'candidateStageChange', data: { application: { id: 'a', candidate: { id: 'c' }, currentInterviewStage: { id: 's', title: 'AI Interview' }, job: { id: 'j' } } } });
-    return { body, headers: { 'ashby-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` } };
+    const body = JSON.stringify({
+      action: 'candidateStageChange',
+      data: {
+        application: {
+          id: 'a',
+          candidate: { id: 'c' },
+          currentInterviewStage: { id: 's', title: 'AI Interview' },
+          job: { id: 'j' },
+        },
+      },
+    });
+    return {
+      body,
+      headers: { 'ashby-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` },
+    };
   },
   lever: (secret) => {
     const token = randomUUID();
     const triggeredAt = Date.now();
     const signature = createHmac('sha256', secret).update(`${token}${triggeredAt}`).digest('hex');
-    return { body: JSON.stringify({ triggeredAt, token, signature, event: 'candidateStageChange', data: { opportunityId: 'o', toStageId: 'c1b2-ai-interview' } }), headers: {} };
+    return {
+      body: JSON.stringify({
+        triggeredAt,
+        token,
+        signature,
+        event: 'candidateStageChange',
+        data: { opportunityId: 'o', toStageId: 'c1b2-ai-interview' },
+      }),
+      headers: {},
+    };
   },
   workable: (secret) => {
-    const body = JSON.stringify({ id: randomUUID(), event_type: 'candidate_moved', data: { id: 'c', job: { shortcode: 'GROOV005' }, stage: 'ai-interview' } });
+    const body = JSON.stringify({
+      id: randomUUID(),
+      event_type: 'candidate_moved',
+      data: { id: 'c', job: { shortcode: 'GROOV005' }, stage: 'ai-interview' },
+    });
     return { body, headers: { 'x-workable-signature': createHmac('sha256', secret).update(body).digest('hex') } };
   },
 };
@@ -31,49 +57,74 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
   let stack: LocalStack;
   const connectionOf = (kind: AtsKind) => stack.connections.find((c) => c.ats === kind)!;
   const secretOf = (kind: AtsKind) => stack.secrets[connectionOf(kind).secretRef]!.atsWebhookSecret as string;
-  const interviewsOf = (kind: AtsKind) => stack.interview.state.interviews.filter((i) => i.interview_name.includes(`(ref ${connectionOf(kind).id}/`)).length;
+  const interviewsOf = (kind: AtsKind) =>
+    stack.interview.state.interviews.filter((i) => i.interview_name.includes(`(ref ${connectionOf(kind).id}/`)).length;
   const post = (kind: AtsKind, body: string, headers: Record<string, string>) =>
-    fetch(`${stack.gatewayUrl}/webhooks/ats/${connectionOf(kind).id}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    fetch(`${stack.gatewayUrl}/webhooks/ats/${connectionOf(kind).id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
 
   beforeAll(async () => {
-    stack = await startLocalStack({ reconcileIntervalMs: 0, reportDelayMs: 100, workDir: WORK_DIR, logLevel: 'SILENT', functionTimeoutMs: 20_000 });
+    stack = await startLocalStack({
+      reconcileIntervalMs: 0,
+      reportDelayMs: 100,
+      workDir: WORK_DIR,
+      logLevel: 'SILENT',
+      functionTimeoutMs: 20_000,
+    });
   });
   afterAll(async () => {
     await stack?.stop();
     rmSync(WORK_DIR, { recursive: true, force: true });
   });
 
-  it.each(KINDS)('%s: stage change → one interview → one invite → report → note and stage move, however often the webhook comes', async (kind) => {
-    const ats = stack.ats[kind];
-    const email = `e2e-${randomUUID().slice(0, 8)}+${kind}@candidates.example.com`;
-    const application = ats.addCandidate({ firstName: 'Kemi', lastName: 'Adeyemi', email });
-    const deliveries = await ats.moveCandidate({ applicationId: application.id, stageName: 'AI Interview', repeat: 3 });
-    // Lever refuses the second and third as replays of one token; the others accept them and de-duplicate.
-    expect(deliveries[0]?.status).toBe(200);
-    expect(deliveries.slice(1).every((d) => d.status === (kind === 'lever' ? 401 : 200))).toBe(true);
-    const interviewId = await invitedInterviewId(stack, email, 30_000);
-    await stack.waitForQuiet(30_000);
-    expect(await emailsTo(stack, email)).toHaveLength(1);
-    expect(ats.notesOf(application.id).filter((n) => n.includes('ai-interview-invite:'))).toHaveLength(1);
-    expect(interviewsOf(kind)).toBe(1);
+  it.each(KINDS)(
+    '%s: stage change → one interview → one invite → report → note and stage move, however often the webhook comes',
+    async (kind) => {
+      const ats = stack.ats[kind];
+      const email = `e2e-${randomUUID().slice(0, 8)}+${kind}@candidates.example.com`;
+      const application = ats.addCandidate({ firstName: 'Kemi', lastName: 'Adeyemi', email });
+      const deliveries = await ats.moveCandidate({
+        applicationId: application.id,
+        stageName: 'AI Interview',
+        repeat: 3,
+      });
+      // Lever refuses the second and third as replays of one token; the others accept them and de-duplicate.
+      expect(deliveries[0]?.status).toBe(200);
+      expect(deliveries.slice(1).every((d) => d.status === (kind === 'lever' ? 401 : 200))).toBe(true);
+      const interviewId = await invitedInterviewId(stack, email, 30_000);
+      await stack.waitForQuiet(30_000);
+      expect(await emailsTo(stack, email)).toHaveLength(1);
+      expect(ats.notesOf(application.id).filter((n) => n.includes('ai-interview-invite:'))).toHaveLength(1);
+      expect(interviewsOf(kind)).toBe(1);
 
-    const { report_id: reportId } = stack.interview.completeInterview({ interview_id: interviewId, candidate_name: 'Kemi Adeyemi', candidate_email: email, ai_match_score: 91, proctoring_violations: 0, delay_ms: 0 });
-    await waitFor(() => ats.stageNameOf(application.id) === 'Hiring Manager Review', 40_000, `${kind} stage move`);
-    await stack.waitForQuiet(30_000);
-    const reportNotes = ats.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:${reportId}`));
-    expect(reportNotes).toHaveLength(1);
-    expect(reportNotes[0]).toContain('AI match score: 91 / 100');
-    expect(reportNotes[0]).toContain('Advanced automatically');
+      const { report_id: reportId } = stack.interview.completeInterview({
+        interview_id: interviewId,
+        candidate_name: 'Kemi Adeyemi',
+        candidate_email: email,
+        ai_match_score: 91,
+        proctoring_violations: 0,
+        delay_ms: 0,
+      });
+      await waitFor(() => ats.stageNameOf(application.id) === 'Hiring Manager Review', 40_000, `${kind} stage move`);
+      await stack.waitForQuiet(30_000);
+      const reportNotes = ats.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:${reportId}`));
+      expect(reportNotes).toHaveLength(1);
+      expect(reportNotes[0]).toContain('AI match score: 91 / 100');
+      expect(reportNotes[0]).toContain('Advanced automatically');
 
-    // The same stage change again, now and after the write-back: nothing more happens.
-    await ats.resendStageChange(application.id);
-    await ats.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-    await stack.waitForQuiet(30_000);
-    expect(await emailsTo(stack, email)).toHaveLength(1);
-    expect(interviewsOf(kind)).toBe(1);
-    expect(ats.notesOf(application.id).filter((n) => n.includes('ai-interview-report:'))).toHaveLength(1);
-    expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
-  });
+      // The same stage change again, now and after the write-back: nothing more happens.
+      await ats.resendStageChange(application.id);
+      await ats.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
+      await stack.waitForQuiet(30_000);
+      expect(await emailsTo(stack, email)).toHaveLength(1);
+      expect(interviewsOf(kind)).toBe(1);
+      expect(ats.notesOf(application.id).filter((n) => n.includes('ai-interview-report:'))).toHaveLength(1);
+      expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
+    },
+  );
 
   it('ashby: writes the note through candidate.createNote and moves with application.changeStage', () => {
     const sandbox = stack.ats.ashby as unknown as { requests(): Record<string, number> };
@@ -82,7 +133,8 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
   });
 
   it('lever: links the report on the opportunity and writes as the configured user', () => {
-    const state = (stack.ats.lever as unknown as { state: { links: { url: string }[]; notes: { author?: string }[] } }).state;
+    const state = (stack.ats.lever as unknown as { state: { links: { url: string }[]; notes: { author?: string }[] } })
+      .state;
     expect(state.links.some((l) => l.url.includes('/files/reports/'))).toBe(true);
     expect(state.notes.every((n) => n.author === 'lever-user-1')).toBe(true);
   });
@@ -108,7 +160,13 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
     const secret = secretOf('lever');
     const token = randomUUID();
     const stale = Date.now() - 11 * 60_000;
-    const staleBody = JSON.stringify({ triggeredAt: stale, token, signature: createHmac('sha256', secret).update(`${token}${stale}`).digest('hex'), event: 'candidateStageChange', data: { opportunityId: 'o', toStageId: 'c1b2-ai-interview' } });
+    const staleBody = JSON.stringify({
+      triggeredAt: stale,
+      token,
+      signature: createHmac('sha256', secret).update(`${token}${stale}`).digest('hex'),
+      event: 'candidateStageChange',
+      data: { opportunityId: 'o', toStageId: 'c1b2-ai-interview' },
+    });
     const staleAnswer = await post('lever', staleBody, {});
     expect(staleAnswer.status).toBe(401);
     expect(((await staleAnswer.json()) as { error: string }).error).toContain('stale');
@@ -144,7 +202,9 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
       delete secrets[connectionOf('ashby').secretRef].atsWebhookSecret;
       writeFileSync(path, JSON.stringify(secrets));
       resetConnectionCaches();
-      await expect(connectionContext(connectionOf('ashby').id)).rejects.toThrow('atsWebhookSecret is required for ashby connections');
+      await expect(connectionContext(connectionOf('ashby').id)).rejects.toThrow(
+        'atsWebhookSecret is required for ashby connections',
+      );
     } finally {
       writeFileSync(path, original);
       resetConnectionCaches();

@@ -17,23 +17,41 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   let secret: string;
   let interviewToken: string;
   const postAts = (body: string, headers: Record<string, string>, connection = CONNECTION) =>
-    fetch(`${stack.gatewayUrl}/webhooks/ats/${connection}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    fetch(`${stack.gatewayUrl}/webhooks/ats/${connection}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
   const postReport = (data: Record<string, unknown>) =>
-    fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${interviewToken}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ event: 'interview_report.created', data }) });
+    fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${interviewToken}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event: 'interview_report.created', data }),
+    });
   const interviewsCreated = () => stack.interview.state.requests['POST /custom/interview'] ?? 0;
   const stageRecords = () => stack.sources.invite.stats.records;
 
   /** A candidate of `jobId` moved into "AI Interview", invited, with the interview id from their e-mail. */
   async function invitedCandidate(jobId = 3301) {
     const email = `cand-${randomUUID().slice(0, 8)}@candidates.example.com`;
-    const application = stack.greenhouse.addCandidate({ first_name: 'Test', last_name: 'Candidate', email, job_id: jobId });
+    const application = stack.greenhouse.addCandidate({
+      first_name: 'Test',
+      last_name: 'Candidate',
+      email,
+      job_id: jobId,
+    });
     await stack.greenhouse.moveCandidate({ application_id: application.id, stage_name: 'AI Interview' });
     const interviewId = await invitedInterviewId(stack, email);
     return { email, application, interviewId };
   }
 
   beforeAll(async () => {
-    stack = await startLocalStack({ reconcileIntervalMs: 0, reportDelayMs: 100, workDir: `.local/test-${process.pid}`, logLevel: 'SILENT' });
+    stack = await startLocalStack({
+      reconcileIntervalMs: 0,
+      reportDelayMs: 100,
+      workDir: `.local/test-${process.pid}`,
+      logLevel: 'SILENT',
+    });
     const secrets = Object.values(stack.secrets)[0]!;
     secret = secrets.atsWebhookSecret as string;
     interviewToken = secrets.interviewWebhookToken;
@@ -46,13 +64,21 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   it('invites once when the same delivery arrives three times', async () => {
     const email = 'triple@candidates.example.com';
     const application = stack.greenhouse.addCandidate({ first_name: 'Tri', last_name: 'Ple', email, job_id: 3301 });
-    const deliveries = await stack.greenhouse.moveCandidate({ application_id: application.id, stage_name: 'AI Interview', repeat: 3 });
+    const deliveries = await stack.greenhouse.moveCandidate({
+      application_id: application.id,
+      stage_name: 'AI Interview',
+      repeat: 3,
+    });
     expect(deliveries.map((d) => d.status)).toEqual([200, 200, 200]);
     expect(new Set(deliveries.map((d) => d.eventId)).size).toBe(1);
     await waitFor(async () => (await emailsTo(stack, email)).length > 0, 20_000, 'the invite');
     await stack.waitForQuiet();
     expect(await emailsTo(stack, email)).toHaveLength(1);
-    expect(stack.greenhouse.state.notes.filter((n) => n.candidate_id === application.candidate_id && n.body.includes('ai-interview-invite:'))).toHaveLength(1);
+    expect(
+      stack.greenhouse.state.notes.filter(
+        (n) => n.candidate_id === application.candidate_id && n.body.includes('ai-interview-invite:'),
+      ),
+    ).toHaveLength(1);
     expect(interviewsCreated()).toBe(1);
   });
 
@@ -69,9 +95,25 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
 
   it('creates exactly one interview when 20 candidates of a new job enter at once', async () => {
     const before = interviewsCreated();
-    const applications = Array.from({ length: 20 }, (_, i) => stack.greenhouse.addCandidate({ first_name: 'Burst', last_name: String(i), email: `burst-${i}@candidates.example.com`, job_id: 3302 }));
-    await Promise.all(applications.map((a) => stack.greenhouse.moveCandidate({ application_id: a.id, stage_name: 'AI Interview' })));
-    await waitFor(async () => (await Promise.all(applications.map((_, i) => emailsTo(stack, `burst-${i}@candidates.example.com`)))).every((m) => m.length === 1), 30_000, '20 invites');
+    const applications = Array.from({ length: 20 }, (_, i) =>
+      stack.greenhouse.addCandidate({
+        first_name: 'Burst',
+        last_name: String(i),
+        email: `burst-${i}@candidates.example.com`,
+        job_id: 3302,
+      }),
+    );
+    await Promise.all(
+      applications.map((a) => stack.greenhouse.moveCandidate({ application_id: a.id, stage_name: 'AI Interview' })),
+    );
+    await waitFor(
+      async () =>
+        (await Promise.all(applications.map((_, i) => emailsTo(stack, `burst-${i}@candidates.example.com`)))).every(
+          (m) => m.length === 1,
+        ),
+      30_000,
+      '20 invites',
+    );
     await stack.waitForQuiet();
     expect(interviewsCreated() - before).toBe(1);
     const jobs = await scanTable(stack, stack.tables.jobs);
@@ -81,9 +123,16 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   it('writes one note when the same report webhook arrives three times', async () => {
     const { email, application, interviewId } = await invitedCandidate();
     stack.interview.setFaults({ dropWebhookRate: 1 });
-    const { report_id: reportId, candidate_id: candidateId } = stack.interview.completeInterview({ interview_id: interviewId, candidate_name: 'Test Candidate', candidate_email: email, delay_ms: 0 });
+    const { report_id: reportId, candidate_id: candidateId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Test Candidate',
+      candidate_email: email,
+      delay_ms: 0,
+    });
     stack.interview.setFaults({ dropWebhookRate: 0 });
-    const answers = await Promise.all([1, 2, 3].map(() => postReport({ report_id: reportId, interview_id: interviewId, candidate_id: candidateId })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => postReport({ report_id: reportId, interview_id: interviewId, candidate_id: candidateId })),
+    );
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
     await waitFor(() => reportNotes(stack, reportId).length > 0, 20_000, 'the report note');
     await stack.waitForQuiet();
@@ -94,8 +143,21 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   it('refuses a forged signature with 401 and enqueues nothing', async () => {
     await stack.waitForQuiet();
     const before = stageRecords();
-    const body = JSON.stringify({ action: 'candidate_stage_change', payload: { application: { id: 1, candidate: { id: 2 }, jobs: [{ id: 3301 }], current_stage: { id: 9001, name: 'AI Interview' } } } });
-    const forged = await postAts(body, { signature: greenhouseSignature('not-the-secret', body), 'greenhouse-event-id': randomUUID() });
+    const body = JSON.stringify({
+      action: 'candidate_stage_change',
+      payload: {
+        application: {
+          id: 1,
+          candidate: { id: 2 },
+          jobs: [{ id: 3301 }],
+          current_stage: { id: 9001, name: 'AI Interview' },
+        },
+      },
+    });
+    const forged = await postAts(body, {
+      signature: greenhouseSignature('not-the-secret', body),
+      'greenhouse-event-id': randomUUID(),
+    });
     const missing = await postAts(body, {});
     const otherConnection = await postAts(body, { signature: greenhouseSignature(secret, body) }, 'no-such-connection');
     expect([forged.status, missing.status, otherConnection.status]).toEqual([401, 401, 404]);
@@ -109,7 +171,21 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
     [200, 'an event it does not handle', JSON.stringify({ action: 'application_updated', payload: {} })],
     [400, 'a body that is not JSON', '{"action": '],
     [400, 'a stage change without an application', JSON.stringify({ action: 'candidate_stage_change', payload: {} })],
-    [200, 'a stage no trigger names', JSON.stringify({ action: 'candidate_stage_change', payload: { application: { id: 7, candidate: { id: 8 }, jobs: [{ id: 3301 }], current_stage: { id: 9000, name: 'Application Review' } } } })],
+    [
+      200,
+      'a stage no trigger names',
+      JSON.stringify({
+        action: 'candidate_stage_change',
+        payload: {
+          application: {
+            id: 7,
+            candidate: { id: 8 },
+            jobs: [{ id: 3301 }],
+            current_stage: { id: 9000, name: 'Application Review' },
+          },
+        },
+      }),
+    ],
   ])('answers %i to %s (correctly signed) and enqueues nothing', async (status, _name, body) => {
     await stack.waitForQuiet();
     const before = stageRecords();
@@ -126,9 +202,21 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
 
   it('parks a report for an unknown candidate as unmatched, not in the DLQ', async () => {
     const { interviewId } = await invitedCandidate();
-    const { report_id: reportId } = stack.interview.completeInterview({ interview_id: interviewId, candidate_name: 'Stranger', candidate_email: 'stranger@nowhere.example.com', delay_ms: 0 });
-    await waitFor(async () => (await scanTable(stack, stack.tables.events)).some((e) => e.pk === `unmatched#${CONNECTION}#${reportId}`), 20_000, 'the parked report');
-    const parked = (await scanTable(stack, stack.tables.events)).find((e) => e.pk === `unmatched#${CONNECTION}#${reportId}`);
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Stranger',
+      candidate_email: 'stranger@nowhere.example.com',
+      delay_ms: 0,
+    });
+    await waitFor(
+      async () =>
+        (await scanTable(stack, stack.tables.events)).some((e) => e.pk === `unmatched#${CONNECTION}#${reportId}`),
+      20_000,
+      'the parked report',
+    );
+    const parked = (await scanTable(stack, stack.tables.events)).find(
+      (e) => e.pk === `unmatched#${CONNECTION}#${reportId}`,
+    );
     expect(parked).toMatchObject({ kind: 'unmatched-report', reason: expect.stringContaining('no application') });
     await stack.waitForQuiet();
     expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
@@ -136,19 +224,32 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   });
 
   it('refuses a report webhook with a wrong token, and answers 400 naming the field of a bad body', async () => {
-    const wrong = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/not-the-token`, { method: 'POST', body: JSON.stringify({ event: 'interview_report.created', data: {} }) });
+    const wrong = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/not-the-token`, {
+      method: 'POST',
+      body: JSON.stringify({ event: 'interview_report.created', data: {} }),
+    });
     expect(wrong.status).toBe(401);
     const bad = await postReport({ report_id: 'r1' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/^data\.interview_id/);
-    const other = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${interviewToken}`, { method: 'POST', body: JSON.stringify({ event: 'interview.started', data: {} }) });
+    const other = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${interviewToken}`, {
+      method: 'POST',
+      body: JSON.stringify({ event: 'interview.started', data: {} }),
+    });
     expect(other.status).toBe(200);
   });
 
   it('writes back a report whose webhook was dropped, through the reconciler', async () => {
     const { email, application, interviewId } = await invitedCandidate();
     stack.interview.setFaults({ dropWebhookRate: 1 });
-    const { report_id: reportId } = stack.interview.completeInterview({ interview_id: interviewId, candidate_name: 'Test Candidate', candidate_email: email, delay_ms: 0, ai_match_score: 90, proctoring_violations: 0 });
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Test Candidate',
+      candidate_email: email,
+      delay_ms: 0,
+      ai_match_score: 90,
+      proctoring_violations: 0,
+    });
     await stack.interview.whenIdle();
     stack.interview.setFaults({ dropWebhookRate: 0 });
     expect(stack.interview.state.deliveries.find((d) => d.report_id === reportId)?.outcome).toBe('dropped');
@@ -157,11 +258,17 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
     const { enqueued } = await stack.reconcileNow();
     expect(enqueued).toBeGreaterThanOrEqual(1);
     await waitFor(() => reportNotes(stack, reportId).length === 1, 20_000, 'the reconciled write-back');
-    await waitFor(() => stack.greenhouse.state.moves.some((m) => m.application_id === application.id && m.to_stage_id === 9002), 20_000, 'the stage move');
+    await waitFor(
+      () => stack.greenhouse.state.moves.some((m) => m.application_id === application.id && m.to_stage_id === 9002),
+      20_000,
+      'the stage move',
+    );
     await stack.waitForQuiet();
     await stack.reconcileNow();
     await stack.waitForQuiet();
     expect(reportNotes(stack, reportId)).toHaveLength(1);
-    expect(stack.greenhouse.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002)).toHaveLength(1);
+    expect(
+      stack.greenhouse.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002),
+    ).toHaveLength(1);
   });
 });

@@ -15,7 +15,11 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
   // Asynchronous: the local SQS emulator and gateway run in this process and must keep answering the CLI.
   const ops = (...args: string[]) =>
     new Promise<{ status: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'infra/ops/main.ts', ...args, '--stack', stack.stackFile], { timeout: 60_000 });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'infra/ops/main.ts', ...args, '--stack', stack.stackFile],
+        { timeout: 60_000 },
+      );
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -23,9 +27,18 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     });
   const secretsOf = (id: string) => stack.secrets[stack.connections.find((c) => c.id === id)!.secretRef]!;
   const ghSign = (secret: string, body: string) => `sha256 ${createHmac('sha256', secret).update(body).digest('hex')}`;
-  const post = (connection: string, body: string, headers: Record<string, string>) => fetch(`${stack.gatewayUrl}/webhooks/ats/${connection}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const post = (connection: string, body: string, headers: Record<string, string>) =>
+    fetch(`${stack.gatewayUrl}/webhooks/ats/${connection}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
   const holds = async (needles: string[]) => {
-    const items = [...(await scanTable(stack, stack.tables.applications)), ...(await scanTable(stack, stack.tables.events)), ...(await scanTable(stack, stack.tables.jobs))];
+    const items = [
+      ...(await scanTable(stack, stack.tables.applications)),
+      ...(await scanTable(stack, stack.tables.events)),
+      ...(await scanTable(stack, stack.tables.jobs)),
+    ];
     return items.filter((item) => needles.some((n) => JSON.stringify(item).includes(n)));
   };
 
@@ -38,7 +51,13 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     second.triggers[0].stage = { name: 'Never Entered' };
     config.connections.push({ ...second, id: 'second-greenhouse', secretRef: 'connector/second-greenhouse' });
     writeFileSync(join(WORK_DIR, 'connections.template.json'), JSON.stringify(config));
-    stack = await startLocalStack({ configPath: join(WORK_DIR, 'connections.template.json'), reconcileIntervalMs: 0, reportDelayMs: 0, workDir: WORK_DIR, logLevel: process.env.TEST_LOG_LEVEL ?? 'SILENT' });
+    stack = await startLocalStack({
+      configPath: join(WORK_DIR, 'connections.template.json'),
+      reconcileIntervalMs: 0,
+      reportDelayMs: 0,
+      workDir: WORK_DIR,
+      logLevel: process.env.TEST_LOG_LEVEL ?? 'SILENT',
+    });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -47,10 +66,28 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
 
   it("refuses a webhook signed with connection A's secret when it is sent to connection B", async () => {
     const body = JSON.stringify({ action: 'ping', payload: {} });
-    expect((await post('second-greenhouse', body, { signature: ghSign(secretsOf('demo-greenhouse').atsWebhookSecret as string, body) })).status).toBe(401);
-    expect((await post('second-greenhouse', body, { signature: ghSign(secretsOf('second-greenhouse').atsWebhookSecret as string, body) })).status).toBe(200);
-    const report = JSON.stringify({ event: 'interview_report.created', data: { report_id: 'r', interview_id: 'i', candidate_id: 'c' } });
-    const wrongToken = await fetch(`${stack.gatewayUrl}/webhooks/interview/second-greenhouse/${secretsOf('demo-greenhouse').interviewWebhookToken}`, { method: 'POST', body: report });
+    expect(
+      (
+        await post('second-greenhouse', body, {
+          signature: ghSign(secretsOf('demo-greenhouse').atsWebhookSecret as string, body),
+        })
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await post('second-greenhouse', body, {
+          signature: ghSign(secretsOf('second-greenhouse').atsWebhookSecret as string, body),
+        })
+      ).status,
+    ).toBe(200);
+    const report = JSON.stringify({
+      event: 'interview_report.created',
+      data: { report_id: 'r', interview_id: 'i', candidate_id: 'c' },
+    });
+    const wrongToken = await fetch(
+      `${stack.gatewayUrl}/webhooks/interview/second-greenhouse/${secretsOf('demo-greenhouse').interviewWebhookToken}`,
+      { method: 'POST', body: report },
+    );
     expect(wrongToken.status).toBe(401);
   });
 
@@ -61,8 +98,20 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     await invitedInterviewId(stack, email);
     await stack.waitForQuiet();
     expect(await holds([email])).toHaveLength(1);
-    const body = JSON.stringify({ action: 'delete_candidate', payload: { person: { id: Number(application.candidateId), first_name: 'Pia', deleted_application_ids: [Number(application.id)] } } });
-    const answer = await post('demo-greenhouse', body, { signature: ghSign(secretsOf('demo-greenhouse').atsWebhookSecret as string, body), 'greenhouse-event-id': randomUUID() });
+    const body = JSON.stringify({
+      action: 'delete_candidate',
+      payload: {
+        person: {
+          id: Number(application.candidateId),
+          first_name: 'Pia',
+          deleted_application_ids: [Number(application.id)],
+        },
+      },
+    });
+    const answer = await post('demo-greenhouse', body, {
+      signature: ghSign(secretsOf('demo-greenhouse').atsWebhookSecret as string, body),
+      'greenhouse-event-id': randomUUID(),
+    });
     expect(answer.status).toBe(200);
     await waitFor(async () => (await holds([email])).length === 0, 20_000, 'the purge');
     expect(await holds([email, `#${application.id}`, `#${application.candidateId}`])).toEqual([]);
@@ -78,7 +127,13 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     const secret = secretsOf('demo-lever').atsWebhookSecret as string;
     const token = randomUUID();
     const triggeredAt = Date.now();
-    const body = JSON.stringify({ triggeredAt, token, signature: createHmac('sha256', secret).update(`${token}${triggeredAt}`).digest('hex'), event: 'candidateDeleted', data: { contactId: application.candidateId, opportunityId: application.id } });
+    const body = JSON.stringify({
+      triggeredAt,
+      token,
+      signature: createHmac('sha256', secret).update(`${token}${triggeredAt}`).digest('hex'),
+      event: 'candidateDeleted',
+      data: { contactId: application.candidateId, opportunityId: application.id },
+    });
     expect((await post('demo-lever', body, {})).status).toBe(200);
     await waitFor(async () => (await holds([email])).length === 0, 20_000, 'the purge');
     expect(await holds([email, application.id, application.candidateId])).toEqual([]);
@@ -96,14 +151,41 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     expect(status.out).not.toContain(email);
 
     // The candidate took the interview under another address: the report is parked, then matched by hand.
-    const { report_id: reportId } = stack.interview.completeInterview({ interview_id: interviewId, candidate_name: 'Oli Ops', candidate_email: `other-${email}`, delay_ms: 0 });
-    await waitFor(async () => (await ops('unmatched', '--connection', 'demo-greenhouse')).out.includes(reportId), 60_000, 'the parked report');
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Oli Ops',
+      candidate_email: `other-${email}`,
+      delay_ms: 0,
+    });
+    await waitFor(
+      async () => (await ops('unmatched', '--connection', 'demo-greenhouse')).out.includes(reportId),
+      60_000,
+      'the parked report',
+    );
     expect((await ops('unmatched')).out).toContain('no application has this interview and candidate e-mail');
-    const matched = await ops('match', '--connection', 'demo-greenhouse', '--report', reportId, '--application', application.id);
+    const matched = await ops(
+      'match',
+      '--connection',
+      'demo-greenhouse',
+      '--report',
+      reportId,
+      '--application',
+      application.id,
+    );
     expect(matched.status).toBe(0);
-    await waitFor(() => stack.ats.greenhouse.notesOf(application.id).some((n) => n.includes(`ai-interview-report:${reportId}`)), 60_000, 'the matched write-back');
-    await waitFor(async () => !(await ops('unmatched', '--connection', 'demo-greenhouse')).out.includes(reportId), 60_000, 'the report leaving the parked list');
-    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toContain('written_back');
+    await waitFor(
+      () => stack.ats.greenhouse.notesOf(application.id).some((n) => n.includes(`ai-interview-report:${reportId}`)),
+      60_000,
+      'the matched write-back',
+    );
+    await waitFor(
+      async () => !(await ops('unmatched', '--connection', 'demo-greenhouse')).out.includes(reportId),
+      60_000,
+      'the report leaving the parked list',
+    );
+    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toContain(
+      'written_back',
+    );
 
     const purged = await ops('purge', '--connection', 'demo-greenhouse', '--candidate', application.candidateId);
     expect(purged.out).toContain('1 application record(s) deleted');
@@ -119,7 +201,12 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     greenhouse.setFaults({ rate403: 1 });
     try {
       await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-      await waitFor(async () => (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `), 60_000, 'the failed application');
+      await waitFor(
+        async () =>
+          (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `),
+        60_000,
+        'the failed application',
+      );
     } finally {
       greenhouse.setFaults({ rate403: 0 });
     }
@@ -131,12 +218,20 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     // Fixed; the recruiter moves the candidate out of the stage and back in.
     await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'Application Review' });
     await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-    await waitFor(() => greenhouse.notesOf(application.id).some((n) => n.includes('ai-interview-invite:')), 60_000, 'the invite note');
+    await waitFor(
+      () => greenhouse.notesOf(application.id).some((n) => n.includes('ai-interview-invite:')),
+      60_000,
+      'the invite note',
+    );
     await stack.waitForQuiet();
     expect(greenhouse.notesOf(application.id).filter((n) => n.includes('ai-interview-invite:'))).toHaveLength(1);
     expect(await emailsTo(stack, email)).toHaveLength(1);
-    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toMatch(new RegExp(`application ${application.id} .*: invited`));
-    expect((await ops('failed', '--connection', 'demo-greenhouse')).out).not.toContain(`application ${application.id} `);
+    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toMatch(
+      new RegExp(`application ${application.id} .*: invited`),
+    );
+    expect((await ops('failed', '--connection', 'demo-greenhouse')).out).not.toContain(
+      `application ${application.id} `,
+    );
   }, 180_000);
 
   it('ops: writes back again, once, a report the ATS refused for good, after the cause is fixed', async () => {
@@ -149,27 +244,59 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     greenhouse.setFaults({ rate403: 1 });
     let reportId = '';
     try {
-      ({ report_id: reportId } = stack.interview.completeInterview({ interview_id: interviewId, candidate_name: 'Wes Refused', candidate_email: email, ai_match_score: 90, proctoring_violations: 0, delay_ms: 0 }));
-      await waitFor(async () => (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `), 60_000, 'the failed write-back');
+      ({ report_id: reportId } = stack.interview.completeInterview({
+        interview_id: interviewId,
+        candidate_name: 'Wes Refused',
+        candidate_email: email,
+        ai_match_score: 90,
+        proctoring_violations: 0,
+        delay_ms: 0,
+      }));
+      await waitFor(
+        async () =>
+          (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `),
+        60_000,
+        'the failed write-back',
+      );
     } finally {
       greenhouse.setFaults({ rate403: 0 });
     }
-    expect((await ops('failed', '--connection', 'demo-greenhouse')).out).toMatch(new RegExp(`application ${application.id} .*report ${reportId} \\(write-back\\).*ats-forbidden`));
+    expect((await ops('failed', '--connection', 'demo-greenhouse')).out).toMatch(
+      new RegExp(`application ${application.id} .*report ${reportId} \\(write-back\\).*ats-forbidden`),
+    );
     expect(greenhouse.notesOf(application.id).filter((n) => n.includes('ai-interview-report:'))).toEqual([]);
 
     const retried = await ops('retry', '--connection', 'demo-greenhouse', '--application', application.id);
     expect(retried.status).toBe(0);
     expect(retried.out).toContain(`report ${reportId} queued for write-back again`);
-    await waitFor(() => greenhouse.stageNameOf(application.id) === 'Hiring Manager Review', 60_000, 'the retried write-back and its stage move');
+    await waitFor(
+      () => greenhouse.stageNameOf(application.id) === 'Hiring Manager Review',
+      60_000,
+      'the retried write-back and its stage move',
+    );
     await stack.waitForQuiet();
-    expect(greenhouse.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:${reportId}`))).toHaveLength(1);
-    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toContain(': written_back');
+    expect(
+      greenhouse.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:${reportId}`)),
+    ).toHaveLength(1);
+    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toContain(
+      ': written_back',
+    );
     // Nothing is failed any more: a second retry is refused and changes nothing.
     expect((await ops('retry', '--connection', 'demo-greenhouse', '--application', application.id)).status).toBe(2);
   }, 180_000);
 
   it('ops: lists a DLQ and redrives it', async () => {
-    await stack.sqs.send(new SendMessageCommand({ QueueUrl: stack.queues.report.dlqUrl, MessageBody: JSON.stringify({ v: 1, kind: 'report-created', connectionId: 'demo-greenhouse', reportId: 'r-dlq' }) }));
+    await stack.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: stack.queues.report.dlqUrl,
+        MessageBody: JSON.stringify({
+          v: 1,
+          kind: 'report-created',
+          connectionId: 'demo-greenhouse',
+          reportId: 'r-dlq',
+        }),
+      }),
+    );
     const listed = await ops('dlq', 'list', '--queue', 'report');
     expect(listed.out).toContain('1 message(s) in the report DLQ');
     expect(listed.out).toContain('report-created connection=demo-greenhouse report=r-dlq');

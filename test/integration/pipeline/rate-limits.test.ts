@@ -18,7 +18,14 @@ describe('Pipeline: a rate-limited ATS on the local stack', () => {
   const workableRequests = () => Object.values(stack.ats.workable.requests()).reduce((sum, n) => sum + n, 0);
 
   beforeAll(async () => {
-    stack = await startLocalStack({ reconcileIntervalMs: 0, reportDelayMs: 0, workDir: WORK_DIR, logLevel: 'SILENT', functionTimeoutMs: 4_000, visibilityTimeoutSeconds: 600 });
+    stack = await startLocalStack({
+      reconcileIntervalMs: 0,
+      reportDelayMs: 0,
+      workDir: WORK_DIR,
+      logLevel: 'SILENT',
+      functionTimeoutMs: 4_000,
+      visibilityTimeoutSeconds: 600,
+    });
   });
   afterAll(async () => {
     await stack?.stop();
@@ -35,14 +42,31 @@ describe('Pipeline: a rate-limited ATS on the local stack', () => {
 
     ats.setFaults({ rate429: 1 });
     const before = workableRequests();
-    const { report_id: reportId } = stack.interview.completeInterview({ interview_id: interviewId, candidate_name: 'Rae Limit', candidate_email: email, ai_match_score: 55, delay_ms: 0 });
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Rae Limit',
+      candidate_email: email,
+      ai_match_score: 55,
+      delay_ms: 0,
+    });
     // Enough 429s that the worker's 3.2 s deadline passed while it waited, and the message went back on the queue.
-    await waitFor(async () => workableRequests() - before >= 6 && (await stack.queueDepths()).report > 0 && stack.sources.writeback.stats.inFlight === 0, 30_000, 'the write-back to be rate-limited and deferred');
+    await waitFor(
+      async () =>
+        workableRequests() - before >= 6 &&
+        (await stack.queueDepths()).report > 0 &&
+        stack.sources.writeback.stats.inFlight === 0,
+      30_000,
+      'the write-back to be rate-limited and deferred',
+    );
     const written = ats.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:${reportId}`));
     expect(written).toEqual([]);
     ats.setFaults({ rate429: 0 });
 
-    await waitFor(() => ats.notesOf(application.id).some((n) => n.includes(`ai-interview-report:${reportId}`)), 60_000, 'the deferred write-back');
+    await waitFor(
+      () => ats.notesOf(application.id).some((n) => n.includes(`ai-interview-report:${reportId}`)),
+      60_000,
+      'the deferred write-back',
+    );
     await stack.waitForQuiet(60_000);
     expect(ats.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:${reportId}`))).toHaveLength(1);
     expect(stack.sources.writeback.stats.failures).toBe(0);

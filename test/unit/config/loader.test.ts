@@ -12,7 +12,18 @@ describe('Function: parseConnections', () => {
   it('applies the defaults a user would expect', () => {
     const [connection] = parseConnections(connectionDocument());
     expect(connection).toMatchObject({
-      triggers: [{ interview: { language: 'en', proctoring: true, allowLanguageChange: false, skills: [], namePattern: '{jobName} – AI interview' }, invite: { email: true, atsNote: true } }],
+      triggers: [
+        {
+          interview: {
+            language: 'en',
+            proctoring: true,
+            allowLanguageChange: false,
+            skills: [],
+            namePattern: '{jobName} – AI interview',
+          },
+          invite: { email: true, atsNote: true },
+        },
+      ],
       writeBack: { note: { visibility: 'admin_only' }, advance: { maxProctoringViolations: 0 } },
     });
   });
@@ -22,24 +33,62 @@ describe('Function: parseConnections', () => {
     [{ atsBaseUrl: 'harvest' }, 'connections[0] (acme-greenhouse).atsBaseUrl: must be a URL'],
     [{ id: 'Acme Greenhouse' }, 'connections[0] (Acme Greenhouse).id: must be lowercase'],
     [{ triggers: [] }, 'connections[0] (acme-greenhouse).triggers: at least one trigger'],
-    [{ triggers: [{ id: 't', stage: {}, interview: { questions: [{ question: 'q', time: 2, type: 'audio' }] } }] }, 'connections[0] (acme-greenhouse).triggers.0.stage: needs an id, idsByJob or a name'],
-    [{ triggers: [{ id: 't', stage: { id: '1' }, interview: { questions: Array.from({ length: 21 }, () => ({ question: 'q', time: 2, type: 'audio' })) } }] }, 'triggers.0.interview.questions: allows at most 20 questions'],
-    [{ triggers: [{ id: 't', stage: { id: '1' }, interview: { language: 'it', questions: [{ question: 'q', time: 2, type: 'audio' }] } }] }, 'triggers: interview.language must be a language of the service or listed in interviewService.extraLanguages'],
+    [
+      { triggers: [{ id: 't', stage: {}, interview: { questions: [{ question: 'q', time: 2, type: 'audio' }] } }] },
+      'connections[0] (acme-greenhouse).triggers.0.stage: needs an id, idsByJob or a name',
+    ],
+    [
+      {
+        triggers: [
+          {
+            id: 't',
+            stage: { id: '1' },
+            interview: { questions: Array.from({ length: 21 }, () => ({ question: 'q', time: 2, type: 'audio' })) },
+          },
+        ],
+      },
+      'triggers.0.interview.questions: allows at most 20 questions',
+    ],
+    [
+      {
+        triggers: [
+          {
+            id: 't',
+            stage: { id: '1' },
+            interview: { language: 'it', questions: [{ question: 'q', time: 2, type: 'audio' }] },
+          },
+        ],
+      },
+      'triggers: interview.language must be a language of the service or listed in interviewService.extraLanguages',
+    ],
     [{ writeBack: { advance: { minAiMatchScore: 120, toStage: { id: '2' } } } }, 'writeBack.advance.minAiMatchScore'],
   ])('names the connection and the field (%#)', (override, message) => {
     expect(() => parseConnections(connectionDocument(override))).toThrow(message);
   });
 
   it('accepts a language outside the 12 when the connection opts into it', () => {
-    const document = connectionDocument({ interviewService: { baseUrl: 'https://x.example.com', extraLanguages: ['it'] }, triggers: [{ id: 't', stage: { id: '1' }, interview: { language: 'it', questions: [{ question: 'q', time: 2, type: 'audio' }] } }] });
+    const document = connectionDocument({
+      interviewService: { baseUrl: 'https://x.example.com', extraLanguages: ['it'] },
+      triggers: [
+        {
+          id: 't',
+          stage: { id: '1' },
+          interview: { language: 'it', questions: [{ question: 'q', time: 2, type: 'audio' }] },
+        },
+      ],
+    });
     expect(parseConnections(document)[0]?.triggers[0]?.interview.language).toBe('it');
   });
 
   it('refuses duplicate connection ids and duplicate trigger ids', () => {
     const document = connectionDocument();
-    expect(() => parseConnections({ connections: [document.connections[0], document.connections[0]] })).toThrow('id acme-greenhouse is used twice');
+    expect(() => parseConnections({ connections: [document.connections[0], document.connections[0]] })).toThrow(
+      'id acme-greenhouse is used twice',
+    );
     const trigger = (document.connections[0]!.triggers as unknown[])[0];
-    expect(() => parseConnections(connectionDocument({ triggers: [trigger, trigger] }))).toThrow('trigger ids must be unique');
+    expect(() => parseConnections(connectionDocument({ triggers: [trigger, trigger] }))).toThrow(
+      'trigger ids must be unique',
+    );
   });
 
   it('refuses a document without connections', () => {
@@ -67,20 +116,33 @@ describe('Function: loadConnectionsFile', () => {
 describe('Function: fileSecretsProvider', () => {
   it('reads a connection secret and names a missing field without its value', async () => {
     const path = join(dir, 'secrets.json');
-    writeFileSync(path, JSON.stringify({ good: { interviewApiKey: 'key-123', interviewWebhookToken: 'x'.repeat(32) }, short: { interviewApiKey: 'key-456', interviewWebhookToken: 'tiny' } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        good: { interviewApiKey: 'key-123', interviewWebhookToken: 'x'.repeat(32) },
+        short: { interviewApiKey: 'key-456', interviewWebhookToken: 'tiny' },
+      }),
+    );
     const provider = fileSecretsProvider(path);
     expect((await provider.getConnectionSecrets('good')).interviewApiKey).toBe('key-123');
     const error = await provider.getConnectionSecrets('short').catch((e: unknown) => e as Error);
     expect(error).toMatchObject({ code: 'secret-invalid', message: expect.stringContaining('interviewWebhookToken') });
     expect((error as Error).message).not.toContain('tiny');
     await expect(provider.getConnectionSecrets('absent')).rejects.toMatchObject({ code: 'secret-not-found' });
-    await expect(fileSecretsProvider(join(dir, 'none.json')).getConnectionSecrets('good')).rejects.toMatchObject({ code: 'secret-unavailable', retryable: true });
+    await expect(fileSecretsProvider(join(dir, 'none.json')).getConnectionSecrets('good')).rejects.toMatchObject({
+      code: 'secret-unavailable',
+      retryable: true,
+    });
   });
 
   it('caches secrets for the TTL, then reads them again', async () => {
     let now = Date.UTC(2026, 10, 21);
     let loads = 0;
-    const provider = cachedSecrets(async () => ({ interviewApiKey: `key-${++loads}`, interviewWebhookToken: 'x'.repeat(32) }), () => now, 60_000);
+    const provider = cachedSecrets(
+      async () => ({ interviewApiKey: `key-${++loads}`, interviewWebhookToken: 'x'.repeat(32) }),
+      () => now,
+      60_000,
+    );
     expect((await provider.getConnectionSecrets('c')).interviewApiKey).toBe('key-1');
     now += 59_000;
     expect((await provider.getConnectionSecrets('c')).interviewApiKey).toBe('key-1');

@@ -9,14 +9,30 @@ import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
 
 const NOW = Date.UTC(2026, 10, 22, 9, 0, 0);
-const reportMessage = (overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage => ({ v: 1, kind: 'report-created', enqueueId: 'enq-1', connectionId: 'acme-workable', receivedAt: NOW, source: 'webhook', reportId: 'rep-1', interviewId: 'int-1', candidateId: 'cand-1', ...overrides });
+const reportMessage = (overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage => ({
+  v: 1,
+  kind: 'report-created',
+  enqueueId: 'enq-1',
+  connectionId: 'acme-workable',
+  receivedAt: NOW,
+  source: 'webhook',
+  reportId: 'rep-1',
+  interviewId: 'int-1',
+  candidateId: 'cand-1',
+  ...overrides,
+});
 
 function sqsRecordFactory(body: unknown, messageId = 'msg-1'): SQSRecord {
   return {
     messageId,
     receiptHandle: `handle-${messageId}`,
     body: typeof body === 'string' ? body : JSON.stringify(body),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(NOW), SenderId: 'test', ApproximateFirstReceiveTimestamp: String(NOW) },
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(NOW),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(NOW),
+    },
     messageAttributes: {},
     md5OfBody: '',
     eventSource: 'aws:sqs',
@@ -25,13 +41,22 @@ function sqsRecordFactory(body: unknown, messageId = 'msg-1'): SQSRecord {
   };
 }
 
-const rateLimitedByAts = (retryAfterMs?: number) => new AtsError('ats-rate-limited', 'POST /spi/v3/candidates/1/comments: 429', retryAfterMs === undefined ? { status: 429 } : { status: 429, retryAfterMs });
+const rateLimitedByAts = (retryAfterMs?: number) =>
+  new AtsError(
+    'ats-rate-limited',
+    'POST /spi/v3/candidates/1/comments: 429',
+    retryAfterMs === undefined ? { status: 429 } : { status: 429, retryAfterMs },
+  );
 
 describe('Function: requestedWaitMs', () => {
   it.each([
     ['an ATS 429 with a reset time', 7_000, rateLimitedByAts(7_000)],
     ['an ATS 429 with no hint', WORKER_TIMING.defaultRateLimitWaitMs, rateLimitedByAts()],
-    ['an interview-service 429 with Retry-After', 45_000, new RateLimitedError('GET /interview/reports: 429', { retryAfterMs: 45_000 })],
+    [
+      'an interview-service 429 with Retry-After',
+      45_000,
+      new RateLimitedError('GET /interview/reports: 429', { retryAfterMs: 45_000 }),
+    ],
     ['a claim held by another worker', 61_000, new ClaimHeldElsewhereError('report rep-1', 61_000)],
     ["another worker's interview creation", 30_000, new InterviewNotReadyError('acme#3301#ai-screen', 30_000)],
     ['an ATS 5xx', undefined, new AtsError('ats-unavailable', '503', { status: 503 })],
@@ -66,17 +91,27 @@ describe('Function: deferralDelaySeconds', () => {
 });
 
 describe('Function: deferIfAsked', () => {
-  const target = () => ({ queueUrl: () => 'https://sqs.eu-west-1.amazonaws.com/123456789012/report-events', publisher: { publish: vi.fn().mockResolvedValue(undefined) }, random: () => 0 });
+  const target = () => ({
+    queueUrl: () => 'https://sqs.eu-west-1.amazonaws.com/123456789012/report-events',
+    publisher: { publish: vi.fn().mockResolvedValue(undefined) },
+    random: () => 0,
+  });
 
   it('sends the same message back with one deferral more and the delay asked for', async () => {
     const t = target();
     expect(await deferIfAsked(reportMessage({ deferrals: 2 }), rateLimitedByAts(5_000), t)).toBe(20);
-    expect(t.publisher.publish).toHaveBeenCalledWith('https://sqs.eu-west-1.amazonaws.com/123456789012/report-events', reportMessage({ deferrals: 3 }), { delaySeconds: 20 });
+    expect(t.publisher.publish).toHaveBeenCalledWith(
+      'https://sqs.eu-west-1.amazonaws.com/123456789012/report-events',
+      reportMessage({ deferrals: 3 }),
+      { delaySeconds: 20 },
+    );
   });
 
   it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', async () => {
     const t = target();
-    expect(await deferIfAsked(reportMessage({ deferrals: WORKER_TIMING.maxDeferrals }), rateLimitedByAts(5_000), t)).toBeUndefined();
+    expect(
+      await deferIfAsked(reportMessage({ deferrals: WORKER_TIMING.maxDeferrals }), rateLimitedByAts(5_000), t),
+    ).toBeUndefined();
     expect(await deferIfAsked(reportMessage(), new Error('boom'), t)).toBeUndefined();
     expect(t.publisher.publish).not.toHaveBeenCalled();
   });
@@ -98,10 +133,19 @@ describe('Function: sqsBatchHandler with deferral', () => {
       logger,
       { defer: { queueUrl: () => 'q', publisher: { publish }, random: () => 0 } },
     );
-    const response = await handler(event(sqsRecordFactory(reportMessage({ reportId: 'rate-limited' }), 'a'), sqsRecordFactory(reportMessage({ reportId: 'down' }), 'b'), sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'c')), context);
+    const response = await handler(
+      event(
+        sqsRecordFactory(reportMessage({ reportId: 'rate-limited' }), 'a'),
+        sqsRecordFactory(reportMessage({ reportId: 'down' }), 'b'),
+        sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'c'),
+      ),
+      context,
+    );
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
     expect(publish).toHaveBeenCalledTimes(1);
-    expect(publish).toHaveBeenCalledWith('q', reportMessage({ reportId: 'rate-limited', deferrals: 1 }), { delaySeconds: 3 });
+    expect(publish).toHaveBeenCalledWith('q', reportMessage({ reportId: 'rate-limited', deferrals: 1 }), {
+      delaySeconds: 3,
+    });
   });
 
   it('fails the message when it cannot be sent back, so SQS retries it and nothing is lost', async () => {
@@ -111,11 +155,24 @@ describe('Function: sqsBatchHandler with deferral', () => {
         if (message.reportId !== 'fine') throw rateLimitedByAts(3_000);
       },
       logger,
-      { defer: { queueUrl: () => 'q', publisher: { publish: vi.fn().mockRejectedValue(Object.assign(new Error('SQS down'), { code: 'queue-publish-failed' })) } } },
+      {
+        defer: {
+          queueUrl: () => 'q',
+          publisher: {
+            publish: vi.fn().mockRejectedValue(Object.assign(new Error('SQS down'), { code: 'queue-publish-failed' })),
+          },
+        },
+      },
     );
     // A second, healthy record: when every record fails, Powertools fails the whole invocation instead.
-    const response = await handler(event(sqsRecordFactory(reportMessage(), 'a'), sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'b')), context);
+    const response = await handler(
+      event(sqsRecordFactory(reportMessage(), 'a'), sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'b')),
+      context,
+    );
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'a' }]);
-    expect(logger.warn).toHaveBeenCalledWith('could not defer the message', { messageId: 'a', code: 'queue-publish-failed' });
+    expect(logger.warn).toHaveBeenCalledWith('could not defer the message', {
+      messageId: 'a',
+      code: 'queue-publish-failed',
+    });
   });
 });

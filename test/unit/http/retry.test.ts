@@ -7,7 +7,11 @@ const retryable = (retryAfterMs?: number) => Object.assign(new Error('try again'
 describe('Function: withRetry', () => {
   it('returns the first success and waits between failures', async () => {
     const waits: number[] = [];
-    const operation = vi.fn().mockRejectedValueOnce(retryable()).mockRejectedValueOnce(retryable(1500)).mockResolvedValue('ok');
+    const operation = vi
+      .fn()
+      .mockRejectedValueOnce(retryable())
+      .mockRejectedValueOnce(retryable(1500))
+      .mockResolvedValue('ok');
     const result = await withRetry(operation, policy, { sleep: async (ms) => void waits.push(ms), random: () => 0.5 });
     expect(result).toBe('ok');
     expect(operation).toHaveBeenCalledTimes(3);
@@ -79,9 +83,15 @@ describe('Function: sleep', () => {
 
 describe('Function: withRetry under a deadline', () => {
   it('reports the error it was waiting out when the caller aborts the wait', async () => {
-    const limited = Object.assign(new Error('rate limited'), { retryable: true, retryAfterMs: 5000, code: 'ats-rate-limited' });
+    const limited = Object.assign(new Error('rate limited'), {
+      retryable: true,
+      retryAfterMs: 5000,
+      code: 'ats-rate-limited',
+    });
     const operation = vi.fn().mockRejectedValue(limited);
-    await expect(withRetry(operation, { ...policy, maxRetryAfterMs: 10_000 }, { signal: AbortSignal.timeout(20) })).rejects.toMatchObject({ code: 'ats-rate-limited' });
+    await expect(
+      withRetry(operation, { ...policy, maxRetryAfterMs: 10_000 }, { signal: AbortSignal.timeout(20) }),
+    ).rejects.toMatchObject({ code: 'ats-rate-limited' });
     expect(operation).toHaveBeenCalledTimes(1);
   });
 });

@@ -7,9 +7,15 @@ describe('Function: scrub', () => {
   it.each([
     [{ candidateEmail: 'ana@example.com' }, { candidateEmail: '[redacted]' }],
     [{ candidate: { name: 'Ana Ruiz', phone: '+34 600' } }, { candidate: { name: '[redacted]', phone: '[redacted]' } }],
-    [{ apiKey: 'sk-1', interviewWebhookToken: 'tok', authorization: 'Bearer x' }, { apiKey: '[redacted]', interviewWebhookToken: '[redacted]', authorization: '[redacted]' }],
+    [
+      { apiKey: 'sk-1', interviewWebhookToken: 'tok', authorization: 'Bearer x' },
+      { apiKey: '[redacted]', interviewWebhookToken: '[redacted]', authorization: '[redacted]' },
+    ],
     [{ detail: 'mail bounced for ana.ruiz+jobs@example.co.uk today' }, { detail: 'mail bounced for [email] today' }],
-    [{ connectionId: 'acme', reportId: 'r1', code: 'ats-forbidden' }, { connectionId: 'acme', reportId: 'r1', code: 'ats-forbidden' }],
+    [
+      { connectionId: 'acme', reportId: 'r1', code: 'ats-forbidden' },
+      { connectionId: 'acme', reportId: 'r1', code: 'ats-forbidden' },
+    ],
   ])('scrubs %j', (input, expected) => {
     expect(scrub(input)).toEqual(expected);
   });
@@ -20,7 +26,9 @@ describe('Function: scrub', () => {
       lines.push(String(chunk));
       return true;
     });
-    const info = vi.spyOn(console, 'info').mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')));
+    const info = vi
+      .spyOn(console, 'info')
+      .mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' ')));
     try {
       createLogger('test').info('invite sent to ana@example.com', { candidateName: 'Ana Ruiz', connectionId: 'acme' });
     } finally {
@@ -39,7 +47,11 @@ describe('Function: decideAdvance', () => {
   it.each([
     [{ ai_match_score: 75 }, true, 'Advanced automatically'],
     [{ ai_match_score: 74.9 }, false, 'AI match score 74.9 is below 75'],
-    [{ ai_match_score: 90, proctoring_violations: [{ type: 'tab_switch', value: '1', description: '' }] }, false, '1 proctoring violation (at most 0 allowed)'],
+    [
+      { ai_match_score: 90, proctoring_violations: [{ type: 'tab_switch', value: '1', description: '' }] },
+      false,
+      '1 proctoring violation (at most 0 allowed)',
+    ],
     [{ ai_match_score: null }, false, 'the report has no AI match score'],
   ])('%j → advance %s', (report, advance, explanation) => {
     const decision = decideAdvance(rule, reportFactory(report as never));
@@ -48,6 +60,9 @@ describe('Function: decideAdvance', () => {
   });
 
   it('never advances without a rule, and says a recruiter decides', () => {
-    expect(decideAdvance(undefined, reportFactory())).toEqual({ advance: false, explanation: 'No automatic stage move is configured; a recruiter decides.' });
+    expect(decideAdvance(undefined, reportFactory())).toEqual({
+      advance: false,
+      explanation: 'No automatic stage move is configured; a recruiter decides.',
+    });
   });
 });

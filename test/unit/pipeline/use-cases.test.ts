@@ -1,10 +1,23 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { LeaseLostError } from '../../../shared/mapping/errors';
-import { clearInterviewCache, ensureInterviewForTrigger, handleReportCreated, handleStageEntered } from '../../../shared/pipeline';
+import {
+  clearInterviewCache,
+  ensureInterviewForTrigger,
+  handleReportCreated,
+  handleStageEntered,
+} from '../../../shared/pipeline';
 import type { ReportCreatedMessage, StageEnteredMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
-import { applicationRecord, dependencies, fakeContext, fakeStore, jobRecord, NOW, reportFactory } from '../../helpers/pipeline-fakes';
+import {
+  applicationRecord,
+  dependencies,
+  fakeContext,
+  fakeStore,
+  jobRecord,
+  NOW,
+  reportFactory,
+} from '../../helpers/pipeline-fakes';
 
 const stageMessage = (overrides: Partial<StageEnteredMessage['event']> = {}): StageEnteredMessage => ({
   v: 1,
@@ -12,9 +25,28 @@ const stageMessage = (overrides: Partial<StageEnteredMessage['event']> = {}): St
   enqueueId: 'enq-1',
   connectionId: 'acme-greenhouse',
   receivedAt: NOW,
-  event: { deliveryId: 'evt-1', atsJobId: '3301', jobName: 'Backend Engineer', atsApplicationId: '4401', atsCandidateId: '7702', stage: { id: '9001', name: 'AI Interview' }, candidate: { name: 'Ana Ruiz', email: 'Ana@Example.com' }, ...overrides },
+  event: {
+    deliveryId: 'evt-1',
+    atsJobId: '3301',
+    jobName: 'Backend Engineer',
+    atsApplicationId: '4401',
+    atsCandidateId: '7702',
+    stage: { id: '9001', name: 'AI Interview' },
+    candidate: { name: 'Ana Ruiz', email: 'Ana@Example.com' },
+    ...overrides,
+  },
 });
-const reportMessage: ReportCreatedMessage = { v: 1, kind: 'report-created', enqueueId: 'enq-r', connectionId: 'acme-greenhouse', receivedAt: NOW, source: 'webhook', reportId: 'rep-1', interviewId: 'int-1', candidateId: 'cand-1' };
+const reportMessage: ReportCreatedMessage = {
+  v: 1,
+  kind: 'report-created',
+  enqueueId: 'enq-r',
+  connectionId: 'acme-greenhouse',
+  receivedAt: NOW,
+  source: 'webhook',
+  reportId: 'rep-1',
+  interviewId: 'int-1',
+  candidateId: 'cand-1',
+};
 
 beforeEach(() => clearInterviewCache());
 
@@ -22,35 +54,81 @@ describe('Use case: ensureInterviewForTrigger', () => {
   it('adopts the interview an earlier, crashed creator made instead of creating a second one', async () => {
     const store = fakeStore();
     const { context, interviews, connection } = fakeContext();
-    store.leaseJob.mockResolvedValue({ kind: 'leased', record: jobRecord({ createAttempts: 2, leaseOwner: 'owner-1' }) });
-    interviews.findInterviewsByName.mockResolvedValue([{ interview_id: 'int-orphan', interview_name: 'n', invite_url: 'https://i.example.com/int-orphan' }]);
+    store.leaseJob.mockResolvedValue({
+      kind: 'leased',
+      record: jobRecord({ createAttempts: 2, leaseOwner: 'owner-1' }),
+    });
+    interviews.findInterviewsByName.mockResolvedValue([
+      { interview_id: 'int-orphan', interview_name: 'n', invite_url: 'https://i.example.com/int-orphan' },
+    ]);
     const deps = dependencies(store, context);
-    const ready = await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301', jobName: 'Backend Engineer' }, { ...deps, now: () => NOW, newOwner: () => 'owner-1' });
+    const ready = await ensureInterviewForTrigger(
+      context,
+      connection.triggers[0]!,
+      { atsJobId: '3301', jobName: 'Backend Engineer' },
+      { ...deps, now: () => NOW, newOwner: () => 'owner-1' },
+    );
     expect(ready.interviewId).toBe('int-orphan');
     expect(interviews.createInterview).not.toHaveBeenCalled();
-    expect(interviews.findInterviewsByName).toHaveBeenCalledWith('Backend Engineer – AI interview (ref acme-greenhouse/3301/ai-screen)', expect.anything());
+    expect(interviews.findInterviewsByName).toHaveBeenCalledWith(
+      'Backend Engineer – AI interview (ref acme-greenhouse/3301/ai-screen)',
+      expect.anything(),
+    );
   });
 
   it('creates on a first lease, and sets update-only fields (skills, coding round) with a PUT', async () => {
     const store = fakeStore();
-    const trigger = { id: 'ai-screen', stage: { name: 'AI Interview' }, interview: { questions: [{ question: 'q', time: 2, type: 'audio' }], skills: [{ name: 'Go', description: '' }], codingRound: { language: 'go' } } };
+    const trigger = {
+      id: 'ai-screen',
+      stage: { name: 'AI Interview' },
+      interview: {
+        questions: [{ question: 'q', time: 2, type: 'audio' }],
+        skills: [{ name: 'Go', description: '' }],
+        codingRound: { language: 'go' },
+      },
+    };
     const { context, interviews, connection } = fakeContext(connectionDocument({ triggers: [trigger] }));
     store.leaseJob.mockResolvedValue({ kind: 'leased', record: jobRecord() });
     const deps = dependencies(store, context);
-    const ready = await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, { ...deps, now: () => NOW, newOwner: () => 'owner-1' });
+    const ready = await ensureInterviewForTrigger(
+      context,
+      connection.triggers[0]!,
+      { atsJobId: '3301' },
+      { ...deps, now: () => NOW, newOwner: () => 'owner-1' },
+    );
     expect(ready.interviewId).toBe('int-new');
     expect(interviews.findInterviewsByName).not.toHaveBeenCalled();
-    expect(interviews.updateInterview).toHaveBeenCalledWith('int-new', { skills: [{ name: 'Go', description: '' }], is_coding_round_required: true, only_coding_round: false, selected_coding_language: 'go' }, expect.anything());
+    expect(interviews.updateInterview).toHaveBeenCalledWith(
+      'int-new',
+      {
+        skills: [{ name: 'Go', description: '' }],
+        is_coding_round_required: true,
+        only_coding_round: false,
+        selected_coding_language: 'go',
+      },
+      expect.anything(),
+    );
   });
 
   it('updates the existing interview in place when the template changed', async () => {
     const store = fakeStore();
     const { context, interviews, connection } = fakeContext();
-    store.getJob.mockResolvedValue(jobRecord({ state: 'ready', interviewId: 'int-old', inviteUrl: 'https://i/int-old', templateHash: 'stale' }));
-    const ready = await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, { ...dependencies(store, context), now: () => NOW, newOwner: () => 'o' });
+    store.getJob.mockResolvedValue(
+      jobRecord({ state: 'ready', interviewId: 'int-old', inviteUrl: 'https://i/int-old', templateHash: 'stale' }),
+    );
+    const ready = await ensureInterviewForTrigger(
+      context,
+      connection.triggers[0]!,
+      { atsJobId: '3301' },
+      { ...dependencies(store, context), now: () => NOW, newOwner: () => 'o' },
+    );
     expect(ready.interviewId).toBe('int-old');
     expect(interviews.createInterview).not.toHaveBeenCalled();
-    expect(interviews.updateInterview).toHaveBeenCalledWith('int-old', expect.objectContaining({ custom_question_list: expect.any(Array) }), expect.anything());
+    expect(interviews.updateInterview).toHaveBeenCalledWith(
+      'int-old',
+      expect.objectContaining({ custom_question_list: expect.any(Array) }),
+      expect.anything(),
+    );
     expect(store.recordJobTemplate).toHaveBeenCalled();
   });
 
@@ -58,24 +136,47 @@ describe('Use case: ensureInterviewForTrigger', () => {
     const store = fakeStore();
     const { context, connection } = fakeContext();
     store.leaseJob.mockResolvedValue({ kind: 'busy', record: jobRecord({ leaseOwner: 'other' }) });
-    store.getJob.mockResolvedValueOnce(undefined).mockResolvedValueOnce(jobRecord({ state: 'creating' })).mockResolvedValue(jobRecord({ state: 'ready', interviewId: 'int-other', inviteUrl: 'https://i/int-other' }));
+    store.getJob
+      .mockResolvedValueOnce(undefined)
+      .mockResolvedValueOnce(jobRecord({ state: 'creating' }))
+      .mockResolvedValue(jobRecord({ state: 'ready', interviewId: 'int-other', inviteUrl: 'https://i/int-other' }));
     let clock = NOW;
-    const deps = { ...dependencies(store, context), now: () => clock, newOwner: () => 'me', sleep: async (ms: number) => void (clock += ms) };
-    expect((await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).interviewId).toBe('int-other');
+    const deps = {
+      ...dependencies(store, context),
+      now: () => clock,
+      newOwner: () => 'me',
+      sleep: async (ms: number) => void (clock += ms),
+    };
+    expect(
+      (await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).interviewId,
+    ).toBe('int-other');
     clearInterviewCache();
     store.getJob.mockReset().mockResolvedValue(jobRecord({ state: 'creating' }));
-    await expect(ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).rejects.toMatchObject({ code: 'interview-not-ready', retryable: true });
+    await expect(
+      ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps),
+    ).rejects.toMatchObject({ code: 'interview-not-ready', retryable: true });
   });
 
   it("asks to be retried when the creator's lease ends, so the worker defers the message to then", async () => {
     const store = fakeStore();
     const { context, connection } = fakeContext();
     let clock = NOW;
-    store.leaseJob.mockResolvedValue({ kind: 'busy', record: jobRecord({ leaseOwner: 'other', leaseUntil: NOW + 40_000 }) });
+    store.leaseJob.mockResolvedValue({
+      kind: 'busy',
+      record: jobRecord({ leaseOwner: 'other', leaseUntil: NOW + 40_000 }),
+    });
     store.getJob.mockResolvedValue(jobRecord({ state: 'creating' }));
-    const deps = { ...dependencies(store, context), now: () => clock, newOwner: () => 'me', sleep: async (ms: number) => void (clock += ms), leaseMs: 20_000 };
+    const deps = {
+      ...dependencies(store, context),
+      now: () => clock,
+      newOwner: () => 'me',
+      sleep: async (ms: number) => void (clock += ms),
+      leaseMs: 20_000,
+    };
     // It polls for half its own lease (10 s), then the creator still holds 30 s of its lease.
-    await expect(ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).rejects.toMatchObject({ code: 'interview-not-ready', retryAfterMs: 30_000 });
+    await expect(
+      ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps),
+    ).rejects.toMatchObject({ code: 'interview-not-ready', retryAfterMs: 30_000 });
   });
 });
 
@@ -83,34 +184,70 @@ describe('Use case: handleStageEntered', () => {
   it('after a takeover, finds the invite note the earlier worker posted and does not post it again', async () => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
-    store.claimApplication.mockResolvedValue({ kind: 'claimed', resumed: true, record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW - 1000 }) });
-    store.getJob.mockResolvedValue(jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' }));
-    store.leaseJob.mockResolvedValue({ kind: 'ready', record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }) });
+    store.claimApplication.mockResolvedValue({
+      kind: 'claimed',
+      resumed: true,
+      record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW - 1000 }),
+    });
+    store.getJob.mockResolvedValue(
+      jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' }),
+    );
+    store.leaseJob.mockResolvedValue({
+      kind: 'ready',
+      record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }),
+    });
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
     const deps = dependencies(store, context);
-    deps.contextFor = async () => ({ ...context, interviews: { ...context.interviews, updateInterview: async () => undefined } });
+    deps.contextFor = async () => ({
+      ...context,
+      interviews: { ...context.interviews, updateInterview: async () => undefined },
+    });
     const [result] = await handleStageEntered(stageMessage(), deps);
     expect(result).toMatchObject({ outcome: 'invited' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
-    expect(store.recordInviteStep).toHaveBeenCalledWith(expect.anything(), 'owner-1', expect.objectContaining({ inviteNoteAt: NOW, done: true }));
+    expect(store.recordInviteStep).toHaveBeenCalledWith(
+      expect.anything(),
+      'owner-1',
+      expect.objectContaining({ inviteNoteAt: NOW, done: true }),
+    );
   });
 
   it.each([
-    ['the write-back took the claim: the candidate already used the link', 'invited', applicationRecord({ state: 'completed', reportId: 'rep-1', leaseOwner: 'writeback' })],
-    ['another invite worker took the claim over', 'held-elsewhere', applicationRecord({ state: 'claimed', leaseOwner: 'other' })],
+    [
+      'the write-back took the claim: the candidate already used the link',
+      'invited',
+      applicationRecord({ state: 'completed', reportId: 'rep-1', leaseOwner: 'writeback' }),
+    ],
+    [
+      'another invite worker took the claim over',
+      'held-elsewhere',
+      applicationRecord({ state: 'claimed', leaseOwner: 'other' }),
+    ],
   ])('when the lease is lost mid-invite and %s, answers %s', async (_case, outcome, holder) => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
-    store.claimApplication.mockResolvedValue({ kind: 'claimed', resumed: false, record: applicationRecord({ state: 'claimed' }) });
-    store.leaseJob.mockResolvedValue({ kind: 'ready', record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }) });
-    // The e-mail is recorded; recording the invite note then finds the claim gone.
-    store.recordInviteStep.mockImplementation(async (_key: unknown, _owner: unknown, step: { inviteNoteAt?: number }) => {
-      if (step.inviteNoteAt !== undefined) throw new LeaseLostError('application 4401');
+    store.claimApplication.mockResolvedValue({
+      kind: 'claimed',
+      resumed: false,
+      record: applicationRecord({ state: 'claimed' }),
     });
+    store.leaseJob.mockResolvedValue({
+      kind: 'ready',
+      record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }),
+    });
+    // The e-mail is recorded; recording the invite note then finds the claim gone.
+    store.recordInviteStep.mockImplementation(
+      async (_key: unknown, _owner: unknown, step: { inviteNoteAt?: number }) => {
+        if (step.inviteNoteAt !== undefined) throw new LeaseLostError('application 4401');
+      },
+    );
     store.getApplication.mockResolvedValue(holder);
     const deps = dependencies(store, context);
-    deps.contextFor = async () => ({ ...context, interviews: { ...context.interviews, updateInterview: async () => undefined } });
+    deps.contextFor = async () => ({
+      ...context,
+      interviews: { ...context.interviews, updateInterview: async () => undefined },
+    });
     const [result] = await handleStageEntered(stageMessage(), deps);
     expect(result).toEqual({ triggerId: 'ai-screen', outcome });
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
@@ -120,15 +257,39 @@ describe('Use case: handleStageEntered', () => {
 
   it('marks the application failed when there is no way to invite, and returns values for duplicates', async () => {
     const store = fakeStore();
-    const { context } = fakeContext(connectionDocument({ triggers: [{ id: 'ai-screen', jobs: 'all', stage: { name: 'AI Interview' }, interview: { questions: [{ question: 'q', time: 2, type: 'audio' }] }, invite: { email: true, atsNote: false } }] }));
-    store.claimApplication.mockResolvedValue({ kind: 'claimed', resumed: false, record: applicationRecord({ state: 'claimed' }) });
+    const { context } = fakeContext(
+      connectionDocument({
+        triggers: [
+          {
+            id: 'ai-screen',
+            jobs: 'all',
+            stage: { name: 'AI Interview' },
+            interview: { questions: [{ question: 'q', time: 2, type: 'audio' }] },
+            invite: { email: true, atsNote: false },
+          },
+        ],
+      }),
+    );
+    store.claimApplication.mockResolvedValue({
+      kind: 'claimed',
+      resumed: false,
+      record: applicationRecord({ state: 'claimed' }),
+    });
     const deps = dependencies(store, context);
-    expect(await handleStageEntered(stageMessage({ candidate: { name: 'No Mail' } }), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'failed', reason: 'no-invite-channel' }]);
+    expect(await handleStageEntered(stageMessage({ candidate: { name: 'No Mail' } }), deps)).toEqual([
+      { triggerId: 'ai-screen', outcome: 'failed', reason: 'no-invite-channel' },
+    ]);
     expect(store.markApplicationFailed).toHaveBeenCalled();
     store.claimApplication.mockResolvedValue({ kind: 'duplicate-delivery' });
-    expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'duplicate-delivery' }]);
-    expect(await handleStageEntered(stageMessage({ stage: { name: 'Offer' } }), deps)).toEqual([{ outcome: 'no-matching-trigger' }]);
-    expect(await handleStageEntered({ ...stageMessage(), connectionId: 'gone' }, deps)).toEqual([{ outcome: 'unknown-connection' }]);
+    expect(await handleStageEntered(stageMessage(), deps)).toEqual([
+      { triggerId: 'ai-screen', outcome: 'duplicate-delivery' },
+    ]);
+    expect(await handleStageEntered(stageMessage({ stage: { name: 'Offer' } }), deps)).toEqual([
+      { outcome: 'no-matching-trigger' },
+    ]);
+    expect(await handleStageEntered({ ...stageMessage(), connectionId: 'gone' }, deps)).toEqual([
+      { outcome: 'unknown-connection' },
+    ]);
   });
 });
 
@@ -137,14 +298,25 @@ describe('Use case: handleReportCreated', () => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
     store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-    store.claimWriteBack.mockResolvedValue({ kind: 'claimed', record: applicationRecord({ state: 'completed', reportId: 'rep-1', writeBackAttempts: 2 }) });
+    store.claimWriteBack.mockResolvedValue({
+      kind: 'claimed',
+      record: applicationRecord({ state: 'completed', reportId: 'rep-1', writeBackAttempts: 2 }),
+    });
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
     const result = await handleReportCreated(reportMessage, dependencies(store, context));
     expect(result).toEqual({ outcome: 'written-back', advanced: true });
     expect(ats.findNote).toHaveBeenCalledWith(expect.anything(), 'ai-interview-report:rep-1', undefined);
     expect(ats.postNote).not.toHaveBeenCalled();
-    expect(ats.moveToStage).toHaveBeenCalledWith(expect.objectContaining({ fromStageId: '9001' }), { name: 'Hiring Manager Review' }, undefined);
-    expect(store.recordWriteBackStep).toHaveBeenLastCalledWith(expect.anything(), 'owner-1', { movedToStageId: '9002', movedAt: NOW, done: true });
+    expect(ats.moveToStage).toHaveBeenCalledWith(
+      expect.objectContaining({ fromStageId: '9001' }),
+      { name: 'Hiring Manager Review' },
+      undefined,
+    );
+    expect(store.recordWriteBackStep).toHaveBeenLastCalledWith(expect.anything(), 'owner-1', {
+      movedToStageId: '9002',
+      movedAt: NOW,
+      done: true,
+    });
     expect(store.findApplicationByInterview).toHaveBeenCalledWith('int-1', 'ana@example.com');
   });
 
@@ -153,21 +325,41 @@ describe('Use case: handleReportCreated', () => {
     const { context, ats, interviews } = fakeContext();
     interviews.listReports.mockResolvedValue([reportFactory({ ai_match_score: 60 })]);
     store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-    store.claimWriteBack.mockResolvedValue({ kind: 'claimed', record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }) });
-    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({ outcome: 'written-back', advanced: false });
+    store.claimWriteBack.mockResolvedValue({
+      kind: 'claimed',
+      record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }),
+    });
+    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
+      outcome: 'written-back',
+      advanced: false,
+    });
     expect(ats.moveToStage).not.toHaveBeenCalled();
     expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Flagged for review: AI match score 60 is below 75.');
-    expect(store.recordWriteBackStep).toHaveBeenCalledWith(expect.anything(), 'owner-1', expect.objectContaining({ flaggedForReview: true, done: true }));
+    expect(store.recordWriteBackStep).toHaveBeenCalledWith(
+      expect.anything(),
+      'owner-1',
+      expect.objectContaining({ flaggedForReview: true, done: true }),
+    );
   });
 
   it('prefers the ATS application id the service sends, when it maps to this interview', async () => {
     const store = fakeStore();
     const { context, interviews } = fakeContext();
     interviews.listReports.mockResolvedValue([reportFactory({ ats_job_application_id: '4401' })]);
-    store.findApplicationsByAtsId.mockResolvedValue([applicationRecord({ triggerId: 'other', interviewId: 'int-9' }), applicationRecord()]);
+    store.findApplicationsByAtsId.mockResolvedValue([
+      applicationRecord({ triggerId: 'other', interviewId: 'int-9' }),
+      applicationRecord(),
+    ]);
     store.claimWriteBack.mockResolvedValue({ kind: 'done', record: applicationRecord() });
-    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({ outcome: 'already-written-back' });
-    expect(store.claimWriteBack).toHaveBeenCalledWith({ connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' }, 'rep-1', expect.anything(), 'cand-1');
+    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
+      outcome: 'already-written-back',
+    });
+    expect(store.claimWriteBack).toHaveBeenCalledWith(
+      { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' },
+      'rep-1',
+      expect.anything(),
+      'cand-1',
+    );
     expect(store.findApplicationByInterview).not.toHaveBeenCalled();
   });
 
@@ -175,21 +367,42 @@ describe('Use case: handleReportCreated', () => {
     const store = fakeStore();
     const { context, interviews } = fakeContext();
     interviews.listReports.mockResolvedValue([]);
-    await expect(handleReportCreated(reportMessage, dependencies(store, context), { receiveCount: 1 })).rejects.toMatchObject({ code: 'report-not-visible', retryable: true });
-    expect(await handleReportCreated(reportMessage, dependencies(store, context), { receiveCount: 3 })).toMatchObject({ outcome: 'unmatched' });
-    expect(store.parkUnmatchedReport).toHaveBeenCalledWith('acme-greenhouse', { reportId: 'rep-1', interviewId: 'int-1', candidateId: 'cand-1' }, expect.stringContaining('does not list'), NOW);
+    await expect(
+      handleReportCreated(reportMessage, dependencies(store, context), { receiveCount: 1 }),
+    ).rejects.toMatchObject({ code: 'report-not-visible', retryable: true });
+    expect(await handleReportCreated(reportMessage, dependencies(store, context), { receiveCount: 3 })).toMatchObject({
+      outcome: 'unmatched',
+    });
+    expect(store.parkUnmatchedReport).toHaveBeenCalledWith(
+      'acme-greenhouse',
+      { reportId: 'rep-1', interviewId: 'int-1', candidateId: 'cand-1' },
+      expect.stringContaining('does not list'),
+      NOW,
+    );
   });
 
   it('marks the application failed on a permanent ATS error, and lets a transient one go back to SQS', async () => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
     store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-    store.claimWriteBack.mockResolvedValue({ kind: 'claimed', record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }) });
+    store.claimWriteBack.mockResolvedValue({
+      kind: 'claimed',
+      record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }),
+    });
     ats.postNote.mockRejectedValueOnce(new AtsError('ats-forbidden', 'POST /v3/notes: 403'));
-    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({ outcome: 'failed', reason: 'ats-forbidden' });
-    expect(store.markApplicationFailed).toHaveBeenCalledWith(expect.anything(), 'owner-1', 'ats-forbidden: POST /v3/notes: 403');
+    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
+      outcome: 'failed',
+      reason: 'ats-forbidden',
+    });
+    expect(store.markApplicationFailed).toHaveBeenCalledWith(
+      expect.anything(),
+      'owner-1',
+      'ats-forbidden: POST /v3/notes: 403',
+    );
     ats.postNote.mockRejectedValueOnce(new AtsError('ats-unavailable', 'POST /v3/notes: 503'));
-    await expect(handleReportCreated(reportMessage, dependencies(store, context))).rejects.toMatchObject({ code: 'ats-unavailable' });
+    await expect(handleReportCreated(reportMessage, dependencies(store, context))).rejects.toMatchObject({
+      code: 'ats-unavailable',
+    });
   });
 });
 
@@ -199,21 +412,39 @@ describe('Use case: reconcileConnection', () => {
     const store = fakeStore();
     const { context, interviews } = fakeContext();
     const old = NOW - 30 * 86_400_000;
-    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-active', updatedAt: NOW }), jobRecord({ state: 'ready', interviewId: 'int-quiet', updatedAt: old })]);
+    store.listJobs.mockResolvedValue([
+      jobRecord({ state: 'ready', interviewId: 'int-active', updatedAt: NOW }),
+      jobRecord({ state: 'ready', interviewId: 'int-quiet', updatedAt: old }),
+    ]);
     store.listApplicationsByInterview.mockImplementation(async (id: string) =>
       id === 'int-active'
-        ? [applicationRecord({ interviewId: 'int-active', state: 'invited', candidateEmail: 'open@example.com' }), applicationRecord({ atsApplicationId: '4402', interviewId: 'int-active', state: 'written_back', candidateEmail: 'done@example.com' })]
+        ? [
+            applicationRecord({ interviewId: 'int-active', state: 'invited', candidateEmail: 'open@example.com' }),
+            applicationRecord({
+              atsApplicationId: '4402',
+              interviewId: 'int-active',
+              state: 'written_back',
+              candidateEmail: 'done@example.com',
+            }),
+          ]
         : [applicationRecord({ interviewId: 'int-quiet', state: 'written_back', updatedAt: old })],
     );
     interviews.listReports.mockImplementation(async ({ interview_id }: { interview_id: string }) => [
       reportFactory({ report_id: `${interview_id}-open`, interview_id, candidate_email_id: 'open@example.com' }),
       reportFactory({ report_id: `${interview_id}-done`, interview_id, candidate_email_id: 'done@example.com' }),
-      reportFactory({ report_id: `${interview_id}-stranger`, interview_id, candidate_email_id: 'stranger@example.com' }),
+      reportFactory({
+        report_id: `${interview_id}-stranger`,
+        interview_id,
+        candidate_email_id: 'stranger@example.com',
+      }),
     ]);
     store.isReportParked.mockImplementation(async (_c: string, reportId: string) => reportId.endsWith('parked'));
     const result = await reconcileConnection('acme-greenhouse', dependencies(store, context));
     expect(result.interviewsChecked).toBe(1);
     expect(result.enqueued.map((r) => r.reportId)).toEqual(['int-active-open', 'int-active-stranger']);
-    expect(interviews.listReports).not.toHaveBeenCalledWith(expect.objectContaining({ interview_id: 'int-quiet' }), expect.anything());
+    expect(interviews.listReports).not.toHaveBeenCalledWith(
+      expect.objectContaining({ interview_id: 'int-quiet' }),
+      expect.anything(),
+    );
   });
 });

@@ -60,7 +60,12 @@ export interface AtsSandboxView {
   registerWebhook(target: WebhookTarget): Promise<void>;
   addCandidate(input: { firstName: string; lastName: string; email: string; jobId?: string }): KitApplication;
   /** Moves the application and sends the signed stage-change webhook `repeat` times (one delivery, resent). */
-  moveCandidate(input: { applicationId: string; stageName?: string; stageId?: string; repeat?: number }): Promise<DeliveryRecord[]>;
+  moveCandidate(input: {
+    applicationId: string;
+    stageName?: string;
+    stageId?: string;
+    repeat?: number;
+  }): Promise<DeliveryRecord[]>;
   /** The application's current stage sent again as a new delivery. */
   resendStageChange(applicationId: string): Promise<DeliveryRecord[]>;
   notesOf(applicationId: string): string[];
@@ -108,13 +113,29 @@ export interface AtsSandboxSpec {
   unauthorized(response: ServerResponse): void;
   routes(kit: KitContext): Route[];
   /** The signed webhook(s) one stage change produces (Ashby also fans out an applicationUpdate). */
-  stageChange(kit: KitContext, application: KitApplication, secret: string, previousStageId: string | undefined): SignedDelivery[];
+  stageChange(
+    kit: KitContext,
+    application: KitApplication,
+    secret: string,
+    previousStageId: string | undefined,
+  ): SignedDelivery[];
   ping?(secret: string): SignedDelivery | undefined;
 }
 
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
 export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: number } = {}): Promise<AtsSandbox> {
-  const state: AtsSandboxState = { jobs: structuredClone(spec.jobs), candidates: [], applications: [], notes: [], moves: [], links: [], deliveries: [], webhooks: [], requests: {}, faults: noFaults() };
+  const state: AtsSandboxState = {
+    jobs: structuredClone(spec.jobs),
+    candidates: [],
+    applications: [],
+    notes: [],
+    moves: [],
+    links: [],
+    deliveries: [],
+    webhooks: [],
+    requests: {},
+    faults: noFaults(),
+  };
   const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
   const random = seededRandom(options.seed ?? 11);
   const previous = new Map<string, string>();
@@ -123,7 +144,16 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     const records: DeliveryRecord[] = [];
     for (const target of state.webhooks) {
       for (const delivery of spec.stageChange(kit, application, target.secret, fromStageId)) {
-        records.push(await deliverSigned(target, delivery.body, delivery.headers, state.deliveries, 'stage-change', delivery.eventId));
+        records.push(
+          await deliverSigned(
+            target,
+            delivery.body,
+            delivery.headers,
+            state.deliveries,
+            'stage-change',
+            delivery.eventId,
+          ),
+        );
       }
     }
     return records;
@@ -136,14 +166,26 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     job: (id) => state.jobs.find((j) => j.id === id),
     stage: (jobId, stageId) => state.jobs.find((j) => j.id === jobId)?.stages.find((s) => s.id === stageId),
     moveByApi(application, toStageId) {
-      state.moves.push({ applicationId: application.id, fromStageId: application.stageId, toStageId, at: new Date().toISOString() });
+      state.moves.push({
+        applicationId: application.id,
+        fromStageId: application.stageId,
+        toStageId,
+        at: new Date().toISOString(),
+      });
       const from = application.stageId;
       application.stageId = toStageId;
       application.updatedAt = new Date().toISOString();
       void send(application, from);
     },
     addNote(application, body, author) {
-      const note: KitNote = { id: randomUUID(), applicationId: application.id, candidateId: application.candidateId, body, author, at: new Date().toISOString() };
+      const note: KitNote = {
+        id: randomUUID(),
+        applicationId: application.id,
+        candidateId: application.candidateId,
+        body,
+        author,
+        at: new Date().toISOString(),
+      };
       state.notes.push(note);
       return note;
     },
@@ -159,17 +201,20 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     {
       method: 'POST',
       pattern: '/_sandbox/candidates',
-      handle: async ({ request, response }) => sendJson(response, 201, sandbox.addCandidate((await kit.json(request)) as never)),
+      handle: async ({ request, response }) =>
+        sendJson(response, 201, sandbox.addCandidate((await kit.json(request)) as never)),
     },
     {
       method: 'POST',
       pattern: '/_sandbox/move',
-      handle: async ({ request, response }) => sendJson(response, 200, { deliveries: await sandbox.moveCandidate((await kit.json(request)) as never) }),
+      handle: async ({ request, response }) =>
+        sendJson(response, 200, { deliveries: await sandbox.moveCandidate((await kit.json(request)) as never) }),
     },
     {
       method: 'POST',
       pattern: '/_sandbox/faults',
-      handle: async ({ request, response }) => sendJson(response, 200, Object.assign(state.faults, await kit.json(request))),
+      handle: async ({ request, response }) =>
+        sendJson(response, 200, Object.assign(state.faults, await kit.json(request))),
     },
   ];
 
@@ -200,7 +245,8 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
         ? handleApi({ request, response, url, params: apiMatch.params }, apiMatch.route)
         : sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
     Promise.resolve(work).catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, error instanceof SyntaxError ? 400 : 500, { message: (error as Error).message });
+      if (!response.headersSent)
+        sendJson(response, error instanceof SyntaxError ? 400 : 500, { message: (error as Error).message });
     });
   }, spec.port);
   baseUrl = running.url;
@@ -219,8 +265,20 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     addCandidate(input) {
       const job = kit.job(input.jobId ?? sandbox.demoJobId);
       if (!job) throw new Error(`jobId: no job ${input.jobId}`);
-      const candidate: KitCandidate = { id: randomUUID(), firstName: input.firstName, lastName: input.lastName, email: input.email };
-      const application: KitApplication = { id: randomUUID(), candidateId: candidate.id, jobId: job.id, stageId: (job.stages[0] as KitStage).id, status: 'active', updatedAt: new Date().toISOString() };
+      const candidate: KitCandidate = {
+        id: randomUUID(),
+        firstName: input.firstName,
+        lastName: input.lastName,
+        email: input.email,
+      };
+      const application: KitApplication = {
+        id: randomUUID(),
+        candidateId: candidate.id,
+        jobId: job.id,
+        stageId: (job.stages[0] as KitStage).id,
+        status: 'active',
+        updatedAt: new Date().toISOString(),
+      };
       state.candidates.push(candidate);
       state.applications.push(application);
       return application;
@@ -228,20 +286,31 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     async moveCandidate(input) {
       const application = kit.application(input.applicationId);
       if (!application) throw new Error(`applicationId: no application ${input.applicationId}`);
-      const stage = kit.job(application.jobId)?.stages.find((s) => s.id === input.stageId || s.name === input.stageName);
+      const stage = kit
+        .job(application.jobId)
+        ?.stages.find((s) => s.id === input.stageId || s.name === input.stageName);
       if (!stage) throw new Error(`stage: no stage ${input.stageId ?? input.stageName}`);
-      state.moves.push({ applicationId: application.id, fromStageId: application.stageId, toStageId: stage.id, at: new Date().toISOString() });
+      state.moves.push({
+        applicationId: application.id,
+        fromStageId: application.stageId,
+        toStageId: stage.id,
+        at: new Date().toISOString(),
+      });
       previous.set(application.id, application.stageId);
       application.stageId = stage.id;
       application.updatedAt = new Date().toISOString();
       const records: DeliveryRecord[] = [];
-      const deliveries = state.webhooks.flatMap((target) => spec.stageChange(kit, application, target.secret, previous.get(application.id)).map((d) => ({ target, d })));
+      const deliveries = state.webhooks.flatMap((target) =>
+        spec.stageChange(kit, application, target.secret, previous.get(application.id)).map((d) => ({ target, d })),
+      );
       for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++) {
-        for (const { target, d } of deliveries) records.push(await deliverSigned(target, d.body, d.headers, state.deliveries, 'stage-change', d.eventId));
+        for (const { target, d } of deliveries)
+          records.push(await deliverSigned(target, d.body, d.headers, state.deliveries, 'stage-change', d.eventId));
       }
       return records;
     },
-    resendStageChange: (applicationId) => send(kit.application(applicationId) as KitApplication, previous.get(applicationId)),
+    resendStageChange: (applicationId) =>
+      send(kit.application(applicationId) as KitApplication, previous.get(applicationId)),
     notesOf: (applicationId) => state.notes.filter((n) => n.applicationId === applicationId).map((n) => n.body),
     stageNameOf(applicationId) {
       const application = kit.application(applicationId) as KitApplication;
@@ -249,7 +318,9 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     },
     movesOf: (applicationId) => {
       const application = kit.application(applicationId);
-      return state.moves.filter((m) => m.applicationId === applicationId).map((m) => (application && kit.stage(application.jobId, m.toStageId)?.name) ?? m.toStageId);
+      return state.moves
+        .filter((m) => m.applicationId === applicationId)
+        .map((m) => (application && kit.stage(application.jobId, m.toStageId)?.name) ?? m.toStageId);
     },
     setFaults: (faults) => void Object.assign(state.faults, faults),
     requests: () => state.requests,

@@ -24,7 +24,12 @@ export async function addLatency(faults: AtsFaults): Promise<void> {
  * After authentication and the 429 check (`roll` is the draw that decided the 429): answers an injected 500
  * or 403 and returns true, or waits out an injected slow answer and returns false for the route to answer.
  */
-export async function answeredByFault(response: ServerResponse, faults: AtsFaults, roll: number, random: () => number): Promise<boolean> {
+export async function answeredByFault(
+  response: ServerResponse,
+  faults: AtsFaults,
+  roll: number,
+  random: () => number,
+): Promise<boolean> {
   if (roll < faults.rate429 + faults.rate500) {
     sendJson(response, 500, { message: 'Internal error' });
     return true;

@@ -7,7 +7,12 @@ import { startWorkableSandbox } from './workable/server';
 
 export type { AtsSandbox, AtsSandboxView } from './ats-sandbox-kit';
 
-export const ATS_SANDBOX_PORTS: Record<AtsKind, number> = { greenhouse: 4020, ashby: 4030, lever: 4040, workable: 4050 };
+export const ATS_SANDBOX_PORTS: Record<AtsKind, number> = {
+  greenhouse: 4020,
+  ashby: 4030,
+  lever: 4040,
+  workable: 4050,
+};
 
 /** Greenhouse's sandbox keeps Greenhouse's numeric ids; this view speaks the common sandbox interface. */
 export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
@@ -19,10 +24,28 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
     demoJobId: '3301',
     registerWebhook: async (target) => void (await sandbox.registerWebhook(target)),
     addCandidate: (input) => {
-      const created = sandbox.addCandidate({ first_name: input.firstName, last_name: input.lastName, email: input.email, job_id: Number(input.jobId ?? 3301) });
-      return { id: String(created.id), candidateId: String(created.candidate_id), jobId: String(created.job_id), stageId: String(created.current_stage.id), status: 'active', updatedAt: new Date().toISOString() };
+      const created = sandbox.addCandidate({
+        first_name: input.firstName,
+        last_name: input.lastName,
+        email: input.email,
+        job_id: Number(input.jobId ?? 3301),
+      });
+      return {
+        id: String(created.id),
+        candidateId: String(created.candidate_id),
+        jobId: String(created.job_id),
+        stageId: String(created.current_stage.id),
+        status: 'active',
+        updatedAt: new Date().toISOString(),
+      };
     },
-    moveCandidate: (input) => sandbox.moveCandidate({ application_id: Number(input.applicationId), stage_name: input.stageName, stage_id: input.stageId === undefined ? undefined : Number(input.stageId), repeat: input.repeat }),
+    moveCandidate: (input) =>
+      sandbox.moveCandidate({
+        application_id: Number(input.applicationId),
+        stage_name: input.stageName,
+        stage_id: input.stageId === undefined ? undefined : Number(input.stageId),
+        repeat: input.repeat,
+      }),
     resendStageChange: async (id) => [await sandbox.resendStageChange(Number(id))],
     notesOf: (id) => {
       const found = application(id);
@@ -32,7 +55,9 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
     movesOf: (id) => {
       const found = application(id);
       const stages = sandbox.state.jobs.flatMap((j) => j.stages);
-      return sandbox.state.moves.filter((m) => m.application_id === found?.id).map((m) => stages.find((s) => s.id === m.to_stage_id)?.name ?? String(m.to_stage_id));
+      return sandbox.state.moves
+        .filter((m) => m.application_id === found?.id)
+        .map((m) => stages.find((s) => s.id === m.to_stage_id)?.name ?? String(m.to_stage_id));
     },
     setFaults: (faults) => void Object.assign(sandbox.state.faults, faults),
     requests: () => sandbox.state.requests,
@@ -48,7 +73,10 @@ export interface AtsSandboxes {
 }
 
 /** All four ATS sandboxes; fixed ports for `npm start`, free ones (0) for tests. */
-export async function startAtsSandboxes(fixedPorts: boolean, options: { rateLimits?: Partial<Record<AtsKind, number>> | undefined } = {}): Promise<AtsSandboxes> {
+export async function startAtsSandboxes(
+  fixedPorts: boolean,
+  options: { rateLimits?: Partial<Record<AtsKind, number>> | undefined } = {},
+): Promise<AtsSandboxes> {
   const port = (kind: AtsKind) => (fixedPorts ? ATS_SANDBOX_PORTS[kind] : 0);
   const started: { close(): Promise<void> }[] = [];
   try {

@@ -15,11 +15,23 @@ export interface DeliveryRecord {
 }
 
 /** Posts the exact bytes it signed; records each delivery's answer. */
-export async function deliverSigned(target: WebhookTarget, body: Buffer, headers: Record<string, string>, deliveries: DeliveryRecord[], action: string, eventId: string = randomUUID()): Promise<DeliveryRecord> {
+export async function deliverSigned(
+  target: WebhookTarget,
+  body: Buffer,
+  headers: Record<string, string>,
+  deliveries: DeliveryRecord[],
+  action: string,
+  eventId: string = randomUUID(),
+): Promise<DeliveryRecord> {
   const record: DeliveryRecord = { eventId, url: target.url, action, at: Date.now() };
   deliveries.push(record);
   try {
-    const response = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(30_000) });
+    const response = await fetch(target.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+      signal: AbortSignal.timeout(30_000),
+    });
     await response.arrayBuffer();
     record.status = response.status;
   } catch (error) {

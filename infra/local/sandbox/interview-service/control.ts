@@ -7,7 +7,15 @@ import type { SandboxFaults } from './types';
 
 /** The page size when a list request names none (the spec does not say; the sandbox picks 10). */
 export const DEFAULT_PAGE_SIZE = 10;
-export const NO_FAULTS: SandboxFaults = { rate429: 0, rate500: 0, retryAfterSeconds: 1, latencyMs: 0, slowRate: 0, slowMs: 0, dropWebhookRate: 0 };
+export const NO_FAULTS: SandboxFaults = {
+  rate429: 0,
+  rate500: 0,
+  retryAfterSeconds: 1,
+  latencyMs: 0,
+  slowRate: 0,
+  slowMs: 0,
+  dropWebhookRate: 0,
+};
 
 export const faultsSchema = v.partial(
   v.object({
@@ -44,7 +52,12 @@ export const bulkReportsSchema = v.object({
   count: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5000)),
 });
 
-export function envelope(response: ServerResponse, status: number, body: { status: boolean | string; message: string; data?: unknown }, headers?: Record<string, string>): void {
+export function envelope(
+  response: ServerResponse,
+  status: number,
+  body: { status: boolean | string; message: string; data?: unknown },
+  headers?: Record<string, string>,
+): void {
   sendJson(response, status, body, headers);
 }
 
@@ -64,4 +77,3 @@ export function matchesKeyword(keyword: string | null, ...fields: unknown[]): bo
   const needle = keyword.toLowerCase();
   return fields.some((field) => typeof field === 'string' && field.toLowerCase().includes(needle));
 }
-

@@ -38,12 +38,18 @@ export function buildReport(options: {
   const aiMatchScore = completion.ai_match_score ?? Math.round(45 + random() * 53);
   const violationCount = completion.proctoring_violations ?? (random() < 0.2 ? 1 + Math.floor(random() * 3) : 0);
   const questions = interview.settings.custom_question_list;
-  const skills = interview.settings.skills.length ? interview.settings.skills.map((s) => s.name) : ['Problem solving', 'Communication of technical ideas'];
+  const skills = interview.settings.skills.length
+    ? interview.settings.skills.map((s) => s.name)
+    : ['Problem solving', 'Communication of technical ideas'];
   const timestamp = formatTimestamp(now);
   let clock = 0;
   const transcript = questions.flatMap((q, index) => {
     const asked = { timestamp: (clock += 5), role: 'interviewer', content: q.question };
-    const answered = { timestamp: (clock += 20 + Math.floor(random() * 60)), role: 'candidate', content: `Answer ${index + 1}: a worked example drawn from recent projects.` };
+    const answered = {
+      timestamp: (clock += 20 + Math.floor(random() * 60)),
+      role: 'candidate',
+      content: `Answer ${index + 1}: a worked example drawn from recent projects.`,
+    };
     return [asked, answered];
   });
   return {
@@ -74,10 +80,16 @@ export function buildReport(options: {
       timestamp: 30 + i * 60,
     })),
     soft_skills_evaluation: [
-      { skill: 'Communication', ai_evaluation: { feedback: 'Clear, structured answers.', rating: pick(LANGUAGE_LEVELS, random) } },
+      {
+        skill: 'Communication',
+        ai_evaluation: { feedback: 'Clear, structured answers.', rating: pick(LANGUAGE_LEVELS, random) },
+      },
     ],
     coding_skills_evaluation: interview.settings.is_coding_round_required
-      ? { feedback: `Solved the ${interview.settings.selected_coding_language ?? 'coding'} exercise with tests.`, rating: pick(LEVELS, random) }
+      ? {
+          feedback: `Solved the ${interview.settings.selected_coding_language ?? 'coding'} exercise with tests.`,
+          rating: pick(LEVELS, random),
+        }
       : { feedback: '', rating: '' },
     custom_exercise_evaluation: { feedback: '', rating: '' },
     custom_question_evaluation: questions.map((q, i) => ({

@@ -7,7 +7,20 @@ export const SEEDED_JOB = {
 } as const;
 
 const FIRST = ['Ana', 'Bram', 'Chen', 'Dara', 'Elif', 'Farid', 'Greta', 'Hiro', 'Ines', 'Jonas', 'Kemi', 'Luca'];
-const LAST = ['Ruiz', 'de Vries', 'Wang', 'Okafor', 'Yilmaz', 'Haddad', 'Nilsson', 'Tanaka', 'Costa', 'Berg', 'Adeyemi', 'Rossi'];
+const LAST = [
+  'Ruiz',
+  'de Vries',
+  'Wang',
+  'Okafor',
+  'Yilmaz',
+  'Haddad',
+  'Nilsson',
+  'Tanaka',
+  'Costa',
+  'Berg',
+  'Adeyemi',
+  'Rossi',
+];
 const SOURCES = ['LinkedIn', 'Referral', 'Careers page'];
 
 export interface SeededApplicant extends Record<string, unknown> {
@@ -45,7 +58,14 @@ export function seedApplicants(count = 24): SeededApplicant[] {
       resume_score: Math.round(50 + random() * 50),
       parsed_resume_data: {
         education: [
-          { major: 'Computer Science', degree: 'BSc', university_name: 'Delft University of Technology', start_date: '2014-09-01', end_date: '2018-07-01', is_present: false },
+          {
+            major: 'Computer Science',
+            degree: 'BSc',
+            university_name: 'Delft University of Technology',
+            start_date: '2014-09-01',
+            end_date: '2018-07-01',
+            is_present: false,
+          },
         ],
         experience: [
           {

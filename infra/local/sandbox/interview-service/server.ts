@@ -1,11 +1,40 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { BodyTooLargeError, formatTimestamp, listen, matchRoute, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
-import { bulkReportsSchema, completionSchema, DEFAULT_PAGE_SIZE, envelope, faultsSchema, matchesKeyword, NO_FAULTS, paginate, requestAccount, webhookRegistrationSchema } from './control';
+import {
+  BodyTooLargeError,
+  formatTimestamp,
+  listen,
+  matchRoute,
+  readBody,
+  seededRandom,
+  sendJson,
+  type Route,
+  type RouteContext,
+} from '../http-kit';
+import {
+  bulkReportsSchema,
+  completionSchema,
+  DEFAULT_PAGE_SIZE,
+  envelope,
+  faultsSchema,
+  matchesKeyword,
+  NO_FAULTS,
+  paginate,
+  requestAccount,
+  webhookRegistrationSchema,
+} from './control';
 import { buildReport, shortId } from './report.factory';
 import { SEEDED_JOB, seedApplicants, type SeededApplicant } from './seed';
-import type { CompletionRequest, SandboxDelivery, SandboxFaults, SandboxInterview, SandboxInvite, SandboxReport, SandboxWebhook } from './types';
+import type {
+  CompletionRequest,
+  SandboxDelivery,
+  SandboxFaults,
+  SandboxInterview,
+  SandboxInvite,
+  SandboxReport,
+  SandboxWebhook,
+} from './types';
 import { createBody, firstIssueMessage, updateBody } from './validation';
 
 export const SANDBOX_DEFAULTS = {
@@ -62,7 +91,9 @@ export interface SandboxState {
 }
 
 /** A faithful stand-in of the interview service on 127.0.0.1 (interview-service-api.md), with control endpoints. */
-export async function startInterviewServiceSandbox(options: InterviewServiceSandboxOptions = {}): Promise<InterviewServiceSandbox> {
+export async function startInterviewServiceSandbox(
+  options: InterviewServiceSandboxOptions = {},
+): Promise<InterviewServiceSandbox> {
   const apiKey = options.apiKey ?? SANDBOX_DEFAULTS.apiKey;
   const limitedApiKey = options.limitedApiKey ?? SANDBOX_DEFAULTS.limitedApiKey;
   const reportDelayMs = options.reportDelayMs ?? SANDBOX_DEFAULTS.reportDelayMs;
@@ -81,10 +112,12 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
   const pending = new Set<Promise<unknown>>();
   // Accounts are named by their full key; the limited key reads the main account.
   const accounts = new Set<string>([apiKey]);
-  const accountOfKey = (key: string): string | undefined => (key === limitedApiKey ? apiKey : accounts.has(key) ? key : undefined);
+  const accountOfKey = (key: string): string | undefined =>
+    key === limitedApiKey ? apiKey : accounts.has(key) ? key : undefined;
   const interviewAccount = new Map<string, string>();
   const webhookAccount = new Map<string, string>();
-  const inAccount = (account: string) => (record: { interview_id: string }) => interviewAccount.get(record.interview_id) === account;
+  const inAccount = (account: string) => (record: { interview_id: string }) =>
+    interviewAccount.get(record.interview_id) === account;
   const timers = new Set<NodeJS.Timeout>();
   let baseUrl = '';
 
@@ -123,7 +156,13 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
   }
 
   async function deliver(webhook: SandboxWebhook, report: SandboxReport): Promise<void> {
-    const record: SandboxDelivery = { webhook_id: webhook.webhook_id, url: webhook.url, report_id: report.report_id, outcome: 'dropped', at: now() };
+    const record: SandboxDelivery = {
+      webhook_id: webhook.webhook_id,
+      url: webhook.url,
+      report_id: report.report_id,
+      outcome: 'dropped',
+      at: now(),
+    };
     state.deliveries.push(record);
     if (random() < state.faults.dropWebhookRate) return;
     try {
@@ -142,12 +181,31 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     }
   }
 
-  function addReport(interview: SandboxInterview, completion: CompletionRequest, candidateId: string, reportId: string, notify: boolean): SandboxReport {
-    const report = buildReport({ interview, completion, candidateId, reportId, jobApplicantId: randomUUID(), baseUrl, now: new Date() });
+  function addReport(
+    interview: SandboxInterview,
+    completion: CompletionRequest,
+    candidateId: string,
+    reportId: string,
+    notify: boolean,
+  ): SandboxReport {
+    const report = buildReport({
+      interview,
+      completion,
+      candidateId,
+      reportId,
+      jobApplicantId: randomUUID(),
+      baseUrl,
+      now: new Date(),
+    });
     state.reports.push(report);
     if (notify) {
       const account = interviewAccount.get(interview.interview_id);
-      for (const webhook of state.webhooks.filter((w) => w.event === 'interview_report.created' && w.status === 'active' && webhookAccount.get(w.webhook_id) === account)) {
+      for (const webhook of state.webhooks.filter(
+        (w) =>
+          w.event === 'interview_report.created' &&
+          w.status === 'active' &&
+          webhookAccount.get(w.webhook_id) === account,
+      )) {
         void track(deliver(webhook, report));
       }
     }
@@ -187,10 +245,23 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     return { candidate_id: candidateId, report_id: reportId };
   }
 
-  function registerWebhook(url: string, event = 'interview_report.created', description = '', key: string = apiKey): SandboxWebhook {
+  function registerWebhook(
+    url: string,
+    event = 'interview_report.created',
+    description = '',
+    key: string = apiKey,
+  ): SandboxWebhook {
     const account = accountOfKey(key);
     if (!account) throw new Error(`api_key: no account for that key`);
-    const webhook: SandboxWebhook = { webhook_id: randomUUID(), url, description, event, date_created: now(), date_modified: now(), status: 'active' };
+    const webhook: SandboxWebhook = {
+      webhook_id: randomUUID(),
+      url,
+      description,
+      event,
+      date_created: now(),
+      date_modified: now(),
+      status: 'active',
+    };
     state.webhooks.push(webhook);
     webhookAccount.set(webhook.webhook_id, account);
     return webhook;
@@ -202,7 +273,12 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       pattern: '/interview',
       handle: ({ request, response, url }) => {
         const keyword = url.searchParams.get('keyword');
-        const result = paginate(state.interviews.filter((i) => inAccount(requestAccount.get(request) as string)(i) && matchesKeyword(keyword, i.interview_name)), url);
+        const result = paginate(
+          state.interviews.filter(
+            (i) => inAccount(requestAccount.get(request) as string)(i) && matchesKeyword(keyword, i.interview_name),
+          ),
+          url,
+        );
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
         envelope(response, 200, { status: true, message: 'Interviews fetched successfully', data: result.page });
       },
@@ -214,21 +290,30 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
         const body = await readJsonBody(request, response);
         if (body === undefined) return;
         const parsed = v.safeParse(createBody, body);
-        if (!parsed.success) return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
+        if (!parsed.success)
+          return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
         const interview = createInterview(parsed.output, requestAccount.get(request));
-        envelope(response, 200, { status: true, message: 'Interview created successfully', data: { interview_id: interview.interview_id, invite_url: interview.invite_url } });
+        envelope(response, 200, {
+          status: true,
+          message: 'Interview created successfully',
+          data: { interview_id: interview.interview_id, invite_url: interview.invite_url },
+        });
       },
     },
     {
       method: 'PUT',
       pattern: '/interview/:interviewId',
       handle: async ({ request, response, params }) => {
-        const interview = state.interviews.find((i) => i.interview_id === params.interviewId && inAccount(requestAccount.get(request) as string)(i));
-        if (!interview) return envelope(response, 404, { status: false, message: `Interview ${params.interviewId} not found` });
+        const interview = state.interviews.find(
+          (i) => i.interview_id === params.interviewId && inAccount(requestAccount.get(request) as string)(i),
+        );
+        if (!interview)
+          return envelope(response, 404, { status: false, message: `Interview ${params.interviewId} not found` });
         const body = await readJsonBody(request, response);
         if (body === undefined) return;
         const parsed = v.safeParse(updateBody, body);
-        if (!parsed.success) return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
+        if (!parsed.success)
+          return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
         const { interview_name: name, ...settings } = parsed.output;
         if (name !== undefined) interview.interview_name = name;
         for (const [key, value] of Object.entries(settings)) {
@@ -276,9 +361,13 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       pattern: '/job/:jobId/applicants',
       handle: ({ response, url, params }) => {
         const applicants = state.applicants.filter((a) => a.job_id === params.jobId);
-        if (applicants.length === 0) return envelope(response, 404, { status: false, message: `Job ${params.jobId} not found` });
+        if (applicants.length === 0)
+          return envelope(response, 404, { status: false, message: `Job ${params.jobId} not found` });
         const keyword = url.searchParams.get('keyword');
-        const result = paginate(applicants.filter((a) => matchesKeyword(keyword, a.first_name, a.last_name, a.email_id)), url);
+        const result = paginate(
+          applicants.filter((a) => matchesKeyword(keyword, a.first_name, a.last_name, a.email_id)),
+          url,
+        );
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
         const data = result.page.map(({ screening_question_answers: _omitted, ...item }) => item);
         envelope(response, 200, { status: true, message: 'Applicants fetched successfully', data });
@@ -289,14 +378,20 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       pattern: '/job/applicant/:jobApplicantId',
       handle: ({ response, params }) => {
         const applicant = state.applicants.find((a) => a.job_applicant_id === params.jobApplicantId);
-        if (!applicant) return envelope(response, 404, { status: false, message: `Applicant ${params.jobApplicantId} not found` });
+        if (!applicant)
+          return envelope(response, 404, { status: false, message: `Applicant ${params.jobApplicantId} not found` });
         envelope(response, 200, { status: true, message: 'Applicant fetched successfully', data: applicant });
       },
     },
     {
       method: 'GET',
       pattern: '/webhooks',
-      handle: ({ request, response }) => envelope(response, 200, { status: true, message: 'Webhooks fetched successfully', data: state.webhooks.filter((w) => webhookAccount.get(w.webhook_id) === requestAccount.get(request)) }),
+      handle: ({ request, response }) =>
+        envelope(response, 200, {
+          status: true,
+          message: 'Webhooks fetched successfully',
+          data: state.webhooks.filter((w) => webhookAccount.get(w.webhook_id) === requestAccount.get(request)),
+        }),
     },
   ];
 
@@ -317,8 +412,13 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       handle: async ({ request, response }) => {
         const parsed = v.safeParse(webhookRegistrationSchema, await readJsonBody(request, response));
         if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
-        if (parsed.output.api_key && !accountOfKey(parsed.output.api_key)) return sendJson(response, 400, { error: 'api_key: no account for that key' });
-        sendJson(response, 201, registerWebhook(parsed.output.url, parsed.output.event, parsed.output.description, parsed.output.api_key));
+        if (parsed.output.api_key && !accountOfKey(parsed.output.api_key))
+          return sendJson(response, 400, { error: 'api_key: no account for that key' });
+        sendJson(
+          response,
+          201,
+          registerWebhook(parsed.output.url, parsed.output.event, parsed.output.description, parsed.output.api_key),
+        );
       },
     },
     {
@@ -362,7 +462,12 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
       const applicant = state.applicants[i % state.applicants.length] as SeededApplicant;
       const email = i < state.applicants.length ? applicant.email_id : `bulk.${state.reports.length}@example.com`;
       const { report_id: reportId } = completeInterview(
-        { interview_id: interview.interview_id, candidate_name: `${applicant.first_name} ${applicant.last_name}`, candidate_email: email, delay_ms: 0 },
+        {
+          interview_id: interview.interview_id,
+          candidate_name: `${applicant.first_name} ${applicant.last_name}`,
+          candidate_email: email,
+          delay_ms: 0,
+        },
         false,
       );
       created.push(state.reports.find((r) => r.report_id === reportId) as SandboxReport);
@@ -388,18 +493,26 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
 
   async function handleApi(context: RouteContext, route: Route): Promise<void> {
     const { request, response } = context;
-    state.requests[`${request.method} ${route.pattern}`] = (state.requests[`${request.method} ${route.pattern}`] ?? 0) + 1;
+    state.requests[`${request.method} ${route.pattern}`] =
+      (state.requests[`${request.method} ${route.pattern}`] ?? 0) + 1;
     if (state.faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
     const key = request.headers['x-api-key'];
-    if (typeof key !== 'string' || key === '') return envelope(response, 401, { status: false, message: 'API key is missing' });
+    if (typeof key !== 'string' || key === '')
+      return envelope(response, 401, { status: false, message: 'API key is missing' });
     const account = accountOfKey(key);
     if (!account) return envelope(response, 401, { status: false, message: 'Invalid or expired API key' });
     requestAccount.set(request, account);
     const roll = random();
     if (roll < state.faults.rate429) {
-      return envelope(response, 429, { status: false, message: 'Too many requests' }, { 'retry-after': String(state.faults.retryAfterSeconds) });
+      return envelope(
+        response,
+        429,
+        { status: false, message: 'Too many requests' },
+        { 'retry-after': String(state.faults.retryAfterSeconds) },
+      );
     }
-    if (roll < state.faults.rate429 + state.faults.rate500) return envelope(response, 500, { status: false, message: 'Internal server error' });
+    if (roll < state.faults.rate429 + state.faults.rate500)
+      return envelope(response, 500, { status: false, message: 'Internal server error' });
     // A slow answer: the work is done, the answer comes after the client stopped waiting.
     if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
     if (key === limitedApiKey && route.pattern === '/interview/reports') {
@@ -439,7 +552,8 @@ export async function startInterviewServiceSandbox(options: InterviewServiceSand
     async whenIdle(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (pending.size > 0) {
-        if (Date.now() > deadline) throw new Error(`sandbox still busy after ${timeoutMs} ms (${pending.size} pending)`);
+        if (Date.now() > deadline)
+          throw new Error(`sandbox still busy after ${timeoutMs} ms (${pending.size} pending)`);
         await Promise.race([Promise.allSettled([...pending]), new Promise((resolve) => setTimeout(resolve, 50))]);
       }
     },

@@ -7,14 +7,22 @@ import { INTERVIEW_LANGUAGES, INTERVIEW_LIMITS, QUESTION_TYPES } from '../../../
  */
 const question = v.object({
   question: v.pipe(v.string('question must be a string'), v.minLength(1, 'question is required')),
-  time: v.pipe(v.number('time must be a number'), v.integer('time must be whole minutes'), v.minValue(1, 'time must be 1 to 4 minutes'), v.maxValue(4, 'time must be 1 to 4 minutes')),
+  time: v.pipe(
+    v.number('time must be a number'),
+    v.integer('time must be whole minutes'),
+    v.minValue(1, 'time must be 1 to 4 minutes'),
+    v.maxValue(4, 'time must be 1 to 4 minutes'),
+  ),
   type: v.picklist(QUESTION_TYPES, `type must be one of ${QUESTION_TYPES.join(', ')}`),
 });
 
 const questions = v.pipe(
   v.array(question, 'custom_question_list must be an array'),
   v.minLength(1, 'custom_question_list must not be empty'),
-  v.maxLength(INTERVIEW_LIMITS.maxQuestions, `custom_question_list must have at most ${INTERVIEW_LIMITS.maxQuestions} items`),
+  v.maxLength(
+    INTERVIEW_LIMITS.maxQuestions,
+    `custom_question_list must have at most ${INTERVIEW_LIMITS.maxQuestions} items`,
+  ),
 );
 const language = v.picklist(INTERVIEW_LANGUAGES, `interview_language must be one of ${INTERVIEW_LANGUAGES.join(', ')}`);
 

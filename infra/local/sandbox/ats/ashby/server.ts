@@ -7,12 +7,18 @@ const PLAN_ID = 'c0f1a2b3-plan-backend';
 
 const signed = (secret: string, document: unknown) => {
   const body = Buffer.from(JSON.stringify(document));
-  return { body, headers: { 'ashby-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` }, eventId: randomUUID() };
+  return {
+    body,
+    headers: { 'ashby-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` },
+    eventId: randomUUID(),
+  };
 };
 
 /** Ashby's answers: HTTP 200 with `success` either way (errors inside the body, as Ashby does). */
-const ok = (response: Parameters<typeof sendJson>[0], results: unknown) => sendJson(response, 200, { success: true, results });
-const failed = (response: Parameters<typeof sendJson>[0], error: string) => sendJson(response, 200, { success: false, errors: [error] });
+const ok = (response: Parameters<typeof sendJson>[0], results: unknown) =>
+  sendJson(response, 200, { success: true, results });
+const failed = (response: Parameters<typeof sendJson>[0], error: string) =>
+  sendJson(response, 200, { success: false, errors: [error] });
 
 function applicationJson(kit: KitContext, application: KitApplication) {
   const candidate = kit.candidate(application.candidateId)!;
@@ -23,7 +29,11 @@ function applicationJson(kit: KitContext, application: KitApplication) {
     status: 'Active',
     createdAt: application.updatedAt,
     updatedAt: application.updatedAt,
-    candidate: { id: candidate.id, name: `${candidate.firstName} ${candidate.lastName}`, primaryEmailAddress: { value: candidate.email, type: 'Personal', isPrimary: true } },
+    candidate: {
+      id: candidate.id,
+      name: `${candidate.firstName} ${candidate.lastName}`,
+      primaryEmailAddress: { value: candidate.email, type: 'Personal', isPrimary: true },
+    },
     currentInterviewStage: { id: stage.id, title: stage.name, type: 'Active', interviewPlanId: PLAN_ID },
     job: { id: job.id, title: job.name },
     hiringTeam: [],
@@ -31,7 +41,9 @@ function applicationJson(kit: KitContext, application: KitApplication) {
 }
 
 /** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
-export function startAshbySandbox(options: { port?: number; rateLimit?: number | undefined } = {}): Promise<AtsSandbox> {
+export function startAshbySandbox(
+  options: { port?: number; rateLimit?: number | undefined } = {},
+): Promise<AtsSandbox> {
   return startAtsSandbox({
     kind: 'ashby',
     port: options.port ?? ASHBY_SANDBOX_DEFAULTS.port,
@@ -49,9 +61,18 @@ export function startAshbySandbox(options: { port?: number; rateLimit?: number |
     ],
     // Ashby's numbers are unconfirmed; a per-key window with 429 + Retry-After is what its OpenAPI implies.
     rateLimit: { limit: options.rateLimit ?? 50, windowMs: 10_000 },
-    rateLimited: (response, resetMs) => sendJson(response, 429, { success: false, errors: ['rate_limit_exceeded'] }, { 'retry-after': String(Math.ceil(resetMs / 1000)) }),
+    rateLimited: (response, resetMs) =>
+      sendJson(
+        response,
+        429,
+        { success: false, errors: ['rate_limit_exceeded'] },
+        { 'retry-after': String(Math.ceil(resetMs / 1000)) },
+      ),
     credentials: { atsApiKey: ASHBY_SANDBOX_DEFAULTS.apiKey },
-    authenticate: (request) => (request.headers.authorization === `Basic ${Buffer.from(`${ASHBY_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}` ? 'key' : undefined),
+    authenticate: (request) =>
+      request.headers.authorization === `Basic ${Buffer.from(`${ASHBY_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`
+        ? 'key'
+        : undefined,
     unauthorized: (response) => sendJson(response, 401, { success: false, errors: ['invalid_api_key'] }),
     routes: (kit) => [
       {
@@ -61,7 +82,8 @@ export function startAshbySandbox(options: { port?: number; rateLimit?: number |
           const body = await kit.json(request);
           const application = kit.state.applications.find((a) => a.candidateId === body.candidateId);
           if (!application) return failed(response, 'candidate_not_found');
-          if (typeof body.note !== 'string' && typeof (body.note as { value?: unknown })?.value !== 'string') return failed(response, 'invalid_input: note');
+          if (typeof body.note !== 'string' && typeof (body.note as { value?: unknown })?.value !== 'string')
+            return failed(response, 'invalid_input: note');
           const text = typeof body.note === 'string' ? body.note : (body.note as { value: string }).value;
           const note = kit.addNote(application, text);
           ok(response, { id: note.id, content: note.body, createdAt: note.at });
@@ -72,7 +94,12 @@ export function startAshbySandbox(options: { port?: number; rateLimit?: number |
         pattern: '/candidate.listNotes',
         handle: async ({ request, response }) => {
           const body = await kit.json(request);
-          ok(response, kit.state.notes.filter((n) => n.candidateId === body.candidateId).map((n) => ({ id: n.id, content: n.body, createdAt: n.at })));
+          ok(
+            response,
+            kit.state.notes
+              .filter((n) => n.candidateId === body.candidateId)
+              .map((n) => ({ id: n.id, content: n.body, createdAt: n.at })),
+          );
         },
       },
       {
@@ -88,8 +115,18 @@ export function startAshbySandbox(options: { port?: number; rateLimit?: number |
         method: 'POST',
         pattern: '/interviewStage.list',
         handle: async ({ request, response }) => {
-          if ((await kit.json(request)).interviewPlanId !== PLAN_ID) return failed(response, 'interview_plan_not_found');
-          ok(response, kit.state.jobs[0]!.stages.map((s, i) => ({ id: s.id, title: s.name, type: 'Active', orderInInterviewPlan: i, interviewPlanId: PLAN_ID })));
+          if ((await kit.json(request)).interviewPlanId !== PLAN_ID)
+            return failed(response, 'interview_plan_not_found');
+          ok(
+            response,
+            kit.state.jobs[0]!.stages.map((s, i) => ({
+              id: s.id,
+              title: s.name,
+              type: 'Active',
+              orderInInterviewPlan: i,
+              interviewPlanId: PLAN_ID,
+            })),
+          );
         },
       },
       {
@@ -99,7 +136,8 @@ export function startAshbySandbox(options: { port?: number; rateLimit?: number |
           const body = await kit.json(request);
           const application = kit.application(String(body.applicationId));
           if (!application) return failed(response, 'application_not_found');
-          if (!kit.stage(application.jobId, String(body.interviewStageId))) return failed(response, 'invalid_input: interviewStageId');
+          if (!kit.stage(application.jobId, String(body.interviewStageId)))
+            return failed(response, 'invalid_input: interviewStageId');
           kit.moveByApi(application, String(body.interviewStageId));
           ok(response, applicationJson(kit, application));
         },

@@ -68,20 +68,45 @@ export interface GreenhouseSandbox {
   registerWebhook(target: WebhookTarget): Promise<DeliveryRecord>;
   addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application;
   /** Moves the application and sends the signed `candidate_stage_change` webhook `repeat` times (same event id). */
-  moveCandidate(input: { application_id: number; stage_id?: number; stage_name?: string; repeat?: number }): Promise<DeliveryRecord[]>;
+  moveCandidate(input: {
+    application_id: number;
+    stage_id?: number;
+    stage_name?: string;
+    repeat?: number;
+  }): Promise<DeliveryRecord[]>;
   /** Sends the application's current stage again as a new event (a new Greenhouse-Event-ID). */
   resendStageChange(applicationId: number): Promise<DeliveryRecord>;
   close(): Promise<void>;
 }
 
 const SEEDED_JOBS: Job[] = [
-  { id: 3301, name: 'Backend Engineer', stages: [{ id: 9000, name: 'Application Review' }, { id: 9001, name: 'AI Interview' }, { id: 9002, name: 'Hiring Manager Review' }, { id: 9003, name: 'Offer' }] },
-  { id: 3302, name: 'Data Engineer', stages: [{ id: 9100, name: 'Application Review' }, { id: 9101, name: 'AI Interview' }, { id: 9102, name: 'Hiring Manager Review' }] },
+  {
+    id: 3301,
+    name: 'Backend Engineer',
+    stages: [
+      { id: 9000, name: 'Application Review' },
+      { id: 9001, name: 'AI Interview' },
+      { id: 9002, name: 'Hiring Manager Review' },
+      { id: 9003, name: 'Offer' },
+    ],
+  },
+  {
+    id: 3302,
+    name: 'Data Engineer',
+    stages: [
+      { id: 9100, name: 'Application Review' },
+      { id: 9101, name: 'AI Interview' },
+      { id: 9102, name: 'Hiring Manager Review' },
+    ],
+  },
 ];
 
 /** Greenhouse unicode-escapes its JSON before signing (webhooks/_introduction.md); re-serialising breaks the signature. */
 function greenhouseJson(document: unknown): Buffer {
-  return Buffer.from(JSON.stringify(document).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026'), 'utf8');
+  return Buffer.from(
+    JSON.stringify(document).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026'),
+    'utf8',
+  );
 }
 
 const noteBody = v.object({
@@ -92,18 +117,37 @@ const noteBody = v.object({
   visibility: v.picklist(['admin_only', 'private', 'public'], 'visibility must be admin_only, private or public'),
   user_id: v.union([v.number(), v.string()]),
 });
-const moveBody = v.object({ from_stage_id: v.optional(v.union([v.number(), v.string()])), to_stage_id: v.optional(v.union([v.number(), v.string()])) });
+const moveBody = v.object({
+  from_stage_id: v.optional(v.union([v.number(), v.string()])),
+  to_stage_id: v.optional(v.union([v.number(), v.string()])),
+});
 
 /** A stand-in of Greenhouse Harvest v3 and its webhooks, on 127.0.0.1. */
-export async function startGreenhouseSandbox(options: { port?: number; seed?: number; rateLimit?: number } = {}): Promise<GreenhouseSandbox> {
-  const state: GreenhouseSandboxState = { jobs: structuredClone(SEEDED_JOBS), candidates: [], applications: [], notes: [], moves: [], deliveries: [], webhooks: [], requests: {}, faults: noFaults() };
+export async function startGreenhouseSandbox(
+  options: { port?: number; seed?: number; rateLimit?: number } = {},
+): Promise<GreenhouseSandbox> {
+  const state: GreenhouseSandboxState = {
+    jobs: structuredClone(SEEDED_JOBS),
+    candidates: [],
+    applications: [],
+    notes: [],
+    moves: [],
+    deliveries: [],
+    webhooks: [],
+    requests: {},
+    faults: noFaults(),
+  };
   const tokens = new Map<string, number>();
-  const limiter = new FixedWindowLimiter(options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit, GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
+  const limiter = new FixedWindowLimiter(
+    options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit,
+    GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs,
+  );
   const random = seededRandom(options.seed ?? 7);
   let nextId = 50_000;
   const lastEvent = new Map<number, { body: Buffer }>();
 
-  const unprocessable = (response: ServerResponse, field: string, message: string) => sendJson(response, 422, { message: 'Validation error', errors: [{ message, field }] });
+  const unprocessable = (response: ServerResponse, field: string, message: string) =>
+    sendJson(response, 422, { message: 'Validation error', errors: [{ message, field }] });
 
   function stageChangeBody(application: Application): Buffer {
     const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
@@ -130,24 +174,44 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
     const results: DeliveryRecord[] = [];
     for (const target of state.webhooks) {
       const signature = createHmac('sha256', target.secret).update(body).digest('hex');
-      results.push(await deliverSigned(target, body, { signature: `sha256 ${signature}`, 'greenhouse-event-id': eventId, 'user-agent': 'Greenhouse-Sandbox' }, state.deliveries, action, eventId));
+      results.push(
+        await deliverSigned(
+          target,
+          body,
+          { signature: `sha256 ${signature}`, 'greenhouse-event-id': eventId, 'user-agent': 'Greenhouse-Sandbox' },
+          state.deliveries,
+          action,
+          eventId,
+        ),
+      );
     }
     return results;
   }
 
-  async function moveCandidate(input: { application_id: number; stage_id?: number; stage_name?: string; repeat?: number }): Promise<DeliveryRecord[]> {
+  async function moveCandidate(input: {
+    application_id: number;
+    stage_id?: number;
+    stage_name?: string;
+    repeat?: number;
+  }): Promise<DeliveryRecord[]> {
     const application = state.applications.find((a) => a.id === input.application_id);
     if (!application) throw new Error(`application_id: no application ${input.application_id}`);
     const job = state.jobs.find((j) => j.id === application.job_id) as Job;
     const stage = job.stages.find((s) => s.id === input.stage_id || s.name === input.stage_name);
     if (!stage) throw new Error(`stage: job ${job.id} has no stage ${input.stage_id ?? input.stage_name}`);
-    state.moves.push({ application_id: application.id, from_stage_id: application.current_stage.id, to_stage_id: stage.id, at: new Date().toISOString() });
+    state.moves.push({
+      application_id: application.id,
+      from_stage_id: application.current_stage.id,
+      to_stage_id: stage.id,
+      at: new Date().toISOString(),
+    });
     application.current_stage = stage;
     const body = stageChangeBody(application);
     lastEvent.set(application.id, { body });
     const eventId = randomUUID();
     const results: DeliveryRecord[] = [];
-    for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++) results.push(...(await send(body, 'candidate_stage_change', eventId)));
+    for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++)
+      results.push(...(await send(body, 'candidate_stage_change', eventId)));
     return results;
   }
 
@@ -169,13 +233,20 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
         if (!application) return sendJson(response, 404, { message: 'Resource not found' });
         const parsed = v.safeParse(moveBody, JSON.parse((await readBody(request)).toString() || '{}'));
         if (!parsed.success) return unprocessable(response, 'body', 'invalid body');
-        if (application.status !== 'active') return unprocessable(response, 'application_id', 'application is not active');
+        if (application.status !== 'active')
+          return unprocessable(response, 'application_id', 'application is not active');
         const job = state.jobs.find((j) => j.id === application.job_id) as Job;
-        if (parsed.output.from_stage_id !== undefined && Number(parsed.output.from_stage_id) !== application.current_stage.id) {
+        if (
+          parsed.output.from_stage_id !== undefined &&
+          Number(parsed.output.from_stage_id) !== application.current_stage.id
+        ) {
           return unprocessable(response, 'from_stage_id', 'application is not in this stage');
         }
         const index = job.stages.findIndex((s) => s.id === application.current_stage.id);
-        const target = parsed.output.to_stage_id === undefined ? job.stages[index + 1] : job.stages.find((s) => s.id === Number(parsed.output.to_stage_id));
+        const target =
+          parsed.output.to_stage_id === undefined
+            ? job.stages[index + 1]
+            : job.stages.find((s) => s.id === Number(parsed.output.to_stage_id));
         if (!target) return unprocessable(response, 'to_stage_id', 'stage is not part of this job');
         sendJson(response, 200, { id: application.id, current_stage: target });
         // A move through the API changes the stage in Greenhouse, which fires the stage-change webhook too.
@@ -193,10 +264,20 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
           return sendJson(response, 400, { message: 'body is not JSON' });
         }
         const parsed = v.safeParse(noteBody, document);
-        if (!parsed.success) return unprocessable(response, v.getDotPath(parsed.issues[0]!) ?? 'body', parsed.issues[0]!.message);
+        if (!parsed.success)
+          return unprocessable(response, v.getDotPath(parsed.issues[0]!) ?? 'body', parsed.issues[0]!.message);
         const candidate = state.candidates.find((c) => c.id === Number(parsed.output.candidate_id));
-        if (!candidate) return sendJson(response, 404, { message: `candidate ${parsed.output.candidate_id} not found` });
-        const note: Note = { id: nextId++, candidate_id: candidate.id, body: parsed.output.body, note_type: parsed.output.note_type, visibility: parsed.output.visibility, user_id: parsed.output.user_id, created_at: new Date().toISOString() };
+        if (!candidate)
+          return sendJson(response, 404, { message: `candidate ${parsed.output.candidate_id} not found` });
+        const note: Note = {
+          id: nextId++,
+          candidate_id: candidate.id,
+          body: parsed.output.body,
+          note_type: parsed.output.note_type,
+          visibility: parsed.output.visibility,
+          user_id: parsed.output.user_id,
+          created_at: new Date().toISOString(),
+        };
         if (parsed.output.application_id !== undefined) note.application_id = Number(parsed.output.application_id);
         state.notes.push(note);
         sendJson(response, 201, note);
@@ -205,7 +286,15 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
     {
       method: 'GET',
       pattern: '/v3/notes',
-      handle: ({ response, url }) => sendJson(response, 200, state.notes.filter((n) => !url.searchParams.get('candidate_id') || n.candidate_id === Number(url.searchParams.get('candidate_id')))),
+      handle: ({ response, url }) =>
+        sendJson(
+          response,
+          200,
+          state.notes.filter(
+            (n) =>
+              !url.searchParams.get('candidate_id') || n.candidate_id === Number(url.searchParams.get('candidate_id')),
+          ),
+        ),
     },
     {
       method: 'GET',
@@ -224,7 +313,12 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
       method: 'POST',
       pattern: '/_sandbox/candidates',
       handle: async ({ request, response }) => {
-        const input = JSON.parse((await readBody(request)).toString()) as { first_name: string; last_name: string; email: string; job_id: number };
+        const input = JSON.parse((await readBody(request)).toString()) as {
+          first_name: string;
+          last_name: string;
+          email: string;
+          job_id: number;
+        };
         sendJson(response, 201, addCandidate(input));
       },
     },
@@ -253,28 +347,58 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
   function addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application {
     const job = state.jobs.find((j) => j.id === input.job_id);
     if (!job) throw new Error(`job_id: no job ${input.job_id}`);
-    const candidate: Candidate = { id: nextId++, first_name: input.first_name, last_name: input.last_name, email_addresses: [{ value: input.email, type: 'personal' }] };
-    const application: Application = { id: nextId++, candidate_id: candidate.id, job_id: job.id, status: 'active', current_stage: job.stages[0] as Stage };
+    const candidate: Candidate = {
+      id: nextId++,
+      first_name: input.first_name,
+      last_name: input.last_name,
+      email_addresses: [{ value: input.email, type: 'personal' }],
+    };
+    const application: Application = {
+      id: nextId++,
+      candidate_id: candidate.id,
+      job_id: job.id,
+      status: 'active',
+      current_stage: job.stages[0] as Stage,
+    };
     state.candidates.push(candidate);
     state.applications.push(application);
     return application;
   }
 
-  async function handleApi(request: IncomingMessage, response: ServerResponse, route: Route, params: Record<string, string>, url: URL): Promise<void> {
+  async function handleApi(
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: Route,
+    params: Record<string, string>,
+    url: URL,
+  ): Promise<void> {
     const name = `${request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
     await addLatency(state.faults);
     const auth = request.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     const expiresAt = tokens.get(token);
-    if (!expiresAt || expiresAt < Date.now()) return sendJson(response, 401, { message: 'Invalid or expired access token' });
+    if (!expiresAt || expiresAt < Date.now())
+      return sendJson(response, 401, { message: 'Invalid or expired access token' });
     const limit = limiter.take(token);
-    const rateHeaders = { 'x-ratelimit-limit': String(options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit), 'x-ratelimit-remaining': String(limit.remaining) };
+    const rateHeaders = {
+      'x-ratelimit-limit': String(options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit),
+      'x-ratelimit-remaining': String(limit.remaining),
+    };
     const roll = random();
     if (!limit.allowed || roll < state.faults.rate429) {
       // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
       const retryAfter = limit.allowed ? 1 : Math.max(1, Math.ceil(limit.resetMs / 1000));
-      return sendJson(response, 429, { message: 'Too many requests' }, { ...rateHeaders, 'retry-after': String(retryAfter), 'x-ratelimit-reset': String(Math.floor((Date.now() + limit.resetMs) / 1000)) });
+      return sendJson(
+        response,
+        429,
+        { message: 'Too many requests' },
+        {
+          ...rateHeaders,
+          'retry-after': String(retryAfter),
+          'x-ratelimit-reset': String(Math.floor((Date.now() + limit.resetMs) / 1000)),
+        },
+      );
     }
     if (await answeredByFault(response, state.faults, roll, random)) return;
     response.setHeader('x-ratelimit-limit', rateHeaders['x-ratelimit-limit']);
@@ -286,10 +410,15 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
     const expected = `Basic ${Buffer.from(`${GREENHOUSE_SANDBOX_DEFAULTS.clientId}:${GREENHOUSE_SANDBOX_DEFAULTS.clientSecret}`).toString('base64')}`;
     const form = new URLSearchParams((await readBody(request)).toString());
     if (request.headers.authorization !== expected) return sendJson(response, 401, { error: 'invalid_client' });
-    if (form.get('grant_type') !== 'client_credentials') return sendJson(response, 400, { error: 'unsupported_grant_type' });
+    if (form.get('grant_type') !== 'client_credentials')
+      return sendJson(response, 400, { error: 'unsupported_grant_type' });
     const token = randomUUID();
     tokens.set(token, Date.now() + GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds * 1000);
-    sendJson(response, 200, { access_token: token, token_type: 'Bearer', expires_in: GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds });
+    sendJson(response, 200, {
+      access_token: token,
+      token_type: 'Bearer',
+      expires_in: GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds,
+    });
   }
 
   let baseUrl = '';
@@ -317,7 +446,14 @@ export async function startGreenhouseSandbox(options: { port?: number; seed?: nu
     state,
     async registerWebhook(target) {
       state.webhooks.push(target);
-      const [ping] = await send(greenhouseJson({ action: 'ping', payload: { web_hook_id: state.webhooks.length, endpoint_url: target.url, event: 'candidate_stage_change' } }), 'ping', randomUUID());
+      const [ping] = await send(
+        greenhouseJson({
+          action: 'ping',
+          payload: { web_hook_id: state.webhooks.length, endpoint_url: target.url, event: 'candidate_stage_change' },
+        }),
+        'ping',
+        randomUUID(),
+      );
       return ping as DeliveryRecord;
     },
     addCandidate,

@@ -1,6 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { sendJson } from '../../http-kit';
-import { startAtsSandbox, type AtsSandbox, type KitApplication, type KitContext, type KitStage } from '../ats-sandbox-kit';
+import {
+  startAtsSandbox,
+  type AtsSandbox,
+  type KitApplication,
+  type KitContext,
+  type KitStage,
+} from '../ats-sandbox-kit';
 
 export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key' } as const;
 
@@ -17,7 +23,11 @@ function leverDelivery(secret: string, event: string, data: Record<string, unkno
   const token = randomBytes(16).toString('hex');
   const triggeredAt = Date.now();
   const signature = createHmac('sha256', secret).update(`${token}${triggeredAt}`).digest('hex');
-  return { body: Buffer.from(JSON.stringify({ triggeredAt, event, token, signature, data })), headers: {}, eventId: token };
+  return {
+    body: Buffer.from(JSON.stringify({ triggeredAt, event, token, signature, data })),
+    headers: {},
+    eventId: token,
+  };
 }
 
 function opportunityJson(kit: KitContext, application: KitApplication, expand: boolean) {
@@ -29,7 +39,9 @@ function opportunityJson(kit: KitContext, application: KitApplication, expand: b
     emails: [candidate.email],
     stage: application.stageId,
     archived: application.status === 'archived' ? { reason: 'hired' } : null,
-    applications: expand ? [{ id: `app-${application.id}`, posting: application.jobId, type: 'posting' }] : [`app-${application.id}`],
+    applications: expand
+      ? [{ id: `app-${application.id}`, posting: application.jobId, type: 'posting' }]
+      : [`app-${application.id}`],
   };
 }
 
@@ -39,7 +51,9 @@ export interface LeverSandbox extends AtsSandbox {
 }
 
 /** A stand-in of Lever's v1 API (Basic auth, ~10 requests per second) and its webhooks. */
-export async function startLeverSandbox(options: { port?: number; rateLimit?: number | undefined } = {}): Promise<LeverSandbox> {
+export async function startLeverSandbox(
+  options: { port?: number; rateLimit?: number | undefined } = {},
+): Promise<LeverSandbox> {
   let kitRef: KitContext | undefined;
   const sandbox = await startAtsSandbox({
     kind: 'lever',
@@ -49,28 +63,45 @@ export async function startLeverSandbox(options: { port?: number; rateLimit?: nu
       { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
     ],
     rateLimit: { limit: options.rateLimit ?? 10, windowMs: 1000 },
-    rateLimited: (response, resetMs) => sendJson(response, 429, { code: 'TooManyRequests', message: 'Rate limit exceeded' }, { 'retry-after': String(Math.ceil(resetMs / 1000)) }),
+    rateLimited: (response, resetMs) =>
+      sendJson(
+        response,
+        429,
+        { code: 'TooManyRequests', message: 'Rate limit exceeded' },
+        { 'retry-after': String(Math.ceil(resetMs / 1000)) },
+      ),
     credentials: { atsApiKey: LEVER_SANDBOX_DEFAULTS.apiKey },
-    authenticate: (request) => (request.headers.authorization === `Basic ${Buffer.from(`${LEVER_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}` ? 'key' : undefined),
+    authenticate: (request) =>
+      request.headers.authorization === `Basic ${Buffer.from(`${LEVER_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`
+        ? 'key'
+        : undefined,
     unauthorized: (response) => sendJson(response, 401, { code: 'Unauthorized', message: 'Invalid API key' }),
     routes: (kit) => {
       kitRef = kit;
       const opportunity = (id: string) => kit.application(id);
-      const notFound = (response: Parameters<typeof sendJson>[0]) => sendJson(response, 404, { code: 'ResourceNotFound', message: 'Opportunity not found' });
+      const notFound = (response: Parameters<typeof sendJson>[0]) =>
+        sendJson(response, 404, { code: 'ResourceNotFound', message: 'Opportunity not found' });
       const needsPerformAs = (url: URL, response: Parameters<typeof sendJson>[0]) => {
         if (url.searchParams.get('perform_as')) return false;
         sendJson(response, 400, { code: 'BadRequestError', message: 'perform_as is required' });
         return true;
       };
       return [
-        { method: 'GET', pattern: '/v1/stages', handle: ({ response }) => sendJson(response, 200, { data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false }) },
+        {
+          method: 'GET',
+          pattern: '/v1/stages',
+          handle: ({ response }) =>
+            sendJson(response, 200, { data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false }),
+        },
         {
           method: 'GET',
           pattern: '/v1/opportunities/:id',
           handle: ({ response, params, url }) => {
             const application = opportunity(params.id as string);
             if (!application) return notFound(response);
-            sendJson(response, 200, { data: opportunityJson(kit, application, url.searchParams.get('expand') === 'applications') });
+            sendJson(response, 200, {
+              data: opportunityJson(kit, application, url.searchParams.get('expand') === 'applications'),
+            });
           },
         },
         {
@@ -81,7 +112,8 @@ export async function startLeverSandbox(options: { port?: number; rateLimit?: nu
             if (!application) return notFound(response);
             if (needsPerformAs(url, response)) return;
             const body = await kit.json(request);
-            if (typeof body.value !== 'string' || !body.value) return sendJson(response, 400, { code: 'BadRequestError', message: 'value is required' });
+            if (typeof body.value !== 'string' || !body.value)
+              return sendJson(response, 400, { code: 'BadRequestError', message: 'value is required' });
             const note = kit.addNote(application, body.value, url.searchParams.get('perform_as') ?? undefined);
             sendJson(response, 201, { data: { noteId: note.id } });
           },
@@ -89,7 +121,13 @@ export async function startLeverSandbox(options: { port?: number; rateLimit?: nu
         {
           method: 'GET',
           pattern: '/v1/opportunities/:id/notes',
-          handle: ({ response, params }) => sendJson(response, 200, { data: kit.state.notes.filter((n) => n.applicationId === params.id).map((n) => ({ id: n.id, value: n.body })), hasNext: false }),
+          handle: ({ response, params }) =>
+            sendJson(response, 200, {
+              data: kit.state.notes
+                .filter((n) => n.applicationId === params.id)
+                .map((n) => ({ id: n.id, value: n.body })),
+              hasNext: false,
+            }),
         },
         {
           method: 'PUT',
@@ -112,14 +150,22 @@ export async function startLeverSandbox(options: { port?: number; rateLimit?: nu
             const application = opportunity(params.id as string);
             if (!application) return notFound(response);
             const links = (await kit.json(request)).links as string[];
-            for (const url of links ?? []) if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url)) kit.state.links.push({ applicationId: application.id, url });
+            for (const url of links ?? [])
+              if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url))
+                kit.state.links.push({ applicationId: application.id, url });
             sendJson(response, 200, { data: opportunityJson(kit, application, false) });
           },
         },
       ];
     },
     stageChange: (_kit, application, secret, previousStageId) => [
-      leverDelivery(secret, 'candidateStageChange', { opportunityId: application.id, candidateId: application.candidateId, contactId: application.candidateId, fromStageId: previousStageId ?? null, toStageId: application.stageId }),
+      leverDelivery(secret, 'candidateStageChange', {
+        opportunityId: application.id,
+        candidateId: application.candidateId,
+        contactId: application.candidateId,
+        fromStageId: previousStageId ?? null,
+        toStageId: application.stageId,
+      }),
     ],
   });
   return Object.assign(sandbox, {
@@ -127,8 +173,18 @@ export async function startLeverSandbox(options: { port?: number; rateLimit?: nu
       const application = kitRef?.application(applicationId);
       if (!application) throw new Error(`no application ${applicationId}`);
       for (const target of sandbox.state.webhooks) {
-        const delivery = leverDelivery(target.secret, 'candidateStageChange', { opportunityId: application.id, candidateId: application.candidateId, contactId: application.candidateId, fromStageId: application.stageId, toStageId });
-        await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: delivery.body });
+        const delivery = leverDelivery(target.secret, 'candidateStageChange', {
+          opportunityId: application.id,
+          candidateId: application.candidateId,
+          contactId: application.candidateId,
+          fromStageId: application.stageId,
+          toStageId,
+        });
+        await fetch(target.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: delivery.body,
+        });
       }
     },
   });
