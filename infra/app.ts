@@ -15,7 +15,8 @@ try {
   const unsupported = connections.find((c) => !(SUPPORTED_ATS as readonly string[]).includes(c.ats));
   if (unsupported)
     throw new ConfigError(
-      `${connectionsFile}: connection ${unsupported.id}: ATS ${unsupported.ats} has no adapter yet (supported: ${SUPPORTED_ATS.join(', ')})`,
+      `${connectionsFile}: connection ${unsupported.id}: ATS ${unsupported.ats} has no adapter yet ` +
+        `(supported: ${SUPPORTED_ATS.join(', ')})`,
     );
   new ConnectorStack(app, String(app.node.tryGetContext('stackName') ?? 'AtsInterviewConnector'), {
     connections,

@@ -224,7 +224,8 @@ export class ConnectorStack extends Stack {
         `${name}LoggedErrors`,
         errorLines.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
         1,
-        `${name} logged an error an operator must act on; the log line says what (npm run ops -- failed lists refused applications)`,
+        `${name} logged an error an operator must act on; the log line says what ` +
+          '(npm run ops -- failed lists refused applications)',
       );
     }
 

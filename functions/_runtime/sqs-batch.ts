@@ -5,6 +5,7 @@ import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
 import { deferIfAsked, type DeferTarget } from './deferral';
+import { describeFirstIssue } from '../../shared/validation';
 
 /**
  * Outbound calls stop shortly before the Lambda deadline (3 s, or a fifth of the time left when that is
@@ -58,10 +59,11 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         }
         const parsed = v.safeParse(schema, document);
         if (!parsed.success) {
+          const { field, message } = describeFirstIssue(parsed.issues);
           logger.error('poison message: does not match its schema', {
             messageId: record.messageId,
-            field: v.getDotPath(parsed.issues[0]!) ?? '(root)',
-            problem: parsed.issues[0]!.message,
+            field,
+            problem: message,
           });
           return;
         }

@@ -9,6 +9,7 @@ import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { connectionContext } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+import { describeFirstIssue } from '../../shared/validation';
 
 const publisher = new QueuePublisher();
 const logger = createLogger('interview-webhook');
@@ -36,17 +37,14 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   }
   const delivery = v.safeParse(webhookDeliverySchema, document);
   if (!delivery.success)
-    return jsonResponse(400, {
-      error: `${v.getDotPath(delivery.issues[0]!) ?? 'body'}: ${delivery.issues[0]!.message}`,
-    });
+    return jsonResponse(400, { error: describeFirstIssue(delivery.issues, { fallbackField: 'body' }).message });
   if (delivery.output.event !== EVENT_KINDS.reportCreated)
     return jsonResponse(200, { status: 'ignored', reason: `event ${delivery.output.event} is not handled` });
   const ids = v.safeParse(
     v.pick(reportCreatedDataSchema, ['report_id', 'interview_id', 'candidate_id']),
     delivery.output.data,
   );
-  if (!ids.success)
-    return jsonResponse(400, { error: `data.${v.getDotPath(ids.issues[0]!) ?? ''}: ${ids.issues[0]!.message}` });
+  if (!ids.success) return jsonResponse(400, { error: describeFirstIssue(ids.issues, { prefix: 'data' }).message });
   const message: ReportCreatedMessage = {
     v: 1,
     kind: 'report-created',

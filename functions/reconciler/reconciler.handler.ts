@@ -13,7 +13,10 @@ const logger = createLogger('reconciler');
 const deps = { store: mappingStore(), contextFor: connectionContext, logger };
 const publisher = new QueuePublisher();
 
-/** On a schedule: reports whose webhook never came are enqueued for write-back. One failing connection does not stop the others. */
+/**
+ * On a schedule: reports whose webhook never came are enqueued for write-back. One failing connection does not stop the
+ * others.
+ */
 export async function handler(
   _event: unknown,
   context?: Context,

@@ -125,9 +125,8 @@ export async function runDemo(
   log: (line: string) => void = console.log,
   timeoutMs = 90_000,
 ): Promise<DemoSummary> {
-  log(
-    `Moving ${DEMO_CANDIDATES.length} candidates to "AI Interview" in ${stack.connections.map((c) => c.ats).join(', ')}…`,
-  );
+  const atsNames = stack.connections.map((c) => c.ats).join(', ');
+  log(`Moving ${DEMO_CANDIDATES.length} candidates to "AI Interview" in ${atsNames}…`);
   const results = await Promise.all(
     stack.connections.map(async (c) => [c.ats, await runOnAts(stack, c.ats, c.id, log, timeoutMs)] as const),
   );

@@ -20,7 +20,10 @@ export const LOCAL_DEFAULTS = {
   interviewPort: 4010,
   configPath: 'config/connections.local.json',
   workDir: '.local',
-  /** Locally the workers get 10 s and the queues 6 × that, the same ratio as in AWS, so retries come back within a minute. */
+  /**
+   * Locally the workers get 10 s and the queues 6 × that, the same ratio as in AWS, so retries come back within a
+   * minute.
+   */
   functionTimeoutMs: 10_000,
   reconcileIntervalMs: 30_000,
   mailFrom: 'talent@demo.example.com',
@@ -248,7 +251,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             ats: c.ats,
             webhookUrl: `${gateway.url}/webhooks/ats/${c.id}`,
             webhookSecret: secrets[c.secretRef]?.atsWebhookSecret,
-            interviewWebhookUrl: `${gateway.url}/webhooks/interview/${c.id}/${secrets[c.secretRef]?.interviewWebhookToken}`,
+            interviewWebhookUrl: interviewWebhookUrl(gateway.url, c.id, secrets[c.secretRef]?.interviewWebhookToken),
             interviewApiKey: secrets[c.secretRef]?.interviewApiKey,
           })),
           sandboxes: {
@@ -308,4 +311,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stopAll();
     throw error;
   }
+}
+
+/** The URL the interview service calls for a connection: its secret token is the last segment. */
+function interviewWebhookUrl(gatewayUrl: string, connectionId: string, token: string | undefined): string {
+  return `${gatewayUrl}/webhooks/interview/${connectionId}/${token}`;
 }

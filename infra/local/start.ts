@@ -18,7 +18,8 @@ const { values } = parseArgs({
 
 const started = Date.now();
 console.log(
-  'Starting DynamoDB Local, local SQS, local SES, the interview-service sandbox and the Greenhouse, Ashby, Lever and Workable sandboxes…',
+  'Starting DynamoDB Local, local SQS, local SES, the interview-service sandbox ' +
+    'and the Greenhouse, Ashby, Lever and Workable sandboxes…',
 );
 const stack = await startLocalStack({
   configPath: values.config,

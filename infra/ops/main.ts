@@ -13,20 +13,21 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoMappingStore } from '../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { readOpsOutputs } from '../stack-outputs';
+import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationLine, iso } from './lines';
 
 /**
  * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
  * `npm start`); on AWS, pass `--aws` with `--outputs FILE` (written by `cdk deploy --outputs-file FILE`) or
  * set the outputs as environment variables (infra/stack-outputs.ts names both).
  */
-const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aws [--outputs cdk-outputs.json] [--stack-name NAME]]
+const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aws [--outputs FILE] [--stack-name NAME]]
   dlq list --queue stage|report               messages waiting in a dead-letter queue (ids and kinds only)
   dlq redrive --queue stage|report            move them back to their queue (SQS StartMessageMoveTask)
   status --connection C --application A       the application's state and each step's time
   unmatched [--connection C]                  reports parked because no application matched, with the reason
   failed [--connection C]                     applications the ATS or the service refused for good, with the reason
   match --connection C --report R --application A   write a parked report back to application A
-  retry --connection C --application A        write back again a report whose write-back failed for good, once the cause is fixed
+  retry --connection C --application A        once the cause is fixed, write back again a failed write-back's report
   purge --connection C --candidate ID         forget a candidate: delete every record held about them`;
 
 const { values, positionals } = parseArgs({
@@ -66,13 +67,15 @@ function target(): Target {
       outputs =
         file[values['stack-name']] ??
         fail(
-          `${values.outputs} has no stack ${values['stack-name']} (it has: ${Object.keys(file).join(', ') || 'none'}); pass --stack-name`,
+          `${values.outputs} has no stack ${values['stack-name']} ` +
+            `(it has: ${Object.keys(file).join(', ') || 'none'}); pass --stack-name`,
         );
     }
     const read = readOpsOutputs(outputs, process.env);
     if ('missing' in read)
       fail(
-        `--aws: the deployed stack's outputs are missing: ${read.missing.join(', ')}. Pass --outputs FILE from cdk deploy --outputs-file, or set the variables.`,
+        `--aws: the deployed stack's outputs are missing: ${read.missing.join(', ')}. ` +
+          'Pass --outputs FILE from cdk deploy --outputs-file, or set the variables.',
       );
     const o = read.values;
     return {
@@ -104,7 +107,6 @@ const queueName = (): 'stage' | 'report' => {
   if (name !== 'stage' && name !== 'report') fail('--queue must be stage or report');
   return name;
 };
-const iso = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '-');
 
 async function arnOf(sqs: SQSClient, url: string): Promise<string> {
   const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
@@ -131,19 +133,7 @@ async function main(): Promise<void> {
     console.log(
       `${messages.length} message(s) in the ${values.queue} DLQ${messages.length === 10 ? ' (first 10)' : ''}`,
     );
-    for (const m of messages) {
-      let summary = 'not JSON';
-      try {
-        const body = JSON.parse(m.Body ?? '') as Record<string, unknown>;
-        summary =
-          `${String(body.kind)} connection=${String(body.connectionId)} ${body.reportId ? `report=${String(body.reportId)}` : ''}`.trim();
-      } catch {
-        /* summarised as not JSON */
-      }
-      console.log(
-        `  ${m.MessageId}  receives=${m.Attributes?.ApproximateReceiveCount ?? '?'}  sent=${iso(Number(m.Attributes?.SentTimestamp))}  ${summary}`,
-      );
-    }
+    for (const m of messages) console.log(dlqMessageLine(m));
     return;
   }
   if (command === 'dlq' && sub === 'redrive') {
@@ -160,9 +150,11 @@ async function main(): Promise<void> {
     for (;;) {
       const tasks = await t.sqs.send(new ListMessageMoveTasksCommand({ SourceArn: dlqArn, MaxResults: 1 }));
       const latest = tasks.Results?.[0];
-      if (!latest || latest.Status !== 'RUNNING' || Date.now() > deadline) {
+      if (latest?.Status !== 'RUNNING' || Date.now() > deadline) {
+        const moved = latest?.ApproximateNumberOfMessagesMoved ?? 0;
         console.log(
-          `redrive ${task.TaskHandle ? 'started' : 'requested'}: ${latest?.Status ?? 'unknown'}, ${latest?.ApproximateNumberOfMessagesMoved ?? 0} message(s) moved back to the ${values.queue} queue`,
+          `redrive ${task.TaskHandle ? 'started' : 'requested'}: ${latest?.Status ?? 'unknown'}, ` +
+            `${moved} message(s) moved back to the ${values.queue} queue`,
         );
         return;
       }
@@ -172,24 +164,7 @@ async function main(): Promise<void> {
   if (command === 'status') {
     const records = await store.findApplicationsByAtsId(require('connection'), require('application'));
     if (!records.length) fail(`no application ${values.application} for connection ${values.connection}`);
-    for (const r of records) {
-      console.log(
-        `application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), trigger ${r.triggerId}: ${r.state}${r.failureReason ? ` (${r.failureReason})` : ''}`,
-      );
-      console.log(
-        `  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${r.flaggedForReview ? ', flagged for review' : ''}${r.inviteEmailUncertain ? ', invite e-mail uncertain (a worker stopped while sending)' : ''}`,
-      );
-      for (const [step, at] of [
-        ['claimed', r.createdAt],
-        ['invite e-mailed', r.inviteEmailAt],
-        ['invite note posted', r.inviteNoteAt],
-        ['report note posted', r.reportNoteAt],
-        ['moved', r.movedAt],
-        ['last change', r.updatedAt],
-      ] as const) {
-        console.log(`  ${step.padEnd(20)} ${iso(at)}`);
-      }
-    }
+    for (const r of records) for (const line of applicationStatusLines(r)) console.log(line);
     return;
   }
   if (command === 'unmatched') {
@@ -216,14 +191,8 @@ async function main(): Promise<void> {
   if (command === 'failed') {
     const failed = await store.listFailedApplications(values.connection);
     console.log(`${failed.length} failed application(s)`);
-    for (const r of failed)
-      console.log(
-        `  ${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}  ${r.reportId ? `report ${r.reportId} (write-back)` : '(invite)'}  ${iso(r.updatedAt)}  ${r.failureReason ?? ''}`,
-      );
-    if (failed.length)
-      console.log(
-        'Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; for a write-back, npm run ops -- retry --connection C --application A.',
-      );
+    for (const r of failed) console.log(failedApplicationLine(r));
+    if (failed.length) console.log(FAILED_HINT);
     return;
   }
   if (command === 'retry') {
@@ -239,7 +208,8 @@ async function main(): Promise<void> {
       }
       if (!r.reportCandidateId || !r.interviewId) {
         console.log(
-          `trigger ${r.triggerId}: report ${r.reportId} was claimed before the connector recorded its candidate; post it by hand`,
+          `trigger ${r.triggerId}: report ${r.reportId} was claimed before the connector recorded its candidate; ` +
+            'post it by hand',
         );
         continue;
       }
@@ -294,14 +264,16 @@ async function main(): Promise<void> {
     };
     await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
     console.log(
-      `report ${reportId} queued for write-back to application ${applicationId}; it leaves the parked list once written back`,
+      `report ${reportId} queued for write-back to application ${applicationId}; ` +
+        'it leaves the parked list once written back',
     );
     return;
   }
   if (command === 'purge') {
     const removed = await store.purgeCandidate(require('connection'), require('candidate'));
     console.log(
-      `purged candidate ${values.candidate} of ${values.connection}: ${removed.applications} application record(s) deleted`,
+      `purged candidate ${values.candidate} of ${values.connection}: ` +
+        `${removed.applications} application record(s) deleted`,
     );
     return;
   }

@@ -10,6 +10,7 @@ import {
   type RetryPolicy,
 } from '../http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
+import { describeFirstIssue } from '../validation';
 
 export interface AtsHttpOptions {
   baseUrl: string;
@@ -41,7 +42,10 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** Rate-limit windows announce their end in epoch seconds (Greenhouse `X-RateLimit-Reset`, Workable `X-Rate-Limit-Reset`). */
+/**
+ * Rate-limit windows announce their end in epoch seconds (Greenhouse `X-RateLimit-Reset`, Workable
+ * `X-Rate-Limit-Reset`).
+ */
 function resetDelayMs(headers: Headers, now: number): number | undefined {
   const reset = Number(headers.get('x-ratelimit-reset') ?? headers.get('x-rate-limit-reset') ?? NaN);
   if (!Number.isFinite(reset) || reset <= 0) return undefined;
@@ -117,10 +121,7 @@ export class AtsHttpClient {
         throw new AtsError(ATS_ERROR_CODES.invalidRequest, `${where}: ${failure}`, { status: response.status });
       const parsed = v.safeParse(schema, body);
       if (!parsed.success)
-        throw new AtsError(
-          ATS_ERROR_CODES.malformedResponse,
-          `${where}: ${v.getDotPath(parsed.issues[0]!) ?? '(root)'}: ${parsed.issues[0]!.message}`,
-        );
+        throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: ${describeFirstIssue(parsed.issues).message}`);
       return parsed.output;
     };
     return withRetry(attempt, this.policy, {

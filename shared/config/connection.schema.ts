@@ -27,7 +27,9 @@ const stageMatcher = v.pipe(
 );
 
 const interviewTemplate = v.object({
-  /** `{jobName}` and `{jobId}` are filled in; the connector appends a marker so each job × trigger has a unique name. */
+  /**
+   * `{jobName}` and `{jobId}` are filled in; the connector appends a marker so each job × trigger has a unique name.
+   */
   namePattern: v.optional(v.pipe(v.string(), v.nonEmpty()), '{jobName} – AI interview'),
   questions: customQuestionListSchema,
   language: v.optional(v.string(), 'en'),

@@ -102,7 +102,8 @@ export class DynamoMappingStore implements MappingStore {
                   receivedAt: lease.now,
                   [MAPPING_TABLES.ttlAttribute]: this.expiry(lease.now, this.eventDays),
                 }),
-                // The same message again (a retry or a DLQ redrive) may pass; another delivery of the same event may not.
+                // The same message again (a retry or a DLQ redrive) may pass; another delivery of the same event may
+                // not.
                 ConditionExpression: 'attribute_not_exists(pk) OR enqueueId = :enqueueId',
                 ExpressionAttributeValues: marshall({ ':enqueueId': delivery.enqueueId }),
               },
@@ -435,7 +436,9 @@ export class DynamoMappingStore implements MappingStore {
           Key: applicationKey(key),
           ...update,
           ConditionExpression:
-            '(#state IN (:claimed, :invited) AND attribute_not_exists(#reportId)) OR (#reportId = :reportId AND #state = :completed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
+            '(#state IN (:claimed, :invited) AND attribute_not_exists(#reportId)) OR ' +
+            '(#reportId = :reportId AND #state = :completed AND ' +
+            '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),

@@ -20,17 +20,25 @@ export function decideAdvance(rule: AdvanceRule | undefined, report: InterviewRe
   else if (report.ai_match_score < rule.minAiMatchScore)
     problems.push(`AI match score ${report.ai_match_score} is below ${rule.minAiMatchScore}`);
   if (violations > rule.maxProctoringViolations)
-    problems.push(
-      `${violations} proctoring violation${violations === 1 ? '' : 's'} (at most ${rule.maxProctoringViolations} allowed)`,
-    );
+    problems.push(`${plural(violations, 'proctoring violation')} (at most ${rule.maxProctoringViolations} allowed)`);
   if (rule.minProctoringScore !== undefined && (report.proctoring_score ?? 0) < rule.minProctoringScore)
     problems.push(`proctoring score ${report.proctoring_score ?? 'missing'} is below ${rule.minProctoringScore}`);
   if (problems.length) return { advance: false, explanation: `Flagged for review: ${problems.join('; ')}.` };
   return {
     advance: true,
-    explanation: `Advanced automatically: AI match score ${report.ai_match_score} ≥ ${rule.minAiMatchScore} and ${violations} proctoring violation${violations === 1 ? '' : 's'}.`,
+    explanation:
+      `Advanced automatically: AI match score ${report.ai_match_score} ≥ ${rule.minAiMatchScore} ` +
+      `and ${plural(violations, 'proctoring violation')}.`,
   };
 }
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** `2 violations (tab_switch, face_not_visible)`: the count and each kind once. */
+const describeViolations = (violations: readonly { type: string }[]) =>
+  violations.length
+    ? `${plural(violations.length, 'violation')} (${[...new Set(violations.map((v) => v.type))].join(', ')})`
+    : plural(0, 'violation');
 
 const rated = (label: string, rating?: string | null, feedback?: string | null): string =>
   `${label}: ${rating || 'not rated'}${feedback ? ` (${feedback})` : ''}`;
@@ -41,7 +49,7 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
   const lines = [
     `AI interview completed: ${report.interview_name ?? report.interview_id}`,
     `AI match score: ${report.ai_match_score ?? 'n/a'} / 100`,
-    `Proctoring score: ${report.proctoring_score ?? 'n/a'} / 100, ${violations.length} violation${violations.length === 1 ? '' : 's'}${violations.length ? ` (${[...new Set(violations.map((v) => v.type))].join(', ')})` : ''}`,
+    `Proctoring score: ${report.proctoring_score ?? 'n/a'} / 100, ${describeViolations(violations)}`,
   ];
   const technical = report.technical_skills_evaluation ?? [];
   if (technical.length)
@@ -66,8 +74,7 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
     lines.push(
       'Questions:',
       ...custom.map(
-        (q, i) =>
-          `  ${i + 1}. ${q.question_text}: ${q.ai_evaluation.rating || 'not rated'}${q.ai_evaluation.feedback ? ` (${q.ai_evaluation.feedback})` : ''}`,
+        (q, i) => `  ${i + 1}. ${rated(q.question_text, q.ai_evaluation.rating, q.ai_evaluation.feedback)}`,
       ),
     );
   if (report.report_url) lines.push(`Report: ${report.report_url}`);
@@ -78,5 +85,6 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
 }
 
 export function formatInviteNote(inviteUrl: string, emailed: boolean): string {
-  return `AI interview invitation ${emailed ? 'e-mailed to the candidate' : 'ready to send to the candidate'}.\nInterview link: ${inviteUrl}`;
+  const how = emailed ? 'e-mailed to the candidate' : 'ready to send to the candidate';
+  return `AI interview invitation ${how}.\nInterview link: ${inviteUrl}`;
 }

@@ -27,7 +27,9 @@ export class QueuePublisher {
     await this.client.send(new SendMessageCommand(sendMessageInput(queueUrl, message, options)));
   }
 
-  /** Sends in batches of 10; any entry SQS refuses fails the whole call, so the caller retries (receivers de-duplicate). */
+  /**
+   * Sends in batches of 10; any entry SQS refuses fails the whole call, so the caller retries (receivers de-duplicate).
+   */
   public async publishAll(queueUrl: string, messages: readonly QueueMessage[]): Promise<void> {
     for (let start = 0; start < messages.length; start += SQS_BATCH_LIMIT) {
       const chunk = messages.slice(start, start + SQS_BATCH_LIMIT);
@@ -39,7 +41,8 @@ export class QueuePublisher {
       );
       if (result.Failed?.length) {
         throw new QueuePublishError(
-          `${result.Failed.length} of ${chunk.length} messages were refused: ${result.Failed.map((f) => f.Code).join(', ')}`,
+          `${result.Failed.length} of ${chunk.length} messages were refused: ` +
+            result.Failed.map((f) => f.Code).join(', '),
         );
       }
     }

@@ -17,7 +17,9 @@ export interface BundleFigures {
   coldInitMs: number;
 }
 
-/** The esbuild options `cdk synth` bundles a function with (infra/functions.ts); `minify` may be turned off to read it. */
+/**
+ * The esbuild options `cdk synth` bundles a function with (infra/functions.ts); `minify` may be turned off to read it.
+ */
 export function bundleOptions(name: FunctionName, overrides: Pick<BuildOptions, 'minify'> = {}): BuildOptions {
   return {
     entryPoints: [FUNCTION_ENTRIES[name]],
@@ -44,7 +46,9 @@ export async function measureBundles(runs = 15): Promise<BundleFigures[]> {
       await build({ ...bundleOptions(name), outfile });
       const times: number[] = [];
       for (let i = 0; i < runs; i++) {
-        const script = `const t = performance.now(); await import(${JSON.stringify(outfile)}); process.stdout.write(String(performance.now() - t));`;
+        const script =
+          `const t = performance.now(); await import(${JSON.stringify(outfile)}); ` +
+          'process.stdout.write(String(performance.now() - t));';
         const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
           env: {
             ...process.env,

@@ -37,7 +37,8 @@ const progress = (line: string) => {
 let dynamoProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
 let sqsProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
 console.log(
-  `Benchmark: ${candidates} candidates, worker concurrency ${values.concurrency}, Greenhouse limit ${values['ats-rate-limit']} per 10 s`,
+  `Benchmark: ${candidates} candidates, worker concurrency ${values.concurrency}, ` +
+    `Greenhouse limit ${values['ats-rate-limit']} per 10 s`,
 );
 const stack = await startLocalStack({
   workDir: '.local/bench',

@@ -142,7 +142,9 @@ function captureOutput(): { lines: string[]; restore: () => void } {
   });
   return {
     lines,
-    restore: () => streams.forEach((stream, i) => void (stream.write = originals[i] as typeof stream.write)),
+    restore: () => {
+      for (const [i, stream] of streams.entries()) stream.write = originals[i] as typeof stream.write;
+    },
   };
 }
 
@@ -219,15 +221,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     for (let i = 0; i < candidates.length; i += 25) {
       await Promise.all(
-        candidates
-          .slice(i, i + 25)
-          .map((c) =>
-            s.ats[c.kind].moveCandidate({
-              applicationId: c.applicationId,
-              stageName: 'AI Interview',
-              repeat: 2 + Math.floor(random() * 2),
-            }),
-          ),
+        candidates.slice(i, i + 25).map((c) =>
+          s.ats[c.kind].moveCandidate({
+            applicationId: c.applicationId,
+            stageName: 'AI Interview',
+            repeat: 2 + Math.floor(random() * 2),
+          }),
+        ),
       );
     }
     // Some deliveries again later, out of order with everything sent since.
@@ -279,7 +279,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       strangers.push({ reportId: report_id, connectionId: record.connectionId });
     }
     options.progress(
-      `${expected.size} interviews completed (+${strangers.length} by strangers); ${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`,
+      `${expected.size} interviews completed (+${strangers.length} by strangers); ` +
+        `${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`,
     );
 
     // The reconciler's schedule, compressed: it finds the reports whose webhook never came. The pipeline has
@@ -473,10 +474,14 @@ function scanLogs(lines: string[], stack: LocalStack, candidates: Candidate[]): 
 export function formatChaosReport(report: ChaosReport): string {
   const o = report.options;
   const lines = [
-    `Chaos run: ${o.candidates} candidates on greenhouse, ashby, lever, workable; seed ${o.seed}; ${(report.elapsedMs / 1000).toFixed(0)} s`,
-    `Faults: ${o.rate429 * 100}% 429 + Retry-After, ${o.rate500 * 100}% 500, ${o.slowRate * 100}% answers after the client's timeout (every sandbox); ` +
-      `ATS webhooks delivered 2-3 times, 10% resent out of order; ${o.dropReportRate * 100}% of report webhooks dropped; ` +
-      `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; crash after a side effect with p=${o.crashRate}`,
+    `Chaos run: ${o.candidates} candidates on greenhouse, ashby, lever, workable; seed ${o.seed}; ` +
+      `${(report.elapsedMs / 1000).toFixed(0)} s`,
+    `Faults: ${o.rate429 * 100}% 429 + Retry-After, ${o.rate500 * 100}% 500, ` +
+      `${o.slowRate * 100}% answers after the client's timeout (every sandbox); ` +
+      'ATS webhooks delivered 2-3 times, 10% resent out of order; ' +
+      `${o.dropReportRate * 100}% of report webhooks dropped; ` +
+      `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; ` +
+      `crash after a side effect with p=${o.crashRate}`,
     `Crashes injected: ${Object.entries(report.crashes)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
@@ -491,7 +496,8 @@ export function formatChaosReport(report: ChaosReport): string {
     `| ${'residual (counted, never hidden)'.padEnd(50)} | count | meaning`,
     ...report.residuals.map((r) => `| ${r.name.padEnd(50)} | ${String(r.count).padStart(5)} | ${r.meaning}`),
     '',
-    `Log lines scanned: ${report.logLines}; secrets, candidate e-mails, names or phone numbers found: ${report.logLeaks.length}`,
+    `Log lines scanned: ${report.logLines}; ` +
+      `secrets, candidate e-mails, names or phone numbers found: ${report.logLeaks.length}`,
     ...report.logLeaks.slice(0, 10).map((l) => `  - ${l}`),
   ];
   return lines.join('\n');

@@ -1,7 +1,10 @@
 import { parseArgs } from 'node:util';
 import { CHAOS_DEFAULTS, formatChaosReport, runChaos } from './chaos';
 
-/** `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25]`: prints the invariant table; exit 1 on a violation. */
+/**
+ * `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25]`: prints the invariant table; exit 1 on a
+ * violation.
+ */
 const { values } = parseArgs({
   options: {
     candidates: { type: 'string', default: String(CHAOS_DEFAULTS.candidates) },

@@ -15,11 +15,15 @@ export async function startRecordingServer(
   },
 ): Promise<RunningServer & { received: RecordedRequest[] }> {
   const received: RecordedRequest[] = [];
-  const server = await listen(async (request, response) => {
+  const record = async (request: IncomingMessage, response: ServerResponse) => {
     const body = (await readBody(request)).toString('utf8');
     const recorded = { method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body };
     received.push(recorded);
     respond(recorded, response);
+  };
+  // A request that breaks off mid-body closes its own socket instead of rejecting into nowhere.
+  const server = await listen((request, response) => {
+    record(request, response).catch(() => response.destroy());
   }, 0);
   return Object.assign(server, { received });
 }

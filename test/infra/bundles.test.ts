@@ -22,7 +22,7 @@ describe('Bundles: what each function loads at cold start', () => {
     },
   );
 
-  it('WritebackWorker, which sends no e-mail, loads no mail client; InviteWorker, which e-mails every invite, does', async () => {
+  it('loads the mail client in InviteWorker, which e-mails invites, and not in WritebackWorker', async () => {
     expect(staticImportOf(await bundle('WritebackWorker'), '@aws-sdk/client-sesv2')).toBe(false);
     expect(staticImportOf(await bundle('InviteWorker'), '@aws-sdk/client-sesv2')).toBe(true);
   });

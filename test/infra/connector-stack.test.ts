@@ -175,7 +175,7 @@ describe('Stack: ConnectorStack', () => {
     });
   });
 
-  it('names every output as CloudFormation accepts (alphanumeric) and outputs all that npm run ops -- --aws reads', () => {
+  it('names outputs as CloudFormation accepts (alphanumeric) and outputs all that ops --aws reads', () => {
     const outputs = Object.keys(template.toJSON().Outputs as Record<string, unknown>);
     for (const name of outputs) expect(name).toMatch(/^[A-Za-z0-9]{1,255}$/);
     expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', ...Object.values(OPS_OUTPUTS).map((o) => o.output)]));

@@ -54,7 +54,9 @@ export class AshbyAdapter implements AtsAdapter {
     });
   }
 
-  /** `Ashby-Signature: sha256=<hex>`, HMAC-SHA256 of the raw body with the secret token (docs: authenticating-webhooks). */
+  /**
+   * `Ashby-Signature: sha256=<hex>`, HMAC-SHA256 of the raw body with the secret token (docs: authenticating-webhooks).
+   */
   public verifyWebhook(request: InboundWebhook): WebhookVerification {
     const secret = this.secrets.atsWebhookSecret;
     const header = request.headers['ashby-signature']?.trim();
@@ -144,7 +146,10 @@ export class AshbyAdapter implements AtsAdapter {
     return found ? { noteId: found.id } : undefined;
   }
 
-  /** `application.changeStage {applicationId, interviewStageId}`; stage names resolve in the application's interview plan. */
+  /**
+   * `application.changeStage {applicationId, interviewStageId}`; stage names resolve in the application's interview
+   * plan.
+   */
   public async moveToStage(
     target: ApplicationRef,
     stage: StageMatcher,

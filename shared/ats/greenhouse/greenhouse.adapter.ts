@@ -84,7 +84,7 @@ export class GreenhouseAdapter implements AtsAdapter {
    */
   public verifyWebhook(request: InboundWebhook): WebhookVerification {
     const secret = this.secrets.atsWebhookSecret;
-    const header = request.headers['signature'];
+    const header = request.headers.signature;
     if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
     if (!header) return { valid: false, reason: 'no Signature header' };
     const [algorithm, digest] = header.trim().split(/\s+/, 2);
@@ -146,7 +146,10 @@ export class GreenhouseAdapter implements AtsAdapter {
     };
   }
 
-  /** `POST /v3/notes` ({candidate_id, application_id, body, note_type, visibility, user_id}); a note is on the candidate. */
+  /**
+   * `POST /v3/notes` ({candidate_id, application_id, body, note_type, visibility, user_id}); a note is on the
+   * candidate.
+   */
   public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
     const body = {
       candidate_id: Number(target.atsCandidateId) || target.atsCandidateId,
@@ -202,7 +205,9 @@ export class GreenhouseAdapter implements AtsAdapter {
     return { moved: true, stageId };
   }
 
-  /** Stage names are per job in Greenhouse. The v3 path for a job's stages is unconfirmed (v1: `/v1/jobs/{id}/stages`). */
+  /**
+   * Stage names are per job in Greenhouse. The v3 path for a job's stages is unconfirmed (v1: `/v1/jobs/{id}/stages`).
+   */
   private async stageIdByName(jobId: string, name: string, signal?: AbortSignal): Promise<string> {
     const cached = this.stageIds.get(`${jobId}#${name}`);
     if (cached) return cached;

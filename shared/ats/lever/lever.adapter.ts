@@ -24,6 +24,7 @@ import {
   stageChangeDataSchema,
   stagesSchema,
 } from './lever.schemas';
+import { describeFirstIssue } from '../../validation';
 
 export type LeverAdapterOptions = AtsAdapterOptions;
 
@@ -68,7 +69,10 @@ export class LeverAdapter implements AtsAdapter {
     }
     const fields = v.safeParse(leverSignedFieldsSchema, document);
     if (!fields.success)
-      return { valid: false, reason: `no signed fields: ${v.getDotPath(fields.issues[0]!) ?? 'body'} missing` };
+      return {
+        valid: false,
+        reason: `no signed fields: ${describeFirstIssue(fields.issues, { fallbackField: 'body' }).field} missing`,
+      };
     const { token, triggeredAt, signature } = fields.output;
     if (!digestMatches(hmacSha256(secret, `${token}${triggeredAt}`), signature, 'hex'))
       return { valid: false, reason: 'signature does not match' };
@@ -156,7 +160,7 @@ export class LeverAdapter implements AtsAdapter {
 
   /** `POST /v1/opportunities/{id}/notes?perform_as=` (NangoHQ create-note; Pipedream add-note). */
   public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
-    const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
+    const path = this.opportunityPath(target, 'notes');
     const created = await this.http.request(
       {
         method: 'POST',
@@ -202,7 +206,7 @@ export class LeverAdapter implements AtsAdapter {
       opportunitySchema,
     );
     if (stageIdOf(opportunity.data.stage) === stageId) return { moved: false, stageId };
-    const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/stage?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
+    const path = this.opportunityPath(target, 'stage');
     await this.http.request({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
     return { moved: true, stageId };
   }
@@ -218,6 +222,12 @@ export class LeverAdapter implements AtsAdapter {
       },
       v.unknown(),
     );
+  }
+
+  /** An opportunity's sub-resource, written as the configured user (`perform_as`). */
+  private opportunityPath(target: ApplicationRef, resource: 'notes' | 'stage'): string {
+    const opportunity = encodeURIComponent(target.atsApplicationId);
+    return `/v1/opportunities/${opportunity}/${resource}?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
   }
 
   private async stages(signal?: AbortSignal): Promise<Map<string, string>> {

@@ -33,10 +33,8 @@ export const skillListSchema = v.pipe(
  */
 export function interviewLanguageSchema(extraLanguages: readonly string[] = []) {
   const allowed: readonly string[] = [...INTERVIEW_LANGUAGES, ...extraLanguages];
-  return v.picklist(
-    allowed,
-    `must be one of ${INTERVIEW_LANGUAGES.join(', ')}${extraLanguages.length ? ` or an opted-in code (${extraLanguages.join(', ')})` : ''}`,
-  );
+  const optedIn = extraLanguages.length ? ` or an opted-in code (${extraLanguages.join(', ')})` : '';
+  return v.picklist(allowed, `must be one of ${INTERVIEW_LANGUAGES.join(', ')}${optedIn}`);
 }
 
 /** POST /custom/interview (spec §4.1); the service's defaults are made explicit so a request says what it means. */

@@ -109,7 +109,8 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
 
   it.each([
     [
-      '{"action":"candidate_stage_change","payload":{"application":{"id":1,"status":"rejected","candidate":{"id":2},"jobs":[{"id":3}]}}}',
+      '{"action":"candidate_stage_change","payload":{"application":' +
+        '{"id":1,"status":"rejected","candidate":{"id":2},"jobs":[{"id":3}]}}}',
       'ignored',
     ],
     ['{"action":"delete_candidate","payload":{}}', 'invalid'],

@@ -112,7 +112,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     expect(waits.every((ms) => ms >= 1000 && ms <= 10_000)).toBe(true);
   });
 
-  it('never re-sends a note that may have been written (5xx), but reports it as retryable with mayHaveSucceeded', async () => {
+  it('never re-sends a note that may have been written (5xx): retryable, with mayHaveSucceeded', async () => {
     sandbox.state.faults.rate500 = 1;
     const before = sandbox.state.requests['POST /v3/notes'] ?? 0;
     const error = await adapter()

@@ -49,7 +49,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
     });
   });
 
-  it('lets a retry of the same message through, held by the first worker until its lease runs out, then taken over', async () => {
+  it('holds a retry of the same message until the first lease runs out, then lets it take over', async () => {
     const input = claimInput();
     await store.claimApplication(delivery('evt-2', 'enq-9'), input, lease('w1'));
     expect(await store.claimApplication(delivery('evt-2', 'enq-9'), input, lease('w2', NOW + 1000))).toMatchObject({
@@ -76,7 +76,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
     expect(again.kind === 'already-invited' && again.record.leaseOwner).toBeFalsy();
   });
 
-  it('tries a failed invite again on a new stage entry, keeping the steps done, and never a failed write-back', async () => {
+  it('re-claims a failed invite on a new stage entry, keeping its steps; never a failed write-back', async () => {
     const input = claimInput();
     await store.claimApplication(delivery('evt-f1'), input, lease('w1'));
     await store.recordInviteStep(input, 'w1', {
@@ -146,14 +146,14 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
     });
   });
 
-  it('counts a second lease after the first creator stopped, so the next creator looks up the interview first', async () => {
+  it('counts a second creation lease, so the next creator looks the interview up first', async () => {
     const key = { connectionId: 'acme', atsJobId: 'job-crash', triggerId: 'ai-screen' };
     await store.leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease('crashed'));
     const second = await store.leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease('next', NOW + 61_000));
     expect(second).toMatchObject({ kind: 'leased', record: { createAttempts: 2, leaseOwner: 'next' } });
   });
 
-  it('finds the application by interview and e-mail, claims the write-back once, and resumes it after a crash', async () => {
+  it('finds by interview and e-mail, claims the write-back once, resumes it after a crash', async () => {
     const input = claimInput();
     await store.claimApplication(delivery('evt-4'), input, lease('w1'));
     await store.recordInviteStep(input, 'w1', {

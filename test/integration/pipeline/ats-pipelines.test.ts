@@ -81,7 +81,7 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
   });
 
   it.each(KINDS)(
-    '%s: stage change → one interview → one invite → report → note and stage move, however often the webhook comes',
+    '%s: stage change → one interview, one invite → report → note and move, however often it comes',
     async (kind) => {
       const ats = stack.ats[kind];
       const email = `e2e-${randomUUID().slice(0, 8)}+${kind}@candidates.example.com`;

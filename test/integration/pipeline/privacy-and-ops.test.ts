@@ -193,7 +193,7 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).status).toBe(2);
   }, 180_000);
 
-  it('ops: lists a candidate the ATS refused for good, and invites them once the cause is fixed and they re-enter the stage', async () => {
+  it('ops: lists a candidate refused for good; invites them once fixed and back in the stage', async () => {
     const greenhouse = stack.ats.greenhouse;
     const email = `refused-${randomUUID().slice(0, 8)}@candidates.example.com`;
     const application = greenhouse.addCandidate({ firstName: 'Ren', lastName: 'Refused', email });

@@ -32,7 +32,7 @@ describe('Pipeline: a rate-limited ATS on the local stack', () => {
     rmSync(WORK_DIR, { recursive: true, force: true });
   });
 
-  it('defers the write-back while Workable answers 429, then writes it back once, with nothing failed or dead-lettered', async () => {
+  it('defers the write-back through Workable 429s, then writes once; nothing failed or dead-lettered', async () => {
     const ats = stack.ats.workable;
     const email = `limited-${randomUUID().slice(0, 8)}+workable@candidates.example.com`;
     const application = ats.addCandidate({ firstName: 'Rae', lastName: 'Limit', email });

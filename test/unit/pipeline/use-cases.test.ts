@@ -145,7 +145,9 @@ describe('Use case: ensureInterviewForTrigger', () => {
       ...dependencies(store, context),
       now: () => clock,
       newOwner: () => 'me',
-      sleep: async (ms: number) => void (clock += ms),
+      sleep: async (ms: number) => {
+        clock += ms;
+      },
     };
     expect(
       (await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).interviewId,
@@ -170,7 +172,9 @@ describe('Use case: ensureInterviewForTrigger', () => {
       ...dependencies(store, context),
       now: () => clock,
       newOwner: () => 'me',
-      sleep: async (ms: number) => void (clock += ms),
+      sleep: async (ms: number) => {
+        clock += ms;
+      },
       leaseMs: 20_000,
     };
     // It polls for half its own lease (10 s), then the creator still holds 30 s of its lease.

@@ -88,6 +88,8 @@ export interface KitContext {
   candidate(id: string): KitCandidate | undefined;
   job(id: string): KitJob | undefined;
   stage(jobId: string, stageId: string): KitStage | undefined;
+  /** The application's candidate and job, which the sandbox always creates with it. */
+  parties(application: KitApplication): { candidate: KitCandidate; job: KitJob };
   /** Records a move made through the API, and fires the stage-change webhook as the real ATS would. */
   moveByApi(application: KitApplication, toStageId: string): void;
   addNote(application: KitApplication, body: string, author?: string): KitNote;
@@ -165,6 +167,12 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     candidate: (id) => state.candidates.find((c) => c.id === id),
     job: (id) => state.jobs.find((j) => j.id === id),
     stage: (jobId, stageId) => state.jobs.find((j) => j.id === jobId)?.stages.find((s) => s.id === stageId),
+    parties: (application) => {
+      const candidate = state.candidates.find((c) => c.id === application.candidateId);
+      const job = state.jobs.find((j) => j.id === application.jobId);
+      if (!candidate || !job) throw new Error(`sandbox state: application ${application.id} lost its candidate or job`);
+      return { candidate, job };
+    },
     moveByApi(application, toStageId) {
       state.moves.push({
         applicationId: application.id,

@@ -13,7 +13,8 @@ console.log(`  full API key:    ${sandbox.apiKey}`);
 console.log(`  limited API key: ${sandbox.limitedApiKey} (no permission for reports)`);
 console.log(`  try: curl -H 'x-api-key: ${sandbox.apiKey}' ${sandbox.url}/interview/reports`);
 console.log(
-  `  control: ${sandbox.url}/_sandbox/state, POST /_sandbox/webhooks, /_sandbox/complete-interview, /_sandbox/faults, /_sandbox/reports`,
+  `  control: ${sandbox.url}/_sandbox/state, ` +
+    'POST /_sandbox/webhooks, /_sandbox/complete-interview, /_sandbox/faults, /_sandbox/reports',
 );
 
 const shutdown = (): void => {

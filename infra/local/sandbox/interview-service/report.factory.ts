@@ -44,9 +44,11 @@ export function buildReport(options: {
   const timestamp = formatTimestamp(now);
   let clock = 0;
   const transcript = questions.flatMap((q, index) => {
-    const asked = { timestamp: (clock += 5), role: 'interviewer', content: q.question };
+    clock += 5;
+    const asked = { timestamp: clock, role: 'interviewer', content: q.question };
+    clock += 20 + Math.floor(random() * 60);
     const answered = {
-      timestamp: (clock += 20 + Math.floor(random() * 60)),
+      timestamp: clock,
       role: 'candidate',
       content: `Answer ${index + 1}: a worked example drawn from recent projects.`,
     };

@@ -231,7 +231,7 @@ export async function startInterviewServiceSandbox(
     if (delay === 0) {
       addReport(interview, request, candidateId, reportId, notify);
     } else {
-      track(
+      void track(
         new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             timers.delete(timer);

@@ -21,9 +21,8 @@ const failed = (response: Parameters<typeof sendJson>[0], error: string) =>
   sendJson(response, 200, { success: false, errors: [error] });
 
 function applicationJson(kit: KitContext, application: KitApplication) {
-  const candidate = kit.candidate(application.candidateId)!;
-  const job = kit.job(application.jobId)!;
-  const stage = kit.stage(job.id, application.stageId)!;
+  const { candidate, job } = kit.parties(application);
+  const stage = kit.stage(job.id, application.stageId) ?? { id: application.stageId, name: application.stageId };
   return {
     id: application.id,
     status: 'Active',
@@ -119,7 +118,7 @@ export function startAshbySandbox(
             return failed(response, 'interview_plan_not_found');
           ok(
             response,
-            kit.state.jobs[0]!.stages.map((s, i) => ({
+            (kit.state.jobs[0]?.stages ?? []).map((s, i) => ({
               id: s.id,
               title: s.name,
               type: 'Active',

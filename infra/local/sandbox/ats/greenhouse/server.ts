@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import { listen, matchRoute, readBody, seededRandom, sendJson, type Route } from '../../http-kit';
 import { addLatency, answeredByFault, noFaults, type AtsFaults } from '../faults';
 import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
+import { describeFirstIssue } from '../../../../../shared/validation';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
   port: 4020,
@@ -101,7 +102,9 @@ const SEEDED_JOBS: Job[] = [
   },
 ];
 
-/** Greenhouse unicode-escapes its JSON before signing (webhooks/_introduction.md); re-serialising breaks the signature. */
+/**
+ * Greenhouse unicode-escapes its JSON before signing (webhooks/_introduction.md); re-serialising breaks the signature.
+ */
 function greenhouseJson(document: unknown): Buffer {
   return Buffer.from(
     JSON.stringify(document).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026'),
@@ -264,8 +267,10 @@ export async function startGreenhouseSandbox(
           return sendJson(response, 400, { message: 'body is not JSON' });
         }
         const parsed = v.safeParse(noteBody, document);
-        if (!parsed.success)
-          return unprocessable(response, v.getDotPath(parsed.issues[0]!) ?? 'body', parsed.issues[0]!.message);
+        if (!parsed.success) {
+          const { field } = describeFirstIssue(parsed.issues, { fallbackField: 'body' });
+          return unprocessable(response, field, parsed.issues[0]?.message ?? 'invalid');
+        }
         const candidate = state.candidates.find((c) => c.id === Number(parsed.output.candidate_id));
         if (!candidate)
           return sendJson(response, 404, { message: `candidate ${parsed.output.candidate_id} not found` });
@@ -407,7 +412,8 @@ export async function startGreenhouseSandbox(
   }
 
   async function issueToken(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const expected = `Basic ${Buffer.from(`${GREENHOUSE_SANDBOX_DEFAULTS.clientId}:${GREENHOUSE_SANDBOX_DEFAULTS.clientSecret}`).toString('base64')}`;
+    const { clientId, clientSecret } = GREENHOUSE_SANDBOX_DEFAULTS;
+    const expected = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
     const form = new URLSearchParams((await readBody(request)).toString());
     if (request.headers.authorization !== expected) return sendJson(response, 401, { error: 'invalid_client' });
     if (form.get('grant_type') !== 'client_credentials')

@@ -31,7 +31,7 @@ function leverDelivery(secret: string, event: string, data: Record<string, unkno
 }
 
 function opportunityJson(kit: KitContext, application: KitApplication, expand: boolean) {
-  const candidate = kit.candidate(application.candidateId)!;
+  const { candidate } = kit.parties(application);
   return {
     id: application.id,
     name: `${candidate.firstName} ${candidate.lastName}`,

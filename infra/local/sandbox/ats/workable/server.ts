@@ -18,8 +18,7 @@ const STAGES: KitStage[] = [
 ];
 
 function candidateJson(kit: KitContext, application: KitApplication) {
-  const candidate = kit.candidate(application.candidateId)!;
-  const job = kit.job(application.jobId)!;
+  const { candidate, job } = kit.parties(application);
   return {
     id: application.id,
     name: `${candidate.firstName} ${candidate.lastName}`,

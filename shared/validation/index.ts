@@ -1,0 +1,1 @@
+export { describeFirstIssue, type IssueDescription } from './issues';

@@ -1,0 +1,24 @@
+import * as v from 'valibot';
+
+export interface IssueDescription {
+  /** The dotted path of the first issue, under `prefix`, or `fallbackField` when it has none. */
+  field: string;
+  /** `field: message`, the form every 400 and every refusal of the connector uses. */
+  message: string;
+}
+
+/**
+ * The first of valibot's issues as the field it names and a message that starts with that field, so an error says
+ * which field to fix (`data.report_id: Invalid length`). Only the path and valibot's message are used, never the
+ * value: the value may be personal data or a secret.
+ */
+export function describeFirstIssue(
+  issues: readonly v.BaseIssue<unknown>[],
+  options: { prefix?: string; fallbackField?: string } = {},
+): IssueDescription {
+  const fallbackField = options.fallbackField ?? '(root)';
+  const first = issues[0];
+  const path = first ? v.getDotPath(first) : null;
+  const field = [options.prefix, path].filter(Boolean).join('.') || options.prefix || fallbackField;
+  return { field, message: `${field}: ${first?.message ?? 'invalid value'}` };
+}
