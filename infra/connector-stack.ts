@@ -140,7 +140,8 @@ export class ConnectorStack extends Stack {
       ['dynamodb:Query'],
       [`${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`],
     );
-    allow(inviteWorker, ['dynamodb:PutItem'], [tables.events.tableArn]);
+    // Deliveries recorded with each claim, the deletion tombstone written on a purge and checked in every claim.
+    allow(inviteWorker, ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], [tables.events.tableArn]);
     allow(inviteWorker, ['ses:SendEmail'], this.sesIdentities(props));
     allow(writebackWorker, ['dynamodb:Query', 'dynamodb:UpdateItem'], [tables.applications.tableArn]);
     allow(writebackWorker, ['dynamodb:Query'], [index]);

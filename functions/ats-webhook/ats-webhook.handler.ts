@@ -3,12 +3,14 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { createLogger } from '../../shared/observability/logger';
 import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
 import { QueuePublisher, type CandidateDeletedMessage, type StageEnteredMessage } from '../../shared/queue';
-import { connectionContext } from '../_runtime/connections';
+import { webhookConnection } from '../_runtime/webhook-connection';
+import { boundStageEnteredEvent } from '../../shared/ats/bounds';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { mappingStore } from '../_runtime/store';
 
 const publisher = new QueuePublisher();
+const MAX_DELETED_APPLICATION_IDS = 100;
 const store = mappingStore();
 const logger = createLogger('ats-webhook');
 
@@ -21,8 +23,9 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   const connectionId = event.pathParameters?.connectionId ?? '';
   const body = rawBody(event);
   if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
-  const context = await connectionContext(connectionId);
-  if (!context) return jsonResponse(404, { error: `unknown connection ${connectionId}` });
+  const loaded = await webhookConnection(connectionId, logger);
+  if (!loaded.ok) return loaded.response;
+  const { context } = loaded;
   const request = { headers: lowerCaseHeaders(event), rawBody: body };
   const verification = context.ats.verifyWebhook(request, Date.now());
   if (!verification.valid) {
@@ -43,14 +46,17 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
   let message: StageEnteredMessage | CandidateDeletedMessage;
   if (parsed.kind === 'candidate-deleted') {
+    const deleted = parsed.event;
     message = {
       v: 1,
       kind: 'candidate-deleted',
       enqueueId: randomUUID(),
       connectionId,
       receivedAt: Date.now(),
-      atsCandidateId: parsed.event.atsCandidateId,
-      atsApplicationIds: parsed.event.atsApplicationIds,
+      atsCandidateId: deleted.atsCandidateId,
+      // The purge finds every application by the candidate's index; the ids named here only add to it. Capped,
+      // so a message stays far below SQS's 256 KiB whatever list the body carried.
+      atsApplicationIds: [...new Set(deleted.atsApplicationIds)].slice(0, MAX_DELETED_APPLICATION_IDS),
     };
   } else {
     if (!mayMatchTriggers(context.connection, parsed.event))
@@ -61,7 +67,7 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
       enqueueId: randomUUID(),
       connectionId,
       receivedAt: Date.now(),
-      event: parsed.event,
+      event: boundStageEnteredEvent(parsed.event, body),
     };
   }
   try {
@@ -69,13 +75,13 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   } catch (error) {
     logger.error('ats webhook: could not enqueue', {
       connectionId,
-      deliveryId: parsed.event.deliveryId,
+      kind: message.kind,
       code: (error as Error).name,
     });
     if (replayKey) await store.forgetReplayKey(connectionId, replayKey).catch(() => undefined);
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });
   }
-  logger.info('ats webhook: enqueued', { connectionId, kind: message.kind, deliveryId: parsed.event.deliveryId });
+  logger.info('ats webhook: enqueued', { connectionId, kind: message.kind });
   return jsonResponse(200, { status: 'accepted' });
 }

@@ -6,7 +6,7 @@ import { EVENT_KINDS } from '../../shared/interview-service/constants';
 import { reportCreatedDataSchema, webhookDeliverySchema } from '../../shared/interview-service/schemas';
 import { createLogger } from '../../shared/observability/logger';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
-import { connectionContext } from '../_runtime/connections';
+import { webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { describeFirstIssue } from '../../shared/validation';
@@ -23,9 +23,9 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
   const { connectionId = '', token = '' } = event.pathParameters ?? {};
   const body = rawBody(event);
   if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
-  const context = await connectionContext(connectionId);
-  if (!context) return jsonResponse(404, { error: `unknown connection ${connectionId}` });
-  if (!secretEquals(context.secrets.interviewWebhookToken, token)) {
+  const loaded = await webhookConnection(connectionId, logger);
+  if (!loaded.ok) return loaded.response;
+  if (!secretEquals(loaded.context.secrets.interviewWebhookToken, token)) {
     logger.warn('interview webhook refused: bad token', { connectionId });
     return jsonResponse(401, { error: 'unknown token' });
   }

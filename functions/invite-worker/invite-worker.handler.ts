@@ -20,7 +20,7 @@ export const handler = sqsBatchHandler(
   stageQueueMessageSchema,
   async (message, _record, run) => {
     if (message.kind === 'candidate-deleted') {
-      await handleCandidateDeleted(message, deps);
+      await handleCandidateDeleted(message, deps, run.signal);
       return;
     }
     const results = await handleStageEntered(message, deps, run);

@@ -94,7 +94,7 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
     const match = matchRoute(table, request.method ?? 'GET', url.pathname);
     if (!match) return sendJson(response, 404, { message: 'Not Found' });
     const route = match.route as (typeof table)[number];
-    void (async () => {
+    return (async () => {
       const body = await readLimited(request);
       if (!body) return sendJson(response, 413, { message: 'Request Entity Too Large' });
       try {

@@ -1,11 +1,8 @@
-import * as v from 'valibot';
+import { safeIdSchema } from '../validation';
 
 /**
  * An identifier as the ATSs issue them: numbers (Greenhouse), UUIDs (Ashby, Lever), short codes and slugs
- * (Workable). Anything else (spaces, control characters, lone surrogates that cannot even be put in a URL) is
- * refused at the webhook, before a worker would try to use it.
+ * (Workable). Anything else (spaces, control characters, lone surrogates that cannot even be put in a URL, more
+ * than 200 characters) is refused at the webhook, before a worker would try to use it as a key.
  */
-export const atsIdSchema = v.pipe(
-  v.string(),
-  v.regex(/^[A-Za-z0-9][A-Za-z0-9._:@+=~-]{0,199}$/, 'must be an ATS identifier (letters, digits, . _ : @ + = ~ -)'),
-);
+export const atsIdSchema = safeIdSchema;

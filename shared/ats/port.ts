@@ -26,6 +26,8 @@ export type WebhookVerification =
   /** `replayKey`: a value the connector must refuse to see twice (Lever's per-delivery token). */
   | { valid: true; replayKey?: string; replayTtlSeconds?: number };
 
+export type DeletionConfirmation = { confirmed: true } | { confirmed: false; reason: string };
+
 export type StageConfirmation =
   | { confirmed: true; event: StageEnteredEvent & { atsJobId: string } }
   | { confirmed: false; reason: string };
@@ -84,6 +86,11 @@ export interface AtsAdapter {
     stage: StageMatcher,
     signal?: AbortSignal,
   ): Promise<{ moved: boolean; stageId: string }>;
+  /**
+   * Where the deletion webhook is not signed over its body (Lever), checks with the ATS's API that the candidate
+   * is really gone before anything is purged. Others sign what they send and need no check.
+   */
+  confirmCandidateDeleted?(event: CandidateDeletedEvent, signal?: AbortSignal): Promise<DeletionConfirmation>;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
 }

@@ -132,7 +132,13 @@ export const connectionSecretsSchema = v.object({
   interviewApiKey: v.pipe(v.string(), v.nonEmpty()),
   /** Authenticates the service's unsigned webhooks: the last segment of the connection's interview-webhook URL. */
   interviewWebhookToken: v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters')),
-  atsWebhookSecret: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  /** The ATS's webhook signing secret: at least 16 characters that are not all blanks, like the token above. */
+  atsWebhookSecret: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((secret) => secret.trim().length >= 16, 'must be at least 16 characters (not counting blanks)'),
+    ),
+  ),
   atsApiKey: v.optional(v.string()),
   atsClientId: v.optional(v.string()),
   atsClientSecret: v.optional(v.string()),
@@ -152,3 +158,15 @@ export type Trigger = Connection['triggers'][number];
 export type StageMatcher = Trigger['stage'];
 export type AdvanceRule = NonNullable<Connection['writeBack']['advance']>;
 export type ConnectionSecrets = v.InferOutput<typeof connectionSecretsSchema>;
+
+/**
+ * The stage id configured for a job, read as an own property only: a job id from a webhook such as
+ * `constructor` or `__proto__` names no stage, where `idsByJob[jobId]` would hand back an inherited function.
+ */
+export function stageIdForJob(
+  stage: { idsByJob?: Record<string, string> | undefined },
+  jobId: string | undefined,
+): string | undefined {
+  const byJob = stage.idsByJob;
+  return byJob && jobId !== undefined && Object.hasOwn(byJob, jobId) ? byJob[jobId] : undefined;
+}

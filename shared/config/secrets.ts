@@ -52,7 +52,8 @@ export function fileSecretsProvider(path: string): SecretsProvider {
         { cause: error },
       );
     }
-    if (!(secretRef in document)) throw new SecretsError('secret-not-found', `secret ${secretRef} is not in ${path}`);
+    if (!Object.hasOwn(document, secretRef))
+      throw new SecretsError('secret-not-found', `secret ${secretRef} is not in ${path}`);
     return document[secretRef];
   });
 }

@@ -5,14 +5,21 @@ export function hmacSha256(secret: string, data: Buffer | string): Buffer {
 }
 
 /**
- * Compares a received digest (hex or base64 text) with the expected bytes in constant time. The received text
- * is decoded first, so a wrong length or alphabet fails without an early exit on content.
+ * Compares a received digest (hex or base64 text) with the expected bytes in constant time. Only the exact
+ * encoding of a digest of the expected length is accepted: hex of exactly twice its bytes, or canonical base64
+ * (standard or URL-safe alphabet, padding optional), so no extra character or non-canonical spelling passes.
  */
 export function digestMatches(expected: Buffer, received: string, encoding: 'hex' | 'base64'): boolean {
-  const pattern = encoding === 'hex' ? /^[0-9a-fA-F]+$/ : /^[A-Za-z0-9+/_-]+={0,2}$/;
-  if (!pattern.test(received)) return false;
-  const decoded = Buffer.from(encoding === 'hex' ? received : received.replace(/-/g, '+').replace(/_/g, '/'), encoding);
+  if (encoding === 'hex') {
+    if (received.length !== expected.length * 2 || !/^[0-9a-fA-F]+$/.test(received)) return false;
+    return timingSafeEqual(Buffer.from(received, 'hex'), expected);
+  }
+  const standard = received.replace(/-/g, '+').replace(/_/g, '/');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(standard)) return false;
+  const decoded = Buffer.from(standard, 'base64');
   if (decoded.length !== expected.length) return false;
+  // Canonical: re-encoding gives back what was sent (Node's decoder ignores stray trailing bits and characters).
+  if (decoded.toString('base64').replace(/=+$/, '') !== standard.replace(/=+$/, '')) return false;
   return timingSafeEqual(decoded, expected);
 }
 

@@ -67,5 +67,6 @@ const TEMPLATES: Record<string, InviteTemplate> = {
 
 export function inviteTemplateFor(language: string): InviteTemplate {
   const base = language.toLowerCase().split('-')[0] ?? 'en';
-  return TEMPLATES[language] ?? TEMPLATES[base] ?? (TEMPLATES.en as InviteTemplate);
+  const own = (code: string) => (Object.hasOwn(TEMPLATES, code) ? TEMPLATES[code] : undefined);
+  return own(language) ?? own(base) ?? (TEMPLATES.en as InviteTemplate);
 }

@@ -1,6 +1,7 @@
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { InviteEmail, Mailer } from '../pipeline/ports';
 import { inviteTemplateFor } from './invite-templates';
+import { singleLine, TEXT_LIMITS } from '../validation';
 
 export interface SesMailerOptions {
   /** The verified sender used when a trigger names none. */
@@ -34,6 +35,9 @@ export class SesMailer implements Mailer {
 
   public async sendInvite(email: InviteEmail): Promise<{ messageId: string }> {
     const template = inviteTemplateFor(email.language);
+    // Names reach a subject line and a body: one line, no control characters (no header or line injection).
+    const jobName = singleLine(email.jobName, TEXT_LIMITS.name);
+    const candidateName = singleLine(email.candidateName, TEXT_LIMITS.name);
     const result = await this.client
       .send(
         new SendEmailCommand({
@@ -41,10 +45,10 @@ export class SesMailer implements Mailer {
           Destination: { ToAddresses: [email.to] },
           Content: {
             Simple: {
-              Subject: { Data: template.subject(email.jobName), Charset: 'UTF-8' },
+              Subject: { Data: template.subject(jobName), Charset: 'UTF-8' },
               Body: {
                 Text: {
-                  Data: template.body(email.candidateName || 'there', email.jobName, email.inviteUrl),
+                  Data: template.body(candidateName || 'there', jobName, email.inviteUrl),
                   Charset: 'UTF-8',
                 },
               },

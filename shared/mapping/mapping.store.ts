@@ -33,6 +33,9 @@ export interface MappingTableNames {
   events: string;
 }
 
+/** The events-table key that marks a candidate the ATS deleted. */
+const tombstoneKey = (connectionId: string, atsCandidateId: string) => `deleted#${connectionId}#${atsCandidateId}`;
+
 export interface DynamoMappingStoreOptions {
   tables: MappingTableNames;
   client?: DynamoDBClient;
@@ -124,13 +127,22 @@ export class DynamoMappingStore implements MappingStore {
                 ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
               },
             },
+            {
+              // A candidate the ATS deleted stays deleted: no delivery, late or replayed, records or invites them.
+              ConditionCheck: {
+                TableName: this.tables.events,
+                Key: marshall({ pk: tombstoneKey(input.connectionId, input.atsCandidateId) }),
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
           ],
         }),
       );
       return { kind: 'claimed', record: fresh, resumed: false };
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
-      const [deliveryReason, claimReason] = error.CancellationReasons ?? [];
+      const [deliveryReason, claimReason, tombstoneReason] = error.CancellationReasons ?? [];
+      if (tombstoneReason?.Code === 'ConditionalCheckFailed') return { kind: 'candidate-deleted' };
       if (deliveryReason?.Code === 'ConditionalCheckFailed') return { kind: 'duplicate-delivery' };
       if (claimReason?.Code !== 'ConditionalCheckFailed') throw error;
       const record = claimReason.Item
@@ -554,6 +566,21 @@ export class DynamoMappingStore implements MappingStore {
     atsCandidateId: string,
     atsApplicationIds: readonly string[] = [],
   ): Promise<{ applications: number }> {
+    // The tombstone first: a delivery claimed after it finds it; one claimed before is deleted below. It holds the
+    // ATS's candidate id only and lasts as long as an application record would have.
+    const now = Date.now();
+    await this.client.send(
+      new PutItemCommand({
+        TableName: this.tables.events,
+        Item: marshall({
+          pk: tombstoneKey(connectionId, atsCandidateId),
+          kind: 'candidate-deleted',
+          connectionId,
+          deletedAt: now,
+          [MAPPING_TABLES.ttlAttribute]: this.expiry(now, this.applicationDays),
+        }),
+      }),
+    );
     const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
     const byCandidate = await this.queryAll({
       TableName: this.tables.applications,

@@ -3,7 +3,14 @@ import type { PipelineLogger } from '../pipeline/ports';
 
 /** Attribute names that may hold personal data or secrets: their values never reach a log line. */
 const SENSITIVE_KEYS = /(email|e-mail|name|phone|secret|token|password|apikey|api_key|authorization|signature)/i;
-const EMAIL_PATTERN = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+/**
+ * Every quantifier is bounded (a local part is at most 64 characters, a domain 253, a top-level domain 24), so a
+ * scan does a bounded amount of work per position: linear in the text, where `[…]+@` was quadratic on a long run
+ * of letters without an `@`.
+ */
+const EMAIL_PATTERN = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,253}\.[A-Za-z]{2,24}/g;
+/** Longer strings are cut before they are scrubbed: a log line carries ids and reasons, never documents. */
+export const MAX_LOGGED_STRING = 2_000;
 const KEEP_KEYS = new Set([
   'connectionId',
   'interviewId',
@@ -19,11 +26,25 @@ const KEEP_KEYS = new Set([
   'kind',
 ]);
 
+/** A string as it may be logged: cut to `MAX_LOGGED_STRING` characters, then every e-mail address masked. */
+export function scrubText(text: string): string {
+  const cut =
+    text.length > MAX_LOGGED_STRING
+      ? `${text.slice(0, MAX_LOGGED_STRING)}…[${text.length - MAX_LOGGED_STRING} more characters]`
+      : text;
+  return maskEmails(cut);
+}
+
+/** Every e-mail address in the text as `[email]`; linear in the text's length. */
+export function maskEmails(text: string): string {
+  return text.replace(EMAIL_PATTERN, '[email]');
+}
+
 /** Removes personal data from log attributes: by key, and any e-mail address left inside a string. */
 export function scrub(value: unknown, key = '', depth = 0): unknown {
   if (depth > 6) return '[deep]';
   if (key && !KEEP_KEYS.has(key) && SENSITIVE_KEYS.test(key)) return '[redacted]';
-  if (typeof value === 'string') return value.replace(EMAIL_PATTERN, '[email]');
+  if (typeof value === 'string') return scrubText(value);
   if (Array.isArray(value)) return value.slice(0, 50).map((item) => scrub(item, '', depth + 1));
   if (value && typeof value === 'object') {
     return Object.fromEntries(
@@ -43,7 +64,16 @@ export function createLogger(
   const write =
     (level: 'info' | 'warn' | 'error') =>
     (message: string, attributes: Record<string, unknown> = {}) => {
-      powertools[level](scrub(message) as string, scrub(attributes) as Record<string, unknown>);
+      // Scrubbing costs time; a line the level filter drops is not scrubbed at all.
+      if (!isEnabled(powertools, level)) return;
+      powertools[level](scrubText(message), scrub(attributes) as Record<string, unknown>);
     };
   return { powertools, info: write('info'), warn: write('warn'), error: write('error') };
+}
+
+const LEVEL_ORDER = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+
+function isEnabled(logger: Logger, level: 'info' | 'warn' | 'error'): boolean {
+  const threshold = LEVEL_ORDER.indexOf(logger.getLevelName() as (typeof LEVEL_ORDER)[number]);
+  return LEVEL_ORDER.indexOf(level.toUpperCase() as (typeof LEVEL_ORDER)[number]) >= threshold;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Connection, Trigger } from '../config';
+import { singleLine, TEXT_LIMITS } from '../validation';
 import type { CreateInterviewInput, UpdateInterviewInput } from '../interview-service';
 
 /**
@@ -12,7 +13,8 @@ export function interviewNameFor(
   job: { atsJobId: string; jobName?: string | undefined },
 ): string {
   const title = trigger.interview.namePattern
-    .replaceAll('{jobName}', job.jobName ?? `Job ${job.atsJobId}`)
+    // The job's name comes from the ATS: one bounded line on the service, as in an e-mail.
+    .replaceAll('{jobName}', singleLine(job.jobName ?? `Job ${job.atsJobId}`, TEXT_LIMITS.name))
     .replaceAll('{jobId}', job.atsJobId);
   return `${title} (ref ${connection.id}/${job.atsJobId}/${trigger.id})`;
 }

@@ -7,6 +7,8 @@ export type ClaimApplicationResult =
   /** `resumed`: an earlier worker held this claim and stopped; its steps may be half done. */
   | { kind: 'claimed'; record: ApplicationRecord; resumed: boolean }
   | { kind: 'duplicate-delivery' }
+  /** The ATS deleted the candidate (a tombstone): a late or replayed delivery must not bring them back. */
+  | { kind: 'candidate-deleted' }
   /** Another worker holds the lease, or the steps are done: nothing to do for this message. */
   | { kind: 'held-elsewhere'; record: ApplicationRecord }
   | { kind: 'already-invited'; record: ApplicationRecord };

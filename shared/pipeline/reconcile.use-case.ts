@@ -1,4 +1,5 @@
 import { listAll } from '../interview-service/list-all';
+import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
 import type { PipelineDependencies, ReportToWriteBack } from './ports';
 import { normaliseEmail, type ApplicationRecord } from './records';
@@ -40,6 +41,14 @@ export async function reconcileConnection(
     );
     result.reportsFound += reports.length;
     for (const report of reports) {
+      if (![report.report_id, report.interview_id, report.candidate_id].every((id) => SAFE_ID_PATTERN.test(id))) {
+        // Such an id could not be a key or a message: skipped and said, never a failure of the connection.
+        deps.logger.warn('reconcile: a report with an identifier the connector cannot key on is skipped', {
+          connectionId,
+          interviewId: job.interviewId,
+        });
+        continue;
+      }
       const email = normaliseEmail(report.candidate_email_id);
       const application = applications.find(
         (a) =>

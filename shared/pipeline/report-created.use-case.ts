@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { httpsLink } from '../validation';
 import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
@@ -104,8 +105,9 @@ export async function handleReportCreated(
       const existing =
         (record.writeBackAttempts ?? 1) > 1 ? await context.ats.findNote(target, marker, options.signal) : undefined;
       // Where the ATS has a link field (Lever), the report link goes there as well; it is recorded with the note.
-      if (!existing && report.report_url && context.ats.attachReportLink)
-        await context.ats.attachReportLink(target, report.report_url, options.signal);
+      const reportLink = httpsLink(report.report_url);
+      if (!existing && reportLink && context.ats.attachReportLink)
+        await context.ats.attachReportLink(target, reportLink, options.signal);
       let note = existing;
       if (!note) {
         note = await postNoteOnce(

@@ -1,5 +1,6 @@
 import type { AdvanceRule } from '../config';
 import type { InterviewReport } from '../interview-service';
+import { httpsLink, quoted, singleLine, TEXT_LIMITS } from '../validation';
 
 export interface AdvanceDecision {
   advance: boolean;
@@ -37,17 +38,24 @@ const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ?
 /** `2 violations (tab_switch, face_not_visible)`: the count and each kind once. */
 const describeViolations = (violations: readonly { type: string }[]) =>
   violations.length
-    ? `${plural(violations.length, 'violation')} (${[...new Set(violations.map((v) => v.type))].join(', ')})`
+    ? `${plural(violations.length, 'violation')} (${[...new Set(violations.map((v) => label(v.type)))].join(', ')})`
     : plural(0, 'violation');
 
-const rated = (label: string, rating?: string | null, feedback?: string | null): string =>
-  `${label}: ${rating || 'not rated'}${feedback ? ` (${feedback})` : ''}`;
+/** A short value from the report (a skill, a rating, a violation type) on one bounded line. */
+const label = (text: string) => singleLine(text, 100);
+
+/**
+ * `Skill: rating “feedback”`. Feedback and question texts may quote the candidate: quoted and flattened, they
+ * cannot start a line of their own that reads like the note's ("AI match score: 100 / 100").
+ */
+const rated = (name: string, rating?: string | null, feedback?: string | null): string =>
+  `${label(name)}: ${rating ? label(rating) : 'not rated'}${feedback ? ` ${quoted(feedback)}` : ''}`;
 
 /** The summary note written on the candidate's application; ids and links only, no contact details. */
 export function formatReportNote(report: InterviewReport, decision: AdvanceDecision): string {
   const violations = report.proctoring_violations ?? [];
   const lines = [
-    `AI interview completed: ${report.interview_name ?? report.interview_id}`,
+    `AI interview completed: ${singleLine(report.interview_name ?? report.interview_id, TEXT_LIMITS.name)}`,
     `AI match score: ${report.ai_match_score ?? 'n/a'} / 100`,
     `Proctoring score: ${report.proctoring_score ?? 'n/a'} / 100, ${describeViolations(violations)}`,
   ];
@@ -74,12 +82,17 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
     lines.push(
       'Questions:',
       ...custom.map(
-        (q, i) => `  ${i + 1}. ${rated(q.question_text, q.ai_evaluation.rating, q.ai_evaluation.feedback)}`,
+        (q, i) =>
+          `  ${i + 1}. ${quoted(q.question_text, 300)}: ${q.ai_evaluation.rating ? label(q.ai_evaluation.rating) : 'not rated'}` +
+          (q.ai_evaluation.feedback ? ` ${quoted(q.ai_evaluation.feedback)}` : ''),
       ),
     );
-  if (report.report_url) lines.push(`Report: ${report.report_url}`);
+  // Only https: links: a `javascript:` or `data:` URL in a report is not shown as a link to a recruiter.
+  const reportLink = httpsLink(report.report_url);
+  if (reportLink) lines.push(`Report: ${reportLink}`);
   // The stream URL expires; the player link stays valid (facts "Behaviour").
-  if (report.interview_recording_player_url) lines.push(`Recording: ${report.interview_recording_player_url}`);
+  const recordingLink = httpsLink(report.interview_recording_player_url);
+  if (recordingLink) lines.push(`Recording: ${recordingLink}`);
   lines.push(decision.explanation);
   return lines.join('\n');
 }

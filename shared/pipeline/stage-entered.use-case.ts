@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Trigger } from '../config';
 import type { ApplicationRef, StageEnteredEvent } from '../ats/port';
+import { boundStageEnteredEvent } from '../ats/bounds';
+import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
@@ -18,6 +20,7 @@ type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 export type StageEnteredOutcome =
   | 'invited'
   | 'duplicate-delivery'
+  | 'candidate-deleted'
   | 'already-invited'
   | 'held-elsewhere'
   | 'no-matching-trigger'
@@ -56,7 +59,8 @@ export async function handleStageEntered(
       deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
       return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
     }
-    event = confirmation.event;
+    // The ATS's API may hand back what no webhook could carry (Lever): bounded the same way.
+    event = boundStageEnteredEvent(confirmation.event);
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
@@ -123,14 +127,18 @@ async function inviteForTrigger(
     return { outcome: claim.kind };
   }
   const record = claim.record;
-  const sendEmail = trigger.invite.email && email !== undefined;
+  // One mailbox or no e-mail: a list, a display name or a header smuggled into the address never reaches SES.
+  const recipient = singleEmailAddress(event.candidate.email);
+  if (trigger.invite.email && event.candidate.email !== undefined && recipient === undefined)
+    deps.logger.warn('stage entered: the e-mail address is not one mailbox; the e-mail channel is skipped', log);
+  const sendEmail = trigger.invite.email && recipient !== undefined;
   const postNote = trigger.invite.atsNote;
   try {
     if (!sendEmail && !postNote) {
       await deps.store.markApplicationFailed(
         key,
         owner,
-        'the candidate has no e-mail address and the trigger posts no invite note',
+        'the candidate has no usable e-mail address and the trigger posts no invite note',
       );
       deps.logger.warn('stage entered: no way to invite', log);
       return { outcome: 'failed', reason: 'no-invite-channel' };
@@ -174,7 +182,7 @@ async function inviteForTrigger(
       });
       try {
         await deps.mailer.sendInvite({
-          to: email,
+          to: recipient,
           candidateName: event.candidate.name ?? '',
           jobName: event.jobName ?? `Job ${event.atsJobId}`,
           inviteUrl: interview.inviteUrl,

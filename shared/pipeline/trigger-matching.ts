@@ -1,4 +1,5 @@
 import type { Connection, StageMatcher, Trigger } from '../config';
+import { stageIdForJob } from '../config';
 import type { StageEnteredEvent } from '../ats/port';
 
 export type MatchResult = 'yes' | 'no' | 'unknown';
@@ -12,7 +13,7 @@ export function stageMatches(
   stage: { id?: string | undefined; name?: string | undefined },
   jobId: string | undefined,
 ): MatchResult {
-  const perJob = jobId === undefined ? undefined : matcher.idsByJob?.[jobId];
+  const perJob = stageIdForJob(matcher, jobId);
   if (matcher.idsByJob && jobId === undefined) return 'unknown';
   if (perJob !== undefined) return perJob === stage.id ? 'yes' : 'no';
   if (matcher.id !== undefined) return matcher.id === stage.id ? 'yes' : 'no';

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { atsIdSchema } from '../ats/ids';
+import { safeIdSchema } from '../validation';
 
 const text = v.pipe(v.string(), v.nonEmpty());
 
@@ -19,7 +20,7 @@ export const stageEnteredMessageSchema = v.object({
   receivedAt: v.number(),
   deferrals,
   event: v.object({
-    deliveryId: text,
+    deliveryId: safeIdSchema,
     atsJobId: v.optional(atsIdSchema),
     jobName: v.optional(v.string()),
     atsApplicationId: atsIdSchema,
@@ -53,9 +54,9 @@ export const reportCreatedMessageSchema = v.object({
   receivedAt: v.number(),
   deferrals,
   source: v.picklist(['webhook', 'reconciler']),
-  reportId: text,
-  interviewId: text,
-  candidateId: text,
+  reportId: safeIdSchema,
+  interviewId: safeIdSchema,
+  candidateId: safeIdSchema,
   /** Set by an operator (`npm run ops -- match`) to attach a parked report to an application by hand. */
   atsApplicationId: v.optional(atsIdSchema),
 });

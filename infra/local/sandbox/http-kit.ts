@@ -82,13 +82,50 @@ export interface RunningServer {
   close: () => Promise<void>;
 }
 
-/** Listens on 127.0.0.1 only; port 0 picks a free port (tests), a fixed one serves `npm start`. */
+/** What a client sent that cannot be a request: a bad percent-encoding, a request target that is no URL. */
+function isClientMistake(error: unknown): boolean {
+  return error instanceof URIError || (error as { code?: string }).code === 'ERR_INVALID_URL';
+}
+
+/**
+ * The answer to a request whose handling failed: 400 for what the client sent wrong, 500 for the server's own
+ * fault, and a closed socket when the client broke off (an aborted body) or the answer had started. Never a throw.
+ */
+export function answerFailure(request: IncomingMessage, response: ServerResponse, error: unknown): void {
+  if (request.destroyed || response.headersSent || response.destroyed) {
+    response.destroy();
+    return;
+  }
+  const clientMistake = isClientMistake(error);
+  sendJson(response, clientMistake ? 400 : 500, { message: clientMistake ? 'Bad Request' : 'Internal Server Error' });
+}
+
+/**
+ * Listens on 127.0.0.1 only; port 0 picks a free port (tests), a fixed one serves `npm start`. Whatever a socket
+ * sends (a malformed path, an absolute-form target that is no URL, a body cut off mid-way), the handler's throw or
+ * rejection becomes an answer or a closed socket, never an exception that ends the process.
+ */
 export async function listen(
-  handler: (request: IncomingMessage, response: ServerResponse) => void,
+  handler: (request: IncomingMessage, response: ServerResponse) => void | Promise<void>,
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {
-  const server = createServer(handler);
+  const server = createServer((request, response) => {
+    // A client that aborts mid-body makes the request emit 'error'; without a listener that would throw.
+    request.on('error', () => response.destroy());
+    response.on('error', () => response.destroy());
+    try {
+      const work = handler(request, response);
+      if (work instanceof Promise) work.catch((error: unknown) => answerFailure(request, response, error));
+    } catch (error) {
+      answerFailure(request, response, error);
+    }
+  });
+  // Requests Node cannot parse at all (over-long headers, bad request lines) get its 400 and the socket closes.
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

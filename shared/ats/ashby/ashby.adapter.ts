@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { ConnectionSecrets, StageMatcher } from '../../config';
+import { stageIdForJob } from '../../config';
 import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
@@ -167,7 +168,7 @@ export class AshbyAdapter implements AtsAdapter {
     );
     const current = info.results.currentInterviewStage;
     const stageId =
-      stage.idsByJob?.[target.atsJobId] ??
+      stageIdForJob(stage, target.atsJobId) ??
       stage.id ??
       (await this.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
     if (current.id === stageId) return { moved: false, stageId };

@@ -87,8 +87,10 @@ export class GreenhouseAdapter implements AtsAdapter {
     const header = request.headers.signature;
     if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
     if (!header) return { valid: false, reason: 'no Signature header' };
-    const [algorithm, digest] = header.trim().split(/\s+/, 2);
-    if (algorithm !== 'sha256' || !digest) return { valid: false, reason: 'Signature is not "sha256 <hex>"' };
+    // Exactly the algorithm, one space and one digest: nothing before, between or after.
+    const [algorithm, digest, ...rest] = header.trim().split(' ');
+    if (algorithm !== 'sha256' || !digest || rest.length)
+      return { valid: false, reason: 'Signature is not "sha256 <hex>"' };
     return digestMatches(hmacSha256(secret, request.rawBody), digest, 'hex')
       ? { valid: true }
       : { valid: false, reason: 'signature does not match' };

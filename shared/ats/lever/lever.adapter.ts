@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
+import { stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient, basicAuth } from '../ats-http';
@@ -7,6 +9,8 @@ import { AtsError, ATS_ERROR_CODES } from '../errors';
 import type {
   ApplicationRef,
   AtsAdapter,
+  CandidateDeletedEvent,
+  DeletionConfirmation,
   AtsNote,
   InboundWebhook,
   StageConfirmation,
@@ -20,6 +24,7 @@ import {
   leverWebhookSchema,
   noteCreatedSchema,
   notesSchema,
+  opportunityListSchema,
   opportunitySchema,
   stageChangeDataSchema,
   stagesSchema,
@@ -82,7 +87,9 @@ export class LeverAdapter implements AtsAdapter {
         valid: false,
         reason: `stale: triggeredAt is outside the ${this.connection.webhookFreshnessMinutes}-minute window`,
       };
-    return { valid: true, replayKey: `lever-token:${token}`, replayTtlSeconds: Math.ceil((2 * windowMs) / 1000) };
+    // The replay key is what was signed, hashed to a bounded key: no other (token, triggeredAt) signs the same.
+    const signed = createHash('sha256').update(`${token}${triggeredAt}`).digest('hex');
+    return { valid: true, replayKey: `lever-signed:${signed}`, replayTtlSeconds: Math.ceil((2 * windowMs) / 1000) };
   }
 
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
@@ -117,6 +124,38 @@ export class LeverAdapter implements AtsAdapter {
         candidate: {},
       },
     };
+  }
+
+  /**
+   * `candidateDeleted` is signed over `token + triggeredAt` only, so its ids are a claim: a purge happens only when
+   * Lever's API no longer has the opportunities it names (404), or, when it names none, the contact has no
+   * opportunity left (`GET /v1/opportunities?contact_id=`).
+   */
+  public async confirmCandidateDeleted(
+    event: CandidateDeletedEvent,
+    signal?: AbortSignal,
+  ): Promise<DeletionConfirmation> {
+    for (const opportunityId of event.atsApplicationIds) {
+      try {
+        await this.http.request(
+          { method: 'GET', path: `/v1/opportunities/${encodeURIComponent(opportunityId)}`, signal },
+          v.unknown(),
+        );
+        return { confirmed: false, reason: 'Lever still has the opportunity' };
+      } catch (error) {
+        if ((error as AtsError).code !== ATS_ERROR_CODES.notFound) throw error;
+      }
+    }
+    if (event.atsApplicationIds.length) return { confirmed: true };
+    const left = await this.http.request(
+      {
+        method: 'GET',
+        path: `/v1/opportunities?contact_id=${encodeURIComponent(event.atsCandidateId)}&limit=1`,
+        signal,
+      },
+      opportunityListSchema,
+    );
+    return left.data.length ? { confirmed: false, reason: 'Lever still has the contact' } : { confirmed: true };
   }
 
   /** The opportunity as the API has it: its stage must be the one the webhook claims. */
@@ -200,7 +239,7 @@ export class LeverAdapter implements AtsAdapter {
     signal?: AbortSignal,
   ): Promise<{ moved: boolean; stageId: string }> {
     const stageId =
-      stage.id ?? stage.idsByJob?.[target.atsJobId] ?? (await this.stageIdByName(stage.name as string, signal));
+      stage.id ?? stageIdForJob(stage, target.atsJobId) ?? (await this.stageIdByName(stage.name as string, signal));
     const opportunity = await this.http.request(
       { method: 'GET', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}`, signal },
       opportunitySchema,

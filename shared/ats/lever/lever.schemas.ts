@@ -4,7 +4,8 @@ import { atsIdSchema } from '../ids';
 /** Lever webhook (help.lever.co "Configuring webhooks"): the signature sits in the body, over token + triggeredAt. */
 export const leverSignedFieldsSchema = v.object({
   token: v.pipe(v.string(), v.nonEmpty()),
-  triggeredAt: v.union([v.number(), v.pipe(v.string(), v.regex(/^\d+$/))]),
+  // A JSON integer (epoch ms) only: a digit string would let "0" + ms re-sign the same bytes under a new key.
+  triggeredAt: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
   signature: v.pipe(v.string(), v.nonEmpty()),
 });
 
@@ -38,6 +39,9 @@ export const opportunitySchema = v.object({
     ),
   }),
 });
+
+/** `GET /v1/opportunities?contact_id=`: only whether any is left matters. */
+export const opportunityListSchema = v.object({ data: v.array(v.unknown()) });
 
 export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), text: v.string() })) });
 export const noteCreatedSchema = v.object({

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
+import { stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient } from '../ats-http';
@@ -140,7 +141,7 @@ export class WorkableAdapter implements AtsAdapter {
     signal?: AbortSignal,
   ): Promise<{ moved: boolean; stageId: string }> {
     const slug =
-      stage.idsByJob?.[target.atsJobId] ??
+      stageIdForJob(stage, target.atsJobId) ??
       stage.id ??
       (await this.slugByName(target.atsJobId, stage.name as string, signal));
     const current = await this.http.request(

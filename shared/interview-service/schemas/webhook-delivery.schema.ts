@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { EVENT_KINDS } from '../constants';
-import { idSchema } from './primitives.schema';
+import { safeIdSchema } from '../../validation';
 import { reportEntries } from './resources.schema';
 
 /**
@@ -15,9 +15,10 @@ export const webhookDeliverySchema = v.object({
 /** `data` of `interview_report.created`: at least the three ids, often the whole (untrusted) report. */
 export const reportCreatedDataSchema = v.object({
   ...reportEntries,
-  report_id: idSchema,
-  interview_id: idSchema,
-  candidate_id: idSchema,
+  // These ids become keys and URL segments: bounded and in a safe charset (shared/validation/ids.ts).
+  report_id: safeIdSchema,
+  interview_id: safeIdSchema,
+  candidate_id: safeIdSchema,
 });
 
 export const reportCreatedDeliverySchema = v.object({

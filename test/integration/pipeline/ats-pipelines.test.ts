@@ -205,6 +205,13 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
       await expect(connectionContext(connectionOf('ashby').id)).rejects.toThrow(
         'atsWebhookSecret is required for ashby connections',
       );
+      // At the door: 503 (the ATS delivers again once the secret is fixed), not a bare 500.
+      resetConnectionCaches();
+      const answer = await fetch(`${stack.gatewayUrl}/webhooks/ats/${connectionOf('ashby').id}`, {
+        method: 'POST',
+        body: '{"action":"ping"}',
+      });
+      expect(answer.status).toBe(503);
     } finally {
       writeFileSync(path, original);
       resetConnectionCaches();

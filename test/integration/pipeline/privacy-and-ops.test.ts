@@ -33,14 +33,17 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
       headers: { 'content-type': 'application/json', ...headers },
       body,
     });
+  /** Records mentioning any needle, besides the deletion tombstones (which hold the ATS's candidate id alone). */
   const holds = async (needles: string[]) => {
     const items = [
       ...(await scanTable(stack, stack.tables.applications)),
       ...(await scanTable(stack, stack.tables.events)),
       ...(await scanTable(stack, stack.tables.jobs)),
-    ];
+    ].filter((item) => item.kind !== 'candidate-deleted');
     return items.filter((item) => needles.some((n) => JSON.stringify(item).includes(n)));
   };
+  const tombstoneOf = async (connectionId: string, atsCandidateId: string) =>
+    (await scanTable(stack, stack.tables.events)).find((e) => e.pk === `deleted#${connectionId}#${atsCandidateId}`);
 
   beforeAll(async () => {
     // Two Greenhouse customers beside the demo connections, to show one's secret opens nothing of the other's.
@@ -115,6 +118,8 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     expect(answer.status).toBe(200);
     await waitFor(async () => (await holds([email])).length === 0, 20_000, 'the purge');
     expect(await holds([email, `#${application.id}`, `#${application.candidateId}`])).toEqual([]);
+    const tombstone = await tombstoneOf('demo-greenhouse', application.candidateId);
+    expect(Object.keys(tombstone ?? {}).sort()).toEqual(['connectionId', 'deletedAt', 'expiresAt', 'kind', 'pk']);
   });
 
   it("purges a Lever candidate's records on candidateDeleted", async () => {
@@ -124,6 +129,8 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     await invitedInterviewId(stack, email);
     await stack.waitForQuiet();
     expect(await holds([email])).toHaveLength(1);
+    // Lever's deletion webhook is signed over its token only: the connector purges once Lever's API agrees.
+    await stack.ats.lever.deleteCandidate(application.id);
     const secret = secretsOf('demo-lever').atsWebhookSecret as string;
     const token = randomUUID();
     const triggeredAt = Date.now();
@@ -137,6 +144,7 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     expect((await post('demo-lever', body, {})).status).toBe(200);
     await waitFor(async () => (await holds([email])).length === 0, 20_000, 'the purge');
     expect(await holds([email, application.id, application.candidateId])).toEqual([]);
+    expect(await tombstoneOf('demo-lever', application.candidateId)).toBeDefined();
   });
 
   it('ops: status, unmatched, match and purge', async () => {

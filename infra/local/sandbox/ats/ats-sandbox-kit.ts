@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AtsKind } from '../../../../shared/config';
-import { listen, matchRoute, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
+import {
+  answerFailure,
+  listen,
+  matchRoute,
+  readBody,
+  seededRandom,
+  sendJson,
+  type Route,
+  type RouteContext,
+} from '../http-kit';
 import { addLatency, answeredByFault, noFaults, type AtsFaults } from './faults';
 import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from './signed-webhooks';
 
@@ -66,6 +75,8 @@ export interface AtsSandboxView {
     stageId?: string;
     repeat?: number;
   }): Promise<DeliveryRecord[]>;
+  /** Deletes the candidate of the application and all their applications, as a recruiter would in the ATS. */
+  deleteCandidate(applicationId: string): Promise<void>;
   /** The application's current stage sent again as a new delivery. */
   resendStageChange(applicationId: string): Promise<DeliveryRecord[]>;
   notesOf(applicationId: string): string[];
@@ -220,6 +231,12 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     },
     {
       method: 'POST',
+      pattern: '/_sandbox/delete-candidate',
+      handle: async ({ request, response }) =>
+        sendJson(response, 200, await sandbox.deleteCandidate(String((await kit.json(request)).applicationId))),
+    },
+    {
+      method: 'POST',
       pattern: '/_sandbox/faults',
       handle: async ({ request, response }) =>
         sendJson(response, 200, Object.assign(state.faults, await kit.json(request))),
@@ -253,8 +270,9 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
         ? handleApi({ request, response, url, params: apiMatch.params }, apiMatch.route)
         : sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
     Promise.resolve(work).catch((error: unknown) => {
-      if (!response.headersSent)
-        sendJson(response, error instanceof SyntaxError ? 400 : 500, { message: (error as Error).message });
+      // A body that is not JSON is the client's mistake, as a real API would say.
+      if (error instanceof SyntaxError && !response.headersSent) sendJson(response, 400, { message: error.message });
+      else answerFailure(request, response, error);
     });
   }, spec.port);
   baseUrl = running.url;
@@ -290,6 +308,13 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       state.candidates.push(candidate);
       state.applications.push(application);
       return application;
+    },
+    async deleteCandidate(applicationId) {
+      const application = kit.application(applicationId);
+      if (!application) throw new Error(`applicationId: no application ${applicationId}`);
+      const { candidate } = kit.parties(application);
+      state.candidates = state.candidates.filter((c) => c.id !== candidate.id);
+      state.applications = state.applications.filter((a) => a.candidateId !== candidate.id);
     },
     async moveCandidate(input) {
       const application = kit.application(input.applicationId);

@@ -47,6 +47,7 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
         repeat: input.repeat,
       }),
     resendStageChange: async (id) => [await sandbox.resendStageChange(Number(id))],
+    deleteCandidate: async (id) => void (await sandbox.deleteCandidate(Number(id))),
     notesOf: (id) => {
       const found = application(id);
       return sandbox.state.notes.filter((n) => found && n.candidate_id === found.candidate_id).map((n) => n.body);

@@ -16,6 +16,12 @@ function randomFor(...parts: string[]): () => number {
   return seededRandom(digest.readUInt32BE(0));
 }
 
+/**
+ * Reports, recordings and the player live on the service's file host, always over https; nothing here serves
+ * them (the connector only links them), and a reserved example domain never resolves.
+ */
+const FILES_HOST = 'https://files.interview-sandbox.example';
+
 export function shortId(prefix: string, random: () => number = Math.random): string {
   const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
   let id = prefix;
@@ -30,10 +36,9 @@ export function buildReport(options: {
   candidateId: string;
   reportId: string;
   jobApplicantId: string;
-  baseUrl: string;
   now: Date;
 }): SandboxReport {
-  const { interview, completion, candidateId, reportId, baseUrl, now } = options;
+  const { interview, completion, candidateId, reportId, now } = options;
   const random = randomFor(interview.interview_id, completion.candidate_email.toLowerCase());
   const aiMatchScore = completion.ai_match_score ?? Math.round(45 + random() * 53);
   const violationCount = completion.proctoring_violations ?? (random() < 0.2 ? 1 + Math.floor(random() * 3) : 0);
@@ -65,9 +70,9 @@ export function buildReport(options: {
     candidate_name: completion.candidate_name,
     candidate_email_id: completion.candidate_email,
     report_date: formatDate(now),
-    report_url: `${baseUrl}/files/reports/${reportId}.pdf`,
-    interview_recording_url: `${baseUrl}/files/recordings/${reportId}.m3u8?expires=${now.getTime() + 3_600_000}`,
-    interview_recording_player_url: `${baseUrl}/player/${reportId}`,
+    report_url: `${FILES_HOST}/files/reports/${reportId}.pdf`,
+    interview_recording_url: `${FILES_HOST}/files/recordings/${reportId}.m3u8?expires=${now.getTime() + 3_600_000}`,
+    interview_recording_player_url: `${FILES_HOST}/player/${reportId}`,
     proctoring_score: violationCount === 0 ? 100 : Math.max(40, 95 - violationCount * 15),
     ai_match_score: aiMatchScore,
     proctoring_violations: Array.from({ length: violationCount }, (_, i) => ({

@@ -194,7 +194,6 @@ export async function startInterviewServiceSandbox(
       candidateId,
       reportId,
       jobApplicantId: randomUUID(),
-      baseUrl,
       now: new Date(),
     });
     state.reports.push(report);

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { listen, matchRoute, readBody, seededRandom, sendJson, type Route } from '../../http-kit';
+import { answerFailure, listen, matchRoute, readBody, seededRandom, sendJson, type Route } from '../../http-kit';
 import { addLatency, answeredByFault, noFaults, type AtsFaults } from '../faults';
 import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 import { describeFirstIssue } from '../../../../../shared/validation';
@@ -77,6 +77,8 @@ export interface GreenhouseSandbox {
   }): Promise<DeliveryRecord[]>;
   /** Sends the application's current stage again as a new event (a new Greenhouse-Event-ID). */
   resendStageChange(applicationId: number): Promise<DeliveryRecord>;
+  /** Deletes the application's candidate and sends the signed `delete_candidate` webhook, as Greenhouse does. */
+  deleteCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   close(): Promise<void>;
 }
 
@@ -439,9 +441,7 @@ export async function startGreenhouseSandbox(
       if (apiMatch) return handleApi(request, response, apiMatch.route, apiMatch.params, url);
       sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
     })();
-    work.catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, 500, { message: (error as Error).message });
-    });
+    work.catch((error: unknown) => answerFailure(request, response, error));
   }, options.port ?? GREENHOUSE_SANDBOX_DEFAULTS.port);
   baseUrl = running.url;
 
@@ -469,6 +469,27 @@ export async function startGreenhouseSandbox(
       if (!event) throw new Error(`application ${applicationId} has sent no stage change yet`);
       const [record] = await send(event.body, 'candidate_stage_change', randomUUID());
       return record as DeliveryRecord;
+    },
+    async deleteCandidate(applicationId) {
+      const application = state.applications.find((a) => a.id === applicationId);
+      if (!application) throw new Error(`application ${applicationId} does not exist`);
+      const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+      const deleted = state.applications.filter((a) => a.candidate_id === candidate.id).map((a) => a.id);
+      state.applications = state.applications.filter((a) => a.candidate_id !== candidate.id);
+      state.candidates = state.candidates.filter((c) => c.id !== candidate.id);
+      // webhooks/_candidate_events.md, "Delete candidate": the person and the ids of the applications deleted.
+      const body = greenhouseJson({
+        action: 'delete_candidate',
+        payload: {
+          person: {
+            id: candidate.id,
+            first_name: candidate.first_name,
+            last_name: candidate.last_name,
+            deleted_application_ids: deleted,
+          },
+        },
+      });
+      return send(body, 'delete_candidate', randomUUID());
     },
     close: running.close,
   };

@@ -94,6 +94,18 @@ export async function startLeverSandbox(
             sendJson(response, 200, { data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false }),
         },
         {
+          // Opportunities of a contact (`contact_id`); a deleted contact has none.
+          method: 'GET',
+          pattern: '/v1/opportunities',
+          handle: ({ response, url }) => {
+            const contact = url.searchParams.get('contact_id');
+            const data = kit.state.applications
+              .filter((a) => !contact || a.candidateId === contact)
+              .map((a) => opportunityJson(kit, a, false));
+            sendJson(response, 200, { data, hasNext: false });
+          },
+        },
+        {
           method: 'GET',
           pattern: '/v1/opportunities/:id',
           handle: ({ response, params, url }) => {

@@ -1,0 +1,33 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { ConnectionContext, PipelineLogger } from '../../shared/pipeline/ports';
+import { connectionContext } from './connections';
+import { jsonResponse } from './http';
+
+export type WebhookConnection =
+  | { ok: true; context: ConnectionContext }
+  | { ok: false; response: APIGatewayProxyStructuredResultV2 };
+
+/**
+ * The connection a webhook is addressed to, before anything of the body is read. An unknown connection is 404
+ * (README, Security: ids are addresses, not credentials). A secret that cannot be read (missing, invalid, Secrets
+ * Manager down) is 503, so the sender delivers again once it is fixed, with an ERROR line naming the connection
+ * and the reason for the operator (never the secret's value).
+ */
+export async function webhookConnection(
+  connectionId: string,
+  logger: PipelineLogger,
+  load: (connectionId: string) => Promise<ConnectionContext | undefined> = connectionContext,
+): Promise<WebhookConnection> {
+  try {
+    const context = await load(connectionId);
+    if (!context) return { ok: false, response: jsonResponse(404, { error: `unknown connection ${connectionId}` }) };
+    return { ok: true, context };
+  } catch (error) {
+    logger.error('webhook: the connection cannot be loaded', {
+      connectionId,
+      code: (error as { code?: string }).code ?? (error as Error).name,
+      reason: (error as Error).message,
+    });
+    return { ok: false, response: jsonResponse(503, { error: 'the connection is not available; try again later' }) };
+  }
+}
