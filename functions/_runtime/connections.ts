@@ -12,8 +12,11 @@ import { createAtsAdapter } from '../../shared/ats';
 import { InterviewServiceClient } from '../../shared/interview-service';
 import type { ConnectionContext } from '../../shared/pipeline/ports';
 import { connectionsFilePath, ENV } from './env';
+import { createLogger } from '../../shared/observability/logger';
 
 let registry: ConnectionRegistry | undefined;
+/** Skipped list items and opted-in languages are said here (ids and field paths only). */
+const clientLogger = createLogger('interview-service-client');
 let secrets: SecretsProvider | undefined;
 const contexts = new Map<string, { context: Promise<ConnectionContext>; expiresAt: number }>();
 
@@ -55,6 +58,7 @@ export async function connectionContext(connectionId: string): Promise<Connectio
         apiKey: connectionSecrets.interviewApiKey,
         extraLanguages: connection.interviewService.extraLanguages,
         timeoutMs: connection.interviewService.timeoutMs,
+        logger: clientLogger,
       }),
     };
   })();

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { customQuestionListSchema, interviewLanguageSchema, skillListSchema } from '../interview-service/schemas';
+import { CODING_LANGUAGES } from '../interview-service/constants';
 
 export const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
 export type AtsKind = (typeof ATS_KINDS)[number];
@@ -40,7 +41,7 @@ const interviewTemplate = v.object({
     v.object({
       required: v.optional(v.boolean(), true),
       only: v.optional(v.boolean(), false),
-      language: v.pipe(v.string(), v.nonEmpty()),
+      language: v.picklist(CODING_LANGUAGES, `must be one of ${CODING_LANGUAGES.join(', ')}`),
       details: v.optional(v.string()),
     }),
   ),

@@ -11,7 +11,7 @@ import {
   type RetryHooks,
   type RetryPolicy,
 } from '../http';
-import { API_KEY_HEADER, INTERVIEW_LANGUAGES } from './constants';
+import { API_KEY_HEADER, DOCUMENTED_LANGUAGES, PAGINATION } from './constants';
 import {
   ForbiddenError,
   InterviewServiceError,
@@ -21,6 +21,7 @@ import {
   RateLimitedError,
   UnauthorizedError,
   UnavailableError,
+  WrongBaseUrlError,
   describeIssues,
 } from './errors';
 import { listAll, type ListAllOptions } from './list-all';
@@ -31,6 +32,7 @@ import {
   createInterviewInputSchema,
   interviewReportSchema,
   interviewSummarySchema,
+  invitationsSchema,
   jobApplicantDetailSchema,
   jobApplicantListItemSchema,
   listQuerySchema,
@@ -43,6 +45,7 @@ import type {
   CreateInterviewInput,
   InterviewReport,
   InterviewSummary,
+  Invitation,
   JobApplicant,
   JobApplicantDetail,
   ListQuery,
@@ -67,6 +70,14 @@ export interface InterviewServiceClientOptions {
   sleep?: RetryHooks['sleep'];
   random?: RetryHooks['random'];
   onRetry?: RetryHooks['onRetry'];
+  /** A list item that did not parse and was skipped; by default a warning through `logger`. */
+  onSkippedItem?: (event: SkippedItem) => void;
+}
+
+export interface SkippedItem {
+  where: string;
+  index: number;
+  field: string;
 }
 
 export interface CallOptions {
@@ -81,6 +92,11 @@ interface RequestSpec<T> {
   body?: unknown;
   /** Schema of `data`; undefined when the response carries none (update). */
   data?: v.GenericSchema<unknown, T>;
+  /**
+   * For lists: the schema of one item. Each item is parsed on its own; one that does not parse is skipped and
+   * reported (`onSkippedItem`), never a reason to refuse the page.
+   */
+  item?: v.GenericSchema<unknown, unknown>;
   signal?: AbortSignal | undefined;
 }
 
@@ -96,6 +112,7 @@ export class InterviewServiceClient {
   private readonly fetchImpl: typeof fetch;
   private readonly logger: WarningLogger;
   private readonly extraLanguages: readonly string[];
+  private readonly onSkippedItem: (event: SkippedItem) => void;
   private readonly createSchema: ReturnType<typeof createInterviewInputSchema>;
   private readonly updateSchema: ReturnType<typeof updateInterviewInputSchema>;
 
@@ -108,19 +125,71 @@ export class InterviewServiceClient {
     this.fetchImpl = options.fetch ?? fetch;
     this.logger = options.logger ?? noopLogger;
     this.extraLanguages = options.extraLanguages ?? [];
+    this.onSkippedItem =
+      options.onSkippedItem ??
+      ((event) => this.logger.warn('interview service: a list item that does not parse was skipped', { ...event }));
     this.createSchema = createInterviewInputSchema(this.extraLanguages);
     this.updateSchema = updateInterviewInputSchema(this.extraLanguages);
   }
 
-  /** `GET /interview`: the interviews of the account; `keyword` narrows by name. */
+  /** `GET /interviews` (the OpenAPI's list; `GET /interview` is not a route): `keyword` narrows by name. */
   public async listInterviews(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewSummary[]> {
-    return this.request({
-      method: 'GET',
-      path: '/interview',
+    return this.requestList({
+      path: '/interviews',
       query: this.checkQuery(query),
-      data: v.array(interviewSummarySchema),
+      item: interviewSummarySchema,
       signal: options.signal,
     });
+  }
+
+  /**
+   * `POST /interview/invite`: one candidate's own link and `candidate_id` (documented outside the spec's list).
+   * Not idempotent (inviting twice makes two sessions) and so sent exactly once, never retried here: after an
+   * error with `mayHaveSucceeded`, look with `findInvitation` before inviting again.
+   */
+  public async inviteCandidate(
+    input: {
+      interviewId: string;
+      name: string;
+      email: string;
+      jobApplicationId?: string | undefined;
+      /** The service sends its own e-mail unless this is true. */
+      disableEmailNotification: boolean;
+    },
+    options: CallOptions = {},
+  ): Promise<Invitation> {
+    const result = await this.request({
+      method: 'POST',
+      path: '/interview/invite',
+      body: {
+        interview_id: this.checkId('interviewId', input.interviewId),
+        candidates: [{ name: input.name, email: input.email }],
+        ...(input.jobApplicationId ? { job_application_id: input.jobApplicationId } : {}),
+        disable_email_notification: input.disableEmailNotification,
+      },
+      data: invitationsSchema,
+      signal: options.signal,
+    });
+    const [invitation] = result.invitations;
+    if (!invitation)
+      throw new MalformedResponseError('POST /interview/invite: the answer holds no invitation', {
+        field: 'data.invitations',
+      });
+    return invitation;
+  }
+
+  /** The invitation of `email` to the interview, if the service has one (`GET /interview/invites?keyword=`). */
+  public async findInvitation(
+    interviewId: string,
+    email: string,
+    options: CallOptions = {},
+  ): Promise<CandidateInvite | undefined> {
+    const wanted = email.trim().toLowerCase();
+    const invites = await listAll(
+      (page, limit) => this.listInvites({ interview_id: interviewId, keyword: email, page, limit }, options),
+      { idOf: (invite) => invite.candidate_id },
+    );
+    return invites.find((invite) => invite.candidate_email_id?.trim().toLowerCase() === wanted);
   }
 
   /**
@@ -158,21 +227,19 @@ export class InterviewServiceClient {
   }
 
   public async listReports(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewReport[]> {
-    return this.request({
-      method: 'GET',
+    return this.requestList({
       path: '/interview/reports',
       query: this.checkQuery(query),
-      data: v.array(interviewReportSchema),
+      item: interviewReportSchema,
       signal: options.signal,
     });
   }
 
   public async listInvites(query: ListQuery = {}, options: CallOptions = {}): Promise<CandidateInvite[]> {
-    return this.request({
-      method: 'GET',
+    return this.requestList({
       path: '/interview/invites',
       query: this.checkQuery(query),
-      data: v.array(candidateInviteSchema),
+      item: candidateInviteSchema,
       signal: options.signal,
     });
   }
@@ -184,11 +251,10 @@ export class InterviewServiceClient {
     options: CallOptions = {},
   ): Promise<JobApplicant[]> {
     const path = `/job/${encodeURIComponent(this.checkId('jobId', jobId))}/applicants`;
-    return this.request({
-      method: 'GET',
+    return this.requestList({
       path,
       query: this.checkQuery(query),
-      data: v.array(jobApplicantListItemSchema),
+      item: jobApplicantListItemSchema,
       signal: options.signal,
     });
   }
@@ -199,28 +265,65 @@ export class InterviewServiceClient {
   }
 
   public async listWebhooks(options: CallOptions = {}): Promise<Webhook[]> {
-    return this.request({ method: 'GET', path: '/webhooks', data: v.array(webhookSchema), signal: options.signal });
+    return this.requestList({ path: '/webhooks', item: webhookSchema, signal: options.signal });
   }
 
   /** Interviews whose name is exactly `name`: how a caller finds a create whose answer was lost. */
   public async findInterviewsByName(name: string, options: CallOptions = {}): Promise<InterviewSummary[]> {
-    const all = await listAll((page, limit) => this.listInterviews({ page, limit, keyword: name }, options));
+    const all = await listAll((page, limit) => this.listInterviews({ page, limit, keyword: name }, options), {
+      idOf: (interview) => interview.interview_id,
+    });
     return all.filter((interview) => interview.interview_name === name);
   }
 
-  /** Every report matching `query`, paged until a short or empty page. */
+  /** Every report matching `query`: small pages (each carries a transcript) until an empty one, by id once. */
   public async listAllReports(
     query: Omit<ListQuery, 'page' | 'limit'> = {},
     options: CallOptions & ListAllOptions = {},
   ): Promise<InterviewReport[]> {
-    return listAll((page, limit) => this.listReports({ ...query, page, limit }, options), options);
+    return listAll((page, limit) => this.listReports({ ...query, page, limit }, options), {
+      pageSize: PAGINATION.reportPageSize,
+      ...options,
+      idOf: (report) => report.report_id,
+    });
   }
 
   public async listAllInvites(
     query: Omit<ListQuery, 'page' | 'limit'> = {},
     options: CallOptions & ListAllOptions = {},
   ): Promise<CandidateInvite[]> {
-    return listAll((page, limit) => this.listInvites({ ...query, page, limit }, options), options);
+    return listAll((page, limit) => this.listInvites({ ...query, page, limit }, options), {
+      ...options,
+      idOf: (invite) => invite.candidate_id,
+    });
+  }
+
+  /** A GET of a list, parsed item by item: a malformed item is skipped and reported, the page is kept. */
+  private async requestList<T>(spec: {
+    path: string;
+    query?: Record<string, string | number | undefined>;
+    item: v.GenericSchema<unknown, T>;
+    signal?: AbortSignal | undefined;
+  }): Promise<T[]> {
+    const where = `GET ${spec.path}`;
+    const items = await this.request({
+      method: 'GET',
+      path: spec.path,
+      query: spec.query,
+      data: v.array(v.unknown()),
+      signal: spec.signal,
+    });
+    const kept: T[] = [];
+    items.forEach((entry, index) => {
+      const parsed = v.safeParse(spec.item, entry);
+      if (parsed.success) kept.push(parsed.output);
+      else {
+        // The field's path and valibot's message only: an item may hold a candidate's name or e-mail.
+        const { field } = describeIssues(parsed.issues, `data[${index}]`);
+        this.onSkippedItem({ where, index, field });
+      }
+    });
+    return kept;
   }
 
   private validateInput<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
@@ -242,8 +345,8 @@ export class InterviewServiceClient {
   }
 
   private warnOnExtraLanguage(language: string | undefined): void {
-    if (language !== undefined && !(INTERVIEW_LANGUAGES as readonly string[]).includes(language)) {
-      this.logger.warn('interview_language is outside the documented set; the connection opted into it', {
+    if (language !== undefined && !(DOCUMENTED_LANGUAGES as readonly string[]).includes(language)) {
+      this.logger.warn('interview_language is outside the 36 documented codes; the connection opted into it', {
         interview_language: language,
       });
     }
@@ -296,6 +399,9 @@ export class InterviewServiceClient {
     const serviceMessage = envelope.success ? envelope.output.message : response.bodyText.slice(0, 200);
     const context = { status: response.status };
     if (response.status === 401) throw new UnauthorizedError(serviceMessage || 'missing or invalid API key', context);
+    // The service answers a refused key (an expired one too) with its envelope; the gateway in front of it answers
+    // a route it does not have with a bare {message}: that is a wrong base URL, not a key without permission.
+    if (response.status === 403 && !envelope.success) throw new WrongBaseUrlError(where, serviceMessage, context);
     if (response.status === 403) throw new ForbiddenError(serviceMessage || 'forbidden', context);
     if (response.status === 404) throw new NotFoundError(`${where}: ${serviceMessage || 'not found'}`, context);
     if (response.status === 429) {
@@ -311,7 +417,12 @@ export class InterviewServiceClient {
       });
     }
     if (response.status < 200 || response.status >= 300) {
-      throw new InvalidRequestError(`${where}: ${serviceMessage || `service answered ${response.status}`}`, context);
+      // The documented 400 is {status: false, message: "Invalid request"} for any bad body or unknown id.
+      throw new InvalidRequestError(
+        `${where}: the service refused the request (${response.status} ${serviceMessage || 'no message'}); ` +
+          'it names no field: check the ids and the interview settings sent',
+        context,
+      );
     }
     if (!envelope.success) {
       const { field, message } = describeIssues(envelope.issues);

@@ -37,15 +37,41 @@ export class InterviewServiceError extends Error {
 
 export class UnauthorizedError extends InterviewServiceError {
   public constructor(serviceMessage: string, context: ErrorContext = {}) {
-    super(ERROR_CODES.unauthorized, false, `interview service refused the API key: ${serviceMessage}`, context);
+    super(
+      ERROR_CODES.unauthorized,
+      false,
+      `the interview service refused the API key (${serviceMessage}): put a valid key in the connection's secret`,
+      context,
+    );
     this.name = 'UnauthorizedError';
   }
 }
 
+/** 403 in the service's envelope: the key is expired or wrong (the service's guide says so), or lacks a permission. */
 export class ForbiddenError extends InterviewServiceError {
   public constructor(serviceMessage: string, context: ErrorContext = {}) {
-    super(ERROR_CODES.forbidden, false, `the API key lacks permission for this resource: ${serviceMessage}`, context);
+    super(
+      ERROR_CODES.forbidden,
+      false,
+      `the interview service refused the API key (403: ${serviceMessage}): an expired key is refused this way, ` +
+        "so rotate it in the connection's secret; if it is current, give it permission for this resource",
+      context,
+    );
     this.name = 'ForbiddenError';
+  }
+}
+
+/** 403 without the service's envelope: its gateway has no such route, so `interviewService.baseUrl` is wrong. */
+export class WrongBaseUrlError extends InterviewServiceError {
+  public constructor(where: string, gatewayMessage: string, context: ErrorContext = {}) {
+    super(
+      ERROR_CODES.wrongBaseUrl,
+      false,
+      `${where}: route not found at this base URL (403 ${gatewayMessage || 'without the service envelope'}): ` +
+        "check the connection's interviewService.baseUrl",
+      context,
+    );
+    this.name = 'WrongBaseUrlError';
   }
 }
 
@@ -89,7 +115,7 @@ export class PageLimitExceededError extends InterviewServiceError {
     super(
       ERROR_CODES.pageLimitExceeded,
       false,
-      `listing stopped after ${maxPages} pages without reaching a short page`,
+      `listing stopped after ${maxPages} pages without reaching an empty page`,
     );
     this.name = 'PageLimitExceededError';
   }

@@ -1,6 +1,7 @@
 import type * as v from 'valibot';
 import type {
   candidateInviteSchema,
+  invitationSchema,
   createdInterviewSchema,
   createInterviewInputSchema,
   interviewReportSchema,
@@ -19,6 +20,7 @@ export type InterviewReport = v.InferOutput<typeof interviewReportSchema>;
 export type CandidateInvite = v.InferOutput<typeof candidateInviteSchema>;
 export type Webhook = v.InferOutput<typeof webhookSchema>;
 export type InterviewSummary = v.InferOutput<typeof interviewSummarySchema>;
+export type Invitation = v.InferOutput<typeof invitationSchema>;
 export type CreatedInterview = v.InferOutput<typeof createdInterviewSchema>;
 export type CreateInterviewInput = v.InferInput<ReturnType<typeof createInterviewInputSchema>>;
 export type CreateInterviewBody = v.InferOutput<ReturnType<typeof createInterviewInputSchema>>;

@@ -1,4 +1,7 @@
+import { PAGINATION } from '../interview-service/constants';
 import { listAll } from '../interview-service/list-all';
+import type { InterviewReport } from '../interview-service';
+import { errorCode } from './errors';
 import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
 import type { PipelineDependencies, ReportToWriteBack } from './ports';
@@ -9,6 +12,8 @@ export interface ReconcileResult {
   interviewsChecked: number;
   reportsFound: number;
   enqueued: ReportToWriteBack[];
+  /** Interviews whose reports could not be read this run, with the error's code; the next run tries again. */
+  failedInterviews: { interviewId: string; code: string }[];
 }
 
 const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed']);
@@ -24,7 +29,13 @@ export async function reconcileConnection(
   deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'>,
   signal?: AbortSignal,
 ): Promise<ReconcileResult> {
-  const result: ReconcileResult = { connectionId, interviewsChecked: 0, reportsFound: 0, enqueued: [] };
+  const result: ReconcileResult = {
+    connectionId,
+    interviewsChecked: 0,
+    reportsFound: 0,
+    enqueued: [],
+    failedInterviews: [],
+  };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
   const since = (deps.now ?? Date.now)() - WORKER_TIMING.reconcileWindowMs;
@@ -36,9 +47,24 @@ export async function reconcileConnection(
     const active = job.updatedAt >= since || applications.some((a) => OPEN_STATES.has(a.state) || a.updatedAt >= since);
     if (!active) continue;
     result.interviewsChecked++;
-    const reports = await listAll((page, limit) =>
-      context.interviews.listReports({ interview_id: job.interviewId, page, limit }, { signal }),
-    );
+    let reports: InterviewReport[];
+    try {
+      reports = await listAll(
+        (page, limit) => context.interviews.listReports({ interview_id: job.interviewId, page, limit }, { signal }),
+        { pageSize: PAGINATION.reportPageSize, idOf: (report) => report.report_id },
+      );
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      // One interview that cannot be read does not stop the others (nor fail the connection): said, and retried.
+      const code = errorCode(error);
+      result.failedInterviews.push({ interviewId: job.interviewId as string, code });
+      deps.logger.warn('reconcile: the reports of one interview could not be read', {
+        connectionId,
+        interviewId: job.interviewId,
+        code,
+      });
+      continue;
+    }
     result.reportsFound += reports.length;
     for (const report of reports) {
       if (![report.report_id, report.interview_id, report.candidate_id].every((id) => SAFE_ID_PATTERN.test(id))) {
@@ -49,11 +75,11 @@ export async function reconcileConnection(
         });
         continue;
       }
-      const email = normaliseEmail(report.candidate_email_id);
+      const email = report.candidate_email_id ? normaliseEmail(report.candidate_email_id) : undefined;
       const application = applications.find(
         (a) =>
           (report.ats_job_application_id && a.atsApplicationId === report.ats_job_application_id) ||
-          a.candidateEmail === email,
+          (email !== undefined && a.candidateEmail === email),
       );
       const pending = application
         ? OPEN_STATES.has(application.state)
@@ -73,6 +99,7 @@ export async function reconcileConnection(
     interviewsChecked: result.interviewsChecked,
     reportsFound: result.reportsFound,
     enqueued: result.enqueued.length,
+    failedInterviews: result.failedInterviews.length,
   });
   return result;
 }

@@ -154,6 +154,8 @@ async function findApplication(
     const match = byAtsId.find((a) => a.interviewId === report.interview_id);
     if (match) return match;
   }
+  // A report without an e-mail (the service marks no field required) can only match by the ids above.
+  if (!report.candidate_email_id) return undefined;
   const found = await deps.store.findApplicationByInterview(
     report.interview_id,
     normaliseEmail(report.candidate_email_id),

@@ -17,6 +17,10 @@ export interface ChaosOptions {
   slowRate: number;
   /** Share of the service's report webhooks never sent. */
   dropReportRate: number;
+  /** Share of reports the service serves with documented-nullable fields null and optional ones missing. */
+  sparseReportRate: number;
+  /** The most items the service puts on a page whatever `limit` asked (0: no cap). */
+  maxPageSize: number;
   /** Chance that a worker crashes right after a given side effect, before recording it (once per side effect). */
   crashRate: number;
   /** Share of SQS batches handed to two workers at once. */
@@ -35,6 +39,8 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   rate500: 0.05,
   slowRate: 0.03,
   dropReportRate: 0.2,
+  sparseReportRate: 0.15,
+  maxPageSize: 10,
   crashRate: 0.25,
   duplicateDeliveryRate: 0.1,
   strangers: 10,
@@ -200,7 +206,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
     const s = stack;
     const faults = { rate429: options.rate429, rate500: options.rate500, slowRate: options.slowRate, slowMs: 1000 };
-    s.interview.setFaults({ ...faults, retryAfterSeconds: 1, dropWebhookRate: options.dropReportRate });
+    s.interview.setFaults({
+      ...faults,
+      retryAfterSeconds: 1,
+      dropWebhookRate: options.dropReportRate,
+      sparseReportRate: options.sparseReportRate,
+      maxPageSize: options.maxPageSize,
+    });
     for (const ats of Object.values(s.ats)) ats.setFaults(faults);
 
     // Candidates across every ATS and several jobs; each stage change delivered two or three times, concurrently.
@@ -480,6 +492,8 @@ export function formatChaosReport(report: ChaosReport): string {
       `${o.slowRate * 100}% answers after the client's timeout (every sandbox); ` +
       'ATS webhooks delivered 2-3 times, 10% resent out of order; ' +
       `${o.dropReportRate * 100}% of report webhooks dropped; ` +
+      `${o.sparseReportRate * 100}% of reports sparse (nulls, missing optional fields); ` +
+      `service pages capped at ${o.maxPageSize || 'no'} items; ` +
       `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; ` +
       `crash after a side effect with p=${o.crashRate}`,
     `Crashes injected: ${Object.entries(report.crashes)

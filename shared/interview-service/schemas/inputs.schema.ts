@@ -1,5 +1,11 @@
 import * as v from 'valibot';
-import { INTERVIEW_DEFAULTS, INTERVIEW_LANGUAGES, INTERVIEW_LIMITS, QUESTION_TYPES } from '../constants';
+import {
+  CODING_LANGUAGES,
+  DOCUMENTED_LANGUAGES,
+  INTERVIEW_DEFAULTS,
+  INTERVIEW_LIMITS,
+  QUESTION_TYPES,
+} from '../constants';
 
 const nonEmptyText = () => v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'));
 
@@ -28,13 +34,16 @@ export const skillListSchema = v.pipe(
 );
 
 /**
- * The spec names 12 languages; the live service accepts more (facts "Inputs"). A connection opts into
- * extra codes explicitly; anything else is refused before a request is sent.
+ * The 36 codes the service documents are accepted; a connection may opt into a code beyond them
+ * (`interviewService.extraLanguages`) with a warning. Anything else is refused before a request is sent.
  */
 export function interviewLanguageSchema(extraLanguages: readonly string[] = []) {
-  const allowed: readonly string[] = [...INTERVIEW_LANGUAGES, ...extraLanguages];
+  const allowed: readonly string[] = [...DOCUMENTED_LANGUAGES, ...extraLanguages];
   const optedIn = extraLanguages.length ? ` or an opted-in code (${extraLanguages.join(', ')})` : '';
-  return v.picklist(allowed, `must be one of ${INTERVIEW_LANGUAGES.join(', ')}${optedIn}`);
+  return v.picklist(
+    allowed,
+    `must be one of the service's 36 documented codes (${DOCUMENTED_LANGUAGES.join(', ')})${optedIn}`,
+  );
 }
 
 /** POST /custom/interview (spec §4.1); the service's defaults are made explicit so a request says what it means. */
@@ -65,7 +74,9 @@ export function updateInterviewInputSchema(extraLanguages: readonly string[] = [
       can_change_interview_language: v.optional(v.boolean()),
       only_coding_round: v.optional(v.boolean()),
       is_coding_round_required: v.optional(v.boolean()),
-      selected_coding_language: v.optional(nonEmptyText()),
+      selected_coding_language: v.optional(
+        v.picklist(CODING_LANGUAGES, `must be one of ${CODING_LANGUAGES.join(', ')}`),
+      ),
       coding_exercise_details: v.optional(v.string()),
       is_proctoring_required: v.optional(v.boolean()),
     }),

@@ -56,7 +56,7 @@ const applicantEntries = {
   linkedin_url: optionalString,
   source_name: optionalString,
   resume_score: optionalNumber,
-  parsed_resume_data: v.nullish(parsedResumeDataSchema),
+  parsed_resume_data: v.fallback(v.nullish(parsedResumeDataSchema), undefined),
   date_created: timestampSchema,
   date_modified: timestampSchema,
   status: v.string(),
@@ -66,96 +66,139 @@ export const jobApplicantListItemSchema = v.object(applicantEntries);
 
 export const jobApplicantDetailSchema = v.object({
   ...applicantEntries,
-  screening_question_answers: v.optional(v.array(v.object({ question: v.string(), answer: v.string() })), []),
+  // Documented nullable.
+  screening_question_answers: v.pipe(
+    v.optional(v.nullable(v.array(v.object({ question: v.string(), answer: v.string() }))), []),
+    v.transform((answers) => answers ?? []),
+  ),
 });
 
-export const aiEvaluationSchema = v.object({ feedback: optionalString, rating: optionalString });
+/**
+ * No response field is marked required anywhere in the service's OpenAPI (facts, Corrections): what the
+ * connector reads is validated when present, the rest is tolerated. A list inside a report keeps its valid
+ * items and drops the others, so one odd evaluation never refuses the report.
+ */
+function tolerantList<S extends v.GenericSchema>(item: S) {
+  return v.pipe(
+    v.optional(v.nullable(v.array(v.unknown())), []),
+    v.transform((items): v.InferOutput<S>[] =>
+      (items ?? []).flatMap((entry) => {
+        const parsed = v.safeParse(item, entry);
+        return parsed.success ? [parsed.output] : [];
+      }),
+    ),
+  );
+}
 
-export const proctoringViolationSchema = v.object({
+/** A value the connector never acts on: kept when it has the documented type, dropped (undefined) otherwise. */
+const tolerant = <S extends v.GenericSchema>(schema: S) => v.fallback(v.nullish(schema), undefined);
+
+export const aiEvaluationSchema = v.looseObject({ feedback: tolerant(v.string()), rating: tolerant(v.string()) });
+
+export const proctoringViolationSchema = v.looseObject({
   type: v.string(),
-  value: optionalString,
-  description: optionalString,
+  value: tolerant(v.string()),
+  description: tolerant(v.string()),
 });
 
-export const transcriptEntrySchema = v.object({ timestamp: v.number(), role: v.string(), content: v.string() });
+/** Documented with a nullable `timestamp`; the connector never reads the transcript. */
+export const transcriptEntrySchema = v.looseObject({
+  timestamp: tolerant(v.number()),
+  role: tolerant(v.string()),
+  content: tolerant(v.string()),
+});
 
-export const skillEvaluationSchema = v.object({
+export const skillEvaluationSchema = v.looseObject({
   skill: v.string(),
   ai_evaluation: aiEvaluationSchema,
-  timestamp: optionalNumber,
+  timestamp: tolerant(v.number()),
 });
 
-export const customQuestionEvaluationSchema = v.object({
+export const customQuestionEvaluationSchema = v.looseObject({
   question_text: v.string(),
-  answer_text: optionalString,
+  answer_text: tolerant(v.string()),
   ai_evaluation: aiEvaluationSchema,
 });
 
-/** Report fields; the connector relies on the ids and the e-mail, the rest may be missing on a sparse report. */
+/**
+ * Report fields. Strict: the three ids (they become keys), the scores (a rule decides on them) and the e-mail
+ * when present. Everything else is tolerated: null, missing or of an unexpected type, it never refuses a report.
+ */
 export const reportEntries = {
   report_id: idSchema,
   interview_id: idSchema,
-  interview_name: optionalString,
   candidate_id: idSchema,
-  job_applicant_id: optionalString,
+  session_id: tolerant(v.string()),
+  interview_name: tolerant(v.string()),
+  job_applicant_id: tolerant(v.string()),
   /** Filled only by the service's own ATS links (facts "Behaviour"). */
-  ats_job_application_id: optionalString,
-  ats_job_id: optionalString,
-  candidate_name: optionalString,
+  ats_job_application_id: tolerant(v.string()),
+  ats_job_id: tolerant(v.string()),
+  candidate_name: tolerant(v.string()),
   candidate_email_id: optionalString,
-  report_date: v.nullish(dateSchema),
-  report_url: optionalString,
-  interview_recording_url: optionalString,
-  interview_recording_player_url: optionalString,
+  report_date: tolerant(dateSchema),
+  report_url: tolerant(v.string()),
+  interview_recording_url: tolerant(v.string()),
+  interview_recording_player_url: tolerant(v.string()),
   proctoring_score: optionalNumber,
   ai_match_score: optionalNumber,
-  proctoring_violations: v.optional(v.nullable(v.array(proctoringViolationSchema)), []),
-  interview_transcript: v.optional(v.nullable(v.array(transcriptEntrySchema)), []),
-  technical_skills_evaluation: v.optional(v.nullable(v.array(skillEvaluationSchema)), []),
-  soft_skills_evaluation: v.optional(v.nullable(v.array(skillEvaluationSchema)), []),
-  coding_skills_evaluation: v.nullish(aiEvaluationSchema),
-  custom_exercise_evaluation: v.nullish(aiEvaluationSchema),
-  custom_question_evaluation: v.optional(v.nullable(v.array(customQuestionEvaluationSchema)), []),
-  date_created: v.nullish(timestampSchema),
-  date_modified: v.nullish(timestampSchema),
-  status: optionalString,
+  proctoring_violations: tolerantList(proctoringViolationSchema),
+  interview_transcript: tolerantList(transcriptEntrySchema),
+  technical_skills_evaluation: tolerantList(skillEvaluationSchema),
+  soft_skills_evaluation: tolerantList(skillEvaluationSchema),
+  coding_skills_evaluation: tolerant(aiEvaluationSchema),
+  custom_exercise_evaluation: tolerant(aiEvaluationSchema),
+  custom_question_evaluation: tolerantList(customQuestionEvaluationSchema),
+  date_created: tolerant(timestampSchema),
+  date_modified: tolerant(timestampSchema),
+  status: tolerant(v.string()),
 };
 
-export const interviewReportSchema = v.object({
-  ...reportEntries,
-  candidate_email_id: v.pipe(v.string(), v.nonEmpty('a report must name the candidate e-mail')),
-});
+export const interviewReportSchema = v.looseObject(reportEntries);
 
-export const candidateInviteSchema = v.object({
+/** `GET /interview/invites` items; the connector reads the candidate id and e-mail (a lookup after a lost invite). */
+export const candidateInviteSchema = v.looseObject({
   candidate_id: idSchema,
   interview_id: idSchema,
-  interview_name: optionalString,
-  candidate_name: optionalString,
+  interview_name: tolerant(v.string()),
+  candidate_name: tolerant(v.string()),
   candidate_email_id: optionalString,
-  date_created: timestampSchema,
-  date_modified: timestampSchema,
-  status: v.string(),
+  date_created: tolerant(timestampSchema),
+  date_modified: tolerant(timestampSchema),
+  status: tolerant(v.string()),
 });
 
-export const webhookSchema = v.object({
+export const webhookSchema = v.looseObject({
   webhook_id: idSchema,
   url: v.string(),
-  description: optionalString,
+  description: tolerant(v.string()),
   event: v.string(),
-  date_created: timestampSchema,
-  date_modified: timestampSchema,
-  status: v.string(),
+  date_created: tolerant(timestampSchema),
+  date_modified: tolerant(timestampSchema),
+  status: tolerant(v.string()),
 });
 
-/** `GET /interview`: the spec does not show the shape; these are the fields the connector reads. */
-export const interviewSummarySchema = v.object({
+/**
+ * `GET /interviews` items: the connector reads the id, the name (a lost create is found by it) and the invite URL.
+ * The documented item also carries the settings flat (`skills`, `custom_questions` with `time` in seconds,
+ * `interview_language` as a display name such as "English"), which are tolerated, not read.
+ */
+export const interviewSummarySchema = v.looseObject({
   interview_id: idSchema,
   interview_name: v.string(),
   invite_url: optionalString,
-  date_created: v.nullish(timestampSchema),
-  date_modified: v.nullish(timestampSchema),
-  status: optionalString,
+  date_created: tolerant(timestampSchema),
+  date_modified: tolerant(timestampSchema),
+  status: tolerant(v.string()),
 });
+
+/** `POST /interview/invite`: one invitation per candidate, each with its own link (`...?cid=`). */
+export const invitationSchema = v.looseObject({
+  candidate_id: idSchema,
+  candidate_email: optionalString,
+  invite_url: v.pipe(v.string(), v.url('invite_url must be a URL')),
+});
+export const invitationsSchema = v.looseObject({ invitations: v.array(invitationSchema) });
 
 export const createdInterviewSchema = v.object({
   interview_id: idSchema,

@@ -86,7 +86,8 @@ describe('Property: nothing a socket can send stops the local gateway or a sandb
   it.each(HOSTILE.map((c) => [c.name, c] as const))('%s: answered 4xx or closed, every server', async (_n, hostile) => {
     for (const target of targets) {
       const status = await rawRequest(target.port, hostile.bytes(target.path), hostile.abort);
-      expect([0, 400, 401, 404, 413, 431]).toContain(status);
+      // 0: the server closed the socket; any 4xx is an answer (the interview sandbox's gateway answers 403).
+      expect(status === 0 || (status >= 400 && status < 500)).toBe(true);
     }
   });
 

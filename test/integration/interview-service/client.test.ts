@@ -90,21 +90,22 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
     expect((error as Error).message).toContain(message);
   });
 
-  it('maps unknown ids to not-found', async () => {
-    await expect(client().updateInterview('no-such-interview', { interview_name: 'x' })).rejects.toMatchObject({
-      code: 'not-found',
-      status: 404,
-    });
+  it('reads the documented 400 "Invalid request" for an unknown interview as a refusal that says what to check', async () => {
+    const error = await client()
+      .updateInterview('no-such-interview', { interview_name: 'x' })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'invalid-request', status: 400, retryable: false });
+    expect((error as Error).message).toContain('check the ids');
     await expect(client().getJobApplicant('nobody')).rejects.toMatchObject({ code: 'not-found' });
   });
 
-  it('refuses 21 questions and 6 skills before sending, naming the field', async () => {
+  it('refuses 21 questions and 11 skills before sending, naming the field', async () => {
     const before = requests('POST /custom/interview') + requests('PUT /interview/:interviewId');
     const tooMany = Array.from({ length: 21 }, () => question);
     await expect(
       client().createInterview({ interview_name: 'x', custom_question_list: tooMany }),
     ).rejects.toMatchObject({ code: 'invalid-request', field: 'custom_question_list' });
-    const skills = Array.from({ length: 6 }, (_, i) => ({ name: `Skill ${i}`, description: '' }));
+    const skills = Array.from({ length: 11 }, (_, i) => ({ name: `Skill ${i}`, description: '' }));
     await expect(client().updateInterview('any', { skills })).rejects.toMatchObject({
       code: 'invalid-request',
       field: 'skills',
@@ -116,13 +117,13 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
 
   it('sends an opted-in language with a warning, and surfaces the service refusing it', async () => {
     const warn = vi.fn();
-    const optedIn = client({ extraLanguages: ['pt-BR'], logger: { warn } });
+    const optedIn = client({ extraLanguages: ['eu'], logger: { warn } });
     const error = await optedIn
-      .createInterview({ interview_name: 'x', custom_question_list: [question], interview_language: 'pt-BR' })
+      .createInterview({ interview_name: 'x', custom_question_list: [question], interview_language: 'eu' })
       .catch((e: unknown) => e);
-    expect(warn).toHaveBeenCalledWith(expect.stringContaining('interview_language'), { interview_language: 'pt-BR' });
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('interview_language'), { interview_language: 'eu' });
     expect(error).toMatchObject({ code: 'invalid-request', status: 400 });
-    expect((error as Error).message).toContain('interview_language');
+    expect((error as Error).message).toContain('Invalid request');
   });
 
   it('completes listAll of 300 reports under 30% injected 429s, waiting as Retry-After said', async () => {
@@ -189,12 +190,12 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
 
   it('times out slow calls and retries them, and stops at once when the caller aborts', async () => {
     sandbox.setFaults({ latencyMs: 300 });
-    const before = requests('GET /interview');
+    const before = requests('GET /interviews');
     await expect(client({ timeoutMs: 50, retry: { maxAttempts: 2 } }).listInterviews()).rejects.toMatchObject({
       code: 'unavailable',
       retryable: true,
     });
-    expect(requests('GET /interview') - before).toBe(2);
+    expect(requests('GET /interviews') - before).toBe(2);
     const aborted = await client()
       .listInterviews({}, { signal: AbortSignal.timeout(20) })
       .catch((e: unknown) => e);
@@ -222,14 +223,32 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
 });
 
 describe('Class: InterviewServiceClient (malformed responses)', () => {
+  it('skips a report with a numeric id and keeps the page, saying which field', async () => {
+    const good = { report_id: 'r1', interview_id: 'i1', candidate_id: 'c1' };
+    const server = await startRecordingServer((_request, response) => {
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: true, message: '', data: [{ report_id: 5 }, good] }));
+    });
+    try {
+      const onSkippedItem = vi.fn();
+      const reports = await new InterviewServiceClient({
+        baseUrl: server.url,
+        apiKey: 'k',
+        onSkippedItem,
+      }).listReports();
+      expect(reports.map((r) => r.report_id)).toEqual(['r1']);
+      expect(onSkippedItem).toHaveBeenCalledWith({
+        where: 'GET /interview/reports',
+        index: 0,
+        field: 'data[0].report_id',
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
   it.each([
-    [
-      'a report with a numeric id',
-      200,
-      { status: true, message: '', data: [{ report_id: 5 }] },
-      'malformed-response',
-      'data.0.report_id',
-    ],
     ['no envelope', 200, ['a', 'list'], 'malformed-response', 'status'],
     ['status false on 200', 200, { status: false, message: 'job is closed' }, 'invalid-request', undefined],
     [

@@ -36,16 +36,30 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
     sandbox = await startInterviewServiceSandbox({ port: 0, reportDelayMs: 50, seed: 11 });
   });
   afterEach(() => {
-    sandbox.setFaults({ rate429: 0, rate500: 0, latencyMs: 0, dropWebhookRate: 0 });
+    sandbox.setFaults({
+      rate429: 0,
+      rate500: 0,
+      latencyMs: 0,
+      dropWebhookRate: 0,
+      sparseReportRate: 0,
+      maxPageSize: 0,
+    });
   });
   afterAll(async () => {
     await sandbox.close();
   });
 
-  it('answers the reports list with the envelope and seeded reports that match the spec', async () => {
+  it('answers the reports list with the envelope and seeded reports as the OpenAPI shows them', async () => {
     const { status, json } = await call('GET', '/interview/reports');
     expect(status).toBe(200);
-    expect(json).toMatchObject({ status: 'true', message: expect.any(String) });
+    // A boolean on reports, the text "true" on the interviews, invites and webhooks lists (the OpenAPI's examples).
+    expect(json).toMatchObject({ status: true, message: expect.any(String) });
+    expect(json.data[0]).toMatchObject({
+      session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      soft_skills_evaluation: [
+        expect.objectContaining({ ai_evaluation: expect.objectContaining({ sub_score: expect.any(Object) }) }),
+      ],
+    });
     expect(json.data.length).toBeGreaterThan(0);
     for (const report of json.data) expect(v.safeParse(interviewReportSchema, report).issues).toBeUndefined();
   });
@@ -88,23 +102,29 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
       { interview_name: 'x', custom_question_list: [{ ...question, time: 5 }] },
       'custom_question_list.0.time',
     ],
-  ])('answers 400 naming the field for %s', async (_name, method, path, body, field) => {
-    const { status, json } = await call(method, path, { body });
-    expect(status).toBe(400);
-    expect(json.status).toBe(false);
-    expect(json.message).toMatch(new RegExp(`^${field.replace(/\./g, '\\.')}: `));
-  });
+  ])(
+    'answers the documented 400 "Invalid request" for %s, and records which field',
+    async (_n, method, path, body, field) => {
+      const { status, json } = await call(method, path, { body });
+      expect(status).toBe(400);
+      expect(json).toEqual({ status: false, message: 'Invalid request' });
+      expect(sandbox.state.refusals.at(-1)).toMatch(new RegExp(`^${field.replace(/\./g, '\\.')}: `));
+    },
+  );
 
-  it('answers 400 naming skills for 6 skills on update, and 404 for an unknown interview', async () => {
+  it('takes 10 skills on update and refuses 11; an unknown interview is 400 "Invalid request" too', async () => {
     const { interview_id: id } = await createInterview();
-    const skills = Array.from({ length: 6 }, (_, i) => ({ name: `S${i}`, description: '' }));
+    const skills = Array.from({ length: 11 }, (_, i) => ({ name: `S${i}`, description: '' }));
     const tooMany = await call('PUT', `/interview/${id}`, { body: { skills } });
-    expect(tooMany.status).toBe(400);
-    expect(tooMany.json.message).toMatch(/^skills: /);
-    const updated = await call('PUT', `/interview/${id}`, { body: { skills: skills.slice(0, 5) } });
+    expect(tooMany).toMatchObject({ status: 400, json: { status: false, message: 'Invalid request' } });
+    expect(sandbox.state.refusals.at(-1)).toMatch(/^skills: /);
+    const updated = await call('PUT', `/interview/${id}`, { body: { skills: skills.slice(0, 10) } });
     expect(updated).toMatchObject({ status: 200, json: { status: true } });
     expect(updated.json.data).toBeUndefined();
-    expect((await call('PUT', '/interview/nope', { body: { interview_name: 'y' } })).status).toBe(404);
+    expect(await call('PUT', '/interview/nope', { body: { interview_name: 'y' } })).toMatchObject({
+      status: 400,
+      json: { status: false, message: 'Invalid request' },
+    });
   });
 
   it('answers 400 to a body that is not JSON and 413 to one over 1 MiB', async () => {
@@ -113,19 +133,65 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
     expect((await call('POST', '/custom/interview', { rawBody: huge })).status).toBe(413);
   });
 
-  it('lists interviews with id, name, invite URL, settings, dates and status, filtered by keyword', async () => {
+  it('lists interviews at GET /interviews as the OpenAPI shows them, filtered by keyword', async () => {
     const created = await createInterview('Keyword Probe 77');
-    const { json } = await call('GET', '/interview?keyword=probe%2077');
+    const { json } = await call('GET', '/interviews?keyword=probe%2077');
+    expect(json.status).toBe('true');
     expect(json.data).toEqual([
       expect.objectContaining({
         interview_id: created.interview_id,
         interview_name: 'Keyword Probe 77',
         invite_url: created.invite_url,
-        settings: expect.objectContaining({ interview_language: 'en', is_proctoring_required: true }),
+        // Settings flat, question time in seconds, the language as its name.
+        custom_questions: [{ question: question.question, time: 180, type: 'audio' }],
+        interview_language: 'English',
+        is_proctoring_required: true,
         status: 'active',
         date_created: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
       }),
     ]);
+    // There is no list at GET /interview: the gateway's bare 403.
+    expect(await call('GET', '/interview')).toMatchObject({
+      status: 403,
+      json: { message: 'Missing Authentication Token' },
+    });
+  });
+
+  it('invites a candidate with their own link, lists them by keyword, and e-mails them unless told not to', async () => {
+    const { interview_id: interviewId } = await createInterview('Per-candidate');
+    const invite = (email: string, disable: boolean) =>
+      call('POST', '/interview/invite', {
+        body: { interview_id: interviewId, candidates: [{ name: 'Ines', email }], disable_email_notification: disable },
+      });
+    const first = await invite('ines@example.com', true);
+    expect(first).toMatchObject({ status: 200, json: { status: true } });
+    const [invitation] = first.json.data.invitations;
+    expect(invitation.invite_url).toMatch(new RegExp(`\\?cid=${invitation.candidate_id}$`));
+    expect(sandbox.state.emailsSent.some((m) => m.to === 'ines@example.com')).toBe(false);
+    await invite('omar@example.com', false);
+    expect(sandbox.state.emailsSent.some((m) => m.to === 'omar@example.com')).toBe(true);
+    const listed = await call('GET', `/interview/invites?interview_id=${interviewId}&keyword=ines%40example.com`);
+    expect(listed.json.status).toBe('true');
+    expect(listed.json.data.map((i: any) => i.candidate_id)).toEqual([invitation.candidate_id]);
+    // Not idempotent: a second invitation of the same candidate is a second one.
+    await invite('ines@example.com', true);
+    const again = await call('GET', `/interview/invites?interview_id=${interviewId}&keyword=ines%40example.com`);
+    expect(again.json.data).toHaveLength(2);
+    expect((await call('POST', '/interview/invite', { body: { interview_id: 'nope', candidates: [] } })).json).toEqual({
+      status: false,
+      message: 'Invalid request',
+    });
+  });
+
+  it('caps a page at maxPageSize when asked, and serves a share of reports sparse, the same ones every time', async () => {
+    sandbox.setFaults({ maxPageSize: 2 });
+    expect((await call('GET', '/interview/reports?limit=50')).json.data).toHaveLength(2);
+    sandbox.setFaults({ maxPageSize: 0, sparseReportRate: 1 });
+    const [sparse] = (await call('GET', '/interview/reports?limit=1')).json.data;
+    expect(sparse).toMatchObject({ ats_job_id: null, custom_exercise_evaluation: null });
+    expect(sparse).not.toHaveProperty('session_id');
+    expect(sparse.interview_transcript[0].timestamp).toBeNull();
+    expect(v.safeParse(interviewReportSchema, sparse).issues).toBeUndefined();
   });
 
   it('pages lists with page and limit, and refuses a bad page', async () => {
@@ -206,26 +272,30 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
 
   it('injects 429 with Retry-After, 500 and latency on API routes only', async () => {
     sandbox.setFaults({ rate429: 1, retryAfterSeconds: 7 });
-    const limited = await call('GET', '/interview');
-    expect(limited.status).toBe(429);
+    const limited = await call('GET', '/interviews');
+    expect(limited).toMatchObject({ status: 429, json: { message: 'Too Many Requests' } });
     expect(limited.headers.get('retry-after')).toBe('7');
     expect((await fetch(`${sandbox.url}/_sandbox/state`)).status).toBe(200);
     sandbox.setFaults({ rate429: 0, rate500: 1 });
-    expect((await call('GET', '/interview')).status).toBe(500);
+    // The documented 500: {status: false}, no message.
+    expect(await call('GET', '/interviews')).toMatchObject({ status: 500, json: { status: false } });
+    expect((await call('GET', '/interviews')).json).toEqual({ status: false });
     const response = await fetch(`${sandbox.url}/_sandbox/faults`, {
       method: 'POST',
       body: JSON.stringify({ rate500: 0, latencyMs: 120 }),
     });
     expect(await response.json()).toMatchObject({ rate500: 0, latencyMs: 120 });
     const started = Date.now();
-    expect((await call('GET', '/interview')).status).toBe(200);
+    expect((await call('GET', '/interviews')).status).toBe(200);
     expect(Date.now() - started).toBeGreaterThanOrEqual(110);
     expect(
       (await fetch(`${sandbox.url}/_sandbox/faults`, { method: 'POST', body: JSON.stringify({ rate429: 2 }) })).status,
     ).toBe(400);
   });
 
-  it('answers 404 in the envelope for an unknown route', async () => {
-    expect(await call('GET', '/nothing/here')).toMatchObject({ status: 404, json: { status: false } });
+  it("answers an unknown route as the service's gateway does: 403 with a bare message", async () => {
+    expect(await call('GET', '/nothing/here')).toEqual(
+      expect.objectContaining({ status: 403, json: { message: 'Missing Authentication Token' } }),
+    );
   });
 });

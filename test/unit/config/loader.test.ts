@@ -55,7 +55,7 @@ describe('Function: parseConnections', () => {
           {
             id: 't',
             stage: { id: '1' },
-            interview: { language: 'it', questions: [{ question: 'q', time: 2, type: 'audio' }] },
+            interview: { language: 'xx', questions: [{ question: 'q', time: 2, type: 'audio' }] },
           },
         ],
       },

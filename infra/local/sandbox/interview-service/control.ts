@@ -15,6 +15,8 @@ export const NO_FAULTS: SandboxFaults = {
   slowRate: 0,
   slowMs: 0,
   dropWebhookRate: 0,
+  sparseReportRate: 0,
+  maxPageSize: 0,
 };
 
 export const faultsSchema = v.partial(
@@ -26,6 +28,8 @@ export const faultsSchema = v.partial(
     slowRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
     slowMs: v.pipe(v.number(), v.minValue(0), v.maxValue(120_000)),
     dropWebhookRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    sparseReportRate: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+    maxPageSize: v.pipe(v.number(), v.integer(), v.minValue(0)),
   }),
 );
 
@@ -55,7 +59,7 @@ export const bulkReportsSchema = v.object({
 export function envelope(
   response: ServerResponse,
   status: number,
-  body: { status: boolean | string; message: string; data?: unknown },
+  body: { status: boolean | string; message?: string; data?: unknown },
   headers?: Record<string, string>,
 ): void {
   sendJson(response, status, body, headers);
@@ -63,14 +67,21 @@ export function envelope(
 
 export const requestAccount = new WeakMap<object, string>();
 
-export function paginate<T>(items: T[], url: URL): { page: T[] } | { error: string } {
+/**
+ * `page` and `limit` as plain integers. A `maxPageSize` above 0 caps what a page holds, as a service that
+ * documents no maximum may: the page is then shorter than asked without being the last.
+ */
+export function paginate<T>(items: T[], url: URL, maxPageSize = 0): { page: T[] } | { error: string } {
   const page = url.searchParams.get('page') ?? '1';
   const limit = url.searchParams.get('limit') ?? String(DEFAULT_PAGE_SIZE);
-  if (!/^[1-9]\d*$/.test(page)) return { error: 'page must be a positive integer' };
-  if (!/^[1-9]\d*$/.test(limit)) return { error: 'limit must be a positive integer' };
-  const start = (Number(page) - 1) * Number(limit);
-  return { page: items.slice(start, start + Number(limit)) };
+  if (!/^[1-9]\d*$/.test(page) || !/^[1-9]\d*$/.test(limit)) return { error: INVALID_REQUEST };
+  const size = maxPageSize > 0 ? Math.min(Number(limit), maxPageSize) : Number(limit);
+  const start = (Number(page) - 1) * size;
+  return { page: items.slice(start, start + size) };
 }
+
+/** The service's one 400 message, for every bad body and unknown id (OpenAPI: declared on every operation). */
+export const INVALID_REQUEST = 'Invalid request';
 
 export function matchesKeyword(keyword: string | null, ...fields: unknown[]): boolean {
   if (!keyword) return true;

@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { formatDate, formatTimestamp, seededRandom } from '../http-kit';
 import type { CompletionRequest, SandboxInterview, SandboxReport } from './types';
 
-const LEVELS = ['Beginner', 'Intermediate', 'Advanced', 'Expert'] as const;
-const LANGUAGE_LEVELS = ['B1', 'B2', 'C1', 'C2'] as const;
-const ANSWER_PHRASES = ['Needs improvement', 'Meets expectations', 'Exceeds expectations'] as const;
+// The vocabularies the service's documentation shows (facts, Corrections: "Response shapes").
+const LEVELS = ['Not experienced', 'Junior', 'Mid-level', 'Senior'] as const;
+const LANGUAGE_LEVELS = ['A2', 'B1', 'B2', 'C1', 'C2'] as const;
+const ANSWER_PHRASES = ['Not an impressive answer', 'Average answer', 'Good answer', 'Great answer'] as const;
+const VIOLATION_TYPES = ['tab_switch', 'eye_movement', 'ai_classifier'] as const;
 
 function pick<T>(items: readonly T[], random: () => number): T {
   return items[Math.floor(random() * items.length)] as T;
@@ -54,13 +56,14 @@ export function buildReport(options: {
     clock += 20 + Math.floor(random() * 60);
     const answered = {
       timestamp: clock,
-      role: 'candidate',
+      role: 'user',
       content: `Answer ${index + 1}: a worked example drawn from recent projects.`,
     };
     return [asked, answered];
   });
   return {
     report_id: reportId,
+    session_id: sessionIdFor(reportId),
     interview_id: interview.interview_id,
     interview_name: interview.interview_name,
     candidate_id: candidateId,
@@ -76,9 +79,9 @@ export function buildReport(options: {
     proctoring_score: violationCount === 0 ? 100 : Math.max(40, 95 - violationCount * 15),
     ai_match_score: aiMatchScore,
     proctoring_violations: Array.from({ length: violationCount }, (_, i) => ({
-      type: 'tab_switch',
+      type: pick(VIOLATION_TYPES, random),
       value: String(i + 1),
-      description: `The candidate left the interview tab (${i + 1}).`,
+      description: `Violation ${i + 1} detected during the interview.`,
     })),
     interview_transcript: transcript,
     technical_skills_evaluation: skills.map((skill, i) => ({
@@ -89,7 +92,11 @@ export function buildReport(options: {
     soft_skills_evaluation: [
       {
         skill: 'Communication',
-        ai_evaluation: { feedback: 'Clear, structured answers.', rating: pick(LANGUAGE_LEVELS, random) },
+        ai_evaluation: {
+          feedback: 'Clear, structured answers.',
+          rating: pick(LANGUAGE_LEVELS, random),
+          sub_score: { vocabulary: pick(LANGUAGE_LEVELS, random), grammar: pick(LANGUAGE_LEVELS, random) },
+        },
       },
     ],
     coding_skills_evaluation: interview.settings.is_coding_round_required
@@ -108,4 +115,33 @@ export function buildReport(options: {
     date_modified: timestamp,
     status: 'active',
   };
+}
+
+/** A session id as the service's reports carry it: stable per report. */
+function sessionIdFor(reportId: string): string {
+  const hex = createHash('sha256').update(`session|${reportId}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The fields the OpenAPI marks nullable, and optional fields a sparse report leaves out. */
+const NULLABLE_FIELDS = ['ats_job_id', 'ats_job_application_id', 'custom_exercise_evaluation', 'report_date'] as const;
+const LEFT_OUT_FIELDS = ['session_id', 'interview_name', 'candidate_name', 'job_applicant_id', 'status'] as const;
+
+/**
+ * A report as a sparse record of the service: documented-nullable fields null (transcript and skill timestamps
+ * too), some optional fields missing. What the connector must read (ids, scores, e-mail, links) stays.
+ */
+export function sparseReport(report: SandboxReport): SandboxReport {
+  const sparse: Record<string, unknown> = structuredClone(report);
+  for (const field of NULLABLE_FIELDS) sparse[field] = null;
+  for (const field of LEFT_OUT_FIELDS) delete sparse[field];
+  for (const list of ['interview_transcript', 'technical_skills_evaluation'] as const)
+    for (const entry of (sparse[list] as Record<string, unknown>[] | undefined) ?? []) entry.timestamp = null;
+  return sparse as SandboxReport;
+}
+
+/** Whether a report is one of the sparse share: by its id, so every read of it agrees. */
+export function isSparse(reportId: string, rate: number): boolean {
+  if (rate <= 0) return false;
+  return createHash('sha256').update(`sparse|${reportId}`).digest().readUInt32BE(0) / 0x1_0000_0000 < rate;
 }

@@ -18,13 +18,14 @@ import {
   DEFAULT_PAGE_SIZE,
   envelope,
   faultsSchema,
+  INVALID_REQUEST,
   matchesKeyword,
   NO_FAULTS,
   paginate,
   requestAccount,
   webhookRegistrationSchema,
 } from './control';
-import { buildReport, shortId } from './report.factory';
+import { buildReport, isSparse, shortId, sparseReport } from './report.factory';
 import { SEEDED_JOB, seedApplicants, type SeededApplicant } from './seed';
 import type {
   CompletionRequest,
@@ -35,7 +36,7 @@ import type {
   SandboxReport,
   SandboxWebhook,
 } from './types';
-import { createBody, firstIssueMessage, updateBody } from './validation';
+import { createBody, firstIssueMessage, inviteBody, updateBody } from './validation';
 
 export const SANDBOX_DEFAULTS = {
   port: 4010,
@@ -79,6 +80,10 @@ export interface InterviewServiceSandbox {
 }
 
 export interface SandboxState {
+  /** E-mails the service itself sent for `POST /interview/invite` (unless `disable_email_notification`). */
+  emailsSent: { to: string; interview_id: string }[];
+  /** Why each 400 "Invalid request" was answered (the answer itself names nothing, as the service's). */
+  refusals: string[];
   interviews: SandboxInterview[];
   invites: SandboxInvite[];
   reports: SandboxReport[];
@@ -100,6 +105,8 @@ export async function startInterviewServiceSandbox(
   const webhookTimeoutMs = options.webhookTimeoutMs ?? SANDBOX_DEFAULTS.webhookTimeoutMs;
   const random = seededRandom(options.seed ?? SANDBOX_DEFAULTS.seed);
   const state: SandboxState = {
+    emailsSent: [],
+    refusals: [],
     interviews: [],
     invites: [],
     reports: [],
@@ -214,18 +221,15 @@ export async function startInterviewServiceSandbox(
   function completeInterview(request: CompletionRequest, notify = true): { candidate_id: string; report_id: string } {
     const interview = state.interviews.find((i) => i.interview_id === request.interview_id);
     if (!interview) throw new Error(`interview_id: no interview ${request.interview_id}`);
-    const candidateId = shortId('c', random);
+    // A candidate invited through `POST /interview/invite` takes the interview as that invitation's candidate.
+    const invited = state.invites.find(
+      (i) =>
+        i.interview_id === interview.interview_id &&
+        i.candidate_email_id.toLowerCase() === request.candidate_email.toLowerCase(),
+    );
+    const candidateId =
+      invited?.candidate_id ?? addInvite(interview, request.candidate_name, request.candidate_email).candidate_id;
     const reportId = shortId('r', random);
-    state.invites.push({
-      candidate_id: candidateId,
-      interview_id: interview.interview_id,
-      interview_name: interview.interview_name,
-      candidate_name: request.candidate_name,
-      candidate_email_id: request.candidate_email,
-      date_created: now(),
-      date_modified: now(),
-      status: 'active',
-    });
     const delay = request.delay_ms ?? reportDelayMs;
     if (delay === 0) {
       addReport(interview, request, candidateId, reportId, notify);
@@ -242,6 +246,29 @@ export async function startInterviewServiceSandbox(
       );
     }
     return { candidate_id: candidateId, report_id: reportId };
+  }
+
+  function addInvite(interview: SandboxInterview, name: string, email: string, status = 'active'): SandboxInvite {
+    const candidateId = shortId('c', random);
+    const invite: SandboxInvite = {
+      candidate_id: candidateId,
+      interview_id: interview.interview_id,
+      interview_name: interview.interview_name,
+      candidate_name: name,
+      candidate_email_id: email,
+      invite_url: `${interview.invite_url}?cid=${candidateId}`,
+      date_created: now(),
+      date_modified: now(),
+      status,
+    };
+    state.invites.push(invite);
+    return invite;
+  }
+
+  /** The documented 400: no field named, whatever was wrong. The reason goes to the sandbox's own state. */
+  function refuse(response: ServerResponse, issues: readonly v.BaseIssue<unknown>[]): void {
+    state.refusals.push(firstIssueMessage(issues));
+    envelope(response, 400, { status: false, message: INVALID_REQUEST });
   }
 
   function registerWebhook(
@@ -268,8 +295,10 @@ export async function startInterviewServiceSandbox(
 
   const apiRoutes: Route[] = [
     {
+      // `GET /interviews` (the OpenAPI's list; there is no `GET /interview`): settings flat, question time in
+      // seconds, the language as its display name, `status` the text "true".
       method: 'GET',
-      pattern: '/interview',
+      pattern: '/interviews',
       handle: ({ request, response, url }) => {
         const keyword = url.searchParams.get('keyword');
         const result = paginate(
@@ -277,9 +306,38 @@ export async function startInterviewServiceSandbox(
             (i) => inAccount(requestAccount.get(request) as string)(i) && matchesKeyword(keyword, i.interview_name),
           ),
           url,
+          state.faults.maxPageSize,
         );
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
-        envelope(response, 200, { status: true, message: 'Interviews fetched successfully', data: result.page });
+        envelope(response, 200, {
+          status: 'true',
+          message: 'Interviews fetched successfully',
+          data: result.page.map(interviewListItem),
+        });
+      },
+    },
+    {
+      // `POST /interview/invite` (documented outside the spec's list): a link per candidate; the service e-mails
+      // the candidate unless `disable_email_notification`. Not idempotent: every call makes a new invitation.
+      method: 'POST',
+      pattern: '/interview/invite',
+      handle: async ({ request, response }) => {
+        const body = await readJsonBody(request, response);
+        if (body === undefined) return;
+        const parsed = v.safeParse(inviteBody, body);
+        const interview =
+          parsed.success &&
+          state.interviews.find(
+            (i) => i.interview_id === parsed.output.interview_id && inAccount(requestAccount.get(request) as string)(i),
+          );
+        if (!parsed.success || !interview) return envelope(response, 400, { status: false, message: INVALID_REQUEST });
+        const invitations = parsed.output.candidates.map((candidate) => {
+          const invite = addInvite(interview, candidate.name, candidate.email, 'invited');
+          if (!parsed.output.disable_email_notification)
+            state.emailsSent.push({ to: candidate.email, interview_id: interview.interview_id });
+          return { candidate_id: invite.candidate_id, candidate_email: candidate.email, invite_url: invite.invite_url };
+        });
+        envelope(response, 200, { status: true, message: 'Invitations sent successfully', data: { invitations } });
       },
     },
     {
@@ -289,8 +347,7 @@ export async function startInterviewServiceSandbox(
         const body = await readJsonBody(request, response);
         if (body === undefined) return;
         const parsed = v.safeParse(createBody, body);
-        if (!parsed.success)
-          return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
+        if (!parsed.success) return refuse(response, parsed.issues);
         const interview = createInterview(parsed.output, requestAccount.get(request));
         envelope(response, 200, {
           status: true,
@@ -306,13 +363,12 @@ export async function startInterviewServiceSandbox(
         const interview = state.interviews.find(
           (i) => i.interview_id === params.interviewId && inAccount(requestAccount.get(request) as string)(i),
         );
-        if (!interview)
-          return envelope(response, 404, { status: false, message: `Interview ${params.interviewId} not found` });
+        // An unknown id is the documented 400 "Invalid request", like a bad body.
+        if (!interview) return envelope(response, 400, { status: false, message: INVALID_REQUEST });
         const body = await readJsonBody(request, response);
         if (body === undefined) return;
         const parsed = v.safeParse(updateBody, body);
-        if (!parsed.success)
-          return envelope(response, 400, { status: false, message: firstIssueMessage(parsed.issues) });
+        if (!parsed.success) return refuse(response, parsed.issues);
         const { interview_name: name, ...settings } = parsed.output;
         if (name !== undefined) interview.interview_name = name;
         for (const [key, value] of Object.entries(settings)) {
@@ -333,10 +389,13 @@ export async function startInterviewServiceSandbox(
             (!url.searchParams.get('candidate_id') || r.candidate_id === url.searchParams.get('candidate_id')) &&
             matchesKeyword(url.searchParams.get('keyword'), r.candidate_name, r.candidate_email_id, r.interview_name),
         );
-        const result = paginate(filtered, url);
+        const result = paginate(filtered, url, state.faults.maxPageSize);
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
-        // The live service answers this list with the text "true" (spec §1).
-        envelope(response, 200, { status: 'true', message: 'Reports fetched successfully', data: result.page });
+        // The OpenAPI's example answers reports with a boolean `status`.
+        const data = result.page.map((r) =>
+          isSparse(r.report_id, state.faults.sparseReportRate) ? sparseReport(r) : r,
+        );
+        envelope(response, 200, { status: true, message: 'Reports fetched successfully', data });
       },
     },
     {
@@ -350,9 +409,10 @@ export async function startInterviewServiceSandbox(
             (!url.searchParams.get('candidate_id') || i.candidate_id === url.searchParams.get('candidate_id')) &&
             matchesKeyword(url.searchParams.get('keyword'), i.candidate_name, i.candidate_email_id, i.interview_name),
         );
-        const result = paginate(filtered, url);
+        const result = paginate(filtered, url, state.faults.maxPageSize);
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
-        envelope(response, 200, { status: true, message: 'Invites fetched successfully', data: result.page });
+        const data = result.page.map(({ invite_url: _link, ...invite }) => invite);
+        envelope(response, 200, { status: 'true', message: 'Candidate invites fetched successfully', data });
       },
     },
     {
@@ -387,7 +447,7 @@ export async function startInterviewServiceSandbox(
       pattern: '/webhooks',
       handle: ({ request, response }) =>
         envelope(response, 200, {
-          status: true,
+          status: 'true',
           message: 'Webhooks fetched successfully',
           data: state.webhooks.filter((w) => webhookAccount.get(w.webhook_id) === requestAccount.get(request)),
         }),
@@ -503,15 +563,16 @@ export async function startInterviewServiceSandbox(
     requestAccount.set(request, account);
     const roll = random();
     if (roll < state.faults.rate429) {
-      return envelope(
+      // The gateway's throttling answer: a bare message, no envelope.
+      return sendJson(
         response,
         429,
-        { status: false, message: 'Too many requests' },
+        { message: 'Too Many Requests' },
         { 'retry-after': String(state.faults.retryAfterSeconds) },
       );
     }
-    if (roll < state.faults.rate429 + state.faults.rate500)
-      return envelope(response, 500, { status: false, message: 'Internal server error' });
+    // The documented 500 is `{status: false}` with no message.
+    if (roll < state.faults.rate429 + state.faults.rate500) return envelope(response, 500, { status: false });
     // A slow answer: the work is done, the answer comes after the client stopped waiting.
     if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
     if (key === limitedApiKey && route.pattern === '/interview/reports') {
@@ -530,7 +591,8 @@ export async function startInterviewServiceSandbox(
       ? control.route.handle({ request, response, url, params: control.params })
       : api
         ? handleApi({ request, response, url, params: api.params }, api.route)
-        : envelope(response, 404, { status: false, message: `No route ${method} ${pathname}` });
+        : // The service's API Gateway answers a route it does not have with 403 and a bare message.
+          sendJson(response, 403, { message: 'Missing Authentication Token' });
     Promise.resolve(work).catch((error: unknown) => {
       if (!response.headersSent) envelope(response, 500, { status: false, message: (error as Error).message });
     });
@@ -561,5 +623,43 @@ export async function startInterviewServiceSandbox(
       timers.clear();
       await running.close();
     },
+  };
+}
+
+const LANGUAGE_NAMES: Record<string, string> = {
+  en: 'English',
+  fr: 'French',
+  de: 'German',
+  he: 'Hebrew',
+  hi: 'Hindi',
+  pt: 'Portuguese',
+  es: 'Spanish',
+  tr: 'Turkish',
+  'es-la': 'Spanish (Latin America)',
+  ja: 'Japanese',
+  sv: 'Swedish',
+  ar: 'Arabic',
+};
+
+/** An interview as `GET /interviews` lists it (the OpenAPI's example): flat settings, time in seconds. */
+function interviewListItem(interview: SandboxInterview) {
+  const s = interview.settings;
+  return {
+    interview_id: interview.interview_id,
+    interview_name: interview.interview_name,
+    invite_url: interview.invite_url,
+    skills: s.skills,
+    custom_questions: s.custom_question_list.map((q) => ({ question: q.question, time: q.time * 60, type: q.type })),
+    interview_language: Object.hasOwn(LANGUAGE_NAMES, s.interview_language)
+      ? LANGUAGE_NAMES[s.interview_language]
+      : s.interview_language,
+    can_change_interview_language: s.can_change_interview_language,
+    only_coding_round: s.only_coding_round,
+    is_coding_round_required: s.is_coding_round_required,
+    selected_coding_language: s.selected_coding_language,
+    is_proctoring_required: s.is_proctoring_required,
+    date_created: interview.date_created,
+    date_modified: interview.date_modified,
+    status: interview.status,
   };
 }

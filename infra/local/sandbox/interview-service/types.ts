@@ -31,6 +31,8 @@ export interface SandboxInvite {
   interview_name: string;
   candidate_name: string;
   candidate_email_id: string;
+  /** The candidate's own link (`...?cid=`); not part of the invites list the API answers. */
+  invite_url: string;
   date_created: string;
   date_modified: string;
   status: string;
@@ -78,6 +80,13 @@ export interface SandboxFaults {
   slowMs: number;
   /** Share of report webhooks never sent. */
   dropWebhookRate: number;
+  /**
+   * Share of reports served with their documented-nullable fields null and optional fields missing (the OpenAPI
+   * marks no response field required). The same reports every time: chosen by report id.
+   */
+  sparseReportRate: number;
+  /** The most items a page holds, whatever `limit` asked (the service documents no maximum). 0: no cap. */
+  maxPageSize: number;
 }
 
 export interface CompletionRequest {

@@ -52,6 +52,18 @@ export const updateBody = v.object({
   is_proctoring_required: v.optional(v.boolean()),
 });
 
+/** `POST /interview/invite` (OpenAPI): an interview and its candidates, each with a name and an e-mail. */
+export const inviteBody = v.object({
+  interview_id: v.pipe(v.string(), v.nonEmpty()),
+  candidates: v.pipe(
+    v.array(v.object({ name: v.pipe(v.string(), v.nonEmpty()), email: v.pipe(v.string(), v.email()) })),
+    v.minLength(1),
+  ),
+  job_application_id: v.optional(v.string()),
+  candidate_id: v.optional(v.string()),
+  disable_email_notification: v.optional(v.boolean(), false),
+});
+
 export function firstIssueMessage(issues: readonly v.BaseIssue<unknown>[]): string {
   const issue = issues[0];
   if (!issue) return 'invalid body';
