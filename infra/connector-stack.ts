@@ -143,7 +143,12 @@ export class ConnectorStack extends Stack {
     // Deliveries recorded with each claim, the deletion tombstone written on a purge and checked in every claim.
     allow(inviteWorker, ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], [tables.events.tableArn]);
     allow(inviteWorker, ['ses:SendEmail'], this.sesIdentities(props));
-    allow(writebackWorker, ['dynamodb:Query', 'dynamodb:UpdateItem'], [tables.applications.tableArn]);
+    // GetItem: a report another worker is writing back is waited on by reading its application (held-claim.ts).
+    allow(
+      writebackWorker,
+      ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:GetItem'],
+      [tables.applications.tableArn],
+    );
     allow(writebackWorker, ['dynamodb:Query'], [index]);
     allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);

@@ -4,6 +4,7 @@ import { parseConnections } from '../../shared/config';
 import type { ConnectionContext, InviteDependencies, Mailer, MappingStore } from '../../shared/pipeline/ports';
 import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
 import type { InterviewReport } from '../../shared/interview-service';
+import type { StageEnteredMessage } from '../../shared/queue';
 import { connectionDocument } from './connections';
 
 export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -128,5 +129,26 @@ export function dependencies(
     logger: { info: vi.fn(), warn: vi.fn(), error: vi.fn() },
     now: () => NOW,
     newOwner: () => `owner-${++owner}`,
+  };
+}
+
+/** A stage-entered message as the ATS webhook enqueues it; `event` fields override the defaults. */
+export function stageEnteredMessage(overrides: Partial<StageEnteredMessage['event']> = {}): StageEnteredMessage {
+  return {
+    v: 1,
+    kind: 'stage-entered',
+    enqueueId: 'enq-1',
+    connectionId: 'acme-greenhouse',
+    receivedAt: NOW,
+    event: {
+      deliveryId: 'evt-1',
+      atsJobId: '3301',
+      jobName: 'Backend Engineer',
+      atsApplicationId: '4401',
+      atsCandidateId: '7702',
+      stage: { id: '9001', name: 'AI Interview' },
+      candidate: { name: 'Ana Ruiz', email: 'Ana@Example.com' },
+      ...overrides,
+    },
   };
 }

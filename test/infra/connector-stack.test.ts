@@ -134,6 +134,20 @@ describe('Stack: ConnectorStack', () => {
   });
 
   it.each([
+    // waitForHolder reads the application another worker is writing back (shared/pipeline/held-claim.ts).
+    ['WritebackWorker', 'ApplicationsTable', 'dynamodb:GetItem'],
+    // Every claim checks the deletion tombstone in its transaction (shared/mapping/mapping.store.ts).
+    ['InviteWorker', 'EventsTable', 'dynamodb:ConditionCheckItem'],
+  ])('grants %s on %s the %s its code calls', (fn, table, action) => {
+    const role = (resources[functionId(fn)]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+    const granted = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => [s.Action].flat().includes(action) && JSON.stringify(s.Resource).includes(table));
+    expect(granted).toHaveLength(1);
+  });
+
+  it.each([
     ['InviteWorker', 'StageEventsQueue'],
     ['WritebackWorker', 'ReportEventsQueue'],
   ])('lets the %s send only to its own queue (%s), to defer a message', (fn, queue) => {

@@ -7,7 +7,7 @@ import {
   handleReportCreated,
   handleStageEntered,
 } from '../../../shared/pipeline';
-import type { ReportCreatedMessage, StageEnteredMessage } from '../../../shared/queue';
+import type { ReportCreatedMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
 import {
   applicationRecord,
@@ -17,25 +17,10 @@ import {
   jobRecord,
   NOW,
   reportFactory,
+  stageEnteredMessage,
 } from '../../helpers/pipeline-fakes';
 
-const stageMessage = (overrides: Partial<StageEnteredMessage['event']> = {}): StageEnteredMessage => ({
-  v: 1,
-  kind: 'stage-entered',
-  enqueueId: 'enq-1',
-  connectionId: 'acme-greenhouse',
-  receivedAt: NOW,
-  event: {
-    deliveryId: 'evt-1',
-    atsJobId: '3301',
-    jobName: 'Backend Engineer',
-    atsApplicationId: '4401',
-    atsCandidateId: '7702',
-    stage: { id: '9001', name: 'AI Interview' },
-    candidate: { name: 'Ana Ruiz', email: 'Ana@Example.com' },
-    ...overrides,
-  },
-});
+const stageMessage = stageEnteredMessage;
 const reportMessage: ReportCreatedMessage = {
   v: 1,
   kind: 'report-created',

@@ -15,7 +15,6 @@ import { SesMailer } from '../../../shared/mail/ses.mailer';
 import { maskEmails, scrub } from '../../../shared/observability/logger';
 import { formatReportNote, handleReportCreated, handleStageEntered } from '../../../shared/pipeline';
 import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
-import type { StageEnteredMessage } from '../../../shared/queue';
 import { deliveryIdOf, singleEmailAddress } from '../../../shared/validation';
 import { connectionDocument } from '../../helpers/connections';
 import {
@@ -26,6 +25,7 @@ import {
   jobRecord,
   NOW,
   reportFactory,
+  stageEnteredMessage,
 } from '../../helpers/pipeline-fakes';
 
 const SECRET = 'whsec_front_door_0123456789';
@@ -178,21 +178,10 @@ describe('Finding 5: fields that reach people are clean', () => {
       ...context,
       interviews: { ...context.interviews, updateInterview: async () => undefined },
     });
-    const message: StageEnteredMessage = {
-      v: 1,
-      kind: 'stage-entered',
-      enqueueId: 'enq-1',
-      connectionId: 'acme-greenhouse',
-      receivedAt: NOW,
-      event: {
-        deliveryId: 'evt-1',
-        atsJobId: '3301',
-        atsApplicationId: '4401',
-        atsCandidateId: '7702',
-        stage: { id: '9001', name: 'AI Interview' },
-        candidate: { name: 'Ana', email: 'ana@example.com, victim@example.com' },
-      },
-    };
+    const message = stageEnteredMessage({
+      jobName: undefined,
+      candidate: { name: 'Ana', email: 'ana@example.com, victim@example.com' },
+    });
     const [result] = await handleStageEntered(message, deps);
     expect(result).toMatchObject({ outcome: 'invited' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
