@@ -83,7 +83,8 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
       'Questions:',
       ...custom.map(
         (q, i) =>
-          `  ${i + 1}. ${quoted(q.question_text, 300)}: ${q.ai_evaluation.rating ? label(q.ai_evaluation.rating) : 'not rated'}` +
+          `  ${i + 1}. ${quoted(q.question_text, 300)}: ` +
+          (q.ai_evaluation.rating ? label(q.ai_evaluation.rating) : 'not rated') +
           (q.ai_evaluation.feedback ? ` ${quoted(q.ai_evaluation.feedback)}` : ''),
       ),
     );

@@ -35,8 +35,8 @@ export function quoted(text: string, maxLength: number = TEXT_LIMITS.quote): str
 }
 
 // One mailbox, as SES takes it: no display name, no list, no quotes, no comments, no spaces.
-const SINGLE_ADDRESS =
-  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const DOMAIN_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const SINGLE_ADDRESS = new RegExp(`^[A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-]{1,64}@${DOMAIN_LABEL}(?:\\.${DOMAIN_LABEL})+$`);
 
 /** The address when it is exactly one mailbox of at most 254 characters; otherwise undefined. */
 export function singleEmailAddress(raw: string | undefined): string | undefined {

@@ -36,6 +36,19 @@ describe('Tooling: npm test fails on unformatted or lint-failing code', () => {
     expect(scripts.lint).toBe('biome check --error-on-warnings .');
   });
 
+  it('keeps every TypeScript line within 120 characters, strings and titles too', async () => {
+    const { stdout } = await run('git', ['ls-files', '*.ts'], { cwd: root });
+    const long = stdout
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((file) =>
+        readFileSync(join(root, file), 'utf8')
+          .split('\n')
+          .flatMap((line, index) => (line.length > 120 ? [`${file}:${index + 1} (${line.length})`] : [])),
+      );
+    expect(long).toEqual([]);
+  });
+
   it('passes a file written in the house style', async () => {
     const result = await lint('clean.ts', 'export const greeting = (name: string): string => name.trim();\n');
     expect(result).toMatchObject({ code: 0 });

@@ -90,7 +90,7 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
     expect((error as Error).message).toContain(message);
   });
 
-  it('reads the documented 400 "Invalid request" for an unknown interview as a refusal that says what to check', async () => {
+  it('reads the documented 400 "Invalid request" for an unknown interview saying what to check', async () => {
     const error = await client()
       .updateInterview('no-such-interview', { interview_name: 'x' })
       .catch((e: unknown) => e);

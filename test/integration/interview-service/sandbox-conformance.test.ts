@@ -157,7 +157,7 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
     });
   });
 
-  it('invites a candidate with their own link, lists them by keyword, and e-mails them unless told not to', async () => {
+  it('invites a candidate with their own link, lists them by keyword, e-mails them unless told not to', async () => {
     const { interview_id: interviewId } = await createInterview('Per-candidate');
     const invite = (email: string, disable: boolean) =>
       call('POST', '/interview/invite', {
@@ -183,7 +183,7 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
     });
   });
 
-  it('caps a page at maxPageSize when asked, and serves a share of reports sparse, the same ones every time', async () => {
+  it('caps a page at maxPageSize, and serves a share of reports sparse, the same ones every time', async () => {
     sandbox.setFaults({ maxPageSize: 2 });
     expect((await call('GET', '/interview/reports?limit=50')).json.data).toHaveLength(2);
     sandbox.setFaults({ maxPageSize: 0, sparseReportRate: 1 });

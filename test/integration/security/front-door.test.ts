@@ -74,7 +74,7 @@ describe('Front door on the local stack: replays, over-long ids, deletions', () 
     rmSync(WORK_DIR, { recursive: true, force: true });
   });
 
-  it('1. Lever: a signature is used once, whatever event the unsigned body names, and a deletion is confirmed first', async () => {
+  it('1. Lever: a signature is used once, whatever event the body names; a deletion is confirmed first', async () => {
     const email = `lever-${randomUUID().slice(0, 8)}@candidates.example.com`;
     const application = stack.ats.lever.addCandidate({ firstName: 'Lea', lastName: 'Replay', email });
     await stack.ats.lever.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
@@ -104,7 +104,7 @@ describe('Front door on the local stack: replays, over-long ids, deletions', () 
     await idleWithEmptyDlqs();
   });
 
-  it('3. over-long ids: refused at the door where signed as ids, hashed where unsigned; nothing reaches a DLQ', async () => {
+  it('3. over-long ids: refused where they are ids, hashed where unsigned; nothing reaches a DLQ', async () => {
     const connection = connectionOf('greenhouse');
     const token = stack.secrets[connection.secretRef]!.interviewWebhookToken;
     const report = await fetch(`${stack.gatewayUrl}/webhooks/interview/${connection.id}/${token}`, {
@@ -164,7 +164,7 @@ describe('Front door on the local stack: replays, over-long ids, deletions', () 
     await idleWithEmptyDlqs();
   });
 
-  it('4. Greenhouse: after delete_candidate, a replayed or late stage change never brings the candidate back', async () => {
+  it('4. Greenhouse: after delete_candidate, a replayed or late stage change never brings them back', async () => {
     const email = `deleted-${randomUUID().slice(0, 8)}@candidates.example.com`;
     const application = stack.ats.greenhouse.addCandidate({ firstName: 'Gia', lastName: 'Gone', email });
     const body = greenhouseStageChange(application, email);

@@ -161,7 +161,7 @@ describe('Finding 5: fields that reach people are clean', () => {
     expect(input.Content.Simple.Body.Text.Data.split('\n')[0]).toBe('Hello Ana Bcc: victim@example.com,');
   });
 
-  it('skips the e-mail channel for an address that is not one mailbox, and still posts the note with the link', async () => {
+  it('skips the e-mail for an address that is not one mailbox, and still posts the note with the link', async () => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
     store.claimApplication.mockResolvedValue({
