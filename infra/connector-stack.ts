@@ -149,7 +149,11 @@ export class ConnectorStack extends Stack {
       ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:GetItem'],
       [tables.applications.tableArn],
     );
-    allow(writebackWorker, ['dynamodb:Query'], [index]);
+    allow(
+      writebackWorker,
+      ['dynamodb:Query'],
+      [index, `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.serviceCandidateIndex.name}`],
+    );
     allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
@@ -289,6 +293,11 @@ export class ConnectorStack extends Stack {
       indexName: candidateIndex.name,
       partitionKey: { name: candidateIndex.partitionKey, type: AttributeType.STRING },
       projectionType: ProjectionType.KEYS_ONLY,
+    });
+    const serviceCandidateIndex = MAPPING_TABLES.applications.serviceCandidateIndex;
+    applications.addGlobalSecondaryIndex({
+      indexName: serviceCandidateIndex.name,
+      partitionKey: { name: serviceCandidateIndex.partitionKey, type: AttributeType.STRING },
     });
     const events = new Table(this, 'EventsTable', common);
     return { jobs, applications, events };

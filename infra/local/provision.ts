@@ -42,6 +42,7 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
         { AttributeName: index.partitionKey, AttributeType: 'S' },
         { AttributeName: index.sortKey, AttributeType: 'S' },
         { AttributeName: MAPPING_TABLES.applications.candidateIndex.partitionKey, AttributeType: 'S' },
+        { AttributeName: MAPPING_TABLES.applications.serviceCandidateIndex.partitionKey, AttributeType: 'S' },
       ],
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
@@ -60,6 +61,13 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
           IndexName: MAPPING_TABLES.applications.candidateIndex.name,
           KeySchema: [{ AttributeName: MAPPING_TABLES.applications.candidateIndex.partitionKey, KeyType: 'HASH' }],
           Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+        {
+          IndexName: MAPPING_TABLES.applications.serviceCandidateIndex.name,
+          KeySchema: [
+            { AttributeName: MAPPING_TABLES.applications.serviceCandidateIndex.partitionKey, KeyType: 'HASH' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
         },
       ],
     }),

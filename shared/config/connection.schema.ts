@@ -98,6 +98,18 @@ export const connectionSchema = v.pipe(
       extraLanguages: v.optional(v.array(v.string()), []),
       /** Per call; GETs and PUTs are retried within the worker's deadline. */
       timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 10_000),
+      /**
+       * `shared-link` (default): every candidate of a job × trigger gets the interview's one link, and a report is
+       * matched by interview and e-mail. `per-candidate`: the service issues each candidate their own link and id
+       * (`POST /interview/invite`), and a report is matched by that id, exactly. `emailedBy` says who e-mails it.
+       */
+      invites: v.optional(
+        v.object({
+          mode: v.optional(v.picklist(['shared-link', 'per-candidate']), 'shared-link'),
+          emailedBy: v.optional(v.picklist(['connector', 'service']), 'connector'),
+        }),
+        { mode: 'shared-link', emailedBy: 'connector' },
+      ),
     }),
     atsTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 10_000),
     /** Name of the secret (Secrets Manager in AWS, the local secrets file on one machine); never the secret itself. */

@@ -153,6 +153,8 @@ export class InterviewServiceClient {
       name: string;
       email: string;
       jobApplicationId?: string | undefined;
+      /** Asks again for that candidate's invitation (the service's re-send) instead of a new one. */
+      candidateId?: string | undefined;
       /** The service sends its own e-mail unless this is true. */
       disableEmailNotification: boolean;
     },
@@ -165,6 +167,7 @@ export class InterviewServiceClient {
         interview_id: this.checkId('interviewId', input.interviewId),
         candidates: [{ name: input.name, email: input.email }],
         ...(input.jobApplicationId ? { job_application_id: input.jobApplicationId } : {}),
+        ...(input.candidateId ? { candidate_id: input.candidateId } : {}),
         disable_email_notification: input.disableEmailNotification,
       },
       data: invitationsSchema,

@@ -11,6 +11,11 @@ export const MAPPING_TABLES = {
     interviewIndex: { name: 'byInterview', partitionKey: 'interviewId', sortKey: 'candidateEmail' },
     /** Every application of one ATS candidate, for purges: `connectionId#atsCandidateId`. */
     candidateIndex: { name: 'byCandidate', partitionKey: 'candidateKey' },
+    /**
+     * Per-candidate invitations: the service's own candidate id of the invitation, `interviewId#candidateId`,
+     * which its report carries. Matches a report exactly, whatever e-mail the candidate typed.
+     */
+    serviceCandidateIndex: { name: 'byServiceCandidate', partitionKey: 'serviceCandidateKey' },
   },
   events: { partitionKey: 'pk' },
   /** Epoch seconds; DynamoDB TTL deletes the record after it. */

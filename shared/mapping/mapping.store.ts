@@ -243,11 +243,19 @@ export class DynamoMappingStore implements MappingStore {
       inviteEmailAt?: number;
       inviteEmailUncertain?: boolean;
       inviteNoteAt?: number;
+      serviceInviteStartedAt?: number;
+      serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };
       done: boolean;
     },
   ): Promise<void> {
+    const invitation = step.serviceInvitation;
     const update = buildUpdate({
       set: {
+        serviceInviteStartedAt: step.serviceInviteStartedAt,
+        serviceCandidateId: invitation?.candidateId,
+        candidateInviteUrl: invitation?.inviteUrl,
+        serviceInviteAt: invitation?.at,
+        serviceCandidateKey: invitation ? `${step.interviewId}#${invitation.candidateId}` : undefined,
         interviewId: step.interviewId,
         candidateEmail: step.candidateEmail,
         inviteEmailStartedAt: step.inviteEmailStartedAt,
@@ -407,6 +415,26 @@ export class DynamoMappingStore implements MappingStore {
       ExpressionAttributeValues: marshall({ ':i': interviewId, ':e': candidateEmail }),
     });
     return found.sort((a, b) => b.createdAt - a.createdAt)[0];
+  }
+
+  /** The application whose per-candidate invitation the service gave `candidateId` (one at most: ids are unique). */
+  public async findApplicationByServiceCandidate(
+    interviewId: string,
+    candidateId: string,
+  ): Promise<ApplicationRecord | undefined> {
+    const { name, partitionKey } = MAPPING_TABLES.applications.serviceCandidateIndex;
+    const result = await this.client.send(
+      new QueryCommand({
+        TableName: this.tables.applications,
+        IndexName: name,
+        KeyConditionExpression: '#k = :k',
+        ExpressionAttributeNames: { '#k': partitionKey },
+        ExpressionAttributeValues: marshall({ ':k': `${interviewId}#${candidateId}` }),
+        Limit: 1,
+      }),
+    );
+    const [item] = result.Items ?? [];
+    return item ? (unmarshall(item) as ApplicationRecord) : undefined;
   }
 
   public listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]> {

@@ -1,6 +1,7 @@
 /** The outward side effects, each followed by a write that records it. */
 export type SideEffectPoint =
   | 'interview-created'
+  | 'service-invited'
   | 'invite-emailed'
   | 'invite-note-posted'
   | 'report-note-posted'

@@ -57,6 +57,8 @@ export interface MappingStore {
       inviteEmailAt?: number;
       inviteEmailUncertain?: boolean;
       inviteNoteAt?: number;
+      serviceInviteStartedAt?: number;
+      serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };
       done: boolean;
     },
   ): Promise<void>;
@@ -81,6 +83,8 @@ export interface MappingStore {
   getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined>;
   findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]>;
   findApplicationByInterview(interviewId: string, candidateEmail: string): Promise<ApplicationRecord | undefined>;
+  /** Per-candidate invitations: the application the service's candidate id was invited for. */
+  findApplicationByServiceCandidate(interviewId: string, candidateId: string): Promise<ApplicationRecord | undefined>;
   listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]>;
   claimWriteBack(
     key: ApplicationKey,
@@ -156,7 +160,13 @@ export interface ConnectionContext {
   ats: AtsAdapter;
   interviews: Pick<
     InterviewServiceClient,
-    'createInterview' | 'updateInterview' | 'findInterviewsByName' | 'listReports' | 'listAllReports'
+    | 'createInterview'
+    | 'updateInterview'
+    | 'findInterviewsByName'
+    | 'listReports'
+    | 'listAllReports'
+    | 'inviteCandidate'
+    | 'findInvitation'
   >;
 }
 

@@ -78,6 +78,7 @@ export async function reconcileConnection(
       const email = report.candidate_email_id ? normaliseEmail(report.candidate_email_id) : undefined;
       const application = applications.find(
         (a) =>
+          a.serviceCandidateId === report.candidate_id ||
           (report.ats_job_application_id && a.atsApplicationId === report.ats_job_application_id) ||
           (email !== undefined && a.candidateEmail === email),
       );

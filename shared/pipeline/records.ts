@@ -44,6 +44,12 @@ export interface ApplicationRecord extends ApplicationKey {
   /** The e-mail may have gone out from a worker that stopped before recording it; not sent again. */
   inviteEmailUncertain?: boolean | undefined;
   inviteNoteAt?: number | undefined;
+  /** Per-candidate invitations: set before `POST /interview/invite`; on resume the invitation is looked up. */
+  serviceInviteStartedAt?: number | undefined;
+  serviceInviteAt?: number | undefined;
+  /** The service's candidate id of this application's invitation, and the candidate's own link. */
+  serviceCandidateId?: string | undefined;
+  candidateInviteUrl?: string | undefined;
   reportId?: string | undefined;
   /** The interview service's candidate id of that report: with it, an operator can queue the report again. */
   reportCandidateId?: string | undefined;

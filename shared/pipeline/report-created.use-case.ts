@@ -143,12 +143,18 @@ export async function handleReportCreated(
   }
 }
 
-/** The service's own ATS link fills `ats_job_application_id`; otherwise the connector's mapping decides. */
+/**
+ * The service's candidate id of a per-candidate invitation first; then the service's own ATS link
+ * (`ats_job_application_id`); otherwise interview and e-mail.
+ */
 async function findApplication(
   context: ConnectionContext,
   report: InterviewReport,
   deps: PipelineDependencies,
 ): Promise<ApplicationRecord | undefined> {
+  // A per-candidate invitation is matched exactly by the service's candidate id, whatever e-mail was typed.
+  const invited = await deps.store.findApplicationByServiceCandidate(report.interview_id, report.candidate_id);
+  if (invited?.connectionId === context.connection.id) return invited;
   if (report.ats_job_application_id) {
     const byAtsId = await deps.store.findApplicationsByAtsId(context.connection.id, report.ats_job_application_id);
     const match = byAtsId.find((a) => a.interviewId === report.interview_id);

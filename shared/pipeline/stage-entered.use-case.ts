@@ -8,11 +8,13 @@ import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
 import { errorCode, isPermanent } from './errors';
 import { formatInviteNote } from './report-note';
-import { afterSideEffect } from './fault-injection';
+import { runStep, type Step } from './steps';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
-import type { ConnectionContext, InviteDependencies, PipelineDependencies, RunOptions } from './ports';
-import { normaliseEmail, type ApplicationKey } from './records';
+import type { ConnectionContext, InviteDependencies, MappingStore, PipelineDependencies, RunOptions } from './ports';
+
+type InviteStepRecord = Omit<Parameters<MappingStore['recordInviteStep']>[2], 'interviewId'>;
+import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
@@ -131,10 +133,14 @@ async function inviteForTrigger(
   const recipient = singleEmailAddress(event.candidate.email);
   if (trigger.invite.email && event.candidate.email !== undefined && recipient === undefined)
     deps.logger.warn('stage entered: the e-mail address is not one mailbox; the e-mail channel is skipped', log);
-  const sendEmail = trigger.invite.email && recipient !== undefined;
+  const invites = context.connection.interviewService.invites;
+  // Per-candidate: the service issues this candidate's own link and id; it needs an address to invite.
+  const perCandidate = invites.mode === 'per-candidate' && recipient !== undefined;
+  const serviceEmails = perCandidate && invites.emailedBy === 'service' && trigger.invite.email;
+  const sendEmail = trigger.invite.email && recipient !== undefined && !serviceEmails;
   const postNote = trigger.invite.atsNote;
   try {
-    if (!sendEmail && !postNote) {
+    if (!sendEmail && !postNote && !serviceEmails) {
       await deps.store.markApplicationFailed(
         key,
         owner,
@@ -158,78 +164,86 @@ async function inviteForTrigger(
       atsJobId: event.atsJobId,
       fromStageId: event.stage.id,
     };
-    const emailDone = !postNote || record.inviteNoteAt !== undefined;
-    if (sendEmail && !record.inviteEmailAt && record.inviteEmailStartedAt) {
-      // An earlier worker began sending and stopped before recording it: it may have sent. SES cannot be asked,
-      // and a candidate invited twice is worse than a recruiter told to check: record it as uncertain.
-      await deps.store.recordInviteStep(key, owner, {
-        interviewId: interview.interviewId,
-        candidateEmail: email,
-        inviteEmailAt: record.inviteEmailStartedAt,
-        inviteEmailUncertain: true,
-        done: emailDone,
-      });
-      deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', {
-        ...log,
-        interviewId: interview.interviewId,
-      });
-    } else if (sendEmail && !record.inviteEmailAt) {
-      await deps.store.recordInviteStep(key, owner, {
-        interviewId: interview.interviewId,
-        candidateEmail: email,
-        inviteEmailStartedAt: now(),
-        done: false,
-      });
-      try {
-        await deps.mailer.sendInvite({
-          to: recipient,
-          candidateName: event.candidate.name ?? '',
-          jobName: event.jobName ?? `Job ${event.atsJobId}`,
-          inviteUrl: interview.inviteUrl,
-          language: trigger.interview.language,
-          from: trigger.invite.from,
-        });
-      } catch (error) {
-        if ((error as { definitelyNotSent?: boolean }).definitelyNotSent)
-          await deps.store.recordInviteStep(key, owner, {
-            interviewId: interview.interviewId,
-            clearEmailStart: true,
-            done: false,
-          });
-        throw error;
-      }
-      afterSideEffect('invite-emailed', appKey);
-      await deps.store.recordInviteStep(key, owner, {
-        interviewId: interview.interviewId,
-        candidateEmail: email,
-        inviteEmailAt: now(),
-        done: emailDone,
-      });
-    }
-    if (postNote && !record.inviteNoteAt) {
-      const marker = `ai-interview-invite:${key.atsApplicationId}:${trigger.id}`;
-      // After a takeover the earlier worker may have posted the note and stopped before recording it.
-      const existing = claim.resumed ? await context.ats.findNote(target, marker, signal) : undefined;
-      if (!existing) {
-        await postNoteOnce(
-          context.ats,
-          target,
-          { body: formatInviteNote(interview.inviteUrl, sendEmail), marker },
+    const record_ = (step: InviteStepRecord) =>
+      deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, ...step });
+    // The link every later step sends: the candidate's own where the service issued one.
+    let inviteUrl = record.candidateInviteUrl ?? interview.inviteUrl;
+    const steps: ((isLast: boolean) => Step<unknown>)[] = [];
+    if (perCandidate)
+      steps.push((isLast) =>
+        serviceInviteStep({
+          context,
+          event,
+          interview,
+          record,
+          recipient,
+          serviceEmails,
           signal,
-        );
-        afterSideEffect('invite-note-posted', appKey);
-      }
-      await deps.store.recordInviteStep(key, owner, {
-        interviewId: interview.interviewId,
-        candidateEmail: email,
-        inviteNoteAt: now(),
-        done: true,
-      });
+          now,
+          isLast,
+          record_,
+          onLink: (url) => (inviteUrl = url),
+        }),
+      );
+    if (sendEmail)
+      steps.push(
+        (isLast): Step<unknown> => ({
+          name: 'invite-emailed',
+          done: record.inviteEmailAt !== undefined,
+          // SES cannot be asked whether it sent: a started, unrecorded e-mail is uncertain, never sent twice.
+          started: record.inviteEmailStartedAt !== undefined,
+          recordStart: () => record_({ inviteEmailStartedAt: now(), done: false }),
+          perform: () =>
+            deps.mailer.sendInvite({
+              to: recipient,
+              candidateName: event.candidate.name ?? '',
+              jobName: event.jobName ?? `Job ${event.atsJobId}`,
+              inviteUrl,
+              language: trigger.interview.language,
+              from: trigger.invite.from,
+            }),
+          clearStart: () => record_({ clearEmailStart: true, done: false }),
+          recordDone: async (_result, outcome) => {
+            if (outcome === 'uncertain')
+              deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', {
+                ...log,
+                interviewId: interview.interviewId,
+              });
+            await record_({
+              inviteEmailAt: outcome === 'uncertain' ? (record.inviteEmailStartedAt ?? now()) : now(),
+              ...(outcome === 'uncertain' ? { inviteEmailUncertain: true } : {}),
+              done: isLast,
+            });
+          },
+        }),
+      );
+    if (postNote) {
+      const marker = `ai-interview-invite:${key.atsApplicationId}:${trigger.id}`;
+      steps.push(
+        (isLast): Step<unknown> => ({
+          name: 'invite-note-posted',
+          done: record.inviteNoteAt !== undefined,
+          // After a takeover the earlier worker may have posted the note and stopped before recording it.
+          started: claim.resumed,
+          lookup: () => context.ats.findNote(target, marker, signal),
+          perform: () =>
+            postNoteOnce(
+              context.ats,
+              target,
+              { body: formatInviteNote(inviteUrl, sendEmail || serviceEmails), marker },
+              signal,
+            ),
+          recordDone: () => record_({ inviteNoteAt: now(), done: isLast }),
+        }),
+      );
     }
+    for (const [index, build] of steps.entries()) await runStep(build(index === steps.length - 1), appKey);
     deps.logger.info('stage entered: invited', {
       ...log,
       interviewId: interview.interviewId,
       email: sendEmail,
+      serviceEmail: serviceEmails,
+      perCandidate,
       note: postNote,
     });
     return { outcome: 'invited' };
@@ -261,4 +275,67 @@ async function afterLostLease(
     return { outcome: 'invited' };
   }
   return { outcome: 'held-elsewhere' };
+}
+
+/**
+ * The candidate's own invitation on the service (`POST /interview/invite`), a step like the others. The call is
+ * not idempotent, so its start is recorded first; a worker that finds it started looks the invitation up by
+ * interview and e-mail (`GET /interview/invites?keyword=`) before it invites again.
+ */
+function serviceInviteStep(input: {
+  context: ConnectionContext;
+  event: ConfirmedEvent;
+  interview: { interviewId: string };
+  record: ApplicationRecord;
+  recipient: string;
+  serviceEmails: boolean;
+  signal: AbortSignal | undefined;
+  now: () => number;
+  isLast: boolean;
+  record_: (step: InviteStepRecord) => Promise<void>;
+  onLink: (url: string) => void;
+}): Step<unknown> {
+  const { context, event, interview, record, recipient, signal, now, record_ } = input;
+  type Invited = { candidateId: string; inviteUrl: string };
+  const done = async (invited: Invited) => {
+    input.onLink(invited.inviteUrl);
+    await record_({ serviceInvitation: { ...invited, at: now() }, done: input.isLast });
+  };
+  return {
+    name: 'service-invited',
+    done: record.serviceCandidateId !== undefined,
+    started: record.serviceInviteStartedAt !== undefined,
+    recordStart: () => record_({ serviceInviteStartedAt: now(), done: false }),
+    lookup: async (): Promise<Invited | undefined> => {
+      const found = await context.interviews.findInvitation(interview.interviewId, recipient, { signal });
+      if (!found) return undefined;
+      // The invitations list carries no link: asked again for that candidate (`candidate_id`), the service
+      // answers the same invitation, and sends no e-mail when told not to (the first call sent it, if any).
+      const again = await context.interviews.inviteCandidate(
+        {
+          interviewId: interview.interviewId,
+          name: event.candidate.name || recipient,
+          email: recipient,
+          candidateId: found.candidate_id,
+          disableEmailNotification: true,
+        },
+        { signal },
+      );
+      return { candidateId: again.candidate_id, inviteUrl: again.invite_url };
+    },
+    perform: async (): Promise<Invited> => {
+      const invitation = await context.interviews.inviteCandidate(
+        {
+          interviewId: interview.interviewId,
+          name: event.candidate.name || recipient,
+          email: recipient,
+          jobApplicationId: event.atsApplicationId,
+          disableEmailNotification: !input.serviceEmails,
+        },
+        { signal },
+      );
+      return { candidateId: invitation.candidate_id, inviteUrl: invitation.invite_url };
+    },
+    recordDone: (result) => done(result as Invited),
+  };
 }

@@ -21,6 +21,11 @@ export interface ChaosOptions {
   sparseReportRate: number;
   /** The most items the service puts on a page whatever `limit` asked (0: no cap). */
   maxPageSize: number;
+  /**
+   * Per-candidate invitations on every connection: each candidate gets their own link and id from the service,
+   * and a fifth of them type another e-mail address when they take the interview.
+   */
+  perCandidateInvites: boolean;
   /** Chance that a worker crashes right after a given side effect, before recording it (once per side effect). */
   crashRate: number;
   /** Share of SQS batches handed to two workers at once. */
@@ -41,6 +46,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   dropReportRate: 0.2,
   sparseReportRate: 0.15,
   maxPageSize: 10,
+  perCandidateInvites: false,
   crashRate: 0.25,
   duplicateDeliveryRate: 0.1,
   strangers: 10,
@@ -164,6 +170,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const random = seededRandom(options.seed);
   const crashes: Record<SideEffectPoint, number> = {
     'interview-created': 0,
+    'service-invited': 0,
     'invite-emailed': 0,
     'invite-note-posted': 0,
     'report-note-posted': 0,
@@ -187,6 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   for (const connection of template.connections) {
     connection.interviewService.timeoutMs = 700;
     connection.atsTimeoutMs = 700;
+    if (options.perCandidateInvites) connection.interviewService.invites = { mode: 'per-candidate' };
   }
   writeFileSync(configPath, JSON.stringify(template));
 
@@ -265,10 +273,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const expected = new Map<string, { applicationId: string; kind: AtsKind; connectionId: string }>();
     for (const record of records) {
       const candidate = byApplication.get(record.atsApplicationId) as Candidate;
+      // A per-candidate link carries the candidate's id; some candidates type another address on it.
+      const typedOther = options.perCandidateInvites && random() < 0.2;
       const { report_id } = s.interview.completeInterview({
         interview_id: record.interviewId,
+        candidate_id: record.serviceCandidateId,
         candidate_name: candidate.name,
-        candidate_email: candidate.email,
+        candidate_email: typedOther ? `other.${candidate.email}` : candidate.email,
         ai_match_score: Math.round(40 + random() * 60),
         proctoring_violations: random() < 0.2 ? 1 : 0,
         delay_ms: 0,
@@ -280,7 +291,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       });
     }
     const strangers: { reportId: string; connectionId: string }[] = [];
-    for (let i = 0; i < options.strangers; i++) {
+    // Strangers take an interview someone was invited to; with no invitation at all there is none to take.
+    for (let i = 0; i < (records.length ? options.strangers : 0); i++) {
       const record = records[i % records.length] as Record<string, any>;
       const { report_id } = s.interview.completeInterview({
         interview_id: record.interviewId,
@@ -395,6 +407,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       },
     );
 
+    if (options.perCandidateInvites) {
+      check('per-candidate: one invitation per application on the service', candidates, (c: Candidate) => {
+        const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
+        const count = s.interview.state.invites.filter(
+          (i) => i.interview_id === record?.interviewId && i.candidate_email_id === c.email,
+        ).length;
+        return count === 1 && record?.serviceCandidateId ? undefined : `${c.kind} ${c.applicationId}: ${count}`;
+      });
+      check("per-candidate: no candidate's report parked as unmatched", reports, ([reportId, e]) => {
+        const parked = finalEvents.some((event) => event.pk === `unmatched#${e.connectionId}#${reportId}`);
+        return parked ? `report ${reportId}: parked` : undefined;
+      });
+    }
+
     const dlq: ChaosReport['dlq'] = [];
     for (const [queue, url] of [
       ['stage-events-dlq', s.queues.stage.dlqUrl],
@@ -494,6 +520,7 @@ export function formatChaosReport(report: ChaosReport): string {
       `${o.dropReportRate * 100}% of report webhooks dropped; ` +
       `${o.sparseReportRate * 100}% of reports sparse (nulls, missing optional fields); ` +
       `service pages capped at ${o.maxPageSize || 'no'} items; ` +
+      (o.perCandidateInvites ? 'per-candidate invitations (a fifth typing another e-mail); ' : '') +
       `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; ` +
       `crash after a side effect with p=${o.crashRate}`,
     `Crashes injected: ${Object.entries(report.crashes)

@@ -2,14 +2,15 @@ import { parseArgs } from 'node:util';
 import { CHAOS_DEFAULTS, formatChaosReport, runChaos } from './chaos';
 
 /**
- * `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25]`: prints the invariant table; exit 1 on a
- * violation.
+ * `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25 --per-candidate]`: prints the invariant
+ * table; exit 1 on a violation.
  */
 const { values } = parseArgs({
   options: {
     candidates: { type: 'string', default: String(CHAOS_DEFAULTS.candidates) },
     seed: { type: 'string', default: String(CHAOS_DEFAULTS.seed) },
     'crash-rate': { type: 'string', default: String(CHAOS_DEFAULTS.crashRate) },
+    'per-candidate': { type: 'boolean', default: false },
   },
 });
 const report = await runChaos({
@@ -17,6 +18,7 @@ const report = await runChaos({
   candidates: Number(values.candidates),
   seed: Number(values.seed),
   crashRate: Number(values['crash-rate']),
+  perCandidateInvites: values['per-candidate'],
   progress: (line) => process.stderr.write(`${line}\n`),
 });
 process.stderr.write(`${formatChaosReport(report)}\n`);

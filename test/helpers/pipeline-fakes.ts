@@ -76,6 +76,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     getApplication: vi.fn().mockResolvedValue(undefined),
     findApplicationsByAtsId: vi.fn().mockResolvedValue([]),
     findApplicationByInterview: vi.fn().mockResolvedValue(undefined),
+    findApplicationByServiceCandidate: vi.fn().mockResolvedValue(undefined),
     listApplicationsByInterview: vi.fn().mockResolvedValue([]),
     claimWriteBack: vi.fn(),
     recordWriteBackStep: vi.fn().mockResolvedValue(undefined),

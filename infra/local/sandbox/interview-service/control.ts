@@ -37,6 +37,8 @@ export const completionSchema = v.object({
   interview_id: v.pipe(v.string(), v.minLength(1)),
   candidate_name: v.pipe(v.string(), v.minLength(1)),
   candidate_email: v.pipe(v.string(), v.email('candidate_email must be an e-mail address')),
+  /** The `cid` of a per-candidate link: the candidate takes that invitation, whatever e-mail they type. */
+  candidate_id: v.optional(v.string()),
   ats_job_id: v.optional(v.string()),
   ats_job_application_id: v.optional(v.string()),
   delay_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(600_000))),

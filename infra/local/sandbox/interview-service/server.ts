@@ -222,11 +222,13 @@ export async function startInterviewServiceSandbox(
     const interview = state.interviews.find((i) => i.interview_id === request.interview_id);
     if (!interview) throw new Error(`interview_id: no interview ${request.interview_id}`);
     // A candidate invited through `POST /interview/invite` takes the interview as that invitation's candidate.
-    const invited = state.invites.find(
-      (i) =>
-        i.interview_id === interview.interview_id &&
-        i.candidate_email_id.toLowerCase() === request.candidate_email.toLowerCase(),
-    );
+    const invited =
+      state.invites.find((i) => i.interview_id === interview.interview_id && i.candidate_id === request.candidate_id) ??
+      state.invites.find(
+        (i) =>
+          i.interview_id === interview.interview_id &&
+          i.candidate_email_id.toLowerCase() === request.candidate_email.toLowerCase(),
+      );
     const candidateId =
       invited?.candidate_id ?? addInvite(interview, request.candidate_name, request.candidate_email).candidate_id;
     const reportId = shortId('r', random);
@@ -332,7 +334,11 @@ export async function startInterviewServiceSandbox(
           );
         if (!parsed.success || !interview) return envelope(response, 400, { status: false, message: INVALID_REQUEST });
         const invitations = parsed.output.candidates.map((candidate) => {
-          const invite = addInvite(interview, candidate.name, candidate.email, 'invited');
+          // With `candidate_id`, the same candidate's invitation is sent again, not a new one.
+          const resent = state.invites.find(
+            (i) => i.interview_id === interview.interview_id && i.candidate_id === parsed.output.candidate_id,
+          );
+          const invite = resent ?? addInvite(interview, candidate.name, candidate.email, 'invited');
           if (!parsed.output.disable_email_notification)
             state.emailsSent.push({ to: candidate.email, interview_id: interview.interview_id });
           return { candidate_id: invite.candidate_id, candidate_email: candidate.email, invite_url: invite.invite_url };

@@ -93,6 +93,7 @@ export interface CompletionRequest {
   interview_id: string;
   candidate_name: string;
   candidate_email: string;
+  candidate_id?: string | undefined;
   ats_job_id?: string | undefined;
   ats_job_application_id?: string | undefined;
   delay_ms?: number | undefined;

@@ -1,0 +1,55 @@
+import { afterSideEffect, type SideEffectPoint } from './fault-injection';
+
+/**
+ * One outward side effect of an application (an invitation on the service, the invite e-mail, a note), made
+ * crash-safe the same way for all (architecture: "Side effects as steps"): record that it started where the outside
+ * system cannot tell, perform it, record it done. A step found started and not done on resume is either looked up
+ * where the outside system can be asked (an invitation by interview and e-mail, a note by its marker) or recorded
+ * as uncertain where it cannot (an e-mail), never performed blindly a second time.
+ */
+export interface Step<R> {
+  /** Also the chaos run's crash point: the moment the world is ahead of the mapping tables. */
+  name: SideEffectPoint;
+  /** Already recorded as done: skipped. */
+  done: boolean;
+  /** Recorded as started by an earlier worker (or, for steps that record no start, the claim was resumed). */
+  started: boolean;
+  /** Records the start, before the effect; steps whose lookup needs no record of it leave this out. */
+  recordStart?: () => Promise<void>;
+  /** After a start: whether the effect happened, and what it gave. Without one, a started step is uncertain. */
+  lookup?: () => Promise<R | undefined>;
+  perform: () => Promise<R>;
+  /** A refusal that means the effect did not happen: the start is cleared so a later try performs it again. */
+  clearStart?: () => Promise<void>;
+  /** Records the step done (`uncertain`: it may have happened, it is not done again). */
+  recordDone: (result: R | undefined, outcome: StepOutcome) => Promise<void>;
+}
+
+export type StepOutcome = 'performed' | 'found' | 'uncertain';
+
+/** Runs one step to done; `key` names the application for the chaos run's crash points. */
+export async function runStep<R>(step: Step<R>, key: string): Promise<StepOutcome | 'skipped'> {
+  if (step.done) return 'skipped';
+  if (step.started) {
+    if (!step.lookup) {
+      await step.recordDone(undefined, 'uncertain');
+      return 'uncertain';
+    }
+    const found = await step.lookup();
+    if (found !== undefined) {
+      await step.recordDone(found, 'found');
+      return 'found';
+    }
+  }
+  await step.recordStart?.();
+  let result: R;
+  try {
+    result = await step.perform();
+  } catch (error) {
+    if ((error as { definitelyNotSent?: boolean }).definitelyNotSent) await step.clearStart?.();
+    throw error;
+  }
+  afterSideEffect(step.name, key);
+  await step.recordDone(result, 'performed');
+  return 'performed';
+}

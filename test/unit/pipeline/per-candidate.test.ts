@@ -1,0 +1,122 @@
+import { describe, expect, it, vi } from 'vitest';
+import { clearInterviewCache, handleReportCreated, handleStageEntered } from '../../../shared/pipeline';
+import { connectionDocument } from '../../helpers/connections';
+import {
+  applicationRecord,
+  dependencies,
+  fakeContext,
+  fakeStore,
+  jobRecord,
+  NOW,
+  stageEnteredMessage,
+} from '../../helpers/pipeline-fakes';
+
+const CANDIDATE_LINK = 'https://i.example.com/int-1?cid=cand-9';
+
+/** A connection in per-candidate mode, its interview ready, and a fresh claim of application 4401. */
+function perCandidate(emailedBy: 'connector' | 'service', claimed = applicationRecord({ state: 'claimed' })) {
+  clearInterviewCache();
+  const store = fakeStore();
+  const document = connectionDocument({
+    interviewService: { baseUrl: 'https://api.interviews.example.com', invites: { mode: 'per-candidate', emailedBy } },
+  });
+  const { context, ats, interviews } = fakeContext(document);
+  const inviteCandidate = vi.fn().mockResolvedValue({ candidate_id: 'cand-9', invite_url: CANDIDATE_LINK });
+  const findInvitation = vi.fn().mockResolvedValue(undefined);
+  Object.assign(interviews, { inviteCandidate, findInvitation, updateInterview: vi.fn().mockResolvedValue(undefined) });
+  store.claimApplication.mockResolvedValue({ kind: 'claimed', resumed: false, record: claimed });
+  store.leaseJob.mockResolvedValue({
+    kind: 'ready',
+    record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i.example.com/int-1' }),
+  });
+  return { store, context, ats, inviteCandidate, findInvitation, deps: dependencies(store, context) };
+}
+
+describe('Use case: per-candidate invitations', () => {
+  it("asks the service for the candidate's own link, records its id, and e-mails and notes that link", async () => {
+    const { store, ats, inviteCandidate, deps } = perCandidate('connector');
+    const [result] = await handleStageEntered(stageEnteredMessage(), deps);
+    expect(result).toMatchObject({ outcome: 'invited' });
+    expect(inviteCandidate).toHaveBeenCalledTimes(1);
+    expect(inviteCandidate.mock.calls[0]![0]).toMatchObject({
+      interviewId: 'int-1',
+      email: 'Ana@Example.com',
+      disableEmailNotification: true,
+    });
+    expect(deps.mailer.sendInvite).toHaveBeenCalledWith(expect.objectContaining({ inviteUrl: CANDIDATE_LINK }));
+    expect(ats.postNote.mock.calls[0]![1].body).toContain(CANDIDATE_LINK);
+    // The start is recorded before the call, the invitation after it.
+    const steps = store.recordInviteStep.mock.calls.map(([, , step]) => step);
+    expect(steps[0]).toMatchObject({ serviceInviteStartedAt: NOW });
+    expect(steps[1]).toMatchObject({ serviceInvitation: { candidateId: 'cand-9', inviteUrl: CANDIDATE_LINK } });
+    expect(steps.at(-1)).toMatchObject({ done: true });
+  });
+
+  it('leaves the e-mail to the service when it sends it: no SES, the note still carries the link', async () => {
+    const { ats, inviteCandidate, deps } = perCandidate('service');
+    await handleStageEntered(stageEnteredMessage(), deps);
+    expect(inviteCandidate.mock.calls[0]![0]).toMatchObject({ disableEmailNotification: false });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote.mock.calls[0]![1].body).toContain(CANDIDATE_LINK);
+  });
+
+  it('after a crash between inviting and recording, finds the invitation instead of inviting again', async () => {
+    const claimed = applicationRecord({ state: 'claimed', serviceInviteStartedAt: NOW - 5_000 });
+    const { inviteCandidate, findInvitation, deps } = perCandidate('service', claimed);
+    findInvitation.mockResolvedValue({ candidate_id: 'cand-9', interview_id: 'int-1' });
+    await handleStageEntered(stageEnteredMessage(), deps);
+    expect(findInvitation).toHaveBeenCalledWith('int-1', 'Ana@Example.com', expect.anything());
+    // Asked again for that candidate, without a second e-mail: the same invitation, not a new one.
+    expect(inviteCandidate).toHaveBeenCalledTimes(1);
+    expect(inviteCandidate.mock.calls[0]![0]).toMatchObject({ candidateId: 'cand-9', disableEmailNotification: true });
+  });
+
+  it('invites once after a crash before the call reached the service (no invitation found)', async () => {
+    const claimed = applicationRecord({ state: 'claimed', serviceInviteStartedAt: NOW - 5_000 });
+    const { inviteCandidate, findInvitation, deps } = perCandidate('connector', claimed);
+    await handleStageEntered(stageEnteredMessage(), deps);
+    expect(findInvitation).toHaveBeenCalledTimes(1);
+    expect(inviteCandidate).toHaveBeenCalledTimes(1);
+    expect(inviteCandidate.mock.calls[0]![0].candidateId).toBeUndefined();
+  });
+
+  it('matches a report by the service candidate id first, though the candidate typed another e-mail', async () => {
+    const store = fakeStore();
+    const { context, interviews } = fakeContext();
+    const invited = applicationRecord({ serviceCandidateId: 'cand-9', candidateEmail: 'ana@example.com' });
+    store.findApplicationByServiceCandidate.mockResolvedValue(invited);
+    interviews.listReports.mockResolvedValue([
+      {
+        report_id: 'rep-9',
+        interview_id: 'int-1',
+        candidate_id: 'cand-9',
+        candidate_email_id: 'ana.personal@elsewhere.example',
+        ai_match_score: 80,
+        proctoring_violations: [],
+        technical_skills_evaluation: [],
+        soft_skills_evaluation: [],
+        custom_question_evaluation: [],
+        interview_transcript: [],
+      },
+    ]);
+    store.claimWriteBack.mockResolvedValue({ kind: 'claimed', record: { ...invited, state: 'completed' } });
+    const result = await handleReportCreated(
+      {
+        v: 1,
+        kind: 'report-created',
+        enqueueId: 'e',
+        connectionId: 'acme-greenhouse',
+        receivedAt: NOW,
+        source: 'webhook',
+        reportId: 'rep-9',
+        interviewId: 'int-1',
+        candidateId: 'cand-9',
+      },
+      dependencies(store, context),
+    );
+    expect(store.findApplicationByServiceCandidate).toHaveBeenCalledWith('int-1', 'cand-9');
+    expect(store.findApplicationByInterview).not.toHaveBeenCalled();
+    expect(store.parkUnmatchedReport).not.toHaveBeenCalled();
+    expect(result).toMatchObject({ outcome: expect.not.stringMatching('unmatched') });
+  });
+});
