@@ -1,3 +1,4 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { checkSummary, formatSummary, runDemo } from './demo';
 import { LOCAL_DEFAULTS, startLocalStack } from './local-stack';
@@ -13,8 +14,22 @@ const { values } = parseArgs({
     port: { type: 'string', default: String(LOCAL_DEFAULTS.gatewayPort) },
     'no-demo': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
+    'per-candidate': { type: 'boolean', default: false },
+    'sparse-reports': { type: 'string', default: '0' },
+    'page-cap': { type: 'string', default: '0' },
   },
 });
+
+/** `--per-candidate`: the same connections with per-candidate invitations, written beside the local state. */
+function configFor(path: string): string {
+  if (!values['per-candidate']) return path;
+  const document = JSON.parse(readFileSync(path, 'utf8')) as { connections: { interviewService: object }[] };
+  for (const connection of document.connections)
+    connection.interviewService = { ...connection.interviewService, invites: { mode: 'per-candidate' } };
+  mkdirSync('.local', { recursive: true });
+  writeFileSync('.local/connections.per-candidate.json', JSON.stringify(document, null, 2));
+  return '.local/connections.per-candidate.json';
+}
 
 const started = Date.now();
 console.log(
@@ -22,7 +37,7 @@ console.log(
     'and the Greenhouse, Ashby, Lever and Workable sandboxes…',
 );
 const stack = await startLocalStack({
-  configPath: values.config,
+  configPath: configFor(values.config),
   ports: values.once ? {} : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort },
   fixedAtsPorts: !values.once,
   logLevel: values.verbose ? 'INFO' : 'WARN',
@@ -31,6 +46,11 @@ const stack = await startLocalStack({
   // A bad connections file, a port in use, Java missing: one clear line, no stack trace.
   console.error(`Could not start: ${(error as Error).message}`);
   process.exit(1);
+});
+// The interview-service sandbox's documented oddities, on demand: sparse reports, pages capped below `limit`.
+stack.interview.setFaults({
+  sparseReportRate: Number(values['sparse-reports']),
+  maxPageSize: Number(values['page-cap']),
 });
 console.log(
   `Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`,

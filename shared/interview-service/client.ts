@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 import {
   HTTP_DEFAULTS,
-  HttpTransportError,
   defaultRetryPolicy,
   parseRetryAfter,
   redactUrl,
@@ -385,13 +384,12 @@ export class InterviewServiceClient {
     return withRetry(send, this.policy, { ...this.hooks, signal: spec.signal });
   }
 
+  /**
+   * No answer in time (a timeout, a lost connection, or the worker's own deadline aborting the call) is never a
+   * verdict: the work stays retryable, and a write may have happened. The retry loop itself stops at once when
+   * the caller's signal has fired (its wait rejects), so an aborted call is not tried again in this invocation.
+   */
   private transportFailure(error: unknown, method: string): InterviewServiceError {
-    if (error instanceof HttpTransportError && error.code === 'aborted') {
-      return new InterviewServiceError('unavailable', false, error.message, {
-        cause: error,
-        mayHaveSucceeded: method !== 'GET',
-      });
-    }
     return new UnavailableError((error as Error).message, { cause: error, mayHaveSucceeded: method !== 'GET' });
   }
 

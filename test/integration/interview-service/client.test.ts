@@ -196,10 +196,13 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
       retryable: true,
     });
     expect(requests('GET /interviews') - before).toBe(2);
+    const beforeAbort = requests('GET /interviews');
     const aborted = await client()
       .listInterviews({}, { signal: AbortSignal.timeout(20) })
       .catch((e: unknown) => e);
-    expect(aborted).toMatchObject({ code: 'unavailable', retryable: false });
+    // Cut short by the caller's deadline: not a verdict (the message is retried), and not tried again here.
+    expect(aborted).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(requests('GET /interviews') - beforeAbort).toBe(1);
   });
 
   it('reports network errors as unavailable', async () => {

@@ -80,6 +80,33 @@ describe('Use case: per-candidate invitations', () => {
     expect(inviteCandidate.mock.calls[0]![0].candidateId).toBeUndefined();
   });
 
+  it('leaves the message retried when the deadline cuts the call short; a definite 400 fails the application', async () => {
+    const { InterviewServiceClient } = await import('../../../shared/interview-service');
+    const deadline = new AbortController();
+    deadline.abort();
+    // The real client's classification of a call its caller aborted, fed to the use case.
+    const aborted = await new InterviewServiceClient({ baseUrl: 'https://api.interviews.example.com', apiKey: 'k' })
+      .inviteCandidate(
+        { interviewId: 'int-1', name: 'Ana', email: 'ana@example.com', disableEmailNotification: true },
+        { signal: deadline.signal },
+      )
+      .catch((error: unknown) => error);
+    const cut = perCandidate('connector');
+    cut.inviteCandidate.mockRejectedValue(aborted);
+    await expect(handleStageEntered(stageEnteredMessage(), cut.deps)).rejects.toMatchObject({
+      code: 'unavailable',
+      retryable: true,
+    });
+    expect(cut.store.markApplicationFailed).not.toHaveBeenCalled();
+
+    const refused = perCandidate('connector');
+    const { InvalidRequestError } = await import('../../../shared/interview-service');
+    refused.inviteCandidate.mockRejectedValue(new InvalidRequestError('Invalid request', { status: 400 }));
+    const [result] = await handleStageEntered(stageEnteredMessage(), refused.deps);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'invalid-request' });
+    expect(refused.store.markApplicationFailed).toHaveBeenCalledTimes(1);
+  });
+
   it('matches a report by the service candidate id first, though the candidate typed another e-mail', async () => {
     const store = fakeStore();
     const { context, interviews } = fakeContext();
