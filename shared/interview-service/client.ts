@@ -13,7 +13,7 @@ import {
 import { API_KEY_HEADER, DOCUMENTED_LANGUAGES, PAGINATION } from './constants';
 import {
   ForbiddenError,
-  InterviewServiceError,
+  type InterviewServiceError,
   InvalidRequestError,
   MalformedResponseError,
   NotFoundError,

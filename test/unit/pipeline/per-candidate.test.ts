@@ -80,7 +80,7 @@ describe('Use case: per-candidate invitations', () => {
     expect(inviteCandidate.mock.calls[0]![0].candidateId).toBeUndefined();
   });
 
-  it('leaves the message retried when the deadline cuts the call short; a definite 400 fails the application', async () => {
+  it('retries the message when the deadline cuts the call short; a definite 400 fails the application', async () => {
     const { InterviewServiceClient } = await import('../../../shared/interview-service');
     const deadline = new AbortController();
     deadline.abort();
