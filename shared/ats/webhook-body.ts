@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { Connection, ConnectionSecrets } from '../config';
 import type { RetryHooks, RetryPolicy } from '../http';
 import type { WebhookParseResult } from './port';
+import { describeFirstIssue } from '../validation';
 
 /** What every adapter is built from; tests pass fetch, sleep and retry settings, production passes none. */
 export interface AtsAdapterOptions {
@@ -14,12 +15,8 @@ export interface AtsAdapterOptions {
 }
 
 /** `field.path: message` of the first issue, for a 400 that names the field. */
-export function firstIssue(issues: readonly v.BaseIssue<unknown>[], prefix = ''): string {
-  const issue = issues[0];
-  if (!issue) return `${prefix || 'body'}: invalid`;
-  const path = [prefix, v.getDotPath(issue)].filter(Boolean).join('.');
-  return `${path || 'body'}: ${issue.message}`;
-}
+const firstIssue = (issues: readonly v.BaseIssue<unknown>[], prefix = ''): string =>
+  describeFirstIssue(issues, { prefix, fallbackField: 'body' }).message;
 
 export type BodyReading<T> = { ok: true; value: T } | { ok: false; result: WebhookParseResult };
 

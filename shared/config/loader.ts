@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { connectionSchema, connectionsFileSchema, type Connection } from './connection.schema';
 import { ConfigError } from './errors';
+import { describeFirstIssue } from '../validation';
 
 /**
  * Validates a connections document. Errors name the connection and the field:
@@ -9,10 +10,7 @@ import { ConfigError } from './errors';
  */
 export function parseConnections(document: unknown, source = 'connections file'): Connection[] {
   const file = v.safeParse(connectionsFileSchema, document);
-  if (!file.success) {
-    const issue = file.issues[0];
-    throw new ConfigError(`${source}: ${issue ? `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}` : 'invalid'}`);
-  }
+  if (!file.success) throw new ConfigError(`${source}: ${describeFirstIssue(file.issues).message}`);
   const connections: Connection[] = [];
   const problems: string[] = [];
   file.output.connections.forEach((raw, index) => {

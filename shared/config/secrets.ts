@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { connectionSecretsSchema, type ConnectionSecrets } from './connection.schema';
 import { SecretsError } from './errors';
+import { describeFirstIssue } from '../validation';
 
 export interface SecretsProvider {
   getConnectionSecrets(secretRef: string): Promise<ConnectionSecrets>;
@@ -13,12 +14,8 @@ export const SECRETS_CACHE_MS = 5 * 60_000;
 function parseSecrets(secretRef: string, value: unknown): ConnectionSecrets {
   const parsed = v.safeParse(connectionSecretsSchema, value);
   if (parsed.success) return parsed.output;
-  const issue = parsed.issues[0];
   // The message names the field, never the value.
-  throw new SecretsError(
-    'secret-invalid',
-    `secret ${secretRef}: ${issue ? `${v.getDotPath(issue)}: ${issue.message}` : 'invalid'}`,
-  );
+  throw new SecretsError('secret-invalid', `secret ${secretRef}: ${describeFirstIssue(parsed.issues).message}`);
 }
 
 /** Wraps a loader with a time-based cache. */

@@ -18,6 +18,7 @@ import type {
   ApplicationClaimInput,
   ClaimApplicationResult,
   ClaimWriteBackResult,
+  InviteStep,
   Lease,
   LeaseJobResult,
   MappingStore,
@@ -235,18 +236,7 @@ export class DynamoMappingStore implements MappingStore {
   public async recordInviteStep(
     key: ApplicationKey,
     owner: string,
-    step: {
-      interviewId: string;
-      candidateEmail?: string | undefined;
-      inviteEmailStartedAt?: number;
-      clearEmailStart?: boolean;
-      inviteEmailAt?: number;
-      inviteEmailUncertain?: boolean;
-      inviteNoteAt?: number;
-      serviceInviteStartedAt?: number;
-      serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };
-      done: boolean;
-    },
+    step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
   ): Promise<void> {
     const invitation = step.serviceInvitation;
     const update = buildUpdate({

@@ -31,6 +31,18 @@ export interface ApplicationClaimInput extends ApplicationKey {
   candidateEmail?: string | undefined;
 }
 
+/** What one invite step records on the application; `done` moves it to `invited`. */
+export interface InviteStep {
+  inviteEmailStartedAt?: number;
+  clearEmailStart?: boolean;
+  inviteEmailAt?: number;
+  inviteEmailUncertain?: boolean;
+  inviteNoteAt?: number;
+  serviceInviteStartedAt?: number;
+  serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };
+  done: boolean;
+}
+
 export interface Lease {
   owner: string;
   now: number;
@@ -49,18 +61,7 @@ export interface MappingStore {
   recordInviteStep(
     key: ApplicationKey,
     owner: string,
-    step: {
-      interviewId: string;
-      candidateEmail?: string | undefined;
-      inviteEmailStartedAt?: number;
-      clearEmailStart?: boolean;
-      inviteEmailAt?: number;
-      inviteEmailUncertain?: boolean;
-      inviteNoteAt?: number;
-      serviceInviteStartedAt?: number;
-      serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };
-      done: boolean;
-    },
+    step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
   ): Promise<void>;
 
   /** A permanent failure (the ATS or the service refused): visible to ops, not retried. */

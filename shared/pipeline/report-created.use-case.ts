@@ -152,9 +152,12 @@ async function findApplication(
   report: InterviewReport,
   deps: PipelineDependencies,
 ): Promise<ApplicationRecord | undefined> {
-  // A per-candidate invitation is matched exactly by the service's candidate id, whatever e-mail was typed.
-  const invited = await deps.store.findApplicationByServiceCandidate(report.interview_id, report.candidate_id);
-  if (invited?.connectionId === context.connection.id) return invited;
+  // A per-candidate invitation is matched exactly by the service's candidate id, whatever e-mail was typed. Only
+  // connections that invite per candidate pay for the read: a shared link records no such id.
+  if (context.connection.interviewService.invites.mode === 'per-candidate') {
+    const invited = await deps.store.findApplicationByServiceCandidate(report.interview_id, report.candidate_id);
+    if (invited?.connectionId === context.connection.id) return invited;
+  }
   if (report.ats_job_application_id) {
     const byAtsId = await deps.store.findApplicationsByAtsId(context.connection.id, report.ats_job_application_id);
     const match = byAtsId.find((a) => a.interviewId === report.interview_id);

@@ -8,12 +8,10 @@ import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
 import { errorCode, isPermanent } from './errors';
 import { formatInviteNote } from './report-note';
-import { runStep, type Step } from './steps';
+import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
-import type { ConnectionContext, InviteDependencies, MappingStore, PipelineDependencies, RunOptions } from './ports';
-
-type InviteStepRecord = Omit<Parameters<MappingStore['recordInviteStep']>[2], 'interviewId'>;
+import type { ConnectionContext, InviteDependencies, InviteStep, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 
@@ -164,80 +162,24 @@ async function inviteForTrigger(
       atsJobId: event.atsJobId,
       fromStageId: event.stage.id,
     };
-    const record_ = (step: InviteStepRecord) =>
-      deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, ...step });
-    // The link every later step sends: the candidate's own where the service issued one.
-    let inviteUrl = record.candidateInviteUrl ?? interview.inviteUrl;
-    const steps: ((isLast: boolean) => Step<unknown>)[] = [];
-    if (perCandidate)
-      steps.push((isLast) =>
-        serviceInviteStep({
-          context,
-          event,
-          interview,
-          record,
-          recipient,
-          serviceEmails,
-          signal,
-          now,
-          isLast,
-          record_,
-          onLink: (url) => (inviteUrl = url),
-        }),
-      );
-    if (sendEmail)
-      steps.push(
-        (isLast): Step<unknown> => ({
-          name: 'invite-emailed',
-          done: record.inviteEmailAt !== undefined,
-          // SES cannot be asked whether it sent: a started, unrecorded e-mail is uncertain, never sent twice.
-          started: record.inviteEmailStartedAt !== undefined,
-          recordStart: () => record_({ inviteEmailStartedAt: now(), done: false }),
-          perform: () =>
-            deps.mailer.sendInvite({
-              to: recipient,
-              candidateName: event.candidate.name ?? '',
-              jobName: event.jobName ?? `Job ${event.atsJobId}`,
-              inviteUrl,
-              language: trigger.interview.language,
-              from: trigger.invite.from,
-            }),
-          clearStart: () => record_({ clearEmailStart: true, done: false }),
-          recordDone: async (_result, outcome) => {
-            if (outcome === 'uncertain')
-              deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', {
-                ...log,
-                interviewId: interview.interviewId,
-              });
-            await record_({
-              inviteEmailAt: outcome === 'uncertain' ? (record.inviteEmailStartedAt ?? now()) : now(),
-              ...(outcome === 'uncertain' ? { inviteEmailUncertain: true } : {}),
-              done: isLast,
-            });
-          },
-        }),
-      );
-    if (postNote) {
-      const marker = `ai-interview-invite:${key.atsApplicationId}:${trigger.id}`;
-      steps.push(
-        (isLast): Step<unknown> => ({
-          name: 'invite-note-posted',
-          done: record.inviteNoteAt !== undefined,
-          // After a takeover the earlier worker may have posted the note and stopped before recording it.
-          started: claim.resumed,
-          lookup: () => context.ats.findNote(target, marker, signal),
-          perform: () =>
-            postNoteOnce(
-              context.ats,
-              target,
-              { body: formatInviteNote(inviteUrl, sendEmail || serviceEmails), marker },
-              signal,
-            ),
-          recordDone: () => record_({ inviteNoteAt: now(), done: isLast }),
-        }),
-      );
-    }
-    for (const [index, build] of steps.entries()) await runStep(build(index === steps.length - 1), appKey);
+    const steps = inviteSteps({
+      context,
+      trigger,
+      event,
+      record,
+      resumed: claim.resumed,
+      interview,
+      recipient,
+      channels: { serviceInvite: perCandidate, serviceEmails, sendEmail, postNote },
+      target,
+      deps,
+      now,
+      signal,
+      log,
+      recordStep: (step) =>
+        deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, ...step }),
+    });
+    await runSteps(steps, appKey);
     deps.logger.info('stage entered: invited', {
       ...log,
       interviewId: interview.interviewId,
@@ -277,65 +219,128 @@ async function afterLostLease(
   return { outcome: 'held-elsewhere' };
 }
 
-/**
- * The candidate's own invitation on the service (`POST /interview/invite`), a step like the others. The call is
- * not idempotent, so its start is recorded first; a worker that finds it started looks the invitation up by
- * interview and e-mail (`GET /interview/invites?keyword=`) before it invites again.
- */
-function serviceInviteStep(input: {
+interface InviteStepsInput {
   context: ConnectionContext;
+  trigger: Trigger;
   event: ConfirmedEvent;
-  interview: { interviewId: string };
   record: ApplicationRecord;
-  recipient: string;
-  serviceEmails: boolean;
-  signal: AbortSignal | undefined;
+  resumed: boolean;
+  interview: { interviewId: string; inviteUrl: string };
+  recipient: string | undefined;
+  channels: { serviceInvite: boolean; serviceEmails: boolean; sendEmail: boolean; postNote: boolean };
+  target: ApplicationRef;
+  deps: InviteDependencies;
   now: () => number;
-  isLast: boolean;
-  record_: (step: InviteStepRecord) => Promise<void>;
-  onLink: (url: string) => void;
-}): Step<unknown> {
-  const { context, event, interview, record, recipient, signal, now, record_ } = input;
-  type Invited = { candidateId: string; inviteUrl: string };
-  const done = async (invited: Invited) => {
-    input.onLink(invited.inviteUrl);
-    await record_({ serviceInvitation: { ...invited, at: now() }, done: input.isLast });
+  signal: AbortSignal | undefined;
+  log: Record<string, unknown>;
+  recordStep: (step: InviteStep) => Promise<void>;
+}
+
+/** The invitation as steps, in order: the service's own invitation, the e-mail, the note with the link. */
+function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
+  // The link every later step sends: the candidate's own once the service issued one.
+  const link = { url: input.record.candidateInviteUrl ?? input.interview.inviteUrl };
+  const { channels, recipient } = input;
+  return [
+    ...(channels.serviceInvite && recipient ? [serviceInviteStep(input, recipient, link)] : []),
+    ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
+    ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
+  ];
+}
+
+/**
+ * The candidate's own invitation on the service (`POST /interview/invite`). The call is not idempotent, so its
+ * start is recorded first; a worker that finds it started looks the invitation up by interview and e-mail
+ * (`GET /interview/invites?keyword=`) before it invites again.
+ */
+function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { url: string }): Step<Invited> {
+  const { context, event, interview, record, signal, now, recordStep } = input;
+  const invite = async (extra: { candidateId?: string; jobApplicationId?: string; disableEmail: boolean }) => {
+    const invitation = await context.interviews.inviteCandidate(
+      {
+        interviewId: interview.interviewId,
+        name: event.candidate.name || recipient,
+        email: recipient,
+        candidateId: extra.candidateId,
+        jobApplicationId: extra.jobApplicationId,
+        disableEmailNotification: extra.disableEmail,
+      },
+      { signal },
+    );
+    return { candidateId: invitation.candidate_id, inviteUrl: invitation.invite_url };
   };
   return {
     name: 'service-invited',
     done: record.serviceCandidateId !== undefined,
     started: record.serviceInviteStartedAt !== undefined,
-    recordStart: () => record_({ serviceInviteStartedAt: now(), done: false }),
-    lookup: async (): Promise<Invited | undefined> => {
+    recordStart: () => recordStep({ serviceInviteStartedAt: now(), done: false }),
+    lookup: async () => {
       const found = await context.interviews.findInvitation(interview.interviewId, recipient, { signal });
-      if (!found) return undefined;
       // The invitations list carries no link: asked again for that candidate (`candidate_id`), the service
       // answers the same invitation, and sends no e-mail when told not to (the first call sent it, if any).
-      const again = await context.interviews.inviteCandidate(
-        {
-          interviewId: interview.interviewId,
-          name: event.candidate.name || recipient,
-          email: recipient,
-          candidateId: found.candidate_id,
-          disableEmailNotification: true,
-        },
-        { signal },
-      );
-      return { candidateId: again.candidate_id, inviteUrl: again.invite_url };
+      return found ? invite({ candidateId: found.candidate_id, disableEmail: true }) : undefined;
     },
-    perform: async (): Promise<Invited> => {
-      const invitation = await context.interviews.inviteCandidate(
-        {
-          interviewId: interview.interviewId,
-          name: event.candidate.name || recipient,
-          email: recipient,
-          jobApplicationId: event.atsApplicationId,
-          disableEmailNotification: !input.serviceEmails,
-        },
-        { signal },
-      );
-      return { candidateId: invitation.candidate_id, inviteUrl: invitation.invite_url };
+    perform: () => invite({ jobApplicationId: event.atsApplicationId, disableEmail: !input.channels.serviceEmails }),
+    async recordDone(invited, _outcome, last) {
+      if (!invited) return;
+      link.url = invited.inviteUrl;
+      await recordStep({ serviceInvitation: { ...invited, at: now() }, done: last });
     },
-    recordDone: (result) => done(result as Invited),
   };
 }
+
+/** The invitation e-mail through SES. SES cannot be asked whether it sent: a started one is uncertain on resume. */
+function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url: string }): Step<unknown> {
+  const { trigger, event, record, deps, now, recordStep } = input;
+  return {
+    name: 'invite-emailed',
+    done: record.inviteEmailAt !== undefined,
+    started: record.inviteEmailStartedAt !== undefined,
+    recordStart: () => recordStep({ inviteEmailStartedAt: now(), done: false }),
+    perform: () =>
+      deps.mailer.sendInvite({
+        to: recipient,
+        candidateName: event.candidate.name ?? '',
+        jobName: event.jobName ?? `Job ${event.atsJobId}`,
+        inviteUrl: link.url,
+        language: trigger.interview.language,
+        from: trigger.invite.from,
+      }),
+    clearStart: () => recordStep({ clearEmailStart: true, done: false }),
+    async recordDone(_result, outcome, last) {
+      const uncertain = outcome === 'uncertain';
+      if (uncertain)
+        deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', {
+          ...input.log,
+          interviewId: input.interview.interviewId,
+        });
+      await recordStep({
+        inviteEmailAt: uncertain ? (record.inviteEmailStartedAt ?? now()) : now(),
+        ...(uncertain ? { inviteEmailUncertain: true } : {}),
+        done: last,
+      });
+    },
+  };
+}
+
+/** The note with the link; after a takeover the earlier worker may have posted it: looked up by its marker. */
+function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<unknown> {
+  const { context, target, record, signal, now, recordStep, channels } = input;
+  const marker = `ai-interview-invite:${target.atsApplicationId}:${input.trigger.id}`;
+  return {
+    name: 'invite-note-posted',
+    done: record.inviteNoteAt !== undefined,
+    started: input.resumed,
+    lookup: () => context.ats.findNote(target, marker, signal),
+    perform: () =>
+      postNoteOnce(
+        context.ats,
+        target,
+        { body: formatInviteNote(link.url, channels.sendEmail || channels.serviceEmails), marker },
+        signal,
+      ),
+    recordDone: (_result, _outcome, last) => recordStep({ inviteNoteAt: now(), done: last }),
+  };
+}
+
+type Invited = { candidateId: string; inviteUrl: string };

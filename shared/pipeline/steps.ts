@@ -21,23 +21,26 @@ export interface Step<R> {
   perform: () => Promise<R>;
   /** A refusal that means the effect did not happen: the start is cleared so a later try performs it again. */
   clearStart?: () => Promise<void>;
-  /** Records the step done (`uncertain`: it may have happened, it is not done again). */
-  recordDone: (result: R | undefined, outcome: StepOutcome) => Promise<void>;
+  /**
+   * Records the step done (`uncertain`: it may have happened, it is not done again). `last`: no step follows,
+   * so the same write can close the whole sequence (e.g. move the application to `invited`).
+   */
+  recordDone(result: R | undefined, outcome: StepOutcome, last: boolean): Promise<void>;
 }
 
 export type StepOutcome = 'performed' | 'found' | 'uncertain';
 
 /** Runs one step to done; `key` names the application for the chaos run's crash points. */
-export async function runStep<R>(step: Step<R>, key: string): Promise<StepOutcome | 'skipped'> {
+export async function runStep<R>(step: Step<R>, key: string, last = true): Promise<StepOutcome | 'skipped'> {
   if (step.done) return 'skipped';
   if (step.started) {
     if (!step.lookup) {
-      await step.recordDone(undefined, 'uncertain');
+      await step.recordDone(undefined, 'uncertain', last);
       return 'uncertain';
     }
     const found = await step.lookup();
     if (found !== undefined) {
-      await step.recordDone(found, 'found');
+      await step.recordDone(found, 'found', last);
       return 'found';
     }
   }
@@ -50,6 +53,11 @@ export async function runStep<R>(step: Step<R>, key: string): Promise<StepOutcom
     throw error;
   }
   afterSideEffect(step.name, key);
-  await step.recordDone(result, 'performed');
+  await step.recordDone(result, 'performed', last);
   return 'performed';
+}
+
+/** Runs the steps in order; the last one is told so. */
+export async function runSteps(steps: readonly Step<unknown>[], key: string): Promise<void> {
+  for (const [index, step] of steps.entries()) await runStep(step, key, index === steps.length - 1);
 }

@@ -1,5 +1,4 @@
-import type { Connection, StageMatcher, Trigger } from '../config';
-import { stageIdForJob } from '../config';
+import { type Connection, type StageMatcher, stageIdForJob, type Trigger } from '../config';
 import type { StageEnteredEvent } from '../ats/port';
 
 export type MatchResult = 'yes' | 'no' | 'unknown';

@@ -4,7 +4,7 @@ import { parseConnections } from '../../shared/config';
 import type { ConnectionContext, InviteDependencies, Mailer, MappingStore } from '../../shared/pipeline/ports';
 import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
 import type { InterviewReport } from '../../shared/interview-service';
-import type { StageEnteredMessage } from '../../shared/queue';
+import type { ReportCreatedMessage, StageEnteredMessage } from '../../shared/queue';
 import { connectionDocument } from './connections';
 
 export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -151,5 +151,43 @@ export function stageEnteredMessage(overrides: Partial<StageEnteredMessage['even
       candidate: { name: 'Ana Ruiz', email: 'Ana@Example.com' },
       ...overrides,
     },
+  };
+}
+
+/**
+ * A fresh claim of application 4401 whose job's interview is ready: the state an invite starts from. The deps'
+ * interview client takes template updates silently.
+ */
+export function readyToInvite(
+  store: ReturnType<typeof fakeStore>,
+  context: ConnectionContext,
+  claimed: ApplicationRecord = applicationRecord({ state: 'claimed' }),
+) {
+  store.claimApplication.mockResolvedValue({ kind: 'claimed', resumed: false, record: claimed });
+  store.leaseJob.mockResolvedValue({
+    kind: 'ready',
+    record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }),
+  });
+  const deps = dependencies(store, context);
+  deps.contextFor = async () => ({
+    ...context,
+    interviews: { ...context.interviews, updateInterview: async () => undefined },
+  });
+  return deps;
+}
+
+/** A report-created message as the interview webhook enqueues it. */
+export function reportCreatedMessage(overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage {
+  return {
+    v: 1,
+    kind: 'report-created',
+    enqueueId: 'enq-r',
+    connectionId: 'acme-greenhouse',
+    receivedAt: NOW,
+    source: 'webhook',
+    reportId: 'rep-1',
+    interviewId: 'int-1',
+    candidateId: 'cand-1',
+    ...overrides,
   };
 }

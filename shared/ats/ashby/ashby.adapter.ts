@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import type { ConnectionSecrets, StageMatcher } from '../../config';
-import { stageIdForJob } from '../../config';
+import { type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';

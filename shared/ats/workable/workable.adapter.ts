@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
-import { stageIdForJob } from '../../config';
+import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient } from '../ats-http';

@@ -6,30 +6,28 @@ import {
   dependencies,
   fakeContext,
   fakeStore,
-  jobRecord,
   NOW,
+  readyToInvite,
+  reportCreatedMessage,
   stageEnteredMessage,
 } from '../../helpers/pipeline-fakes';
 
 const CANDIDATE_LINK = 'https://i.example.com/int-1?cid=cand-9';
 
+const perCandidateDocument = (emailedBy: 'connector' | 'service') =>
+  connectionDocument({
+    interviewService: { baseUrl: 'https://api.interviews.example.com', invites: { mode: 'per-candidate', emailedBy } },
+  });
+
 /** A connection in per-candidate mode, its interview ready, and a fresh claim of application 4401. */
 function perCandidate(emailedBy: 'connector' | 'service', claimed = applicationRecord({ state: 'claimed' })) {
   clearInterviewCache();
   const store = fakeStore();
-  const document = connectionDocument({
-    interviewService: { baseUrl: 'https://api.interviews.example.com', invites: { mode: 'per-candidate', emailedBy } },
-  });
-  const { context, ats, interviews } = fakeContext(document);
+  const { context, ats, interviews } = fakeContext(perCandidateDocument(emailedBy));
   const inviteCandidate = vi.fn().mockResolvedValue({ candidate_id: 'cand-9', invite_url: CANDIDATE_LINK });
   const findInvitation = vi.fn().mockResolvedValue(undefined);
-  Object.assign(interviews, { inviteCandidate, findInvitation, updateInterview: vi.fn().mockResolvedValue(undefined) });
-  store.claimApplication.mockResolvedValue({ kind: 'claimed', resumed: false, record: claimed });
-  store.leaseJob.mockResolvedValue({
-    kind: 'ready',
-    record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i.example.com/int-1' }),
-  });
-  return { store, context, ats, inviteCandidate, findInvitation, deps: dependencies(store, context) };
+  Object.assign(interviews, { inviteCandidate, findInvitation });
+  return { store, context, ats, inviteCandidate, findInvitation, deps: readyToInvite(store, context, claimed) };
 }
 
 describe('Use case: per-candidate invitations', () => {
@@ -109,7 +107,7 @@ describe('Use case: per-candidate invitations', () => {
 
   it('matches a report by the service candidate id first, though the candidate typed another e-mail', async () => {
     const store = fakeStore();
-    const { context, interviews } = fakeContext();
+    const { context, interviews } = fakeContext(perCandidateDocument('connector'));
     const invited = applicationRecord({ serviceCandidateId: 'cand-9', candidateEmail: 'ana@example.com' });
     store.findApplicationByServiceCandidate.mockResolvedValue(invited);
     interviews.listReports.mockResolvedValue([
@@ -128,22 +126,22 @@ describe('Use case: per-candidate invitations', () => {
     ]);
     store.claimWriteBack.mockResolvedValue({ kind: 'claimed', record: { ...invited, state: 'completed' } });
     const result = await handleReportCreated(
-      {
-        v: 1,
-        kind: 'report-created',
-        enqueueId: 'e',
-        connectionId: 'acme-greenhouse',
-        receivedAt: NOW,
-        source: 'webhook',
-        reportId: 'rep-9',
-        interviewId: 'int-1',
-        candidateId: 'cand-9',
-      },
+      reportCreatedMessage({ enqueueId: 'e', reportId: 'rep-9', candidateId: 'cand-9' }),
       dependencies(store, context),
     );
     expect(store.findApplicationByServiceCandidate).toHaveBeenCalledWith('int-1', 'cand-9');
     expect(store.findApplicationByInterview).not.toHaveBeenCalled();
     expect(store.parkUnmatchedReport).not.toHaveBeenCalled();
     expect(result).toMatchObject({ outcome: expect.not.stringMatching('unmatched') });
+  });
+
+  it('spends no read on the service candidate index for a shared-link connection', async () => {
+    const store = fakeStore();
+    const { context } = fakeContext();
+    store.findApplicationByInterview.mockResolvedValue(applicationRecord());
+    store.claimWriteBack.mockResolvedValue({ kind: 'claimed', record: applicationRecord({ state: 'completed' }) });
+    await handleReportCreated(reportCreatedMessage({ enqueueId: 'e' }), dependencies(store, context));
+    expect(store.findApplicationByServiceCandidate).not.toHaveBeenCalled();
+    expect(store.findApplicationByInterview).toHaveBeenCalledTimes(1);
   });
 });

@@ -7,7 +7,6 @@ import {
   handleReportCreated,
   handleStageEntered,
 } from '../../../shared/pipeline';
-import type { ReportCreatedMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
 import {
   applicationRecord,
@@ -17,21 +16,13 @@ import {
   jobRecord,
   NOW,
   reportFactory,
+  readyToInvite,
+  reportCreatedMessage,
   stageEnteredMessage,
 } from '../../helpers/pipeline-fakes';
 
 const stageMessage = stageEnteredMessage;
-const reportMessage: ReportCreatedMessage = {
-  v: 1,
-  kind: 'report-created',
-  enqueueId: 'enq-r',
-  connectionId: 'acme-greenhouse',
-  receivedAt: NOW,
-  source: 'webhook',
-  reportId: 'rep-1',
-  interviewId: 'int-1',
-  candidateId: 'cand-1',
-};
+const reportMessage = reportCreatedMessage();
 
 beforeEach(() => clearInterviewCache());
 
@@ -216,15 +207,6 @@ describe('Use case: handleStageEntered', () => {
   ])('when the lease is lost mid-invite and %s, answers %s', async (_case, outcome, holder) => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
-    store.claimApplication.mockResolvedValue({
-      kind: 'claimed',
-      resumed: false,
-      record: applicationRecord({ state: 'claimed' }),
-    });
-    store.leaseJob.mockResolvedValue({
-      kind: 'ready',
-      record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }),
-    });
     // The e-mail is recorded; recording the invite note then finds the claim gone.
     store.recordInviteStep.mockImplementation(
       async (_key: unknown, _owner: unknown, step: { inviteNoteAt?: number }) => {
@@ -232,11 +214,7 @@ describe('Use case: handleStageEntered', () => {
       },
     );
     store.getApplication.mockResolvedValue(holder);
-    const deps = dependencies(store, context);
-    deps.contextFor = async () => ({
-      ...context,
-      interviews: { ...context.interviews, updateInterview: async () => undefined },
-    });
+    const deps = readyToInvite(store, context);
     const [result] = await handleStageEntered(stageMessage(), deps);
     expect(result).toEqual({ triggerId: 'ai-screen', outcome });
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);

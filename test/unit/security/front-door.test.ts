@@ -22,9 +22,10 @@ import {
   dependencies,
   fakeContext,
   fakeStore,
-  jobRecord,
   NOW,
   reportFactory,
+  readyToInvite,
+  reportCreatedMessage,
   stageEnteredMessage,
 } from '../../helpers/pipeline-fakes';
 
@@ -164,20 +165,7 @@ describe('Finding 5: fields that reach people are clean', () => {
   it('skips the e-mail for an address that is not one mailbox, and still posts the note with the link', async () => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
-    store.claimApplication.mockResolvedValue({
-      kind: 'claimed',
-      resumed: false,
-      record: applicationRecord({ state: 'claimed' }),
-    });
-    store.leaseJob.mockResolvedValue({
-      kind: 'ready',
-      record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }),
-    });
-    const deps = dependencies(store, context);
-    deps.contextFor = async () => ({
-      ...context,
-      interviews: { ...context.interviews, updateInterview: async () => undefined },
-    });
+    const deps = readyToInvite(store, context);
     const message = stageEnteredMessage({
       jobName: undefined,
       candidate: { name: 'Ana', email: 'ana@example.com, victim@example.com' },
@@ -233,20 +221,7 @@ describe('Finding 6: report text cannot forge the note, and only https links are
     interviews.listReports.mockResolvedValue([reportFactory({ report_url: url })]);
     store.findApplicationByInterview.mockResolvedValue(applicationRecord());
     store.claimWriteBack.mockResolvedValue({ kind: 'claimed', record: applicationRecord({ state: 'completed' }) });
-    await handleReportCreated(
-      {
-        v: 1,
-        kind: 'report-created',
-        enqueueId: 'e',
-        connectionId: 'acme-greenhouse',
-        receivedAt: NOW,
-        source: 'webhook',
-        reportId: 'rep-1',
-        interviewId: 'int-1',
-        candidateId: 'cand-1',
-      },
-      dependencies(store, context),
-    );
+    await handleReportCreated(reportCreatedMessage({ enqueueId: 'e' }), dependencies(store, context));
     expect(ats.postNote).toHaveBeenCalledTimes(1);
     expect(attachReportLink).not.toHaveBeenCalled();
   });
