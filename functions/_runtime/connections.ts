@@ -2,7 +2,7 @@ import {
   ConnectionRegistry,
   fileSecretsProvider,
   loadConnectionsFile,
-  REQUIRED_ATS_SECRETS,
+  missingAtsSecret,
   SECRETS_CACHE_MS,
   SecretsError,
   type SecretsProvider,
@@ -43,7 +43,7 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   if (cached && cached.expiresAt > Date.now()) return cached.context;
   const context = (async (): Promise<ConnectionContext> => {
     const connectionSecrets = await secretsProvider().getConnectionSecrets(connection.secretRef);
-    const missing = REQUIRED_ATS_SECRETS[connection.ats].find((field) => !connectionSecrets[field]);
+    const missing = missingAtsSecret(connection.ats, connectionSecrets);
     if (missing)
       throw new SecretsError(
         'secret-invalid',

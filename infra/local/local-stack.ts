@@ -215,10 +215,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     for (const connection of connections) {
       const connectionSecrets = secrets[connection.secretRef] as ConnectionSecrets;
-      await sandboxes.views[connection.ats].registerWebhook({
+      const { issued } = await sandboxes.views[connection.ats].registerWebhook({
         url: `${gateway.url}/webhooks/ats/${connection.id}`,
         secret: connectionSecrets.atsWebhookSecret as string,
       });
+      if (issued) {
+        // The ATS chose the secrets (Lever: a signature token per webhook): the connection keeps those.
+        secrets[connection.secretRef] = {
+          ...connectionSecrets,
+          atsWebhookSecrets: issued,
+          atsWebhookSecret: undefined,
+        };
+        writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+      }
       interview.registerWebhook(
         `${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`,
         'interview_report.created',
@@ -251,6 +260,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             ats: c.ats,
             webhookUrl: `${gateway.url}/webhooks/ats/${c.id}`,
             webhookSecret: secrets[c.secretRef]?.atsWebhookSecret,
+            webhookSecrets: secrets[c.secretRef]?.atsWebhookSecrets,
             interviewWebhookUrl: interviewWebhookUrl(gateway.url, c.id, secrets[c.secretRef]?.interviewWebhookToken),
             interviewApiKey: secrets[c.secretRef]?.interviewApiKey,
           })),

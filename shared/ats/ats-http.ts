@@ -21,12 +21,19 @@ export interface AtsHttpOptions {
   retry?: Partial<RetryPolicy> | undefined;
   sleep?: RetryHooks['sleep'];
   now?: () => number;
-  /** An error hidden in a successful answer (Ashby's HTTP 200 with `success: false`). */
+  /** A refusal hidden in a successful answer (Ashby's HTTP 200 with `success: false`); undefined when none. */
   failureInBody?: (body: unknown) => string | undefined;
+}
+
+/** A page of a list and, where the ATS gives one, the URL of the next page (RFC 8288 `Link: <…>; rel="next"`). */
+export interface AtsPage<T> {
+  body: T;
+  next: string | undefined;
 }
 
 export interface AtsRequest {
   method: 'GET' | 'POST' | 'PUT';
+  /** A path under the base URL, or a whole URL on the base URL's origin (a `Link` header's next page). */
   path: string;
   body?: unknown;
   signal?: AbortSignal | undefined;
@@ -52,6 +59,16 @@ function resetDelayMs(headers: Headers, now: number): number | undefined {
   return Math.max(0, reset * 1000 - now);
 }
 
+/** The `rel="next"` target of an RFC 8288 `Link` header (Greenhouse v3 pages by it alone). */
+export function linkNext(header: string | null): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(',')) {
+    const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
+    if (match && /(^|;)\s*rel\s*=\s*"?next"?\s*(;|$)/i.test(match[2] as string)) return match[1];
+  }
+  return undefined;
+}
+
 function errorDetail(text: string): string {
   const body = safeJson(text) as { message?: unknown; error?: unknown } | undefined;
   const detail = typeof body?.message === 'string' ? body.message : typeof body?.error === 'string' ? body.error : '';
@@ -74,13 +91,46 @@ export class AtsHttpClient {
     this.fetchImpl = options.fetch ?? fetch;
   }
 
+  /** A read: the answer must match `schema`, or the read fails naming the field. */
   public async request<T>(request: AtsRequest, schema: v.GenericSchema<unknown, T>): Promise<T> {
-    const url = this.options.baseUrl.replace(/\/+$/, '') + request.path;
+    return (await this.page(request, schema)).body;
+  }
+
+  /** A read of one page of a list: the answer, and the next page's URL where the `Link` header names one. */
+  public async page<T>(request: AtsRequest, schema: v.GenericSchema<unknown, T>): Promise<AtsPage<T>> {
+    const { where, body, headers } = await this.exchange(request);
+    const parsed = v.safeParse(schema, body);
+    if (!parsed.success)
+      throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: ${describeFirstIssue(parsed.issues).message}`);
+    return { body: parsed.output, next: linkNext(headers.get('link')) };
+  }
+
+  /**
+   * A write. Once the ATS answered 2xx the write is done, whatever the answer's body (Workable's empty 201,
+   * Greenhouse's 204): what `schema` can read of it is returned (an id), else undefined; it is never an error.
+   */
+  public async write<T>(request: AtsRequest, schema: v.GenericSchema<unknown, T>): Promise<T | undefined> {
+    const { body } = await this.exchange(request);
+    const parsed = v.safeParse(schema, body);
+    return parsed.success ? parsed.output : undefined;
+  }
+
+  private target(path: string): string {
+    const base = this.options.baseUrl.replace(/\/+$/, '');
+    if (!/^https?:\/\//i.test(path)) return base + path;
+    // A next-page URL from the ATS: followed only on the ATS's own origin, where the credentials belong.
+    if (new URL(path).origin !== new URL(base).origin)
+      throw new AtsError(ATS_ERROR_CODES.malformedResponse, `a next page on another origin: ${redactUrl(path)}`);
+    return path;
+  }
+
+  private async exchange(request: AtsRequest): Promise<{ where: string; body: unknown; headers: Headers }> {
+    const url = this.target(request.path);
     const where = `${request.method} ${redactUrl(url)}`;
     const isWrite = request.method !== 'GET' && !request.readOnly;
     const now = this.options.now ?? Date.now;
     let refreshed = false;
-    const attempt = async (): Promise<T> => {
+    const attempt = async (): Promise<{ where: string; body: unknown; headers: Headers }> => {
       const authorization = await this.options.authorization(false);
       const send = (auth: string) =>
         sendHttpRequest(
@@ -119,10 +169,7 @@ export class AtsHttpClient {
       const failure = this.options.failureInBody?.(body);
       if (failure !== undefined)
         throw new AtsError(ATS_ERROR_CODES.invalidRequest, `${where}: ${failure}`, { status: response.status });
-      const parsed = v.safeParse(schema, body);
-      if (!parsed.success)
-        throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: ${describeFirstIssue(parsed.issues).message}`);
-      return parsed.output;
+      return { where, body, headers: response.headers };
     };
     return withRetry(attempt, this.policy, {
       sleep: this.options.sleep,

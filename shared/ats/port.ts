@@ -77,7 +77,8 @@ export interface AtsAdapter {
    * not signed (Lever), and fills in what the webhook did not carry. Others confirm what they parsed.
    */
   confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation>;
-  postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }>;
+  /** A 2xx from the ATS is a note written; `noteId` is there when the answer carried one. */
+  postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string | undefined }>;
   /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */
   findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined>;
   /** Moves the application; already being in the target stage counts as done. */

@@ -140,16 +140,27 @@ export const connectionsFileSchema = v.pipe(
   v.object({ connections: v.pipe(v.array(v.unknown()), v.minLength(1, 'at least one connection')) }),
 );
 
+const webhookSecret = v.pipe(
+  v.string(),
+  v.check((secret) => secret.trim().length >= 16, 'must be at least 16 characters (not counting blanks)'),
+);
+
 /** Per-connection secrets, one JSON secret each. */
 export const connectionSecretsSchema = v.object({
   interviewApiKey: v.pipe(v.string(), v.nonEmpty()),
   /** Authenticates the service's unsigned webhooks: the last segment of the connection's interview-webhook URL. */
   interviewWebhookToken: v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters')),
   /** The ATS's webhook signing secret: at least 16 characters that are not all blanks, like the token above. */
-  atsWebhookSecret: v.optional(
-    v.pipe(
-      v.string(),
-      v.check((secret) => secret.trim().length >= 16, 'must be at least 16 characters (not counting blanks)'),
+  atsWebhookSecret: v.optional(webhookSecret),
+  /**
+   * Lever issues a signature token per webhook, one webhook per event type: `{ "candidateStageChange": "…",
+   * "candidateDeleted": "…" }`. A delivery is verified with its event's token; `atsWebhookSecret` serves an event
+   * with none here.
+   */
+  atsWebhookSecrets: v.optional(
+    v.record(
+      v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be an event type, e.g. candidateStageChange')),
+      webhookSecret,
     ),
   ),
   atsApiKey: v.optional(v.string()),
@@ -157,14 +168,25 @@ export const connectionSecretsSchema = v.object({
   atsClientSecret: v.optional(v.string()),
 });
 
+type SecretField = keyof v.InferOutput<typeof connectionSecretsSchema>;
 /** Secrets each ATS needs; a connection missing one is refused when its secrets load, naming the field. */
 export const REQUIRED_ATS_SECRETS = {
   greenhouse: ['atsWebhookSecret', 'atsClientId', 'atsClientSecret'],
   // Ashby's signing is optional in Ashby; the connector always requires it.
   ashby: ['atsWebhookSecret', 'atsApiKey'],
-  lever: ['atsWebhookSecret', 'atsApiKey'],
+  // The signature token: `atsWebhookSecret` or the stage-change entry of `atsWebhookSecrets` (see missingAtsSecret).
+  lever: ['atsApiKey'],
   workable: ['atsWebhookSecret', 'atsApiKey'],
-} as const satisfies Record<AtsKind, readonly (keyof v.InferOutput<typeof connectionSecretsSchema>)[]>;
+} as const satisfies Record<AtsKind, readonly SecretField[]>;
+
+/** The first secret an ATS needs that the connection's secret lacks, named as the secret's schema names it. */
+export function missingAtsSecret(ats: AtsKind, secrets: ConnectionSecrets): string | undefined {
+  const missing = REQUIRED_ATS_SECRETS[ats].find((field) => !secrets[field]);
+  if (missing) return missing;
+  if (ats === 'lever' && !secrets.atsWebhookSecret && !secrets.atsWebhookSecrets?.candidateStageChange)
+    return 'atsWebhookSecrets.candidateStageChange (or atsWebhookSecret)';
+  return undefined;
+}
 
 export type Connection = v.InferOutput<typeof connectionSchema>;
 export type Trigger = Connection['triggers'][number];

@@ -10,7 +10,7 @@ export async function postNoteOnce(
   target: ApplicationRef,
   note: AtsNote,
   signal?: AbortSignal,
-): Promise<{ noteId: string }> {
+): Promise<{ noteId?: string | undefined }> {
   try {
     return await ats.postNote(target, note, signal);
   } catch (error) {

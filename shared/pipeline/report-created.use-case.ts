@@ -108,7 +108,7 @@ export async function handleReportCreated(
       const reportLink = httpsLink(report.report_url);
       if (!existing && reportLink && context.ats.attachReportLink)
         await context.ats.attachReportLink(target, reportLink, options.signal);
-      let note = existing;
+      let note: { noteId?: string | undefined } | undefined = existing;
       if (!note) {
         note = await postNoteOnce(
           context.ats,
@@ -119,7 +119,7 @@ export async function handleReportCreated(
         afterSideEffect('report-note-posted', reportKey);
       }
       await deps.store.recordWriteBackStep(key, owner, {
-        reportNoteId: note.noteId,
+        ...(note.noteId ? { reportNoteId: note.noteId } : {}),
         reportNoteAt: now(),
         flaggedForReview: rule !== undefined && !decision.advance,
         done: !decision.advance,

@@ -25,3 +25,13 @@ export function connectionDocument(overrides: Record<string, unknown> = {}): {
     ],
   };
 }
+
+/** The secret a webhook of `event` is signed with: the one the ATS issued for that event (Lever), else the one. */
+export function webhookSecretOf(
+  secrets: { atsWebhookSecret?: string | undefined; atsWebhookSecrets?: Record<string, string> | undefined },
+  event = 'candidateStageChange',
+): string {
+  const secret = secrets.atsWebhookSecrets?.[event] ?? secrets.atsWebhookSecret;
+  if (!secret) throw new Error(`no webhook secret for ${event}`);
+  return secret;
+}

@@ -19,6 +19,8 @@ import {
 import {
   applicationInfoSchema,
   ashbyEnvelopeSchema,
+  candidateDeleteSchema,
+  candidateMergeSchema,
   candidateStageChangeSchema,
   interviewStagesSchema,
   noteResultSchema,
@@ -44,12 +46,12 @@ export class AshbyAdapter implements AtsAdapter {
       timeoutMs: options.timeoutMs,
       retry: options.retry,
       sleep: options.sleep,
+      // Ashby refuses inside HTTP 200 (`success: false`); any other 2xx answer is an acceptance, and a read
+      // still checks its `results` against its own schema.
       failureInBody: (body) => {
         const envelope = v.safeParse(rpcEnvelopeSchema, body);
-        if (!envelope.success) return 'the answer is not {success, results}';
-        return envelope.output.success
-          ? undefined
-          : `success: false ${JSON.stringify(envelope.output.errors ?? envelope.output.errorInfo ?? '').slice(0, 200)}`;
+        if (!envelope.success || envelope.output.success) return undefined;
+        return `success: false ${JSON.stringify(envelope.output.errors ?? envelope.output.errorInfo ?? '').slice(0, 200)}`;
       },
     });
   }
@@ -72,6 +74,27 @@ export class AshbyAdapter implements AtsAdapter {
     if (!envelope.ok) return envelope.result;
     const { action } = envelope.value;
     if (action === 'ping') return { kind: 'ping' };
+    const deliveryOf = (key: string) =>
+      envelope.value.webhookActionId ?? `derived:${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+    // Privacy signals: the candidate is gone (deleted) or merged into another record; either way, forgotten.
+    if (action === 'candidateDelete') {
+      const deleted = readPart(envelope.value.data, candidateDeleteSchema, 'data');
+      if (!deleted.ok) return deleted.result;
+      const atsCandidateId = deleted.value.candidate.id;
+      return {
+        kind: 'candidate-deleted',
+        event: { deliveryId: deliveryOf(`delete|${atsCandidateId}`), atsCandidateId, atsApplicationIds: [] },
+      };
+    }
+    if (action === 'candidateMerge') {
+      const merged = readPart(envelope.value.data, candidateMergeSchema, 'data');
+      if (!merged.ok) return merged.result;
+      const atsCandidateId = merged.value.deletedCandidate.id;
+      return {
+        kind: 'candidate-deleted',
+        event: { deliveryId: deliveryOf(`merge|${atsCandidateId}`), atsCandidateId, atsApplicationIds: [] },
+      };
+    }
     // A stage move also fires applicationUpdate (docs: related-webhooks); candidateStageChange carries it.
     if (action !== 'candidateStageChange') return { kind: 'ignored', reason: `action ${action} is not handled` };
     const parsed = readPart(envelope.value.data, candidateStageChangeSchema, 'data');
@@ -79,14 +102,11 @@ export class AshbyAdapter implements AtsAdapter {
     const { application } = parsed.value;
     if (application.status && application.status !== 'Active')
       return { kind: 'ignored', reason: `application is ${application.status}` };
-    // No delivery id in the payload (webhookActionId's location is unconfirmed): a retry of one delivery
-    // repeats application, stage and updatedAt, so together they name it.
-    const deliveryId =
-      envelope.value.webhookActionId ??
-      `derived:${createHash('sha256')
-        .update(`${application.id}|${application.currentInterviewStage.id}|${application.updatedAt ?? ''}`)
-        .digest('hex')
-        .slice(0, 40)}`;
+    // `webhookActionId` is at the top level of every delivery ("Common Payload Data"); without one, a retry of
+    // one delivery repeats application, stage and updatedAt, so together they name it.
+    const deliveryId = deliveryOf(
+      `${application.id}|${application.currentInterviewStage.id}|${application.updatedAt ?? ''}`,
+    );
     return {
       kind: 'stage-entered',
       event: {
@@ -109,8 +129,8 @@ export class AshbyAdapter implements AtsAdapter {
   }
 
   /** `candidate.createNote`: the note is on the candidate. */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
-    const created = await this.http.request(
+  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
+    const created = await this.http.write(
       {
         method: 'POST',
         path: '/candidate.createNote',
@@ -123,7 +143,7 @@ export class AshbyAdapter implements AtsAdapter {
       },
       noteResultSchema,
     );
-    return { noteId: created.results.id };
+    return { noteId: created?.results.id };
   }
 
   /** `candidate.listNotes` (its result shape is unconfirmed; `content` holds the note text here). */
@@ -171,7 +191,7 @@ export class AshbyAdapter implements AtsAdapter {
       stage.id ??
       (await this.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
     if (current.id === stageId) return { moved: false, stageId };
-    await this.http.request(
+    await this.http.write(
       {
         method: 'POST',
         path: '/application.changeStage',

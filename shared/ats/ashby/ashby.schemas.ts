@@ -47,3 +47,11 @@ export const applicationInfoSchema = v.object({
   }),
 });
 export const interviewStagesSchema = v.object({ results: v.array(v.object({ id: v.string(), title: v.string() })) });
+
+/** `candidateDelete` (Ashby's webhook payloads OpenAPI): `data.candidate.id`, the deleted candidate. */
+export const candidateDeleteSchema = v.object({ candidate: v.object({ id: atsIdSchema }) });
+/** `candidateMerge`: `data.deletedCandidate.id` merged into `data.mergedCandidate.id`. */
+export const candidateMergeSchema = v.object({
+  deletedCandidate: v.object({ id: atsIdSchema }),
+  mergedCandidate: v.nullish(v.object({ id: v.nullish(v.string()) })),
+});

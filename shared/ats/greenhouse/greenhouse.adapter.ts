@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
+import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import {
   HTTP_DEFAULTS,
   digestMatches,
@@ -18,19 +18,23 @@ import {
   type ApplicationRef,
   type AtsAdapter,
   type AtsNote,
+  type CandidateDeletedEvent,
   type InboundWebhook,
   type StageConfirmation,
   type StageEnteredEvent,
   type WebhookParseResult,
   type WebhookVerification,
 } from '../port';
+import { searchPages, validItems } from '../lists';
 import {
   applicationSchema,
+  candidateAnonymizedSchema,
   candidateDeletedSchema,
+  candidateMergedSchema,
   candidateStageChangeSchema,
   greenhouseEnvelopeSchema,
-  jobStageSchema,
-  notesListSchema,
+  jobInterviewStageSchema,
+  noteCreatedSchema,
   noteSchema,
   tokenResponseSchema,
 } from './greenhouse.schemas';
@@ -106,20 +110,11 @@ export class GreenhouseAdapter implements AtsAdapter {
     if (!read.ok) return read.result;
     const envelope = read.value;
     if (envelope.action === 'ping') return { kind: 'ping' };
-    if (envelope.action === 'delete_candidate') {
-      const deleted = readPart(envelope.payload, candidateDeletedSchema, 'payload');
-      if (!deleted.ok) return deleted.result;
-      return {
-        kind: 'candidate-deleted',
-        event: {
-          deliveryId:
-            request.headers['greenhouse-event-id'] ||
-            `sha256:${createHash('sha256').update(request.rawBody).digest('hex')}`,
-          atsCandidateId: String(deleted.value.person.id),
-          atsApplicationIds: (deleted.value.person.deleted_application_ids ?? []).map(String),
-        },
-      };
-    }
+    const deliveryId =
+      request.headers['greenhouse-event-id'] || `sha256:${createHash('sha256').update(request.rawBody).digest('hex')}`;
+    const privacy = readPrivacySignal(envelope.action, envelope.payload);
+    if (privacy)
+      return privacy.ok ? { kind: 'candidate-deleted', event: { deliveryId, ...privacy.value } } : privacy.result;
     if (envelope.action !== 'candidate_stage_change')
       return { kind: 'ignored', reason: `action ${envelope.action} is not handled` };
     const parsed = readPart(envelope.payload, candidateStageChangeSchema, 'payload');
@@ -135,9 +130,7 @@ export class GreenhouseAdapter implements AtsAdapter {
     return {
       kind: 'stage-entered',
       event: {
-        deliveryId:
-          request.headers['greenhouse-event-id'] ||
-          `sha256:${createHash('sha256').update(request.rawBody).digest('hex')}`,
+        deliveryId,
         atsJobId: String(job.id),
         jobName: job.name ?? undefined,
         atsApplicationId: String(application.id),
@@ -150,9 +143,9 @@ export class GreenhouseAdapter implements AtsAdapter {
 
   /**
    * `POST /v3/notes` ({candidate_id, application_id, body, note_type, visibility, user_id}); a note is on the
-   * candidate.
+   * candidate. A 2xx is a note written, whatever the answer carries.
    */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
     const body = {
       candidate_id: Number(target.atsCandidateId) || target.atsCandidateId,
       application_id: Number(target.atsApplicationId) || target.atsApplicationId,
@@ -161,68 +154,108 @@ export class GreenhouseAdapter implements AtsAdapter {
       visibility: this.connection.writeBack.note.visibility,
       user_id: Number(this.connection.atsUserId) || this.connection.atsUserId,
     };
-    const created = await this.request('POST', '/v3/notes', noteSchema, { body, signal });
-    return { noteId: String(created.id) };
+    const created = await this.http.write({ method: 'POST', path: '/v3/notes', body, signal }, noteCreatedSchema);
+    return { noteId: idText(created?.id) };
   }
 
+  /**
+   * `GET /v3/notes?candidate_ids=` (v3 filters are plural id lists), every page: the next one is only in the
+   * `Link` header, and a cursor request carries no other parameter (/docs/pagination).
+   */
   public async findNote(
     target: ApplicationRef,
     marker: string,
     signal?: AbortSignal,
   ): Promise<{ noteId: string } | undefined> {
-    const notes = await this.request(
-      'GET',
-      `/v3/notes?candidate_id=${encodeURIComponent(target.atsCandidateId)}`,
-      notesListSchema,
-      { signal },
+    const first = `/v3/notes?candidate_ids=${encodeURIComponent(target.atsCandidateId)}&per_page=500`;
+    return searchPages(
+      async (next) => {
+        const page = await this.http.page({ method: 'GET', path: next ?? first, signal }, v.array(v.unknown()));
+        return { page: validItems(page.body, noteSchema), next: page.next };
+      },
+      (notes) => {
+        const found = notes.find((n) => n.body?.includes(marker));
+        return found ? { noteId: String(found.id) } : undefined;
+      },
+      `notes of candidate ${target.atsCandidateId}`,
     );
-    const found = notes.find((n) => n.body?.includes(marker));
-    return found ? { noteId: String(found.id) } : undefined;
   }
 
   /**
-   * `POST /v3/applications/{id}/move` (write-endpoint-migration-guide). Moving from the stage the connector saw
-   * makes a retry safe: if the application already sits in the target stage the move counts as done.
+   * `POST /v3/applications/{id}/move {from_stage_id, to_stage_id}` answers 204. `from_stage_id` must be the
+   * application's current `job_interview_stage_id` (422 otherwise), so it is read from the application just
+   * before the move, never taken from the webhook: a retried move sees the application already in the target
+   * stage and stops.
    */
   public async moveToStage(
     target: ApplicationRef,
     stage: StageMatcher,
     signal?: AbortSignal,
   ): Promise<{ moved: boolean; stageId: string }> {
-    const stageId = stage.id ?? (await this.stageIdByName(target.atsJobId, stage.name as string, signal));
-    const application = await this.request(
-      'GET',
-      `/v3/applications/${encodeURIComponent(target.atsApplicationId)}`,
-      applicationSchema,
-      { signal },
-    );
-    if (idText(application.current_stage?.id) === stageId) return { moved: false, stageId };
-    await this.request('POST', `/v3/applications/${encodeURIComponent(target.atsApplicationId)}/move`, v.unknown(), {
-      body: {
-        from_stage_id: Number(target.fromStageId ?? application.current_stage?.id) || target.fromStageId,
-        to_stage_id: Number(stageId) || stageId,
-      },
-      signal,
-    });
-    return { moved: true, stageId };
+    const stageId = await this.resolveStageId(stage, target.atsJobId, signal);
+    const move = async (): Promise<{ moved: boolean; stageId: string }> => {
+      const current = await this.currentStageId(target.atsApplicationId, signal);
+      if (current === stageId) return { moved: false, stageId };
+      await this.http.write(
+        {
+          method: 'POST',
+          path: `/v3/applications/${encodeURIComponent(target.atsApplicationId)}/move`,
+          body: { from_stage_id: Number(current) || current, to_stage_id: Number(stageId) || stageId },
+          signal,
+        },
+        v.unknown(),
+      );
+      return { moved: true, stageId };
+    };
+    try {
+      return await move();
+    } catch (error) {
+      // The application moved between the read and the move (a recruiter, or an earlier attempt whose answer
+      // was lost): read it once more; in the target stage it is done, elsewhere the refusal stands.
+      if ((error as AtsError).status !== 422) throw error;
+      if ((await this.currentStageId(target.atsApplicationId, signal)) === stageId) return { moved: false, stageId };
+      throw error;
+    }
   }
 
-  /**
-   * Stage names are per job in Greenhouse. The v3 path for a job's stages is unconfirmed (v1: `/v1/jobs/{id}/stages`).
-   */
+  /** A stage in v3's `job_interview_stage_id` namespace: per job (`idsByJob`), a global id, or by exact name. */
+  public async resolveStageId(stage: StageMatcher, jobId: string, signal?: AbortSignal): Promise<string> {
+    const known = stageIdForJob(stage, jobId) ?? stage.id;
+    if (known !== undefined) return known;
+    if (stage.name === undefined)
+      throw new AtsError(ATS_ERROR_CODES.invalidRequest, `no stage is configured for job ${jobId} (idsByJob or name)`);
+    return this.stageIdByName(jobId, stage.name, signal);
+  }
+
+  /** `GET /v3/applications?ids=` (a list, even of one): the application's current stage id. */
+  private async currentStageId(applicationId: string, signal?: AbortSignal): Promise<string | undefined> {
+    const list = await this.http.request(
+      { method: 'GET', path: `/v3/applications?ids=${encodeURIComponent(applicationId)}`, signal },
+      v.array(v.unknown()),
+    );
+    const application = validItems(list, applicationSchema).find((a) => String(a.id) === applicationId);
+    if (!application) throw new AtsError(ATS_ERROR_CODES.notFound, `Greenhouse has no application ${applicationId}`);
+    return idText(application.job_interview_stage_id);
+  }
+
+  /** Stage names are per job: `GET /v3/job_interview_stages?job_ids=`, every page, cached per warm function. */
   private async stageIdByName(jobId: string, name: string, signal?: AbortSignal): Promise<string> {
     const cached = this.stageIds.get(`${jobId}#${name}`);
     if (cached) return cached;
-    const stages = await this.request(
-      'GET',
-      `/v3/job_stages?job_id=${encodeURIComponent(jobId)}`,
-      v.array(jobStageSchema),
-      { signal },
+    const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
+    const found = await searchPages(
+      async (next) => {
+        const page = await this.http.page({ method: 'GET', path: next ?? first, signal }, v.array(v.unknown()));
+        return { page: validItems(page.body, jobInterviewStageSchema), next: page.next };
+      },
+      (stages) => {
+        for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
+        return stages.find((s) => s.name === name);
+      },
+      `stages of job ${jobId}`,
     );
-    for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
-    const match = stages.find((s) => s.name === name);
-    if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${jobId} has no stage named "${name}"`);
-    return String(match.id);
+    if (!found) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${jobId} has no stage named "${name}"`);
+    return String(found.id);
   }
 
   private async accessToken(signal?: AbortSignal, force = false): Promise<string> {
@@ -256,21 +289,53 @@ export class GreenhouseAdapter implements AtsAdapter {
       throw atsErrorForStatus(response.status, `POST ${redactUrl(url)}`, '', parseRetryAfter(response.headers));
     const token = v.safeParse(tokenResponseSchema, safeJson(response.bodyText));
     if (!token.success) throw new AtsError(ATS_ERROR_CODES.malformedResponse, 'token response has no access_token');
-    this.token = {
-      value: token.output.access_token,
-      refreshAt: this.now() + token.output.expires_in * 1000 - TOKEN_REFRESH_MARGIN_MS,
-    };
+    this.token = { value: token.output.access_token, refreshAt: this.refreshTime(token.output) };
     return this.token.value;
   }
 
-  private request<T>(
-    method: 'GET' | 'POST',
-    path: string,
-    schema: v.GenericSchema<unknown, T>,
-    options: { body?: unknown; signal?: AbortSignal | undefined },
-  ): Promise<T> {
-    return this.http.request({ method, path, body: options.body, signal: options.signal }, schema);
+  /** Greenhouse says when a token ends (`expires_at`); it is renewed a minute before. */
+  private refreshTime(token: v.InferOutput<typeof tokenResponseSchema>): number {
+    const expiresAt = token.expires_at === undefined ? Number.NaN : Date.parse(token.expires_at);
+    const ends = Number.isFinite(expiresAt) ? expiresAt : this.now() + (token.expires_in ?? 3600) * 1000;
+    return Math.max(this.now(), ends - TOKEN_REFRESH_MARGIN_MS);
   }
+}
+
+type PrivacySignal =
+  | { ok: true; value: Omit<CandidateDeletedEvent, 'deliveryId'> }
+  | { ok: false; result: WebhookParseResult };
+
+/**
+ * The webhooks after which Greenhouse no longer holds a candidate's data as it was: deleted, merged into another
+ * record (sent instead of `delete_candidate` when both are configured), or anonymised. Each is a purge.
+ */
+function readPrivacySignal(action: string, payload: unknown): PrivacySignal | undefined {
+  if (action === 'delete_candidate') {
+    const read = readPart(payload, candidateDeletedSchema, 'payload');
+    if (!read.ok) return read;
+    const { person } = read.value;
+    return {
+      ok: true,
+      value: {
+        atsCandidateId: String(person.id),
+        atsApplicationIds: (person.deleted_application_ids ?? []).map(String),
+      },
+    };
+  }
+  if (action === 'merge_candidate') {
+    const read = readPart(payload, candidateMergedSchema, 'payload');
+    // The applications moved to the record that stays: only the merged-away candidate's records go.
+    return read.ok
+      ? { ok: true, value: { atsCandidateId: String(read.value.person.id), atsApplicationIds: [] } }
+      : read;
+  }
+  if (action === 'candidate_anonymized') {
+    const read = readPart(payload, candidateAnonymizedSchema, 'payload');
+    return read.ok
+      ? { ok: true, value: { atsCandidateId: String(read.value.candidate_id), atsApplicationIds: [] } }
+      : read;
+  }
+  return undefined;
 }
 
 function safeJson(text: string): unknown {

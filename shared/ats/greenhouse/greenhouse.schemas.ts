@@ -29,21 +29,50 @@ export const candidateStageChangeSchema = v.object({
   }),
 });
 
+/**
+ * `POST https://auth.greenhouse.io/token`: `expires_at` (ISO 8601) is what Greenhouse sends; `expires_in` is read
+ * too, for an OAuth server that follows RFC 6749 instead. Neither present: an hour, as Greenhouse documents.
+ */
 export const tokenResponseSchema = v.object({
   access_token: v.pipe(v.string(), v.nonEmpty()),
   token_type: v.optional(v.string()),
-  expires_in: v.optional(v.number(), 3600),
+  expires_at: v.optional(v.string()),
+  expires_in: v.optional(v.number()),
 });
 
-export const noteSchema = v.object({ id, body: v.optional(v.nullable(v.string())) });
-export const notesListSchema = v.array(noteSchema);
-export const jobStageSchema = v.object({ id, name: v.string() });
+/** `GET /v3/notes` items (Airbyte's v3 example): the body is all the connector reads. */
+export const noteSchema = v.object({ id, body: v.nullish(v.string()) });
+/** `POST /v3/notes` answers the note; only its id is of use, and a 2xx without one is still a note written. */
+export const noteCreatedSchema = v.object({ id });
+/** `GET /v3/job_interview_stages?job_ids=` items (`/reference/get_v3-application-stages`). */
+export const jobInterviewStageSchema = v.object({ id, job_id: v.nullish(id), name: v.string() });
+/**
+ * `GET /v3/applications?ids=` items: flat in v3. `job_interview_stage_id` is the stage a move is made from
+ * (`/reference/post_v3-applications-id-move`); `status` is `in_process` while the application is open.
+ */
 export const applicationSchema = v.object({
   id,
-  current_stage: v.nullish(v.object({ id, name: v.nullish(v.string()) })),
+  candidate_id: v.nullish(id),
+  job_id: v.nullish(id),
+  job_interview_stage_id: v.nullish(id),
+  status: v.nullish(v.string()),
 });
 
 /** `delete_candidate` (webhooks/_candidate_events.md): also fired on merges and bulk deletes. */
 export const candidateDeletedSchema = v.object({
   person: v.object({ id, deleted_application_ids: v.optional(v.nullable(v.array(id)), []) }),
+});
+
+/**
+ * `merge_candidate`: sent instead of `delete_candidate` when both are configured; `person` is the record merged
+ * away, `new_candidate_id` the one that stays (webhooks/_candidate_events.md, "Candidate merged").
+ */
+export const candidateMergedSchema = v.object({
+  person: v.object({ id, new_candidate_id: v.nullish(id) }),
+});
+
+/** `candidate_anonymized {candidate_id, anonymized_fields}` (webhooks/_candidate_events.md). */
+export const candidateAnonymizedSchema = v.object({
+  candidate_id: id,
+  anonymized_fields: v.optional(v.array(v.string()), []),
 });

@@ -22,13 +22,15 @@ import {
   leverSignedFieldsSchema,
   leverWebhookSchema,
   noteCreatedSchema,
-  notesSchema,
+  noteSchema,
+  notesPageSchema,
   opportunityListSchema,
   opportunitySchema,
   stageChangeDataSchema,
   stagesSchema,
 } from './lever.schemas';
 import { describeFirstIssue } from '../../validation';
+import { searchPages, validItems } from '../lists';
 
 export type LeverAdapterOptions = AtsAdapterOptions;
 
@@ -60,11 +62,10 @@ export class LeverAdapter implements AtsAdapter {
 
   /**
    * HMAC-SHA256 of `token + triggeredAt` with the webhook's signature token, hex (embloy's verifier, citing
-   * Lever's docs). A `triggeredAt` outside the freshness window is stale; the token is the replay key.
+   * Lever's docs). Each Lever webhook (one per event type) has its own token: the body's `event` chooses it. A
+   * `triggeredAt` outside the freshness window is stale; what was signed is the replay key.
    */
   public verifyWebhook(request: InboundWebhook, now: number): WebhookVerification {
-    const secret = this.secrets.atsWebhookSecret;
-    if (!secret) return { valid: false, reason: 'the connection has no webhook signature token' };
     let document: unknown;
     try {
       document = JSON.parse(request.rawBody.toString('utf8'));
@@ -77,7 +78,9 @@ export class LeverAdapter implements AtsAdapter {
         valid: false,
         reason: `no signed fields: ${describeFirstIssue(fields.issues, { fallbackField: 'body' }).field} missing`,
       };
-    const { token, triggeredAt, signature } = fields.output;
+    const { event, token, triggeredAt, signature } = fields.output;
+    const secret = this.signatureToken(event);
+    if (!secret) return { valid: false, reason: `the connection has no signature token for ${event} webhooks` };
     if (!digestMatches(hmacSha256(secret, `${token}${triggeredAt}`), signature, 'hex'))
       return { valid: false, reason: 'signature does not match' };
     const windowMs = this.connection.webhookFreshnessMinutes * 60_000;
@@ -91,10 +94,19 @@ export class LeverAdapter implements AtsAdapter {
     return { valid: true, replayKey: `lever-signed:${signed}`, replayTtlSeconds: Math.ceil((2 * windowMs) / 1000) };
   }
 
+  /** The token of the webhook for `event`, else the connection's one token. */
+  private signatureToken(event: string): string | undefined {
+    const perEvent = this.secrets.atsWebhookSecrets;
+    return (perEvent && Object.hasOwn(perEvent, event) ? perEvent[event] : undefined) ?? this.secrets.atsWebhookSecret;
+  }
+
   public parseWebhook(request: InboundWebhook): WebhookParseResult {
     const read = readWebhookBody(request.rawBody, leverWebhookSchema);
     if (!read.ok) return read.result;
     const webhook = read.value;
+    // Lever's "Verify connection" sends signed test deliveries that name no opportunity: answered 200.
+    if (isVerificationPayload(webhook.data))
+      return { kind: 'ignored', reason: `a ${webhook.event} test delivery (no opportunity)` };
     if (webhook.event === 'candidateDeleted') {
       const deleted = readPart(webhook.data, candidateDeletedDataSchema, 'data');
       const contact = deleted.ok ? (deleted.value.contactId ?? deleted.value.candidateId) : undefined;
@@ -197,9 +209,9 @@ export class LeverAdapter implements AtsAdapter {
   }
 
   /** `POST /v1/opportunities/{id}/notes?perform_as=` (NangoHQ create-note; Pipedream add-note). */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
     const path = this.opportunityPath(target, 'notes');
-    const created = await this.http.request(
+    const created = await this.http.write(
       {
         method: 'POST',
         path,
@@ -211,24 +223,30 @@ export class LeverAdapter implements AtsAdapter {
       },
       noteCreatedSchema,
     );
-    return { noteId: created.data.noteId ?? created.data.id ?? '' };
+    return { noteId: created?.data.noteId ?? created?.data.id };
   }
 
+  /** The opportunity's notes, every page (`offset=<next>` while `hasNext`); the text is in `fields[].value`. */
   public async findNote(
     target: ApplicationRef,
     marker: string,
     signal?: AbortSignal,
   ): Promise<{ noteId: string } | undefined> {
-    const notes = await this.http.request(
-      {
-        method: 'GET',
-        path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?limit=100`,
-        signal,
+    const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?limit=100`;
+    return searchPages(
+      async (offset) => {
+        const page = await this.http.request(
+          { method: 'GET', path: offset ? `${path}&offset=${encodeURIComponent(offset)}` : path, signal },
+          notesPageSchema,
+        );
+        return { page: validItems(page.data, noteSchema), next: page.hasNext ? (page.next ?? undefined) : undefined };
       },
-      notesSchema,
+      (notes) => {
+        const found = notes.find((n) => n.fields.some((f) => typeof f.value === 'string' && f.value.includes(marker)));
+        return found ? { noteId: found.id } : undefined;
+      },
+      `notes of opportunity ${target.atsApplicationId}`,
     );
-    const found = notes.data.find((n) => n.value?.includes(marker));
-    return found ? { noteId: found.id } : undefined;
   }
 
   /** `PUT /v1/opportunities/{id}/stage?perform_as=` with `{stage}`; Lever's stage ids are global. */
@@ -245,13 +263,13 @@ export class LeverAdapter implements AtsAdapter {
     );
     if (stageIdOf(opportunity.data.stage) === stageId) return { moved: false, stageId };
     const path = this.opportunityPath(target, 'stage');
-    await this.http.request({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
+    await this.http.write({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
     return { moved: true, stageId };
   }
 
   /** `POST /v1/opportunities/{id}/addLinks` (links live on the contact; NangoHQ update-opportunity-links). */
   public async attachReportLink(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void> {
-    await this.http.request(
+    await this.http.write(
       {
         method: 'POST',
         path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/addLinks`,
@@ -281,4 +299,10 @@ export class LeverAdapter implements AtsAdapter {
     if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `Lever has no stage named "${name}"`);
     return match[0];
   }
+}
+
+/** A delivery whose `data` is an object naming no opportunity and no candidate: Lever's connection test. */
+function isVerificationPayload(data: unknown): boolean {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data === undefined || data === null;
+  return !['opportunityId', 'candidateId', 'contactId'].some((key) => Object.hasOwn(data, key));
 }

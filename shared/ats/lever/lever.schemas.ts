@@ -3,6 +3,8 @@ import { atsIdSchema } from '../ids';
 
 /** Lever webhook (help.lever.co "Configuring webhooks"): the signature sits in the body, over token + triggeredAt. */
 export const leverSignedFieldsSchema = v.object({
+  /** Not signed: it only chooses which webhook's token verifies the delivery (one webhook per event type). */
+  event: v.pipe(v.string(), v.nonEmpty()),
   token: v.pipe(v.string(), v.nonEmpty()),
   // A JSON integer (epoch ms) only: a digit string would let "0" + ms re-sign the same bytes under a new key.
   triggeredAt: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
@@ -47,11 +49,28 @@ export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), 
 export const noteCreatedSchema = v.object({
   data: v.object({ noteId: v.optional(v.string()), id: v.optional(v.string()) }),
 });
-export const notesSchema = v.object({ data: v.array(v.object({ id: v.string(), value: v.nullish(v.string()) })) });
+/** `GET /v1/opportunities/{id}/notes`: `{data, next, hasNext}`, paged by `offset=<next>`. */
+export const notesPageSchema = v.object({
+  data: v.array(v.unknown()),
+  hasNext: v.optional(v.boolean(), false),
+  next: v.nullish(v.string()),
+});
+/**
+ * A note (NangoHQ's Lever notes model): `{id, text, fields: [{type, text, value}], …}`; what was written as the
+ * note's `value` is read back in `fields[].value`.
+ */
+export const noteSchema = v.object({
+  id: v.string(),
+  text: v.nullish(v.string()),
+  fields: v.optional(
+    v.array(v.object({ type: v.nullish(v.string()), text: v.nullish(v.string()), value: v.nullish(v.unknown()) })),
+    [],
+  ),
+});
 
 /** `candidateDeleted` (help.lever.co, Configuring webhooks); ids only, exact keys partly unconfirmed. */
 export const candidateDeletedDataSchema = v.object({
-  candidateId: v.optional(atsIdSchema),
-  contactId: v.optional(atsIdSchema),
-  opportunityId: v.optional(atsIdSchema),
+  candidateId: v.nullish(atsIdSchema),
+  contactId: v.nullish(atsIdSchema),
+  opportunityId: v.nullish(atsIdSchema),
 });

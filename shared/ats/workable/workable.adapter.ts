@@ -16,10 +16,12 @@ import {
   type WebhookParseResult,
   type WebhookVerification,
 } from '../port';
+import { searchPages, validItems } from '../lists';
 import {
+  activitiesSchema,
+  activitySchema,
   candidateSchema,
-  commentCreatedSchema,
-  commentsSchema,
+  jobStageSchema,
   jobStagesSchema,
   movedCandidateSchema,
   workableEnvelopeSchema,
@@ -27,13 +29,18 @@ import {
 
 export type WorkableAdapterOptions = AtsAdapterOptions;
 
-/** Workable SPI v3 (ats-facts §4): bearer token, 10 requests per 10 s, writes attributed to a member. */
+/**
+ * Workable SPI v3 (ats-facts §4): bearer token, 10 requests per 10 s, writes attributed to a member. A stage has
+ * two names: webhooks and candidate reads give its display name ("AI Interview"), moves and the job's stage list
+ * its slug ("ai-interview"). Triggers and rules may use either; each call gets the one it needs.
+ */
 export class WorkableAdapter implements AtsAdapter {
   public readonly kind = 'workable' as const;
   private readonly connection: Connection;
   private readonly secrets: ConnectionSecrets;
   private readonly http: AtsHttpClient;
-  private readonly stageSlugs = new Map<string, string>();
+  /** Per job: the stages as `{slug, name}`, read once per warm function. */
+  private readonly jobStages = new Map<string, { slug: string; name: string }[]>();
 
   public constructor(options: WorkableAdapterOptions) {
     this.connection = options.connection;
@@ -91,7 +98,8 @@ export class WorkableAdapter implements AtsAdapter {
         // A Workable candidate belongs to one job: it is the application.
         atsApplicationId: candidate.id,
         atsCandidateId: candidate.id,
-        stage: { id: candidate.stage },
+        // The name; the slug is filled in by confirmStageEntered where a trigger is configured by slug.
+        stage: { name: candidate.stage },
         candidate: {
           name: candidate.name ?? ([candidate.firstname, candidate.lastname].filter(Boolean).join(' ') || undefined),
           email: candidate.email ?? undefined,
@@ -100,76 +108,113 @@ export class WorkableAdapter implements AtsAdapter {
     };
   }
 
-  public confirmStageEntered(event: StageEnteredEvent): Promise<StageConfirmation> {
-    return confirmAsParsed(event);
+  /**
+   * The webhook is signed over its whole body, so what it says stands; where a trigger names its stage by slug
+   * (`id` or `idsByJob`), the slug of the stage the webhook names is looked up in the job's stage list.
+   */
+  public async confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation> {
+    const needsSlug = this.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob !== undefined);
+    if (!needsSlug || event.stage.id !== undefined || !event.atsJobId || event.stage.name === undefined)
+      return confirmAsParsed(event);
+    const name = event.stage.name;
+    const stage = (await this.stagesOf(event.atsJobId, signal)).find((s) => s.name === name);
+    return confirmAsParsed({ ...event, stage: { id: stage?.slug, name } });
   }
 
-  /** `POST /spi/v3/candidates/{id}/comments {member_id, comment: {body}}` (reference: comment-on-candidate). */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId: string }> {
+  /**
+   * `POST /spi/v3/candidates/{id}/comments {member_id, comment: {body}}` (reference: comment-on-candidate), which
+   * answers 201 with an empty body: a comment written, with no id to keep.
+   */
+  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
     const body = { member_id: this.connection.atsUserId, comment: { body: `${note.body}\n\n[${note.marker}]` } };
-    const created = await this.http.request(
+    const created = await this.http.write(
       {
         method: 'POST',
         path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/comments`,
         body,
         signal,
       },
-      commentCreatedSchema,
+      v.object({ id: v.string() }),
     );
-    return { noteId: created.id ?? created.comment?.id ?? '' };
+    return { noteId: created?.id };
   }
 
-  /** Listing comments is unconfirmed in Workable's reference; the sandbox answers `{comments: [{id, body}]}`. */
+  /**
+   * Workable has no comment list: comments are the candidate's activities with `action: "comment"`
+   * (reference: candidate-activities), paged by `paging.next`.
+   */
   public async findNote(
     target: ApplicationRef,
     marker: string,
     signal?: AbortSignal,
   ): Promise<{ noteId: string } | undefined> {
-    const comments = await this.http.request(
-      { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/comments`, signal },
-      commentsSchema,
+    const first = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/activities?limit=100`;
+    return searchPages(
+      async (next) => {
+        const page = await this.http.request({ method: 'GET', path: next ?? first, signal }, activitiesSchema);
+        return { page: validItems(page.activities, activitySchema), next: page.paging?.next ?? undefined };
+      },
+      (activities) => {
+        const found = activities.find((a) => a.action === 'comment' && a.body?.includes(marker));
+        return found ? { noteId: String(found.id) } : undefined;
+      },
+      `activities of candidate ${target.atsCandidateId}`,
     );
-    const found = comments.comments.find((c) => c.body?.includes(marker));
-    return found ? { noteId: found.id } : undefined;
   }
 
-  /** `POST /spi/v3/candidates/{id}/move {member_id, target_stage}` with the stage slug (reference: move-candidate). */
+  /**
+   * `POST /spi/v3/candidates/{id}/move {member_id, target_stage}` with the stage's slug (reference: move-candidate).
+   * The candidate read names its stage, so "already there" compares names.
+   */
   public async moveToStage(
     target: ApplicationRef,
     stage: StageMatcher,
     signal?: AbortSignal,
   ): Promise<{ moved: boolean; stageId: string }> {
-    const slug =
-      stageIdForJob(stage, target.atsJobId) ??
-      stage.id ??
-      (await this.slugByName(target.atsJobId, stage.name as string, signal));
+    const wanted = await this.resolveStage(stage, target.atsJobId, signal);
     const current = await this.http.request(
       { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`, signal },
       candidateSchema,
     );
-    if (current.candidate.stage === slug) return { moved: false, stageId: slug };
-    await this.http.request(
+    if (current.candidate.stage === wanted.name) return { moved: false, stageId: wanted.slug };
+    await this.http.write(
       {
         method: 'POST',
         path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/move`,
-        body: { member_id: this.connection.atsUserId, target_stage: slug },
+        body: { member_id: this.connection.atsUserId, target_stage: wanted.slug },
         signal,
       },
       v.unknown(),
     );
-    return { moved: true, stageId: slug };
+    return { moved: true, stageId: wanted.slug };
   }
 
-  private async slugByName(shortcode: string, name: string, signal?: AbortSignal): Promise<string> {
-    const cached = this.stageSlugs.get(`${shortcode}#${name}`);
+  /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */
+  public async resolveStage(
+    stage: StageMatcher,
+    shortcode: string,
+    signal?: AbortSignal,
+  ): Promise<{ slug: string; name: string }> {
+    const slug = stageIdForJob(stage, shortcode) ?? stage.id;
+    const stages = await this.stagesOf(shortcode, signal);
+    const found = stages.find((s) => (slug === undefined ? s.name === stage.name : s.slug === slug));
+    if (!found)
+      throw new AtsError(
+        ATS_ERROR_CODES.invalidRequest,
+        `job ${shortcode} has no stage ${slug === undefined ? `named "${stage.name}"` : `with slug ${slug}`}`,
+      );
+    return found;
+  }
+
+  private async stagesOf(shortcode: string, signal?: AbortSignal): Promise<{ slug: string; name: string }[]> {
+    const cached = this.jobStages.get(shortcode);
     if (cached) return cached;
-    const stages = await this.http.request(
+    const list = await this.http.request(
       { method: 'GET', path: `/spi/v3/jobs/${encodeURIComponent(shortcode)}/stages`, signal },
       jobStagesSchema,
     );
-    for (const s of stages.stages) this.stageSlugs.set(`${shortcode}#${s.name}`, s.slug);
-    const match = stages.stages.find((s) => s.name === name);
-    if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${shortcode} has no stage named "${name}"`);
-    return match.slug;
+    const stages = validItems(list.stages, jobStageSchema);
+    this.jobStages.set(shortcode, stages);
+    return stages;
   }
 }

@@ -11,6 +11,13 @@ export const workableEnvelopeSchema = v.object({
   data: v.optional(v.unknown()),
 });
 
+/** A stage as Workable names it in webhooks and candidate reads: its display name, spaces and all. */
+const stageName = v.pipe(v.string(), v.nonEmpty('the stage name is empty'), v.maxLength(200));
+
+/**
+ * `candidate_moved` data (reference: candidate-events): `stage` is "the name of the current stage" ("Applied"),
+ * not its slug.
+ */
 export const movedCandidateSchema = v.object({
   id: atsIdSchema,
   name: v.nullish(v.string()),
@@ -18,18 +25,25 @@ export const movedCandidateSchema = v.object({
   lastname: v.nullish(v.string()),
   email: v.nullish(v.string()),
   job: v.object({ shortcode: atsIdSchema, title: v.nullish(v.string()) }),
-  /** The stage slug ("ai-interview"). */
-  stage: atsIdSchema,
+  stage: stageName,
   disqualified: v.optional(v.boolean(), false),
   updated_at: v.nullish(v.string()),
 });
 
-export const commentCreatedSchema = v.object({
-  id: v.optional(v.string()),
-  comment: v.optional(v.object({ id: v.string() })),
+/** `GET /candidates/{id}` (reference: job-candidates-show): the stage by name again. */
+export const candidateSchema = v.object({ candidate: v.object({ id: v.string(), stage: stageName }) });
+
+/** `GET /candidates/{id}/activities` (reference: candidate-activities): comments are items with action "comment". */
+export const activitiesSchema = v.object({
+  activities: v.array(v.unknown()),
+  paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
 });
-export const commentsSchema = v.object({
-  comments: v.array(v.object({ id: v.string(), body: v.nullish(v.string()) })),
+export const activitySchema = v.object({
+  id: v.union([v.string(), v.number()]),
+  action: v.nullish(v.string()),
+  body: v.nullish(v.string()),
 });
-export const candidateSchema = v.object({ candidate: v.object({ id: v.string(), stage: v.string() }) });
-export const jobStagesSchema = v.object({ stages: v.array(v.object({ slug: v.string(), name: v.string() })) });
+
+/** `GET /jobs/{shortcode}/stages`: the map from a stage's name to the slug a move needs. */
+export const jobStagesSchema = v.object({ stages: v.array(v.unknown()) });
+export const jobStageSchema = v.object({ slug: v.string(), name: v.string() });

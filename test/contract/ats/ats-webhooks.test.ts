@@ -149,7 +149,7 @@ describe('Contract: Workable webhooks (X-Workable-Signature)', () => {
     expect(adapter.verifyWebhook({ headers: {}, rawBody: body }, NOW).valid).toBe(false);
   });
 
-  it('reads candidate_moved with the stage slug, and ignores a disqualification', () => {
+  it('reads candidate_moved with the stage name, and ignores a disqualification', () => {
     expect(adapter.parseWebhook({ headers: {}, rawBody: body })).toEqual({
       kind: 'stage-entered',
       event: {
@@ -158,7 +158,7 @@ describe('Contract: Workable webhooks (X-Workable-Signature)', () => {
         jobName: 'Backend Engineer',
         atsApplicationId: '3fc9a8',
         atsCandidateId: '3fc9a8',
-        stage: { id: 'ai-interview' },
+        stage: { name: 'AI Interview' },
         candidate: { name: 'Ana Ruiz', email: 'ana@example.com' },
       },
     });

@@ -7,7 +7,8 @@ import { connectionDocument } from '../../helpers/connections';
 describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', () => {
   let sandbox: GreenhouseSandbox;
   let tokenRequests = 0;
-  let now = Date.UTC(2026, 10, 21, 9, 0, 0);
+  // Greenhouse says when a token ends (`expires_at`, by its clock): the adapter's clock starts at the real time.
+  let now = Date.now();
   const countingFetch: typeof fetch = (input, init) => {
     if (String(input).endsWith('/token')) tokenRequests++;
     return fetch(input, init);
@@ -58,9 +59,9 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     expect(note).toMatchObject({
       candidate_id: application.candidate_id,
       application_id: application.id,
-      visibility: 'admin_only',
+      visibility: 'admin_only_visible',
       user_id: 4080,
-      note_type: 'NOTE',
+      type: 'NOTE',
     });
     expect(note?.body).toContain('[ai-interview-report:r1]');
     expect(await gh.findNote(target(application), 'ai-interview-report:r1')).toEqual({ noteId });
@@ -77,6 +78,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     now += 3600_000 - 30_000;
     await gh.findNote(target(application), 'x');
     expect(tokenRequests).toBe(2);
+    now = Date.now();
   });
 
   it('refuses with a clear error when the client credentials are wrong', async () => {
@@ -102,14 +104,14 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     });
   });
 
-  it('waits as Retry-After says when the 10-second window is spent, then succeeds', async () => {
+  it('waits as Retry-After says when the 30-second window is spent, then succeeds', async () => {
     const waits: number[] = [];
     const gh = adapter({ sleep: async (ms) => void waits.push(ms) });
     const application = candidate();
     // The fixed window allows 5 requests per token; the sixth is answered 429 with Retry-After.
     for (let i = 0; i < 6; i++) await gh.findNote(target(application), 'x').catch(() => undefined);
     expect(waits.length).toBeGreaterThan(0);
-    expect(waits.every((ms) => ms >= 1000 && ms <= 10_000)).toBe(true);
+    expect(waits.every((ms) => ms >= 1000 && ms <= 30_000)).toBe(true);
   });
 
   it('never re-sends a note that may have been written (5xx): retryable, with mayHaveSucceeded', async () => {

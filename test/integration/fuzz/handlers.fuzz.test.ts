@@ -9,6 +9,7 @@ import type {
 } from 'aws-lambda';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookSecretOf } from '../../helpers/connections';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 
@@ -142,7 +143,7 @@ describe('Property: no input crashes a handler, answers 5xx or enqueues anything
     'ats-webhook (%s): random bodies and headers, signed or not',
     async (kind) => {
       const connection = stack.connections.find((c) => c.ats === kind)!;
-      const secret = stack.secrets[connection.secretRef]!.atsWebhookSecret as string;
+      const secret = webhookSecretOf(stack.secrets[connection.secretRef]!);
       const { createAtsAdapter } = await import('../../../shared/ats');
       const adapter = createAtsAdapter(connection, stack.secrets[connection.secretRef]!);
       let accepted = 0;

@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookSecretOf } from '../../helpers/connections';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 import { waitFor } from '../../helpers/local-http';
@@ -56,7 +57,8 @@ const forgers: Record<(typeof KINDS)[number], (secret: string) => { body: string
 describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', () => {
   let stack: LocalStack;
   const connectionOf = (kind: AtsKind) => stack.connections.find((c) => c.ats === kind)!;
-  const secretOf = (kind: AtsKind) => stack.secrets[connectionOf(kind).secretRef]!.atsWebhookSecret as string;
+  const secretOf = (kind: AtsKind, event?: string) =>
+    webhookSecretOf(stack.secrets[connectionOf(kind).secretRef]!, event);
   const interviewsOf = (kind: AtsKind) =>
     stack.interview.state.interviews.filter((i) => i.interview_name.includes(`(ref ${connectionOf(kind).id}/`)).length;
   const post = (kind: AtsKind, body: string, headers: Record<string, string>) =>

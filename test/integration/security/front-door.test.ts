@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webhookSecretOf } from '../../helpers/connections';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
 import { emailsTo, invitedInterviewId, scanTable } from '../../helpers/local-stack';
@@ -14,7 +15,7 @@ const WORK_DIR = `.local/test-front-door-${process.pid}`;
 describe('Front door on the local stack: replays, over-long ids, deletions', () => {
   let stack: LocalStack;
   const connectionOf = (ats: string) => stack.connections.find((c) => c.ats === ats)!;
-  const secretOf = (ats: string) => stack.secrets[connectionOf(ats).secretRef]!.atsWebhookSecret as string;
+  const secretOf = (ats: string, event?: string) => webhookSecretOf(stack.secrets[connectionOf(ats).secretRef]!, event);
   const hmacHex = (secret: string, data: string) => createHmac('sha256', secret).update(data).digest('hex');
   const post = (ats: string, body: string, headers: Record<string, string> = {}) =>
     fetch(`${stack.gatewayUrl}/webhooks/ats/${connectionOf(ats).id}`, {
@@ -34,7 +35,7 @@ describe('Front door on the local stack: replays, over-long ids, deletions', () 
     return JSON.stringify({
       triggeredAt,
       token,
-      signature: hmacHex(secretOf('lever'), `${token}${triggeredAt}`),
+      signature: hmacHex(secretOf('lever', event), `${token}${triggeredAt}`),
       event,
       data,
     });

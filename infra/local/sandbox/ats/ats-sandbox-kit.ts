@@ -66,7 +66,8 @@ export interface AtsSandboxView {
   /** Secrets a connection to this sandbox uses (API key, OAuth client). */
   credentials: { atsApiKey?: string; atsClientId?: string; atsClientSecret?: string };
   demoJobId: string;
-  registerWebhook(target: WebhookTarget): Promise<void>;
+  /** Registers the connector's webhook; answers the secrets the ATS issued for it, per event type, if any. */
+  registerWebhook(target: WebhookTarget): Promise<{ issued?: Record<string, string> | undefined }>;
   addCandidate(input: { firstName: string; lastName: string; email: string; jobId?: string }): KitApplication;
   /** Moves the application and sends the signed stage-change webhook `repeat` times (one delivery, resent). */
   moveCandidate(input: {
@@ -75,7 +76,10 @@ export interface AtsSandboxView {
     stageId?: string;
     repeat?: number;
   }): Promise<DeliveryRecord[]>;
-  /** Deletes the candidate of the application and all their applications, as a recruiter would in the ATS. */
+  /**
+   * Deletes the candidate of the application and all their applications, as a recruiter would in the ATS, and
+   * sends the deletion webhook where the ATS has one.
+   */
   deleteCandidate(applicationId: string): Promise<void>;
   /** The application's current stage sent again as a new delivery. */
   resendStageChange(applicationId: string): Promise<DeliveryRecord[]>;
@@ -120,6 +124,8 @@ export interface AtsSandboxSpec {
   rateLimit: { limit: number; windowMs: number };
   /** Answers 429: each ATS announces the wait its own way. */
   rateLimited(response: ServerResponse, resetMs: number): void;
+  /** Headers every answer carries about the caller's window (Workable's `X-Rate-Limit-*`), if the ATS sends any. */
+  rateHeaders?(window: { remaining: number; resetMs: number }): Record<string, string>;
   credentials: AtsSandbox['credentials'];
   /** The principal the rate limit counts against, or undefined for 401. */
   authenticate(request: IncomingMessage): string | undefined;
@@ -129,9 +135,17 @@ export interface AtsSandboxSpec {
   stageChange(
     kit: KitContext,
     application: KitApplication,
-    secret: string,
+    target: WebhookTarget,
     previousStageId: string | undefined,
   ): SignedDelivery[];
+  /** The signed webhook a deleted candidate produces, where the ATS has one. */
+  candidateDeleted?(
+    candidate: KitCandidate,
+    applications: KitApplication[],
+    target: WebhookTarget,
+  ): SignedDelivery | undefined;
+  /** Secrets the ATS issues when a webhook is registered (Lever's signature token per event type). */
+  issueSecrets?(): Record<string, string>;
   ping?(secret: string): SignedDelivery | undefined;
 }
 
@@ -156,7 +170,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
   async function send(application: KitApplication, fromStageId: string | undefined): Promise<DeliveryRecord[]> {
     const records: DeliveryRecord[] = [];
     for (const target of state.webhooks) {
-      for (const delivery of spec.stageChange(kit, application, target.secret, fromStageId)) {
+      for (const delivery of spec.stageChange(kit, application, target, fromStageId)) {
         records.push(
           await deliverSigned(
             target,
@@ -250,6 +264,8 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     const principal = spec.authenticate(context.request);
     if (!principal) return spec.unauthorized(context.response);
     const limit = limiter.take(principal);
+    for (const [name, value] of Object.entries(spec.rateHeaders?.(limit) ?? {}))
+      context.response.setHeader(name, value);
     const roll = random();
     if (!limit.allowed) return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
     // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
@@ -283,10 +299,12 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     state,
     credentials: spec.credentials,
     demoJobId: (state.jobs[0] as KitJob).id,
-    async registerWebhook(target) {
+    async registerWebhook(input) {
+      const target: WebhookTarget = { ...input, issued: spec.issueSecrets?.() };
       state.webhooks.push(target);
       const ping = spec.ping?.(target.secret);
       if (ping) await deliverSigned(target, ping.body, ping.headers, state.deliveries, 'ping', ping.eventId);
+      return { issued: target.issued };
     },
     addCandidate(input) {
       const job = kit.job(input.jobId ?? sandbox.demoJobId);
@@ -313,8 +331,14 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       const application = kit.application(applicationId);
       if (!application) throw new Error(`applicationId: no application ${applicationId}`);
       const { candidate } = kit.parties(application);
+      const removed = state.applications.filter((a) => a.candidateId === candidate.id);
       state.candidates = state.candidates.filter((c) => c.id !== candidate.id);
       state.applications = state.applications.filter((a) => a.candidateId !== candidate.id);
+      for (const target of state.webhooks) {
+        const delivery = spec.candidateDeleted?.(candidate, removed, target);
+        if (delivery)
+          await deliverSigned(target, delivery.body, delivery.headers, state.deliveries, 'deleted', delivery.eventId);
+      }
     },
     async moveCandidate(input) {
       const application = kit.application(input.applicationId);
@@ -334,7 +358,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       application.updatedAt = new Date().toISOString();
       const records: DeliveryRecord[] = [];
       const deliveries = state.webhooks.flatMap((target) =>
-        spec.stageChange(kit, application, target.secret, previous.get(application.id)).map((d) => ({ target, d })),
+        spec.stageChange(kit, application, target, previous.get(application.id)).map((d) => ({ target, d })),
       );
       for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++) {
         for (const { target, d } of deliveries)

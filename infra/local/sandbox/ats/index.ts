@@ -22,7 +22,10 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
     url: sandbox.url,
     credentials: { atsClientId: sandbox.clientId, atsClientSecret: sandbox.clientSecret },
     demoJobId: '3301',
-    registerWebhook: async (target) => void (await sandbox.registerWebhook(target)),
+    registerWebhook: async (target) => {
+      await sandbox.registerWebhook(target);
+      return {};
+    },
     addCandidate: (input) => {
       const created = sandbox.addCandidate({
         first_name: input.firstName,

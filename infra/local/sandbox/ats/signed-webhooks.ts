@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 
 export interface WebhookTarget {
   url: string;
+  /** The secret the customer chose, for ATSs that let them (Greenhouse, Ashby, Workable). */
   secret: string;
+  /** Secrets the ATS issued itself, per event type (Lever: one webhook, and one signature token, per event). */
+  issued?: Record<string, string>;
+}
+
+/** The secret a delivery of `event` is signed with: the one the ATS issued for it, else the customer's. */
+export function secretFor(target: WebhookTarget, event: string): string {
+  return target.issued && Object.hasOwn(target.issued, event) ? (target.issued[event] as string) : target.secret;
 }
 
 export interface DeliveryRecord {

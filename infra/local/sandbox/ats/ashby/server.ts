@@ -142,11 +142,23 @@ export function startAshbySandbox(
         },
       },
     ],
-    // One move fires candidateStageChange and, related to it, applicationUpdate (docs: related-webhooks).
-    stageChange: (kit, application, secret) => [
-      signed(secret, { action: 'candidateStageChange', data: { application: applicationJson(kit, application) } }),
-      signed(secret, { action: 'applicationUpdate', data: { application: applicationJson(kit, application) } }),
-    ],
+    // One move fires candidateStageChange and, related to it, applicationUpdate; related deliveries share one
+    // webhookActionId, at the top level of each (docs: related-webhooks, "Common Payload Data").
+    stageChange: (kit, application, target) => {
+      const webhookActionId = randomUUID();
+      const data = { application: applicationJson(kit, application) };
+      return [
+        signed(target.secret, { action: 'candidateStageChange', webhookActionId, data }),
+        signed(target.secret, { action: 'applicationUpdate', webhookActionId, data }),
+      ];
+    },
+    // `candidateDelete` names the deleted candidate only (webhook payloads OpenAPI).
+    candidateDeleted: (candidate, _applications, target) =>
+      signed(target.secret, {
+        action: 'candidateDelete',
+        webhookActionId: randomUUID(),
+        data: { candidate: { id: candidate.id } },
+      }),
     ping: (secret) => signed(secret, { action: 'ping', data: { webhookId: randomUUID() } }),
   });
 }

@@ -10,10 +10,17 @@ export const GREENHOUSE_SANDBOX_DEFAULTS = {
   port: 4020,
   clientId: 'greenhouse-sandbox-client',
   clientSecret: 'greenhouse-sandbox-secret',
-  /** Harvest: 50 requests per 10-second window (ats-facts §1.2). */
-  rateLimit: 50,
-  rateWindowMs: 10_000,
+  /**
+   * Harvest v3: fixed 30-second windows; the ceiling is not published, 75 is one observed `X-RateLimit-Limit`
+   * (ats-facts, Corrections 2026-11).
+   */
+  rateLimit: 75,
+  rateWindowMs: 30_000,
   tokenTtlSeconds: 3600,
+  /** v3 lists: `per_page` 1–500, 100 by default; id filters take at most 50 ids (/docs/list-endpoints). */
+  defaultPerPage: 100,
+  maxPerPage: 500,
+  maxFilterIds: 50,
 } as const;
 
 interface Stage {
@@ -38,12 +45,13 @@ interface Application {
   status: 'active' | 'rejected' | 'hired';
   current_stage: Stage;
 }
+/** A note as v3 reads it back: `type`, and the visibility spelt `…_visible` (Airbyte's v3 example). */
 interface Note {
   id: number;
   candidate_id: number;
   application_id?: number;
   body: string;
-  note_type: string;
+  type: string;
   visibility: string;
   user_id: number | string;
   created_at: string;
@@ -79,6 +87,13 @@ export interface GreenhouseSandbox {
   resendStageChange(applicationId: number): Promise<DeliveryRecord>;
   /** Deletes the application's candidate and sends the signed `delete_candidate` webhook, as Greenhouse does. */
   deleteCandidate(applicationId: number): Promise<DeliveryRecord[]>;
+  /**
+   * Merges the application's candidate into a new record: the applications move to it, and `merge_candidate`
+   * is sent (instead of `delete_candidate`, as when both webhooks are configured).
+   */
+  mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
+  /** Anonymises the application's candidate (name and e-mail) and sends `candidate_anonymized`. */
+  anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   close(): Promise<void>;
 }
 
@@ -129,7 +144,7 @@ const moveBody = v.object({
 
 /** A stand-in of Greenhouse Harvest v3 and its webhooks, on 127.0.0.1. */
 export async function startGreenhouseSandbox(
-  options: { port?: number; seed?: number; rateLimit?: number } = {},
+  options: { port?: number; seed?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
 ): Promise<GreenhouseSandbox> {
   const state: GreenhouseSandboxState = {
     jobs: structuredClone(SEEDED_JOBS),
@@ -143,10 +158,8 @@ export async function startGreenhouseSandbox(
     faults: noFaults(),
   };
   const tokens = new Map<string, number>();
-  const limiter = new FixedWindowLimiter(
-    options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit,
-    GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs,
-  );
+  const rateLimit = options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit;
+  const limiter = new FixedWindowLimiter(rateLimit, options.rateWindowMs ?? GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
   const random = seededRandom(options.seed ?? 7);
   let nextId = 50_000;
   const lastEvent = new Map<number, { body: Buffer }>();
@@ -220,16 +233,84 @@ export async function startGreenhouseSandbox(
     return results;
   }
 
-  const api: Route[] = [
-    {
+  /** The v3 read of an application: flat, with the stage a move is made from (`job_interview_stage_id`). */
+  const applicationV3 = (a: Application) => ({
+    id: a.id,
+    candidate_id: a.candidate_id,
+    job_id: a.job_id,
+    job_interview_stage_id: a.current_stage.id,
+    stage_name: a.current_stage.name,
+    status: a.status === 'active' ? 'in_process' : a.status,
+    applied_at: '2026-11-01T09:00:00Z',
+  });
+  const idList = (value: string) => value.split(',').map((id) => Number(id.trim()));
+
+  /**
+   * A v3 list endpoint (/docs/pagination, /docs/list-endpoints): a bare JSON array; plural id filters of at most
+   * 50 ids; `per_page` 1–500; the next page only in `Link: <…?cursor=…>; rel="next"`, and a cursor request
+   * carries no other parameter. A parameter the endpoint does not have is refused (422), not ignored.
+   */
+  function listRoute<T>(
+    pattern: string,
+    filters: Record<string, (item: T, ids: number[]) => boolean>,
+    items: () => T[],
+    show: (item: T) => unknown,
+  ): Route {
+    return {
       method: 'GET',
-      pattern: '/v3/applications/:id',
-      handle: ({ response, params }) => {
-        const application = state.applications.find((a) => a.id === Number(params.id));
-        if (!application) return sendJson(response, 404, { message: 'Resource not found' });
-        sendJson(response, 200, application);
+      pattern,
+      handle: ({ response, url }) => {
+        const params = [...url.searchParams.keys()];
+        const cursor = url.searchParams.get('cursor');
+        let offset = 0;
+        let query: URLSearchParams = url.searchParams;
+        if (cursor !== null) {
+          if (params.length > 1) return unprocessable(response, 'cursor', 'a cursor request takes no other parameter');
+          try {
+            const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { q: string; o: number };
+            query = new URLSearchParams(decoded.q);
+            offset = decoded.o;
+          } catch {
+            return unprocessable(response, 'cursor', 'is not a cursor this API issued');
+          }
+        }
+        for (const key of query.keys())
+          if (key !== 'per_page' && !Object.hasOwn(filters, key))
+            return unprocessable(response, key, 'is not a parameter of this endpoint');
+        const perPage = Number(query.get('per_page') ?? GREENHOUSE_SANDBOX_DEFAULTS.defaultPerPage);
+        if (!Number.isInteger(perPage) || perPage < 1 || perPage > GREENHOUSE_SANDBOX_DEFAULTS.maxPerPage)
+          return unprocessable(response, 'per_page', 'must be between 1 and 500');
+        let selected = items();
+        for (const [key, keep] of Object.entries(filters)) {
+          const value = query.get(key);
+          if (value === null) continue;
+          const ids = idList(value);
+          if (ids.length > GREENHOUSE_SANDBOX_DEFAULTS.maxFilterIds || ids.some((id) => !Number.isInteger(id)))
+            return unprocessable(response, key, 'must be a list of at most 50 ids');
+          selected = selected.filter((item) => keep(item, ids));
+        }
+        const page = selected.slice(offset, offset + perPage);
+        const headers: Record<string, string> = {};
+        if (offset + perPage < selected.length) {
+          const next = Buffer.from(JSON.stringify({ q: query.toString(), o: offset + perPage })).toString('base64url');
+          headers.link = `<${baseUrl}${pattern}?cursor=${next}>; rel="next"`;
+        }
+        sendJson(response, 200, page.map(show), headers);
       },
-    },
+    };
+  }
+
+  const api: Route[] = [
+    listRoute<Application>(
+      '/v3/applications',
+      {
+        ids: (a, ids) => ids.includes(a.id),
+        candidate_ids: (a, ids) => ids.includes(a.candidate_id),
+        job_ids: (a, ids) => ids.includes(a.job_id),
+      },
+      () => state.applications,
+      applicationV3,
+    ),
     {
       method: 'POST',
       pattern: '/v3/applications/:id/move',
@@ -239,21 +320,21 @@ export async function startGreenhouseSandbox(
         const parsed = v.safeParse(moveBody, JSON.parse((await readBody(request)).toString() || '{}'));
         if (!parsed.success) return unprocessable(response, 'body', 'invalid body');
         if (application.status !== 'active')
-          return unprocessable(response, 'application_id', 'application is not active');
+          return unprocessable(response, 'application_id', 'application is not in process');
         const job = state.jobs.find((j) => j.id === application.job_id) as Job;
-        if (
-          parsed.output.from_stage_id !== undefined &&
-          Number(parsed.output.from_stage_id) !== application.current_stage.id
-        ) {
-          return unprocessable(response, 'from_stage_id', 'application is not in this stage');
-        }
+        // The guard against stale requests: the move is made from the stage the application is in now.
+        if (parsed.output.from_stage_id === undefined)
+          return unprocessable(response, 'from_stage_id', 'from_stage_id is required');
+        if (Number(parsed.output.from_stage_id) !== application.current_stage.id)
+          return unprocessable(response, 'from_stage_id', 'the application is not in this stage');
         const index = job.stages.findIndex((s) => s.id === application.current_stage.id);
         const target =
           parsed.output.to_stage_id === undefined
             ? job.stages[index + 1]
             : job.stages.find((s) => s.id === Number(parsed.output.to_stage_id));
         if (!target) return unprocessable(response, 'to_stage_id', 'stage is not part of this job');
-        sendJson(response, 200, { id: application.id, current_stage: target });
+        // 204 No Content (/reference/post_v3-applications-id-move).
+        response.writeHead(204).end();
         // A move through the API changes the stage in Greenhouse, which fires the stage-change webhook too.
         void moveCandidate({ application_id: application.id, stage_id: target.id });
       },
@@ -280,8 +361,8 @@ export async function startGreenhouseSandbox(
           id: nextId++,
           candidate_id: candidate.id,
           body: parsed.output.body,
-          note_type: parsed.output.note_type,
-          visibility: parsed.output.visibility,
+          type: parsed.output.note_type,
+          visibility: `${parsed.output.visibility}_visible`,
           user_id: parsed.output.user_id,
           created_at: new Date().toISOString(),
         };
@@ -290,28 +371,21 @@ export async function startGreenhouseSandbox(
         sendJson(response, 201, note);
       },
     },
-    {
-      method: 'GET',
-      pattern: '/v3/notes',
-      handle: ({ response, url }) =>
-        sendJson(
-          response,
-          200,
-          state.notes.filter(
-            (n) =>
-              !url.searchParams.get('candidate_id') || n.candidate_id === Number(url.searchParams.get('candidate_id')),
-          ),
-        ),
-    },
-    {
-      method: 'GET',
-      pattern: '/v3/job_stages',
-      handle: ({ response, url }) => {
-        const job = state.jobs.find((j) => j.id === Number(url.searchParams.get('job_id')));
-        if (!job) return sendJson(response, 404, { message: 'job not found' });
-        sendJson(response, 200, job.stages);
+    listRoute<Note>(
+      '/v3/notes',
+      {
+        candidate_ids: (n, ids) => ids.includes(n.candidate_id),
+        application_ids: (n, ids) => n.application_id !== undefined && ids.includes(n.application_id),
       },
-    },
+      () => state.notes,
+      (n) => n,
+    ),
+    listRoute<Stage & { job_id: number; sort_order: number }>(
+      '/v3/job_interview_stages',
+      { job_ids: (s, ids) => ids.includes(s.job_id) },
+      () => state.jobs.flatMap((j) => j.stages.map((s, i) => ({ ...s, job_id: j.id, sort_order: i }))),
+      (s) => ({ id: s.id, job_id: s.job_id, name: s.name, sort_order: s.sort_order, active: true }),
+    ),
   ];
 
   const control: Route[] = [
@@ -389,8 +463,9 @@ export async function startGreenhouseSandbox(
       return sendJson(response, 401, { message: 'Invalid or expired access token' });
     const limit = limiter.take(token);
     const rateHeaders = {
-      'x-ratelimit-limit': String(options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit),
+      'x-ratelimit-limit': String(rateLimit),
       'x-ratelimit-remaining': String(limit.remaining),
+      'x-ratelimit-reset': String(Math.ceil((Date.now() + limit.resetMs) / 1000)),
     };
     const roll = random();
     if (!limit.allowed || roll < state.faults.rate429) {
@@ -400,16 +475,11 @@ export async function startGreenhouseSandbox(
         response,
         429,
         { message: 'Too many requests' },
-        {
-          ...rateHeaders,
-          'retry-after': String(retryAfter),
-          'x-ratelimit-reset': String(Math.floor((Date.now() + limit.resetMs) / 1000)),
-        },
+        { ...rateHeaders, 'retry-after': String(retryAfter) },
       );
     }
     if (await answeredByFault(response, state.faults, roll, random)) return;
-    response.setHeader('x-ratelimit-limit', rateHeaders['x-ratelimit-limit']);
-    response.setHeader('x-ratelimit-remaining', rateHeaders['x-ratelimit-remaining']);
+    for (const [name, value] of Object.entries(rateHeaders)) response.setHeader(name, value);
     await route.handle({ request, response, params, url });
   }
 
@@ -421,11 +491,13 @@ export async function startGreenhouseSandbox(
     if (form.get('grant_type') !== 'client_credentials')
       return sendJson(response, 400, { error: 'unsupported_grant_type' });
     const token = randomUUID();
-    tokens.set(token, Date.now() + GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds * 1000);
+    const expiresAt = Date.now() + GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds * 1000;
+    tokens.set(token, expiresAt);
+    // Greenhouse says when the token ends, not how long it lasts (ats-facts, Corrections 2026-11).
     sendJson(response, 200, {
       access_token: token,
       token_type: 'Bearer',
-      expires_in: GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds,
+      expires_at: new Date(expiresAt).toISOString(),
     });
   }
 
@@ -490,6 +562,38 @@ export async function startGreenhouseSandbox(
         },
       });
       return send(body, 'delete_candidate', randomUUID());
+    },
+    async mergeCandidate(applicationId) {
+      const application = state.applications.find((a) => a.id === applicationId);
+      if (!application) throw new Error(`application ${applicationId} does not exist`);
+      const loser = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+      const winner: Candidate = { ...loser, id: nextId++ };
+      state.candidates = [...state.candidates.filter((c) => c.id !== loser.id), winner];
+      for (const a of state.applications) if (a.candidate_id === loser.id) a.candidate_id = winner.id;
+      // webhooks/_candidate_events.md, "Candidate merged": the record merged away and the one that stays.
+      const body = greenhouseJson({
+        action: 'merge_candidate',
+        payload: {
+          person: {
+            id: loser.id,
+            first_name: loser.first_name,
+            last_name: loser.last_name,
+            new_candidate_id: winner.id,
+          },
+        },
+      });
+      return send(body, 'merge_candidate', randomUUID());
+    },
+    async anonymizeCandidate(applicationId) {
+      const application = state.applications.find((a) => a.id === applicationId);
+      if (!application) throw new Error(`application ${applicationId} does not exist`);
+      const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+      Object.assign(candidate, { first_name: 'Anonymized', last_name: String(candidate.id), email_addresses: [] });
+      const body = greenhouseJson({
+        action: 'candidate_anonymized',
+        payload: { candidate_id: candidate.id, anonymized_fields: ['full_name', 'email_addresses'] },
+      });
+      return send(body, 'candidate_anonymized', randomUUID());
     },
     close: running.close,
   };

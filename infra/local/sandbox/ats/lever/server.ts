@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { sendJson } from '../../http-kit';
+import { secretFor } from '../signed-webhooks';
 import {
   startAtsSandbox,
   type AtsSandbox,
@@ -9,6 +10,9 @@ import {
 } from '../ats-sandbox-kit';
 
 export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key' } as const;
+
+/** The webhooks the connector registers: one per event type, each with the signature token Lever issues for it. */
+export const LEVER_WEBHOOK_EVENTS = ['candidateStageChange', 'candidateDeleted'] as const;
 
 /** Lever's stages are global: every posting shares them. */
 const STAGES: KitStage[] = [
@@ -45,9 +49,25 @@ function opportunityJson(kit: KitContext, application: KitApplication, expand: b
   };
 }
 
+/** A note as Lever reads it back: the text written as `value` is in `fields[].value` (NangoHQ's notes model). */
+function noteJson(note: { id: string; body: string; author?: string | undefined; at: string }, secret: boolean) {
+  return {
+    id: note.id,
+    text: 'Note',
+    fields: [{ type: 'note', text: 'Note', value: note.body }],
+    user: note.author ?? null,
+    secret,
+    completedAt: null,
+    createdAt: Date.parse(note.at),
+    deletedAt: null,
+  };
+}
+
 export interface LeverSandbox extends AtsSandbox {
   /** A validly signed webhook whose body claims a stage change that never happened (the body is unsigned). */
   claimStageChange(applicationId: string, toStageId: string): Promise<void>;
+  /** Lever's "Verify connection" button: a signed test delivery of each webhook, naming no opportunity. */
+  verifyConnection(): Promise<{ event: string; status: number | undefined }[]>;
 }
 
 /** A stand-in of Lever's v1 API (Basic auth, ~10 requests per second) and its webhooks. */
@@ -55,6 +75,7 @@ export async function startLeverSandbox(
   options: { port?: number; rateLimit?: number | undefined } = {},
 ): Promise<LeverSandbox> {
   let kitRef: KitContext | undefined;
+  const secretNotes = new Map<string, boolean>();
   const sandbox = await startAtsSandbox({
     kind: 'lever',
     port: options.port ?? LEVER_SANDBOX_DEFAULTS.port,
@@ -63,13 +84,9 @@ export async function startLeverSandbox(
       { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
     ],
     rateLimit: { limit: options.rateLimit ?? 10, windowMs: 1000 },
-    rateLimited: (response, resetMs) =>
-      sendJson(
-        response,
-        429,
-        { code: 'TooManyRequests', message: 'Rate limit exceeded' },
-        { 'retry-after': String(Math.ceil(resetMs / 1000)) },
-      ),
+    // Lever's 429 carries no Retry-After and no rate headers (ats-facts, Corrections 2026-11).
+    rateLimited: (response) => sendJson(response, 429, { code: 'TooManyRequests', message: 'Rate limit exceeded' }),
+    issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),
     credentials: { atsApiKey: LEVER_SANDBOX_DEFAULTS.apiKey },
     authenticate: (request) =>
       request.headers.authorization === `Basic ${Buffer.from(`${LEVER_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`
@@ -127,19 +144,27 @@ export async function startLeverSandbox(
             if (typeof body.value !== 'string' || !body.value)
               return sendJson(response, 400, { code: 'BadRequestError', message: 'value is required' });
             const note = kit.addNote(application, body.value, url.searchParams.get('perform_as') ?? undefined);
+            secretNotes.set(note.id, body.secret === true);
             sendJson(response, 201, { data: { noteId: note.id } });
           },
         },
         {
+          // `limit` 1–100 and an opaque `offset` from the previous page's `next`, while `hasNext`.
           method: 'GET',
           pattern: '/v1/opportunities/:id/notes',
-          handle: ({ response, params }) =>
+          handle: ({ response, params, url }) => {
+            if (!opportunity(params.id as string)) return notFound(response);
+            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
+            const offset = Number(Buffer.from(url.searchParams.get('offset') ?? '', 'base64url').toString() || 0);
+            const notes = kit.state.notes.filter((n) => n.applicationId === params.id);
+            const page = notes.slice(offset, offset + limit);
+            const hasNext = offset + limit < notes.length;
             sendJson(response, 200, {
-              data: kit.state.notes
-                .filter((n) => n.applicationId === params.id)
-                .map((n) => ({ id: n.id, value: n.body })),
-              hasNext: false,
-            }),
+              data: page.map((n) => noteJson(n, secretNotes.get(n.id) ?? false)),
+              hasNext,
+              ...(hasNext ? { next: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+            });
+          },
         },
         {
           method: 'PUT',
@@ -170,8 +195,15 @@ export async function startLeverSandbox(
         },
       ];
     },
-    stageChange: (_kit, application, secret, previousStageId) => [
-      leverDelivery(secret, 'candidateStageChange', {
+    // Signed with the deletion webhook's own token; ids only, as every Lever webhook.
+    candidateDeleted: (candidate, applications, target) =>
+      leverDelivery(secretFor(target, 'candidateDeleted'), 'candidateDeleted', {
+        candidateId: candidate.id,
+        contactId: candidate.id,
+        opportunityId: applications[0]?.id ?? null,
+      }),
+    stageChange: (_kit, application, target, previousStageId) => [
+      leverDelivery(secretFor(target, 'candidateStageChange'), 'candidateStageChange', {
         opportunityId: application.id,
         candidateId: application.candidateId,
         contactId: application.candidateId,
@@ -181,11 +213,28 @@ export async function startLeverSandbox(
     ],
   });
   return Object.assign(sandbox, {
+    async verifyConnection() {
+      const answers: { event: string; status: number | undefined }[] = [];
+      for (const target of sandbox.state.webhooks) {
+        for (const event of LEVER_WEBHOOK_EVENTS) {
+          const delivery = leverDelivery(secretFor(target, event), event, {});
+          const response = await fetch(target.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: delivery.body,
+            signal: AbortSignal.timeout(10_000),
+          }).catch(() => undefined);
+          await response?.arrayBuffer();
+          answers.push({ event, status: response?.status });
+        }
+      }
+      return answers;
+    },
     async claimStageChange(applicationId: string, toStageId: string) {
       const application = kitRef?.application(applicationId);
       if (!application) throw new Error(`no application ${applicationId}`);
       for (const target of sandbox.state.webhooks) {
-        const delivery = leverDelivery(target.secret, 'candidateStageChange', {
+        const delivery = leverDelivery(secretFor(target, 'candidateStageChange'), 'candidateStageChange', {
           opportunityId: application.id,
           candidateId: application.candidateId,
           contactId: application.candidateId,

@@ -8,8 +8,16 @@ import {
   type KitStage,
 } from '../ats-sandbox-kit';
 
-export const WORKABLE_SANDBOX_DEFAULTS = { port: 4050, token: 'workable-sandbox-token', subdomain: 'acme' } as const;
+export const WORKABLE_SANDBOX_DEFAULTS = {
+  port: 4050,
+  token: 'workable-sandbox-token',
+  subdomain: 'acme',
+  /** Account tokens: 10 requests per 10 seconds (reference: rate-limits). */
+  rateLimit: 10,
+  rateWindowMs: 10_000,
+} as const;
 
+/** A stage's slug (`id` here) is what moves and the job's stage list use; its name is what candidates show. */
 const STAGES: KitStage[] = [
   { id: 'applied', name: 'Applied' },
   { id: 'ai-interview', name: 'AI Interview' },
@@ -17,6 +25,10 @@ const STAGES: KitStage[] = [
   { id: 'offer', name: 'Offer' },
 ];
 
+/**
+ * A candidate as `GET /candidates/{id}` and the `candidate_moved` webhook show it (reference: candidate-events,
+ * job-candidates-show): `stage` is "the name of the current stage".
+ */
 function candidateJson(kit: KitContext, application: KitApplication) {
   const { candidate, job } = kit.parties(application);
   return {
@@ -26,34 +38,53 @@ function candidateJson(kit: KitContext, application: KitApplication) {
     lastname: candidate.lastName,
     email: candidate.email,
     job: { shortcode: job.id, title: job.name },
-    stage: application.stageId,
+    stage: kit.stage(job.id, application.stageId)?.name ?? application.stageId,
     disqualified: application.status === 'archived',
     account: { subdomain: WORKABLE_SANDBOX_DEFAULTS.subdomain, name: 'Acme' },
     updated_at: application.updatedAt,
   };
 }
 
+/**
+ * The candidate's activity log (reference: candidate-activities): comments (`action: "comment"`, `body`) among
+ * the stage moves, newest first, paged by `limit` and `max_id` with `paging.next` a whole URL.
+ */
+function activitiesOf(kit: KitContext, application: KitApplication) {
+  const comments = kit.state.notes
+    .filter((n) => n.applicationId === application.id)
+    .map((n) => ({ id: n.id, action: 'comment', body: n.body, created_at: n.at, member: { id: n.author } }));
+  const moves = kit.state.moves
+    .filter((m) => m.applicationId === application.id)
+    .map((m, i) => ({
+      id: `move-${application.id}-${i}`,
+      action: 'moved',
+      body: null,
+      stage_name: kit.stage(application.jobId, m.toStageId)?.name,
+      created_at: m.at,
+    }));
+  return [...comments, ...moves].sort((a, b) => b.created_at.localeCompare(a.created_at));
+}
+
 /** A stand-in of Workable's SPI v3 (bearer token, 10 requests per 10 s) and its signed webhooks. */
 export function startWorkableSandbox(
-  options: { port?: number; rateLimit?: number | undefined } = {},
+  options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
 ): Promise<AtsSandbox> {
+  const limit = options.rateLimit ?? WORKABLE_SANDBOX_DEFAULTS.rateLimit;
+  // Every answer carries the window (reference: rate-limits); the reset is "the timestamp of the next interval".
+  const rateHeaders = (window: { remaining: number; resetMs: number }) => ({
+    'x-rate-limit-limit': String(limit),
+    'x-rate-limit-remaining': String(window.remaining),
+    'x-rate-limit-reset': String(Math.ceil((Date.now() + window.resetMs) / 1000)),
+  });
   return startAtsSandbox({
     kind: 'workable',
     port: options.port ?? WORKABLE_SANDBOX_DEFAULTS.port,
     jobs: [{ id: 'GROOV005', name: 'Backend Engineer', stages: STAGES }],
-    rateLimit: { limit: options.rateLimit ?? 10, windowMs: 10_000 },
-    // Workable announces the next interval in X-Rate-Limit-Reset, with no Retry-After (reference: rate-limits).
+    rateLimit: { limit, windowMs: options.rateWindowMs ?? WORKABLE_SANDBOX_DEFAULTS.rateWindowMs },
+    rateHeaders,
+    // No Retry-After: the wait is in X-Rate-Limit-Reset.
     rateLimited: (response, resetMs) =>
-      sendJson(
-        response,
-        429,
-        { error: 'Too many requests' },
-        {
-          'x-rate-limit-limit': '10',
-          'x-rate-limit-remaining': '0',
-          'x-rate-limit-reset': String(Math.ceil((Date.now() + resetMs) / 1000)),
-        },
-      ),
+      sendJson(response, 429, { error: 'Too many requests' }, rateHeaders({ remaining: 0, resetMs })),
     credentials: { atsApiKey: WORKABLE_SANDBOX_DEFAULTS.token },
     authenticate: (request) =>
       request.headers.authorization === `Bearer ${WORKABLE_SANDBOX_DEFAULTS.token}` ? 'token' : undefined,
@@ -81,19 +112,29 @@ export function startWorkableSandbox(
             const text = (body.comment as { body?: unknown } | undefined)?.body;
             if (typeof text !== 'string' || !text)
               return sendJson(response, 422, { error: 'comment.body is required' });
-            const note = kit.addNote(application, text, String(body.member_id));
-            sendJson(response, 201, { id: note.id });
+            kit.addNote(application, text, String(body.member_id));
+            // 201 Created, with an empty body (the reference's example).
+            response.writeHead(201).end();
           },
         },
         {
           method: 'GET',
-          pattern: '/spi/v3/candidates/:id/comments',
-          handle: ({ response, params }) =>
-            sendJson(response, 200, {
-              comments: kit.state.notes
-                .filter((n) => n.applicationId === params.id)
-                .map((n) => ({ id: n.id, body: n.body })),
-            }),
+          pattern: '/spi/v3/candidates/:id/activities',
+          handle: ({ response, params, url }) => {
+            const application = kit.application(params.id as string);
+            if (!application) return notFound(response);
+            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
+            const maxId = url.searchParams.get('max_id');
+            const all = activitiesOf(kit, application);
+            const start = maxId === null ? 0 : all.findIndex((a) => String(a.id) === maxId) + 1;
+            const page = all.slice(start, start + limit);
+            const more = start + limit < all.length;
+            const last = page[page.length - 1];
+            const next = new URL(url.toString());
+            next.searchParams.set('limit', String(limit));
+            if (last) next.searchParams.set('max_id', String(last.id));
+            sendJson(response, 200, { activities: page, ...(more ? { paging: { next: next.toString() } } : {}) });
+          },
         },
         {
           method: 'POST',
@@ -103,6 +144,7 @@ export function startWorkableSandbox(
             if (!application) return notFound(response);
             const body = await kit.json(request);
             if (!body.member_id) return sendJson(response, 422, { error: 'member_id is required' });
+            // The move takes the stage's slug (reference: move-candidate); a name is not a slug.
             if (!kit.stage(application.jobId, String(body.target_stage)))
               return sendJson(response, 422, { error: 'target_stage is not a stage of this job' });
             kit.moveByApi(application, String(body.target_stage));
@@ -122,7 +164,7 @@ export function startWorkableSandbox(
         },
       ];
     },
-    stageChange: (kit, application, secret) => {
+    stageChange: (kit, application, target) => {
       const body = Buffer.from(
         JSON.stringify({
           id: randomUUID(),
@@ -135,7 +177,7 @@ export function startWorkableSandbox(
       return [
         {
           body,
-          headers: { 'x-workable-signature': createHmac('sha256', secret).update(body).digest('hex') },
+          headers: { 'x-workable-signature': createHmac('sha256', target.secret).update(body).digest('hex') },
           eventId: randomUUID(),
         },
       ];

@@ -1,0 +1,37 @@
+import * as v from 'valibot';
+import { AtsError, ATS_ERROR_CODES } from './errors';
+
+/** Pages a lookup follows before it stops and says so: a list this long is not what the connector expects. */
+export const MAX_LIST_PAGES = 20;
+
+/** The items of a list that `schema` can read; one bad item never refuses its page. */
+export function validItems<T>(items: readonly unknown[], schema: v.GenericSchema<unknown, T>): T[] {
+  const valid: T[] = [];
+  for (const item of items) {
+    const parsed = v.safeParse(schema, item);
+    if (parsed.success) valid.push(parsed.output);
+  }
+  return valid;
+}
+
+/**
+ * Walks a paged list (`cursor` undefined for the first page) until `found` returns a value or the pages end.
+ * Past `maxPages` it fails loudly, for good, rather than answer "not there" from a list it did not finish.
+ */
+export async function searchPages<P, R>(
+  fetchPage: (cursor: string | undefined) => Promise<{ page: P; next: string | undefined }>,
+  found: (page: P) => R | undefined,
+  what: string,
+  maxPages = MAX_LIST_PAGES,
+): Promise<R | undefined> {
+  let cursor: string | undefined;
+  for (let pages = 1; ; pages++) {
+    const { page, next } = await fetchPage(cursor);
+    const hit = found(page);
+    if (hit !== undefined) return hit;
+    if (!next) return undefined;
+    if (pages >= maxPages)
+      throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${what}: more than ${maxPages} pages; not read further`);
+    cursor = next;
+  }
+}

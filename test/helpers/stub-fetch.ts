@@ -1,0 +1,44 @@
+/** One request as the stub saw it. */
+export interface StubCall {
+  method: string;
+  url: URL;
+  body: unknown;
+}
+
+/** What the stub answers: a status, a JSON body (or raw text, or nothing), headers. */
+export interface StubAnswer {
+  status: number;
+  json?: unknown;
+  text?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A `fetch` that answers as a vendor documents, without a network: `answer` sees each request and says what the
+ * vendor would reply; every call is recorded, so a test can say which routes were (and were not) used.
+ */
+export function stubFetch(answer: (call: StubCall) => StubAnswer): { fetch: typeof fetch; calls: StubCall[] } {
+  const calls: StubCall[] = [];
+  const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
+    const text = typeof init?.body === 'string' ? init.body : undefined;
+    let body: unknown = text;
+    try {
+      body = text === undefined ? undefined : JSON.parse(text);
+    } catch {
+      // A form body (an OAuth token request) stays text.
+    }
+    const call: StubCall = { method: init?.method ?? 'GET', url: new URL(String(input)), body };
+    calls.push(call);
+    const reply = answer(call);
+    const payload = reply.json === undefined ? (reply.text ?? null) : JSON.stringify(reply.json);
+    const noBody = reply.status === 204 || payload === null;
+    return new Response(noBody ? null : payload, {
+      status: reply.status,
+      headers: { ...(reply.json === undefined ? {} : { 'content-type': 'application/json' }), ...reply.headers },
+    });
+  }) as typeof fetch;
+  return { fetch: fetchImpl, calls };
+}
+
+/** `METHOD /path?query` of a call, for routing and for asserting on. */
+export const route = (call: StubCall): string => `${call.method} ${call.url.pathname}${call.url.search}`;
