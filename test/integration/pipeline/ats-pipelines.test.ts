@@ -181,6 +181,16 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
     expect(stack.sources.invite.stats.records - before).toBe(1);
   });
 
+  it("lever: the 'Verify connection' test deliveries are answered 200 and enqueue nothing", async () => {
+    await stack.waitForQuiet();
+    const before = stack.sources.invite.stats.records;
+    const answers = await stack.lever.verifyConnection();
+    expect(answers.map((a) => a.event).sort()).toEqual(['candidateDeleted', 'candidateStageChange']);
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    await stack.waitForQuiet();
+    expect(stack.sources.invite.stats.records - before).toBe(0);
+  });
+
   it('lever: a body claiming a stage the API does not confirm → no invite', async () => {
     const email = `claim-${randomUUID().slice(0, 8)}+lever@candidates.example.com`;
     const application = stack.ats.lever.addCandidate({ firstName: 'Eve', lastName: 'Claim', email });

@@ -271,4 +271,35 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
       stack.greenhouse.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002),
     ).toHaveLength(1);
   });
+  it("advances by the job's own stage id (idsByJob, job 3301) and by name (job 3302), once each", async () => {
+    // config/connections.local.json: toStage {idsByJob: {"3301": "9002"}, name: "Hiring Manager Review"}.
+    const moved: Record<number, number> = {};
+    for (const [jobId, expected] of [
+      [3301, 9002],
+      [3302, 9102],
+    ] as const) {
+      const { email, application, interviewId } = await invitedCandidate(jobId);
+      stack.interview.completeInterview({
+        interview_id: interviewId,
+        candidate_name: 'Test Candidate',
+        candidate_email: email,
+        delay_ms: 0,
+        ai_match_score: 92,
+        proctoring_violations: 0,
+      });
+      await waitFor(
+        () =>
+          stack.greenhouse.state.moves.some((m) => m.application_id === application.id && m.to_stage_id === expected),
+        20_000,
+        `the move of the job ${jobId} application`,
+      );
+      await stack.waitForQuiet();
+      moved[jobId] = stack.greenhouse.state.moves.filter(
+        (m) => m.application_id === application.id && m.to_stage_id === expected,
+      ).length;
+    }
+    expect(moved).toEqual({ 3301: 1, 3302: 1 });
+    // A name lookup happened for job 3302 only; job 3301's stage came from idsByJob.
+    expect(stack.greenhouse.state.requests['GET /v3/job_interview_stages']).toBe(1);
+  });
 });

@@ -122,6 +122,37 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     expect(Object.keys(tombstone ?? {}).sort()).toEqual(['connectionId', 'deletedAt', 'expiresAt', 'kind', 'pk']);
   });
 
+  it.each([
+    ['merge_candidate', (id: number) => stack.greenhouse.mergeCandidate(id)],
+    ['candidate_anonymized', (id: number) => stack.greenhouse.anonymizeCandidate(id)],
+  ] as const)(
+    'purges a Greenhouse candidate on %s, sent by the sandbox as Greenhouse sends it',
+    async (action, send) => {
+      const email = `gh-${action.slice(0, 5)}-${randomUUID().slice(0, 8)}@candidates.example.com`;
+      const application = stack.ats.greenhouse.addCandidate({ firstName: 'Mo', lastName: 'Merge', email });
+      await stack.ats.greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
+      await invitedInterviewId(stack, email);
+      await stack.waitForQuiet();
+      expect(await holds([email])).toHaveLength(1);
+      const deliveries = await send(Number(application.id));
+      expect(deliveries.filter((d) => d.url.endsWith('/demo-greenhouse')).map((d) => d.status)).toEqual([200]);
+      await waitFor(async () => (await holds([email])).length === 0, 20_000, `the purge after ${action}`);
+      expect(await tombstoneOf('demo-greenhouse', application.candidateId)).toBeDefined();
+    },
+  );
+
+  it("purges an Ashby candidate's records on candidateDelete", async () => {
+    const email = `purge-${randomUUID().slice(0, 8)}+ashby@candidates.example.com`;
+    const application = stack.ats.ashby.addCandidate({ firstName: 'Ada', lastName: 'Purge', email });
+    await stack.ats.ashby.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
+    await invitedInterviewId(stack, email);
+    await stack.waitForQuiet();
+    expect(await holds([email])).toHaveLength(1);
+    await stack.ats.ashby.deleteCandidate(application.id);
+    await waitFor(async () => (await holds([email])).length === 0, 20_000, 'the purge');
+    expect(await tombstoneOf('demo-ashby', application.candidateId)).toBeDefined();
+  });
+
   it("purges a Lever candidate's records on candidateDeleted", async () => {
     const email = `purge-${randomUUID().slice(0, 8)}+lever@candidates.example.com`;
     const application = stack.ats.lever.addCandidate({ firstName: 'Leo', lastName: 'Purge', email });
