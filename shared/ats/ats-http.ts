@@ -49,14 +49,19 @@ function safeJson(text: string): unknown {
   }
 }
 
+/** The longest wait a reset header is believed for: a longer one is more likely a misread unit than a real window. */
+const MAX_RESET_WAIT_MS = 15 * 60_000;
+
 /**
  * Rate-limit windows announce their end in epoch seconds (Greenhouse `X-RateLimit-Reset`, Workable
- * `X-Rate-Limit-Reset`).
+ * `X-Rate-Limit-Reset`, whose unit Workable does not state). A value that does not read as a moment within the
+ * next 15 minutes is not used: the retry policy's own backoff applies instead.
  */
 function resetDelayMs(headers: Headers, now: number): number | undefined {
   const reset = Number(headers.get('x-ratelimit-reset') ?? headers.get('x-rate-limit-reset') ?? NaN);
   if (!Number.isFinite(reset) || reset <= 0) return undefined;
-  return Math.max(0, reset * 1000 - now);
+  const delay = reset * 1000 - now;
+  return delay > 0 && delay <= MAX_RESET_WAIT_MS ? delay : undefined;
 }
 
 /** The `rel="next"` target of an RFC 8288 `Link` header (Greenhouse v3 pages by it alone). */

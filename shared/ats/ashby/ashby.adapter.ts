@@ -5,6 +5,7 @@ import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
+import { searchPages } from '../lists';
 import {
   confirmAsParsed,
   type ApplicationRef,
@@ -146,24 +147,38 @@ export class AshbyAdapter implements AtsAdapter {
     return { noteId: created?.results.id };
   }
 
-  /** `candidate.listNotes` (its result shape is unconfirmed; `content` holds the note text here). */
+  /**
+   * `candidate.listNotes`, every page (`cursor` while `moreDataAvailable`). Which field holds a note's text is
+   * unconfirmed (`content` here), so the marker is looked for in the whole note: a renamed field cannot hide it.
+   */
   public async findNote(
     target: ApplicationRef,
     marker: string,
     signal?: AbortSignal,
   ): Promise<{ noteId: string } | undefined> {
-    const notes = await this.http.request(
-      {
-        method: 'POST',
-        path: '/candidate.listNotes',
-        body: { candidateId: target.atsCandidateId },
-        signal,
-        readOnly: true,
+    return searchPages(
+      async (cursor) => {
+        const page = await this.http.request(
+          {
+            method: 'POST',
+            path: '/candidate.listNotes',
+            body: { candidateId: target.atsCandidateId, ...(cursor ? { cursor } : {}) },
+            signal,
+            readOnly: true,
+          },
+          notesListSchema,
+        );
+        return { page: page.results, next: page.moreDataAvailable ? (page.nextCursor ?? undefined) : undefined };
       },
-      notesListSchema,
+      (notes) => {
+        for (const note of notes) {
+          const id = (note as { id?: unknown } | null)?.id;
+          if (typeof id === 'string' && JSON.stringify(note).includes(marker)) return { noteId: id };
+        }
+        return undefined;
+      },
+      `notes of candidate ${target.atsCandidateId}`,
     );
-    const found = notes.results.find((n) => n.content?.includes(marker));
-    return found ? { noteId: found.id } : undefined;
   }
 
   /**

@@ -37,8 +37,11 @@ export const rpcEnvelopeSchema = v.object({
 });
 
 export const noteResultSchema = v.object({ results: v.object({ id: v.string() }) });
+/** `candidate.listNotes`: a page of notes; an item is read only for its id and the marker in it. */
 export const notesListSchema = v.object({
-  results: v.array(v.object({ id: v.string(), content: v.nullish(v.string()) })),
+  results: v.array(v.unknown()),
+  moreDataAvailable: v.optional(v.boolean(), false),
+  nextCursor: v.nullish(v.string()),
 });
 export const applicationInfoSchema = v.object({
   results: v.object({
