@@ -415,6 +415,23 @@ export async function startGreenhouseSandbox(
         }
       },
     },
+    ...(['delete', 'merge', 'anonymize'] as const).map(
+      (what): Route => ({
+        method: 'POST',
+        pattern: `/_sandbox/${what}-candidate`,
+        handle: async ({ request, response }) => {
+          const { application_id: id } = JSON.parse((await readBody(request)).toString() || '{}') as {
+            application_id?: number;
+          };
+          const act = { delete: deleteCandidate, merge: mergeCandidate, anonymize: anonymizeCandidate }[what];
+          try {
+            sendJson(response, 200, { deliveries: await act(Number(id)) });
+          } catch (error) {
+            sendJson(response, 404, { error: (error as Error).message });
+          }
+        },
+      }),
+    ),
     {
       method: 'POST',
       pattern: '/_sandbox/faults',
@@ -501,6 +518,62 @@ export async function startGreenhouseSandbox(
     });
   }
 
+  async function deleteCandidate(applicationId: number): Promise<DeliveryRecord[]> {
+    const application = state.applications.find((a) => a.id === applicationId);
+    if (!application) throw new Error(`application ${applicationId} does not exist`);
+    const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+    const deleted = state.applications.filter((a) => a.candidate_id === candidate.id).map((a) => a.id);
+    state.applications = state.applications.filter((a) => a.candidate_id !== candidate.id);
+    state.candidates = state.candidates.filter((c) => c.id !== candidate.id);
+    // webhooks/_candidate_events.md, "Delete candidate": the person and the ids of the applications deleted.
+    const body = greenhouseJson({
+      action: 'delete_candidate',
+      payload: {
+        person: {
+          id: candidate.id,
+          first_name: candidate.first_name,
+          last_name: candidate.last_name,
+          deleted_application_ids: deleted,
+        },
+      },
+    });
+    return send(body, 'delete_candidate', randomUUID());
+  }
+
+  async function mergeCandidate(applicationId: number): Promise<DeliveryRecord[]> {
+    const application = state.applications.find((a) => a.id === applicationId);
+    if (!application) throw new Error(`application ${applicationId} does not exist`);
+    const loser = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+    const winner: Candidate = { ...loser, id: nextId++ };
+    state.candidates = [...state.candidates.filter((c) => c.id !== loser.id), winner];
+    for (const a of state.applications) if (a.candidate_id === loser.id) a.candidate_id = winner.id;
+    // webhooks/_candidate_events.md, "Candidate merged": the record merged away and the one that stays.
+    const body = greenhouseJson({
+      action: 'merge_candidate',
+      payload: {
+        person: {
+          id: loser.id,
+          first_name: loser.first_name,
+          last_name: loser.last_name,
+          new_candidate_id: winner.id,
+        },
+      },
+    });
+    return send(body, 'merge_candidate', randomUUID());
+  }
+
+  async function anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]> {
+    const application = state.applications.find((a) => a.id === applicationId);
+    if (!application) throw new Error(`application ${applicationId} does not exist`);
+    const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+    Object.assign(candidate, { first_name: 'Anonymized', last_name: String(candidate.id), email_addresses: [] });
+    const body = greenhouseJson({
+      action: 'candidate_anonymized',
+      payload: { candidate_id: candidate.id, anonymized_fields: ['full_name', 'email_addresses'] },
+    });
+    return send(body, 'candidate_anonymized', randomUUID());
+  }
+
   let baseUrl = '';
   const running = await listen((request, response) => {
     const url = new URL(request.url ?? '/', baseUrl);
@@ -542,59 +615,9 @@ export async function startGreenhouseSandbox(
       const [record] = await send(event.body, 'candidate_stage_change', randomUUID());
       return record as DeliveryRecord;
     },
-    async deleteCandidate(applicationId) {
-      const application = state.applications.find((a) => a.id === applicationId);
-      if (!application) throw new Error(`application ${applicationId} does not exist`);
-      const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
-      const deleted = state.applications.filter((a) => a.candidate_id === candidate.id).map((a) => a.id);
-      state.applications = state.applications.filter((a) => a.candidate_id !== candidate.id);
-      state.candidates = state.candidates.filter((c) => c.id !== candidate.id);
-      // webhooks/_candidate_events.md, "Delete candidate": the person and the ids of the applications deleted.
-      const body = greenhouseJson({
-        action: 'delete_candidate',
-        payload: {
-          person: {
-            id: candidate.id,
-            first_name: candidate.first_name,
-            last_name: candidate.last_name,
-            deleted_application_ids: deleted,
-          },
-        },
-      });
-      return send(body, 'delete_candidate', randomUUID());
-    },
-    async mergeCandidate(applicationId) {
-      const application = state.applications.find((a) => a.id === applicationId);
-      if (!application) throw new Error(`application ${applicationId} does not exist`);
-      const loser = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
-      const winner: Candidate = { ...loser, id: nextId++ };
-      state.candidates = [...state.candidates.filter((c) => c.id !== loser.id), winner];
-      for (const a of state.applications) if (a.candidate_id === loser.id) a.candidate_id = winner.id;
-      // webhooks/_candidate_events.md, "Candidate merged": the record merged away and the one that stays.
-      const body = greenhouseJson({
-        action: 'merge_candidate',
-        payload: {
-          person: {
-            id: loser.id,
-            first_name: loser.first_name,
-            last_name: loser.last_name,
-            new_candidate_id: winner.id,
-          },
-        },
-      });
-      return send(body, 'merge_candidate', randomUUID());
-    },
-    async anonymizeCandidate(applicationId) {
-      const application = state.applications.find((a) => a.id === applicationId);
-      if (!application) throw new Error(`application ${applicationId} does not exist`);
-      const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
-      Object.assign(candidate, { first_name: 'Anonymized', last_name: String(candidate.id), email_addresses: [] });
-      const body = greenhouseJson({
-        action: 'candidate_anonymized',
-        payload: { candidate_id: candidate.id, anonymized_fields: ['full_name', 'email_addresses'] },
-      });
-      return send(body, 'candidate_anonymized', randomUUID());
-    },
+    deleteCandidate,
+    mergeCandidate,
+    anonymizeCandidate,
     close: running.close,
   };
 }
