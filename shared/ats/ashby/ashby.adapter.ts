@@ -52,7 +52,8 @@ export class AshbyAdapter implements AtsAdapter {
       failureInBody: (body) => {
         const envelope = v.safeParse(rpcEnvelopeSchema, body);
         if (!envelope.success || envelope.output.success) return undefined;
-        return `success: false ${JSON.stringify(envelope.output.errors ?? envelope.output.errorInfo ?? '').slice(0, 200)}`;
+        const errors = envelope.output.errors ?? envelope.output.errorInfo ?? '';
+        return `success: false ${JSON.stringify(errors).slice(0, 200)}`;
       },
     });
   }
