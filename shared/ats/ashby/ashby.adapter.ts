@@ -79,23 +79,17 @@ export class AshbyAdapter implements AtsAdapter {
     const deliveryOf = (key: string) =>
       envelope.value.webhookActionId ?? `derived:${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
     // Privacy signals: the candidate is gone (deleted) or merged into another record; either way, forgotten.
-    if (action === 'candidateDelete') {
-      const deleted = readPart(envelope.value.data, candidateDeleteSchema, 'data');
-      if (!deleted.ok) return deleted.result;
-      const atsCandidateId = deleted.value.candidate.id;
-      return {
-        kind: 'candidate-deleted',
-        event: { deliveryId: deliveryOf(`delete|${atsCandidateId}`), atsCandidateId, atsApplicationIds: [] },
-      };
-    }
-    if (action === 'candidateMerge') {
-      const merged = readPart(envelope.value.data, candidateMergeSchema, 'data');
-      if (!merged.ok) return merged.result;
-      const atsCandidateId = merged.value.deletedCandidate.id;
-      return {
-        kind: 'candidate-deleted',
-        event: { deliveryId: deliveryOf(`merge|${atsCandidateId}`), atsCandidateId, atsApplicationIds: [] },
-      };
+    const gone =
+      action === 'candidateDelete'
+        ? readPart(envelope.value.data, candidateDeleteSchema, 'data')
+        : action === 'candidateMerge'
+          ? readPart(envelope.value.data, candidateMergeSchema, 'data')
+          : undefined;
+    if (gone) {
+      if (!gone.ok) return gone.result;
+      const atsCandidateId = 'candidate' in gone.value ? gone.value.candidate.id : gone.value.deletedCandidate.id;
+      const deliveryId = deliveryOf(`${action}|${atsCandidateId}`);
+      return { kind: 'candidate-deleted', event: { deliveryId, atsCandidateId, atsApplicationIds: [] } };
     }
     // A stage move also fires applicationUpdate (docs: related-webhooks); candidateStageChange carries it.
     if (action !== 'candidateStageChange') return { kind: 'ignored', reason: `action ${action} is not handled` };
