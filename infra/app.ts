@@ -3,14 +3,23 @@ import { App } from 'aws-cdk-lib';
 import { ConfigError, loadConnectionsFile } from '../shared/config';
 import { SUPPORTED_ATS } from '../shared/ats';
 import { ConnectorStack } from './connector-stack';
+import { loadDeploySettings } from './deploy-settings';
 
 /**
- * `cdk synth|deploy -c connections=path/to/connections.json -c mailFrom=talent@example.com`: an invalid file
- * stops here with a message naming the connection and the field.
+ * `cdk synth|deploy -c connections=path/to/connections.json` (or `"connections"` in cdk.context.json): the file
+ * holds the connections and, in its `deploy` section, the sender and the alarm recipient. Nothing falls back to
+ * an example: a missing file or setting stops here with a message naming it, and an invalid file names the
+ * connection and the field.
  */
 const app = new App();
-const connectionsFile = resolve(String(app.node.tryGetContext('connections') ?? 'config/connections.example.json'));
 try {
+  const given = app.node.tryGetContext('connections');
+  if (typeof given !== 'string' || !given)
+    throw new ConfigError(
+      'no connections file: pass -c connections=path/to/connections.json, or set "connections" in ' +
+        'cdk.context.json (npm run synth uses config/connections.example.json)',
+    );
+  const connectionsFile = resolve(given);
   const connections = loadConnectionsFile(connectionsFile);
   const unsupported = connections.find((c) => !(SUPPORTED_ATS as readonly string[]).includes(c.ats));
   if (unsupported)
@@ -18,11 +27,14 @@ try {
       `${connectionsFile}: connection ${unsupported.id}: ATS ${unsupported.ats} has no adapter yet ` +
         `(supported: ${SUPPORTED_ATS.join(', ')})`,
     );
+  const settings = loadDeploySettings(connectionsFile, connections, {
+    mailFrom: app.node.tryGetContext('mailFrom'),
+    alarmEmail: app.node.tryGetContext('alarmEmail'),
+  });
   new ConnectorStack(app, String(app.node.tryGetContext('stackName') ?? 'AtsInterviewConnector'), {
     connections,
     connectionsFile,
-    mailFrom: String(app.node.tryGetContext('mailFrom') ?? 'interviews@example.com'),
-    alarmEmail: app.node.tryGetContext('alarmEmail') as string | undefined,
+    ...settings,
   });
 } catch (error) {
   console.error(error instanceof ConfigError ? error.message : error);

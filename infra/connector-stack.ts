@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import { type CfnStage, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -34,13 +34,29 @@ export interface ConnectorStackProps extends StackProps {
   connectionsFile: string;
   /** The SES sender used when a trigger names none (a verified identity). */
   mailFrom: string;
-  alarmEmail?: string;
+  /** Who the alarms reach. */
+  alarmEmail: string;
+  /** The name prefix of every connection's secret; the functions may read the secrets under it. */
+  secretsPrefix: string;
+  /**
+   * Reserved concurrency of each webhook function: a flood of deliveries (or of unauthenticated POSTs) takes at
+   * most this many of the account's executions and never starves the workers. 0 reserves none (an account whose
+   * concurrency quota is still the new-account 10 cannot reserve any).
+   */
+  webhookConcurrency?: number;
   reconcileEveryMinutes?: number;
   /** Event-source concurrency cap, protecting the ATS and interview-service rate limits. */
   workerMaxConcurrency?: number;
 }
 
 const ROOT = resolve(import.meta.dirname, '..');
+
+/** The functions' runtime: the newest Node.js the pinned aws-cdk-lib knows (`lambda.Runtime`). */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+/** Distinct sender domains listed one by one in the invite worker's SES grant; more are granted as identity/*. */
+const MAX_SES_IDENTITY_ARNS = 20;
+/** The webhook API's default-stage throttle: far above any ATS's delivery rate, far below a flood. */
+export const FRONT_DOOR = { rateLimit: 100, burst: 200 } as const;
 
 /** Tables, queues with DLQs, the five functions, the HTTP API, the reconciler schedule and the alarms. */
 export class ConnectorStack extends Stack {
@@ -49,8 +65,11 @@ export class ConnectorStack extends Stack {
     const tables = this.createTables();
     const stageQueues = this.createQueue('StageEvents');
     const reportQueues = this.createQueue('ReportEvents');
-    const alarmTopic = new Topic(this, 'AlarmTopic', { displayName: 'ATS interview connector alarms' });
-    if (props.alarmEmail) alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+    const alarmTopic = new Topic(this, 'AlarmTopic', {
+      displayName: 'ATS interview connector alarms',
+      enforceSSL: true,
+    });
+    alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
 
     const environment = {
       JOBS_TABLE: tables.jobs.tableName,
@@ -59,13 +78,14 @@ export class ConnectorStack extends Stack {
       STAGE_QUEUE_URL: stageQueues.queue.queueUrl,
       REPORT_QUEUE_URL: reportQueues.queue.queueUrl,
       MAIL_FROM: props.mailFrom,
-      AWS_NODEJS_CONNECTION_REUSE_ENABLED: '1',
     };
-    const fn = (name: FunctionName, timeoutSeconds: number) =>
+    const fn = (name: FunctionName, timeoutSeconds: number, reservedConcurrentExecutions?: number) =>
       new NodejsFunction(this, name, {
         entry: join(ROOT, FUNCTION_ENTRIES[name]),
         handler: 'handler',
-        runtime: Runtime.NODEJS_22_X,
+        // The newest Node.js runtime the pinned aws-cdk-lib knows (Node 22 functions stop taking updates in 2027).
+        runtime: LAMBDA_RUNTIME,
+        ...(reservedConcurrentExecutions ? { reservedConcurrentExecutions } : {}),
         architecture: Architecture.ARM_64,
         memorySize: 512,
         timeout: Duration.seconds(timeoutSeconds),
@@ -91,8 +111,9 @@ export class ConnectorStack extends Stack {
         },
       });
 
-    const atsWebhook = fn('AtsWebhook', 10);
-    const interviewWebhook = fn('InterviewWebhook', 10);
+    const webhookConcurrency = props.webhookConcurrency ?? 10;
+    const atsWebhook = fn('AtsWebhook', 10, webhookConcurrency);
+    const interviewWebhook = fn('InterviewWebhook', 10, webhookConcurrency);
     const inviteWorker = fn('InviteWorker', WORKER_TIMING.workerTimeoutSeconds);
     const writebackWorker = fn('WritebackWorker', WORKER_TIMING.workerTimeoutSeconds);
     const reconciler = fn('Reconciler', 300);
@@ -158,18 +179,19 @@ export class ConnectorStack extends Stack {
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
     allow(reconciler, ['dynamodb:GetItem'], [tables.events.tableArn]);
-    const secretArns = props.connections.map((c) =>
-      this.formatArn({
-        service: 'secretsmanager',
-        resource: 'secret',
-        resourceName: `${c.secretRef}-??????`,
-        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-      }),
-    );
+    // One grant for any number of connections: the secrets under the connections' common prefix (an ARN per
+    // connection passes IAM's 6,144-character managed-policy quota at about 60 connections).
+    const secrets = this.formatArn({
+      service: 'secretsmanager',
+      resource: 'secret',
+      resourceName: `${props.secretsPrefix}*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     for (const handler of [atsWebhook, interviewWebhook, inviteWorker, writebackWorker, reconciler])
-      allow(handler, ['secretsmanager:GetSecretValue'], secretArns);
+      allow(handler, ['secretsmanager:GetSecretValue'], [secrets]);
 
     const api = new HttpApi(this, 'WebhookApi', { description: 'Webhooks from the ATSs and the interview service' });
+    this.guardFrontDoor(api);
     api.addRoutes({
       path: '/webhooks/ats/{connectionId}',
       methods: [HttpMethod.POST],
@@ -212,6 +234,12 @@ export class ConnectorStack extends Stack {
         `${name}: a message has waited over 15 minutes`,
       );
     }
+    alarm(
+      'WebhookApi5xx',
+      api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
+      1,
+      'The webhook API answered 5xx: a sender will retry, but something is down (the log says what)',
+    );
     for (const [name, handler] of [
       ['AtsWebhook', atsWebhook],
       ['InterviewWebhook', interviewWebhook],
@@ -220,6 +248,12 @@ export class ConnectorStack extends Stack {
       ['Reconciler', reconciler],
     ] as const) {
       alarm(`${name}Errors`, handler.metricErrors({ period: Duration.minutes(5) }), 1, `${name} failed`);
+      alarm(
+        `${name}Throttles`,
+        handler.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+        1,
+        `${name} was throttled: its concurrency (or the account's) is spent`,
+      );
       // A function that handles a failure does not fail, so these would otherwise reach nobody: an application the
       // ATS or the service refused for good (a revoked key, a missing permission), a poison message, a delivery
       // that could not be enqueued, a connection the reconciler could not read. Each is logged at ERROR.
@@ -260,12 +294,33 @@ export class ConnectorStack extends Stack {
         description: `npm run ops -- --aws reads it (or ${env})`,
       });
     }
-    for (const connection of props.connections) {
-      new CfnOutput(this, `AtsWebhookUrl${connection.id.replace(/[^A-Za-z0-9]/g, '')}`, {
-        value: `${api.apiEndpoint}/webhooks/ats/${connection.id}`,
-        description: `Paste into ${connection.ats}'s webhook settings for ${connection.id}`,
-      });
-    }
+    // No output per connection (CloudFormation allows 200): each webhook URL is ApiUrl/webhooks/ats/<connection id>,
+    // which `npm run ops -- urls` prints for every connection.
+  }
+
+  /**
+   * Access logs without the path (the interview webhook's path carries its token) and a throttle on the default
+   * stage: what reaches the functions is bounded before any of it is authenticated.
+   */
+  private guardFrontDoor(api: HttpApi): void {
+    const accessLogs = new LogGroup(this, 'WebhookApiAccessLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const stage = api.defaultStage?.node.defaultChild as CfnStage;
+    stage.accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({
+        requestId: '$context.requestId',
+        time: '$context.requestTime',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        latencyMs: '$context.responseLatency',
+        integrationError: '$context.integrationErrorMessage',
+        sourceIp: '$context.identity.sourceIp',
+      }),
+    };
+    stage.defaultRouteSettings = { throttlingRateLimit: FRONT_DOOR.rateLimit, throttlingBurstLimit: FRONT_DOOR.burst };
   }
 
   private createTables(): { jobs: Table; applications: Table; events: Table } {
@@ -319,7 +374,11 @@ export class ConnectorStack extends Stack {
     return { queue, dlq };
   }
 
-  /** SES identities of every sender the connections use: the domains of the `from` addresses. */
+  /**
+   * SES identities of every sender the connections use: the domains of the `from` addresses; past
+   * MAX_SES_IDENTITY_ARNS distinct domains, every identity of the account and region (SES still sends only from
+   * verified ones), so the policy stays within IAM's size quota whatever the number of customers.
+   */
   private sesIdentities(props: ConnectorStackProps): string[] {
     const domains = new Set(
       [
@@ -329,7 +388,8 @@ export class ConnectorStack extends Stack {
         ),
       ].map((address) => address.split('@')[1] as string),
     );
-    return [...domains].map((domain) => this.formatArn({ service: 'ses', resource: 'identity', resourceName: domain }));
+    const names = domains.size > MAX_SES_IDENTITY_ARNS ? ['*'] : [...domains];
+    return names.map((name) => this.formatArn({ service: 'ses', resource: 'identity', resourceName: name }));
   }
 }
 

@@ -10,7 +10,7 @@ export const FUNCTION_ENTRIES = {
 export type FunctionName = keyof typeof FUNCTION_ENTRIES;
 
 /**
- * Modules the Lambda Node.js 22 runtime provides. Leaving the SDK clients out keeps bundles under 100 KB and
+ * Modules the Lambda Node.js 24 runtime provides. Leaving the SDK clients out keeps bundles under 100 KB and
  * cold init under 200 ms (npm run bench); bundled, they weigh 385-505 KB.
  */
 export const LAMBDA_RUNTIME_MODULES = ['@aws-sdk/client-*'];
@@ -21,6 +21,6 @@ export const ESM_REQUIRE_BANNER =
 
 export const BUNDLE_SETTINGS = {
   minify: true,
-  target: 'node22',
+  target: 'node24',
   mainFields: ['module', 'main'],
 } as const;

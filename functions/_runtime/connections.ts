@@ -1,7 +1,6 @@
 import {
   ConnectionRegistry,
   fileSecretsProvider,
-  loadConnectionsFile,
   missingAtsSecret,
   SECRETS_CACHE_MS,
   SecretsError,
@@ -20,9 +19,12 @@ const clientLogger = createLogger('interview-service-client');
 let secrets: SecretsProvider | undefined;
 const contexts = new Map<string, { context: Promise<ConnectionContext>; expiresAt: number }>();
 
-/** Loaded once per warm function; an invalid file fails the cold start with a message naming the field. */
+/**
+ * Read once per warm function; each connection is validated when first used, and an invalid one fails with a
+ * message naming the connection and the field.
+ */
 export function connectionRegistry(): ConnectionRegistry {
-  registry ??= new ConnectionRegistry(loadConnectionsFile(connectionsFilePath()));
+  registry ??= ConnectionRegistry.fromFile(connectionsFilePath());
   return registry;
 }
 

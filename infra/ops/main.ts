@@ -1,3 +1,4 @@
+import { loadConnectionsFile } from '../../shared/config';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -28,7 +29,8 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
   failed [--connection C]                     applications the ATS or the service refused for good, with the reason
   match --connection C --report R --application A   write a parked report back to application A
   retry --connection C --application A        once the cause is fixed, write back again a failed write-back's report
-  purge --connection C --candidate ID         forget a candidate: delete every record held about them`;
+  purge --connection C --candidate ID         forget a candidate: delete every record held about them
+  urls --connections FILE                     each connection's webhook URLs (from the stack's ApiUrl)`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -42,6 +44,7 @@ const { values, positionals } = parseArgs({
     application: { type: 'string' },
     report: { type: 'string' },
     candidate: { type: 'string' },
+    connections: { type: 'string' },
   },
 });
 
@@ -113,8 +116,34 @@ async function arnOf(sqs: SQSClient, url: string): Promise<string> {
   return attributes.Attributes?.QueueArn as string;
 }
 
+/**
+ * The URLs to paste into each ATS and into the interview service, one connection a line: the stack has one
+ * output (`ApiUrl`), not one per connection. The interview URL's last segment is the connection's secret token,
+ * shown as a placeholder, never read.
+ */
+function printUrls(): void {
+  const file = values.connections ?? fail(`--connections is required\n${USAGE}`);
+  const connections = loadConnectionsFile(file);
+  let apiUrl: unknown;
+  if (values.aws) {
+    const outputs = values.outputs
+      ? (JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>)[
+          values['stack-name']
+        ]
+      : undefined;
+    apiUrl = outputs?.ApiUrl ?? process.env.API_URL;
+  } else if (existsSync(values.stack)) apiUrl = JSON.parse(readFileSync(values.stack, 'utf8')).connector?.url;
+  if (typeof apiUrl !== 'string' || !apiUrl)
+    fail('no ApiUrl: pass --aws --outputs FILE (cdk deploy --outputs-file), set API_URL, or run npm start');
+  for (const c of connections) {
+    console.log(`${c.id} (${c.ats}): ${apiUrl}/webhooks/ats/${c.id}`);
+    console.log(`${c.id} (interview service): ${apiUrl}/webhooks/interview/${c.id}/<interviewWebhookToken>`);
+  }
+}
+
 async function main(): Promise<void> {
   const [command, sub] = positionals;
+  if (command === 'urls') return printUrls();
   const t = target();
   const store = new DynamoMappingStore({ tables: t.tables, client: t.dynamo });
   if (command === 'dlq' && sub === 'list') {

@@ -28,34 +28,69 @@ export function parseConnections(document: unknown, source = 'connections file')
   return connections;
 }
 
-export function loadConnectionsFile(path: string): Connection[] {
+function readConnectionsDocument(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigError(`cannot read the connections file ${path}: ${(error as Error).message}`, { cause: error });
   }
-  let document: unknown;
   try {
-    document = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new ConfigError(`${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
-  return parseConnections(document, path);
 }
 
-export class ConnectionRegistry {
-  private readonly byId: Map<string, Connection>;
+/** The whole file, every connection validated: what `cdk synth` and the local runner check before anything runs. */
+export function loadConnectionsFile(path: string): Connection[] {
+  return parseConnections(readConnectionsDocument(path), path);
+}
 
-  public constructor(connections: readonly Connection[]) {
-    this.byId = new Map(connections.map((c) => [c.id, c]));
+/**
+ * The connections a function serves. A webhook or a worker needs one connection, so with the file behind it
+ * (`fromFile`) each connection is validated the first time it is asked for: a cold start with 1,000 connections
+ * parses the JSON and validates one, not 1,000 (the whole file was validated at `cdk synth`).
+ */
+export class ConnectionRegistry {
+  private readonly byId = new Map<string, Connection>();
+  private readonly raw = new Map<string, { entry: unknown; index: number }>();
+  private readonly source: string;
+
+  public constructor(connections: readonly Connection[] = [], source = 'connections file') {
+    for (const connection of connections) this.byId.set(connection.id, connection);
+    this.source = source;
+  }
+
+  public static fromFile(path: string): ConnectionRegistry {
+    const document = readConnectionsDocument(path);
+    const file = v.safeParse(connectionsFileSchema, document);
+    if (!file.success) throw new ConfigError(`${path}: ${describeFirstIssue(file.issues).message}`);
+    const registry = new ConnectionRegistry([], path);
+    file.output.connections.forEach((entry, index) => {
+      const id = (entry as { id?: unknown } | null)?.id;
+      if (typeof id === 'string' && !registry.raw.has(id)) registry.raw.set(id, { entry, index });
+    });
+    return registry;
   }
 
   public get(id: string): Connection | undefined {
-    return this.byId.get(id);
+    const known = this.byId.get(id);
+    if (known) return known;
+    const raw = this.raw.get(id);
+    if (!raw) return undefined;
+    const { entry, index } = raw;
+    const parsed = v.safeParse(connectionSchema, entry);
+    if (!parsed.success)
+      throw new ConfigError(
+        `${this.source} is invalid: connections[${index}] (${id}).${describeFirstIssue(parsed.issues).message}`,
+      );
+    this.byId.set(id, parsed.output);
+    return parsed.output;
   }
 
   public all(): Connection[] {
+    for (const id of this.raw.keys()) this.get(id);
     return [...this.byId.values()];
   }
 }

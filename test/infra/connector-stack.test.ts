@@ -34,6 +34,7 @@ describe('Stack: ConnectorStack', () => {
       connectionsFile: CONFIG,
       mailFrom: 'talent@acme.example.com',
       alarmEmail: 'oncall@acme.example.com',
+      secretsPrefix: 'ats-interview-connector/',
     });
     template = Template.fromStack(stack);
     resources = template.toJSON().Resources as Record<string, Resource>;
@@ -46,7 +47,7 @@ describe('Stack: ConnectorStack', () => {
     });
   });
 
-  it('runs five functions on Node 22 with the worker timeout from the shared constant', () => {
+  it('runs five functions on Node 24 with the worker timeout from the shared constant', () => {
     const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
     expect(functions.map(([id]) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual([
       'AtsWebhook',
@@ -55,7 +56,10 @@ describe('Stack: ConnectorStack', () => {
       'Reconciler',
       'WritebackWorker',
     ]);
-    for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe('nodejs22.x');
+    for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe('nodejs24.x');
+    // Connection reuse is the SDK v3 default; the v2 variable means nothing to it.
+    for (const [, fn] of functions)
+      expect(fn.Properties.Environment.Variables).not.toHaveProperty('AWS_NODEJS_CONNECTION_REUSE_ENABLED');
     expect(resources[functionId('InviteWorker')]!.Properties.Timeout).toBe(WORKER_TIMING.workerTimeoutSeconds);
     expect(resources[functionId('WritebackWorker')]!.Properties.Timeout).toBe(WORKER_TIMING.workerTimeoutSeconds);
   });
@@ -110,16 +114,28 @@ describe('Stack: ConnectorStack', () => {
     expect(JSON.stringify(rule?.Properties.Targets)).toContain(functionId('Reconciler'));
   });
 
-  it('lets each function read only the secrets of the configured connections', () => {
+  it("lets each function read only the secrets under the connections' prefix, in one statement", () => {
     const policies = ofType('AWS::IAM::Policy');
     const secretStatements = policies
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
     expect(secretStatements).toHaveLength(5);
     for (const statement of secretStatements) {
-      expect(JSON.stringify(statement.Resource)).toContain('secret:ats-interview-connector/acme-greenhouse-??????');
-      expect(statement.Resource).not.toBe('*');
+      expect(JSON.stringify(statement.Resource)).toMatch(/:secret:ats-interview-connector\/\*"/);
+      expect([statement.Resource].flat()).toHaveLength(1);
     }
+  });
+
+  it("logs API access without the path, throttles the stage, reserves the webhooks' concurrency", () => {
+    const [[, stage] = []] = ofType('AWS::ApiGatewayV2::Stage');
+    const format = JSON.parse(stage!.Properties.AccessLogSettings.Format) as Record<string, string>;
+    expect(Object.values(format)).toContain('$context.routeKey');
+    expect(JSON.stringify(format)).not.toMatch(/\$context\.(path|resourcePath)/);
+    expect(stage!.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+    for (const name of ['AtsWebhook', 'InterviewWebhook'])
+      expect(resources[functionId(name)]!.Properties.ReservedConcurrentExecutions).toBe(10);
+    for (const name of ['InviteWorker', 'WritebackWorker', 'Reconciler'])
+      expect(resources[functionId(name)]!.Properties).not.toHaveProperty('ReservedConcurrentExecutions');
   });
 
   it('lets the ATS webhook record and remove replay keys in the events table, and nothing else in DynamoDB', () => {
@@ -174,6 +190,8 @@ describe('Stack: ConnectorStack', () => {
     expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
     expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(5);
+    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(5);
+    expect(alarms.filter((a) => a.MetricName === '5xx' && a.Namespace === 'AWS/ApiGateway')).toHaveLength(1);
     // A failure a function handles (a candidate refused for good, a poison message) is logged at ERROR: alarmed too.
     const filters = ofType('AWS::Logs::MetricFilter').map(([, f]) => f.Properties);
     expect(filters).toHaveLength(5);
@@ -193,7 +211,8 @@ describe('Stack: ConnectorStack', () => {
     const outputs = Object.keys(template.toJSON().Outputs as Record<string, unknown>);
     for (const name of outputs) expect(name).toMatch(/^[A-Za-z0-9]{1,255}$/);
     expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', ...Object.values(OPS_OUTPUTS).map((o) => o.output)]));
-    expect(outputs.filter((name) => name.startsWith('AtsWebhookUrl'))).toHaveLength(loadConnectionsFile(CONFIG).length);
+    // One output for the API, none per connection: CloudFormation allows 200 outputs in all.
+    expect(outputs.filter((name) => name.startsWith('AtsWebhookUrl'))).toHaveLength(0);
   });
 });
 

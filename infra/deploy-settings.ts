@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import * as v from 'valibot';
+import { ConfigError, type Connection } from '../shared/config';
+import { describeFirstIssue } from '../shared/validation';
+
+/**
+ * What a deployment needs beside the connections, kept in the connections file itself (`"deploy": {…}`), so a
+ * second operator finds it where the connections are, and `cdk deploy` needs no flag anyone must remember.
+ */
+export const deploySettingsSchema = v.object({
+  /** The SES sender used when a trigger names none: a verified identity. */
+  mailFrom: v.pipe(v.string(), v.email('must be an e-mail address')),
+  /** Who the alarms reach (an SNS e-mail subscription, confirmed from the first message). */
+  alarmEmail: v.pipe(v.string(), v.email('must be an e-mail address')),
+  /**
+   * The name prefix every connection's secret shares (`ats-interview-connector/`): the functions may read the
+   * secrets under it, one grant for any number of connections.
+   */
+  secretsPrefix: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,256}\/$/, 'must be a secret name prefix ending in /')),
+    'ats-interview-connector/',
+  ),
+});
+
+export type DeploySettings = v.InferOutput<typeof deploySettingsSchema>;
+
+/**
+ * The file's `deploy` section, with `-c mailFrom=…` / `-c alarmEmail=…` taking precedence. Anything missing
+ * stops the deploy with a message naming it: no example sender, no alarm that reaches nobody.
+ */
+export function loadDeploySettings(
+  connectionsFile: string,
+  connections: readonly Connection[],
+  overrides: { mailFrom?: unknown; alarmEmail?: unknown } = {},
+): DeploySettings {
+  const document = JSON.parse(readFileSync(connectionsFile, 'utf8')) as { deploy?: Record<string, unknown> };
+  const given = { ...document.deploy };
+  if (overrides.mailFrom !== undefined) given.mailFrom = overrides.mailFrom;
+  if (overrides.alarmEmail !== undefined) given.alarmEmail = overrides.alarmEmail;
+  const parsed = v.safeParse(deploySettingsSchema, given);
+  if (!parsed.success)
+    throw new ConfigError(
+      `${connectionsFile}: ${describeFirstIssue(parsed.issues, { prefix: 'deploy' }).message} ` +
+        '(set it in the file\'s "deploy" section, or with -c mailFrom=… / -c alarmEmail=…)',
+    );
+  const outside = connections.find((c) => !c.secretRef.startsWith(parsed.output.secretsPrefix));
+  if (outside)
+    throw new ConfigError(
+      `${connectionsFile}: connection ${outside.id}: secretRef ${outside.secretRef} is not under ` +
+        `deploy.secretsPrefix ${parsed.output.secretsPrefix} (the functions may read only the secrets under it)`,
+    );
+  return parsed.output;
+}

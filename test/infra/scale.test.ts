@@ -1,0 +1,138 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConnectorStack } from '../../infra/connector-stack';
+import { parseConnections } from '../../shared/config';
+import { connectionsDocument, EXAMPLE } from '../helpers/many-connections';
+
+// CloudFormation and IAM quotas (AWS CloudFormation User Guide, "Quotas"; IAM User Guide, "IAM and AWS STS
+// quotas"): what a stack for a vendor's whole customer base must stay under, whatever the number of connections.
+export const QUOTAS = {
+  outputs: 200,
+  resources: 500,
+  templateBytes: 1_000_000,
+  /** All inline policies of one role together, without whitespace. */
+  roleInlinePolicyChars: 10_240,
+  managedPolicyChars: 6_144,
+} as const;
+
+type Template = {
+  Resources: Record<string, { Type: string; Properties: Record<string, any> }>;
+  Outputs?: Record<string, unknown>;
+};
+
+export interface StackFigures {
+  outputs: number;
+  resources: number;
+  templateBytes: number;
+  largestRoleInlinePolicyChars: number;
+  largestManagedPolicyChars: number;
+}
+
+/** Synthesizes the stack for `count` connections (no bundling) and measures it against the quotas. */
+export function measureStack(count: number, outdir: string): StackFigures {
+  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const connections = parseConnections(connectionsDocument(count));
+  new ConnectorStack(app, `Scale${count}`, {
+    connections,
+    connectionsFile: 'config/connections.example.json',
+    ...EXAMPLE.deploy,
+  });
+  const assembly = app.synth();
+  const text = readFileSync(join(assembly.directory, `Scale${count}.template.json`), 'utf8');
+  const template = JSON.parse(text) as Template;
+  const resources = Object.values(template.Resources);
+  const inlineByRole = new Map<string, number>();
+  for (const policy of resources.filter((r) => r.Type === 'AWS::IAM::Policy')) {
+    const size = JSON.stringify(policy.Properties.PolicyDocument).length;
+    for (const role of policy.Properties.Roles ?? [])
+      inlineByRole.set(JSON.stringify(role), (inlineByRole.get(JSON.stringify(role)) ?? 0) + size);
+  }
+  const managed = resources
+    .filter((r) => r.Type === 'AWS::IAM::ManagedPolicy')
+    .map((r) => JSON.stringify(r.Properties.PolicyDocument).length);
+  return {
+    outputs: Object.keys(template.Outputs ?? {}).length,
+    resources: resources.length,
+    templateBytes: Buffer.byteLength(JSON.stringify(template)),
+    largestRoleInlinePolicyChars: Math.max(0, ...inlineByRole.values()),
+    largestManagedPolicyChars: Math.max(0, ...managed),
+  };
+}
+
+describe("Stack: one deployment for a vendor's whole customer base", () => {
+  let outdir: string;
+  beforeAll(() => {
+    outdir = mkdtempSync(join(tmpdir(), 'connector-scale-'));
+  });
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+  it.each([4, 100, 1000])('stays within every CloudFormation and IAM quota with %i connections', (count) => {
+    const figures = measureStack(count, join(outdir, String(count)));
+    expect(figures.outputs).toBeLessThanOrEqual(QUOTAS.outputs);
+    expect(figures.resources).toBeLessThanOrEqual(QUOTAS.resources);
+    expect(figures.templateBytes).toBeLessThanOrEqual(QUOTAS.templateBytes);
+    expect(figures.largestRoleInlinePolicyChars).toBeLessThanOrEqual(QUOTAS.roleInlinePolicyChars);
+    expect(figures.largestManagedPolicyChars).toBeLessThanOrEqual(QUOTAS.managedPolicyChars);
+  });
+
+  it('grows by nothing per connection: the template for 1,000 is the template for 4', () => {
+    const small = measureStack(4, join(outdir, 'small'));
+    const large = measureStack(1000, join(outdir, 'large'));
+    expect(large.resources).toBe(small.resources);
+    expect(large.outputs).toBe(small.outputs);
+    // The invite worker's SES grant becomes identity/* past 20 sender domains instead of growing.
+    expect(large.largestRoleInlinePolicyChars).toBeLessThanOrEqual(small.largestRoleInlinePolicyChars + 200);
+  });
+});
+
+describe('Command: cdk app as deploy runs it', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'connector-deploy-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const runApp = (context: Record<string, unknown>) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+      env: {
+        ...process.env,
+        CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }),
+        CDK_OUTDIR: dir,
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+
+  it('refuses to deploy without a connections file, naming it, instead of deploying the example', () => {
+    const result = runApp({});
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('no connections file: pass -c connections=');
+  });
+
+  it('names the deploy setting a connections file lacks, and the secret outside the prefix', () => {
+    const file = join(dir, 'connections.json');
+    writeFileSync(file, JSON.stringify({ connections: EXAMPLE.connections }));
+    const noSender = runApp({ connections: file });
+    expect(noSender.status).toBe(1);
+    expect(noSender.stderr).toContain('deploy.mailFrom');
+    const noAlarm = runApp({ connections: file, mailFrom: 'talent@acme.example.com' });
+    expect(noAlarm.status).toBe(1);
+    expect(noAlarm.stderr).toContain('deploy.alarmEmail');
+    writeFileSync(
+      file,
+      JSON.stringify({ deploy: { ...EXAMPLE.deploy, secretsPrefix: 'other/' }, connections: EXAMPLE.connections }),
+    );
+    const outside = runApp({ connections: file });
+    expect(outside.status).toBe(1);
+    expect(outside.stderr).toContain('is not under deploy.secretsPrefix other/');
+  });
+
+  it('synthesizes the example when it is given explicitly, as npm run synth does', () => {
+    const result = runApp({ connections: 'config/connections.example.json' });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+});
