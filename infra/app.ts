@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { ConfigError, loadConnectionsFile } from '../shared/config';
 import { SUPPORTED_ATS } from '../shared/ats';
+import { addStackChecks } from './checks';
 import { ConnectorStack } from './connector-stack';
 import { loadDeploySettings } from './deploy-settings';
 
@@ -36,6 +37,7 @@ try {
     connectionsFile,
     ...settings,
   });
+  addStackChecks(app);
 } catch (error) {
   console.error(error instanceof ConfigError ? error.message : error);
   process.exit(1);

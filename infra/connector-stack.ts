@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { type CfnStage, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -19,6 +19,7 @@ import type { Construct } from 'constructs';
 import type { Connection } from '../shared/config';
 import { MAPPING_TABLES } from '../shared/mapping/constants';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../shared/pipeline/constants';
+import { acknowledgeFindings } from './checks';
 import { OPS_OUTPUTS, type OpsOutput } from './stack-outputs';
 import {
   BUNDLE_SETTINGS,
@@ -135,9 +136,25 @@ export class ConnectorStack extends Stack {
         maxConcurrency,
       }),
     );
+    // A run the schedule could not deliver is retried, then kept in a dead-letter queue (alarmed on below).
+    const scheduleDlq = new Queue(this, 'ReconcileScheduleDlq', {
+      retentionPeriod: Duration.days(14),
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+    });
+    Validations.of(scheduleDlq).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason: "It is a dead-letter queue: the reconciler schedule target's, which SQS cannot show as a redrive.",
+    });
     new Rule(this, 'ReconcileSchedule', {
       schedule: Schedule.rate(Duration.minutes(props.reconcileEveryMinutes ?? 10)),
-      targets: [new LambdaFunction(reconciler)],
+      targets: [
+        new LambdaFunction(reconciler, {
+          deadLetterQueue: scheduleDlq,
+          retryAttempts: 2,
+          maxEventAge: Duration.minutes(10),
+        }),
+      ],
     });
 
     // Least privilege: each function gets the actions it calls, on the resources it touches.
@@ -217,6 +234,12 @@ export class ConnectorStack extends Stack {
         treatMissingData: TreatMissingData.NOT_BREACHING,
         alarmDescription: description,
       }).addAlarmAction(new SnsAction(alarmTopic));
+    alarm(
+      'ReconcileScheduleDlqDepth',
+      scheduleDlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+      1,
+      'The reconciler schedule could not start the reconciler: reports whose webhook was lost wait',
+    );
     for (const [name, queues] of [
       ['StageEvents', stageQueues],
       ['ReportEvents', reportQueues],
@@ -294,6 +317,7 @@ export class ConnectorStack extends Stack {
         description: `npm run ops -- --aws reads it (or ${env})`,
       });
     }
+    acknowledgeFindings(this, props.secretsPrefix);
     // No output per connection (CloudFormation allows 200): each webhook URL is ApiUrl/webhooks/ats/<connection id>,
     // which `npm run ops -- urls` prints for every connection.
   }

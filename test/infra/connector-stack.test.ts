@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { cdkTestContext } from '../helpers/cdk-context';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorStack } from '../../infra/connector-stack';
 import { OPS_OUTPUTS } from '../../infra/stack-outputs';
@@ -28,7 +29,7 @@ describe('Stack: ConnectorStack', () => {
     // Skips esbuild bundling: the assertions are about the infrastructure, not the code. The assembly goes to a
     // folder of the test's own, removed afterwards (without outdir the CDK leaves one in the temp folder).
     outdir = mkdtempSync(join(tmpdir(), 'connector-stack-'));
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ outdir, context: cdkTestContext() });
     const stack = new ConnectorStack(app, 'Test', {
       connections: loadConnectionsFile(CONFIG),
       connectionsFile: CONFIG,
@@ -86,7 +87,8 @@ describe('Stack: ConnectorStack', () => {
     const main = queues.filter(([, q]) => q.Properties.RedrivePolicy);
     const dlqs = queues.filter(([, q]) => !q.Properties.RedrivePolicy);
     expect(main).toHaveLength(2);
-    expect(dlqs).toHaveLength(2);
+    // The two queues' DLQs, and the reconciler schedule target's.
+    expect(dlqs).toHaveLength(3);
     for (const [, queue] of main) {
       expect(queue.Properties.VisibilityTimeout).toBe(visibilityTimeoutSeconds());
       expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * WORKER_TIMING.workerTimeoutSeconds);
@@ -112,6 +114,11 @@ describe('Stack: ConnectorStack', () => {
     const [[, rule] = []] = ofType('AWS::Events::Rule');
     expect(rule?.Properties.ScheduleExpression).toMatch(/^rate\(\d+ minutes\)$/);
     expect(JSON.stringify(rule?.Properties.Targets)).toContain(functionId('Reconciler'));
+    // A run the schedule could not deliver is retried and then kept, not dropped.
+    expect(rule?.Properties.Targets[0]).toMatchObject({
+      RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 600 },
+      DeadLetterConfig: { Arn: { 'Fn::GetAtt': [expect.stringMatching(/^ReconcileScheduleDlq/), 'Arn'] } },
+    });
   });
 
   it("lets each function read only the secrets under the connections' prefix, in one statement", () => {
@@ -145,7 +152,7 @@ describe('Stack: ConnectorStack', () => {
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
     expect(statements).toHaveLength(1);
-    expect(statements[0].Action).toEqual(['dynamodb:PutItem', 'dynamodb:DeleteItem']);
+    expect([...statements[0].Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem']);
     expect(JSON.stringify(statements[0].Resource)).toContain('EventsTable');
   });
 
@@ -187,7 +194,7 @@ describe('Stack: ConnectorStack', () => {
 
   it('alarms on DLQ depth, the age of the oldest message and function errors, to an SNS topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(2);
+    expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(3);
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
     expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(5);
     expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(5);

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
+import { cdkTestContext } from '../helpers/cdk-context';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorStack } from '../../infra/connector-stack';
 import { parseConnections } from '../../shared/config';
@@ -34,7 +35,7 @@ export interface StackFigures {
 
 /** Synthesizes the stack for `count` connections (no bundling) and measures it against the quotas. */
 export function measureStack(count: number, outdir: string): StackFigures {
-  const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ outdir, context: cdkTestContext() });
   const connections = parseConnections(connectionsDocument(count));
   new ConnectorStack(app, `Scale${count}`, {
     connections,
