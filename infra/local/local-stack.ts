@@ -5,6 +5,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
+import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
+import type { FunctionName } from '../functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
 import { startHttpGateway } from './http-gateway';
 import { createQueueWithDlq, createTables, queueDepth, type LocalQueue, type LocalTables } from './provision';
@@ -50,6 +52,8 @@ export interface LocalStackOptions {
   duplicateDeliveryRate?: number;
   /** Lets a caller put something between the SDK clients and the emulators, e.g. the benchmark's request counter. */
   wrapEndpoints?: (endpoints: EmulatorEndpoints) => Promise<EmulatorEndpoints>;
+  /** Records every AWS call each function makes (`awsCalls`), for the IAM conformance check. */
+  recordAwsCalls?: boolean;
 }
 
 export interface LocalStack {
@@ -67,6 +71,8 @@ export interface LocalStack {
   dynamo: DynamoDBClient;
   sqs: SQSClient;
   stackFile: string;
+  /** The AWS calls each function made, when `recordAwsCalls` was asked for (infra/local/aws-calls.ts). */
+  awsCalls: AwsCall[] | undefined;
   reconcileNow(): Promise<{ enqueued: number }>;
   dlqDepths(): Promise<{ stage: number; report: number }>;
   queueDepths(): Promise<{ stage: number; report: number }>;
@@ -173,11 +179,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
     resetConnectionCaches();
     clearInterviewCache();
-    const { handler: atsWebhook } = await import('../../functions/ats-webhook/ats-webhook.handler');
-    const { handler: interviewWebhook } = await import('../../functions/interview-webhook/interview-webhook.handler');
-    const { handler: inviteWorker } = await import('../../functions/invite-worker/invite-worker.handler');
-    const { handler: writebackWorker } = await import('../../functions/writeback-worker/writeback-worker.handler');
-    const { handler: reconciler } = await import('../../functions/reconciler/reconciler.handler');
+    // Each handler runs as its function: the AWS calls it makes are recorded under that name when asked.
+    const as =
+      <A extends unknown[], R>(fn: FunctionName, handler: (...args: A) => R) =>
+      (...args: A): R =>
+        runAs(fn, () => handler(...args));
+    const awsCalls = options.recordAwsCalls ? recordAwsCalls() : undefined;
+    const atsWebhook = as('AtsWebhook', (await import('../../functions/ats-webhook/ats-webhook.handler')).handler);
+    const interviewWebhook = as(
+      'InterviewWebhook',
+      (await import('../../functions/interview-webhook/interview-webhook.handler')).handler,
+    );
+    const inviteWorker = as(
+      'InviteWorker',
+      (await import('../../functions/invite-worker/invite-worker.handler')).handler,
+    );
+    const writebackWorker = as(
+      'WritebackWorker',
+      (await import('../../functions/writeback-worker/writeback-worker.handler')).handler,
+    );
+    const reconciler = as('Reconciler', (await import('../../functions/reconciler/reconciler.handler')).handler);
 
     const gateway: RunningServer = await startHttpGateway(
       [
@@ -301,6 +322,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamo,
       sqs,
       stackFile,
+      awsCalls,
       reconcileNow,
       dlqDepths: () => depths('dlqUrl'),
       queueDepths: () => depths('url'),

@@ -7,6 +7,7 @@ import { startLocalStack, type LocalStack } from '../../infra/local/local-stack'
 import { seededRandom } from '../../infra/local/sandbox/http-kit';
 import type { AtsKind } from '../../shared/config';
 import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shared/pipeline/fault-injection';
+import { checkLocalCalls } from '../helpers/iam';
 
 export interface ChaosOptions {
   candidates: number;
@@ -211,6 +212,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       duplicateDeliveryRate: options.duplicateDeliveryRate,
       atsRateLimits: { greenhouse: 100_000, ashby: 100_000, lever: 100_000, workable: 100_000 },
       logLevel: 'INFO',
+      recordAwsCalls: true,
     });
     const s = stack;
     const faults = { rate429: options.rate429, rate500: options.rate500, slowRate: options.slowRate, slowMs: 1000 };
@@ -447,6 +449,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       checked: 2,
       violations: dlq.length,
       detail: dlq.map((d) => `${d.queue}: ${d.kind}`),
+    });
+    // The emulators check no permission: every distinct AWS call a function made, against its synthesized policy.
+    const iam = checkLocalCalls(s, options.workDir);
+    invariants.push({
+      name: "every AWS call granted by the function's IAM policy",
+      checked: iam.checked,
+      violations: iam.violations.length,
+      detail: iam.violations.map((v) => v.reason),
     });
 
     const residuals: ChaosReport['residuals'] = [

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FUNCTION_ENTRIES } from '../../../infra/functions';
+import { type CfnTemplate, checkAwsCalls, type LocalNames } from '../../../infra/iam-conformance';
+import { recordedCalls, synthesizeForLocal } from '../../helpers/iam';
+import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import { waitFor } from '../../helpers/local-http';
+import { invitedInterviewId, reportNotes } from '../../helpers/local-stack';
+
+const WORK_DIR = `.local/test-iam-${process.pid}`;
+
+/**
+ * The emulators check no permission. The local runner records every AWS call each function makes while the
+ * pipeline runs (an SDK middleware, infra/local/aws-calls.ts), and each is held against that function's policy
+ * as `cdk synth` writes it for the same connections.
+ */
+describe('IAM conformance: every AWS call a function makes is granted by its synthesized policy', () => {
+  let stack: LocalStack;
+  let template: CfnTemplate;
+  let names: LocalNames;
+
+  beforeAll(async () => {
+    stack = await startLocalStack({
+      reconcileIntervalMs: 0,
+      reportDelayMs: 0,
+      workDir: WORK_DIR,
+      logLevel: 'SILENT',
+      recordAwsCalls: true,
+    });
+    ({ template, names } = synthesizeForLocal(stack, WORK_DIR));
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(WORK_DIR, { recursive: true, force: true });
+  });
+
+  const calls = () => recordedCalls(stack);
+
+  it('runs invitations, duplicate report webhooks, a deletion and the reconciler with no call outside the policy', async () => {
+    // Invitations on two ATSs (a Lever replay key in the ATS webhook, the claim transaction, SES, the job lease).
+    const emails = ['greenhouse', 'lever'].map(
+      (kind) => `iam-${randomUUID().slice(0, 8)}+${kind}@candidates.example.com`,
+    );
+    const gh = stack.ats.greenhouse.addCandidate({ firstName: 'Ira', lastName: 'Am', email: emails[0] as string });
+    const lv = stack.ats.lever.addCandidate({ firstName: 'Lou', lastName: 'Am', email: emails[1] as string });
+    await stack.ats.greenhouse.moveCandidate({ applicationId: gh.id, stageName: 'AI Interview' });
+    await stack.ats.lever.moveCandidate({ applicationId: lv.id, stageName: 'AI Interview' });
+    const interviewId = await invitedInterviewId(stack, emails[0] as string);
+    await invitedInterviewId(stack, emails[1] as string);
+    // A report delivered three times at once: the second and third meet the first's claim and wait on it.
+    stack.interview.setFaults({ dropWebhookRate: 1 });
+    const { report_id: reportId, candidate_id: candidateId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Ira Am',
+      candidate_email: emails[0] as string,
+      delay_ms: 0,
+      ai_match_score: 91,
+      proctoring_violations: 0,
+    });
+    await stack.interview.whenIdle();
+    stack.interview.setFaults({ dropWebhookRate: 0 });
+    const connection = stack.connections.find((c) => c.ats === 'greenhouse')!;
+    const token = stack.secrets[connection.secretRef]!.interviewWebhookToken;
+    const delivery = JSON.stringify({
+      event: 'interview_report.created',
+      data: { report_id: reportId, interview_id: interviewId, candidate_id: candidateId },
+    });
+    await Promise.all(
+      [1, 2, 3].map(() =>
+        fetch(`${stack.gatewayUrl}/webhooks/interview/${connection.id}/${token}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: delivery,
+        }),
+      ),
+    );
+    await waitFor(() => reportNotes(stack, reportId).length === 1, 20_000, 'the write-back');
+    // A deletion (tombstone, candidate index, deletes) and a reconciler run (jobs scan, interview index).
+    await stack.ats.lever.deleteCandidate(lv.id);
+    await stack.waitForQuiet();
+    await stack.reconcileNow();
+    await stack.waitForQuiet();
+
+    const recorded = calls();
+    expect(new Set(recorded.map((c) => c.fn))).toEqual(new Set(Object.keys(FUNCTION_ENTRIES)));
+    expect(recorded.map((c) => c.action)).toEqual(
+      expect.arrayContaining(['dynamodb:ConditionCheckItem', 'dynamodb:Query', 'sqs:SendMessage', 'ses:SendEmail']),
+    );
+    expect(checkAwsCalls(template, recorded, names)).toEqual([]);
+  });
+
+  it('finds the call a removed grant no longer allows', () => {
+    const recorded = calls().filter((c) => c.fn === 'WritebackWorker' && c.action === 'dynamodb:UpdateItem');
+    expect(recorded.length).toBeGreaterThan(0);
+    const without = structuredClone(template) as typeof template;
+    for (const resource of Object.values(without.Resources)) {
+      if (resource.Type !== 'AWS::IAM::Policy') continue;
+      for (const statement of (resource.Properties.PolicyDocument as { Statement: { Action: string[] }[] }).Statement)
+        statement.Action = [statement.Action].flat().filter((a: string) => a !== 'dynamodb:UpdateItem');
+    }
+    const violations = checkAwsCalls(without, recorded, names);
+    expect(violations.length).toBeGreaterThan(0);
+    expect(violations[0]?.reason).toMatch(/^WritebackWorker may not dynamodb:UpdateItem on ApplicationsTable/);
+  });
+});
