@@ -12,7 +12,9 @@ export function addStackChecks(app: App): void {
 /** Each finding the connector accepts, with the reason it is right for this stack. */
 export const ACKNOWLEDGED_FINDINGS: { id: string; reason: string }[] = [
   {
-    id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    id:
+      'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/' +
+      'AWSLambdaBasicExecutionRole]',
     reason: 'The basic execution role grants writing the function its own CloudWatch logs and nothing else.',
   },
   {

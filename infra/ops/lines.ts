@@ -46,10 +46,12 @@ export function applicationStatusLines(r: ApplicationRecord): string[] {
 
 export function failedApplicationLine(r: ApplicationRecord): string {
   const what = r.reportId ? `report ${r.reportId} (write-back)` : '(invite)';
-  return (
-    `  ${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}  ${what}  ` +
-    `${iso(r.updatedAt)}  ${r.failureReason ?? ''}`
-  );
+  const reason =
+    r.state === 'failed'
+      ? (r.failureReason ?? '')
+      : `the invite e-mail was refused by SES (${r.inviteEmailRefused}); the ATS note carries the link`;
+  const where = `${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}`;
+  return `  ${where}  ${what}  ${iso(r.updatedAt)}  ${reason}`;
 }
 
 export const FAILED_HINT =

@@ -9,17 +9,37 @@ export interface SesMailerOptions {
   client?: SESv2Client;
 }
 
+/**
+ * SES's definite refusals (SES v2 API reference, SendEmail errors): the message will not be sent however often it
+ * is tried, until an operator acts (a sandbox account's unverified recipient is `MessageRejected`; an identity not
+ * verified, a paused or suspended account, a missing permission). Throttling, 5xx and no answer are not refusals.
+ */
+export const SES_REFUSALS = new Set([
+  'MessageRejected',
+  'MailFromDomainNotVerifiedException',
+  'AccountSuspendedException',
+  'SendingPausedException',
+  'NotFoundException',
+  'BadRequestException',
+  'AccessDeniedException',
+]);
+
 export class MailerError extends Error {
   public readonly code = 'mail-failed';
-  public readonly retryable = true;
+  /** Retryable unless SES refused for good. */
+  public readonly retryable: boolean;
+  /** SES refused this message for good: the e-mail channel has failed, the invitation has not. */
+  public readonly refused: boolean;
 
   public constructor(
-    reason: string,
+    public readonly reason: string,
     public readonly definitelyNotSent: boolean,
     cause: unknown,
   ) {
     super(`the invitation e-mail failed: ${reason}`, { cause });
     this.name = 'MailerError';
+    this.refused = definitelyNotSent && SES_REFUSALS.has(reason);
+    this.retryable = !this.refused;
   }
 }
 
@@ -29,7 +49,9 @@ export class SesMailer implements Mailer {
   private readonly defaultFrom: string;
 
   public constructor(options: SesMailerOptions) {
-    this.client = options.client ?? new SESv2Client({});
+    // One attempt: SDK retries after a 5xx or a reset could send the invitation twice (the step records before
+    // sending, and a lost answer is recorded as uncertain instead).
+    this.client = options.client ?? new SESv2Client({ maxAttempts: 1 });
     this.defaultFrom = options.defaultFrom;
   }
 

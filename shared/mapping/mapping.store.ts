@@ -251,6 +251,7 @@ export class DynamoMappingStore implements MappingStore {
         inviteEmailStartedAt: step.inviteEmailStartedAt,
         inviteEmailAt: step.inviteEmailAt,
         inviteEmailUncertain: step.inviteEmailUncertain,
+        inviteEmailRefused: step.inviteEmailRefused,
         inviteNoteAt: step.inviteNoteAt,
         updatedAt: Date.now(),
         ...(step.done ? { state: 'invited' } : {}),
@@ -372,11 +373,15 @@ export class DynamoMappingStore implements MappingStore {
     });
   }
 
-  /** Applications refused for good, of one connection or all (`npm run ops -- failed`). */
+  /**
+   * Applications refused for good, of one connection or all (`npm run ops -- failed`), and invitations whose
+   * e-mail SES refused (the note carried the link; the candidate has no e-mail).
+   */
   public listFailedApplications(connectionId?: string): Promise<ApplicationRecord[]> {
+    const failed = '(#state = :failed OR attribute_exists(inviteEmailRefused))';
     return this.scanAll<ApplicationRecord>({
       TableName: this.tables.applications,
-      FilterExpression: connectionId ? '#state = :failed AND connectionId = :c' : '#state = :failed',
+      FilterExpression: connectionId ? `${failed} AND connectionId = :c` : failed,
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: marshall(
         connectionId ? { ':failed': 'failed', ':c': connectionId } : { ':failed': 'failed' },

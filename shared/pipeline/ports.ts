@@ -37,6 +37,8 @@ export interface InviteStep {
   clearEmailStart?: boolean;
   inviteEmailAt?: number;
   inviteEmailUncertain?: boolean;
+  /** SES refused the e-mail for good (its error name): the channel failed, the invitation goes on. */
+  inviteEmailRefused?: string;
   inviteNoteAt?: number;
   serviceInviteStartedAt?: number;
   serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };

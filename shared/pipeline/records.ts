@@ -43,6 +43,8 @@ export interface ApplicationRecord extends ApplicationKey {
   inviteEmailAt?: number | undefined;
   /** The e-mail may have gone out from a worker that stopped before recording it; not sent again. */
   inviteEmailUncertain?: boolean | undefined;
+  /** SES refused the invite e-mail for good (its error name); the ATS note with the same link still went out. */
+  inviteEmailRefused?: string | undefined;
   inviteNoteAt?: number | undefined;
   /** Per-candidate invitations: set before `POST /interview/invite`; on resume the invitation is looked up. */
   serviceInviteStartedAt?: number | undefined;

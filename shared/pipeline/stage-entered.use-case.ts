@@ -294,20 +294,38 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
   const { trigger, event, record, deps, now, recordStep } = input;
   return {
     name: 'invite-emailed',
-    done: record.inviteEmailAt !== undefined,
+    done: record.inviteEmailAt !== undefined || record.inviteEmailRefused !== undefined,
     started: record.inviteEmailStartedAt !== undefined,
     recordStart: () => recordStep({ inviteEmailStartedAt: now(), done: false }),
     perform: () =>
-      deps.mailer.sendInvite({
-        to: recipient,
-        candidateName: event.candidate.name ?? '',
-        jobName: event.jobName ?? `Job ${event.atsJobId}`,
-        inviteUrl: link.url,
-        language: trigger.interview.language,
-        from: trigger.invite.from,
-      }),
+      deps.mailer
+        .sendInvite({
+          to: recipient,
+          candidateName: event.candidate.name ?? '',
+          jobName: event.jobName ?? `Job ${event.atsJobId}`,
+          inviteUrl: link.url,
+          language: trigger.interview.language,
+          from: trigger.invite.from,
+        })
+        .catch((error: unknown) => {
+          // A definite refusal (an unverified sender, an SES sandbox recipient) fails this channel, not the
+          // invitation: the note with the same link still goes to the ATS. Anything else is tried again.
+          const refusal = error as { refused?: boolean; reason?: string };
+          if (refusal.refused) return { refused: refusal.reason ?? 'refused' };
+          throw error;
+        }),
     clearStart: () => recordStep({ clearEmailStart: true, done: false }),
-    async recordDone(_result, outcome, last) {
+    async recordDone(result, outcome, last) {
+      const refused = (result as { refused?: string } | undefined)?.refused;
+      if (refused) {
+        deps.logger.error('stage entered: SES refused the invite e-mail; the ATS note carries the link', {
+          ...input.log,
+          interviewId: input.interview.interviewId,
+          code: refused,
+        });
+        await recordStep({ inviteEmailRefused: refused, done: last });
+        return;
+      }
       const uncertain = outcome === 'uncertain';
       if (uncertain)
         deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', {

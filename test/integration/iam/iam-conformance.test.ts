@@ -37,7 +37,7 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
 
   const calls = () => recordedCalls(stack);
 
-  it('runs invitations, duplicate report webhooks, a deletion and the reconciler with no call outside the policy', async () => {
+  it('finds no call outside the policy in invitations, duplicate reports, a deletion, the reconciler', async () => {
     // Invitations on two ATSs (a Lever replay key in the ATS webhook, the claim transaction, SES, the job lease).
     const emails = ['greenhouse', 'lever'].map(
       (kind) => `iam-${randomUUID().slice(0, 8)}+${kind}@candidates.example.com`,
