@@ -20,6 +20,11 @@ export const deploySettingsSchema = v.object({
     v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,256}\/$/, 'must be a secret name prefix ending in /')),
     'ats-interview-connector/',
   ),
+  /**
+   * Reserved concurrency of each webhook function (default 10); 0 reserves none, for an account whose
+   * concurrency quota is still the new-account 10.
+   */
+  webhookConcurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1000)), 10),
 });
 
 export type DeploySettings = v.InferOutput<typeof deploySettingsSchema>;
