@@ -2,7 +2,7 @@ import { loadConnectionsFile } from '../../shared/config';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   GetQueueAttributesCommand,
   ListMessageMoveTasksCommand,
@@ -10,7 +10,6 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DynamoMappingStore } from '../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { readOpsOutputs } from '../stack-outputs';
@@ -197,19 +196,7 @@ async function main(): Promise<void> {
     return;
   }
   if (command === 'unmatched') {
-    const items = (
-      (
-        await t.dynamo.send(
-          new ScanCommand({
-            TableName: t.tables.events,
-            FilterExpression: 'kind = :k',
-            ExpressionAttributeValues: { ':k': { S: 'unmatched-report' } },
-          }),
-        )
-      ).Items ?? []
-    )
-      .map((i) => unmarshall(i))
-      .filter((i) => !values.connection || i.connectionId === values.connection);
+    const items = await store.listParkedReports(values.connection);
     console.log(`${items.length} parked report(s)`);
     for (const i of items)
       console.log(
@@ -265,17 +252,7 @@ async function main(): Promise<void> {
   }
   if (command === 'match') {
     const [connectionId, reportId, applicationId] = [require('connection'), require('report'), require('application')];
-    const parked = (
-      (
-        await t.dynamo.send(
-          new ScanCommand({
-            TableName: t.tables.events,
-            FilterExpression: 'pk = :p',
-            ExpressionAttributeValues: { ':p': { S: `unmatched#${connectionId}#${reportId}` } },
-          }),
-        )
-      ).Items ?? []
-    ).map((i) => unmarshall(i))[0];
+    const parked = await store.parkedReport(connectionId, reportId);
     if (!parked) fail(`report ${reportId} is not parked for connection ${connectionId}`);
     if (!(await store.findApplicationsByAtsId(connectionId, applicationId)).length)
       fail(`no application ${applicationId} for connection ${connectionId}`);
@@ -287,8 +264,8 @@ async function main(): Promise<void> {
       receivedAt: Date.now(),
       source: 'reconciler',
       reportId,
-      interviewId: parked.interviewId,
-      candidateId: parked.candidateId,
+      interviewId: String(parked.interviewId),
+      candidateId: String(parked.candidateId),
       atsApplicationId: applicationId,
     };
     await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);

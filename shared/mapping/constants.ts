@@ -29,5 +29,8 @@ export const RETENTION_DEFAULTS = {
   eventDays: 30,
 } as const;
 
-/** listJobs and the reconciler's queries stop here rather than page forever. */
-export const MAX_QUERY_PAGES = 50;
+/**
+ * A Query or Scan reads at most this many pages (DynamoDB's pages are up to 1 MB each) and then fails, naming what
+ * it was reading, rather than page forever or answer from a list it did not finish.
+ */
+export const MAX_QUERY_PAGES = 1000;

@@ -5,7 +5,8 @@ import {
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
-  ScanCommand,
+  paginateQuery,
+  paginateScan,
   TransactionCanceledException,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -41,6 +42,19 @@ export interface DynamoMappingStoreOptions {
   tables: MappingTableNames;
   client?: DynamoDBClient;
   retention?: { applicationDays?: number; eventDays?: number };
+  /** Items per Query or Scan page (DynamoDB's own 1 MB pages when absent) and the page cap; tests set both. */
+  paging?: { pageSize?: number; maxPages?: number };
+}
+
+/** A paged read went past its cap: it fails, naming what it read, instead of answering from part of the list. */
+export class PageCapError extends Error {
+  public readonly code = 'page-cap';
+  public readonly retryable = false;
+
+  public constructor(what: string, maxPages: number) {
+    super(`${what}: more than ${maxPages} pages; not read further`);
+    this.name = 'PageCapError';
+  }
 }
 
 const jobPk = (key: JobKey): string => `${key.connectionId}#${key.atsJobId}#${key.triggerId}`;
@@ -57,9 +71,11 @@ export class DynamoMappingStore implements MappingStore {
   private readonly tables: MappingTableNames;
   private readonly applicationDays: number;
   private readonly eventDays: number;
+  private readonly paging: { pageSize: number | undefined; maxPages: number };
 
   public constructor(options: DynamoMappingStoreOptions) {
     this.client = options.client ?? new DynamoDBClient({});
+    this.paging = { pageSize: options.paging?.pageSize, maxPages: options.paging?.maxPages ?? MAX_QUERY_PAGES };
     this.tables = options.tables;
     this.applicationDays = options.retention?.applicationDays ?? RETENTION_DEFAULTS.applicationDays;
     this.eventDays = options.retention?.eventDays ?? RETENTION_DEFAULTS.eventDays;
@@ -605,26 +621,53 @@ export class DynamoMappingStore implements MappingStore {
       }),
     );
     const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
-    const byCandidate = await this.queryAll({
-      TableName: this.tables.applications,
-      IndexName: name,
-      KeyConditionExpression: `${partitionKey} = :c`,
-      ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
+    // The candidate index projects keys only: delete by the table's own key, page by page, however many.
+    const keys = new Map<string, { pk: string; sk: string }>();
+    const remove = async (records: { pk: string; sk: string }[]) => {
+      for (const { pk, sk } of records) {
+        if (keys.has(`${pk}|${sk}`)) continue;
+        keys.set(`${pk}|${sk}`, { pk, sk });
+        await this.client.send(
+          new DeleteItemCommand({ TableName: this.tables.applications, Key: marshall({ pk, sk }) }),
+        );
+      }
+    };
+    await this.forEachPage<{ pk: string; sk: string }>(
+      this.queryPages({
+        TableName: this.tables.applications,
+        IndexName: name,
+        KeyConditionExpression: `${partitionKey} = :c`,
+        ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
+      }),
+      `the records of candidate ${atsCandidateId}`,
+      remove,
+    );
+    for (const id of atsApplicationIds)
+      await remove((await this.findApplicationsByAtsId(connectionId, id)) as unknown as { pk: string; sk: string }[]);
+    return { applications: keys.size };
+  }
+
+  /** Reports parked as unmatched, every page of them (`npm run ops -- unmatched`). */
+  public listParkedReports(connectionId?: string): Promise<Record<string, unknown>[]> {
+    return this.scanAll<Record<string, unknown>>({
+      TableName: this.tables.events,
+      FilterExpression: connectionId ? 'kind = :k AND connectionId = :c' : 'kind = :k',
+      ExpressionAttributeValues: marshall(
+        connectionId ? { ':k': 'unmatched-report', ':c': connectionId } : { ':k': 'unmatched-report' },
+      ),
     });
-    const byId = (
-      await Promise.all(atsApplicationIds.map((id) => this.findApplicationsByAtsId(connectionId, id)))
-    ).flat();
-    // The candidate index projects keys only: delete by the table's own key.
-    const keys = new Map(
-      [...byCandidate, ...byId].map((r) => {
-        const { pk, sk } = r as unknown as { pk: string; sk: string };
-        return [`${pk}|${sk}`, { pk, sk }] as const;
+  }
+
+  /** One parked report, read by its key (`npm run ops -- match`). */
+  public async parkedReport(connectionId: string, reportId: string): Promise<Record<string, unknown> | undefined> {
+    const result = await this.client.send(
+      new GetItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
+        ConsistentRead: true,
       }),
     );
-    for (const key of keys.values()) {
-      await this.client.send(new DeleteItemCommand({ TableName: this.tables.applications, Key: marshall(key) }));
-    }
-    return { applications: keys.size };
+    return result.Item ? unmarshall(result.Item) : undefined;
   }
 
   public async unparkReport(connectionId: string, reportId: string): Promise<void> {
@@ -701,29 +744,38 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   private queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
-    return this.allPages<ApplicationRecord>((startKey) =>
-      this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey })),
-    );
+    return this.collect(this.queryPages(input), `Query ${input.IndexName ?? input.TableName}`);
   }
 
   private scanAll<T>(input: ScanCommandInput): Promise<T[]> {
-    return this.allPages<T>((startKey) => this.client.send(new ScanCommand({ ...input, ExclusiveStartKey: startKey })));
+    return this.collect(this.scanPages(input), `Scan ${input.TableName}`);
   }
 
-  /** Every page of a Query or Scan, up to MAX_QUERY_PAGES of them. */
-  private async allPages<T>(
-    page: (
-      startKey: Record<string, AttributeValue> | undefined,
-    ) => Promise<{ Items?: Record<string, AttributeValue>[]; LastEvaluatedKey?: Record<string, AttributeValue> }>,
-  ): Promise<T[]> {
-    const items: T[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    for (let n = 0; n < MAX_QUERY_PAGES; n++) {
-      const result = await page(startKey);
-      items.push(...(result.Items ?? []).map((item) => unmarshall(item) as T));
-      startKey = result.LastEvaluatedKey;
-      if (!startKey) break;
+  /** The SDK's own paginators, one page at a time. */
+  private queryPages(input: QueryCommandInput) {
+    return paginateQuery({ client: this.client, pageSize: this.paging.pageSize }, input);
+  }
+
+  private scanPages(input: ScanCommandInput) {
+    return paginateScan({ client: this.client, pageSize: this.paging.pageSize }, input);
+  }
+
+  /** Calls `each` with every page's items, up to the page cap, past which it throws (PageCapError). */
+  private async forEachPage<T>(
+    pages: AsyncIterable<{ Items?: Record<string, AttributeValue>[] }>,
+    what: string,
+    each: (items: T[]) => Promise<void> | void,
+  ): Promise<void> {
+    let count = 0;
+    for await (const page of pages) {
+      if (++count > this.paging.maxPages) throw new PageCapError(what, this.paging.maxPages);
+      await each((page.Items ?? []).map((item) => unmarshall(item) as T));
     }
+  }
+
+  private async collect<T>(pages: AsyncIterable<{ Items?: Record<string, AttributeValue>[] }>, what: string) {
+    const items: T[] = [];
+    await this.forEachPage<T>(pages, what, (page) => void items.push(...page));
     return items;
   }
 

@@ -8,6 +8,8 @@ import type { ApplicationClaimInput } from '../../../shared/pipeline';
 describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
   let emulators: Emulators;
   let store: DynamoMappingStore;
+  let client: DynamoDBClient;
+  let tables: Awaited<ReturnType<typeof createTables>>;
   const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
   const lease = (owner: string, now = NOW) => ({ owner, now, durationMs: 60_000 });
   let counter = 0;
@@ -29,12 +31,13 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
   beforeAll(async () => {
     emulators = await startEmulators();
     const env = emulatorEnvironment(emulators.endpoints);
-    const client = new DynamoDBClient({
+    client = new DynamoDBClient({
       endpoint: emulators.endpoints.dynamodb,
       region: env.AWS_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    store = new DynamoMappingStore({ client, tables: await createTables(client, 'store-test') });
+    tables = await createTables(client, 'store-test');
+    store = new DynamoMappingStore({ client, tables });
   });
   afterAll(async () => {
     await emulators?.stop();
@@ -202,5 +205,23 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
       NOW,
     );
     expect((await store.listJobs('acme')).length).toBeGreaterThan(0);
+  });
+
+  it('purges a candidate whose records fill more than 50 pages, all of them; a pager past its cap throws', async () => {
+    // Two records a page: 120 applications of one candidate are 60 pages of the candidate index.
+    const paged = new DynamoMappingStore({ client, tables, paging: { pageSize: 2 } });
+    const candidate = `many-${Date.now()}`;
+    for (let i = 0; i < 120; i++)
+      await paged.claimApplication(
+        delivery(`evt-many-${candidate}-${i}`),
+        { ...claimInput(), atsCandidateId: candidate },
+        lease('w1'),
+      );
+    expect(await paged.purgeCandidate('acme', candidate)).toEqual({ applications: 120 });
+    const capped = new DynamoMappingStore({ client, tables, paging: { pageSize: 2, maxPages: 3 } });
+    await expect(capped.listFailedApplications()).rejects.toMatchObject({
+      code: 'page-cap',
+      message: expect.stringContaining('more than 3 pages'),
+    });
   });
 });
