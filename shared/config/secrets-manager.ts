@@ -5,9 +5,12 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { SecretsError } from './errors';
 import { cachedSecrets, type SecretsProvider } from './secrets';
+import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 
 /** AWS: one JSON secret per connection in Secrets Manager. */
-export function secretsManagerProvider(client: SecretsManagerClient = new SecretsManagerClient({})): SecretsProvider {
+export function secretsManagerProvider(
+  client: SecretsManagerClient = new SecretsManagerClient(AWS_CLIENT_CONFIG),
+): SecretsProvider {
   return cachedSecrets(async (secretRef) => {
     try {
       const result = await client.send(new GetSecretValueCommand({ SecretId: secretRef }));

@@ -2,6 +2,7 @@ import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import type { InviteEmail, Mailer } from '../pipeline/ports';
 import { inviteTemplateFor } from './invite-templates';
 import { singleLine, TEXT_LIMITS } from '../validation';
+import { SES_CLIENT_CONFIG } from '../aws/client-config';
 
 export interface SesMailerOptions {
   /** The verified sender used when a trigger names none. */
@@ -49,9 +50,7 @@ export class SesMailer implements Mailer {
   private readonly defaultFrom: string;
 
   public constructor(options: SesMailerOptions) {
-    // One attempt: SDK retries after a 5xx or a reset could send the invitation twice (the step records before
-    // sending, and a lost answer is recorded as uncertain instead).
-    this.client = options.client ?? new SESv2Client({ maxAttempts: 1 });
+    this.client = options.client ?? new SESv2Client(SES_CLIENT_CONFIG);
     this.defaultFrom = options.defaultFrom;
   }
 
@@ -79,10 +78,11 @@ export class SesMailer implements Mailer {
         }),
       )
       .catch((error: unknown) => {
-        // An answer from SES (throttling, a refused address) means nothing was sent; no answer means it may have been.
-        const answered =
-          typeof (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 'number';
-        throw new MailerError((error as Error).name, answered, error);
+        // A 4xx from SES (throttling, a refused address) means nothing was sent; a 5xx or no answer at all means it
+        // may have been: the step then stays started and is recorded as uncertain, never sent again.
+        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        const refusedBeforeSending = typeof status === 'number' && status >= 400 && status < 500;
+        throw new MailerError((error as Error).name, refusedBeforeSending, error);
       });
     return { messageId: result.MessageId ?? '' };
   }

@@ -28,6 +28,7 @@ import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from '../pi
 import { MAPPING_TABLES, MAX_QUERY_PAGES, RETENTION_DEFAULTS } from './constants';
 import { LeaseLostError } from './errors';
 import { buildUpdate, withNames } from './expressions';
+import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 
 export interface MappingTableNames {
   jobs: string;
@@ -74,7 +75,7 @@ export class DynamoMappingStore implements MappingStore {
   private readonly paging: { pageSize: number | undefined; maxPages: number };
 
   public constructor(options: DynamoMappingStoreOptions) {
-    this.client = options.client ?? new DynamoDBClient({});
+    this.client = options.client ?? new DynamoDBClient(AWS_CLIENT_CONFIG);
     this.paging = { pageSize: options.paging?.pageSize, maxPages: options.paging?.maxPages ?? MAX_QUERY_PAGES };
     this.tables = options.tables;
     this.applicationDays = options.retention?.applicationDays ?? RETENTION_DEFAULTS.applicationDays;

@@ -1,6 +1,7 @@
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueMessage } from './messages.schema';
 import { sendMessageInput, type PublishOptions } from './send-input';
+import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 
 /** SendMessageBatch takes at most 10 entries (SQS API reference, SendMessageBatch). */
 const SQS_BATCH_LIMIT = 10;
@@ -20,7 +21,7 @@ export class QueuePublisher {
   private readonly client: SQSClient;
 
   public constructor(options: { client?: SQSClient } = {}) {
-    this.client = options.client ?? new SQSClient({});
+    this.client = options.client ?? new SQSClient(AWS_CLIENT_CONFIG);
   }
 
   public async publish(queueUrl: string, message: QueueMessage, options: PublishOptions = {}): Promise<void> {

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MailerError, SesMailer } from '../../../shared/mail/ses.mailer';
+import { startRecordingServer } from '../../helpers/local-http';
+
+/** SES answers as the test says: a 500 (the message may have gone), or a definite refusal. */
+describe('Class: SesMailer, as configured for the functions', () => {
+  let answer: { status: number; type?: string } = { status: 500 };
+  let server: Awaited<ReturnType<typeof startRecordingServer>>;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    server = await startRecordingServer((_request, response) => {
+      response.writeHead(answer.status, {
+        'content-type': 'application/json',
+        ...(answer.type ? { 'x-amzn-errortype': answer.type } : {}),
+      });
+      response.end(JSON.stringify({ message: 'answered by the test' }));
+    });
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_SESV2: server.url,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    });
+  });
+  afterAll(async () => {
+    process.env = saved;
+    await server.close();
+  });
+
+  const send = () =>
+    new SesMailer({ defaultFrom: 'talent@acme.example.com' })
+      .sendInvite({
+        to: 'ana@example.com',
+        candidateName: 'Ana',
+        jobName: 'Backend Engineer',
+        inviteUrl: 'https://interviews.example.com/i/1',
+        language: 'en',
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error as MailerError,
+      );
+
+  it('sends once after a 5xx (no SDK retry) and leaves the e-mail uncertain, not unsent', async () => {
+    answer = { status: 500, type: 'InternalFailure' };
+    const before = server.received.length;
+    const error = await send();
+    expect(server.received.length - before).toBe(1);
+    expect(error).toMatchObject({ definitelyNotSent: false, refused: false, retryable: true });
+  });
+
+  it('reads a definite refusal as the e-mail channel failing for good', async () => {
+    answer = { status: 400, type: 'MessageRejected' };
+    const before = server.received.length;
+    const error = await send();
+    expect(server.received.length - before).toBe(1);
+    expect(error).toMatchObject({
+      definitelyNotSent: true,
+      refused: true,
+      retryable: false,
+      reason: 'MessageRejected',
+    });
+  });
+
+  it('reads throttling as not sent and to be tried again', async () => {
+    answer = { status: 429, type: 'TooManyRequestsException' };
+    expect(await send()).toMatchObject({ definitelyNotSent: true, refused: false, retryable: true });
+  });
+});
