@@ -6,6 +6,7 @@ import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
 import { deferIfAsked, type DeferTarget } from './deferral';
 import { describeFirstIssue } from '../../shared/validation';
+import { withDeadline } from '../../shared/aws/deadline';
 
 /**
  * Outbound calls stop shortly before the Lambda deadline (3 s, or a fifth of the time left when that is
@@ -68,7 +69,8 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
           return;
         }
         try {
-          await handle(parsed.output, record, { signal, leaseMs });
+          // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
+          await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
         } catch (error) {
           if (options.defer) {
             const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch(

@@ -3,6 +3,7 @@ import type { InviteEmail, Mailer } from '../pipeline/ports';
 import { inviteTemplateFor } from './invite-templates';
 import { singleLine, TEXT_LIMITS } from '../validation';
 import { SES_CLIENT_CONFIG } from '../aws/client-config';
+import { currentDeadline } from '../aws/deadline';
 
 export interface SesMailerOptions {
   /** The verified sender used when a trigger names none. */
@@ -76,6 +77,7 @@ export class SesMailer implements Mailer {
             },
           },
         }),
+        { abortSignal: currentDeadline() },
       )
       .catch((error: unknown) => {
         // A 4xx from SES (throttling, a refused address) means nothing was sent; a 5xx or no answer at all means it

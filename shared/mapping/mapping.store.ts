@@ -29,6 +29,7 @@ import { MAPPING_TABLES, MAX_QUERY_PAGES, RETENTION_DEFAULTS } from './constants
 import { LeaseLostError } from './errors';
 import { buildUpdate, withNames } from './expressions';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
+import { currentDeadline } from '../aws/deadline';
 
 export interface MappingTableNames {
   jobs: string;
@@ -74,6 +75,10 @@ export class DynamoMappingStore implements MappingStore {
   private readonly eventDays: number;
   private readonly paging: { pageSize: number | undefined; maxPages: number };
 
+  /** Every call aborts with the worker's deadline (shared/aws/deadline.ts). */
+  private readonly send: DynamoDBClient['send'] = ((command: never) =>
+    this.client.send(command, { abortSignal: currentDeadline() })) as never;
+
   public constructor(options: DynamoMappingStoreOptions) {
     this.client = options.client ?? new DynamoDBClient(AWS_CLIENT_CONFIG);
     this.paging = { pageSize: options.paging?.pageSize, maxPages: options.paging?.maxPages ?? MAX_QUERY_PAGES };
@@ -109,7 +114,7 @@ export class DynamoMappingStore implements MappingStore {
       updatedAt: lease.now,
     };
     try {
-      await this.client.send(
+      await this.send(
         new TransactWriteItemsCommand({
           TransactItems: [
             {
@@ -203,7 +208,7 @@ export class DynamoMappingStore implements MappingStore {
       'reportId',
     );
     try {
-      const result = await this.client.send(
+      const result = await this.send(
         new UpdateItemCommand({
           TableName: this.tables.applications,
           Key: applicationKey(input),
@@ -234,7 +239,7 @@ export class DynamoMappingStore implements MappingStore {
       'leaseUntil',
     );
     try {
-      const result = await this.client.send(
+      const result = await this.send(
         new UpdateItemCommand({
           TableName: this.tables.applications,
           Key: applicationKey(key),
@@ -304,7 +309,7 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   public async getJob(key: JobKey): Promise<JobRecord | undefined> {
-    const result = await this.client.send(
+    const result = await this.send(
       new GetItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ConsistentRead: true }),
     );
     return result.Item ? (unmarshall(result.Item) as JobRecord) : undefined;
@@ -333,7 +338,7 @@ export class DynamoMappingStore implements MappingStore {
       'leaseUntil',
     );
     try {
-      const result = await this.client.send(
+      const result = await this.send(
         new UpdateItemCommand({
           TableName: this.tables.jobs,
           Key: marshall({ pk: jobPk(key) }),
@@ -377,7 +382,7 @@ export class DynamoMappingStore implements MappingStore {
 
   public async recordJobTemplate(key: JobKey, templateHash: string): Promise<void> {
     const update = buildUpdate({ set: { templateHash, updatedAt: Date.now() } });
-    await this.client.send(
+    await this.send(
       new UpdateItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ...update }),
     );
   }
@@ -435,7 +440,7 @@ export class DynamoMappingStore implements MappingStore {
     candidateId: string,
   ): Promise<ApplicationRecord | undefined> {
     const { name, partitionKey } = MAPPING_TABLES.applications.serviceCandidateIndex;
-    const result = await this.client.send(
+    const result = await this.send(
       new QueryCommand({
         TableName: this.tables.applications,
         IndexName: name,
@@ -482,7 +487,7 @@ export class DynamoMappingStore implements MappingStore {
       'leaseUntil',
     );
     try {
-      const result = await this.client.send(
+      const result = await this.send(
         new UpdateItemCommand({
           TableName: this.tables.applications,
           Key: applicationKey(key),
@@ -526,7 +531,7 @@ export class DynamoMappingStore implements MappingStore {
       'reportId',
     );
     try {
-      const result = await this.client.send(
+      const result = await this.send(
         new UpdateItemCommand({
           TableName: this.tables.applications,
           Key: applicationKey(key),
@@ -571,7 +576,7 @@ export class DynamoMappingStore implements MappingStore {
 
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.client.send(
+      await this.send(
         new PutItemCommand({
           TableName: this.tables.events,
           Item: marshall({
@@ -595,7 +600,7 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
-    await this.client.send(
+    await this.send(
       new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }),
     );
   }
@@ -609,7 +614,7 @@ export class DynamoMappingStore implements MappingStore {
     // The tombstone first: a delivery claimed after it finds it; one claimed before is deleted below. It holds the
     // ATS's candidate id only and lasts as long as an application record would have.
     const now = Date.now();
-    await this.client.send(
+    await this.send(
       new PutItemCommand({
         TableName: this.tables.events,
         Item: marshall({
@@ -628,9 +633,7 @@ export class DynamoMappingStore implements MappingStore {
       for (const { pk, sk } of records) {
         if (keys.has(`${pk}|${sk}`)) continue;
         keys.set(`${pk}|${sk}`, { pk, sk });
-        await this.client.send(
-          new DeleteItemCommand({ TableName: this.tables.applications, Key: marshall({ pk, sk }) }),
-        );
+        await this.send(new DeleteItemCommand({ TableName: this.tables.applications, Key: marshall({ pk, sk }) }));
       }
     };
     await this.forEachPage<{ pk: string; sk: string }>(
@@ -661,7 +664,7 @@ export class DynamoMappingStore implements MappingStore {
 
   /** One parked report, read by its key (`npm run ops -- match`). */
   public async parkedReport(connectionId: string, reportId: string): Promise<Record<string, unknown> | undefined> {
-    const result = await this.client.send(
+    const result = await this.send(
       new GetItemCommand({
         TableName: this.tables.events,
         Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
@@ -672,7 +675,7 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   public async unparkReport(connectionId: string, reportId: string): Promise<void> {
-    await this.client.send(
+    await this.send(
       new DeleteItemCommand({
         TableName: this.tables.events,
         Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
@@ -681,7 +684,7 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {
-    const result = await this.client.send(
+    const result = await this.send(
       new GetItemCommand({
         TableName: this.tables.events,
         Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
@@ -697,7 +700,7 @@ export class DynamoMappingStore implements MappingStore {
     reason: string,
     now: number,
   ): Promise<void> {
-    await this.client.send(
+    await this.send(
       new PutItemCommand({
         TableName: this.tables.events,
         Item: marshall({
@@ -714,7 +717,7 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   public async getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
-    const result = await this.client.send(
+    const result = await this.send(
       new GetItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ConsistentRead: true }),
     );
     return result.Item ? (unmarshall(result.Item) as ApplicationRecord) : undefined;
@@ -728,7 +731,7 @@ export class DynamoMappingStore implements MappingStore {
     what: string,
   ): Promise<Record<string, AttributeValue>> {
     try {
-      const result = await this.client.send(
+      const result = await this.send(
         new UpdateItemCommand({
           TableName: table,
           Key: key,

@@ -2,6 +2,7 @@ import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk
 import type { QueueMessage } from './messages.schema';
 import { sendMessageInput, type PublishOptions } from './send-input';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
+import { currentDeadline } from '../aws/deadline';
 
 /** SendMessageBatch takes at most 10 entries (SQS API reference, SendMessageBatch). */
 const SQS_BATCH_LIMIT = 10;
@@ -25,7 +26,9 @@ export class QueuePublisher {
   }
 
   public async publish(queueUrl: string, message: QueueMessage, options: PublishOptions = {}): Promise<void> {
-    await this.client.send(new SendMessageCommand(sendMessageInput(queueUrl, message, options)));
+    await this.client.send(new SendMessageCommand(sendMessageInput(queueUrl, message, options)), {
+      abortSignal: currentDeadline(),
+    });
   }
 
   /**
@@ -39,6 +42,7 @@ export class QueuePublisher {
           QueueUrl: queueUrl,
           Entries: chunk.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) })),
         }),
+        { abortSignal: currentDeadline() },
       );
       if (result.Failed?.length) {
         throw new QueuePublishError(
