@@ -6,9 +6,10 @@ import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { errorCode, isPermanent, ReportNotVisibleError } from './errors';
 import { decideAdvance, formatReportNote } from './report-note';
-import { afterSideEffect } from './fault-injection';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
+import { runSteps, type Step } from './steps';
+import type { StageMatcher } from '../config';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 
@@ -99,37 +100,25 @@ export async function handleReportCreated(
   const rule = context.connection.writeBack.advance;
   const decision = decideAdvance(rule, report);
   try {
-    if (!record.reportNoteAt) {
-      const marker = `ai-interview-report:${report.report_id}`;
-      // A second claim of the same report means an earlier worker may have posted the note and stopped.
-      const existing =
-        (record.writeBackAttempts ?? 1) > 1 ? await context.ats.findNote(target, marker, options.signal) : undefined;
-      // Where the ATS has a link field (Lever), the report link goes there as well; it is recorded with the note.
-      const reportLink = httpsLink(report.report_url);
-      if (!existing && reportLink && context.ats.attachReportLink)
-        await context.ats.attachReportLink(target, reportLink, options.signal);
-      let note: { noteId?: string | undefined } | undefined = existing;
-      if (!note) {
-        note = await postNoteOnce(
-          context.ats,
-          target,
-          { body: formatReportNote(report, decision), marker },
-          options.signal,
-        );
-        afterSideEffect('report-note-posted', reportKey);
-      }
-      await deps.store.recordWriteBackStep(key, owner, {
-        ...(note.noteId ? { reportNoteId: note.noteId } : {}),
-        reportNoteAt: now(),
-        flaggedForReview: rule !== undefined && !decision.advance,
-        done: !decision.advance,
-      });
-    }
-    if (decision.advance && rule && !record.movedAt) {
-      const moved = await context.ats.moveToStage(target, rule.toStage, options.signal);
-      afterSideEffect('stage-moved', reportKey);
-      await deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved.stageId, movedAt: now(), done: true });
-    }
+    // The write-back is the order of its steps (steps.ts): the note, then the move where the rule says so.
+    const input: WriteBackStepsInput = {
+      context,
+      deps,
+      key,
+      owner,
+      target,
+      record,
+      report,
+      signal: options.signal,
+      now,
+    };
+    await runSteps(
+      [
+        reportNoteStep(input, decision, rule !== undefined),
+        ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
+      ],
+      reportKey,
+    );
     // An operator attached this parked report by hand: it is no longer unmatched.
     if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
     deps.logger.info('report written back', { ...appLog, advanced: decision.advance });
@@ -141,6 +130,63 @@ export async function handleReportCreated(
     deps.logger.error('report: write-back failed permanently', { ...appLog, code: errorCode(error) });
     return { outcome: 'failed', reason: errorCode(error) };
   }
+}
+
+interface WriteBackStepsInput {
+  context: ConnectionContext;
+  deps: PipelineDependencies;
+  key: ApplicationKey;
+  owner: string;
+  target: ApplicationRef;
+  record: ApplicationRecord;
+  report: InterviewReport;
+  signal: AbortSignal | undefined;
+  now: () => number;
+}
+
+/**
+ * The report note, with the report link on the application where the ATS has a link field (Lever). A second
+ * claim of the same report means an earlier worker may have posted the note and stopped: it is looked up by its
+ * marker first.
+ */
+function reportNoteStep(
+  input: WriteBackStepsInput,
+  decision: ReturnType<typeof decideAdvance>,
+  hasRule: boolean,
+): Step<{ noteId?: string | undefined }> {
+  const { context, deps, key, owner, target, record, report, signal, now } = input;
+  const marker = `ai-interview-report:${report.report_id}`;
+  return {
+    name: 'report-note-posted',
+    done: record.reportNoteAt !== undefined,
+    started: (record.writeBackAttempts ?? 1) > 1,
+    lookup: () => context.ats.findNote(target, marker, signal),
+    async perform() {
+      const reportLink = httpsLink(report.report_url);
+      if (reportLink && context.ats.attachReportLink) await context.ats.attachReportLink(target, reportLink, signal);
+      return postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal);
+    },
+    recordDone: (note, _outcome, last) =>
+      deps.store.recordWriteBackStep(key, owner, {
+        ...(note?.noteId ? { reportNoteId: note.noteId } : {}),
+        reportNoteAt: now(),
+        flaggedForReview: hasRule && !decision.advance,
+        done: last,
+      }),
+  };
+}
+
+/** The stage move: safe to perform again, since a move finds the application already in the target stage. */
+function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher): Step<{ stageId: string }> {
+  const { context, deps, key, owner, target, record, signal, now } = input;
+  return {
+    name: 'stage-moved',
+    done: record.movedAt !== undefined,
+    started: false,
+    perform: () => context.ats.moveToStage(target, toStage, signal),
+    recordDone: (moved) =>
+      deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved?.stageId, movedAt: now(), done: true }),
+  };
 }
 
 /**
