@@ -48,8 +48,12 @@ export interface LocalStackOptions {
   logLevel?: string;
   /** Requests per window of each ATS sandbox (defaults: the documented limits). */
   atsRateLimits?: Partial<Record<AtsKind, number>>;
+  /** Greenhouse's rate-limit window in ms (default 30 s, Harvest v3's). */
+  greenhouseRateWindowMs?: number;
   /** Share of batches the event sources hand to two workers at once, as SQS may deliver a message twice. */
   duplicateDeliveryRate?: number;
+  /** A share of worker invocations that start with little time left (infra/local/sqs-event-source.ts). */
+  shortDeadline?: { rate: number; remainingMs: number };
   /** Lets a caller put something between the SDK clients and the emulators, e.g. the benchmark's request counter. */
   wrapEndpoints?: (endpoints: EmulatorEndpoints) => Promise<EmulatorEndpoints>;
   /** Records every AWS call each function makes (`awsCalls`), for the IAM conformance check. */
@@ -115,7 +119,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       seededReports: 0,
     });
     cleanups.push(() => interview.close());
-    const sandboxes = await startAtsSandboxes(options.fixedAtsPorts ?? false, { rateLimits: options.atsRateLimits });
+    const sandboxes = await startAtsSandboxes(options.fixedAtsPorts ?? false, {
+      rateLimits: options.atsRateLimits,
+      greenhouseWindowMs: options.greenhouseRateWindowMs,
+    });
     cleanups.push(() => sandboxes.close());
     const { greenhouse } = sandboxes;
 
@@ -218,6 +225,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       maxConcurrency: concurrency,
       client: functionSqs,
       duplicateRate: options.duplicateDeliveryRate,
+      shortDeadline: options.shortDeadline,
     });
     const writeback = startSqsEventSource({
       name: 'writeback-worker',
@@ -228,6 +236,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       maxConcurrency: concurrency,
       client: functionSqs,
       duplicateRate: options.duplicateDeliveryRate,
+      shortDeadline: options.shortDeadline,
     });
     cleanups.push(
       () => invite.stop(),

@@ -17,6 +17,11 @@ export interface SqsEventSourceOptions {
   client?: SQSClient;
   /** Share of batches also handed to a second, concurrent invocation (SQS delivers at least once). */
   duplicateRate?: number | undefined;
+  /**
+   * A share of invocations that start with little time left (`remainingMs`), as a function whose cold start or
+   * earlier records used most of its timeout: outside answers then straddle the deadline.
+   */
+  shortDeadline?: { rate: number; remainingMs: number } | undefined;
 }
 
 export interface SqsEventSourceStats {
@@ -88,11 +93,13 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     stats.records += records.length;
     stats.inFlight++;
     let failedIds = new Set<string>(records.map((r) => r.messageId));
+    const short = options.shortDeadline;
+    const budgetMs = short && Math.random() < short.rate ? Math.min(short.remainingMs, timeoutMs) : timeoutMs;
     try {
       const result = await Promise.race([
-        options.handler({ Records: records }, lambdaContext(options.name, timeoutMs)),
+        options.handler({ Records: records }, lambdaContext(options.name, budgetMs)),
         new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`${options.name} timed out after ${timeoutMs} ms`)), timeoutMs).unref(),
+          setTimeout(() => reject(new Error(`${options.name} timed out after ${budgetMs} ms`)), budgetMs).unref(),
         ),
       ]);
       failedIds = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));

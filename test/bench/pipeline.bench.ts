@@ -11,14 +11,16 @@ import { ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
 import { connectionsDocument } from '../helpers/many-connections';
 
 /**
- * `npm run bench [-- --candidates 200 --concurrency 4 --ats-rate-limit 100000]`: candidates through the whole
- * local pipeline (stage change → interview → invite → report → write-back), then the figures.
+ * `npm run bench [-- --candidates 200 --concurrency 4 --ats-rate-limit 100000 --ats-rate-window 30]`: candidates
+ * through the whole local pipeline on Greenhouse (stage change → interview → invite → report → write-back), then the
+ * figures; with a rate limit, also the allowed rate, the share of it used and the 429s the limit answered.
  */
 const { values } = parseArgs({
   options: {
     candidates: { type: 'string', default: '200' },
     concurrency: { type: 'string', default: '4' },
     'ats-rate-limit': { type: 'string', default: '100000' },
+    'ats-rate-window': { type: 'string', default: '30' },
     'skip-bundles': { type: 'boolean', default: false },
   },
 });
@@ -43,13 +45,14 @@ let dynamoProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
 let sqsProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
 console.log(
   `Benchmark: ${candidates} candidates, worker concurrency ${values.concurrency}, ` +
-    `Greenhouse limit ${values['ats-rate-limit']} per 10 s`,
+    `Greenhouse limit ${values['ats-rate-limit']} per ${values['ats-rate-window']} s`,
 );
 const stack = await startLocalStack({
   workDir: '.local/bench',
   reconcileIntervalMs: 0,
   maxConcurrency: Number(values.concurrency),
   atsRateLimits: { greenhouse: Number(values['ats-rate-limit']) },
+  greenhouseRateWindowMs: Number(values['ats-rate-window']) * 1000,
   logLevel: 'ERROR',
   wrapEndpoints: async (endpoints) => {
     dynamoProxy = await startCountingProxy(endpoints.dynamodb);
@@ -152,6 +155,12 @@ try {
   row('  of which sent by the connector', (sent / candidates).toFixed(2));
   row('interview-service requests per candidate', (interviewRequests / candidates).toFixed(2));
   row('ATS (Greenhouse) requests per candidate', (atsRequests / candidates).toFixed(2));
+  // The rate the limit allows, and how much of it the run used: requests answered (not 429) over the wall time.
+  const allowedPerSecond = Number(values['ats-rate-limit']) / Number(values['ats-rate-window']);
+  const answeredPerSecond = ((atsRequests - stack.greenhouse.state.throttled) / elapsedMs) * 1000;
+  row('Greenhouse allowed rate (requests per second)', allowedPerSecond.toFixed(2));
+  row('  share of it used over the run', `${Math.min(100, (answeredPerSecond / allowedPerSecond) * 100).toFixed(0)} %`);
+  row('  429 answers (window spent)', String(stack.greenhouse.state.throttled));
   row('messages in the DLQs', String(dlq.stage + dlq.report));
   console.log(rule);
   console.log(`DynamoDB by operation: ${[...(dynamoProxy?.counts ?? [])].map(([k, v]) => `${k} ${v}`).join(', ')}`);

@@ -31,6 +31,12 @@ export interface ChaosOptions {
   crashRate: number;
   /** Share of SQS batches handed to two workers at once. */
   duplicateDeliveryRate: number;
+  /**
+   * Share of worker invocations that start with only `shortDeadlineMs` left: the sandboxes' slow answers (1 s)
+   * then straddle the deadline, which must leave the work retryable, never failed.
+   */
+  shortDeadlineRate: number;
+  shortDeadlineMs: number;
   /** Reports of candidates no ATS knows (must end up unmatched, with a reason). */
   strangers: number;
   timeoutMs: number;
@@ -50,6 +56,8 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   perCandidateInvites: false,
   crashRate: 0.25,
   duplicateDeliveryRate: 0.1,
+  shortDeadlineRate: 0.1,
+  shortDeadlineMs: 1200,
   strangers: 10,
   timeoutMs: 15 * 60_000,
   workDir: '.local/chaos',
@@ -210,6 +218,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       reportDelayMs: 0,
       maxConcurrency: 4,
       duplicateDeliveryRate: options.duplicateDeliveryRate,
+      shortDeadline: { rate: options.shortDeadlineRate, remainingMs: options.shortDeadlineMs },
       atsRateLimits: { greenhouse: 100_000, ashby: 100_000, lever: 100_000, workable: 100_000 },
       logLevel: 'INFO',
       recordAwsCalls: true,
@@ -532,6 +541,7 @@ export function formatChaosReport(report: ChaosReport): string {
       `service pages capped at ${o.maxPageSize || 'no'} items; ` +
       (o.perCandidateInvites ? 'per-candidate invitations (a fifth typing another e-mail); ' : '') +
       `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; ` +
+      `${o.shortDeadlineRate * 100}% of invocations with only ${o.shortDeadlineMs} ms left; ` +
       `crash after a side effect with p=${o.crashRate}`,
     `Crashes injected: ${Object.entries(report.crashes)
       .map(([k, v]) => `${k} ${v}`)

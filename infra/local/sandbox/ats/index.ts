@@ -79,13 +79,21 @@ export interface AtsSandboxes {
 /** All four ATS sandboxes; fixed ports for `npm start`, free ones (0) for tests. */
 export async function startAtsSandboxes(
   fixedPorts: boolean,
-  options: { rateLimits?: Partial<Record<AtsKind, number>> | undefined } = {},
+  options: {
+    rateLimits?: Partial<Record<AtsKind, number>> | undefined;
+    /** Greenhouse's window in ms (30 s, as Harvest v3's), for measuring at other windows. */
+    greenhouseWindowMs?: number | undefined;
+  } = {},
 ): Promise<AtsSandboxes> {
   const port = (kind: AtsKind) => (fixedPorts ? ATS_SANDBOX_PORTS[kind] : 0);
   const started: { close(): Promise<void> }[] = [];
   try {
     const limits = options.rateLimits ?? {};
-    const greenhouse = await startGreenhouseSandbox({ port: port('greenhouse'), rateLimit: limits.greenhouse });
+    const greenhouse = await startGreenhouseSandbox({
+      port: port('greenhouse'),
+      rateLimit: limits.greenhouse,
+      rateWindowMs: options.greenhouseWindowMs,
+    });
     started.push(greenhouse);
     const ashby = await startAshbySandbox({ port: port('ashby'), rateLimit: limits.ashby });
     started.push(ashby);

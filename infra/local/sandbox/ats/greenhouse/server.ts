@@ -66,6 +66,8 @@ export interface GreenhouseSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
+  /** Answers 429 given because the window was spent (not injected faults). */
+  throttled: number;
   faults: AtsFaults;
 }
 
@@ -155,6 +157,7 @@ export async function startGreenhouseSandbox(
     deliveries: [],
     webhooks: [],
     requests: {},
+    throttled: 0,
     faults: noFaults(),
   };
   const tokens = new Map<string, number>();
@@ -488,6 +491,7 @@ export async function startGreenhouseSandbox(
     if (!limit.allowed || roll < state.faults.rate429) {
       // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
       const retryAfter = limit.allowed ? 1 : Math.max(1, Math.ceil(limit.resetMs / 1000));
+      if (!limit.allowed) state.throttled++;
       return sendJson(
         response,
         429,
