@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http';
+import { forward } from '../../infra/local/counting-proxy';
 import { listen, readBody, type RunningServer } from '../../infra/local/sandbox/http-kit';
 
 /**
@@ -27,24 +27,7 @@ export async function startRefusingSes(
         );
         return;
       }
-      const forward = httpRequest(
-        {
-          hostname: upstream.hostname,
-          port: upstream.port,
-          path: request.url,
-          method: request.method,
-          headers: { ...request.headers, host: upstream.host },
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(response);
-        },
-      );
-      forward.on('error', (error) => {
-        if (!response.headersSent) response.writeHead(502);
-        response.end(error.message);
-      });
-      forward.end(body);
+      forward(upstream, request, response, body);
     })().catch(() => response.destroy());
   }, 0);
   return Object.assign(server, { stats: state });
