@@ -105,6 +105,39 @@ describe('Use case: per-candidate invitations', () => {
     expect(refused.store.markApplicationFailed).toHaveBeenCalledTimes(1);
   });
 
+  it('retries the message when the deadline cuts an ATS call short; a definite 403 fails the application', async () => {
+    const { createAtsAdapter } = await import('../../../shared/ats');
+    const { parseConnections } = await import('../../../shared/config');
+    const deadline = new AbortController();
+    deadline.abort();
+    // The real adapter's classification of a note its caller aborted (the worker's deadline), fed to the use case.
+    const adapter = createAtsAdapter(parseConnections(connectionDocument({ ats: 'ashby', id: 'acme-ashby' }))[0]!, {
+      interviewApiKey: 'k',
+      interviewWebhookToken: 't'.repeat(32),
+      atsWebhookSecret: 'whsec_test_0123456789',
+      atsApiKey: 'key',
+    });
+    const aborted = await adapter
+      .postNote(
+        { atsApplicationId: 'a', atsCandidateId: 'c', atsJobId: 'j' },
+        { body: 'x', marker: 'm' },
+        deadline.signal,
+      )
+      .catch((error: unknown) => error);
+    expect(aborted).toMatchObject({ code: 'ats-unavailable', retryable: true });
+    const cut = perCandidate('connector');
+    cut.ats.postNote.mockRejectedValue(aborted);
+    await expect(handleStageEntered(stageEnteredMessage(), cut.deps)).rejects.toMatchObject({ retryable: true });
+    expect(cut.store.markApplicationFailed).not.toHaveBeenCalled();
+
+    const { AtsError } = await import('../../../shared/ats');
+    const refused = perCandidate('connector');
+    refused.ats.postNote.mockRejectedValue(new AtsError('ats-forbidden', 'POST /notes: 403', { status: 403 }));
+    const [result] = await handleStageEntered(stageEnteredMessage(), refused.deps);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'ats-forbidden' });
+    expect(refused.store.markApplicationFailed).toHaveBeenCalledTimes(1);
+  });
+
   it('matches a report by the service candidate id first, though the candidate typed another e-mail', async () => {
     const store = fakeStore();
     const { context, interviews } = fakeContext(perCandidateDocument('connector'));
