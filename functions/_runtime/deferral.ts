@@ -33,11 +33,18 @@ export function requestedWaitMs(error: unknown): number | undefined {
 }
 
 /**
- * At least the wait asked for, doubled for each earlier deferral, plus up to 50 % so a burst of messages
- * deferred by the same Retry-After does not come back at the same instant and meet the same limit.
+ * At least the wait asked for, plus up to 50 % so a burst of messages deferred by the same Retry-After does not
+ * come back at the same instant and meet the same limit. A wait the outside world named exactly (Retry-After, a
+ * window's reset, a lease's end) is kept as it is, spread by the jitter; only a guessed one (a 429 that said
+ * nothing) doubles with each earlier deferral.
  */
-export function deferralDelaySeconds(waitMs: number, deferrals: number, random: () => number = Math.random): number {
-  const base = Math.max(1, Math.ceil(waitMs / 1000)) * 2 ** deferrals;
+export function deferralDelaySeconds(
+  waitMs: number,
+  deferrals: number,
+  random: () => number = Math.random,
+  exact = false,
+): number {
+  const base = Math.max(1, Math.ceil(waitMs / 1000)) * (exact ? 1 : 2 ** deferrals);
   return Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil(base * (1 + random() / 2)));
 }
 
@@ -55,7 +62,8 @@ export async function deferIfAsked(
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
-  const delaySeconds = deferralDelaySeconds(waitMs, deferrals, target.random);
+  const exact = typeof (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs === 'number';
+  const delaySeconds = deferralDelaySeconds(waitMs, deferrals, target.random, exact);
   await target.publisher.publish(target.queueUrl(), { ...message, deferrals: deferrals + 1 }, { delaySeconds });
   return delaySeconds;
 }

@@ -49,6 +49,13 @@ function safeJson(text: string): unknown {
   }
 }
 
+/**
+ * The longest rate-limit wait a worker sits out in its own invocation. A longer one (a spent 30-s window) goes up
+ * with its delay, and the message is put back until then: a worker slot every connection shares is never held
+ * idle by one connection's limit.
+ */
+const ATS_WAIT_IN_SLOT_MS = 5_000;
+
 /** The longest wait a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
 
@@ -62,6 +69,22 @@ function resetDelayMs(headers: Headers, now: number): number | undefined {
   if (!Number.isFinite(reset) || reset <= 0) return undefined;
   const delay = reset * 1000 - now;
   return delay > 0 && delay <= MAX_RESET_WAIT_MS ? delay : undefined;
+}
+
+/**
+ * What the ATS last said of the caller's rate-limit window (Greenhouse `X-RateLimit-Remaining`/`-Reset`, Workable
+ * `X-Rate-Limit-*`): requests left, and when the window ends.
+ */
+interface RateWindow {
+  remaining: number;
+  resetAt: number;
+}
+
+function observedWindow(headers: Headers, now: number): RateWindow | undefined {
+  const remaining = Number(headers.get('x-ratelimit-remaining') ?? headers.get('x-rate-limit-remaining') ?? NaN);
+  const untilReset = resetDelayMs(headers, now);
+  if (!Number.isFinite(remaining) || untilReset === undefined) return undefined;
+  return { remaining, resetAt: now + untilReset };
 }
 
 /** The `rel="next"` target of an RFC 8288 `Link` header (Greenhouse v3 pages by it alone). */
@@ -89,10 +112,17 @@ export class AtsHttpClient {
   private readonly options: AtsHttpOptions;
   private readonly policy: RetryPolicy;
   private readonly fetchImpl: typeof fetch;
+  /**
+   * The window as the ATS last announced it, shared by every call this client makes (one client per connection
+   * per warm function): a call is not sent into a window the ATS said is spent, so a burst costs no 429s.
+   */
+  private window: RateWindow | undefined;
+  /** Calls sent and not yet answered: the ATS's count of the window does not include them yet. */
+  private inFlight = 0;
 
   public constructor(options: AtsHttpOptions) {
     this.options = options;
-    this.policy = { ...defaultRetryPolicy, ...options.retry };
+    this.policy = { ...defaultRetryPolicy, maxRetryAfterMs: ATS_WAIT_IN_SLOT_MS, ...options.retry };
     this.fetchImpl = options.fetch ?? fetch;
   }
 
@@ -120,6 +150,25 @@ export class AtsHttpClient {
     return parsed.success ? parsed.output : undefined;
   }
 
+  /** How long until the ATS accepts a call again, by what it last announced; 0 when it does now. */
+  public pacingWaitMs(now: number = (this.options.now ?? Date.now)()): number {
+    const window = this.window;
+    if (!window || now >= window.resetAt || window.remaining > 0) return 0;
+    return window.resetAt - now;
+  }
+
+  /** Takes one call from the announced window, or refuses it (retryable, with the wait) when it is spent. */
+  private takeFromWindow(where: string, now: number): void {
+    const window = this.window;
+    if (!window) return;
+    if (now >= window.resetAt) {
+      this.window = undefined;
+      return;
+    }
+    if (window.remaining <= 0) throw spentWindow(where, window.resetAt - now);
+    window.remaining--;
+  }
+
   private target(path: string): string {
     const base = this.options.baseUrl.replace(/\/+$/, '');
     if (!/^https?:\/\//i.test(path)) return base + path;
@@ -136,6 +185,7 @@ export class AtsHttpClient {
     const now = this.options.now ?? Date.now;
     let refreshed = false;
     const attempt = async (): Promise<{ where: string; body: unknown; headers: Headers }> => {
+      this.takeFromWindow(where, now());
       const authorization = await this.options.authorization(false);
       const send = (auth: string) =>
         sendHttpRequest(
@@ -158,7 +208,15 @@ export class AtsHttpClient {
             mayHaveSucceeded: isWrite,
           });
         });
-      let response = await send(authorization);
+      this.inFlight++;
+      let response: Awaited<ReturnType<typeof send>>;
+      try {
+        response = await send(authorization);
+      } finally {
+        this.inFlight--;
+      }
+      const observed = observedWindow(response.headers, now());
+      if (observed) this.window = { ...observed, remaining: observed.remaining - this.inFlight };
       if (response.status === 401 && !refreshed) {
         // An expired or revoked token: authenticate once more (nothing was written with a 401).
         refreshed = true;
@@ -182,6 +240,13 @@ export class AtsHttpClient {
       shouldRetry: (error) => !isWrite || !(error as AtsError).mayHaveSucceeded,
     });
   }
+}
+
+/** A call the pacer kept back: the window is spent until its reset; nothing was sent. */
+function spentWindow(where: string, waitMs: number): AtsError {
+  return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: the ATS's rate-limit window is spent; not sent`, {
+    retryAfterMs: waitMs,
+  });
 }
 
 export function basicAuth(user: string, password = ''): string {

@@ -92,6 +92,11 @@ export interface AtsAdapter {
    * is really gone before anything is purged. Others sign what they send and need no check.
    */
   confirmCandidateDeleted?(event: CandidateDeletedEvent, signal?: AbortSignal): Promise<DeletionConfirmation>;
+  /**
+   * How long until the ATS takes calls again, by the rate-limit window it last announced (0: now). A worker asks
+   * before it claims anything, and puts the message back for that long instead of spending a shared slot.
+   */
+  pacingWaitMs?(): number;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
 }

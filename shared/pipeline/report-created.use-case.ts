@@ -9,6 +9,7 @@ import { decideAdvance, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
 import { runSteps, type Step } from './steps';
+import { deferWhileWindowSpent } from './pacing';
 import type { StageMatcher } from '../config';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
@@ -40,6 +41,7 @@ export async function handleReportCreated(
 ): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
+  deferWhileWindowSpent(context);
   const now = deps.now ?? Date.now;
   const log = {
     connectionId: message.connectionId,

@@ -14,6 +14,7 @@ import { postNoteOnce } from './post-note';
 import type { ConnectionContext, InviteDependencies, InviteStep, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
+import { deferWhileWindowSpent } from './pacing';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
@@ -47,6 +48,7 @@ export async function handleStageEntered(
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
   if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
+  deferWhileWindowSpent(context);
   const log = {
     connectionId: message.connectionId,
     atsApplicationId: message.event.atsApplicationId,

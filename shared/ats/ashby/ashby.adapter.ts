@@ -57,6 +57,9 @@ export class AshbyAdapter implements AtsAdapter {
       },
     });
   }
+  public pacingWaitMs(): number {
+    return this.http.pacingWaitMs();
+  }
 
   /**
    * `Ashby-Signature: sha256=<hex>`, HMAC-SHA256 of the raw body with the secret token (docs: authenticating-webhooks).

@@ -81,6 +81,9 @@ export class GreenhouseAdapter implements AtsAdapter {
       now: this.now,
     });
   }
+  public pacingWaitMs(): number {
+    return this.http.pacingWaitMs();
+  }
 
   /**
    * `Signature: sha256 <hex>`: HMAC-SHA256 of the raw body with the webhook's secret key. Greenhouse

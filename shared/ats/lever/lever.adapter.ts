@@ -59,6 +59,9 @@ export class LeverAdapter implements AtsAdapter {
       sleep: options.sleep,
     });
   }
+  public pacingWaitMs(): number {
+    return this.http.pacingWaitMs();
+  }
 
   /**
    * HMAC-SHA256 of `token + triggeredAt` with the webhook's signature token, hex (embloy's verifier, citing

@@ -54,6 +54,9 @@ export class WorkableAdapter implements AtsAdapter {
       sleep: options.sleep,
     });
   }
+  public pacingWaitMs(): number {
+    return this.http.pacingWaitMs();
+  }
 
   /**
    * `X-Workable-Signature`: HMAC-SHA256 of the raw body with the account token or the OAuth app secret. Workable

@@ -104,14 +104,20 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     });
   });
 
-  it('waits as Retry-After says when the 30-second window is spent, then succeeds', async () => {
-    const waits: number[] = [];
-    const gh = adapter({ sleep: async (ms) => void waits.push(ms) });
+  it('sends nothing into a 30-second window the ATS said is spent: the wait goes up to defer the work', async () => {
+    const gh = adapter();
     const application = candidate();
-    // The fixed window allows 5 requests per token; the sixth is answered 429 with Retry-After.
-    for (let i = 0; i < 6; i++) await gh.findNote(target(application), 'x').catch(() => undefined);
-    expect(waits.length).toBeGreaterThan(0);
-    expect(waits.every((ms) => ms >= 1000 && ms <= 30_000)).toBe(true);
+    const throttledBefore = sandbox.state.throttled;
+    // The fixed window allows 5 requests per token, and each answer says how many are left.
+    for (let i = 0; i < 5; i++) await gh.findNote(target(application), 'x');
+    const sixth = await gh.findNote(target(application), 'x').catch((error: unknown) => error);
+    expect(sixth).toMatchObject({ code: 'ats-rate-limited', retryable: true });
+    expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(5_000);
+    // The reset is announced in whole seconds: up to one more than the window.
+    expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(31_000);
+    expect(gh.pacingWaitMs()).toBeGreaterThan(5_000);
+    // Kept back by the connector: the ATS answered no 429.
+    expect(sandbox.state.throttled).toBe(throttledBefore);
   });
 
   it('never re-sends a note that may have been written (5xx): retryable, with mayHaveSucceeded', async () => {

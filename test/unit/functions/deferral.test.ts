@@ -97,13 +97,14 @@ describe('Function: deferIfAsked', () => {
     random: () => 0,
   });
 
-  it('sends the same message back with one deferral more and the delay asked for', async () => {
+  it('sends the same message back with one deferral more and the delay asked for, not doubled', async () => {
     const t = target();
-    expect(await deferIfAsked(reportMessage({ deferrals: 2 }), rateLimitedByAts(5_000), t)).toBe(20);
+    // The ATS named the wait (Retry-After, its window's reset): kept as it is, whatever the earlier deferrals.
+    expect(await deferIfAsked(reportMessage({ deferrals: 2 }), rateLimitedByAts(5_000), t)).toBe(5);
     expect(t.publisher.publish).toHaveBeenCalledWith(
       'https://sqs.eu-west-1.amazonaws.com/123456789012/report-events',
       reportMessage({ deferrals: 3 }),
-      { delaySeconds: 20 },
+      { delaySeconds: 5 },
     );
   });
 

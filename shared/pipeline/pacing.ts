@@ -1,0 +1,17 @@
+import { AtsError, ATS_ERROR_CODES } from '../ats/errors';
+import type { ConnectionContext } from './ports';
+
+/**
+ * Before a worker claims anything for a connection: when that connection's ATS said its rate-limit window is
+ * spent, the message goes back to the queue until the window resets (a retryable rate-limit error the worker
+ * defers), and the worker's slot is free at once for every other customer's messages.
+ */
+export function deferWhileWindowSpent(context: ConnectionContext): void {
+  const waitMs = context.ats.pacingWaitMs?.() ?? 0;
+  if (waitMs > 0)
+    throw new AtsError(
+      ATS_ERROR_CODES.rateLimited,
+      `connection ${context.connection.id}: the ATS's rate-limit window is spent; back in ${Math.ceil(waitMs / 1000)} s`,
+      { retryAfterMs: waitMs },
+    );
+}
