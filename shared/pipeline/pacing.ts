@@ -8,10 +8,11 @@ import type { ConnectionContext } from './ports';
  */
 export function deferWhileWindowSpent(context: ConnectionContext): void {
   const waitMs = context.ats.pacingWaitMs?.() ?? 0;
-  if (waitMs > 0)
-    throw new AtsError(
-      ATS_ERROR_CODES.rateLimited,
-      `connection ${context.connection.id}: the ATS's rate-limit window is spent; back in ${Math.ceil(waitMs / 1000)} s`,
-      { retryAfterMs: waitMs },
-    );
+  if (waitMs <= 0) return;
+  const seconds = Math.ceil(waitMs / 1000);
+  throw new AtsError(
+    ATS_ERROR_CODES.rateLimited,
+    `connection ${context.connection.id}: the ATS's rate-limit window is spent; back in ${seconds} s`,
+    { retryAfterMs: waitMs },
+  );
 }

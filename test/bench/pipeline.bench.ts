@@ -11,9 +11,9 @@ import { ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
 import { connectionsDocument } from '../helpers/many-connections';
 
 /**
- * `npm run bench [-- --candidates 200 --concurrency 4 --ats-rate-limit 100000 --ats-rate-window 30]`: candidates
- * through the whole local pipeline on Greenhouse (stage change → interview → invite → report → write-back), then the
- * figures; with a rate limit, also the allowed rate, the share of it used and the 429s the limit answered.
+ * `npm run bench [-- --candidates 200 --concurrency 4 --ats-rate-limit 100000 --ats-rate-window 30]`:
+ * candidates through the whole local pipeline on Greenhouse (stage change → interview → invite → report →
+ * write-back), then the figures; with a rate limit, also the allowed rate, the share of it used and the 429s.
  */
 const { values } = parseArgs({
   options: {
