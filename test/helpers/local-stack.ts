@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { LocalStack } from '../../infra/local/local-stack';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/local-stack';
 import { waitFor } from './local-http';
 
 export async function scanTable(stack: LocalStack, table: string): Promise<Record<string, unknown>[]> {
@@ -36,4 +36,12 @@ export function reportNotes(stack: LocalStack, reportId?: string) {
   return stack.greenhouse.state.notes.filter((n) =>
     n.body.includes(reportId ? `ai-interview-report:${reportId}` : 'ai-interview-report:'),
   );
+}
+
+/**
+ * The local stack as integration tests run it: no reconciler timer (tests run it by hand), reports at once, no
+ * log lines, in a work folder of the test's own; `options` adds to or overrides these.
+ */
+export function startTestStack(workDir: string, options: LocalStackOptions = {}): Promise<LocalStack> {
+  return startLocalStack({ reconcileIntervalMs: 0, reportDelayMs: 0, workDir, logLevel: 'SILENT', ...options });
 }

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_ENTRIES } from '../../../infra/functions';
 import { type CfnTemplate, checkAwsCalls, type LocalNames } from '../../../infra/iam-conformance';
 import { recordedCalls, synthesizeForLocal } from '../../helpers/iam';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { invitedInterviewId, reportNotes } from '../../helpers/local-stack';
+import { startTestStack, invitedInterviewId, reportNotes } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-iam-${process.pid}`;
 
@@ -21,13 +21,7 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
   let names: LocalNames;
 
   beforeAll(async () => {
-    stack = await startLocalStack({
-      reconcileIntervalMs: 0,
-      reportDelayMs: 0,
-      workDir: WORK_DIR,
-      logLevel: 'SILENT',
-      recordAwsCalls: true,
-    });
+    stack = await startTestStack(WORK_DIR, { recordAwsCalls: true });
     ({ template, names } = synthesizeForLocal(stack, WORK_DIR));
   });
   afterAll(async () => {

@@ -2,10 +2,10 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookSecretOf } from '../../helpers/connections';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, scanTable } from '../../helpers/local-stack';
+import { startTestStack, emailsTo, invitedInterviewId, scanTable } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-ats-${process.pid}`;
 const KINDS = ['ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
@@ -69,13 +69,7 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
     });
 
   beforeAll(async () => {
-    stack = await startLocalStack({
-      reconcileIntervalMs: 0,
-      reportDelayMs: 100,
-      workDir: WORK_DIR,
-      logLevel: 'SILENT',
-      functionTimeoutMs: 20_000,
-    });
+    stack = await startTestStack(WORK_DIR, { reportDelayMs: 100, functionTimeoutMs: 20_000 });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { invitedInterviewId } from '../../helpers/local-stack';
+import { startTestStack, invitedInterviewId } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-rate-limits-${process.pid}`;
 
@@ -18,14 +18,7 @@ describe('Pipeline: a rate-limited ATS on the local stack', () => {
   const workableRequests = () => Object.values(stack.ats.workable.requests()).reduce((sum, n) => sum + n, 0);
 
   beforeAll(async () => {
-    stack = await startLocalStack({
-      reconcileIntervalMs: 0,
-      reportDelayMs: 0,
-      workDir: WORK_DIR,
-      logLevel: 'SILENT',
-      functionTimeoutMs: 4_000,
-      visibilityTimeoutSeconds: 600,
-    });
+    stack = await startTestStack(WORK_DIR, { functionTimeoutMs: 4_000, visibilityTimeoutSeconds: 600 });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, scanTable } from '../../helpers/local-stack';
+import { startTestStack, emailsTo, scanTable } from '../../helpers/local-stack';
 import { startRefusingSes } from '../../helpers/refusing-ses';
 
 const WORK_DIR = `.local/test-ses-${process.pid}`;
@@ -14,11 +14,7 @@ describe('Invites survive e-mail refusal: SES refuses, the ATS note with the lin
   let ses: Awaited<ReturnType<typeof startRefusingSes>> | undefined;
 
   beforeAll(async () => {
-    stack = await startLocalStack({
-      reconcileIntervalMs: 0,
-      reportDelayMs: 0,
-      workDir: WORK_DIR,
-      logLevel: 'SILENT',
+    stack = await startTestStack(WORK_DIR, {
       wrapEndpoints: async (endpoints) => {
         ses = await startRefusingSes(endpoints.ses, (body) => body.includes('+refused@'));
         return { ...endpoints, ses: ses.url };
