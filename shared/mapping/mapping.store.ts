@@ -293,28 +293,6 @@ export class DynamoMappingStore implements MappingStore {
     );
   }
 
-  public async releaseWriteBack(key: ApplicationKey, owner: string, wroteNothing: boolean): Promise<void> {
-    try {
-      await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          UpdateExpression: `REMOVE #leaseOwner, #leaseUntil${wroteNothing ? ' ADD #attempts :minusOne' : ''}`,
-          ConditionExpression: '#leaseOwner = :owner',
-          ExpressionAttributeNames: {
-            '#leaseOwner': 'leaseOwner',
-            '#leaseUntil': 'leaseUntil',
-            ...(wroteNothing ? { '#attempts': 'writeBackAttempts' } : {}),
-          },
-          ExpressionAttributeValues: marshall({ ':owner': owner, ...(wroteNothing ? { ':minusOne': -1 } : {}) }),
-        }),
-      );
-    } catch (error) {
-      // The lease had already passed to another worker: nothing of it is this worker's to give up.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
-  }
-
   public async markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void> {
     const update = buildUpdate({
       set: { state: 'failed', failureReason: reason.slice(0, 500), updatedAt: Date.now() },

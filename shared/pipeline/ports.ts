@@ -107,12 +107,6 @@ export interface MappingStore {
       done: boolean;
     },
   ): Promise<void>;
-  /**
-   * Gives a write-back claim up before its message is put back for a rate limit: the lease ends now, and when
-   * this attempt sent no note (`wroteNothing`), it no longer counts as an attempt, so the next claim does not look
-   * for a note nobody may have posted.
-   */
-  releaseWriteBack(key: ApplicationKey, owner: string, wroteNothing: boolean): Promise<void>;
   /** Records a webhook replay key (Lever's token); false when it was seen before and has not expired. */
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */

@@ -101,8 +101,6 @@ export async function handleReportCreated(
   };
   const rule = context.connection.writeBack.advance;
   const decision = decideAdvance(rule, report);
-  // Whether this attempt may have posted the report note: until it may have, a rate limit gives the claim back whole.
-  const noteSent = { value: false };
   try {
     // The write-back is the order of its steps (steps.ts): the note, then the move where the rule says so.
     const input: WriteBackStepsInput = {
@@ -115,7 +113,6 @@ export async function handleReportCreated(
       report,
       signal: options.signal,
       now,
-      noteSent,
     };
     await runSteps(
       [
@@ -130,9 +127,6 @@ export async function handleReportCreated(
     return { outcome: 'written-back', advanced: decision.advance };
   } catch (error) {
     if (errorCode(error) === 'lease-lost') return { outcome: 'held-elsewhere' };
-    // A rate limit puts the message back for later: the claim is given up now, so the copy can take it at once, and
-    // an attempt that sent no note does not make the next one look for it.
-    if (RATE_LIMITED.has(errorCode(error))) await deps.store.releaseWriteBack(key, owner, !noteSent.value);
     if (!isPermanent(error)) throw error;
     await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
     deps.logger.error('report: write-back failed permanently', { ...appLog, code: errorCode(error) });
@@ -140,12 +134,7 @@ export async function handleReportCreated(
   }
 }
 
-/** The codes of a rate limit, from the ATS adapters and the interview-service client: nothing was done. */
-const RATE_LIMITED: ReadonlySet<string> = new Set(['ats-rate-limited', 'rate-limited']);
-
 interface WriteBackStepsInput {
-  /** Set when the note's POST failed in a way that may have written it: the next attempt then looks for it. */
-  noteSent: { value: boolean };
   context: ConnectionContext;
   deps: PipelineDependencies;
   key: ApplicationKey;
@@ -175,15 +164,9 @@ function reportNoteStep(
     started: (record.writeBackAttempts ?? 1) > 1,
     lookup: () => context.ats.findNote(target, marker, signal),
     async perform() {
-      try {
-        const reportLink = httpsLink(report.report_url);
-        if (reportLink && context.ats.attachReportLink) await context.ats.attachReportLink(target, reportLink, signal);
-        return await postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal);
-      } catch (error) {
-        // Only a definite refusal (a 429, a spent window) says no note went out; anything else may have written it.
-        if ((error as { mayHaveSucceeded?: boolean }).mayHaveSucceeded !== false) input.noteSent.value = true;
-        throw error;
-      }
+      const reportLink = httpsLink(report.report_url);
+      if (reportLink && context.ats.attachReportLink) await context.ats.attachReportLink(target, reportLink, signal);
+      return postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal);
     },
     recordDone: (note, _outcome, last) =>
       deps.store.recordWriteBackStep(key, owner, {

@@ -80,7 +80,6 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     listApplicationsByInterview: vi.fn().mockResolvedValue([]),
     claimWriteBack: vi.fn(),
     recordWriteBackStep: vi.fn().mockResolvedValue(undefined),
-    releaseWriteBack: vi.fn().mockResolvedValue(undefined),
     rememberReplayKey: vi.fn().mockResolvedValue(true),
     forgetReplayKey: vi.fn().mockResolvedValue(undefined),
     isReportParked: vi.fn().mockResolvedValue(false),

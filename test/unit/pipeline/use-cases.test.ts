@@ -287,38 +287,6 @@ describe('Use case: handleReportCreated', () => {
     expect(store.findApplicationByInterview).toHaveBeenCalledWith('int-1', 'ana@example.com');
   });
 
-  it('gives the claim back on a rate limit; an attempt that sent no note no longer counts', async () => {
-    const { AtsError } = await import('../../../shared/ats');
-    const run = async (attempts: number, ats: { postNote?: () => Promise<never>; findNote?: () => Promise<never> }) => {
-      const store = fakeStore();
-      const { context, ats: fake } = fakeContext();
-      store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-      store.claimWriteBack.mockResolvedValue({
-        kind: 'claimed',
-        record: applicationRecord({ state: 'completed', reportId: 'rep-1', writeBackAttempts: attempts }),
-      });
-      if (ats.postNote) fake.postNote.mockImplementation(ats.postNote);
-      if (ats.findNote) fake.findNote.mockImplementation(ats.findNote);
-      const error = await handleReportCreated(reportMessage, dependencies(store, context)).catch((e: unknown) => e);
-      return { store, error };
-    };
-    const limited = () => new AtsError('ats-rate-limited', 'POST /v3/notes: 429', { status: 429, retryAfterMs: 9_000 });
-    // A 429 on the note: nothing was written; the attempt is taken back, so the next claim need not look for it.
-    const refused = await run(1, { postNote: () => Promise.reject(limited()) });
-    expect(refused.error).toMatchObject({ code: 'ats-rate-limited', retryable: true });
-    expect(refused.store.releaseWriteBack).toHaveBeenCalledWith(expect.anything(), 'owner-1', true);
-    // An earlier attempt may have posted it (2 attempts): a 429 on the lookup takes back only this attempt.
-    const resumed = await run(2, { findNote: () => Promise.reject(limited()) });
-    expect(resumed.error).toMatchObject({ code: 'ats-rate-limited' });
-    expect(resumed.store.releaseWriteBack).toHaveBeenCalledWith(expect.anything(), 'owner-1', true);
-    // A lost answer is no rate limit: the claim stays for SQS's retry, which looks for the note first.
-    const lost = new AtsError('ats-unavailable', 'POST /v3/notes: 502', { status: 502, mayHaveSucceeded: true });
-    const unsure = await run(1, { postNote: () => Promise.reject(lost), findNote: () => Promise.reject(lost) });
-    expect(unsure.error).toBe(lost);
-    expect(unsure.store.releaseWriteBack).not.toHaveBeenCalled();
-    expect(unsure.store.markApplicationFailed).not.toHaveBeenCalled();
-  });
-
   it('flags for review and never moves when the score is below the bar', async () => {
     const store = fakeStore();
     const { context, ats, interviews } = fakeContext();
