@@ -169,6 +169,18 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     expect(await tombstoneOf('demo-lever', application.candidateId)).toBeDefined();
   });
 
+  it("ops urls: each connection's webhook URLs from the stack's address, the token never printed", async () => {
+    const listed = await ops('urls', '--connections', join(WORK_DIR, 'connections.json'));
+    expect(listed.status).toBe(0);
+    for (const connection of stack.connections) {
+      expect(listed.out).toContain(
+        `${connection.id} (${connection.ats}): ${stack.gatewayUrl}/webhooks/ats/${connection.id}`,
+      );
+      expect(listed.out).toContain(`${stack.gatewayUrl}/webhooks/interview/${connection.id}/<interviewWebhookToken>`);
+      expect(listed.out).not.toContain(stack.secrets[connection.secretRef]!.interviewWebhookToken);
+    }
+  });
+
   it('ops: status, unmatched, match and purge', async () => {
     const email = `ops-${randomUUID().slice(0, 8)}@candidates.example.com`;
     const application = stack.ats.greenhouse.addCandidate({ firstName: 'Oli', lastName: 'Ops', email });
