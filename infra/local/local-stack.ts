@@ -243,6 +243,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       () => writeback.stop(),
     );
 
+    let issuedAny = false;
     for (const connection of connections) {
       const connectionSecrets = secrets[connection.secretRef] as ConnectionSecrets;
       const { issued } = await sandboxes.views[connection.ats].registerWebhook({
@@ -256,7 +257,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           atsWebhookSecrets: issued,
           atsWebhookSecret: undefined,
         };
-        writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+        issuedAny = true;
       }
       interview.registerWebhook(
         `${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`,
@@ -264,6 +265,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         connectionSecrets.interviewApiKey,
       );
     }
+    // Written once, before any delivery of an ATS that issues its secrets (Lever sends none until a move).
+    if (issuedAny) writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
 
     let reconciling: Promise<{ enqueued: number }> | undefined;
     const reconcileNow = (): Promise<{ enqueued: number }> => {

@@ -59,20 +59,24 @@ interface Target {
   sqs: SQSClient;
 }
 
+/** The stack's section of the file `cdk deploy --outputs-file` wrote, when `--outputs` names one. */
+function stackOutputs(): Record<string, unknown> | undefined {
+  if (!values.outputs) return undefined;
+  if (!existsSync(values.outputs))
+    fail(`${values.outputs} not found: write it with cdk deploy --outputs-file ${values.outputs}`);
+  const file = JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>;
+  return (
+    file[values['stack-name']] ??
+    fail(
+      `${values.outputs} has no stack ${values['stack-name']} ` +
+        `(it has: ${Object.keys(file).join(', ') || 'none'}); pass --stack-name`,
+    )
+  );
+}
+
 function target(): Target {
   if (values.aws) {
-    let outputs: Record<string, unknown> | undefined;
-    if (values.outputs) {
-      if (!existsSync(values.outputs))
-        fail(`${values.outputs} not found: write it with cdk deploy --outputs-file ${values.outputs}`);
-      const file = JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>;
-      outputs =
-        file[values['stack-name']] ??
-        fail(
-          `${values.outputs} has no stack ${values['stack-name']} ` +
-            `(it has: ${Object.keys(file).join(', ') || 'none'}); pass --stack-name`,
-        );
-    }
+    const outputs = stackOutputs();
     const read = readOpsOutputs(outputs, process.env);
     if ('missing' in read)
       fail(
@@ -124,14 +128,8 @@ function printUrls(): void {
   const file = values.connections ?? fail(`--connections is required\n${USAGE}`);
   const connections = loadConnectionsFile(file);
   let apiUrl: unknown;
-  if (values.aws) {
-    const outputs = values.outputs
-      ? (JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>)[
-          values['stack-name']
-        ]
-      : undefined;
-    apiUrl = outputs?.ApiUrl ?? process.env.API_URL;
-  } else if (existsSync(values.stack)) apiUrl = JSON.parse(readFileSync(values.stack, 'utf8')).connector?.url;
+  if (values.aws) apiUrl = stackOutputs()?.ApiUrl ?? process.env.API_URL;
+  else if (existsSync(values.stack)) apiUrl = JSON.parse(readFileSync(values.stack, 'utf8')).connector?.url;
   if (typeof apiUrl !== 'string' || !apiUrl)
     fail('no ApiUrl: pass --aws --outputs FILE (cdk deploy --outputs-file), set API_URL, or run npm start');
   for (const c of connections) {

@@ -41,7 +41,8 @@ export interface AtsRequest {
   readOnly?: boolean;
 }
 
-function safeJson(text: string): unknown {
+/** The body as JSON, or undefined when it is not (an empty 204, an HTML error page). */
+export function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import {
@@ -10,7 +9,8 @@ import {
   sendHttpRequest,
   type RetryHooks,
 } from '../../http';
-import { AtsHttpClient, basicAuth } from '../ats-http';
+import { AtsHttpClient, basicAuth, safeJson } from '../ats-http';
+import { deliveryIdOf } from '../../validation';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
 import {
@@ -113,8 +113,7 @@ export class GreenhouseAdapter implements AtsAdapter {
     if (!read.ok) return read.result;
     const envelope = read.value;
     if (envelope.action === 'ping') return { kind: 'ping' };
-    const deliveryId =
-      request.headers['greenhouse-event-id'] || `sha256:${createHash('sha256').update(request.rawBody).digest('hex')}`;
+    const deliveryId = deliveryIdOf(request.headers['greenhouse-event-id'], request.rawBody);
     const privacy = readPrivacySignal(envelope.action, envelope.payload);
     if (privacy)
       return privacy.ok ? { kind: 'candidate-deleted', event: { deliveryId, ...privacy.value } } : privacy.result;
@@ -172,10 +171,7 @@ export class GreenhouseAdapter implements AtsAdapter {
   ): Promise<{ noteId: string } | undefined> {
     const first = `/v3/notes?candidate_ids=${encodeURIComponent(target.atsCandidateId)}&per_page=500`;
     return searchPages(
-      async (next) => {
-        const page = await this.http.page({ method: 'GET', path: next ?? first, signal }, v.array(v.unknown()));
-        return { page: validItems(page.body, noteSchema), next: page.next };
-      },
+      this.listPage(first, noteSchema, signal),
       (notes) => {
         const found = notes.find((n) => n.body?.includes(marker));
         return found ? { noteId: String(found.id) } : undefined;
@@ -247,10 +243,7 @@ export class GreenhouseAdapter implements AtsAdapter {
     if (cached) return cached;
     const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
     const found = await searchPages(
-      async (next) => {
-        const page = await this.http.page({ method: 'GET', path: next ?? first, signal }, v.array(v.unknown()));
-        return { page: validItems(page.body, jobInterviewStageSchema), next: page.next };
-      },
+      this.listPage(first, jobInterviewStageSchema, signal),
       (stages) => {
         for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
         return stages.find((s) => s.name === name);
@@ -259,6 +252,17 @@ export class GreenhouseAdapter implements AtsAdapter {
     );
     if (!found) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${jobId} has no stage named "${name}"`);
     return String(found.id);
+  }
+
+  /**
+   * One page of a v3 list (a bare array, the items read one by one): `first` for the first page, then the URL the
+   * `Link` header named.
+   */
+  private listPage<T>(first: string, item: v.GenericSchema<unknown, T>, signal: AbortSignal | undefined) {
+    return async (next: string | undefined) => {
+      const page = await this.http.page({ method: 'GET', path: next ?? first, signal }, v.array(v.unknown()));
+      return { page: validItems(page.body, item), next: page.next };
+    };
   }
 
   private async accessToken(signal?: AbortSignal, force = false): Promise<string> {
@@ -339,12 +343,4 @@ function readPrivacySignal(action: string, payload: unknown): PrivacySignal | un
       : read;
   }
   return undefined;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -41,10 +41,13 @@ export class WorkableAdapter implements AtsAdapter {
   private readonly http: AtsHttpClient;
   /** Per job: the stages as `{slug, name}`, read once per warm function. */
   private readonly jobStages = new Map<string, { slug: string; name: string }[]>();
+  /** Some trigger names its stage by slug: a stage-entered event then needs the slug of the stage it names. */
+  private readonly triggersBySlug: boolean;
 
   public constructor(options: WorkableAdapterOptions) {
     this.connection = options.connection;
     this.secrets = options.secrets;
+    this.triggersBySlug = options.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob);
     this.http = new AtsHttpClient({
       baseUrl: options.connection.atsBaseUrl,
       authorization: async () => `Bearer ${options.secrets.atsApiKey ?? ''}`,
@@ -116,8 +119,7 @@ export class WorkableAdapter implements AtsAdapter {
    * (`id` or `idsByJob`), the slug of the stage the webhook names is looked up in the job's stage list.
    */
   public async confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation> {
-    const needsSlug = this.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob !== undefined);
-    if (!needsSlug || event.stage.id !== undefined || !event.atsJobId || event.stage.name === undefined)
+    if (!this.triggersBySlug || event.stage.id !== undefined || !event.atsJobId || event.stage.name === undefined)
       return confirmAsParsed(event);
     const name = event.stage.name;
     const stage = (await this.stagesOf(event.atsJobId, signal)).find((s) => s.name === name);

@@ -522,9 +522,14 @@ export async function startGreenhouseSandbox(
     });
   }
 
-  async function deleteCandidate(applicationId: number): Promise<DeliveryRecord[]> {
+  function existingApplication(applicationId: number): Application {
     const application = state.applications.find((a) => a.id === applicationId);
     if (!application) throw new Error(`application ${applicationId} does not exist`);
+    return application;
+  }
+
+  async function deleteCandidate(applicationId: number): Promise<DeliveryRecord[]> {
+    const application = existingApplication(applicationId);
     const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
     const deleted = state.applications.filter((a) => a.candidate_id === candidate.id).map((a) => a.id);
     state.applications = state.applications.filter((a) => a.candidate_id !== candidate.id);
@@ -545,8 +550,7 @@ export async function startGreenhouseSandbox(
   }
 
   async function mergeCandidate(applicationId: number): Promise<DeliveryRecord[]> {
-    const application = state.applications.find((a) => a.id === applicationId);
-    if (!application) throw new Error(`application ${applicationId} does not exist`);
+    const application = existingApplication(applicationId);
     const loser = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
     const winner: Candidate = { ...loser, id: nextId++ };
     state.candidates = [...state.candidates.filter((c) => c.id !== loser.id), winner];
@@ -567,8 +571,7 @@ export async function startGreenhouseSandbox(
   }
 
   async function anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]> {
-    const application = state.applications.find((a) => a.id === applicationId);
-    if (!application) throw new Error(`application ${applicationId} does not exist`);
+    const application = existingApplication(applicationId);
     const candidate = state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
     Object.assign(candidate, { first_name: 'Anonymized', last_name: String(candidate.id), email_addresses: [] });
     const body = greenhouseJson({
