@@ -2,8 +2,8 @@ import {
   ConnectionRegistry,
   fileSecretsProvider,
   missingAtsSecret,
-  SECRETS_CACHE_MS,
   SecretsError,
+  type ConnectionSecrets,
   type SecretsProvider,
 } from '../../shared/config';
 import { secretsManagerProvider } from '../../shared/config/secrets-manager';
@@ -17,7 +17,7 @@ let registry: ConnectionRegistry | undefined;
 /** Skipped list items and opted-in languages are said here (ids and field paths only). */
 const clientLogger = createLogger('interview-service-client');
 let secrets: SecretsProvider | undefined;
-const contexts = new Map<string, { context: Promise<ConnectionContext>; expiresAt: number }>();
+const contexts = new Map<string, { context: ConnectionContext; secrets: ConnectionSecrets }>();
 
 /**
  * Read once per warm function; each connection is validated when first used, and an invalid one fails with a
@@ -35,37 +35,35 @@ function secretsProvider(): SecretsProvider {
 }
 
 /**
- * The connection with its secrets, ATS adapter and interview-service client, built once and rebuilt when the
- * secrets cache would expire, so a rotated key reaches warm functions.
+ * The connection with its secrets, ATS adapter and interview-service client, built once and rebuilt when its
+ * secrets change: the secrets provider's cache lasts minutes (Secrets Manager) or until the file changes (one
+ * machine), so a rotated key, or a webhook token the doctor recorded, reaches warm functions.
  */
 export async function connectionContext(connectionId: string): Promise<ConnectionContext | undefined> {
   const connection = connectionRegistry().get(connectionId);
   if (!connection) return undefined;
+  const connectionSecrets = await secretsProvider().getConnectionSecrets(connection.secretRef);
   const cached = contexts.get(connectionId);
-  if (cached && cached.expiresAt > Date.now()) return cached.context;
-  const context = (async (): Promise<ConnectionContext> => {
-    const connectionSecrets = await secretsProvider().getConnectionSecrets(connection.secretRef);
-    const missing = missingAtsSecret(connection.ats, connectionSecrets);
-    if (missing)
-      throw new SecretsError(
-        'secret-invalid',
-        `secret ${connection.secretRef}: ${missing} is required for ${connection.ats} connections`,
-      );
-    return {
-      connection,
-      secrets: connectionSecrets,
-      ats: createAtsAdapter(connection, connectionSecrets),
-      interviews: new InterviewServiceClient({
-        baseUrl: connection.interviewService.baseUrl,
-        apiKey: connectionSecrets.interviewApiKey,
-        extraLanguages: connection.interviewService.extraLanguages,
-        timeoutMs: connection.interviewService.timeoutMs,
-        logger: clientLogger,
-      }),
-    };
-  })();
-  contexts.set(connectionId, { context, expiresAt: Date.now() + SECRETS_CACHE_MS });
-  context.catch(() => contexts.delete(connectionId));
+  if (cached?.secrets === connectionSecrets) return cached.context;
+  const missing = missingAtsSecret(connection.ats, connectionSecrets);
+  if (missing)
+    throw new SecretsError(
+      'secret-invalid',
+      `secret ${connection.secretRef}: ${missing} is required for ${connection.ats} connections`,
+    );
+  const context: ConnectionContext = {
+    connection,
+    secrets: connectionSecrets,
+    ats: createAtsAdapter(connection, connectionSecrets),
+    interviews: new InterviewServiceClient({
+      baseUrl: connection.interviewService.baseUrl,
+      apiKey: connectionSecrets.interviewApiKey,
+      extraLanguages: connection.interviewService.extraLanguages,
+      timeoutMs: connection.interviewService.timeoutMs,
+      logger: clientLogger,
+    }),
+  };
+  contexts.set(connectionId, { context, secrets: connectionSecrets });
   return context;
 }
 

@@ -16,6 +16,8 @@ import type { LeverSandbox } from './sandbox/ats/lever/server';
 import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
 import { startSqsEventSource, type SqsEventSource } from './sqs-event-source';
+import { registerWebhooks } from '../doctor/register';
+import { fileSecretStore } from '../doctor/secret-store';
 
 export const LOCAL_DEFAULTS = {
   gatewayPort: 3000,
@@ -58,6 +60,10 @@ export interface LocalStackOptions {
   wrapEndpoints?: (endpoints: EmulatorEndpoints) => Promise<EmulatorEndpoints>;
   /** Records every AWS call each function makes (`awsCalls`), for the IAM conformance check. */
   recordAwsCalls?: boolean;
+  /** False leaves the ATS webhooks unregistered, as a new customer's account is before the doctor runs. */
+  registerAtsWebhooks?: boolean;
+  /** False leaves the interview service without this stack's webhooks. */
+  registerInterviewWebhooks?: boolean;
 }
 
 export interface LocalStack {
@@ -243,30 +249,30 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       () => writeback.stop(),
     );
 
-    let issuedAny = false;
     for (const connection of connections) {
       const connectionSecrets = secrets[connection.secretRef] as ConnectionSecrets;
-      const { issued } = await sandboxes.views[connection.ats].registerWebhook({
-        url: `${gateway.url}/webhooks/ats/${connection.id}`,
-        secret: connectionSecrets.atsWebhookSecret as string,
-      });
-      if (issued) {
-        // The ATS chose the secrets (Lever: a signature token per webhook): the connection keeps those.
-        secrets[connection.secretRef] = {
-          ...connectionSecrets,
-          atsWebhookSecrets: issued,
-          atsWebhookSecret: undefined,
-        };
-        issuedAny = true;
+      if (options.registerInterviewWebhooks !== false)
+        interview.registerWebhook(
+          interviewWebhookUrl(gateway.url, connection.id, connectionSecrets.interviewWebhookToken),
+          'interview_report.created',
+          connectionSecrets.interviewApiKey,
+        );
+      if (options.registerAtsWebhooks === false) continue;
+      if (connection.ats === 'greenhouse') {
+        // Greenhouse has no webhook API: the customer pastes the URL and secret in Dev Center, as here.
+        await sandboxes.views.greenhouse.registerWebhook({
+          url: `${gateway.url}/webhooks/ats/${connection.id}`,
+          secret: connectionSecrets.atsWebhookSecret as string,
+        });
+        continue;
       }
-      interview.registerWebhook(
-        `${gateway.url}/webhooks/interview/${connection.id}/${connectionSecrets.interviewWebhookToken}`,
-        'interview_report.created',
-        connectionSecrets.interviewApiKey,
-      );
+      // The others through their own APIs, as `npm run doctor -- --register-webhooks` does: what the ATS issues
+      // (Lever's tokens, Workable's signing key) is written to the secrets file before any delivery.
+      const lines = await registerWebhooks(connection, { secrets: fileSecretStore(secretsPath), apiUrl: gateway.url });
+      const failed = lines.find((line) => line.status === 'fail');
+      if (failed) throw new Error(`${connection.id}: ${failed.what}`);
     }
-    // Written once, before any delivery of an ATS that issues its secrets (Lever sends none until a move).
-    if (issuedAny) writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+    Object.assign(secrets, JSON.parse(readFileSync(secretsPath, 'utf8')) as Record<string, ConnectionSecrets>);
 
     let reconciling: Promise<{ enqueued: number }> | undefined;
     const reconcileNow = (): Promise<{ enqueued: number }> => {
@@ -288,6 +294,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       JSON.stringify(
         {
           connector: { url: gateway.url },
+          files: { connections: configPath, secrets: secretsPath },
           connections: connections.map((c) => ({
             id: c.id,
             ats: c.ats,

@@ -106,3 +106,68 @@ export function confirmAsParsed(event: StageEnteredEvent): Promise<StageConfirma
   if (!event.atsJobId) return Promise.resolve({ confirmed: false, reason: 'the webhook names no job' });
   return Promise.resolve({ confirmed: true, event: { ...event, atsJobId: event.atsJobId } });
 }
+
+/** A stage as the ATS's UI shows it: the id a configuration may name, and its display name. */
+export interface AtsStage {
+  id: string;
+  name: string;
+}
+
+export interface AtsJob {
+  id: string;
+  name: string;
+}
+
+/** A webhook (or Workable subscription) the ATS holds, as its API lists it. */
+export interface RegisteredWebhook {
+  id: string;
+  event: string;
+  url: string;
+  /** False when the ATS says it is switched off; undefined when its API does not say. */
+  enabled: boolean | undefined;
+}
+
+/** One application as the connector would read it on a stage change: ids, job and stage, never contact details. */
+export interface AtsApplicationView {
+  atsApplicationId: string;
+  atsCandidateId: string;
+  atsJobId: string;
+  jobName?: string | undefined;
+  stage: { id?: string | undefined; name?: string | undefined };
+  /** Whether the candidate has an e-mail address the invite could go to (the address itself is never shown). */
+  hasEmail: boolean;
+}
+
+/**
+ * What an operator's tools (`npm run doctor`) need of an ATS beyond the pipeline: read-only probes of the
+ * credentials, the stages a configuration names, one application, and the ATS's webhooks where its API has them.
+ */
+export interface AtsSetup {
+  /** The events the connector needs the ATS to send (the stage change, and the privacy signals). */
+  readonly webhookEvents: readonly string[];
+  /** One read only working credentials allow; resolves with what it read, throws the ATS's refusal. */
+  probeAccess(signal?: AbortSignal): Promise<string>;
+  /**
+   * Whether the configured user (`atsUserId`) is one the ATS writes notes as: `ok`, or why the ATS cannot tell
+   * (Ashby writes as the API key's own user).
+   */
+  probeUser(
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; what: string } | { ok: false; reason: string; checkable: boolean }>;
+  /** Jobs a trigger for "all" jobs covers, at most `limit`; empty where stages are global (Lever). */
+  listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]>;
+  /** The stages of a job (Lever: every job shares them). */
+  listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]>;
+  readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView>;
+  /**
+   * The connector's webhooks as the ATS holds them. `knownIds` are the ids recorded when they were registered, for
+   * an ATS that reads a webhook by id but cannot list them (Ashby). Absent where the ATS has no webhook API
+   * (Greenhouse).
+   */
+  listWebhooks?(knownIds: Readonly<Record<string, string>>, signal?: AbortSignal): Promise<RegisteredWebhook[]>;
+  /** Registers a webhook for `event`; answers its id and the secret the ATS issued for it, if it issues one. */
+  createWebhook?(
+    input: { event: string; url: string; secret: string | undefined },
+    signal?: AbortSignal,
+  ): Promise<{ id: string; issuedSecret?: string | undefined }>;
+}

@@ -163,6 +163,11 @@ export const connectionSecretsSchema = v.object({
       webhookSecret,
     ),
   ),
+  /**
+   * Ids of the webhooks `npm run doctor -- --register-webhooks` created, per event type: Ashby reads a webhook
+   * only by its id (it has no list). Not secret, kept with the connection.
+   */
+  atsWebhookIds: v.optional(v.record(v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/)), v.string())),
   atsApiKey: v.optional(v.string()),
   atsClientId: v.optional(v.string()),
   atsClientSecret: v.optional(v.string()),

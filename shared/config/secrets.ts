@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import * as v from 'valibot';
 import { connectionSecretsSchema, type ConnectionSecrets } from './connection.schema';
 import { SecretsError } from './errors';
@@ -36,8 +36,29 @@ export function cachedSecrets(
   };
 }
 
-/** One machine: an untracked JSON file `{ "<secretRef>": { ...secrets } }` (written by `npm start`). */
+/**
+ * One machine: an untracked JSON file `{ "<secretRef>": { ...secrets } }` (written by `npm start`). A change to
+ * the file (the doctor recording a webhook's secret) is read at the next call, not after the cache's minutes.
+ */
 export function fileSecretsProvider(path: string): SecretsProvider {
+  let cache: { provider: SecretsProvider; modified: number } | undefined;
+  const modified = (): number => {
+    try {
+      return statSync(path).mtimeMs;
+    } catch {
+      return 0;
+    }
+  };
+  return {
+    getConnectionSecrets(secretRef) {
+      const now = modified();
+      if (!cache || cache.modified !== now) cache = { provider: fileSecretsLoader(path), modified: now };
+      return cache.provider.getConnectionSecrets(secretRef);
+    },
+  };
+}
+
+function fileSecretsLoader(path: string): SecretsProvider {
   return cachedSecrets(async (secretRef) => {
     let document: Record<string, unknown>;
     try {

@@ -5,12 +5,17 @@ import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
-import { searchPages } from '../lists';
+import { searchPages, validItems } from '../lists';
 import {
   confirmAsParsed,
   type ApplicationRef,
   type AtsAdapter,
+  type AtsApplicationView,
+  type AtsJob,
   type AtsNote,
+  type AtsSetup,
+  type AtsStage,
+  type RegisteredWebhook,
   type InboundWebhook,
   type StageConfirmation,
   type StageEnteredEvent,
@@ -24,15 +29,19 @@ import {
   candidateMergeSchema,
   candidateStageChangeSchema,
   interviewStagesSchema,
+  jobInfoSchema,
+  jobListSchema,
+  jobSchema,
   noteResultSchema,
   notesListSchema,
   rpcEnvelopeSchema,
+  webhookInfoSchema,
 } from './ashby.schemas';
 
 export type AshbyAdapterOptions = AtsAdapterOptions;
 
 /** Ashby (ats-facts §3): RPC-style POSTs with Basic auth, signed webhooks, errors inside HTTP 200. */
-export class AshbyAdapter implements AtsAdapter {
+export class AshbyAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'ashby' as const;
   private readonly secrets: ConnectionSecrets;
   private readonly http: AtsHttpClient;
@@ -214,6 +223,94 @@ export class AshbyAdapter implements AtsAdapter {
       v.unknown(),
     );
     return { moved: true, stageId };
+  }
+
+  /** The stage change, and the privacy signals (ats-facts, Corrections 2026-11). */
+  public readonly webhookEvents = ['candidateStageChange', 'candidateDelete', 'candidateMerge'] as const;
+
+  public async probeAccess(signal?: AbortSignal): Promise<string> {
+    await this.rpc('/job.list', { limit: 1 }, jobListSchema, signal);
+    return 'POST /job.list';
+  }
+
+  /** Ashby writes a note as the API key's own user: there is no configured user to check. */
+  public probeUser() {
+    return Promise.resolve({
+      ok: false as const,
+      checkable: false,
+      reason: "Ashby writes notes as the API key's own user (atsUserId is not used)",
+    });
+  }
+
+  public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
+    const page = await this.rpc('/job.list', { limit: Math.min(100, limit) }, jobListSchema, signal);
+    return validItems(page.results, jobSchema)
+      .slice(0, limit)
+      .map((j) => ({ id: j.id, name: j.title ?? j.id }));
+  }
+
+  /** A job's stages are those of its interview plan (`job.info`, then `interviewStage.list`). */
+  public async listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+    if (jobId === undefined) return [];
+    const job = (await this.rpc('/job.info', { id: jobId }, jobInfoSchema, signal)).results;
+    const planId = job.defaultInterviewPlanId ?? job.interviewPlanIds[0];
+    if (!planId) return [];
+    const stages = await this.rpc('/interviewStage.list', { interviewPlanId: planId }, interviewStagesSchema, signal);
+    return stages.results.map((s) => ({ id: s.id, name: s.title }));
+  }
+
+  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+    const { application } = v.parse(candidateStageChangeSchema, {
+      application: (await this.rpc('/application.info', { applicationId }, rpcEnvelopeSchema, signal)).results,
+    });
+    return {
+      atsApplicationId: application.id,
+      atsCandidateId: application.candidate.id,
+      atsJobId: application.job.id,
+      jobName: application.job.title ?? undefined,
+      stage: { id: application.currentInterviewStage.id, name: application.currentInterviewStage.title ?? undefined },
+      hasEmail: Boolean(application.candidate.primaryEmailAddress?.value),
+    };
+  }
+
+  /**
+   * Ashby has no `webhook.list` (ats-facts §3): each webhook the connector registered is read by the id recorded
+   * then (`webhook.info`). One Ashby no longer has is left out.
+   */
+  public async listWebhooks(knownIds: Readonly<Record<string, string>>, signal?: AbortSignal) {
+    const found: RegisteredWebhook[] = [];
+    for (const webhookId of new Set(Object.values(knownIds))) {
+      try {
+        const info = (await this.rpc('/webhook.info', { webhookId }, webhookInfoSchema, signal)).results;
+        found.push({ id: info.id, event: info.webhookType, url: info.requestUrl, enabled: info.enabled ?? undefined });
+      } catch (error) {
+        if (!(error instanceof AtsError) || error.retryable) throw error;
+      }
+    }
+    return found;
+  }
+
+  /** `webhook.create {webhookType, requestUrl, secretToken}`: Ashby signs with the secret the connector chose. */
+  public async createWebhook(input: { event: string; url: string; secret: string | undefined }, signal?: AbortSignal) {
+    const created = await this.http.write(
+      {
+        method: 'POST',
+        path: '/webhook.create',
+        body: { webhookType: input.event, requestUrl: input.url, secretToken: input.secret },
+        signal,
+      },
+      webhookInfoSchema,
+    );
+    if (!created)
+      throw new AtsError(
+        ATS_ERROR_CODES.malformedResponse,
+        `Ashby created the ${input.event} webhook but its answer has no id: find it in Admin > Integrations > Webhooks`,
+      );
+    return { id: created.results.id };
+  }
+
+  private rpc<T>(path: string, body: unknown, schema: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T> {
+    return this.http.request({ method: 'POST', path, body, signal, readOnly: true }, schema);
   }
 
   private async stageIdByName(interviewPlanId: string, name: string, signal?: AbortSignal): Promise<string> {

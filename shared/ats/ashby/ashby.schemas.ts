@@ -58,3 +58,27 @@ export const candidateMergeSchema = v.object({
   deletedCandidate: v.object({ id: atsIdSchema }),
   mergedCandidate: v.nullish(v.object({ id: v.nullish(v.string()) })),
 });
+
+/** `job.list` (cursor pages): a job's id, title, and the interview plan its stages belong to. */
+export const jobListSchema = v.object({
+  results: v.array(v.unknown()),
+  moreDataAvailable: v.optional(v.boolean(), false),
+  nextCursor: v.nullish(v.string()),
+});
+export const jobSchema = v.object({
+  id: v.string(),
+  title: v.nullish(v.string()),
+  defaultInterviewPlanId: v.nullish(v.string()),
+  interviewPlanIds: v.optional(v.array(v.string()), []),
+});
+export const jobInfoSchema = v.object({ results: jobSchema });
+
+/** `webhook.create` and `webhook.info` answer the webhook: its id, type, URL and whether it is enabled. */
+export const webhookInfoSchema = v.object({
+  results: v.object({
+    id: v.string(),
+    webhookType: v.string(),
+    requestUrl: v.string(),
+    enabled: v.nullish(v.boolean()),
+  }),
+});

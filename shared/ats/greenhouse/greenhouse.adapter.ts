@@ -17,7 +17,11 @@ import {
   confirmAsParsed,
   type ApplicationRef,
   type AtsAdapter,
+  type AtsApplicationView,
+  type AtsJob,
   type AtsNote,
+  type AtsSetup,
+  type AtsStage,
   type CandidateDeletedEvent,
   type InboundWebhook,
   type StageConfirmation,
@@ -33,7 +37,9 @@ import {
   candidateMergedSchema,
   candidateStageChangeSchema,
   greenhouseEnvelopeSchema,
+  candidateSchema,
   jobInterviewStageSchema,
+  jobSchema,
   noteCreatedSchema,
   noteSchema,
   tokenResponseSchema,
@@ -51,7 +57,7 @@ const idText = (value: string | number | null | undefined): string | undefined =
   value === null || value === undefined ? undefined : String(value);
 
 /** Greenhouse on Harvest v3 (ats-facts §1): OAuth client credentials, notes, stage moves, signed webhooks. */
-export class GreenhouseAdapter implements AtsAdapter {
+export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'greenhouse' as const;
   private readonly connection: Connection;
   private readonly secrets: ConnectionSecrets;
@@ -224,6 +230,72 @@ export class GreenhouseAdapter implements AtsAdapter {
     if (stage.name === undefined)
       throw new AtsError(ATS_ERROR_CODES.invalidRequest, `no stage is configured for job ${jobId} (idsByJob or name)`);
     return this.stageIdByName(jobId, stage.name, signal);
+  }
+
+  /** Greenhouse has no webhook API: the customer creates them in Dev Center (ats-facts §1.1). */
+  public readonly webhookEvents = [
+    'candidate_stage_change',
+    'delete_candidate',
+    'merge_candidate',
+    'candidate_anonymized',
+  ] as const;
+
+  /** A token for the configured user (`sub`), then one application read. */
+  public async probeAccess(signal?: AbortSignal): Promise<string> {
+    await this.http.request({ method: 'GET', path: '/v3/applications?per_page=1', signal }, v.array(v.unknown()));
+    return 'a token for the configured user, and GET /v3/applications';
+  }
+
+  /** The token is issued for `sub` (the configured user): Greenhouse refuses one for a user it does not have. */
+  public async probeUser(signal?: AbortSignal) {
+    await this.accessToken(signal, true);
+    return { ok: true as const, what: `Greenhouse issues a token for user ${this.connection.atsUserId}` };
+  }
+
+  public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
+    const first = `/v3/jobs?per_page=${Math.min(500, Math.max(1, limit))}`;
+    const page = await this.listPage(first, jobSchema, signal)(undefined);
+    return page.page.slice(0, limit).map((j) => ({ id: String(j.id), name: j.name ?? `Job ${j.id}` }));
+  }
+
+  public async listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+    if (jobId === undefined) return [];
+    const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
+    const stages: AtsStage[] = [];
+    await searchPages(
+      this.listPage(first, jobInterviewStageSchema, signal),
+      (page) => void stages.push(...page.map((s) => ({ id: String(s.id), name: s.name }))),
+      `stages of job ${jobId}`,
+    );
+    return stages;
+  }
+
+  /** `GET /v3/applications?ids=`, then its job's name and whether its candidate has an e-mail address. */
+  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+    const list = await this.http.request(
+      { method: 'GET', path: `/v3/applications?ids=${encodeURIComponent(applicationId)}`, signal },
+      v.array(v.unknown()),
+    );
+    const application = validItems(list, applicationSchema).find((a) => String(a.id) === applicationId);
+    if (!application) throw new AtsError(ATS_ERROR_CODES.notFound, `Greenhouse has no application ${applicationId}`);
+    const jobId = idText(application.job_id) ?? '';
+    const candidateId = idText(application.candidate_id) ?? '';
+    const [jobs, candidates] = await Promise.all([
+      jobId ? this.idsRead(`/v3/jobs?ids=${encodeURIComponent(jobId)}`, jobSchema, signal) : [],
+      candidateId ? this.idsRead(`/v3/candidates?ids=${encodeURIComponent(candidateId)}`, candidateSchema, signal) : [],
+    ]);
+    return {
+      atsApplicationId: applicationId,
+      atsCandidateId: candidateId,
+      atsJobId: jobId,
+      jobName: jobs[0]?.name ?? undefined,
+      stage: { id: idText(application.job_interview_stage_id), name: application.stage_name ?? undefined },
+      hasEmail: (candidates[0]?.email_addresses.length ?? 0) > 0,
+    };
+  }
+
+  private async idsRead<T>(path: string, item: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T[]> {
+    return validItems(await this.http.request({ method: 'GET', path, signal }, v.array(v.unknown())), item);
   }
 
   /** `GET /v3/applications?ids=` (a list, even of one): the application's current stage id. */

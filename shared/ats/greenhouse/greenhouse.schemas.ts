@@ -55,8 +55,14 @@ export const applicationSchema = v.object({
   candidate_id: v.nullish(id),
   job_id: v.nullish(id),
   job_interview_stage_id: v.nullish(id),
+  stage_name: v.nullish(v.string()),
   status: v.nullish(v.string()),
 });
+
+/** `GET /v3/jobs` items: the id and the name a recruiter knows the job by. */
+export const jobSchema = v.object({ id, name: v.nullish(v.string()), status: v.nullish(v.string()) });
+/** `GET /v3/candidates?ids=` items: only whether the candidate has an e-mail address is read. */
+export const candidateSchema = v.object({ id, email_addresses: v.optional(v.array(v.unknown()), []) });
 
 /** `delete_candidate` (webhooks/_candidate_events.md): also fired on merges and bulk deletes. */
 export const candidateDeletedSchema = v.object({

@@ -8,6 +8,11 @@ import { AtsError, ATS_ERROR_CODES } from '../errors';
 import type {
   ApplicationRef,
   AtsAdapter,
+  AtsApplicationView,
+  AtsJob,
+  AtsSetup,
+  AtsStage,
+  RegisteredWebhook,
   CandidateDeletedEvent,
   DeletionConfirmation,
   AtsNote,
@@ -28,6 +33,10 @@ import {
   opportunitySchema,
   stageChangeDataSchema,
   stagesSchema,
+  userSchema,
+  webhookCreatedSchema,
+  webhookSchema,
+  webhooksPageSchema,
 } from './lever.schemas';
 import { describeFirstIssue } from '../../validation';
 import { searchPages, validItems } from '../lists';
@@ -40,7 +49,7 @@ const stageIdOf = (stage: string | { id: string }): string => (typeof stage === 
  * Lever (ats-facts §2). Its webhook signs only `token + triggeredAt`, never the body, so the body is treated
  * as a hint: the opportunity is re-read and the connector acts on what the API says.
  */
-export class LeverAdapter implements AtsAdapter {
+export class LeverAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'lever' as const;
   private readonly connection: Connection;
   private readonly secrets: ConnectionSecrets;
@@ -281,6 +290,101 @@ export class LeverAdapter implements AtsAdapter {
       },
       v.unknown(),
     );
+  }
+
+  /** One webhook per event, each with its own signature token (ats-facts, Corrections 2026-11). */
+  public readonly webhookEvents = ['candidateStageChange', 'candidateDeleted'] as const;
+
+  public async probeAccess(signal?: AbortSignal): Promise<string> {
+    await this.http.request({ method: 'GET', path: '/v1/opportunities?limit=1', signal }, opportunityListSchema);
+    return 'GET /v1/opportunities';
+  }
+
+  /** `GET /v1/users/{id}`: notes and moves are made `perform_as` this user, who must exist and be active. */
+  public async probeUser(signal?: AbortSignal) {
+    try {
+      const user = await this.http.request(
+        { method: 'GET', path: `/v1/users/${encodeURIComponent(this.connection.atsUserId)}`, signal },
+        userSchema,
+      );
+      if (user.data.deactivatedAt)
+        return {
+          ok: false as const,
+          reason: `Lever user ${this.connection.atsUserId} is deactivated`,
+          checkable: true,
+        };
+      return {
+        ok: true as const,
+        what: `Lever user ${this.connection.atsUserId} (${user.data.accessRole ?? 'role ?'})`,
+      };
+    } catch (error) {
+      if ((error as AtsError).code !== ATS_ERROR_CODES.notFound) throw error;
+      return { ok: false as const, reason: `Lever has no user ${this.connection.atsUserId}`, checkable: true };
+    }
+  }
+
+  /** Lever's stages are global: there is no job to check them for. */
+  public listJobs(): Promise<AtsJob[]> {
+    return Promise.resolve([]);
+  }
+
+  public async listStages(_jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+    return [...(await this.stages(signal))].map(([id, name]) => ({ id, name }));
+  }
+
+  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+    const opportunity = (
+      await this.http.request(
+        { method: 'GET', path: `/v1/opportunities/${encodeURIComponent(applicationId)}?expand=applications`, signal },
+        opportunitySchema,
+      )
+    ).data;
+    const stageId = stageIdOf(opportunity.stage);
+    const posting = opportunity.applications.find(
+      (a): a is { id: string; posting: string } => typeof a !== 'string' && Boolean(a.posting),
+    );
+    return {
+      atsApplicationId: applicationId,
+      atsCandidateId: opportunity.contact ?? applicationId,
+      atsJobId: posting?.posting ?? '',
+      stage: { id: stageId, name: (await this.stages(signal)).get(stageId) },
+      hasEmail: opportunity.emails.length > 0,
+    };
+  }
+
+  /** `GET /v1/webhooks` (help.lever.co 4402565460237): every page. */
+  public async listWebhooks(_knownIds: Readonly<Record<string, string>>, signal?: AbortSignal) {
+    const found: RegisteredWebhook[] = [];
+    await searchPages(
+      async (offset) => {
+        const path = `/v1/webhooks?limit=100${offset ? `&offset=${encodeURIComponent(offset)}` : ''}`;
+        const page = await this.http.request({ method: 'GET', path, signal }, webhooksPageSchema);
+        return {
+          page: validItems(page.data, webhookSchema),
+          next: page.hasNext ? (page.next ?? undefined) : undefined,
+        };
+      },
+      (page) =>
+        void found.push(
+          ...page.map((w) => ({ id: w.id, event: w.event, url: w.url, enabled: w.enabled ?? undefined })),
+        ),
+      'webhooks',
+    );
+    return found;
+  }
+
+  /** `POST /v1/webhooks {event, url}` → 201 with the webhook's own `configuration.signatureToken`. */
+  public async createWebhook(input: { event: string; url: string }, signal?: AbortSignal) {
+    const created = await this.http.write(
+      { method: 'POST', path: '/v1/webhooks', body: { event: input.event, url: input.url }, signal },
+      webhookCreatedSchema,
+    );
+    if (!created)
+      throw new AtsError(
+        ATS_ERROR_CODES.malformedResponse,
+        `Lever created the ${input.event} webhook but its answer has no signature token: copy it from Settings`,
+      );
+    return { id: created.data.id, issuedSecret: created.data.configuration.signatureToken };
   }
 
   /** An opportunity's sub-resource, written as the configured user (`perform_as`). */

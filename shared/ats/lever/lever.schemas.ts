@@ -74,3 +74,25 @@ export const candidateDeletedDataSchema = v.object({
   contactId: v.nullish(atsIdSchema),
   opportunityId: v.nullish(atsIdSchema),
 });
+
+/** `GET /v1/users/{id}`: whether the user writes are made as exists and is active. */
+export const userSchema = v.object({
+  data: v.object({ id: v.string(), accessRole: v.nullish(v.string()), deactivatedAt: v.nullish(v.unknown()) }),
+});
+
+/** `GET /v1/webhooks` (help.lever.co 4402565460237): a page of webhooks, read one by one. */
+export const webhooksPageSchema = v.object({
+  data: v.array(v.unknown()),
+  hasNext: v.optional(v.boolean(), false),
+  next: v.nullish(v.string()),
+});
+export const webhookSchema = v.object({
+  id: v.string(),
+  event: v.string(),
+  url: v.string(),
+  enabled: v.nullish(v.boolean()),
+});
+/** `POST /v1/webhooks` → 201 `{data: {id, configuration: {signatureToken}}}` (NangoHQ create-webhook). */
+export const webhookCreatedSchema = v.object({
+  data: v.object({ id: v.string(), configuration: v.object({ signatureToken: v.pipe(v.string(), v.minLength(16)) }) }),
+});

@@ -9,7 +9,12 @@ import {
   confirmAsParsed,
   type ApplicationRef,
   type AtsAdapter,
+  type AtsApplicationView,
+  type AtsJob,
   type AtsNote,
+  type AtsSetup,
+  type AtsStage,
+  type RegisteredWebhook,
   type InboundWebhook,
   type StageConfirmation,
   type StageEnteredEvent,
@@ -21,9 +26,17 @@ import {
   activitiesSchema,
   activitySchema,
   candidateSchema,
+  candidateViewSchema,
+  jobSchema,
+  jobsSchema,
   jobStageSchema,
   jobStagesSchema,
+  memberSchema,
+  membersSchema,
   movedCandidateSchema,
+  subscriptionCreatedSchema,
+  subscriptionSchema,
+  subscriptionsSchema,
   workableEnvelopeSchema,
 } from './workable.schemas';
 
@@ -34,7 +47,7 @@ export type WorkableAdapterOptions = AtsAdapterOptions;
  * two names: webhooks and candidate reads give its display name ("AI Interview"), moves and the job's stage list
  * its slug ("ai-interview"). Triggers and rules may use either; each call gets the one it needs.
  */
-export class WorkableAdapter implements AtsAdapter {
+export class WorkableAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'workable' as const;
   private readonly connection: Connection;
   private readonly secrets: ConnectionSecrets;
@@ -192,6 +205,80 @@ export class WorkableAdapter implements AtsAdapter {
       v.unknown(),
     );
     return { moved: true, stageId: wanted.slug };
+  }
+
+  /** One subscription for `candidate_moved` on every job and stage (reference: webhook-subscriptions). */
+  public readonly webhookEvents = ['candidate_moved'] as const;
+
+  public async probeAccess(signal?: AbortSignal): Promise<string> {
+    await this.http.request({ method: 'GET', path: '/spi/v3/jobs?limit=1', signal }, jobsSchema);
+    return 'GET /spi/v3/jobs';
+  }
+
+  /** `GET /members`: comments and moves are made as `member_id`, who must be an active member. */
+  public async probeUser(signal?: AbortSignal) {
+    const members = validItems(
+      (await this.http.request({ method: 'GET', path: '/spi/v3/members', signal }, membersSchema)).members,
+      memberSchema,
+    );
+    const member = members.find((m) => m.id === this.connection.atsUserId);
+    if (!member)
+      return { ok: false as const, reason: `Workable has no member ${this.connection.atsUserId}`, checkable: true };
+    if (member.active === false)
+      return { ok: false as const, reason: `member ${this.connection.atsUserId} is not active`, checkable: true };
+    return { ok: true as const, what: `Workable member ${this.connection.atsUserId}` };
+  }
+
+  public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
+    const path = `/spi/v3/jobs?limit=${Math.min(100, Math.max(1, limit))}`;
+    const jobs = validItems((await this.http.request({ method: 'GET', path, signal }, jobsSchema)).jobs, jobSchema);
+    return jobs.slice(0, limit).map((j) => ({ id: j.shortcode, name: j.title ?? j.shortcode }));
+  }
+
+  /** A stage's id is its slug (what a move takes); its name is what the UI and the webhooks show. */
+  public async listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+    if (jobId === undefined) return [];
+    return (await this.stagesOf(jobId, signal)).map((s) => ({ id: s.slug, name: s.name }));
+  }
+
+  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+    const { candidate } = await this.http.request(
+      { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(applicationId)}`, signal },
+      candidateViewSchema,
+    );
+    const slug = (await this.stagesOf(candidate.job.shortcode, signal)).find((s) => s.name === candidate.stage)?.slug;
+    return {
+      atsApplicationId: candidate.id,
+      atsCandidateId: candidate.id,
+      atsJobId: candidate.job.shortcode,
+      jobName: candidate.job.title ?? undefined,
+      stage: { id: slug, name: candidate.stage },
+      hasEmail: Boolean(candidate.email),
+    };
+  }
+
+  public async listWebhooks(_knownIds: Readonly<Record<string, string>>, signal?: AbortSignal) {
+    const list = await this.http.request({ method: 'GET', path: '/spi/v3/subscriptions', signal }, subscriptionsSchema);
+    return validItems(list.subscriptions, subscriptionSchema).map(
+      (s): RegisteredWebhook => ({
+        id: String(s.id),
+        event: s.event,
+        url: s.target,
+        enabled: s.status ? s.status === 'active' : undefined,
+      }),
+    );
+  }
+
+  /**
+   * `POST /subscriptions {target, event}` (no `args`: every job and stage). Workable signs its deliveries with the
+   * account's API token (reference: webhooks), so that token becomes the connection's webhook secret.
+   */
+  public async createWebhook(input: { event: string; url: string }, signal?: AbortSignal) {
+    const created = await this.http.write(
+      { method: 'POST', path: '/spi/v3/subscriptions', body: { target: input.url, event: input.event }, signal },
+      subscriptionCreatedSchema,
+    );
+    return { id: created ? String(created.id) : '?', issuedSecret: this.secrets.atsApiKey };
   }
 
   /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */

@@ -47,3 +47,31 @@ export const activitySchema = v.object({
 /** `GET /jobs/{shortcode}/stages`: the map from a stage's name to the slug a move needs. */
 export const jobStagesSchema = v.object({ stages: v.array(v.unknown()) });
 export const jobStageSchema = v.object({ slug: v.string(), name: v.string() });
+
+/** `GET /candidates/{id}` as the dry run reads it: the job, the stage's name, whether there is an e-mail address. */
+export const candidateViewSchema = v.object({
+  candidate: v.object({
+    id: v.string(),
+    stage: stageName,
+    email: v.nullish(v.string()),
+    job: v.object({ shortcode: atsIdSchema, title: v.nullish(v.string()) }),
+  }),
+});
+
+/** `GET /jobs` (reference: jobs): a job's shortcode and title. */
+export const jobsSchema = v.object({ jobs: v.array(v.unknown()) });
+export const jobSchema = v.object({ shortcode: v.string(), title: v.nullish(v.string()) });
+
+/** `GET /members` (reference: members): whether the member writes are made as exists and is active. */
+export const membersSchema = v.object({ members: v.array(v.unknown()) });
+export const memberSchema = v.object({ id: v.string(), active: v.nullish(v.boolean()) });
+
+/** `GET /subscriptions` (reference: webhook-subscriptions): the account's webhook subscriptions. */
+export const subscriptionsSchema = v.object({ subscriptions: v.array(v.unknown()) });
+export const subscriptionSchema = v.object({
+  id: v.union([v.string(), v.number()]),
+  target: v.string(),
+  event: v.string(),
+  status: v.nullish(v.string()),
+});
+export const subscriptionCreatedSchema = v.object({ id: v.union([v.string(), v.number()]) });

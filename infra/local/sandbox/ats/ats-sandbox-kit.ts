@@ -12,7 +12,13 @@ import {
   type RouteContext,
 } from '../http-kit';
 import { addLatency, answeredByFault, noFaults, type AtsFaults } from './faults';
-import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from './signed-webhooks';
+import {
+  deliverSigned,
+  FixedWindowLimiter,
+  receives,
+  type DeliveryRecord,
+  type WebhookTarget,
+} from './signed-webhooks';
 
 export interface KitStage {
   id: string;
@@ -68,6 +74,8 @@ export interface AtsSandboxView {
   demoJobId: string;
   /** Registers the connector's webhook; answers the secrets the ATS issued for it, per event type, if any. */
   registerWebhook(target: WebhookTarget): Promise<{ issued?: Record<string, string> | undefined }>;
+  /** Switches every webhook on or off, as an admin (or the ATS after failed deliveries) would. */
+  setWebhooksEnabled(enabled: boolean): void;
   addCandidate(input: { firstName: string; lastName: string; email: string; jobId?: string }): KitApplication;
   /** Moves the application and sends the signed stage-change webhook `repeat` times (one delivery, resent). */
   moveCandidate(input: {
@@ -115,6 +123,8 @@ export interface SignedDelivery {
   body: Buffer;
   headers: Record<string, string>;
   eventId: string;
+  /** The ATS's event type, which decides the webhooks it goes to. */
+  event?: string;
 }
 
 export interface AtsSandboxSpec {
@@ -171,6 +181,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     const records: DeliveryRecord[] = [];
     for (const target of state.webhooks) {
       for (const delivery of spec.stageChange(kit, application, target, fromStageId)) {
+        if (!receives(target, delivery.event)) continue;
         records.push(
           await deliverSigned(
             target,
@@ -248,6 +259,14 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       pattern: '/_sandbox/delete-candidate',
       handle: async ({ request, response }) =>
         sendJson(response, 200, await sandbox.deleteCandidate(String((await kit.json(request)).applicationId))),
+    },
+    {
+      method: 'POST',
+      pattern: '/_sandbox/webhooks/enabled',
+      handle: async ({ request, response }) => {
+        sandbox.setWebhooksEnabled((await kit.json(request)).enabled !== false);
+        sendJson(response, 200, { webhooks: state.webhooks.length });
+      },
     },
     {
       method: 'POST',
@@ -336,7 +355,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       state.applications = state.applications.filter((a) => a.candidateId !== candidate.id);
       for (const target of state.webhooks) {
         const delivery = spec.candidateDeleted?.(candidate, removed, target);
-        if (delivery)
+        if (delivery && receives(target, delivery.event))
           await deliverSigned(target, delivery.body, delivery.headers, state.deliveries, 'deleted', delivery.eventId);
       }
     },
@@ -358,7 +377,10 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       application.updatedAt = new Date().toISOString();
       const records: DeliveryRecord[] = [];
       const deliveries = state.webhooks.flatMap((target) =>
-        spec.stageChange(kit, application, target, previous.get(application.id)).map((d) => ({ target, d })),
+        spec
+          .stageChange(kit, application, target, previous.get(application.id))
+          .filter((d) => receives(target, d.event))
+          .map((d) => ({ target, d })),
       );
       for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++) {
         for (const { target, d } of deliveries)
@@ -378,6 +400,9 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       return state.moves
         .filter((m) => m.applicationId === applicationId)
         .map((m) => (application && kit.stage(application.jobId, m.toStageId)?.name) ?? m.toStageId);
+    },
+    setWebhooksEnabled: (enabled) => {
+      for (const target of state.webhooks) target.enabled = enabled;
     },
     setFaults: (faults) => void Object.assign(state.faults, faults),
     requests: () => state.requests,

@@ -26,6 +26,9 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
       await sandbox.registerWebhook(target);
       return {};
     },
+    setWebhooksEnabled: (enabled) => {
+      for (const target of sandbox.state.webhooks) target.enabled = enabled;
+    },
     addCandidate: (input) => {
       const created = sandbox.addCandidate({
         first_name: input.firstName,

@@ -5,7 +5,19 @@ export interface WebhookTarget {
   /** The secret the customer chose, for ATSs that let them (Greenhouse, Ashby, Workable). */
   secret: string;
   /** Secrets the ATS issued itself, per event type (Lever: one webhook, and one signature token, per event). */
-  issued?: Record<string, string>;
+  issued?: Record<string, string> | undefined;
+  /** The ATS's id for it, when it was made through the ATS's API. */
+  id?: string;
+  /** The events it is for; every event when absent (a webhook registered by the sandbox's control). */
+  events?: string[];
+  /** A disabled webhook is kept but sent nothing (Greenhouse disables one whose ping failed). */
+  enabled?: boolean;
+}
+
+/** Whether `target` is sent a delivery of `event`. */
+export function receives(target: WebhookTarget, event: string | undefined): boolean {
+  if (target.enabled === false) return false;
+  return event === undefined || target.events === undefined || target.events.includes(event);
 }
 
 /** The secret a delivery of `event` is signed with: the one the ATS issued for it, else the customer's. */

@@ -5,14 +5,23 @@ import { startAtsSandbox, type AtsSandbox, type KitApplication, type KitContext 
 export const ASHBY_SANDBOX_DEFAULTS = { port: 4030, apiKey: 'ashby-sandbox-key' } as const;
 const PLAN_ID = 'c0f1a2b3-plan-backend';
 
-const signed = (secret: string, document: unknown) => {
+const signed = (secret: string, document: { action: string; [key: string]: unknown }) => {
   const body = Buffer.from(JSON.stringify(document));
   return {
     body,
     headers: { 'ashby-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` },
     eventId: randomUUID(),
+    event: document.action,
   };
 };
+
+/** Ashby's webhook object (`webhook.create`, `webhook.info`). */
+const webhookJson = (w: { id?: string; url: string; events?: string[]; enabled?: boolean }) => ({
+  id: w.id,
+  webhookType: w.events?.[0],
+  requestUrl: w.url,
+  enabled: w.enabled !== false,
+});
 
 /** Ashby's answers: HTTP 200 with `success` either way (errors inside the body, as Ashby does). */
 const ok = (response: Parameters<typeof sendJson>[0], results: unknown) =>
@@ -74,6 +83,55 @@ export function startAshbySandbox(
         : undefined,
     unauthorized: (response) => sendJson(response, 401, { success: false, errors: ['invalid_api_key'] }),
     routes: (kit) => [
+      {
+        method: 'POST',
+        pattern: '/job.list',
+        handle: ({ response }) =>
+          ok(
+            response,
+            kit.state.jobs.map((j) => ({ id: j.id, title: j.name, status: 'Open', defaultInterviewPlanId: PLAN_ID })),
+          ),
+      },
+      {
+        method: 'POST',
+        pattern: '/job.info',
+        handle: async ({ request, response }) => {
+          const job = kit.job(String((await kit.json(request)).id));
+          if (!job) return failed(response, 'job_not_found');
+          ok(response, { id: job.id, title: job.name, status: 'Open', defaultInterviewPlanId: PLAN_ID });
+        },
+      },
+      {
+        // docs: setting-up-webhooks; one webhook per type and URL ("Duplicate webhook" otherwise).
+        method: 'POST',
+        pattern: '/webhook.create',
+        handle: async ({ request, response }) => {
+          const body = await kit.json(request);
+          if (typeof body.webhookType !== 'string' || typeof body.requestUrl !== 'string')
+            return failed(response, 'invalid_input: webhookType, requestUrl');
+          if (kit.state.webhooks.some((w) => w.url === body.requestUrl && w.events?.includes(String(body.webhookType))))
+            return failed(response, 'duplicate_webhook');
+          const target = {
+            id: randomUUID(),
+            url: body.requestUrl,
+            secret: typeof body.secretToken === 'string' ? body.secretToken : '',
+            events: [body.webhookType],
+            enabled: true,
+          };
+          kit.state.webhooks.push(target);
+          ok(response, webhookJson(target));
+        },
+      },
+      {
+        method: 'POST',
+        pattern: '/webhook.info',
+        handle: async ({ request, response }) => {
+          const id = String((await kit.json(request)).webhookId);
+          const found = kit.state.webhooks.find((w) => w.id === id);
+          if (!found) return failed(response, 'webhook_not_found');
+          ok(response, webhookJson(found));
+        },
+      },
       {
         method: 'POST',
         pattern: '/candidate.createNote',

@@ -17,6 +17,8 @@ export const GREENHOUSE_SANDBOX_DEFAULTS = {
   rateLimit: 75,
   rateWindowMs: 30_000,
   tokenTtlSeconds: 3600,
+  /** Users of the organisation a token may act as (`sub`). */
+  userIds: ['4080'] as readonly string[],
   /** v3 lists: `per_page` 1–500, 100 by default; id filters take at most 50 ids (/docs/list-endpoints). */
   defaultPerPage: 100,
   maxPerPage: 500,
@@ -194,6 +196,8 @@ export async function startGreenhouseSandbox(
   async function send(body: Buffer, action: string, eventId: string): Promise<DeliveryRecord[]> {
     const results: DeliveryRecord[] = [];
     for (const target of state.webhooks) {
+      // A disabled webhook (its ping failed, or an admin switched it off) is sent nothing.
+      if (target.enabled === false) continue;
       const signature = createHmac('sha256', target.secret).update(body).digest('hex');
       results.push(
         await deliverSigned(
@@ -383,6 +387,18 @@ export async function startGreenhouseSandbox(
       () => state.notes,
       (n) => n,
     ),
+    listRoute<Job>(
+      '/v3/jobs',
+      { ids: (j, ids) => ids.includes(j.id) },
+      () => state.jobs,
+      (j) => ({ id: j.id, name: j.name, status: 'open' }),
+    ),
+    listRoute<Candidate>(
+      '/v3/candidates',
+      { ids: (c, ids) => ids.includes(c.id) },
+      () => state.candidates,
+      (c) => c,
+    ),
     listRoute<Stage & { job_id: number; sort_order: number }>(
       '/v3/job_interview_stages',
       { job_ids: (s, ids) => ids.includes(s.job_id) },
@@ -511,6 +527,10 @@ export async function startGreenhouseSandbox(
     if (request.headers.authorization !== expected) return sendJson(response, 401, { error: 'invalid_client' });
     if (form.get('grant_type') !== 'client_credentials')
       return sendJson(response, 400, { error: 'unsupported_grant_type' });
+    // A token acts as `sub` when one is given: a user of the organisation.
+    const sub = form.get('sub');
+    if (sub !== null && !GREENHOUSE_SANDBOX_DEFAULTS.userIds.includes(sub))
+      return sendJson(response, 400, { error: 'invalid_grant', error_description: 'sub is not a user' });
     const token = randomUUID();
     const expiresAt = Date.now() + GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds * 1000;
     tokens.set(token, expiresAt);

@@ -1,6 +1,6 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { sendJson } from '../../http-kit';
-import { secretFor } from '../signed-webhooks';
+import { receives, secretFor } from '../signed-webhooks';
 import {
   startAtsSandbox,
   type AtsSandbox,
@@ -9,7 +9,7 @@ import {
   type KitStage,
 } from '../ats-sandbox-kit';
 
-export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key' } as const;
+export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key', userIds: ['lever-user-1'] } as const;
 
 /** The webhooks the connector registers: one per event type, each with the signature token Lever issues for it. */
 export const LEVER_WEBHOOK_EVENTS = ['candidateStageChange', 'candidateDeleted'] as const;
@@ -31,6 +31,7 @@ function leverDelivery(secret: string, event: string, data: Record<string, unkno
     body: Buffer.from(JSON.stringify({ triggeredAt, event, token, signature, data })),
     headers: {},
     eventId: token,
+    event,
   };
 }
 
@@ -104,6 +105,47 @@ export async function startLeverSandbox(
         return true;
       };
       return [
+        {
+          method: 'GET',
+          pattern: '/v1/users/:id',
+          handle: ({ response, params }) => {
+            if (!(LEVER_SANDBOX_DEFAULTS.userIds as readonly string[]).includes(params.id as string))
+              return sendJson(response, 404, { code: 'ResourceNotFound', message: 'User not found' });
+            sendJson(response, 200, { data: { id: params.id, accessRole: 'admin', deactivatedAt: null } });
+          },
+        },
+        {
+          // Webhooks made through the API (help.lever.co 4402565460237); UI-made ones are listed too.
+          method: 'GET',
+          pattern: '/v1/webhooks',
+          handle: ({ response }) =>
+            sendJson(response, 200, {
+              data: kit.state.webhooks.flatMap((w, i) =>
+                (w.events ?? [...LEVER_WEBHOOK_EVENTS]).map((event) => ({
+                  id: w.id ?? `ui-${i}-${event}`,
+                  event,
+                  url: w.url,
+                  createdAt: 0,
+                })),
+              ),
+              hasNext: false,
+            }),
+        },
+        {
+          // One webhook per event, with its own signature token.
+          method: 'POST',
+          pattern: '/v1/webhooks',
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            if (!(LEVER_WEBHOOK_EVENTS as readonly unknown[]).includes(body.event) || typeof body.url !== 'string')
+              return sendJson(response, 400, { code: 'BadRequestError', message: 'event and url are required' });
+            const token = randomBytes(24).toString('hex');
+            const event = String(body.event);
+            const id = randomUUID();
+            kit.state.webhooks.push({ id, url: body.url, secret: token, issued: { [event]: token }, events: [event] });
+            sendJson(response, 201, { data: { id, event, url: body.url, configuration: { signatureToken: token } } });
+          },
+        },
         {
           method: 'GET',
           pattern: '/v1/stages',
@@ -217,6 +259,7 @@ export async function startLeverSandbox(
       const answers: { event: string; status: number | undefined }[] = [];
       for (const target of sandbox.state.webhooks) {
         for (const event of LEVER_WEBHOOK_EVENTS) {
+          if (!receives(target, event)) continue;
           const delivery = leverDelivery(secretFor(target, event), event, {});
           const response = await fetch(target.url, {
             method: 'POST',
@@ -234,6 +277,7 @@ export async function startLeverSandbox(
       const application = kitRef?.application(applicationId);
       if (!application) throw new Error(`no application ${applicationId}`);
       for (const target of sandbox.state.webhooks) {
+        if (!receives(target, 'candidateStageChange')) continue;
         const delivery = leverDelivery(secretFor(target, 'candidateStageChange'), 'candidateStageChange', {
           opportunityId: application.id,
           candidateId: application.candidateId,

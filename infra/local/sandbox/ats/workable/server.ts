@@ -12,6 +12,7 @@ export const WORKABLE_SANDBOX_DEFAULTS = {
   port: 4050,
   token: 'workable-sandbox-token',
   subdomain: 'acme',
+  memberIds: ['workable-member-1'],
   /** Account tokens: 10 requests per 10 seconds (reference: rate-limits). */
   rateLimit: 10,
   rateWindowMs: 10_000,
@@ -92,6 +93,58 @@ export function startWorkableSandbox(
     routes: (kit) => {
       const notFound = (response: Parameters<typeof sendJson>[0]) => sendJson(response, 404, { error: 'Not found' });
       return [
+        {
+          method: 'GET',
+          pattern: '/spi/v3/jobs',
+          handle: ({ response, url }) => {
+            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
+            sendJson(response, 200, {
+              jobs: kit.state.jobs.slice(0, limit).map((j) => ({ shortcode: j.id, title: j.name, state: 'published' })),
+            });
+          },
+        },
+        {
+          method: 'GET',
+          pattern: '/spi/v3/members',
+          handle: ({ response }) =>
+            sendJson(response, 200, {
+              members: WORKABLE_SANDBOX_DEFAULTS.memberIds.map((id) => ({ id, name: 'Recruiter', active: true })),
+            }),
+        },
+        {
+          // Subscriptions are API-only; a target URL is unique per subscription (409 otherwise).
+          method: 'GET',
+          pattern: '/spi/v3/subscriptions',
+          handle: ({ response }) =>
+            sendJson(response, 200, {
+              subscriptions: kit.state.webhooks.map((w, i) => ({
+                id: w.id ?? `control-${i}`,
+                target: w.url,
+                event: 'candidate_moved',
+                status: w.enabled === false ? 'disabled' : 'active',
+              })),
+            }),
+        },
+        {
+          method: 'POST',
+          pattern: '/spi/v3/subscriptions',
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            if (typeof body.target !== 'string' || body.event !== 'candidate_moved')
+              return sendJson(response, 422, { error: 'target and event are required' });
+            if (kit.state.webhooks.some((w) => w.url === body.target))
+              return sendJson(response, 409, { error: 'target already subscribed' });
+            const id = randomUUID();
+            // Deliveries are signed with the account's API token (reference: webhooks).
+            kit.state.webhooks.push({
+              id,
+              url: body.target,
+              secret: WORKABLE_SANDBOX_DEFAULTS.token,
+              events: ['candidate_moved'],
+            });
+            sendJson(response, 201, { id });
+          },
+        },
         {
           method: 'GET',
           pattern: '/spi/v3/candidates/:id',
@@ -179,6 +232,7 @@ export function startWorkableSandbox(
           body,
           headers: { 'x-workable-signature': createHmac('sha256', target.secret).update(body).digest('hex') },
           eventId: randomUUID(),
+          event: 'candidate_moved',
         },
       ];
     },

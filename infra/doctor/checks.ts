@@ -1,0 +1,350 @@
+import * as v from 'valibot';
+import { createAtsAdapter, AtsError, ATS_ERROR_CODES, type AtsAdapter, type AtsSetup } from '../../shared/ats';
+import {
+  connectionSecretsSchema,
+  missingAtsSecret,
+  stageIdForJob,
+  type Connection,
+  type ConnectionSecrets,
+  type StageMatcher,
+} from '../../shared/config';
+import { secretEquals } from '../../shared/http/signature';
+import { InterviewServiceClient, InterviewServiceError } from '../../shared/interview-service';
+import { describeFirstIssue } from '../../shared/validation';
+import { closest, fail, info, pass, type CheckLine } from './lines';
+import type { SecretStore } from './secret-store';
+
+export interface DoctorDependencies {
+  secrets: SecretStore;
+  /** The connector's base URL: the stack's `ApiUrl`, or the local gateway. */
+  apiUrl: string;
+  fetch?: typeof fetch;
+  /** On AWS: checks that SES may send as the sender; absent on one machine, where SES is a stand-in. */
+  sesSender?: ((address: string) => Promise<CheckLine>) | undefined;
+  /** The deployment's default sender (`deploy.mailFrom`). */
+  mailFrom?: string | undefined;
+  /** How many of the ATS's jobs a trigger for "all" jobs is checked against (default 20). */
+  jobsForAll?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export type SetupAdapter = AtsAdapter & AtsSetup;
+
+/** The URLs this connection's webhooks must point at; the interview one ends in the connection's secret token. */
+export const webhookUrls = (apiUrl: string, connectionId: string) => ({
+  ats: `${apiUrl.replace(/\/+$/, '')}/webhooks/ats/${connectionId}`,
+  interviewPrefix: `${apiUrl.replace(/\/+$/, '')}/webhooks/interview/${connectionId}/`,
+});
+
+/** The Greenhouse events the connector needs, as Dev Center names them. */
+const GREENHOUSE_WEBHOOK_STEPS = [
+  'Greenhouse has no API for webhooks: in Greenhouse, Configure → Dev Center → Web Hooks → Web Hooks, create one',
+  'per event: "Candidate or Prospect Stage Change", "Delete Candidate", "Merge Candidate" and "Candidate',
+  'Anonymized", each with Endpoint URL {url} and Secret key the atsWebhookSecret of secret {secret}.',
+  'A webhook whose first ping fails is created disabled: check each is enabled in that list.',
+];
+
+/** Waits out an ATS's rate limit a few times (a doctor run shares the account's budget with the pipeline). */
+export async function patiently<T>(work: () => Promise<T>, sleep: (ms: number) => Promise<void>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof AtsError) || error.code !== ATS_ERROR_CODES.rateLimited || attempt >= 4) throw error;
+      await sleep(Math.min(30_000, Math.max(500, error.retryAfterMs ?? 1000)));
+    }
+  }
+}
+
+/** What to do about an ATS refusal, by its kind. */
+function atsFix(connection: Connection, error: unknown): string {
+  const code = error instanceof AtsError ? error.code : undefined;
+  if (code === ATS_ERROR_CODES.unauthorized)
+    return `the ATS refused the credentials: put valid ones in secret ${connection.secretRef}`;
+  if (code === ATS_ERROR_CODES.forbidden)
+    return 'the credentials lack a permission the connector needs: grant it (README, "Connect a customer")';
+  if (code === ATS_ERROR_CODES.notFound) return `check atsBaseUrl (${connection.atsBaseUrl})`;
+  if (code === ATS_ERROR_CODES.rateLimited) return 'the ATS is rate-limiting this account: run the doctor again later';
+  return `check atsBaseUrl (${connection.atsBaseUrl}) and that the ATS answers`;
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** The connection's secret, read and checked field by field; a failure line when it cannot be used. */
+export async function readSecret(
+  connection: Connection,
+  store: SecretStore,
+): Promise<{ secrets: ConnectionSecrets; raw: Record<string, unknown> } | { line: CheckLine }> {
+  let raw: unknown;
+  try {
+    raw = await store.read(connection.secretRef);
+  } catch (error) {
+    return { line: fail(`secret ${connection.secretRef} cannot be read`, `${errorText(error)} (${store.where})`) };
+  }
+  if (raw === undefined)
+    return {
+      line: fail(
+        `secret ${connection.secretRef} does not exist`,
+        `create it in ${store.where} as a JSON object with interviewApiKey, interviewWebhookToken and the ATS's fields`,
+      ),
+    };
+  const parsed = v.safeParse(connectionSecretsSchema, raw);
+  if (!parsed.success)
+    return {
+      line: fail(
+        `secret ${connection.secretRef}: ${describeFirstIssue(parsed.issues).message}`,
+        `correct that field in ${store.where}`,
+      ),
+    };
+  const missing = missingAtsSecret(connection.ats, parsed.output);
+  if (missing)
+    return {
+      line: fail(
+        `secret ${connection.secretRef} lacks ${missing}`,
+        `add ${missing} to the secret in ${store.where} (${connection.ats} needs it)`,
+      ),
+    };
+  return { secrets: parsed.output, raw: raw as Record<string, unknown> };
+}
+
+/** Every check of one connection, in order; a check that needs an earlier one to pass is left out when it failed. */
+export async function diagnoseConnection(connection: Connection, deps: DoctorDependencies): Promise<CheckLine[]> {
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const lines: CheckLine[] = [];
+  const secret = await readSecret(connection, deps.secrets);
+  if ('line' in secret) return [secret.line, info('the other checks need the secret: fix it first')];
+  lines.push(pass(`secret ${connection.secretRef} has every field ${connection.ats} needs`));
+  const { secrets } = secret;
+  const ats = createAtsAdapter(connection, secrets, deps.fetch ? { fetch: deps.fetch } : {}) as SetupAdapter;
+  const atsCall = <T>(work: () => Promise<T>) => patiently(work, sleep);
+
+  let atsWorks = false;
+  try {
+    const what = await atsCall(() => ats.probeAccess());
+    lines.push(pass(`${connection.ats} credentials work (${what})`));
+    atsWorks = true;
+  } catch (error) {
+    lines.push(fail(`${connection.ats} credentials: ${errorText(error)}`, atsFix(connection, error)));
+  }
+  if (atsWorks) {
+    lines.push(await userLine(connection, ats, atsCall));
+    lines.push(...(await stageLines(connection, ats, atsCall, deps.jobsForAll ?? 20)));
+  } else lines.push(info('the stage and webhook checks need working ATS credentials'));
+
+  lines.push(...(await interviewServiceLines(connection, secrets, deps)));
+  if (atsWorks) lines.push(...(await atsWebhookLines(connection, secrets, ats, deps.apiUrl, atsCall)));
+  const senders = new Set(
+    [deps.mailFrom, ...connection.triggers.map((t) => t.invite.from)].filter((s): s is string => Boolean(s)),
+  );
+  const needsMail = connection.triggers.some((t) => t.invite.email);
+  if (!needsMail) lines.push(info('no trigger e-mails invites: no SES sender to check'));
+  else if (!deps.sesSender) lines.push(info('SES sender not checked on one machine (run with --aws)'));
+  else for (const sender of senders) lines.push(await deps.sesSender(sender));
+  return lines;
+}
+
+async function userLine(
+  connection: Connection,
+  ats: SetupAdapter,
+  atsCall: <T>(work: () => Promise<T>) => Promise<T>,
+): Promise<CheckLine> {
+  try {
+    const user = await atsCall(() => ats.probeUser());
+    if (user.ok) return pass(`notes and moves are written as ${user.what}`);
+    if (!user.checkable) return info(user.reason);
+    return fail(user.reason, `set atsUserId of connection ${connection.id} to a user the ATS has`);
+  } catch (error) {
+    return fail(`the configured user (atsUserId) cannot be checked: ${errorText(error)}`, atsFix(connection, error));
+  }
+}
+
+/**
+ * Every trigger's stage and the advance rule's target, for each job they apply to: a job list of the trigger, the
+ * jobs its `idsByJob` names, or (for "all") the first jobs the ATS lists. Lever's stages are global.
+ */
+async function stageLines(
+  connection: Connection,
+  ats: SetupAdapter,
+  atsCall: <T>(work: () => Promise<T>) => Promise<T>,
+  jobsForAll: number,
+): Promise<CheckLine[]> {
+  const lines: CheckLine[] = [];
+  const stagesOf = new Map<string, Promise<{ id: string; name: string }[]>>();
+  const stages = (jobId: string | undefined) => {
+    const key = jobId ?? '';
+    let found = stagesOf.get(key);
+    if (!found) {
+      found = atsCall(() => ats.listStages(jobId));
+      stagesOf.set(key, found);
+    }
+    return found;
+  };
+  let listedJobs: Promise<string[]> | undefined;
+  /** Jobs whose id the matcher names, and (for a name that applies to any job) the jobs the ATS lists. */
+  const jobsOf = async (jobs: Connection['triggers'][number]['jobs'], matcher: StageMatcher) => {
+    if (ats.kind === 'lever') return [undefined];
+    if (jobs !== 'all') return jobs;
+    const named = Object.keys(matcher.idsByJob ?? {});
+    if (matcher.name === undefined && matcher.id === undefined) return named;
+    listedJobs ??= atsCall(() => ats.listJobs(jobsForAll)).then((list) => list.map((j) => j.id));
+    return [...new Set([...named, ...(await listedJobs)])];
+  };
+  const check = async (label: string, matcher: StageMatcher, jobIds: readonly (string | undefined)[]) => {
+    const problems: string[] = [];
+    let fix = '';
+    for (const jobId of jobIds) {
+      const list = await stages(jobId);
+      const wantedId = stageIdForJob(matcher, jobId) ?? matcher.id;
+      const ok =
+        wantedId !== undefined ? list.some((s) => s.id === wantedId) : list.some((s) => s.name === matcher.name);
+      if (ok) continue;
+      const where = jobId === undefined ? connection.ats : `job ${jobId}`;
+      if (wantedId !== undefined) {
+        problems.push(`${where} has no stage with id ${wantedId}`);
+        fix = `its stages are ${list.map((s) => `${s.id} (${s.name})`).join(', ') || 'none'}`;
+      } else {
+        problems.push(`${where} has no stage named "${matcher.name}"`);
+        const near = closest(
+          matcher.name ?? '',
+          list.map((s) => s.name),
+        );
+        fix = near.length ? `the closest names there: ${near.map((n) => `"${n}"`).join(', ')}` : 'it has no stages';
+      }
+    }
+    const checked = jobIds[0] === undefined ? '' : ` in ${jobIds.length} job${jobIds.length === 1 ? '' : 's'}`;
+    if (!jobIds.length) lines.push(info(`${label}: the ATS lists no jobs to check it against`));
+    else if (problems.length) lines.push(fail(`${label}: ${problems.join('; ')}`, fix));
+    else lines.push(pass(`${label} exists${checked}`));
+  };
+  const allJobs = new Set<string | undefined>();
+  for (const trigger of connection.triggers) {
+    try {
+      const jobIds = await jobsOf(trigger.jobs, trigger.stage);
+      for (const job of jobIds) allJobs.add(job);
+      await check(`trigger ${trigger.id}: stage ${describeStage(trigger.stage)}`, trigger.stage, jobIds);
+    } catch (error) {
+      lines.push(fail(`trigger ${trigger.id}: stages cannot be read: ${errorText(error)}`, atsFix(connection, error)));
+    }
+  }
+  const advance = connection.writeBack.advance;
+  if (advance) {
+    try {
+      const byJob = Object.keys(advance.toStage.idsByJob ?? {});
+      const jobIds = ats.kind === 'lever' ? [undefined] : [...new Set([...byJob, ...allJobs])];
+      await check(`advance.toStage ${describeStage(advance.toStage)}`, advance.toStage, jobIds);
+    } catch (error) {
+      lines.push(fail(`advance.toStage: stages cannot be read: ${errorText(error)}`, atsFix(connection, error)));
+    }
+  }
+  return lines;
+}
+
+const describeStage = (stage: StageMatcher): string =>
+  stage.name !== undefined ? `"${stage.name}"` : stage.id !== undefined ? `id ${stage.id}` : 'by job';
+
+/** The key works, may read reports, and the service will call this connection back. */
+async function interviewServiceLines(
+  connection: Connection,
+  secrets: ConnectionSecrets,
+  deps: DoctorDependencies,
+): Promise<CheckLine[]> {
+  const client = new InterviewServiceClient({
+    baseUrl: connection.interviewService.baseUrl,
+    apiKey: secrets.interviewApiKey,
+    timeoutMs: connection.interviewService.timeoutMs,
+    retry: { maxAttempts: 2 },
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+  const lines: CheckLine[] = [];
+  const keyFix = (error: unknown) =>
+    error instanceof InterviewServiceError && error.code === 'wrong-base-url'
+      ? `check interviewService.baseUrl (${connection.interviewService.baseUrl}): the key was not even looked at`
+      : `put a working interviewApiKey in secret ${connection.secretRef}`;
+  try {
+    await client.listInterviews({ limit: 1 });
+    lines.push(pass('interview service: the key works (GET /interviews)'));
+  } catch (error) {
+    lines.push(fail(`interview service: ${errorText(error)}`, keyFix(error)));
+    return lines;
+  }
+  try {
+    await client.listReports({ limit: 1 });
+    lines.push(pass('interview service: the key may read reports (GET /interview/reports)'));
+  } catch (error) {
+    lines.push(
+      fail(
+        `interview service: reports: ${errorText(error)}`,
+        'ask the interview service for a key with permission for reports: without it no result is written back',
+      ),
+    );
+  }
+  const { interviewPrefix } = webhookUrls(deps.apiUrl, connection.id);
+  const expected = `${interviewPrefix}${secrets.interviewWebhookToken}`;
+  const registerSteps =
+    'in the interview service\'s settings, add a webhook for "interview_report.created" with the URL that ' +
+    `npm run ops -- urls prints for ${connection.id}, its last segment the interviewWebhookToken of secret ` +
+    connection.secretRef;
+  try {
+    const webhooks = (await client.listWebhooks()).filter((w) => w.event === 'interview_report.created');
+    const ours = webhooks.filter((w) => w.url.startsWith(interviewPrefix));
+    // The token is compared in constant time and never printed.
+    const exact = ours.find((w) => secretEquals(expected, w.url));
+    if (!ours.length)
+      lines.push(
+        fail('interview service: no interview_report.created webhook points at this connection', registerSteps),
+      );
+    else if (!exact)
+      lines.push(
+        fail(
+          'interview service: the webhook for this connection carries another token',
+          `the token is the last segment of its URL: ${registerSteps}`,
+        ),
+      );
+    else if (exact.status && exact.status !== 'active')
+      lines.push(fail(`interview service: the webhook is ${exact.status}`, "enable it in the service's settings"));
+    else lines.push(pass('interview service: the interview_report.created webhook points at this connection'));
+  } catch (error) {
+    lines.push(fail(`interview service: webhooks cannot be listed: ${errorText(error)}`, keyFix(error)));
+  }
+  return lines;
+}
+
+/** Each event the connector needs the ATS to send, registered at this connection's URL and enabled. */
+async function atsWebhookLines(
+  connection: Connection,
+  secrets: ConnectionSecrets,
+  ats: SetupAdapter,
+  apiUrl: string,
+  atsCall: <T>(work: () => Promise<T>) => Promise<T>,
+): Promise<CheckLine[]> {
+  const url = webhookUrls(apiUrl, connection.id).ats;
+  const listWebhooks = ats.listWebhooks?.bind(ats);
+  if (!listWebhooks)
+    return [
+      info(
+        `${connection.ats} webhooks cannot be checked through its API`,
+        GREENHOUSE_WEBHOOK_STEPS.join('\n').replace('{url}', url).replace('{secret}', connection.secretRef),
+      ),
+    ];
+  let registered: Awaited<ReturnType<typeof listWebhooks>>;
+  try {
+    registered = await atsCall(() => listWebhooks(secrets.atsWebhookIds ?? {}));
+  } catch (error) {
+    return [fail(`${connection.ats} webhooks cannot be listed: ${errorText(error)}`, atsFix(connection, error))];
+  }
+  const register = `run npm run doctor -- --connection ${connection.id} --register-webhooks`;
+  return ats.webhookEvents.map((event) => {
+    const found = registered.filter((w) => w.event === event && w.url === url);
+    if (!found.length) {
+      const note = ats.kind === 'ashby' && !secrets.atsWebhookIds?.[event] ? ' (Ashby cannot list webhooks)' : '';
+      return fail(`${connection.ats} has no ${event} webhook to ${url}${note}`, register);
+    }
+    if (found.every((w) => w.enabled === false))
+      return fail(
+        `${connection.ats}'s ${event} webhook to this connection is disabled`,
+        `enable it in ${connection.ats}'s webhook settings`,
+      );
+    const enabled = found.some((w) => w.enabled === true) ? ' and enabled' : '';
+    return pass(`${connection.ats} sends ${event} to this connection (registered${enabled})`);
+  });
+}

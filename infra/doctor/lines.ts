@@ -1,0 +1,48 @@
+/** One line of the doctor's report: a check that passed, failed (with what to do), or could not be made here. */
+export interface CheckLine {
+  status: 'pass' | 'fail' | 'info';
+  what: string;
+  /** What the operator does about a failure, or how to check by hand what the doctor cannot. */
+  fix?: string | undefined;
+}
+
+export const pass = (what: string): CheckLine => ({ status: 'pass', what });
+export const fail = (what: string, fix: string): CheckLine => ({ status: 'fail', what, fix });
+export const info = (what: string, fix?: string): CheckLine => ({ status: 'info', what, fix });
+
+const MARK = { pass: '✓', fail: '✗', info: '–' } as const;
+
+/** `  ✓ what` / `  ✗ what: fix`; a fix of several lines is indented under its check. */
+export function formatLine(line: CheckLine): string {
+  const head = `  ${MARK[line.status]} ${line.what}`;
+  if (!line.fix) return head;
+  const [first, ...rest] = line.fix.split('\n');
+  return [`${head}\n      → ${first}`, ...rest.map((r) => `        ${r}`)].join('\n');
+}
+
+/** Edit distance of two short names (case-insensitive), for "did you mean". */
+export function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= y.length; j++)
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (x[i - 1] === y[j - 1] ? 0 : 1),
+      );
+    previous = row;
+  }
+  return previous[y.length] as number;
+}
+
+/** The `count` names closest to `wanted`, closest first. */
+export function closest(wanted: string, names: readonly string[], count = 3): string[] {
+  return [...new Set(names)]
+    .map((name) => ({ name, d: distance(wanted, name) }))
+    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
+    .slice(0, count)
+    .map((c) => c.name);
+}

@@ -1,0 +1,148 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetAccountCommand, GetEmailIdentityCommand, NotFoundException, SESv2Client } from '@aws-sdk/client-sesv2';
+import { loadConnectionsFile, type Connection } from '../../shared/config';
+import { diagnoseConnection, type DoctorDependencies } from './checks';
+import { dryRun } from './dry-run';
+import { fail, formatLine, info, pass, type CheckLine } from './lines';
+import { registerWebhooks } from './register';
+import { fileSecretStore, secretsManagerStore } from './secret-store';
+
+const USAGE = `usage: npm run doctor -- [--connection ID]
+         [--stack .local/stack.json | --aws --outputs FILE --connections FILE]
+  (no option)                    check every connection: one line per check, ✓ or ✗ with what to do
+  --register-webhooks            create the ATS webhooks that are missing (Lever, Ashby, Workable), then check
+  --dry-run --application APP    what a stage change of application APP would do, with no side effect
+Exit code 0 only when every check passes; 2 for a usage error.`;
+
+const { values } = parseArgs({
+  options: {
+    connection: { type: 'string' },
+    stack: { type: 'string', default: '.local/stack.json' },
+    aws: { type: 'boolean', default: false },
+    outputs: { type: 'string' },
+    'stack-name': { type: 'string', default: 'AtsInterviewConnector' },
+    connections: { type: 'string' },
+    'register-webhooks': { type: 'boolean', default: false },
+    'dry-run': { type: 'boolean', default: false },
+    application: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+function usage(message: string): never {
+  console.error(`${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+interface Target {
+  connections: Connection[];
+  deps: DoctorDependencies;
+}
+
+/** One machine: what `npm start` wrote (`.local/stack.json`, and the connections and secrets beside it). */
+function localTarget(): Target {
+  if (!existsSync(values.stack)) usage(`${values.stack} not found: start the connector with npm start, or pass --aws`);
+  const stack = JSON.parse(readFileSync(values.stack, 'utf8')) as {
+    connector: { url: string };
+    files?: { connections: string; secrets: string };
+  };
+  const files = stack.files ?? {
+    connections: join(dirname(values.stack), 'connections.json'),
+    secrets: join(dirname(values.stack), 'secrets.json'),
+  };
+  return {
+    connections: loadConnectionsFile(values.connections ?? files.connections),
+    deps: { secrets: fileSecretStore(files.secrets), apiUrl: stack.connector.url },
+  };
+}
+
+/** AWS: the connections file deployed, the stack's `ApiUrl`, Secrets Manager and SES. */
+function awsTarget(): Target {
+  const file = values.connections ?? usage('--aws needs --connections FILE (the file cdk deploy used)');
+  if (!values.outputs) usage('--aws needs --outputs FILE (written by cdk deploy --outputs-file FILE)');
+  if (!existsSync(values.outputs)) usage(`${values.outputs} not found: write it with cdk deploy --outputs-file`);
+  const outputs = (JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>)[
+    values['stack-name']
+  ];
+  const apiUrl = outputs?.ApiUrl;
+  if (typeof apiUrl !== 'string') usage(`${values.outputs} has no ApiUrl for stack ${values['stack-name']}`);
+  const document = JSON.parse(readFileSync(file, 'utf8')) as { deploy?: { mailFrom?: string } };
+  const ses = new SESv2Client({});
+  return {
+    connections: loadConnectionsFile(file),
+    deps: {
+      secrets: secretsManagerStore(new SecretsManagerClient({})),
+      apiUrl,
+      mailFrom: document.deploy?.mailFrom,
+      sesSender: (address) => sesSenderLine(ses, address),
+    },
+  };
+}
+
+/** The sender's address or its domain is a verified SES identity; an account still in SES's sandbox is said. */
+async function sesSenderLine(ses: SESv2Client, address: string): Promise<CheckLine> {
+  const domain = address.split('@')[1] ?? '';
+  for (const identity of [address, domain]) {
+    try {
+      const found = await ses.send(new GetEmailIdentityCommand({ EmailIdentity: identity }));
+      if (!found.VerifiedForSendingStatus)
+        return fail(`SES identity ${identity} is not verified`, 'finish its verification in the SES console');
+      const account = await ses.send(new GetAccountCommand({}));
+      return account.ProductionAccessEnabled
+        ? pass(`SES may send as ${address} (identity ${identity})`)
+        : info(
+            `SES may send as ${address}, but the account is in SES's sandbox`,
+            'only verified recipients get mail: request production access in the SES console',
+          );
+    } catch (error) {
+      if (!(error instanceof NotFoundException))
+        return fail(`SES: ${(error as Error).message}`, 'check the AWS credentials');
+    }
+  }
+  return fail(`SES has no identity for ${address} or ${domain}`, `verify ${domain} (or the address) in SES`);
+}
+
+async function main(): Promise<void> {
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const target = values.aws ? awsTarget() : localTarget();
+  const connections = values.connection
+    ? target.connections.filter((c) => c.id === values.connection)
+    : target.connections;
+  if (!connections.length)
+    usage(`no connection ${values.connection}: the file has ${target.connections.map((c) => c.id).join(', ')}`);
+
+  if (values['dry-run']) {
+    const application = values.application ?? usage('--dry-run needs --application APP');
+    if (connections.length !== 1) usage('--dry-run needs --connection ID');
+    for (const line of await dryRun(connections[0] as Connection, application, target.deps)) console.log(line);
+    return;
+  }
+
+  let failures = 0;
+  for (const connection of connections) {
+    console.log(`${connection.id} (${connection.ats})`);
+    if (values['register-webhooks']) {
+      for (const line of await registerWebhooks(connection, target.deps)) console.log(formatLine(line));
+    }
+    const lines = await diagnoseConnection(connection, target.deps);
+    for (const line of lines) console.log(formatLine(line));
+    failures += lines.filter((l) => l.status === 'fail').length;
+  }
+  console.log(
+    failures
+      ? `\n${failures} check${failures === 1 ? '' : 's'} failed: fix each ✗ as its arrow says, then run again`
+      : `\nevery check passed for ${connections.length} connection${connections.length === 1 ? '' : 's'}`,
+  );
+  process.exitCode = failures ? 1 : 0;
+}
+
+main().catch((error: unknown) => {
+  console.error(`doctor: ${(error as Error).message}`);
+  process.exitCode = 1;
+});

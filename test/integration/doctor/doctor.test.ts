@@ -1,0 +1,238 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalStack } from '../../../infra/local/local-stack';
+import { runDoctor, sectionOf } from '../../helpers/doctor';
+import { invitedInterviewId, startTestStack } from '../../helpers/local-stack';
+
+const SECRET_FIELDS = /[0-9a-f]{48}|sandbox-key|sandbox-token|sandbox-secret/;
+
+/** Writes `change(secrets)` into the stack's secrets file for the length of `work`, then puts the file back. */
+async function withSecrets<T>(
+  stack: LocalStack,
+  change: (s: Record<string, Record<string, unknown>>) => void,
+  work: () => Promise<T>,
+) {
+  const path = JSON.parse(readFileSync(stack.stackFile, 'utf8')).files.secrets as string;
+  const original = readFileSync(path, 'utf8');
+  const edited = JSON.parse(original) as Record<string, Record<string, unknown>>;
+  change(edited);
+  writeFileSync(path, JSON.stringify(edited));
+  try {
+    return await work();
+  } finally {
+    writeFileSync(path, original);
+  }
+}
+
+describe('npm run doctor on the local stack', () => {
+  let stack: LocalStack;
+  let workDir: string;
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'doctor-'));
+    stack = await startTestStack(workDir);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('passes every check for the four demo connections, printing no secret', async () => {
+    const run = await runDoctor(['--stack', stack.stackFile]);
+    expect(run.output).not.toContain('✗');
+    expect(run.output).toContain('every check passed for 4 connections');
+    expect(run.code).toBe(0);
+    for (const id of ['demo-greenhouse', 'demo-ashby', 'demo-lever', 'demo-workable']) {
+      const section = sectionOf(run.output, id);
+      expect(section).toContain('credentials work');
+      expect(section).toContain('interview_report.created webhook points at this connection');
+    }
+    expect(sectionOf(run.output, 'demo-lever')).toContain('✓ lever sends candidateStageChange to this connection');
+    expect(sectionOf(run.output, 'demo-ashby')).toContain('✓ ashby sends candidateDelete to this connection');
+    expect(sectionOf(run.output, 'demo-greenhouse')).toContain('Configure → Dev Center → Web Hooks');
+    expect(run.output).not.toMatch(SECRET_FIELDS);
+  }, 120_000);
+
+  it('names the closest stage when a trigger names one the ATS does not have', async () => {
+    const rendered = JSON.parse(readFileSync(join(workDir, 'connections.json'), 'utf8'));
+    rendered.connections[0].triggers[0].stage = { name: 'AI Intervew' };
+    const file = join(workDir, 'misspelt.json');
+    writeFileSync(file, JSON.stringify(rendered));
+    const run = await runDoctor(['--stack', stack.stackFile, '--connections', file, '--connection', 'demo-greenhouse']);
+    expect(run.output).toContain('✗ trigger ai-screen: stage "AI Intervew": job 3301 has no stage named');
+    expect(run.output).toContain('→ the closest names there: "AI Interview"');
+    expect(run.code).toBe(1);
+  }, 60_000);
+
+  it('says when the interview-service key may not read reports', async () => {
+    const ref = stack.connections.find((c) => c.id === 'demo-ashby')?.secretRef as string;
+    const run = await withSecrets(
+      stack,
+      (s) => {
+        (s[ref] as Record<string, unknown>).interviewApiKey = stack.interview.limitedApiKey;
+      },
+      () => runDoctor(['--stack', stack.stackFile, '--connection', 'demo-ashby']),
+    );
+    expect(run.output).toContain('✓ interview service: the key works');
+    expect(run.output).toMatch(/✗ interview service: reports: .*403/);
+    expect(run.output).toContain('→ ask the interview service for a key with permission for reports');
+    expect(run.code).toBe(1);
+  }, 60_000);
+
+  it('names the missing field of a secret', async () => {
+    const ref = stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string;
+    const run = await withSecrets(
+      stack,
+      (s) => void delete (s[ref] as Record<string, unknown>).atsApiKey,
+      () => runDoctor(['--stack', stack.stackFile, '--connection', 'demo-lever']),
+    );
+    expect(run.output).toContain(`✗ secret ${ref} lacks atsApiKey`);
+    expect(run.output).toContain('→ add atsApiKey to the secret');
+    expect(run.code).toBe(1);
+  }, 60_000);
+
+  it('says when the ATS webhook is disabled', async () => {
+    stack.ats.workable.setWebhooksEnabled(false);
+    stack.ats.ashby.setWebhooksEnabled(false);
+    try {
+      const run = await runDoctor(['--stack', stack.stackFile]);
+      expect(sectionOf(run.output, 'demo-workable')).toContain(
+        "✗ workable's candidate_moved webhook to this connection is disabled",
+      );
+      expect(sectionOf(run.output, 'demo-ashby')).toContain(
+        "✗ ashby's candidateStageChange webhook to this connection is disabled",
+      );
+      expect(run.output).toContain("→ enable it in workable's webhook settings");
+      expect(run.code).toBe(1);
+    } finally {
+      stack.ats.workable.setWebhooksEnabled(true);
+      stack.ats.ashby.setWebhooksEnabled(true);
+    }
+  }, 60_000);
+});
+
+describe('npm run doctor -- --dry-run', () => {
+  let stack: LocalStack;
+  let workDir: string;
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'doctor-dry-'));
+    stack = await startTestStack(workDir);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  /** Requests by route whose method writes. */
+  const writes = (requests: Record<string, number>) =>
+    Object.entries(requests).filter(([route]) => !route.startsWith('GET '));
+
+  it('prints what a stage change would do, and writes nothing anywhere', async () => {
+    const greenhouse = stack.ats.greenhouse;
+    const waiting = greenhouse.addCandidate({ firstName: 'Ola', lastName: 'Berg', email: 'ola.berg@example.com' });
+    const ready = greenhouse.addCandidate({ firstName: 'Ivo', lastName: 'Raft', email: 'ivo.raft@example.com' });
+    // Moved with the webhooks off: the connector hears nothing, as when a delivery is lost.
+    greenhouse.setWebhooksEnabled(false);
+    await greenhouse.moveCandidate({ applicationId: ready.id, stageName: 'AI Interview' });
+    greenhouse.setWebhooksEnabled(true);
+    const atsBefore = structuredClone(greenhouse.requests());
+    const serviceBefore = structuredClone(stack.interview.state.requests);
+
+    const args = ['--stack', stack.stackFile, '--dry-run', '--connection', 'demo-greenhouse', '--application'];
+    const none = await runDoctor([...args, waiting.id]);
+    expect(none.output).toContain('trigger ai-screen: does not match: its stage is "AI Interview"');
+    expect(none.output).toContain('a stage change into this stage would do nothing');
+    const run = await runDoctor([...args, ready.id]);
+    expect(run.code).toBe(0);
+    expect(run.output).toContain(
+      `application ${ready.id}: job 3301 (Backend Engineer), stage "AI Interview" (id 9001)`,
+    );
+    expect(run.output).toContain('has e-mail address');
+    expect(run.output).toContain('trigger ai-screen: matches');
+    expect(run.output).toMatch(
+      /interview: would create "Backend Engineer – AI interview \(ref demo-greenhouse\/3301\/ai-screen\)"/,
+    );
+    expect(run.output).toContain(
+      "invite: the interview's link; an e-mail from talent@demo.example.com, a note on the application",
+    );
+    expect(run.output).toContain('AI match score 40: a note; Flagged for review: AI match score 40 is below 75.');
+    expect(run.output).toMatch(/AI match score 75: a note; Advanced automatically.* → move to Hiring Manager Review/);
+    expect(run.output).toMatch(/AI match score 90: a note; Advanced automatically/);
+    expect(run.output).not.toMatch(/ivo\.raft|ola\.berg/);
+
+    expect(writes(greenhouse.requests())).toEqual(writes(atsBefore));
+    expect(writes(stack.interview.state.requests)).toEqual(writes(serviceBefore));
+    expect(greenhouse.notesOf(ready.id)).toEqual([]);
+    expect(greenhouse.stageNameOf(ready.id)).toBe('AI Interview');
+  }, 120_000);
+});
+
+describe('a new customer: nothing registered yet', () => {
+  let stack: LocalStack;
+  let workDir: string;
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'doctor-new-'));
+    stack = await startTestStack(workDir, { registerAtsWebhooks: false, registerInterviewWebhooks: false });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('fails on the missing webhooks, registers each ATS webhook once over two runs, then passes', async () => {
+    const before = await runDoctor(['--stack', stack.stackFile]);
+    expect(before.code).toBe(1);
+    expect(before.output).toContain(
+      '✗ interview service: no interview_report.created webhook points at this connection',
+    );
+    expect(sectionOf(before.output, 'demo-lever')).toContain('✗ lever has no candidateStageChange webhook');
+    expect(sectionOf(before.output, 'demo-workable')).toContain('✗ workable has no candidate_moved webhook');
+    expect(sectionOf(before.output, 'demo-ashby')).toContain(
+      '→ run npm run doctor -- --connection demo-ashby --register-webhooks',
+    );
+
+    const first = await runDoctor(['--stack', stack.stackFile, '--register-webhooks']);
+    expect(sectionOf(first.output, 'demo-lever')).toContain('✓ candidateStageChange: registered');
+    expect(sectionOf(first.output, 'demo-ashby')).toContain('✓ candidateMerge: registered');
+    const second = await runDoctor(['--stack', stack.stackFile, '--register-webhooks']);
+    expect(second.output).not.toContain(': registered (');
+    expect(sectionOf(second.output, 'demo-workable')).toContain('✓ candidate_moved: already registered');
+    // Created once each: two Lever webhooks, three Ashby ones, one Workable subscription.
+    expect(stack.ats.lever.requests()['POST /v1/webhooks']).toBe(2);
+    expect(stack.ats.ashby.requests()['POST /webhook.create']).toBe(3);
+    expect(stack.ats.workable.requests()['POST /spi/v3/subscriptions']).toBe(1);
+    const secrets = JSON.parse(readFileSync(join(workDir, 'secrets.json'), 'utf8')) as Record<
+      string,
+      Record<string, unknown>
+    >;
+    const lever = secrets[stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string];
+    expect(Object.keys(lever?.atsWebhookSecrets as object).sort()).toEqual([
+      'candidateDeleted',
+      'candidateStageChange',
+    ]);
+
+    // The interview service's webhooks are set in its settings (it has no API for them), as the line says.
+    for (const c of stack.connections) {
+      const s = stack.secrets[c.secretRef];
+      stack.interview.registerWebhook(
+        `${stack.gatewayUrl}/webhooks/interview/${c.id}/${s?.interviewWebhookToken}`,
+        'interview_report.created',
+        s?.interviewApiKey,
+      );
+    }
+    const after = await runDoctor(['--stack', stack.stackFile]);
+    expect(after.output).not.toContain('✗');
+    expect(after.code).toBe(0);
+  }, 240_000);
+
+  it('verifies a Lever stage change with the token the registration recorded, and invites', async () => {
+    const app = stack.ats.lever.addCandidate({ firstName: 'Rae', lastName: 'Lin', email: 'rae.lin@example.com' });
+    const [delivery] = await stack.ats.lever.moveCandidate({ applicationId: app.id, stageName: 'AI Interview' });
+    expect(delivery?.status).toBe(200);
+    expect(await invitedInterviewId(stack, 'rae.lin@example.com')).toMatch(/\w/);
+  }, 60_000);
+});
