@@ -3,12 +3,21 @@ import { ArnFormat, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, 
 import { type CfnStage, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { addOperatorDashboard } from './dashboard';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import {
+  ApplicationLogLevel,
+  Architecture,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+  Tracing,
+  type IFunction,
+} from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -46,6 +55,8 @@ export interface ConnectorStackProps extends StackProps {
    */
   webhookConcurrency?: number;
   reconcileEveryMinutes?: number;
+  /** The functions' log level (`POWERTOOLS_LOG_LEVEL`, and Lambda's application log level with it); INFO. */
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Event-source concurrency cap, protecting the ATS and interview-service rate limits. */
   workerMaxConcurrency?: number;
 }
@@ -80,6 +91,7 @@ export class ConnectorStack extends Stack {
       REPORT_QUEUE_URL: reportQueues.queue.queueUrl,
       MAIL_FROM: props.mailFrom,
     };
+    const logLevel = props.logLevel ?? 'INFO';
     const fn = (name: FunctionName, timeoutSeconds: number, reservedConcurrentExecutions?: number) =>
       new NodejsFunction(this, name, {
         entry: join(ROOT, FUNCTION_ENTRIES[name]),
@@ -90,7 +102,18 @@ export class ConnectorStack extends Stack {
         architecture: Architecture.ARM_64,
         memorySize: 512,
         timeout: Duration.seconds(timeoutSeconds),
-        environment,
+        environment: {
+          ...environment,
+          // Powertools reads these (the level is never set in code): the service is the function's name.
+          POWERTOOLS_SERVICE_NAME: name,
+          POWERTOOLS_LOG_LEVEL: logLevel,
+        },
+        // Lambda's JSON log format, its level matching Powertools' so that neither drops what the other keeps.
+        loggingFormat: LoggingFormat.JSON,
+        applicationLogLevelV2: ApplicationLogLevel[logLevel],
+        systemLogLevelV2: SystemLogLevel.WARN,
+        // X-Ray traces from the runtime, no tracer library (it would double the bundle).
+        tracing: Tracing.ACTIVE,
         logGroup: new LogGroup(this, `${name}Logs`, {
           retention: RetentionDays.ONE_MONTH,
           removalPolicy: RemovalPolicy.DESTROY,
@@ -295,6 +318,11 @@ export class ConnectorStack extends Stack {
           '(npm run ops -- failed lists refused applications)',
       );
     }
+
+    addOperatorDashboard(this, {
+      functions: { atsWebhook, interviewWebhook, inviteWorker, writebackWorker, reconciler },
+      queues: { StageEvents: stageQueues, ReportEvents: reportQueues },
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
     // What `npm run ops -- --aws` needs (infra/stack-outputs.ts).

@@ -25,6 +25,8 @@ export const deploySettingsSchema = v.object({
    * concurrency quota is still the new-account 10.
    */
   webhookConcurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1000)), 10),
+  /** The functions' log level (`POWERTOOLS_LOG_LEVEL`); a redeploy changes it, no code does. */
+  logLevel: v.optional(v.picklist(['DEBUG', 'INFO', 'WARN', 'ERROR'], 'must be DEBUG, INFO, WARN or ERROR'), 'INFO'),
 });
 
 export type DeploySettings = v.InferOutput<typeof deploySettingsSchema>;

@@ -7,6 +7,8 @@ import type { QueueMessage } from '../../shared/queue';
 import { deferIfAsked, type DeferTarget } from './deferral';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
+import type { PipelineMetrics } from '../../shared/observability/metrics';
+import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 
 /**
  * Outbound calls stop shortly before the Lambda deadline (3 s, or a fifth of the time left when that is
@@ -38,7 +40,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     run: { signal: AbortSignal; leaseMs: number },
   ) => Promise<void>,
   logger: PipelineLogger,
-  options: { defer?: DeferTarget } = {},
+  options: { defer?: DeferTarget; metrics?: PipelineMetrics } = {},
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
     // One processor per invocation: it keeps the batch's outcomes while it runs. Lambda runs one invocation per
@@ -48,56 +50,68 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
-    return processPartialResponse(
-      event,
-      async (record: SQSRecord) => {
-        let document: unknown;
-        try {
-          document = JSON.parse(record.body);
-        } catch {
-          logger.error('poison message: body is not JSON', { messageId: record.messageId });
-          return;
-        }
-        const parsed = v.safeParse(schema, document);
-        if (!parsed.success) {
-          const { field, message } = describeFirstIssue(parsed.issues);
-          logger.error('poison message: does not match its schema', {
-            messageId: record.messageId,
-            field,
-            problem: message,
-          });
-          return;
-        }
-        try {
-          // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
-          await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
-        } catch (error) {
-          if (options.defer) {
-            const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch(
-              (deferError: unknown) => {
-                logger.warn('could not defer the message', {
-                  messageId: record.messageId,
-                  code: errorCode(deferError),
-                });
-                return undefined;
-              },
-            );
-            if (delaySeconds !== undefined) {
-              logger.info('message deferred: an outside API asked to wait', {
-                messageId: record.messageId,
-                code: errorCode(error),
-                delaySeconds,
-                deferrals: (parsed.output.deferrals ?? 0) + 1,
-              });
-              return;
-            }
+    return withLogContext(invocationKeys(context), () =>
+      processPartialResponse(
+        event,
+        async (record: SQSRecord) => {
+          let document: unknown;
+          try {
+            document = JSON.parse(record.body);
+          } catch {
+            logger.error('poison message: body is not JSON', { messageId: record.messageId });
+            return;
           }
-          logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
-          throw error;
-        }
-      },
-      processor,
-      { context },
+          await withLogContext({ correlation_id: correlationOf(document, record) }, () =>
+            handleRecord(document, record),
+          );
+        },
+        processor,
+        { context },
+      ),
     );
+
+    async function handleRecord(document: unknown, record: SQSRecord): Promise<void> {
+      const parsed = v.safeParse(schema, document);
+      if (!parsed.success) {
+        const { field, message } = describeFirstIssue(parsed.issues);
+        logger.error('poison message: does not match its schema', {
+          messageId: record.messageId,
+          field,
+          problem: message,
+        });
+        return;
+      }
+      try {
+        // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
+        await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
+      } catch (error) {
+        if (options.defer) {
+          const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch((deferError: unknown) => {
+            logger.warn('could not defer the message', { messageId: record.messageId, code: errorCode(deferError) });
+            return undefined;
+          });
+          if (delaySeconds !== undefined) {
+            options.metrics?.count('Deferred', parsed.output.connectionId);
+            logger.info('message deferred: an outside API asked to wait', {
+              messageId: record.messageId,
+              code: errorCode(error),
+              delaySeconds,
+              deferrals: (parsed.output.deferrals ?? 0) + 1,
+            });
+            return;
+          }
+        }
+        logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
+        throw error;
+      }
+    }
   };
+}
+
+const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
+/** The delivery's correlation id, carried in the message since its webhook; the message's own id otherwise. */
+function correlationOf(document: unknown, record: SQSRecord): string {
+  const id = (document as { correlationId?: unknown } | null)?.correlationId;
+  return typeof id === 'string' && CORRELATION_ID.test(id) ? id : record.messageId;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createLogger } from '../../shared/observability/logger';
+import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
 import { QueuePublisher, type CandidateDeletedMessage, type StageEnteredMessage } from '../../shared/queue';
 import { webhookConnection } from '../_runtime/webhook-connection';
@@ -19,7 +20,13 @@ const logger = createLogger('ats-webhook');
  * Answers exactly 200 when accepted (Greenhouse retries anything else) and 5xx when the queue is down, so the
  * ATS delivers again (Ashby does not retry 4xx).
  */
-export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
+  // One correlation id per delivery (API Gateway's request id): the worker's lines about it carry the same.
+  const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
+  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event));
+}
+
+async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const connectionId = event.pathParameters?.connectionId ?? '';
   const body = rawBody(event);
   if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
@@ -51,6 +58,7 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
       v: 1,
       kind: 'candidate-deleted',
       enqueueId: randomUUID(),
+      correlationId: currentCorrelationId(),
       connectionId,
       receivedAt: Date.now(),
       atsCandidateId: deleted.atsCandidateId,
@@ -65,6 +73,7 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
       v: 1,
       kind: 'stage-entered',
       enqueueId: randomUUID(),
+      correlationId: currentCorrelationId(),
       connectionId,
       receivedAt: Date.now(),
       event: boundStageEnteredEvent(parsed.event, body),

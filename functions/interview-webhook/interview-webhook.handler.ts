@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { secretEquals } from '../../shared/http/signature';
 import { EVENT_KINDS } from '../../shared/interview-service/constants';
 import { reportCreatedDataSchema, webhookDeliverySchema } from '../../shared/interview-service/schemas';
 import { createLogger } from '../../shared/observability/logger';
+import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
@@ -19,7 +20,13 @@ const logger = createLogger('interview-webhook');
  * token in the URL authenticates the delivery. Only the ids are taken from the body; the worker re-reads the
  * report through the API.
  */
-export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
+  // One correlation id per delivery (API Gateway's request id): the worker's lines about it carry the same.
+  const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
+  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event));
+}
+
+async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const { connectionId = '', token = '' } = event.pathParameters ?? {};
   const body = rawBody(event);
   if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
@@ -49,6 +56,7 @@ export async function handler(event: APIGatewayProxyEventV2): Promise<APIGateway
     v: 1,
     kind: 'report-created',
     enqueueId: randomUUID(),
+    correlationId: currentCorrelationId(),
     connectionId,
     receivedAt: Date.now(),
     source: 'webhook',

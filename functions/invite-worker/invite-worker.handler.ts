@@ -1,5 +1,6 @@
 import { SesMailer } from '../../shared/mail/ses.mailer';
 import { createLogger } from '../../shared/observability/logger';
+import { createMetrics } from '../../shared/observability/metrics';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
@@ -10,6 +11,7 @@ import { ENV } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('invite-worker');
+const metrics = createMetrics();
 const deps = {
   ...pipelineDependencies(logger),
   mailer: new SesMailer({ defaultFrom: process.env[ENV.mailFrom] ?? 'interviews@example.com' }),
@@ -24,15 +26,18 @@ export const handler = sqsBatchHandler(
       return;
     }
     const results = await handleStageEntered(message, deps, run);
-    for (const result of results)
+    for (const result of results) {
       logger.info('stage-entered handled', {
         connectionId: message.connectionId,
         deliveryId: message.event.deliveryId,
         ...result,
       });
+      if (result.outcome === 'invited') metrics.count('Invited', message.connectionId);
+      if (result.outcome === 'failed') metrics.count('Failed', message.connectionId);
+    }
     if (results.some((r) => r.outcome === 'held-elsewhere'))
       throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`, run.leaseMs);
   },
   logger,
-  { defer: deferToOwnQueue(ENV.stageQueueUrl) },
+  { defer: deferToOwnQueue(ENV.stageQueueUrl), metrics },
 );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import { createLogger } from '../../shared/observability/logger';
+import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { connectionRegistry } from '../_runtime/connections';
@@ -17,10 +18,18 @@ const publisher = new QueuePublisher();
  * On a schedule: reports whose webhook never came are enqueued for write-back. One failing connection does not stop the
  * others.
  */
-export async function handler(
+export function handler(
   _event: unknown,
   context?: Context,
 ): Promise<{ connections: number; enqueued: number; failed: string[] }> {
+  // The run's request id correlates the reports it finds with the write-backs they lead to.
+  const correlationId = context?.awsRequestId ?? randomUUID();
+  return withLogContext({ ...invocationKeys(context), correlation_id: correlationId }, () =>
+    reconcileAll(correlationId, context),
+  );
+}
+
+async function reconcileAll(correlationId: string, context: Context | undefined) {
   const signal = deadlineSignal(context);
   let enqueued = 0;
   const failed: string[] = [];
@@ -31,6 +40,7 @@ export async function handler(
         v: 1,
         kind: 'report-created',
         enqueueId: randomUUID(),
+        correlationId,
         receivedAt: Date.now(),
         ...report,
       }));

@@ -2,11 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { GetAccountCommand, GetEmailIdentityCommand, NotFoundException, SESv2Client } from '@aws-sdk/client-sesv2';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { loadConnectionsFile, type Connection } from '../../shared/config';
 import { diagnoseConnection, type DoctorDependencies } from './checks';
 import { dryRun } from './dry-run';
-import { fail, formatLine, info, pass, type CheckLine } from './lines';
+import { formatLine } from './lines';
+import { sesSenderLine } from './ses';
 import { registerWebhooks } from './register';
 import { fileSecretStore, secretsManagerStore } from './secret-store';
 
@@ -80,29 +81,6 @@ function awsTarget(): Target {
       sesSender: (address) => sesSenderLine(ses, address),
     },
   };
-}
-
-/** The sender's address or its domain is a verified SES identity; an account still in SES's sandbox is said. */
-async function sesSenderLine(ses: SESv2Client, address: string): Promise<CheckLine> {
-  const domain = address.split('@')[1] ?? '';
-  for (const identity of [address, domain]) {
-    try {
-      const found = await ses.send(new GetEmailIdentityCommand({ EmailIdentity: identity }));
-      if (!found.VerifiedForSendingStatus)
-        return fail(`SES identity ${identity} is not verified`, 'finish its verification in the SES console');
-      const account = await ses.send(new GetAccountCommand({}));
-      return account.ProductionAccessEnabled
-        ? pass(`SES may send as ${address} (identity ${identity})`)
-        : info(
-            `SES may send as ${address}, but the account is in SES's sandbox`,
-            'only verified recipients get mail: request production access in the SES console',
-          );
-    } catch (error) {
-      if (!(error instanceof NotFoundException))
-        return fail(`SES: ${(error as Error).message}`, 'check the AWS credentials');
-    }
-  }
-  return fail(`SES has no identity for ${address} or ${domain}`, `verify ${domain} (or the address) in SES`);
 }
 
 async function main(): Promise<void> {

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { listen, matchRoute, sendJson, type RunningServer } from './sandbox/http-kit';
+import { lambdaContext } from './sqs-event-source';
 
-export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+export type HttpHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export interface GatewayRoute {
   method: string;
+  /** The function's name, as its Lambda context gives it to the handler. */
+  functionName?: string;
   /** `/webhooks/ats/:connectionId`, the same path parameters the HTTP API passes. */
   pattern: string;
   handler: HttpHandler;
@@ -86,6 +92,7 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
     pattern: route.pattern,
     handle: () => undefined,
     handler: route.handler,
+    functionName: route.functionName,
   }));
   let baseUrl = '';
   const running = await listen((request, response) => {
@@ -100,7 +107,10 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
       try {
         writeResult(
           response,
-          await route.handler(toEvent(request, url, body, `${route.method} ${route.pattern}`, match.params)),
+          await route.handler(
+            toEvent(request, url, body, `${route.method} ${route.pattern}`, match.params),
+            lambdaContext(route.functionName ?? 'http-function', 30_000),
+          ),
         );
       } catch (error) {
         // API Gateway answers a function error with 500 Internal Server Error.

@@ -64,6 +64,8 @@ export interface LocalStackOptions {
   registerAtsWebhooks?: boolean;
   /** False leaves the interview service without this stack's webhooks. */
   registerInterviewWebhooks?: boolean;
+  /** Prints the workers' embedded-metric-format lines, as CloudWatch would receive them (off by default). */
+  metrics?: boolean;
 }
 
 export interface LocalStack {
@@ -186,7 +188,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       STAGE_QUEUE_URL: functionQueueUrl(queues.stage.url),
       REPORT_QUEUE_URL: functionQueueUrl(queues.report.url),
       MAIL_FROM: LOCAL_DEFAULTS.mailFrom,
-      LOG_LEVEL: options.logLevel ?? process.env.LOG_LEVEL ?? 'WARN',
+      POWERTOOLS_LOG_LEVEL: options.logLevel ?? process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+      // EMF lines are for CloudWatch; on one machine they are printed only when asked for.
+      POWERTOOLS_METRICS_DISABLED: options.metrics ? 'false' : 'true',
     });
     // The handlers build their clients at import, from the environment set above.
     const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
@@ -215,8 +219,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const gateway: RunningServer = await startHttpGateway(
       [
-        { method: 'POST', pattern: '/webhooks/ats/:connectionId', handler: atsWebhook },
-        { method: 'POST', pattern: '/webhooks/interview/:connectionId/:token', handler: interviewWebhook },
+        { method: 'POST', pattern: '/webhooks/ats/:connectionId', handler: atsWebhook, functionName: 'AtsWebhook' },
+        {
+          method: 'POST',
+          pattern: '/webhooks/interview/:connectionId/:token',
+          handler: interviewWebhook,
+          functionName: 'InterviewWebhook',
+        },
       ],
       ports.gateway ?? 0,
     );

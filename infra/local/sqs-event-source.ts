@@ -58,7 +58,8 @@ function toRecord(message: Message, queueArn: string): SQSRecord {
   };
 }
 
-function lambdaContext(name: string, timeoutMs: number): Context {
+/** A Lambda context as the runtime hands it to a handler: its name, a request id and the time left. */
+export function lambdaContext(name: string, timeoutMs: number): Context {
   const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,

@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { PipelineLogger } from '../pipeline/ports';
+import { logContext } from './log-context';
 
 /** Attribute names that may hold personal data or secrets: their values never reach a log line. */
 const SENSITIVE_KEYS = /(email|e-mail|name|phone|secret|token|password|apikey|api_key|authorization|signature)/i;
@@ -54,19 +55,23 @@ export function scrub(value: unknown, key = '', depth = 0): unknown {
   return value;
 }
 
-/** JSON log lines through Powertools Logger, with every attribute scrubbed first. */
-export function createLogger(
-  serviceName: string,
-  options: { correlationId?: string } = {},
-): PipelineLogger & { powertools: Logger } {
-  const powertools = new Logger({ serviceName, logLevel: (process.env.LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
-  if (options.correlationId) powertools.appendKeys({ correlationId: options.correlationId });
+/**
+ * JSON log lines through Powertools Logger, as its docs intend: the level from `POWERTOOLS_LOG_LEVEL` (or Lambda's
+ * own `AWS_LAMBDA_LOG_LEVEL`), never set in code; the service from `POWERTOOLS_SERVICE_NAME` (each function's),
+ * `component` naming the module. Every attribute is scrubbed first; the invocation's and the delivery's keys
+ * (./log-context.ts) are added after, being ids the connector made.
+ */
+export function createLogger(component: string): PipelineLogger & { powertools: Logger } {
+  const powertools = new Logger({
+    ...(process.env.POWERTOOLS_SERVICE_NAME ? {} : { serviceName: 'ats-interview-connector' }),
+    persistentKeys: { component },
+  });
   const write =
     (level: 'info' | 'warn' | 'error') =>
     (message: string, attributes: Record<string, unknown> = {}) => {
       // Scrubbing costs time; a line the level filter drops is not scrubbed at all.
       if (!isEnabled(powertools, level)) return;
-      powertools[level](scrubText(message), scrub(attributes) as Record<string, unknown>);
+      powertools[level](scrubText(message), { ...(scrub(attributes) as Record<string, unknown>), ...logContext() });
     };
   return { powertools, info: write('info'), warn: write('warn'), error: write('error') };
 }

@@ -27,6 +27,8 @@ export interface ReportCreatedResult {
   outcome: ReportCreatedOutcome;
   reason?: string;
   advanced?: boolean;
+  /** Written back with a rule that did not advance: a recruiter reviews. */
+  flagged?: boolean;
 }
 
 /**
@@ -124,7 +126,7 @@ export async function handleReportCreated(
     // An operator attached this parked report by hand: it is no longer unmatched.
     if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
     deps.logger.info('report written back', { ...appLog, advanced: decision.advance });
-    return { outcome: 'written-back', advanced: decision.advance };
+    return { outcome: 'written-back', advanced: decision.advance, flagged: rule !== undefined && !decision.advance };
   } catch (error) {
     if (errorCode(error) === 'lease-lost') return { outcome: 'held-elsewhere' };
     if (!isPermanent(error)) throw error;

@@ -10,6 +10,9 @@ const text = v.pipe(v.string(), v.nonEmpty());
  */
 const deferrals = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)));
 
+/** The delivery (or reconciler run) the message came from: every log line about it carries this id. */
+const correlationId = v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,100}$/)));
+
 /** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
 export const stageEnteredMessageSchema = v.object({
   v: v.literal(1),
@@ -19,6 +22,7 @@ export const stageEnteredMessageSchema = v.object({
   connectionId: text,
   receivedAt: v.number(),
   deferrals,
+  correlationId,
   event: v.object({
     deliveryId: safeIdSchema,
     atsJobId: v.optional(atsIdSchema),
@@ -38,6 +42,7 @@ export const candidateDeletedMessageSchema = v.object({
   connectionId: text,
   receivedAt: v.number(),
   deferrals,
+  correlationId,
   atsCandidateId: atsIdSchema,
   atsApplicationIds: v.array(atsIdSchema),
 });
@@ -53,6 +58,7 @@ export const reportCreatedMessageSchema = v.object({
   connectionId: text,
   receivedAt: v.number(),
   deferrals,
+  correlationId,
   source: v.picklist(['webhook', 'reconciler']),
   reportId: safeIdSchema,
   interviewId: safeIdSchema,

@@ -8,6 +8,8 @@ import { cdkTestContext } from '../helpers/cdk-context';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorStack } from '../../infra/connector-stack';
 import { OPS_OUTPUTS } from '../../infra/stack-outputs';
+import { DASHBOARD_WIDGETS } from '../../infra/dashboard';
+import { METRICS_NAMESPACE, PIPELINE_METRICS } from '../../shared/observability/metrics';
 import { loadConnectionsFile } from '../../shared/config';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../../shared/pipeline/constants';
 
@@ -39,6 +41,35 @@ describe('Stack: ConnectorStack', () => {
     });
     template = Template.fromStack(stack);
     resources = template.toJSON().Resources as Record<string, Resource>;
+  });
+
+  it('logs as Powertools intends: its service and level from the environment, JSON, traced', () => {
+    const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
+    expect(functions).toHaveLength(5);
+    for (const [id, fn] of functions) {
+      const variables = fn.Properties.Environment.Variables;
+      expect(variables.POWERTOOLS_SERVICE_NAME).toBe(id.replace(/[A-F0-9]{8}$/, ''));
+      expect(variables.POWERTOOLS_LOG_LEVEL).toBe('INFO');
+      expect(variables.LOG_LEVEL).toBeUndefined();
+      expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO' });
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    }
+  });
+
+  it('has one dashboard with the business metrics, the queues, the DLQs and the function errors', () => {
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]?.[1].Properties.DashboardBody);
+    for (const title of Object.values(DASHBOARD_WIDGETS)) expect(body).toContain(title);
+    for (const metric of PIPELINE_METRICS) expect(body).toContain(`\\"${metric}\\"`);
+    expect(body).toContain(METRICS_NAMESPACE);
+    expect(body).toContain('ApproximateAgeOfOldestMessage');
+    expect(body).toContain('ApproximateNumberOfMessagesVisible');
+    expect(body).toContain('stats sum(Invited) as Invited');
+    for (const name of ['StageEventsDlq', 'ReportEventsDlq', 'InviteWorker', 'WritebackWorker', 'AtsWebhook'])
+      expect(body).toContain(name);
+    expect(body).toContain('\\"Errors\\"');
+    expect(body).toContain('\\"Throttles\\"');
   });
 
   it('routes both webhooks through an HTTP API', () => {
@@ -184,12 +215,13 @@ describe('Stack: ConnectorStack', () => {
     expect(JSON.stringify(sends[0].Resource)).not.toContain('Dlq');
   });
 
-  it('grants no action on every resource', () => {
-    for (const [id, policy] of ofType('AWS::IAM::Policy')) {
-      for (const statement of policy.Properties.PolicyDocument.Statement) {
-        expect({ id, resource: statement.Resource }).not.toEqual({ id, resource: '*' });
-      }
-    }
+  it("grants no action on every resource, but X-Ray's two, which take no resource", () => {
+    const everywhere = ofType('AWS::IAM::Policy')
+      .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement)
+      .filter((statement: any) => statement.Resource === '*');
+    expect(everywhere.length).toBe(5);
+    for (const statement of everywhere)
+      expect([statement.Action].flat().sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
   });
 
   it('alarms on DLQ depth, the age of the oldest message and function errors, to an SNS topic', () => {

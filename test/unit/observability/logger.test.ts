@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger, scrub } from '../../../shared/observability/logger';
+import { withLogContext } from '../../../shared/observability/log-context';
 import { decideAdvance } from '../../../shared/pipeline';
 import { reportFactory } from '../../helpers/pipeline-fakes';
 
@@ -39,6 +40,68 @@ describe('Function: scrub', () => {
     expect(text).toContain('acme');
     expect(text).not.toContain('ana@example.com');
     expect(text).not.toContain('Ana Ruiz');
+  });
+});
+
+/** Both streams, in the order written (Powertools writes INFO to stdout, WARN and ERROR to stderr). */
+function captureOutput(lines: string[]): () => void {
+  const spies = [process.stdout, process.stderr].map((stream) =>
+    vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    }),
+  );
+  return () => {
+    for (const spy of spies) spy.mockRestore();
+  };
+}
+
+describe('Function: createLogger and the level', () => {
+  /** What one logger writes at each level, with POWERTOOLS_LOG_LEVEL set to `level` (undefined: unset). */
+  function written(level: string | undefined): string[] {
+    const previous = process.env.POWERTOOLS_LOG_LEVEL;
+    if (level === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
+    else process.env.POWERTOOLS_LOG_LEVEL = level;
+    const lines: string[] = [];
+    const restore = captureOutput(lines);
+    try {
+      const logger = createLogger('level-test');
+      logger.info('an info line');
+      logger.warn('a warn line');
+      logger.error('an error line');
+    } finally {
+      restore();
+      if (previous === undefined) delete process.env.POWERTOOLS_LOG_LEVEL;
+      else process.env.POWERTOOLS_LOG_LEVEL = previous;
+    }
+    return lines.map((l) => String((JSON.parse(l) as { level: string }).level));
+  }
+
+  it.each([
+    ['ERROR', ['ERROR']],
+    ['WARN', ['WARN', 'ERROR']],
+    ['INFO', ['INFO', 'WARN', 'ERROR']],
+    ['DEBUG', ['INFO', 'WARN', 'ERROR']],
+  ])('POWERTOOLS_LOG_LEVEL=%s writes %j, with no change to the code', (level, expected) => {
+    expect(written(level)).toEqual(expected);
+  });
+
+  it('adds the invocation and delivery keys of its context to every line', () => {
+    const lines: string[] = [];
+    const restore = captureOutput(lines);
+    try {
+      const logger = createLogger('context-test');
+      withLogContext({ function_request_id: 'req-1', correlation_id: 'delivery-1' }, () =>
+        logger.warn('inside', { connectionId: 'acme' }),
+      );
+      logger.warn('outside');
+    } finally {
+      restore();
+    }
+    const [inside, outside] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(inside).toMatchObject({ function_request_id: 'req-1', correlation_id: 'delivery-1', connectionId: 'acme' });
+    expect(inside?.component).toBe('context-test');
+    expect(outside?.correlation_id).toBeUndefined();
   });
 });
 

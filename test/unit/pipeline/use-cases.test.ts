@@ -271,7 +271,7 @@ describe('Use case: handleReportCreated', () => {
     });
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
     const result = await handleReportCreated(reportMessage, dependencies(store, context));
-    expect(result).toEqual({ outcome: 'written-back', advanced: true });
+    expect(result).toEqual({ outcome: 'written-back', advanced: true, flagged: false });
     expect(ats.findNote).toHaveBeenCalledWith(expect.anything(), 'ai-interview-report:rep-1', undefined);
     expect(ats.postNote).not.toHaveBeenCalled();
     expect(ats.moveToStage).toHaveBeenCalledWith(
@@ -299,6 +299,7 @@ describe('Use case: handleReportCreated', () => {
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
       outcome: 'written-back',
       advanced: false,
+      flagged: true,
     });
     expect(ats.moveToStage).not.toHaveBeenCalled();
     expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Flagged for review: AI match score 60 is below 75.');
