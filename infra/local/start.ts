@@ -81,3 +81,4 @@ if (!values['no-demo']) {
 
 if (values.once) await shutdown(exitCode);
 console.log('Serving until Ctrl-C. Send your own webhooks: URLs and secrets are in', stack.stackFile);
+console.log('Check every connection end to end (credentials, stages, webhooks): npm run doctor');
