@@ -187,6 +187,8 @@ export class ConnectorStack extends Stack {
     allow(atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     reportQueues.queue.grantSendMessages(interviewWebhook);
     reportQueues.queue.grantSendMessages(reconciler);
+    // The sweep enqueues the stage changes that never arrived, and keeps its place in each trigger's list.
+    stageQueues.queue.grantSendMessages(reconciler);
     // A worker puts a message back on its own queue with a delay when an outside API asks it to wait.
     stageQueues.queue.grantSendMessages(inviteWorker);
     reportQueues.queue.grantSendMessages(writebackWorker);
@@ -218,7 +220,8 @@ export class ConnectorStack extends Stack {
     allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
-    allow(reconciler, ['dynamodb:GetItem'], [tables.events.tableArn]);
+    allow(reconciler, ['dynamodb:GetItem', 'dynamodb:PutItem'], [tables.events.tableArn]);
+    allow(reconciler, ['dynamodb:BatchGetItem'], [tables.applications.tableArn]);
     // One grant for any number of connections: the secrets under the connections' common prefix (an ARN per
     // connection passes IAM's 6,144-character managed-policy quota at about 60 connections).
     const secrets = this.formatArn({

@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import { createLogger } from '../../shared/observability/logger';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
+import { sweepConnection } from '../../shared/pipeline/sweep.use-case';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { connectionRegistry } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
@@ -21,7 +22,7 @@ const publisher = new QueuePublisher();
 export function handler(
   _event: unknown,
   context?: Context,
-): Promise<{ connections: number; enqueued: number; failed: string[] }> {
+): Promise<{ connections: number; enqueued: number; swept: number; failed: string[] }> {
   // The run's request id correlates the reports it finds with the write-backs they lead to.
   const correlationId = context?.awsRequestId ?? randomUUID();
   return withLogContext({ ...invocationKeys(context), correlation_id: correlationId }, () =>
@@ -32,6 +33,7 @@ export function handler(
 async function reconcileAll(correlationId: string, context: Context | undefined) {
   const signal = deadlineSignal(context);
   let enqueued = 0;
+  let swept = 0;
   const failed: string[] = [];
   for (const connection of connectionRegistry().all()) {
     try {
@@ -53,6 +55,28 @@ async function reconcileAll(correlationId: string, context: Context | undefined)
         code: (error as { code?: string }).code ?? (error as Error).name,
       });
     }
+    // The ATS's side: applications in a trigger's stage whose stage change never arrived.
+    try {
+      const sweep = await sweepConnection(
+        connection.id,
+        {
+          ...deps,
+          enqueue: (messages) =>
+            publisher.publishAll(
+              requireEnv(ENV.stageQueueUrl),
+              messages.map((m) => ({ ...m, correlationId })),
+            ),
+        },
+        signal,
+      );
+      swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
+    } catch (error) {
+      if (!failed.includes(connection.id)) failed.push(connection.id);
+      logger.error('sweep failed for a connection', {
+        connectionId: connection.id,
+        code: (error as { code?: string }).code ?? (error as Error).name,
+      });
+    }
   }
-  return { connections: connectionRegistry().all().length, enqueued, failed };
+  return { connections: connectionRegistry().all().length, enqueued, swept, failed };
 }

@@ -85,7 +85,7 @@ export interface LocalStack {
   stackFile: string;
   /** The AWS calls each function made, when `recordAwsCalls` was asked for (infra/local/aws-calls.ts). */
   awsCalls: AwsCall[] | undefined;
-  reconcileNow(): Promise<{ enqueued: number }>;
+  reconcileNow(): Promise<{ enqueued: number; swept: number }>;
   dlqDepths(): Promise<{ stage: number; report: number }>;
   queueDepths(): Promise<{ stage: number; report: number }>;
   /** Both queues empty (nothing visible, in flight or delayed) and no worker busy. */
@@ -283,8 +283,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     Object.assign(secrets, JSON.parse(readFileSync(secretsPath, 'utf8')) as Record<string, ConnectionSecrets>);
 
-    let reconciling: Promise<{ enqueued: number }> | undefined;
-    const reconcileNow = (): Promise<{ enqueued: number }> => {
+    let reconciling: Promise<{ enqueued: number; swept: number }> | undefined;
+    const reconcileNow = (): Promise<{ enqueued: number; swept: number }> => {
       reconciling ??= reconciler({}).finally(() => (reconciling = undefined));
       return reconciling;
     };

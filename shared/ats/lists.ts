@@ -35,3 +35,17 @@ export async function searchPages<P, R>(
     cursor = next;
   }
 }
+
+/** A cursor of the connector's own (a position over several lists): opaque text, read back by `readCursor`. */
+export function writeCursor(position: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
+}
+
+export function readCursor<T extends Record<string, unknown>>(cursor: string | undefined, fallback: T): T {
+  if (!cursor) return fallback;
+  try {
+    return { ...fallback, ...(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as T) };
+  } catch {
+    return fallback;
+  }
+}

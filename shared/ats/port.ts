@@ -97,9 +97,29 @@ export interface AtsAdapter {
    * before it claims anything, and puts the message back for that long instead of spending a shared slot.
    */
   pacingWaitMs?(): number;
+  /**
+   * One page of the applications now in `query.stage` (the sweep, for stage changes whose webhook never came).
+   * `cursor` is this method's own (undefined: the first page); `next` is undefined after the last page. The events
+   * are what a webhook would have said; `confirmStageEntered` completes them as it does a webhook's.
+   */
+  listApplicationsInStage?(
+    query: StageQuery,
+    cursor: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ events: StageEnteredEvent[]; next: string | undefined }>;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
 }
+
+/** What the sweep lists: a trigger's stage, in its jobs. */
+export interface StageQuery {
+  stage: StageMatcher;
+  jobs: 'all' | readonly string[];
+}
+
+/** The delivery id of a stage change the sweep found: the same for the same application in the same stage. */
+export const sweepDeliveryId = (applicationId: string, stageId: string | undefined): string =>
+  `sweep-${applicationId}-${stageId ?? 'stage'}`.slice(0, 200);
 
 /** Confirms a parsed event as it is, for ATSs whose webhook is signed over the whole body. */
 export function confirmAsParsed(event: StageEnteredEvent): Promise<StageConfirmation> {

@@ -66,6 +66,15 @@ const trigger = v.object({
   stage: stageMatcher,
   interview: interviewTemplate,
   invite: v.optional(invite, { email: true, atsNote: true }),
+  /** E-mails to an invited candidate with no report: the first `afterHours` after the invite, then as often. */
+  reminders: v.optional(
+    v.object({
+      afterHours: v.pipe(v.number(), v.minValue(0.01), v.maxValue(24 * 60)),
+      max: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5)), 1),
+    }),
+  ),
+  /** Days after the invite when an invitation with no report expires (a note, and the status); off when absent. */
+  expireAfterDays: v.optional(v.pipe(v.number(), v.minValue(0.0001), v.maxValue(365))),
 });
 
 /** Scores may advance or flag for review; nothing here can reject (the service's stance on automated decisions). */
@@ -82,6 +91,11 @@ const writeBack = v.object({
     { visibility: 'admin_only' },
   ),
   advance: v.optional(advanceRule),
+  /**
+   * Where recruiters filter on the AI interview's status (invited, completed, flagged for review, advanced,
+   * expired): `tags` with each ATS's own tags, or `off`.
+   */
+  status: v.optional(v.picklist(['tags', 'off'], 'must be tags or off'), 'off'),
 });
 
 export const connectionSchema = v.pipe(
@@ -115,7 +129,20 @@ export const connectionSchema = v.pipe(
     /** Name of the secret (Secrets Manager in AWS, the local secrets file on one machine); never the secret itself. */
     secretRef: v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a Secrets Manager secret name')),
     triggers: v.pipe(v.array(trigger), v.minLength(1, 'at least one trigger')),
-    writeBack: v.optional(writeBack, { note: { visibility: 'admin_only' } }),
+    writeBack: v.optional(writeBack, { note: { visibility: 'admin_only' }, status: 'off' }),
+    /**
+     * The ATS sweep: every `everyMinutes`, each trigger's stage is listed through the ATS's API and any application
+     * the connector does not know is treated as a stage change that never arrived. `maxPagesPerRun` bounds one run;
+     * a longer list continues at the next.
+     */
+    sweep: v.optional(
+      v.object({
+        everyMinutes: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(24 * 60)), 30),
+        maxPagesPerRun: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200)), 20),
+        enabled: v.optional(v.boolean(), true),
+      }),
+      { everyMinutes: 30, maxPagesPerRun: 20, enabled: true },
+    ),
     /** Lever: how old a delivery's `triggeredAt` may be before it is refused as stale. */
     webhookFreshnessMinutes: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(24 * 60)), 10),
   }),

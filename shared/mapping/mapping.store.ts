@@ -1,4 +1,5 @@
 import {
+  BatchGetItemCommand,
   ConditionalCheckFailedException,
   DeleteItemCommand,
   DynamoDBClient,
@@ -19,6 +20,7 @@ import type {
   ApplicationClaimInput,
   ClaimApplicationResult,
   ClaimWriteBackResult,
+  SweepProgress,
   InviteStep,
   Lease,
   LeaseJobResult,
@@ -681,6 +683,52 @@ export class DynamoMappingStore implements MappingStore {
         Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
       }),
     );
+  }
+
+  public async getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined> {
+    const result = await this.send(
+      new GetItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `sweep#${connectionId}#${triggerId}` }),
+        ConsistentRead: true,
+      }),
+    );
+    if (!result.Item) return undefined;
+    const { cursor, startedAt, completedAt, found } = unmarshall(result.Item) as SweepProgress;
+    return { cursor, startedAt, completedAt, found };
+  }
+
+  public async saveSweepProgress(connectionId: string, triggerId: string, progress: SweepProgress): Promise<void> {
+    await this.send(
+      new PutItemCommand({
+        TableName: this.tables.events,
+        Item: marshall({ pk: `sweep#${connectionId}#${triggerId}`, ...progress }, { removeUndefinedValues: true }),
+      }),
+    );
+  }
+
+  /** BatchGetItem, 100 keys a request (its limit), keys only; unprocessed keys are asked for again, 5 times at most. */
+  public async knownApplications(keys: readonly ApplicationKey[]): Promise<Set<string>> {
+    const known = new Set<string>();
+    for (let start = 0; start < keys.length; start += 100) {
+      let pending: Record<string, AttributeValue>[] = keys
+        .slice(start, start + 100)
+        .map((key) => marshall(applicationKeyFields(key)));
+      for (let attempt = 1; pending.length; attempt++) {
+        if (attempt > 5) throw new Error(`DynamoDB left ${pending.length} keys unprocessed five times`);
+        const result = await this.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.tables.applications]: { Keys: pending, ProjectionExpression: 'pk' } },
+          }),
+        );
+        for (const item of result.Responses?.[this.tables.applications] ?? []) {
+          const pk = String(unmarshall(item).pk);
+          known.add(pk.slice(pk.indexOf('#') + 1));
+        }
+        pending = (result.UnprocessedKeys?.[this.tables.applications]?.Keys ?? []) as Record<string, AttributeValue>[];
+      }
+    }
+    return known;
   }
 
   public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {

@@ -52,7 +52,21 @@ export interface Lease {
 }
 
 /** The mapping tables (DynamoDB in every environment; the only code that speaks it lives in shared/mapping). */
+/** Where the sweep of one trigger's stage stands between runs. */
+export interface SweepProgress {
+  /** The next page's cursor; absent once the list was read to its end. */
+  cursor?: string | undefined;
+  startedAt: number;
+  completedAt?: number | undefined;
+  /** Applications the connector did not know, enqueued so far in this pass. */
+  found: number;
+}
+
 export interface MappingStore {
+  getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;
+  saveSweepProgress(connectionId: string, triggerId: string, progress: SweepProgress): Promise<void>;
+  /** The ids of those applications the connector holds a record of (any state), for their trigger. */
+  knownApplications(keys: readonly ApplicationKey[]): Promise<Set<string>>;
   /** Records the delivery and claims application × trigger in one write; duplicates and held claims are values. */
   claimApplication(
     delivery: { source: string; deliveryId: string; enqueueId: string },

@@ -64,6 +64,9 @@ export function reportFactory(overrides: Partial<InterviewReport> = {}): Intervi
 export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.fn> } {
   return {
     claimApplication: vi.fn(),
+    getSweepProgress: vi.fn().mockResolvedValue(undefined),
+    saveSweepProgress: vi.fn().mockResolvedValue(undefined),
+    knownApplications: vi.fn().mockResolvedValue(new Set()),
     recordInviteStep: vi.fn().mockResolvedValue(undefined),
     markApplicationFailed: vi.fn().mockResolvedValue(undefined),
     getJob: vi.fn().mockResolvedValue(undefined),

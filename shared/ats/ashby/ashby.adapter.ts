@@ -5,7 +5,8 @@ import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
-import { searchPages, validItems } from '../lists';
+import { readCursor, searchPages, validItems, writeCursor } from '../lists';
+import { stageMatches } from '../../pipeline/trigger-matching';
 import {
   confirmAsParsed,
   type ApplicationRef,
@@ -16,6 +17,8 @@ import {
   type AtsSetup,
   type AtsStage,
   type RegisteredWebhook,
+  type StageQuery,
+  sweepDeliveryId,
   type InboundWebhook,
   type StageConfirmation,
   type StageEnteredEvent,
@@ -24,6 +27,7 @@ import {
 } from '../port';
 import {
   applicationInfoSchema,
+  applicationListSchema,
   ashbyEnvelopeSchema,
   candidateDeleteSchema,
   candidateMergeSchema,
@@ -307,6 +311,49 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
         `Ashby created the ${input.event} webhook but its answer has no id: find it in Admin > Integrations > Webhooks`,
       );
     return { id: created.results.id };
+  }
+
+  /**
+   * `application.list {status: "Active", jobId?, limit, cursor}` (Ashby's reference, applicationList; cursor pages
+   * while `moreDataAvailable`), job by job for a trigger's jobs; Ashby has no stage filter, so the page is matched
+   * against the stage here, as a webhook would be.
+   */
+  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+    const position = readCursor(cursor, { job: 0, after: '' });
+    const jobId = query.jobs === 'all' ? undefined : query.jobs[position.job];
+    const page = await this.rpc(
+      '/application.list',
+      {
+        status: 'Active',
+        limit: 100,
+        ...(jobId ? { jobId } : {}),
+        ...(position.after ? { cursor: position.after } : {}),
+      },
+      applicationListSchema,
+      signal,
+    );
+    const events: StageEnteredEvent[] = [];
+    for (const item of page.results) {
+      const parsed = v.safeParse(candidateStageChangeSchema, { application: item });
+      if (!parsed.success) continue;
+      const a = parsed.output.application;
+      const stage = { id: a.currentInterviewStage.id, name: a.currentInterviewStage.title ?? undefined };
+      if (stageMatches(query.stage, stage, a.job.id) !== 'yes') continue;
+      events.push({
+        deliveryId: sweepDeliveryId(a.id, stage.id),
+        atsJobId: a.job.id,
+        jobName: a.job.title ?? undefined,
+        atsApplicationId: a.id,
+        atsCandidateId: a.candidate.id,
+        stage,
+        candidate: { name: a.candidate.name ?? undefined, email: a.candidate.primaryEmailAddress?.value },
+      });
+    }
+    let next: string | undefined;
+    if (page.moreDataAvailable && page.nextCursor) next = writeCursor({ job: position.job, after: page.nextCursor });
+    else if (query.jobs !== 'all' && position.job + 1 < query.jobs.length)
+      next = writeCursor({ job: position.job + 1, after: '' });
+    return { events, next };
   }
 
   private rpc<T>(path: string, body: unknown, schema: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T> {

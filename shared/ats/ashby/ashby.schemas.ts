@@ -82,3 +82,10 @@ export const webhookInfoSchema = v.object({
     enabled: v.nullish(v.boolean()),
   }),
 });
+
+/** `application.list`: a page of applications (each the shape `candidateStageChange` carries), cursor-paged. */
+export const applicationListSchema = v.object({
+  results: v.array(v.unknown()),
+  moreDataAvailable: v.optional(v.boolean(), false),
+  nextCursor: v.nullish(v.string()),
+});

@@ -22,6 +22,8 @@ import {
   type AtsNote,
   type AtsSetup,
   type AtsStage,
+  type StageQuery,
+  sweepDeliveryId,
   type CandidateDeletedEvent,
   type InboundWebhook,
   type StageConfirmation,
@@ -38,6 +40,7 @@ import {
   candidateStageChangeSchema,
   greenhouseEnvelopeSchema,
   candidateSchema,
+  emailAddressSchema,
   jobInterviewStageSchema,
   jobSchema,
   noteCreatedSchema,
@@ -292,6 +295,52 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       stage: { id: idText(application.job_interview_stage_id), name: application.stage_name ?? undefined },
       hasEmail: (candidates[0]?.email_addresses.length ?? 0) > 0,
     };
+  }
+
+  /**
+   * `GET /v3/applications` with the stage filter (`stage_ids` for a stage configured by id, else `stage_name`, an
+   * exact match) and `job_ids` for a trigger's jobs, 50 a page; then the page's candidates and jobs, 50 ids a read
+   * (the plural id filters, /docs/list-endpoints). The next page is the `Link` header's. Filters as listed for v3
+   * applications by an integration's published tool schema ([3p], ats-facts style: unconfirmed in the reference).
+   */
+  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+    const stageIds = [...Object.values(query.stage.idsByJob ?? {}), ...(query.stage.id ? [query.stage.id] : [])];
+    const params = new URLSearchParams({ per_page: '50' });
+    if (stageIds.length) params.set('stage_ids', stageIds.slice(0, 50).join(','));
+    else params.set('stage_name', query.stage.name ?? '');
+    if (query.jobs !== 'all') params.set('job_ids', query.jobs.slice(0, 50).join(','));
+    const page = await this.http.page(
+      { method: 'GET', path: cursor ?? `/v3/applications?${params.toString()}`, signal },
+      v.array(v.unknown()),
+    );
+    // Only open applications: a rejected or hired one left in the stage is not invited.
+    const applications = validItems(page.body, applicationSchema).filter((a) => !a.status || a.status === 'in_process');
+    const ids = (values: (string | number | null | undefined)[]) =>
+      [...new Set(values.map(idText).filter((x): x is string => Boolean(x)))].join(',');
+    const candidateIds = ids(applications.map((a) => a.candidate_id));
+    const jobIds = ids(applications.map((a) => a.job_id));
+    const [candidates, jobs] = await Promise.all([
+      candidateIds ? this.idsRead(`/v3/candidates?ids=${candidateIds}`, candidateSchema, signal) : [],
+      jobIds ? this.idsRead(`/v3/jobs?ids=${jobIds}`, jobSchema, signal) : [],
+    ]);
+    const events: StageEnteredEvent[] = applications.map((a) => {
+      const candidate = candidates.find((c) => String(c.id) === idText(a.candidate_id));
+      const stageId = idText(a.job_interview_stage_id);
+      const name = [candidate?.first_name, candidate?.last_name].filter(Boolean).join(' ');
+      return {
+        deliveryId: sweepDeliveryId(String(a.id), stageId),
+        atsJobId: idText(a.job_id),
+        jobName: jobs.find((j) => String(j.id) === idText(a.job_id))?.name ?? undefined,
+        atsApplicationId: String(a.id),
+        atsCandidateId: idText(a.candidate_id) ?? '',
+        stage: { id: stageId, name: a.stage_name ?? undefined },
+        candidate: {
+          name: name || undefined,
+          email: validItems(candidate?.email_addresses ?? [], emailAddressSchema)[0]?.value,
+        },
+      };
+    });
+    return { events, next: page.next };
   }
 
   private async idsRead<T>(path: string, item: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T[]> {

@@ -61,8 +61,14 @@ export const applicationSchema = v.object({
 
 /** `GET /v3/jobs` items: the id and the name a recruiter knows the job by. */
 export const jobSchema = v.object({ id, name: v.nullish(v.string()), status: v.nullish(v.string()) });
-/** `GET /v3/candidates?ids=` items: only whether the candidate has an e-mail address is read. */
-export const candidateSchema = v.object({ id, email_addresses: v.optional(v.array(v.unknown()), []) });
+/** `GET /v3/candidates?ids=` items: the name and the first e-mail address an invitation would go to. */
+export const candidateSchema = v.object({
+  id,
+  first_name: v.nullish(v.string()),
+  last_name: v.nullish(v.string()),
+  email_addresses: v.optional(v.array(v.unknown()), []),
+});
+export const emailAddressSchema = v.object({ value: v.string() });
 
 /** `delete_candidate` (webhooks/_candidate_events.md): also fired on merges and bulk deletes. */
 export const candidateDeletedSchema = v.object({

@@ -13,6 +13,7 @@ import type {
   AtsSetup,
   AtsStage,
   RegisteredWebhook,
+  StageQuery,
   CandidateDeletedEvent,
   DeletionConfirmation,
   AtsNote,
@@ -29,7 +30,9 @@ import {
   noteCreatedSchema,
   noteSchema,
   notesPageSchema,
+  listedOpportunitySchema,
   opportunityListSchema,
+  opportunityPageSchema,
   opportunitySchema,
   stageChangeDataSchema,
   stagesSchema,
@@ -40,6 +43,7 @@ import {
 } from './lever.schemas';
 import { describeFirstIssue } from '../../validation';
 import { searchPages, validItems } from '../lists';
+import { sweepDeliveryId } from '../port';
 
 export type LeverAdapterOptions = AtsAdapterOptions;
 
@@ -385,6 +389,30 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         `Lever created the ${input.event} webhook but its answer has no signature token: copy it from Settings`,
       );
     return { id: created.data.id, issuedSecret: created.data.configuration.signatureToken };
+  }
+
+  /**
+   * `GET /v1/opportunities?stage_id=` (Lever's opportunities list filters by stage; Pipedream and activepieces list
+   * with it), 100 a page by `offset=<next>` while `hasNext`. Ids only, as Lever's webhook: the worker reads each
+   * opportunity before acting (`confirmStageEntered`). Archived ones are left out.
+   */
+  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+    const stageId = query.stage.id ?? (await this.stageIdByName(query.stage.name as string, signal));
+    const path = `/v1/opportunities?stage_id=${encodeURIComponent(stageId)}&limit=100`;
+    const page = await this.http.request(
+      { method: 'GET', path: cursor ? `${path}&offset=${encodeURIComponent(cursor)}` : path, signal },
+      opportunityPageSchema,
+    );
+    const events: StageEnteredEvent[] = validItems(page.data, listedOpportunitySchema)
+      .filter((o) => !o.archived)
+      .map((o) => ({
+        deliveryId: sweepDeliveryId(o.id, stageId),
+        atsApplicationId: o.id,
+        atsCandidateId: o.contact ?? o.id,
+        stage: { id: stageId },
+        candidate: {},
+      }));
+    return { events, next: page.hasNext ? (page.next ?? undefined) : undefined };
   }
 
   /** An opportunity's sub-resource, written as the configured user (`perform_as`). */

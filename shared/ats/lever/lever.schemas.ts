@@ -44,6 +44,17 @@ export const opportunitySchema = v.object({
 
 /** `GET /v1/opportunities?contact_id=`: only whether any is left matters. */
 export const opportunityListSchema = v.object({ data: v.array(v.unknown()) });
+/** `GET /v1/opportunities?stage_id=`: a page (`hasNext`, `next`), each item read for its ids. */
+export const opportunityPageSchema = v.object({
+  data: v.array(v.unknown()),
+  hasNext: v.optional(v.boolean(), false),
+  next: v.nullish(v.string()),
+});
+export const listedOpportunitySchema = v.object({
+  id: v.string(),
+  contact: v.nullish(v.string()),
+  archived: v.nullish(v.unknown()),
+});
 
 export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), text: v.string() })) });
 export const noteCreatedSchema = v.object({

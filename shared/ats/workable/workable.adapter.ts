@@ -15,18 +15,22 @@ import {
   type AtsSetup,
   type AtsStage,
   type RegisteredWebhook,
+  type StageQuery,
+  sweepDeliveryId,
   type InboundWebhook,
   type StageConfirmation,
   type StageEnteredEvent,
   type WebhookParseResult,
   type WebhookVerification,
 } from '../port';
-import { searchPages, validItems } from '../lists';
+import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
   activitiesSchema,
   activitySchema,
   candidateSchema,
   candidateViewSchema,
+  jobCandidatesSchema,
+  listedCandidateSchema,
   jobSchema,
   jobsSchema,
   jobStageSchema,
@@ -56,6 +60,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
   private readonly jobStages = new Map<string, { slug: string; name: string }[]>();
   /** Some trigger names its stage by slug: a stage-entered event then needs the slug of the stage it names. */
   private readonly triggersBySlug: boolean;
+  private sweepJobs: Promise<AtsJob[]> | undefined;
 
   public constructor(options: WorkableAdapterOptions) {
     this.connection = options.connection;
@@ -279,6 +284,56 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       subscriptionCreatedSchema,
     );
     return { id: created ? String(created.id) : '?', issuedSecret: this.secrets.atsApiKey };
+  }
+
+  /**
+   * `GET /jobs/{shortcode}/candidates?stage=<slug>&limit=100` (reference: job-candidates-index), job by job (a
+   * trigger's jobs, or the account's first 100 jobs for "all"), each list by its `paging.next`. A job without the
+   * stage is skipped; disqualified candidates are left out.
+   */
+  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+    const position = readCursor(cursor, { job: 0, next: '' });
+    // The job's title names its interview, as the webhook's `job.title` does: read once per warm function.
+    this.sweepJobs ??= this.listJobs(100, signal).catch((error: unknown) => {
+      this.sweepJobs = undefined;
+      throw error;
+    });
+    const listed = await this.sweepJobs;
+    const jobs = query.jobs === 'all' ? listed.map((j) => j.id) : [...query.jobs];
+    const shortcode = jobs[position.job];
+    const events: StageEnteredEvent[] = [];
+    let pageNext: string | undefined;
+    if (shortcode !== undefined) {
+      const stage = await this.resolveStage(query.stage, shortcode, signal).catch((error: unknown) => {
+        if (error instanceof AtsError && error.code === ATS_ERROR_CODES.invalidRequest) return undefined;
+        throw error;
+      });
+      if (stage) {
+        const job = encodeURIComponent(shortcode);
+        const first = `/spi/v3/jobs/${job}/candidates?stage=${encodeURIComponent(stage.slug)}&limit=100`;
+        const page = await this.http.request(
+          { method: 'GET', path: position.next || first, signal },
+          jobCandidatesSchema,
+        );
+        pageNext = page.paging?.next ?? undefined;
+        for (const candidate of validItems(page.candidates, listedCandidateSchema)) {
+          if (candidate.disqualified) continue;
+          events.push({
+            deliveryId: sweepDeliveryId(candidate.id, stage.slug),
+            atsJobId: shortcode,
+            jobName: listed.find((j) => j.id === shortcode)?.name,
+            atsApplicationId: candidate.id,
+            atsCandidateId: candidate.id,
+            stage: { id: stage.slug, name: stage.name },
+            candidate: { name: candidate.name ?? undefined, email: candidate.email ?? undefined },
+          });
+        }
+      }
+    }
+    let next: string | undefined;
+    if (pageNext) next = writeCursor({ job: position.job, next: pageNext });
+    else if (position.job + 1 < jobs.length) next = writeCursor({ job: position.job + 1, next: '' });
+    return { events, next };
   }
 
   /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */

@@ -75,3 +75,15 @@ export const subscriptionSchema = v.object({
   status: v.nullish(v.string()),
 });
 export const subscriptionCreatedSchema = v.object({ id: v.union([v.string(), v.number()]) });
+
+/** `GET /jobs/{shortcode}/candidates?stage=` (reference: job-candidates-index): the list gives the stage's slug. */
+export const jobCandidatesSchema = v.object({
+  candidates: v.array(v.unknown()),
+  paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
+});
+export const listedCandidateSchema = v.object({
+  id: atsIdSchema,
+  name: v.nullish(v.string()),
+  email: v.nullish(v.string()),
+  disqualified: v.optional(v.boolean(), false),
+});

@@ -376,6 +376,11 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
       application.stageId = stage.id;
       application.updatedAt = new Date().toISOString();
       const records: DeliveryRecord[] = [];
+      if (state.faults.dropStageChangeRate > 0 && random() < state.faults.dropStageChangeRate) {
+        const dropped = { eventId: randomUUID(), url: '', action: 'stage-change', at: Date.now(), dropped: true };
+        state.deliveries.push(dropped);
+        return [dropped];
+      }
       const deliveries = state.webhooks.flatMap((target) =>
         spec
           .stageChange(kit, application, target, previous.get(application.id))

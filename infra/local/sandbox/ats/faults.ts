@@ -10,10 +10,12 @@ export interface AtsFaults {
   latencyMs: number;
   slowRate: number;
   slowMs: number;
+  /** A share of recruiters' stage changes whose webhook is never sent (the ATS gave up, or the webhook is off). */
+  dropStageChangeRate: number;
 }
 
 export function noFaults(): AtsFaults {
-  return { rate429: 0, rate500: 0, rate403: 0, latencyMs: 0, slowRate: 0, slowMs: 0 };
+  return { rate429: 0, rate500: 0, rate403: 0, latencyMs: 0, slowRate: 0, slowMs: 0, dropStageChangeRate: 0 };
 }
 
 export async function addLatency(faults: AtsFaults): Promise<void> {

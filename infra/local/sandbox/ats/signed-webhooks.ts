@@ -31,6 +31,8 @@ export interface DeliveryRecord {
   action: string;
   status?: number;
   error?: string;
+  /** Never sent: the stage change's webhook was dropped (a fault of the sandbox). */
+  dropped?: boolean;
   at: number;
 }
 

@@ -93,6 +93,26 @@ export function startAshbySandbox(
           ),
       },
       {
+        // Cursor pages of `limit` (at most 100), `status` and `jobId` filters; no stage filter.
+        method: 'POST',
+        pattern: '/application.list',
+        handle: async ({ request, response }) => {
+          const body = await kit.json(request);
+          const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
+          const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
+          const all = kit.state.applications.filter(
+            (a) => (!body.jobId || a.jobId === body.jobId) && (body.status !== 'Active' || a.status === 'active'),
+          );
+          const more = offset + limit < all.length;
+          sendJson(response, 200, {
+            success: true,
+            results: all.slice(offset, offset + limit).map((a) => applicationJson(kit, a)),
+            moreDataAvailable: more,
+            ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+          });
+        },
+      },
+      {
         method: 'POST',
         pattern: '/job.info',
         handle: async ({ request, response }) => {

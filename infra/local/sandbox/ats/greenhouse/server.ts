@@ -235,6 +235,11 @@ export async function startGreenhouseSandbox(
     lastEvent.set(application.id, { body });
     const eventId = randomUUID();
     const results: DeliveryRecord[] = [];
+    if (state.faults.dropStageChangeRate > 0 && random() < state.faults.dropStageChangeRate) {
+      const dropped = { eventId, url: '', action: 'candidate_stage_change', at: Date.now(), dropped: true };
+      state.deliveries.push(dropped);
+      return [dropped];
+    }
     for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++)
       results.push(...(await send(body, 'candidate_stage_change', eventId)));
     return results;
@@ -262,6 +267,7 @@ export async function startGreenhouseSandbox(
     filters: Record<string, (item: T, ids: number[]) => boolean>,
     items: () => T[],
     show: (item: T) => unknown,
+    textFilters: Record<string, (item: T, value: string) => boolean> = {},
   ): Route {
     return {
       method: 'GET',
@@ -282,7 +288,7 @@ export async function startGreenhouseSandbox(
           }
         }
         for (const key of query.keys())
-          if (key !== 'per_page' && !Object.hasOwn(filters, key))
+          if (key !== 'per_page' && !Object.hasOwn(filters, key) && !Object.hasOwn(textFilters, key))
             return unprocessable(response, key, 'is not a parameter of this endpoint');
         const perPage = Number(query.get('per_page') ?? GREENHOUSE_SANDBOX_DEFAULTS.defaultPerPage);
         if (!Number.isInteger(perPage) || perPage < 1 || perPage > GREENHOUSE_SANDBOX_DEFAULTS.maxPerPage)
@@ -295,6 +301,10 @@ export async function startGreenhouseSandbox(
           if (ids.length > GREENHOUSE_SANDBOX_DEFAULTS.maxFilterIds || ids.some((id) => !Number.isInteger(id)))
             return unprocessable(response, key, 'must be a list of at most 50 ids');
           selected = selected.filter((item) => keep(item, ids));
+        }
+        for (const [key, keep] of Object.entries(textFilters)) {
+          const value = query.get(key);
+          if (value !== null) selected = selected.filter((item) => keep(item, value));
         }
         const page = selected.slice(offset, offset + perPage);
         const headers: Record<string, string> = {};
@@ -314,9 +324,11 @@ export async function startGreenhouseSandbox(
         ids: (a, ids) => ids.includes(a.id),
         candidate_ids: (a, ids) => ids.includes(a.candidate_id),
         job_ids: (a, ids) => ids.includes(a.job_id),
+        stage_ids: (a, ids) => ids.includes(a.current_stage.id),
       },
       () => state.applications,
       applicationV3,
+      { stage_name: (a, name) => a.current_stage.name === name },
     ),
     {
       method: 'POST',

@@ -156,12 +156,21 @@ export async function startLeverSandbox(
           // Opportunities of a contact (`contact_id`); a deleted contact has none.
           method: 'GET',
           pattern: '/v1/opportunities',
+          // Filters `contact_id` and `stage_id`; `limit` 1–100 and an opaque `offset` from `next`, while `hasNext`.
           handle: ({ response, url }) => {
             const contact = url.searchParams.get('contact_id');
-            const data = kit.state.applications
-              .filter((a) => !contact || a.candidateId === contact)
-              .map((a) => opportunityJson(kit, a, false));
-            sendJson(response, 200, { data, hasNext: false });
+            const stage = url.searchParams.get('stage_id');
+            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
+            const offset = Number(Buffer.from(url.searchParams.get('offset') ?? '', 'base64url').toString() || 0);
+            const all = kit.state.applications.filter(
+              (a) => (!contact || a.candidateId === contact) && (!stage || a.stageId === stage),
+            );
+            const hasNext = offset + limit < all.length;
+            sendJson(response, 200, {
+              data: all.slice(offset, offset + limit).map((a) => opportunityJson(kit, a, false)),
+              hasNext,
+              ...(hasNext ? { next: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+            });
           },
         },
         {

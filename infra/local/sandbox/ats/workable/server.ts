@@ -205,6 +205,30 @@ export function startWorkableSandbox(
           },
         },
         {
+          // The job's candidates (reference: job-candidates-index): `stage` filters by slug, and the list gives the
+          // slug; `limit` and `since_id` paging, `paging.next` a whole URL.
+          method: 'GET',
+          pattern: '/spi/v3/jobs/:shortcode/candidates',
+          handle: ({ response, params, url }) => {
+            const job = kit.job(params.shortcode as string);
+            if (!job) return notFound(response);
+            const stage = url.searchParams.get('stage');
+            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
+            const since = url.searchParams.get('since_id');
+            const all = kit.state.applications.filter((a) => a.jobId === job.id && (!stage || a.stageId === stage));
+            const start = since === null ? 0 : all.findIndex((a) => a.id === since) + 1;
+            const page = all.slice(start, start + limit);
+            const last = page[page.length - 1];
+            const next = new URL(url.toString());
+            next.searchParams.set('limit', String(limit));
+            if (last) next.searchParams.set('since_id', last.id);
+            sendJson(response, 200, {
+              candidates: page.map((a) => ({ ...candidateJson(kit, a), stage: a.stageId })),
+              ...(start + limit < all.length ? { paging: { next: next.toString() } } : {}),
+            });
+          },
+        },
+        {
           method: 'GET',
           pattern: '/spi/v3/jobs/:shortcode/stages',
           handle: ({ response, params }) => {
