@@ -5,6 +5,7 @@ import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
 import { handleCandidateDeleted } from '../../shared/pipeline/candidate-deleted.use-case';
+import { handleFollowUp } from '../../shared/pipeline/follow-up.use-case';
 import { pipelineDependencies } from '../_runtime/pipeline';
 import { deferToOwnQueue } from '../_runtime/deferral';
 import { ENV } from '../_runtime/env';
@@ -23,6 +24,13 @@ export const handler = sqsBatchHandler(
   async (message, _record, run) => {
     if (message.kind === 'candidate-deleted') {
       await handleCandidateDeleted(message, deps, run.signal);
+      return;
+    }
+    if (message.kind === 'follow-up') {
+      const result = await handleFollowUp(message, deps, run.signal);
+      logger.info('follow-up handled', { connectionId: message.connectionId, action: message.action, ...result });
+      if (result.outcome === 'reminded') metrics.count('Reminded', message.connectionId);
+      if (result.outcome === 'expired') metrics.count('Expired', message.connectionId);
       return;
     }
     const results = await handleStageEntered(message, deps, run);

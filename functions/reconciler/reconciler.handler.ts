@@ -4,6 +4,7 @@ import { createLogger } from '../../shared/observability/logger';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
 import { sweepConnection } from '../../shared/pipeline/sweep.use-case';
+import { followUpsDue } from '../../shared/pipeline/follow-up.use-case';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { connectionRegistry } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
@@ -22,7 +23,7 @@ const publisher = new QueuePublisher();
 export function handler(
   _event: unknown,
   context?: Context,
-): Promise<{ connections: number; enqueued: number; swept: number; failed: string[] }> {
+): Promise<{ connections: number; enqueued: number; swept: number; followUps: number; failed: string[] }> {
   // The run's request id correlates the reports it finds with the write-backs they lead to.
   const correlationId = context?.awsRequestId ?? randomUUID();
   return withLogContext({ ...invocationKeys(context), correlation_id: correlationId }, () =>
@@ -34,6 +35,7 @@ async function reconcileAll(correlationId: string, context: Context | undefined)
   const signal = deadlineSignal(context);
   let enqueued = 0;
   let swept = 0;
+  let followUps = 0;
   const failed: string[] = [];
   for (const connection of connectionRegistry().all()) {
     try {
@@ -70,6 +72,20 @@ async function reconcileAll(correlationId: string, context: Context | undefined)
         signal,
       );
       swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
+      // Invitations with no report: the reminders and expiries now due (the invite worker sends them).
+      const due = await followUpsDue(connection, deps, Date.now());
+      await publisher.publishAll(
+        requireEnv(ENV.stageQueueUrl),
+        due.map((followUp) => ({
+          v: 1,
+          kind: 'follow-up',
+          enqueueId: randomUUID(),
+          correlationId,
+          receivedAt: Date.now(),
+          ...followUp,
+        })),
+      );
+      followUps += due.length;
     } catch (error) {
       if (!failed.includes(connection.id)) failed.push(connection.id);
       logger.error('sweep failed for a connection', {
@@ -78,5 +94,5 @@ async function reconcileAll(correlationId: string, context: Context | undefined)
       });
     }
   }
-  return { connections: connectionRegistry().all().length, enqueued, swept, failed };
+  return { connections: connectionRegistry().all().length, enqueued, swept, followUps, failed };
 }

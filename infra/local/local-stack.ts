@@ -66,6 +66,8 @@ export interface LocalStackOptions {
   registerInterviewWebhooks?: boolean;
   /** Prints the workers' embedded-metric-format lines, as CloudWatch would receive them (off by default). */
   metrics?: boolean;
+  /** Sets, on every connection of the file, the status in the ATS and each trigger's reminders and expiry. */
+  lifecycle?: LifecycleSettings;
 }
 
 export interface LocalStack {
@@ -85,7 +87,7 @@ export interface LocalStack {
   stackFile: string;
   /** The AWS calls each function made, when `recordAwsCalls` was asked for (infra/local/aws-calls.ts). */
   awsCalls: AwsCall[] | undefined;
-  reconcileNow(): Promise<{ enqueued: number; swept: number }>;
+  reconcileNow(): Promise<{ enqueued: number; swept: number; followUps: number }>;
   dlqDepths(): Promise<{ stage: number; report: number }>;
   queueDepths(): Promise<{ stage: number; report: number }>;
   /** Both queues empty (nothing visible, in flight or delayed) and no worker busy. */
@@ -148,9 +150,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     } catch (error) {
       throw new Error(`${sourcePath} is not valid JSON: ${(error as Error).message}`);
     }
+    applyLifecycle(document, options.lifecycle);
     const connections = parseConnections(document, sourcePath);
     const configPath = join(workDir, 'connections.json');
-    writeFileSync(configPath, rendered);
+    writeFileSync(configPath, JSON.stringify(document, null, 2));
     const secrets: Record<string, ConnectionSecrets> = {};
     for (const connection of connections) {
       // Each connection is its own customer of the interview service, with its own key and webhooks.
@@ -283,8 +286,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     Object.assign(secrets, JSON.parse(readFileSync(secretsPath, 'utf8')) as Record<string, ConnectionSecrets>);
 
-    let reconciling: Promise<{ enqueued: number; swept: number }> | undefined;
-    const reconcileNow = (): Promise<{ enqueued: number; swept: number }> => {
+    let reconciling: Promise<{ enqueued: number; swept: number; followUps: number }> | undefined;
+    const reconcileNow = (): Promise<{ enqueued: number; swept: number; followUps: number }> => {
       reconciling ??= reconciler({}).finally(() => (reconciling = undefined));
       return reconciling;
     };
@@ -370,6 +373,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   } catch (error) {
     await stopAll();
     throw error;
+  }
+}
+
+export interface LifecycleSettings {
+  status?: 'tags' | 'off';
+  reminders?: { afterHours: number; max?: number };
+  expireAfterDays?: number;
+}
+
+/** Writes `lifecycle` into the connections document (before it is validated, as a file would carry it). */
+function applyLifecycle(document: unknown, lifecycle: LifecycleSettings | undefined): void {
+  if (!lifecycle) return;
+  const connections = (document as { connections?: Record<string, unknown>[] }).connections ?? [];
+  for (const connection of connections) {
+    if (lifecycle.status)
+      connection.writeBack = { ...(connection.writeBack as object | undefined), status: lifecycle.status };
+    for (const trigger of (connection.triggers as Record<string, unknown>[] | undefined) ?? []) {
+      if (lifecycle.reminders) trigger.reminders = lifecycle.reminders;
+      if (lifecycle.expireAfterDays !== undefined) trigger.expireAfterDays = lifecycle.expireAfterDays;
+    }
   }
 }
 

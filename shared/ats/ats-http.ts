@@ -32,7 +32,7 @@ export interface AtsPage<T> {
 }
 
 export interface AtsRequest {
-  method: 'GET' | 'POST' | 'PUT';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** A path under the base URL, or a whole URL on the base URL's origin (a `Link` header's next page). */
   path: string;
   body?: unknown;

@@ -107,6 +107,11 @@ export interface AtsAdapter {
     cursor: string | undefined,
     signal?: AbortSignal,
   ): Promise<{ events: StageEnteredEvent[]; next: string | undefined }>;
+  /**
+   * Shows the AI interview's status where recruiters filter (`writeBack.status: tags`): adds `tag` and removes
+   * `others` (the other statuses' tags). Idempotent: a tag already there is not added twice.
+   */
+  setStatusTag?(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal): Promise<void>;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
 }

@@ -65,8 +65,42 @@ const TEMPLATES: Record<string, InviteTemplate> = {
   },
 };
 
-export function inviteTemplateFor(language: string): InviteTemplate {
+/**
+ * Reminders: the same link, for a candidate who has not taken the interview yet. The connector keeps no name, so
+ * a reminder greets without one; `job` is the job's name when known.
+ */
+const REMINDERS: Record<string, InviteTemplate> = {
+  en: {
+    subject: (job) => `Reminder: your interview for ${job}`,
+    body: (_name, job, url) =>
+      paragraphs('Hello,', `Your AI-led interview for ${job} is still waiting for you. You can take it here:`, url),
+  },
+  fr: {
+    subject: (job) => `Rappel : votre entretien pour le poste ${job}`,
+    body: (_name, job, url) =>
+      paragraphs('Bonjour,', `Votre entretien mené par une IA pour le poste ${job} vous attend toujours :`, url),
+  },
+  de: {
+    subject: (job) => `Erinnerung: Ihr Interview für ${job}`,
+    body: (_name, job, url) => paragraphs('Hallo,', `Ihr KI-gestütztes Interview für ${job} wartet noch auf Sie:`, url),
+  },
+  es: {
+    subject: (job) => `Recordatorio: tu entrevista para ${job}`,
+    body: (_name, job, url) => paragraphs('Hola:', `Tu entrevista guiada por IA para ${job} te sigue esperando:`, url),
+  },
+  pt: {
+    subject: (job) => `Lembrete: a sua entrevista para ${job}`,
+    body: (_name, job, url) =>
+      paragraphs('Olá,', `A sua entrevista conduzida por IA para ${job} ainda está à sua espera:`, url),
+  },
+};
+
+function templateFor(templates: Record<string, InviteTemplate>, language: string): InviteTemplate {
   const base = language.toLowerCase().split('-')[0] ?? 'en';
-  const own = (code: string) => (Object.hasOwn(TEMPLATES, code) ? TEMPLATES[code] : undefined);
-  return own(language) ?? own(base) ?? (TEMPLATES.en as InviteTemplate);
+  const own = (code: string) => (Object.hasOwn(templates, code) ? templates[code] : undefined);
+  return own(language) ?? own(base) ?? (templates.en as InviteTemplate);
+}
+
+export function inviteTemplateFor(language: string, reminder = false): InviteTemplate {
+  return templateFor(reminder ? REMINDERS : TEMPLATES, language);
 }

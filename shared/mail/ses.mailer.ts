@@ -56,7 +56,7 @@ export class SesMailer implements Mailer {
   }
 
   public async sendInvite(email: InviteEmail): Promise<{ messageId: string }> {
-    const template = inviteTemplateFor(email.language);
+    const template = inviteTemplateFor(email.language, email.reminder === true);
     // Names reach a subject line and a body: one line, no control characters (no header or line injection).
     const jobName = singleLine(email.jobName, TEXT_LIMITS.name);
     const candidateName = singleLine(email.candidateName, TEXT_LIMITS.name);

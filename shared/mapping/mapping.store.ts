@@ -277,6 +277,7 @@ export class DynamoMappingStore implements MappingStore {
         inviteEmailUncertain: step.inviteEmailUncertain,
         inviteEmailRefused: step.inviteEmailRefused,
         inviteNoteAt: step.inviteNoteAt,
+        statusTag: step.statusTag,
         updatedAt: Date.now(),
         ...(step.done ? { state: 'invited' } : {}),
       },
@@ -483,7 +484,13 @@ export class DynamoMappingStore implements MappingStore {
           updatedAt: lease.now,
         },
         increment: ['writeBackAttempts'],
-        extraValues: { ':claimed': 'claimed', ':invited': 'invited', ':completed': 'completed', ':now': lease.now },
+        extraValues: {
+          ':claimed': 'claimed',
+          ':invited': 'invited',
+          ':expired': 'expired',
+          ':completed': 'completed',
+          ':now': lease.now,
+        },
       }),
       'state',
       'leaseUntil',
@@ -495,7 +502,8 @@ export class DynamoMappingStore implements MappingStore {
           Key: applicationKey(key),
           ...update,
           ConditionExpression:
-            '(#state IN (:claimed, :invited) AND attribute_not_exists(#reportId)) OR ' +
+            // A report that comes after the invitation expired is still written back.
+            '(#state IN (:claimed, :invited, :expired) AND attribute_not_exists(#reportId)) OR ' +
             '(#reportId = :reportId AND #state = :completed AND ' +
             '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
           ReturnValues: 'ALL_NEW',
@@ -558,6 +566,7 @@ export class DynamoMappingStore implements MappingStore {
       movedToStageId?: string;
       movedAt?: number;
       flaggedForReview?: boolean;
+      statusTag?: string;
       done: boolean;
     },
   ): Promise<void> {
@@ -682,6 +691,73 @@ export class DynamoMappingStore implements MappingStore {
         TableName: this.tables.events,
         Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
       }),
+    );
+  }
+
+  public async beginReminder(key: ApplicationKey, n: number, now: number): Promise<boolean> {
+    const update = withNames(
+      buildUpdate({
+        set: { remindersStarted: n + 1, updatedAt: now },
+        extraValues: { ':n': n, ':invited': 'invited' },
+      }),
+      'state',
+    );
+    try {
+      await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression:
+            '#state = :invited AND (attribute_not_exists(#remindersStarted) OR #remindersStarted = :n)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  public async finishReminder(key: ApplicationKey, n: number, now: number): Promise<void> {
+    const update = buildUpdate({ set: { remindersSent: n + 1, lastReminderAt: now, updatedAt: now } });
+    await this.send(
+      new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ...update }),
+    );
+  }
+
+  public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
+    const update = withNames(
+      buildUpdate({
+        set: { state: 'expired', expiredAt: now, updatedAt: now },
+        extraValues: { ':invited': 'invited' },
+      }),
+      'state',
+    );
+    try {
+      const result = await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          // Only an invitation with no report expires; one already expired keeps its first time.
+          ConditionExpression: '#state = :invited',
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return unmarshall(result.Attributes ?? {}) as ApplicationRecord;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const record = error.Item ? (unmarshall(error.Item) as ApplicationRecord) : undefined;
+      return record?.state === 'expired' ? record : undefined;
+    }
+  }
+
+  public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
+    const update = buildUpdate({ set: { ...fields, updatedAt: Date.now() } });
+    await this.send(
+      new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ...update }),
     );
   }
 

@@ -9,6 +9,8 @@ export const PIPELINE_METRICS = [
   'Failed',
   'Unmatched',
   'Deferred',
+  'Reminded',
+  'Expired',
 ] as const;
 export type PipelineMetric = (typeof PIPELINE_METRICS)[number];
 

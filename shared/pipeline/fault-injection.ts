@@ -5,7 +5,10 @@ export type SideEffectPoint =
   | 'invite-emailed'
   | 'invite-note-posted'
   | 'report-note-posted'
-  | 'stage-moved';
+  | 'stage-moved'
+  | 'reminder-emailed'
+  | 'expiry-note-posted'
+  | 'status-shown';
 
 /**
  * A seam for the chaos run (`npm run chaos`), empty in production: called right after an outward side effect

@@ -42,6 +42,8 @@ export interface InviteStep {
   inviteNoteAt?: number;
   serviceInviteStartedAt?: number;
   serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };
+  /** The status shown in the ATS (writeBack.status). */
+  statusTag?: string;
   done: boolean;
 }
 
@@ -63,6 +65,16 @@ export interface SweepProgress {
 }
 
 export interface MappingStore {
+  /**
+   * Begins reminder `n` (0-based) of an application still `invited`: true for the one caller that begins it; false
+   * when it was begun before (sent, or interrupted and never sent again) or the application moved on.
+   */
+  beginReminder(key: ApplicationKey, n: number, now: number): Promise<boolean>;
+  finishReminder(key: ApplicationKey, n: number, now: number): Promise<void>;
+  /** `invited` → `expired`; the record when it is expired (now or before), undefined when it moved on. */
+  expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined>;
+  /** Records a follow-up's step: the expiry note, the status shown in the ATS. */
+  recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }): Promise<void>;
   getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;
   saveSweepProgress(connectionId: string, triggerId: string, progress: SweepProgress): Promise<void>;
   /** The ids of those applications the connector holds a record of (any state), for their trigger. */
@@ -118,6 +130,7 @@ export interface MappingStore {
       movedToStageId?: string;
       movedAt?: number;
       flaggedForReview?: boolean;
+      statusTag?: string;
       done: boolean;
     },
   ): Promise<void>;
@@ -147,6 +160,8 @@ export interface InviteEmail {
   inviteUrl: string;
   language: string;
   from?: string | undefined;
+  /** A reminder of an invitation already sent: the same link, the reminder's text. */
+  reminder?: boolean | undefined;
 }
 
 export interface Mailer {

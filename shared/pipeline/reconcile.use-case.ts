@@ -16,7 +16,7 @@ export interface ReconcileResult {
   failedInterviews: { interviewId: string; code: string }[];
 }
 
-const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed']);
+const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed', 'expired']);
 
 /**
  * The service's report webhooks are unsigned and may never arrive. For every interview of the connection, page

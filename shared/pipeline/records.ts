@@ -1,6 +1,7 @@
 /** The mapping between ATS ids and the service's ids, as the use cases see it (stored by shared/mapping). */
 
-export const APPLICATION_STATES = ['claimed', 'invited', 'completed', 'written_back', 'failed'] as const;
+/** `expired`: invited, no report by the trigger's `expireAfterDays`; a report that comes later is written back. */
+export const APPLICATION_STATES = ['claimed', 'invited', 'completed', 'written_back', 'failed', 'expired'] as const;
 export type ApplicationState = (typeof APPLICATION_STATES)[number];
 
 export interface JobKey {
@@ -63,6 +64,14 @@ export interface ApplicationRecord extends ApplicationKey {
   movedAt?: number | undefined;
   flaggedForReview?: boolean | undefined;
   failureReason?: string | undefined;
+  /** Reminders begun and sent: a begun one not sent was interrupted, and is not sent again (as the invite e-mail). */
+  remindersStarted?: number | undefined;
+  remindersSent?: number | undefined;
+  lastReminderAt?: number | undefined;
+  expiredAt?: number | undefined;
+  expiryNoteAt?: number | undefined;
+  /** The status last shown in the ATS (writeBack.status); it only moves forward. */
+  statusTag?: string | undefined;
   createdAt: number;
   updatedAt: number;
 }

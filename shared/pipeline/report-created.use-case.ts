@@ -5,6 +5,7 @@ import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { errorCode, isPermanent, ReportNotVisibleError } from './errors';
+import { statusStep } from './status';
 import { decideAdvance, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
@@ -120,6 +121,15 @@ export async function handleReportCreated(
       [
         reportNoteStep(input, decision, rule !== undefined),
         ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
+        ...statusStep(
+          context,
+          record,
+          decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed',
+          target,
+          deps,
+          (statusTag, last) => deps.store.recordWriteBackStep(key, owner, { statusTag, done: last }),
+          options.signal,
+        ),
       ],
       reportKey,
     );
@@ -188,8 +198,8 @@ function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher): Step<
     done: record.movedAt !== undefined,
     started: false,
     perform: () => context.ats.moveToStage(target, toStage, signal),
-    recordDone: (moved) =>
-      deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved?.stageId, movedAt: now(), done: true }),
+    recordDone: (moved, _outcome, last) =>
+      deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved?.stageId, movedAt: now(), done: last }),
   };
 }
 

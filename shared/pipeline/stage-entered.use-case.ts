@@ -15,6 +15,7 @@ import type { ConnectionContext, InviteDependencies, InviteStep, PipelineDepende
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { deferWhileWindowSpent } from './pacing';
+import { statusStep } from './status';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
@@ -247,6 +248,15 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
     ...(channels.serviceInvite && recipient ? [serviceInviteStep(input, recipient, link)] : []),
     ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
     ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
+    ...statusStep(
+      input.context,
+      input.record,
+      'invited',
+      input.target,
+      input.deps,
+      (statusTag, last) => input.recordStep({ statusTag, done: last }),
+      input.signal,
+    ),
   ];
 }
 

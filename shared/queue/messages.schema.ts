@@ -47,8 +47,30 @@ export const candidateDeletedMessageSchema = v.object({
   atsApplicationIds: v.array(atsIdSchema),
 });
 
+/**
+ * v1 of "an invitation is due a follow-up" (the reconciler's schedule): reminder `reminder` (0-based), or the
+ * expiry. Ids only; the worker reads the application and does nothing if it moved on.
+ */
+export const followUpMessageSchema = v.object({
+  v: v.literal(1),
+  kind: v.literal('follow-up'),
+  enqueueId: text,
+  connectionId: text,
+  receivedAt: v.number(),
+  deferrals,
+  correlationId,
+  atsApplicationId: atsIdSchema,
+  triggerId: text,
+  action: v.picklist(['remind', 'expire']),
+  reminder: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10))),
+});
+
 /** What the invite worker takes from its queue. */
-export const stageQueueMessageSchema = v.variant('kind', [stageEnteredMessageSchema, candidateDeletedMessageSchema]);
+export const stageQueueMessageSchema = v.variant('kind', [
+  stageEnteredMessageSchema,
+  candidateDeletedMessageSchema,
+  followUpMessageSchema,
+]);
 
 /** v1 of "a report is ready to write back", from the interview-webhook function or the reconciler. */
 export const reportCreatedMessageSchema = v.object({
@@ -70,4 +92,5 @@ export const reportCreatedMessageSchema = v.object({
 export type StageEnteredMessage = v.InferOutput<typeof stageEnteredMessageSchema>;
 export type ReportCreatedMessage = v.InferOutput<typeof reportCreatedMessageSchema>;
 export type CandidateDeletedMessage = v.InferOutput<typeof candidateDeletedMessageSchema>;
-export type QueueMessage = StageEnteredMessage | ReportCreatedMessage | CandidateDeletedMessage;
+export type FollowUpMessage = v.InferOutput<typeof followUpMessageSchema>;
+export type QueueMessage = StageEnteredMessage | ReportCreatedMessage | CandidateDeletedMessage | FollowUpMessage;

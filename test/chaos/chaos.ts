@@ -184,6 +184,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     'invite-note-posted': 0,
     'report-note-posted': 0,
     'stage-moved': 0,
+    'reminder-emailed': 0,
+    'expiry-note-posted': 0,
+    'status-shown': 0,
   };
   const crashed = new Set<string>();
   faultInjection.afterSideEffect = (point, key) => {

@@ -65,6 +65,10 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
   return {
     claimApplication: vi.fn(),
     getSweepProgress: vi.fn().mockResolvedValue(undefined),
+    beginReminder: vi.fn().mockResolvedValue(true),
+    finishReminder: vi.fn().mockResolvedValue(undefined),
+    expireApplication: vi.fn().mockResolvedValue(undefined),
+    recordFollowUp: vi.fn().mockResolvedValue(undefined),
     saveSweepProgress: vi.fn().mockResolvedValue(undefined),
     knownApplications: vi.fn().mockResolvedValue(new Set()),
     recordInviteStep: vi.fn().mockResolvedValue(undefined),

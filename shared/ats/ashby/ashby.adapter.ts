@@ -39,6 +39,10 @@ import {
   noteResultSchema,
   notesListSchema,
   rpcEnvelopeSchema,
+  candidateTagsSchema,
+  tagCreatedSchema,
+  tagListSchema,
+  tagSchema,
   webhookInfoSchema,
 } from './ashby.schemas';
 
@@ -354,6 +358,38 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     else if (query.jobs !== 'all' && position.job + 1 < query.jobs.length)
       next = writeCursor({ job: position.job + 1, after: '' });
     return { events, next };
+  }
+
+  /**
+   * The status as a candidate tag (Ashby's reference: candidateTag.list, candidateTag.create, candidate.addTag,
+   * candidate.removeTag, candidate.info): the tag is found or created by its title, added, and the other status
+   * tags the candidate has are removed. Adding a tag the candidate has changes nothing.
+   */
+  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+    const candidateId = target.atsCandidateId;
+    const tags = validItems((await this.rpc('/candidateTag.list', {}, tagListSchema, signal)).results, tagSchema);
+    let tagId = tags.find((t) => t.title === tag)?.id;
+    if (!tagId) {
+      const created = await this.http.write(
+        { method: 'POST', path: '/candidateTag.create', body: { title: tag }, signal },
+        tagCreatedSchema,
+      );
+      // A 2xx whose body has no id is still a tag created: it is read back by its title.
+      const listed = await this.rpc('/candidateTag.list', {}, tagListSchema, signal);
+      tagId = created?.results.id ?? validItems(listed.results, tagSchema).find((t) => t.title === tag)?.id;
+    }
+    if (!tagId) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `Ashby has no tag "${tag}" after creating it`);
+    const held = (await this.rpc('/candidate.info', { id: candidateId }, candidateTagsSchema, signal)).results.tags;
+    for (const old of held.filter((t) => others.includes(t.title)))
+      await this.http.write(
+        { method: 'POST', path: '/candidate.removeTag', body: { candidateId, tagId: old.id }, signal },
+        v.unknown(),
+      );
+    if (!held.some((t) => t.id === tagId))
+      await this.http.write(
+        { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal },
+        v.unknown(),
+      );
   }
 
   private rpc<T>(path: string, body: unknown, schema: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T> {

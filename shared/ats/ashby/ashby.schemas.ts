@@ -89,3 +89,12 @@ export const applicationListSchema = v.object({
   moreDataAvailable: v.optional(v.boolean(), false),
   nextCursor: v.nullish(v.string()),
 });
+
+/** `candidateTag.list` / `candidateTag.create`: a tag's id and title. */
+export const tagListSchema = v.object({ results: v.array(v.unknown()) });
+export const tagSchema = v.object({ id: v.string(), title: v.string() });
+export const tagCreatedSchema = v.object({ results: tagSchema });
+/** `candidate.info`, read for the candidate's tags. */
+export const candidateTagsSchema = v.object({
+  results: v.object({ tags: v.optional(v.array(tagSchema), []) }),
+});

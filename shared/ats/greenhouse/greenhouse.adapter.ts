@@ -43,6 +43,7 @@ import {
   emailAddressSchema,
   jobInterviewStageSchema,
   jobSchema,
+  tagSchema,
   noteCreatedSchema,
   noteSchema,
   tokenResponseSchema,
@@ -341,6 +342,43 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       };
     });
     return { events, next: page.next };
+  }
+
+  /**
+   * The status as a candidate tag, by Harvest's documented tag routes (grnhse/greenhouse-api-docs
+   * `harvest/_tags.md`): `GET /v1/tags/candidate`, `POST /v1/tags/candidate {name}` when missing,
+   * `GET /v1/candidates/{id}/tags`, `DELETE` the other status tags and `PUT /v1/candidates/{id}/tags/{tag_id}`
+   * (adding one the candidate has is a no-op). These are v1 routes; that a v3 token reaches them is unconfirmed.
+   */
+  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+    const all = validItems(
+      await this.http.request({ method: 'GET', path: '/v1/tags/candidate', signal }, v.array(v.unknown())),
+      tagSchema,
+    );
+    let tagId = all.find((t) => t.name === tag)?.id;
+    if (tagId === undefined) {
+      const created = await this.http.write(
+        { method: 'POST', path: '/v1/tags/candidate', body: { name: tag }, signal },
+        tagSchema,
+      );
+      tagId = created?.id;
+    }
+    if (tagId === undefined) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `no candidate tag "${tag}"`);
+    const candidate = encodeURIComponent(target.atsCandidateId);
+    const held = validItems(
+      await this.http.request(
+        { method: 'GET', path: `/v1/candidates/${candidate}/tags`, signal },
+        v.array(v.unknown()),
+      ),
+      tagSchema,
+    );
+    for (const old of held.filter((t) => others.includes(t.name)))
+      await this.http.write(
+        { method: 'DELETE', path: `/v1/candidates/${candidate}/tags/${old.id}`, signal },
+        v.unknown(),
+      );
+    if (!held.some((t) => t.id === tagId))
+      await this.http.write({ method: 'PUT', path: `/v1/candidates/${candidate}/tags/${tagId}`, signal }, v.unknown());
   }
 
   private async idsRead<T>(path: string, item: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T[]> {

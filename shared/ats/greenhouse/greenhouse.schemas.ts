@@ -88,3 +88,6 @@ export const candidateAnonymizedSchema = v.object({
   candidate_id: id,
   anonymized_fields: v.optional(v.array(v.string()), []),
 });
+
+/** A candidate tag (Harvest `_tags.md`): its id and name. */
+export const tagSchema = v.object({ id, name: v.string() });

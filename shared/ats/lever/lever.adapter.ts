@@ -415,6 +415,24 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     return { events, next: page.hasNext ? (page.next ?? undefined) : undefined };
   }
 
+  /**
+   * The status as an opportunity tag: `POST /opportunities/{id}/addTags` and `/removeTags` `{tags}` (Lever's
+   * documented assessment pattern "updates tags", hire.lever.co/developer/usecases; NangoHQ and Pipedream tag
+   * actions). Adding a tag the opportunity has is a no-op, so a retry adds nothing.
+   */
+  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+    const opportunity = encodeURIComponent(target.atsApplicationId);
+    const as = `perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
+    await this.http.write(
+      { method: 'POST', path: `/v1/opportunities/${opportunity}/removeTags?${as}`, body: { tags: others }, signal },
+      v.unknown(),
+    );
+    await this.http.write(
+      { method: 'POST', path: `/v1/opportunities/${opportunity}/addTags?${as}`, body: { tags: [tag] }, signal },
+      v.unknown(),
+    );
+  }
+
   /** An opportunity's sub-resource, written as the configured user (`perform_as`). */
   private opportunityPath(target: ApplicationRef, resource: 'notes' | 'stage'): string {
     const opportunity = encodeURIComponent(target.atsApplicationId);

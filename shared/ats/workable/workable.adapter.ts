@@ -28,6 +28,7 @@ import {
   activitiesSchema,
   activitySchema,
   candidateSchema,
+  candidateTagsSchema,
   candidateViewSchema,
   jobCandidatesSchema,
   listedCandidateSchema,
@@ -334,6 +335,18 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     if (pageNext) next = writeCursor({ job: position.job, next: pageNext });
     else if (position.job + 1 < jobs.length) next = writeCursor({ job: position.job + 1, next: '' });
     return { events, next };
+  }
+
+  /**
+   * The status as a candidate tag: `PUT /candidates/{id}/tags {tags}` replaces the candidate's tags (reference:
+   * candidate-tags), so the current ones are read first and only the status tags change; unchanged, nothing is sent.
+   */
+  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+    const path = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`;
+    const current = (await this.http.request({ method: 'GET', path, signal }, candidateTagsSchema)).candidate.tags;
+    const next = [...current.filter((t) => t !== tag && !others.includes(t)), tag];
+    if (current.includes(tag) && current.every((t) => !others.includes(t))) return;
+    await this.http.write({ method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal }, v.unknown());
   }
 
   /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */

@@ -87,3 +87,8 @@ export const listedCandidateSchema = v.object({
   email: v.nullish(v.string()),
   disqualified: v.optional(v.boolean(), false),
 });
+
+/** `GET /candidates/{id}`, read for its tags (reference: candidate-tags). */
+export const candidateTagsSchema = v.object({
+  candidate: v.object({ tags: v.optional(v.array(v.string()), []) }),
+});

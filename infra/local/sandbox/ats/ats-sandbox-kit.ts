@@ -59,6 +59,8 @@ export interface AtsSandboxState {
   notes: KitNote[];
   moves: { applicationId: string; fromStageId: string; toStageId: string; at: string }[];
   links: { applicationId: string; url: string }[];
+  /** Tags by the id the ATS keys them on (Lever's opportunity, Workable's and Ashby's candidate). */
+  tags: Record<string, string[]>;
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
@@ -92,6 +94,8 @@ export interface AtsSandboxView {
   /** The application's current stage sent again as a new delivery. */
   resendStageChange(applicationId: string): Promise<DeliveryRecord[]>;
   notesOf(applicationId: string): string[];
+  /** The tags the application (or its candidate, where the ATS tags candidates) carries. */
+  tagsOf(applicationId: string): string[];
   stageNameOf(applicationId: string): string;
   /** Names of the stages the application was moved into, in order (by the API or the control endpoint). */
   movesOf(applicationId: string): string[];
@@ -168,6 +172,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     notes: [],
     moves: [],
     links: [],
+    tags: {},
     deliveries: [],
     webhooks: [],
     requests: {},
@@ -396,6 +401,8 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     resendStageChange: (applicationId) =>
       send(kit.application(applicationId) as KitApplication, previous.get(applicationId)),
     notesOf: (applicationId) => state.notes.filter((n) => n.applicationId === applicationId).map((n) => n.body),
+    tagsOf: (applicationId) =>
+      state.tags[applicationId] ?? state.tags[kit.application(applicationId)?.candidateId ?? ''] ?? [],
     stageNameOf(applicationId) {
       const application = kit.application(applicationId) as KitApplication;
       return kit.stage(application.jobId, application.stageId)?.name ?? application.stageId;

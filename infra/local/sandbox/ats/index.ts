@@ -59,6 +59,10 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
       return sandbox.state.notes.filter((n) => found && n.candidate_id === found.candidate_id).map((n) => n.body);
     },
     stageNameOf: (id) => application(id)?.current_stage.name ?? '',
+    tagsOf: (id) => {
+      const held = sandbox.state.tagsByCandidate[application(id)?.candidate_id ?? -1] ?? [];
+      return sandbox.state.candidateTags.filter((t) => held.includes(t.id)).map((t) => t.name);
+    },
     movesOf: (id) => {
       const found = application(id);
       const stages = sandbox.state.jobs.flatMap((j) => j.stages);

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { sendJson } from '../../http-kit';
+import { sendJson, type RouteContext } from '../../http-kit';
 import { startAtsSandbox, type AtsSandbox, type KitApplication, type KitContext } from '../ats-sandbox-kit';
 
 export const ASHBY_SANDBOX_DEFAULTS = { port: 4030, apiKey: 'ashby-sandbox-key' } as const;
@@ -82,144 +82,191 @@ export function startAshbySandbox(
         ? 'key'
         : undefined,
     unauthorized: (response) => sendJson(response, 401, { success: false, errors: ['invalid_api_key'] }),
-    routes: (kit) => [
-      {
-        method: 'POST',
-        pattern: '/job.list',
-        handle: ({ response }) =>
-          ok(
-            response,
-            kit.state.jobs.map((j) => ({ id: j.id, title: j.name, status: 'Open', defaultInterviewPlanId: PLAN_ID })),
-          ),
-      },
-      {
-        // Cursor pages of `limit` (at most 100), `status` and `jobId` filters; no stage filter.
-        method: 'POST',
-        pattern: '/application.list',
-        handle: async ({ request, response }) => {
-          const body = await kit.json(request);
-          const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
-          const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
-          const all = kit.state.applications.filter(
-            (a) => (!body.jobId || a.jobId === body.jobId) && (body.status !== 'Active' || a.status === 'active'),
-          );
-          const more = offset + limit < all.length;
-          sendJson(response, 200, {
-            success: true,
-            results: all.slice(offset, offset + limit).map((a) => applicationJson(kit, a)),
-            moreDataAvailable: more,
-            ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
-          });
+    routes: (kit) => {
+      const ashbyTags: { id: string; title: string }[] = [];
+      return [
+        {
+          method: 'POST',
+          pattern: '/job.list',
+          handle: ({ response }) =>
+            ok(
+              response,
+              kit.state.jobs.map((j) => ({ id: j.id, title: j.name, status: 'Open', defaultInterviewPlanId: PLAN_ID })),
+            ),
         },
-      },
-      {
-        method: 'POST',
-        pattern: '/job.info',
-        handle: async ({ request, response }) => {
-          const job = kit.job(String((await kit.json(request)).id));
-          if (!job) return failed(response, 'job_not_found');
-          ok(response, { id: job.id, title: job.name, status: 'Open', defaultInterviewPlanId: PLAN_ID });
+        {
+          // Cursor pages of `limit` (at most 100), `status` and `jobId` filters; no stage filter.
+          method: 'POST',
+          pattern: '/application.list',
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
+            const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
+            const all = kit.state.applications.filter(
+              (a) => (!body.jobId || a.jobId === body.jobId) && (body.status !== 'Active' || a.status === 'active'),
+            );
+            const more = offset + limit < all.length;
+            sendJson(response, 200, {
+              success: true,
+              results: all.slice(offset, offset + limit).map((a) => applicationJson(kit, a)),
+              moreDataAvailable: more,
+              ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+            });
+          },
         },
-      },
-      {
-        // docs: setting-up-webhooks; one webhook per type and URL ("Duplicate webhook" otherwise).
-        method: 'POST',
-        pattern: '/webhook.create',
-        handle: async ({ request, response }) => {
-          const body = await kit.json(request);
-          if (typeof body.webhookType !== 'string' || typeof body.requestUrl !== 'string')
-            return failed(response, 'invalid_input: webhookType, requestUrl');
-          if (kit.state.webhooks.some((w) => w.url === body.requestUrl && w.events?.includes(String(body.webhookType))))
-            return failed(response, 'duplicate_webhook');
-          const target = {
-            id: randomUUID(),
-            url: body.requestUrl,
-            secret: typeof body.secretToken === 'string' ? body.secretToken : '',
-            events: [body.webhookType],
-            enabled: true,
-          };
-          kit.state.webhooks.push(target);
-          ok(response, webhookJson(target));
+        {
+          method: 'POST',
+          pattern: '/job.info',
+          handle: async ({ request, response }) => {
+            const job = kit.job(String((await kit.json(request)).id));
+            if (!job) return failed(response, 'job_not_found');
+            ok(response, { id: job.id, title: job.name, status: 'Open', defaultInterviewPlanId: PLAN_ID });
+          },
         },
-      },
-      {
-        method: 'POST',
-        pattern: '/webhook.info',
-        handle: async ({ request, response }) => {
-          const id = String((await kit.json(request)).webhookId);
-          const found = kit.state.webhooks.find((w) => w.id === id);
-          if (!found) return failed(response, 'webhook_not_found');
-          ok(response, webhookJson(found));
+        {
+          // docs: setting-up-webhooks; one webhook per type and URL ("Duplicate webhook" otherwise).
+          method: 'POST',
+          pattern: '/webhook.create',
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            if (typeof body.webhookType !== 'string' || typeof body.requestUrl !== 'string')
+              return failed(response, 'invalid_input: webhookType, requestUrl');
+            if (
+              kit.state.webhooks.some((w) => w.url === body.requestUrl && w.events?.includes(String(body.webhookType)))
+            )
+              return failed(response, 'duplicate_webhook');
+            const target = {
+              id: randomUUID(),
+              url: body.requestUrl,
+              secret: typeof body.secretToken === 'string' ? body.secretToken : '',
+              events: [body.webhookType],
+              enabled: true,
+            };
+            kit.state.webhooks.push(target);
+            ok(response, webhookJson(target));
+          },
         },
-      },
-      {
-        method: 'POST',
-        pattern: '/candidate.createNote',
-        handle: async ({ request, response }) => {
-          const body = await kit.json(request);
-          const application = kit.state.applications.find((a) => a.candidateId === body.candidateId);
-          if (!application) return failed(response, 'candidate_not_found');
-          if (typeof body.note !== 'string' && typeof (body.note as { value?: unknown })?.value !== 'string')
-            return failed(response, 'invalid_input: note');
-          const text = typeof body.note === 'string' ? body.note : (body.note as { value: string }).value;
-          const note = kit.addNote(application, text);
-          ok(response, { id: note.id, content: note.body, createdAt: note.at });
+        {
+          method: 'POST',
+          pattern: '/webhook.info',
+          handle: async ({ request, response }) => {
+            const id = String((await kit.json(request)).webhookId);
+            const found = kit.state.webhooks.find((w) => w.id === id);
+            if (!found) return failed(response, 'webhook_not_found');
+            ok(response, webhookJson(found));
+          },
         },
-      },
-      {
-        method: 'POST',
-        pattern: '/candidate.listNotes',
-        handle: async ({ request, response }) => {
-          const body = await kit.json(request);
-          ok(
-            response,
-            kit.state.notes
-              .filter((n) => n.candidateId === body.candidateId)
-              .map((n) => ({ id: n.id, content: n.body, createdAt: n.at })),
-          );
+        {
+          method: 'POST',
+          pattern: '/candidateTag.list',
+          handle: ({ response }) => ok(response, ashbyTags),
         },
-      },
-      {
-        method: 'POST',
-        pattern: '/application.info',
-        handle: async ({ request, response }) => {
-          const application = kit.application(String((await kit.json(request)).applicationId));
-          if (!application) return failed(response, 'application_not_found');
-          ok(response, applicationJson(kit, application));
+        {
+          method: 'POST',
+          pattern: '/candidateTag.create',
+          handle: async ({ request, response }) => {
+            const title = String((await kit.json(request)).title ?? '');
+            if (!title) return failed(response, 'invalid_input: title');
+            const tag = ashbyTags.find((t) => t.title === title) ?? { id: randomUUID(), title };
+            if (!ashbyTags.includes(tag)) ashbyTags.push(tag);
+            ok(response, tag);
+          },
         },
-      },
-      {
-        method: 'POST',
-        pattern: '/interviewStage.list',
-        handle: async ({ request, response }) => {
-          if ((await kit.json(request)).interviewPlanId !== PLAN_ID)
-            return failed(response, 'interview_plan_not_found');
-          ok(
-            response,
-            (kit.state.jobs[0]?.stages ?? []).map((s, i) => ({
-              id: s.id,
-              title: s.name,
-              type: 'Active',
-              orderInInterviewPlan: i,
-              interviewPlanId: PLAN_ID,
-            })),
-          );
+        {
+          method: 'POST',
+          pattern: '/candidate.info',
+          handle: async ({ request, response }) => {
+            const id = String((await kit.json(request)).id);
+            if (!kit.candidate(id)) return failed(response, 'candidate_not_found');
+            const held = kit.state.tags[id] ?? [];
+            ok(response, { id, tags: ashbyTags.filter((t) => held.includes(t.title)) });
+          },
         },
-      },
-      {
-        method: 'POST',
-        pattern: '/application.changeStage',
-        handle: async ({ request, response }) => {
-          const body = await kit.json(request);
-          const application = kit.application(String(body.applicationId));
-          if (!application) return failed(response, 'application_not_found');
-          if (!kit.stage(application.jobId, String(body.interviewStageId)))
-            return failed(response, 'invalid_input: interviewStageId');
-          kit.moveByApi(application, String(body.interviewStageId));
-          ok(response, applicationJson(kit, application));
+        ...(['addTag', 'removeTag'] as const).map((action) => ({
+          method: 'POST',
+          pattern: `/candidate.${action}`,
+          handle: async ({ request, response }: RouteContext) => {
+            const body = await kit.json(request);
+            const candidateId = String(body.candidateId);
+            const tag = ashbyTags.find((t) => t.id === body.tagId);
+            if (!kit.candidate(candidateId)) return failed(response, 'candidate_not_found');
+            if (!tag) return failed(response, 'tag_not_found');
+            const held = new Set(kit.state.tags[candidateId] ?? []);
+            if (action === 'addTag') held.add(tag.title);
+            else held.delete(tag.title);
+            kit.state.tags[candidateId] = [...held];
+            ok(response, { id: candidateId });
+          },
+        })),
+        {
+          method: 'POST',
+          pattern: '/candidate.createNote',
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            const application = kit.state.applications.find((a) => a.candidateId === body.candidateId);
+            if (!application) return failed(response, 'candidate_not_found');
+            if (typeof body.note !== 'string' && typeof (body.note as { value?: unknown })?.value !== 'string')
+              return failed(response, 'invalid_input: note');
+            const text = typeof body.note === 'string' ? body.note : (body.note as { value: string }).value;
+            const note = kit.addNote(application, text);
+            ok(response, { id: note.id, content: note.body, createdAt: note.at });
+          },
         },
-      },
-    ],
+        {
+          method: 'POST',
+          pattern: '/candidate.listNotes',
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            ok(
+              response,
+              kit.state.notes
+                .filter((n) => n.candidateId === body.candidateId)
+                .map((n) => ({ id: n.id, content: n.body, createdAt: n.at })),
+            );
+          },
+        },
+        {
+          method: 'POST',
+          pattern: '/application.info',
+          handle: async ({ request, response }) => {
+            const application = kit.application(String((await kit.json(request)).applicationId));
+            if (!application) return failed(response, 'application_not_found');
+            ok(response, applicationJson(kit, application));
+          },
+        },
+        {
+          method: 'POST',
+          pattern: '/interviewStage.list',
+          handle: async ({ request, response }) => {
+            if ((await kit.json(request)).interviewPlanId !== PLAN_ID)
+              return failed(response, 'interview_plan_not_found');
+            ok(
+              response,
+              (kit.state.jobs[0]?.stages ?? []).map((s, i) => ({
+                id: s.id,
+                title: s.name,
+                type: 'Active',
+                orderInInterviewPlan: i,
+                interviewPlanId: PLAN_ID,
+              })),
+            );
+          },
+        },
+        {
+          method: 'POST',
+          pattern: '/application.changeStage',
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            const application = kit.application(String(body.applicationId));
+            if (!application) return failed(response, 'application_not_found');
+            if (!kit.stage(application.jobId, String(body.interviewStageId)))
+              return failed(response, 'invalid_input: interviewStageId');
+            kit.moveByApi(application, String(body.interviewStageId));
+            ok(response, applicationJson(kit, application));
+          },
+        },
+      ];
+    },
     // One move fires candidateStageChange and, related to it, applicationUpdate; related deliveries share one
     // webhookActionId, at the top level of each (docs: related-webhooks, "Common Payload Data").
     stageChange: (kit, application, target) => {

@@ -68,6 +68,9 @@ export interface GreenhouseSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
+  /** Candidate tags (Harvest `_tags.md`), and which candidate carries which. */
+  candidateTags: { id: number; name: string }[];
+  tagsByCandidate: Record<number, number[]>;
   /** Answers 429 given because the window was spent (not injected faults). */
   throttled: number;
   faults: AtsFaults;
@@ -158,6 +161,8 @@ export async function startGreenhouseSandbox(
     moves: [],
     deliveries: [],
     webhooks: [],
+    candidateTags: [],
+    tagsByCandidate: {},
     requests: {},
     throttled: 0,
     faults: noFaults(),
@@ -399,6 +404,53 @@ export async function startGreenhouseSandbox(
       () => state.notes,
       (n) => n,
     ),
+    // Candidate tags, Harvest's documented routes (`_tags.md`).
+    {
+      method: 'GET',
+      pattern: '/v1/tags/candidate',
+      handle: ({ response }) => sendJson(response, 200, state.candidateTags),
+    },
+    {
+      method: 'POST',
+      pattern: '/v1/tags/candidate',
+      handle: async ({ request, response }) => {
+        const name = String(
+          (JSON.parse((await readBody(request)).toString() || '{}') as { name?: unknown }).name ?? '',
+        );
+        if (!name) return unprocessable(response, 'name', 'is required');
+        const tag = state.candidateTags.find((t) => t.name === name) ?? { id: nextId++, name };
+        if (!state.candidateTags.includes(tag)) state.candidateTags.push(tag);
+        sendJson(response, 201, tag);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/candidates/:id/tags',
+      handle: ({ response, params }) => {
+        const held = state.tagsByCandidate[Number(params.id)] ?? [];
+        sendJson(
+          response,
+          200,
+          state.candidateTags.filter((t) => held.includes(t.id)),
+        );
+      },
+    },
+    ...(['PUT', 'DELETE'] as const).map((method) => ({
+      method,
+      pattern: '/v1/candidates/:id/tags/:tagId',
+      handle: ({ response, params }: { response: ServerResponse; params: Record<string, string> }) => {
+        const candidate = Number(params.id);
+        const tag = Number(params.tagId);
+        if (!state.candidates.some((c) => c.id === candidate))
+          return sendJson(response, 404, { message: 'no candidate' });
+        if (!state.candidateTags.some((t) => t.id === tag)) return sendJson(response, 404, { message: 'no tag' });
+        const held = new Set(state.tagsByCandidate[candidate] ?? []);
+        if (method === 'PUT') held.add(tag);
+        else held.delete(tag);
+        state.tagsByCandidate[candidate] = [...held];
+        response.writeHead(204).end();
+      },
+    })),
     listRoute<Job>(
       '/v3/jobs',
       { ids: (j, ids) => ids.includes(j.id) },

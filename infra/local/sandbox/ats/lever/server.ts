@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { sendJson } from '../../http-kit';
+import { sendJson, type RouteContext } from '../../http-kit';
 import { receives, secretFor } from '../signed-webhooks';
 import {
   startAtsSandbox,
@@ -231,6 +231,21 @@ export async function startLeverSandbox(
             sendJson(response, 200, { data: opportunityJson(kit, application, false) });
           },
         },
+        ...(['addTags', 'removeTags'] as const).map((action) => ({
+          method: 'POST',
+          pattern: `/v1/opportunities/:id/${action}`,
+          handle: async ({ request, response, params, url }: RouteContext) => {
+            const application = opportunity(params.id as string);
+            if (!application) return notFound(response);
+            if (needsPerformAs(url, response)) return;
+            const tags = (await kit.json(request)).tags;
+            if (!Array.isArray(tags)) return sendJson(response, 400, { code: 'BadRequestError', message: 'tags' });
+            const held = new Set(kit.state.tags[application.id] ?? []);
+            for (const tag of tags) action === 'addTags' ? held.add(String(tag)) : held.delete(String(tag));
+            kit.state.tags[application.id] = [...held];
+            sendJson(response, 200, { data: { ...opportunityJson(kit, application, false), tags: [...held] } });
+          },
+        })),
         {
           method: 'POST',
           pattern: '/v1/opportunities/:id/addLinks',

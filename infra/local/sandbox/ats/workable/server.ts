@@ -40,6 +40,7 @@ function candidateJson(kit: KitContext, application: KitApplication) {
     email: candidate.email,
     job: { shortcode: job.id, title: job.name },
     stage: kit.stage(job.id, application.stageId)?.name ?? application.stageId,
+    tags: kit.state.tags[application.id] ?? [],
     disqualified: application.status === 'archived',
     account: { subdomain: WORKABLE_SANDBOX_DEFAULTS.subdomain, name: 'Acme' },
     updated_at: application.updatedAt,
@@ -152,6 +153,19 @@ export function startWorkableSandbox(
             const application = kit.application(params.id as string);
             if (!application) return notFound(response);
             sendJson(response, 200, { candidate: candidateJson(kit, application) });
+          },
+        },
+        {
+          // Replaces the candidate's tags (reference: candidate-tags).
+          method: 'PUT',
+          pattern: '/spi/v3/candidates/:id/tags',
+          handle: async ({ request, response, params }) => {
+            const application = kit.application(params.id as string);
+            if (!application) return notFound(response);
+            const tags = (await kit.json(request)).tags;
+            if (!Array.isArray(tags)) return sendJson(response, 422, { error: 'tags must be a list' });
+            kit.state.tags[application.id] = [...new Set(tags.map(String))];
+            response.writeHead(204).end();
           },
         },
         {

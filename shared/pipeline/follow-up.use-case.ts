@@ -1,0 +1,189 @@
+import type { ApplicationRef } from '../ats/port';
+import type { Connection, Trigger } from '../config';
+import type { FollowUpMessage } from '../queue/messages.schema';
+import { errorCode, isPermanent } from './errors';
+import { afterSideEffect } from './fault-injection';
+import type { InviteDependencies, PipelineDependencies } from './ports';
+import { postNoteOnce } from './post-note';
+import type { ApplicationKey, ApplicationRecord } from './records';
+import { runSteps, type Step } from './steps';
+import { showStatus } from './status';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** When the application was invited: its e-mail, else its note, else its claim. */
+export const invitedAt = (record: ApplicationRecord): number =>
+  record.inviteEmailAt ?? record.inviteNoteAt ?? record.serviceInviteAt ?? record.createdAt;
+
+/**
+ * The follow-up an invitation is due now, if any: the expiry once `expireAfterDays` have passed, else the next
+ * reminder once its time has come (the n-th `n × afterHours` after the invite), at most `reminders.max`.
+ */
+export function dueFollowUp(
+  trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'>,
+  record: ApplicationRecord,
+  now: number,
+): { action: 'remind'; reminder: number } | { action: 'expire' } | undefined {
+  if (record.state !== 'invited' || record.reportId !== undefined) return undefined;
+  const since = now - invitedAt(record);
+  if (trigger.expireAfterDays !== undefined && since >= trigger.expireAfterDays * DAY_MS) return { action: 'expire' };
+  const reminders = trigger.reminders;
+  if (!reminders) return undefined;
+  const next = record.remindersStarted ?? 0;
+  if (next >= reminders.max) return undefined;
+  return since >= (next + 1) * reminders.afterHours * HOUR_MS ? { action: 'remind', reminder: next } : undefined;
+}
+
+/**
+ * The follow-ups due for a connection's invitations, as messages for the invite worker: for each ready interview of a
+ * trigger with reminders or an expiry, its applications still `invited` (no report). Run on the reconciler's
+ * schedule; the worker re-reads each application and does nothing if it moved on, so a message sent twice is
+ * harmless.
+ */
+export async function followUpsDue(
+  connection: Connection,
+  deps: Pick<PipelineDependencies, 'store'>,
+  now: number,
+): Promise<Omit<FollowUpMessage, 'v' | 'kind' | 'enqueueId' | 'receivedAt'>[]> {
+  const triggers = new Map(
+    connection.triggers
+      .filter((t) => t.reminders !== undefined || t.expireAfterDays !== undefined)
+      .map((t) => [t.id, t] as const),
+  );
+  if (!triggers.size) return [];
+  const due: Omit<FollowUpMessage, 'v' | 'kind' | 'enqueueId' | 'receivedAt'>[] = [];
+  const jobs = (await deps.store.listJobs(connection.id)).filter((j) => j.interviewId && triggers.has(j.triggerId));
+  for (const job of jobs) {
+    const trigger = triggers.get(job.triggerId) as Trigger;
+    for (const record of await deps.store.listApplicationsByInterview(job.interviewId as string)) {
+      if (record.connectionId !== connection.id || record.triggerId !== trigger.id) continue;
+      const followUp = dueFollowUp(trigger, record, now);
+      if (followUp)
+        due.push({
+          connectionId: connection.id,
+          atsApplicationId: record.atsApplicationId,
+          triggerId: trigger.id,
+          ...followUp,
+        });
+    }
+  }
+  return due;
+}
+
+export type FollowUpOutcome = 'reminded' | 'expired' | 'not-due' | 'unknown-connection' | 'failed';
+
+/**
+ * A reminder or an expiry, crash-safe like the invitation. A reminder is begun in the mapping table before it is
+ * sent (one caller wins); one begun and not recorded sent is never sent again. The expiry moves the application
+ * from `invited` to `expired` (never backwards: a report that came first wins), then writes one note (found again
+ * by its marker after a crash) and the status. A report that comes after the expiry is still written back.
+ */
+export async function handleFollowUp(
+  message: FollowUpMessage,
+  deps: InviteDependencies,
+  signal?: AbortSignal,
+): Promise<{ outcome: FollowUpOutcome; reason?: string }> {
+  const context = await deps.contextFor(message.connectionId);
+  const trigger = context?.connection.triggers.find((t) => t.id === message.triggerId);
+  if (!context || !trigger) return { outcome: 'unknown-connection' };
+  const now = deps.now ?? Date.now;
+  const key: ApplicationKey = {
+    connectionId: message.connectionId,
+    atsApplicationId: message.atsApplicationId,
+    triggerId: message.triggerId,
+  };
+  const record = await deps.store.getApplication(key);
+  if (!record) return { outcome: 'not-due' };
+  const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
+  try {
+    if (message.action === 'remind') return await remind(message, record, trigger, deps, now, log);
+    return await expire(record, trigger, context, deps, now, signal, log);
+  } catch (error) {
+    if (!isPermanent(error)) throw error;
+    deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
+    return { outcome: 'failed', reason: errorCode(error) };
+  }
+}
+
+async function remind(
+  message: FollowUpMessage,
+  record: ApplicationRecord,
+  trigger: Trigger,
+  deps: InviteDependencies,
+  now: () => number,
+  log: Record<string, unknown>,
+): Promise<{ outcome: FollowUpOutcome }> {
+  const n = message.reminder ?? 0;
+  // Due again by the record itself: the message may be late, or the application may have moved on.
+  const due = dueFollowUp(trigger, record, now());
+  if (due?.action !== 'remind' || due.reminder !== n || !record.candidateEmail) return { outcome: 'not-due' };
+  const job = await deps.store.getJob({
+    connectionId: record.connectionId,
+    atsJobId: record.atsJobId,
+    triggerId: record.triggerId,
+  });
+  const url = record.candidateInviteUrl ?? job?.inviteUrl;
+  if (!url) return { outcome: 'not-due' };
+  if (!(await deps.store.beginReminder(record, n, now()))) return { outcome: 'not-due' };
+  await deps.mailer
+    .sendInvite({
+      to: record.candidateEmail,
+      candidateName: '',
+      jobName: job?.interviewName.replace(/ \(ref [^)]*\)$/, '') ?? `Job ${record.atsJobId}`,
+      inviteUrl: url,
+      language: trigger.interview.language,
+      from: trigger.invite.from,
+      reminder: true,
+    })
+    .catch(async (error: unknown) => {
+      // SES refused before sending: the reminder was not sent; it stays begun (not sent later either), and said.
+      deps.logger.warn('follow-up: the reminder e-mail was not sent', { ...log, code: errorCode(error) });
+    });
+  afterSideEffect('reminder-emailed', `${record.connectionId}#${record.atsApplicationId}`);
+  await deps.store.finishReminder(record, n, now());
+  deps.logger.info('follow-up: reminder sent', { ...log, reminder: n + 1 });
+  return { outcome: 'reminded' };
+}
+
+async function expire(
+  record: ApplicationRecord,
+  trigger: Trigger,
+  context: NonNullable<Awaited<ReturnType<PipelineDependencies['contextFor']>>>,
+  deps: InviteDependencies,
+  now: () => number,
+  signal: AbortSignal | undefined,
+  log: Record<string, unknown>,
+): Promise<{ outcome: FollowUpOutcome }> {
+  const due = dueFollowUp(trigger, record, now());
+  if (record.state !== 'expired' && due?.action !== 'expire') return { outcome: 'not-due' };
+  const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
+  if (!expired) return { outcome: 'not-due' };
+  const target: ApplicationRef = {
+    atsApplicationId: expired.atsApplicationId,
+    atsCandidateId: expired.atsCandidateId,
+    atsJobId: expired.atsJobId,
+    fromStageId: expired.stageId,
+  };
+  const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
+  const marker = `ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`;
+  const note: Step<unknown> = {
+    name: 'expiry-note-posted',
+    done: expired.expiryNoteAt !== undefined,
+    // The expiry was recorded before the note: a worker that finds it so looks for the note by its marker.
+    started: true,
+    lookup: () => context.ats.findNote(target, marker, signal),
+    perform: () =>
+      postNoteOnce(
+        context.ats,
+        target,
+        { body: `AI interview not completed by ${by}: the invitation has expired.`, marker },
+        signal,
+      ),
+    recordDone: () => deps.store.recordFollowUp(expired, { expiryNoteAt: now() }),
+  };
+  await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
+  await showStatus(context, expired, 'expired', target, deps, signal);
+  deps.logger.info('follow-up: invitation expired', log);
+  return { outcome: 'expired' };
+}

@@ -1,0 +1,188 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalStack } from '../../../infra/local/local-stack';
+import { createAtsAdapter } from '../../../shared/ats';
+import type { AtsKind } from '../../../shared/config';
+import { DynamoMappingStore } from '../../../shared/mapping';
+import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
+import { dueFollowUp, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import type { InviteEmail } from '../../../shared/pipeline/ports';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
+import type { FollowUpMessage } from '../../../shared/queue';
+import { waitFor } from '../../helpers/local-http';
+import { emailsTo, invitedInterviewId, startTestStack } from '../../helpers/local-stack';
+
+const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
+const HOUR = 3_600_000;
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+describe('A candidate who never takes the interview: reminders, expiry and the status in the ATS', () => {
+  let stack: LocalStack;
+  let workDir: string;
+
+  beforeAll(async () => {
+    workDir = mkdtempSync(join(tmpdir(), 'lifecycle-'));
+    // Days and hours as the configuration has them; the fake clock below moves past them.
+    stack = await startTestStack(workDir, {
+      lifecycle: { status: 'tags', reminders: { afterHours: 48, max: 2 }, expireAfterDays: 7 },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+  afterEach(() => {
+    faultInjection.afterSideEffect = undefined;
+  });
+
+  /** The invite worker's follow-up, on the real tables and the real ATS sandbox, with a fake clock and mailer. */
+  function followUps(kind: AtsKind, clock: { now: number }) {
+    const connection = stack.connections.find((c) => c.ats === kind)!;
+    const secrets = stack.secrets[connection.secretRef]!;
+    const context = { connection, secrets, ats: createAtsAdapter(connection, secrets) };
+    const sent: InviteEmail[] = [];
+    const store = new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
+    const deps = {
+      store,
+      contextFor: async () => context as never,
+      logger: silent,
+      now: () => clock.now,
+      mailer: {
+        sendInvite: async (email: InviteEmail) => {
+          sent.push(email);
+          return { messageId: `m${sent.length}` };
+        },
+      },
+    };
+    const run = (record: ApplicationRecord, action: 'remind' | 'expire', reminder?: number) =>
+      handleFollowUp(
+        {
+          v: 1,
+          kind: 'follow-up',
+          enqueueId: `e-${Math.random()}`,
+          connectionId: connection.id,
+          receivedAt: clock.now,
+          atsApplicationId: record.atsApplicationId,
+          triggerId: record.triggerId,
+          action,
+          ...(reminder === undefined ? {} : { reminder }),
+        } satisfies FollowUpMessage,
+        deps,
+      );
+    const record = async (applicationId: string) =>
+      (await store.findApplicationsByAtsId(connection.id, applicationId))[0] as ApplicationRecord;
+    return { connection, sent, run, record };
+  }
+
+  async function invited(kind: AtsKind, name: string) {
+    const email = `${name}.${kind}@candidates.example.com`;
+    const application = stack.ats[kind].addCandidate({ firstName: name, lastName: kind, email });
+    await stack.ats[kind].moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
+    const interviewId = await invitedInterviewId(stack, email);
+    await stack.waitForQuiet();
+    return { email, application, interviewId };
+  }
+
+  it.each(KINDS)(
+    '%s: reminds once per configured reminder, expires once, and shows each status',
+    async (kind) => {
+      const { application } = await invited(kind, 'Nia');
+      expect(stack.ats[kind].tagsOf(application.id)).toEqual(['AI interview: invited']);
+      const clock = { now: Date.now() };
+      const g = followUps(kind, clock);
+      let record = await g.record(application.id);
+      const start = record.inviteEmailAt as number;
+
+      // Before 48 hours: nothing is due, and a message that comes anyway sends nothing.
+      clock.now = start + 47 * HOUR;
+      expect(dueFollowUp(g.connection.triggers[0]!, record, clock.now)).toBeUndefined();
+      expect((await g.run(record, 'remind', 0)).outcome).toBe('not-due');
+      clock.now = start + 49 * HOUR;
+      expect(dueFollowUp(g.connection.triggers[0]!, record, clock.now)).toEqual({ action: 'remind', reminder: 0 });
+      expect((await g.run(record, 'remind', 0)).outcome).toBe('reminded');
+      // The same reminder again (a duplicate message): not sent twice.
+      expect((await g.run(record, 'remind', 0)).outcome).toBe('not-due');
+      record = await g.record(application.id);
+      expect(dueFollowUp(g.connection.triggers[0]!, record, clock.now)).toBeUndefined();
+      clock.now = start + 97 * HOUR;
+      expect((await g.run(record, 'remind', 1)).outcome).toBe('reminded');
+      record = await g.record(application.id);
+      // max 2: no third reminder, ever.
+      clock.now = start + 6 * 24 * HOUR;
+      expect(dueFollowUp(g.connection.triggers[0]!, record, clock.now)).toBeUndefined();
+      expect(g.sent.map((m) => m.reminder)).toEqual([true, true]);
+
+      clock.now = start + 7 * 24 * HOUR + 1;
+      expect(dueFollowUp(g.connection.triggers[0]!, record, clock.now)).toEqual({ action: 'expire' });
+      expect((await g.run(record, 'expire')).outcome).toBe('expired');
+      expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
+      const notes = stack.ats[kind].notesOf(application.id).filter((n) => n.includes('AI interview not completed by'));
+      expect(notes).toHaveLength(1);
+      expect(stack.ats[kind].tagsOf(application.id)).toEqual(['AI interview: expired']);
+      expect((await g.record(application.id)).state).toBe('expired');
+    },
+    90_000,
+  );
+
+  it('never sends a reminder twice after a crash between sending and recording, and none after a report', async () => {
+    const { application, interviewId, email } = await invited('lever', 'Oda');
+    const clock = { now: Date.now() + 49 * HOUR };
+    const g = followUps('lever', clock);
+    let crashes = 0;
+    faultInjection.afterSideEffect = (point) => {
+      if (point === 'reminder-emailed' && crashes++ === 0) throw new SimulatedCrash(point);
+    };
+    const record = await g.record(application.id);
+    await expect(g.run(record, 'remind', 0)).rejects.toThrow(SimulatedCrash);
+    // SQS gives the message again: the reminder was begun, so it is never sent again.
+    expect((await g.run(await g.record(application.id), 'remind', 0)).outcome).toBe('not-due');
+    expect(g.sent).toHaveLength(1);
+
+    // A report arrives: no reminder or expiry is due any more.
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Oda Lever',
+      candidate_email: email,
+      delay_ms: 0,
+    });
+    await waitFor(
+      () => stack.lever.notesOf(application.id).some((n) => n.includes(reportId)),
+      30_000,
+      'the report note',
+    );
+    await stack.waitForQuiet();
+    const done = await g.record(application.id);
+    clock.now += 30 * 24 * HOUR;
+    expect(dueFollowUp(g.connection.triggers[0]!, done, clock.now)).toBeUndefined();
+    expect((await g.run(done, 'remind', 1)).outcome).toBe('not-due');
+    expect((await g.run(done, 'expire')).outcome).toBe('not-due');
+    expect(g.sent).toHaveLength(1);
+    expect(stack.lever.tagsOf(application.id)).toHaveLength(1);
+    expect(stack.lever.tagsOf(application.id)[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
+  }, 90_000);
+
+  it('writes back a report that comes after the expiry, and moves the status forward', async () => {
+    const { application, interviewId, email } = await invited('workable', 'Pia');
+    const clock = { now: Date.now() + 8 * 24 * HOUR };
+    const g = followUps('workable', clock);
+    expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
+    expect(stack.ats.workable.tagsOf(application.id)).toEqual(['AI interview: expired']);
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Pia Workable',
+      candidate_email: email,
+      delay_ms: 0,
+    });
+    await waitFor(
+      () => stack.ats.workable.notesOf(application.id).some((n) => n.includes(reportId)),
+      30_000,
+      'the report note after the expiry',
+    );
+    await stack.waitForQuiet();
+    expect((await g.record(application.id)).state).toBe('written_back');
+    expect(stack.ats.workable.tagsOf(application.id)[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
+    expect(await emailsTo(stack, email)).toHaveLength(1);
+  }, 90_000);
+});
