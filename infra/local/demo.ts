@@ -7,6 +7,12 @@ export interface AtsDemoSummary {
   reportsWrittenBack: number;
   stageMoves: number;
   flaggedForReview: number;
+  /** Candidates whose stage-change webhook was dropped, invited after the sweep found them. */
+  foundBySweep: number;
+  remindersSent: number;
+  expired: number;
+  /** Applications per status tag shown in the ATS. */
+  statuses: Record<string, number>;
 }
 
 export interface DemoSummary {
@@ -39,19 +45,32 @@ async function until<T>(
   read: () => Promise<T> | T,
   done: (value: T) => boolean,
   timeoutMs: number,
+  everyMs = 200,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
     if (Date.now() > deadline) throw new DemoStepError(step, `not done after ${Math.round(timeoutMs / 1000)} s`);
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
+/** A reconciler run at most every 2 s, as its schedule would (the demo's times are seconds, not days). */
+const RECONCILE_EVERY_MS = 2000;
+
 interface SesStore {
-  emails: { destination: { to: string[] }; body: { text?: string } }[];
+  emails: { destination: { to: string[] }; subject?: string; body: { text?: string } }[];
 }
+
+/** The demo's lifecycle, in seconds rather than days: `npm start` configures every trigger so. */
+export const DEMO_LIFECYCLE = {
+  status: 'tags',
+  reminders: { afterHours: 0.001, max: 1 },
+  expireAfterDays: 0.0003,
+} as const;
+
+const isReminder = (mail: SesStore['emails'][number]) => (mail.subject ?? '').startsWith('Reminder');
 
 const emailOf = (kind: AtsKind, firstName: string, lastName: string) =>
   `${firstName}.${lastName}+${kind}@candidates.example.com`.toLowerCase().replace(/\s+/g, '');
@@ -107,15 +126,71 @@ async function runOnAts(
   const moved = () => applications.filter((a) => ats.stageNameOf(a.id) === ADVANCE_STAGE).length;
   await until(`${kind} stage moves`, moved, (n) => n >= expectedMoves, timeoutMs);
   log(`  ${kind}: ${applications.length} reports written back, ${moved()} advanced`);
+
+  // A stage change whose webhook never came: the sweep finds the candidate in the stage and invites them.
+  const lostEmail = emailOf(kind, 'Finn', 'Lost');
+  const lost = ats.addCandidate({ firstName: 'Finn', lastName: 'Lost', email: lostEmail });
+  ats.setFaults({ dropStageChangeRate: 1 });
+  const dropped = await ats.moveCandidate({ applicationId: lost.id, stageName: 'AI Interview' });
+  ats.setFaults({ dropStageChangeRate: 0 });
+  if (!dropped.every((d) => d.dropped)) throw new DemoStepError(`${kind} dropped webhook`, 'a webhook was sent');
+  const found = await until(
+    `${kind} sweep`,
+    async () => {
+      await stack.reconcileNow();
+      return (await sesStore()).emails.find((m) => m.destination.to.includes(lostEmail) && !isReminder(m));
+    },
+    (mail) => mail !== undefined,
+    timeoutMs,
+    RECONCILE_EVERY_MS,
+  );
+  const lostInterview = /\/invite\/([\w-]+)/.exec(found?.body.text ?? '')?.[1] as string;
+  stack.interview.completeInterview({
+    interview_id: lostInterview,
+    candidate_name: 'Finn Lost',
+    candidate_email: lostEmail,
+    ai_match_score: 90,
+    proctoring_violations: 0,
+    delay_ms: 0,
+  });
+  log(`  ${kind}: a stage change whose webhook never came was found by the sweep; the candidate was invited`);
+
+  // A candidate who never takes the interview: reminded once, then the invitation expires.
+  const absentEmail = emailOf(kind, 'Gil', 'Absent');
+  const absent = ats.addCandidate({ firstName: 'Gil', lastName: 'Absent', email: absentEmail });
+  await ats.moveCandidate({ applicationId: absent.id, stageName: 'AI Interview' });
+  const expiryNote = () => ats.notesOf(absent.id).filter((n) => n.includes('AI interview not completed by'));
+  await until(
+    `${kind} reminder and expiry`,
+    async () => {
+      await stack.reconcileNow();
+      return expiryNote().length;
+    },
+    (n) => n > 0,
+    timeoutMs,
+    RECONCILE_EVERY_MS,
+  );
+  await stack.waitForQuiet(timeoutMs);
   const finalStore = await sesStore();
+  const to = (address: string) => finalStore.emails.filter((m) => m.destination.to.includes(address));
+  const remindersSent = to(absentEmail).filter(isReminder).length;
+  log(`  ${kind}: a candidate who never took the interview was reminded ${remindersSent}× and expired`);
+  const statuses: Record<string, number> = {};
+  for (const application of [...applications, lost, absent])
+    for (const tag of ats.tagsOf(application.id)) statuses[tag] = (statuses[tag] ?? 0) + 1;
   return {
     interviewsCreated: stack.interview.state.interviews.filter((i) =>
       i.interview_name.includes(`(ref ${connectionId}/`),
     ).length,
-    invitesSent: finalStore.emails.filter((m) => emails.some((e) => m.destination.to.includes(e))).length,
+    invitesSent: finalStore.emails.filter((m) => !isReminder(m) && emails.some((e) => m.destination.to.includes(e)))
+      .length,
     reportsWrittenBack: reportNotes().length,
     stageMoves: moved(),
     flaggedForReview: reportNotes().filter((n) => n.includes('Flagged for review')).length,
+    foundBySweep: to(lostEmail).filter((m) => !isReminder(m)).length,
+    remindersSent,
+    expired: expiryNote().length,
+    statuses,
   };
 }
 
@@ -137,13 +212,17 @@ export async function runDemo(
 
 export function formatSummary(summary: DemoSummary): string {
   const kinds = Object.keys(summary.byAts) as AtsKind[];
-  const rows: [string, keyof AtsDemoSummary][] = [
+  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses'>][] = [
     ['interviews created', 'interviewsCreated'],
     ['invites sent', 'invitesSent'],
     ['reports written back', 'reportsWrittenBack'],
     ['stage moves (advanced)', 'stageMoves'],
     ['flagged for review', 'flaggedForReview'],
+    ['found by the sweep', 'foundBySweep'],
+    ['reminders sent', 'remindersSent'],
+    ['expired', 'expired'],
   ];
+  const statuses = [...new Set(kinds.flatMap((k) => Object.keys(summary.byAts[k]?.statuses ?? {})))].sort();
   const width = 22;
   const cell = (text: string | number) => String(text).padStart(11);
   const line = `+-${'-'.repeat(width)}-${kinds.map(() => '+-------------').join('')}+`;
@@ -152,7 +231,12 @@ export function formatSummary(summary: DemoSummary): string {
     ([label, key]) =>
       `| ${label.padEnd(width)} ${kinds.map((k) => `| ${cell(summary.byAts[k]?.[key] ?? 0)} `).join('')}|`,
   );
-  return [line, header, line, ...body, line, `messages in the DLQs: ${summary.dlqDepth}`].join('\n');
+  const statusRows = statuses.map(
+    (status) =>
+      `| ${`status: ${status.replace('AI interview: ', '').replace(' for review', '')}`.padEnd(width)} ` +
+      `${kinds.map((k) => `| ${cell(summary.byAts[k]?.statuses[status] ?? 0)} `).join('')}|`,
+  );
+  return [line, header, line, ...body, ...statusRows, line, `messages in the DLQs: ${summary.dlqDepth}`].join('\n');
 }
 
 /** What `npm start -- --once` requires on every ATS; the first miss names the ATS and the step. */
@@ -163,6 +247,11 @@ export function checkSummary(summary: DemoSummary, candidates = DEMO_CANDIDATES.
     if (result.invitesSent !== candidates) return `${kind} invites: expected ${candidates}, got ${result.invitesSent}`;
     if (result.reportsWrittenBack !== candidates)
       return `${kind} write-back: expected ${candidates} notes, got ${result.reportsWrittenBack}`;
+    if (result.foundBySweep !== 1) return `${kind} sweep: expected 1 invitation, got ${result.foundBySweep}`;
+    if (result.remindersSent !== 1) return `${kind} reminders: expected 1, got ${result.remindersSent}`;
+    if (result.expired !== 1) return `${kind} expiry: expected 1 note, got ${result.expired}`;
+    const tagged = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
+    if (tagged !== candidates + 2) return `${kind} statuses: expected ${candidates + 2} tagged, got ${tagged}`;
   }
   if (summary.dlqDepth !== 0) return `dead-letter queues: ${summary.dlqDepth} messages`;
   return undefined;

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { checkSummary, formatSummary, runDemo } from './demo';
+import { checkSummary, DEMO_LIFECYCLE, formatSummary, runDemo } from './demo';
 import { LOCAL_DEFAULTS, startLocalStack } from './local-stack';
 
 /**
@@ -42,6 +42,8 @@ const stack = await startLocalStack({
   fixedAtsPorts: !values.once,
   logLevel: values.verbose ? 'INFO' : 'WARN',
   reconcileIntervalMs: values.once ? 0 : LOCAL_DEFAULTS.reconcileIntervalMs,
+  // Statuses as tags in every ATS, and reminders and expiry in seconds instead of days, so the demo shows them.
+  lifecycle: { ...DEMO_LIFECYCLE, reminders: { ...DEMO_LIFECYCLE.reminders } },
 }).catch((error: unknown) => {
   // A bad connections file, a port in use, Java missing: one clear line, no stack trace.
   console.error(`Could not start: ${(error as Error).message}`);

@@ -69,7 +69,7 @@ const trigger = v.object({
   /** E-mails to an invited candidate with no report: the first `afterHours` after the invite, then as often. */
   reminders: v.optional(
     v.object({
-      afterHours: v.pipe(v.number(), v.minValue(0.01), v.maxValue(24 * 60)),
+      afterHours: v.pipe(v.number(), v.minValue(0.0001), v.maxValue(24 * 60)),
       max: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5)), 1),
     }),
   ),

@@ -129,6 +129,7 @@ export async function handleReportCreated(
           deps,
           (statusTag, last) => deps.store.recordWriteBackStep(key, owner, { statusTag, done: last }),
           options.signal,
+          key,
         ),
       ],
       reportKey,

@@ -256,6 +256,7 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
       input.deps,
       (statusTag, last) => input.recordStep({ statusTag, done: last }),
       input.signal,
+      input.record,
     ),
   ];
 }

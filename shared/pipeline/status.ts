@@ -65,9 +65,10 @@ export function statusStep(
   record: Pick<ApplicationRecord, 'statusTag'>,
   status: AiInterviewStatus,
   target: ApplicationRef,
-  deps: Pick<PipelineDependencies, 'logger'>,
+  deps: Pick<PipelineDependencies, 'logger' | 'store'>,
   record_: (statusTag: string, last: boolean) => Promise<void>,
   signal?: AbortSignal,
+  key?: Pick<ApplicationRecord, 'connectionId' | 'atsApplicationId' | 'triggerId'>,
 ): Step<unknown>[] {
   const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
   if (context.connection.writeBack.status !== 'tags' || !setStatusTag) return [];
@@ -79,6 +80,10 @@ export function statusStep(
       // Setting a tag is idempotent: a started one is simply set again.
       started: false,
       perform: async () => {
+        // The invitation and the write-back can run at once: a status shown since (a later one) is kept.
+        const stored = key ? (await deps.store.getApplication(key))?.statusTag : undefined;
+        const current = AI_INTERVIEW_STATUSES.find((s) => s === stored);
+        if (current && RANK[current] >= RANK[status]) return current;
         const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);
         try {
           await setStatusTag(target, statusTag(status), others, signal);
@@ -89,8 +94,9 @@ export function statusStep(
             code: errorCode(error),
           });
         }
+        return status;
       },
-      recordDone: (_result, _outcome, last) => record_(status, last),
+      recordDone: (shownNow, _outcome, last) => record_((shownNow as string | undefined) ?? status, last),
     },
   ];
 }

@@ -71,11 +71,9 @@ export async function sweepConnection(
       } catch (error) {
         outcome.state = isPermanent(error) ? 'failed' : 'rate-limited';
         outcome.reason = errorCode(error);
-        (isPermanent(error) ? deps.logger.error : deps.logger.warn)('sweep: the ATS list could not be read', {
-          connectionId,
-          triggerId: trigger.id,
-          code: outcome.reason,
-        });
+        // A refusal for good is an operator's to fix; a busy or rate-limited ATS is left to the next run.
+        const log = isPermanent(error) ? deps.logger.error : deps.logger.info;
+        log('sweep: the ATS list could not be read', { connectionId, triggerId: trigger.id, code: outcome.reason });
         break;
       }
       outcome.pages++;
@@ -109,7 +107,7 @@ export async function sweepConnection(
       }
     }
     if (outcome.enqueued)
-      deps.logger.warn('sweep: stage changes that never arrived, enqueued', {
+      deps.logger.info('sweep: stage changes that never arrived, enqueued', {
         connectionId,
         triggerId: trigger.id,
         enqueued: outcome.enqueued,
