@@ -17,7 +17,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
         strangers: 4,
         seed: 7,
         crashRate: 0.3,
-        timeoutMs: 6 * 60_000,
+        timeoutMs: 8 * 60_000,
         workDir: WORK_DIR,
         progress: () => undefined,
       });
@@ -28,7 +28,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
           violations: 0,
           detail: [],
         });
-      expect(report.invariants.map((i) => i.name)).toHaveLength(9);
+      expect(report.invariants.map((i) => i.name)).toHaveLength(12);
       // Every function's AWS calls were held against its policy (the check saw calls to hold).
       expect(report.invariants.find((i) => i.name.includes('IAM policy'))?.checked).toBeGreaterThan(10);
       // The run must have exercised the crash windows it claims to survive.
@@ -38,7 +38,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
       ).toBeGreaterThanOrEqual(5);
       expect(report.invariants.find((i) => i.name.startsWith('every claimed'))?.checked).toBe(24);
     },
-    7 * 60_000,
+    9 * 60_000,
   );
 
   it('writes no secret, API key, candidate e-mail, name or phone number to any log line', () => {

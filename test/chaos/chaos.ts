@@ -39,6 +39,10 @@ export interface ChaosOptions {
   shortDeadlineMs: number;
   /** Reports of candidates no ATS knows (must end up unmatched, with a reason). */
   strangers: number;
+  /** Share of recruiters' stage changes whose webhook is never sent: the sweep must invite each of them. */
+  dropStageChangeRate: number;
+  /** Share of invited candidates who never take the interview: each reminded once and expired once. */
+  noShowRate: number;
   timeoutMs: number;
   workDir: string;
   progress: (line: string) => void;
@@ -59,6 +63,8 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   shortDeadlineRate: 0.1,
   shortDeadlineMs: 1200,
   strangers: 10,
+  dropStageChangeRate: 0.15,
+  noShowRate: 0.1,
   timeoutMs: 15 * 60_000,
   workDir: '.local/chaos',
 };
@@ -207,6 +213,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     connection.interviewService.timeoutMs = 700;
     connection.atsTimeoutMs = 700;
     if (options.perCandidateInvites) connection.interviewService.invites = { mode: 'per-candidate' };
+    // The status as tags; one reminder after 30 s and the expiry after about 100 s: the run's compressed days.
+    connection.writeBack = { ...connection.writeBack, status: 'tags' };
+    for (const trigger of connection.triggers) {
+      trigger.reminders = { afterHours: 30 / 3600, max: 1 };
+      trigger.expireAfterDays = 100 / 86_400;
+    }
   }
   writeFileSync(configPath, JSON.stringify(template));
 
@@ -235,7 +247,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       sparseReportRate: options.sparseReportRate,
       maxPageSize: options.maxPageSize,
     });
-    for (const ats of Object.values(s.ats)) ats.setFaults(faults);
+    for (const ats of Object.values(s.ats))
+      ats.setFaults({ ...faults, dropStageChangeRate: options.dropStageChangeRate });
 
     // Candidates across every ATS and several jobs; each stage change delivered two or three times, concurrently.
     const kinds = Object.keys(s.ats) as AtsKind[];
@@ -253,20 +266,39 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       });
       candidates.push({ kind, applicationId: application.id, email, name });
     }
+    const dropped = new Set<string>();
     for (let i = 0; i < candidates.length; i += 25) {
       await Promise.all(
-        candidates.slice(i, i + 25).map((c) =>
-          s.ats[c.kind].moveCandidate({
+        candidates.slice(i, i + 25).map(async (c) => {
+          const deliveries = await s.ats[c.kind].moveCandidate({
             applicationId: c.applicationId,
             stageName: 'AI Interview',
             repeat: 2 + Math.floor(random() * 2),
-          }),
-        ),
+          });
+          if (deliveries.every((d) => d.dropped)) dropped.add(c.applicationId);
+        }),
       );
     }
+    for (const ats of Object.values(s.ats)) ats.setFaults({ dropStageChangeRate: 0 });
     // Some deliveries again later, out of order with everything sent since.
     for (const c of candidates.filter(() => random() < 0.1)) await s.ats[c.kind].resendStageChange(c.applicationId);
-    options.progress(`${candidates.length} candidates moved; deliveries sent ${candidates.length * 2}+ times`);
+    options.progress(
+      `${candidates.length} candidates moved; deliveries sent ${candidates.length * 2}+ times; ` +
+        `${dropped.size} stage changes never sent (the sweep must find them)`,
+    );
+    // The reconciler's schedule, compressed: reports whose webhook never came, stage changes the sweep finds,
+    // reminders and expiries. The pipeline has settled when it is idle and a run found nothing more to enqueue.
+    let lastReconcile = 0;
+    let lastEnqueued = Number.POSITIVE_INFINITY;
+    const reconcile = async (everyMs: number): Promise<void> => {
+      if (Date.now() - lastReconcile <= everyMs) return;
+      lastReconcile = Date.now();
+      lastEnqueued = await s.reconcileNow().then(
+        (r) => r.enqueued + r.swept + r.followUps,
+        () => Number.POSITIVE_INFINITY,
+      );
+    };
+    const settled = async () => lastEnqueued === 0 && (await s.isQuiet());
 
     const byApplication = new Map(candidates.map((c) => [c.applicationId, c]));
     await until(
@@ -278,15 +310,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       },
       deadline,
       options.progress,
-      undefined,
-      () => s.isQuiet(),
+      () => reconcile(4000),
+      settled,
     );
 
     // Every invited candidate takes the interview; a few strangers take one too.
     const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
     const expected = new Map<string, { applicationId: string; kind: AtsKind; connectionId: string }>();
+    const noShows = new Set<string>();
     for (const record of records) {
       const candidate = byApplication.get(record.atsApplicationId) as Candidate;
+      // Some never take the interview: reminded once, then their invitation expires.
+      if (random() < options.noShowRate) {
+        noShows.add(record.atsApplicationId);
+        continue;
+      }
       // A per-candidate link carries the candidate's id; some candidates type another address on it.
       const typedOther = options.perCandidateInvites && random() < 0.2;
       const { report_id } = s.interview.completeInterview({
@@ -321,19 +359,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`,
     );
 
-    // The reconciler's schedule, compressed: it finds the reports whose webhook never came. The pipeline has
-    // settled when it is idle and the last reconcile found nothing more to enqueue.
-    let lastReconcile = 0;
-    let lastEnqueued = Number.POSITIVE_INFINITY;
-    const reconcile = async (everyMs: number): Promise<void> => {
-      if (Date.now() - lastReconcile <= everyMs) return;
-      lastReconcile = Date.now();
-      lastEnqueued = await s.reconcileNow().then(
-        (r) => r.enqueued,
-        () => Number.POSITIVE_INFINITY,
-      );
-    };
-    const settled = async () => lastEnqueued === 0 && (await s.isQuiet());
     await until(
       'write-backs',
       async () => {
@@ -360,16 +385,31 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       () => reconcile(0),
       settled,
     );
+    await until(
+      'expiries',
+      async () => {
+        const expired = (await scan(s, s.tables.applications)).filter(
+          (r) => noShows.has(r.atsApplicationId) && r.state === 'expired' && r.expiryNoteAt !== undefined,
+        ).length;
+        return [expired >= noShows.size, `${expired}/${noShows.size} who never took the interview`];
+      },
+      deadline,
+      options.progress,
+      () => reconcile(3000),
+      settled,
+    );
     await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));
 
     // ----- invariants
     const finalRecords = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
     const finalEvents = await scan(s, s.tables.events);
-    const emails = (
+    const allEmails = (
       (await (await fetch(`${s.emulators.endpoints.ses}/store`)).json()) as {
-        emails: { destination: { to: string[] } }[];
+        emails: { destination: { to: string[] }; subject?: string }[];
       }
     ).emails;
+    const isReminder = (m: { subject?: string }) => (m.subject ?? '').startsWith('Reminder');
+    const emails = allEmails.filter((m) => !isReminder(m));
     const invariants: Invariant[] = [];
     const check = (name: string, items: unknown[], bad: (item: any) => string | undefined): void => {
       const detail = items.map(bad).filter((d): d is string => d !== undefined);
@@ -391,7 +431,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     check('every claimed application invited', candidates, (c: Candidate) => {
       const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
       if (!record) return `${c.kind} ${c.applicationId}: never claimed`;
-      return ['invited', 'completed', 'written_back'].includes(record.state)
+      return ['invited', 'completed', 'written_back', 'expired'].includes(record.state)
         ? undefined
         : `${c.kind} ${c.applicationId}: ${record.state} ${record.failureReason ?? ''}`;
     });
@@ -420,6 +460,52 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           : `report ${item.id}: application ${record?.state ?? 'missing'}`;
       },
     );
+
+    check(
+      'every stage change whose webhook was dropped invited by the sweep',
+      candidates.filter((c) => dropped.has(c.applicationId)),
+      (c: Candidate) => {
+        const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
+        const invites = emails.filter((m) => m.destination.to.includes(c.email)).length;
+        return record && record.state !== 'claimed' && record.state !== 'failed' && invites <= 1
+          ? undefined
+          : `${c.kind} ${c.applicationId}: ${record?.state ?? 'never claimed'}, ${invites} invite e-mails`;
+      },
+    );
+    check(
+      'every non-completer reminded once, expired once, no report note',
+      candidates.filter((c) => noShows.has(c.applicationId)),
+      (c: Candidate) => {
+        const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
+        const reminders = allEmails.filter((m) => isReminder(m) && m.destination.to.includes(c.email)).length;
+        const notes = s.ats[c.kind].notesOf(c.applicationId);
+        const expiries = notes.filter((n) => n.includes('AI interview not completed by')).length;
+        const reportNotes = notes.filter((n) => n.includes('ai-interview-report:')).length;
+        // A reminder begun before a crash and never sent is counted as sent by design (never twice).
+        const remindedOnce = reminders === 1 || (reminders === 0 && record?.remindersStarted === 1);
+        return remindedOnce && expiries === 1 && reportNotes === 0 && record?.state === 'expired'
+          ? undefined
+          : `${c.kind} ${c.applicationId}: ${reminders} reminders, ${expiries} expiry notes, ` +
+              `${reportNotes} report notes, ${record?.state}`;
+      },
+    );
+    check("every status tag matches the application's final state", candidates, (c: Candidate) => {
+      const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
+      const expected =
+        record?.state === 'written_back'
+          ? record.movedAt !== undefined
+            ? 'advanced'
+            : 'flagged for review'
+          : record?.state === 'expired'
+            ? 'expired'
+            : record?.state === 'invited'
+              ? 'invited'
+              : undefined;
+      const tags = s.ats[c.kind].tagsOf(c.applicationId).filter((t) => t.startsWith('AI interview: '));
+      return expected && tags.length === 1 && tags[0] === `AI interview: ${expected}`
+        ? undefined
+        : `${c.kind} ${c.applicationId}: ${record?.state} shows ${JSON.stringify(tags)}`;
+    });
 
     if (options.perCandidateInvites) {
       check('per-candidate: one invitation per application on the service', candidates, (c: Candidate) => {
@@ -488,6 +574,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         meaning: 'put back with a delay instead of failing toward the DLQ',
       },
       {
+        name: 'stage changes found by the sweep (webhook never sent)',
+        count: dropped.size,
+        meaning: 'invited by the sweep; each one checked above',
+      },
+      {
+        name: 'reminders begun and not sent (a crash in between)',
+        count: finalRecords.filter((r) => (r.remindersStarted ?? 0) > (r.remindersSent ?? 0)).length,
+        meaning: 'not sent again: never a second reminder',
+      },
+      {
         name: 'duplicate interviews, invites, notes or moves',
         count: invariants.slice(0, 6).reduce((sum, i) => sum + i.violations, 0),
         meaning: 'a crash window the design could not close',
@@ -540,6 +636,8 @@ export function formatChaosReport(report: ChaosReport): string {
       `${o.slowRate * 100}% answers after the client's timeout (every sandbox); ` +
       'ATS webhooks delivered 2-3 times, 10% resent out of order; ' +
       `${o.dropReportRate * 100}% of report webhooks dropped; ` +
+      `${o.dropStageChangeRate * 100}% of stage-change webhooks never sent; ` +
+      `${o.noShowRate * 100}% of candidates never take the interview (reminder at 30 s, expiry at 100 s); ` +
       `${o.sparseReportRate * 100}% of reports sparse (nulls, missing optional fields); ` +
       `service pages capped at ${o.maxPageSize || 'no'} items; ` +
       (o.perCandidateInvites ? 'per-candidate invitations (a fifth typing another e-mail); ' : '') +
