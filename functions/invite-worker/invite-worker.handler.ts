@@ -27,7 +27,7 @@ export const handler = sqsBatchHandler(
       return;
     }
     if (message.kind === 'follow-up') {
-      const result = await handleFollowUp(message, deps, run.signal);
+      const result = await handleFollowUp(message, deps, run.signal, run.leaseMs);
       logger.info('follow-up handled', { connectionId: message.connectionId, action: message.action, ...result });
       if (result.outcome === 'reminded') metrics.count('Reminded', message.connectionId);
       if (result.outcome === 'expired') metrics.count('Expired', message.connectionId);

@@ -754,6 +754,30 @@ export class DynamoMappingStore implements MappingStore {
     }
   }
 
+  public async leaseExpiryNote(key: ApplicationKey, now: number, until: number): Promise<boolean> {
+    const update = withNames(
+      buildUpdate({ set: { expiryLeaseUntil: until }, extraValues: { ':now': now, ':expired': 'expired' } }),
+      'state',
+      'expiryNoteAt',
+    );
+    try {
+      await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression:
+            '#state = :expired AND attribute_not_exists(#expiryNoteAt) AND ' +
+            '(attribute_not_exists(#expiryLeaseUntil) OR #expiryLeaseUntil < :now)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
     const update = buildUpdate({ set: { ...fields, updatedAt: Date.now() } });
     await this.send(

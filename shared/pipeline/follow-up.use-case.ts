@@ -83,6 +83,7 @@ export async function handleFollowUp(
   message: FollowUpMessage,
   deps: InviteDependencies,
   signal?: AbortSignal,
+  leaseMs = 60_000,
 ): Promise<{ outcome: FollowUpOutcome; reason?: string }> {
   const context = await deps.contextFor(message.connectionId);
   const trigger = context?.connection.triggers.find((t) => t.id === message.triggerId);
@@ -98,7 +99,7 @@ export async function handleFollowUp(
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   try {
     if (message.action === 'remind') return await remind(message, record, trigger, deps, now, log);
-    return await expire(record, trigger, context, deps, now, signal, log);
+    return await expire(record, trigger, context, deps, now, signal, log, leaseMs);
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
@@ -154,11 +155,15 @@ async function expire(
   now: () => number,
   signal: AbortSignal | undefined,
   log: Record<string, unknown>,
+  leaseMs: number,
 ): Promise<{ outcome: FollowUpOutcome }> {
   const due = dueFollowUp(trigger, record, now());
   if (record.state !== 'expired' && due?.action !== 'expire') return { outcome: 'not-due' };
   const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
   if (!expired) return { outcome: 'not-due' };
+  // One worker writes the note: a duplicate message, or a second expiry message, finds it leased or done.
+  if (expired.expiryNoteAt === undefined && !(await deps.store.leaseExpiryNote(expired, now(), now() + leaseMs)))
+    return { outcome: 'expired' };
   const target: ApplicationRef = {
     atsApplicationId: expired.atsApplicationId,
     atsCandidateId: expired.atsCandidateId,

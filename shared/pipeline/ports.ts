@@ -73,6 +73,11 @@ export interface MappingStore {
   finishReminder(key: ApplicationKey, n: number, now: number): Promise<void>;
   /** `invited` → `expired`; the record when it is expired (now or before), undefined when it moved on. */
   expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined>;
+  /**
+   * Leases the expiry note to one worker until `until` (the note not yet recorded, and no live lease): duplicate
+   * expiry messages never post two notes; a worker that stopped is taken over once its lease ends.
+   */
+  leaseExpiryNote(key: ApplicationKey, now: number, until: number): Promise<boolean>;
   /** Records a follow-up's step: the expiry note, the status shown in the ATS. */
   recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }): Promise<void>;
   getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;

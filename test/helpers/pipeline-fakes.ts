@@ -69,6 +69,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     finishReminder: vi.fn().mockResolvedValue(undefined),
     expireApplication: vi.fn().mockResolvedValue(undefined),
     recordFollowUp: vi.fn().mockResolvedValue(undefined),
+    leaseExpiryNote: vi.fn().mockResolvedValue(true),
     saveSweepProgress: vi.fn().mockResolvedValue(undefined),
     knownApplications: vi.fn().mockResolvedValue(new Set()),
     recordInviteStep: vi.fn().mockResolvedValue(undefined),
