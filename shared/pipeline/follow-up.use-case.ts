@@ -1,7 +1,7 @@
 import type { ApplicationRef } from '../ats/port';
 import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
-import { errorCode, isPermanent } from './errors';
+import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import type { InviteDependencies, PipelineDependencies } from './ports';
 import { postNoteOnce } from './post-note';
@@ -161,9 +161,10 @@ async function expire(
   if (record.state !== 'expired' && due?.action !== 'expire') return { outcome: 'not-due' };
   const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
   if (!expired) return { outcome: 'not-due' };
-  // One worker writes the note: a duplicate message, or a second expiry message, finds it leased or done.
+  // One worker writes the note. A duplicate message that finds it leased comes back later rather than being
+  // acknowledged: if the holder stops, this message is the one that finishes the note and the status.
   if (expired.expiryNoteAt === undefined && !(await deps.store.leaseExpiryNote(expired, now(), now() + leaseMs)))
-    return { outcome: 'expired' };
+    throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
   const target: ApplicationRef = {
     atsApplicationId: expired.atsApplicationId,
     atsCandidateId: expired.atsCandidateId,

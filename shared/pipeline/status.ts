@@ -35,7 +35,9 @@ export async function showStatus(
 ): Promise<void> {
   const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
   if (context.connection.writeBack.status !== 'tags' || !setStatusTag) return;
-  const shown = AI_INTERVIEW_STATUSES.find((s) => s === record.statusTag);
+  // Read again: a write-back may have shown a later status since the caller read the record.
+  const stored = (await deps.store.getApplication(record))?.statusTag ?? record.statusTag;
+  const shown = AI_INTERVIEW_STATUSES.find((s) => s === stored);
   if (shown && RANK[shown] > RANK[status]) return;
   if (shown === status) return;
   const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);

@@ -591,6 +591,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ];
 
     capture.restore();
+    // The functions' log lines, kept for a reader when asked (CHAOS_LOG_FILE): ids only, as every log line.
+    if (process.env.CHAOS_LOG_FILE) writeFileSync(process.env.CHAOS_LOG_FILE, capture.lines.join('\n'));
     const logLeaks = scanLogs(capture.lines, s, candidates);
     return {
       options: { ...options, progress: undefined } as never,
