@@ -40,7 +40,8 @@ export async function showStatus(
   const shown = AI_INTERVIEW_STATUSES.find((s) => s === stored);
   if (shown && RANK[shown] > RANK[status]) return;
   if (shown === status) return;
-  const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);
+  // Only the status recorded before is taken off: a tag the connector never recorded was never shown.
+  const others = shown && shown !== status ? [statusTag(shown)] : [];
   try {
     await setStatusTag(target, statusTag(status), others, signal);
   } catch (error) {
@@ -86,7 +87,7 @@ export function statusStep(
         const stored = key ? (await deps.store.getApplication(key))?.statusTag : undefined;
         const current = AI_INTERVIEW_STATUSES.find((s) => s === stored);
         if (current && RANK[current] >= RANK[status]) return current;
-        const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);
+        const others = current && current !== status ? [statusTag(current)] : [];
         try {
           await setStatusTag(target, statusTag(status), others, signal);
         } catch (error) {

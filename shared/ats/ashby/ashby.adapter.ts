@@ -39,7 +39,6 @@ import {
   noteResultSchema,
   notesListSchema,
   rpcEnvelopeSchema,
-  candidateTagsSchema,
   tagCreatedSchema,
   tagListSchema,
   tagSchema,
@@ -54,6 +53,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
   private readonly secrets: ConnectionSecrets;
   private readonly http: AtsHttpClient;
   private readonly stageIds = new Map<string, string>();
+  private readonly tagIds = new Map<string, string>();
 
   public constructor(options: AshbyAdapterOptions) {
     this.secrets = options.secrets;
@@ -367,29 +367,39 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
    */
   public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
     const candidateId = target.atsCandidateId;
-    const tags = validItems((await this.rpc('/candidateTag.list', {}, tagListSchema, signal)).results, tagSchema);
-    let tagId = tags.find((t) => t.title === tag)?.id;
-    if (!tagId) {
-      const created = await this.http.write(
-        { method: 'POST', path: '/candidateTag.create', body: { title: tag }, signal },
-        tagCreatedSchema,
-      );
-      // A 2xx whose body has no id is still a tag created: it is read back by its title.
-      const listed = await this.rpc('/candidateTag.list', {}, tagListSchema, signal);
-      tagId = created?.results.id ?? validItems(listed.results, tagSchema).find((t) => t.title === tag)?.id;
+    for (const old of others) {
+      const oldId = await this.tagId(old, false, signal);
+      if (oldId)
+        await this.http.write(
+          { method: 'POST', path: '/candidate.removeTag', body: { candidateId, tagId: oldId }, signal },
+          v.unknown(),
+        );
     }
-    if (!tagId) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `Ashby has no tag "${tag}" after creating it`);
-    const held = (await this.rpc('/candidate.info', { id: candidateId }, candidateTagsSchema, signal)).results.tags;
-    for (const old of held.filter((t) => others.includes(t.title)))
-      await this.http.write(
-        { method: 'POST', path: '/candidate.removeTag', body: { candidateId, tagId: old.id }, signal },
-        v.unknown(),
-      );
-    if (!held.some((t) => t.id === tagId))
-      await this.http.write(
-        { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal },
-        v.unknown(),
-      );
+    const tagId = await this.tagId(tag, true, signal);
+    await this.http.write(
+      { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal },
+      v.unknown(),
+    );
+  }
+
+  /** A candidate tag's id by its title, the list read once per warm function; created when asked for one. */
+  private async tagId(title: string, create: boolean, signal?: AbortSignal): Promise<string | undefined> {
+    const list = async () => {
+      const listed = await this.rpc('/candidateTag.list', {}, tagListSchema, signal);
+      for (const t of validItems(listed.results, tagSchema)) this.tagIds.set(t.title, t.id);
+    };
+    if (!this.tagIds.has(title)) await list();
+    if (this.tagIds.has(title) || !create) return this.tagIds.get(title);
+    const created = await this.http.write(
+      { method: 'POST', path: '/candidateTag.create', body: { title }, signal },
+      tagCreatedSchema,
+    );
+    // A 2xx whose body has no id is still a tag created: it is read back by its title.
+    if (created) this.tagIds.set(title, created.results.id);
+    else await list();
+    const id = this.tagIds.get(title);
+    if (!id) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `Ashby has no tag "${title}" after creating it`);
+    return id;
   }
 
   private rpc<T>(path: string, body: unknown, schema: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T> {

@@ -73,6 +73,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   private readonly http: AtsHttpClient;
   /** Stage names per job change rarely; one lookup per job per warm function. */
   private readonly stageIds = new Map<string, string>();
+  private readonly tagIds = new Map<string, string>();
 
   public constructor(options: GreenhouseAdapterOptions) {
     this.connection = options.connection;
@@ -351,34 +352,45 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * (adding one the candidate has is a no-op). These are v1 routes; that a v3 token reaches them is unconfirmed.
    */
   public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
-    const all = validItems(
-      await this.http.request({ method: 'GET', path: '/v1/tags/candidate', signal }, v.array(v.unknown())),
-      tagSchema,
-    );
-    let tagId = all.find((t) => t.name === tag)?.id;
-    if (tagId === undefined) {
-      const created = await this.http.write(
-        { method: 'POST', path: '/v1/tags/candidate', body: { name: tag }, signal },
+    const candidate = encodeURIComponent(target.atsCandidateId);
+    for (const old of others) {
+      const oldId = await this.candidateTagId(old, false, signal);
+      if (oldId === undefined) continue;
+      try {
+        await this.http.write(
+          { method: 'DELETE', path: `/v1/candidates/${candidate}/tags/${oldId}`, signal },
+          v.unknown(),
+        );
+      } catch (error) {
+        if ((error as AtsError).code !== ATS_ERROR_CODES.notFound) throw error;
+      }
+    }
+    const tagId = await this.candidateTagId(tag, true, signal);
+    await this.http.write({ method: 'PUT', path: `/v1/candidates/${candidate}/tags/${tagId}`, signal }, v.unknown());
+  }
+
+  /** A candidate tag's id by its name, the organisation's list read once per warm function; created when asked. */
+  private async candidateTagId(name: string, create: true, signal?: AbortSignal): Promise<string>;
+  private async candidateTagId(name: string, create: false, signal?: AbortSignal): Promise<string | undefined>;
+  private async candidateTagId(name: string, create: boolean, signal?: AbortSignal): Promise<string | undefined> {
+    if (!this.tagIds.has(name)) {
+      const all = validItems(
+        await this.http.request({ method: 'GET', path: '/v1/tags/candidate', signal }, v.array(v.unknown())),
         tagSchema,
       );
-      tagId = created?.id;
+      for (const t of all) this.tagIds.set(t.name, String(t.id));
     }
-    if (tagId === undefined) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `no candidate tag "${tag}"`);
-    const candidate = encodeURIComponent(target.atsCandidateId);
-    const held = validItems(
-      await this.http.request(
-        { method: 'GET', path: `/v1/candidates/${candidate}/tags`, signal },
-        v.array(v.unknown()),
-      ),
+    const known = this.tagIds.get(name);
+    if (known !== undefined || !create) return known;
+    const created = await this.http.write(
+      { method: 'POST', path: '/v1/tags/candidate', body: { name }, signal },
       tagSchema,
     );
-    for (const old of held.filter((t) => others.includes(t.name)))
-      await this.http.write(
-        { method: 'DELETE', path: `/v1/candidates/${candidate}/tags/${old.id}`, signal },
-        v.unknown(),
-      );
-    if (!held.some((t) => t.id === tagId))
-      await this.http.write({ method: 'PUT', path: `/v1/candidates/${candidate}/tags/${tagId}`, signal }, v.unknown());
+    if (created) this.tagIds.set(name, String(created.id));
+    else this.tagIds.clear();
+    const id = created ? String(created.id) : await this.candidateTagId(name, false, signal);
+    if (id === undefined) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `no candidate tag "${name}"`);
+    return id;
   }
 
   private async idsRead<T>(path: string, item: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T[]> {

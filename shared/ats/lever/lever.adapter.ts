@@ -423,10 +423,11 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
     const opportunity = encodeURIComponent(target.atsApplicationId);
     const as = `perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
-    await this.http.write(
-      { method: 'POST', path: `/v1/opportunities/${opportunity}/removeTags?${as}`, body: { tags: others }, signal },
-      v.unknown(),
-    );
+    if (others.length)
+      await this.http.write(
+        { method: 'POST', path: `/v1/opportunities/${opportunity}/removeTags?${as}`, body: { tags: others }, signal },
+        v.unknown(),
+      );
     await this.http.write(
       { method: 'POST', path: `/v1/opportunities/${opportunity}/addTags?${as}`, body: { tags: [tag] }, signal },
       v.unknown(),
