@@ -17,8 +17,8 @@ export const invitedAt = (record: ApplicationRecord): number =>
   record.inviteEmailAt ?? record.inviteNoteAt ?? record.serviceInviteAt ?? record.createdAt;
 
 /**
- * The follow-up an invitation is due now, if any: the expiry once `expireAfterDays` have passed, else the next
- * reminder once its time has come (the n-th `n × afterHours` after the invite), at most `reminders.max`.
+ * The follow-up an invitation is due now, if any: the next reminder once its time has come (the n-th
+ * `n × afterHours` after the invite), at most `reminders.max`; then the expiry once `expireAfterDays` have passed.
  */
 export function dueFollowUp(
   trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'>,
@@ -27,12 +27,14 @@ export function dueFollowUp(
 ): { action: 'remind'; reminder: number } | { action: 'expire' } | undefined {
   if (record.state !== 'invited' || record.reportId !== undefined) return undefined;
   const since = now - invitedAt(record);
-  if (trigger.expireAfterDays !== undefined && since >= trigger.expireAfterDays * DAY_MS) return { action: 'expire' };
+  // A reminder whose time has come goes first, even when the expiry is due too (a run that came late): the
+  // candidate gets the reminders they were due, then the invitation expires.
   const reminders = trigger.reminders;
-  if (!reminders) return undefined;
   const next = record.remindersStarted ?? 0;
-  if (next >= reminders.max) return undefined;
-  return since >= (next + 1) * reminders.afterHours * HOUR_MS ? { action: 'remind', reminder: next } : undefined;
+  if (reminders && next < reminders.max && since >= (next + 1) * reminders.afterHours * HOUR_MS)
+    return { action: 'remind', reminder: next };
+  if (trigger.expireAfterDays !== undefined && since >= trigger.expireAfterDays * DAY_MS) return { action: 'expire' };
+  return undefined;
 }
 
 /**

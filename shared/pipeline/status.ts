@@ -40,8 +40,8 @@ export async function showStatus(
   const shown = AI_INTERVIEW_STATUSES.find((s) => s === stored);
   if (shown && RANK[shown] > RANK[status]) return;
   if (shown === status) return;
-  // Only the status recorded before is taken off: a tag the connector never recorded was never shown.
-  const others = shown && shown !== status ? [statusTag(shown)] : [];
+  // Every other status is taken off: one shown before a crash may never have been recorded.
+  const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);
   try {
     await setStatusTag(target, statusTag(status), others, signal);
   } catch (error) {
@@ -87,7 +87,7 @@ export function statusStep(
         const stored = key ? (await deps.store.getApplication(key))?.statusTag : undefined;
         const current = AI_INTERVIEW_STATUSES.find((s) => s === stored);
         if (current && RANK[current] >= RANK[status]) return current;
-        const others = current && current !== status ? [statusTag(current)] : [];
+        const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);
         try {
           await setStatusTag(target, statusTag(status), others, signal);
         } catch (error) {

@@ -32,6 +32,7 @@ import {
   candidateDeleteSchema,
   candidateMergeSchema,
   candidateStageChangeSchema,
+  candidateTagsSchema,
   interviewStagesSchema,
   jobInfoSchema,
   jobListSchema,
@@ -367,15 +368,15 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
    */
   public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
     const candidateId = target.atsCandidateId;
-    for (const old of others) {
-      const oldId = await this.tagId(old, false, signal);
-      if (oldId)
-        await this.http.write(
-          { method: 'POST', path: '/candidate.removeTag', body: { candidateId, tagId: oldId }, signal },
-          v.unknown(),
-        );
-    }
+    // The candidate's own tags, so only the status tags it carries are removed.
+    const held = (await this.rpc('/candidate.info', { id: candidateId }, candidateTagsSchema, signal)).results.tags;
+    for (const old of held.filter((t) => others.includes(t.title)))
+      await this.http.write(
+        { method: 'POST', path: '/candidate.removeTag', body: { candidateId, tagId: old.id }, signal },
+        v.unknown(),
+      );
     const tagId = await this.tagId(tag, true, signal);
+    if (held.some((t) => t.id === tagId)) return;
     await this.http.write(
       { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal },
       v.unknown(),

@@ -353,9 +353,16 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    */
   public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
     const candidate = encodeURIComponent(target.atsCandidateId);
-    for (const old of others) {
-      const oldId = await this.candidateTagId(old, false, signal);
-      if (oldId === undefined) continue;
+    // The candidate's own tags, so only the status tags it carries are removed (one call, not one per status).
+    const held = validItems(
+      await this.http.request(
+        { method: 'GET', path: `/v1/candidates/${candidate}/tags`, signal },
+        v.array(v.unknown()),
+      ),
+      tagSchema,
+    );
+    for (const old of held.filter((t) => others.includes(t.name))) {
+      const oldId = String(old.id);
       try {
         await this.http.write(
           { method: 'DELETE', path: `/v1/candidates/${candidate}/tags/${oldId}`, signal },
@@ -366,6 +373,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       }
     }
     const tagId = await this.candidateTagId(tag, true, signal);
+    if (held.some((t) => String(t.id) === tagId)) return;
     await this.http.write({ method: 'PUT', path: `/v1/candidates/${candidate}/tags/${tagId}`, signal }, v.unknown());
   }
 

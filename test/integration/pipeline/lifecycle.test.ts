@@ -167,6 +167,10 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     const { application, interviewId, email } = await invited('workable', 'Pia');
     const clock = { now: Date.now() + 8 * 24 * HOUR };
     const g = followUps('workable', clock);
+    // The reminders it was due go first (a late run), then the invitation expires.
+    expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('not-due');
+    expect((await g.run(await g.record(application.id), 'remind', 0)).outcome).toBe('reminded');
+    expect((await g.run(await g.record(application.id), 'remind', 1)).outcome).toBe('reminded');
     expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
     expect(stack.ats.workable.tagsOf(application.id)).toEqual(['AI interview: expired']);
     const { report_id: reportId } = stack.interview.completeInterview({
