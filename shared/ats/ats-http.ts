@@ -39,6 +39,8 @@ export interface AtsRequest {
   signal?: AbortSignal | undefined;
   /** A read sent as POST (Ashby's RPC API): safe to send again after a 5xx or a lost answer. */
   readOnly?: boolean;
+  /** A write whose repeat changes nothing (a tag set or taken off): sent again after a 5xx or a lost answer too. */
+  idempotent?: boolean;
 }
 
 /** The body as JSON, or undefined when it is not (an empty 204, an HTML error page). */
@@ -182,7 +184,7 @@ export class AtsHttpClient {
   private async exchange(request: AtsRequest): Promise<{ where: string; body: unknown; headers: Headers }> {
     const url = this.target(request.path);
     const where = `${request.method} ${redactUrl(url)}`;
-    const isWrite = request.method !== 'GET' && !request.readOnly;
+    const isWrite = request.method !== 'GET' && !request.readOnly && !request.idempotent;
     const now = this.options.now ?? Date.now;
     let refreshed = false;
     const attempt = async (): Promise<{ where: string; body: unknown; headers: Headers }> => {

@@ -372,13 +372,19 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     const held = (await this.rpc('/candidate.info', { id: candidateId }, candidateTagsSchema, signal)).results.tags;
     for (const old of held.filter((t) => others.includes(t.title)))
       await this.http.write(
-        { method: 'POST', path: '/candidate.removeTag', body: { candidateId, tagId: old.id }, signal },
+        {
+          method: 'POST',
+          path: '/candidate.removeTag',
+          body: { candidateId, tagId: old.id },
+          signal,
+          idempotent: true,
+        },
         v.unknown(),
       );
     const tagId = await this.tagId(tag, true, signal);
     if (held.some((t) => t.id === tagId)) return;
     await this.http.write(
-      { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal },
+      { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal, idempotent: true },
       v.unknown(),
     );
   }

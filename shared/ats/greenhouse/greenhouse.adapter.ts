@@ -365,7 +365,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       const oldId = String(old.id);
       try {
         await this.http.write(
-          { method: 'DELETE', path: `/v1/candidates/${candidate}/tags/${oldId}`, signal },
+          { method: 'DELETE', path: `/v1/candidates/${candidate}/tags/${oldId}`, signal, idempotent: true },
           v.unknown(),
         );
       } catch (error) {
@@ -374,7 +374,10 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     }
     const tagId = await this.candidateTagId(tag, true, signal);
     if (held.some((t) => String(t.id) === tagId)) return;
-    await this.http.write({ method: 'PUT', path: `/v1/candidates/${candidate}/tags/${tagId}`, signal }, v.unknown());
+    await this.http.write(
+      { method: 'PUT', path: `/v1/candidates/${candidate}/tags/${tagId}`, signal, idempotent: true },
+      v.unknown(),
+    );
   }
 
   /** A candidate tag's id by its name, the organisation's list read once per warm function; created when asked. */

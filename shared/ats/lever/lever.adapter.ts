@@ -425,11 +425,23 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     const as = `perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
     if (others.length)
       await this.http.write(
-        { method: 'POST', path: `/v1/opportunities/${opportunity}/removeTags?${as}`, body: { tags: others }, signal },
+        {
+          method: 'POST',
+          path: `/v1/opportunities/${opportunity}/removeTags?${as}`,
+          body: { tags: others },
+          signal,
+          idempotent: true,
+        },
         v.unknown(),
       );
     await this.http.write(
-      { method: 'POST', path: `/v1/opportunities/${opportunity}/addTags?${as}`, body: { tags: [tag] }, signal },
+      {
+        method: 'POST',
+        path: `/v1/opportunities/${opportunity}/addTags?${as}`,
+        body: { tags: [tag] },
+        signal,
+        idempotent: true,
+      },
       v.unknown(),
     );
   }

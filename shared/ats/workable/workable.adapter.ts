@@ -346,7 +346,10 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     const current = (await this.http.request({ method: 'GET', path, signal }, candidateTagsSchema)).candidate.tags;
     const next = [...current.filter((t) => t !== tag && !others.includes(t)), tag];
     if (current.includes(tag) && current.every((t) => !others.includes(t))) return;
-    await this.http.write({ method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal }, v.unknown());
+    await this.http.write(
+      { method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal, idempotent: true },
+      v.unknown(),
+    );
   }
 
   /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */
