@@ -778,6 +778,28 @@ export class DynamoMappingStore implements MappingStore {
     }
   }
 
+  public async claimStatus(key: ApplicationKey, status: string, rank: number): Promise<boolean> {
+    const update = withNames(
+      buildUpdate({ set: { statusTag: status, statusRank: rank, updatedAt: Date.now() } }),
+      'statusRank',
+    );
+    try {
+      await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(#statusRank) OR #statusRank <= :statusRank)',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
     const update = buildUpdate({ set: { ...fields, updatedAt: Date.now() } });
     await this.send(

@@ -78,6 +78,11 @@ export interface MappingStore {
    * expiry messages never post two notes; a worker that stopped is taken over once its lease ends.
    */
   leaseExpiryNote(key: ApplicationKey, now: number, until: number): Promise<boolean>;
+  /**
+   * Claims showing `status` (of rank `rank`): true unless a status of a higher rank was claimed before. The same
+   * status may be claimed again (to finish what a stopped worker began).
+   */
+  claimStatus(key: ApplicationKey, status: string, rank: number): Promise<boolean>;
   /** Records a follow-up's step: the expiry note, the status shown in the ATS. */
   recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }): Promise<void>;
   getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;

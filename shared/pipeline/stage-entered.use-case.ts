@@ -254,9 +254,9 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
       'invited',
       input.target,
       input.deps,
-      (statusTag, last) => input.recordStep({ statusTag, done: last }),
-      input.signal,
+      (last) => input.recordStep({ done: last }),
       input.record,
+      input.signal,
     ),
   ];
 }

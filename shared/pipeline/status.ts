@@ -2,8 +2,8 @@ import type { ApplicationRef } from '../ats/port';
 import { errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, PipelineDependencies } from './ports';
+import type { ApplicationKey, ApplicationRecord } from './records';
 import type { Step } from './steps';
-import type { ApplicationRecord } from './records';
 
 /** The statuses recruiters filter on, in the order an application passes them; a status never moves back. */
 export const AI_INTERVIEW_STATUSES = ['invited', 'expired', 'completed', 'flagged for review', 'advanced'] as const;
@@ -20,86 +20,89 @@ const RANK: Record<AiInterviewStatus, number> = {
 /** The tag a status shows as: one per status, so a filter on it finds exactly those applications. */
 export const statusTag = (status: AiInterviewStatus): string => `AI interview: ${status}`;
 
+type StatusDependencies = Pick<PipelineDependencies, 'store' | 'logger'>;
+
 /**
- * Shows `status` in the ATS (`writeBack.status: tags`) with the ATS's own tags, the other statuses' tags removed,
- * and records it. A status ranked below the one shown is never written (a retry cannot flip it back); the same
- * status again is written again, which adds nothing (the adapters add a tag only once).
+ * Shows `status` in the ATS (`writeBack.status: tags`) with the ATS's own tags, every other status tag taken off.
+ * The status is claimed in the applications table first (a conditional write on its rank): a status ranked below
+ * the one claimed is never shown, so a retry or a slower worker cannot move it back. The same status may be
+ * claimed again, to finish what a stopped worker began. Two workers that claim one after the other (an expiry and a
+ * late report) may tag at once: each reads the claimed status after tagging and, when a later one was claimed
+ * meanwhile, shows that one, so the tags end as the highest claim says.
  */
-export async function showStatus(
+async function applyStatus(
   context: ConnectionContext,
-  record: Pick<ApplicationRecord, 'connectionId' | 'atsApplicationId' | 'triggerId' | 'statusTag'>,
+  key: ApplicationKey,
   status: AiInterviewStatus,
   target: ApplicationRef,
-  deps: Pick<PipelineDependencies, 'store' | 'logger'>,
+  deps: StatusDependencies,
   signal?: AbortSignal,
 ): Promise<void> {
   const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
-  if (context.connection.writeBack.status !== 'tags' || !setStatusTag) return;
-  // Read again: a write-back may have shown a later status since the caller read the record.
-  const stored = (await deps.store.getApplication(record))?.statusTag ?? record.statusTag;
-  const shown = AI_INTERVIEW_STATUSES.find((s) => s === stored);
-  if (shown && RANK[shown] > RANK[status]) return;
-  if (shown === status) return;
-  // Every other status is taken off: one shown before a crash may never have been recorded.
-  const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);
-  try {
-    await setStatusTag(target, statusTag(status), others, signal);
-  } catch (error) {
-    // A refusal of the tag (a key without the permission) never undoes the invitation or the write-back it
-    // follows: said, and left. Anything that may pass on a retry goes up.
-    if (!isPermanent(error)) throw error;
-    deps.logger.warn('the status could not be shown in the ATS', {
-      connectionId: record.connectionId,
-      atsApplicationId: record.atsApplicationId,
-      code: errorCode(error),
-    });
-    return;
-  }
-  afterSideEffect('status-shown', `${record.connectionId}#${record.atsApplicationId}`);
-  await deps.store.recordFollowUp(record, { statusTag: status });
+  if (!setStatusTag) return;
+  if (!(await deps.store.claimStatus(key, status, RANK[status]))) return;
+  const show = async (shown: AiInterviewStatus) => {
+    const others = AI_INTERVIEW_STATUSES.filter((s) => s !== shown).map(statusTag);
+    try {
+      await setStatusTag(target, statusTag(shown), others, signal);
+    } catch (error) {
+      // A refusal of the tag (a key without the permission) never undoes the invitation or the write-back it
+      // follows: said, and left. Anything that may pass on a retry goes up.
+      if (!isPermanent(error)) throw error;
+      deps.logger.warn('the status could not be shown in the ATS', {
+        connectionId: key.connectionId,
+        atsApplicationId: key.atsApplicationId,
+        code: errorCode(error),
+      });
+    }
+  };
+  await show(status);
+  afterSideEffect('status-shown', `${key.connectionId}#${key.atsApplicationId}`);
+  const latest = (await deps.store.getApplication(key))?.statusTag;
+  const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
+  if (claimed && claimed !== status) await show(claimed);
+}
+
+const enabled = (context: ConnectionContext) =>
+  context.connection.writeBack.status === 'tags' && context.ats.setStatusTag !== undefined;
+
+/** The status after an expiry (not a step of a sequence: the expiry's note is recorded before it). */
+export async function showStatus(
+  context: ConnectionContext,
+  record: Pick<ApplicationRecord, 'connectionId' | 'atsApplicationId' | 'triggerId'>,
+  status: AiInterviewStatus,
+  target: ApplicationRef,
+  deps: StatusDependencies,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!enabled(context)) return;
+  await applyStatus(context, record, status, target, deps, signal);
 }
 
 /**
- * The status as the last step of an invitation or a write-back (./steps.ts): performed once, recorded with the
- * step that closes the sequence. Without tags configured (or an ATS without them) it is no step at all.
+ * The status as the last step of an invitation or a write-back (./steps.ts): `recordDone` closes the sequence
+ * (the claim of the status is its own record). Without tags configured (or an ATS without them) it is no step.
  */
 export function statusStep(
   context: ConnectionContext,
   record: Pick<ApplicationRecord, 'statusTag'>,
   status: AiInterviewStatus,
   target: ApplicationRef,
-  deps: Pick<PipelineDependencies, 'logger' | 'store'>,
-  record_: (statusTag: string, last: boolean) => Promise<void>,
+  deps: StatusDependencies,
+  recordDone: (last: boolean) => Promise<void>,
+  key: ApplicationKey,
   signal?: AbortSignal,
-  key?: Pick<ApplicationRecord, 'connectionId' | 'atsApplicationId' | 'triggerId'>,
 ): Step<unknown>[] {
-  const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
-  if (context.connection.writeBack.status !== 'tags' || !setStatusTag) return [];
+  if (!enabled(context)) return [];
   const shown = AI_INTERVIEW_STATUSES.find((s) => s === record.statusTag);
   return [
     {
       name: 'status-shown',
-      done: shown !== undefined && RANK[shown] >= RANK[status],
-      // Setting a tag is idempotent: a started one is simply set again.
+      done: shown !== undefined && RANK[shown] > RANK[status],
+      // Showing a status again changes nothing: a started one is simply shown again.
       started: false,
-      perform: async () => {
-        // The invitation and the write-back can run at once: a status shown since (a later one) is kept.
-        const stored = key ? (await deps.store.getApplication(key))?.statusTag : undefined;
-        const current = AI_INTERVIEW_STATUSES.find((s) => s === stored);
-        if (current && RANK[current] >= RANK[status]) return current;
-        const others = AI_INTERVIEW_STATUSES.filter((s) => s !== status).map(statusTag);
-        try {
-          await setStatusTag(target, statusTag(status), others, signal);
-        } catch (error) {
-          if (!isPermanent(error)) throw error;
-          deps.logger.warn('the status could not be shown in the ATS', {
-            atsApplicationId: target.atsApplicationId,
-            code: errorCode(error),
-          });
-        }
-        return status;
-      },
-      recordDone: (shownNow, _outcome, last) => record_((shownNow as string | undefined) ?? status, last),
+      perform: () => applyStatus(context, key, status, target, deps, signal),
+      recordDone: (_result, _outcome, last) => recordDone(last),
     },
   ];
 }

@@ -70,6 +70,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     expireApplication: vi.fn().mockResolvedValue(undefined),
     recordFollowUp: vi.fn().mockResolvedValue(undefined),
     leaseExpiryNote: vi.fn().mockResolvedValue(true),
+    claimStatus: vi.fn().mockResolvedValue(true),
     saveSweepProgress: vi.fn().mockResolvedValue(undefined),
     knownApplications: vi.fn().mockResolvedValue(new Set()),
     recordInviteStep: vi.fn().mockResolvedValue(undefined),
