@@ -41,7 +41,7 @@ export const ACKNOWLEDGED_FINDINGS: { id: string; reason: string }[] = [
   },
   {
     id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
-    reason: "A record that keeps failing goes to the queue's dead-letter queue (maxReceiveCount 5), alarmed on.",
+    reason: "A record that keeps failing goes to the queue's dead-letter queue (maxReceiveCount 8), alarmed on.",
   },
   {
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',

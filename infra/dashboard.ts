@@ -7,7 +7,7 @@ import { METRICS_NAMESPACE, METRICS_SERVICE, PIPELINE_METRICS } from '../shared/
 /** The dashboard's widgets by title: what an operator looks at, and what the CDK assertions check. */
 export const DASHBOARD_WIDGETS = {
   flow: 'Candidates invited and written back',
-  outcomes: 'Advanced, flagged, failed, unmatched, deferred',
+  outcomes: 'Advanced, flagged, failed, unmatched, deferred, reminded, expired',
   perConnection: 'Per connection (EMF lines, the dashboard period)',
   depth: 'Queue depth (visible and in flight)',
   age: 'Oldest message (seconds)',
@@ -49,7 +49,7 @@ export function addOperatorDashboard(stack: Stack, resources: DashboardResources
     }),
     new GraphWidget({
       title: DASHBOARD_WIDGETS.outcomes,
-      left: (['Advanced', 'Flagged', 'Failed', 'Unmatched', 'Deferred'] as const).map(business),
+      left: (['Advanced', 'Flagged', 'Failed', 'Unmatched', 'Deferred', 'Reminded', 'Expired'] as const).map(business),
       width: 12,
     }),
     new LogQueryWidget({

@@ -702,21 +702,11 @@ export class DynamoMappingStore implements MappingStore {
       }),
       'state',
     );
-    try {
-      await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          ConditionExpression:
-            '#state = :invited AND (attribute_not_exists(#remindersStarted) OR #remindersStarted = :n)',
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.updateApplicationIf(
+      key,
+      update,
+      '#state = :invited AND (attribute_not_exists(#remindersStarted) OR #remindersStarted = :n)',
+    );
   }
 
   public async finishReminder(key: ApplicationKey, n: number, now: number): Promise<void> {
@@ -760,22 +750,12 @@ export class DynamoMappingStore implements MappingStore {
       'state',
       'expiryNoteAt',
     );
-    try {
-      await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          ConditionExpression:
-            '#state = :expired AND attribute_not_exists(#expiryNoteAt) AND ' +
-            '(attribute_not_exists(#expiryLeaseUntil) OR #expiryLeaseUntil < :now)',
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.updateApplicationIf(
+      key,
+      update,
+      '#state = :expired AND attribute_not_exists(#expiryNoteAt) AND ' +
+        '(attribute_not_exists(#expiryLeaseUntil) OR #expiryLeaseUntil < :now)',
+    );
   }
 
   public async claimStatus(key: ApplicationKey, status: string, rank: number): Promise<boolean> {
@@ -783,21 +763,11 @@ export class DynamoMappingStore implements MappingStore {
       buildUpdate({ set: { statusTag: status, statusRank: rank, updatedAt: Date.now() } }),
       'statusRank',
     );
-    try {
-      await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          ConditionExpression:
-            'attribute_exists(pk) AND (attribute_not_exists(#statusRank) OR #statusRank <= :statusRank)',
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+    return this.updateApplicationIf(
+      key,
+      update,
+      'attribute_exists(pk) AND (attribute_not_exists(#statusRank) OR #statusRank <= :statusRank)',
+    );
   }
 
   public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
@@ -805,6 +775,28 @@ export class DynamoMappingStore implements MappingStore {
     await this.send(
       new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ...update }),
     );
+  }
+
+  /** A conditional update of an application: true when it was made, false when the condition did not hold. */
+  private async updateApplicationIf(
+    key: ApplicationKey,
+    update: ReturnType<typeof buildUpdate>,
+    condition: string,
+  ): Promise<boolean> {
+    try {
+      await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression: condition,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   public async getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined> {

@@ -12,8 +12,12 @@ export const WORKER_TIMING = {
   jobPollMs: 200,
   /** A worker that finds a claim held by another polls it this long before asking SQS to retry. */
   heldClaimWaitMs: 5_000,
-  /** Deliveries are dropped from SQS after this many receives into the DLQ. */
-  maxReceiveCount: 5,
+  /**
+   * Deliveries go from SQS to the DLQ after this many receives. A stage change is now up to five side effects
+   * (the service's invitation, the e-mail, the note, the status; each may be cut by a deadline or a 5xx and
+   * resumed), so a message gets eight tries, at 6 minutes apart about 48 minutes, before it needs an operator.
+   */
+  maxReceiveCount: 8,
   /**
    * A message whose outside API asked to wait (429, a claim held by another worker) is sent again with a delay
    * this many times at most, without counting toward maxReceiveCount; after that SQS's own retries take over.
