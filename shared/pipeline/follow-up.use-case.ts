@@ -3,7 +3,7 @@ import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
-import type { InviteDependencies, PipelineDependencies } from './ports';
+import type { ConnectionContext, InviteDependencies, PipelineDependencies } from './ports';
 import { postNoteOnce } from './post-note';
 import type { ApplicationKey, ApplicationRecord } from './records';
 import { runSteps, type Step } from './steps';
@@ -152,7 +152,7 @@ async function remind(
 async function expire(
   record: ApplicationRecord,
   trigger: Trigger,
-  context: NonNullable<Awaited<ReturnType<PipelineDependencies['contextFor']>>>,
+  context: ConnectionContext,
   deps: InviteDependencies,
   now: () => number,
   signal: AbortSignal | undefined,

@@ -285,10 +285,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     if (!application) throw new AtsError(ATS_ERROR_CODES.notFound, `Greenhouse has no application ${applicationId}`);
     const jobId = idText(application.job_id) ?? '';
     const candidateId = idText(application.candidate_id) ?? '';
-    const [jobs, candidates] = await Promise.all([
-      jobId ? this.idsRead(`/v3/jobs?ids=${encodeURIComponent(jobId)}`, jobSchema, signal) : [],
-      candidateId ? this.idsRead(`/v3/candidates?ids=${encodeURIComponent(candidateId)}`, candidateSchema, signal) : [],
-    ]);
+    const { jobs, candidates } = await this.partiesOf([application], signal);
     return {
       atsApplicationId: applicationId,
       atsCandidateId: candidateId,
@@ -317,14 +314,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     );
     // Only open applications: a rejected or hired one left in the stage is not invited.
     const applications = validItems(page.body, applicationSchema).filter((a) => !a.status || a.status === 'in_process');
-    const ids = (values: (string | number | null | undefined)[]) =>
-      [...new Set(values.map(idText).filter((x): x is string => Boolean(x)))].join(',');
-    const candidateIds = ids(applications.map((a) => a.candidate_id));
-    const jobIds = ids(applications.map((a) => a.job_id));
-    const [candidates, jobs] = await Promise.all([
-      candidateIds ? this.idsRead(`/v3/candidates?ids=${candidateIds}`, candidateSchema, signal) : [],
-      jobIds ? this.idsRead(`/v3/jobs?ids=${jobIds}`, jobSchema, signal) : [],
-    ]);
+    const { jobs, candidates } = await this.partiesOf(applications, signal);
     const events: StageEnteredEvent[] = applications.map((a) => {
       const candidate = candidates.find((c) => String(c.id) === idText(a.candidate_id));
       const stageId = idText(a.job_interview_stage_id);
@@ -402,6 +392,19 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     const id = created ? String(created.id) : await this.candidateTagId(name, false, signal);
     if (id === undefined) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `no candidate tag "${name}"`);
     return id;
+  }
+
+  /** The applications' candidates and jobs, one read each by the plural id filters (at most 50 ids a read). */
+  private async partiesOf(applications: readonly v.InferOutput<typeof applicationSchema>[], signal?: AbortSignal) {
+    const ids = (values: (string | number | null | undefined)[]) =>
+      [...new Set(values.map(idText).filter((x): x is string => Boolean(x)))].map(encodeURIComponent).join(',');
+    const candidateIds = ids(applications.map((a) => a.candidate_id));
+    const jobIds = ids(applications.map((a) => a.job_id));
+    const [candidates, jobs] = await Promise.all([
+      candidateIds ? this.idsRead(`/v3/candidates?ids=${candidateIds}`, candidateSchema, signal) : [],
+      jobIds ? this.idsRead(`/v3/jobs?ids=${jobIds}`, jobSchema, signal) : [],
+    ]);
+    return { candidates, jobs };
   }
 
   private async idsRead<T>(path: string, item: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T[]> {
