@@ -5,6 +5,7 @@ import {
   parseRetryAfter,
   redactUrl,
   sendHttpRequest,
+  sleep,
   withRetry,
   type RetryHooks,
   type RetryPolicy,
@@ -23,6 +24,11 @@ export interface AtsHttpOptions {
   now?: () => number;
   /** A refusal hidden in a successful answer (Ashby's HTTP 200 with `success: false`); undefined when none. */
   failureInBody?: (body: unknown) => string | undefined;
+  /**
+   * The account's rate limit where the ATS announces none in its answers (Lever sends no rate headers): calls are
+   * paced to `limit` per sliding `windowMs`, so a burst waits its turn instead of drawing 429s.
+   */
+  budget?: { limit: number; windowMs: number } | undefined;
 }
 
 /** A page of a list and, where the ATS gives one, the URL of the next page (RFC 8288 `Link: <…>; rel="next"`). */
@@ -58,6 +64,12 @@ export function safeJson(text: string): unknown {
  * idle by one connection's limit.
  */
 const ATS_WAIT_IN_SLOT_MS = 5_000;
+
+/**
+ * The longest wait for the connector's own budget (an ATS that announces nothing) a call sits out before it is
+ * sent; a longer one is refused like a spent window, and the message waits in the queue instead.
+ */
+const BUDGET_WAIT_IN_SLOT_MS = 2_000;
 
 /** The longest wait a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
@@ -122,6 +134,12 @@ export class AtsHttpClient {
   private window: RateWindow | undefined;
   /** Calls sent and not yet answered: the ATS's count of the window does not include them yet. */
   private inFlight = 0;
+  /**
+   * The calls of the connection's own budget still in its window: each counts from when it is sent until
+   * `windowMs` after its answer came (the ATS counted it somewhere in between), so network jitter never puts
+   * one call more in the ATS's window than the budget allows.
+   */
+  private sent: { answeredAt: number | undefined }[] = [];
 
   public constructor(options: AtsHttpOptions) {
     this.options = options;
@@ -153,23 +171,54 @@ export class AtsHttpClient {
     return parsed.success ? parsed.output : undefined;
   }
 
-  /** How long until the ATS accepts a call again, by what it last announced; 0 when it does now. */
+  /**
+   * How long until the ATS accepts a call again, by what it last announced or, where it announces nothing, by the
+   * connection's budget (a wait short enough to sit out before sending counts as none); 0 when it does now.
+   */
   public pacingWaitMs(now: number = (this.options.now ?? Date.now)()): number {
     const window = this.window;
-    if (!window || now >= window.resetAt || window.remaining > 0) return 0;
-    return window.resetAt - now;
+    if (window && now < window.resetAt) return window.remaining > 0 ? 0 : window.resetAt - now;
+    const budgetWait = this.budgetWaitMs(now);
+    return budgetWait > BUDGET_WAIT_IN_SLOT_MS ? budgetWait : 0;
   }
 
-  /** Takes one call from the announced window, or refuses it (retryable, with the wait) when it is spent. */
-  private takeFromWindow(where: string, now: number): void {
+  /** How long until the connection's own budget has room for one more call; 0 when it has now or has no budget. */
+  private budgetWaitMs(now: number): number {
+    const budget = this.options.budget;
+    if (!budget) return 0;
+    this.sent = this.sent.filter((call) => call.answeredAt === undefined || call.answeredAt > now - budget.windowMs);
+    if (this.sent.length < budget.limit) return 0;
+    const answered = this.sent.flatMap((call) => (call.answeredAt === undefined ? [] : [call.answeredAt]));
+    // Every call in the window still unanswered: look again shortly (an answer starts its call's last window).
+    return answered.length ? Math.min(...answered) + budget.windowMs - now : Math.min(budget.windowMs, 100);
+  }
+
+  /**
+   * Takes one call from the window the ATS announced, or else from the connection's budget, waiting a short turn
+   * first; a call that would have to wait longer is refused (retryable, with the wait) and nothing is sent.
+   */
+  private async takeTurn(where: string, signal: AbortSignal | undefined): Promise<() => void> {
+    const now = this.options.now ?? Date.now;
     const window = this.window;
-    if (!window) return;
-    if (now >= window.resetAt) {
-      this.window = undefined;
-      return;
+    if (window && now() >= window.resetAt) this.window = undefined;
+    else if (window) {
+      if (window.remaining <= 0) throw spentWindow(where, window.resetAt - now());
+      window.remaining--;
+      return () => undefined;
     }
-    if (window.remaining <= 0) throw spentWindow(where, window.resetAt - now);
-    window.remaining--;
+    // Bounded: each wait ends when the oldest call leaves the window, and a budget holds a fixed number of calls.
+    for (let turn = 0; turn < 1_000; turn++) {
+      const wait = this.budgetWaitMs(now());
+      if (wait <= 0) {
+        if (!this.options.budget) return () => undefined;
+        const call: { answeredAt: number | undefined } = { answeredAt: undefined };
+        this.sent.push(call);
+        return () => void (call.answeredAt = now());
+      }
+      if (wait > BUDGET_WAIT_IN_SLOT_MS) throw spentWindow(where, wait);
+      await (this.options.sleep ?? sleep)(wait, signal);
+    }
+    throw spentWindow(where, this.options.budget?.windowMs ?? 1000);
   }
 
   private target(path: string): string {
@@ -188,7 +237,7 @@ export class AtsHttpClient {
     const now = this.options.now ?? Date.now;
     let refreshed = false;
     const attempt = async (): Promise<{ where: string; body: unknown; headers: Headers }> => {
-      this.takeFromWindow(where, now());
+      const answered = await this.takeTurn(where, request.signal);
       const authorization = await this.options.authorization(false);
       const send = (auth: string) =>
         sendHttpRequest(
@@ -217,6 +266,7 @@ export class AtsHttpClient {
         response = await send(authorization);
       } finally {
         this.inFlight--;
+        answered();
       }
       const observed = observedWindow(response.headers, now());
       if (observed) this.window = { ...observed, remaining: observed.remaining - this.inFlight };
@@ -250,6 +300,14 @@ function spentWindow(where: string, waitMs: number): AtsError {
   return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: the ATS's rate-limit window is spent; not sent`, {
     retryAfterMs: waitMs,
   });
+}
+
+/** The pacing budget of a connection's `atsRateLimit`, or `fallback` (the ATS's documented rate) when unset. */
+export function rateBudget(
+  limit: { requests: number; perSeconds: number } | undefined,
+  fallback?: AtsHttpOptions['budget'],
+): AtsHttpOptions['budget'] {
+  return limit ? { limit: limit.requests, windowMs: Math.round(limit.perSeconds * 1000) } : fallback;
 }
 
 export function basicAuth(user: string, password = ''): string {

@@ -126,6 +126,16 @@ export const connectionSchema = v.pipe(
       ),
     }),
     atsTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 10_000),
+    /**
+     * The ATS account's rate limit, for an ATS that announces none in its answers: calls are paced to `requests`
+     * per `perSeconds`. Lever's default is its 10 per second; Greenhouse and Workable announce their windows.
+     */
+    atsRateLimit: v.optional(
+      v.object({
+        requests: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000)),
+        perSeconds: v.pipe(v.number(), v.minValue(0.1), v.maxValue(3600)),
+      }),
+    ),
     /** Name of the secret (Secrets Manager in AWS, the local secrets file on one machine); never the secret itself. */
     secretRef: v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a Secrets Manager secret name')),
     triggers: v.pipe(v.array(trigger), v.minLength(1, 'at least one trigger')),

@@ -9,7 +9,7 @@ import {
   sendHttpRequest,
   type RetryHooks,
 } from '../../http';
-import { AtsHttpClient, basicAuth, safeJson } from '../ats-http';
+import { AtsHttpClient, basicAuth, safeJson, rateBudget } from '../ats-http';
 import { deliveryIdOf } from '../../validation';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
@@ -88,6 +88,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       fetch: this.fetchImpl,
       timeoutMs: this.timeoutMs,
       retry: options.retry,
+      budget: rateBudget(options.connection.atsRateLimit),
       sleep: this.sleep,
       now: this.now,
     });

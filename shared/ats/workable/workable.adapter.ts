@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
-import { AtsHttpClient } from '../ats-http';
+import { AtsHttpClient, rateBudget } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import {
   confirmAsParsed,
@@ -73,6 +73,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       fetch: options.fetch,
       timeoutMs: options.timeoutMs,
       retry: options.retry,
+      budget: rateBudget(options.connection.atsRateLimit),
       sleep: options.sleep,
     });
   }

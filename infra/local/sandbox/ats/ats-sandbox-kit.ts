@@ -64,6 +64,8 @@ export interface AtsSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
+  /** 429s answered because the caller's window was spent (injected 429s are not counted). */
+  throttled: number;
   faults: AtsFaults;
 }
 
@@ -102,6 +104,8 @@ export interface AtsSandboxView {
   setFaults(faults: Partial<AtsSandboxState['faults']>): void;
   /** API requests per route, faults included. */
   requests(): Record<string, number>;
+  /** 429s answered because the caller's rate-limit window was spent. */
+  throttled(): number;
   close(): Promise<void>;
 }
 
@@ -176,6 +180,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     deliveries: [],
     webhooks: [],
     requests: {},
+    throttled: 0,
     faults: noFaults(),
   };
   const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
@@ -291,7 +296,10 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     for (const [name, value] of Object.entries(spec.rateHeaders?.(limit) ?? {}))
       context.response.setHeader(name, value);
     const roll = random();
-    if (!limit.allowed) return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
+    if (!limit.allowed) {
+      state.throttled++;
+      return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
+    }
     // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
     if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
     if (await answeredByFault(context.response, state.faults, roll, random)) return;
@@ -418,6 +426,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     },
     setFaults: (faults) => void Object.assign(state.faults, faults),
     requests: () => state.requests,
+    throttled: () => state.throttled,
     close: running.close,
   };
   return sandbox;

@@ -72,6 +72,7 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
     },
     setFaults: (faults) => void Object.assign(sandbox.state.faults, faults),
     requests: () => sandbox.state.requests,
+    throttled: () => sandbox.state.throttled,
     close: sandbox.close,
   };
 }
