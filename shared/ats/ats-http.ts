@@ -213,7 +213,9 @@ export class AtsHttpClient {
         if (!this.options.budget) return () => undefined;
         const call: { answeredAt: number | undefined } = { answeredAt: undefined };
         this.sent.push(call);
-        return () => void (call.answeredAt = now());
+        return () => {
+          call.answeredAt = now();
+        };
       }
       if (wait > BUDGET_WAIT_IN_SLOT_MS) throw spentWindow(where, wait);
       await (this.options.sleep ?? sleep)(wait, signal);

@@ -24,7 +24,15 @@ function pacedClient(budget: { limit: number; windowMs: number } | undefined) {
     },
     budget,
   });
-  return { client, sentAt, waits, advance: (ms: number) => void (clock += ms), now: () => clock };
+  return {
+    client,
+    sentAt,
+    waits,
+    advance: (ms: number) => {
+      clock += ms;
+    },
+    now: () => clock,
+  };
 }
 
 const read = (client: AtsHttpClient) => client.request({ method: 'GET', path: '/v1/opportunities' }, v.unknown());
