@@ -1,6 +1,6 @@
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import type { QueueMessage, QueuePublisher } from '../../shared/queue';
-import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
+import { type DelayedBatchPublisher, lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { requireEnv } from './env';
 
 /** SendMessage takes a DelaySeconds of 900 at most (Amazon SQS API Reference, SendMessage). */
@@ -12,7 +12,8 @@ const RATE_LIMITED_CODES: ReadonlySet<string> = new Set(['rate-limited', 'ats-ra
 export interface DeferTarget {
   /** Read when needed: a function that never defers never needs its queue's URL. */
   queueUrl: () => string;
-  publisher: Pick<QueuePublisher, 'publish'>;
+  /** With `publishDelayed`, a batch's deferrals go back together, 10 to a request, after the batch. */
+  publisher: Pick<QueuePublisher, 'publish'> & Partial<DelayedBatchPublisher>;
   random?: () => number;
 }
 
@@ -49,6 +50,14 @@ export function deferralDelaySeconds(
 }
 
 /**
+ * A turn the pacer gave the message (its place among those waiting for an ATS's windows): at the wait, spread
+ * over the first `spreadMs` of its window so the messages of one window do not all arrive at its first instant.
+ */
+export function turnDelaySeconds(waitMs: number, spreadMs: number, random: () => number = Math.random): number {
+  return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((waitMs + random() * spreadMs) / 1000)));
+}
+
+/**
  * Sends the message again with a delay, one deferral more, when the error asked to wait and deferrals remain.
  * A message that comes back by the visibility timeout waits 6 × the function timeout and counts toward the
  * DLQ; a deferred one comes back when the API is ready and does not. The copy keeps its enqueueId, so the
@@ -59,11 +68,25 @@ export async function deferIfAsked(
   error: unknown,
   target: DeferTarget,
 ): Promise<number | undefined> {
+  const planned = planDeferral(message, error, target.random);
+  if (!planned) return undefined;
+  await target.publisher.publish(target.queueUrl(), planned.message, { delaySeconds: planned.delaySeconds });
+  return planned.delaySeconds;
+}
+
+/** The copy to send back and its delay, when the error asked to wait and deferrals remain; else undefined. */
+export function planDeferral(
+  message: QueueMessage,
+  error: unknown,
+  random?: () => number,
+): { message: QueueMessage; delaySeconds: number } | undefined {
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
-  const exact = typeof (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs === 'number';
-  const delaySeconds = deferralDelaySeconds(waitMs, deferrals, target.random, exact);
-  await target.publisher.publish(target.queueUrl(), { ...message, deferrals: deferrals + 1 }, { delaySeconds });
-  return delaySeconds;
+  const { retryAfterMs, spreadMs } = (error ?? {}) as { retryAfterMs?: unknown; spreadMs?: unknown };
+  const delaySeconds =
+    typeof spreadMs === 'number' && spreadMs > 0
+      ? turnDelaySeconds(waitMs, spreadMs, random)
+      : deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
+  return { message: { ...message, deferrals: deferrals + 1 }, delaySeconds };
 }

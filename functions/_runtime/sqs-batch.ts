@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
-import { deferIfAsked, type DeferTarget } from './deferral';
+import { deferIfAsked, planDeferral, type DeferTarget } from './deferral';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
 import type { PipelineMetrics } from '../../shared/observability/metrics';
@@ -50,8 +50,10 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
-    return withLogContext(invocationKeys(context), () =>
-      processPartialResponse(
+    // Deferrals of this batch, sent back together after it (10 to a SendMessageBatch) where the publisher can.
+    const deferred: { record: SQSRecord; message: QueueMessage; delaySeconds: number }[] = [];
+    return withLogContext(invocationKeys(context), async () => {
+      const response = await processPartialResponse(
         event,
         async (record: SQSRecord) => {
           let document: unknown;
@@ -67,8 +69,25 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         },
         processor,
         { context },
-      ),
-    );
+      );
+      await sendBackDeferred(response);
+      return response;
+    });
+
+    /** A deferral SQS did not take fails its record instead: SQS delivers it again, and nothing is lost. */
+    async function sendBackDeferred(response: SQSBatchResponse): Promise<void> {
+      const publishDelayed = options.defer?.publisher.publishDelayed;
+      if (!deferred.length || !options.defer || !publishDelayed) return;
+      const sent = await publishDelayed(
+        options.defer.queueUrl(),
+        deferred.map(({ message, delaySeconds }) => ({ message, delaySeconds })),
+      ).catch(() => deferred.map(() => false));
+      for (const [index, entry] of deferred.entries()) {
+        if (sent[index]) continue;
+        logger.warn('could not defer the message', { messageId: entry.record.messageId, code: 'queue-publish-failed' });
+        response.batchItemFailures.push({ itemIdentifier: entry.record.messageId });
+      }
+    }
 
     async function handleRecord(document: unknown, record: SQSRecord): Promise<void> {
       const parsed = v.safeParse(schema, document);
@@ -85,7 +104,21 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
         await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
       } catch (error) {
-        if (options.defer) {
+        const batched = options.defer?.publisher.publishDelayed
+          ? planDeferral(parsed.output, error, options.defer.random)
+          : undefined;
+        if (batched) {
+          deferred.push({ record, ...batched });
+          options.metrics?.count('Deferred', parsed.output.connectionId);
+          logger.info('message deferred: an outside API asked to wait', {
+            messageId: record.messageId,
+            code: errorCode(error),
+            delaySeconds: batched.delaySeconds,
+            deferrals: batched.message.deferrals,
+          });
+          return;
+        }
+        if (options.defer && !options.defer.publisher.publishDelayed) {
           const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch((deferError: unknown) => {
             logger.warn('could not defer the message', { messageId: record.messageId, code: errorCode(deferError) });
             return undefined;

@@ -125,22 +125,33 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     }
   }
 
-  async function poll(): Promise<void> {
+  /**
+   * As Lambda's event source: while the queue is empty, one long poll waits for the next message (SQS answers as
+   * soon as one is there) and the other pollers ask nothing; once messages flow, every poller takes batches.
+   */
+  let idle = true;
+  async function poll(primary: boolean): Promise<void> {
     while (!controller.signal.aborted) {
       try {
+        if (idle && !primary) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          continue;
+        }
         const received = await client.send(
           new ReceiveMessageCommand({
             QueueUrl: options.queueUrl,
-            MaxNumberOfMessages: options.batchSize ?? 10,
             // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any
-            // message is there), so the wait is kept to the stack's 1-second maximum batching window.
-            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+            // message is there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, and a
+            // busy one in batches with the stack's 1-second maximum batching window.
+            MaxNumberOfMessages: idle ? 1 : (options.batchSize ?? 10),
+            WaitTimeSeconds: idle ? 20 : (options.waitTimeSeconds ?? 1),
             // local-aws-sqs answers the receive count only through AttributeNames.
             AttributeNames: ['All'],
             MessageSystemAttributeNames: ['All'],
           }),
           { abortSignal: controller.signal },
         );
+        idle = !received.Messages?.length;
         if (received.Messages?.length) {
           if (Math.random() < (options.duplicateRate ?? 0)) {
             stats.duplicated += received.Messages.length;
@@ -157,7 +168,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     }
   }
 
-  const pollers = Array.from({ length: options.maxConcurrency ?? 2 }, () => poll());
+  const pollers = Array.from({ length: options.maxConcurrency ?? 2 }, (_, i) => poll(i === 0));
   return {
     stats,
     async stop() {

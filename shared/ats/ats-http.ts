@@ -71,6 +71,23 @@ const ATS_WAIT_IN_SLOT_MS = 5_000;
  */
 const BUDGET_WAIT_IN_SLOT_MS = 2_000;
 
+/** A message that finds the window spent waits in the worker for a reset this close, instead of going back. */
+const ADMIT_WAIT_IN_SLOT_MS = 1_500;
+/** How much before its window's start a message sent back to wait comes back (within ADMIT_WAIT_IN_SLOT_MS). */
+const ADMIT_EARLY_MS = 1_000;
+
+/**
+ * The messages of one window come back over this long from its start: enough that they do not all arrive at one
+ * instant, short enough that the queue hands them to the workers in full batches.
+ */
+const TURN_SPREAD_MS = 1_000;
+
+/** How long an admitted message holds the calls it is expected to make in its window. */
+const RESERVATION_MS = 2_000;
+
+/** A window's length until two announced resets have shown it (Greenhouse's and Workable's are 10 or 30 s). */
+const DEFAULT_WINDOW_MS = 10_000;
+
 /** The longest wait a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
 
@@ -93,13 +110,16 @@ function resetDelayMs(headers: Headers, now: number): number | undefined {
 interface RateWindow {
   remaining: number;
   resetAt: number;
+  /** The window's whole allowance (`X-RateLimit-Limit`), where announced. */
+  limit: number | undefined;
 }
 
 function observedWindow(headers: Headers, now: number): RateWindow | undefined {
   const remaining = Number(headers.get('x-ratelimit-remaining') ?? headers.get('x-rate-limit-remaining') ?? NaN);
+  const limit = Number(headers.get('x-ratelimit-limit') ?? headers.get('x-rate-limit-limit') ?? NaN);
   const untilReset = resetDelayMs(headers, now);
   if (!Number.isFinite(remaining) || untilReset === undefined) return undefined;
-  return { remaining, resetAt: now + untilReset };
+  return { remaining, resetAt: now + untilReset, limit: Number.isFinite(limit) && limit > 0 ? limit : undefined };
 }
 
 /** The `rel="next"` target of an RFC 8288 `Link` header (Greenhouse v3 pages by it alone). */
@@ -140,6 +160,17 @@ export class AtsHttpClient {
    * one call more in the ATS's window than the budget allows.
    */
   private sent: { answeredAt: number | undefined }[] = [];
+  /** Messages begun on this connection and calls sent: the calls a message costs, so the messages a window carries. */
+  private messagesBegun = 0;
+  private callsSent = 0;
+  /** The length of the ATS's window: the shortest gap seen between two successive announced resets. */
+  private windowMs: number | undefined;
+  private lastResetAt: number | undefined;
+  /** Calls the messages admitted in the window ending at `reservationsFor` are expected to make, oldest first. */
+  private reservations: { at: number; calls: number }[] = [];
+  private reservationsFor = 0;
+  /** The windows ahead (by their start) and the messages sent back to wait for each. */
+  private booked: { startAt: number; count: number }[] = [];
 
   public constructor(options: AtsHttpOptions) {
     this.options = options;
@@ -182,6 +213,73 @@ export class AtsHttpClient {
     return budgetWait > BUDGET_WAIT_IN_SLOT_MS ? budgetWait : 0;
   }
 
+  /**
+   * A worker begins a message of this connection: undefined when the ATS takes calls now. When the announced window
+   * is spent, the message's turn: after the reset, in the first later window with room for it, counting the
+   * messages already sent back to wait and the calls a message has cost so far. A burst of 500 comes back spread
+   * over the windows it needs, instead of all at each reset to be sent back again.
+   */
+  public async admitMessage(signal?: AbortSignal): Promise<{ waitMs: number; spreadMs: number } | undefined> {
+    const now = this.options.now ?? Date.now;
+    const window = this.window;
+    // Spent: no call left that the messages already admitted in this window have not reserved.
+    if (window && now() < window.resetAt && window.remaining - this.reservedIn(window, now()) < 1) {
+      const wait = window.resetAt - now();
+      if (wait > ADMIT_WAIT_IN_SLOT_MS) return this.turnAfter(window, now());
+      // The window resets within moments (a message sent back came a little early, as its turn allows): waiting
+      // here costs less than a round trip through the queue, and the window's first calls are not lost.
+      await (this.options.sleep ?? sleep)(wait, signal);
+    }
+    const budgetWait = this.pacingWaitMs(now());
+    if (budgetWait > 0) return { waitMs: budgetWait, spreadMs: 0 };
+    this.messagesBegun++;
+    const current = this.window;
+    if (current && now() < current.resetAt) {
+      this.reservedIn(current, now());
+      this.reservations.push({ at: now(), calls: this.callsPerMessage() });
+    }
+    return undefined;
+  }
+
+  /**
+   * The calls of the window that messages admitted in it have yet to make. A message makes its calls within moments
+   * of being admitted; one that made fewer than expected (nothing to do) stops holding them after RESERVATION_MS.
+   */
+  private reservedIn(window: RateWindow, now: number): number {
+    if (this.reservationsFor !== window.resetAt) {
+      this.reservationsFor = window.resetAt;
+      this.reservations = [];
+    }
+    this.reservations = this.reservations.filter((r) => r.at > now - RESERVATION_MS && r.calls > 0);
+    return this.reservations.reduce((sum, r) => sum + r.calls, 0);
+  }
+
+  private callsPerMessage(): number {
+    return this.messagesBegun >= 20 ? Math.max(1, this.callsSent / this.messagesBegun) : 1.5;
+  }
+
+  private turnAfter(window: RateWindow, now: number): { waitMs: number; spreadMs: number } {
+    const windowMs = this.windowMs ?? DEFAULT_WINDOW_MS;
+    const callsPerMessage = this.callsPerMessage();
+    const perWindow = window.limit ? Math.max(1, Math.floor(window.limit / callsPerMessage)) : Number.POSITIVE_INFINITY;
+    this.booked = this.booked.filter((turn) => turn.startAt > now - windowMs);
+    // Bounded: each window ahead holds at least one message, and the SQS delay caps the wait anyway.
+    for (let ahead = 0; ahead < 1_000; ahead++) {
+      const startAt = window.resetAt + ahead * windowMs;
+      let turn = this.booked.find((t) => Math.abs(t.startAt - startAt) < windowMs / 2);
+      if (!turn) {
+        turn = { startAt, count: 0 };
+        this.booked.push(turn);
+      }
+      if (turn.count >= perWindow) continue;
+      turn.count++;
+      // Back a little before the window starts (the reset is announced in whole seconds): the last moments are
+      // waited out in the worker, and the window's first calls are not lost to the queue's delay.
+      return { waitMs: Math.max(0, turn.startAt - now - ADMIT_EARLY_MS), spreadMs: TURN_SPREAD_MS };
+    }
+    return { waitMs: window.resetAt - now + 1_000 * windowMs, spreadMs: TURN_SPREAD_MS };
+  }
+
   /** How long until the connection's own budget has room for one more call; 0 when it has now or has no budget. */
   private budgetWaitMs(now: number): number {
     const budget = this.options.budget;
@@ -202,14 +300,18 @@ export class AtsHttpClient {
     const window = this.window;
     if (window && now() >= window.resetAt) this.window = undefined;
     else if (window) {
-      if (window.remaining <= 0) throw spentWindow(where, window.resetAt - now());
+      if (window.remaining <= 0) throw spentWindow(where, this.turnAfter(window, now()));
       window.remaining--;
+      this.callsSent++;
+      const reservation = this.reservationsFor === window.resetAt ? this.reservations[0] : undefined;
+      if (reservation) reservation.calls = Math.max(0, reservation.calls - 1);
       return () => undefined;
     }
     // Bounded: each wait ends when the oldest call leaves the window, and a budget holds a fixed number of calls.
     for (let turn = 0; turn < 1_000; turn++) {
       const wait = this.budgetWaitMs(now());
       if (wait <= 0) {
+        this.callsSent++;
         if (!this.options.budget) return () => undefined;
         const call: { answeredAt: number | undefined } = { answeredAt: undefined };
         this.sent.push(call);
@@ -217,10 +319,10 @@ export class AtsHttpClient {
           call.answeredAt = now();
         };
       }
-      if (wait > BUDGET_WAIT_IN_SLOT_MS) throw spentWindow(where, wait);
+      if (wait > BUDGET_WAIT_IN_SLOT_MS) throw spentWindow(where, { waitMs: wait, spreadMs: 0 });
       await (this.options.sleep ?? sleep)(wait, signal);
     }
-    throw spentWindow(where, this.options.budget?.windowMs ?? 1000);
+    throw spentWindow(where, { waitMs: this.options.budget?.windowMs ?? 1000, spreadMs: 0 });
   }
 
   private target(path: string): string {
@@ -271,7 +373,13 @@ export class AtsHttpClient {
         answered();
       }
       const observed = observedWindow(response.headers, now());
-      if (observed) this.window = { ...observed, remaining: observed.remaining - this.inFlight };
+      if (observed) {
+        // A later reset than the last one announced: the window is at most the gap between them.
+        const gap = observed.resetAt - (this.lastResetAt ?? observed.resetAt);
+        if (gap >= 1000) this.windowMs = Math.min(gap, this.windowMs ?? gap);
+        this.lastResetAt = observed.resetAt;
+        this.window = { ...observed, remaining: observed.remaining - this.inFlight };
+      }
       if (response.status === 401 && !refreshed) {
         // An expired or revoked token: authenticate once more (nothing was written with a 401).
         refreshed = true;
@@ -298,9 +406,10 @@ export class AtsHttpClient {
 }
 
 /** A call the pacer kept back: the window is spent until its reset; nothing was sent. */
-function spentWindow(where: string, waitMs: number): AtsError {
+function spentWindow(where: string, turn: { waitMs: number; spreadMs: number }): AtsError {
   return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: the ATS's rate-limit window is spent; not sent`, {
-    retryAfterMs: waitMs,
+    retryAfterMs: turn.waitMs,
+    spreadMs: turn.spreadMs,
   });
 }
 

@@ -16,19 +16,28 @@ export class AtsError extends Error {
   public readonly retryable: boolean;
   public readonly status: number | undefined;
   public readonly retryAfterMs: number | undefined;
+  /** The message's turn is spread over this much time after `retryAfterMs` (its place among others waiting). */
+  public readonly spreadMs: number | undefined;
   /** The write may have been carried out though no answer came back: look before writing again. */
   public readonly mayHaveSucceeded: boolean;
 
   public constructor(
     code: AtsErrorCode,
     message: string,
-    context: { status?: number; retryAfterMs?: number; mayHaveSucceeded?: boolean; cause?: unknown } = {},
+    context: {
+      status?: number;
+      retryAfterMs?: number;
+      spreadMs?: number;
+      mayHaveSucceeded?: boolean;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, context.cause === undefined ? undefined : { cause: context.cause });
     this.name = 'AtsError';
     this.code = code;
     this.status = context.status;
     this.retryAfterMs = context.retryAfterMs;
+    this.spreadMs = context.spreadMs;
     this.mayHaveSucceeded = context.mayHaveSucceeded ?? false;
     this.retryable = code === 'ats-rate-limited' || code === 'ats-unavailable';
   }

@@ -98,6 +98,11 @@ export interface AtsAdapter {
    */
   pacingWaitMs?(): number;
   /**
+   * A worker begins a message of this connection: undefined when the ATS takes calls now, else when the message
+   * should come back (`waitMs`, spread over `spreadMs`), its turn among the others sent back to wait.
+   */
+  admitMessage?(signal?: AbortSignal): Promise<{ waitMs: number; spreadMs: number } | undefined>;
+  /**
    * One page of the applications now in `query.stage` (the sweep, for stage changes whose webhook never came).
    * `cursor` is this method's own (undefined: the first page); `next` is undefined after the last page. The events
    * are what a webhook would have said; `confirmStageEntered` completes them as it does a webhook's.

@@ -204,6 +204,7 @@ export class DynamoMappingStore implements MappingStore {
           candidateEmail: input.candidateEmail,
         },
         remove: ['failureReason'],
+        increment: ['inviteClaims'],
         extraValues: { ':failed': 'failed' },
       }),
       'state',
@@ -235,6 +236,7 @@ export class DynamoMappingStore implements MappingStore {
     const update = withNames(
       buildUpdate({
         set: { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
+        increment: ['inviteClaims'],
         extraValues: { ':claimed': 'claimed', ':now': lease.now },
       }),
       'state',
@@ -285,6 +287,21 @@ export class DynamoMappingStore implements MappingStore {
         ...(step.done ? ['leaseOwner', 'leaseUntil'] : []),
         ...(step.clearEmailStart ? ['inviteEmailStartedAt'] : []),
       ],
+      extraValues: { ':owner': owner },
+    });
+    await this.conditionalUpdate(
+      this.tables.applications,
+      applicationKey(key),
+      withNames(update, 'leaseOwner'),
+      '#leaseOwner = :owner',
+      `application ${key.atsApplicationId}`,
+    );
+  }
+
+  public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string): Promise<void> {
+    const update = buildUpdate({
+      set: { cleanStop, updatedAt: Date.now() },
+      remove: ['leaseOwner', 'leaseUntil'],
       extraValues: { ':owner': owner },
     });
     await this.conditionalUpdate(

@@ -104,6 +104,11 @@ export interface MappingStore {
 
   /** A permanent failure (the ATS or the service refused): visible to ops, not retried. */
   markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void>;
+  /**
+   * Hands a claim back before its lease ends, after a stop with nothing half-done (`cleanStop` names the claim):
+   * the message's next delivery claims it at once instead of waiting the lease out. Conditional on the lease.
+   */
+  releaseClaim(key: ApplicationKey, owner: string, cleanStop: string): Promise<void>;
 
   getJob(key: JobKey): Promise<JobRecord | undefined>;
   leaseJob(

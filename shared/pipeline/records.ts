@@ -58,6 +58,13 @@ export interface ApplicationRecord extends ApplicationKey {
   reportCandidateId?: string | undefined;
   /** Write-back claims taken for this report: above 1, a note may have been posted by a worker that crashed. */
   writeBackAttempts?: number | undefined;
+  /** Invite claims taken over after the first (a crash, a lease run out, a clean stop). */
+  inviteClaims?: number | undefined;
+  /**
+   * The claim that last stopped with nothing half-done (`invite:<claims>`, `writeBack:<attempts>`): the ATS
+   * refused its next call unsent (a spent rate-limit window, a 429). The claim after it need look nothing up.
+   */
+  cleanStop?: string | undefined;
   reportNoteId?: string | undefined;
   reportNoteAt?: number | undefined;
   movedToStageId?: string | undefined;

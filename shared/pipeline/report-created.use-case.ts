@@ -4,7 +4,7 @@ import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
-import { errorCode, isPermanent, ReportNotVisibleError } from './errors';
+import { errorCode, isPermanent, ReportNotVisibleError, stoppedUnsent } from './errors';
 import { statusStep } from './status';
 import { decideAdvance, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
@@ -44,7 +44,7 @@ export async function handleReportCreated(
 ): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
-  deferWhileWindowSpent(context);
+  await deferWhileWindowSpent(context, options.signal);
   const now = deps.now ?? Date.now;
   const log = {
     connectionId: message.connectionId,
@@ -140,7 +140,12 @@ export async function handleReportCreated(
     return { outcome: 'written-back', advanced: decision.advance, flagged: rule !== undefined && !decision.advance };
   } catch (error) {
     if (errorCode(error) === 'lease-lost') return { outcome: 'held-elsewhere' };
-    if (!isPermanent(error)) throw error;
+    if (!isPermanent(error)) {
+      // Nothing half-done: the claim goes back now, and the next claim of the report looks nothing up.
+      if (stoppedUnsent(error))
+        await deps.store.releaseClaim(key, owner, `writeBack:${record.writeBackAttempts ?? 1}`).catch(() => undefined);
+      throw error;
+    }
     await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
     deps.logger.error('report: write-back failed permanently', { ...appLog, code: errorCode(error) });
     return { outcome: 'failed', reason: errorCode(error) };
@@ -174,7 +179,9 @@ function reportNoteStep(
   return {
     name: 'report-note-posted',
     done: record.reportNoteAt !== undefined,
-    started: (record.writeBackAttempts ?? 1) > 1,
+    // A second claim may follow a worker that posted and stopped; not one that stopped with nothing half-done.
+    started:
+      (record.writeBackAttempts ?? 1) > 1 && record.cleanStop !== `writeBack:${(record.writeBackAttempts ?? 1) - 1}`,
     lookup: () => context.ats.findNote(target, marker, signal),
     async perform() {
       const reportLink = httpsLink(report.report_url);

@@ -6,7 +6,7 @@ import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
-import { errorCode, isPermanent } from './errors';
+import { errorCode, isPermanent, stoppedUnsent } from './errors';
 import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
@@ -49,7 +49,7 @@ export async function handleStageEntered(
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
   if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
-  deferWhileWindowSpent(context);
+  await deferWhileWindowSpent(context, signal);
   const log = {
     connectionId: message.connectionId,
     atsApplicationId: message.event.atsApplicationId,
@@ -170,7 +170,8 @@ async function inviteForTrigger(
       trigger,
       event,
       record,
-      resumed: claim.resumed,
+      // A claim taken over from one that stopped cleanly resumes with nothing to look up.
+      resumed: claim.resumed && record.cleanStop !== `invite:${(record.inviteClaims ?? 0) - 1}`,
       interview,
       recipient,
       channels: { serviceInvite: perCandidate, serviceEmails, sendEmail, postNote },
@@ -194,7 +195,12 @@ async function inviteForTrigger(
     return { outcome: 'invited' };
   } catch (error) {
     if (errorCode(error) === 'lease-lost') return afterLostLease(key, deps, log);
-    if (!isPermanent(error)) throw error;
+    if (!isPermanent(error)) {
+      // Nothing half-done: the claim goes back now, and the message's next delivery resumes without a lookup.
+      if (stoppedUnsent(error))
+        await deps.store.releaseClaim(key, owner, `invite:${record.inviteClaims ?? 0}`).catch(() => undefined);
+      throw error;
+    }
     await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
     deps.logger.error('stage entered: failed permanently', { ...log, code: errorCode(error) });
     return { outcome: 'failed', reason: errorCode(error) };

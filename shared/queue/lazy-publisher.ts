@@ -1,4 +1,4 @@
-import type { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueMessage } from './messages.schema';
 import type { QueuePublisher } from './queue.publisher';
 import { sendMessageInput, type PublishOptions } from './send-input';
@@ -8,19 +8,60 @@ import { sendMessageInput, type PublishOptions } from './send-input';
  * rare; a static import of the client would add about 40 ms to every cold start (npm run bench). The import
  * must stay dynamic: esbuild hoists a bundle's static imports of external packages to its top.
  */
-export function lazyQueuePublisher(): Pick<QueuePublisher, 'publish'> {
-  let loading: Promise<{ client: SQSClient; Command: typeof SendMessageCommand }> | undefined;
+export function lazyQueuePublisher(): Pick<QueuePublisher, 'publish'> & DelayedBatchPublisher {
+  let loading:
+    | Promise<{ client: SQSClient; Command: typeof SendMessageCommand; Batch: typeof SendMessageBatchCommand }>
+    | undefined;
+  const sdk = async () => {
+    loading ??= import('@aws-sdk/client-sqs').then((sdk) => ({
+      client: new sdk.SQSClient({}),
+      Command: sdk.SendMessageCommand,
+      Batch: sdk.SendMessageBatchCommand,
+    }));
+    return loading.catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+  };
   return {
     async publish(queueUrl: string, message: QueueMessage, options?: PublishOptions): Promise<void> {
-      loading ??= import('@aws-sdk/client-sqs').then((sdk) => ({
-        client: new sdk.SQSClient({}),
-        Command: sdk.SendMessageCommand,
-      }));
-      const { client, Command } = await loading.catch((error: unknown) => {
-        loading = undefined;
-        throw error;
-      });
+      const { client, Command } = await sdk();
       await client.send(new Command(sendMessageInput(queueUrl, message, options)));
     },
+    async publishDelayed(queueUrl, entries) {
+      const { client, Batch } = await sdk();
+      const sent: boolean[] = [];
+      for (let start = 0; start < entries.length; start += SQS_BATCH_LIMIT) {
+        const chunk = entries.slice(start, start + SQS_BATCH_LIMIT);
+        const result = await client
+          .send(
+            new Batch({
+              QueueUrl: queueUrl,
+              Entries: chunk.map((entry, index) => ({
+                Id: String(index),
+                MessageBody: JSON.stringify(entry.message),
+                DelaySeconds: entry.delaySeconds,
+              })),
+            }),
+          )
+          .catch(() => undefined);
+        const failed = new Set(
+          (result ? (result.Failed ?? []) : chunk.map((_, i) => ({ Id: String(i) }))).map((f) => f.Id),
+        );
+        sent.push(...chunk.map((_, index) => !failed.has(String(index))));
+      }
+      return sent;
+    },
   };
+}
+
+/** SendMessageBatch takes at most 10 entries (SQS API reference, SendMessageBatch). */
+const SQS_BATCH_LIMIT = 10;
+
+/** Sends messages back with their own delays, 10 to a request; answers, per entry, whether SQS took it. */
+export interface DelayedBatchPublisher {
+  publishDelayed(
+    queueUrl: string,
+    entries: readonly { message: QueueMessage; delaySeconds: number }[],
+  ): Promise<boolean[]>;
 }

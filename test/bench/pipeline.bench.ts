@@ -11,7 +11,7 @@ import { ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
 import { connectionsDocument } from '../helpers/many-connections';
 
 /**
- * `npm run bench [-- --candidates 200 --concurrency 4 --ats-rate-limit 100000 --ats-rate-window 30]`:
+ * `npm run bench [-- --candidates 200 --concurrency 4 --ats-rate-limit 100000 --ats-rate-window 30 --per-second]`:
  * candidates through the whole local pipeline on Greenhouse (stage change → interview → invite → report →
  * write-back), then the figures; with a rate limit, also the allowed rate, the share of it used and the 429s.
  */
@@ -22,6 +22,8 @@ const { values } = parseArgs({
     'ats-rate-limit': { type: 'string', default: '100000' },
     'ats-rate-window': { type: 'string', default: '30' },
     'skip-bundles': { type: 'boolean', default: false },
+    /** Prints the Greenhouse requests answered in each second of the run: how the windows were filled. */
+    'per-second': { type: 'boolean', default: false },
   },
 });
 const candidates = Number(values.candidates);
@@ -67,6 +69,9 @@ try {
   sqsProxy?.reset();
   const jobs = [3301, 3302];
   const started = Date.now();
+  const ghTotal = () => Object.values(stack.greenhouse.state.requests).reduce((a, b) => a + b, 0);
+  const samples: number[] = [];
+  const sampler = values['per-second'] ? setInterval(() => samples.push(ghTotal()), 1000) : undefined;
   const moveStarted = new Map<number, number>();
   const applications = Array.from({ length: candidates }, (_, i) =>
     stack.greenhouse.addCandidate({
@@ -118,6 +123,10 @@ try {
   }
   await stack.waitForQuiet(60_000);
   const elapsedMs = Date.now() - started;
+  if (sampler) {
+    clearInterval(sampler);
+    console.log(`GH requests per second: ${samples.map((v, i) => v - (samples[i - 1] ?? 0)).join(' ')}`);
+  }
   if (process.stdout.isTTY) process.stdout.write('\n');
 
   const stageLatency = written.map(

@@ -75,6 +75,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     knownApplications: vi.fn().mockResolvedValue(new Set()),
     recordInviteStep: vi.fn().mockResolvedValue(undefined),
     markApplicationFailed: vi.fn().mockResolvedValue(undefined),
+    releaseClaim: vi.fn().mockResolvedValue(undefined),
     getJob: vi.fn().mockResolvedValue(undefined),
     leaseJob: vi.fn(),
     completeJob: vi.fn(async (key, owner, interview) =>

@@ -79,6 +79,9 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
   public pacingWaitMs(): number {
     return this.http.pacingWaitMs();
   }
+  public admitMessage(signal?: AbortSignal) {
+    return this.http.admitMessage(signal);
+  }
 
   /**
    * `Ashby-Signature: sha256=<hex>`, HMAC-SHA256 of the raw body with the secret token (docs: authenticating-webhooks).

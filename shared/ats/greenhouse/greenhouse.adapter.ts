@@ -96,6 +96,9 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   public pacingWaitMs(): number {
     return this.http.pacingWaitMs();
   }
+  public admitMessage(signal?: AbortSignal) {
+    return this.http.admitMessage(signal);
+  }
 
   /**
    * `Signature: sha256 <hex>`: HMAC-SHA256 of the raw body with the webhook's secret key. Greenhouse

@@ -80,6 +80,9 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   public pacingWaitMs(): number {
     return this.http.pacingWaitMs();
   }
+  public admitMessage(signal?: AbortSignal) {
+    return this.http.admitMessage(signal);
+  }
 
   /**
    * HMAC-SHA256 of `token + triggeredAt` with the webhook's signature token, hex (embloy's verifier, citing

@@ -80,6 +80,9 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
   public pacingWaitMs(): number {
     return this.http.pacingWaitMs();
   }
+  public admitMessage(signal?: AbortSignal) {
+    return this.http.admitMessage(signal);
+  }
 
   /**
    * `X-Workable-Signature`: HMAC-SHA256 of the raw body with the account token or the OAuth app secret. Workable

@@ -1,6 +1,11 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { deferIfAsked, deferralDelaySeconds, requestedWaitMs } from '../../../functions/_runtime/deferral';
+import {
+  deferIfAsked,
+  deferralDelaySeconds,
+  planDeferral,
+  requestedWaitMs,
+} from '../../../functions/_runtime/deferral';
 import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { AtsError } from '../../../shared/ats/errors';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
@@ -175,5 +180,41 @@ describe('Function: sqsBatchHandler with deferral', () => {
       messageId: 'a',
       code: 'queue-publish-failed',
     });
+  });
+
+  it("sends a batch's deferrals back in one request after it, and fails the one SQS did not take", async () => {
+    const publish = vi.fn();
+    const publishDelayed = vi.fn().mockResolvedValue([true, false]);
+    const handler = sqsBatchHandler(
+      reportCreatedMessageSchema,
+      async (message) => {
+        if (message.reportId !== 'fine') throw rateLimitedByAts(3_000);
+      },
+      logger,
+      { defer: { queueUrl: () => 'q', publisher: { publish, publishDelayed }, random: () => 0 } },
+    );
+    const response = await handler(
+      event(
+        sqsRecordFactory(reportMessage({ reportId: 'one' }), 'a'),
+        sqsRecordFactory(reportMessage({ reportId: 'two' }), 'b'),
+        sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'c'),
+      ),
+      context,
+    );
+    expect(publish).not.toHaveBeenCalled();
+    expect(publishDelayed).toHaveBeenCalledTimes(1);
+    expect(publishDelayed).toHaveBeenCalledWith('q', [
+      { message: reportMessage({ reportId: 'one', deferrals: 1 }), delaySeconds: 3 },
+      { message: reportMessage({ reportId: 'two', deferrals: 1 }), delaySeconds: 3 },
+    ]);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
+  });
+
+  it('spreads a turn the pacer gave over the first half of its window', async () => {
+    const turn = Object.assign(rateLimitedByAts(25_000), { spreadMs: 5_000 });
+    expect(planDeferral(reportMessage(), turn, () => 0)?.delaySeconds).toBe(25);
+    expect(planDeferral(reportMessage(), turn, () => 0.999)?.delaySeconds).toBe(30);
+    // A turn is its own schedule: no doubling with earlier deferrals.
+    expect(planDeferral(reportMessage({ deferrals: 4 }), turn, () => 0)?.delaySeconds).toBe(25);
   });
 });

@@ -222,6 +222,65 @@ describe('Use case: handleStageEntered', () => {
     expect(store.markApplicationFailed).not.toHaveBeenCalled();
   });
 
+  it('hands the claim back at once after a 429 on the note, and the next claim posts it without a lookup', async () => {
+    const store = fakeStore();
+    const { context, ats } = fakeContext();
+    const ready = jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' });
+    store.getJob.mockResolvedValue(ready);
+    store.leaseJob.mockResolvedValue({ kind: 'ready', record: ready });
+    const deps = dependencies(store, context);
+    deps.contextFor = async () => ({
+      ...context,
+      interviews: { ...context.interviews, updateInterview: async () => undefined },
+    });
+    // First claim: the e-mail goes, the note meets a spent window (nothing sent).
+    store.claimApplication.mockResolvedValueOnce({
+      kind: 'claimed',
+      resumed: false,
+      record: applicationRecord({ state: 'claimed' }),
+    });
+    ats.postNote.mockRejectedValueOnce(new AtsError('ats-rate-limited', 'POST /v3/notes: 429', { status: 429 }));
+    await expect(handleStageEntered(stageMessage(), deps)).rejects.toMatchObject({ code: 'ats-rate-limited' });
+    expect(store.releaseClaim).toHaveBeenCalledWith(expect.anything(), 'owner-1', 'invite:0');
+    expect(store.markApplicationFailed).not.toHaveBeenCalled();
+    // The next delivery takes the claim over from that clean stop: no note lookup, one note.
+    store.claimApplication.mockResolvedValueOnce({
+      kind: 'claimed',
+      resumed: true,
+      record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW, inviteClaims: 1, cleanStop: 'invite:0' }),
+    });
+    ats.postNote.mockResolvedValueOnce({ noteId: 'n-1' });
+    const [result] = await handleStageEntered(stageMessage(), deps);
+    expect(result).toMatchObject({ outcome: 'invited' });
+    expect(ats.findNote).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledTimes(2);
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+  });
+
+  it('looks the note up after a takeover from a worker that did not stop cleanly', async () => {
+    const store = fakeStore();
+    const { context, ats } = fakeContext();
+    const ready = jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' });
+    store.getJob.mockResolvedValue(ready);
+    store.leaseJob.mockResolvedValue({ kind: 'ready', record: ready });
+    // A clean stop two claims ago says nothing of the claim in between, which may have posted and crashed.
+    store.claimApplication.mockResolvedValue({
+      kind: 'claimed',
+      resumed: true,
+      record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW, inviteClaims: 2, cleanStop: 'invite:0' }),
+    });
+    ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
+    const deps = dependencies(store, context);
+    deps.contextFor = async () => ({
+      ...context,
+      interviews: { ...context.interviews, updateInterview: async () => undefined },
+    });
+    const [result] = await handleStageEntered(stageMessage(), deps);
+    expect(result).toMatchObject({ outcome: 'invited' });
+    expect(ats.findNote).toHaveBeenCalledTimes(1);
+    expect(ats.postNote).not.toHaveBeenCalled();
+  });
+
   it('marks the application failed when there is no way to invite, and returns values for duplicates', async () => {
     const store = fakeStore();
     const { context } = fakeContext(
