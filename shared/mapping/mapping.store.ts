@@ -298,10 +298,10 @@ export class DynamoMappingStore implements MappingStore {
     );
   }
 
-  public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string): Promise<void> {
+  public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string | undefined): Promise<void> {
     const update = buildUpdate({
       set: { cleanStop, updatedAt: Date.now() },
-      remove: ['leaseOwner', 'leaseUntil'],
+      remove: cleanStop === undefined ? ['leaseOwner', 'leaseUntil', 'cleanStop'] : ['leaseOwner', 'leaseUntil'],
       extraValues: { ':owner': owner },
     });
     await this.conditionalUpdate(

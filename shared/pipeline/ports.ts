@@ -105,10 +105,11 @@ export interface MappingStore {
   /** A permanent failure (the ATS or the service refused): visible to ops, not retried. */
   markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void>;
   /**
-   * Hands a claim back before its lease ends, after a stop with nothing half-done (`cleanStop` names the claim):
-   * the message's next delivery claims it at once instead of waiting the lease out. Conditional on the lease.
+   * Hands a claim back before its lease ends, after a call refused unsent: the message's next delivery claims it at
+   * once instead of waiting the lease out. `cleanStop` names the claim when nothing it or an earlier claim did can
+   * still land unseen (undefined: the next claim looks its steps up). Conditional on the lease.
    */
-  releaseClaim(key: ApplicationKey, owner: string, cleanStop: string): Promise<void>;
+  releaseClaim(key: ApplicationKey, owner: string, cleanStop: string | undefined): Promise<void>;
 
   getJob(key: JobKey): Promise<JobRecord | undefined>;
   leaseJob(

@@ -1,3 +1,4 @@
+import { AtsError } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
 
 /**
@@ -19,6 +20,17 @@ export async function postNoteOnce(
       throw error;
     });
     if (found) return found;
-    return ats.postNote(target, note, signal);
+    return ats.postNote(target, note, signal).catch((again: unknown) => {
+      // The first post may still land (an answer that came too late): a refusal of the second is no clean stop,
+      // and the next try looks for the note again before posting.
+      throw again instanceof AtsError && !again.mayHaveSucceeded
+        ? new AtsError(again.code, again.message, {
+            ...(again.status === undefined ? {} : { status: again.status }),
+            ...(again.retryAfterMs === undefined ? {} : { retryAfterMs: again.retryAfterMs }),
+            mayHaveSucceeded: true,
+            cause: again,
+          })
+        : again;
+    });
   }
 }

@@ -143,13 +143,21 @@ export async function handleReportCreated(
     if (!isPermanent(error)) {
       // Nothing half-done: the claim goes back now, and the next claim of the report looks nothing up.
       if (stoppedUnsent(error))
-        await deps.store.releaseClaim(key, owner, `writeBack:${record.writeBackAttempts ?? 1}`).catch(() => undefined);
+        await deps.store
+          .releaseClaim(key, owner, startedClean(record) ? `writeBack:${record.writeBackAttempts ?? 1}` : undefined)
+          .catch(() => undefined);
       throw error;
     }
     await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
     deps.logger.error('report: write-back failed permanently', { ...appLog, code: errorCode(error) });
     return { outcome: 'failed', reason: errorCode(error) };
   }
+}
+
+/** The first claim of the report, or one taken over from a clean stop: nothing earlier can still land unseen. */
+function startedClean(record: ApplicationRecord): boolean {
+  const attempts = record.writeBackAttempts ?? 1;
+  return attempts <= 1 || record.cleanStop === `writeBack:${attempts - 1}`;
 }
 
 interface WriteBackStepsInput {
@@ -180,8 +188,7 @@ function reportNoteStep(
     name: 'report-note-posted',
     done: record.reportNoteAt !== undefined,
     // A second claim may follow a worker that posted and stopped; not one that stopped with nothing half-done.
-    started:
-      (record.writeBackAttempts ?? 1) > 1 && record.cleanStop !== `writeBack:${(record.writeBackAttempts ?? 1) - 1}`,
+    started: !startedClean(record),
     lookup: () => context.ats.findNote(target, marker, signal),
     async perform() {
       const reportLink = httpsLink(report.report_url);

@@ -130,6 +130,8 @@ async function inviteForTrigger(
     return { outcome: claim.kind };
   }
   const record = claim.record;
+  // A fresh claim, or one taken over from a clean stop: nothing an earlier worker did can still land unseen.
+  const startedClean = !claim.resumed || record.cleanStop === `invite:${(record.inviteClaims ?? 0) - 1}`;
   // One mailbox or no e-mail: a list, a display name or a header smuggled into the address never reaches SES.
   const recipient = singleEmailAddress(event.candidate.email);
   if (trigger.invite.email && event.candidate.email !== undefined && recipient === undefined)
@@ -171,7 +173,7 @@ async function inviteForTrigger(
       event,
       record,
       // A claim taken over from one that stopped cleanly resumes with nothing to look up.
-      resumed: claim.resumed && record.cleanStop !== `invite:${(record.inviteClaims ?? 0) - 1}`,
+      resumed: !startedClean,
       interview,
       recipient,
       channels: { serviceInvite: perCandidate, serviceEmails, sendEmail, postNote },
@@ -198,7 +200,9 @@ async function inviteForTrigger(
     if (!isPermanent(error)) {
       // Nothing half-done: the claim goes back now, and the message's next delivery resumes without a lookup.
       if (stoppedUnsent(error))
-        await deps.store.releaseClaim(key, owner, `invite:${record.inviteClaims ?? 0}`).catch(() => undefined);
+        await deps.store
+          .releaseClaim(key, owner, startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined)
+          .catch(() => undefined);
       throw error;
     }
     await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
