@@ -50,8 +50,10 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
-    // Deferrals of this batch, sent back together after it (10 to a SendMessageBatch) where the publisher can.
-    const deferred: { record: SQSRecord; message: QueueMessage; delaySeconds: number }[] = [];
+    // Records of this batch that defer at the same moment go back together (10 to a SendMessageBatch).
+    const sendBack = options.defer?.publisher.publishDelayed
+      ? coalesced(options.defer.publisher.publishDelayed, options.defer.queueUrl, signal)
+      : undefined;
     return withLogContext(invocationKeys(context), async () => {
       const response = await processPartialResponse(
         event,
@@ -70,24 +72,8 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         processor,
         { context },
       );
-      await sendBackDeferred(response);
       return response;
     });
-
-    /** A deferral SQS did not take fails its record instead: SQS delivers it again, and nothing is lost. */
-    async function sendBackDeferred(response: SQSBatchResponse): Promise<void> {
-      const publishDelayed = options.defer?.publisher.publishDelayed;
-      if (!deferred.length || !options.defer || !publishDelayed) return;
-      const sent = await publishDelayed(
-        options.defer.queueUrl(),
-        deferred.map(({ message, delaySeconds }) => ({ message, delaySeconds })),
-      ).catch(() => deferred.map(() => false));
-      for (const [index, entry] of deferred.entries()) {
-        if (sent[index]) continue;
-        logger.warn('could not defer the message', { messageId: entry.record.messageId, code: 'queue-publish-failed' });
-        response.batchItemFailures.push({ itemIdentifier: entry.record.messageId });
-      }
-    }
 
     async function handleRecord(document: unknown, record: SQSRecord): Promise<void> {
       const parsed = v.safeParse(schema, document);
@@ -104,21 +90,23 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
         await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
       } catch (error) {
-        const batched = options.defer?.publisher.publishDelayed
-          ? planDeferral(parsed.output, error, options.defer.random)
-          : undefined;
-        if (batched) {
-          deferred.push({ record, ...batched });
+        const planned =
+          sendBack && options.defer ? planDeferral(parsed.output, error, options.defer.random) : undefined;
+        // A copy SQS did not take (or past the deadline, when the batch may already count as failed) fails the
+        // record instead: SQS brings it back, and nothing is lost.
+        if (planned && sendBack && (await sendBack(planned))) {
           options.metrics?.count('Deferred', parsed.output.connectionId);
           logger.info('message deferred: an outside API asked to wait', {
             messageId: record.messageId,
             code: errorCode(error),
-            delaySeconds: batched.delaySeconds,
-            deferrals: batched.message.deferrals,
+            delaySeconds: planned.delaySeconds,
+            deferrals: planned.message.deferrals,
           });
           return;
         }
-        if (options.defer && !options.defer.publisher.publishDelayed) {
+        if (planned)
+          logger.warn('could not defer the message', { messageId: record.messageId, code: 'queue-publish-failed' });
+        if (options.defer && !sendBack) {
           const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch((deferError: unknown) => {
             logger.warn('could not defer the message', { messageId: record.messageId, code: errorCode(deferError) });
             return undefined;
@@ -139,6 +127,35 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
       }
     }
   };
+}
+
+/**
+ * Sends deferred copies back as the records defer: those that defer in the same moment (records run in
+ * parallel) share one SendMessageBatch. Each record waits for its own copy's answer before it is acknowledged.
+ */
+function coalesced(
+  publishDelayed: NonNullable<DeferTarget['publisher']['publishDelayed']>,
+  queueUrl: () => string,
+  signal: AbortSignal,
+): (entry: { message: QueueMessage; delaySeconds: number }) => Promise<boolean> {
+  let pending: { entry: { message: QueueMessage; delaySeconds: number }; done: (sent: boolean) => void }[] = [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    const sent = signal.aborted
+      ? batch.map(() => false)
+      : await publishDelayed(
+          queueUrl(),
+          batch.map((p) => p.entry),
+          signal,
+        ).catch(() => batch.map(() => false));
+    for (const [index, p] of batch.entries()) p.done(sent[index] === true);
+  };
+  return (entry) =>
+    new Promise<boolean>((resolve) => {
+      if (!pending.length) setTimeout(() => void flush(), 0);
+      pending.push({ entry, done: resolve });
+    });
 }
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,100}$/;

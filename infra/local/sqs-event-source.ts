@@ -126,14 +126,18 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
   }
 
   /**
-   * As Lambda's event source: while the queue is empty, one long poll waits for the next message (SQS answers as
-   * soon as one is there) and the other pollers ask nothing; once messages flow, every poller takes batches.
+   * As Lambda's event source: while the queue is empty and no invocation runs, one long poll waits for the next
+   * message (SQS answers as soon as one is there) and the other pollers ask nothing; otherwise every poller takes
+   * batches.
    */
   let idle = true;
   async function poll(primary: boolean): Promise<void> {
     while (!controller.signal.aborted) {
       try {
-        if (idle && !primary) {
+        // Quiet: nothing came at the last look and no invocation is running (one that runs may be holding work
+        // others wait for, so every poller stays at hand while it does).
+        const quiet = idle && stats.inFlight === 0;
+        if (quiet && !primary) {
           await new Promise((resolve) => setTimeout(resolve, 200));
           continue;
         }
@@ -143,8 +147,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
             // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any
             // message is there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, and a
             // busy one in batches with the stack's 1-second maximum batching window.
-            MaxNumberOfMessages: idle ? 1 : (options.batchSize ?? 10),
-            WaitTimeSeconds: idle ? 20 : (options.waitTimeSeconds ?? 1),
+            MaxNumberOfMessages: quiet ? 1 : (options.batchSize ?? 10),
+            WaitTimeSeconds: quiet ? 20 : (options.waitTimeSeconds ?? 1),
             // local-aws-sqs answers the receive count only through AttributeNames.
             AttributeNames: ['All'],
             MessageSystemAttributeNames: ['All'],

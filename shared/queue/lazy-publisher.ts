@@ -28,7 +28,7 @@ export function lazyQueuePublisher(): Pick<QueuePublisher, 'publish'> & DelayedB
       const { client, Command } = await sdk();
       await client.send(new Command(sendMessageInput(queueUrl, message, options)));
     },
-    async publishDelayed(queueUrl, entries) {
+    async publishDelayed(queueUrl, entries, signal) {
       const { client, Batch } = await sdk();
       const sent: boolean[] = [];
       for (let start = 0; start < entries.length; start += SQS_BATCH_LIMIT) {
@@ -43,6 +43,7 @@ export function lazyQueuePublisher(): Pick<QueuePublisher, 'publish'> & DelayedB
                 DelaySeconds: entry.delaySeconds,
               })),
             }),
+            { abortSignal: signal },
           )
           .catch(() => undefined);
         const failed = new Set(
@@ -63,5 +64,6 @@ export interface DelayedBatchPublisher {
   publishDelayed(
     queueUrl: string,
     entries: readonly { message: QueueMessage; delaySeconds: number }[],
+    signal?: AbortSignal,
   ): Promise<boolean[]>;
 }

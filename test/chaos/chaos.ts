@@ -144,7 +144,11 @@ async function until(
       progress(`${what}: ${status}; the pipeline is idle, so no more will come: checking the invariants`);
       return;
     }
-    if (Date.now() > deadline) throw new Error(`chaos: ${what} not done in time (${status})`);
+    if (Date.now() > deadline) {
+      // Out of time: the invariants still say what is missing and why, and the table prints.
+      progress(`${what}: ${status}; not done in time: checking the invariants`);
+      return;
+    }
     await tick?.();
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
