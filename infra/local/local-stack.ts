@@ -151,6 +151,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       throw new Error(`${sourcePath} is not valid JSON: ${(error as Error).message}`);
     }
     applyLifecycle(document, options.lifecycle);
+    applyLeverRateLimit(document, options.atsRateLimits?.lever);
     const connections = parseConnections(document, sourcePath);
     const configPath = join(workDir, 'connections.json');
     writeFileSync(configPath, JSON.stringify(document, null, 2));
@@ -380,6 +381,16 @@ export interface LifecycleSettings {
   status?: 'tags' | 'off';
   reminders?: { afterHours: number; max?: number };
   expireAfterDays?: number;
+}
+
+/**
+ * Lever announces no rate limit, so its connection paces itself to `atsRateLimit` (default 10 a second): when the
+ * Lever sandbox is given another limit (the chaos run lifts it, a benchmark sets it), the connection says the same.
+ */
+function applyLeverRateLimit(document: unknown, perSecond: number | undefined): void {
+  if (perSecond === undefined) return;
+  for (const connection of (document as { connections?: Record<string, unknown>[] }).connections ?? [])
+    if (connection.ats === 'lever') connection.atsRateLimit = { requests: perSecond, perSeconds: 1 };
 }
 
 /** Writes `lifecycle` into the connections document (before it is validated, as a file would carry it). */
