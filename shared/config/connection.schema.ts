@@ -132,7 +132,7 @@ export const connectionSchema = v.pipe(
      */
     atsRateLimit: v.optional(
       v.object({
-        requests: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000)),
+        requests: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)),
         perSeconds: v.pipe(v.number(), v.minValue(0.1), v.maxValue(3600)),
       }),
     ),
