@@ -160,6 +160,16 @@ describe('Use case: ensureInterviewForTrigger', () => {
   });
 });
 
+/** Dependencies of an invite whose job's interview is ready and needs no update. */
+function inviteDependencies(store: ReturnType<typeof fakeStore>, context: ReturnType<typeof fakeContext>['context']) {
+  const deps = dependencies(store, context);
+  deps.contextFor = async () => ({
+    ...context,
+    interviews: { ...context.interviews, updateInterview: async () => undefined },
+  });
+  return deps;
+}
+
 describe('Use case: handleStageEntered', () => {
   it('after a takeover, finds the invite note the earlier worker posted and does not post it again', async () => {
     const store = fakeStore();
@@ -177,11 +187,7 @@ describe('Use case: handleStageEntered', () => {
       record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }),
     });
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
-    const deps = dependencies(store, context);
-    deps.contextFor = async () => ({
-      ...context,
-      interviews: { ...context.interviews, updateInterview: async () => undefined },
-    });
+    const deps = inviteDependencies(store, context);
     const [result] = await handleStageEntered(stageMessage(), deps);
     expect(result).toMatchObject({ outcome: 'invited' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
@@ -228,11 +234,7 @@ describe('Use case: handleStageEntered', () => {
     const ready = jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' });
     store.getJob.mockResolvedValue(ready);
     store.leaseJob.mockResolvedValue({ kind: 'ready', record: ready });
-    const deps = dependencies(store, context);
-    deps.contextFor = async () => ({
-      ...context,
-      interviews: { ...context.interviews, updateInterview: async () => undefined },
-    });
+    const deps = inviteDependencies(store, context);
     // First claim: the e-mail goes, the note meets a spent window (nothing sent).
     store.claimApplication.mockResolvedValueOnce({
       kind: 'claimed',
@@ -270,11 +272,7 @@ describe('Use case: handleStageEntered', () => {
       record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW, inviteClaims: 2, cleanStop: 'invite:0' }),
     });
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
-    const deps = dependencies(store, context);
-    deps.contextFor = async () => ({
-      ...context,
-      interviews: { ...context.interviews, updateInterview: async () => undefined },
-    });
+    const deps = inviteDependencies(store, context);
     const [result] = await handleStageEntered(stageMessage(), deps);
     expect(result).toMatchObject({ outcome: 'invited' });
     expect(ats.findNote).toHaveBeenCalledTimes(1);
