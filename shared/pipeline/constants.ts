@@ -30,6 +30,11 @@ export const WORKER_TIMING = {
    * a report arrives minutes after an interview, so older quiet interviews need no more looking.
    */
   reconcileWindowMs: 14 * 86_400_000,
+  /**
+   * A write-back claimed this lately is taken as under way by the reconciler (its message may be waiting for the
+   * ATS's window); one older is enqueued again, in case its message was lost.
+   */
+  writeBackUnderWayMs: 15 * 60_000,
   /** A report the API does not show yet is retried this many receives, then parked as unmatched. */
   reportNotFoundReceives: 3,
 } as const;

@@ -38,7 +38,8 @@ export async function reconcileConnection(
   };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
-  const since = (deps.now ?? Date.now)() - WORKER_TIMING.reconcileWindowMs;
+  const now = (deps.now ?? Date.now)();
+  const since = now - WORKER_TIMING.reconcileWindowMs;
   const jobs = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
   for (const job of jobs) {
     const applications = (await deps.store.listApplicationsByInterview(job.interviewId as string)).filter(
@@ -82,8 +83,14 @@ export async function reconcileConnection(
           (report.ats_job_application_id && a.atsApplicationId === report.ats_job_application_id) ||
           (email !== undefined && a.candidateEmail === email),
       );
+      // A write-back of this very report under way (claimed lately; its message may be waiting its turn for a
+      // rate-limited ATS) is not enqueued again: each copy would wait for a turn of its own.
+      const underWay =
+        application?.state === 'completed' &&
+        application.reportId === report.report_id &&
+        application.updatedAt >= now - WORKER_TIMING.writeBackUnderWayMs;
       const pending = application
-        ? OPEN_STATES.has(application.state)
+        ? OPEN_STATES.has(application.state) && !underWay
         : !(await deps.store.isReportParked(connectionId, report.report_id));
       if (pending)
         result.enqueued.push({

@@ -472,4 +472,23 @@ describe('Use case: reconcileConnection', () => {
       expect.anything(),
     );
   });
+
+  it('leaves a write-back of the same report claimed lately alone, and enqueues one claimed long ago', async () => {
+    const { reconcileConnection } = await import('../../../shared/pipeline');
+    const store = fakeStore();
+    const { context, interviews } = fakeContext();
+    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: NOW })]);
+    const claimed = (email: string, reportId: string, updatedAt: number) =>
+      applicationRecord({ interviewId: 'int-1', state: 'completed', candidateEmail: email, reportId, updatedAt });
+    store.listApplicationsByInterview.mockResolvedValue([
+      claimed('waiting@example.com', 'rep-waiting', NOW - 60_000),
+      claimed('lost@example.com', 'rep-lost', NOW - 16 * 60_000),
+    ]);
+    interviews.listReports.mockResolvedValue([
+      reportFactory({ report_id: 'rep-waiting', interview_id: 'int-1', candidate_email_id: 'waiting@example.com' }),
+      reportFactory({ report_id: 'rep-lost', interview_id: 'int-1', candidate_email_id: 'lost@example.com' }),
+    ]);
+    const result = await reconcileConnection('acme-greenhouse', { ...dependencies(store, context), now: () => NOW });
+    expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-lost']);
+  });
 });
