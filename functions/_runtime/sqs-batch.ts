@@ -52,7 +52,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
     // Records of this batch that defer at the same moment go back together (10 to a SendMessageBatch).
     const sendBack = options.defer?.publisher.publishDelayed
-      ? coalesced(options.defer.publisher.publishDelayed, options.defer.queueUrl, signal)
+      ? coalesced(options.defer.publisher.publishDelayed, options.defer.queueUrl)
       : undefined;
     return withLogContext(invocationKeys(context), async () => {
       const response = await processPartialResponse(
@@ -92,8 +92,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
       } catch (error) {
         const planned =
           sendBack && options.defer ? planDeferral(parsed.output, error, options.defer.random) : undefined;
-        // A copy SQS did not take (or past the deadline, when the batch may already count as failed) fails the
-        // record instead: SQS brings it back, and nothing is lost.
+        // A copy SQS did not take fails the record instead: SQS brings it back, and nothing is lost.
         if (planned && sendBack && (await sendBack(planned))) {
           options.metrics?.count('Deferred', parsed.output.connectionId);
           logger.info('message deferred: an outside API asked to wait', {
@@ -136,19 +135,17 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
 function coalesced(
   publishDelayed: NonNullable<DeferTarget['publisher']['publishDelayed']>,
   queueUrl: () => string,
-  signal: AbortSignal,
 ): (entry: { message: QueueMessage; delaySeconds: number }) => Promise<boolean> {
   let pending: { entry: { message: QueueMessage; delaySeconds: number }; done: (sent: boolean) => void }[] = [];
   const flush = async () => {
     const batch = pending;
     pending = [];
-    const sent = signal.aborted
-      ? batch.map(() => false)
-      : await publishDelayed(
-          queueUrl(),
-          batch.map((p) => p.entry),
-          signal,
-        ).catch(() => batch.map(() => false));
+    // Sent even when the deadline's signal has fired: the margin it leaves before the function's timeout is
+    // there for this, and a record that is neither deferred nor failed would be lost.
+    const sent = await publishDelayed(
+      queueUrl(),
+      batch.map((p) => p.entry),
+    ).catch(() => batch.map(() => false));
     for (const [index, p] of batch.entries()) p.done(sent[index] === true);
   };
   return (entry) =>
