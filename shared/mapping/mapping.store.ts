@@ -265,7 +265,7 @@ export class DynamoMappingStore implements MappingStore {
     step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
   ): Promise<void> {
     const invitation = step.serviceInvitation;
-    const update = buildUpdate({
+    await this.updateHeldApplication(key, owner, {
       set: {
         serviceInviteStartedAt: step.serviceInviteStartedAt,
         serviceCandidateId: invitation?.candidateId,
@@ -287,45 +287,21 @@ export class DynamoMappingStore implements MappingStore {
         ...(step.done ? ['leaseOwner', 'leaseUntil'] : []),
         ...(step.clearEmailStart ? ['inviteEmailStartedAt'] : []),
       ],
-      extraValues: { ':owner': owner },
     });
-    await this.conditionalUpdate(
-      this.tables.applications,
-      applicationKey(key),
-      withNames(update, 'leaseOwner'),
-      '#leaseOwner = :owner',
-      `application ${key.atsApplicationId}`,
-    );
   }
 
   public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string | undefined): Promise<void> {
-    const update = buildUpdate({
+    await this.updateHeldApplication(key, owner, {
       set: { cleanStop, updatedAt: Date.now() },
       remove: cleanStop === undefined ? ['leaseOwner', 'leaseUntil', 'cleanStop'] : ['leaseOwner', 'leaseUntil'],
-      extraValues: { ':owner': owner },
     });
-    await this.conditionalUpdate(
-      this.tables.applications,
-      applicationKey(key),
-      withNames(update, 'leaseOwner'),
-      '#leaseOwner = :owner',
-      `application ${key.atsApplicationId}`,
-    );
   }
 
   public async markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void> {
-    const update = buildUpdate({
+    await this.updateHeldApplication(key, owner, {
       set: { state: 'failed', failureReason: reason.slice(0, 500), updatedAt: Date.now() },
       remove: ['leaseOwner', 'leaseUntil'],
-      extraValues: { ':owner': owner },
     });
-    await this.conditionalUpdate(
-      this.tables.applications,
-      applicationKey(key),
-      withNames(update, 'leaseOwner'),
-      '#leaseOwner = :owner',
-      `application ${key.atsApplicationId}`,
-    );
   }
 
   public async getJob(key: JobKey): Promise<JobRecord | undefined> {
@@ -588,18 +564,10 @@ export class DynamoMappingStore implements MappingStore {
     },
   ): Promise<void> {
     const { done, ...fields } = step;
-    const update = buildUpdate({
+    await this.updateHeldApplication(key, owner, {
       set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) },
       remove: done ? ['leaseOwner', 'leaseUntil'] : [],
-      extraValues: { ':owner': owner },
     });
-    await this.conditionalUpdate(
-      this.tables.applications,
-      applicationKey(key),
-      withNames(update, 'leaseOwner'),
-      '#leaseOwner = :owner',
-      `application ${key.atsApplicationId}`,
-    );
   }
 
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
@@ -900,6 +868,21 @@ export class DynamoMappingStore implements MappingStore {
       new GetItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ConsistentRead: true }),
     );
     return result.Item ? (unmarshall(result.Item) as ApplicationRecord) : undefined;
+  }
+
+  /** An update of an application only its claim's holder may make (a lost lease is a LeaseLostError). */
+  private async updateHeldApplication(
+    key: ApplicationKey,
+    owner: string,
+    parts: { set: Record<string, unknown>; remove: string[] },
+  ): Promise<void> {
+    await this.conditionalUpdate(
+      this.tables.applications,
+      applicationKey(key),
+      withNames(buildUpdate({ ...parts, extraValues: { ':owner': owner } }), 'leaseOwner'),
+      '#leaseOwner = :owner',
+      `application ${key.atsApplicationId}`,
+    );
   }
 
   private async conditionalUpdate(
