@@ -4,9 +4,10 @@ import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
-import { deferIfAsked, planDeferral, type DeferTarget } from './deferral';
+import { planDeferral, type DeferTarget } from './deferral';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
+import { deadlineAfter } from '../../shared/http/deadline';
 import type { PipelineMetrics } from '../../shared/observability/metrics';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 
@@ -23,7 +24,7 @@ export function deadlineSignal(
   const remaining =
     typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : fallbackMs;
   // AbortSignal.timeout takes whole milliseconds only.
-  return AbortSignal.timeout(Math.max(500, Math.floor(remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5))));
+  return deadlineAfter(Math.max(500, Math.floor(remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5))));
 }
 
 /**
@@ -51,8 +52,8 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
     // Records of this batch that defer at the same moment go back together (10 to a SendMessageBatch).
-    const sendBack = options.defer?.publisher.publishDelayed
-      ? coalesced(options.defer.publisher.publishDelayed, options.defer.queueUrl)
+    const sendBack = options.defer
+      ? coalesced(options.defer.publisher.publishDelayed.bind(options.defer.publisher), options.defer.queueUrl)
       : undefined;
     return withLogContext(invocationKeys(context), async () => {
       const response = await processPartialResponse(
@@ -90,8 +91,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
         await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
       } catch (error) {
-        const planned =
-          sendBack && options.defer ? planDeferral(parsed.output, error, options.defer.random) : undefined;
+        const planned = options.defer ? planDeferral(parsed.output, error, options.defer.random) : undefined;
         // A copy SQS did not take fails the record instead: SQS brings it back, and nothing is lost.
         if (planned && sendBack && (await sendBack(planned))) {
           options.metrics?.count('Deferred', parsed.output.connectionId);
@@ -105,22 +105,6 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         }
         if (planned)
           logger.warn('could not defer the message', { messageId: record.messageId, code: 'queue-publish-failed' });
-        if (options.defer && !sendBack) {
-          const delaySeconds = await deferIfAsked(parsed.output, error, options.defer).catch((deferError: unknown) => {
-            logger.warn('could not defer the message', { messageId: record.messageId, code: errorCode(deferError) });
-            return undefined;
-          });
-          if (delaySeconds !== undefined) {
-            options.metrics?.count('Deferred', parsed.output.connectionId);
-            logger.info('message deferred: an outside API asked to wait', {
-              messageId: record.messageId,
-              code: errorCode(error),
-              delaySeconds,
-              deferrals: (parsed.output.deferrals ?? 0) + 1,
-            });
-            return;
-          }
-        }
         logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
         throw error;
       }
@@ -133,7 +117,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
  * parallel) share one SendMessageBatch. Each record waits for its own copy's answer before it is acknowledged.
  */
 function coalesced(
-  publishDelayed: NonNullable<DeferTarget['publisher']['publishDelayed']>,
+  publishDelayed: DeferTarget['publisher']['publishDelayed'],
   queueUrl: () => string,
 ): (entry: { message: QueueMessage; delaySeconds: number }) => Promise<boolean> {
   let pending: { entry: { message: QueueMessage; delaySeconds: number }; done: (sent: boolean) => void }[] = [];

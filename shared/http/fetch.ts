@@ -1,3 +1,4 @@
+import { deadlinePassed } from './deadline';
 import { HttpTransportError } from './errors';
 
 export interface HttpRequest {
@@ -18,6 +19,9 @@ export interface HttpResponse {
 
 /** One HTTP exchange with a timeout; transport failures become HttpTransportError, statuses are returned. */
 export async function sendHttpRequest(request: HttpRequest, fetchImpl: typeof fetch = fetch): Promise<HttpResponse> {
+  // Nothing is sent past the caller's deadline, even when a starved event loop has not yet run its timer.
+  if (deadlinePassed(request.signal))
+    throw new HttpTransportError('aborted', `${request.method} ${redactUrl(request.url)} not sent: deadline passed`);
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
   try {

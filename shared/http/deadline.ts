@@ -1,0 +1,22 @@
+const DEADLINE_AT = Symbol('deadlineAt');
+
+type DeadlineSignal = AbortSignal & { [DEADLINE_AT]?: number };
+
+/**
+ * A signal that aborts after `ms` and remembers the wall-clock time it stands for. Its timer fires only when the
+ * event loop gets to it: a process starved of CPU may run on past the deadline with the signal not yet aborted,
+ * and `deadlinePassed` still tells.
+ */
+export function deadlineAfter(ms: number, now: () => number = Date.now): AbortSignal {
+  return Object.assign(AbortSignal.timeout(ms), { [DEADLINE_AT]: now() + ms });
+}
+
+/**
+ * Whether the signal aborted or its deadline's time has come. Checked before a request is sent: a request sent
+ * past the worker's deadline may land after its claim ran out and another worker took the work over.
+ */
+export function deadlinePassed(signal: AbortSignal | undefined, now: () => number = Date.now): boolean {
+  if (!signal) return false;
+  const at = (signal as DeadlineSignal)[DEADLINE_AT];
+  return signal.aborted || (at !== undefined && now() >= at);
+}
