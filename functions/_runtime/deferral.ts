@@ -1,5 +1,5 @@
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
-import type { QueueMessage, QueuePublisher } from '../../shared/queue';
+import type { QueueMessage } from '../../shared/queue';
 import { type DelayedBatchPublisher, lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { requireEnv } from './env';
 
@@ -12,8 +12,8 @@ const RATE_LIMITED_CODES: ReadonlySet<string> = new Set(['rate-limited', 'ats-ra
 export interface DeferTarget {
   /** Read when needed: a function that never defers never needs its queue's URL. */
   queueUrl: () => string;
-  /** With `publishDelayed`, a batch's deferrals go back together, 10 to a request, after the batch. */
-  publisher: Pick<QueuePublisher, 'publish'> & Partial<DelayedBatchPublisher>;
+  /** A batch's records that defer at the same moment go back together, 10 to a request. */
+  publisher: DelayedBatchPublisher;
   random?: () => number;
 }
 
@@ -58,23 +58,11 @@ export function turnDelaySeconds(waitMs: number, spreadMs: number, random: () =>
 }
 
 /**
- * Sends the message again with a delay, one deferral more, when the error asked to wait and deferrals remain.
- * A message that comes back by the visibility timeout waits 6 × the function timeout and counts toward the
- * DLQ; a deferred one comes back when the API is ready and does not. The copy keeps its enqueueId, so the
- * claims treat it as the same message. Returns the delay, or undefined when SQS's own retry must do.
+ * The copy to send back and its delay, when the error asked to wait and deferrals remain; else undefined (SQS's
+ * own retry must do). A message that comes back by the visibility timeout waits 6 × the function timeout and
+ * counts toward the DLQ; a deferred one comes back when the API is ready and does not. The copy keeps its
+ * enqueueId, so the claims treat it as the same message.
  */
-export async function deferIfAsked(
-  message: QueueMessage,
-  error: unknown,
-  target: DeferTarget,
-): Promise<number | undefined> {
-  const planned = planDeferral(message, error, target.random);
-  if (!planned) return undefined;
-  await target.publisher.publish(target.queueUrl(), planned.message, { delaySeconds: planned.delaySeconds });
-  return planned.delaySeconds;
-}
-
-/** The copy to send back and its delay, when the error asked to wait and deferrals remain; else undefined. */
 export function planDeferral(
   message: QueueMessage,
   error: unknown,

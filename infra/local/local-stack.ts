@@ -50,8 +50,8 @@ export interface LocalStackOptions {
   logLevel?: string;
   /** Requests per window of each ATS sandbox (defaults: the documented limits). */
   atsRateLimits?: Partial<Record<AtsKind, number>>;
-  /** Greenhouse's rate-limit window in ms (default 30 s, Harvest v3's). */
-  greenhouseRateWindowMs?: number;
+  /** Each ATS sandbox's rate-limit window in ms (defaults: the documented windows, e.g. Greenhouse's 30 s). */
+  atsRateWindowsMs?: Partial<Record<AtsKind, number>>;
   /** Share of batches the event sources hand to two workers at once, as SQS may deliver a message twice. */
   duplicateDeliveryRate?: number;
   /** A share of worker invocations that start with little time left (infra/local/sqs-event-source.ts). */
@@ -131,7 +131,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => interview.close());
     const sandboxes = await startAtsSandboxes(options.fixedAtsPorts ?? false, {
       rateLimits: options.atsRateLimits,
-      greenhouseWindowMs: options.greenhouseRateWindowMs,
+      rateWindowsMs: options.atsRateWindowsMs,
     });
     cleanups.push(() => sandboxes.close());
     const { greenhouse } = sandboxes;
@@ -151,7 +151,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       throw new Error(`${sourcePath} is not valid JSON: ${(error as Error).message}`);
     }
     applyLifecycle(document, options.lifecycle);
-    applyLeverRateLimit(document, options.atsRateLimits?.lever);
+    applyLeverRateLimit(document, options.atsRateLimits?.lever, options.atsRateWindowsMs?.lever);
     const connections = parseConnections(document, sourcePath);
     const configPath = join(workDir, 'connections.json');
     writeFileSync(configPath, JSON.stringify(document, null, 2));
@@ -387,10 +387,10 @@ export interface LifecycleSettings {
  * Lever announces no rate limit, so its connection paces itself to `atsRateLimit` (default 10 a second): when the
  * Lever sandbox is given another limit (the chaos run lifts it, a benchmark sets it), the connection says the same.
  */
-function applyLeverRateLimit(document: unknown, perSecond: number | undefined): void {
-  if (perSecond === undefined) return;
+function applyLeverRateLimit(document: unknown, requests: number | undefined, windowMs = 1000): void {
+  if (requests === undefined) return;
   for (const connection of (document as { connections?: Record<string, unknown>[] }).connections ?? [])
-    if (connection.ats === 'lever') connection.atsRateLimit = { requests: perSecond, perSeconds: 1 };
+    if (connection.ats === 'lever') connection.atsRateLimit = { requests, perSeconds: windowMs / 1000 };
 }
 
 /** Writes `lifecycle` into the connections document (before it is validated, as a file would carry it). */

@@ -1,21 +1,16 @@
-import type { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueMessage } from './messages.schema';
-import type { QueuePublisher } from './queue.publisher';
-import { sendMessageInput, type PublishOptions } from './send-input';
 
 /**
  * A publisher whose SQS client is loaded on first use. A worker sends only when it defers a message, which is
  * rare; a static import of the client would add about 40 ms to every cold start (npm run bench). The import
  * must stay dynamic: esbuild hoists a bundle's static imports of external packages to its top.
  */
-export function lazyQueuePublisher(): Pick<QueuePublisher, 'publish'> & DelayedBatchPublisher {
-  let loading:
-    | Promise<{ client: SQSClient; Command: typeof SendMessageCommand; Batch: typeof SendMessageBatchCommand }>
-    | undefined;
+export function lazyQueuePublisher(): DelayedBatchPublisher {
+  let loading: Promise<{ client: SQSClient; Batch: typeof SendMessageBatchCommand }> | undefined;
   const sdk = async () => {
     loading ??= import('@aws-sdk/client-sqs').then((sdk) => ({
       client: new sdk.SQSClient({}),
-      Command: sdk.SendMessageCommand,
       Batch: sdk.SendMessageBatchCommand,
     }));
     return loading.catch((error: unknown) => {
@@ -24,10 +19,6 @@ export function lazyQueuePublisher(): Pick<QueuePublisher, 'publish'> & DelayedB
     });
   };
   return {
-    async publish(queueUrl: string, message: QueueMessage, options?: PublishOptions): Promise<void> {
-      const { client, Command } = await sdk();
-      await client.send(new Command(sendMessageInput(queueUrl, message, options)));
-    },
     async publishDelayed(queueUrl, entries, signal) {
       const { client, Batch } = await sdk();
       const sent: boolean[] = [];

@@ -1,34 +1,79 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { startCountingProxy } from '../../infra/local/counting-proxy';
-import { startLocalStack } from '../../infra/local/local-stack';
+import { type LocalStack, startLocalStack } from '../../infra/local/local-stack';
+import type { AtsSandboxView } from '../../infra/local/sandbox/ats';
 import { measureBundles } from './bundles';
-import { ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
+import { type AtsKind, ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
 import { connectionsDocument } from '../helpers/many-connections';
 
 /**
- * `npm run bench [-- --candidates 200 --concurrency 4 --ats-rate-limit 100000 --ats-rate-window 30 --per-second]`:
- * candidates through the whole local pipeline on Greenhouse (stage change → interview → invite → report →
- * write-back), then the figures; with a rate limit, also the allowed rate, the share of it used and the 429s.
+ * `npm run bench [-- --ats greenhouse|ashby|lever|workable --candidates 200 --concurrency 4
+ *   --ats-rate-limit N --ats-rate-window S --per-second --reports-after-all --trickle ashby]`:
+ * candidates through the whole local pipeline on one ATS (stage change → interview → invite → report →
+ * write-back), then the figures. With a rate limit (N requests per fixed window of S seconds, S defaulting to the
+ * ATS's documented window), the same candidates first run unthrottled, and the run prints the allowed rate, the
+ * share of it used, the 429s and the requests per candidate against the unthrottled run. With `--trickle`, a
+ * burst of candidates on the rate-limited ATS runs beside a trickle on another connection, and the bench prints
+ * the trickle's latencies alone and beside the burst.
  */
 const { values } = parseArgs({
   options: {
-    candidates: { type: 'string', default: '200' },
+    ats: { type: 'string', default: 'greenhouse' },
+    candidates: { type: 'string' },
     concurrency: { type: 'string', default: '4' },
-    'ats-rate-limit': { type: 'string', default: '100000' },
-    'ats-rate-window': { type: 'string', default: '30' },
+    'ats-rate-limit': { type: 'string' },
+    'ats-rate-window': { type: 'string' },
     'skip-bundles': { type: 'boolean', default: false },
-    /** Prints the Greenhouse requests answered in each second of the run: how the windows were filled. */
+    /** Prints the ATS requests answered in each second of the run: how the windows were filled. */
     'per-second': { type: 'boolean', default: false },
+    /** Every candidate is invited before any takes the interview (by default each takes it once invited). */
+    'reports-after-all': { type: 'boolean', default: false },
+    /** The connection whose trickle of candidates runs beside the burst, alone first. */
+    trickle: { type: 'string' },
+    'trickle-candidates': { type: 'string', default: '30' },
+    'trickle-every': { type: 'string', default: '1' },
+    /** Internal: the unthrottled comparison runs in a process of its own and writes its figures here. */
+    'figures-to': { type: 'string' },
   },
 });
-const candidates = Number(values.candidates);
-const TARGETS = { dynamoPerCandidate: 8, sqsPerCandidate: 3, bundleKb: 300, coldInitMs: 200 };
-const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} ≤ ${target}`;
+const KINDS: AtsKind[] = ['greenhouse', 'ashby', 'lever', 'workable'];
+const asKind = (value: string, flag: string): AtsKind => {
+  if (!KINDS.includes(value as AtsKind)) throw new Error(`${flag}: expected one of ${KINDS.join(', ')}, got ${value}`);
+  return value as AtsKind;
+};
+const ats = asKind(values.ats, '--ats');
+const trickleKind = values.trickle === undefined ? undefined : asKind(values.trickle, '--trickle');
+if (trickleKind === ats) throw new Error('--trickle: the trickle runs on another connection than --ats');
+/** Each ATS's documented window (ats-facts.md): Harvest v3's 30 s, Ashby's and Workable's 10 s, Lever's 1 s. */
+const DOCUMENTED_WINDOW_S: Record<AtsKind, number> = { greenhouse: 30, ashby: 10, lever: 1, workable: 10 };
+const NAMES: Record<AtsKind, string> = {
+  greenhouse: 'Greenhouse',
+  ashby: 'Ashby',
+  lever: 'Lever',
+  workable: 'Workable',
+};
+const UNLIMITED = 100_000;
+const limited = values['ats-rate-limit'] !== undefined;
+const rateLimit = Number(values['ats-rate-limit'] ?? UNLIMITED);
+const windowSeconds = Number(values['ats-rate-window'] ?? DOCUMENTED_WINDOW_S[ats]);
+const candidates = Number(values.candidates ?? (trickleKind ? 500 : 200));
+for (const [flag, value] of Object.entries({ candidates, rateLimit, windowSeconds }))
+  if (!(value > 0)) throw new Error(`${flag}: expected a positive number`);
+const TARGETS = {
+  dynamoPerCandidate: 8,
+  sqsPerCandidate: 3,
+  bundleKb: 300,
+  coldInitMs: 200,
+  limited: { share: 90, atsRatio: 1.1, sqsPerCandidate: 4, dynamoPerCandidate: 10 },
+  trickleRatio: 1.5,
+};
+const check = (ok: boolean, target: string) => `${ok ? 'ok' : 'MISSED'} ${target}`;
 
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -42,152 +87,337 @@ const progress = (line: string) => {
   lastProgress = Date.now();
   console.log(line);
 };
+const endProgress = () => process.stdout.isTTY && process.stdout.write('\n');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let dynamoProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
-let sqsProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
-console.log(
-  `Benchmark: ${candidates} candidates, worker concurrency ${values.concurrency}, ` +
-    `Greenhouse limit ${values['ats-rate-limit']} per ${values['ats-rate-window']} s`,
-);
-const stack = await startLocalStack({
-  workDir: '.local/bench',
-  reconcileIntervalMs: 0,
-  maxConcurrency: Number(values.concurrency),
-  atsRateLimits: { greenhouse: Number(values['ats-rate-limit']) },
-  greenhouseRateWindowMs: Number(values['ats-rate-window']) * 1000,
-  logLevel: 'ERROR',
-  wrapEndpoints: async (endpoints) => {
-    dynamoProxy = await startCountingProxy(endpoints.dynamodb);
-    sqsProxy = await startCountingProxy(endpoints.sqs);
-    return { ...endpoints, dynamodb: dynamoProxy.url, sqs: sqsProxy.url };
-  },
+/** Candidates of one connection, from their stage change to their write-back. */
+interface Cohort {
+  kind: AtsKind;
+  view: AtsSandboxView;
+  jobs: string[];
+  moved: Map<string, number>;
+  emails: Map<string, string>;
+  invited: Map<string, Record<string, any>>;
+  reportStarted: Map<string, number>;
+  written: Map<string, Record<string, any>>;
+  reportsAfterAll: boolean;
+  /** How many candidates the cohort will have once every stage change is sent. */
+  expected: number;
+}
+const cohortOf = (stack: LocalStack, kind: AtsKind, expected: number, reportsAfterAll = false): Cohort => ({
+  kind,
+  view: stack.ats[kind],
+  // Greenhouse's sandbox has two jobs, the others one: one interview per job.
+  jobs: kind === 'greenhouse' ? ['3301', '3302'] : [stack.ats[kind].demoJobId],
+  moved: new Map(),
+  emails: new Map(),
+  invited: new Map(),
+  reportStarted: new Map(),
+  written: new Map(),
+  reportsAfterAll,
+  expected,
 });
-// The benchmark's own reads go straight to DynamoDB Local, past the counter.
-const direct = new DynamoDBClient({ endpoint: stack.emulators.endpoints.dynamodb });
-try {
-  dynamoProxy?.reset();
-  sqsProxy?.reset();
-  const jobs = [3301, 3302];
-  const started = Date.now();
-  const ghTotal = () => Object.values(stack.greenhouse.state.requests).reduce((a, b) => a + b, 0);
-  const samples: number[] = [];
-  const sampler = values['per-second'] ? setInterval(() => samples.push(ghTotal()), 1000) : undefined;
-  const moveStarted = new Map<number, number>();
-  const applications = Array.from({ length: candidates }, (_, i) =>
-    stack.greenhouse.addCandidate({
-      first_name: 'Bench',
-      last_name: String(i),
-      email: `bench-${i}@candidates.example.com`,
-      job_id: jobs[i % jobs.length] as number,
+let added = 0;
+const moveIn = async (cohort: Cohort, count: number) => {
+  const applications = Array.from({ length: count }, () => {
+    const n = added++;
+    const email = `bench-${n}@candidates.example.com`;
+    const created = cohort.view.addCandidate({
+      firstName: 'Bench',
+      lastName: String(n),
+      email,
+      jobId: cohort.jobs[n % cohort.jobs.length],
+    });
+    cohort.emails.set(created.id, email);
+    return created;
+  });
+  await Promise.all(
+    applications.map(async (a) => {
+      cohort.moved.set(a.id, Date.now());
+      await cohort.view.moveCandidate({ applicationId: a.id, stageName: 'AI Interview' });
     }),
   );
-  // Stage changes arrive in waves of 20, as an ATS's webhook workers would send them.
-  for (let i = 0; i < applications.length; i += 20) {
-    await Promise.all(
-      applications.slice(i, i + 20).map(async (a) => {
-        moveStarted.set(a.id, Date.now());
-        await stack.greenhouse.moveCandidate({ application_id: a.id, stage_name: 'AI Interview' });
-      }),
-    );
-    progress(`stage changes sent: ${Math.min(i + 20, candidates)}/${candidates}`);
-  }
-  const scanApplications = async () =>
-    ((await direct.send(new ScanCommand({ TableName: stack.tables.applications }))).Items ?? []).map((item) =>
-      unmarshall(item),
-    );
-  const deadline = Date.now() + 10 * 60_000;
-  let invited: Record<string, any>[] = [];
-  while (Date.now() < deadline) {
-    invited = (await scanApplications()).filter((a) => a.state === 'invited');
-    progress(`invited: ${invited.length}/${candidates}`);
-    if (invited.length >= candidates) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const reportStarted = new Map<string, number>();
-  for (const application of invited) {
-    const candidate = stack.greenhouse.state.candidates.find((c) => String(c.id) === application.atsCandidateId);
-    reportStarted.set(application.atsApplicationId, Date.now());
-    stack.interview.completeInterview({
-      interview_id: application.interviewId,
-      candidate_name: 'Bench Candidate',
-      candidate_email: candidate?.email_addresses[0]?.value as string,
-      delay_ms: 0,
-    });
-  }
-  let written: Record<string, any>[] = [];
-  while (Date.now() < deadline) {
-    written = (await scanApplications()).filter((a) => a.state === 'written_back');
-    progress(`written back: ${written.length}/${candidates}`);
-    if (written.length >= candidates) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  await stack.waitForQuiet(60_000);
-  const elapsedMs = Date.now() - started;
-  if (sampler) {
-    clearInterval(sampler);
-    console.log(`GH requests per second: ${samples.map((v, i) => v - (samples[i - 1] ?? 0)).join(' ')}`);
-  }
-  if (process.stdout.isTTY) process.stdout.write('\n');
+};
+const latencies = (cohort: Cohort) => {
+  const written = [...cohort.written.values()];
+  return {
+    stage: written.map((a) => (a.inviteNoteAt ?? a.inviteEmailAt) - (cohort.moved.get(a.atsApplicationId) ?? NaN)),
+    report: written.map((a) => (a.movedAt ?? a.reportNoteAt) - (cohort.reportStarted.get(a.atsApplicationId) ?? NaN)),
+  };
+};
 
-  const stageLatency = written.map(
-    (a) => (a.inviteNoteAt ?? a.inviteEmailAt) - (moveStarted.get(Number(a.atsApplicationId)) ?? started),
-  );
-  const reportLatency = written.map(
-    (a) => (a.movedAt ?? a.reportNoteAt) - (reportStarted.get(a.atsApplicationId) ?? started),
-  );
-  const dynamoTotal = dynamoProxy?.total() ?? NaN;
-  const sqsTotal = sqsProxy?.total() ?? NaN;
-  const interviewRequests = Object.values(stack.interview.state.requests).reduce((a, b) => a + b, 0);
-  const atsRequests = Object.values(stack.greenhouse.state.requests).reduce((a, b) => a + b, 0);
-  const dlq = await stack.dlqDepths();
+/**
+ * Watches the applications table: a candidate takes the interview once invited (or once the whole cohort is,
+ * with `reportsAfterAll`), and counts as done once written back. Resolves when every cohort in `until` is done.
+ */
+const follow = async (stack: LocalStack, direct: DynamoDBClient, cohorts: Cohort[], until: Cohort[], label: string) => {
+  const byConnection = new Map(cohorts.map((c) => [stack.connections.find((k) => k.ats === c.kind)?.id, c]));
+  const deadline = Date.now() + 20 * 60_000;
+  const done = () => until.every((c) => c.written.size >= c.expected);
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${label}: not every candidate was written back within 20 minutes`);
+    let startKey: Record<string, any> | undefined;
+    for (let page = 0; page < 1000; page++) {
+      const answer = await direct.send(
+        new ScanCommand({ TableName: stack.tables.applications, ExclusiveStartKey: startKey }),
+      );
+      for (const item of answer.Items ?? []) {
+        const record = unmarshall(item);
+        const cohort = byConnection.get(record.connectionId);
+        if (!cohort?.moved.has(record.atsApplicationId)) continue;
+        if (record.state === 'invited') cohort.invited.set(record.atsApplicationId, record);
+        if (record.state === 'written_back') cohort.written.set(record.atsApplicationId, record);
+      }
+      startKey = answer.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+    for (const cohort of cohorts) {
+      if (cohort.reportsAfterAll && cohort.invited.size + cohort.written.size < cohort.expected) continue;
+      for (const [id, record] of cohort.invited) {
+        if (cohort.reportStarted.has(id)) continue;
+        cohort.reportStarted.set(id, Date.now());
+        stack.interview.completeInterview({
+          interview_id: record.interviewId,
+          candidate_name: 'Bench Candidate',
+          candidate_email: cohort.emails.get(id) as string,
+          delay_ms: 0,
+        });
+      }
+    }
+    const counts = until.map(
+      (c) => `${NAMES[c.kind]} invited ${c.reportStarted.size}, written back ${c.written.size}/${c.expected}`,
+    );
+    progress(`${label}: ${counts.join('; ')}`);
+    await sleep(250);
+  }
+};
 
-  const row = (label: string, value: string, target = '') =>
-    console.log(`| ${label.padEnd(54)} | ${value.padStart(12)} | ${target.padEnd(14)} |`);
-  const rule = `+-${'-'.repeat(54)}-+-${'-'.repeat(12)}-+-${'-'.repeat(14)}-+`;
+interface RunFigures {
+  written: number;
+  elapsedMs: number;
+  stage: number[];
+  report: number[];
+  dynamo: number;
+  sqs: number;
+  sent: number;
+  interviewRequests: number;
+  atsRequests: number;
+  throttled: number;
+  dlq: number;
+  breakdown: string[];
+  perSecond?: number[];
+}
+
+/** A local stack whose DynamoDB and SQS traffic is counted, with `limit` per `windowS` on `kind`'s sandbox. */
+const startCounted = async (kind: AtsKind, limit: number, windowS: number) => {
+  let dynamoProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
+  let sqsProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
+  const limits: Partial<Record<AtsKind, number>> = { [kind]: limit };
+  const stack = await startLocalStack({
+    workDir: '.local/bench',
+    reconcileIntervalMs: 0,
+    maxConcurrency: Number(values.concurrency),
+    atsRateLimits: limits,
+    atsRateWindowsMs: { [kind]: windowS * 1000 },
+    logLevel: 'ERROR',
+    wrapEndpoints: async (endpoints) => {
+      dynamoProxy = await startCountingProxy(endpoints.dynamodb);
+      sqsProxy = await startCountingProxy(endpoints.sqs);
+      return { ...endpoints, dynamodb: dynamoProxy.url, sqs: sqsProxy.url };
+    },
+  });
+  const counters = {
+    dynamo: dynamoProxy as NonNullable<typeof dynamoProxy>,
+    sqs: sqsProxy as NonNullable<typeof sqsProxy>,
+  };
+  const stop = async () => {
+    await stack.stop();
+    await counters.dynamo.close();
+    await counters.sqs.close();
+  };
+  return { stack, counters, stop };
+};
+
+/** `candidates` through the pipeline on `kind`, at `limit` requests per `windowS`. */
+const runPipeline = async (kind: AtsKind, limit: number, windowS: number, label: string): Promise<RunFigures> => {
+  const { stack, counters, stop } = await startCounted(kind, limit, windowS);
+  // The benchmark's own reads go straight to DynamoDB Local, past the counter.
+  const direct = new DynamoDBClient({ endpoint: stack.emulators.endpoints.dynamodb });
+  try {
+    counters.dynamo.reset();
+    counters.sqs.reset();
+    const cohort = cohortOf(stack, kind, candidates, values['reports-after-all']);
+    const view = cohort.view;
+    const atsTotal = () => Object.values(view.requests()).reduce((a, b) => a + b, 0);
+    const samples: number[] = [];
+    const sampler = values['per-second'] ? setInterval(() => samples.push(atsTotal()), 1000) : undefined;
+    const started = Date.now();
+    // Stage changes arrive in waves of 20, as an ATS's webhook workers would send them.
+    for (let i = 0; i < candidates; i += 20) {
+      await moveIn(cohort, Math.min(20, candidates - i));
+      progress(`${label}: stage changes sent ${Math.min(i + 20, candidates)}/${candidates}`);
+    }
+    await follow(stack, direct, [cohort], [cohort], label);
+    await stack.waitForQuiet(60_000);
+    const elapsedMs = Date.now() - started;
+    if (sampler) clearInterval(sampler);
+    endProgress();
+    const { stage, report } = latencies(cohort);
+    const dlq = await stack.dlqDepths();
+    const counts = (name: string, map: Map<string, number> | Record<string, number>) => {
+      const entries = [...(map instanceof Map ? map : Object.entries(map))];
+      return `${name.padEnd(22)} ${entries.map(([k, v]) => `${k} ${v}`).join(', ')}`;
+    };
+    return {
+      written: cohort.written.size,
+      elapsedMs,
+      stage,
+      report,
+      dynamo: counters.dynamo.total(),
+      sqs: counters.sqs.total(),
+      sent: (counters.sqs.counts.get('SendMessage') ?? 0) + (counters.sqs.counts.get('SendMessageBatch') ?? 0),
+      interviewRequests: Object.values(stack.interview.state.requests).reduce((a, b) => a + b, 0),
+      atsRequests: atsTotal(),
+      throttled: view.throttled(),
+      dlq: dlq.stage + dlq.report,
+      breakdown: [
+        counts('DynamoDB by operation:', counters.dynamo.counts),
+        counts('SQS by operation:', counters.sqs.counts),
+        counts('interview service:', stack.interview.state.requests),
+        counts(`${NAMES[kind]}:`, view.requests()),
+      ],
+      perSecond: sampler ? samples.map((v, i) => v - (samples[i - 1] ?? 0)) : undefined,
+    };
+  } finally {
+    await stop();
+  }
+};
+
+/** This benchmark again, unthrottled, in a child process; its figures come back through a file. */
+const unthrottledRun = async (): Promise<RunFigures> => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
+  const file = join(dir, 'figures.json');
+  const args = ['--ats', ats, '--candidates', String(candidates), '--concurrency', String(values.concurrency)];
+  if (values['reports-after-all']) args.push('--reports-after-all');
+  try {
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, process.argv[1] as string, ...args, '--skip-bundles', '--figures-to', file],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    if (code !== 0) throw new Error(`the unthrottled run exited with ${code}`);
+    return JSON.parse(readFileSync(file, 'utf8')) as RunFigures;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+
+const row = (label: string, value: string, target = '') =>
+  console.log(`| ${label.padEnd(56)} | ${value.padStart(13)} | ${target.padEnd(16)} |`);
+const rule = `+-${'-'.repeat(56)}-+-${'-'.repeat(13)}-+-${'-'.repeat(16)}-+`;
+const p50p95 = (values: number[]) => `${percentile(values, 50)} / ${percentile(values, 95)}`;
+
+if (trickleKind) {
+  // Tenant isolation: the trickle alone, then the same trickle beside a burst on the rate-limited connection.
+  const trickleCount = Number(values['trickle-candidates']);
+  const everyMs = Number(values['trickle-every']) * 1000;
+  console.log(
+    `Tenant isolation: a trickle of ${trickleCount} ${NAMES[trickleKind]} candidates, one every ${everyMs / 1000} s, ` +
+      `alone and beside a burst of ${candidates} on ${NAMES[ats]} at ${rateLimit} per ${windowSeconds} s`,
+  );
+  const { stack, stop } = await startCounted(ats, rateLimit, windowSeconds);
+  const direct = new DynamoDBClient({ endpoint: stack.emulators.endpoints.dynamodb });
+  try {
+    const trickle = async (cohort: Cohort) => {
+      for (let i = 0; i < trickleCount; i++) {
+        await moveIn(cohort, 1);
+        await sleep(everyMs);
+      }
+    };
+    const alone = cohortOf(stack, trickleKind, trickleCount);
+    await Promise.all([trickle(alone), follow(stack, direct, [alone], [alone], 'trickle alone')]);
+    endProgress();
+    const burst = cohortOf(stack, ats, candidates);
+    const beside = cohortOf(stack, trickleKind, trickleCount);
+    const burstStarted = Date.now();
+    for (let i = 0; i < candidates; i += 20) await moveIn(burst, Math.min(20, candidates - i));
+    await Promise.all([trickle(beside), follow(stack, direct, [burst, beside], [beside], 'trickle beside the burst')]);
+    endProgress();
+    const [a, b] = [latencies(alone), latencies(beside)];
+    console.log(rule);
+    row(`${NAMES[trickleKind]} trickle`, 'alone', 'beside the burst');
+    console.log(rule);
+    row('written back', `${alone.written.size}/${trickleCount}`, `${beside.written.size}/${trickleCount}`);
+    row('stage flow latency p50 / p95 (ms)', p50p95(a.stage), p50p95(b.stage));
+    row('report flow latency p50 / p95 (ms)', p50p95(a.report), p50p95(b.report));
+    const ratio = (x: number[], y: number[]) => percentile(y, 95) / percentile(x, 95);
+    const stageRatio = ratio(a.stage, b.stage);
+    const reportRatio = ratio(a.report, b.report);
+    const within = (ratio: number) => check(ratio <= TARGETS.trickleRatio, `≤ ${TARGETS.trickleRatio}`);
+    row('p95 beside ÷ alone: stage flow', stageRatio.toFixed(2), within(stageRatio));
+    row('p95 beside ÷ alone: report flow', reportRatio.toFixed(2), within(reportRatio));
+    console.log(rule);
+    console.log(
+      `${NAMES[ats]} burst meanwhile: ${burst.moved.size} moved, ${burst.reportStarted.size} invited, ` +
+        `${burst.written.size} written back in ${((Date.now() - burstStarted) / 1000).toFixed(0)} s; ` +
+        `429s ${stack.ats[ats].throttled()}`,
+    );
+  } finally {
+    await stop();
+  }
+} else {
+  const limitText = limited ? `${rateLimit} per ${windowSeconds} s` : 'no rate limit';
+  console.log(
+    `Benchmark: ${candidates} candidates on ${NAMES[ats]}, worker concurrency ${values.concurrency}, ${limitText}` +
+      (values['reports-after-all'] ? ', every candidate invited before any report' : ''),
+  );
+  // The comparison the rate limit is judged by: the same candidates, unthrottled, in a process of its own (the
+  // handlers keep the clients of the stack they were first loaded with).
+  const baseline = limited ? await unthrottledRun() : undefined;
+  const run = await runPipeline(ats, rateLimit, windowSeconds, limited ? 'rate-limited run' : 'unthrottled run');
+  if (values['figures-to']) {
+    writeFileSync(values['figures-to'], JSON.stringify(run));
+    process.exit(0);
+  }
+  if (run.perSecond) console.log(`${NAMES[ats]} requests per second: ${run.perSecond.join(' ')}`);
+  const per = (n: number) => n / candidates;
+  const dynamoTarget = limited ? TARGETS.limited.dynamoPerCandidate : TARGETS.dynamoPerCandidate;
+  const sqsTarget = limited ? TARGETS.limited.sqsPerCandidate : TARGETS.sqsPerCandidate;
   console.log(rule);
-  row('candidates written back', `${written.length}/${candidates}`);
-  row('wall time (first stage change → last write-back)', `${(elapsedMs / 1000).toFixed(1)} s`);
-  row('end-to-end throughput', `${((written.length / elapsedMs) * 1000).toFixed(1)} cand/s`);
-  row('stage flow latency p50 / p95 (ms)', `${percentile(stageLatency, 50)} / ${percentile(stageLatency, 95)}`);
-  row('report flow latency p50 / p95 (ms)', `${percentile(reportLatency, 50)} / ${percentile(reportLatency, 95)}`);
+  row('candidates written back', `${run.written}/${candidates}`);
+  row('wall time (first stage change → last write-back)', `${(run.elapsedMs / 1000).toFixed(1)} s`);
+  row('end-to-end throughput', `${((run.written / run.elapsedMs) * 1000).toFixed(1)} cand/s`);
+  row('stage flow latency p50 / p95 (ms)', p50p95(run.stage));
+  row('report flow latency p50 / p95 (ms)', p50p95(run.report));
   row(
     'DynamoDB requests per candidate',
-    (dynamoTotal / candidates).toFixed(2),
-    check(dynamoTotal / candidates <= TARGETS.dynamoPerCandidate, String(TARGETS.dynamoPerCandidate)),
+    per(run.dynamo).toFixed(2),
+    check(per(run.dynamo) <= dynamoTarget, `≤ ${dynamoTarget}`),
   );
-  const sent = (sqsProxy?.counts.get('SendMessage') ?? 0) + (sqsProxy?.counts.get('SendMessageBatch') ?? 0);
   row(
     'SQS requests per candidate (sends, receives, deletes)',
-    (sqsTotal / candidates).toFixed(2),
-    check(sqsTotal / candidates <= TARGETS.sqsPerCandidate, String(TARGETS.sqsPerCandidate)),
+    per(run.sqs).toFixed(2),
+    check(per(run.sqs) <= sqsTarget, `≤ ${sqsTarget}`),
   );
-  row('  of which sent by the connector', (sent / candidates).toFixed(2));
-  row('interview-service requests per candidate', (interviewRequests / candidates).toFixed(2));
-  row('ATS (Greenhouse) requests per candidate', (atsRequests / candidates).toFixed(2));
-  // The rate the limit allows, and how much of it the run used: requests answered (not 429) over the wall time.
-  const allowedPerSecond = Number(values['ats-rate-limit']) / Number(values['ats-rate-window']);
-  const answeredPerSecond = ((atsRequests - stack.greenhouse.state.throttled) / elapsedMs) * 1000;
-  row('Greenhouse allowed rate (requests per second)', allowedPerSecond.toFixed(2));
-  row('  share of it used over the run', `${Math.min(100, (answeredPerSecond / allowedPerSecond) * 100).toFixed(0)} %`);
-  row('  429 answers (window spent)', String(stack.greenhouse.state.throttled));
-  row('messages in the DLQs', String(dlq.stage + dlq.report));
+  row('  of which sent by the connector', per(run.sent).toFixed(2));
+  row('interview-service requests per candidate', per(run.interviewRequests).toFixed(2));
+  row(`${NAMES[ats]} requests per candidate`, per(run.atsRequests).toFixed(2));
+  if (baseline) {
+    const ratio = run.atsRequests / baseline.atsRequests;
+    row('  unthrottled run', per(baseline.atsRequests).toFixed(2));
+    row('  rate-limited ÷ unthrottled', ratio.toFixed(2), check(ratio <= TARGETS.limited.atsRatio, '≤ 1.10'));
+    // The rate the limit allows, and how much of it the run used: requests answered (not 429) over the wall time.
+    const allowedPerSecond = rateLimit / windowSeconds;
+    const share = (((run.atsRequests - run.throttled) / run.elapsedMs) * 1000 * 100) / allowedPerSecond;
+    row(`${NAMES[ats]} allowed rate (requests per second)`, allowedPerSecond.toFixed(2));
+    row('  share of it used over the run', `${Math.min(100, share).toFixed(0)} %`, check(share >= 90, '≥ 90 %'));
+    row('  429 answers (window spent)', String(run.throttled));
+    row('unthrottled run: wall time', `${(baseline.elapsedMs / 1000).toFixed(1)} s`);
+  }
+  row('messages in the DLQs', String(run.dlq));
   console.log(rule);
-  console.log(`DynamoDB by operation: ${[...(dynamoProxy?.counts ?? [])].map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(`SQS by operation:      ${[...(sqsProxy?.counts ?? [])].map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(
-    `interview service:     ${Object.entries(stack.interview.state.requests)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}`,
-  );
-  console.log(
-    `Greenhouse:            ${Object.entries(stack.greenhouse.state.requests)
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}`,
-  );
-} finally {
-  await stack.stop();
-  await dynamoProxy?.close();
-  await sqsProxy?.close();
+  for (const line of run.breakdown) console.log(line);
 }
 
 {

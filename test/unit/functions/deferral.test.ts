@@ -1,11 +1,6 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  deferIfAsked,
-  deferralDelaySeconds,
-  planDeferral,
-  requestedWaitMs,
-} from '../../../functions/_runtime/deferral';
+import { deferralDelaySeconds, planDeferral, requestedWaitMs } from '../../../functions/_runtime/deferral';
 import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { AtsError } from '../../../shared/ats/errors';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
@@ -95,31 +90,19 @@ describe('Function: deferralDelaySeconds', () => {
   });
 });
 
-describe('Function: deferIfAsked', () => {
-  const target = () => ({
-    queueUrl: () => 'https://sqs.eu-west-1.amazonaws.com/123456789012/report-events',
-    publisher: { publish: vi.fn().mockResolvedValue(undefined) },
-    random: () => 0,
-  });
-
-  it('sends the same message back with one deferral more and the delay asked for, not doubled', async () => {
-    const t = target();
+describe('Function: planDeferral', () => {
+  it('plans the same message with one deferral more and the delay asked for, not doubled', () => {
     // The ATS named the wait (Retry-After, its window's reset): kept as it is, whatever the earlier deferrals.
-    expect(await deferIfAsked(reportMessage({ deferrals: 2 }), rateLimitedByAts(5_000), t)).toBe(5);
-    expect(t.publisher.publish).toHaveBeenCalledWith(
-      'https://sqs.eu-west-1.amazonaws.com/123456789012/report-events',
-      reportMessage({ deferrals: 3 }),
-      { delaySeconds: 5 },
-    );
+    expect(planDeferral(reportMessage({ deferrals: 2 }), rateLimitedByAts(5_000), () => 0)).toEqual({
+      message: reportMessage({ deferrals: 3 }),
+      delaySeconds: 5,
+    });
   });
 
-  it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', async () => {
-    const t = target();
-    expect(
-      await deferIfAsked(reportMessage({ deferrals: WORKER_TIMING.maxDeferrals }), rateLimitedByAts(5_000), t),
-    ).toBeUndefined();
-    expect(await deferIfAsked(reportMessage(), new Error('boom'), t)).toBeUndefined();
-    expect(t.publisher.publish).not.toHaveBeenCalled();
+  it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', () => {
+    const spent = reportMessage({ deferrals: WORKER_TIMING.maxDeferrals });
+    expect(planDeferral(spent, rateLimitedByAts(5_000), () => 0)).toBeUndefined();
+    expect(planDeferral(reportMessage(), new Error('boom'), () => 0)).toBeUndefined();
   });
 });
 
@@ -129,7 +112,7 @@ describe('Function: sqsBatchHandler with deferral', () => {
   const event = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
 
   it('acknowledges a rate-limited message it deferred, and fails the others in the batch', async () => {
-    const publish = vi.fn().mockResolvedValue(undefined);
+    const publishDelayed = vi.fn().mockResolvedValue([true]);
     const handler = sqsBatchHandler(
       reportCreatedMessageSchema,
       async (message) => {
@@ -137,7 +120,7 @@ describe('Function: sqsBatchHandler with deferral', () => {
         if (message.reportId === 'down') throw new AtsError('ats-unavailable', '503', { status: 503 });
       },
       logger,
-      { defer: { queueUrl: () => 'q', publisher: { publish }, random: () => 0 } },
+      { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
     );
     const response = await handler(
       event(
@@ -148,10 +131,10 @@ describe('Function: sqsBatchHandler with deferral', () => {
       context,
     );
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
-    expect(publish).toHaveBeenCalledTimes(1);
-    expect(publish).toHaveBeenCalledWith('q', reportMessage({ reportId: 'rate-limited', deferrals: 1 }), {
-      delaySeconds: 3,
-    });
+    expect(publishDelayed).toHaveBeenCalledTimes(1);
+    expect(publishDelayed).toHaveBeenCalledWith('q', [
+      { message: reportMessage({ reportId: 'rate-limited', deferrals: 1 }), delaySeconds: 3 },
+    ]);
   });
 
   it('fails the message when it cannot be sent back, so SQS retries it and nothing is lost', async () => {
@@ -165,7 +148,9 @@ describe('Function: sqsBatchHandler with deferral', () => {
         defer: {
           queueUrl: () => 'q',
           publisher: {
-            publish: vi.fn().mockRejectedValue(Object.assign(new Error('SQS down'), { code: 'queue-publish-failed' })),
+            publishDelayed: vi
+              .fn()
+              .mockRejectedValue(Object.assign(new Error('SQS down'), { code: 'queue-publish-failed' })),
           },
         },
       },
@@ -183,7 +168,6 @@ describe('Function: sqsBatchHandler with deferral', () => {
   });
 
   it('sends the deferrals of records deferring at once in one request, fails the one SQS did not take', async () => {
-    const publish = vi.fn();
     const publishDelayed = vi.fn().mockResolvedValue([true, false]);
     const handler = sqsBatchHandler(
       reportCreatedMessageSchema,
@@ -191,7 +175,7 @@ describe('Function: sqsBatchHandler with deferral', () => {
         if (message.reportId !== 'fine') throw rateLimitedByAts(3_000);
       },
       logger,
-      { defer: { queueUrl: () => 'q', publisher: { publish, publishDelayed }, random: () => 0 } },
+      { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
     );
     const response = await handler(
       event(
@@ -201,7 +185,6 @@ describe('Function: sqsBatchHandler with deferral', () => {
       ),
       context,
     );
-    expect(publish).not.toHaveBeenCalled();
     expect(publishDelayed).toHaveBeenCalledTimes(1);
     expect(publishDelayed).toHaveBeenCalledWith('q', [
       { message: reportMessage({ reportId: 'one', deferrals: 1 }), delaySeconds: 3 },

@@ -89,25 +89,38 @@ export async function startAtsSandboxes(
   fixedPorts: boolean,
   options: {
     rateLimits?: Partial<Record<AtsKind, number>> | undefined;
-    /** Greenhouse's window in ms (30 s, as Harvest v3's), for measuring at other windows. */
-    greenhouseWindowMs?: number | undefined;
+    /** Each sandbox's window in ms (defaults: the ATS's documented window), for measuring at other windows. */
+    rateWindowsMs?: Partial<Record<AtsKind, number>> | undefined;
   } = {},
 ): Promise<AtsSandboxes> {
   const port = (kind: AtsKind) => (fixedPorts ? ATS_SANDBOX_PORTS[kind] : 0);
   const started: { close(): Promise<void> }[] = [];
   try {
     const limits = options.rateLimits ?? {};
+    const windows = options.rateWindowsMs ?? {};
     const greenhouse = await startGreenhouseSandbox({
       port: port('greenhouse'),
       rateLimit: limits.greenhouse,
-      rateWindowMs: options.greenhouseWindowMs,
+      rateWindowMs: windows.greenhouse,
     });
     started.push(greenhouse);
-    const ashby = await startAshbySandbox({ port: port('ashby'), rateLimit: limits.ashby });
+    const ashby = await startAshbySandbox({
+      port: port('ashby'),
+      rateLimit: limits.ashby,
+      rateWindowMs: windows.ashby,
+    });
     started.push(ashby);
-    const lever = await startLeverSandbox({ port: port('lever'), rateLimit: limits.lever });
+    const lever = await startLeverSandbox({
+      port: port('lever'),
+      rateLimit: limits.lever,
+      rateWindowMs: windows.lever,
+    });
     started.push(lever);
-    const workable = await startWorkableSandbox({ port: port('workable'), rateLimit: limits.workable });
+    const workable = await startWorkableSandbox({
+      port: port('workable'),
+      rateLimit: limits.workable,
+      rateWindowMs: windows.workable,
+    });
     started.push(workable);
     return {
       views: { greenhouse: greenhouseView(greenhouse), ashby, lever, workable },

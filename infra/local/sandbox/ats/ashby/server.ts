@@ -50,7 +50,7 @@ function applicationJson(kit: KitContext, application: KitApplication) {
 
 /** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
 export function startAshbySandbox(
-  options: { port?: number; rateLimit?: number | undefined } = {},
+  options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
 ): Promise<AtsSandbox> {
   return startAtsSandbox({
     kind: 'ashby',
@@ -68,7 +68,7 @@ export function startAshbySandbox(
       },
     ],
     // Ashby's numbers are unconfirmed; a per-key window with 429 + Retry-After is what its OpenAPI implies.
-    rateLimit: { limit: options.rateLimit ?? 50, windowMs: 10_000 },
+    rateLimit: { limit: options.rateLimit ?? 50, windowMs: options.rateWindowMs ?? 10_000 },
     rateLimited: (response, resetMs) =>
       sendJson(
         response,

@@ -73,7 +73,7 @@ export interface LeverSandbox extends AtsSandbox {
 
 /** A stand-in of Lever's v1 API (Basic auth, ~10 requests per second) and its webhooks. */
 export async function startLeverSandbox(
-  options: { port?: number; rateLimit?: number | undefined } = {},
+  options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
 ): Promise<LeverSandbox> {
   let kitRef: KitContext | undefined;
   const secretNotes = new Map<string, boolean>();
@@ -84,7 +84,7 @@ export async function startLeverSandbox(
       { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
       { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
     ],
-    rateLimit: { limit: options.rateLimit ?? 10, windowMs: 1000 },
+    rateLimit: { limit: options.rateLimit ?? 10, windowMs: options.rateWindowMs ?? 1000 },
     // Lever's 429 carries no Retry-After and no rate headers (ats-facts, Corrections 2026-11).
     rateLimited: (response) => sendJson(response, 429, { code: 'TooManyRequests', message: 'Rate limit exceeded' }),
     issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),
