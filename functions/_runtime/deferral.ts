@@ -78,3 +78,20 @@ export function planDeferral(
       : deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
   return { message: { ...message, deferrals: deferrals + 1 }, delaySeconds };
 }
+
+/**
+ * Work the worker's deadline cut short (time is not a verdict): back once its claim has run out (`leaseEndsAt`),
+ * one deferral more, instead of after the queue's visibility timeout (6 × the function timeout). Undefined when
+ * the deadline has not passed or the message's deferrals are spent.
+ */
+export function planDeferralPastDeadline(
+  message: QueueMessage,
+  deadlinePassed: boolean,
+  leaseEndsAt: number,
+  now: number = Date.now(),
+): { message: QueueMessage; delaySeconds: number } | undefined {
+  const deferrals = message.deferrals ?? 0;
+  if (!deadlinePassed || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
+  const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((leaseEndsAt - now) / 1000)));
+  return { message: { ...message, deferrals: deferrals + 1 }, delaySeconds };
+}

@@ -4,10 +4,10 @@ import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
-import { planDeferral, type DeferTarget } from './deferral';
+import { planDeferral, planDeferralPastDeadline, type DeferTarget } from './deferral';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
-import { deadlineAfter } from '../../shared/http/deadline';
+import { deadlineAfter, deadlinePassed } from '../../shared/http/deadline';
 import type { PipelineMetrics } from '../../shared/observability/metrics';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 
@@ -51,6 +51,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
+    const leaseEndsAt = Date.now() + leaseMs;
     // Records of this batch that defer at the same moment go back together (10 to a SendMessageBatch).
     const sendBack = options.defer
       ? coalesced(options.defer.publisher.publishDelayed.bind(options.defer.publisher), options.defer.queueUrl)
@@ -91,11 +92,14 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
         await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
       } catch (error) {
-        const planned = options.defer ? planDeferral(parsed.output, error, options.defer.random) : undefined;
+        const planned = options.defer
+          ? (planDeferral(parsed.output, error, options.defer.random) ??
+            planDeferralPastDeadline(parsed.output, deadlinePassed(signal), leaseEndsAt))
+          : undefined;
         // A copy SQS did not take fails the record instead: SQS brings it back, and nothing is lost.
         if (planned && sendBack && (await sendBack(planned))) {
           options.metrics?.count('Deferred', parsed.output.connectionId);
-          logger.info('message deferred: an outside API asked to wait', {
+          logger.info('message deferred: an outside API asked to wait, or the deadline cut the work short', {
             messageId: record.messageId,
             code: errorCode(error),
             delaySeconds: planned.delaySeconds,

@@ -6,6 +6,7 @@ import {
   redactUrl,
   sendHttpRequest,
   sleep,
+  timeLeftMs,
   withRetry,
   type RetryHooks,
   type RetryPolicy,
@@ -81,6 +82,9 @@ const ADMIT_EARLY_MS = 1_000;
  * instant, short enough that the queue hands them to the workers in full batches.
  */
 const TURN_SPREAD_MS = 1_000;
+
+/** The shortest span turns are given in: several of an ATS's windows when they are short (Lever's second). */
+const TURN_SLOT_MS = 5_000;
 
 /** How long an admitted message holds the calls it is expected to make in its window. */
 const RESERVATION_MS = 2_000;
@@ -171,6 +175,18 @@ export class AtsHttpClient {
   private reservationsFor = 0;
   /** The windows ahead (by their start) and the messages sent back to wait for each. */
   private booked: { startAt: number; count: number }[] = [];
+  /**
+   * Where the ATS announces nothing: the connection's budget seen as fixed windows, from the first call after the
+   * last one ended. Admission and turns read it as they read an announced window.
+   */
+  private ownWindow: RateWindow | undefined;
+  /**
+   * The share of the budget this client takes: every warm worker of the connection paces itself, and a 429 says
+   * others are spending the same account. Halved on each 429, won back a tenth per clean window (as TCP shares a
+   * link), so the workers of one connection settle on shares that add up to the account's limit.
+   */
+  private budgetShare = 1;
+  private shareRaisedAt = 0;
 
   public constructor(options: AtsHttpOptions) {
     this.options = options;
@@ -221,24 +237,45 @@ export class AtsHttpClient {
    */
   public async admitMessage(signal?: AbortSignal): Promise<{ waitMs: number; spreadMs: number } | undefined> {
     const now = this.options.now ?? Date.now;
-    const window = this.window;
-    // Spent: no call left that the messages already admitted in this window have not reserved.
-    if (window && now() < window.resetAt && window.remaining - this.reservedIn(window, now()) < 1) {
+    // Bounded: each look but the last sits out a reset, and those waits add up to ADMIT_WAIT_IN_SLOT_MS at most.
+    let waited = 0;
+    for (let look = 0; look < 8; look++) {
+      const window = this.currentWindow(now());
+      // Spent: no call left that the messages already admitted in this window have not reserved.
+      if (!window || window.remaining - this.reservedIn(window, now()) >= 1) break;
       const wait = window.resetAt - now();
-      if (wait > ADMIT_WAIT_IN_SLOT_MS) return this.turnAfter(window, now());
-      // The window resets within moments (a message sent back came a little early, as its turn allows): waiting
-      // here costs less than a round trip through the queue, and the window's first calls are not lost.
+      // A reset within moments (a message sent back came a little early, as its turn allows) is waited for here: it
+      // costs less than a round trip through the queue, and the window's first calls are not lost. One that found
+      // the window taken by those that waited with it gets a turn instead, as does every longer wait.
+      if (look === 7 || waited + wait > ADMIT_WAIT_IN_SLOT_MS || wait >= timeLeftMs(signal, now))
+        return this.turnAfter(window, now());
       await (this.options.sleep ?? sleep)(wait, signal);
+      waited += wait;
     }
     const budgetWait = this.pacingWaitMs(now());
     if (budgetWait > 0) return { waitMs: budgetWait, spreadMs: 0 };
     this.messagesBegun++;
-    const current = this.window;
-    if (current && now() < current.resetAt) {
+    const current = this.currentWindow(now());
+    if (current) {
       this.reservedIn(current, now());
       this.reservations.push({ at: now(), calls: this.callsPerMessage() });
     }
     return undefined;
+  }
+
+  /** The window the ATS announced, or else the connection's own budget seen as one; undefined when neither. */
+  private currentWindow(now: number): RateWindow | undefined {
+    if (this.window && now < this.window.resetAt) return this.window;
+    const budget = this.options.budget;
+    if (!budget) return undefined;
+    if (!this.ownWindow || now >= this.ownWindow.resetAt) {
+      // A window begins with the budget less the calls still unanswered. Those answered lately still hold their
+      // place in the budget a little longer, and the calls wait for it in the worker (BUDGET_WAIT_IN_SLOT_MS).
+      const unanswered = this.sent.filter((call) => call.answeredAt === undefined).length;
+      const limit = this.budgetLimit(budget);
+      this.ownWindow = { remaining: limit - unanswered, resetAt: now + budget.windowMs, limit };
+    }
+    return this.ownWindow;
   }
 
   /**
@@ -246,7 +283,9 @@ export class AtsHttpClient {
    * of being admitted; one that made fewer than expected (nothing to do) stops holding them after RESERVATION_MS.
    */
   private reservedIn(window: RateWindow, now: number): number {
-    if (this.reservationsFor !== window.resetAt) {
+    // An announced window starts afresh; the budget's own windows follow each other while messages admitted in
+    // one still make their calls in the next, so their reservations carry over.
+    if (this.reservationsFor !== window.resetAt && window !== this.ownWindow) {
       this.reservationsFor = window.resetAt;
       this.reservations = [];
     }
@@ -259,25 +298,51 @@ export class AtsHttpClient {
   }
 
   private turnAfter(window: RateWindow, now: number): { waitMs: number; spreadMs: number } {
-    const windowMs = this.windowMs ?? DEFAULT_WINDOW_MS;
+    const windowMs = this.windowMs ?? this.options.budget?.windowMs ?? DEFAULT_WINDOW_MS;
+    // Turns are given in slots of whole windows at least TURN_SLOT_MS long: a queue's delay counts in seconds,
+    // too coarse to aim a message at one window of a second (Lever's).
+    const windowsPerSlot = Math.max(1, Math.round(TURN_SLOT_MS / windowMs));
+    const slotMs = windowMs * windowsPerSlot;
     const callsPerMessage = this.callsPerMessage();
-    const perWindow = window.limit ? Math.max(1, Math.floor(window.limit / callsPerMessage)) : Number.POSITIVE_INFINITY;
-    this.booked = this.booked.filter((turn) => turn.startAt > now - windowMs);
-    // Bounded: each window ahead holds at least one message, and the SQS delay caps the wait anyway.
+    const perSlot = window.limit
+      ? Math.max(1, Math.floor((window.limit * windowsPerSlot) / callsPerMessage))
+      : Number.POSITIVE_INFINITY;
+    this.booked = this.booked.filter((turn) => turn.startAt > now - slotMs);
+    // Bounded: each slot ahead holds at least one message, and the SQS delay caps the wait anyway.
     for (let ahead = 0; ahead < 1_000; ahead++) {
-      const startAt = window.resetAt + ahead * windowMs;
-      let turn = this.booked.find((t) => Math.abs(t.startAt - startAt) < windowMs / 2);
+      const startAt = window.resetAt + ahead * slotMs;
+      let turn = this.booked.find((t) => Math.abs(t.startAt - startAt) < slotMs / 2);
       if (!turn) {
         turn = { startAt, count: 0 };
         this.booked.push(turn);
       }
-      if (turn.count >= perWindow) continue;
+      if (turn.count >= perSlot) continue;
       turn.count++;
-      // Back a little before the window starts (the reset is announced in whole seconds): the last moments are
-      // waited out in the worker, and the window's first calls are not lost to the queue's delay.
+      // A slot of one window: back a little before it starts (the reset is announced in whole seconds), the last
+      // moments waited out in the worker, so the window's first calls are not lost to the queue's delay. A slot of
+      // several windows: back anywhere in it, and the worker sits out the short windows' resets.
+      if (windowsPerSlot > 1) return { waitMs: Math.max(0, turn.startAt - now), spreadMs: slotMs };
       return { waitMs: Math.max(0, turn.startAt - now - ADMIT_EARLY_MS), spreadMs: TURN_SPREAD_MS };
     }
-    return { waitMs: window.resetAt - now + 1_000 * windowMs, spreadMs: TURN_SPREAD_MS };
+    return { waitMs: window.resetAt - now + 1_000 * slotMs, spreadMs: TURN_SPREAD_MS };
+  }
+
+  private budgetLimit(budget: { limit: number }): number {
+    return Math.max(1, Math.floor(budget.limit * this.budgetShare));
+  }
+
+  /** A 429 halves this client's share of the budget; a window of clean answers wins a tenth of it back. */
+  private adjustShare(status: number, now: number): void {
+    const budget = this.options.budget;
+    if (!budget) return;
+    if (status === 429) {
+      this.budgetShare = Math.max(0.1, this.budgetShare / 2);
+      this.shareRaisedAt = now;
+      this.ownWindow = undefined;
+    } else if (this.budgetShare < 1 && now - this.shareRaisedAt >= budget.windowMs) {
+      this.budgetShare = Math.min(1, this.budgetShare + 0.1);
+      this.shareRaisedAt = now;
+    }
   }
 
   /** How long until the connection's own budget has room for one more call; 0 when it has now or has no budget. */
@@ -285,7 +350,7 @@ export class AtsHttpClient {
     const budget = this.options.budget;
     if (!budget) return 0;
     this.sent = this.sent.filter((call) => call.answeredAt === undefined || call.answeredAt > now - budget.windowMs);
-    if (this.sent.length < budget.limit) return 0;
+    if (this.sent.length < this.budgetLimit(budget)) return 0;
     const answered = this.sent.flatMap((call) => (call.answeredAt === undefined ? [] : [call.answeredAt]));
     // Every call in the window still unanswered: look again shortly (an answer starts its call's last window).
     return answered.length ? Math.min(...answered) + budget.windowMs - now : Math.min(budget.windowMs, 100);
@@ -313,13 +378,23 @@ export class AtsHttpClient {
       if (wait <= 0) {
         this.callsSent++;
         if (!this.options.budget) return () => undefined;
+        const own = this.currentWindow(now());
+        if (own) {
+          own.remaining--;
+          const reservation = this.reservations[0];
+          if (reservation) reservation.calls = Math.max(0, reservation.calls - 1);
+        }
         const call: { answeredAt: number | undefined } = { answeredAt: undefined };
         this.sent.push(call);
         return () => {
           call.answeredAt = now();
         };
       }
-      if (wait > BUDGET_WAIT_IN_SLOT_MS) throw spentWindow(where, { waitMs: wait, spreadMs: 0 });
+      // A wait the worker's deadline would cut short: the message waits in the queue instead, nothing sent.
+      if (wait > BUDGET_WAIT_IN_SLOT_MS || wait >= timeLeftMs(signal, now)) {
+        const own = this.currentWindow(now());
+        throw spentWindow(where, own ? this.turnAfter(own, now()) : { waitMs: wait, spreadMs: 0 });
+      }
       await (this.options.sleep ?? sleep)(wait, signal);
     }
     throw spentWindow(where, { waitMs: this.options.budget?.windowMs ?? 1000, spreadMs: 0 });
@@ -373,6 +448,7 @@ export class AtsHttpClient {
         answered();
       }
       const observed = observedWindow(response.headers, now());
+      if (!observed) this.adjustShare(response.status, now());
       if (observed) {
         // A later reset than the last one announced: the window is at most the gap between them.
         const gap = observed.resetAt - (this.lastResetAt ?? observed.resetAt);

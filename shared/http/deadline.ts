@@ -20,3 +20,10 @@ export function deadlinePassed(signal: AbortSignal | undefined, now: () => numbe
   const at = (signal as DeadlineSignal)[DEADLINE_AT];
   return signal.aborted || (at !== undefined && now() >= at);
 }
+
+/** How long until the signal's deadline, by the clock; infinite for a signal that carries no time (or none). */
+export function timeLeftMs(signal: AbortSignal | undefined, now: () => number = Date.now): number {
+  if (signal?.aborted) return 0;
+  const at = signal ? (signal as DeadlineSignal)[DEADLINE_AT] : undefined;
+  return at === undefined ? Number.POSITIVE_INFINITY : Math.max(0, at - now());
+}

@@ -1,4 +1,5 @@
 export { HTTP_DEFAULTS } from './constants';
+export { deadlineAfter, deadlinePassed, timeLeftMs } from './deadline';
 export { HttpTransportError } from './errors';
 export { sendHttpRequest, redactUrl, type HttpRequest, type HttpResponse } from './fetch';
 export {

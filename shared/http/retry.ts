@@ -1,3 +1,4 @@
+import { timeLeftMs } from './deadline';
 import { HTTP_DEFAULTS, RETRY_AFTER_HEADER } from './constants';
 
 /** What the retry loop needs to know of an error: the typed errors of every API client carry these. */
@@ -98,6 +99,8 @@ export async function withRetry<T>(
       if (hooks.shouldRetry && !hooks.shouldRetry(error)) throw error;
       if (error.retryAfterMs !== undefined && error.retryAfterMs > policy.maxRetryAfterMs) throw error;
       const delayMs = computeDelayMs(attempt, error, policy, random);
+      // A wait the caller's deadline would cut short is not begun: the error goes up, with its delay, at once.
+      if (delayMs >= timeLeftMs(hooks.signal)) throw error;
       hooks.onRetry?.({ attempt, delayMs, error });
       // A wait cut short by the caller's deadline reports what it was waiting out (e.g. rate-limited), not the abort.
       await wait(delayMs, hooks.signal).catch(() => {

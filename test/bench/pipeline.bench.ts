@@ -219,7 +219,7 @@ const startCounted = async (kind: AtsKind, limit: number, windowS: number) => {
     maxConcurrency: Number(values.concurrency),
     atsRateLimits: limits,
     atsRateWindowsMs: { [kind]: windowS * 1000 },
-    logLevel: 'ERROR',
+    logLevel: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
     wrapEndpoints: async (endpoints) => {
       dynamoProxy = await startCountingProxy(endpoints.dynamodb);
       sqsProxy = await startCountingProxy(endpoints.sqs);

@@ -1,6 +1,11 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { deferralDelaySeconds, planDeferral, requestedWaitMs } from '../../../functions/_runtime/deferral';
+import {
+  deferralDelaySeconds,
+  planDeferral,
+  planDeferralPastDeadline,
+  requestedWaitMs,
+} from '../../../functions/_runtime/deferral';
 import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { AtsError } from '../../../shared/ats/errors';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
@@ -191,6 +196,43 @@ describe('Function: sqsBatchHandler with deferral', () => {
       { message: reportMessage({ reportId: 'two', deferrals: 1 }), delaySeconds: 3 },
     ]);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
+  });
+
+  it("defers a record the deadline cut short to its claim's end, instead of the visibility timeout", async () => {
+    const publishDelayed = vi.fn().mockResolvedValue([true]);
+    const handler = sqsBatchHandler(
+      reportCreatedMessageSchema,
+      async (message, _record, run) => {
+        if (message.reportId === 'fine') return;
+        // A call still on its way at the deadline: aborted by the worker's signal (time is not a verdict).
+        await new Promise((_, reject) => run.signal.addEventListener('abort', () => reject(run.signal.reason)));
+      },
+      logger,
+      { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
+    );
+    // 600 ms left: the deadline fires at 500 ms (the least it allows); the claim runs 1 s past the time left.
+    const short = { getRemainingTimeInMillis: () => 600 } as never;
+    const response = await handler(
+      event(sqsRecordFactory(reportMessage(), 'a'), sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'b')),
+      short,
+    );
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publishDelayed).toHaveBeenCalledTimes(1);
+    const [, entries] = publishDelayed.mock.calls[0] as [string, { message: unknown; delaySeconds: number }[]];
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.message).toEqual(reportMessage({ deferrals: 1 }));
+    expect(entries[0]?.delaySeconds).toBeGreaterThanOrEqual(1);
+    expect(entries[0]?.delaySeconds).toBeLessThanOrEqual(2);
+  });
+
+  it('leaves to SQS a record that failed before its deadline, or whose deferrals are spent', () => {
+    const spent = reportMessage({ deferrals: WORKER_TIMING.maxDeferrals });
+    expect(planDeferralPastDeadline(reportMessage(), false, Date.now() + 5_000)).toBeUndefined();
+    expect(planDeferralPastDeadline(spent, true, Date.now() + 5_000)).toBeUndefined();
+    expect(planDeferralPastDeadline(reportMessage(), true, 1_004_200, 1_000_000)).toEqual({
+      message: reportMessage({ deferrals: 1 }),
+      delaySeconds: 5,
+    });
   });
 
   it('spreads a turn the pacer gave over the second after it', async () => {
