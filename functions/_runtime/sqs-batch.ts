@@ -8,7 +8,6 @@ import { planDeferral, planDeferralPastDeadline, type DeferTarget } from './defe
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
 import { deadlineAfter, deadlinePassed } from '../../shared/http/deadline';
-import { withWorkKind } from '../../shared/http/work-kind';
 import type { PipelineMetrics } from '../../shared/observability/metrics';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 
@@ -91,9 +90,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
       }
       try {
         // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
-        await withDeadline(signal, () =>
-          withWorkKind(parsed.output.kind, () => handle(parsed.output, record, { signal, leaseMs })),
-        );
+        await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
       } catch (error) {
         const planned = options.defer
           ? (planDeferral(parsed.output, error, options.defer.random) ??

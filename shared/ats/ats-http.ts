@@ -11,7 +11,6 @@ import {
   type RetryHooks,
   type RetryPolicy,
 } from '../http';
-import { currentWorkKind } from '../http/work-kind';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
 import { describeFirstIssue } from '../validation';
 
@@ -166,9 +165,8 @@ export class AtsHttpClient {
    */
   private sent: { answeredAt: number | undefined }[] = [];
   /** Messages begun on this connection and calls sent: the calls a message costs, so the messages a window carries. */
-  private messagesBegun = new Map<string, number>();
-  private callsSent = new Map<string, number>();
-  private recentlyBegun = new Map<string, number[]>();
+  private messagesBegun = 0;
+  private callsSent = 0;
   /** The length of the ATS's window: the shortest gap seen between two successive announced resets. */
   private windowMs: number | undefined;
   private lastResetAt: number | undefined;
@@ -176,7 +174,7 @@ export class AtsHttpClient {
   private reservations: { at: number; calls: number }[] = [];
   private reservationsFor = 0;
   /** The windows ahead (by their start) and the messages sent back to wait for each. */
-  private booked: { startAt: number; calls: number }[] = [];
+  private booked: { startAt: number; count: number }[] = [];
   /**
    * Where the ATS announces nothing: the connection's budget seen as fixed windows, from the first call after the
    * last one ended. Admission and turns read it as they read an announced window.
@@ -256,9 +254,7 @@ export class AtsHttpClient {
     }
     const budgetWait = this.pacingWaitMs(now());
     if (budgetWait > 0) return { waitMs: budgetWait, spreadMs: 0 };
-    const kind = currentWorkKind();
-    this.messagesBegun.set(kind, (this.messagesBegun.get(kind) ?? 0) + 1);
-    this.recentlyBegun.set(kind, [...(this.recentlyBegun.get(kind) ?? []), now()]);
+    this.messagesBegun++;
     const current = this.currentWindow(now());
     if (current) {
       this.reservedIn(current, now());
@@ -297,22 +293,8 @@ export class AtsHttpClient {
     return this.reservations.reduce((sum, r) => sum + r.calls, 0);
   }
 
-  /**
-   * What a message of the kind being worked has cost in calls, once 20 have shown it; 1.5 until then. Messages
-   * begun in the last RESERVATION_MS are left out: they have not made their calls yet.
-   */
   private callsPerMessage(): number {
-    const kind = currentWorkKind();
-    const since = (this.options.now ?? Date.now)() - RESERVATION_MS;
-    const recent = (this.recentlyBegun.get(kind) ?? []).filter((at) => at > since);
-    this.recentlyBegun.set(kind, recent);
-    const settled = (this.messagesBegun.get(kind) ?? 0) - recent.length;
-    return settled >= 20 ? Math.max(1, (this.callsSent.get(kind) ?? 0) / settled) : 1.5;
-  }
-
-  private countCall(): void {
-    const kind = currentWorkKind();
-    this.callsSent.set(kind, (this.callsSent.get(kind) ?? 0) + 1);
+    return this.messagesBegun >= 20 ? Math.max(1, this.callsSent / this.messagesBegun) : 1.5;
   }
 
   private turnAfter(window: RateWindow, now: number): { waitMs: number; spreadMs: number } {
@@ -321,21 +303,21 @@ export class AtsHttpClient {
     // too coarse to aim a message at one window of a second (Lever's).
     const windowsPerSlot = Math.max(1, Math.round(TURN_SLOT_MS / windowMs));
     const slotMs = windowMs * windowsPerSlot;
-    // Booked in calls: messages of each kind count for what that kind costs.
     const callsPerMessage = this.callsPerMessage();
-    const perSlot = window.limit ? window.limit * windowsPerSlot : Number.POSITIVE_INFINITY;
+    const perSlot = window.limit
+      ? Math.max(1, Math.floor((window.limit * windowsPerSlot) / callsPerMessage))
+      : Number.POSITIVE_INFINITY;
     this.booked = this.booked.filter((turn) => turn.startAt > now - slotMs);
     // Bounded: each slot ahead holds at least one message, and the SQS delay caps the wait anyway.
     for (let ahead = 0; ahead < 1_000; ahead++) {
       const startAt = window.resetAt + ahead * slotMs;
       let turn = this.booked.find((t) => Math.abs(t.startAt - startAt) < slotMs / 2);
       if (!turn) {
-        turn = { startAt, calls: 0 };
+        turn = { startAt, count: 0 };
         this.booked.push(turn);
       }
-      // A slot takes one message at least, however many calls it costs.
-      if (turn.calls > 0 && turn.calls + callsPerMessage > perSlot) continue;
-      turn.calls += callsPerMessage;
+      if (turn.count >= perSlot) continue;
+      turn.count++;
       // A slot of one window: back a little before it starts (the reset is announced in whole seconds), the last
       // moments waited out in the worker, so the window's first calls are not lost to the queue's delay. A slot of
       // several windows: back anywhere in it, and the worker sits out the short windows' resets.
@@ -385,7 +367,7 @@ export class AtsHttpClient {
     else if (window) {
       if (window.remaining <= 0) throw spentWindow(where, this.turnAfter(window, now()));
       window.remaining--;
-      this.countCall();
+      this.callsSent++;
       const reservation = this.reservationsFor === window.resetAt ? this.reservations[0] : undefined;
       if (reservation) reservation.calls = Math.max(0, reservation.calls - 1);
       return () => undefined;
@@ -394,7 +376,7 @@ export class AtsHttpClient {
     for (let turn = 0; turn < 1_000; turn++) {
       const wait = this.budgetWaitMs(now());
       if (wait <= 0) {
-        this.countCall();
+        this.callsSent++;
         if (!this.options.budget) return () => undefined;
         const own = this.currentWindow(now());
         if (own) {

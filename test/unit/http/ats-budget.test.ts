@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { AtsHttpClient } from '../../../shared/ats/ats-http';
 import { ATS_ERROR_CODES } from '../../../shared/ats/errors';
 import { deadlineAfter } from '../../../shared/http';
-import { withWorkKind } from '../../../shared/http/work-kind';
 import { stubFetch } from '../../helpers/stub-fetch';
 
 /** A client on a fake clock whose sleeps move the clock: what it waited is what a real one would have waited. */
@@ -152,42 +151,5 @@ describe("Class: AtsHttpClient, sharing a connection's budget with the other wor
     const last = sentAt.slice(-30);
     expect(last.some((at, i) => i + 9 < last.length && last[i + 9] === at)).toBe(true);
     expect(sentAt.slice(5, 40).some((at, i, calls) => i + 9 < calls.length && calls[i + 9] === at)).toBe(false);
-  });
-});
-
-describe('Class: AtsHttpClient, what each kind of message costs', () => {
-  it('learns the calls of each kind apart, and admits as many of each as the window carries', async () => {
-    let clock = 1_000_000;
-    const client = new AtsHttpClient({
-      baseUrl: 'https://ats.example.com',
-      authorization: async () => 'Basic a2V5Og==',
-      fetch: stubFetch(() => ({ status: 200, json: {} })).fetch,
-      now: () => clock,
-      sleep: async () => undefined,
-      budget: { limit: 30, windowMs: 1000 },
-    });
-    // Twenty invites of one call each and twenty write-backs of three, one a window.
-    for (const [kind, calls] of [
-      ['stage-entered', 1],
-      ['report-created', 3],
-    ] as const) {
-      for (let i = 0; i < 20; i++) {
-        clock += 2000;
-        await withWorkKind(kind, async () => {
-          expect(await client.admitMessage()).toBeUndefined();
-          for (let call = 0; call < calls; call++) await read(client);
-        });
-      }
-    }
-    const admittedAtOnce = async (kind: string) => {
-      clock += 2000;
-      const turns = await withWorkKind(kind, () =>
-        Promise.all(Array.from({ length: 40 }, () => client.admitMessage())),
-      );
-      return turns.filter((turn) => turn === undefined).length;
-    };
-    // A window of 30 calls: 10 write-backs of 3, or 30 invites of 1 (an average of 2 would give 15 of each).
-    expect(await admittedAtOnce('report-created')).toBe(10);
-    expect(await admittedAtOnce('stage-entered')).toBe(30);
   });
 });
