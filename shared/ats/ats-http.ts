@@ -366,24 +366,19 @@ export class AtsHttpClient {
     if (window && now() >= window.resetAt) this.window = undefined;
     else if (window) {
       if (window.remaining <= 0) throw spentWindow(where, this.turnAfter(window, now()));
-      window.remaining--;
-      this.callsSent++;
-      const reservation = this.reservationsFor === window.resetAt ? this.reservations[0] : undefined;
-      if (reservation) reservation.calls = Math.max(0, reservation.calls - 1);
+      this.spendCall(window);
       return () => undefined;
     }
     // Bounded: each wait ends when the oldest call leaves the window, and a budget holds a fixed number of calls.
     for (let turn = 0; turn < 1_000; turn++) {
       const wait = this.budgetWaitMs(now());
       if (wait <= 0) {
-        this.callsSent++;
-        if (!this.options.budget) return () => undefined;
         const own = this.currentWindow(now());
-        if (own) {
-          own.remaining--;
-          const reservation = this.reservations[0];
-          if (reservation) reservation.calls = Math.max(0, reservation.calls - 1);
+        if (!own) {
+          this.callsSent++;
+          return () => undefined;
         }
+        this.spendCall(own);
         const call: { answeredAt: number | undefined } = { answeredAt: undefined };
         this.sent.push(call);
         return () => {
@@ -398,6 +393,16 @@ export class AtsHttpClient {
       await (this.options.sleep ?? sleep)(wait, signal);
     }
     throw spentWindow(where, { waitMs: this.options.budget?.windowMs ?? 1000, spreadMs: 0 });
+  }
+
+  /** One call taken from a window: one fewer left in it, and one fewer the messages admitted in it still hold. */
+  private spendCall(window: RateWindow): void {
+    window.remaining--;
+    this.callsSent++;
+    // An announced window's reservations are its own; the budget's own windows carry theirs over (reservedIn).
+    const holdsReservations = window === this.ownWindow || this.reservationsFor === window.resetAt;
+    const reservation = holdsReservations ? this.reservations[0] : undefined;
+    if (reservation) reservation.calls = Math.max(0, reservation.calls - 1);
   }
 
   private target(path: string): string {

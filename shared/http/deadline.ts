@@ -16,9 +16,7 @@ export function deadlineAfter(ms: number, now: () => number = Date.now): AbortSi
  * past the worker's deadline may land after its claim ran out and another worker took the work over.
  */
 export function deadlinePassed(signal: AbortSignal | undefined, now: () => number = Date.now): boolean {
-  if (!signal) return false;
-  const at = (signal as DeadlineSignal)[DEADLINE_AT];
-  return signal.aborted || (at !== undefined && now() >= at);
+  return timeLeftMs(signal, now) <= 0;
 }
 
 /** How long until the signal's deadline, by the clock; infinite for a signal that carries no time (or none). */

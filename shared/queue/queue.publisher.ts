@@ -1,8 +1,12 @@
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueMessage } from './messages.schema';
-import { sendMessageInput, type PublishOptions } from './send-input';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
+
+export interface PublishOptions {
+  /** 0 to 900 (SQS SendMessage DelaySeconds): the message stays out of sight that long. */
+  delaySeconds?: number;
+}
 
 /** SendMessageBatch takes at most 10 entries (SQS API reference, SendMessageBatch). */
 const SQS_BATCH_LIMIT = 10;
@@ -26,7 +30,8 @@ export class QueuePublisher {
   }
 
   public async publish(queueUrl: string, message: QueueMessage, options: PublishOptions = {}): Promise<void> {
-    await this.client.send(new SendMessageCommand(sendMessageInput(queueUrl, message, options)), {
+    const input = { QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: options.delaySeconds };
+    await this.client.send(new SendMessageCommand(input), {
       abortSignal: currentDeadline(),
     });
   }
