@@ -50,8 +50,8 @@ export function deferralDelaySeconds(
 }
 
 /**
- * A turn the pacer gave the message (its place among those waiting for an ATS's windows): at the wait, spread
- * over the first `spreadMs` of its window so the messages of one window do not all arrive at its first instant.
+ * A turn the pacer gave the message (its place among those waiting for an ATS's windows): at the wait, spread over
+ * `spreadMs` where its turn spans several short windows (0: the messages of one window come back together).
  */
 export function turnDelaySeconds(waitMs: number, spreadMs: number, random: () => number = Math.random): number {
   return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((waitMs + random() * spreadMs) / 1000)));
@@ -73,7 +73,7 @@ export function planDeferral(
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
   const { retryAfterMs, spreadMs } = (error ?? {}) as { retryAfterMs?: unknown; spreadMs?: unknown };
   const delaySeconds =
-    typeof spreadMs === 'number' && spreadMs > 0
+    typeof spreadMs === 'number'
       ? turnDelaySeconds(waitMs, spreadMs, random)
       : deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
   return { message: { ...message, deferrals: deferrals + 1 }, delaySeconds };

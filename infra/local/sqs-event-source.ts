@@ -13,6 +13,7 @@ export interface SqsEventSourceOptions {
   /** Parallel invocations at most, like the event source's maximum concurrency. */
   maxConcurrency?: number;
   functionTimeoutMs?: number;
+  /** The maximum batching window (the stack sets 1 s): how long a batch is gathered before the function runs. */
   waitTimeSeconds?: number;
   client?: SQSClient;
   /** Share of batches also handed to a second, concurrent invocation (SQS delivers at least once). */
@@ -126,36 +127,57 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
   }
 
   /**
-   * As Lambda's event source: while the queue is empty and no invocation runs, one long poll waits for the next
-   * message (SQS answers as soon as one is there) and the other pollers ask nothing; otherwise every poller takes
-   * batches.
+   * As Lambda's event source: while the queue is empty, one long poll (by any poller not running an invocation)
+   * waits for the next message (SQS answers as soon as one is there) and the other pollers ask nothing; once
+   * messages come, every poller takes batches until one finds the queue empty again.
    */
   let idle = true;
-  async function poll(primary: boolean): Promise<void> {
+  let watching = false;
+  async function poll(): Promise<void> {
     while (!controller.signal.aborted) {
       try {
-        // Quiet: nothing came at the last look and no invocation is running (one that runs may be holding work
-        // others wait for, so every poller stays at hand while it does).
-        const quiet = idle && stats.inFlight === 0;
-        if (quiet && !primary) {
+        const quiet = idle;
+        if (quiet && watching) {
           await new Promise((resolve) => setTimeout(resolve, 200));
           continue;
         }
-        const received = await client.send(
-          new ReceiveMessageCommand({
-            QueueUrl: options.queueUrl,
-            // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any
-            // message is there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, and a
-            // busy one in batches with the stack's 1-second maximum batching window.
-            MaxNumberOfMessages: quiet ? 1 : (options.batchSize ?? 10),
-            WaitTimeSeconds: quiet ? 20 : (options.waitTimeSeconds ?? 1),
-            // local-aws-sqs answers the receive count only through AttributeNames.
-            AttributeNames: ['All'],
-            MessageSystemAttributeNames: ['All'],
-          }),
-          { abortSignal: controller.signal },
-        );
+        if (quiet) watching = true;
+        const received = await client
+          .send(
+            new ReceiveMessageCommand({
+              QueueUrl: options.queueUrl,
+              // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any
+              // message is there): an idle queue is watched for one message at a time, up to SQS's 20-s wait,
+              // then that message's batch is gathered for the batching window; a busy one is read in batches
+              // with the stack's 1-second maximum batching window.
+              MaxNumberOfMessages: quiet ? 1 : (options.batchSize ?? 10),
+              WaitTimeSeconds: quiet ? 20 : (options.waitTimeSeconds ?? 1),
+              // local-aws-sqs answers the receive count only through AttributeNames.
+              AttributeNames: ['All'],
+              MessageSystemAttributeNames: ['All'],
+            }),
+            { abortSignal: controller.signal },
+          )
+          .finally(() => {
+            if (quiet) watching = false;
+          });
         idle = !received.Messages?.length;
+        const batchSize = options.batchSize ?? 10;
+        if (quiet && received.Messages?.length && batchSize > 1) {
+          // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch,
+          // up to the window (local-aws-sqs answers this receive once the batch is full or the wait is over).
+          const more = await client.send(
+            new ReceiveMessageCommand({
+              QueueUrl: options.queueUrl,
+              MaxNumberOfMessages: batchSize - received.Messages.length,
+              WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+              AttributeNames: ['All'],
+              MessageSystemAttributeNames: ['All'],
+            }),
+            { abortSignal: controller.signal },
+          );
+          received.Messages.push(...(more.Messages ?? []));
+        }
         if (received.Messages?.length) {
           if (Math.random() < (options.duplicateRate ?? 0)) {
             stats.duplicated += received.Messages.length;
@@ -172,7 +194,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     }
   }
 
-  const pollers = Array.from({ length: options.maxConcurrency ?? 2 }, (_, i) => poll(i === 0));
+  const pollers = Array.from({ length: options.maxConcurrency ?? 2 }, () => poll());
   return {
     stats,
     async stop() {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as v from 'valibot';
 import {
   HTTP_DEFAULTS,
@@ -73,23 +74,28 @@ const ATS_WAIT_IN_SLOT_MS = 5_000;
 const BUDGET_WAIT_IN_SLOT_MS = 2_000;
 
 /** A message that finds the window spent waits in the worker for a reset this close, instead of going back. */
-const ADMIT_WAIT_IN_SLOT_MS = 1_500;
-/** How much before its window's start a message sent back to wait comes back (within ADMIT_WAIT_IN_SLOT_MS). */
-const ADMIT_EARLY_MS = 1_000;
-
+const ADMIT_WAIT_IN_SLOT_MS = 3_000;
 /**
- * The messages of one window come back over this long from its start: enough that they do not all arrive at one
- * instant, short enough that the queue hands them to the workers in full batches.
+ * How much before its window's start the first message given a turn in it comes back, to wait out the last moments
+ * in the worker and open the window as it resets (a queue's delay counts in whole seconds, and the event source
+ * gathers a batch for a second more). An ATS whose window starts at its first call (as the sandboxes' do) loses
+ * no time to idling; the window's other messages come back as it opens, together, and find it open.
  */
-const TURN_SPREAD_MS = 1_000;
+const OPENER_EARLY_MS = 2_500;
 
 /** The shortest span turns are given in: several of an ATS's windows when they are short (Lever's second). */
 const TURN_SLOT_MS = 5_000;
 
-/** How long an admitted message holds the calls it is expected to make in its window. */
-const RESERVATION_MS = 2_000;
+/**
+ * How long an admitted message holds the calls it is expected to make at most: it gives them up when it finishes,
+ * and one still waiting on something else (a slow interview service) stops holding them after this long.
+ */
+const RESERVATION_MS = 3_000;
 
-/** A window's length until two announced resets have shown it (Greenhouse's and Workable's are 10 or 30 s). */
+/** What a message is expected to cost until 10 of its kind have finished and shown what they cost. */
+const DEFAULT_CALLS_PER_MESSAGE = 1.5;
+
+/** A window's length until an announced reset has shown it (Greenhouse's and Workable's are 10 or 30 s). */
 const DEFAULT_WINDOW_MS = 10_000;
 
 /** The longest wait a reset header is believed for: a longer one is more likely a misread unit than a real window. */
@@ -125,6 +131,34 @@ function observedWindow(headers: Headers, now: number): RateWindow | undefined {
   if (!Number.isFinite(remaining) || untilReset === undefined) return undefined;
   return { remaining, resetAt: now + untilReset, limit: Number.isFinite(limit) && limit > 0 ? limit : undefined };
 }
+
+/** The message being worked and the calls it has made, the calls it is expected to make, and when it began. */
+interface Ticket {
+  kind: string;
+  admittedAt: number;
+  expected: number;
+  calls: number;
+}
+
+/** A message's work runs under its ticket, so each call the connection's client sends is counted as that message's. */
+const ticketStore = new AsyncLocalStorage<{ client: AtsHttpClient; ticket: Ticket }>();
+
+/** When a message whose window is spent should come back: after `waitMs`, spread over `spreadMs`. */
+export interface Turn {
+  waitMs: number;
+  spreadMs: number;
+}
+
+export interface AdmitOptions {
+  signal?: AbortSignal | undefined;
+  /** The sort of work (an invitation, a write-back): what each costs in calls is learnt apart. */
+  kind?: string;
+  /** The message comes back for a turn it was given: it takes its window's room before those that did not wait. */
+  returning?: boolean;
+}
+
+/** A message was admitted and its work ran (`value`), or it was given a `turn` and its work did not run. */
+export type Admission<T> = { admitted: true; value: T } | { admitted: false; turn: Turn };
 
 /** The `rel="next"` target of an RFC 8288 `Link` header (Greenhouse v3 pages by it alone). */
 export function linkNext(header: string | null): string | undefined {
@@ -164,17 +198,28 @@ export class AtsHttpClient {
    * one call more in the ATS's window than the budget allows.
    */
   private sent: { answeredAt: number | undefined }[] = [];
-  /** Messages begun on this connection and calls sent: the calls a message costs, so the messages a window carries. */
-  private messagesBegun = 0;
-  private callsSent = 0;
-  /** The length of the ATS's window: the shortest gap seen between two successive announced resets. */
+  /** Messages of each kind finished on this connection, and the calls they made: what a message of that kind costs. */
+  private learnt = new Map<string, { messages: number; calls: number }>();
+  /** The length of the ATS's window, as learnWindowLength reads it from the resets announced. */
   private windowMs: number | undefined;
+  private shortestGap: number | undefined;
+  private firstCallToReset: number | undefined;
+  private longestToReset = 0;
   private lastResetAt: number | undefined;
-  /** Calls the messages admitted in the window ending at `reservationsFor` are expected to make, oldest first. */
-  private reservations: { at: number; calls: number }[] = [];
-  private reservationsFor = 0;
-  /** The windows ahead (by their start) and the messages sent back to wait for each. */
-  private booked: { startAt: number; count: number }[] = [];
+  /**
+   * Whether a window's end is read from its answers (it began before the first came) rather than from the reset
+   * announced in whole seconds; off for good once a call sent on it was refused.
+   */
+  private readsResetsEarly = true;
+  /** The whole allowance of the last window announced (`X-RateLimit-Limit`). */
+  private lastLimit: number | undefined;
+  /** The messages admitted and not yet finished: each holds the calls it is expected to make and has not made. */
+  private tickets = new Set<Ticket>();
+  /**
+   * The turns given, by the start of their slot: the calls of the messages sent back to wait for it, and of those
+   * that came back. Until they are all back, a message that did not wait leaves the rest of them their room.
+   */
+  private booked: { startAt: number; calls: number; arrived: number }[] = [];
   /**
    * Where the ATS announces nothing: the connection's budget seen as fixed windows, from the first call after the
    * last one ended. Admission and turns read it as they read an announced window.
@@ -230,37 +275,59 @@ export class AtsHttpClient {
   }
 
   /**
-   * A worker begins a message of this connection: undefined when the ATS takes calls now. When the announced window
-   * is spent, the message's turn: after the reset, in the first later window with room for it, counting the
-   * messages already sent back to wait and the calls a message has cost so far. A burst of 500 comes back spread
-   * over the windows it needs, instead of all at each reset to be sent back again.
+   * A worker begins a message of this connection (`kind`: what sort of work, each learnt apart): when the ATS takes
+   * calls now, the message's work runs, holding the calls it is expected to make until it finishes. When the
+   * window is spent, the message's turn instead: after the reset, in the first later window with room for it,
+   * counting the messages already sent back to wait and what each kind of message costs. A burst of 500 comes back
+   * spread over the windows it needs, instead of all at each reset to be sent back again.
    */
-  public async admitMessage(signal?: AbortSignal): Promise<{ waitMs: number; spreadMs: number } | undefined> {
+  public async admit<T>(work: () => Promise<T>, options: AdmitOptions = {}): Promise<Admission<T>> {
+    const { signal } = options;
+    const kind = options.kind ?? 'message';
     const now = this.options.now ?? Date.now;
+    // A message back for its turn (a little early, as turns allow) is counted as come: its slot holds less for it.
+    const slot = options.returning ? this.slotAt(now() + OPENER_EARLY_MS) : undefined;
+    if (slot) slot.arrived += this.callsPerMessage(kind);
     // Bounded: each look but the last sits out a reset, and those waits add up to ADMIT_WAIT_IN_SLOT_MS at most.
     let waited = 0;
     for (let look = 0; look < 8; look++) {
-      const window = this.currentWindow(now());
-      // Spent: no call left that the messages already admitted in this window have not reserved.
-      if (!window || window.remaining - this.reservedIn(window, now()) >= 1) break;
+      const window = this.currentWindow(now()) ?? this.assumedWindow(now());
+      // Spent: no call left that the messages already admitted have not reserved, nor (for a message that did not
+      // wait) that the messages given this window as their turn and not yet back still need.
+      const held = this.reserved(now()) + (options.returning ? 0 : this.heldForTurns(now()));
+      if (!window || window.remaining - held >= 1) break;
       const wait = window.resetAt - now();
       // A reset within moments (a message sent back came a little early, as its turn allows) is waited for here: it
       // costs less than a round trip through the queue, and the window's first calls are not lost. One that found
       // the window taken by those that waited with it gets a turn instead, as does every longer wait.
       if (look === 7 || waited + wait > ADMIT_WAIT_IN_SLOT_MS || wait >= timeLeftMs(signal, now))
-        return this.turnAfter(window, now());
+        return { admitted: false, turn: this.turnAfter(window, now(), kind) };
       await (this.options.sleep ?? sleep)(wait, signal);
       waited += wait;
     }
     const budgetWait = this.pacingWaitMs(now());
-    if (budgetWait > 0) return { waitMs: budgetWait, spreadMs: 0 };
-    this.messagesBegun++;
-    const current = this.currentWindow(now());
-    if (current) {
-      this.reservedIn(current, now());
-      this.reservations.push({ at: now(), calls: this.callsPerMessage() });
+    if (budgetWait > 0) return { admitted: false, turn: { waitMs: budgetWait, spreadMs: 0 } };
+    const ticket: Ticket = { kind, admittedAt: now(), expected: this.callsPerMessage(kind), calls: 0 };
+    this.tickets.add(ticket);
+    try {
+      return { admitted: true, value: await ticketStore.run({ client: this, ticket }, work) };
+    } finally {
+      this.tickets.delete(ticket);
+      const learnt = this.learnt.get(kind) ?? { messages: 0, calls: 0 };
+      this.learnt.set(kind, { messages: learnt.messages + 1, calls: learnt.calls + ticket.calls });
     }
-    return undefined;
+  }
+
+  /**
+   * A window the ATS has not announced yet (no call made since the last one ended) while turns are given in it: as
+   * large as the last one announced, ending with its slot's window.
+   */
+  private assumedWindow(now: number): RateWindow | undefined {
+    const slot = this.slotAt(now);
+    if (!slot || this.lastLimit === undefined) return undefined;
+    const { windowMs } = this.slotShape();
+    const resetAt = slot.startAt + windowMs * (Math.floor((now - slot.startAt) / windowMs) + 1);
+    return { remaining: this.lastLimit, resetAt, limit: this.lastLimit };
   }
 
   /** The window the ATS announced, or else the connection's own budget seen as one; undefined when neither. */
@@ -279,56 +346,95 @@ export class AtsHttpClient {
   }
 
   /**
-   * The calls of the window that messages admitted in it have yet to make. A message makes its calls within moments
-   * of being admitted; one that made fewer than expected (nothing to do) stops holding them after RESERVATION_MS.
+   * The calls the messages admitted and still working are expected to make and have not made yet. A message gives
+   * them up when it finishes; one working longer than RESERVATION_MS (waiting on another API) gives them up then.
    */
-  private reservedIn(window: RateWindow, now: number): number {
-    // An announced window starts afresh; the budget's own windows follow each other while messages admitted in
-    // one still make their calls in the next, so their reservations carry over.
-    if (this.reservationsFor !== window.resetAt && window !== this.ownWindow) {
-      this.reservationsFor = window.resetAt;
-      this.reservations = [];
-    }
-    this.reservations = this.reservations.filter((r) => r.at > now - RESERVATION_MS && r.calls > 0);
-    return this.reservations.reduce((sum, r) => sum + r.calls, 0);
+  private reserved(now: number): number {
+    let sum = 0;
+    for (const ticket of this.tickets)
+      if (ticket.admittedAt > now - RESERVATION_MS) sum += Math.max(0, ticket.expected - ticket.calls);
+    return sum;
   }
 
-  private callsPerMessage(): number {
-    return this.messagesBegun >= 20 ? Math.max(1, this.callsSent / this.messagesBegun) : 1.5;
+  /** The calls a message of `kind` costs, once 10 have finished and shown it (1.5 until then). */
+  private callsPerMessage(kind: string): number {
+    const learnt = this.learnt.get(kind);
+    return learnt && learnt.messages >= 10 ? learnt.calls / learnt.messages : DEFAULT_CALLS_PER_MESSAGE;
   }
 
-  private turnAfter(window: RateWindow, now: number): { waitMs: number; spreadMs: number } {
+  /** Turns come in slots of whole windows at least TURN_SLOT_MS long: a queue's delay counts in whole seconds. */
+  private slotShape(): { windowMs: number; windowsPerSlot: number; slotMs: number } {
     const windowMs = this.windowMs ?? this.options.budget?.windowMs ?? DEFAULT_WINDOW_MS;
+    const windowsPerSlot = Math.max(1, Math.round(TURN_SLOT_MS / windowMs));
+    return { windowMs, windowsPerSlot, slotMs: windowMs * windowsPerSlot };
+  }
+
+  /** The slot of turns that `at` falls in, if turns were given in it. */
+  private slotAt(at: number): { startAt: number; calls: number; arrived: number } | undefined {
+    const { slotMs } = this.slotShape();
+    return this.booked.find((turn) => at >= turn.startAt && at < turn.startAt + slotMs);
+  }
+
+  /** The calls of the messages whose turn is now and that have not come back yet: this window's share of them. */
+  private heldForTurns(now: number): number {
+    const turn = this.slotAt(now);
+    if (!turn) return 0;
+    const { windowMs, slotMs } = this.slotShape();
+    const windowsLeft = Math.max(1, Math.ceil((turn.startAt + slotMs - now) / windowMs));
+    return Math.max(0, turn.calls - turn.arrived) / windowsLeft;
+  }
+
+  private turnAfter(window: RateWindow, now: number, kind = this.ticket()?.kind ?? 'message'): Turn {
     // Turns are given in slots of whole windows at least TURN_SLOT_MS long: a queue's delay counts in seconds,
     // too coarse to aim a message at one window of a second (Lever's).
-    const windowsPerSlot = Math.max(1, Math.round(TURN_SLOT_MS / windowMs));
-    const slotMs = windowMs * windowsPerSlot;
-    const callsPerMessage = this.callsPerMessage();
-    const perSlot = window.limit
-      ? Math.max(1, Math.floor((window.limit * windowsPerSlot) / callsPerMessage))
-      : Number.POSITIVE_INFINITY;
+    const { windowsPerSlot, slotMs } = this.slotShape();
+    // Booked in calls: each message counts for what its kind costs, a slot holds its windows' calls.
+    const cost = this.callsPerMessage(kind);
+    const perSlot = window.limit ? window.limit * windowsPerSlot : Number.POSITIVE_INFINITY;
     this.booked = this.booked.filter((turn) => turn.startAt > now - slotMs);
     // Bounded: each slot ahead holds at least one message, and the SQS delay caps the wait anyway.
     for (let ahead = 0; ahead < 1_000; ahead++) {
       const startAt = window.resetAt + ahead * slotMs;
       let turn = this.booked.find((t) => Math.abs(t.startAt - startAt) < slotMs / 2);
       if (!turn) {
-        turn = { startAt, count: 0 };
+        turn = { startAt, calls: 0, arrived: 0 };
         this.booked.push(turn);
       }
-      if (turn.count >= perSlot) continue;
-      turn.count++;
-      // A slot of one window: back a little before it starts (the reset is announced in whole seconds), the last
-      // moments waited out in the worker, so the window's first calls are not lost to the queue's delay. A slot of
-      // several windows: back anywhere in it, and the worker sits out the short windows' resets.
+      // A slot takes one message at least, whatever it costs.
+      if (turn.calls > 0 && turn.calls + cost > perSlot) continue;
+      const opener = turn.calls === 0;
+      turn.calls += cost;
+      // A slot of one window: its first message back early to open it, the others together as it opens, so the
+      // queue hands them over in full batches and only one worker waits. A slot of several windows: back anywhere
+      // in it, and the worker sits out the short windows' resets.
       if (windowsPerSlot > 1) return { waitMs: Math.max(0, turn.startAt - now), spreadMs: slotMs };
-      return { waitMs: Math.max(0, turn.startAt - now - ADMIT_EARLY_MS), spreadMs: TURN_SPREAD_MS };
+      return { waitMs: Math.max(0, turn.startAt - now - (opener ? OPENER_EARLY_MS : 0)), spreadMs: 0 };
     }
-    return { waitMs: window.resetAt - now + 1_000 * slotMs, spreadMs: TURN_SPREAD_MS };
+    return { waitMs: window.resetAt - now + 1_000 * slotMs, spreadMs: 0 };
   }
 
   private budgetLimit(budget: { limit: number }): number {
     return Math.max(1, Math.floor(budget.limit * this.budgetShare));
+  }
+
+  /**
+   * The length of the ATS's window: at most the gap between two successive resets it announced (whole seconds
+   * apart, as resets are announced), and at most the wait for its reset counted from the sending of a window's
+   * first call (the window began after that, and its reset is announced up to a second late), in whole seconds
+   * down: the smallest of these. Until either is seen, the longest such wait, in whole seconds up.
+   */
+  private learnWindowLength(observed: RateWindow, sentAt: number): void {
+    const gap = observed.resetAt - (this.lastResetAt ?? observed.resetAt);
+    if (gap >= 1000) this.shortestGap = Math.min(gap, this.shortestGap ?? gap);
+    const toReset = observed.resetAt - sentAt;
+    if (observed.limit !== undefined && observed.remaining === observed.limit - 1)
+      this.firstCallToReset = Math.min(this.firstCallToReset ?? toReset, Math.floor(toReset / 1000) * 1000);
+    this.longestToReset = Math.max(this.longestToReset, Math.ceil(toReset / 1000) * 1000);
+    const estimate = Math.min(
+      this.shortestGap ?? Number.POSITIVE_INFINITY,
+      this.firstCallToReset ?? Number.POSITIVE_INFINITY,
+    );
+    this.windowMs = Number.isFinite(estimate) ? Math.max(1000, estimate) : Math.max(1000, this.longestToReset);
   }
 
   /** A 429 halves this client's share of the budget; a window of clean answers wins a tenth of it back. */
@@ -362,9 +468,9 @@ export class AtsHttpClient {
    */
   private async takeTurn(where: string, signal: AbortSignal | undefined): Promise<() => void> {
     const now = this.options.now ?? Date.now;
-    const window = this.window;
-    if (window && now() >= window.resetAt) this.window = undefined;
-    else if (window) {
+    // A window past its end is kept (its end is what an early call is judged by) but no longer paces.
+    const window = this.window && now() < this.window.resetAt ? this.window : undefined;
+    if (window) {
       if (window.remaining <= 0) throw spentWindow(where, this.turnAfter(window, now()));
       this.spendCall(window);
       return () => undefined;
@@ -375,7 +481,7 @@ export class AtsHttpClient {
       if (wait <= 0) {
         const own = this.currentWindow(now());
         if (!own) {
-          this.callsSent++;
+          this.countCall();
           return () => undefined;
         }
         this.spendCall(own);
@@ -395,14 +501,21 @@ export class AtsHttpClient {
     throw spentWindow(where, { waitMs: this.options.budget?.windowMs ?? 1000, spreadMs: 0 });
   }
 
-  /** One call taken from a window: one fewer left in it, and one fewer the messages admitted in it still hold. */
+  /** One call taken from a window: one fewer left in it, counted as the call of the message being worked. */
   private spendCall(window: RateWindow): void {
     window.remaining--;
-    this.callsSent++;
-    // An announced window's reservations are its own; the budget's own windows carry theirs over (reservedIn).
-    const holdsReservations = window === this.ownWindow || this.reservationsFor === window.resetAt;
-    const reservation = holdsReservations ? this.reservations[0] : undefined;
-    if (reservation) reservation.calls = Math.max(0, reservation.calls - 1);
+    this.countCall();
+  }
+
+  /** The message being worked on this client, if any (a sweep's pages are no message's). */
+  private ticket(): Ticket | undefined {
+    const held = ticketStore.getStore();
+    return held?.client === this ? held.ticket : undefined;
+  }
+
+  private countCall(): void {
+    const ticket = this.ticket();
+    if (ticket) ticket.calls++;
   }
 
   private target(path: string): string {
@@ -445,6 +558,11 @@ export class AtsHttpClient {
           });
         });
       this.inFlight++;
+      const sentAt = now();
+      // Sent after the end read from the window's answers and before the reset it announced.
+      const readEnd = this.window?.resetAt;
+      const sentEarly =
+        readEnd !== undefined && this.lastResetAt !== undefined && sentAt >= readEnd && sentAt < this.lastResetAt;
       let response: Awaited<ReturnType<typeof send>>;
       try {
         response = await send(authorization);
@@ -455,11 +573,23 @@ export class AtsHttpClient {
       const observed = observedWindow(response.headers, now());
       if (!observed) this.adjustShare(response.status, now());
       if (observed) {
-        // A later reset than the last one announced: the window is at most the gap between them.
-        const gap = observed.resetAt - (this.lastResetAt ?? observed.resetAt);
-        if (gap >= 1000) this.windowMs = Math.min(gap, this.windowMs ?? gap);
+        const sameWindow = this.lastResetAt === observed.resetAt;
+        this.learnWindowLength(observed, sentAt);
         this.lastResetAt = observed.resetAt;
-        this.window = { ...observed, remaining: observed.remaining - this.inFlight };
+        if (observed.limit !== undefined) this.lastLimit = observed.limit;
+        // A call sent before the reset announced, on the window's end read from its answers, and refused: this
+        // ATS's windows do not start at their first call (they are fixed on the clock). Its resets are taken as
+        // announced from now on.
+        if (response.status === 429 && sentEarly) this.readsResetsEarly = false;
+        // The reset is announced in whole seconds, up to one late. The window began before this answer came, so it
+        // ends within its length of now: the earliest such bound of its answers is kept, and a window that starts
+        // at its first call (a new one as soon as the last ends) is met as it resets, not a second later.
+        let resetAt = observed.resetAt;
+        if (this.readsResetsEarly && this.windowMs !== undefined) {
+          const before = sameWindow && this.window ? this.window.resetAt : Number.POSITIVE_INFINITY;
+          resetAt = Math.min(resetAt, now() + this.windowMs, before);
+        }
+        this.window = { ...observed, resetAt, remaining: observed.remaining - this.inFlight };
       }
       if (response.status === 401 && !refreshed) {
         // An expired or revoked token: authenticate once more (nothing was written with a 401).
@@ -481,13 +611,16 @@ export class AtsHttpClient {
     return withRetry(attempt, this.policy, {
       sleep: this.options.sleep,
       signal: request.signal,
-      shouldRetry: (error) => !isWrite || !(error as AtsError).mayHaveSucceeded,
+      // A turn the pacer gave (nothing sent) is taken through the queue: its place among the waiting is booked, and
+      // sleeping it out here would hold a worker slot and spend a call booked for another message.
+      shouldRetry: (error) =>
+        (error as AtsError).spreadMs === undefined && (!isWrite || !(error as AtsError).mayHaveSucceeded),
     });
   }
 }
 
 /** A call the pacer kept back: the window is spent until its reset; nothing was sent. */
-function spentWindow(where: string, turn: { waitMs: number; spreadMs: number }): AtsError {
+function spentWindow(where: string, turn: Turn): AtsError {
   return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: the ATS's rate-limit window is spent; not sent`, {
     retryAfterMs: turn.waitMs,
     spreadMs: turn.spreadMs,

@@ -1,4 +1,5 @@
 import type { AtsKind, StageMatcher } from '../config';
+import type { Admission, AdmitOptions } from './ats-http';
 
 /** A raw inbound webhook as the gateway received it: lower-cased headers and the exact body bytes. */
 export interface InboundWebhook {
@@ -98,10 +99,10 @@ export interface AtsAdapter {
    */
   pacingWaitMs?(): number;
   /**
-   * A worker begins a message of this connection: undefined when the ATS takes calls now, else when the message
-   * should come back (`waitMs`, spread over `spreadMs`), its turn among the others sent back to wait.
+   * A worker begins a message of this connection (`kind`: the sort of work): its work runs when the ATS takes calls
+   * now, else the message's turn (when to come back, `waitMs` spread over `spreadMs`) among those sent back to wait.
    */
-  admitMessage?(signal?: AbortSignal): Promise<{ waitMs: number; spreadMs: number } | undefined>;
+  admit?<T>(work: () => Promise<T>, options: AdmitOptions): Promise<Admission<T>>;
   /**
    * One page of the applications now in `query.stage` (the sweep, for stage changes whose webhook never came).
    * `cursor` is this method's own (undefined: the first page); `next` is undefined after the last page. The events

@@ -10,7 +10,7 @@ import { decideAdvance, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
 import { runSteps, type Step } from './steps';
-import { deferWhileWindowSpent } from './pacing';
+import { withinRateWindow } from './pacing';
 import type { StageMatcher } from '../config';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
@@ -44,7 +44,16 @@ export async function handleReportCreated(
 ): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
-  await deferWhileWindowSpent(context, options.signal);
+  return withinRateWindow(context, message, options.signal, () => writeBack(message, context, deps, options));
+}
+
+/** The report re-read, its application found and claimed, then the note and the move where the rule says so. */
+async function writeBack(
+  message: ReportCreatedMessage,
+  context: ConnectionContext,
+  deps: PipelineDependencies,
+  options: RunOptions & { receiveCount?: number },
+): Promise<ReportCreatedResult> {
   const now = deps.now ?? Date.now;
   const log = {
     connectionId: message.connectionId,

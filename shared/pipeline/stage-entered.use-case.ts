@@ -14,7 +14,7 @@ import { postNoteOnce } from './post-note';
 import type { ConnectionContext, InviteDependencies, InviteStep, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
-import { deferWhileWindowSpent } from './pacing';
+import { withinRateWindow } from './pacing';
 import { statusStep } from './status';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
@@ -49,7 +49,17 @@ export async function handleStageEntered(
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
   if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
-  await deferWhileWindowSpent(context, signal);
+  return withinRateWindow(context, message, signal, () => confirmAndInvite(message, context, deps, options));
+}
+
+/** The stage change confirmed with the ATS, then each trigger it starts: claimed, the interview ensured, invited. */
+async function confirmAndInvite(
+  message: StageEnteredMessage,
+  context: ConnectionContext,
+  deps: InviteDependencies,
+  options: RunOptions,
+): Promise<StageEnteredResult[]> {
+  const { signal } = options;
   const log = {
     connectionId: message.connectionId,
     atsApplicationId: message.event.atsApplicationId,

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
-import { AtsHttpClient, basicAuth, rateBudget } from '../ats-http';
+import { AtsHttpClient, basicAuth, rateBudget, type AdmitOptions } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import { stageMatches } from '../../pipeline/trigger-matching';
@@ -79,8 +79,8 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
   public pacingWaitMs(): number {
     return this.http.pacingWaitMs();
   }
-  public admitMessage(signal?: AbortSignal) {
-    return this.http.admitMessage(signal);
+  public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
+    return this.http.admit(work, options);
   }
 
   /**

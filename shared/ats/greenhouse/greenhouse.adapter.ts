@@ -9,7 +9,7 @@ import {
   sendHttpRequest,
   type RetryHooks,
 } from '../../http';
-import { AtsHttpClient, basicAuth, safeJson, rateBudget } from '../ats-http';
+import { AtsHttpClient, basicAuth, safeJson, rateBudget, type AdmitOptions } from '../ats-http';
 import { deliveryIdOf } from '../../validation';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
@@ -96,8 +96,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   public pacingWaitMs(): number {
     return this.http.pacingWaitMs();
   }
-  public admitMessage(signal?: AbortSignal) {
-    return this.http.admitMessage(signal);
+  public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
+    return this.http.admit(work, options);
   }
 
   /**

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
-import { AtsHttpClient, basicAuth, rateBudget } from '../ats-http';
+import { AtsHttpClient, basicAuth, rateBudget, type AdmitOptions } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import type {
   ApplicationRef,
@@ -80,8 +80,8 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   public pacingWaitMs(): number {
     return this.http.pacingWaitMs();
   }
-  public admitMessage(signal?: AbortSignal) {
-    return this.http.admitMessage(signal);
+  public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
+    return this.http.admit(work, options);
   }
 
   /**

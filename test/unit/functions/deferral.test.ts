@@ -235,11 +235,20 @@ describe('Function: sqsBatchHandler with deferral', () => {
     });
   });
 
-  it('spreads a turn the pacer gave over the second after it', async () => {
+  it('spreads a turn the pacer gave over the time it names after it', async () => {
     const turn = Object.assign(rateLimitedByAts(25_000), { spreadMs: 5_000 });
     expect(planDeferral(reportMessage(), turn, () => 0)?.delaySeconds).toBe(25);
     expect(planDeferral(reportMessage(), turn, () => 0.999)?.delaySeconds).toBe(30);
     // A turn is its own schedule: no doubling with earlier deferrals.
     expect(planDeferral(reportMessage({ deferrals: 4 }), turn, () => 0)?.delaySeconds).toBe(25);
+  });
+
+  it('brings the messages of one turn back together when the pacer spreads them over nothing', () => {
+    const turn = Object.assign(rateLimitedByAts(8_500), { spreadMs: 0 });
+    // In whole seconds up, with no jitter: every message of the window is back in the same second.
+    const delays = [0, 0.5, 0.999].map(
+      (r) => planDeferral(reportMessage({ deferrals: 3 }), turn, () => r)?.delaySeconds,
+    );
+    expect(delays).toEqual([9, 9, 9]);
   });
 });
