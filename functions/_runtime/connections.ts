@@ -43,8 +43,11 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   const connection = connectionRegistry().get(connectionId);
   if (!connection) return undefined;
   const connectionSecrets = await secretsProvider().getConnectionSecrets(connection.secretRef);
+  // Rebuilt only when the secrets say something else: a cache refresh (a new object with the same content) keeps
+  // the context, and with it the ATS client's pacing (its windows, its turns booked, what a message costs).
   const cached = contexts.get(connectionId);
-  if (cached?.secrets === connectionSecrets) return cached.context;
+  if (cached && (cached.secrets === connectionSecrets || sameSecrets(cached.secrets, connectionSecrets)))
+    return cached.context;
   const missing = missingAtsSecret(connection.ats, connectionSecrets);
   if (missing)
     throw new SecretsError(
@@ -65,6 +68,10 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   };
   contexts.set(connectionId, { context, secrets: connectionSecrets });
   return context;
+}
+
+function sameSecrets(a: ConnectionSecrets, b: ConnectionSecrets): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** For tests and the local runner, which swap files between runs. */

@@ -129,7 +129,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
   /**
    * As Lambda's event source: while the queue is empty, one long poll (by any poller not running an invocation)
    * waits for the next message (SQS answers as soon as one is there) and the other pollers ask nothing; once
-   * messages come, every poller takes batches until one finds the queue empty again.
+   * messages come in full batches, every poller takes batches until one comes back short (the queue drained).
    */
   let idle = true;
   let watching = false;
@@ -161,7 +161,6 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
           .finally(() => {
             if (quiet) watching = false;
           });
-        idle = !received.Messages?.length;
         const batchSize = options.batchSize ?? 10;
         if (quiet && received.Messages?.length && batchSize > 1) {
           // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch,
@@ -178,6 +177,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
           );
           received.Messages.push(...(more.Messages ?? []));
         }
+        // A batch that came back short found the queue drained: as Lambda scales its pollers down, one watches.
+        idle = (received.Messages?.length ?? 0) < batchSize;
         if (received.Messages?.length) {
           if (Math.random() < (options.duplicateRate ?? 0)) {
             stats.duplicated += received.Messages.length;

@@ -232,6 +232,7 @@ export class AtsHttpClient {
    */
   private budgetShare = 1;
   private shareRaisedAt = 0;
+  private shareCutAt = Number.NEGATIVE_INFINITY;
 
   public constructor(options: AtsHttpOptions) {
     this.options = options;
@@ -338,9 +339,12 @@ export class AtsHttpClient {
     if (!this.ownWindow || now >= this.ownWindow.resetAt) {
       // A window begins with the budget less the calls still unanswered. Those answered lately still hold their
       // place in the budget a little longer, and the calls wait for it in the worker (BUDGET_WAIT_IN_SLOT_MS).
+      // A window of a second (Lever's) is seen as BUDGET_WAIT_IN_SLOT_MS long, with its calls: a message makes its
+      // calls over about that long, and the calls themselves are paced to the budget, waiting their turn in the call.
+      const windows = Math.max(1, Math.round(BUDGET_WAIT_IN_SLOT_MS / budget.windowMs));
       const unanswered = this.sent.filter((call) => call.answeredAt === undefined).length;
-      const limit = this.budgetLimit(budget);
-      this.ownWindow = { remaining: limit - unanswered, resetAt: now + budget.windowMs, limit };
+      const limit = this.budgetLimit(budget) * windows;
+      this.ownWindow = { remaining: limit - unanswered, resetAt: now + budget.windowMs * windows, limit };
     }
     return this.ownWindow;
   }
@@ -364,7 +368,12 @@ export class AtsHttpClient {
 
   /** Turns come in slots of whole windows at least TURN_SLOT_MS long: a queue's delay counts in whole seconds. */
   private slotShape(): { windowMs: number; windowsPerSlot: number; slotMs: number } {
-    const windowMs = this.windowMs ?? this.options.budget?.windowMs ?? DEFAULT_WINDOW_MS;
+    const budget = this.options.budget;
+    const windowMs =
+      this.windowMs ??
+      (budget
+        ? budget.windowMs * Math.max(1, Math.round(BUDGET_WAIT_IN_SLOT_MS / budget.windowMs))
+        : DEFAULT_WINDOW_MS);
     const windowsPerSlot = Math.max(1, Math.round(TURN_SLOT_MS / windowMs));
     return { windowMs, windowsPerSlot, slotMs: windowMs * windowsPerSlot };
   }
@@ -403,10 +412,13 @@ export class AtsHttpClient {
       // A slot takes one message at least, whatever it costs.
       if (turn.calls > 0 && turn.calls + cost > perSlot) continue;
       const opener = turn.calls === 0;
+      const bookedBefore = turn.calls;
       turn.calls += cost;
       // A slot of one window: its first message back early to open it, the others together as it opens, so the
-      // queue hands them over in full batches and only one worker waits. A slot of several windows: back anywhere
-      // in it, and the worker sits out the short windows' resets.
+      // queue hands them over in full batches and only one worker waits. A slot of several windows: its messages
+      // back evenly over it, each at its place among the calls booked, so each window gets its share.
+      if (windowsPerSlot > 1 && Number.isFinite(perSlot))
+        return { waitMs: Math.max(0, turn.startAt + (bookedBefore / perSlot) * slotMs - now), spreadMs: 0 };
       if (windowsPerSlot > 1) return { waitMs: Math.max(0, turn.startAt - now), spreadMs: slotMs };
       return { waitMs: Math.max(0, turn.startAt - now - (opener ? OPENER_EARLY_MS : 0)), spreadMs: 0 };
     }
@@ -437,13 +449,18 @@ export class AtsHttpClient {
     this.windowMs = Number.isFinite(estimate) ? Math.max(1000, estimate) : Math.max(1000, this.longestToReset);
   }
 
-  /** A 429 halves this client's share of the budget; a window of clean answers wins a tenth of it back. */
+  /**
+   * A 429 halves this client's share of the budget, once a window (the 429s of one burst are one sign that others
+   * spend the account too); a window of clean answers wins a tenth of it back.
+   */
   private adjustShare(status: number, now: number): void {
     const budget = this.options.budget;
     if (!budget) return;
     if (status === 429) {
+      if (now - this.shareCutAt < budget.windowMs) return;
       this.budgetShare = Math.max(0.1, this.budgetShare / 2);
       this.shareRaisedAt = now;
+      this.shareCutAt = now;
       this.ownWindow = undefined;
     } else if (this.budgetShare < 1 && now - this.shareRaisedAt >= budget.windowMs) {
       this.budgetShare = Math.min(1, this.budgetShare + 0.1);

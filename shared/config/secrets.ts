@@ -25,13 +25,21 @@ export function cachedSecrets(
   ttlMs = SECRETS_CACHE_MS,
 ): SecretsProvider {
   const cache = new Map<string, { value: ConnectionSecrets; expiresAt: number }>();
+  // Callers that miss the cache at the same moment (a batch's records) share one load.
+  const loading = new Map<string, Promise<ConnectionSecrets>>();
   return {
     async getConnectionSecrets(secretRef) {
       const hit = cache.get(secretRef);
       if (hit && hit.expiresAt > now()) return hit.value;
-      const value = parseSecrets(secretRef, await load(secretRef));
-      cache.set(secretRef, { value, expiresAt: now() + ttlMs });
-      return value;
+      const pending = loading.get(secretRef);
+      if (pending) return pending;
+      const loaded = (async () => {
+        const value = parseSecrets(secretRef, await load(secretRef));
+        cache.set(secretRef, { value, expiresAt: now() + ttlMs });
+        return value;
+      })().finally(() => loading.delete(secretRef));
+      loading.set(secretRef, loaded);
+      return loaded;
     },
   };
 }

@@ -149,4 +149,16 @@ describe('Function: fileSecretsProvider', () => {
     now += 2_000;
     expect((await provider.getConnectionSecrets('c')).interviewApiKey).toBe('key-2');
   });
+
+  it('loads a secret once for the callers that miss the cache at the same moment', async () => {
+    let loads = 0;
+    const provider = cachedSecrets(async () => {
+      loads++;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return { interviewApiKey: 'key', interviewWebhookToken: 'x'.repeat(32) };
+    });
+    const all = await Promise.all(Array.from({ length: 10 }, () => provider.getConnectionSecrets('c')));
+    expect(loads).toBe(1);
+    expect(new Set(all).size).toBe(1);
+  });
 });

@@ -86,8 +86,9 @@ describe("Class: AtsHttpClient, pacing to a connection's budget (an ATS that ann
 
 describe("Class: AtsHttpClient, admitting messages to a connection's budget", () => {
   it('admits the messages the budget carries now and gives the others turns in the windows after', async () => {
-    // Ten calls a second; a message is expected to cost 1.5 calls until 20 have shown what they cost. Fifty
-    // messages at the same instant (the clock stands still): those that sit out the reset find it taken.
+    // Ten calls a second, admitted two seconds at a time (a message makes its calls over about that long); a
+    // message is expected to cost 1.5 calls until 10 have shown what they cost. Sixty messages at the same instant
+    // (the clock stands still): those that sit out the reset find it taken.
     const sentAt: number[] = [];
     const client = new AtsHttpClient({
       baseUrl: 'https://ats.example.com',
@@ -105,7 +106,7 @@ describe("Class: AtsHttpClient, admitting messages to a connection's budget", ()
     const working = new Promise<void>((resolve) => {
       finish = resolve;
     });
-    const admissions = Array.from({ length: 50 }, () => client.admit(() => working, { kind: 'stage-entered' }));
+    const admissions = Array.from({ length: 60 }, () => client.admit(() => working, { kind: 'stage-entered' }));
     const turns = await Promise.all(
       admissions.map((admission) =>
         Promise.race([admission, new Promise<'working'>((resolve) => setTimeout(() => resolve('working'), 20))]),
@@ -113,11 +114,13 @@ describe("Class: AtsHttpClient, admitting messages to a connection's budget", ()
     );
     finish();
     await Promise.all(admissions);
-    expect(turns.filter((turn) => turn === 'working')).toHaveLength(7);
-    // Sent back in slots of 5 s (a queue's delay counts in seconds): 5 windows of 10 calls carry 33 messages.
-    const sentBack = turns.flatMap((turn) => (turn !== 'working' && !turn.admitted ? [turn.turn] : []));
-    expect(sentBack.filter((turn) => turn.waitMs === 1_000 && turn.spreadMs === 5_000)).toHaveLength(33);
-    expect(sentBack.filter((turn) => turn.waitMs === 6_000 && turn.spreadMs === 5_000)).toHaveLength(10);
+    expect(turns.filter((turn) => turn === 'working')).toHaveLength(13);
+    // Sent back in slots of 6 s (a queue's delay counts in seconds): 3 windows of 20 calls carry 40 messages, each
+    // back at its place in the slot (0.15 s apart), so each window gets its share; 7 go to the slot after.
+    const waits = turns.flatMap((turn) => (turn !== 'working' && !turn.admitted ? [turn.turn.waitMs] : []));
+    expect(waits).toHaveLength(47);
+    expect(waits.slice(0, 40)).toEqual(Array.from({ length: 40 }, (_, i) => 2_000 + i * 150));
+    expect(waits.slice(40)).toEqual(Array.from({ length: 7 }, (_, i) => 8_000 + i * 150));
     expect(sentAt).toEqual([]);
   });
 
@@ -164,6 +167,31 @@ describe("Class: AtsHttpClient, sharing a connection's budget with the other wor
     const last = sentAt.slice(-30);
     expect(last.some((at, i) => i + 9 < last.length && last[i + 9] === at)).toBe(true);
     expect(sentAt.slice(5, 40).some((at, i, calls) => i + 9 < calls.length && calls[i + 9] === at)).toBe(false);
+  });
+
+  it('takes the 429s of one burst as one sign: its share is halved once, not once per refusal', async () => {
+    let clock = 1_000_000;
+    const sentAt: number[] = [];
+    const client = new AtsHttpClient({
+      baseUrl: 'https://ats.example.com',
+      authorization: async () => 'Basic a2V5Og==',
+      // Another worker spent the account's second: three calls sent at once are refused together.
+      fetch: stubFetch(() => {
+        sentAt.push(clock);
+        return sentAt.length <= 3 ? { status: 429, json: {} } : { status: 200, json: {} };
+      }).fetch,
+      now: () => clock,
+      sleep: async (ms) => {
+        clock += ms;
+      },
+      retry: { maxAttempts: 1 },
+      budget: { limit: 10, windowMs: 1000 },
+    });
+    await Promise.all(Array.from({ length: 3 }, () => read(client).catch(() => undefined)));
+    clock += 1_000;
+    // Half the budget (five calls a second), not an eighth (one).
+    await Promise.all(Array.from({ length: 5 }, () => read(client)));
+    expect(new Set(sentAt.slice(3)).size).toBe(1);
   });
 });
 
