@@ -339,9 +339,7 @@ export class AtsHttpClient {
     if (!this.ownWindow || now >= this.ownWindow.resetAt) {
       // A window begins with the budget less the calls still unanswered. Those answered lately still hold their
       // place in the budget a little longer, and the calls wait for it in the worker (BUDGET_WAIT_IN_SLOT_MS).
-      // A window of a second (Lever's) is seen as BUDGET_WAIT_IN_SLOT_MS long, with its calls: a message makes its
-      // calls over about that long, and the calls themselves are paced to the budget, waiting their turn in the call.
-      const windows = Math.max(1, Math.round(BUDGET_WAIT_IN_SLOT_MS / budget.windowMs));
+      const windows = admissionWindows(budget);
       const unanswered = this.sent.filter((call) => call.answeredAt === undefined).length;
       const limit = this.budgetLimit(budget) * windows;
       this.ownWindow = { remaining: limit - unanswered, resetAt: now + budget.windowMs * windows, limit };
@@ -369,11 +367,7 @@ export class AtsHttpClient {
   /** Turns come in slots of whole windows at least TURN_SLOT_MS long: a queue's delay counts in whole seconds. */
   private slotShape(): { windowMs: number; windowsPerSlot: number; slotMs: number } {
     const budget = this.options.budget;
-    const windowMs =
-      this.windowMs ??
-      (budget
-        ? budget.windowMs * Math.max(1, Math.round(BUDGET_WAIT_IN_SLOT_MS / budget.windowMs))
-        : DEFAULT_WINDOW_MS);
+    const windowMs = this.windowMs ?? (budget ? budget.windowMs * admissionWindows(budget) : DEFAULT_WINDOW_MS);
     const windowsPerSlot = Math.max(1, Math.round(TURN_SLOT_MS / windowMs));
     return { windowMs, windowsPerSlot, slotMs: windowMs * windowsPerSlot };
   }
@@ -634,6 +628,15 @@ export class AtsHttpClient {
         (error as AtsError).spreadMs === undefined && (!isWrite || !(error as AtsError).mayHaveSucceeded),
     });
   }
+}
+
+/**
+ * How many of a budget's windows are admitted as one: a window of a second (Lever's) is seen as
+ * BUDGET_WAIT_IN_SLOT_MS long, with its calls, as a message makes its calls over about that long (the calls
+ * themselves are paced to the budget, waiting their turn in the call).
+ */
+function admissionWindows(budget: { windowMs: number }): number {
+  return Math.max(1, Math.round(BUDGET_WAIT_IN_SLOT_MS / budget.windowMs));
 }
 
 /** A call the pacer kept back: the window is spent until its reset; nothing was sent. */
