@@ -70,6 +70,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   private readonly sleep: RetryHooks['sleep'];
   private readonly now: () => number;
   private token: { value: string; refreshAt: number } | undefined;
+  private tokenRequest: Promise<string> | undefined;
   private readonly http: AtsHttpClient;
   /** Stage names per job change rarely; one lookup per job per warm function. */
   private readonly stageIds = new Map<string, string>();
@@ -454,8 +455,19 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     };
   }
 
-  private async accessToken(signal?: AbortSignal, force = false): Promise<string> {
-    if (!force && this.token && this.token.refreshAt > this.now()) return this.token.value;
+  /**
+   * The access token, asked for once for the calls that need one at the same moment: one token in use at a time,
+   * so the calls share one rate-limit window however the ATS counts them (the sandbox counts them per token).
+   */
+  private accessToken(signal?: AbortSignal, force = false): Promise<string> {
+    if (!force && this.token && this.token.refreshAt > this.now()) return Promise.resolve(this.token.value);
+    this.tokenRequest ??= this.requestToken(signal).finally(() => {
+      this.tokenRequest = undefined;
+    });
+    return this.tokenRequest;
+  }
+
+  private async requestToken(signal?: AbortSignal): Promise<string> {
     const { atsClientId, atsClientSecret } = this.secrets;
     if (!atsClientId || !atsClientSecret)
       throw new AtsError(

@@ -167,6 +167,19 @@ describe('Rows of the vendor corrections, each against the documented shapes', (
     expect(calls.some((c) => c.url.pathname === '/v3/job_stages')).toBe(false);
   });
 
+  it('5. Greenhouse: calls that begin at the same moment share one access token, asked for once', async () => {
+    const { adapter, calls } = greenhouse((call) => {
+      if (route(call) === 'GET /v3/applications?ids=4401')
+        return json(200, [{ id: 4401, job_interview_stage_id: 9001 }]);
+      if (route(call) === 'POST /v3/applications/4401/move') return { status: 204 };
+      return notFound(call);
+    });
+    await Promise.all(
+      Array.from({ length: 5 }, () => adapter.moveToStage(target, { idsByJob: { '3301': '9002', '3302': '9102' } })),
+    );
+    expect(calls.filter((c) => route(c) === 'POST /token')).toHaveLength(1);
+  });
+
   it("5. Greenhouse: toStage {idsByJob} moves to the job's own stage id, with no name lookup", async () => {
     const { adapter, calls } = greenhouse((call) => {
       if (route(call) === 'GET /v3/applications?ids=4401')
