@@ -132,6 +132,13 @@ function observedWindow(headers: Headers, now: number): RateWindow | undefined {
   return { remaining, resetAt: now + untilReset, limit: Number.isFinite(limit) && limit > 0 ? limit : undefined };
 }
 
+/** A slot of turns, by its start: the calls of the messages given it as their turn, and of those back. */
+interface BookedSlot {
+  startAt: number;
+  calls: number;
+  arrived: number;
+}
+
 /** The message being worked and the calls it has made, the calls it is expected to make, and when it began. */
 interface Ticket {
   kind: string;
@@ -219,7 +226,7 @@ export class AtsHttpClient {
    * The turns given, by the start of their slot: the calls of the messages sent back to wait for it, and of those
    * that came back. Until they are all back, a message that did not wait leaves the rest of them their room.
    */
-  private booked: { startAt: number; calls: number; arrived: number }[] = [];
+  private booked: BookedSlot[] = [];
   /**
    * Where the ATS announces nothing: the connection's budget seen as fixed windows, from the first call after the
    * last one ended. Admission and turns read it as they read an announced window.
@@ -373,7 +380,7 @@ export class AtsHttpClient {
   }
 
   /** The slot of turns that `at` falls in, if turns were given in it. */
-  private slotAt(at: number): { startAt: number; calls: number; arrived: number } | undefined {
+  private slotAt(at: number): BookedSlot | undefined {
     const { slotMs } = this.slotShape();
     return this.booked.find((turn) => at >= turn.startAt && at < turn.startAt + slotMs);
   }

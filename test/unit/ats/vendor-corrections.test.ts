@@ -35,6 +35,14 @@ function greenhouse(answer: (call: StubCall) => StubAnswer, overrides: Record<st
   return { adapter, calls: stub.calls };
 }
 
+/** A Greenhouse whose application 4401 is in stage 9001 and can be moved. */
+const greenhouseMoving = () =>
+  greenhouse((call) => {
+    if (route(call) === 'GET /v3/applications?ids=4401') return json(200, [{ id: 4401, job_interview_stage_id: 9001 }]);
+    if (route(call) === 'POST /v3/applications/4401/move') return { status: 204 };
+    return notFound(call);
+  });
+
 const workableConnection = (overrides: Record<string, unknown> = {}) =>
   connectionOf({
     id: 'acme-workable',
@@ -168,12 +176,7 @@ describe('Rows of the vendor corrections, each against the documented shapes', (
   });
 
   it('5. Greenhouse: calls that begin at the same moment share one access token, asked for once', async () => {
-    const { adapter, calls } = greenhouse((call) => {
-      if (route(call) === 'GET /v3/applications?ids=4401')
-        return json(200, [{ id: 4401, job_interview_stage_id: 9001 }]);
-      if (route(call) === 'POST /v3/applications/4401/move') return { status: 204 };
-      return notFound(call);
-    });
+    const { adapter, calls } = greenhouseMoving();
     await Promise.all(
       Array.from({ length: 5 }, () => adapter.moveToStage(target, { idsByJob: { '3301': '9002', '3302': '9102' } })),
     );
@@ -181,12 +184,7 @@ describe('Rows of the vendor corrections, each against the documented shapes', (
   });
 
   it("5. Greenhouse: toStage {idsByJob} moves to the job's own stage id, with no name lookup", async () => {
-    const { adapter, calls } = greenhouse((call) => {
-      if (route(call) === 'GET /v3/applications?ids=4401')
-        return json(200, [{ id: 4401, job_interview_stage_id: 9001 }]);
-      if (route(call) === 'POST /v3/applications/4401/move') return { status: 204 };
-      return notFound(call);
-    });
+    const { adapter, calls } = greenhouseMoving();
     const moved = await adapter.moveToStage(target, { idsByJob: { '3301': '9002', '3302': '9102' } });
     expect(moved).toEqual({ moved: true, stageId: '9002' });
     expect(calls.map(route)).toEqual([
