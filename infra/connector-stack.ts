@@ -184,8 +184,11 @@ export class ConnectorStack extends Stack {
     const index = `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.interviewIndex.name}`;
     stageQueues.queue.grantSendMessages(atsWebhook);
     // Replay keys of webhooks that sign a per-delivery token (Lever): recorded, and removed when enqueueing fails.
-    allow(atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
+    // The queue ledger: each stage change enqueued is recorded, so the sweep does not enqueue it again.
+    allow(atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'], [tables.events.tableArn]);
     reportQueues.queue.grantSendMessages(interviewWebhook);
+    // The queue ledger: a report enqueued is recorded (a conditional put), and taken back when enqueueing fails.
+    allow(interviewWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     reportQueues.queue.grantSendMessages(reconciler);
     // The sweep enqueues the stage changes that never arrived, and keeps its place in each trigger's list.
     stageQueues.queue.grantSendMessages(reconciler);
@@ -220,7 +223,18 @@ export class ConnectorStack extends Stack {
     allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
-    allow(reconciler, ['dynamodb:GetItem', 'dynamodb:PutItem'], [tables.events.tableArn]);
+    // Sweep progress, parked reports and the queue ledger (what was enqueued lately, each connection's backlog).
+    allow(
+      reconciler,
+      [
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:BatchWriteItem',
+      ],
+      [tables.events.tableArn],
+    );
     allow(reconciler, ['dynamodb:BatchGetItem'], [tables.applications.tableArn]);
     // One grant for any number of connections: the secrets under the connections' common prefix (an ARN per
     // connection passes IAM's 6,144-character managed-policy quota at about 60 connections).

@@ -2,6 +2,9 @@ import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import type { QueueMessage } from '../../shared/queue';
 import { type DelayedBatchPublisher, lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { requireEnv } from './env';
+import { queueLedger } from './store';
+import { ATS_ERROR_CODES } from '../../shared/ats/errors';
+import type { QueueLedger } from '../../shared/pipeline/ports';
 
 /** SendMessage takes a DelaySeconds of 900 at most (Amazon SQS API Reference, SendMessage). */
 const SQS_MAX_DELAY_SECONDS = 900;
@@ -15,6 +18,11 @@ export interface DeferTarget {
   /** A batch's records that defer at the same moment go back together, 10 to a request. */
   publisher: DelayedBatchPublisher;
   random?: () => number;
+  /**
+   * Told when a message goes back because its connection's ATS is rate-limited: the connection's queue holds work
+   * until `until`, which background work (the sweep) leaves the ATS's budget to.
+   */
+  backlog?: (connectionId: string, until: number) => Promise<void>;
 }
 
 /**
@@ -22,7 +30,45 @@ export interface DeferTarget {
  * the first deferral only: a worker defers rarely, and the client would cost every cold start (lazy-publisher).
  */
 export function deferToOwnQueue(queueUrlEnv: string): DeferTarget {
-  return { queueUrl: () => requireEnv(queueUrlEnv), publisher: lazyQueuePublisher() };
+  return { queueUrl: () => requireEnv(queueUrlEnv), publisher: lazyQueuePublisher(), backlog: backlogRecorder() };
+}
+
+/**
+ * A seam for the local runtime (infra/local/queue-watch.ts), empty on AWS: told of every copy a worker sent back, so
+ * a local run that does not drain can say what waits and why.
+ */
+export const deferralObserver: {
+  deferred?: ((message: QueueMessage, delaySeconds: number, code: string) => void) | undefined;
+} = {};
+
+/** A backlog already recorded to within this much of a new one is not written again (one write per burst, not per message). */
+const BACKLOG_SLACK_MS = 5_000;
+
+/** True when the error is the connection's ATS asking to wait (a spent window, a 429), not another API. */
+export const isAtsRateLimit = (error: unknown): boolean =>
+  (error as { code?: unknown } | null)?.code === ATS_ERROR_CODES.rateLimited;
+
+/**
+ * Records a connection's backlog in the queue ledger, at most once per connection and `BACKLOG_SLACK_MS` in this
+ * environment; the ledger itself keeps the latest of every environment's. A write that fails is only a sweep that
+ * runs a little early: logged by nobody, tried again with the next deferral.
+ */
+export function backlogRecorder(
+  ledger: () => Pick<QueueLedger, 'recordBacklog'> = lazyLedger(),
+): (connectionId: string, until: number) => Promise<void> {
+  const recorded = new Map<string, number>();
+  return async (connectionId, until) => {
+    if ((recorded.get(connectionId) ?? 0) >= until - BACKLOG_SLACK_MS) return;
+    recorded.set(connectionId, until);
+    await ledger()
+      .recordBacklog(connectionId, until)
+      .catch(() => void recorded.delete(connectionId));
+  };
+}
+
+function lazyLedger(): () => QueueLedger {
+  let ledger: QueueLedger | undefined;
+  return () => (ledger ??= queueLedger());
 }
 
 /** How long the outside world asked this work to wait (Retry-After, a rate-limit reset, a lease), if it did. */

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
-import { planDeferral, planDeferralPastDeadline, type DeferTarget } from './deferral';
+import { deferralObserver, isAtsRateLimit, planDeferral, planDeferralPastDeadline, type DeferTarget } from './deferral';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
 import { deadlineAfter, deadlinePassed } from '../../shared/http/deadline';
@@ -99,6 +99,9 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
         // A copy SQS did not take fails the record instead: SQS brings it back, and nothing is lost.
         if (planned && sendBack && (await sendBack(planned))) {
           options.metrics?.count('Deferred', parsed.output.connectionId);
+          deferralObserver.deferred?.(planned.message, planned.delaySeconds, errorCode(error));
+          if (isAtsRateLimit(error))
+            await options.defer?.backlog?.(parsed.output.connectionId, Date.now() + planned.delaySeconds * 1000);
           logger.info('message deferred: an outside API asked to wait, or the deadline cut the work short', {
             messageId: record.messageId,
             code: errorCode(error),

@@ -1,4 +1,4 @@
-import { DynamoMappingStore } from '../../shared/mapping';
+import { DynamoMappingStore, DynamoQueueLedger } from '../../shared/mapping';
 import { ENV, tableNames } from './env';
 
 /** The mapping store from the environment; `RETENTION_DAYS` overrides how long application records live. */
@@ -8,4 +8,9 @@ export function mappingStore(): DynamoMappingStore {
     tables: tableNames(),
     retention: retentionDays ? { applicationDays: retentionDays } : undefined,
   });
+}
+
+/** The queue ledger on the events table (shared/mapping/queue-ledger.ts). */
+export function queueLedger(): DynamoQueueLedger {
+  return new DynamoQueueLedger({ table: tableNames().events });
 }

@@ -8,11 +8,14 @@ import { webhookConnection } from '../_runtime/webhook-connection';
 import { boundStageEnteredEvent } from '../../shared/ats/bounds';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
-import { mappingStore } from '../_runtime/store';
+import { mappingStore, queueLedger } from '../_runtime/store';
+import { errorCode } from '../../shared/pipeline/errors';
+import { stageSubject } from '../../shared/pipeline/ports';
 
 const publisher = new QueuePublisher();
 const MAX_DELETED_APPLICATION_IDS = 100;
 const store = mappingStore();
+const ledger = queueLedger();
 const logger = createLogger('ats-webhook');
 
 /**
@@ -90,6 +93,14 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     if (replayKey) await store.forgetReplayKey(connectionId, replayKey).catch(() => undefined);
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });
+  }
+  if (message.kind === 'stage-entered') {
+    // The sweep does not enqueue this stage change again while its message is pending.
+    await ledger
+      .recordEnqueued(connectionId, [stageSubject(message.event.atsApplicationId)], message.receivedAt)
+      .catch((error: unknown) =>
+        logger.warn('ats webhook: the queue ledger could not be written', { connectionId, code: errorCode(error) }),
+      );
   }
   logger.info('ats webhook: enqueued', { connectionId, kind: message.kind });
   return jsonResponse(200, { status: 'accepted' });

@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import { secretEquals } from '../../shared/http/signature';
 import { EVENT_KINDS } from '../../shared/interview-service/constants';
 import { reportCreatedDataSchema, webhookDeliverySchema } from '../../shared/interview-service/schemas';
+import { errorCode } from '../../shared/pipeline/errors';
 import { createLogger } from '../../shared/observability/logger';
 import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
@@ -11,14 +12,19 @@ import { webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { describeFirstIssue } from '../../shared/validation';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
+import { reportSubject } from '../../shared/pipeline/ports';
+import { queueLedger } from '../_runtime/store';
 
 const publisher = new QueuePublisher();
 const logger = createLogger('interview-webhook');
+const ledger = queueLedger();
 
 /**
  * `POST /webhooks/interview/{connectionId}/{token}`: the service signs nothing, so the connection's secret
  * token in the URL authenticates the delivery. Only the ids are taken from the body; the worker re-reads the
- * report through the API.
+ * report through the API. A report whose message is already pending (a repeated delivery, or one the reconciler
+ * found first) is acknowledged without a second message: the queue ledger records each report enqueued.
  */
 export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
   // One correlation id per delivery (API Gateway's request id): the worker's lines about it carry the same.
@@ -64,9 +70,23 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     interviewId: ids.output.interview_id,
     candidateId: ids.output.candidate_id,
   };
+  const subject = reportSubject(message.reportId);
+  const claimed = await ledger
+    .claimEnqueue(connectionId, subject, message.receivedAt, WORKER_TIMING.enqueueGraceMs)
+    .catch((error: unknown) => {
+      // The ledger only saves duplicates: without it the report is enqueued all the same.
+      logger.warn('interview webhook: the queue ledger could not be read', { connectionId, code: errorCode(error) });
+      return true;
+    });
+  if (!claimed) {
+    logger.info('interview webhook: report already pending', { connectionId, reportId: message.reportId });
+    return jsonResponse(200, { status: 'accepted', pending: true });
+  }
   try {
     await publisher.publish(requireEnv(ENV.reportQueueUrl), message);
   } catch (error) {
+    // Not sent: the record is taken back so the service's retry (or the reconciler) enqueues it.
+    await ledger.forgetEnqueued(connectionId, [subject]).catch(() => undefined);
     logger.error('interview webhook: could not enqueue', {
       connectionId,
       reportId: message.reportId,

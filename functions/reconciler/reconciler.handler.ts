@@ -9,11 +9,12 @@ import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { connectionRegistry } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
 import { connectionContext } from '../_runtime/connections';
-import { mappingStore } from '../_runtime/store';
+import { mappingStore, queueLedger } from '../_runtime/store';
+import { reportSubject } from '../../shared/pipeline/ports';
 import { deadlineSignal } from '../_runtime/sqs-batch';
 
 const logger = createLogger('reconciler');
-const deps = { store: mappingStore(), contextFor: connectionContext, logger };
+const deps = { store: mappingStore(), ledger: queueLedger(), contextFor: connectionContext, logger };
 const publisher = new QueuePublisher();
 
 /**
@@ -48,7 +49,19 @@ async function reconcileAll(correlationId: string, context: Context | undefined)
         receivedAt: Date.now(),
         ...report,
       }));
-      await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
+      try {
+        await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
+      } catch (error) {
+        // Not sent: the ledger's records are taken back, so the next run enqueues these reports instead of taking
+        // them as pending for the grace period.
+        await deps.ledger
+          .forgetEnqueued(
+            connection.id,
+            messages.map((m) => reportSubject(m.reportId)),
+          )
+          .catch(() => undefined);
+        throw error;
+      }
       enqueued += messages.length;
     } catch (error) {
       failed.push(connection.id);

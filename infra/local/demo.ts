@@ -56,8 +56,12 @@ async function until<T>(
   }
 }
 
-/** A reconciler run at most every 2 s, as its schedule would (the demo's times are seconds, not days). */
-const RECONCILE_EVERY_MS = 2000;
+/**
+ * The demo's reconciler schedule: its days are seconds, but the sandboxes' rate limits are the vendors' (Workable's
+ * 10 requests per 10 s), so a run every 5 s, each sweeping a trigger at most every `sweep.everyMinutes` of the
+ * local connections file, leaves most of each ATS's budget to the candidates' own work.
+ */
+export const RECONCILE_EVERY_MS = 5000;
 
 interface SesStore {
   emails: { destination: { to: string[] }; subject?: string; body: { text?: string } }[];
@@ -75,14 +79,26 @@ const isReminder = (mail: SesStore['emails'][number]) => (mail.subject ?? '').st
 const emailOf = (kind: AtsKind, firstName: string, lastName: string) =>
   `${firstName}.${lastName}+${kind}@candidates.example.com`.toLowerCase().replace(/\s+/g, '');
 
-/** Five candidates of one job move to "AI Interview" in one ATS; each takes the interview from their e-mail. */
+interface AtsDemoRun {
+  kind: AtsKind;
+  connectionId: string;
+  applications: { id: string }[];
+  emails: string[];
+  lost: { id: string; email: string };
+  absent: { id: string; email: string };
+}
+
+/**
+ * Five candidates of one job move to "AI Interview" in one ATS; each takes the interview from their e-mail. Each
+ * step waits for its own outcome (the e-mails, the notes, the moves) as a recruiter would see it, never for a time.
+ */
 async function runOnAts(
   stack: LocalStack,
   kind: AtsKind,
   connectionId: string,
   log: (line: string) => void,
   timeoutMs: number,
-): Promise<AtsDemoSummary> {
+): Promise<AtsDemoRun> {
   const ats = stack.ats[kind];
   const applications = DEMO_CANDIDATES.map((c) =>
     ats.addCandidate({ firstName: c.firstName, lastName: c.lastName, email: emailOf(kind, c.firstName, c.lastName) }),
@@ -134,15 +150,12 @@ async function runOnAts(
   const dropped = await ats.moveCandidate({ applicationId: lost.id, stageName: 'AI Interview' });
   ats.setFaults({ dropStageChangeRate: 0 });
   if (!dropped.every((d) => d.dropped)) throw new DemoStepError(`${kind} dropped webhook`, 'a webhook was sent');
+  // The demo's reconciler schedule (runDemo) sweeps the stage.
   const found = await until(
     `${kind} sweep`,
-    async () => {
-      await stack.reconcileNow();
-      return (await sesStore()).emails.find((m) => m.destination.to.includes(lostEmail) && !isReminder(m));
-    },
+    async () => (await sesStore()).emails.find((m) => m.destination.to.includes(lostEmail) && !isReminder(m)),
     (mail) => mail !== undefined,
     timeoutMs,
-    RECONCILE_EVERY_MS,
   );
   const lostInterview = /\/invite\/([\w-]+)/.exec(found?.body.text ?? '')?.[1] as string;
   stack.interview.completeInterview({
@@ -159,37 +172,43 @@ async function runOnAts(
   const absentEmail = emailOf(kind, 'Gil', 'Absent');
   const absent = ats.addCandidate({ firstName: 'Gil', lastName: 'Absent', email: absentEmail });
   await ats.moveCandidate({ applicationId: absent.id, stageName: 'AI Interview' });
+  // The reminder and the expiry come from the reconciler's schedule too, in the demo's seconds.
   const expiryNote = () => ats.notesOf(absent.id).filter((n) => n.includes('AI interview not completed by'));
-  await until(
-    `${kind} reminder and expiry`,
-    async () => {
-      await stack.reconcileNow();
-      return expiryNote().length;
-    },
-    (n) => n > 0,
-    timeoutMs,
-    RECONCILE_EVERY_MS,
+  await until(`${kind} reminder and expiry`, expiryNote, (notes) => notes.length > 0, timeoutMs);
+  const reminders = (await sesStore()).emails.filter((m) => m.destination.to.includes(absentEmail) && isReminder(m));
+  log(`  ${kind}: a candidate who never took the interview was reminded ${reminders.length}× and expired`);
+  return {
+    kind,
+    connectionId,
+    applications,
+    emails,
+    lost: { id: lost.id, email: lostEmail },
+    absent: { id: absent.id, email: absentEmail },
+  };
+}
+
+/** What one ATS and the e-mails show once the pipeline is quiet. */
+async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSummary> {
+  const ats = stack.ats[run.kind];
+  const { emails } = (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as SesStore;
+  const to = (address: string) => emails.filter((m) => m.destination.to.includes(address));
+  const reportNotes = run.applications.flatMap((a) =>
+    ats.notesOf(a.id).filter((n) => n.includes('ai-interview-report:')),
   );
-  await stack.waitForQuiet(timeoutMs);
-  const finalStore = await sesStore();
-  const to = (address: string) => finalStore.emails.filter((m) => m.destination.to.includes(address));
-  const remindersSent = to(absentEmail).filter(isReminder).length;
-  log(`  ${kind}: a candidate who never took the interview was reminded ${remindersSent}× and expired`);
   const statuses: Record<string, number> = {};
-  for (const application of [...applications, lost, absent])
+  for (const application of [...run.applications, run.lost, run.absent])
     for (const tag of ats.tagsOf(application.id)) statuses[tag] = (statuses[tag] ?? 0) + 1;
   return {
     interviewsCreated: stack.interview.state.interviews.filter((i) =>
-      i.interview_name.includes(`(ref ${connectionId}/`),
+      i.interview_name.includes(`(ref ${run.connectionId}/`),
     ).length,
-    invitesSent: finalStore.emails.filter((m) => !isReminder(m) && emails.some((e) => m.destination.to.includes(e)))
-      .length,
-    reportsWrittenBack: reportNotes().length,
-    stageMoves: moved(),
-    flaggedForReview: reportNotes().filter((n) => n.includes('Flagged for review')).length,
-    foundBySweep: to(lostEmail).filter((m) => !isReminder(m)).length,
-    remindersSent,
-    expired: expiryNote().length,
+    invitesSent: run.emails.reduce((sum, e) => sum + to(e).filter((m) => !isReminder(m)).length, 0),
+    reportsWrittenBack: reportNotes.length,
+    stageMoves: run.applications.filter((a) => ats.stageNameOf(a.id) === ADVANCE_STAGE).length,
+    flaggedForReview: reportNotes.filter((n) => n.includes('Flagged for review')).length,
+    foundBySweep: to(run.lost.email).filter((m) => !isReminder(m)).length,
+    remindersSent: to(run.absent.email).filter(isReminder).length,
+    expired: ats.notesOf(run.absent.id).filter((n) => n.includes('AI interview not completed by')).length,
     statuses,
   };
 }
@@ -202,12 +221,40 @@ export async function runDemo(
 ): Promise<DemoSummary> {
   const atsNames = stack.connections.map((c) => c.ats).join(', ');
   log(`Moving ${DEMO_CANDIDATES.length} candidates to "AI Interview" in ${atsNames}…`);
-  const results = await Promise.all(
-    stack.connections.map(async (c) => [c.ats, await runOnAts(stack, c.ats, c.id, log, timeoutMs)] as const),
-  );
+  const schedule = reconcileSchedule(stack);
+  let runs: AtsDemoRun[];
+  try {
+    runs = await Promise.all(stack.connections.map((c) => runOnAts(stack, c.ats, c.id, log, timeoutMs)));
+  } finally {
+    await schedule.stop();
+  }
+  // Everything each step waited for has happened; what is left (the last statuses) drains, and a last run of the
+  // reconciler finds nothing more to do.
+  await stack.waitForQuiet(timeoutMs);
+  const last = await stack.reconcileNow();
+  if (last.enqueued + last.swept + last.followUps > 0)
+    throw new DemoStepError(
+      'the last reconciler run',
+      `it enqueued ${last.enqueued} reports, ${last.swept} stage changes and ${last.followUps} follow-ups`,
+    );
   await stack.waitForQuiet(timeoutMs);
   const dlq = await stack.dlqDepths();
-  return { byAts: Object.fromEntries(results), dlqDepth: dlq.stage + dlq.report };
+  const summaries = await Promise.all(runs.map(async (run) => [run.kind, await summarise(stack, run)] as const));
+  return { byAts: Object.fromEntries(summaries), dlqDepth: dlq.stage + dlq.report };
+}
+
+/** The reconciler every `RECONCILE_EVERY_MS` while the demo runs, as its schedule would run it. */
+function reconcileSchedule(stack: LocalStack): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = stack.reconcileNow().catch((error: unknown) => console.error(`reconciler: ${(error as Error).message}`));
+  }, RECONCILE_EVERY_MS);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 export function formatSummary(summary: DemoSummary): string {

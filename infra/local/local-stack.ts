@@ -16,6 +16,7 @@ import type { LeverSandbox } from './sandbox/ats/lever/server';
 import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
 import { startSqsEventSource, type SqsEventSource } from './sqs-event-source';
+import { createQueueWatch, type QueueWatch } from './queue-watch';
 import { registerWebhooks } from '../doctor/register';
 import { fileSecretStore } from '../doctor/secret-store';
 
@@ -82,6 +83,8 @@ export interface LocalStack {
   tables: LocalTables;
   queues: { stage: LocalQueue; report: LocalQueue };
   sources: { invite: SqsEventSource; writeback: SqsEventSource };
+  /** What the workers received and deferred, by message: what is left on the queues, and why. */
+  watch: QueueWatch;
   dynamo: DynamoDBClient;
   sqs: SQSClient;
   stackFile: string;
@@ -92,7 +95,10 @@ export interface LocalStack {
   queueDepths(): Promise<{ stage: number; report: number }>;
   /** Both queues empty (nothing visible, in flight or delayed) and no worker busy. */
   isQuiet(): Promise<boolean>;
-  /** Resolves once `isQuiet`, or rejects after `timeoutMs`. */
+  /**
+   * Resolves once `isQuiet`, or rejects after `timeoutMs` with what is left on each queue and why (the message kinds,
+   * their connections, deferrals and reasons).
+   */
   waitForQuiet(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -235,6 +241,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     );
     cleanups.push(() => gateway.close());
     const concurrency = options.maxConcurrency ?? 2;
+    const watch = createQueueWatch();
+    const { deferralObserver } = await import('../../functions/_runtime/deferral');
+    deferralObserver.deferred = (message, delaySeconds, code) => watch.deferred(message, delaySeconds, code);
+    cleanups.push(async () => {
+      deferralObserver.deferred = undefined;
+    });
     const invite = startSqsEventSource({
       name: 'invite-worker',
       queueUrl: functionQueueUrl(queues.stage.url),
@@ -245,6 +257,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       client: functionSqs,
       duplicateRate: options.duplicateDeliveryRate,
       shortDeadline: options.shortDeadline,
+      watch,
     });
     const writeback = startSqsEventSource({
       name: 'writeback-worker',
@@ -256,6 +269,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       client: functionSqs,
       duplicateRate: options.duplicateDeliveryRate,
       shortDeadline: options.shortDeadline,
+      watch,
     });
     cleanups.push(
       () => invite.stop(),
@@ -351,6 +365,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tables,
       queues,
       sources: { invite, writeback },
+      watch,
       dynamo,
       sqs,
       stackFile,
@@ -364,7 +379,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         while (!(await isQuiet())) {
           if (Date.now() > deadline) {
             const queued = await depths('url');
-            throw new Error(`queues still busy after ${timeoutMs} ms (stage ${queued.stage}, report ${queued.report})`);
+            const left = watch.describeUnfinished();
+            throw new Error(
+              `queues still busy after ${timeoutMs} ms (stage ${queued.stage}, report ${queued.report})` +
+                (left.length ? `; what the workers left:\n${left.map((line) => `  - ${line}`).join('\n')}` : ''),
+            );
           }
           await new Promise((r) => setTimeout(r, 100));
         }

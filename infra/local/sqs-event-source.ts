@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { QueueWatch } from './queue-watch';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -23,6 +24,8 @@ export interface SqsEventSourceOptions {
    * earlier records used most of its timeout: outside answers then straddle the deadline.
    */
   shortDeadline?: { rate: number; remainingMs: number } | undefined;
+  /** Told of every record handed to the worker and of its outcome (infra/local/queue-watch.ts). */
+  watch?: Pick<QueueWatch, 'received' | 'handled'> | undefined;
 }
 
 export interface SqsEventSourceStats {
@@ -94,6 +97,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     stats.invocations++;
     stats.records += records.length;
     stats.inFlight++;
+    for (const record of records)
+      options.watch?.received(record.body, Number(record.attributes.ApproximateReceiveCount));
     let failedIds = new Set<string>(records.map((r) => r.messageId));
     const short = options.shortDeadline;
     const budgetMs = short && Math.random() < short.rate ? Math.min(short.remainingMs, timeoutMs) : timeoutMs;
@@ -112,6 +117,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       stats.inFlight--;
     }
     stats.failures += failedIds.size;
+    for (const record of records) options.watch?.handled(record.body, !failedIds.has(record.messageId));
     const done = records.filter((r) => !failedIds.has(r.messageId));
     if (done.length) {
       // A receipt handle another invocation already used may be refused; SQS would do the same.

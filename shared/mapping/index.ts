@@ -1,3 +1,4 @@
 export { DynamoMappingStore, type DynamoMappingStoreOptions, type MappingTableNames } from './mapping.store';
 export { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
 export { LeaseLostError } from './errors';
+export { DynamoQueueLedger, type DynamoQueueLedgerOptions } from './queue-ledger';

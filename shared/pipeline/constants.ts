@@ -35,6 +35,12 @@ export const WORKER_TIMING = {
    * ATS's window); one older is enqueued again, in case its message was lost.
    */
   writeBackUnderWayMs: 15 * 60_000,
+  /**
+   * A report or stage change enqueued this lately (by its webhook, the reconciler or the sweep) is taken as pending
+   * and not enqueued again: longer than a queue takes to drain a burst paced to an ATS's rate limit, and three of the
+   * reconciler's 10-minute runs, so a message that was lost after all is enqueued again by the run after it.
+   */
+  enqueueGraceMs: 30 * 60_000,
   /** A report the API does not show yet is retried this many receives, then parked as unmatched. */
   reportNotFoundReceives: 3,
 } as const;

@@ -53,6 +53,33 @@ export interface Lease {
   durationMs: number;
 }
 
+/**
+ * What each connection has put on its queues, and when: the webhooks, the reconciler and the sweep all record what
+ * they enqueue, so background work enqueues only what was missed, and yields while a connection's queue holds
+ * messages waiting for its ATS's rate limit.
+ */
+export interface QueueLedger {
+  /**
+   * Records `subject` (`reportSubject`, `stageSubject`) as enqueued at `now` unless it was within `graceMs`: true when
+   * the caller is to enqueue it (one conditional write), false when a message for it is still pending.
+   */
+  claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean>;
+  /** Of `subjects`, those enqueued at `since` or later. */
+  enqueuedSince(connectionId: string, subjects: readonly string[], since: number): Promise<Set<string>>;
+  /** Records `subjects` as enqueued at `now`, unconditionally (a webhook always enqueues). */
+  recordEnqueued(connectionId: string, subjects: readonly string[], now: number): Promise<void>;
+  /** Takes back the records of subjects whose messages could not be sent, so the next run enqueues them. */
+  forgetEnqueued(connectionId: string, subjects: readonly string[]): Promise<void>;
+  /** The connection's queue holds messages deferred for its ATS's rate limit until `until` (only ever extended). */
+  recordBacklog(connectionId: string, until: number): Promise<void>;
+  /** Until when the connection's queue holds messages waiting for its ATS, if it does. */
+  backlogUntil(connectionId: string): Promise<number | undefined>;
+}
+
+/** The ledger's subject for a report (the write-back queue) and for an application's stage change (the stage queue). */
+export const reportSubject = (reportId: string): string => `report#${reportId}`;
+export const stageSubject = (atsApplicationId: string): string => `stage#${atsApplicationId}`;
+
 /** The mapping tables (DynamoDB in every environment; the only code that speaks it lives in shared/mapping). */
 /** Where the sweep of one trigger's stage stands between runs. */
 export interface SweepProgress {

@@ -4,7 +4,7 @@ import type { InterviewReport } from '../interview-service';
 import { errorCode } from './errors';
 import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
-import type { PipelineDependencies, ReportToWriteBack } from './ports';
+import { reportSubject, type PipelineDependencies, type QueueLedger, type ReportToWriteBack } from './ports';
 import { normaliseEmail, type ApplicationRecord } from './records';
 
 export interface ReconcileResult {
@@ -14,6 +14,8 @@ export interface ReconcileResult {
   enqueued: ReportToWriteBack[];
   /** Interviews whose reports could not be read this run, with the error's code; the next run tries again. */
   failedInterviews: { interviewId: string; code: string }[];
+  /** Reports not written back whose message is still pending (enqueued within the grace period): not enqueued. */
+  pending: number;
 }
 
 const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed', 'expired']);
@@ -21,12 +23,15 @@ const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed',
 /**
  * The service's report webhooks are unsigned and may never arrive. For every interview of the connection, page
  * its reports and return those not yet written back: a report of a known application that is still open, or a
- * report that matches no application and is not parked yet (the worker parks it, with its reason). The caller
- * enqueues them; the write-back worker's claims make a report found twice harmless.
+ * report that matches no application and is not parked yet (the worker parks it, with its reason). Only what was
+ * missed is returned: a report enqueued within `WORKER_TIMING.enqueueGraceMs` (its webhook came, or an earlier run
+ * found it, and its message waits for its turn) is pending; each one returned is recorded in the queue ledger with
+ * one conditional write. The caller enqueues them (and takes the records back if it cannot); the write-back
+ * worker's claims make a report found twice harmless.
  */
 export async function reconcileConnection(
   connectionId: string,
-  deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'>,
+  deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & { ledger: QueueLedger },
   signal?: AbortSignal,
 ): Promise<ReconcileResult> {
   const result: ReconcileResult = {
@@ -35,6 +40,7 @@ export async function reconcileConnection(
     reportsFound: 0,
     enqueued: [],
     failedInterviews: [],
+    pending: 0,
   };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
@@ -89,17 +95,28 @@ export async function reconcileConnection(
         application?.state === 'completed' &&
         application.reportId === report.report_id &&
         application.updatedAt >= now - WORKER_TIMING.writeBackUnderWayMs;
-      const pending = application
+      const toWriteBack = application
         ? OPEN_STATES.has(application.state) && !underWay
         : !(await deps.store.isReportParked(connectionId, report.report_id));
-      if (pending)
-        result.enqueued.push({
+      if (!toWriteBack) continue;
+      if (
+        !(await deps.ledger.claimEnqueue(
           connectionId,
-          reportId: report.report_id,
-          interviewId: report.interview_id,
-          candidateId: report.candidate_id,
-          source: 'reconciler',
-        });
+          reportSubject(report.report_id),
+          now,
+          WORKER_TIMING.enqueueGraceMs,
+        ))
+      ) {
+        result.pending++;
+        continue;
+      }
+      result.enqueued.push({
+        connectionId,
+        reportId: report.report_id,
+        interviewId: report.interview_id,
+        candidateId: report.candidate_id,
+        source: 'reconciler',
+      });
     }
   }
   deps.logger.info('reconciled', {
@@ -107,6 +124,7 @@ export async function reconcileConnection(
     interviewsChecked: result.interviewsChecked,
     reportsFound: result.reportsFound,
     enqueued: result.enqueued.length,
+    pending: result.pending,
     failedInterviews: result.failedInterviews.length,
   });
   return result;

@@ -2,16 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { boundStageEnteredEvent } from '../ats/bounds';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { errorCode, isPermanent } from './errors';
-import type { PipelineDependencies } from './ports';
+import { WORKER_TIMING } from './constants';
+import { stageSubject, type PipelineDependencies, type QueueLedger } from './ports';
 
 export interface SweepTriggerResult {
   triggerId: string;
   /** Applications read from the ATS's list in this run, and those of them the connector did not know. */
   listed: number;
   enqueued: number;
+  /** Applications the connector did not know whose stage change was enqueued lately (its message is pending). */
+  pending: number;
   pages: number;
-  /** `done`: the list was read to its end; `not-due`: swept less than `everyMinutes` ago; else why it stopped. */
-  state: 'done' | 'continues' | 'not-due' | 'rate-limited' | 'failed';
+  /**
+   * `done`: the list was read to its end; `not-due`: swept less than `everyMinutes` ago; `yielded`: the connection's
+   * queue holds candidates' work waiting for the ATS, so the sweep left the budget to it; else why it stopped.
+   */
+  state: 'done' | 'continues' | 'not-due' | 'yielded' | 'rate-limited' | 'failed';
   reason?: string;
 }
 
@@ -21,6 +27,7 @@ export interface SweepResult {
 }
 
 export interface SweepDependencies extends Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> {
+  ledger: QueueLedger;
   /** Puts stage-entered messages on the stage-events queue. */
   enqueue(messages: StageEnteredMessage[]): Promise<void>;
 }
@@ -32,6 +39,10 @@ export interface SweepDependencies extends Pick<PipelineDependencies, 'store' | 
  * tables do not know for that trigger is enqueued as a stage change; the claims make one found twice harmless.
  * Bounded: `maxPagesPerRun` pages a run, the ATS's pacing respected (a spent window stops the run, not the list),
  * and the place in the list kept in the events table, so a long list spans several runs.
+ * Background work: it runs on spare rate budget only. While the connection's queue holds messages deferred for the
+ * ATS's rate limit (the ledger's backlog), or the ATS announced its window spent, the run makes no ATS call and the
+ * next run goes on. An application whose stage change was enqueued lately (its webhook came; the message waits
+ * for its turn) is not enqueued again.
  */
 export async function sweepConnection(
   connectionId: string,
@@ -44,8 +55,16 @@ export async function sweepConnection(
   if (!context || !list || !context.connection.sweep.enabled) return result;
   const now = deps.now ?? Date.now;
   const { everyMinutes, maxPagesPerRun } = context.connection.sweep;
+  let backlog: Promise<number | undefined> | undefined;
   for (const trigger of context.connection.triggers) {
-    const outcome: SweepTriggerResult = { triggerId: trigger.id, listed: 0, enqueued: 0, pages: 0, state: 'continues' };
+    const outcome: SweepTriggerResult = {
+      triggerId: trigger.id,
+      listed: 0,
+      enqueued: 0,
+      pending: 0,
+      pages: 0,
+      state: 'continues',
+    };
     result.triggers.push(outcome);
     const progress = await deps.store.getSweepProgress(connectionId, trigger.id);
     if (
@@ -54,6 +73,12 @@ export async function sweepConnection(
       now() - progress.completedAt < everyMinutes * 60_000
     ) {
       outcome.state = 'not-due';
+      continue;
+    }
+    // Read once a run, and only when a trigger is due.
+    backlog ??= deps.ledger.backlogUntil(connectionId);
+    if (((await backlog) ?? 0) > now()) {
+      outcome.state = 'yielded';
       continue;
     }
     let cursor = progress?.cursor;
@@ -81,8 +106,17 @@ export async function sweepConnection(
       const known = await deps.store.knownApplications(
         page.events.map((e) => ({ connectionId, atsApplicationId: e.atsApplicationId, triggerId: trigger.id })),
       );
-      const fresh = page.events.filter((e) => !known.has(e.atsApplicationId));
-      if (fresh.length)
+      const unknown = page.events.filter((e) => !known.has(e.atsApplicationId));
+      const pending = unknown.length
+        ? await deps.ledger.enqueuedSince(
+            connectionId,
+            unknown.map((e) => stageSubject(e.atsApplicationId)),
+            now() - WORKER_TIMING.enqueueGraceMs,
+          )
+        : new Set<string>();
+      const fresh = unknown.filter((e) => !pending.has(stageSubject(e.atsApplicationId)));
+      outcome.pending += unknown.length - fresh.length;
+      if (fresh.length) {
         await deps.enqueue(
           fresh.map((event) => ({
             v: 1,
@@ -93,6 +127,12 @@ export async function sweepConnection(
             event: boundStageEnteredEvent(event),
           })),
         );
+        await deps.ledger.recordEnqueued(
+          connectionId,
+          fresh.map((e) => stageSubject(e.atsApplicationId)),
+          now(),
+        );
+      }
       outcome.enqueued += fresh.length;
       found += fresh.length;
       cursor = page.next;

@@ -114,6 +114,9 @@ async function scan(stack: LocalStack, table: string): Promise<Record<string, an
   return items;
 }
 
+/** Webhooks, the reconciler and the deferrals together: a report's write-back costs about one message. */
+const MAX_REPORT_MESSAGES_PER_REPORT = 1.2;
+
 /** Checks in a row that find the pipeline idle before a phase stops waiting for what can no longer come. */
 const SETTLED_CHECKS = 3;
 
@@ -554,6 +557,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       violations: dlq.length,
       detail: dlq.map((d) => `${d.queue}: ${d.kind}`),
     });
+    // A pending write-back is not enqueued again (the queue ledger): about one message per report, whatever the
+    // reconciler's pace, the repeated webhooks and the deferrals (a deferred copy is the same message).
+    const writtenBack = finalRecords.filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length;
+    const reportMessages = s.watch.distinctReceived('report-created');
+    const messagesPerReport = writtenBack ? reportMessages / writtenBack : 0;
+    invariants.push({
+      name: `at most ${MAX_REPORT_MESSAGES_PER_REPORT} report messages per written-back report`,
+      checked: writtenBack,
+      violations: messagesPerReport > MAX_REPORT_MESSAGES_PER_REPORT ? 1 : 0,
+      detail: [`${reportMessages} report messages for ${writtenBack} reports written back`],
+    });
     // The emulators check no permission: every distinct AWS call a function made, against its synthesized policy.
     const iam = checkLocalCalls(s, options.workDir);
     invariants.push({
@@ -583,6 +597,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         name: 'stage changes found by the sweep (webhook never sent)',
         count: dropped.size,
         meaning: 'invited by the sweep; each one checked above',
+      },
+      {
+        name: 'report messages per written-back report',
+        count: Number(messagesPerReport.toFixed(2)),
+        meaning: `${reportMessages} messages (the strangers' included) for ${writtenBack} reports`,
       },
       {
         name: 'reminders begun and not sent (a crash in between)',

@@ -1,7 +1,13 @@
 import { vi, type Mock } from 'vitest';
 import { confirmAsParsed } from '../../shared/ats/port';
 import { parseConnections } from '../../shared/config';
-import type { ConnectionContext, InviteDependencies, Mailer, MappingStore } from '../../shared/pipeline/ports';
+import type {
+  ConnectionContext,
+  InviteDependencies,
+  Mailer,
+  MappingStore,
+  QueueLedger,
+} from '../../shared/pipeline/ports';
 import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
 import type { InterviewReport } from '../../shared/interview-service';
 import type { ReportCreatedMessage, StageEnteredMessage } from '../../shared/queue';
@@ -200,4 +206,38 @@ export function reportCreatedMessage(overrides: Partial<ReportCreatedMessage> = 
     candidateId: 'cand-1',
     ...overrides,
   };
+}
+
+/** The queue ledger in memory, with the DynamoDB ledger's rules (shared/mapping/queue-ledger.ts). */
+export class MemoryQueueLedger implements QueueLedger {
+  public readonly enqueuedAt = new Map<string, number>();
+  public readonly backlog = new Map<string, number>();
+
+  public async claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean> {
+    const key = `${connectionId}#${subject}`;
+    const at = this.enqueuedAt.get(key);
+    if (at !== undefined && at >= now - graceMs) return false;
+    this.enqueuedAt.set(key, now);
+    return true;
+  }
+
+  public async enqueuedSince(connectionId: string, subjects: readonly string[], since: number): Promise<Set<string>> {
+    return new Set(subjects.filter((s) => (this.enqueuedAt.get(`${connectionId}#${s}`) ?? -1) >= since));
+  }
+
+  public async recordEnqueued(connectionId: string, subjects: readonly string[], now: number): Promise<void> {
+    for (const subject of subjects) this.enqueuedAt.set(`${connectionId}#${subject}`, now);
+  }
+
+  public async forgetEnqueued(connectionId: string, subjects: readonly string[]): Promise<void> {
+    for (const subject of subjects) this.enqueuedAt.delete(`${connectionId}#${subject}`);
+  }
+
+  public async recordBacklog(connectionId: string, until: number): Promise<void> {
+    this.backlog.set(connectionId, Math.max(until, this.backlog.get(connectionId) ?? 0));
+  }
+
+  public async backlogUntil(connectionId: string): Promise<number | undefined> {
+    return this.backlog.get(connectionId);
+  }
 }

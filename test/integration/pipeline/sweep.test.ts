@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { createAtsAdapter } from '../../../shared/ats';
 import type { AtsKind } from '../../../shared/config';
-import { DynamoMappingStore } from '../../../shared/mapping';
+import { DynamoMappingStore, DynamoQueueLedger } from '../../../shared/mapping';
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import type { StageEnteredMessage } from '../../../shared/queue';
 import { waitFor } from '../../helpers/local-http';
@@ -39,6 +39,7 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       enqueued,
       deps: {
         store: new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo }),
+        ledger: new DynamoQueueLedger({ table: stack.tables.events, client: stack.dynamo }),
         contextFor: async () => context as never,
         logger: silent,
         enqueue: async (messages: StageEnteredMessage[]) => void enqueued.push(...messages),

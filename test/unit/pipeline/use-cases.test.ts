@@ -14,6 +14,7 @@ import {
   fakeContext,
   fakeStore,
   jobRecord,
+  MemoryQueueLedger,
   NOW,
   reportFactory,
   readyToInvite,
@@ -464,7 +465,8 @@ describe('Use case: reconcileConnection', () => {
       }),
     ]);
     store.isReportParked.mockImplementation(async (_c: string, reportId: string) => reportId.endsWith('parked'));
-    const result = await reconcileConnection('acme-greenhouse', dependencies(store, context));
+    const ledger = new MemoryQueueLedger();
+    const result = await reconcileConnection('acme-greenhouse', { ...dependencies(store, context), ledger });
     expect(result.interviewsChecked).toBe(1);
     expect(result.enqueued.map((r) => r.reportId)).toEqual(['int-active-open', 'int-active-stranger']);
     expect(interviews.listReports).not.toHaveBeenCalledWith(
@@ -488,7 +490,11 @@ describe('Use case: reconcileConnection', () => {
       reportFactory({ report_id: 'rep-waiting', interview_id: 'int-1', candidate_email_id: 'waiting@example.com' }),
       reportFactory({ report_id: 'rep-lost', interview_id: 'int-1', candidate_email_id: 'lost@example.com' }),
     ]);
-    const result = await reconcileConnection('acme-greenhouse', { ...dependencies(store, context), now: () => NOW });
+    const result = await reconcileConnection('acme-greenhouse', {
+      ...dependencies(store, context),
+      ledger: new MemoryQueueLedger(),
+      now: () => NOW,
+    });
     expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-lost']);
   });
 });

@@ -1,0 +1,165 @@
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { QueueLedger } from '../pipeline/ports';
+import { AWS_CLIENT_CONFIG } from '../aws/client-config';
+import { currentDeadline } from '../aws/deadline';
+import { MAPPING_TABLES } from './constants';
+
+export interface DynamoQueueLedgerOptions {
+  /** The events table: the ledger's records live beside the deliveries, with a TTL. */
+  table: string;
+  client?: DynamoDBClient;
+}
+
+/** BatchGetItem takes 100 keys a request, BatchWriteItem 25 (Amazon DynamoDB API Reference). */
+const BATCH_GET_LIMIT = 100;
+const BATCH_WRITE_LIMIT = 25;
+/** Unprocessed keys of a batch are asked for again this many times at most. */
+const MAX_BATCH_ATTEMPTS = 5;
+/** A record outlives any grace period a caller gives; TTL deletes it a day later. */
+const RECORD_TTL_SECONDS = 86_400;
+
+const enqueuedKey = (connectionId: string, subject: string) => `enqueued#${connectionId}#${subject}`;
+const backlogKey = (connectionId: string) => `backlog#${connectionId}`;
+const expiresAt = (now: number) => Math.floor(now / 1000) + RECORD_TTL_SECONDS;
+
+/** The queue ledger on the events table: one item per enqueued subject and one per connection's backlog. */
+export class DynamoQueueLedger implements QueueLedger {
+  private readonly client: DynamoDBClient;
+  private readonly table: string;
+  /** Every call aborts with the worker's deadline (shared/aws/deadline.ts). */
+  private readonly send: DynamoDBClient['send'] = ((command: never) =>
+    this.client.send(command, { abortSignal: currentDeadline() })) as never;
+
+  public constructor(options: DynamoQueueLedgerOptions) {
+    this.client = options.client ?? new DynamoDBClient(AWS_CLIENT_CONFIG);
+    this.table = options.table;
+  }
+
+  public async claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean> {
+    return this.putIf(
+      {
+        pk: enqueuedKey(connectionId, subject),
+        kind: 'enqueued',
+        enqueuedAt: now,
+        [MAPPING_TABLES.ttlAttribute]: expiresAt(now),
+      },
+      'attribute_not_exists(pk) OR enqueuedAt < :since',
+      { ':since': now - graceMs },
+    );
+  }
+
+  public async enqueuedSince(connectionId: string, subjects: readonly string[], since: number): Promise<Set<string>> {
+    const found = new Set<string>();
+    const prefix = enqueuedKey(connectionId, '');
+    for (let start = 0; start < subjects.length; start += BATCH_GET_LIMIT) {
+      let keys: Record<string, AttributeValue>[] = subjects
+        .slice(start, start + BATCH_GET_LIMIT)
+        .map((subject) => marshall({ pk: enqueuedKey(connectionId, subject) }));
+      for (let attempt = 1; keys.length; attempt++) {
+        if (attempt > MAX_BATCH_ATTEMPTS)
+          throw new Error(`DynamoDB left ${keys.length} keys unprocessed ${MAX_BATCH_ATTEMPTS} times`);
+        const result = await this.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.table]: { Keys: keys, ProjectionExpression: 'pk, enqueuedAt' } },
+          }),
+        );
+        for (const item of result.Responses?.[this.table] ?? []) {
+          const { pk, enqueuedAt } = unmarshall(item) as { pk: string; enqueuedAt?: number };
+          if ((enqueuedAt ?? 0) >= since) found.add(pk.slice(prefix.length));
+        }
+        keys = (result.UnprocessedKeys?.[this.table]?.Keys ?? []) as Record<string, AttributeValue>[];
+      }
+    }
+    return found;
+  }
+
+  public async recordEnqueued(connectionId: string, subjects: readonly string[], now: number): Promise<void> {
+    const unique = [...new Set(subjects)];
+    for (let start = 0; start < unique.length; start += BATCH_WRITE_LIMIT) {
+      let requests = unique.slice(start, start + BATCH_WRITE_LIMIT).map((subject) => ({
+        PutRequest: {
+          Item: marshall({
+            pk: enqueuedKey(connectionId, subject),
+            kind: 'enqueued',
+            enqueuedAt: now,
+            [MAPPING_TABLES.ttlAttribute]: expiresAt(now),
+          }),
+        },
+      }));
+      for (let attempt = 1; requests.length; attempt++) {
+        if (attempt > MAX_BATCH_ATTEMPTS)
+          throw new Error(`DynamoDB left ${requests.length} writes unprocessed ${MAX_BATCH_ATTEMPTS} times`);
+        const result = await this.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: requests } }));
+        requests = (result.UnprocessedItems?.[this.table] ?? []) as typeof requests;
+      }
+    }
+  }
+
+  public async forgetEnqueued(connectionId: string, subjects: readonly string[]): Promise<void> {
+    for (const subject of new Set(subjects))
+      await this.send(
+        new DeleteItemCommand({ TableName: this.table, Key: marshall({ pk: enqueuedKey(connectionId, subject) }) }),
+      );
+  }
+
+  public async recordBacklog(connectionId: string, until: number): Promise<void> {
+    await this.putIf(
+      {
+        pk: backlogKey(connectionId),
+        kind: 'backlog',
+        connectionId,
+        until,
+        [MAPPING_TABLES.ttlAttribute]: expiresAt(until),
+      },
+      'attribute_not_exists(pk) OR #until < :until',
+      { ':until': until },
+      { '#until': 'until' },
+    );
+  }
+
+  public async backlogUntil(connectionId: string): Promise<number | undefined> {
+    const result = await this.send(
+      new GetItemCommand({
+        TableName: this.table,
+        Key: marshall({ pk: backlogKey(connectionId) }),
+        ConsistentRead: true,
+      }),
+    );
+    const until = result.Item ? (unmarshall(result.Item) as { until?: unknown }).until : undefined;
+    return typeof until === 'number' ? until : undefined;
+  }
+
+  /** A conditional PutItem: false when the condition did not hold. */
+  private async putIf(
+    item: Record<string, unknown>,
+    condition: string,
+    values: Record<string, unknown>,
+    names?: Record<string, string>,
+  ): Promise<boolean> {
+    try {
+      await this.send(
+        new PutItemCommand({
+          TableName: this.table,
+          Item: marshall(item),
+          ConditionExpression: condition,
+          ExpressionAttributeValues: marshall(values),
+          ...(names ? { ExpressionAttributeNames: names } : {}),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+}

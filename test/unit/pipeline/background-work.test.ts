@@ -1,0 +1,146 @@
+import { describe, expect, it, vi } from 'vitest';
+import { WORKER_TIMING } from '../../../shared/pipeline/constants';
+import { reportSubject, stageSubject } from '../../../shared/pipeline/ports';
+import { reconcileConnection } from '../../../shared/pipeline/reconcile.use-case';
+import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
+import type { StageEnteredMessage } from '../../../shared/queue';
+import { connectionDocument } from '../../helpers/connections';
+import {
+  applicationRecord,
+  dependencies,
+  fakeContext,
+  fakeStore,
+  jobRecord,
+  MemoryQueueLedger,
+  NOW,
+  reportFactory,
+} from '../../helpers/pipeline-fakes';
+
+const CONNECTION = 'acme-greenhouse';
+
+/** One ready interview with one invited candidate whose report is listed by the service. */
+function oneInvitedCandidateWithAReport() {
+  const store = fakeStore();
+  const { context, interviews } = fakeContext();
+  store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: NOW })]);
+  store.listApplicationsByInterview.mockResolvedValue([
+    applicationRecord({ interviewId: 'int-1', state: 'invited', candidateEmail: 'ana@example.com', updatedAt: NOW }),
+  ]);
+  interviews.listReports.mockResolvedValue([
+    reportFactory({ report_id: 'rep-1', interview_id: 'int-1', candidate_email_id: 'ana@example.com' }),
+  ]);
+  const ledger = new MemoryQueueLedger();
+  let now = NOW;
+  const deps = { ...dependencies(store, context), ledger, now: () => now };
+  return {
+    deps,
+    ledger,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    store,
+  };
+}
+
+describe('Use case: reconcileConnection enqueues only what was missed', () => {
+  it('enqueues a report whose webhook never came once, however many runs find it while it is pending', async () => {
+    const { deps, advance } = oneInvitedCandidateWithAReport();
+    const first = await reconcileConnection(CONNECTION, deps);
+    expect(first.enqueued.map((r) => r.reportId)).toEqual(['rep-1']);
+    advance(60_000);
+    const second = await reconcileConnection(CONNECTION, deps);
+    expect(second.enqueued).toEqual([]);
+    expect(second.pending).toBe(1);
+  });
+
+  it('leaves a report its webhook enqueued to that message, and enqueues it again once the grace period is over', async () => {
+    const { deps, ledger, advance } = oneInvitedCandidateWithAReport();
+    // The interview webhook's claim, as functions/interview-webhook records it before enqueueing.
+    expect(await ledger.claimEnqueue(CONNECTION, reportSubject('rep-1'), NOW, WORKER_TIMING.enqueueGraceMs)).toBe(true);
+    advance(5 * 60_000);
+    expect((await reconcileConnection(CONNECTION, deps)).enqueued).toEqual([]);
+    // Still not written back long after: its message was lost after all, and this run sends another.
+    advance(WORKER_TIMING.enqueueGraceMs);
+    expect((await reconcileConnection(CONNECTION, deps)).enqueued.map((r) => r.reportId)).toEqual(['rep-1']);
+  });
+
+  it('enqueues a report again at once when the records of a send that failed were taken back', async () => {
+    const { deps, ledger } = oneInvitedCandidateWithAReport();
+    expect((await reconcileConnection(CONNECTION, deps)).enqueued).toHaveLength(1);
+    await ledger.forgetEnqueued(CONNECTION, [reportSubject('rep-1')]);
+    expect((await reconcileConnection(CONNECTION, deps)).enqueued).toHaveLength(1);
+  });
+});
+
+describe('Use case: sweepConnection runs on spare rate budget only', () => {
+  /** A connection whose one trigger is due, and an ATS listing one application the connector does not know. */
+  function sweepSetup() {
+    const store = fakeStore();
+    const { context, ats } = fakeContext(connectionDocument({ sweep: { everyMinutes: 0 } }));
+    const listApplicationsInStage = vi.fn().mockResolvedValue({
+      events: [
+        {
+          deliveryId: 'sweep-5501',
+          atsApplicationId: '5501',
+          atsCandidateId: '7701',
+          atsJobId: '3301',
+          stage: { id: '9001' },
+          candidate: {},
+        },
+      ],
+      next: undefined,
+    });
+    let waitMs = 0;
+    Object.assign(ats, { listApplicationsInStage, pacingWaitMs: () => waitMs });
+    const ledger = new MemoryQueueLedger();
+    const enqueued: StageEnteredMessage[] = [];
+    const deps = {
+      ...dependencies(store, context),
+      ledger,
+      enqueue: async (messages: StageEnteredMessage[]) => void enqueued.push(...messages),
+    };
+    return {
+      deps,
+      ledger,
+      enqueued,
+      listApplicationsInStage,
+      spendWindow: (ms: number) => {
+        waitMs = ms;
+      },
+    };
+  }
+
+  it('makes no ATS call while the ATS announced the connection’s window spent', async () => {
+    const { deps, listApplicationsInStage, enqueued, spendWindow } = sweepSetup();
+    spendWindow(4_000);
+    const [trigger] = (await sweepConnection(CONNECTION, deps)).triggers;
+    expect(trigger?.state).toBe('rate-limited');
+    expect(listApplicationsInStage).not.toHaveBeenCalled();
+    expect(enqueued).toEqual([]);
+    spendWindow(0);
+    expect((await sweepConnection(CONNECTION, deps)).triggers[0]?.state).toBe('done');
+    expect(listApplicationsInStage).toHaveBeenCalledTimes(1);
+  });
+
+  it("makes no ATS call while the connection's queue holds messages deferred for the ATS, and goes on after", async () => {
+    const { deps, ledger, listApplicationsInStage, enqueued } = sweepSetup();
+    await ledger.recordBacklog(CONNECTION, NOW + 30_000);
+    const yielded = (await sweepConnection(CONNECTION, deps)).triggers[0];
+    expect(yielded?.state).toBe('yielded');
+    expect(listApplicationsInStage).not.toHaveBeenCalled();
+    const later = (await sweepConnection(CONNECTION, { ...deps, now: () => NOW + 31_000 })).triggers[0];
+    expect(later?.state).toBe('done');
+    expect(enqueued.map((m) => m.event.atsApplicationId)).toEqual(['5501']);
+  });
+
+  it('does not enqueue again a stage change whose webhook message is pending, nor one it enqueued itself', async () => {
+    const { deps, ledger, enqueued } = sweepSetup();
+    await ledger.recordEnqueued(CONNECTION, [stageSubject('5501')], NOW - 60_000);
+    const first = (await sweepConnection(CONNECTION, deps)).triggers[0];
+    expect(first).toMatchObject({ state: 'done', listed: 1, pending: 1, enqueued: 0 });
+    const afterGrace = { ...deps, now: () => NOW + WORKER_TIMING.enqueueGraceMs };
+    expect((await sweepConnection(CONNECTION, afterGrace)).triggers[0]).toMatchObject({ enqueued: 1 });
+    expect((await sweepConnection(CONNECTION, afterGrace)).triggers[0]).toMatchObject({ enqueued: 0, pending: 1 });
+    expect(enqueued).toHaveLength(1);
+  });
+});
