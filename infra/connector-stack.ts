@@ -184,8 +184,8 @@ export class ConnectorStack extends Stack {
     const index = `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.interviewIndex.name}`;
     stageQueues.queue.grantSendMessages(atsWebhook);
     // Replay keys of webhooks that sign a per-delivery token (Lever): recorded, and removed when enqueueing fails.
-    // The queue ledger: each stage change enqueued is recorded, so the sweep does not enqueue it again.
-    allow(atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'], [tables.events.tableArn]);
+    // The queue ledger (PutItem): each stage change enqueued is recorded, so the sweep does not enqueue it again.
+    allow(atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     reportQueues.queue.grantSendMessages(interviewWebhook);
     // The queue ledger: a report enqueued is recorded (a conditional put), and taken back when enqueueing fails.
     allow(interviewWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);

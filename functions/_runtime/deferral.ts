@@ -60,9 +60,12 @@ export function backlogRecorder(
   return async (connectionId, until) => {
     if ((recorded.get(connectionId) ?? 0) >= until - BACKLOG_SLACK_MS) return;
     recorded.set(connectionId, until);
-    await ledger()
-      .recordBacklog(connectionId, until)
-      .catch(() => void recorded.delete(connectionId));
+    // Never throws: the message is deferred already, and must not fail on top of it.
+    try {
+      await ledger().recordBacklog(connectionId, until);
+    } catch {
+      recorded.delete(connectionId);
+    }
   };
 }
 

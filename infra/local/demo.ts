@@ -33,9 +33,9 @@ const ADVANCE_STAGE = 'Hiring Manager Review';
 export class DemoStepError extends Error {
   public constructor(
     public readonly step: string,
-    message: string,
+    public readonly detail: string,
   ) {
-    super(`${step}: ${message}`);
+    super(`${step}: ${detail}`);
     this.name = 'DemoStepError';
   }
 }
@@ -225,6 +225,15 @@ export async function runDemo(
   let runs: AtsDemoRun[];
   try {
     runs = await Promise.all(stack.connections.map((c) => runOnAts(stack, c.ats, c.id, log, timeoutMs)));
+  } catch (error) {
+    // A step that did not come says what the pipeline still holds, and why, beside its name.
+    if (!(error instanceof DemoStepError)) throw error;
+    const depths = await stack.queueDepths();
+    const left = stack.watch.describeUnfinished().map((line) => `\n  - ${line}`);
+    throw new DemoStepError(
+      error.step,
+      `${error.detail} (queued: stage ${depths.stage}, report ${depths.report})${left.join('')}`,
+    );
   } finally {
     await schedule.stop();
   }

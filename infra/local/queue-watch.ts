@@ -10,8 +10,10 @@ export interface QueueWatch {
   handled(body: string, acknowledged: boolean): void;
   /** A worker sent a copy back to wait `delaySeconds`, for the reason `code`. */
   deferred(message: WatchedMessage, delaySeconds: number, code: string): void;
-  /** Distinct messages (enqueue ids) a worker received, by message kind. */
-  distinctReceived(kind: string): number;
+  /** Distinct messages (enqueue ids) of `kind` a worker received, those `match` accepts when given. */
+  distinctReceived(kind: string, match?: (message: Record<string, unknown>) => boolean): number;
+  /** Messages whose last copy was sent back to wait, and has not been received since. */
+  waiting(): WatchedMessage[];
   /** One line per group of messages not finished: kind, connection, state and reason, with a count. */
   describeUnfinished(): string[];
 }
@@ -43,7 +45,7 @@ function parse(body: string): WatchedMessage | undefined {
 
 export function createQueueWatch(now: () => number = Date.now): QueueWatch {
   const entries = new Map<string, Entry>();
-  const received = new Map<string, Set<string>>();
+  const received = new Map<string, Map<string, Record<string, unknown>>>();
   const keyOf = (message: WatchedMessage) => message.enqueueId ?? `${message.kind}#${message.connectionId}`;
   return {
     received(body, receiveCount) {
@@ -51,8 +53,8 @@ export function createQueueWatch(now: () => number = Date.now): QueueWatch {
       if (!message) return;
       const key = keyOf(message);
       entries.set(key, { ...message, state: 'in-flight', receiveCount });
-      const kind = received.get(message.kind) ?? new Set<string>();
-      received.set(message.kind, kind.add(key));
+      const kind = received.get(message.kind) ?? new Map<string, Record<string, unknown>>();
+      received.set(message.kind, kind.set(key, message as unknown as Record<string, unknown>));
     },
     handled(body, acknowledged) {
       const message = parse(body);
@@ -69,7 +71,8 @@ export function createQueueWatch(now: () => number = Date.now): QueueWatch {
         dueAt: now() + delaySeconds * 1000,
       });
     },
-    distinctReceived: (kind) => received.get(kind)?.size ?? 0,
+    distinctReceived: (kind, match = () => true) => [...(received.get(kind)?.values() ?? [])].filter(match).length,
+    waiting: () => [...entries.values()].filter((entry) => entry.state === 'deferred'),
     describeUnfinished() {
       const groups = new Map<string, { count: number; maxDeferrals: number; nextDueAt: number | undefined }>();
       for (const entry of entries.values()) {

@@ -47,12 +47,7 @@ export class DynamoQueueLedger implements QueueLedger {
 
   public async claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean> {
     return this.putIf(
-      {
-        pk: enqueuedKey(connectionId, subject),
-        kind: 'enqueued',
-        enqueuedAt: now,
-        [MAPPING_TABLES.ttlAttribute]: expiresAt(now),
-      },
+      this.enqueuedItem(connectionId, subject, now),
       'attribute_not_exists(pk) OR enqueuedAt < :since',
       { ':since': now - graceMs },
     );
@@ -85,16 +80,16 @@ export class DynamoQueueLedger implements QueueLedger {
 
   public async recordEnqueued(connectionId: string, subjects: readonly string[], now: number): Promise<void> {
     const unique = [...new Set(subjects)];
+    // One subject (a webhook's) is one PutItem: no batch to retry, and no batch permission to grant.
+    if (unique.length === 1) {
+      await this.send(
+        new PutItemCommand({ TableName: this.table, Item: this.enqueuedItem(connectionId, unique[0] as string, now) }),
+      );
+      return;
+    }
     for (let start = 0; start < unique.length; start += BATCH_WRITE_LIMIT) {
       let requests = unique.slice(start, start + BATCH_WRITE_LIMIT).map((subject) => ({
-        PutRequest: {
-          Item: marshall({
-            pk: enqueuedKey(connectionId, subject),
-            kind: 'enqueued',
-            enqueuedAt: now,
-            [MAPPING_TABLES.ttlAttribute]: expiresAt(now),
-          }),
-        },
+        PutRequest: { Item: this.enqueuedItem(connectionId, subject, now) },
       }));
       for (let attempt = 1; requests.length; attempt++) {
         if (attempt > MAX_BATCH_ATTEMPTS)
@@ -114,13 +109,13 @@ export class DynamoQueueLedger implements QueueLedger {
 
   public async recordBacklog(connectionId: string, until: number): Promise<void> {
     await this.putIf(
-      {
+      marshall({
         pk: backlogKey(connectionId),
         kind: 'backlog',
         connectionId,
         until,
         [MAPPING_TABLES.ttlAttribute]: expiresAt(until),
-      },
+      }),
       'attribute_not_exists(pk) OR #until < :until',
       { ':until': until },
       { '#until': 'until' },
@@ -139,9 +134,18 @@ export class DynamoQueueLedger implements QueueLedger {
     return typeof until === 'number' ? until : undefined;
   }
 
+  private enqueuedItem(connectionId: string, subject: string, now: number): Record<string, AttributeValue> {
+    return marshall({
+      pk: enqueuedKey(connectionId, subject),
+      kind: 'enqueued',
+      enqueuedAt: now,
+      [MAPPING_TABLES.ttlAttribute]: expiresAt(now),
+    });
+  }
+
   /** A conditional PutItem: false when the condition did not hold. */
   private async putIf(
-    item: Record<string, unknown>,
+    item: Record<string, AttributeValue>,
     condition: string,
     values: Record<string, unknown>,
     names?: Record<string, string>,
@@ -150,7 +154,7 @@ export class DynamoQueueLedger implements QueueLedger {
       await this.send(
         new PutItemCommand({
           TableName: this.table,
-          Item: marshall(item),
+          Item: item,
           ConditionExpression: condition,
           ExpressionAttributeValues: marshall(values),
           ...(names ? { ExpressionAttributeNames: names } : {}),

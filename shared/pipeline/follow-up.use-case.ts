@@ -160,19 +160,24 @@ async function expire(
   leaseMs: number,
 ): Promise<{ outcome: FollowUpOutcome }> {
   const due = dueFollowUp(trigger, record, now());
-  if (record.state !== 'expired' && due?.action !== 'expire') return { outcome: 'not-due' };
+  const target: ApplicationRef = {
+    atsApplicationId: record.atsApplicationId,
+    atsCandidateId: record.atsCandidateId,
+    atsJobId: record.atsJobId,
+    fromStageId: record.stageId,
+  };
+  if (record.state !== 'expired' && due?.action !== 'expire') {
+    // Expired, then a report came: an expiry that stopped between showing its status and reading the claim again
+    // may have shown "expired" over the report's status. Its claim now fails, and shows the claimed one again.
+    if (record.expiredAt !== undefined) await showStatus(context, record, 'expired', target, deps, signal);
+    return { outcome: 'not-due' };
+  }
   const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
   if (!expired) return { outcome: 'not-due' };
   // One worker writes the note. A duplicate message that finds it leased comes back later rather than being
   // acknowledged: if the holder stops, this message is the one that finishes the note and the status.
   if (expired.expiryNoteAt === undefined && !(await deps.store.leaseExpiryNote(expired, now(), now() + leaseMs)))
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
-  const target: ApplicationRef = {
-    atsApplicationId: expired.atsApplicationId,
-    atsCandidateId: expired.atsCandidateId,
-    atsJobId: expired.atsJobId,
-    fromStageId: expired.stageId,
-  };
   const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
   const marker = `ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`;
   const note: Step<unknown> = {

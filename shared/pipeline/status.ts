@@ -40,7 +40,6 @@ async function applyStatus(
 ): Promise<void> {
   const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
   if (!setStatusTag) return;
-  if (!(await deps.store.claimStatus(key, status, RANK[status]))) return;
   const show = async (shown: AiInterviewStatus) => {
     const others = AI_INTERVIEW_STATUSES.filter((s) => s !== shown).map(statusTag);
     try {
@@ -56,11 +55,21 @@ async function applyStatus(
       });
     }
   };
+  const showClaimed = async (unless: AiInterviewStatus | undefined) => {
+    const latest = (await deps.store.getApplication(key))?.statusTag;
+    const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
+    if (claimed && claimed !== unless) await show(claimed);
+  };
+  if (!(await deps.store.claimStatus(key, status, RANK[status]))) {
+    // A later status was claimed first. This claim may be a retry of a worker that showed its own status over the
+    // later one and stopped before it could read the claim again: the claimed status is shown once more (showing
+    // a tag that is there changes nothing).
+    await showClaimed(undefined);
+    return;
+  }
   await show(status);
   afterSideEffect('status-shown', `${key.connectionId}#${key.atsApplicationId}`);
-  const latest = (await deps.store.getApplication(key))?.statusTag;
-  const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
-  if (claimed && claimed !== status) await show(claimed);
+  await showClaimed(status);
 }
 
 const enabled = (context: ConnectionContext) =>

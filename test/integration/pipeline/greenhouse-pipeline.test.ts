@@ -271,6 +271,49 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
       stack.greenhouse.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002),
     ).toHaveLength(1);
   });
+  it('enqueues a report once however many reconciler runs find it while its write-back waits, then writes it back once', async () => {
+    const { email, interviewId } = await invitedCandidate();
+    stack.interview.setFaults({ dropWebhookRate: 1 });
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Test Candidate',
+      candidate_email: email,
+      delay_ms: 0,
+      ai_match_score: 60,
+      proctoring_violations: 0,
+    });
+    await stack.interview.whenIdle();
+    stack.interview.setFaults({ dropWebhookRate: 0 });
+    const ofThisReport = (m: Record<string, unknown>) => m.reportId === reportId;
+    // Greenhouse answers 429 to everything for now: the write-back is deferred, as behind a spent window.
+    stack.ats.greenhouse.setFaults({ rate429: 1 });
+    try {
+      const first = await stack.reconcileNow();
+      expect(first.enqueued).toBeGreaterThanOrEqual(1);
+      await waitFor(
+        () =>
+          stack.watch
+            .waiting()
+            .some((m) => m.kind === 'report-created' && (m as { reportId?: string }).reportId === reportId),
+        20_000,
+        'the write-back deferred',
+      );
+      // Two more runs while its message waits: the report is pending, not enqueued again.
+      expect((await stack.reconcileNow()).enqueued).toBe(0);
+      expect((await stack.reconcileNow()).enqueued).toBe(0);
+    } finally {
+      stack.ats.greenhouse.setFaults({ rate429: 0 });
+    }
+    await waitFor(() => reportNotes(stack, reportId).length === 1, 60_000, 'the write-back');
+    await stack.waitForQuiet();
+    expect(reportNotes(stack, reportId)).toHaveLength(1);
+    expect(stack.watch.distinctReceived('report-created', ofThisReport)).toBe(1);
+    // A late webhook for the same report finds it written back: acknowledged, and no second message either.
+    expect((await postReport({ report_id: reportId, interview_id: interviewId, candidate_id: 'c' })).status).toBe(200);
+    await stack.waitForQuiet();
+    expect(stack.watch.distinctReceived('report-created', ofThisReport)).toBe(1);
+  });
+
   it("advances by the job's own stage id (idsByJob, job 3301) and by name (job 3302), once each", async () => {
     // config/connections.local.json: toStage {idsByJob: {"3301": "9002"}, name: "Hiring Manager Review"}.
     const moved: Record<number, number> = {};

@@ -18,6 +18,18 @@ const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies re
 const HOUR = 3_600_000;
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** `call` again while the ATS says its rate-limit window is spent, for 30 s at most. */
+async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ats-rate-limited' || attempt >= 30) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
 describe('A candidate who never takes the interview: reminders, expiry and the status in the ATS', () => {
   let stack: LocalStack;
   let workDir: string;
@@ -185,8 +197,33 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
       'the report note after the expiry',
     );
     await stack.waitForQuiet();
-    expect((await g.record(application.id)).state).toBe('written_back');
-    expect(stack.ats.workable.tagsOf(application.id)[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
+    const written = await g.record(application.id);
+    expect(written.state).toBe('written_back');
+    const shown = stack.ats.workable.tagsOf(application.id);
+    expect(shown[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
     expect(await emailsTo(stack, email)).toHaveLength(1);
+
+    // An expiry that raced the report showed "expired" over its status, and stopped before it read the claim
+    // again: its message, retried, shows the claimed status once more.
+    const statuses = ['invited', 'expired', 'completed', 'flagged for review', 'advanced'].map(
+      (s) => `AI interview: ${s}`,
+    );
+    const target = {
+      atsApplicationId: written.atsApplicationId,
+      atsCandidateId: written.atsCandidateId,
+      atsJobId: written.atsJobId,
+    };
+    const ats = createAtsAdapter(g.connection, stack.secrets[g.connection.secretRef]!);
+    // Workable allows 10 requests per 10 s: each call waits for a window with room, as a deferred message would.
+    await inOpenWindow(() =>
+      ats.setStatusTag!(
+        target,
+        'AI interview: expired',
+        statuses.filter((s) => s !== 'AI interview: expired'),
+      ),
+    );
+    expect(stack.ats.workable.tagsOf(application.id)).toEqual(['AI interview: expired']);
+    expect((await inOpenWindow(() => g.run(written, 'expire'))).outcome).toBe('not-due');
+    expect(stack.ats.workable.tagsOf(application.id)).toEqual(shown);
   }, 90_000);
 });

@@ -1,6 +1,7 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import {
+  backlogRecorder,
   deferralDelaySeconds,
   planDeferral,
   planDeferralPastDeadline,
@@ -118,6 +119,7 @@ describe('Function: sqsBatchHandler with deferral', () => {
 
   it('acknowledges a rate-limited message it deferred, and fails the others in the batch', async () => {
     const publishDelayed = vi.fn().mockResolvedValue([true]);
+    const backlog = vi.fn().mockResolvedValue(undefined);
     const handler = sqsBatchHandler(
       reportCreatedMessageSchema,
       async (message) => {
@@ -125,7 +127,7 @@ describe('Function: sqsBatchHandler with deferral', () => {
         if (message.reportId === 'down') throw new AtsError('ats-unavailable', '503', { status: 503 });
       },
       logger,
-      { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
+      { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0, backlog } },
     );
     const response = await handler(
       event(
@@ -140,6 +142,10 @@ describe('Function: sqsBatchHandler with deferral', () => {
     expect(publishDelayed).toHaveBeenCalledWith('q', [
       { message: reportMessage({ reportId: 'rate-limited', deferrals: 1 }), delaySeconds: 3 },
     ]);
+    // The connection's queue holds that message for its ATS: the sweep yields until it is back.
+    expect(backlog).toHaveBeenCalledTimes(1);
+    expect(backlog.mock.calls[0]?.[0]).toBe(reportMessage().connectionId);
+    expect(backlog.mock.calls[0]?.[1]).toBeGreaterThanOrEqual(Date.now() + 2_000);
   });
 
   it('fails the message when it cannot be sent back, so SQS retries it and nothing is lost', async () => {
@@ -250,5 +256,27 @@ describe('Function: sqsBatchHandler with deferral', () => {
       (r) => planDeferral(reportMessage({ deferrals: 3 }), turn, () => r)?.delaySeconds,
     );
     expect(delays).toEqual([9, 9, 9]);
+  });
+});
+
+describe('Function: backlogRecorder', () => {
+  it("records a connection's backlog once a burst, again when it grows, and never throws", async () => {
+    const recordBacklog = vi.fn().mockResolvedValue(undefined);
+    const backlog = backlogRecorder(() => ({ recordBacklog }));
+    await backlog('acme', NOW + 10_000);
+    await backlog('acme', NOW + 12_000);
+    await backlog('globex', NOW + 10_000);
+    await backlog('acme', NOW + 30_000);
+    expect(recordBacklog.mock.calls).toEqual([
+      ['acme', NOW + 10_000],
+      ['globex', NOW + 10_000],
+      ['acme', NOW + 30_000],
+    ]);
+    const failing = backlogRecorder(() => ({ recordBacklog: vi.fn().mockRejectedValue(new Error('throttled')) }));
+    await expect(failing('acme', NOW)).resolves.toBeUndefined();
+    const unconfigured = backlogRecorder(() => {
+      throw new Error('EVENTS_TABLE is not set');
+    });
+    await expect(unconfigured('acme', NOW)).resolves.toBeUndefined();
   });
 });
