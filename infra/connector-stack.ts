@@ -206,8 +206,13 @@ export class ConnectorStack extends Stack {
       ['dynamodb:Query'],
       [`${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`],
     );
-    // Deliveries recorded with each claim, the deletion tombstone written on a purge and checked in every claim.
-    allow(inviteWorker, ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem'], [tables.events.tableArn]);
+    // Deliveries recorded with each claim, the deletion tombstone written on a purge and checked in every claim, the
+    // queue ledger's records of a purged candidate deleted, a connection's backlog recorded when a message defers.
+    allow(
+      inviteWorker,
+      ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem'],
+      [tables.events.tableArn],
+    );
     allow(inviteWorker, ['ses:SendEmail'], this.sesIdentities(props));
     // GetItem: a report another worker is writing back is waited on by reading its application (held-claim.ts).
     allow(
@@ -220,6 +225,7 @@ export class ConnectorStack extends Stack {
       ['dynamodb:Query'],
       [index, `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.serviceCandidateIndex.name}`],
     );
+    // Parked reports (and unparked), a connection's backlog recorded when a message defers.
     allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);

@@ -41,7 +41,7 @@ export const deferralObserver: {
   deferred?: ((message: QueueMessage, delaySeconds: number, code: string) => void) | undefined;
 } = {};
 
-/** A backlog already recorded to within this much of a new one is not written again (one write per burst, not per message). */
+/** A backlog recorded to within this much of a new one is not written again: one write a burst, not a message. */
 const BACKLOG_SLACK_MS = 5_000;
 
 /** True when the error is the connection's ATS asking to wait (a spent window, a 429), not another API. */

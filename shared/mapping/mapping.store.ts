@@ -32,6 +32,7 @@ import { LeaseLostError } from './errors';
 import { buildUpdate, withNames } from './expressions';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
+import { stageLedgerKey } from './queue-ledger';
 
 export interface MappingTableNames {
   jobs: string;
@@ -644,6 +645,18 @@ export class DynamoMappingStore implements MappingStore {
     );
     for (const id of atsApplicationIds)
       await remove((await this.findApplicationsByAtsId(connectionId, id)) as unknown as { pk: string; sk: string }[]);
+    // The queue ledger's records of the candidate's stage changes name their application ids: deleted too.
+    const applicationIds = new Set([
+      ...atsApplicationIds,
+      ...[...keys.values()].map(({ pk }) => pk.slice(connectionId.length + 1)),
+    ]);
+    for (const id of applicationIds)
+      await this.send(
+        new DeleteItemCommand({
+          TableName: this.tables.events,
+          Key: marshall({ pk: stageLedgerKey(connectionId, id) }),
+        }),
+      );
     return { applications: keys.size };
   }
 

@@ -9,7 +9,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { QueueLedger } from '../pipeline/ports';
+import { stageSubject, type QueueLedger } from '../pipeline/ports';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES } from './constants';
@@ -29,6 +29,10 @@ const MAX_BATCH_ATTEMPTS = 5;
 const RECORD_TTL_SECONDS = 86_400;
 
 const enqueuedKey = (connectionId: string, subject: string) => `enqueued#${connectionId}#${subject}`;
+
+/** The ledger's key of an application's stage change: a purge of the candidate deletes it with their records. */
+export const stageLedgerKey = (connectionId: string, atsApplicationId: string): string =>
+  enqueuedKey(connectionId, stageSubject(atsApplicationId));
 const backlogKey = (connectionId: string) => `backlog#${connectionId}`;
 const expiresAt = (now: number) => Math.floor(now / 1000) + RECORD_TTL_SECONDS;
 

@@ -176,7 +176,7 @@ describe('Stack: ConnectorStack', () => {
       expect(resources[functionId(name)]!.Properties).not.toHaveProperty('ReservedConcurrentExecutions');
   });
 
-  it('lets the ATS webhook record and remove replay keys and ledger records in the events table, and nothing else in DynamoDB', () => {
+  it('lets the ATS webhook write replay keys and ledger records in the events table, nothing else', () => {
     const role = (resources[functionId('AtsWebhook')]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
     const statements = ofType('AWS::IAM::Policy')
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))

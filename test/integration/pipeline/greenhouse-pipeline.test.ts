@@ -271,7 +271,7 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
       stack.greenhouse.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002),
     ).toHaveLength(1);
   });
-  it('enqueues a report once however many reconciler runs find it while its write-back waits, then writes it back once', async () => {
+  it('enqueues a report once however many reconciler runs find it while it waits; writes it once', async () => {
     const { email, interviewId } = await invitedCandidate();
     stack.interview.setFaults({ dropWebhookRate: 1 });
     const { report_id: reportId } = stack.interview.completeInterview({

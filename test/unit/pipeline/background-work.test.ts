@@ -53,7 +53,7 @@ describe('Use case: reconcileConnection enqueues only what was missed', () => {
     expect(second.pending).toBe(1);
   });
 
-  it('leaves a report its webhook enqueued to that message, and enqueues it again once the grace period is over', async () => {
+  it('leaves a report its webhook enqueued to that message, and enqueues it again after the grace period', async () => {
     const { deps, ledger, advance } = oneInvitedCandidateWithAReport();
     // The interview webhook's claim, as functions/interview-webhook records it before enqueueing.
     expect(await ledger.claimEnqueue(CONNECTION, reportSubject('rep-1'), NOW, WORKER_TIMING.enqueueGraceMs)).toBe(true);
@@ -122,7 +122,7 @@ describe('Use case: sweepConnection runs on spare rate budget only', () => {
     expect(listApplicationsInStage).toHaveBeenCalledTimes(1);
   });
 
-  it("makes no ATS call while the connection's queue holds messages deferred for the ATS, and goes on after", async () => {
+  it("makes no ATS call while the connection's queue holds messages deferred for the ATS; goes on after", async () => {
     const { deps, ledger, listApplicationsInStage, enqueued } = sweepSetup();
     await ledger.recordBacklog(CONNECTION, NOW + 30_000);
     const yielded = (await sweepConnection(CONNECTION, deps)).triggers[0];
