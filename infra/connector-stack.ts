@@ -220,10 +220,15 @@ export class ConnectorStack extends Stack {
       ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:GetItem'],
       [tables.applications.tableArn],
     );
+    // The candidate index: where tags belong to the candidate, the status shown is their application furthest along.
     allow(
       writebackWorker,
       ['dynamodb:Query'],
-      [index, `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.serviceCandidateIndex.name}`],
+      [
+        index,
+        `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.serviceCandidateIndex.name}`,
+        `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`,
+      ],
     );
     // Parked reports (and unparked), a connection's backlog recorded when a message defers.
     allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);

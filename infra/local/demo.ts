@@ -1,5 +1,6 @@
 import type { AtsKind } from '../../shared/config';
 import type { LocalStack } from './local-stack';
+import { statusOfTag } from '../../shared/pipeline/status';
 
 export interface AtsDemoSummary {
   interviewsCreated: number;
@@ -197,7 +198,11 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
   );
   const statuses: Record<string, number> = {};
   for (const application of [...run.applications, run.lost, run.absent])
-    for (const tag of ats.tagsOf(application.id)) statuses[tag] = (statuses[tag] ?? 0) + 1;
+    for (const tag of ats.tagsOf(application.id)) {
+      // Keyed by the status, whichever way the ATS spells its tag (Workable's single tokens).
+      const status = statusOfTag(tag) ?? tag;
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    }
   return {
     interviewsCreated: stack.interview.state.interviews.filter((i) =>
       i.interview_name.includes(`(ref ${run.connectionId}/`),
@@ -289,7 +294,7 @@ export function formatSummary(summary: DemoSummary): string {
   );
   const statusRows = statuses.map(
     (status) =>
-      `| ${`status: ${status.replace('AI interview: ', '').replace(' for review', '')}`.padEnd(width)} ` +
+      `| ${`status: ${status.replace(' for review', '')}`.padEnd(width)} ` +
       `${kinds.map((k) => `| ${cell(summary.byAts[k]?.statuses[status] ?? 0)} `).join('')}|`,
   );
   return [line, header, line, ...body, ...statusRows, line, `messages in the DLQs: ${summary.dlqDepth}`].join('\n');

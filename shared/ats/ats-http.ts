@@ -275,9 +275,9 @@ export class AtsHttpClient {
    * How long until the ATS accepts a call again, by what it last announced or, where it announces nothing, by the
    * connection's budget (a wait short enough to sit out before sending counts as none); 0 when it does now.
    */
-  public pacingWaitMs(now: number = (this.options.now ?? Date.now)()): number {
+  public pacingWaitMs(now: number = (this.options.now ?? Date.now)(), calls = 1): number {
     const window = this.window;
-    if (window && now < window.resetAt) return window.remaining > 0 ? 0 : window.resetAt - now;
+    if (window && now < window.resetAt) return window.remaining >= calls ? 0 : window.resetAt - now;
     const budgetWait = this.budgetWaitMs(now);
     return budgetWait > BUDGET_WAIT_IN_SLOT_MS ? budgetWait : 0;
   }

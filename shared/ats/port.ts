@@ -94,10 +94,11 @@ export interface AtsAdapter {
    */
   confirmCandidateDeleted?(event: CandidateDeletedEvent, signal?: AbortSignal): Promise<DeletionConfirmation>;
   /**
-   * How long until the ATS takes calls again, by the rate-limit window it last announced (0: now). A worker asks
-   * before it claims anything, and puts the message back for that long instead of spending a shared slot.
+   * How long until the ATS takes `calls` calls (1 by default) again, by the rate-limit window it last announced
+   * (0: now). A worker asks before it claims anything, and puts the message back for that long instead of spending
+   * a shared slot; the sweep asks for a whole page's calls, so it never stops a page half read.
    */
-  pacingWaitMs?(): number;
+  pacingWaitMs?(calls?: number): number;
   /**
    * A worker begins a message of this connection (`kind`: the sort of work): its work runs when the ATS takes calls
    * now, else the message's turn (when to come back, `waitMs` spread over `spreadMs`) among those sent back to wait.
@@ -118,6 +119,11 @@ export interface AtsAdapter {
    * `others` (the other statuses' tags). Idempotent: a tag already there is not added twice.
    */
   setStatusTag?(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal): Promise<void>;
+  /**
+   * True where a tag belongs to the candidate, not to one application (Greenhouse, Ashby): the status shown is then
+   * that of the candidate's application furthest along, so one application's status never erases another's.
+   */
+  readonly tagsCandidates?: boolean;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
 }

@@ -96,6 +96,12 @@ const writeBack = v.object({
    * expired): `tags` with each ATS's own tags, or `off`.
    */
   status: v.optional(v.picklist(['tags', 'off'], 'must be tags or off'), 'off'),
+  /**
+   * How a status tag is spelt: `label` ("AI interview: flagged for review") or `token` ("ai-interview-flagged", one
+   * lower-case word of at most 25 characters, for an ATS that keeps a tag's first word only). Default: `token` on
+   * Workable (reported to keep a tag as its first word, lower-cased), `label` elsewhere.
+   */
+  statusTagFormat: v.optional(v.picklist(['label', 'token'], 'must be label or token')),
 });
 
 export const connectionSchema = v.pipe(

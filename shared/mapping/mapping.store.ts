@@ -768,6 +768,39 @@ export class DynamoMappingStore implements MappingStore {
     );
   }
 
+  /**
+   * The statuses claimed by each of a candidate's applications in the connection (candidate index, keys only, then
+   * each record), for an ATS whose tags belong to the candidate rather than to one application.
+   */
+  public async candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]> {
+    const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
+    const statuses: string[] = [];
+    await this.forEachPage<{ pk: string; sk: string }>(
+      this.queryPages({
+        TableName: this.tables.applications,
+        IndexName: name,
+        KeyConditionExpression: `${partitionKey} = :c`,
+        ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
+      }),
+      `the applications of candidate ${atsCandidateId}`,
+      async (keys) => {
+        for (const { pk, sk } of keys) {
+          const result = await this.send(
+            new GetItemCommand({
+              TableName: this.tables.applications,
+              Key: marshall({ pk, sk }),
+              ProjectionExpression: 'statusTag',
+              ConsistentRead: true,
+            }),
+          );
+          const status = result.Item ? unmarshall(result.Item).statusTag : undefined;
+          if (typeof status === 'string') statuses.push(status);
+        }
+      },
+    );
+    return statuses;
+  }
+
   public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
     const update = buildUpdate({ set: { ...fields, updatedAt: Date.now() } });
     await this.send(

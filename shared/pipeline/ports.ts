@@ -110,6 +110,8 @@ export interface MappingStore {
    * status may be claimed again (to finish what a stopped worker began).
    */
   claimStatus(key: ApplicationKey, status: string, rank: number): Promise<boolean>;
+  /** The statuses the candidate's applications in the connection claimed (for ATSs that tag candidates). */
+  candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]>;
   /** Records a follow-up's step: the expiry note, the status shown in the ATS. */
   recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }): Promise<void>;
   getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;

@@ -17,8 +17,22 @@ const RANK: Record<AiInterviewStatus, number> = {
   advanced: 4,
 };
 
-/** The tag a status shows as: one per status, so a filter on it finds exactly those applications. */
-export const statusTag = (status: AiInterviewStatus): string => `AI interview: ${status}`;
+export type StatusTagFormat = 'label' | 'token';
+
+/**
+ * The tag a status shows as: one per status, so a filter on it finds exactly those applications. `token` is one
+ * lower-case word (`ai-interview-flagged`, at most 22 characters) for an ATS that keeps only a tag's first word.
+ */
+export const statusTag = (status: AiInterviewStatus, format: StatusTagFormat = 'label'): string =>
+  format === 'token' ? `ai-interview-${status.split(' ')[0]}` : `AI interview: ${status}`;
+
+/** The status a tag shows, whichever its format; undefined for any other tag. */
+export const statusOfTag = (tag: string): AiInterviewStatus | undefined =>
+  AI_INTERVIEW_STATUSES.find((s) => tag === statusTag(s, 'label') || tag === statusTag(s, 'token'));
+
+/** The connection's tag format: as configured, else `token` on Workable (which keeps a tag's first word only). */
+export const statusTagFormatOf = (connection: ConnectionContext['connection']): StatusTagFormat =>
+  connection.writeBack.statusTagFormat ?? (connection.ats === 'workable' ? 'token' : 'label');
 
 type StatusDependencies = Pick<PipelineDependencies, 'store' | 'logger'>;
 
@@ -40,10 +54,11 @@ async function applyStatus(
 ): Promise<void> {
   const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
   if (!setStatusTag) return;
+  const format = statusTagFormatOf(context.connection);
   const show = async (shown: AiInterviewStatus) => {
-    const others = AI_INTERVIEW_STATUSES.filter((s) => s !== shown).map(statusTag);
+    const others = AI_INTERVIEW_STATUSES.filter((s) => s !== shown).map((s) => statusTag(s, format));
     try {
-      await setStatusTag(target, statusTag(shown), others, signal);
+      await setStatusTag(target, statusTag(shown, format), others, signal);
     } catch (error) {
       // A refusal of the tag (a key without the permission) never undoes the invitation or the write-back it
       // follows: said, and left. Anything that may pass on a retry goes up.
@@ -55,10 +70,19 @@ async function applyStatus(
       });
     }
   };
+  // Where tags belong to the candidate, the tag shows the status of their application furthest along: one
+  // application's status never takes another's off (ats-facts, Corrections 2026-11b).
+  const furthestForCandidate = async (status: AiInterviewStatus): Promise<AiInterviewStatus> => {
+    if (!context.ats.tagsCandidates) return status;
+    const claimed = await deps.store.candidateStatuses(key.connectionId, target.atsCandidateId);
+    return [status, ...AI_INTERVIEW_STATUSES.filter((s) => claimed.includes(s))].reduce((a, b) =>
+      RANK[b] > RANK[a] ? b : a,
+    );
+  };
   const showClaimed = async (unless: AiInterviewStatus | undefined) => {
     const latest = (await deps.store.getApplication(key))?.statusTag;
     const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
-    if (claimed && claimed !== unless) await show(claimed);
+    if (claimed && claimed !== unless) await show(await furthestForCandidate(claimed));
   };
   if (!(await deps.store.claimStatus(key, status, RANK[status]))) {
     // A later status was claimed first. This claim may be a retry of a worker that showed its own status over the
@@ -67,7 +91,7 @@ async function applyStatus(
     await showClaimed(undefined);
     return;
   }
-  await show(status);
+  await show(await furthestForCandidate(status));
   afterSideEffect('status-shown', `${key.connectionId}#${key.atsApplicationId}`);
   await showClaimed(status);
 }

@@ -5,6 +5,13 @@ import { errorCode, isPermanent } from './errors';
 import { WORKER_TIMING } from './constants';
 import { stageSubject, type PipelineDependencies, type QueueLedger } from './ports';
 
+/**
+ * The calls one page of a sweep makes at most (Greenhouse: the open jobs and their stages on a pass's first page,
+ * then the stage's rows, their applications, candidates and jobs): a page starts only when the ATS's announced
+ * window has room for all of them, so none stops half read and is read again.
+ */
+const SWEEP_PAGE_CALLS = 6;
+
 export interface SweepTriggerResult {
   triggerId: string;
   /** Applications read from the ATS's list in this run, and those of them the connector did not know. */
@@ -86,7 +93,7 @@ export async function sweepConnection(
     let found = cursor ? (progress?.found ?? 0) : 0;
     while (outcome.pages < maxPagesPerRun && !signal?.aborted) {
       // The ATS said its window is spent: the list waits for the next run rather than spend a 429.
-      if ((context.ats.pacingWaitMs?.() ?? 0) > 0) {
+      if ((context.ats.pacingWaitMs?.(SWEEP_PAGE_CALLS) ?? 0) > 0) {
         outcome.state = 'rate-limited';
         break;
       }

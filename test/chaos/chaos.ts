@@ -8,6 +8,7 @@ import { seededRandom } from '../../infra/local/sandbox/http-kit';
 import type { AtsKind } from '../../shared/config';
 import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shared/pipeline/fault-injection';
 import { checkLocalCalls } from '../helpers/iam';
+import { statusOfTag } from '../../shared/pipeline/status';
 
 export interface ChaosOptions {
   candidates: number;
@@ -510,8 +511,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             : record?.state === 'invited'
               ? 'invited'
               : undefined;
-      const tags = s.ats[c.kind].tagsOf(c.applicationId).filter((t) => t.startsWith('AI interview: '));
-      return expected && tags.length === 1 && tags[0] === `AI interview: ${expected}`
+      const tags = s.ats[c.kind].tagsOf(c.applicationId).filter((t) => statusOfTag(t) !== undefined);
+      return expected && tags.length === 1 && statusOfTag(tags[0] as string) === expected
         ? undefined
         : `${c.kind} ${c.applicationId}: ${record?.state} shows ${JSON.stringify(tags)}`;
     });

@@ -77,6 +77,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     recordFollowUp: vi.fn().mockResolvedValue(undefined),
     leaseExpiryNote: vi.fn().mockResolvedValue(true),
     claimStatus: vi.fn().mockResolvedValue(true),
+    candidateStatuses: vi.fn().mockResolvedValue([]),
     saveSweepProgress: vi.fn().mockResolvedValue(undefined),
     knownApplications: vi.fn().mockResolvedValue(new Set()),
     recordInviteStep: vi.fn().mockResolvedValue(undefined),

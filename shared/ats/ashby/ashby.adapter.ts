@@ -51,6 +51,8 @@ export type AshbyAdapterOptions = AtsAdapterOptions;
 /** Ashby (ats-facts §3): RPC-style POSTs with Basic auth, signed webhooks, errors inside HTTP 200. */
 export class AshbyAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'ashby' as const;
+  /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
+  public readonly tagsCandidates = true;
   private readonly secrets: ConnectionSecrets;
   private readonly http: AtsHttpClient;
   private readonly stageIds = new Map<string, string>();
@@ -76,8 +78,8 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       },
     });
   }
-  public pacingWaitMs(): number {
-    return this.http.pacingWaitMs();
+  public pacingWaitMs(calls?: number): number {
+    return this.http.pacingWaitMs(undefined, calls);
   }
   public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
     return this.http.admit(work, options);

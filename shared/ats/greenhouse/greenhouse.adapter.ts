@@ -31,7 +31,7 @@ import {
   type WebhookParseResult,
   type WebhookVerification,
 } from '../port';
-import { searchPages, validItems } from '../lists';
+import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
   applicationSchema,
   candidateAnonymizedSchema,
@@ -44,6 +44,8 @@ import {
   jobInterviewStageSchema,
   jobSchema,
   tagSchema,
+  appliedTagSchema,
+  applicationStageSchema,
   noteCreatedSchema,
   noteSchema,
   tokenResponseSchema,
@@ -52,6 +54,13 @@ import {
 export const GREENHOUSE_DEFAULT_AUTH_URL = 'https://auth.greenhouse.io/token';
 /** Tokens are refreshed this long before Greenhouse says they expire. */
 const TOKEN_REFRESH_MARGIN_MS = 60_000;
+/** A v3 id filter takes at most 50 ids (/docs/list-endpoints). */
+const MAX_FILTER_IDS = 50;
+/**
+ * An application still open: v3 records show `in_process` (the filter's own word is `active`); rejected, hired,
+ * converted and the rest are left alone by the sweep.
+ */
+const OPEN_APPLICATION_STATUSES: ReadonlySet<string> = new Set(['in_process', 'active']);
 
 export interface GreenhouseAdapterOptions extends AtsAdapterOptions {
   now?: () => number;
@@ -63,6 +72,8 @@ const idText = (value: string | number | null | undefined): string | undefined =
 /** Greenhouse on Harvest v3 (ats-facts §1): OAuth client credentials, notes, stage moves, signed webhooks. */
 export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'greenhouse' as const;
+  /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
+  public readonly tagsCandidates = true;
   private readonly connection: Connection;
   private readonly secrets: ConnectionSecrets;
   private readonly fetchImpl: typeof fetch;
@@ -94,8 +105,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       now: this.now,
     });
   }
-  public pacingWaitMs(): number {
-    return this.http.pacingWaitMs();
+  public pacingWaitMs(calls?: number): number {
+    return this.http.pacingWaitMs(undefined, calls);
   }
   public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
     return this.http.admit(work, options);
@@ -302,27 +313,45 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   }
 
   /**
-   * `GET /v3/applications` with the stage filter (`stage_ids` for a stage configured by id, else `stage_name`, an
-   * exact match) and `job_ids` for a trigger's jobs, 50 a page; then the page's candidates and jobs, 50 ids a read
-   * (the plural id filters, /docs/list-endpoints). The next page is the `Link` header's. Filters as listed for v3
-   * applications by an integration's published tool schema ([3p], ats-facts style: unconfirmed in the reference).
+   * The applications in the trigger's stage now, found as Harvest v3 documents it (ats-facts, Corrections 2026-11b):
+   * the stage's `job_interview_stage_id`s (configured, or resolved by name over the trigger's jobs or every open
+   * job with `GET /v3/job_interview_stages?job_ids=`), then `GET /v3/application_stages?job_interview_stage_ids=
+   * <≤50>&current=true`, 50 rows a page by the `Link` header, then the rows' applications, candidates and jobs by
+   * the plural id filters (/docs/list-endpoints). The place over the chunks of stage ids and their pages is the
+   * connector's own cursor, so the stage is resolved once per pass.
    */
   public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
-    const stageIds = [...Object.values(query.stage.idsByJob ?? {}), ...(query.stage.id ? [query.stage.id] : [])];
-    const params = new URLSearchParams({ per_page: '50' });
-    if (stageIds.length) params.set('stage_ids', stageIds.slice(0, 50).join(','));
-    else params.set('stage_name', query.stage.name ?? '');
-    if (query.jobs !== 'all') params.set('job_ids', query.jobs.slice(0, 50).join(','));
-    const page = await this.http.page(
-      { method: 'GET', path: cursor ?? `/v3/applications?${params.toString()}`, signal },
-      v.array(v.unknown()),
+    const position = cursor
+      ? readCursor(cursor, { ids: [] as string[], chunk: 0, next: '' })
+      : { ids: await this.stageIdsOf(query, signal), chunk: 0, next: '' };
+    const chunk = position.ids.slice(position.chunk * MAX_FILTER_IDS, (position.chunk + 1) * MAX_FILTER_IDS);
+    if (!chunk.length) return { events: [], next: undefined };
+    const first = `/v3/application_stages?${new URLSearchParams({
+      job_interview_stage_ids: chunk.join(','),
+      current: 'true',
+      per_page: '50',
+    }).toString()}`;
+    const page = await this.http.page({ method: 'GET', path: position.next || first, signal }, v.array(v.unknown()));
+    const rows = validItems(page.body, applicationStageSchema).filter((r) => !r.exited_at);
+    const stageOf = new Map(rows.map((r) => [idText(r.application_id), idText(r.job_interview_stage_id)]));
+    const applicationIds = [...stageOf.keys()].filter((id): id is string => Boolean(id));
+    const read = applicationIds.length
+      ? await this.idsRead(
+          `/v3/applications?ids=${applicationIds.map(encodeURIComponent).join(',')}`,
+          applicationSchema,
+          signal,
+        )
+      : [];
+    // Only open applications of the trigger's jobs: a rejected or hired one left in the stage is not invited.
+    const applications = read.filter(
+      (a) =>
+        (!a.status || OPEN_APPLICATION_STATUSES.has(a.status)) &&
+        (query.jobs === 'all' || query.jobs.includes(idText(a.job_id) ?? '')),
     );
-    // Only open applications: a rejected or hired one left in the stage is not invited.
-    const applications = validItems(page.body, applicationSchema).filter((a) => !a.status || a.status === 'in_process');
     const { jobs, candidates } = await this.partiesOf(applications, signal);
     const events: StageEnteredEvent[] = applications.map((a) => {
       const candidate = candidates.find((c) => String(c.id) === idText(a.candidate_id));
-      const stageId = idText(a.job_interview_stage_id);
+      const stageId = stageOf.get(String(a.id)) ?? idText(a.job_interview_stage_id);
       const name = [candidate?.first_name, candidate?.last_name].filter(Boolean).join(' ');
       return {
         deliveryId: sweepDeliveryId(String(a.id), stageId),
@@ -337,42 +366,106 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
         },
       };
     });
-    return { events, next: page.next };
+    const next = page.next
+      ? { ...position, next: page.next }
+      : (position.chunk + 1) * MAX_FILTER_IDS < position.ids.length
+        ? { ids: position.ids, chunk: position.chunk + 1, next: '' }
+        : undefined;
+    return { events, next: next && writeCursor(next) };
   }
 
   /**
-   * The status as a candidate tag, by Harvest's documented tag routes (grnhse/greenhouse-api-docs
-   * `harvest/_tags.md`): `GET /v1/tags/candidate`, `POST /v1/tags/candidate {name}` when missing,
-   * `GET /v1/candidates/{id}/tags`, `DELETE` the other status tags and `PUT /v1/candidates/{id}/tags/{tag_id}`
-   * (adding one the candidate has is a no-op). These are v1 routes; that a v3 token reaches them is unconfirmed.
+   * The `job_interview_stage_id`s a stage matcher names: the configured ids, or those of the stages with its exact
+   * name among the trigger's jobs (every open job for `all`: `GET /v3/jobs?status=open`, every page).
+   */
+  private async stageIdsOf(query: StageQuery, signal?: AbortSignal): Promise<string[]> {
+    const configured = [...Object.values(query.stage.idsByJob ?? {}), ...(query.stage.id ? [query.stage.id] : [])];
+    if (configured.length || query.stage.name === undefined) return [...new Set(configured)];
+    let jobIds = query.jobs === 'all' ? [] : [...query.jobs];
+    if (query.jobs === 'all')
+      await searchPages(
+        this.listPage('/v3/jobs?status=open&per_page=500', jobSchema, signal),
+        (page) => void jobIds.push(...page.map((j) => String(j.id))),
+        'open jobs',
+      );
+    jobIds = [...new Set(jobIds)];
+    const ids: string[] = [];
+    for (let start = 0; start < jobIds.length; start += MAX_FILTER_IDS) {
+      const jobs = jobIds
+        .slice(start, start + MAX_FILTER_IDS)
+        .map(encodeURIComponent)
+        .join(',');
+      await searchPages(
+        this.listPage(`/v3/job_interview_stages?job_ids=${jobs}&per_page=500`, jobInterviewStageSchema, signal),
+        (page) => void ids.push(...page.filter((s) => s.name === query.stage.name).map((s) => String(s.id))),
+        'stages of the jobs',
+      );
+    }
+    return [...new Set(ids)];
+  }
+
+  /**
+   * The status as a candidate tag, by Harvest v3's two tag resources (ats-facts, Corrections 2026-11b;
+   * harvestdocs /reference/get_v3-applied-candidate-tags): the rows of tags applied to the candidate
+   * (`GET /v3/applied_candidate_tags?candidate_ids=`); a row of another status is removed by the row's own id
+   * (`DELETE /v3/applied_candidate_tags/{id}`), and the status applied (`POST /v3/applied_candidate_tags
+   * {candidate_id, candidate_tag_id}`) unless a row has it. Tag ids come from the organisation's tags
+   * (`GET /v3/candidate_tags`, every page, once per warm function; `POST {name}` only for a name not listed, as
+   * whether Greenhouse answers an existing name with that tag is undocumented). Never a `/v1/` route: Harvest v1
+   * is out of service and refuses a v3 token.
    */
   public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
-    const candidate = encodeURIComponent(target.atsCandidateId);
-    // The candidate's own tags, so only the status tags it carries are removed (one call, not one per status).
-    const held = validItems(
-      await this.http.request(
-        { method: 'GET', path: `/v1/candidates/${candidate}/tags`, signal },
-        v.array(v.unknown()),
-      ),
-      tagSchema,
-    );
-    for (const old of held.filter((t) => others.includes(t.name))) {
-      const oldId = String(old.id);
+    const candidateId = Number(target.atsCandidateId) || target.atsCandidateId;
+    const rows = await this.appliedTags(target.atsCandidateId, signal);
+    const otherIds = new Set<string>();
+    for (const name of others) {
+      const id = await this.candidateTagId(name, false, signal);
+      if (id !== undefined) otherIds.add(id);
+    }
+    for (const row of rows.filter((r) => otherIds.has(String(r.candidate_tag_id)))) {
       try {
         await this.http.write(
-          { method: 'DELETE', path: `/v1/candidates/${candidate}/tags/${oldId}`, signal, idempotent: true },
+          { method: 'DELETE', path: `/v3/applied_candidate_tags/${encodeURIComponent(String(row.id))}`, signal },
           v.unknown(),
         );
       } catch (error) {
+        // Removed already (a retry after a lost answer): what was asked for holds.
         if ((error as AtsError).code !== ATS_ERROR_CODES.notFound) throw error;
       }
     }
     const tagId = await this.candidateTagId(tag, true, signal);
-    if (held.some((t) => String(t.id) === tagId)) return;
-    await this.http.write(
-      { method: 'PUT', path: `/v1/candidates/${candidate}/tags/${tagId}`, signal, idempotent: true },
-      v.unknown(),
+    if (rows.some((r) => String(r.candidate_tag_id) === tagId)) return;
+    try {
+      await this.http.write(
+        {
+          method: 'POST',
+          path: '/v3/applied_candidate_tags',
+          body: { candidate_id: candidateId, candidate_tag_id: Number(tagId) || tagId },
+          signal,
+        },
+        v.unknown(),
+      );
+    } catch (error) {
+      // A refusal after an earlier attempt whose answer was lost: applied, if the candidate's rows say so.
+      if ((error as AtsError).status !== 422) throw error;
+      const again = await this.appliedTags(target.atsCandidateId, signal);
+      if (!again.some((r) => String(r.candidate_tag_id) === tagId)) throw error;
+    }
+  }
+
+  /** The rows of tags applied to a candidate, every page. */
+  private async appliedTags(candidateId: string, signal?: AbortSignal) {
+    const rows: v.InferOutput<typeof appliedTagSchema>[] = [];
+    await searchPages(
+      this.listPage(
+        `/v3/applied_candidate_tags?candidate_ids=${encodeURIComponent(candidateId)}&per_page=500`,
+        appliedTagSchema,
+        signal,
+      ),
+      (page) => void rows.push(...page),
+      `tags of candidate ${candidateId}`,
     );
+    return rows;
   }
 
   /** A candidate tag's id by its name, the organisation's list read once per warm function; created when asked. */
@@ -380,16 +473,19 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   private async candidateTagId(name: string, create: false, signal?: AbortSignal): Promise<string | undefined>;
   private async candidateTagId(name: string, create: boolean, signal?: AbortSignal): Promise<string | undefined> {
     if (!this.tagIds.has(name)) {
-      const all = validItems(
-        await this.http.request({ method: 'GET', path: '/v1/tags/candidate', signal }, v.array(v.unknown())),
-        tagSchema,
+      await searchPages(
+        this.listPage('/v3/candidate_tags?per_page=500', tagSchema, signal),
+        (page) => {
+          for (const t of page) this.tagIds.set(t.name, String(t.id));
+          return undefined;
+        },
+        'candidate tags',
       );
-      for (const t of all) this.tagIds.set(t.name, String(t.id));
     }
     const known = this.tagIds.get(name);
     if (known !== undefined || !create) return known;
     const created = await this.http.write(
-      { method: 'POST', path: '/v1/tags/candidate', body: { name }, signal },
+      { method: 'POST', path: '/v3/candidate_tags', body: { name }, signal },
       tagSchema,
     );
     if (created) this.tagIds.set(name, String(created.id));

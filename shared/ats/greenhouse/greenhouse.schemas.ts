@@ -91,3 +91,12 @@ export const candidateAnonymizedSchema = v.object({
 
 /** A candidate tag (Harvest `_tags.md`): its id and name. */
 export const tagSchema = v.object({ id, name: v.string() });
+/** `GET /v3/application_stages` rows: a stage an application entered; the current one has no `exited_at`. */
+export const applicationStageSchema = v.object({
+  id,
+  application_id: id,
+  job_interview_stage_id: id,
+  exited_at: v.nullish(v.string()),
+});
+/** `GET /v3/applied_candidate_tags` rows: one tag on one candidate, removed by the row's own `id`. */
+export const appliedTagSchema = v.object({ id, candidate_id: id, candidate_tag_id: id });

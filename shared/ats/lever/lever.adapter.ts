@@ -56,6 +56,12 @@ const stageIdOf = (stage: string | { id: string }): string => (typeof stage === 
  * Lever (ats-facts §2). Its webhook signs only `token + triggeredAt`, never the body, so the body is treated
  * as a hint: the opportunity is re-read and the connector acts on what the API says.
  */
+/**
+ * Lever's `next` token may come back percent-encoded already: it is passed on as given (ats-facts, Corrections
+ * 2026-11b), only a character that would end the parameter (`&`, `#`, a space, `+`) encoded.
+ */
+const asGivenToken = (token: string): string => token.replace(/[^A-Za-z0-9%._~=/-]/g, encodeURIComponent);
+
 export class LeverAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'lever' as const;
   private readonly connection: Connection;
@@ -77,8 +83,8 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       sleep: options.sleep,
     });
   }
-  public pacingWaitMs(): number {
-    return this.http.pacingWaitMs();
+  public pacingWaitMs(calls?: number): number {
+    return this.http.pacingWaitMs(undefined, calls);
   }
   public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
     return this.http.admit(work, options);
@@ -400,15 +406,19 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   }
 
   /**
-   * `GET /v1/opportunities?stage_id=` (Lever's opportunities list filters by stage; Pipedream and activepieces list
-   * with it), 100 a page by `offset=<next>` while `hasNext`. Ids only, as Lever's webhook: the worker reads each
+   * `GET /v1/opportunities?stage_id=&posting_id=&archived=false` (Lever's opportunities list filters by stage;
+   * Pipedream and activepieces list with it), 100 a page by `offset=<next>` while `hasNext`. Ids only, as Lever's webhook: the worker reads each
    * opportunity before acting (`confirmStageEntered`). Archived ones are left out.
    */
   public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
     const stageId = query.stage.id ?? (await this.stageIdByName(query.stage.name as string, signal));
-    const path = `/v1/opportunities?stage_id=${encodeURIComponent(stageId)}&limit=100`;
+    // The trigger's postings (`posting_id`, repeatable) and open opportunities only (`archived=false`: unspecified,
+    // Lever lists both): ats-facts, Corrections 2026-11b.
+    const params = new URLSearchParams({ stage_id: stageId, archived: 'false', limit: '100' });
+    if (query.jobs !== 'all') for (const posting of query.jobs) params.append('posting_id', posting);
+    const path = `/v1/opportunities?${params.toString()}`;
     const page = await this.http.request(
-      { method: 'GET', path: cursor ? `${path}&offset=${encodeURIComponent(cursor)}` : path, signal },
+      { method: 'GET', path: cursor ? `${path}&offset=${asGivenToken(cursor)}` : path, signal },
       opportunityPageSchema,
     );
     const events: StageEnteredEvent[] = validItems(page.data, listedOpportunitySchema)

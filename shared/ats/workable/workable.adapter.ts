@@ -52,6 +52,9 @@ export type WorkableAdapterOptions = AtsAdapterOptions;
  * two names: webhooks and candidate reads give its display name ("AI Interview"), moves and the job's stage list
  * its slug ("ai-interview"). Triggers and rules may use either; each call gets the one it needs.
  */
+/** "All jobs" in a sweep: every published job, up to 20 pages of 100 (the lists' page cap). */
+const MAX_SWEPT_JOBS = 2_000;
+
 export class WorkableAdapter implements AtsAdapter, AtsSetup {
   public readonly kind = 'workable' as const;
   private readonly connection: Connection;
@@ -77,8 +80,8 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       sleep: options.sleep,
     });
   }
-  public pacingWaitMs(): number {
-    return this.http.pacingWaitMs();
+  public pacingWaitMs(calls?: number): number {
+    return this.http.pacingWaitMs(undefined, calls);
   }
   public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
     return this.http.admit(work, options);
@@ -239,10 +242,26 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     return { ok: true as const, what: `Workable member ${this.connection.atsUserId}` };
   }
 
+  /**
+   * The account's published jobs, up to `limit`: `GET /jobs?state=published&limit=100`, each page by its
+   * `paging.next`. Workable lists jobs oldest first in every state unless `state` says (reference: jobs; ats-facts,
+   * Corrections 2026-11b), so a first page alone would miss the newest open ones.
+   */
   public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
-    const path = `/spi/v3/jobs?limit=${Math.min(100, Math.max(1, limit))}`;
-    const jobs = validItems((await this.http.request({ method: 'GET', path, signal }, jobsSchema)).jobs, jobSchema);
-    return jobs.slice(0, limit).map((j) => ({ id: j.shortcode, name: j.title ?? j.shortcode }));
+    const jobs: AtsJob[] = [];
+    await searchPages(
+      async (next) => {
+        const path = next ?? `/spi/v3/jobs?state=published&limit=${Math.min(100, Math.max(1, limit))}`;
+        const page = await this.http.request({ method: 'GET', path, signal }, jobsSchema);
+        return { page: validItems(page.jobs, jobSchema), next: page.paging?.next ?? undefined };
+      },
+      (page) => {
+        jobs.push(...page.map((j) => ({ id: j.shortcode, name: j.title ?? j.shortcode })));
+        return jobs.length >= limit ? true : undefined;
+      },
+      'published jobs',
+    );
+    return jobs.slice(0, limit);
   }
 
   /** A stage's id is its slug (what a move takes); its name is what the UI and the webhooks show. */
@@ -292,14 +311,16 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
   }
 
   /**
-   * `GET /jobs/{shortcode}/candidates?stage=<slug>&limit=100` (reference: job-candidates-index), job by job (a
-   * trigger's jobs, or the account's first 100 jobs for "all"), each list by its `paging.next`. A job without the
-   * stage is skipped; disqualified candidates are left out.
+   * `GET /candidates?shortcode=<job>&stage=<slug>&limit=100` (reference: job-candidates-index), job by job (a
+   * trigger's jobs, or every published job for "all"), each list by its `paging.next`. A job without the stage is
+   * skipped; disqualified candidates are left out.
    */
   public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
     const position = readCursor(cursor, { job: 0, next: '' });
-    // The job's title names its interview, as the webhook's `job.title` does: read once per warm function.
-    this.sweepJobs ??= this.listJobs(100, signal).catch((error: unknown) => {
+    // The job's title names its interview, as the webhook's `job.title` does. Read at the start of each pass (a job
+    // published since is swept), and kept while the pass goes on, so its place in the list holds.
+    if (!cursor) this.sweepJobs = undefined;
+    this.sweepJobs ??= this.listJobs(MAX_SWEPT_JOBS, signal).catch((error: unknown) => {
       this.sweepJobs = undefined;
       throw error;
     });
@@ -314,8 +335,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
         throw error;
       });
       if (stage) {
-        const job = encodeURIComponent(shortcode);
-        const first = `/spi/v3/jobs/${job}/candidates?stage=${encodeURIComponent(stage.slug)}&limit=100`;
+        const first = `/spi/v3/candidates?${new URLSearchParams({ shortcode, stage: stage.slug, limit: '100' })}`;
         const page = await this.http.request(
           { method: 'GET', path: position.next || first, signal },
           jobCandidatesSchema,

@@ -59,7 +59,10 @@ export const candidateViewSchema = v.object({
 });
 
 /** `GET /jobs` (reference: jobs): a job's shortcode and title. */
-export const jobsSchema = v.object({ jobs: v.array(v.unknown()) });
+export const jobsSchema = v.object({
+  jobs: v.array(v.unknown()),
+  paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
+});
 export const jobSchema = v.object({ shortcode: v.string(), title: v.nullish(v.string()) });
 
 /** `GET /members` (reference: members): whether the member writes are made as exists and is active. */

@@ -7,6 +7,7 @@ import { createAtsAdapter } from '../../../shared/ats';
 import type { AtsKind } from '../../../shared/config';
 import { DynamoMappingStore } from '../../../shared/mapping';
 import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
+import { AI_INTERVIEW_STATUSES, statusTag, type AiInterviewStatus } from '../../../shared/pipeline/status';
 import { dueFollowUp, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import type { InviteEmail } from '../../../shared/pipeline/ports';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
@@ -17,6 +18,8 @@ import { emailsTo, invitedInterviewId, startTestStack } from '../../helpers/loca
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
 const HOUR = 3_600_000;
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+/** The tag each ATS shows a status as: single tokens on Workable, labels elsewhere. */
+const tagOf = (kind: AtsKind, status: AiInterviewStatus) => statusTag(status, kind === 'workable' ? 'token' : 'label');
 
 /** `call` again while the ATS says its rate-limit window is spent, for 30 s at most. */
 async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
@@ -101,7 +104,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     '%s: reminds once per configured reminder, expires once, and shows each status',
     async (kind) => {
       const { application } = await invited(kind, 'Nia');
-      expect(stack.ats[kind].tagsOf(application.id)).toEqual(['AI interview: invited']);
+      expect(stack.ats[kind].tagsOf(application.id)).toEqual([tagOf(kind, 'invited')]);
       const clock = { now: Date.now() };
       const g = followUps(kind, clock);
       let record = await g.record(application.id);
@@ -132,7 +135,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
       expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
       const notes = stack.ats[kind].notesOf(application.id).filter((n) => n.includes('AI interview not completed by'));
       expect(notes).toHaveLength(1);
-      expect(stack.ats[kind].tagsOf(application.id)).toEqual(['AI interview: expired']);
+      expect(stack.ats[kind].tagsOf(application.id)).toEqual([tagOf(kind, 'expired')]);
       expect((await g.record(application.id)).state).toBe('expired');
     },
     90_000,
@@ -175,6 +178,41 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     expect(stack.lever.tagsOf(application.id)[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
   }, 90_000);
 
+  it("Greenhouse tags the candidate: a second application's invitation never takes the first one's status off", async () => {
+    const gh = stack.greenhouse;
+    const email = 'two.jobs@candidates.example.com';
+    const first = gh.addCandidate({ first_name: 'Tove', last_name: 'Jobs', email, job_id: 3301 });
+    await gh.moveCandidate({ application_id: first.id, stage_name: 'AI Interview' });
+    const interviewId = await invitedInterviewId(stack, email);
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Tove Jobs',
+      candidate_email: email,
+      delay_ms: 0,
+      ai_match_score: 91,
+      proctoring_violations: 0,
+    });
+    await waitFor(
+      () => stack.ats.greenhouse.notesOf(String(first.id)).some((n) => n.includes(reportId)),
+      30_000,
+      'the first application written back',
+    );
+    await stack.waitForQuiet();
+    expect(stack.ats.greenhouse.tagsOf(String(first.id))).toEqual(['AI interview: advanced']);
+
+    // The same candidate applies to another job and is invited there: the candidate's tag keeps the status of
+    // the application furthest along.
+    const second = gh.addApplication({ candidate_id: first.candidate_id, job_id: 3302 });
+    await gh.moveCandidate({ application_id: second.id, stage_name: 'AI Interview' });
+    await waitFor(async () => (await emailsTo(stack, email)).length === 2, 30_000, 'the second invitation');
+    await stack.waitForQuiet();
+    const store = new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
+    const [secondRecord] = await store.findApplicationsByAtsId('demo-greenhouse', String(second.id));
+    expect(secondRecord?.statusTag).toBe('invited');
+    expect(stack.ats.greenhouse.tagsOf(String(second.id))).toEqual(['AI interview: advanced']);
+    expect(stack.ats.greenhouse.tagsOf(String(first.id))).toEqual(['AI interview: advanced']);
+  }, 90_000);
+
   it('writes back a report that comes after the expiry, and moves the status forward', async () => {
     const { application, interviewId, email } = await invited('workable', 'Pia');
     const clock = { now: Date.now() + 8 * 24 * HOUR };
@@ -184,7 +222,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     expect((await g.run(await g.record(application.id), 'remind', 0)).outcome).toBe('reminded');
     expect((await g.run(await g.record(application.id), 'remind', 1)).outcome).toBe('reminded');
     expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
-    expect(stack.ats.workable.tagsOf(application.id)).toEqual(['AI interview: expired']);
+    expect(stack.ats.workable.tagsOf(application.id)).toEqual(['ai-interview-expired']);
     const { report_id: reportId } = stack.interview.completeInterview({
       interview_id: interviewId,
       candidate_name: 'Pia Workable',
@@ -200,14 +238,13 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     const written = await g.record(application.id);
     expect(written.state).toBe('written_back');
     const shown = stack.ats.workable.tagsOf(application.id);
-    expect(shown[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
+    // Workable keeps a tag's first word only: its status tags are single lower-case tokens.
+    expect(shown[0]).toMatch(/^ai-interview-(advanced|flagged)$/);
     expect(await emailsTo(stack, email)).toHaveLength(1);
 
     // An expiry that raced the report showed "expired" over its status, and stopped before it read the claim
     // again: its message, retried, shows the claimed status once more.
-    const statuses = ['invited', 'expired', 'completed', 'flagged for review', 'advanced'].map(
-      (s) => `AI interview: ${s}`,
-    );
+    const statuses = AI_INTERVIEW_STATUSES.map((s) => statusTag(s, 'token'));
     const target = {
       atsApplicationId: written.atsApplicationId,
       atsCandidateId: written.atsCandidateId,
@@ -218,11 +255,11 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     await inOpenWindow(() =>
       ats.setStatusTag!(
         target,
-        'AI interview: expired',
-        statuses.filter((s) => s !== 'AI interview: expired'),
+        'ai-interview-expired',
+        statuses.filter((s) => s !== 'ai-interview-expired'),
       ),
     );
-    expect(stack.ats.workable.tagsOf(application.id)).toEqual(['AI interview: expired']);
+    expect(stack.ats.workable.tagsOf(application.id)).toEqual(['ai-interview-expired']);
     expect((await inOpenWindow(() => g.run(written, 'expire'))).outcome).toBe('not-due');
     expect(stack.ats.workable.tagsOf(application.id)).toEqual(shown);
   }, 90_000);

@@ -28,6 +28,8 @@ export interface KitJob {
   id: string;
   name: string;
   stages: KitStage[];
+  /** Where the ATS has job states (Workable: draft, published, closed, archived); published unless said. */
+  state?: string;
 }
 export interface KitCandidate {
   id: string;

@@ -60,7 +60,8 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
     },
     stageNameOf: (id) => application(id)?.current_stage.name ?? '',
     tagsOf: (id) => {
-      const held = sandbox.state.tagsByCandidate[application(id)?.candidate_id ?? -1] ?? [];
+      const candidate = application(id)?.candidate_id ?? -1;
+      const held = sandbox.state.appliedTags.filter((r) => r.candidate_id === candidate).map((r) => r.candidate_tag_id);
       return sandbox.state.candidateTags.filter((t) => held.includes(t.id)).map((t) => t.name);
     },
     movesOf: (id) => {

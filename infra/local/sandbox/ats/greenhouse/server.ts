@@ -33,6 +33,8 @@ interface Job {
   id: number;
   name: string;
   stages: Stage[];
+  /** `open` unless said (`GET /v3/jobs?status=`: open, draft, closed). */
+  status?: 'open' | 'draft' | 'closed';
 }
 interface Candidate {
   id: number;
@@ -46,6 +48,14 @@ interface Application {
   job_id: number;
   status: 'active' | 'rejected' | 'hired';
   current_stage: Stage;
+}
+/** A row of `GET /v3/application_stages`: one stage one application entered, and left unless it is current. */
+interface ApplicationStage {
+  id: number;
+  application_id: number;
+  job_interview_stage_id: number;
+  entered_at: string;
+  exited_at: string | null;
 }
 /** A note as v3 reads it back: `type`, and the visibility spelt `…_visible` (Airbyte's v3 example). */
 interface Note {
@@ -68,9 +78,11 @@ export interface GreenhouseSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
-  /** Candidate tags (Harvest `_tags.md`), and which candidate carries which. */
+  /** The organisation's candidate tags (`/v3/candidate_tags`), and the tags applied to candidates, one row each. */
   candidateTags: { id: number; name: string }[];
-  tagsByCandidate: Record<number, number[]>;
+  appliedTags: { id: number; candidate_id: number; candidate_tag_id: number }[];
+  /** Each stage an application entered (`/v3/application_stages`); the current one has no `exited_at`. */
+  applicationStages: ApplicationStage[];
   /** Answers 429 given because the window was spent (not injected faults). */
   throttled: number;
   faults: AtsFaults;
@@ -83,6 +95,8 @@ export interface GreenhouseSandbox {
   state: GreenhouseSandboxState;
   registerWebhook(target: WebhookTarget): Promise<DeliveryRecord>;
   addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application;
+  /** A further application of an existing candidate, to another job (a candidate applies more than once). */
+  addApplication(input: { candidate_id: number; job_id: number }): Application;
   /** Moves the application and sends the signed `candidate_stage_change` webhook `repeat` times (same event id). */
   moveCandidate(input: {
     application_id: number;
@@ -144,6 +158,11 @@ const noteBody = v.object({
   visibility: v.picklist(['admin_only', 'private', 'public'], 'visibility must be admin_only, private or public'),
   user_id: v.union([v.number(), v.string()]),
 });
+const candidateTagBody = v.object({ name: v.pipe(v.string(), v.minLength(1)) });
+const appliedTagBody = v.object({
+  candidate_id: v.union([v.number(), v.string()]),
+  candidate_tag_id: v.union([v.number(), v.string()]),
+});
 const moveBody = v.object({
   from_stage_id: v.optional(v.union([v.number(), v.string()])),
   to_stage_id: v.optional(v.union([v.number(), v.string()])),
@@ -162,7 +181,8 @@ export async function startGreenhouseSandbox(
     deliveries: [],
     webhooks: [],
     candidateTags: [],
-    tagsByCandidate: {},
+    appliedTags: [],
+    applicationStages: [],
     requests: {},
     throttled: 0,
     faults: noFaults(),
@@ -236,6 +256,7 @@ export async function startGreenhouseSandbox(
       at: new Date().toISOString(),
     });
     application.current_stage = stage;
+    enterStage(application);
     const body = stageChangeBody(application);
     lastEvent.set(application.id, { body });
     const eventId = randomUUID();
@@ -333,7 +354,22 @@ export async function startGreenhouseSandbox(
       },
       () => state.applications,
       applicationV3,
-      { stage_name: (a, name) => a.current_stage.name === name },
+    ),
+    // The applications in an interview stage now: `current=true` keeps the rows without `exited_at`
+    // (harvestdocs /reference/get_v3-application-stages).
+    listRoute<ApplicationStage>(
+      '/v3/application_stages',
+      {
+        ids: (r, ids) => ids.includes(r.id),
+        application_ids: (r, ids) => ids.includes(r.application_id),
+        job_interview_stage_ids: (r, ids) => ids.includes(r.job_interview_stage_id),
+      },
+      () => state.applicationStages,
+      (r) => r,
+      {
+        current: (r, value) =>
+          value === 'true' ? r.exited_at === null : value === 'false' ? r.exited_at !== null : true,
+      },
     ),
     {
       method: 'POST',
@@ -404,58 +440,77 @@ export async function startGreenhouseSandbox(
       () => state.notes,
       (n) => n,
     ),
-    // Candidate tags, Harvest's documented routes (`_tags.md`).
-    {
-      method: 'GET',
-      pattern: '/v1/tags/candidate',
-      handle: ({ response }) => sendJson(response, 200, state.candidateTags),
-    },
+    // Tags in v3 are two resources: the organisation's tags, and a row per tag applied to a candidate, removed by
+    // the row's own id (ats-facts, Corrections 2026-11b; harvestdocs /reference/get_v3-applied-candidate-tags).
+    listRoute<{ id: number; name: string }>(
+      '/v3/candidate_tags',
+      { ids: (t, ids) => ids.includes(t.id) },
+      () => state.candidateTags,
+      (t) => t,
+    ),
     {
       method: 'POST',
-      pattern: '/v1/tags/candidate',
+      pattern: '/v3/candidate_tags',
       handle: async ({ request, response }) => {
-        const name = String(
-          (JSON.parse((await readBody(request)).toString() || '{}') as { name?: unknown }).name ?? '',
-        );
-        if (!name) return unprocessable(response, 'name', 'is required');
-        const tag = state.candidateTags.find((t) => t.name === name) ?? { id: nextId++, name };
-        if (!state.candidateTags.includes(tag)) state.candidateTags.push(tag);
+        const parsed = v.safeParse(candidateTagBody, JSON.parse((await readBody(request)).toString() || '{}'));
+        if (!parsed.success) return unprocessable(response, 'name', 'is required');
+        // Whether Greenhouse answers an existing name with that tag is undocumented: refused here, so a client
+        // lists before it creates.
+        if (state.candidateTags.some((t) => t.name === parsed.output.name))
+          return unprocessable(response, 'name', 'has already been taken');
+        const tag = { id: nextId++, name: parsed.output.name };
+        state.candidateTags.push(tag);
         sendJson(response, 201, tag);
       },
     },
+    listRoute<GreenhouseSandboxState['appliedTags'][number]>(
+      '/v3/applied_candidate_tags',
+      {
+        ids: (r, ids) => ids.includes(r.id),
+        candidate_ids: (r, ids) => ids.includes(r.candidate_id),
+        candidate_tag_ids: (r, ids) => ids.includes(r.candidate_tag_id),
+      },
+      () => state.appliedTags,
+      (r) => r,
+    ),
     {
-      method: 'GET',
-      pattern: '/v1/candidates/:id/tags',
-      handle: ({ response, params }) => {
-        const held = state.tagsByCandidate[Number(params.id)] ?? [];
-        sendJson(
-          response,
-          200,
-          state.candidateTags.filter((t) => held.includes(t.id)),
-        );
+      method: 'POST',
+      pattern: '/v3/applied_candidate_tags',
+      handle: async ({ request, response }) => {
+        const parsed = v.safeParse(appliedTagBody, JSON.parse((await readBody(request)).toString() || '{}'));
+        if (!parsed.success) {
+          const { field } = describeFirstIssue(parsed.issues, { fallbackField: 'body' });
+          return unprocessable(response, field, 'is required');
+        }
+        const candidateId = Number(parsed.output.candidate_id);
+        const tagId = Number(parsed.output.candidate_tag_id);
+        if (!state.candidates.some((c) => c.id === candidateId))
+          return sendJson(response, 404, { message: `candidate ${candidateId} not found` });
+        if (!state.candidateTags.some((t) => t.id === tagId))
+          return sendJson(response, 404, { message: `candidate tag ${tagId} not found` });
+        if (state.appliedTags.some((r) => r.candidate_id === candidateId && r.candidate_tag_id === tagId))
+          return unprocessable(response, 'candidate_tag_id', 'is already applied to this candidate');
+        const row = { id: nextId++, candidate_id: candidateId, candidate_tag_id: tagId };
+        state.appliedTags.push(row);
+        sendJson(response, 201, row);
       },
     },
-    ...(['PUT', 'DELETE'] as const).map((method) => ({
-      method,
-      pattern: '/v1/candidates/:id/tags/:tagId',
-      handle: ({ response, params }: { response: ServerResponse; params: Record<string, string> }) => {
-        const candidate = Number(params.id);
-        const tag = Number(params.tagId);
-        if (!state.candidates.some((c) => c.id === candidate))
-          return sendJson(response, 404, { message: 'no candidate' });
-        if (!state.candidateTags.some((t) => t.id === tag)) return sendJson(response, 404, { message: 'no tag' });
-        const held = new Set(state.tagsByCandidate[candidate] ?? []);
-        if (method === 'PUT') held.add(tag);
-        else held.delete(tag);
-        state.tagsByCandidate[candidate] = [...held];
+    {
+      method: 'DELETE',
+      pattern: '/v3/applied_candidate_tags/:id',
+      handle: ({ response, params }) => {
+        const index = state.appliedTags.findIndex((r) => r.id === Number(params.id));
+        if (index < 0) return sendJson(response, 404, { message: 'Resource not found' });
+        state.appliedTags.splice(index, 1);
         response.writeHead(204).end();
       },
-    })),
+    },
     listRoute<Job>(
       '/v3/jobs',
       { ids: (j, ids) => ids.includes(j.id) },
       () => state.jobs,
-      (j) => ({ id: j.id, name: j.name, status: 'open' }),
+      (j) => ({ id: j.id, name: j.name, status: j.status ?? 'open' }),
+      { status: (j, value) => (j.status ?? 'open') === value },
     ),
     listRoute<Candidate>(
       '/v3/candidates',
@@ -526,24 +581,46 @@ export async function startGreenhouseSandbox(
   ];
 
   function addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application {
-    const job = state.jobs.find((j) => j.id === input.job_id);
-    if (!job) throw new Error(`job_id: no job ${input.job_id}`);
+    if (!state.jobs.some((j) => j.id === input.job_id)) throw new Error(`job_id: no job ${input.job_id}`);
     const candidate: Candidate = {
       id: nextId++,
       first_name: input.first_name,
       last_name: input.last_name,
       email_addresses: [{ value: input.email, type: 'personal' }],
     };
+    state.candidates.push(candidate);
+    return addApplication({ candidate_id: candidate.id, job_id: input.job_id });
+  }
+
+  function addApplication(input: { candidate_id: number; job_id: number }): Application {
+    const job = state.jobs.find((j) => j.id === input.job_id);
+    if (!job) throw new Error(`job_id: no job ${input.job_id}`);
+    if (!state.candidates.some((c) => c.id === input.candidate_id))
+      throw new Error(`candidate_id: no candidate ${input.candidate_id}`);
     const application: Application = {
       id: nextId++,
-      candidate_id: candidate.id,
+      candidate_id: input.candidate_id,
       job_id: job.id,
       status: 'active',
       current_stage: job.stages[0] as Stage,
     };
-    state.candidates.push(candidate);
     state.applications.push(application);
+    enterStage(application);
     return application;
+  }
+
+  /** The application's row for the stage it is in now; the row of the stage it left gets its `exited_at`. */
+  function enterStage(application: Application): void {
+    const at = new Date().toISOString();
+    for (const row of state.applicationStages)
+      if (row.application_id === application.id && row.exited_at === null) row.exited_at = at;
+    state.applicationStages.push({
+      id: nextId++,
+      application_id: application.id,
+      job_interview_stage_id: application.current_stage.id,
+      entered_at: at,
+      exited_at: null,
+    });
   }
 
   async function handleApi(
@@ -671,6 +748,9 @@ export async function startGreenhouseSandbox(
     const method = request.method ?? 'GET';
     const work = (async () => {
       if (method === 'POST' && url.pathname === '/token') return issueToken(request, response);
+      // Harvest v1/v2 are out of service and took another credential: a v3 token is refused there.
+      if (/^\/v[12]\//.test(url.pathname))
+        return sendJson(response, 401, { message: 'Harvest v1 and v2 do not accept this credential' });
       const controlMatch = matchRoute(control, method, url.pathname);
       if (controlMatch) return controlMatch.route.handle({ request, response, params: controlMatch.params, url });
       const apiMatch = matchRoute(api, method, url.pathname);
@@ -699,6 +779,7 @@ export async function startGreenhouseSandbox(
       return ping as DeliveryRecord;
     },
     addCandidate,
+    addApplication,
     moveCandidate,
     async resendStageChange(applicationId) {
       const event = lastEvent.get(applicationId);

@@ -156,14 +156,21 @@ export async function startLeverSandbox(
           // Opportunities of a contact (`contact_id`); a deleted contact has none.
           method: 'GET',
           pattern: '/v1/opportunities',
-          // Filters `contact_id` and `stage_id`; `limit` 1–100 and an opaque `offset` from `next`, while `hasNext`.
+          // Filters `contact_id`, `stage_id` and `posting_id` (both repeatable) and `archived` ("if unspecified,
+          // results include both archived and unarchived"); `limit` 1–100 and an opaque `offset` from `next`.
           handle: ({ response, url }) => {
             const contact = url.searchParams.get('contact_id');
-            const stage = url.searchParams.get('stage_id');
+            const stages = url.searchParams.getAll('stage_id');
+            const postings = url.searchParams.getAll('posting_id');
+            const archived = url.searchParams.get('archived');
             const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
             const offset = Number(Buffer.from(url.searchParams.get('offset') ?? '', 'base64url').toString() || 0);
             const all = kit.state.applications.filter(
-              (a) => (!contact || a.candidateId === contact) && (!stage || a.stageId === stage),
+              (a) =>
+                (!contact || a.candidateId === contact) &&
+                (!stages.length || stages.includes(a.stageId)) &&
+                (!postings.length || postings.includes(a.jobId)) &&
+                (archived === null || (archived === 'true') === (a.status === 'archived')),
             );
             const hasNext = offset + limit < all.length;
             sendJson(response, 200, {

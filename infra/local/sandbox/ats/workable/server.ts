@@ -8,6 +8,22 @@ import {
   type KitStage,
 } from '../ats-sandbox-kit';
 
+/**
+ * One page of a Workable list: `limit` (50 by default, 100 at most) items after `since_id`, and `paging.next`, the
+ * URL of the next page, while there is one.
+ */
+function page<T extends { id: string }>(url: URL, all: T[], key: string, show: (item: T) => unknown) {
+  const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
+  const since = url.searchParams.get('since_id');
+  const start = since === null ? 0 : all.findIndex((item) => item.id === since) + 1;
+  const items = all.slice(start, start + limit);
+  const next = new URL(url.toString());
+  next.searchParams.set('limit', String(limit));
+  const last = items[items.length - 1];
+  if (last) next.searchParams.set('since_id', last.id);
+  return { [key]: items.map(show), ...(start + limit < all.length ? { paging: { next: next.toString() } } : {}) };
+}
+
 export const WORKABLE_SANDBOX_DEFAULTS = {
   port: 4050,
   token: 'workable-sandbox-token',
@@ -97,11 +113,16 @@ export function startWorkableSandbox(
         {
           method: 'GET',
           pattern: '/spi/v3/jobs',
+          // Oldest first, every state unless `state` says; `limit` 50 by default, 100 at most; the next page is
+          // `paging.next` (reference: jobs; ats-facts, Corrections 2026-11b).
           handle: ({ response, url }) => {
-            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
-            sendJson(response, 200, {
-              jobs: kit.state.jobs.slice(0, limit).map((j) => ({ shortcode: j.id, title: j.name, state: 'published' })),
-            });
+            const state = url.searchParams.get('state');
+            const jobs = kit.state.jobs.filter((j) => !state || (j.state ?? 'published') === state);
+            sendJson(
+              response,
+              200,
+              page(url, jobs, 'jobs', (j) => ({ shortcode: j.id, title: j.name, state: j.state ?? 'published' })),
+            );
           },
         },
         {
@@ -222,24 +243,24 @@ export function startWorkableSandbox(
           // The job's candidates (reference: job-candidates-index): `stage` filters by slug, and the list gives the
           // slug; `limit` and `since_id` paging, `paging.next` a whole URL.
           method: 'GET',
-          pattern: '/spi/v3/jobs/:shortcode/candidates',
-          handle: ({ response, params, url }) => {
-            const job = kit.job(params.shortcode as string);
-            if (!job) return notFound(response);
+          pattern: '/spi/v3/candidates',
+          // The documented candidate list (reference: job-candidates-index): `shortcode` (the job), `stage` (its
+          // slug), `email`; `limit` 50 by default, 100 at most; the next page is `paging.next`.
+          handle: ({ response, url }) => {
+            const shortcode = url.searchParams.get('shortcode');
             const stage = url.searchParams.get('stage');
-            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
-            const since = url.searchParams.get('since_id');
-            const all = kit.state.applications.filter((a) => a.jobId === job.id && (!stage || a.stageId === stage));
-            const start = since === null ? 0 : all.findIndex((a) => a.id === since) + 1;
-            const page = all.slice(start, start + limit);
-            const last = page[page.length - 1];
-            const next = new URL(url.toString());
-            next.searchParams.set('limit', String(limit));
-            if (last) next.searchParams.set('since_id', last.id);
-            sendJson(response, 200, {
-              candidates: page.map((a) => ({ ...candidateJson(kit, a), stage: a.stageId })),
-              ...(start + limit < all.length ? { paging: { next: next.toString() } } : {}),
-            });
+            const email = url.searchParams.get('email')?.toLowerCase();
+            const all = kit.state.applications.filter(
+              (a) =>
+                (!shortcode || a.jobId === shortcode) &&
+                (!stage || a.stageId === stage) &&
+                (!email || kit.parties(a).candidate.email.toLowerCase() === email),
+            );
+            sendJson(
+              response,
+              200,
+              page(url, all, 'candidates', (a) => ({ ...candidateJson(kit, a), stage: a.stageId })),
+            );
           },
         },
         {
