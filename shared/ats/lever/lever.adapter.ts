@@ -407,8 +407,8 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
 
   /**
    * `GET /v1/opportunities?stage_id=&posting_id=&archived=false` (Lever's opportunities list filters by stage;
-   * Pipedream and activepieces list with it), 100 a page by `offset=<next>` while `hasNext`. Ids only, as Lever's webhook: the worker reads each
-   * opportunity before acting (`confirmStageEntered`). Archived ones are left out.
+   * Pipedream and activepieces list with it), 100 a page by `offset=<next>` while `hasNext`. Ids only, as Lever's
+   * webhook: the worker reads each opportunity before acting (`confirmStageEntered`). Archived ones are left out.
    */
   public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
     const stageId = query.stage.id ?? (await this.stageIdByName(query.stage.name as string, signal));

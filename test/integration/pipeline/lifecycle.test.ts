@@ -178,7 +178,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     expect(stack.lever.tagsOf(application.id)[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
   }, 90_000);
 
-  it("Greenhouse tags the candidate: a second application's invitation never takes the first one's status off", async () => {
+  it("Greenhouse tags the candidate: a second application's invitation leaves the first one's status", async () => {
     const gh = stack.greenhouse;
     const email = 'two.jobs@candidates.example.com';
     const first = gh.addCandidate({ first_name: 'Tove', last_name: 'Jobs', email, job_id: 3301 });
