@@ -46,7 +46,9 @@ function greenhouse(trigger: Record<string, unknown>) {
       const rows = [
         { id: 1, application_id: 4401, job_interview_stage_id: 9001, exited_at: null },
         { id: 2, application_id: 4402, job_interview_stage_id: 9001, exited_at: '2026-11-20T10:00:00Z' },
-      ].filter((r) => (searchParams.get('job_interview_stage_ids') ?? '').split(',').includes('9001'));
+      ].filter((r) =>
+        (searchParams.get('job_interview_stage_ids') ?? '').split(',').includes(String(r.job_interview_stage_id)),
+      );
       return json(200, searchParams.get('current') === 'true' ? rows.filter((r) => r.exited_at === null) : rows);
     }
     if (pathname === '/v3/applications')
