@@ -257,11 +257,28 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     });
   }
 
+  /**
+   * The open jobs, up to `limit`: `job.list {status: ["Open"]}` by `nextCursor` while `moreDataAvailable` (job.list
+   * returns open, closed and archived jobs otherwise: ats-facts, Corrections 2026-11b).
+   */
   public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
-    const page = await this.rpc('/job.list', { limit: Math.min(100, limit) }, jobListSchema, signal);
-    return validItems(page.results, jobSchema)
-      .slice(0, limit)
-      .map((j) => ({ id: j.id, name: j.title ?? j.id }));
+    const jobs: AtsJob[] = [];
+    await searchPages(
+      async (cursor) => {
+        const body = { status: ['Open'], limit: Math.min(100, Math.max(1, limit)), ...(cursor ? { cursor } : {}) };
+        const page = await this.rpc('/job.list', body, jobListSchema, signal);
+        return {
+          page: validItems(page.results, jobSchema),
+          next: page.moreDataAvailable ? (page.nextCursor ?? undefined) : undefined,
+        };
+      },
+      (page) => {
+        jobs.push(...page.map((j) => ({ id: j.id, name: j.title ?? j.id })));
+        return jobs.length >= limit ? true : undefined;
+      },
+      'open jobs',
+    );
+    return jobs.slice(0, limit);
   }
 
   /** A job's stages are those of its interview plan (`job.info`, then `interviewStage.list`). */

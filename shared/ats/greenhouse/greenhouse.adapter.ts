@@ -273,10 +273,18 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     return { ok: true as const, what: `Greenhouse issues a token for user ${this.connection.atsUserId}` };
   }
 
+  /** The open jobs, up to `limit`: `GET /v3/jobs?status=open`, every page by the `Link` header (v3 lists closed and draft jobs too). */
   public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
-    const first = `/v3/jobs?per_page=${Math.min(500, Math.max(1, limit))}`;
-    const page = await this.listPage(first, jobSchema, signal)(undefined);
-    return page.page.slice(0, limit).map((j) => ({ id: String(j.id), name: j.name ?? `Job ${j.id}` }));
+    const jobs: AtsJob[] = [];
+    await searchPages(
+      this.listPage(`/v3/jobs?status=open&per_page=${Math.min(500, Math.max(1, limit))}`, jobSchema, signal),
+      (page) => {
+        jobs.push(...page.map((j) => ({ id: String(j.id), name: j.name ?? `Job ${j.id}` })));
+        return jobs.length >= limit ? true : undefined;
+      },
+      'open jobs',
+    );
+    return jobs.slice(0, limit);
   }
 
   public async listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {

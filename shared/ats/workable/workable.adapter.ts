@@ -228,13 +228,20 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     return 'GET /spi/v3/jobs';
   }
 
-  /** `GET /members`: comments and moves are made as `member_id`, who must be an active member. */
+  /**
+   * `GET /members?status=all`, every page by `paging.next` (the list is 50 active members a page by default:
+   * reference: members): comments and moves are made as `member_id`, who must be an active member.
+   */
   public async probeUser(signal?: AbortSignal) {
-    const members = validItems(
-      (await this.http.request({ method: 'GET', path: '/spi/v3/members', signal }, membersSchema)).members,
-      memberSchema,
+    const member = await searchPages(
+      async (next) => {
+        const path = next ?? '/spi/v3/members?status=all&limit=100';
+        const page = await this.http.request({ method: 'GET', path, signal }, membersSchema);
+        return { page: validItems(page.members, memberSchema), next: page.paging?.next ?? undefined };
+      },
+      (page) => page.find((m) => m.id === this.connection.atsUserId),
+      'members',
     );
-    const member = members.find((m) => m.id === this.connection.atsUserId);
     if (!member)
       return { ok: false as const, reason: `Workable has no member ${this.connection.atsUserId}`, checkable: true };
     if (member.active === false)

@@ -66,7 +66,10 @@ export const jobsSchema = v.object({
 export const jobSchema = v.object({ shortcode: v.string(), title: v.nullish(v.string()) });
 
 /** `GET /members` (reference: members): whether the member writes are made as exists and is active. */
-export const membersSchema = v.object({ members: v.array(v.unknown()) });
+export const membersSchema = v.object({
+  members: v.array(v.unknown()),
+  paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
+});
 export const memberSchema = v.object({ id: v.string(), active: v.nullish(v.boolean()) });
 
 /** `GET /subscriptions` (reference: webhook-subscriptions): the account's webhook subscriptions. */

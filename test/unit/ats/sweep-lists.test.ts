@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAtsAdapter } from '../../../shared/ats';
+import { WorkableAdapter } from '../../../shared/ats/workable/workable.adapter';
 import { parseConnections } from '../../../shared/config';
 import { statusOfTag, statusTag, AI_INTERVIEW_STATUSES } from '../../../shared/pipeline/status';
 import { connectionDocument } from '../../helpers/connections';
@@ -124,5 +125,35 @@ describe('Status tags: single tokens where the ATS keeps a tag’s first word', 
       expect(statusOfTag(statusTag(status, 'label'))).toBe(status);
     }
     expect(new Set(AI_INTERVIEW_STATUSES.map((s) => statusTag(s, 'token'))).size).toBe(AI_INTERVIEW_STATUSES.length);
+  });
+});
+
+describe('Adapter: the Workable member check reads members of every status, every page', () => {
+  it('finds the member on a later page, and says when they are no longer active', async () => {
+    const answer = (active: boolean) => (call: StubCall) => {
+      if (call.url.pathname !== '/spi/v3/members') return notFound(call);
+      if (call.url.searchParams.get('status') !== 'all') return json(200, { members: [] });
+      return call.url.searchParams.has('since_id')
+        ? json(200, { members: [{ id: 'user-1', name: 'Rae', active }] })
+        : json(200, {
+            members: Array.from({ length: 100 }, (_, i) => ({ id: `m-${i}`, name: 'Other', active: true })),
+            paging: { next: 'https://acme.workable.com/spi/v3/members?status=all&limit=100&since_id=m-99' },
+          });
+    };
+    const probe = (active: boolean) => {
+      const stub = stubFetch(answer(active));
+      const connection = parseConnections(
+        connectionDocument({
+          id: 'acme-workable',
+          ats: 'workable',
+          atsBaseUrl: 'https://acme.workable.com',
+          atsUserId: 'user-1',
+          triggers: [trigger('all')],
+        }),
+      )[0]!;
+      return new WorkableAdapter({ connection, secrets, fetch: stub.fetch }).probeUser();
+    };
+    expect(await probe(true)).toMatchObject({ ok: true });
+    expect(await probe(false)).toMatchObject({ ok: false, reason: 'member user-1 is not active' });
   });
 });

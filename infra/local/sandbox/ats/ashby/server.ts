@@ -66,6 +66,13 @@ export function startAshbySandbox(
           { id: '3ae2b801-offer', name: 'Offer' },
         ],
       },
+      // A closed job of another hiring process, without the AI interview stage: "all jobs" means open ones.
+      {
+        id: '9c2e01aa-closed',
+        name: 'Support Engineer',
+        stages: [{ id: '9c2e01aa-hired', name: 'Hired' }],
+        state: 'closed',
+      },
     ],
     // Ashby's numbers are unconfirmed; a per-key window with 429 + Retry-After is what its OpenAPI implies.
     rateLimit: { limit: options.rateLimit ?? 50, windowMs: options.rateWindowMs ?? 10_000 },
@@ -88,11 +95,31 @@ export function startAshbySandbox(
         {
           method: 'POST',
           pattern: '/job.list',
-          handle: ({ response }) =>
-            ok(
-              response,
-              kit.state.jobs.map((j) => ({ id: j.id, title: j.name, status: 'Open', defaultInterviewPlanId: PLAN_ID })),
-            ),
+          // Open, closed and archived jobs unless `status` (an array of Draft, Open, Closed, Archived) says; cursor
+          // pages of `limit` (at most 100) with `moreDataAvailable` and `nextCursor` (Ashby OpenAPI, job.list).
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            const statusOf = (state: string | undefined) =>
+              state === 'closed' ? 'Closed' : state === 'archived' ? 'Archived' : state === 'draft' ? 'Draft' : 'Open';
+            const wanted = Array.isArray(body.status) ? (body.status as unknown[]).map(String) : undefined;
+            const all = kit.state.jobs.filter((j) =>
+              wanted ? wanted.includes(statusOf(j.state)) : statusOf(j.state) !== 'Draft',
+            );
+            const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
+            const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
+            const more = offset + limit < all.length;
+            sendJson(response, 200, {
+              success: true,
+              results: all.slice(offset, offset + limit).map((j) => ({
+                id: j.id,
+                title: j.name,
+                status: statusOf(j.state),
+                defaultInterviewPlanId: PLAN_ID,
+              })),
+              moreDataAvailable: more,
+              ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+            });
+          },
         },
         {
           // Cursor pages of `limit` (at most 100), `status` and `jobId` filters; no stage filter.

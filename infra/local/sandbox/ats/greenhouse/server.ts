@@ -138,6 +138,8 @@ const SEEDED_JOBS: Job[] = [
       { id: 9102, name: 'Hiring Manager Review' },
     ],
   },
+  // Closed, without the AI interview stage: "all jobs" means open ones (`GET /v3/jobs?status=open`).
+  { id: 3399, name: 'Recruiting Coordinator', stages: [{ id: 9900, name: 'Hired' }], status: 'closed' },
 ];
 
 /**

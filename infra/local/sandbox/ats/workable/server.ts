@@ -29,6 +29,8 @@ export const WORKABLE_SANDBOX_DEFAULTS = {
   token: 'workable-sandbox-token',
   subdomain: 'acme',
   memberIds: ['workable-member-1'],
+  /** A member who left: listed only with `status=inactive` or `all`. */
+  inactiveMemberIds: ['workable-member-0'],
   /** Account tokens: 10 requests per 10 seconds (reference: rate-limits). */
   rateLimit: 10,
   rateWindowMs: 10_000,
@@ -97,7 +99,11 @@ export function startWorkableSandbox(
   return startAtsSandbox({
     kind: 'workable',
     port: options.port ?? WORKABLE_SANDBOX_DEFAULTS.port,
-    jobs: [{ id: 'GROOV005', name: 'Backend Engineer', stages: STAGES }],
+    jobs: [
+      { id: 'GROOV005', name: 'Backend Engineer', stages: STAGES },
+      // Archived, without the AI interview stage: "all jobs" means published ones.
+      { id: 'ARCH0001', name: 'Office Manager', stages: [{ id: 'hired', name: 'Hired' }], state: 'archived' },
+    ],
     rateLimit: { limit, windowMs: options.rateWindowMs ?? WORKABLE_SANDBOX_DEFAULTS.rateWindowMs },
     rateHeaders,
     // No Retry-After: the wait is in X-Rate-Limit-Reset.
@@ -128,10 +134,23 @@ export function startWorkableSandbox(
         {
           method: 'GET',
           pattern: '/spi/v3/members',
-          handle: ({ response }) =>
-            sendJson(response, 200, {
-              members: WORKABLE_SANDBOX_DEFAULTS.memberIds.map((id) => ({ id, name: 'Recruiter', active: true })),
-            }),
+          // Active members only unless `status` (active, inactive, all) says; 50 a page by default, `paging.next`.
+          handle: ({ response, url }) => {
+            const status = url.searchParams.get('status') ?? 'active';
+            const members = [
+              ...WORKABLE_SANDBOX_DEFAULTS.memberIds.map((id) => ({ id, name: 'Recruiter', active: true })),
+              ...WORKABLE_SANDBOX_DEFAULTS.inactiveMemberIds.map((id) => ({
+                id,
+                name: 'Former recruiter',
+                active: false,
+              })),
+            ].filter((m) => status === 'all' || m.active === (status === 'active'));
+            sendJson(
+              response,
+              200,
+              page(url, members, 'members', (m) => m),
+            );
+          },
         },
         {
           // Subscriptions are API-only; a target URL is unique per subscription (409 otherwise).
