@@ -128,6 +128,7 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
   }
   if (atsWorks) {
     lines.push(await userLine(connection, ats, atsCall));
+    lines.push(...(await permissionLines(connection, ats, atsCall)));
     lines.push(...(await stageLines(connection, ats, atsCall, deps.jobsForAll ?? 20)));
   } else lines.push(info('the stage and webhook checks need working ATS credentials'));
 
@@ -156,6 +157,45 @@ async function userLine(
   } catch (error) {
     return fail(`the configured user (atsUserId) cannot be checked: ${errorText(error)}`, atsFix(connection, error));
   }
+}
+
+/**
+ * Each permission the connection's features need: a harmless read shows it where the ATS allows one (a refusal
+ * names the permission and the feature it stops); the others are listed to grant, as no read can show them.
+ */
+async function permissionLines(
+  connection: Connection,
+  ats: SetupAdapter,
+  atsCall: <T>(work: () => Promise<T>) => Promise<T>,
+): Promise<CheckLine[]> {
+  const lines: CheckLine[] = [];
+  const unchecked: string[] = [];
+  for (const required of ats.requiredPermissions({ statusTags: connection.writeBack.status === 'tags' })) {
+    const { probe, permission, feature } = required;
+    if (!probe) {
+      unchecked.push(`${permission} (${feature})`);
+      continue;
+    }
+    try {
+      await atsCall(() => probe());
+      lines.push(pass(`permission ${permission} (${feature})`));
+    } catch (error) {
+      const refused =
+        error instanceof AtsError &&
+        (error.code === ATS_ERROR_CODES.forbidden || error.code === ATS_ERROR_CODES.unauthorized);
+      lines.push(
+        refused
+          ? fail(
+              `permission ${permission} is missing: ${feature} would be refused`,
+              `grant ${permission} to the connection's ${connection.ats} credentials`,
+            )
+          : fail(`permission ${permission} could not be checked: ${errorText(error)}`, atsFix(connection, error)),
+      );
+    }
+  }
+  if (unchecked.length)
+    lines.push(info(`not checkable by a read; make sure these are granted: ${unchecked.join(', ')}`));
+  return lines;
 }
 
 /**

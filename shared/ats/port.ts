@@ -179,7 +179,22 @@ export interface AtsApplicationView {
  * What an operator's tools (`npm run doctor`) need of an ATS beyond the pipeline: read-only probes of the
  * credentials, the stages a configuration names, one application, and the ATS's webhooks where its API has them.
  */
+/** A permission the customer grants the connector's credentials, what needs it, and a harmless read that shows it. */
+export interface RequiredPermission {
+  /** The ATS's own name for it (a Harvest v3 scope, an Ashby permission, a Workable scope). */
+  permission: string;
+  /** The feature of the connector that needs it. */
+  feature: string;
+  /** A read that succeeds only with the permission; absent where the ATS offers none ("not checkable, grant it"). */
+  probe?: (signal?: AbortSignal) => Promise<unknown>;
+}
+
 export interface AtsSetup {
+  /**
+   * Each permission the configured features need (`statusTags`: writeBack.status is tags): the doctor runs each
+   * probe, names a missing permission, and lists the ones no read can show.
+   */
+  requiredPermissions(features: { statusTags: boolean }): RequiredPermission[];
   /** The events the connector needs the ATS to send (the stage change, and the privacy signals). */
   readonly webhookEvents: readonly string[];
   /** One read only working credentials allow; resolves with what it read, throws the ATS's refusal. */

@@ -17,6 +17,7 @@ import {
   type AtsSetup,
   type AtsStage,
   type RegisteredWebhook,
+  type RequiredPermission,
   type StageQuery,
   sweepDeliveryId,
   type InboundWebhook,
@@ -255,6 +256,31 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       checkable: false,
       reason: "Ashby writes notes as the API key's own user (atsUserId is not used)",
     });
+  }
+
+  /**
+   * Ashby's API key permissions (ats-facts, Corrections 2026-11b; Ashby OpenAPI): reads probed with one item of
+   * `job.list` and `candidateTag.list`; writes and the webhook permission (`apiKeysWrite`) have no harmless probe.
+   */
+  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+    const read = (path: string, body: unknown) => (signal?: AbortSignal) => this.rpc(path, body, v.unknown(), signal);
+    return [
+      { permission: 'jobsRead', feature: 'interview names and the sweep', probe: read('/job.list', { limit: 1 }) },
+      { permission: 'candidatesRead', feature: 'stage changes and the sweep' },
+      { permission: 'candidatesWrite', feature: 'the invite and report notes, stage moves, status tags' },
+      { permission: 'interviewsRead', feature: 'stages by name' },
+      { permission: 'apiKeysWrite', feature: 'webhook registration (npm run doctor -- --register-webhooks)' },
+      ...(features.statusTags
+        ? [
+            {
+              permission: 'hiringProcessMetadataRead',
+              feature: 'status tags',
+              probe: read('/candidateTag.list', { limit: 1 }),
+            },
+            { permission: 'hiringProcessMetadataWrite', feature: 'status tags (a missing tag created)' },
+          ]
+        : []),
+    ];
   }
 
   /**

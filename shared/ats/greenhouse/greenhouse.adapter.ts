@@ -22,6 +22,7 @@ import {
   type AtsNote,
   type AtsSetup,
   type AtsStage,
+  type RequiredPermission,
   type StageQuery,
   sweepDeliveryId,
   type CandidateDeletedEvent,
@@ -260,6 +261,62 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     'merge_candidate',
     'candidate_anonymized',
   ] as const;
+
+  /**
+   * Harvest v3 scopes (ats-facts, Corrections 2026-11b; harvestdocs /docs/authentication): reads are probed with one
+   * item of each list; writes have no harmless probe.
+   */
+  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+    const read = (path: string) => (signal?: AbortSignal) =>
+      this.http.request({ method: 'GET', path, signal }, v.array(v.unknown()));
+    return [
+      {
+        permission: 'harvest:applications:list',
+        feature: 'stage changes and the sweep',
+        probe: read('/v3/applications?per_page=1'),
+      },
+      {
+        permission: 'harvest:candidates:list',
+        feature: 'invitations (the candidate’s e-mail)',
+        probe: read('/v3/candidates?per_page=1'),
+      },
+      { permission: 'harvest:jobs:list', feature: 'interview names and the sweep', probe: read('/v3/jobs?per_page=1') },
+      {
+        permission: 'harvest:job_interview_stages:list',
+        feature: 'stages by name',
+        probe: read('/v3/job_interview_stages?per_page=1'),
+      },
+      {
+        permission: 'harvest:application_stages:list',
+        feature: 'the sweep',
+        probe: read('/v3/application_stages?per_page=1'),
+      },
+      {
+        permission: 'harvest:notes:list',
+        feature: 'notes found again after a retry',
+        probe: read('/v3/notes?per_page=1'),
+      },
+      { permission: 'harvest:notes:create', feature: 'the invite and report notes' },
+      { permission: 'harvest:applications:move', feature: 'stage moves (writeBack.advance)' },
+      ...(features.statusTags
+        ? [
+            {
+              permission: 'harvest:candidate_tags:list',
+              feature: 'status tags',
+              probe: read('/v3/candidate_tags?per_page=1'),
+            },
+            {
+              permission: 'harvest:applied_candidate_tags:list',
+              feature: 'status tags',
+              probe: read('/v3/applied_candidate_tags?per_page=1'),
+            },
+            { permission: 'harvest:candidate_tags:create', feature: 'status tags' },
+            { permission: 'harvest:applied_candidate_tags:create', feature: 'status tags' },
+            { permission: 'harvest:applied_candidate_tags:destroy', feature: 'status tags' },
+          ]
+        : []),
+    ];
+  }
 
   /** A token for the configured user (`sub`), then one application read. */
   public async probeAccess(signal?: AbortSignal): Promise<string> {

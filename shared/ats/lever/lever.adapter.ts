@@ -13,6 +13,7 @@ import type {
   AtsSetup,
   AtsStage,
   RegisteredWebhook,
+  RequiredPermission,
   StageQuery,
   CandidateDeletedEvent,
   DeletionConfirmation,
@@ -342,6 +343,28 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   }
 
   /** Lever's stages are global: there is no job to check them for. */
+  /**
+   * Lever keys are granted per endpoint family when issued: reads probed with one item of each list; writes and
+   * `webhooks:write` have no harmless probe.
+   */
+  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+    const read = (path: string) => (signal?: AbortSignal) =>
+      this.http.request({ method: 'GET', path, signal }, v.unknown());
+    return [
+      {
+        permission: 'opportunities:read',
+        feature: 'stage changes and the sweep',
+        probe: read('/v1/opportunities?limit=1'),
+      },
+      { permission: 'stages:read', feature: 'stages by name', probe: read('/v1/stages') },
+      { permission: 'notes:write', feature: 'the invite and report notes' },
+      { permission: 'opportunities:write', feature: 'stage moves, the report link' },
+      { permission: 'webhooks:read', feature: 'the webhook check', probe: read('/v1/webhooks') },
+      { permission: 'webhooks:write', feature: 'webhook registration (npm run doctor -- --register-webhooks)' },
+      ...(features.statusTags ? [{ permission: 'tags:write', feature: 'status tags' }] : []),
+    ];
+  }
+
   public listJobs(): Promise<AtsJob[]> {
     return Promise.resolve([]);
   }

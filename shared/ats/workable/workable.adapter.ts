@@ -15,6 +15,7 @@ import {
   type AtsSetup,
   type AtsStage,
   type RegisteredWebhook,
+  type RequiredPermission,
   type StageQuery,
   sweepDeliveryId,
   type InboundWebhook,
@@ -222,6 +223,27 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
 
   /** One subscription for `candidate_moved` on every job and stage (reference: webhook-subscriptions). */
   public readonly webhookEvents = ['candidate_moved'] as const;
+
+  /**
+   * Workable token scopes (reference: /docs/tag-candidate, webhook-subscriptions): `r_jobs` and `r_candidates`
+   * probed with one item of each list; `w_candidates` (comments, moves, tags) has no harmless probe.
+   */
+  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+    const read = (path: string) => (signal?: AbortSignal) =>
+      this.http.request({ method: 'GET', path, signal }, v.unknown());
+    return [
+      { permission: 'r_jobs', feature: 'jobs, stages and the sweep', probe: read('/spi/v3/jobs?limit=1') },
+      {
+        permission: 'r_candidates',
+        feature: 'stage changes, the sweep and webhook subscriptions',
+        probe: read('/spi/v3/candidates?limit=1'),
+      },
+      {
+        permission: 'w_candidates',
+        feature: features.statusTags ? 'the invite and report comments, moves, status tags' : 'comments and moves',
+      },
+    ];
+  }
 
   public async probeAccess(signal?: AbortSignal): Promise<string> {
     await this.http.request({ method: 'GET', path: '/spi/v3/jobs?limit=1', signal }, jobsSchema);

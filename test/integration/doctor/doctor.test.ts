@@ -55,6 +55,28 @@ describe('npm run doctor on the local stack', () => {
     expect(run.output).not.toMatch(SECRET_FIELDS);
   }, 120_000);
 
+  it('names a missing permission and the feature it stops, and lists those no read can show', async () => {
+    const rendered = JSON.parse(readFileSync(join(workDir, 'connections.json'), 'utf8'));
+    rendered.connections[0].writeBack = { ...rendered.connections[0].writeBack, status: 'tags' };
+    const file = join(workDir, 'tags.json');
+    writeFileSync(file, JSON.stringify(rendered));
+    const args = ['--stack', stack.stackFile, '--connections', file, '--connection', 'demo-greenhouse'];
+    const granted = await runDoctor(args);
+    expect(granted.output).toContain('✓ permission harvest:candidate_tags:list (status tags)');
+    expect(granted.output).toMatch(/not checkable by a read; make sure these are granted: .*harvest:notes:create/);
+    expect(granted.code).toBe(0);
+    // The customer left the tag list out of the credential's scopes: Greenhouse refuses it with 403.
+    stack.ats.greenhouse.setFaults({ forbiddenRoutes: ['GET /v3/candidate_tags'] });
+    try {
+      const run = await runDoctor(args);
+      expect(run.output).toContain('✗ permission harvest:candidate_tags:list is missing: status tags would be refused');
+      expect(run.output).toContain("→ grant harvest:candidate_tags:list to the connection's greenhouse credentials");
+      expect(run.code).toBe(1);
+    } finally {
+      stack.ats.greenhouse.setFaults({ forbiddenRoutes: [] });
+    }
+  }, 120_000);
+
   it('names the closest stage when a trigger names one the ATS does not have', async () => {
     const rendered = JSON.parse(readFileSync(join(workDir, 'connections.json'), 'utf8'));
     rendered.connections[0].triggers[0].stage = { name: 'AI Intervew' };

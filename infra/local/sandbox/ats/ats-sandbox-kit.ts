@@ -304,7 +304,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     }
     // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
     if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
-    if (await answeredByFault(context.response, state.faults, roll, random)) return;
+    if (await answeredByFault(context.response, state.faults, roll, random, name)) return;
     await route.handle(context);
   }
 

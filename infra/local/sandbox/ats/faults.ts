@@ -12,6 +12,11 @@ export interface AtsFaults {
   slowMs: number;
   /** A share of recruiters' stage changes whose webhook is never sent (the ATS gave up, or the webhook is off). */
   dropStageChangeRate: number;
+  /**
+   * Routes (`GET /v3/candidate_tags`, as the sandbox counts requests) the key was not granted: always 403, as to a
+   * customer who left a permission out.
+   */
+  forbiddenRoutes?: string[] | undefined;
 }
 
 export function noFaults(): AtsFaults {
@@ -31,7 +36,12 @@ export async function answeredByFault(
   faults: AtsFaults,
   roll: number,
   random: () => number,
+  route?: string,
 ): Promise<boolean> {
+  if (route !== undefined && faults.forbiddenRoutes?.includes(route)) {
+    sendJson(response, 403, { message: 'This API key lacks the permission for this endpoint' });
+    return true;
+  }
   if (roll < faults.rate429 + faults.rate500) {
     sendJson(response, 500, { message: 'Internal error' });
     return true;

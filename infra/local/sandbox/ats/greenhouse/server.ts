@@ -658,7 +658,7 @@ export async function startGreenhouseSandbox(
         { ...rateHeaders, 'retry-after': String(retryAfter) },
       );
     }
-    if (await answeredByFault(response, state.faults, roll, random)) return;
+    if (await answeredByFault(response, state.faults, roll, random, name)) return;
     for (const [name, value] of Object.entries(rateHeaders)) response.setHeader(name, value);
     await route.handle({ request, response, params, url });
   }
