@@ -28,7 +28,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
           violations: 0,
           detail: [],
         });
-      expect(report.invariants.map((i) => i.name)).toHaveLength(13);
+      expect(report.invariants.map((i) => i.name)).toHaveLength(14);
       // About one report message per written-back report, whatever the reconciler and the webhooks found.
       expect(report.invariants.find((i) => i.name.includes('report messages per'))?.checked).toBeGreaterThan(0);
       // Every function's AWS calls were held against its policy (the check saw calls to hold).

@@ -9,6 +9,7 @@ import type { AtsKind } from '../../shared/config';
 import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shared/pipeline/fault-injection';
 import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
+import { undocumentedCalls } from '../contract/ats/route-conformance';
 
 export interface ChaosOptions {
   candidates: number;
@@ -571,6 +572,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         messagesPerReport > MAX_REPORT_MESSAGES_PER_REPORT
           ? [`${reportMessages} report messages for ${writtenBack} reports written back`]
           : [],
+    });
+    // Every ATS call the run made (adapters, sweeps, under every fault), against the vendors' documented routes.
+    const undocumented = (Object.keys(s.ats) as AtsKind[]).flatMap((kind) =>
+      undocumentedCalls(kind, s.ats[kind].calls()),
+    );
+    invariants.push({
+      name: 'every ATS call a route, parameter and field the vendor documents',
+      checked: (Object.keys(s.ats) as AtsKind[]).reduce((sum, kind) => sum + s.ats[kind].calls().length, 0),
+      violations: undocumented.length,
+      detail: undocumented,
     });
     // The emulators check no permission: every distinct AWS call a function made, against its synthesized policy.
     const iam = checkLocalCalls(s, options.workDir);

@@ -11,7 +11,12 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/** A body already read, so a request's body can be read twice (once to record its shape, once by its route). */
+const readBodies = new WeakMap<IncomingMessage, Buffer>();
+
 export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const known = readBodies.get(request);
+  if (known) return known;
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
@@ -19,7 +24,35 @@ export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES)
     if (size > limit) throw new BodyTooLargeError();
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  const body = Buffer.concat(chunks);
+  readBodies.set(request, body);
+  return body;
+}
+
+/**
+ * The shape of one API request as a vendor's reference lists it: the method, the route's path template, the query
+ * parameters and the top-level JSON body fields, by name. The sandboxes record the distinct ones they served, so a
+ * test can hold every call the connector made against the documented routes.
+ */
+export interface CallShape {
+  method: string;
+  route: string;
+  query: string[];
+  body: string[];
+}
+
+export async function callShape(request: IncomingMessage, route: string, url: URL): Promise<CallShape> {
+  const method = request.method ?? 'GET';
+  let body: string[] = [];
+  if (method !== 'GET' && method !== 'DELETE') {
+    try {
+      const parsed = JSON.parse((await readBody(request)).toString('utf8') || '{}') as unknown;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = Object.keys(parsed).sort();
+    } catch {
+      // A form body (an OAuth token request) or no JSON: no fields to hold against the reference.
+    }
+  }
+  return { method, route, query: [...new Set(url.searchParams.keys())].sort(), body };
 }
 
 export function sendJson(

@@ -549,10 +549,21 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     }
     const known = this.tagIds.get(name);
     if (known !== undefined || !create) return known;
-    const created = await this.http.write(
-      { method: 'POST', path: '/v3/candidate_tags', body: { name }, signal },
-      tagSchema,
-    );
+    let created: v.InferOutput<typeof tagSchema> | undefined;
+    try {
+      created = await this.http.write(
+        { method: 'POST', path: '/v3/candidate_tags', body: { name }, signal },
+        tagSchema,
+      );
+    } catch (error) {
+      // Another worker created it since the list was read (or an earlier attempt did, its answer lost): the list,
+      // read again, has it.
+      if ((error as AtsError).status !== 422) throw error;
+      this.tagIds.clear();
+      const listed = await this.candidateTagId(name, false, signal);
+      if (listed === undefined) throw error;
+      return listed;
+    }
     if (created) this.tagIds.set(name, String(created.id));
     else this.tagIds.clear();
     const id = created ? String(created.id) : await this.candidateTagId(name, false, signal);

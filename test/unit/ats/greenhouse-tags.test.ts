@@ -40,6 +40,8 @@ function greenhouseTags() {
     }
     if (call.method === 'POST' && path === '/v3/applied_candidate_tags') {
       const { candidate_id, candidate_tag_id } = call.body as { candidate_id: number; candidate_tag_id: number };
+      if (rows.some((r) => r.candidate_id === candidate_id && r.candidate_tag_id === candidate_tag_id))
+        return json(422, { errors: [{ field: 'candidate_tag_id', message: 'already applied' }] });
       const row = { id: nextId++, candidate_id, candidate_tag_id };
       rows.push(row);
       return json(201, row);
@@ -54,29 +56,41 @@ function greenhouseTags() {
     return json(404, { message: `no route ${route(call)}` });
   };
   const stub = stubFetch(answer);
-  const adapter = createAtsAdapter(
-    parseConnections(connectionDocument({ atsAuthUrl: 'https://auth.example.test/token' }))[0]!,
-    {
-      interviewApiKey: 'k',
-      interviewWebhookToken: 't'.repeat(32),
-      atsWebhookSecret: 'whsec_test_0123456789',
-      atsClientId: 'id',
-      atsClientSecret: 'secret',
-    },
-    { fetch: stub.fetch },
-  );
+  /** A worker's adapter (each environment has its own, with its own cache of the tag list) on this organisation. */
+  const worker = () => {
+    const adapter = createAtsAdapter(
+      parseConnections(connectionDocument({ atsAuthUrl: 'https://auth.example.test/token' }))[0]!,
+      {
+        interviewApiKey: 'k',
+        interviewWebhookToken: 't'.repeat(32),
+        atsWebhookSecret: 'whsec_test_0123456789',
+        atsClientId: 'id',
+        atsClientSecret: 'secret',
+      },
+      { fetch: stub.fetch },
+    );
+    return {
+      show: (status: string) =>
+        adapter.setStatusTag?.(
+          { atsApplicationId: '4401', atsCandidateId: '7702', atsJobId: '3301' },
+          status,
+          STATUSES.filter((s) => s !== status),
+        ),
+    };
+  };
   const shown = (candidate: number) =>
     rows.filter((r) => r.candidate_id === candidate).map((r) => tags.find((t) => t.id === r.candidate_tag_id)?.name);
-  const show = (status: string) =>
-    adapter.setStatusTag?.(
-      { atsApplicationId: '4401', atsCandidateId: '7702', atsJobId: '3301' },
-      status,
-      STATUSES.filter((s) => s !== status),
-    );
-  return { calls: stub.calls, rows, shown, show };
+  return { calls: stub.calls, rows, shown, show: worker().show, worker };
 }
 
 describe('Adapter: Greenhouse status tags through Harvest v3 only', () => {
+  it('uses a tag another worker created between its list and its create, instead of failing the status', async () => {
+    const gh = greenhouseTags();
+    // Two environments show their first "completed" at once: each lists, finds it missing, and creates it.
+    await Promise.all([gh.show('AI interview: completed'), gh.worker().show('AI interview: completed')]);
+    expect(gh.shown(7702)).toEqual(['Referral', 'AI interview: completed']);
+  });
+
   it('applies, replaces by removing the row by its own id, and changes nothing the second time', async () => {
     const gh = greenhouseTags();
     await gh.show('AI interview: invited');

@@ -3,11 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AtsKind } from '../../../../shared/config';
 import {
   answerFailure,
+  callShape,
   listen,
   matchRoute,
   readBody,
   seededRandom,
   sendJson,
+  type CallShape,
   type Route,
   type RouteContext,
 } from '../http-kit';
@@ -66,6 +68,8 @@ export interface AtsSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
+  /** The distinct shapes of the API requests served (infra/local/sandbox/http-kit.ts, `callShape`), by key. */
+  calls: Record<string, CallShape>;
   /** 429s answered because the caller's window was spent (injected 429s are not counted). */
   throttled: number;
   faults: AtsFaults;
@@ -106,6 +110,8 @@ export interface AtsSandboxView {
   setFaults(faults: Partial<AtsSandboxState['faults']>): void;
   /** API requests per route, faults included. */
   requests(): Record<string, number>;
+  /** The distinct shapes of the API requests served: method, route, query parameters and body fields. */
+  calls(): CallShape[];
   /** 429s answered because the caller's rate-limit window was spent. */
   throttled(): number;
   close(): Promise<void>;
@@ -182,6 +188,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     deliveries: [],
     webhooks: [],
     requests: {},
+    calls: {},
     throttled: 0,
     faults: noFaults(),
   };
@@ -291,6 +298,8 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
   async function handleApi(context: RouteContext, route: Route): Promise<void> {
     const name = `${context.request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
+    const shape = await callShape(context.request, route.pattern, context.url);
+    state.calls[JSON.stringify(shape)] = shape;
     await addLatency(state.faults);
     const principal = spec.authenticate(context.request);
     if (!principal) return spec.unauthorized(context.response);
@@ -428,6 +437,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     },
     setFaults: (faults) => void Object.assign(state.faults, faults),
     requests: () => state.requests,
+    calls: () => Object.values(state.calls),
     throttled: () => state.throttled,
     close: running.close,
   };

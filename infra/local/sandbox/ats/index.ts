@@ -73,6 +73,7 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
     },
     setFaults: (faults) => void Object.assign(sandbox.state.faults, faults),
     requests: () => sandbox.state.requests,
+    calls: () => Object.values(sandbox.state.calls),
     throttled: () => sandbox.state.throttled,
     close: sandbox.close,
   };

@@ -1,7 +1,17 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { answerFailure, listen, matchRoute, readBody, seededRandom, sendJson, type Route } from '../../http-kit';
+import {
+  answerFailure,
+  callShape,
+  listen,
+  matchRoute,
+  readBody,
+  seededRandom,
+  sendJson,
+  type CallShape,
+  type Route,
+} from '../../http-kit';
 import { addLatency, answeredByFault, noFaults, type AtsFaults } from '../faults';
 import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 import { describeFirstIssue } from '../../../../../shared/validation';
@@ -78,6 +88,8 @@ export interface GreenhouseSandboxState {
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
   requests: Record<string, number>;
+  /** The distinct shapes of the API requests served (the token request included), by key. */
+  calls: Record<string, CallShape>;
   /** The organisation's candidate tags (`/v3/candidate_tags`), and the tags applied to candidates, one row each. */
   candidateTags: { id: number; name: string }[];
   appliedTags: { id: number; candidate_id: number; candidate_tag_id: number }[];
@@ -186,6 +198,7 @@ export async function startGreenhouseSandbox(
     appliedTags: [],
     applicationStages: [],
     requests: {},
+    calls: {},
     throttled: 0,
     faults: noFaults(),
   };
@@ -634,6 +647,8 @@ export async function startGreenhouseSandbox(
   ): Promise<void> {
     const name = `${request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
+    const shape = await callShape(request, route.pattern, url);
+    state.calls[JSON.stringify(shape)] = shape;
     await addLatency(state.faults);
     const auth = request.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
@@ -749,10 +764,24 @@ export async function startGreenhouseSandbox(
     const url = new URL(request.url ?? '/', baseUrl);
     const method = request.method ?? 'GET';
     const work = (async () => {
-      if (method === 'POST' && url.pathname === '/token') return issueToken(request, response);
+      if (method === 'POST' && url.pathname === '/token') {
+        // A form body (RFC 6749 client credentials): its field names are recorded as a JSON body's would be.
+        const form = new URLSearchParams((await readBody(request)).toString('utf8'));
+        const shape = {
+          method,
+          route: '/token',
+          query: [...url.searchParams.keys()],
+          body: [...new Set(form.keys())].sort(),
+        };
+        state.calls[JSON.stringify(shape)] = shape;
+        return issueToken(request, response);
+      }
       // Harvest v1/v2 are out of service and took another credential: a v3 token is refused there.
-      if (/^\/v[12]\//.test(url.pathname))
+      if (/^\/v[12]\//.test(url.pathname)) {
+        const shape = await callShape(request, url.pathname, url);
+        state.calls[JSON.stringify(shape)] = shape;
         return sendJson(response, 401, { message: 'Harvest v1 and v2 do not accept this credential' });
+      }
       const controlMatch = matchRoute(control, method, url.pathname);
       if (controlMatch) return controlMatch.route.handle({ request, response, params: controlMatch.params, url });
       const apiMatch = matchRoute(api, method, url.pathname);
