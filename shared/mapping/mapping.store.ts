@@ -623,7 +623,6 @@ export class DynamoMappingStore implements MappingStore {
         }),
       }),
     );
-    const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
     // The candidate index projects keys only: delete by the table's own key, page by page, however many.
     const keys = new Map<string, { pk: string; sk: string }>();
     const remove = async (records: { pk: string; sk: string }[]) => {
@@ -633,16 +632,7 @@ export class DynamoMappingStore implements MappingStore {
         await this.send(new DeleteItemCommand({ TableName: this.tables.applications, Key: marshall({ pk, sk }) }));
       }
     };
-    await this.forEachPage<{ pk: string; sk: string }>(
-      this.queryPages({
-        TableName: this.tables.applications,
-        IndexName: name,
-        KeyConditionExpression: `${partitionKey} = :c`,
-        ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
-      }),
-      `the records of candidate ${atsCandidateId}`,
-      remove,
-    );
+    await this.forEachCandidateKeys(connectionId, atsCandidateId, remove);
     for (const id of atsApplicationIds)
       await remove((await this.findApplicationsByAtsId(connectionId, id)) as unknown as { pk: string; sk: string }[]);
     // The queue ledger's records of the candidate's stage changes name their application ids: deleted too.
@@ -773,31 +763,21 @@ export class DynamoMappingStore implements MappingStore {
    * each record), for an ATS whose tags belong to the candidate rather than to one application.
    */
   public async candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]> {
-    const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
     const statuses: string[] = [];
-    await this.forEachPage<{ pk: string; sk: string }>(
-      this.queryPages({
-        TableName: this.tables.applications,
-        IndexName: name,
-        KeyConditionExpression: `${partitionKey} = :c`,
-        ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
-      }),
-      `the applications of candidate ${atsCandidateId}`,
-      async (keys) => {
-        for (const { pk, sk } of keys) {
-          const result = await this.send(
-            new GetItemCommand({
-              TableName: this.tables.applications,
-              Key: marshall({ pk, sk }),
-              ProjectionExpression: 'statusTag',
-              ConsistentRead: true,
-            }),
-          );
-          const status = result.Item ? unmarshall(result.Item).statusTag : undefined;
-          if (typeof status === 'string') statuses.push(status);
-        }
-      },
-    );
+    await this.forEachCandidateKeys(connectionId, atsCandidateId, async (keys) => {
+      for (const { pk, sk } of keys) {
+        const result = await this.send(
+          new GetItemCommand({
+            TableName: this.tables.applications,
+            Key: marshall({ pk, sk }),
+            ProjectionExpression: 'statusTag',
+            ConsistentRead: true,
+          }),
+        );
+        const status = result.Item ? unmarshall(result.Item).statusTag : undefined;
+        if (typeof status === 'string') statuses.push(status);
+      }
+    });
     return statuses;
   }
 
@@ -970,6 +950,25 @@ export class DynamoMappingStore implements MappingStore {
 
   private scanPages(input: ScanCommandInput) {
     return paginateScan({ client: this.client, pageSize: this.paging.pageSize }, input);
+  }
+
+  /** Calls `each` with every page of the keys of a candidate's applications (the candidate index projects keys). */
+  private forEachCandidateKeys(
+    connectionId: string,
+    atsCandidateId: string,
+    each: (keys: { pk: string; sk: string }[]) => Promise<void> | void,
+  ): Promise<void> {
+    const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
+    return this.forEachPage<{ pk: string; sk: string }>(
+      this.queryPages({
+        TableName: this.tables.applications,
+        IndexName: name,
+        KeyConditionExpression: `${partitionKey} = :c`,
+        ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
+      }),
+      `the applications of candidate ${atsCandidateId}`,
+      each,
+    );
   }
 
   /** Calls `each` with every page's items, up to the page cap, past which it throws (PageCapError). */

@@ -1,3 +1,7 @@
+import { createAtsAdapter } from '../../shared/ats';
+import { parseConnections } from '../../shared/config';
+import { connectionDocument } from './connections';
+
 /** One request as the stub saw it. */
 export interface StubCall {
   method: string;
@@ -42,3 +46,18 @@ export function stubFetch(answer: (call: StubCall) => StubAnswer): { fetch: type
 
 /** `METHOD /path?query` of a call, for routing and for asserting on. */
 export const route = (call: StubCall): string => `${call.method} ${call.url.pathname}${call.url.search}`;
+
+/** A Greenhouse adapter of the test connection whose calls go to `fetch` (its token from `/token` of the stub). */
+export function stubbedGreenhouse(fetchImpl: typeof fetch) {
+  return createAtsAdapter(
+    parseConnections(connectionDocument({ atsAuthUrl: 'https://auth.example.test/token' }))[0]!,
+    {
+      interviewApiKey: 'k',
+      interviewWebhookToken: 't'.repeat(32),
+      atsWebhookSecret: 'whsec_test_0123456789',
+      atsClientId: 'id',
+      atsClientSecret: 'secret',
+    },
+    { fetch: fetchImpl },
+  );
+}

@@ -45,6 +45,23 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
     return { email, application, interviewId };
   }
 
+  /** An invited candidate who took the interview, its report webhook dropped (the service never sent it). */
+  async function completedWithoutWebhook(score: number) {
+    const { email, application, interviewId } = await invitedCandidate();
+    stack.interview.setFaults({ dropWebhookRate: 1 });
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Test Candidate',
+      candidate_email: email,
+      delay_ms: 0,
+      ai_match_score: score,
+      proctoring_violations: 0,
+    });
+    await stack.interview.whenIdle();
+    stack.interview.setFaults({ dropWebhookRate: 0 });
+    return { application, interviewId, reportId };
+  }
+
   beforeAll(async () => {
     stack = await startLocalStack({
       reconcileIntervalMs: 0,
@@ -240,18 +257,7 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   });
 
   it('writes back a report whose webhook was dropped, through the reconciler', async () => {
-    const { email, application, interviewId } = await invitedCandidate();
-    stack.interview.setFaults({ dropWebhookRate: 1 });
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Test Candidate',
-      candidate_email: email,
-      delay_ms: 0,
-      ai_match_score: 90,
-      proctoring_violations: 0,
-    });
-    await stack.interview.whenIdle();
-    stack.interview.setFaults({ dropWebhookRate: 0 });
+    const { application, reportId } = await completedWithoutWebhook(90);
     expect(stack.interview.state.deliveries.find((d) => d.report_id === reportId)?.outcome).toBe('dropped');
     await stack.waitForQuiet();
     expect(reportNotes(stack, reportId)).toHaveLength(0);
@@ -272,18 +278,7 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
     ).toHaveLength(1);
   });
   it('enqueues a report once however many reconciler runs find it while it waits; writes it once', async () => {
-    const { email, interviewId } = await invitedCandidate();
-    stack.interview.setFaults({ dropWebhookRate: 1 });
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Test Candidate',
-      candidate_email: email,
-      delay_ms: 0,
-      ai_match_score: 60,
-      proctoring_violations: 0,
-    });
-    await stack.interview.whenIdle();
-    stack.interview.setFaults({ dropWebhookRate: 0 });
+    const { interviewId, reportId } = await completedWithoutWebhook(60);
     const ofThisReport = (m: Record<string, unknown>) => m.reportId === reportId;
     // Greenhouse answers 429 to everything for now: the write-back is deferred, as behind a spent window.
     stack.ats.greenhouse.setFaults({ rate429: 1 });

@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAtsAdapter } from '../../../shared/ats';
-import { parseConnections } from '../../../shared/config';
-import { connectionDocument } from '../../helpers/connections';
-import { route, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
+import { route, stubbedGreenhouse, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
 
 // The Greenhouse sweep as Harvest v3 documents it (../shared/spec/ats-facts.md, "Corrections, 2026-11b"): stage
 // ids resolved with /v3/job_interview_stages, then /v3/application_stages?job_interview_stage_ids=&current=true.
@@ -58,17 +55,7 @@ function greenhouse(trigger: Record<string, unknown>) {
     return json(404, { message: `no route ${route(call)}` });
   };
   const stub = stubFetch(answer);
-  const adapter = createAtsAdapter(
-    parseConnections(connectionDocument({ atsAuthUrl: 'https://auth.example.test/token' }))[0]!,
-    {
-      interviewApiKey: 'k',
-      interviewWebhookToken: 't'.repeat(32),
-      atsWebhookSecret: 'whsec_test_0123456789',
-      atsClientId: 'id',
-      atsClientSecret: 'secret',
-    },
-    { fetch: stub.fetch },
-  );
+  const adapter = stubbedGreenhouse(stub.fetch);
   return { list: () => adapter.listApplicationsInStage!(trigger as never, undefined), calls: stub.calls };
 }
 

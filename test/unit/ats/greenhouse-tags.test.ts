@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAtsAdapter } from '../../../shared/ats';
-import { parseConnections } from '../../../shared/config';
-import { connectionDocument } from '../../helpers/connections';
-import { route, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
+import { route, stubbedGreenhouse, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
 
 // Harvest v3 tags, as ../shared/spec/ats-facts.md "Corrections, 2026-11b" gives them: the organisation's tags
 // (`/v3/candidate_tags`) and one row per tag applied to a candidate (`/v3/applied_candidate_tags`), removed by the
@@ -58,17 +55,7 @@ function greenhouseTags() {
   const stub = stubFetch(answer);
   /** A worker's adapter (each environment has its own, with its own cache of the tag list) on this organisation. */
   const worker = () => {
-    const adapter = createAtsAdapter(
-      parseConnections(connectionDocument({ atsAuthUrl: 'https://auth.example.test/token' }))[0]!,
-      {
-        interviewApiKey: 'k',
-        interviewWebhookToken: 't'.repeat(32),
-        atsWebhookSecret: 'whsec_test_0123456789',
-        atsClientId: 'id',
-        atsClientSecret: 'secret',
-      },
-      { fetch: stub.fetch },
-    );
+    const adapter = stubbedGreenhouse(stub.fetch);
     return {
       show: (status: string) =>
         adapter.setStatusTag?.(
