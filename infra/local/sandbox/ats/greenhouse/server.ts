@@ -450,7 +450,6 @@ export async function startGreenhouseSandbox(
       '/v3/notes',
       {
         candidate_ids: (n, ids) => ids.includes(n.candidate_id),
-        application_ids: (n, ids) => n.application_id !== undefined && ids.includes(n.application_id),
       },
       () => state.notes,
       (n) => n,
