@@ -26,7 +26,7 @@ export interface WatchedMessage {
 }
 
 type Entry = WatchedMessage & {
-  state: 'in-flight' | 'acknowledged' | 'failed' | 'deferred';
+  state: 'in-flight' | 'failed' | 'deferred';
   reason?: string;
   receiveCount?: number;
   dueAt?: number;
@@ -60,8 +60,10 @@ export function createQueueWatch(now: () => number = Date.now): QueueWatch {
       const message = parse(body);
       const entry = message && entries.get(keyOf(message));
       // A deferred message is acknowledged too: its copy is what is left.
-      if (!entry || entry.state === 'deferred') return;
-      entry.state = acknowledged ? 'acknowledged' : 'failed';
+      if (!message || !entry || entry.state === 'deferred') return;
+      // Only what is unfinished is kept: a stack that serves for hours holds no record of finished messages.
+      if (acknowledged) entries.delete(keyOf(message));
+      else entry.state = 'failed';
     },
     deferred(message, delaySeconds, code) {
       entries.set(keyOf(message), {
@@ -76,7 +78,6 @@ export function createQueueWatch(now: () => number = Date.now): QueueWatch {
     describeUnfinished() {
       const groups = new Map<string, { count: number; maxDeferrals: number; nextDueAt: number | undefined }>();
       for (const entry of entries.values()) {
-        if (entry.state === 'acknowledged') continue;
         const why =
           entry.state === 'deferred'
             ? `deferred (${entry.reason})`
