@@ -330,7 +330,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     return { ok: true as const, what: `Greenhouse issues a token for user ${this.connection.atsUserId}` };
   }
 
-  /** The open jobs, up to `limit`: `GET /v3/jobs?status=open`, every page by the `Link` header (v3 lists closed and draft jobs too). */
+  /** The open jobs, up to `limit`: `GET /v3/jobs?status=open` (v3 lists closed and draft ones too), every page. */
   public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
     const jobs: AtsJob[] = [];
     await searchPages(

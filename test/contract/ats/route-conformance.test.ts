@@ -28,7 +28,7 @@ describe('Route conformance: every ATS call is one the vendor documents', () => 
     rmSync(workDir, { recursive: true, force: true });
   });
 
-  it('invitations, write-backs with stage moves and status tags, the sweep and the doctor: all documented', async () => {
+  it('invitations, write-backs with moves and status tags, the sweep and the doctor: all documented', async () => {
     await Promise.all(
       KINDS.map(async (kind) => {
         const ats = stack.ats[kind];

@@ -298,8 +298,6 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
   async function handleApi(context: RouteContext, route: Route): Promise<void> {
     const name = `${context.request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
-    const shape = await callShape(context.request, route.pattern, context.url);
-    state.calls[JSON.stringify(shape)] = shape;
     await addLatency(state.faults);
     const principal = spec.authenticate(context.request);
     if (!principal) return spec.unauthorized(context.response);
@@ -314,7 +312,12 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
     if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
     if (await answeredByFault(context.response, state.faults, roll, random, name)) return;
-    await route.handle(context);
+    try {
+      await route.handle(context);
+    } finally {
+      const shape = callShape(context.request, route.pattern, context.url);
+      state.calls[JSON.stringify(shape)] = shape;
+    }
   }
 
   let baseUrl = '';

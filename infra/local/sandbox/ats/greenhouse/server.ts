@@ -646,8 +646,6 @@ export async function startGreenhouseSandbox(
   ): Promise<void> {
     const name = `${request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
-    const shape = await callShape(request, route.pattern, url);
-    state.calls[JSON.stringify(shape)] = shape;
     await addLatency(state.faults);
     const auth = request.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
@@ -674,7 +672,12 @@ export async function startGreenhouseSandbox(
     }
     if (await answeredByFault(response, state.faults, roll, random, name)) return;
     for (const [name, value] of Object.entries(rateHeaders)) response.setHeader(name, value);
-    await route.handle({ request, response, params, url });
+    try {
+      await route.handle({ request, response, params, url });
+    } finally {
+      const shape = callShape(request, route.pattern, url);
+      state.calls[JSON.stringify(shape)] = shape;
+    }
   }
 
   async function issueToken(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -777,7 +780,7 @@ export async function startGreenhouseSandbox(
       }
       // Harvest v1/v2 are out of service and took another credential: a v3 token is refused there.
       if (/^\/v[12]\//.test(url.pathname)) {
-        const shape = await callShape(request, url.pathname, url);
+        const shape = callShape(request, url.pathname, url);
         state.calls[JSON.stringify(shape)] = shape;
         return sendJson(response, 401, { message: 'Harvest v1 and v2 do not accept this credential' });
       }
