@@ -86,6 +86,8 @@ export interface Route {
   method: string;
   /** `/interview/:interviewId`: segments starting with `:` are captured. */
   pattern: string;
+  /** The query parameters the vendor documents for the route; a sandbox of an ATS refuses any other. */
+  query?: readonly string[];
   handle: (context: RouteContext) => Promise<void> | void;
 }
 

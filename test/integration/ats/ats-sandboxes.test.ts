@@ -284,3 +284,64 @@ describe('Ashby sandbox: webhookActionId at the top level, shared by related del
     }
   });
 });
+
+// A parameter the route does not document is refused in the vendor's own error form, never silently ignored: a
+// filter the adapter believes in but the ATS ignores would list every record (ats-facts, Corrections 2026-11b).
+describe('Lever, Workable and Ashby sandboxes refuse a query parameter their route does not document', () => {
+  it('Lever: 400 BadRequestError naming the parameter; documented filters are served', async () => {
+    const sandbox = await startLeverSandbox({ port: 0, rateLimit: 100 });
+    const get = (path: string) =>
+      fetch(`${sandbox.url}${path}`, {
+        headers: { authorization: `Basic ${Buffer.from(`${sandbox.credentials.atsApiKey}:`).toString('base64')}` },
+      });
+    try {
+      const refused = await get('/v1/opportunities?stage_id=s1&stage_name=AI%20Interview');
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toEqual({ code: 'BadRequestError', message: 'Unknown query parameter: stage_name' });
+      expect((await get('/v1/opportunities?stage_id=s1&posting_id=p1&archived=false&limit=10')).status).toBe(200);
+      expect((await get('/v1/stages?limit=5')).status).toBe(400);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('Workable: 422 with its error naming the parameter; documented filters are served', async () => {
+    const sandbox = await startWorkableSandbox({ port: 0, rateLimit: 100 });
+    const get = (path: string) =>
+      fetch(`${sandbox.url}/spi/v3${path}`, { headers: { authorization: 'Bearer workable-sandbox-token' } });
+    try {
+      const refused = await get('/jobs?state=published&page=2');
+      expect(refused.status).toBe(422);
+      expect(await refused.json()).toEqual({ error: 'page is not a valid parameter' });
+      expect((await get('/jobs?state=published&limit=100')).status).toBe(200);
+      expect((await get('/candidates?shortcode=GROOV005&stage=ai-interview')).status).toBe(200);
+      expect((await get('/candidates?job=GROOV005')).status).toBe(422);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('Ashby: its RPC routes take no query string, refused as HTTP 200 with success false', async () => {
+    const sandbox = await startAshbySandbox({ port: 0 });
+    const post = (path: string) =>
+      fetch(`${sandbox.url}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${sandbox.credentials.atsApiKey}:`).toString('base64')}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ status: ['Open'] }),
+      });
+    try {
+      const refused = await post('/job.list?status=Open');
+      expect(refused.status).toBe(200);
+      expect(await refused.json()).toEqual({
+        success: false,
+        errors: [{ message: 'Unknown parameter status', parameter: 'status' }],
+      });
+      expect(await (await post('/job.list')).json()).toMatchObject({ success: true });
+    } finally {
+      await sandbox.close();
+    }
+  });
+});

@@ -156,6 +156,10 @@ export interface AtsSandboxSpec {
   /** The principal the rate limit counts against, or undefined for 401. */
   authenticate(request: IncomingMessage): string | undefined;
   unauthorized(response: ServerResponse): void;
+  /** Answers a query parameter the route does not document, as the ATS refuses one. */
+  unknownParameter(response: ServerResponse, name: string): void;
+  /** The query parameters of a route that lists none (Ashby's RPC routes take theirs in the body: none). */
+  defaultQuery?: readonly string[];
   routes(kit: KitContext): Route[];
   /** The signed webhook(s) one stage change produces (Ashby also fans out an applicationUpdate). */
   stageChange(
@@ -313,6 +317,9 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
     if (await answeredByFault(context.response, state.faults, roll, random, name)) return;
     try {
+      const documented = route.query ?? spec.defaultQuery;
+      const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
+      if (unknown) return spec.unknownParameter(context.response, unknown);
       await route.handle(context);
     } finally {
       const shape = callShape(context.request, route.pattern, context.url);

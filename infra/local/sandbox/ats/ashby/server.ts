@@ -89,6 +89,10 @@ export function startAshbySandbox(
         ? 'key'
         : undefined,
     unauthorized: (response) => sendJson(response, 401, { success: false, errors: ['invalid_api_key'] }),
+    // RPC: every parameter is a body field; a query string is refused in Ashby's 200-with-errors form.
+    defaultQuery: [],
+    unknownParameter: (response, name) =>
+      sendJson(response, 200, { success: false, errors: [{ message: `Unknown parameter ${name}`, parameter: name }] }),
     routes: (kit) => {
       const ashbyTags: { id: string; title: string }[] = [];
       return [

@@ -15,6 +15,14 @@ export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key',
 export const LEVER_WEBHOOK_EVENTS = ['candidateStageChange', 'candidateDeleted'] as const;
 
 /** Lever's stages are global: every posting shares them. */
+/** `GET /opportunities` filters and paging (Lever API reference, "List all opportunities"). */
+const LEVER_OPPORTUNITY_FILTERS = [
+  ...['limit', 'offset', 'include', 'expand', 'tag', 'email', 'origin', 'source', 'confidentiality', 'stage_id'],
+  ...['posting_id', 'archived_posting_id', 'created_at_start', 'created_at_end', 'updated_at_start'],
+  ...['updated_at_end', 'advanced_at_start', 'advanced_at_end', 'archived_at_start', 'archived_at_end'],
+  ...['archived', 'archive_reason_id', 'snoozed', 'contact_id'],
+];
+
 const STAGES: KitStage[] = [
   { id: 'applicant-new', name: 'New applicant' },
   { id: 'c1b2-ai-interview', name: 'AI Interview' },
@@ -94,6 +102,8 @@ export async function startLeverSandbox(
         ? 'key'
         : undefined,
     unauthorized: (response) => sendJson(response, 401, { code: 'Unauthorized', message: 'Invalid API key' }),
+    unknownParameter: (response, name) =>
+      sendJson(response, 400, { code: 'BadRequestError', message: `Unknown query parameter: ${name}` }),
     routes: (kit) => {
       kitRef = kit;
       const opportunity = (id: string) => kit.application(id);
@@ -108,6 +118,7 @@ export async function startLeverSandbox(
         {
           method: 'GET',
           pattern: '/v1/users/:id',
+          query: [],
           handle: ({ response, params }) => {
             if (!(LEVER_SANDBOX_DEFAULTS.userIds as readonly string[]).includes(params.id as string))
               return sendJson(response, 404, { code: 'ResourceNotFound', message: 'User not found' });
@@ -118,6 +129,7 @@ export async function startLeverSandbox(
           // Webhooks made through the API (help.lever.co 4402565460237); UI-made ones are listed too.
           method: 'GET',
           pattern: '/v1/webhooks',
+          query: ['limit', 'offset'],
           handle: ({ response }) =>
             sendJson(response, 200, {
               data: kit.state.webhooks.flatMap((w, i) =>
@@ -135,6 +147,7 @@ export async function startLeverSandbox(
           // One webhook per event, with its own signature token.
           method: 'POST',
           pattern: '/v1/webhooks',
+          query: [],
           handle: async ({ request, response }) => {
             const body = await kit.json(request);
             if (!(LEVER_WEBHOOK_EVENTS as readonly unknown[]).includes(body.event) || typeof body.url !== 'string')
@@ -149,6 +162,7 @@ export async function startLeverSandbox(
         {
           method: 'GET',
           pattern: '/v1/stages',
+          query: [],
           handle: ({ response }) =>
             sendJson(response, 200, { data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false }),
         },
@@ -156,6 +170,7 @@ export async function startLeverSandbox(
           // Opportunities of a contact (`contact_id`); a deleted contact has none.
           method: 'GET',
           pattern: '/v1/opportunities',
+          query: LEVER_OPPORTUNITY_FILTERS,
           // Filters `contact_id`, `stage_id` and `posting_id` (both repeatable) and `archived` ("if unspecified,
           // results include both archived and unarchived"); `limit` 1–100 and an opaque `offset` from `next`.
           handle: ({ response, url }) => {
@@ -183,6 +198,7 @@ export async function startLeverSandbox(
         {
           method: 'GET',
           pattern: '/v1/opportunities/:id',
+          query: ['expand'],
           handle: ({ response, params, url }) => {
             const application = opportunity(params.id as string);
             if (!application) return notFound(response);
@@ -194,6 +210,7 @@ export async function startLeverSandbox(
         {
           method: 'POST',
           pattern: '/v1/opportunities/:id/notes',
+          query: ['perform_as', 'note_id'],
           handle: async ({ request, response, params, url }) => {
             const application = opportunity(params.id as string);
             if (!application) return notFound(response);
@@ -210,6 +227,7 @@ export async function startLeverSandbox(
           // `limit` 1–100 and an opaque `offset` from the previous page's `next`, while `hasNext`.
           method: 'GET',
           pattern: '/v1/opportunities/:id/notes',
+          query: ['limit', 'offset'],
           handle: ({ response, params, url }) => {
             if (!opportunity(params.id as string)) return notFound(response);
             const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
@@ -227,6 +245,7 @@ export async function startLeverSandbox(
         {
           method: 'PUT',
           pattern: '/v1/opportunities/:id/stage',
+          query: ['perform_as'],
           handle: async ({ request, response, params, url }) => {
             const application = opportunity(params.id as string);
             if (!application) return notFound(response);
@@ -241,6 +260,7 @@ export async function startLeverSandbox(
         ...(['addTags', 'removeTags'] as const).map((action) => ({
           method: 'POST',
           pattern: `/v1/opportunities/:id/${action}`,
+          query: ['perform_as'],
           handle: async ({ request, response, params, url }: RouteContext) => {
             const application = opportunity(params.id as string);
             if (!application) return notFound(response);
@@ -256,6 +276,7 @@ export async function startLeverSandbox(
         {
           method: 'POST',
           pattern: '/v1/opportunities/:id/addLinks',
+          query: ['perform_as'],
           handle: async ({ request, response, params }) => {
             const application = opportunity(params.id as string);
             if (!application) return notFound(response);

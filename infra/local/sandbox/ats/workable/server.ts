@@ -113,12 +113,14 @@ export function startWorkableSandbox(
     authenticate: (request) =>
       request.headers.authorization === `Bearer ${WORKABLE_SANDBOX_DEFAULTS.token}` ? 'token' : undefined,
     unauthorized: (response) => sendJson(response, 401, { error: 'Not authorized' }),
+    unknownParameter: (response, name) => sendJson(response, 422, { error: `${name} is not a valid parameter` }),
     routes: (kit) => {
       const notFound = (response: Parameters<typeof sendJson>[0]) => sendJson(response, 404, { error: 'Not found' });
       return [
         {
           method: 'GET',
           pattern: '/spi/v3/jobs',
+          query: ['state', 'limit', 'since_id', 'max_id', 'created_after', 'updated_after', 'include_fields'],
           // Oldest first, every state unless `state` says; `limit` 50 by default, 100 at most; the next page is
           // `paging.next` (reference: jobs; ats-facts, Corrections 2026-11b).
           handle: ({ response, url }) => {
@@ -134,6 +136,7 @@ export function startWorkableSandbox(
         {
           method: 'GET',
           pattern: '/spi/v3/members',
+          query: ['limit', 'since_id', 'max_id', 'role', 'shortcode', 'email', 'name', 'status'],
           // Active members only unless `status` (active, inactive, all) says; 50 a page by default, `paging.next`.
           handle: ({ response, url }) => {
             const status = url.searchParams.get('status') ?? 'active';
@@ -156,6 +159,7 @@ export function startWorkableSandbox(
           // Subscriptions are API-only; a target URL is unique per subscription (409 otherwise).
           method: 'GET',
           pattern: '/spi/v3/subscriptions',
+          query: [],
           handle: ({ response }) =>
             sendJson(response, 200, {
               subscriptions: kit.state.webhooks.map((w, i) => ({
@@ -169,6 +173,7 @@ export function startWorkableSandbox(
         {
           method: 'POST',
           pattern: '/spi/v3/subscriptions',
+          query: [],
           handle: async ({ request, response }) => {
             const body = await kit.json(request);
             if (typeof body.target !== 'string' || body.event !== 'candidate_moved')
@@ -189,6 +194,7 @@ export function startWorkableSandbox(
         {
           method: 'GET',
           pattern: '/spi/v3/candidates/:id',
+          query: [],
           handle: ({ response, params }) => {
             const application = kit.application(params.id as string);
             if (!application) return notFound(response);
@@ -199,6 +205,7 @@ export function startWorkableSandbox(
           // Replaces the candidate's tags (reference: candidate-tags).
           method: 'PUT',
           pattern: '/spi/v3/candidates/:id/tags',
+          query: [],
           handle: async ({ request, response, params }) => {
             const application = kit.application(params.id as string);
             if (!application) return notFound(response);
@@ -211,6 +218,7 @@ export function startWorkableSandbox(
         {
           method: 'POST',
           pattern: '/spi/v3/candidates/:id/comments',
+          query: [],
           handle: async ({ request, response, params }) => {
             const application = kit.application(params.id as string);
             if (!application) return notFound(response);
@@ -227,6 +235,7 @@ export function startWorkableSandbox(
         {
           method: 'GET',
           pattern: '/spi/v3/candidates/:id/activities',
+          query: ['limit', 'since_id', 'max_id', 'actions', 'updated_after'],
           handle: ({ response, params, url }) => {
             const application = kit.application(params.id as string);
             if (!application) return notFound(response);
@@ -246,6 +255,7 @@ export function startWorkableSandbox(
         {
           method: 'POST',
           pattern: '/spi/v3/candidates/:id/move',
+          query: [],
           handle: async ({ request, response, params }) => {
             const application = kit.application(params.id as string);
             if (!application) return notFound(response);
@@ -263,6 +273,7 @@ export function startWorkableSandbox(
           // slug; `limit` and `since_id` paging, `paging.next` a whole URL.
           method: 'GET',
           pattern: '/spi/v3/candidates',
+          query: ['email', 'shortcode', 'stage', 'limit', 'since_id', 'max_id', 'created_after', 'updated_after'],
           // The documented candidate list (reference: job-candidates-index): `shortcode` (the job), `stage` (its
           // slug), `email`; `limit` 50 by default, 100 at most; the next page is `paging.next`.
           handle: ({ response, url }) => {
@@ -285,6 +296,7 @@ export function startWorkableSandbox(
         {
           method: 'GET',
           pattern: '/spi/v3/jobs/:shortcode/stages',
+          query: [],
           handle: ({ response, params }) => {
             const job = kit.job(params.shortcode as string);
             if (!job) return notFound(response);
