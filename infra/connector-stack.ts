@@ -33,6 +33,7 @@ import { OPS_OUTPUTS, type OpsOutput } from './stack-outputs';
 import {
   BUNDLE_SETTINGS,
   ESM_REQUIRE_BANNER,
+  FUNCTION_CONCURRENCY,
   FUNCTION_ENTRIES,
   LAMBDA_RUNTIME_MODULES,
   type FunctionName,
@@ -135,14 +136,14 @@ export class ConnectorStack extends Stack {
         },
       });
 
-    const webhookConcurrency = props.webhookConcurrency ?? 10;
+    const webhookConcurrency = props.webhookConcurrency ?? FUNCTION_CONCURRENCY.webhook;
     const atsWebhook = fn('AtsWebhook', 10, webhookConcurrency);
     const interviewWebhook = fn('InterviewWebhook', 10, webhookConcurrency);
     const inviteWorker = fn('InviteWorker', WORKER_TIMING.workerTimeoutSeconds);
     const writebackWorker = fn('WritebackWorker', WORKER_TIMING.workerTimeoutSeconds);
     const reconciler = fn('Reconciler', 300);
 
-    const maxConcurrency = props.workerMaxConcurrency ?? 5;
+    const maxConcurrency = props.workerMaxConcurrency ?? FUNCTION_CONCURRENCY.worker;
     inviteWorker.addEventSource(
       new SqsEventSource(stageQueues.queue, {
         batchSize: 10,

@@ -10,6 +10,12 @@ export const FUNCTION_ENTRIES = {
 export type FunctionName = keyof typeof FUNCTION_ENTRIES;
 
 /**
+ * Execution environments per function, the same in the stack and on one machine: each worker's SQS event source
+ * runs at most this many (its maximum concurrency), each webhook function is reserved this many.
+ */
+export const FUNCTION_CONCURRENCY = { worker: 5, webhook: 10 } as const;
+
+/**
  * Modules the Lambda Node.js 24 runtime provides. Leaving the SDK clients out keeps bundles under 100 KB and
  * cold init under 200 ms (npm run bench); bundled, they weigh 385-505 KB.
  */

@@ -93,12 +93,14 @@ let installed: AwsCall[] | undefined;
  * Adds a middleware to every DynamoDB, SQS, SES and Secrets Manager client (on its first send) that records
  * the call under the function running it. Calls made outside a function (the local runner's own set-up, the
  * event source's receives and deletes, which Lambda makes with the function's role and the CDK grants) are not
- * recorded. Returns the list the calls go to; installing twice returns the same list.
+ * recorded. Returns the list the calls go to (or hands each to `onCall`); installing twice returns the same list.
  */
-export function recordAwsCalls(): AwsCall[] {
+export function recordAwsCalls(onCall?: (call: AwsCall) => void): AwsCall[] {
   if (installed) return installed;
   const calls: AwsCall[] = [];
   installed = calls;
+  // An execution environment hands each call to the runner's thread instead of keeping it.
+  const record = onCall ?? ((call: AwsCall) => calls.push(call));
   const clients = [
     ['dynamodb', DynamoDBClient],
     ['sqs', SQSClient],
@@ -115,7 +117,7 @@ export function recordAwsCalls(): AwsCall[] {
           (next, context) => async (args) => {
             const fn = current.getStore();
             if (fn && context.commandName)
-              for (const auth of authorizations(service, context.commandName, args.input)) calls.push({ fn, ...auth });
+              for (const auth of authorizations(service, context.commandName, args.input)) record({ fn, ...auth });
             return next(args);
           },
           { step: 'initialize', name: 'connectorIamRecorder', override: true },

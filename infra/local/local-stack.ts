@@ -3,19 +3,21 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Context } from 'aws-lambda';
 import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
-import type { FunctionName } from '../functions';
+import { FUNCTION_CONCURRENCY, type FunctionName } from '../functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
-import { startHttpGateway } from './http-gateway';
+import { type HttpHandler, startHttpGateway } from './http-gateway';
+import { asHandler, startLocalFunction, type LocalFunction, type LocalFunctionStats } from './lambda-runtime';
 import { createQueueWithDlq, createTables, queueDepth, type LocalQueue, type LocalTables } from './provision';
 import { startAtsSandboxes, type AtsSandboxView } from './sandbox/ats';
 import type { GreenhouseSandbox } from './sandbox/ats/greenhouse/server';
 import type { LeverSandbox } from './sandbox/ats/lever/server';
 import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
-import { startSqsEventSource, type SqsEventSource } from './sqs-event-source';
+import { lambdaContext, type SqsEventSource, type SqsHandler, startSqsEventSource } from './sqs-event-source';
 import { createQueueWatch, type QueueWatch } from './queue-watch';
 import { registerWebhooks } from '../doctor/register';
 import { fileSecretStore } from '../doctor/secret-store';
@@ -47,6 +49,7 @@ export interface LocalStackOptions {
   /** 0 turns the timer off; `reconcileNow()` still runs it. */
   reconcileIntervalMs?: number;
   reportDelayMs?: number;
+  /** Execution environments (and event-source pollers) per worker; default: the stack's. */
   maxConcurrency?: number;
   logLevel?: string;
   /** Requests per window of each ATS sandbox (defaults: the documented limits). */
@@ -69,7 +72,15 @@ export interface LocalStackOptions {
   metrics?: boolean;
   /** Sets, on every connection of the file, the status in the ATS and each trigger's reminders and expiry. */
   lifecycle?: LifecycleSettings;
+  /**
+   * `environments` (the default) runs each function as Lambda does: in its own execution environments (worker
+   * threads), up to its concurrency, sharing no module state. `one-process` imports every handler into this
+   * process, one module state for all: for debugging with breakpoints, never for figures.
+   */
+  runtime?: LocalRuntime;
 }
+
+export type LocalRuntime = 'environments' | 'one-process';
 
 export interface LocalStack {
   gatewayUrl: string;
@@ -90,6 +101,9 @@ export interface LocalStack {
   stackFile: string;
   /** The AWS calls each function made, when `recordAwsCalls` was asked for (infra/local/aws-calls.ts). */
   awsCalls: AwsCall[] | undefined;
+  /** How the functions run, and each one's environments, cold starts and timeouts (`environments` runtime). */
+  runtime: LocalRuntime;
+  functions: Partial<Record<FunctionName, LocalFunctionStats>>;
   reconcileNow(): Promise<{ enqueued: number; swept: number; followUps: number }>;
   dlqDepths(): Promise<{ stage: number; report: number }>;
   queueDepths(): Promise<{ stage: number; report: number }>;
@@ -202,30 +216,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // EMF lines are for CloudWatch; on one machine they are printed only when asked for.
       POWERTOOLS_METRICS_DISABLED: options.metrics ? 'false' : 'true',
     });
-    // The handlers build their clients at import, from the environment set above.
-    const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
-    resetConnectionCaches();
-    clearInterviewCache();
-    // Each handler runs as its function: the AWS calls it makes are recorded under that name when asked.
-    const as =
-      <A extends unknown[], R>(fn: FunctionName, handler: (...args: A) => R) =>
-      (...args: A): R =>
-        runAs(fn, () => handler(...args));
     const awsCalls = options.recordAwsCalls ? recordAwsCalls() : undefined;
-    const atsWebhook = as('AtsWebhook', (await import('../../functions/ats-webhook/ats-webhook.handler')).handler);
-    const interviewWebhook = as(
-      'InterviewWebhook',
-      (await import('../../functions/interview-webhook/interview-webhook.handler')).handler,
-    );
-    const inviteWorker = as(
-      'InviteWorker',
-      (await import('../../functions/invite-worker/invite-worker.handler')).handler,
-    );
-    const writebackWorker = as(
-      'WritebackWorker',
-      (await import('../../functions/writeback-worker/writeback-worker.handler')).handler,
-    );
-    const reconciler = as('Reconciler', (await import('../../functions/reconciler/reconciler.handler')).handler);
+    const concurrency = options.maxConcurrency ?? FUNCTION_CONCURRENCY.worker;
+    const runtime = options.runtime ?? 'environments';
+    const functions: Partial<Record<FunctionName, LocalFunction>> = {};
+    const handlers =
+      runtime === 'environments'
+        ? environmentHandlers(functions, { concurrency, awsCalls })
+        : await oneProcessHandlers();
+    cleanups.push(async () => {
+      await Promise.all(Object.values(functions).map((fn) => fn.stop()));
+    });
+    const { atsWebhook, interviewWebhook, inviteWorker, writebackWorker } = handlers;
+    const reconciler = (event: object) => handlers.reconciler(event, lambdaContext('Reconciler', 300_000));
 
     const gateway: RunningServer = await startHttpGateway(
       [
@@ -240,7 +243,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ports.gateway ?? 0,
     );
     cleanups.push(() => gateway.close());
-    const concurrency = options.maxConcurrency ?? 2;
     const watch = createQueueWatch();
     const { deferralObserver } = await import('../../functions/_runtime/deferral');
     deferralObserver.deferred = (message, delaySeconds, code) => watch.deferred(message, delaySeconds, code);
@@ -370,6 +372,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       sqs,
       stackFile,
       awsCalls,
+      runtime,
+      functions: Object.fromEntries(Object.entries(functions).map(([name, fn]) => [name, fn.stats])),
       reconcileNow,
       dlqDepths: () => depths('dlqUrl'),
       queueDepths: () => depths('url'),
@@ -394,6 +398,56 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await stopAll();
     throw error;
   }
+}
+
+type ReconcileResult = { enqueued: number; swept: number; followUps: number };
+interface Handlers {
+  atsWebhook: HttpHandler;
+  interviewWebhook: HttpHandler;
+  inviteWorker: SqsHandler | LocalFunction;
+  writebackWorker: SqsHandler | LocalFunction;
+  reconciler: (event: object, context: Context) => Promise<ReconcileResult>;
+}
+
+/** Each function in its own execution environments: the workers up to the event sources' concurrency. */
+function environmentHandlers(
+  functions: Partial<Record<FunctionName, LocalFunction>>,
+  options: { concurrency: number; awsCalls: AwsCall[] | undefined },
+): Handlers {
+  const start = (name: FunctionName, maxEnvironments: number) =>
+    (functions[name] = startLocalFunction({ name, maxEnvironments, awsCalls: options.awsCalls }));
+  return {
+    atsWebhook: asHandler(start('AtsWebhook', FUNCTION_CONCURRENCY.webhook)),
+    interviewWebhook: asHandler(start('InterviewWebhook', FUNCTION_CONCURRENCY.webhook)),
+    inviteWorker: start('InviteWorker', options.concurrency),
+    writebackWorker: start('WritebackWorker', options.concurrency),
+    // The schedule starts one run at a time.
+    reconciler: asHandler(start('Reconciler', 1)),
+  };
+}
+
+/** Every handler imported here, one module state for all (for debugging): each handler runs as its function. */
+async function oneProcessHandlers(): Promise<Handlers> {
+  const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
+  resetConnectionCaches();
+  clearInterviewCache();
+  const as =
+    <E, R>(fn: FunctionName, handler: (event: E, context: Context) => Promise<R>) =>
+    (event: E, context: Context): Promise<R> =>
+      runAs(fn, () => handler(event, context));
+  return {
+    atsWebhook: as('AtsWebhook', (await import('../../functions/ats-webhook/ats-webhook.handler')).handler),
+    interviewWebhook: as(
+      'InterviewWebhook',
+      (await import('../../functions/interview-webhook/interview-webhook.handler')).handler,
+    ),
+    inviteWorker: as('InviteWorker', (await import('../../functions/invite-worker/invite-worker.handler')).handler),
+    writebackWorker: as(
+      'WritebackWorker',
+      (await import('../../functions/writeback-worker/writeback-worker.handler')).handler,
+    ),
+    reconciler: as('Reconciler', (await import('../../functions/reconciler/reconciler.handler')).handler),
+  };
 }
 
 export interface LifecycleSettings {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { LocalFunction } from './lambda-runtime';
 import type { QueueWatch } from './queue-watch';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -9,7 +10,8 @@ export interface SqsEventSourceOptions {
   name: string;
   queueUrl: string;
   queueArn: string;
-  handler: SqsHandler;
+  /** The function: its execution environments (which time an invocation out themselves), or a bare handler. */
+  handler: SqsHandler | LocalFunction;
   batchSize?: number;
   /** Parallel invocations at most, like the event source's maximum concurrency. */
   maxConcurrency?: number;
@@ -103,12 +105,16 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     const short = options.shortDeadline;
     const budgetMs = short && Math.random() < short.rate ? Math.min(short.remainingMs, timeoutMs) : timeoutMs;
     try {
-      const result = await Promise.race([
-        options.handler({ Records: records }, lambdaContext(options.name, budgetMs)),
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`${options.name} timed out after ${budgetMs} ms`)), budgetMs).unref(),
-        ),
-      ]);
+      const handler = options.handler;
+      const result =
+        'invoke' in handler
+          ? ((await handler.invoke({ Records: records }, budgetMs)) as SQSBatchResponse | undefined)
+          : await Promise.race([
+              handler({ Records: records }, lambdaContext(options.name, budgetMs)),
+              new Promise<never>((_, reject) =>
+                setTimeout(() => reject(new Error(`${options.name} timed out after ${budgetMs} ms`)), budgetMs).unref(),
+              ),
+            ]);
       failedIds = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
       stats.errors++;

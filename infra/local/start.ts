@@ -17,6 +17,8 @@ const { values } = parseArgs({
     'per-candidate': { type: 'boolean', default: false },
     'sparse-reports': { type: 'string', default: '0' },
     'page-cap': { type: 'string', default: '0' },
+    // Every handler in this process, one module state for all: for a debugger, never for figures.
+    'one-process': { type: 'boolean', default: false },
   },
 });
 
@@ -44,6 +46,7 @@ const stack = await startLocalStack({
   reconcileIntervalMs: values.once ? 0 : LOCAL_DEFAULTS.reconcileIntervalMs,
   // Statuses as tags in every ATS, and reminders and expiry in seconds instead of days, so the demo shows them.
   lifecycle: { ...DEMO_LIFECYCLE, reminders: { ...DEMO_LIFECYCLE.reminders } },
+  runtime: values['one-process'] ? 'one-process' : 'environments',
 }).catch((error: unknown) => {
   // A bad connections file, a port in use, Java missing: one clear line, no stack trace.
   console.error(`Could not start: ${(error as Error).message}`);
@@ -56,6 +59,11 @@ stack.interview.setFaults({
 });
 console.log(
   `Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`,
+);
+console.log(
+  stack.runtime === 'environments'
+    ? 'Each function runs in its own execution environments (worker threads), as on Lambda'
+    : 'Every function in this one process, one module state for all (--one-process: for debugging)',
 );
 
 let exitCode = 0;

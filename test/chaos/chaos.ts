@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { startLocalStack, type LocalStack } from '../../infra/local/local-stack';
+import { startLocalStack, type LocalRuntime, type LocalStack } from '../../infra/local/local-stack';
 import { seededRandom } from '../../infra/local/sandbox/http-kit';
 import type { AtsKind } from '../../shared/config';
 import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shared/pipeline/fault-injection';
@@ -47,6 +47,8 @@ export interface ChaosOptions {
   noShowRate: number;
   timeoutMs: number;
   workDir: string;
+  /** The functions in their own execution environments (the default), or all in this process (debugging). */
+  runtime?: LocalRuntime;
   progress: (line: string) => void;
 }
 
@@ -87,6 +89,8 @@ export interface ChaosReport {
   logLines: number;
   logLeaks: string[];
   elapsedMs: number;
+  /** Each function's execution environments: cold starts and invocations past the timeout. */
+  functions: LocalStack['functions'];
 }
 
 const ADVANCE_STAGE = 'Hiring Manager Review';
@@ -240,7 +244,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       functionTimeoutMs: 3000,
       reconcileIntervalMs: 0,
       reportDelayMs: 0,
-      maxConcurrency: 4,
+      runtime: options.runtime ?? 'environments',
       duplicateDeliveryRate: options.duplicateDeliveryRate,
       shortDeadline: { rate: options.shortDeadlineRate, remainingMs: options.shortDeadlineMs },
       atsRateLimits: { greenhouse: 100_000, ashby: 100_000, lever: 100_000, workable: 100_000 },
@@ -643,6 +647,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       logLines: capture.lines.length,
       logLeaks,
       elapsedMs: Date.now() - started,
+      functions: s.functions,
     };
   } finally {
     capture.restore();
@@ -686,6 +691,13 @@ export function formatChaosReport(report: ChaosReport): string {
       `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; ` +
       `${o.shortDeadlineRate * 100}% of invocations with only ${o.shortDeadlineMs} ms left; ` +
       `crash after a side effect with p=${o.crashRate}`,
+    `Runtime: ${
+      Object.keys(report.functions).length
+        ? Object.entries(report.functions)
+            .map(([name, f]) => `${name} ${f.coldStarts} environments (${f.timeouts} timed out)`)
+            .join(', ')
+        : 'every function in one process (--one-process)'
+    }`,
     `Crashes injected: ${Object.entries(report.crashes)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,

@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { CHAOS_DEFAULTS, formatChaosReport, runChaos } from './chaos';
 
 /**
- * `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25 --per-candidate]`: prints the invariant
- * table; exit 1 on a violation.
+ * `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25 --per-candidate --one-process]`: prints the
+ * invariant table; exit 1 on a violation.
  */
 const { values } = parseArgs({
   options: {
@@ -11,6 +11,8 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(CHAOS_DEFAULTS.seed) },
     'crash-rate': { type: 'string', default: String(CHAOS_DEFAULTS.crashRate) },
     'per-candidate': { type: 'boolean', default: false },
+    // Every function in this process, one module state for all: for a debugger, never for the verdict.
+    'one-process': { type: 'boolean', default: false },
   },
 });
 const report = await runChaos({
@@ -19,6 +21,7 @@ const report = await runChaos({
   seed: Number(values.seed),
   crashRate: Number(values['crash-rate']),
   perCandidateInvites: values['per-candidate'],
+  runtime: values['one-process'] ? 'one-process' : 'environments',
   progress: (line) => process.stderr.write(`${line}\n`),
 });
 process.stderr.write(`${formatChaosReport(report)}\n`);

@@ -1,0 +1,61 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Context } from 'aws-lambda';
+import { deferralObserver } from '../../functions/_runtime/deferral';
+import { faultInjection, SimulatedCrash } from '../../shared/pipeline/fault-injection';
+import { recordAwsCalls, runAs } from './aws-calls';
+import type { EnvironmentData, FromEnvironment, ToEnvironment } from './lambda-runtime';
+
+/**
+ * One execution environment of a function, in its own worker thread: it imports the handler once (the cold
+ * init) and keeps its module state between invocations, as Lambda keeps a warm environment; another environment
+ * of the same function, or another function, shares nothing with it but the outside services.
+ *
+ * The local runner's seams reach the parent thread: the AWS calls made (for the IAM check), the deferrals (for the
+ * queue watch) and, synchronously, whether the chaos run crashes the worker after a side effect.
+ */
+const data = workerData as EnvironmentData;
+const port = parentPort;
+if (!port) throw new Error('lambda-environment runs in a worker thread');
+const send = (message: FromEnvironment) => port.postMessage(message);
+
+if (data.recordAwsCalls) recordAwsCalls((call) => send({ type: 'aws-call', call }));
+deferralObserver.deferred = (message, delaySeconds, code) => send({ type: 'deferred', message, delaySeconds, code });
+const answer = new Int32Array(data.sideEffects);
+faultInjection.afterSideEffect = (point, key) => {
+  Atomics.store(answer, 0, 0);
+  send({ type: 'side-effect', point, key });
+  // The parent answers at once; the bound keeps a parent that stopped from holding the worker for ever.
+  if (Atomics.wait(answer, 0, 0, 10_000) === 'timed-out') return;
+  if (Atomics.load(answer, 1) === 1) throw new SimulatedCrash(point);
+};
+
+const started = Date.now();
+const module = (await import(data.entry)) as { handler?: (event: unknown, context: Context) => Promise<unknown> };
+const handler = module.handler;
+if (typeof handler !== 'function') throw new Error(`${data.entry} exports no handler`);
+send({ type: 'ready', initMs: Date.now() - started });
+
+function context(requestId: string, deadline: number): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: data.functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${data.functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${data.functionName}`,
+    logStreamName: data.environmentId,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+port.on('message', (message: ToEnvironment) => {
+  void runAs(data.functionName, () => handler(message.event, context(message.requestId, message.deadline))).then(
+    (result) => send({ type: 'result', requestId: message.requestId, result }),
+    (error: unknown) =>
+      send({ type: 'error', requestId: message.requestId, message: (error as Error)?.message ?? String(error) }),
+  );
+});

@@ -1,0 +1,243 @@
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Context } from 'aws-lambda';
+import { deferralObserver } from '../../functions/_runtime/deferral';
+import type { SideEffectPoint } from '../../shared/pipeline/fault-injection';
+import { faultInjection } from '../../shared/pipeline/fault-injection';
+import type { QueueMessage } from '../../shared/queue';
+import { FUNCTION_ENTRIES, type FunctionName } from '../functions';
+import type { AwsCall } from './aws-calls';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** What an execution environment is started with (infra/local/lambda-environment.ts). */
+export interface EnvironmentData {
+  functionName: FunctionName;
+  environmentId: string;
+  /** The handler module's file URL. */
+  entry: string;
+  recordAwsCalls: boolean;
+  /** Two int32s: [answered, crash] for the synchronous side-effect question. */
+  sideEffects: SharedArrayBuffer;
+}
+
+export interface ToEnvironment {
+  requestId: string;
+  event: unknown;
+  /** Epoch ms: the function's timeout from the start of this invocation. */
+  deadline: number;
+}
+
+export type FromEnvironment =
+  | { type: 'ready'; initMs: number }
+  | { type: 'result'; requestId: string; result: unknown }
+  | { type: 'error'; requestId: string; message: string }
+  | { type: 'aws-call'; call: AwsCall }
+  | { type: 'deferred'; message: QueueMessage; delaySeconds: number; code: string }
+  | { type: 'side-effect'; point: SideEffectPoint; key: string };
+
+export interface LocalFunctionStats {
+  invocations: number;
+  /** Environments started (each a cold init), and how long each init took. */
+  coldStarts: number;
+  initMs: number[];
+  /** Invocations that ran past the function's timeout: their environment was discarded, as Lambda does. */
+  timeouts: number;
+  /** Environments alive now. */
+  environments: number;
+}
+
+/** One function of the stack, run as Lambda runs it: in execution environments that share no module state. */
+export interface LocalFunction {
+  name: FunctionName;
+  stats: LocalFunctionStats;
+  /** Runs one invocation with `budgetMs` from its start (after any cold init), in a free environment. */
+  invoke(event: unknown, budgetMs: number): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export interface LocalFunctionOptions {
+  name: FunctionName;
+  /** Environments at most: the concurrency the stack gives the function; more invocations wait for one. */
+  maxEnvironments: number;
+  /** Where the AWS calls the function makes go, when the IAM check records them. */
+  awsCalls?: AwsCall[] | undefined;
+  /** Another handler module than the function's own (tests of the runtime itself). */
+  entry?: string;
+}
+
+interface Environment {
+  id: string;
+  worker: Worker;
+  ready: Promise<void>;
+  busy: boolean;
+  pending?: { requestId: string; settle: (error: Error | undefined, result?: unknown) => void };
+}
+
+/**
+ * Registers tsx in the new thread (it compiles the TypeScript sources, as `npm start` does), then imports the
+ * environment's bootstrap. Eval'd worker code is CommonJS: `import()` reaches the ESM modules.
+ */
+const BOOT = `
+const { workerData } = require('node:worker_threads');
+import(workerData.tsx).then((tsx) => { tsx.register(); return import(workerData.bootstrap); });
+`;
+// `require` finds tsx's CommonJS build of the API; its ESM build (beside it) is the one whose `register` works.
+const TSX_API = pathToFileURL(
+  createRequire(import.meta.url)
+    .resolve('tsx/esm/api')
+    .replace(/\.cjs$/, '.mjs'),
+).href;
+const BOOTSTRAP = pathToFileURL(join(import.meta.dirname, 'lambda-environment.ts')).href;
+
+/**
+ * A function's execution environments on one machine: a worker thread each, started cold when none is free (up to
+ * `maxEnvironments`), reused while warm, discarded when an invocation times out or the environment fails. The
+ * environments see the process's environment variables as they were when each started.
+ */
+export function startLocalFunction(options: LocalFunctionOptions): LocalFunction {
+  const environments: Environment[] = [];
+  const waiting: ((environment: Environment) => void)[] = [];
+  const stats: LocalFunctionStats = { invocations: 0, coldStarts: 0, initMs: [], timeouts: 0, environments: 0 };
+  let stopped = false;
+
+  function discard(environment: Environment, reason: Error): void {
+    const index = environments.indexOf(environment);
+    if (index >= 0) environments.splice(index, 1);
+    stats.environments = environments.length;
+    environment.pending?.settle(reason);
+    void environment.worker.terminate();
+    // A waiting invocation gets a new environment in the place of this one.
+    const next = waiting.shift();
+    if (next && !stopped) next(start());
+  }
+
+  function start(): Environment {
+    const sideEffects = new SharedArrayBuffer(8);
+    const answer = new Int32Array(sideEffects);
+    const id = `${options.name}-${randomUUID().slice(0, 8)}`;
+    const data: EnvironmentData = {
+      functionName: options.name,
+      environmentId: id,
+      entry: pathToFileURL(options.entry ?? join(ROOT, FUNCTION_ENTRIES[options.name])).href,
+      recordAwsCalls: options.awsCalls !== undefined,
+      sideEffects,
+    };
+    const worker = new Worker(BOOT, { eval: true, workerData: { ...data, tsx: TSX_API, bootstrap: BOOTSTRAP } });
+    let ready!: () => void;
+    let failed!: (error: Error) => void;
+    const environment: Environment = {
+      id,
+      worker,
+      busy: true,
+      ready: new Promise<void>((resolve, reject) => {
+        ready = resolve;
+        failed = reject;
+      }),
+    };
+    environment.ready.catch(() => undefined);
+    stats.coldStarts++;
+    environments.push(environment);
+    stats.environments = environments.length;
+    worker.on('message', (message: FromEnvironment) => {
+      switch (message.type) {
+        case 'ready':
+          stats.initMs.push(message.initMs);
+          return ready();
+        case 'result':
+        case 'error':
+          if (environment.pending?.requestId !== message.requestId) return;
+          return environment.pending.settle(
+            message.type === 'error' ? new Error(message.message) : undefined,
+            message.type === 'result' ? message.result : undefined,
+          );
+        case 'aws-call':
+          options.awsCalls?.push(message.call);
+          return;
+        case 'deferred':
+          deferralObserver.deferred?.(message.message, message.delaySeconds, message.code);
+          return;
+        case 'side-effect': {
+          let crash = 0;
+          try {
+            faultInjection.afterSideEffect?.(message.point, message.key);
+          } catch {
+            crash = 1;
+          }
+          Atomics.store(answer, 1, crash);
+          Atomics.store(answer, 0, 1);
+          Atomics.notify(answer, 0);
+        }
+      }
+    });
+    worker.on('error', (error) => {
+      failed(error);
+      discard(environment, new Error(`${options.name}: its environment failed: ${error.message}`));
+    });
+    worker.on('exit', () => {
+      failed(new Error(`${options.name}: its environment exited`));
+      if (environments.includes(environment)) discard(environment, new Error(`${options.name}: environment exited`));
+    });
+    return environment;
+  }
+
+  function acquire(): Promise<Environment> {
+    if (stopped) return Promise.reject(new Error(`${options.name} is stopped`));
+    const idle = environments.find((e) => !e.busy);
+    if (idle) {
+      idle.busy = true;
+      return Promise.resolve(idle);
+    }
+    if (environments.length < options.maxEnvironments) return Promise.resolve(start());
+    return new Promise((resolve) => waiting.push(resolve));
+  }
+
+  function release(environment: Environment): void {
+    environment.pending = undefined;
+    const next = waiting.shift();
+    if (next) next(environment);
+    else environment.busy = false;
+  }
+
+  return {
+    name: options.name,
+    stats,
+    async invoke(event, budgetMs) {
+      const environment = await acquire();
+      await environment.ready;
+      stats.invocations++;
+      const requestId = randomUUID();
+      return new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          stats.timeouts++;
+          discard(environment, new Error(`${options.name} timed out after ${budgetMs} ms`));
+        }, budgetMs);
+        environment.pending = {
+          requestId,
+          settle: (error, result) => {
+            clearTimeout(timer);
+            if (environments.includes(environment)) release(environment);
+            if (error) reject(error);
+            else resolve(result);
+          },
+        };
+        const message: ToEnvironment = { requestId, event, deadline: Date.now() + budgetMs };
+        environment.worker.postMessage(message);
+      });
+    },
+    async stop() {
+      stopped = true;
+      waiting.length = 0;
+      await Promise.all(environments.splice(0).map((e) => e.worker.terminate()));
+      stats.environments = 0;
+    },
+  };
+}
+
+/** A handler with the signature Lambda calls, running each invocation in one of the function's environments. */
+export function asHandler<E, R>(fn: LocalFunction): (event: E, context: Context) => Promise<R> {
+  return (event, context) => fn.invoke(event, context.getRemainingTimeInMillis()) as Promise<R>;
+}

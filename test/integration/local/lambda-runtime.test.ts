@@ -1,0 +1,71 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type LocalFunction, startLocalFunction } from '../../../infra/local/lambda-runtime';
+
+// The local runtime isolates what Lambda isolates: each execution environment has its own module state, is reused
+// while warm, is discarded after a timeout, and two functions never share one.
+const ENTRY = join(import.meta.dirname, '..', '..', 'helpers', 'lambda', 'module-state.handler.ts');
+type Answer = { invocations: number; threadId: number; loadedAt: number; remainingMs: number; fn: string };
+
+describe('Local Lambda runtime: one module state per execution environment', () => {
+  const started: LocalFunction[] = [];
+  const start = (name: 'InviteWorker' | 'WritebackWorker', maxEnvironments: number) => {
+    const fn = startLocalFunction({ name, maxEnvironments, entry: ENTRY });
+    started.push(fn);
+    return fn;
+  };
+  const invoke = (fn: LocalFunction, event: object = {}, budgetMs = 5_000) =>
+    fn.invoke(event, budgetMs) as Promise<Answer>;
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((fn) => fn.stop()));
+  });
+
+  it('reuses a warm environment: its module state carries from one invocation to the next', async () => {
+    const fn = start('InviteWorker', 3);
+    const answers = [await invoke(fn), await invoke(fn), await invoke(fn)];
+    expect(answers.map((a) => a.invocations)).toEqual([1, 2, 3]);
+    expect(new Set(answers.map((a) => a.threadId)).size).toBe(1);
+    expect(fn.stats).toMatchObject({ invocations: 3, coldStarts: 1, environments: 1 });
+    expect(fn.stats.initMs).toHaveLength(1);
+  });
+
+  it('starts an environment per concurrent invocation up to the concurrency, then waits for a free one', async () => {
+    const fn = start('InviteWorker', 3);
+    const answers = await Promise.all([1, 2, 3, 4].map(() => invoke(fn, { sleepMs: 300 })));
+    expect(new Set(answers.map((a) => a.threadId)).size).toBe(3);
+    // Three environments each ran its first invocation; the fourth waited and ran in a warm one.
+    expect(answers.map((a) => a.invocations).sort()).toEqual([1, 1, 1, 2]);
+    expect(fn.stats).toMatchObject({ coldStarts: 3, environments: 3 });
+  });
+
+  it('gives the handler the time left of its timeout, and discards the environment it ran past', async () => {
+    const fn = start('WritebackWorker', 1);
+    const first = await invoke(fn, {}, 2_000);
+    expect(first.remainingMs).toBeLessThanOrEqual(2_000);
+    expect(first.remainingMs).toBeGreaterThan(1_000);
+    expect(first.fn).toBe('WritebackWorker');
+    await expect(invoke(fn, { sleepMs: 2_000 }, 200)).rejects.toThrow('WritebackWorker timed out after 200 ms');
+    expect(fn.stats.timeouts).toBe(1);
+    // A new environment, cold: the module state of the one that timed out is gone.
+    const after = await invoke(fn);
+    expect(after.invocations).toBe(1);
+    expect(after.threadId).not.toBe(first.threadId);
+    expect(fn.stats.coldStarts).toBe(2);
+  });
+
+  it('keeps the environment warm after the handler throws, and passes the error on', async () => {
+    const fn = start('InviteWorker', 1);
+    await expect(invoke(fn, { fail: 'refused by the test' })).rejects.toThrow('refused by the test');
+    expect((await invoke(fn)).invocations).toBe(2);
+    expect(fn.stats.coldStarts).toBe(1);
+  });
+
+  it('never shares an environment between two functions', async () => {
+    const invite = start('InviteWorker', 1);
+    const writeback = start('WritebackWorker', 1);
+    const [a, b] = await Promise.all([invoke(invite), invoke(writeback)]);
+    expect(a.threadId).not.toBe(b.threadId);
+    expect([a.invocations, b.invocations]).toEqual([1, 1]);
+    expect([a.fn, b.fn]).toEqual(['InviteWorker', 'WritebackWorker']);
+  });
+});
