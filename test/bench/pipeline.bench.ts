@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { FUNCTION_CONCURRENCY } from '../../infra/functions';
 import { startCountingProxy } from '../../infra/local/counting-proxy';
 import { type LocalStack, startLocalStack } from '../../infra/local/local-stack';
 import type { AtsSandboxView } from '../../infra/local/sandbox/ats';
@@ -26,7 +27,10 @@ const { values } = parseArgs({
   options: {
     ats: { type: 'string', default: 'greenhouse' },
     candidates: { type: 'string' },
-    concurrency: { type: 'string', default: '4' },
+    /** Execution environments per worker (default: the stack's). */
+    concurrency: { type: 'string', default: String(FUNCTION_CONCURRENCY.worker) },
+    /** Every function in the bench's own process, one module state for all: for debugging, never for figures. */
+    'one-process': { type: 'boolean', default: false },
     'ats-rate-limit': { type: 'string' },
     'ats-rate-window': { type: 'string' },
     'skip-bundles': { type: 'boolean', default: false },
@@ -213,6 +217,8 @@ interface RunFigures {
   dlq: number;
   breakdown: string[];
   perSecond?: number[];
+  /** Each function's environments started (cold inits) and invocations past the timeout. */
+  environments: string;
 }
 
 /** A local stack whose DynamoDB and SQS traffic is counted, with `limit` per `windowS` on `kind`'s sandbox. */
@@ -224,6 +230,7 @@ const startCounted = async (kind: AtsKind, limit: number, windowS: number) => {
     workDir: '.local/bench',
     reconcileIntervalMs: 0,
     maxConcurrency: Number(values.concurrency),
+    runtime: values['one-process'] ? 'one-process' : 'environments',
     atsRateLimits: limits,
     atsRateWindowsMs: { [kind]: windowS * 1000 },
     logLevel: process.env.POWERTOOLS_LOG_LEVEL ?? 'ERROR',
@@ -294,10 +301,20 @@ const runPipeline = async (kind: AtsKind, limit: number, windowS: number, label:
         counts(`${NAMES[kind]}:`, view.requests()),
       ],
       perSecond: sampler ? samples.map((v, i) => v - (samples[i - 1] ?? 0)) : undefined,
+      environments: describeEnvironments(stack),
     };
   } finally {
     await stop();
   }
+};
+
+/** The cold inits of each function that ran: how many environments it started, their median init. */
+const describeEnvironments = (stack: LocalStack): string => {
+  const used = Object.entries(stack.functions).filter(([, f]) => f.invocations > 0);
+  if (!used.length) return 'every function in the bench process (--one-process)';
+  return used
+    .map(([name, f]) => `${name} ${f.coldStarts} (init p50 ${percentile(f.initMs, 50)} ms, ${f.timeouts} timed out)`)
+    .join(', ');
 };
 
 /** This benchmark again, unthrottled, in a child process; its figures come back through a file. */
@@ -306,6 +323,7 @@ const unthrottledRun = async (): Promise<RunFigures> => {
   const file = join(dir, 'figures.json');
   const args = ['--ats', ats, '--candidates', String(candidates), '--concurrency', String(values.concurrency)];
   if (values['reports-after-all']) args.push('--reports-after-all');
+  if (values['one-process']) args.push('--one-process');
   try {
     const child = spawn(
       process.execPath,
@@ -325,7 +343,13 @@ const row = (label: string, value: string, target = '') =>
 const rule = `+-${'-'.repeat(56)}-+-${'-'.repeat(13)}-+-${'-'.repeat(16)}-+`;
 const p50p95 = (values: number[]) => `${percentile(values, 50)} / ${percentile(values, 95)}`;
 
+const topology = values['one-process']
+  ? 'Topology: every function in this one process, one module state for all (--one-process: not for figures)'
+  : `Topology: each function in its own execution environments (worker threads), as on Lambda: ` +
+    `InviteWorker ≤ ${values.concurrency}, WritebackWorker ≤ ${values.concurrency}, ` +
+    `each webhook function ≤ ${FUNCTION_CONCURRENCY.webhook}`;
 if (trickleKind) {
+  console.log(topology);
   // Tenant isolation: the trickle alone, then the same trickle beside a burst on the rate-limited connection.
   const trickleCount = Number(values['trickle-candidates']);
   const everyMs = Number(values['trickle-every']) * 1000;
@@ -376,9 +400,10 @@ if (trickleKind) {
 } else {
   const limitText = limited ? `${rateLimit} per ${windowSeconds} s` : 'no rate limit';
   console.log(
-    `Benchmark: ${candidates} candidates on ${NAMES[ats]}, worker concurrency ${values.concurrency}, ${limitText}` +
+    `Benchmark: ${candidates} candidates on ${NAMES[ats]}, ${limitText}` +
       (values['reports-after-all'] ? ', every candidate invited before any report' : ''),
   );
+  if (!values['figures-to']) console.log(topology);
   // The comparison the rate limit is judged by: the same candidates, unthrottled, in a process of its own (the
   // handlers keep the clients of the stack they were first loaded with).
   const baseline = limited ? await unthrottledRun() : undefined;
@@ -424,6 +449,7 @@ if (trickleKind) {
   }
   row('messages in the DLQs', String(run.dlq));
   console.log(rule);
+  console.log(`Environments started (cold inits): ${run.environments}`);
   for (const line of run.breakdown) console.log(line);
 }
 

@@ -147,7 +147,8 @@ export interface AtsSandboxSpec {
   kind: AtsKind;
   port: number;
   jobs: KitJob[];
-  rateLimit: { limit: number; windowMs: number };
+  /** Requests per window, counted per principal (`authenticate`); `aligned`: windows fixed on the clock. */
+  rateLimit: { limit: number; windowMs: number; aligned?: boolean };
   /** Answers 429: each ATS announces the wait its own way. */
   rateLimited(response: ServerResponse, resetMs: number): void;
   /** Headers every answer carries about the caller's window (Workable's `X-Rate-Limit-*`), if the ATS sends any. */
@@ -196,7 +197,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     throttled: 0,
     faults: noFaults(),
   };
-  const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
+  const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs, spec.rateLimit.aligned);
   const random = seededRandom(options.seed ?? 11);
   const previous = new Map<string, string>();
 

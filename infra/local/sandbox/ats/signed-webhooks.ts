@@ -66,15 +66,21 @@ export async function deliverSigned(
 export class FixedWindowLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
 
+  /**
+   * `limit` requests per window per key (the vendor's unit: an API credential, a token). `aligned` windows are
+   * fixed on the clock (each starts at a multiple of `windowMs`), as Greenhouse's 30-second windows and Workable's
+   * intervals are; otherwise a key's window starts at its first request.
+   */
   public constructor(
     private readonly limit: number,
     private readonly windowMs: number,
+    private readonly aligned = false,
   ) {}
 
   public take(key: string, now = Date.now()): { allowed: boolean; remaining: number; resetMs: number } {
     let window = this.windows.get(key);
     if (!window || now - window.start >= this.windowMs) {
-      window = { start: now, count: 0 };
+      window = { start: this.aligned ? now - (now % this.windowMs) : now, count: 0 };
       this.windows.set(key, window);
     }
     const resetMs = window.start + this.windowMs - now;

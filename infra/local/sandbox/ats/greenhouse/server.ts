@@ -202,9 +202,14 @@ export async function startGreenhouseSandbox(
     throttled: 0,
     faults: noFaults(),
   };
-  const tokens = new Map<string, number>();
+  const tokens = new Map<string, { expiresAt: number; clientId: string }>();
   const rateLimit = options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit;
-  const limiter = new FixedWindowLimiter(rateLimit, options.rateWindowMs ?? GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
+  // Fixed windows on the clock, counted per API credential (the client id), whatever token it was given.
+  const limiter = new FixedWindowLimiter(
+    rateLimit,
+    options.rateWindowMs ?? GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs,
+    true,
+  );
   const random = seededRandom(options.seed ?? 7);
   let nextId = 50_000;
   const lastEvent = new Map<number, { body: Buffer }>();
@@ -649,10 +654,10 @@ export async function startGreenhouseSandbox(
     await addLatency(state.faults);
     const auth = request.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-    const expiresAt = tokens.get(token);
-    if (!expiresAt || expiresAt < Date.now())
+    const issued = tokens.get(token);
+    if (!issued || issued.expiresAt < Date.now())
       return sendJson(response, 401, { message: 'Invalid or expired access token' });
-    const limit = limiter.take(token);
+    const limit = limiter.take(issued.clientId);
     const rateHeaders = {
       'x-ratelimit-limit': String(rateLimit),
       'x-ratelimit-remaining': String(limit.remaining),
@@ -693,7 +698,7 @@ export async function startGreenhouseSandbox(
       return sendJson(response, 400, { error: 'invalid_grant', error_description: 'sub is not a user' });
     const token = randomUUID();
     const expiresAt = Date.now() + GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds * 1000;
-    tokens.set(token, expiresAt);
+    tokens.set(token, { expiresAt, clientId });
     // Greenhouse says when the token ends, not how long it lasts (ats-facts, Corrections 2026-11).
     sendJson(response, 200, {
       access_token: token,

@@ -104,7 +104,8 @@ export function startWorkableSandbox(
       // Archived, without the AI interview stage: "all jobs" means published ones.
       { id: 'ARCH0001', name: 'Office Manager', stages: [{ id: 'hired', name: 'Hired' }], state: 'archived' },
     ],
-    rateLimit: { limit, windowMs: options.rateWindowMs ?? WORKABLE_SANDBOX_DEFAULTS.rateWindowMs },
+    // Per account token, in intervals fixed on the clock ("timestamp of the next interval", reference: rate-limits).
+    rateLimit: { limit, windowMs: options.rateWindowMs ?? WORKABLE_SANDBOX_DEFAULTS.rateWindowMs, aligned: true },
     rateHeaders,
     // No Retry-After: the wait is in X-Rate-Limit-Reset.
     rateLimited: (response, resetMs) =>
