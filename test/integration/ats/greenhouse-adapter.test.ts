@@ -39,7 +39,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
   });
 
   beforeAll(async () => {
-    sandbox = await startGreenhouseSandbox({ port: 0, rateLimit: 5 });
+    sandbox = await startGreenhouseSandbox({ port: 0, rateLimit: 10_000 });
   });
   afterEach(() => {
     Object.assign(sandbox.state.faults, { rate429: 0, rate500: 0 });
@@ -104,20 +104,43 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     });
   });
 
-  it('sends nothing into a 30-second window the ATS said is spent: the wait goes up to defer the work', async () => {
-    const gh = adapter();
-    const application = candidate();
-    const throttledBefore = sandbox.state.throttled;
-    // The fixed window allows 5 requests per token, and each answer says how many are left.
-    for (let i = 0; i < 5; i++) await gh.findNote(target(application), 'x');
-    const sixth = await gh.findNote(target(application), 'x').catch((error: unknown) => error);
-    expect(sixth).toMatchObject({ code: 'ats-rate-limited', retryable: true });
-    expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(5_000);
-    // The reset is announced in whole seconds: up to one more than the window.
-    expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(31_000);
-    expect(gh.pacingWaitMs()).toBeGreaterThan(5_000);
-    // Kept back by the connector: the ATS answered no 429.
-    expect(sandbox.state.throttled).toBe(throttledBefore);
+  it('sends nothing into a window the ATS said is spent: the wait goes up to defer the work', async () => {
+    // A window of 10 minutes, fixed on the clock, allowing 5 requests for the API credential; clear of its end.
+    const limited = await startGreenhouseSandbox({ port: 0, rateLimit: 5, rateWindowMs: 600_000 });
+    const into = Date.now() % 600_000;
+    if (into > 590_000) await new Promise((resolve) => setTimeout(resolve, 600_100 - into));
+    try {
+      const gh = new GreenhouseAdapter({
+        connection: parseConnections(
+          connectionDocument({ atsBaseUrl: limited.url, atsAuthUrl: `${limited.url}/token` }),
+        )[0]!,
+        secrets: {
+          interviewApiKey: 'k',
+          interviewWebhookToken: 't'.repeat(32),
+          atsClientId: limited.clientId,
+          atsClientSecret: limited.clientSecret,
+        },
+        retry: { baseDelayMs: 1, maxDelayMs: 5 },
+        sleep: async () => undefined,
+      });
+      const application = limited.addCandidate({
+        first_name: 'A',
+        last_name: 'R',
+        email: 'a@example.com',
+        job_id: 3301,
+      });
+      // Each answer says how many requests are left in the window.
+      for (let i = 0; i < 5; i++) await gh.findNote(target(application), 'x');
+      const sixth = await gh.findNote(target(application), 'x').catch((error: unknown) => error);
+      expect(sixth).toMatchObject({ code: 'ats-rate-limited', retryable: true });
+      expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(5_000);
+      expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(601_000);
+      expect(gh.pacingWaitMs()).toBeGreaterThan(5_000);
+      // Kept back by the connector: the ATS answered no 429.
+      expect(limited.state.throttled).toBe(0);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('never re-sends a note that may have been written (5xx): retryable, with mayHaveSucceeded', async () => {
