@@ -37,6 +37,7 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     return {
       connectionId: connection.id,
       enqueued,
+      ats: context.ats,
       deps: {
         store: new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo }),
         ledger: new DynamoQueueLedger({ table: stack.tables.events, client: stack.dynamo }),
@@ -116,14 +117,18 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       const throttledBefore = view.throttled();
       // Runs of at most 4 pages: the list takes several runs, its place kept between them. A run that finds the
       // ATS's window spent stops (Workable's 10 requests per 10 s) and the next run, a little later, goes on.
-      const { connectionId, deps, enqueued } = sweepDeps(kind, 4);
+      const { connectionId, deps, enqueued, ats } = sweepDeps(kind, 4);
       const runs = [];
       for (let run = 0; run < 40 && runs.at(-1)?.state !== 'done'; run++) {
         const outcome = (await sweepConnection(connectionId, deps)).triggers[0]!;
         runs.push(outcome);
-        if (outcome.state === 'rate-limited') await new Promise((r) => setTimeout(r, 1000));
+        // As the reconciler's next run would: after the window the ATS announced has reset (1 s at least).
+        const wait = Math.min(31_000, Math.max(1_000, ats.pacingWaitMs?.() ?? 0));
+        if (outcome.state === 'rate-limited') await new Promise((r) => setTimeout(r, wait));
       }
-      expect(runs[0]?.pages).toBeGreaterThan(0);
+      // The sandbox counts one window per API credential, which the tests before may have spent: the first run
+      // reads a page, or stops for the spent window before sending anything.
+      expect((runs[0]?.pages ?? 0) > 0 || runs[0]?.state === 'rate-limited').toBe(true);
       expect(runs.at(-1)?.state).toBe('done');
       expect(runs.every((r) => r.pages <= 4 && r.state !== 'failed')).toBe(true);
       expect(new Set(enqueued.map((m) => m.event.atsApplicationId)).size).toBe(1000);

@@ -204,12 +204,9 @@ export async function startGreenhouseSandbox(
   };
   const tokens = new Map<string, { expiresAt: number; clientId: string }>();
   const rateLimit = options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit;
-  // Fixed windows on the clock, counted per API credential (the client id), whatever token it was given.
-  const limiter = new FixedWindowLimiter(
-    rateLimit,
-    options.rateWindowMs ?? GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs,
-    true,
-  );
+  // Fixed windows counted per API credential (the client id), whatever token it was given. Whether they are fixed on
+  // the clock or start at a window's first request is not documented: they start at the first request here.
+  const limiter = new FixedWindowLimiter(rateLimit, options.rateWindowMs ?? GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
   const random = seededRandom(options.seed ?? 7);
   let nextId = 50_000;
   const lastEvent = new Map<number, { body: Buffer }>();

@@ -104,8 +104,9 @@ export function startWorkableSandbox(
       // Archived, without the AI interview stage: "all jobs" means published ones.
       { id: 'ARCH0001', name: 'Office Manager', stages: [{ id: 'hired', name: 'Hired' }], state: 'archived' },
     ],
-    // Per account token, in intervals fixed on the clock ("timestamp of the next interval", reference: rate-limits).
-    rateLimit: { limit, windowMs: options.rateWindowMs ?? WORKABLE_SANDBOX_DEFAULTS.rateWindowMs, aligned: true },
+    // Per account token; whether the intervals are fixed on the clock is not documented ("timestamp of the next
+    // interval", reference: rate-limits): here each starts at its first request.
+    rateLimit: { limit, windowMs: options.rateWindowMs ?? WORKABLE_SANDBOX_DEFAULTS.rateWindowMs },
     rateHeaders,
     // No Retry-After: the wait is in X-Rate-Limit-Reset.
     rateLimited: (response, resetMs) =>
