@@ -14,6 +14,17 @@ type Receiver = Awaited<ReturnType<typeof startRecordingServer>>;
 const hmacHex = (secret: string, data: string) => createHmac('sha256', secret).update(data).digest('hex');
 const SECRET = 'whsec_sandbox_0123456789';
 
+/** Asks the Greenhouse sandbox for a token with its client credentials (`form`: the grant's fields). */
+const requestToken = (sandbox: GreenhouseSandbox, form = 'grant_type=client_credentials') =>
+  fetch(`${sandbox.url}/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${sandbox.clientId}:${sandbox.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: form,
+  });
+
 describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
   let sandbox: GreenhouseSandbox;
   let receiver: Receiver;
@@ -24,14 +35,7 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
     sandbox = await startGreenhouseSandbox({ port: 0, rateLimit: 1000 });
     receiver = await startRecordingServer();
     await sandbox.registerWebhook({ url: receiver.url, secret: SECRET });
-    const answer = await fetch(`${sandbox.url}/token`, {
-      method: 'POST',
-      headers: {
-        authorization: `Basic ${Buffer.from(`${sandbox.clientId}:${sandbox.clientSecret}`).toString('base64')}`,
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: 'grant_type=client_credentials&sub=4080',
-    });
+    const answer = await requestToken(sandbox, 'grant_type=client_credentials&sub=4080');
     const issued = (await answer.json()) as Record<string, unknown>;
     // The token says when it ends, not how long it lasts.
     expect(Object.keys(issued).sort()).toEqual(['access_token', 'expires_at', 'token_type']);
@@ -107,12 +111,7 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
   it('announces its 30-second window on every answer, and Retry-After on a 429', async () => {
     const limited = await startGreenhouseSandbox({ port: 0, rateLimit: 2 });
     try {
-      const auth = `Basic ${Buffer.from(`${limited.clientId}:${limited.clientSecret}`).toString('base64')}`;
-      const issued = await fetch(`${limited.url}/token`, {
-        method: 'POST',
-        headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' },
-        body: 'grant_type=client_credentials',
-      });
+      const issued = await requestToken(limited);
       const bearer = { authorization: `Bearer ${((await issued.json()) as { access_token: string }).access_token}` };
       const answers = [];
       for (let i = 0; i < 3; i++)
@@ -350,17 +349,7 @@ describe('Greenhouse sandbox: one rate window per API credential, whatever token
   it('counts two tokens of one client id against the same window', async () => {
     // A window of an hour: the test's five requests fall in one.
     const sandbox = await startGreenhouseSandbox({ port: 0, rateLimit: 4, rateWindowMs: 3_600_000 });
-    const token = async () => {
-      const answer = await fetch(`${sandbox.url}/token`, {
-        method: 'POST',
-        headers: {
-          authorization: `Basic ${Buffer.from(`${sandbox.clientId}:${sandbox.clientSecret}`).toString('base64')}`,
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: 'grant_type=client_credentials',
-      });
-      return ((await answer.json()) as { access_token: string }).access_token;
-    };
+    const token = async () => ((await (await requestToken(sandbox)).json()) as { access_token: string }).access_token;
     try {
       const tokens = [await token(), await token()];
       const statuses: number[] = [];
