@@ -145,6 +145,12 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
    */
   let idle = true;
   let watching = false;
+  /**
+   * A receive's signal: stopped with the source, or given up 5 s after its long poll should have answered, so a poll
+   * the emulator never answers cannot leave the queue unwatched (the next poll takes over).
+   */
+  const receiveSignal = (waitSeconds: number) =>
+    AbortSignal.any([controller.signal, AbortSignal.timeout((waitSeconds + 5) * 1000)]);
   async function poll(): Promise<void> {
     while (!controller.signal.aborted) {
       try {
@@ -168,7 +174,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
               AttributeNames: ['All'],
               MessageSystemAttributeNames: ['All'],
             }),
-            { abortSignal: controller.signal },
+            { abortSignal: receiveSignal(20) },
           )
           .finally(() => {
             if (quiet) watching = false;
@@ -185,7 +191,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
               AttributeNames: ['All'],
               MessageSystemAttributeNames: ['All'],
             }),
-            { abortSignal: controller.signal },
+            { abortSignal: receiveSignal(options.waitTimeSeconds ?? 1) },
           );
           received.Messages.push(...(more.Messages ?? []));
         }
