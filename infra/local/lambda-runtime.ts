@@ -91,6 +91,8 @@ const TSX_API = pathToFileURL(
     .resolve('tsx/esm/api')
     .replace(/\.cjs$/, '.mjs'),
 ).href;
+/** The longest an environment's cold init may take before it is discarded and the invocation fails (retried). */
+const INIT_LIMIT_MS = 30_000;
 const BOOTSTRAP = pathToFileURL(join(import.meta.dirname, 'lambda-environment.ts')).href;
 
 /**
@@ -139,6 +141,15 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       }),
     };
     environment.ready.catch(() => undefined);
+    // Lambda gives an environment's init 10 s; here it compiles the sources too, so a busy machine gets 30 s.
+    const initLimit = setTimeout(() => {
+      failed(new Error(`${options.name}: its environment did not start within ${INIT_LIMIT_MS} ms`));
+      discard(environment, new Error(`${options.name}: its environment did not start`));
+    }, INIT_LIMIT_MS);
+    environment.ready.then(
+      () => clearTimeout(initLimit),
+      () => clearTimeout(initLimit),
+    );
     stats.coldStarts++;
     environments.push(environment);
     stats.environments = environments.length;
