@@ -147,8 +147,8 @@ export interface AtsSandboxSpec {
   kind: AtsKind;
   port: number;
   jobs: KitJob[];
-  /** Requests per window, counted per principal (`authenticate`); `aligned`: windows fixed on the clock. */
-  rateLimit: { limit: number; windowMs: number; aligned?: boolean };
+  /** Requests per window, counted per principal (`authenticate`), each window from its first request. */
+  rateLimit: { limit: number; windowMs: number };
   /** Answers 429: each ATS announces the wait its own way. */
   rateLimited(response: ServerResponse, resetMs: number): void;
   /** Headers every answer carries about the caller's window (Workable's `X-Rate-Limit-*`), if the ATS sends any. */
@@ -197,7 +197,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     throttled: 0,
     faults: noFaults(),
   };
-  const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs, spec.rateLimit.aligned);
+  const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
   const random = seededRandom(options.seed ?? 11);
   const previous = new Map<string, string>();
 
