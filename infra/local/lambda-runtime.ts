@@ -47,7 +47,7 @@ export interface LocalFunctionStats {
   /** Invocations that ran past the function's timeout: their environment was discarded, as Lambda does. */
   timeouts: number;
   /** Environments alive now. */
-  environments: number;
+  readonly environments: number;
 }
 
 /** One function of the stack, run as Lambda runs it: in execution environments that share no module state. */
@@ -103,13 +103,20 @@ const BOOTSTRAP = pathToFileURL(join(import.meta.dirname, 'lambda-environment.ts
 export function startLocalFunction(options: LocalFunctionOptions): LocalFunction {
   const environments: Environment[] = [];
   const waiting: ((environment: Environment) => void)[] = [];
-  const stats: LocalFunctionStats = { invocations: 0, coldStarts: 0, initMs: [], timeouts: 0, environments: 0 };
+  const stats: LocalFunctionStats = {
+    invocations: 0,
+    coldStarts: 0,
+    initMs: [],
+    timeouts: 0,
+    get environments() {
+      return environments.length;
+    },
+  };
   let stopped = false;
 
   function discard(environment: Environment, reason: Error): void {
     const index = environments.indexOf(environment);
     if (index >= 0) environments.splice(index, 1);
-    stats.environments = environments.length;
     environment.pending?.settle(reason);
     void environment.worker.terminate();
     // A waiting invocation gets a new environment in the place of this one.
@@ -152,7 +159,6 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
     );
     stats.coldStarts++;
     environments.push(environment);
-    stats.environments = environments.length;
     worker.on('message', (message: FromEnvironment) => {
       switch (message.type) {
         case 'ready':
@@ -243,7 +249,6 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       stopped = true;
       waiting.length = 0;
       await Promise.all(environments.splice(0).map((e) => e.worker.terminate()));
-      stats.environments = 0;
     },
   };
 }
