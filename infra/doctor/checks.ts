@@ -23,7 +23,7 @@ export interface DoctorDependencies {
   sesSender?: ((address: string) => Promise<CheckLine>) | undefined;
   /** The deployment's default sender (`deploy.mailFrom`). */
   mailFrom?: string | undefined;
-  /** How many of the ATS's jobs a trigger for "all" jobs is checked against (default 20). */
+  /** How many of the ATS's open jobs a trigger for "all" jobs is checked against, every page read (default 500). */
   jobsForAll?: number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -129,7 +129,7 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
   if (atsWorks) {
     lines.push(await userLine(connection, ats, atsCall));
     lines.push(...(await permissionLines(connection, ats, atsCall)));
-    lines.push(...(await stageLines(connection, ats, atsCall, deps.jobsForAll ?? 20)));
+    lines.push(...(await stageLines(connection, ats, atsCall, deps.jobsForAll ?? DEFAULT_JOBS_FOR_ALL)));
   } else lines.push(info('the stage and webhook checks need working ATS credentials'));
 
   lines.push(...(await interviewServiceLines(connection, secrets, deps)));
@@ -198,9 +198,13 @@ async function permissionLines(
   return lines;
 }
 
+/** Open jobs a trigger for "all" jobs is checked against unless `--jobs` says otherwise. */
+export const DEFAULT_JOBS_FOR_ALL = 500;
+
 /**
  * Every trigger's stage and the advance rule's target, for each job they apply to: a job list of the trigger, the
- * jobs its `idsByJob` names, or (for "all") the first jobs the ATS lists. Lever's stages are global.
+ * jobs its `idsByJob` names, or (for "all") the open jobs the ATS lists, every page up to `jobsForAll`. Lever's
+ * stages are global.
  */
 async function stageLines(
   connection: Connection,
@@ -226,7 +230,11 @@ async function stageLines(
     if (jobs !== 'all') return jobs;
     const named = Object.keys(matcher.idsByJob ?? {});
     if (matcher.name === undefined && matcher.id === undefined) return named;
-    listedJobs ??= atsCall(() => ats.listJobs(jobsForAll)).then((list) => list.map((j) => j.id));
+    listedJobs ??= atsCall(() => ats.listJobs(jobsForAll)).then((list) => {
+      if (list.length >= jobsForAll)
+        lines.push(info(`checked the first ${jobsForAll} open jobs the ATS lists; --jobs N checks more`));
+      return list.map((j) => j.id);
+    });
     return [...new Set([...named, ...(await listedJobs)])];
   };
   const check = async (label: string, matcher: StageMatcher, jobIds: readonly (string | undefined)[]) => {

@@ -16,6 +16,7 @@ const USAGE = `usage: npm run doctor -- [--connection ID]
   (no option)                    check every connection: one line per check, ✓ or ✗ with what to do
   --register-webhooks            create the ATS webhooks that are missing (Lever, Ashby, Workable), then check
   --dry-run --application APP    what a stage change of application APP would do, with no side effect
+  --jobs N                       open jobs a trigger for "all" jobs is checked against (default 500)
 Exit code 0 only when every check passes; 2 for a usage error.`;
 
 const { values } = parseArgs({
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     'register-webhooks': { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
     application: { type: 'string' },
+    jobs: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -89,6 +91,11 @@ async function main(): Promise<void> {
     return;
   }
   const target = values.aws ? awsTarget() : localTarget();
+  if (values.jobs !== undefined) {
+    const jobs = Number(values.jobs);
+    if (!Number.isInteger(jobs) || jobs < 1) usage(`--jobs ${values.jobs}: a whole number of jobs, 1 or more`);
+    target.deps.jobsForAll = jobs;
+  }
   const connections = values.connection
     ? target.connections.filter((c) => c.id === values.connection)
     : target.connections;

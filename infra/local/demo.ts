@@ -1,6 +1,7 @@
 import type { AtsKind } from '../../shared/config';
 import type { LocalStack } from './local-stack';
 import { statusOfTag } from '../../shared/pipeline/status';
+import { undocumentedCalls } from './sandbox/documented-routes';
 
 export interface AtsDemoSummary {
   interviewsCreated: number;
@@ -19,6 +20,8 @@ export interface AtsDemoSummary {
 export interface DemoSummary {
   byAts: Partial<Record<AtsKind, AtsDemoSummary>>;
   dlqDepth: number;
+  /** Each call the run made that its vendor does not document (route, query parameter or body field). */
+  undocumentedCalls: string[];
 }
 
 export const DEMO_CANDIDATES = [
@@ -254,7 +257,9 @@ export async function runDemo(
   await stack.waitForQuiet(timeoutMs);
   const dlq = await stack.dlqDepths();
   const summaries = await Promise.all(runs.map(async (run) => [run.kind, await summarise(stack, run)] as const));
-  return { byAts: Object.fromEntries(summaries), dlqDepth: dlq.stage + dlq.report };
+  // Every call of the run (the doctor's at the start too) is held against the routes its vendor documents.
+  const undocumented = runs.flatMap((run) => undocumentedCalls(run.kind, stack.ats[run.kind].calls()));
+  return { byAts: Object.fromEntries(summaries), dlqDepth: dlq.stage + dlq.report, undocumentedCalls: undocumented };
 }
 
 /** The reconciler every `RECONCILE_EVERY_MS` while the demo runs, as its schedule would run it. */
@@ -297,7 +302,10 @@ export function formatSummary(summary: DemoSummary): string {
       `| ${`status: ${status.replace(' for review', '')}`.padEnd(width)} ` +
       `${kinds.map((k) => `| ${cell(summary.byAts[k]?.statuses[status] ?? 0)} `).join('')}|`,
   );
-  return [line, header, line, ...body, ...statusRows, line, `messages in the DLQs: ${summary.dlqDepth}`].join('\n');
+  const calls = `ATS calls outside the vendors' documented routes: ${summary.undocumentedCalls.length}`;
+  return [line, header, line, ...body, ...statusRows, line, `messages in the DLQs: ${summary.dlqDepth}`, calls].join(
+    '\n',
+  );
 }
 
 /** What `npm start -- --once` requires on every ATS; the first miss names the ATS and the step. */
@@ -315,5 +323,6 @@ export function checkSummary(summary: DemoSummary, candidates = DEMO_CANDIDATES.
     if (tagged !== candidates + 2) return `${kind} statuses: expected ${candidates + 2} tagged, got ${tagged}`;
   }
   if (summary.dlqDepth !== 0) return `dead-letter queues: ${summary.dlqDepth} messages`;
+  if (summary.undocumentedCalls.length) return `undocumented ATS calls: ${summary.undocumentedCalls.join('; ')}`;
   return undefined;
 }

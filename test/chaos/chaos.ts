@@ -9,7 +9,7 @@ import type { AtsKind } from '../../shared/config';
 import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shared/pipeline/fault-injection';
 import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
-import { undocumentedCalls } from '../contract/ats/route-conformance';
+import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
 
 export interface ChaosOptions {
   candidates: number;

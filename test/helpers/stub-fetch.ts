@@ -1,6 +1,8 @@
 import { createAtsAdapter } from '../../shared/ats';
 import { parseConnections } from '../../shared/config';
+import { atsOfPath, undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
 import { connectionDocument } from './connections';
+import { recordUndocumented } from './documented-calls';
 
 /** One request as the stub saw it. */
 export interface StubCall {
@@ -19,7 +21,9 @@ export interface StubAnswer {
 
 /**
  * A `fetch` that answers as a vendor documents, without a network: `answer` sees each request and says what the
- * vendor would reply; every call is recorded, so a test can say which routes were (and were not) used.
+ * vendor would reply; every call is recorded, so a test can say which routes were (and were not) used. A call to an
+ * ATS's API is held against the routes its vendor documents, and one outside them fails the test
+ * (test/setup/documented-calls.ts).
  */
 export function stubFetch(answer: (call: StubCall) => StubAnswer): { fetch: typeof fetch; calls: StubCall[] } {
   const calls: StubCall[] = [];
@@ -33,6 +37,7 @@ export function stubFetch(answer: (call: StubCall) => StubAnswer): { fetch: type
     }
     const call: StubCall = { method: init?.method ?? 'GET', url: new URL(String(input)), body };
     calls.push(call);
+    holdAgainstDocumentedRoutes(call);
     const reply = answer(call);
     const payload = reply.json === undefined ? (reply.text ?? null) : JSON.stringify(reply.json);
     const noBody = reply.status === 204 || payload === null;
@@ -60,4 +65,13 @@ export function stubbedGreenhouse(fetchImpl: typeof fetch) {
     },
     { fetch: fetchImpl },
   );
+}
+
+function holdAgainstDocumentedRoutes(call: StubCall): void {
+  const kind = atsOfPath(call.url.pathname);
+  if (!kind) return;
+  const { body } = call;
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).sort() : [];
+  const query = [...new Set(call.url.searchParams.keys())].sort();
+  recordUndocumented(undocumentedCalls(kind, [{ method: call.method, route: call.url.pathname, query, body: fields }]));
 }

@@ -7,13 +7,13 @@ import type { AtsKind } from '../../../shared/config';
 import { runDoctor } from '../../helpers/doctor';
 import { waitFor } from '../../helpers/local-http';
 import { emailsTo, invitedInterviewId, startTestStack } from '../../helpers/local-stack';
-import { undocumentedCalls } from './route-conformance';
+import { undocumentedCalls } from '../../../infra/local/sandbox/documented-routes';
 
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
 
 /**
  * Every call the adapters, the sweep and the doctor make reaches a sandbox, which records its method, route, query
- * parameters and body fields; each is held against the vendors' documented routes (fixtures/documented-routes.json).
+ * parameters and body fields; each is held against the vendors' documented routes (infra/local/sandbox/documented-routes.json).
  */
 describe('Route conformance: every ATS call is one the vendor documents', () => {
   let stack: LocalStack;

@@ -53,6 +53,28 @@ describe('npm run doctor on the local stack', () => {
     expect(sectionOf(run.output, 'demo-ashby')).toContain('✓ ashby sends candidateDelete to this connection');
     expect(sectionOf(run.output, 'demo-greenhouse')).toContain('Configure → Dev Center → Web Hooks');
     expect(run.output).not.toMatch(SECRET_FIELDS);
+    // Each sandbox also lists a closed or archived job without the stage: "all jobs" means the open ones.
+    expect(run.output).not.toMatch(/3399|9c2e01aa-closed|ARCH0001/);
+  }, 120_000);
+
+  it('checks a trigger for all jobs against every open job, naming one opened without the stage', async () => {
+    const jobs = stack.greenhouse.state.jobs;
+    // Six jobs opened since, the last without the AI interview stage; with the demo's two open ones, eight.
+    const added = Array.from({ length: 6 }, (_, i) => ({
+      id: 3500 + i,
+      name: `Opened ${i}`,
+      stages: i === 5 ? [{ id: 9950, name: 'Hired' }] : [{ id: 9940 + i, name: 'AI Interview' }],
+    }));
+    jobs.push(...added);
+    try {
+      const run = await runDoctor(['--stack', stack.stackFile, '--connection', 'demo-greenhouse', '--jobs', '8']);
+      expect(run.output).toContain('job 3505 has no stage named "AI Interview"');
+      expect(run.output).toContain('checked the first 8 open jobs the ATS lists; --jobs N checks more');
+      expect(run.output).not.toContain('3399');
+      expect(run.code).toBe(1);
+    } finally {
+      jobs.splice(jobs.length - added.length, added.length);
+    }
   }, 120_000);
 
   it('names a missing permission and the feature it stops, and lists those no read can show', async () => {
