@@ -438,12 +438,24 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     );
   }
 
-  /** A candidate tag's id by its title, the list read once per warm function; created when asked for one. */
+  /**
+   * A candidate tag's id by its title, the list read (every page, until the title is found) once per warm function;
+   * created when asked for one and not found.
+   */
   private async tagId(title: string, create: boolean, signal?: AbortSignal): Promise<string | undefined> {
-    const list = async () => {
-      const listed = await this.rpc('/candidateTag.list', {}, tagListSchema, signal);
-      for (const t of validItems(listed.results, tagSchema)) this.tagIds.set(t.title, t.id);
-    };
+    const list = () =>
+      searchPages(
+        async (cursor) => {
+          const body = { limit: 100, ...(cursor ? { cursor } : {}) };
+          const page = await this.rpc('/candidateTag.list', body, tagListSchema, signal);
+          return { page: page.results, next: page.moreDataAvailable ? (page.nextCursor ?? undefined) : undefined };
+        },
+        (tags) => {
+          for (const t of validItems(tags, tagSchema)) this.tagIds.set(t.title, t.id);
+          return this.tagIds.has(title) ? true : undefined;
+        },
+        'Ashby candidateTag.list',
+      );
     if (!this.tagIds.has(title)) await list();
     if (this.tagIds.has(title) || !create) return this.tagIds.get(title);
     const created = await this.http.write(

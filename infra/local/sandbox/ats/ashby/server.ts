@@ -190,7 +190,19 @@ export function startAshbySandbox(
         {
           method: 'POST',
           pattern: '/candidateTag.list',
-          handle: ({ response }) => ok(response, ashbyTags),
+          // Cursor pages of `limit` (100 by default) with `moreDataAvailable` and `nextCursor` (Ashby OpenAPI).
+          handle: async ({ request, response }) => {
+            const body = await kit.json(request);
+            const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
+            const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
+            const more = offset + limit < ashbyTags.length;
+            sendJson(response, 200, {
+              success: true,
+              results: ashbyTags.slice(offset, offset + limit),
+              moreDataAvailable: more,
+              ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+            });
+          },
         },
         {
           method: 'POST',
