@@ -123,12 +123,25 @@ export function planDeferral(
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
-  const { retryAfterMs, turnAt } = (error ?? {}) as { retryAfterMs?: unknown; turnAt?: unknown };
+  const { retryAfterMs, turnAt, turnCalls } = (error ?? {}) as {
+    retryAfterMs?: unknown;
+    turnAt?: unknown;
+    turnCalls?: unknown;
+  };
   // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
-  if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted' && message.kind !== 'follow-up')
-    return { message: { ...message, deferrals: deferrals + 1, turnAt }, delaySeconds: turnDelaySeconds(turnAt) };
+  if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted' && message.kind !== 'follow-up') {
+    const calls = typeof turnCalls === 'number' ? turnCalls : 1;
+    return {
+      message: { ...message, deferrals: deferrals + 1, turnAt, turnCalls: calls },
+      delaySeconds: turnDelaySeconds(turnAt),
+    };
+  }
   const delaySeconds = deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
-  const { turnAt: _spent, ...rest } = message as QueueMessage & { turnAt?: number };
+  const {
+    turnAt: _turn,
+    turnCalls: _calls,
+    ...rest
+  } = message as QueueMessage & { turnAt?: number; turnCalls?: number };
   return { message: { ...rest, deferrals: deferrals + 1 } as QueueMessage, delaySeconds };
 }
 

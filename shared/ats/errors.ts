@@ -22,6 +22,8 @@ export class AtsError extends Error {
    */
   public readonly paced: boolean;
   public readonly turnAt: number | undefined;
+  /** The calls the turn holds intervals for. */
+  public readonly turnCalls: number | undefined;
   /** The write may have been carried out though no answer came back: look before writing again. */
   public readonly mayHaveSucceeded: boolean;
 
@@ -33,6 +35,7 @@ export class AtsError extends Error {
       retryAfterMs?: number;
       paced?: boolean;
       turnAt?: number;
+      turnCalls?: number;
       mayHaveSucceeded?: boolean;
       cause?: unknown;
     } = {},
@@ -44,6 +47,7 @@ export class AtsError extends Error {
     this.retryAfterMs = context.retryAfterMs;
     this.paced = context.paced ?? context.turnAt !== undefined;
     this.turnAt = context.turnAt;
+    this.turnCalls = context.turnCalls;
     this.mayHaveSucceeded = context.mayHaveSucceeded ?? false;
     this.retryable = code === 'ats-rate-limited' || code === 'ats-unavailable';
   }

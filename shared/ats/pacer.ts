@@ -28,8 +28,20 @@ export interface RateSchedule {
   reserve(connectionId: string, spanMs: number, notBefore: number): Promise<number>;
 }
 
-/** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
-export type Admission<T> = { admitted: true; value: T } | { admitted: false; turnAt: number; waitMs: number };
+/**
+ * A message was admitted and its work ran (`value`); or its work did not run, and it comes back for its turn
+ * (`turnAt`), or after `waitMs` to reserve one (what its sort of work costs is still being learnt).
+ */
+export type Admission<T> =
+  | { admitted: true; value: T }
+  | { admitted: false; turnAt: number; turnCalls: number; waitMs: number }
+  | { admitted: false; turnAt: undefined; waitMs: number };
+
+/** A turn reserved on the schedule: when it begins, and how many calls' intervals it holds. */
+export interface Turn {
+  at: number;
+  calls: number;
+}
 
 /**
  * The share of the ATS's rate the schedule gives out: the rest absorbs a call sent a little late or early (a queue's
@@ -47,6 +59,12 @@ const WAIT_IN_WORKER_MS = 3_000;
 const DEFAULT_CALLS = 1;
 /** Messages of a kind that must finish before what they cost is believed. */
 const LEARNT_AFTER = 3;
+/**
+ * While a kind's cost is unknown in this environment, this many of its messages run at a time to show it; the others
+ * come back after PROBE_WAIT_MS, so a burst is not booked at a guessed cost.
+ */
+const PROBES = 3;
+const PROBE_WAIT_MS = 2_000;
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
 
@@ -104,6 +122,7 @@ export class Pacer implements CallGate {
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private window: AnnouncedWindow | undefined;
   private readonly costs = new Map<string, { messages: number; calls: number }>();
+  private readonly probing = new Map<string, number>();
   private waiting: { spanMs: number; notBefore: number; done: (start: number | Error) => void }[] = [];
   private reserving = false;
   private pushedTo = 0;
@@ -116,25 +135,32 @@ export class Pacer implements CallGate {
   }
 
   /**
-   * A message of `kind` begins: its turn (`turnAt`, reserved when it went back, or reserved now) is waited for here
+   * A message of `kind` begins: its turn (`reserved` when it went back, or reserved now) is waited for here
    * when close, and its work runs; a later turn is returned and the work does not run.
    */
   public async admit<T>(
     kind: string,
-    turnAt: number | undefined,
+    reserved: Turn | undefined,
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
   ): Promise<Admission<T>> {
-    const slots = Math.max(1, Math.round(this.expectedCalls(kind)));
-    const turn = turnAt ?? (await this.reserve(slots * this.intervalMs, this.now()));
+    const learnt = (this.costs.get(kind)?.messages ?? 0) >= LEARNT_AFTER;
+    const probes = this.probing.get(kind) ?? 0;
+    if (reserved === undefined && !learnt && probes >= PROBES)
+      return { admitted: false, turnAt: undefined, waitMs: PROBE_WAIT_MS };
+    const slots = reserved?.calls ?? Math.max(1, Math.round(this.expectedCalls(kind)));
+    const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
     const wait = turn - this.now();
     if (wait > WAIT_IN_WORKER_MS || wait >= timeLeftMs(signal, this.now))
-      return { admitted: false, turnAt: turn, waitMs: wait };
+      return { admitted: false, turnAt: turn, turnCalls: slots, waitMs: wait };
     if (wait > 0) await this.sleep(wait, signal);
     const ticket: Ticket = { pacer: this, turnAt: turn, slots, calls: 0 };
+    if (!learnt) this.probing.set(kind, probes + 1);
     try {
       return { admitted: true, value: await tickets.run(ticket, work) };
     } finally {
+      if (!learnt) this.probing.set(kind, (this.probing.get(kind) ?? 1) - 1);
+      // What it needed: the calls it made, and one it was refused a turn for.
       const cost = this.costs.get(kind) ?? { messages: 0, calls: 0 };
       this.costs.set(kind, { messages: cost.messages + 1, calls: cost.calls + ticket.calls });
     }
@@ -158,8 +184,10 @@ export class Pacer implements CallGate {
     const wait = due - this.now();
     if (wait > 0) {
       // A turn of its own too far off: the message goes back for it, keeping it (a sweep's page just stops).
-      if ((!reserved && wait > WAIT_IN_WORKER_MS) || wait >= timeLeftMs(signal, this.now))
+      if ((!reserved && wait > WAIT_IN_WORKER_MS) || wait >= timeLeftMs(signal, this.now)) {
+        if (mine) mine.calls++;
         throw spent(where, wait, 'its turn is later', mine && !reserved ? due : undefined);
+      }
       await this.sleep(wait, signal);
       this.guard(where);
     }
@@ -243,6 +271,6 @@ function spent(where: string, waitMs: number, why: string, turnAt?: number): Ats
   return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: ${why}; not sent`, {
     retryAfterMs: Math.ceil(waitMs),
     paced: true,
-    ...(turnAt === undefined ? {} : { turnAt }),
+    ...(turnAt === undefined ? {} : { turnAt, turnCalls: 1 }),
   });
 }

@@ -9,17 +9,20 @@ import type { ConnectionContext } from './ports';
  */
 export async function withinRateWindow<T>(
   context: ConnectionContext,
-  message: { kind: string; turnAt?: number | undefined },
+  message: { kind: string; turnAt?: number | undefined; turnCalls?: number | undefined },
   signal: AbortSignal | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
   if (!context.pacer) return work();
-  const admission = await context.pacer.admit(message.kind, message.turnAt, signal, work);
+  const turn = message.turnAt === undefined ? undefined : { at: message.turnAt, calls: message.turnCalls ?? 1 };
+  const admission = await context.pacer.admit(message.kind, turn, signal, work);
   if (admission.admitted) return admission.value;
   const waitMs = Math.max(0, Math.ceil(admission.waitMs));
   throw new AtsError(
     ATS_ERROR_CODES.rateLimited,
     `connection ${context.connection.id}: its turn on the ATS's rate limit is in ${Math.ceil(waitMs / 1000)} s`,
-    { retryAfterMs: waitMs, turnAt: admission.turnAt },
+    admission.turnAt === undefined
+      ? { retryAfterMs: waitMs, paced: true }
+      : { retryAfterMs: waitMs, turnAt: admission.turnAt, turnCalls: admission.turnCalls },
   );
 }

@@ -15,6 +15,8 @@ const deferrals = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)));
  * runs then without reserving again (shared/ats/pacer.ts).
  */
 const turnAt = v.optional(v.pipe(v.number(), v.minValue(0)));
+/** The calls that turn holds intervals for. */
+const turnCalls = v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)));
 
 /** The delivery (or reconciler run) the message came from: every log line about it carries this id. */
 const correlationId = v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,100}$/)));
@@ -29,6 +31,7 @@ export const stageEnteredMessageSchema = v.object({
   receivedAt: v.number(),
   deferrals,
   turnAt,
+  turnCalls,
   correlationId,
   event: v.object({
     deliveryId: safeIdSchema,
@@ -88,6 +91,7 @@ export const reportCreatedMessageSchema = v.object({
   receivedAt: v.number(),
   deferrals,
   turnAt,
+  turnCalls,
   correlationId,
   source: v.picklist(['webhook', 'reconciler']),
   reportId: safeIdSchema,

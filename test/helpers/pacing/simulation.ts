@@ -135,7 +135,7 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
     cost,
     kind: setup.kinds?.[i] ?? 'message',
     made: 0,
-    turnAt: undefined as number | undefined,
+    turn: undefined as { at: number; calls: number } | undefined,
     at: clock.now,
   }));
   let finished = 0;
@@ -163,21 +163,26 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
       }
       const [message] = queue.splice(index, 1) as [(typeof queue)[number]];
       try {
-        const admission = await pacer.admit(message.kind, message.turnAt, undefined, async () => {
+        const admission = await pacer.admit(message.kind, message.turn, undefined, async () => {
           while (message.made < message.cost) {
             await call(pacer);
             message.made++;
           }
         });
         if (admission.admitted) finished++;
+        else if (admission.turnAt === undefined) back(message, Math.ceil(admission.waitMs / 1000) * 1000);
         else {
-          message.turnAt = admission.turnAt;
+          message.turn = { at: admission.turnAt, calls: admission.turnCalls };
           back(message, turnDelaySeconds(admission.turnAt, clock.now) * 1000);
         }
       } catch (error) {
         // A turn the pacer kept for the call goes with the message, as the worker's deferral carries it.
-        const { turnAt, retryAfterMs } = error as { turnAt?: number; retryAfterMs?: number };
-        message.turnAt = turnAt;
+        const { turnAt, turnCalls, retryAfterMs } = error as {
+          turnAt?: number;
+          turnCalls?: number;
+          retryAfterMs?: number;
+        };
+        message.turn = turnAt === undefined ? undefined : { at: turnAt, calls: turnCalls ?? 1 };
         back(
           message,
           turnAt === undefined

@@ -54,11 +54,12 @@ describe('the pacer', () => {
     await run(() => burst(pacer));
     const later = await run(() => pacer.admit('invitation', undefined, undefined, async () => 'ran'));
     expect(later).toMatchObject({ admitted: false });
-    const turnAt = (later as { turnAt: number }).turnAt;
+    const { turnAt, turnCalls } = later as { turnAt: number; turnCalls: number };
     expect(turnAt).toBeGreaterThan(clock.now);
     const reserved = reservations.length;
     clock.now = turnAt - 500;
-    expect(await run(() => pacer.admit('invitation', turnAt, undefined, async () => 'ran'))).toEqual({
+    const turn = { at: turnAt, calls: turnCalls };
+    expect(await run(() => pacer.admit('invitation', turn, undefined, async () => 'ran'))).toEqual({
       admitted: true,
       value: 'ran',
     });
@@ -95,13 +96,14 @@ describe('the pacer', () => {
       await run(() => pacer.admit('invitation', undefined, undefined, async () => pacer.beforeCall('GET /a')));
     await run(() => burst(pacer));
     const now = await run(() =>
-      pacer.admit('invitation', clock.now, undefined, async () => {
+      pacer.admit('invitation', { at: clock.now, calls: 1 }, undefined, async () => {
         await pacer.beforeCall('GET /a');
         return pacer.beforeCall('POST /b').catch((error: unknown) => error);
       }),
     );
     const extra = (now as { value: unknown }).value;
     expect(extra).toMatchObject({ code: 'ats-rate-limited', paced: true });
+    expect(extra).toMatchObject({ turnCalls: 1 });
     expect((extra as { turnAt?: number }).turnAt).toBeGreaterThan(0);
   });
 

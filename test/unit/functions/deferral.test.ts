@@ -243,16 +243,16 @@ describe('Function: sqsBatchHandler with deferral', () => {
 
   it('carries the turn the pacer reserved, and comes back a little before it, whatever the earlier deferrals', () => {
     const now = Date.now();
-    const turn = Object.assign(rateLimitedByAts(25_000), { turnAt: now + 25_000 });
+    const turn = Object.assign(rateLimitedByAts(25_000), { turnAt: now + 25_000, turnCalls: 2 });
     const planned = planDeferral(reportMessage({ deferrals: 4 }), turn, () => 0.999);
-    expect(planned?.message).toEqual(reportMessage({ deferrals: 5, turnAt: now + 25_000 }));
+    expect(planned?.message).toEqual(reportMessage({ deferrals: 5, turnAt: now + 25_000, turnCalls: 2 }));
     // Back before the turn (a delay counts whole seconds; the event source gathers a second more), never after it.
     expect(planned?.delaySeconds).toBeGreaterThanOrEqual(22);
     expect(planned?.delaySeconds).toBeLessThanOrEqual(24);
   });
 
   it('drops a turn a message no longer holds when it goes back for another reason', () => {
-    const held = reportMessage({ turnAt: Date.now() - 1_000 });
+    const held = reportMessage({ turnAt: Date.now() - 1_000, turnCalls: 2 });
     const planned = planDeferral(held, rateLimitedByAts(8_000), () => 0);
     expect(planned?.message).toEqual(reportMessage({ deferrals: 1 }));
     expect(planned?.delaySeconds).toBe(8);
