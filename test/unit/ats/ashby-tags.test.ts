@@ -46,7 +46,7 @@ function ashbyOrganisation() {
 describe('Ashby status tags', () => {
   it('finds a status tag on a later page of the tag list, adds it once, and creates none', async () => {
     const { adapter, calls, held } = ashbyOrganisation();
-    const target = { atsApplicationId: 'app-1', atsCandidateId: 'cand-1' };
+    const target = { atsJobId: 'job-1', atsApplicationId: 'app-1', atsCandidateId: 'cand-1' };
     await adapter.setStatusTag!(target, 'AI interview: invited', ['AI interview: expired']);
     await adapter.setStatusTag!(target, 'AI interview: invited', ['AI interview: expired']);
     expect(held).toEqual(['tag-invited']);
