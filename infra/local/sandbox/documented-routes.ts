@@ -26,7 +26,7 @@ export function documentedRoutes(): Record<AtsKind, DocumentedRoute[]> {
 /** `/v3/applications/:id/move` and `/v3/applications/{id}/move` are one template. */
 const template = (path: string) => path.replace(/:[A-Za-z]+|\{[^}]+\}/g, '{}');
 
-/** A route's template matches a sandbox's template of the same route, or a concrete path (`/v3/applications/7/move`). */
+/** A route's template matches a sandbox's template of the same route, or a concrete path (`/v3/applications/7`). */
 function matches(route: DocumentedRoute, path: string): boolean {
   const wanted = template(route.path);
   if (wanted === template(path)) return true;

@@ -13,7 +13,8 @@ const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies re
 
 /**
  * Every call the adapters, the sweep and the doctor make reaches a sandbox, which records its method, route, query
- * parameters and body fields; each is held against the vendors' documented routes (infra/local/sandbox/documented-routes.json).
+ * parameters and body fields; each is held against the vendors' documented routes
+ * (infra/local/sandbox/documented-routes.json).
  */
 describe('Route conformance: every ATS call is one the vendor documents', () => {
   let stack: LocalStack;
