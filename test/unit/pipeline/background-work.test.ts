@@ -91,9 +91,7 @@ describe('Use case: sweepConnection runs on spare rate budget only', () => {
       next: undefined,
     });
     let waitMs = 0;
-    Object.assign(ats, { listApplicationsInStage });
-    // The connection's pacer, as far as the sweep asks it: how long until the ATS takes a page's calls.
-    Object.assign(context, { pacer: { waitMs: () => waitMs } });
+    Object.assign(ats, { listApplicationsInStage, pacingWaitMs: () => waitMs });
     const ledger = new MemoryQueueLedger();
     const enqueued: StageEnteredMessage[] = [];
     const deps = {
