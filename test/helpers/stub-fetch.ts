@@ -1,6 +1,7 @@
 import { createAtsAdapter } from '../../shared/ats';
 import { parseConnections } from '../../shared/config';
 import { atsOfPath, undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
+import { shapeOf } from '../../infra/local/sandbox/http-kit';
 import { connectionDocument } from './connections';
 import { recordUndocumented } from './documented-calls';
 
@@ -69,9 +70,5 @@ export function stubbedGreenhouse(fetchImpl: typeof fetch) {
 
 function holdAgainstDocumentedRoutes(call: StubCall): void {
   const kind = atsOfPath(call.url.pathname);
-  if (!kind) return;
-  const { body } = call;
-  const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).sort() : [];
-  const query = [...new Set(call.url.searchParams.keys())].sort();
-  recordUndocumented(undocumentedCalls(kind, [{ method: call.method, route: call.url.pathname, query, body: fields }]));
+  if (kind) recordUndocumented(undocumentedCalls(kind, [shapeOf(call.method, call.url.pathname, call.url, call.body)]));
 }

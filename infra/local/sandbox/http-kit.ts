@@ -47,17 +47,22 @@ export interface CallShape {
  */
 export function callShape(request: IncomingMessage, route: string, url: URL): CallShape {
   const method = request.method ?? 'GET';
-  let body: string[] = [];
+  let body: unknown;
   const read = readBodies.get(request);
   if (read && method !== 'GET' && method !== 'DELETE') {
     try {
-      const parsed = JSON.parse(read.toString('utf8') || '{}') as unknown;
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = Object.keys(parsed).sort();
+      body = JSON.parse(read.toString('utf8') || '{}') as unknown;
     } catch {
       // A form body (an OAuth token request) or no JSON: no fields to hold against the reference.
     }
   }
-  return { method, route, query: [...new Set(url.searchParams.keys())].sort(), body };
+  return shapeOf(method, route, url, body);
+}
+
+/** A request's shape from its parts: its query's parameter names and its JSON object body's top-level fields. */
+export function shapeOf(method: string, route: string, url: URL, body: unknown): CallShape {
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).sort() : [];
+  return { method, route, query: [...new Set(url.searchParams.keys())].sort(), body: fields };
 }
 
 export function sendJson(

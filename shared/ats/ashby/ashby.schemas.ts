@@ -90,13 +90,13 @@ export const applicationListSchema = v.object({
   nextCursor: v.nullish(v.string()),
 });
 
-/** `candidateTag.list` / `candidateTag.create`: a tag's id and title. */
 /** `candidateTag.list`: cursor pages (`nextCursor` while `moreDataAvailable`, Ashby OpenAPI). */
 export const tagListSchema = v.object({
   results: v.array(v.unknown()),
   moreDataAvailable: v.optional(v.boolean()),
   nextCursor: v.optional(v.nullable(v.string())),
 });
+/** `candidateTag.list` / `candidateTag.create`: a tag's id and title. */
 export const tagSchema = v.object({ id: v.string(), title: v.string() });
 export const tagCreatedSchema = v.object({ results: tagSchema });
 /** `candidate.info`, read for the candidate's tags. */

@@ -29,6 +29,22 @@ const ok = (response: Parameters<typeof sendJson>[0], results: unknown) =>
 const failed = (response: Parameters<typeof sendJson>[0], error: string) =>
   sendJson(response, 200, { success: false, errors: [error] });
 
+/**
+ * One cursor page of a list, as Ashby's list endpoints answer (OpenAPI): `limit` items (100 at most and by default)
+ * from the body's `cursor`, `moreDataAvailable`, and the `nextCursor` while there is more.
+ */
+function cursorPage<T>(all: readonly T[], body: Record<string, unknown>, json: (item: T) => unknown = (i) => i) {
+  const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
+  const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
+  const more = offset + limit < all.length;
+  return {
+    success: true,
+    results: all.slice(offset, offset + limit).map(json),
+    moreDataAvailable: more,
+    ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
+  };
+}
+
 function applicationJson(kit: KitContext, application: KitApplication) {
   const { candidate, job } = kit.parties(application);
   const stage = kit.stage(job.id, application.stageId) ?? { id: application.stageId, name: application.stageId };
@@ -109,20 +125,16 @@ export function startAshbySandbox(
             const all = kit.state.jobs.filter((j) =>
               wanted ? wanted.includes(statusOf(j.state)) : statusOf(j.state) !== 'Draft',
             );
-            const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
-            const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
-            const more = offset + limit < all.length;
-            sendJson(response, 200, {
-              success: true,
-              results: all.slice(offset, offset + limit).map((j) => ({
+            sendJson(
+              response,
+              200,
+              cursorPage(all, body, (j) => ({
                 id: j.id,
                 title: j.name,
                 status: statusOf(j.state),
                 defaultInterviewPlanId: PLAN_ID,
               })),
-              moreDataAvailable: more,
-              ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
-            });
+            );
           },
         },
         {
@@ -131,18 +143,14 @@ export function startAshbySandbox(
           pattern: '/application.list',
           handle: async ({ request, response }) => {
             const body = await kit.json(request);
-            const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
-            const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
             const all = kit.state.applications.filter(
               (a) => (!body.jobId || a.jobId === body.jobId) && (body.status !== 'Active' || a.status === 'active'),
             );
-            const more = offset + limit < all.length;
-            sendJson(response, 200, {
-              success: true,
-              results: all.slice(offset, offset + limit).map((a) => applicationJson(kit, a)),
-              moreDataAvailable: more,
-              ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
-            });
+            sendJson(
+              response,
+              200,
+              cursorPage(all, body, (a) => applicationJson(kit, a)),
+            );
           },
         },
         {
@@ -191,18 +199,8 @@ export function startAshbySandbox(
           method: 'POST',
           pattern: '/candidateTag.list',
           // Cursor pages of `limit` (100 by default) with `moreDataAvailable` and `nextCursor` (Ashby OpenAPI).
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
-            const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
-            const more = offset + limit < ashbyTags.length;
-            sendJson(response, 200, {
-              success: true,
-              results: ashbyTags.slice(offset, offset + limit),
-              moreDataAvailable: more,
-              ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
-            });
-          },
+          handle: async ({ request, response }) =>
+            sendJson(response, 200, cursorPage(ashbyTags, await kit.json(request))),
         },
         {
           method: 'POST',
