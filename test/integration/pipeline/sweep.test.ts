@@ -122,8 +122,8 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       for (let run = 0; run < 40 && runs.at(-1)?.state !== 'done'; run++) {
         const outcome = (await sweepConnection(connectionId, deps)).triggers[0]!;
         runs.push(outcome);
-        // As the reconciler's next run would: after the window the ATS announced has reset (1 s at least).
-        const wait = Math.min(31_000, Math.max(1_000, ats.pacingWaitMs?.() ?? 0));
+        // As the reconciler's next run would: after the window the ATS announced has reset (3 s at least).
+        const wait = Math.min(31_000, Math.max(3_000, ats.pacingWaitMs?.() ?? 0));
         if (outcome.state === 'rate-limited') await new Promise((r) => setTimeout(r, wait));
       }
       // The sandbox counts one window per API credential, which the tests before may have spent: the first run
