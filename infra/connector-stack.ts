@@ -208,10 +208,11 @@ export class ConnectorStack extends Stack {
       [`${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`],
     );
     // Deliveries recorded with each claim, the deletion tombstone written on a purge and checked in every claim, the
-    // queue ledger's records of a purged candidate deleted, a connection's backlog recorded when a message defers.
+    // queue ledger's records of a purged candidate deleted, a connection's backlog recorded when a message defers;
+    // UpdateItem: a turn reserved on the connection's ATS schedule (shared/mapping/rate-schedule.ts).
     allow(
       inviteWorker,
-      ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem'],
+      ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
       [tables.events.tableArn],
     );
     allow(inviteWorker, ['ses:SendEmail'], this.sesIdentities(props));
@@ -231,11 +232,16 @@ export class ConnectorStack extends Stack {
         `${tables.applications.tableArn}/index/${MAPPING_TABLES.applications.candidateIndex.name}`,
       ],
     );
-    // Parked reports (and unparked), a connection's backlog recorded when a message defers.
-    allow(writebackWorker, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
+    // Parked reports (and unparked), a connection's backlog recorded when a message defers, turns on the ATS schedule.
+    allow(
+      writebackWorker,
+      ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
+      [tables.events.tableArn],
+    );
     allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
     allow(reconciler, ['dynamodb:Query'], [index]);
-    // Sweep progress, parked reports and the queue ledger (what was enqueued lately, each connection's backlog).
+    // Sweep progress, parked reports and the queue ledger (what was enqueued lately, each connection's backlog);
+    // UpdateItem: the sweep's pages take their turns on the connection's ATS schedule.
     allow(
       reconciler,
       [
@@ -244,6 +250,7 @@ export class ConnectorStack extends Stack {
         'dynamodb:DeleteItem',
         'dynamodb:BatchGetItem',
         'dynamodb:BatchWriteItem',
+        'dynamodb:UpdateItem',
       ],
       [tables.events.tableArn],
     );

@@ -1,4 +1,5 @@
 import {
+  type Connection,
   ConnectionRegistry,
   fileSecretsProvider,
   missingAtsSecret,
@@ -7,7 +8,9 @@ import {
   type SecretsProvider,
 } from '../../shared/config';
 import { secretsManagerProvider } from '../../shared/config/secrets-manager';
-import { createAtsAdapter } from '../../shared/ats';
+import { connectionRate, createAtsAdapter } from '../../shared/ats';
+import { Pacer, type RateSchedule } from '../../shared/ats/pacer';
+import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
 import { InterviewServiceClient } from '../../shared/interview-service';
 import type { ConnectionContext } from '../../shared/pipeline/ports';
 import { connectionsFilePath, ENV } from './env';
@@ -17,6 +20,9 @@ let registry: ConnectionRegistry | undefined;
 /** Skipped list items and opted-in languages are said here (ids and field paths only). */
 const clientLogger = createLogger('interview-service-client');
 let secrets: SecretsProvider | undefined;
+let schedule: RateSchedule | undefined;
+/** One pacer per connection in this environment, kept when its context is rebuilt; its schedule is shared. */
+const pacers = new Map<string, Pacer | undefined>();
 const contexts = new Map<string, { context: ConnectionContext; secrets: ConnectionSecrets }>();
 
 /**
@@ -54,10 +60,13 @@ export async function connectionContext(connectionId: string): Promise<Connectio
       'secret-invalid',
       `secret ${connection.secretRef}: ${missing} is required for ${connection.ats} connections`,
     );
+  if (!pacers.has(connectionId)) pacers.set(connectionId, pacerFor(connection));
+  const pacer = pacers.get(connectionId);
   const context: ConnectionContext = {
     connection,
     secrets: connectionSecrets,
-    ats: createAtsAdapter(connection, connectionSecrets),
+    ats: createAtsAdapter(connection, connectionSecrets, pacer ? { gate: pacer } : {}),
+    pacer,
     interviews: new InterviewServiceClient({
       baseUrl: connection.interviewService.baseUrl,
       apiKey: connectionSecrets.interviewApiKey,
@@ -70,6 +79,19 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   return context;
 }
 
+/**
+ * The connection's pacer, where its ATS has a rate (its own `atsRateLimit` or the documented one) and the function
+ * has the events table the shared schedule lives on.
+ */
+function pacerFor(connection: Connection): Pacer | undefined {
+  const rate = connectionRate(connection);
+  const table = process.env[ENV.eventsTable];
+  // A rate above 1,000 calls a second is no limit any ATS has: such a connection (a lifted limit) is not paced.
+  if (!rate || !table || rate.limit > rate.windowMs) return undefined;
+  schedule ??= new DynamoRateSchedule({ table });
+  return new Pacer({ connectionId: connection.id, rate, schedule });
+}
+
 function sameSecrets(a: ConnectionSecrets, b: ConnectionSecrets): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -78,5 +100,7 @@ function sameSecrets(a: ConnectionSecrets, b: ConnectionSecrets): boolean {
 export function resetConnectionCaches(): void {
   registry = undefined;
   secrets = undefined;
+  schedule = undefined;
+  pacers.clear();
   contexts.clear();
 }

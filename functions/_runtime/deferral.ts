@@ -98,12 +98,15 @@ export function deferralDelaySeconds(
   return Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil(base * (1 + random() / 2)));
 }
 
+/** A message given a turn comes back this much before it, to wait out the last moments in the worker. */
+const TURN_EARLY_MS = 1_500;
+
 /**
- * A turn the pacer gave the message (its place among those waiting for an ATS's windows): at the wait, spread over
- * `spreadMs` where its turn spans several short windows (0: the messages of one window come back together).
+ * The delay of a message going back for the turn it reserved (`turnAt`): a queue's delay counts in whole seconds and
+ * the event source gathers a batch for a second more, so it comes back a little early and waits in the worker.
  */
-export function turnDelaySeconds(waitMs: number, spreadMs: number, random: () => number = Math.random): number {
-  return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((waitMs + random() * spreadMs) / 1000)));
+export function turnDelaySeconds(turnAt: number, now: number = Date.now()): number {
+  return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.floor((turnAt - now - TURN_EARLY_MS) / 1000)));
 }
 
 /**
@@ -120,12 +123,26 @@ export function planDeferral(
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
-  const { retryAfterMs, spreadMs } = (error ?? {}) as { retryAfterMs?: unknown; spreadMs?: unknown };
-  const delaySeconds =
-    typeof spreadMs === 'number'
-      ? turnDelaySeconds(waitMs, spreadMs, random)
-      : deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
-  return { message: { ...message, deferrals: deferrals + 1 }, delaySeconds };
+  const { retryAfterMs, turnAt, turnCalls } = (error ?? {}) as {
+    retryAfterMs?: unknown;
+    turnAt?: unknown;
+    turnCalls?: unknown;
+  };
+  // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
+  if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted' && message.kind !== 'follow-up') {
+    const calls = typeof turnCalls === 'number' ? turnCalls : 1;
+    return {
+      message: { ...message, deferrals: deferrals + 1, turnAt, turnCalls: calls },
+      delaySeconds: turnDelaySeconds(turnAt),
+    };
+  }
+  const delaySeconds = deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
+  const {
+    turnAt: _turn,
+    turnCalls: _calls,
+    ...rest
+  } = message as QueueMessage & { turnAt?: number; turnCalls?: number };
+  return { message: { ...rest, deferrals: deferrals + 1 } as QueueMessage, delaySeconds };
 }
 
 /**

@@ -171,7 +171,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       throw new Error(`${sourcePath} is not valid JSON: ${(error as Error).message}`);
     }
     applyLifecycle(document, options.lifecycle);
-    applyLeverRateLimit(document, options.atsRateLimits?.lever, options.atsRateWindowsMs?.lever);
+    applyRateLimits(document, options.atsRateLimits, options.atsRateWindowsMs);
     const connections = parseConnections(document, sourcePath);
     const configPath = join(workDir, 'connections.json');
     writeFileSync(configPath, JSON.stringify(document, null, 2));
@@ -456,14 +456,31 @@ export interface LifecycleSettings {
   expireAfterDays?: number;
 }
 
+/** Each sandbox's window unless it is given another: the ATS's documented one (Ashby's is not published). */
+const SANDBOX_WINDOWS_MS: Record<AtsKind, number> = {
+  greenhouse: 30_000,
+  ashby: 10_000,
+  lever: 1_000,
+  workable: 10_000,
+};
+
 /**
- * Lever announces no rate limit, so its connection paces itself to `atsRateLimit` (default 10 a second): when the
- * Lever sandbox is given another limit (the chaos run lifts it, a benchmark sets it), the connection says the same.
+ * A connection paces itself to its `atsRateLimit`, else to its ATS's documented rate (which each sandbox keeps by
+ * default): when a sandbox is given another limit (the chaos run lifts them, a benchmark sets one), the connection
+ * says the same, as a customer with that account's limit would.
  */
-function applyLeverRateLimit(document: unknown, requests: number | undefined, windowMs = 1000): void {
-  if (requests === undefined) return;
-  for (const connection of (document as { connections?: Record<string, unknown>[] }).connections ?? [])
-    if (connection.ats === 'lever') connection.atsRateLimit = { requests, perSeconds: windowMs / 1000 };
+function applyRateLimits(
+  document: unknown,
+  limits: Partial<Record<AtsKind, number>> | undefined,
+  windowsMs: Partial<Record<AtsKind, number>> | undefined,
+): void {
+  for (const connection of (document as { connections?: Record<string, unknown>[] }).connections ?? []) {
+    const kind = connection.ats as AtsKind;
+    const requests = limits?.[kind];
+    if (requests === undefined) continue;
+    const windowMs = windowsMs?.[kind] ?? SANDBOX_WINDOWS_MS[kind];
+    connection.atsRateLimit = { requests, perSeconds: windowMs / 1000 };
+  }
 }
 
 /** Writes `lifecycle` into the connections document (before it is validated, as a file would carry it). */

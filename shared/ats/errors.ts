@@ -16,8 +16,14 @@ export class AtsError extends Error {
   public readonly retryable: boolean;
   public readonly status: number | undefined;
   public readonly retryAfterMs: number | undefined;
-  /** The message's turn is spread over this much time after `retryAfterMs` (its place among others waiting). */
-  public readonly spreadMs: number | undefined;
+  /**
+   * The pacer kept the call back (nothing was sent): the message waits in the queue, not in the worker. `turnAt`,
+   * where set, is the turn it reserved on the connection's schedule, which it keeps when it comes back.
+   */
+  public readonly paced: boolean;
+  public readonly turnAt: number | undefined;
+  /** The calls the turn holds intervals for. */
+  public readonly turnCalls: number | undefined;
   /** The write may have been carried out though no answer came back: look before writing again. */
   public readonly mayHaveSucceeded: boolean;
 
@@ -27,7 +33,9 @@ export class AtsError extends Error {
     context: {
       status?: number;
       retryAfterMs?: number;
-      spreadMs?: number;
+      paced?: boolean;
+      turnAt?: number;
+      turnCalls?: number;
       mayHaveSucceeded?: boolean;
       cause?: unknown;
     } = {},
@@ -37,7 +45,9 @@ export class AtsError extends Error {
     this.code = code;
     this.status = context.status;
     this.retryAfterMs = context.retryAfterMs;
-    this.spreadMs = context.spreadMs;
+    this.paced = context.paced ?? context.turnAt !== undefined;
+    this.turnAt = context.turnAt;
+    this.turnCalls = context.turnCalls;
     this.mayHaveSucceeded = context.mayHaveSucceeded ?? false;
     this.retryable = code === 'ats-rate-limited' || code === 'ats-unavailable';
   }

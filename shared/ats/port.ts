@@ -1,5 +1,4 @@
 import type { AtsKind, StageMatcher } from '../config';
-import type { Admission, AdmitOptions } from './ats-http';
 
 /** A raw inbound webhook as the gateway received it: lower-cased headers and the exact body bytes. */
 export interface InboundWebhook {
@@ -93,17 +92,6 @@ export interface AtsAdapter {
    * is really gone before anything is purged. Others sign what they send and need no check.
    */
   confirmCandidateDeleted?(event: CandidateDeletedEvent, signal?: AbortSignal): Promise<DeletionConfirmation>;
-  /**
-   * How long until the ATS takes `calls` calls (1 by default) again, by the rate-limit window it last announced
-   * (0: now). A worker asks before it claims anything, and puts the message back for that long instead of spending
-   * a shared slot; the sweep asks for a whole page's calls, so it never stops a page half read.
-   */
-  pacingWaitMs?(calls?: number): number;
-  /**
-   * A worker begins a message of this connection (`kind`: the sort of work): its work runs when the ATS takes calls
-   * now, else the message's turn (when to come back, `waitMs` spread over `spreadMs`) among those sent back to wait.
-   */
-  admit?<T>(work: () => Promise<T>, options: AdmitOptions): Promise<Admission<T>>;
   /**
    * One page of the applications now in `query.stage` (the sweep, for stage changes whose webhook never came).
    * `cursor` is this method's own (undefined: the first page); `next` is undefined after the last page. The events

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets } from '../config';
 import type { RetryHooks, RetryPolicy } from '../http';
+import type { CallGate } from './pacer';
 import type { WebhookParseResult } from './port';
 import { describeFirstIssue } from '../validation';
 
@@ -12,6 +13,8 @@ export interface AtsAdapterOptions {
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: RetryHooks['sleep'];
+  /** The connection's pacing, asked before each call (shared/ats/pacer.ts); none in the doctor and most tests. */
+  gate?: CallGate | undefined;
 }
 
 /** `field.path: message` of the first issue, for a 400 that names the field. */

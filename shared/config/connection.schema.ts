@@ -133,8 +133,9 @@ export const connectionSchema = v.pipe(
     }),
     atsTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 10_000),
     /**
-     * The ATS account's rate limit, for an ATS that announces none in its answers: calls are paced to `requests`
-     * per `perSeconds`. Lever's default is its 10 per second; Greenhouse and Workable announce their windows.
+     * The ATS account's rate limit: calls are paced to `requests` per `perSeconds` across every environment. Unset,
+     * the ATS's documented rate applies (Greenhouse 50 per 10 s, Lever 10 per second, Workable 10 per 10 s; Ashby
+     * publishes none and is not paced unless this is set).
      */
     atsRateLimit: v.optional(
       v.object({

@@ -2,3 +2,4 @@ export { DynamoMappingStore, type DynamoMappingStoreOptions, type MappingTableNa
 export { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
 export { LeaseLostError } from './errors';
 export { DynamoQueueLedger, type DynamoQueueLedgerOptions } from './queue-ledger';
+export { DynamoRateSchedule } from './rate-schedule';

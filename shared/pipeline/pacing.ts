@@ -2,30 +2,25 @@ import { AtsError, ATS_ERROR_CODES } from '../ats/errors';
 import type { ConnectionContext } from './ports';
 
 /**
- * Runs a message's work once its connection's ATS has room for it. When that ATS said its rate-limit window is
- * spent, nothing is claimed: the message goes back to the queue until its turn (the first window after the reset
- * with room for it; a retryable rate-limit error the worker defers), and the worker's slot is free at once for
- *
- * every other customer's messages. The message's `kind` names the sort of work, whose cost in calls is learnt apart.
+ * Runs a message's work in its turn on its connection's ATS schedule (shared/ats/pacer.ts). When the turn is later
+ * than a short wait, nothing is claimed: the message goes back to the queue carrying its turn (a retryable
+ * rate-limit error with `turnAt`, which the worker defers), and the worker's slot is free at once for every other
+ * customer's messages. The message's `kind` names the sort of work, whose cost in calls is learnt apart.
  */
 export async function withinRateWindow<T>(
   context: ConnectionContext,
-  message: { kind: string; deferrals?: number | undefined },
+  message: { kind: string; turnAt?: number | undefined; turnCalls?: number | undefined },
   signal: AbortSignal | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
-  if (!context.ats.admit) return work();
-  // A message deferred before comes back for its turn (or after a wait another API asked for).
-  const admission = await context.ats.admit(work, {
-    signal,
-    kind: message.kind,
-    returning: (message.deferrals ?? 0) > 0,
-  });
+  if (!context.pacer) return work();
+  const turn = message.turnAt === undefined ? undefined : { at: message.turnAt, calls: message.turnCalls ?? 1 };
+  const admission = await context.pacer.admit(message.kind, turn, signal, work);
   if (admission.admitted) return admission.value;
-  const { waitMs, spreadMs } = admission.turn;
+  const waitMs = Math.max(0, Math.ceil(admission.waitMs));
   throw new AtsError(
     ATS_ERROR_CODES.rateLimited,
-    `connection ${context.connection.id}: the ATS's rate-limit window is spent; back in ${Math.ceil(waitMs / 1000)} s`,
-    { retryAfterMs: waitMs, spreadMs },
+    `connection ${context.connection.id}: its turn on the ATS's rate limit is in ${Math.ceil(waitMs / 1000)} s`,
+    { retryAfterMs: waitMs, turnAt: admission.turnAt, turnCalls: admission.turnCalls },
   );
 }

@@ -1,5 +1,6 @@
 import type { Connection, ConnectionSecrets } from '../config';
 import type { AtsAdapter } from '../ats/port';
+import type { Pacer } from '../ats/pacer';
 import type { InterviewServiceClient } from '../interview-service';
 import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from './records';
 
@@ -235,6 +236,8 @@ export interface ConnectionContext {
   connection: Connection;
   secrets: ConnectionSecrets;
   ats: AtsAdapter;
+  /** Paces the connection's ATS calls across every environment (shared/ats/pacer.ts); absent where nothing paces. */
+  pacer?: Pick<Pacer, 'admit' | 'waitMs'> | undefined;
   interviews: Pick<
     InterviewServiceClient,
     | 'createInterview'

@@ -93,7 +93,7 @@ export async function sweepConnection(
     let found = cursor ? (progress?.found ?? 0) : 0;
     while (outcome.pages < maxPagesPerRun && !signal?.aborted) {
       // The ATS said its window is spent: the list waits for the next run rather than spend a 429.
-      if ((context.ats.pacingWaitMs?.(SWEEP_PAGE_CALLS) ?? 0) > 0) {
+      if ((context.pacer?.waitMs(SWEEP_PAGE_CALLS) ?? 0) > 0) {
         outcome.state = 'rate-limited';
         break;
       }

@@ -10,6 +10,14 @@ const text = v.pipe(v.string(), v.nonEmpty());
  */
 const deferrals = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)));
 
+/**
+ * The turn the message reserved on its connection's ATS schedule (epoch ms) when it went back to wait for it: it
+ * runs then without reserving again (shared/ats/pacer.ts).
+ */
+const turnAt = v.optional(v.pipe(v.number(), v.minValue(0)));
+/** The calls that turn holds intervals for. */
+const turnCalls = v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)));
+
 /** The delivery (or reconciler run) the message came from: every log line about it carries this id. */
 const correlationId = v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,100}$/)));
 
@@ -22,6 +30,8 @@ export const stageEnteredMessageSchema = v.object({
   connectionId: text,
   receivedAt: v.number(),
   deferrals,
+  turnAt,
+  turnCalls,
   correlationId,
   event: v.object({
     deliveryId: safeIdSchema,
@@ -80,6 +90,8 @@ export const reportCreatedMessageSchema = v.object({
   connectionId: text,
   receivedAt: v.number(),
   deferrals,
+  turnAt,
+  turnCalls,
   correlationId,
   source: v.picklist(['webhook', 'reconciler']),
   reportId: safeIdSchema,

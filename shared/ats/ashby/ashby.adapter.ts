@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
-import { AtsHttpClient, basicAuth, rateBudget, type AdmitOptions } from '../ats-http';
+import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import { stageMatches } from '../../pipeline/trigger-matching';
@@ -67,7 +67,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       fetch: options.fetch,
       timeoutMs: options.timeoutMs,
       retry: options.retry,
-      budget: rateBudget(options.connection.atsRateLimit),
+      gate: options.gate,
       sleep: options.sleep,
       // Ashby refuses inside HTTP 200 (`success: false`); any other 2xx answer is an acceptance, and a read
       // still checks its `results` against its own schema.
@@ -78,12 +78,6 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
         return `success: false ${JSON.stringify(errors).slice(0, 200)}`;
       },
     });
-  }
-  public pacingWaitMs(calls?: number): number {
-    return this.http.pacingWaitMs(undefined, calls);
-  }
-  public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
-    return this.http.admit(work, options);
   }
 
   /**

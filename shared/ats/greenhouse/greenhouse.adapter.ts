@@ -9,7 +9,7 @@ import {
   sendHttpRequest,
   type RetryHooks,
 } from '../../http';
-import { AtsHttpClient, basicAuth, safeJson, rateBudget, type AdmitOptions } from '../ats-http';
+import { AtsHttpClient, basicAuth, safeJson } from '../ats-http';
 import { deliveryIdOf } from '../../validation';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
@@ -101,16 +101,10 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       fetch: this.fetchImpl,
       timeoutMs: this.timeoutMs,
       retry: options.retry,
-      budget: rateBudget(options.connection.atsRateLimit),
+      gate: options.gate,
       sleep: this.sleep,
       now: this.now,
     });
-  }
-  public pacingWaitMs(calls?: number): number {
-    return this.http.pacingWaitMs(undefined, calls);
-  }
-  public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
-    return this.http.admit(work, options);
   }
 
   /**

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
-import { AtsHttpClient, basicAuth, rateBudget, type AdmitOptions } from '../ats-http';
+import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import type {
   ApplicationRef,
@@ -48,9 +48,6 @@ import { sweepDeliveryId } from '../port';
 
 export type LeverAdapterOptions = AtsAdapterOptions;
 
-/** Lever's rate limit: about 10 requests per second per key (ats-facts §2); it announces nothing in its answers. */
-const LEVER_RATE_BUDGET = { limit: 10, windowMs: 1000 };
-
 const stageIdOf = (stage: string | { id: string }): string => (typeof stage === 'string' ? stage : stage.id);
 
 /**
@@ -79,16 +76,9 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       fetch: options.fetch,
       timeoutMs: options.timeoutMs,
       retry: options.retry,
-      // Lever sends no rate-limit headers: its documented 10 requests per second, unless the connection says.
-      budget: rateBudget(options.connection.atsRateLimit, LEVER_RATE_BUDGET),
+      gate: options.gate,
       sleep: options.sleep,
     });
-  }
-  public pacingWaitMs(calls?: number): number {
-    return this.http.pacingWaitMs(undefined, calls);
-  }
-  public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
-    return this.http.admit(work, options);
   }
 
   /**

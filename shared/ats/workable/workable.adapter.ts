@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
-import { AtsHttpClient, rateBudget, type AdmitOptions } from '../ats-http';
+import { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import {
   confirmAsParsed,
@@ -77,15 +77,9 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       fetch: options.fetch,
       timeoutMs: options.timeoutMs,
       retry: options.retry,
-      budget: rateBudget(options.connection.atsRateLimit),
+      gate: options.gate,
       sleep: options.sleep,
     });
-  }
-  public pacingWaitMs(calls?: number): number {
-    return this.http.pacingWaitMs(undefined, calls);
-  }
-  public admit<T>(work: () => Promise<T>, options: AdmitOptions) {
-    return this.http.admit(work, options);
   }
 
   /**

@@ -1,8 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/local/sandbox/ats/greenhouse/server';
 import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
+import { Pacer, type RateSchedule } from '../../../shared/ats/pacer';
 import { parseConnections } from '../../../shared/config';
 import { connectionDocument } from '../../helpers/connections';
+
+/** A schedule that always has room now: the pacer's own pacing out of the way, its guard left. */
+const turnsAtOnce: RateSchedule = { reserve: async (_connection, _span, notBefore) => notBefore };
 
 describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', () => {
   let sandbox: GreenhouseSandbox;
@@ -108,7 +112,10 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     // A window of 10 minutes allowing 5 requests for the API credential.
     const limited = await startGreenhouseSandbox({ port: 0, rateLimit: 5, rateWindowMs: 600_000 });
     try {
+      // The connection's pacer, on a schedule of its own: its guard keeps to the window the ATS announces.
+      const pacer = new Pacer({ connectionId: 'c', rate: { limit: 1_000, windowMs: 1_000 }, schedule: turnsAtOnce });
       const gh = new GreenhouseAdapter({
+        gate: pacer,
         connection: parseConnections(
           connectionDocument({ atsBaseUrl: limited.url, atsAuthUrl: `${limited.url}/token` }),
         )[0]!,
@@ -133,7 +140,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
       expect(sixth).toMatchObject({ code: 'ats-rate-limited', retryable: true });
       expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(5_000);
       expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(601_000);
-      expect(gh.pacingWaitMs()).toBeGreaterThan(5_000);
+      expect(pacer.waitMs()).toBeGreaterThan(5_000);
       // Kept back by the connector: the ATS answered no 429.
       expect(limited.state.throttled).toBe(0);
     } finally {

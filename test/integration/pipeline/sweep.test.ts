@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
-import { createAtsAdapter } from '../../../shared/ats';
+import { connectionRate, createAtsAdapter } from '../../../shared/ats';
+import { Pacer } from '../../../shared/ats/pacer';
 import type { AtsKind } from '../../../shared/config';
-import { DynamoMappingStore, DynamoQueueLedger } from '../../../shared/mapping';
+import { DynamoMappingStore, DynamoQueueLedger, DynamoRateSchedule } from '../../../shared/mapping';
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import type { StageEnteredMessage } from '../../../shared/queue';
 import { waitFor } from '../../helpers/local-http';
@@ -32,12 +33,17 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     const connection = stack.connections.find((c) => c.ats === kind)!;
     const configured = maxPagesPerRun ? { ...connection, sweep: { ...connection.sweep, maxPagesPerRun } } : connection;
     const secrets = stack.secrets[connection.secretRef]!;
-    const context = { connection: configured, secrets, ats: createAtsAdapter(configured, secrets) };
+    // Paced as the functions pace it: the ATS's documented rate, on the connection's schedule in the events table.
+    const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
+    const rate = connectionRate(configured);
+    const pacer = rate ? new Pacer({ connectionId: connection.id, rate, schedule }) : undefined;
+    const ats = createAtsAdapter(configured, secrets, pacer ? { gate: pacer } : {});
+    const context = { connection: configured, secrets, ats, pacer };
     const enqueued: StageEnteredMessage[] = [];
     return {
       connectionId: connection.id,
       enqueued,
-      ats: context.ats,
+      pacer,
       deps: {
         store: new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo }),
         ledger: new DynamoQueueLedger({ table: stack.tables.events, client: stack.dynamo }),
@@ -47,6 +53,23 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       },
     };
   }
+
+  it('keeps one schedule of ATS turns per connection in DynamoDB, whatever the environments on it', async () => {
+    // Two environments' schedules (module state apart), one connection: their turns never overlap.
+    const environments = [1, 2].map(() => new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo }));
+    const connection = `schedule-${Date.now()}`;
+    const now = Date.now();
+    const turns = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => environments[i % 2]!.reserve(connection, 100, now)),
+    );
+    const sorted = [...turns].sort((a, b) => a - b);
+    expect(sorted[0]).toBe(now);
+    expect(sorted).toEqual(sorted.map((_, i) => now + i * 100));
+    // A spent window moves it past the reset; an idle one starts again where it is asked.
+    expect(await environments[0]!.reserve(connection, 0, now + 60_000)).toBe(now + 60_000);
+    expect(await environments[1]!.reserve(connection, 100, now)).toBe(now + 60_000);
+    expect(await environments[1]!.reserve(`${connection}-idle`, 100, now)).toBe(now);
+  });
 
   /** Sweeps until a run reads the list to its end (a run that finds the ATS's window spent leaves it to the next). */
   async function sweepUntilDone(kind: AtsKind) {
@@ -117,13 +140,13 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       const throttledBefore = view.throttled();
       // Runs of at most 4 pages: the list takes several runs, its place kept between them. A run that finds the
       // ATS's window spent stops (Workable's 10 requests per 10 s) and the next run, a little later, goes on.
-      const { connectionId, deps, enqueued, ats } = sweepDeps(kind, 4);
+      const { connectionId, deps, enqueued, pacer } = sweepDeps(kind, 4);
       const runs = [];
       for (let run = 0; run < 40 && runs.at(-1)?.state !== 'done'; run++) {
         const outcome = (await sweepConnection(connectionId, deps)).triggers[0]!;
         runs.push(outcome);
         // As the reconciler's next run would: after the window the ATS announced has reset (3 s at least).
-        const wait = Math.min(31_000, Math.max(3_000, ats.pacingWaitMs?.() ?? 0));
+        const wait = Math.min(31_000, Math.max(3_000, pacer?.waitMs() ?? 0));
         if (outcome.state === 'rate-limited') await new Promise((r) => setTimeout(r, wait));
       }
       // The sandbox counts one window per API credential, which the tests before may have spent: the first run

@@ -241,21 +241,21 @@ describe('Function: sqsBatchHandler with deferral', () => {
     });
   });
 
-  it('spreads a turn the pacer gave over the time it names after it', async () => {
-    const turn = Object.assign(rateLimitedByAts(25_000), { spreadMs: 5_000 });
-    expect(planDeferral(reportMessage(), turn, () => 0)?.delaySeconds).toBe(25);
-    expect(planDeferral(reportMessage(), turn, () => 0.999)?.delaySeconds).toBe(30);
-    // A turn is its own schedule: no doubling with earlier deferrals.
-    expect(planDeferral(reportMessage({ deferrals: 4 }), turn, () => 0)?.delaySeconds).toBe(25);
+  it('carries the turn the pacer reserved, and comes back a little before it, whatever the earlier deferrals', () => {
+    const now = Date.now();
+    const turn = Object.assign(rateLimitedByAts(25_000), { turnAt: now + 25_000, turnCalls: 2 });
+    const planned = planDeferral(reportMessage({ deferrals: 4 }), turn, () => 0.999);
+    expect(planned?.message).toEqual(reportMessage({ deferrals: 5, turnAt: now + 25_000, turnCalls: 2 }));
+    // Back before the turn (a delay counts whole seconds; the event source gathers a second more), never after it.
+    expect(planned?.delaySeconds).toBeGreaterThanOrEqual(22);
+    expect(planned?.delaySeconds).toBeLessThanOrEqual(24);
   });
 
-  it('brings the messages of one turn back together when the pacer spreads them over nothing', () => {
-    const turn = Object.assign(rateLimitedByAts(8_500), { spreadMs: 0 });
-    // In whole seconds up, with no jitter: every message of the window is back in the same second.
-    const delays = [0, 0.5, 0.999].map(
-      (r) => planDeferral(reportMessage({ deferrals: 3 }), turn, () => r)?.delaySeconds,
-    );
-    expect(delays).toEqual([9, 9, 9]);
+  it('drops a turn a message no longer holds when it goes back for another reason', () => {
+    const held = reportMessage({ turnAt: Date.now() - 1_000, turnCalls: 2 });
+    const planned = planDeferral(held, rateLimitedByAts(8_000), () => 0);
+    expect(planned?.message).toEqual(reportMessage({ deferrals: 1 }));
+    expect(planned?.delaySeconds).toBe(8);
   });
 });
 

@@ -91,7 +91,9 @@ describe('Use case: sweepConnection runs on spare rate budget only', () => {
       next: undefined,
     });
     let waitMs = 0;
-    Object.assign(ats, { listApplicationsInStage, pacingWaitMs: () => waitMs });
+    Object.assign(ats, { listApplicationsInStage });
+    // The connection's pacer, as far as the sweep asks it: how long until the ATS takes a page's calls.
+    Object.assign(context, { pacer: { waitMs: () => waitMs } });
     const ledger = new MemoryQueueLedger();
     const enqueued: StageEnteredMessage[] = [];
     const deps = {

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { Pacer, type RateSchedule } from '../../../shared/ats/pacer';
+import { memorySchedule, VirtualClock } from '../../helpers/pacing/simulation';
+
+// What the pacer does, not when: which calls go out, which are kept back (nothing sent), what the schedule is told.
+const RATE = { limit: 50, windowMs: 10_000 };
+
+function setup(schedule?: (clock: VirtualClock) => RateSchedule) {
+  const clock = new VirtualClock();
+  const inner = schedule ? schedule(clock) : memorySchedule(clock, 0);
+  const reservations: { spanMs: number; notBefore: number }[] = [];
+  const recorded: RateSchedule = {
+    reserve: (connectionId, spanMs, notBefore) => {
+      reservations.push({ spanMs, notBefore });
+      return inner.reserve(connectionId, spanMs, notBefore);
+    },
+  };
+  const pacer = new Pacer({
+    connectionId: 'c',
+    rate: RATE,
+    schedule: recorded,
+    now: () => clock.now,
+    sleep: clock.sleep,
+  });
+  /** Runs `work` in virtual time to its end. */
+  const run = async <T>(work: () => Promise<T>): Promise<T> => {
+    let result: { value: T } | { error: unknown } | undefined;
+    work().then(
+      (value) => {
+        result = { value };
+      },
+      (error: unknown) => {
+        result = { error };
+      },
+    );
+    await clock.run(() => result !== undefined, 600_000);
+    if (result && 'error' in result) throw result.error;
+    return (result as { value: T }).value;
+  };
+  return { clock, pacer, reservations, run };
+}
+
+/** Forty messages at once: the schedule is booked further ahead than a worker waits. */
+const burst = (pacer: Pacer, kind = 'other') =>
+  Promise.all(Array.from({ length: 40 }, () => pacer.admit(kind, undefined, undefined, async () => undefined)));
+
+const window = (remaining: number, resetAt: number) =>
+  new Headers({ 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(Math.ceil(resetAt / 1000)) });
+
+describe('the pacer', () => {
+  it('gives a message a later turn when the schedule is booked, and runs it then without reserving again', async () => {
+    const { pacer, reservations, run, clock } = setup();
+    // A burst booked the schedule: the next message's turn is later than a worker waits.
+    await run(() => burst(pacer));
+    const later = await run(() => pacer.admit('invitation', undefined, undefined, async () => 'ran'));
+    expect(later).toMatchObject({ admitted: false });
+    const { turnAt, turnCalls } = later as { turnAt: number; turnCalls: number };
+    expect(turnAt).toBeGreaterThan(clock.now);
+    const reserved = reservations.length;
+    clock.now = turnAt - 500;
+    const turn = { at: turnAt, calls: turnCalls };
+    expect(await run(() => pacer.admit('invitation', turn, undefined, async () => 'ran'))).toEqual({
+      admitted: true,
+      value: 'ran',
+    });
+    expect(reservations).toHaveLength(reserved);
+  });
+
+  it('sends nothing into a window the ATS announced as spent, and moves the schedule past its reset', async () => {
+    const { pacer, reservations, run, clock } = setup();
+    const resetAt = clock.now + 20_000;
+    pacer.afterAnswer(200, window(0, resetAt));
+    const kept = await run(() => pacer.beforeCall('GET /v3/applications')).catch((error: unknown) => error);
+    expect(kept).toMatchObject({ code: 'ats-rate-limited', paced: true });
+    expect((kept as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(0);
+    expect(reservations.some((r) => r.notBefore >= resetAt - 1000)).toBe(true);
+    expect(pacer.waitMs()).toBeGreaterThan(0);
+    // After the reset the window is the ATS's again.
+    clock.now = resetAt + 1;
+    await run(() => pacer.beforeCall('GET /v3/applications'));
+    expect(pacer.waitMs()).toBe(0);
+  });
+
+  it('takes a 429 as a spent window until the reset it announces, for every message of the environment', async () => {
+    const { pacer, reservations, run, clock } = setup();
+    const resetAt = clock.now + 8_000;
+    pacer.afterAnswer(429, window(0, resetAt));
+    expect(reservations.at(-1)?.notBefore).toBeGreaterThanOrEqual(resetAt - 1000);
+    await expect(run(() => pacer.beforeCall('POST /v3/notes'))).rejects.toMatchObject({ paced: true });
+  });
+
+  it('gives a call beyond those a message reserved a turn of its own, kept with the message when later', async () => {
+    const { pacer, run, clock } = setup();
+    // Nine messages learn that an invitation costs one call; the schedule is then booked by a burst.
+    for (let i = 0; i < 9; i++)
+      await run(() => pacer.admit('invitation', undefined, undefined, async () => pacer.beforeCall('GET /a')));
+    await run(() => burst(pacer));
+    const now = await run(() =>
+      pacer.admit('invitation', { at: clock.now, calls: 1 }, undefined, async () => {
+        await pacer.beforeCall('GET /a');
+        return pacer.beforeCall('POST /b').catch((error: unknown) => error);
+      }),
+    );
+    const extra = (now as { value: unknown }).value;
+    expect(extra).toMatchObject({ code: 'ats-rate-limited', paced: true });
+    expect(extra).toMatchObject({ turnCalls: 1 });
+    expect((extra as { turnAt?: number }).turnAt).toBeGreaterThan(0);
+  });
+
+  it('refuses, unsent, a call of no message whose own turn is further off than a worker waits', async () => {
+    const { pacer, run } = setup();
+    await run(() => burst(pacer));
+    const page = await run(() => pacer.beforeCall('GET /v3/application_stages')).catch((error: unknown) => error);
+    expect(page).toMatchObject({ code: 'ats-rate-limited', paced: true, turnAt: undefined });
+  });
+});
