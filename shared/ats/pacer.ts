@@ -21,11 +21,21 @@ export interface CallGate {
 
 /**
  * A connection's schedule of turns, one for every execution environment of every function (DynamoDB on AWS): the
- * moment from which the ATS's budget is free.
+ * moment from which the ATS's budget is free, and what each kind of message and step has cost in calls, as the
+ * environments have shown it (so an environment books a burst at what another learnt, before it has seen one).
  */
 export interface RateSchedule {
-  /** Reserves `spanMs` of the schedule, starting at `notBefore` at the earliest; returns where the span starts. */
-  reserve(connectionId: string, spanMs: number, notBefore: number): Promise<number>;
+  /**
+   * Reserves `spanMs` of the schedule, starting at `notBefore` at the earliest; returns where the span starts. The
+   * same write records the costs `costs.publish` holds, and hands the schedule's to `costs.seen`.
+   */
+  reserve(connectionId: string, spanMs: number, notBefore: number, costs?: SharedCosts): Promise<number>;
+}
+
+/** Costs in calls by kind (`invitation`, `write-back/stage-moved`): this environment's to record, the schedule's. */
+export interface SharedCosts {
+  publish: Record<string, number>;
+  seen(costs: Record<string, number>): void;
 }
 
 /** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
@@ -49,19 +59,16 @@ const RATE_SHARE = 0.95;
 const WAIT_IN_WORKER_MS = 3_000;
 
 /**
- * What a message costs in calls until a few of its kind have shown it: one, as a call beyond those reserved costs a
- * turn of its own, while a call reserved and not made leaves its interval unused.
+ * What a message costs in calls until one of its kind has shown it: one, as a call beyond those reserved costs a turn
+ * of its own, while a call reserved and not made leaves its interval unused.
  */
 const DEFAULT_CALLS = 1;
-/** Messages of a kind that must finish before what they cost is believed. */
-const LEARNT_AFTER = 3;
 /**
- * While a kind's cost is unknown in this environment, this many of its messages run at a time to show it; the others
- * wait in the worker for them (PROBE_WAIT_MS at most, then at the guessed cost), so a burst is not booked at a guess
- * and no message spends one of its deferrals on it.
+ * While a kind's cost is unknown in this environment, one of its messages runs to show it; the others wait in the
+ * worker for it (PROBE_WAIT_MS at most, and half their time left; then at the guessed cost), so a burst is not booked
+ * at a guess (a probe on a slow ATS, 10 calls per 10 s, takes seconds). What later messages show refines it.
  */
-const PROBES = 3;
-const PROBE_WAIT_MS = 3_000;
+const PROBE_WAIT_MS = 15_000;
 const PROBE_POLL_MS = 100;
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
@@ -86,20 +93,44 @@ function announcedWindow(headers: Headers, now: number): AnnouncedWindow | undef
   return Number.isFinite(remaining) && resetAt !== undefined ? { remaining, resetAt } : undefined;
 }
 
-/** The message being worked: its turn, the calls reserved in it, and the calls it has made. */
+/** The message being worked: the block of intervals its calls take, and what it has sent. */
 interface Ticket {
   pacer: Pacer;
   kind: string;
-  /** The block of intervals the message's calls take now: its turn, or a block it reserved since. */
+  signal: AbortSignal | undefined;
+  /** The block: its turn, or a block it reserved since; how many calls' intervals it holds, and how many it used. */
   turnAt: number;
   slots: number;
-  /** Calls taken from the block. */
   used: number;
-  /** Calls the message needed in all: what its kind costs. */
+  /** Calls the run has sent. */
   calls: number;
+  /** The message came back for a turn it reserved. */
+  returning: boolean;
+  /**
+   * The first message of a kind this environment has not seen cost: it shows what the kind costs, so it waits in the
+   * worker for its later calls' turns (to its deadline), where others go back for them.
+   */
+  probe: boolean;
+  /** Calls sent outside steps (reads): a run that comes back makes them again. */
+  reads: number;
+  /** The step under way (pacedStep) and the calls it has sent: a run that comes back makes them again. */
+  step?: { key: string; calls: number } | undefined;
+  /** What the message's turn had to hold (its kind's cost): the calls it sent before a step took a block of its own. */
+  turnNeeded?: number;
 }
 
 const tickets = new AsyncLocalStorage<Ticket>();
+
+/**
+ * Runs one step of the message under way (a lookup and its write, `name` within the message's kind): before its
+ * first call, the block the message holds has room for what the step costs, or the message goes back, before the
+ * step began, for a block that has. So a step is not cut between its read and its write, and a message that comes
+ * back does not read again. Outside a message, or with no pacer, the step just runs.
+ */
+export function pacedStep<T>(name: string, step: () => Promise<T>): Promise<T> {
+  const ticket = tickets.getStore();
+  return ticket ? ticket.pacer.runStep(ticket, name, step) : step();
+}
 
 export interface PacerOptions {
   connectionId: string;
@@ -124,8 +155,18 @@ export class Pacer implements CallGate {
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private window: AnnouncedWindow | undefined;
-  private readonly costs = new Map<string, { messages: number; calls: number }>();
-  private readonly probing = new Map<string, number>();
+  /** What each kind of message, and each kind's step, has cost: the mean of the runs that showed it whole. */
+  private readonly costs = new Map<string, { runs: number; calls: number }>();
+  /**
+   * At least what a kind or a step costs, shown by a first run cut in it (its calls and one more): until one runs
+   * whole, the next is given as much.
+   */
+  private readonly floors = new Map<string, number>();
+  private readonly probing = new Set<string>();
+  /** What the connection's other environments have shown (the schedule's record), for kinds not learnt here. */
+  private readonly shared = new Map<string, number>();
+  /** Costs learnt here that the schedule does not hold yet: recorded with the next reservation. */
+  private readonly unpublished = new Map<string, number>();
   private waiting: { spanMs: number; notBefore: number; done: (start: number | Error) => void }[] = [];
   private reserving = false;
   private pushedTo = 0;
@@ -148,35 +189,119 @@ export class Pacer implements CallGate {
     work: () => Promise<T>,
   ): Promise<Admission<T>> {
     if (reserved === undefined) await this.learnFirst(kind, signal);
-    const learnt = this.isLearnt(kind);
-    const probes = this.probing.get(kind) ?? 0;
-    const slots = reserved?.calls ?? Math.max(1, Math.round(this.expectedCalls(kind)));
-    const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
-    const wait = turn - this.now();
-    if (wait > WAIT_IN_WORKER_MS || wait >= timeLeftMs(signal, this.now))
-      return { admitted: false, turnAt: turn, turnCalls: slots, waitMs: wait };
-    if (wait > 0) await this.sleep(wait, signal);
-    const ticket: Ticket = { pacer: this, kind, turnAt: turn, slots, used: 0, calls: 0 };
-    if (!learnt) this.probing.set(kind, probes + 1);
+    // The first message of a kind not learnt yet shows what it costs; the others wait for it (learnFirst).
+    const probe = !this.known(kind) && !this.probing.has(kind);
+    if (probe) this.probing.add(kind);
     try {
-      return { admitted: true, value: await tickets.run(ticket, work) };
+      const slots = reserved?.calls ?? Math.max(1, this.expected(kind, DEFAULT_CALLS));
+      const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
+      const wait = turn - this.now();
+      if (wait > WAIT_IN_WORKER_MS || wait >= timeLeftMs(signal, this.now))
+        return { admitted: false, turnAt: turn, turnCalls: slots, waitMs: wait };
+      if (wait > 0) await this.sleep(wait, signal);
+      const ticket: Ticket = {
+        pacer: this,
+        kind,
+        signal,
+        turnAt: turn,
+        slots,
+        used: 0,
+        calls: 0,
+        reads: 0,
+        returning: reserved !== undefined,
+        probe,
+      };
+      // What a kind costs is shown by a message's first run (one back for a turn may have done part of its work),
+      // whole or up to a step that took a block of its own.
+      let value: T;
+      try {
+        value = await tickets.run(ticket, work);
+      } catch (error) {
+        if (reserved === undefined && ticket.turnNeeded !== undefined) this.learn(kind, ticket.turnNeeded);
+        throw error;
+      }
+      if (reserved === undefined) this.learn(kind, ticket.turnNeeded ?? ticket.calls);
+      return { admitted: true, value };
     } finally {
-      if (!learnt) this.probing.set(kind, (this.probing.get(kind) ?? 1) - 1);
-      // What it needed: the calls it made, and one it was refused a turn for.
-      const cost = this.costs.get(kind) ?? { messages: 0, calls: 0 };
-      this.costs.set(kind, { messages: cost.messages + 1, calls: cost.calls + ticket.calls });
+      if (probe) this.probing.delete(kind);
     }
   }
 
-  private isLearnt(kind: string): boolean {
-    return (this.costs.get(kind)?.messages ?? 0) >= LEARNT_AFTER;
+  /** A step of the message under way (pacedStep): room for what it costs, taken before it begins. */
+  public async runStep<T>(ticket: Ticket, name: string, step: () => Promise<T>): Promise<T> {
+    const key = `${ticket.kind}/${name}`;
+    const needs = this.stepNeeds(key);
+    // A message back for the turn a step took runs its first step in it as it is: the environment that reserved it
+    // may have learnt a little more or less.
+    if (needs > ticket.slots - ticket.used && !(ticket.returning && ticket.calls === 0)) {
+      const calls = this.blockFor(ticket, needs);
+      const at = await this.reserve(calls * this.intervalMs, this.now());
+      const wait = at - this.now();
+      if (wait > WAIT_IN_WORKER_MS || wait >= timeLeftMs(ticket.signal, this.now))
+        throw spent(`step ${name}`, wait, 'its turn is later', { at, calls });
+      ticket.turnNeeded ??= ticket.calls;
+      Object.assign(ticket, { turnAt: at, slots: calls, used: 0 });
+    }
+    const under = { key, calls: 0 };
+    ticket.step = under;
+    try {
+      const result = await step();
+      this.learn(key, under.calls);
+      return result;
+    } finally {
+      ticket.step = undefined;
+    }
   }
 
-  /** Waits (bounded) while the probes of a kind not yet learnt are out; the message then books at what they show. */
+  /**
+   * What a step is given: what it has cost, and at least what a run cut in it showed. A step not shown whole yet and
+   * cut before is given two calls at least (a lookup and its write), so a return is not cut again between them;
+   * one never cut runs in the room there is.
+   */
+  private stepNeeds(key: string, cutNow = false): number {
+    if (this.costs.has(key) || this.shared.has(key)) return this.expected(key, 0);
+    return cutNow || this.floors.has(key) ? Math.max(this.expected(key, 0), 2) : 0;
+  }
+
+  private learn(key: string, calls: number): void {
+    const cost = this.costs.get(key) ?? { runs: 0, calls: 0 };
+    this.costs.set(key, { runs: cost.runs + 1, calls: cost.calls + calls });
+    const rounded = this.expected(key, 0);
+    if (this.shared.get(key) !== rounded) this.unpublished.set(key, rounded);
+  }
+
+  /**
+   * The calls a message of a kind (or a step) is expected to make, to the nearest call: as learnt here, else as
+   * another environment of the connection showed it; `unknown` until one has.
+   */
+  private expected(key: string, unknown: number): number {
+    const cost = this.costs.get(key);
+    const shown = cost ? Math.round(cost.calls / cost.runs) : (this.shared.get(key) ?? unknown);
+    return Math.max(shown, this.floors.get(key) ?? 0);
+  }
+
+  private raiseFloor(key: string, calls: number): void {
+    this.floors.set(key, Math.max(this.floors.get(key) ?? 0, calls));
+  }
+
+  /**
+   * The block a message takes for the calls `needs` begins (a step's, or one call): were it to go back for it, the
+   * run reads again what it read outside its steps, and the rest of its work follows; so the block holds those
+   * reads and `needs`, and what the kind costs beyond the steps this run has done, whichever is more.
+   */
+  private blockFor(ticket: Ticket, needs: number): number {
+    const inStepsDone = ticket.calls - ticket.reads - (ticket.step?.calls ?? 0);
+    return Math.max(ticket.reads + needs, this.expected(ticket.kind, DEFAULT_CALLS) - inStepsDone);
+  }
+
+  private known(kind: string): boolean {
+    return this.costs.has(kind) || this.shared.has(kind);
+  }
+
+  /** Waits (bounded) while the probe of a kind not yet learnt is out; the message then books at what it shows. */
   private async learnFirst(kind: string, signal: AbortSignal | undefined): Promise<void> {
     const until = this.now() + Math.min(PROBE_WAIT_MS, timeLeftMs(signal, this.now) / 2);
-    while (!this.isLearnt(kind) && (this.probing.get(kind) ?? 0) >= PROBES && this.now() < until)
-      await this.sleep(PROBE_POLL_MS, signal);
+    while (!this.known(kind) && this.probing.has(kind) && this.now() < until) await this.sleep(PROBE_POLL_MS, signal);
   }
 
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
@@ -191,11 +316,13 @@ export class Pacer implements CallGate {
     const mine = ticket?.pacer === this ? ticket : undefined;
     this.guard(where);
     // A message's calls go out an interval apart from its turn. Past the intervals it holds, it reserves a new block
-    // of what its kind costs (were it to go back, it reads again what it read before its next write); a call of no
-    // message (a sweep's page, a follow-up) reserves one interval.
+    // with room for the calls a return would make again (its reads, the step under way's, this one) and what its kind
+    // or step costs. A call of no message (a sweep's page, a follow-up) reserves one interval.
     const inBlock = mine !== undefined && mine.used < mine.slots;
     if (mine && !inBlock) {
-      mine.slots = Math.max(1, Math.round(this.expectedCalls(mine.kind)));
+      const step = mine.step;
+      if (step) this.raiseFloor(step.key, step.calls + 1);
+      mine.slots = this.blockFor(mine, step ? this.stepNeeds(step.key, true) : 1);
       mine.turnAt = await this.reserve(mine.slots * this.intervalMs, this.now());
       mine.used = 0;
     }
@@ -203,16 +330,16 @@ export class Pacer implements CallGate {
     const wait = due - this.now();
     if (wait > 0) {
       // A turn too far off: the message goes back for it, keeping it (a sweep's page just stops).
-      if ((!inBlock && wait > WAIT_IN_WORKER_MS) || wait >= timeLeftMs(signal, this.now)) {
-        if (mine) mine.calls++;
+      if ((!inBlock && !mine?.probe && wait > WAIT_IN_WORKER_MS) || wait >= timeLeftMs(signal, this.now))
         throw spent(where, wait, 'its turn is later', mine && !inBlock ? { at: due, calls: mine.slots } : undefined);
-      }
       await this.sleep(wait, signal);
       this.guard(where);
     }
     if (mine) {
       mine.used++;
       mine.calls++;
+      if (mine.step) mine.step.calls++;
+      else mine.reads++;
     }
     if (this.window && this.now() < this.window.resetAt) this.window.remaining--;
   }
@@ -247,11 +374,6 @@ export class Pacer implements CallGate {
     this.reserve(0, resetAt).catch(() => undefined);
   }
 
-  private expectedCalls(kind: string): number {
-    const cost = this.costs.get(kind);
-    return cost && cost.messages >= LEARNT_AFTER ? cost.calls / cost.messages : DEFAULT_CALLS;
-  }
-
   /** One reservation on the shared schedule for every message of this environment that asks at the same moment. */
   private reserve(spanMs: number, notBefore: number): Promise<number> {
     return new Promise((resolve, reject) => {
@@ -272,13 +394,23 @@ export class Pacer implements CallGate {
         const batch = this.waiting.splice(0);
         const spans = batch.reduce((sum, request) => sum + request.spanMs, 0);
         const notBefore = Math.max(...batch.map((request) => request.notBefore));
+        const publish = Object.fromEntries(this.unpublished);
+        this.unpublished.clear();
         try {
-          let at = await this.options.schedule.reserve(this.options.connectionId, spans, notBefore);
+          let at = await this.options.schedule.reserve(this.options.connectionId, spans, notBefore, {
+            publish,
+            seen: (costs) => {
+              for (const [key, calls] of Object.entries(costs)) this.shared.set(key, calls);
+            },
+          });
+          for (const [key, calls] of Object.entries(publish)) this.shared.set(key, calls);
           for (const request of batch) {
             request.done(at);
             at += request.spanMs;
           }
         } catch (error) {
+          for (const [key, calls] of Object.entries(publish))
+            if (!this.unpublished.has(key)) this.unpublished.set(key, calls);
           for (const request of batch) request.done(error instanceof Error ? error : new Error(String(error)));
         }
       }

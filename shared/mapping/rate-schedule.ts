@@ -1,6 +1,11 @@
-import { ConditionalCheckFailedException, DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { RateSchedule } from '../ats/pacer';
+import type { RateSchedule, SharedCosts } from '../ats/pacer';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES } from './constants';
@@ -10,10 +15,16 @@ const SCHEDULE_TTL_SECONDS = 86_400;
 /** Two writers racing on an idle schedule: the loser reads it as busy the next time round. */
 const MAX_TRIES = 4;
 
+/** The item's attributes that hold a cost in calls: `cost:` and the kind (`cost:invitation/invite-note-posted`). */
+const COST_PREFIX = 'cost:';
+/** At most this many costs recorded in one reservation (a burst learns a handful of kinds). */
+const MAX_PUBLISHED = 20;
+
 /**
  * Each connection's schedule of ATS turns on the events table (`pace#<connection>`, `nextFreeAt` in epoch ms): one
  * conditional UpdateItem a reservation. A busy schedule (free from a later moment) is pushed on by the span and
- * answers where it stood; an idle one (free since before `notBefore`) starts again at `notBefore`.
+ * answers where it stood; an idle one (free since before `notBefore`) starts again at `notBefore`. The same write
+ * records the costs an environment learnt (`cost:<kind>`) and answers those the item held (ALL_OLD): no request more.
  */
 export class DynamoRateSchedule implements RateSchedule {
   private readonly client: DynamoDBClient;
@@ -26,49 +37,59 @@ export class DynamoRateSchedule implements RateSchedule {
     this.table = options.table;
   }
 
-  public async reserve(connectionId: string, spanMs: number, notBefore: number): Promise<number> {
+  public async reserve(connectionId: string, spanMs: number, notBefore: number, costs?: SharedCosts): Promise<number> {
     const span = Math.max(0, Math.round(spanMs));
+    const record = recordCosts(costs?.publish ?? {});
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
       const idle = attempt % 2 === 0 ? this.idleLast : !this.idleLast;
-      const start = idle
-        ? await this.restart(connectionId, span, notBefore)
-        : await this.pushOn(connectionId, span, notBefore);
-      if (start !== undefined) {
+      const answer = idle
+        ? await this.restart(connectionId, span, notBefore, record)
+        : await this.pushOn(connectionId, span, notBefore, record);
+      if (answer !== undefined) {
         this.idleLast = idle;
-        return start;
+        costs?.seen(answer.costs);
+        return answer.start;
       }
     }
     throw new Error(`the rate schedule of connection ${connectionId} changed under ${MAX_TRIES} reservations`);
   }
 
   /** The schedule is free from `notBefore` or later: pushed on by `span`; its old free moment is the turn. */
-  private async pushOn(connectionId: string, span: number, notBefore: number): Promise<number | undefined> {
-    const result = await this.update(connectionId, {
-      UpdateExpression: 'SET nextFreeAt = nextFreeAt + :span, #ttl = :ttl',
+  private async pushOn(connectionId: string, span: number, notBefore: number, record: CostRecord): Promise<Answer> {
+    const result = await this.update(connectionId, record, {
+      UpdateExpression: `SET nextFreeAt = nextFreeAt + :span, #ttl = :ttl${record.set}`,
       ConditionExpression: 'nextFreeAt >= :notBefore',
-      ExpressionAttributeValues: marshall({ ':span': span, ':notBefore': notBefore, ':ttl': ttlAfter(notBefore) }),
-      ReturnValues: 'UPDATED_OLD',
+      ExpressionAttributeValues: marshall({
+        ':span': span,
+        ':notBefore': notBefore,
+        ':ttl': ttlAfter(notBefore),
+        ...record.values,
+      }),
+      ReturnValues: 'ALL_OLD',
     });
     const old = result?.Attributes?.nextFreeAt?.N;
-    return old === undefined ? undefined : Number(old);
+    return old === undefined ? undefined : { start: Number(old), costs: costsOf(result?.Attributes) };
   }
 
   /** The schedule is idle (or new): it starts again at `notBefore`, which is the turn. */
-  private async restart(connectionId: string, span: number, notBefore: number): Promise<number | undefined> {
-    const result = await this.update(connectionId, {
-      UpdateExpression: 'SET nextFreeAt = :end, #ttl = :ttl',
+  private async restart(connectionId: string, span: number, notBefore: number, record: CostRecord): Promise<Answer> {
+    const result = await this.update(connectionId, record, {
+      UpdateExpression: `SET nextFreeAt = :end, #ttl = :ttl${record.set}`,
       ConditionExpression: 'attribute_not_exists(nextFreeAt) OR nextFreeAt < :notBefore',
       ExpressionAttributeValues: marshall({
         ':end': notBefore + span,
         ':notBefore': notBefore,
         ':ttl': ttlAfter(notBefore),
+        ...record.values,
       }),
+      ReturnValues: 'ALL_OLD',
     });
-    return result ? notBefore : undefined;
+    return result ? { start: notBefore, costs: costsOf(result.Attributes) } : undefined;
   }
 
   private async update(
     connectionId: string,
+    record: CostRecord,
     input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>,
   ) {
     try {
@@ -76,7 +97,7 @@ export class DynamoRateSchedule implements RateSchedule {
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ pk: `pace#${connectionId}` }),
-          ExpressionAttributeNames: { '#ttl': MAPPING_TABLES.ttlAttribute },
+          ExpressionAttributeNames: { '#ttl': MAPPING_TABLES.ttlAttribute, ...record.names },
           ...input,
         }),
         { abortSignal: currentDeadline() },
@@ -89,3 +110,30 @@ export class DynamoRateSchedule implements RateSchedule {
 }
 
 const ttlAfter = (at: number) => Math.floor(at / 1000) + SCHEDULE_TTL_SECONDS;
+
+type Answer = { start: number; costs: Record<string, number> } | undefined;
+
+/** The costs to record, as an update's SET clauses with their names and values. */
+interface CostRecord {
+  set: string;
+  names: Record<string, string>;
+  values: Record<string, number>;
+}
+
+function recordCosts(publish: Record<string, number>): CostRecord {
+  const entries = Object.entries(publish)
+    .filter(([, calls]) => Number.isFinite(calls) && calls >= 0)
+    .slice(0, MAX_PUBLISHED);
+  return {
+    set: entries.map((_, i) => `, #cost${i} = :cost${i}`).join(''),
+    names: Object.fromEntries(entries.map(([kind], i) => [`#cost${i}`, `${COST_PREFIX}${kind}`])),
+    values: Object.fromEntries(entries.map(([, calls], i) => [`:cost${i}`, calls])),
+  };
+}
+
+function costsOf(item: Record<string, AttributeValue> | undefined): Record<string, number> {
+  const costs: Record<string, number> = {};
+  for (const [name, value] of Object.entries(item ?? {}))
+    if (name.startsWith(COST_PREFIX) && value.N !== undefined) costs[name.slice(COST_PREFIX.length)] = Number(value.N);
+  return costs;
+}

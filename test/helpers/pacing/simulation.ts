@@ -1,4 +1,4 @@
-import { Pacer, type RateSchedule } from '../../../shared/ats/pacer';
+import { Pacer, pacedStep, type RateSchedule } from '../../../shared/ats/pacer';
 import { turnDelaySeconds } from '../../../functions/_runtime/deferral';
 
 /** Time that moves only when every task waits: each sleep is a timer, run in order of its end. */
@@ -36,12 +36,16 @@ const settle = async () => {
 /** The shared schedule as DynamoDB keeps it, one atomic update a reservation, after a round trip. */
 export function memorySchedule(clock: VirtualClock, latencyMs = 4): RateSchedule {
   const next = new Map<string, number>();
+  const recorded = new Map<string, Record<string, number>>();
   return {
-    async reserve(connectionId, spanMs, notBefore) {
+    async reserve(connectionId, spanMs, notBefore, costs) {
       await clock.sleep(latencyMs);
       const free = next.get(connectionId) ?? 0;
       const start = Math.max(free, notBefore);
       next.set(connectionId, start + Math.max(0, spanMs));
+      const old = recorded.get(connectionId) ?? {};
+      recorded.set(connectionId, { ...old, ...costs?.publish });
+      costs?.seen(old);
       return start;
     },
   };
@@ -101,12 +105,26 @@ export interface BurstSetup {
   limit: number;
   windowMs: number;
   headers: boolean;
-  /** The calls each message makes. */
-  costs: number[];
-  /** Each message's sort of work, whose cost the pacer learns apart (one sort when absent). */
-  kinds?: string[];
+  /** Each message's work, as the pipeline does it. */
+  messages: SimulatedWork[];
+  /** How fast the messages arrive (40 a second by default, in waves of 20). */
+  arrivalsPerSecond?: number;
   random: () => number;
 }
+
+/**
+ * A message's work as a use case does it: `reads` calls first (a confirmation), made again each time it runs; then
+ * its steps in order, each of a number of calls (a write, or a lookup and its write), skipped once done. A step cut
+ * before its end is done again whole.
+ */
+export interface SimulatedWork {
+  kind: string;
+  reads: number;
+  steps: number[];
+}
+
+/** The calls a message needs if it runs once: its reads and its steps. */
+export const callsOf = (work: SimulatedWork): number => work.reads + work.steps.reduce((a, b) => a + b, 0);
 
 export interface BurstResult {
   calls: number;
@@ -115,7 +133,7 @@ export interface BurstResult {
   share: number;
   deferrals: number;
   finishedAt: number;
-  /** The calls the messages needed, reads again after going back included. */
+  /** The calls the messages need if each runs once (callsOf). */
   needed: number;
 }
 
@@ -133,20 +151,19 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
     { length: setup.environments },
     () => new Pacer({ connectionId: 'c', rate, schedule, now: () => clock.now, sleep: clock.sleep }),
   );
-  const queue = setup.costs.map((cost, i) => ({
-    cost,
-    kind: setup.kinds?.[i] ?? 'message',
-    made: 0,
+  // The messages arrive as an ATS's webhooks bring them: `arrivalsPerSecond`, in waves of 20.
+  const waveMs = (20 / (setup.arrivalsPerSecond ?? 40)) * 1000;
+  const queue = setup.messages.map((work, i) => ({
+    work,
+    stepsDone: 0,
     turn: undefined as { at: number; calls: number } | undefined,
-    at: clock.now,
+    at: clock.now + Math.floor(i / 20) * waveMs,
   }));
   let finished = 0;
   const done: (typeof queue)[number][] = [];
   let deferrals = 0;
   const back = (message: (typeof queue)[number], delayMs: number) => {
     deferrals++;
-    // A message that goes back after some of its calls reads again, when it returns, what it read before them.
-    if (message.made > 0) message.cost++;
     // The event source gathers a batch for a second before it hands it over.
     message.at = clock.now + delayMs + setup.random() * 1000;
     queue.push(message);
@@ -160,7 +177,7 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
     if (answer.status === 429) throw Object.assign(new Error('429'), { retryAfterMs: 1000 });
   };
   const work = async (pacer: Pacer) => {
-    for (let turn = 0; turn < 100_000 && finished < setup.costs.length; turn++) {
+    for (let turn = 0; turn < 100_000 && finished < setup.messages.length; turn++) {
       const index = queue.findIndex((m) => m.at <= clock.now);
       if (index < 0) {
         await clock.sleep(200);
@@ -168,10 +185,14 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
       }
       const [message] = queue.splice(index, 1) as [(typeof queue)[number]];
       try {
-        const admission = await pacer.admit(message.kind, message.turn, undefined, async () => {
-          while (message.made < message.cost) {
-            await call(pacer);
-            message.made++;
+        const { work: w } = message;
+        const admission = await pacer.admit(w.kind, message.turn, undefined, async () => {
+          for (let read = 0; read < w.reads; read++) await call(pacer);
+          for (; message.stepsDone < w.steps.length; message.stepsDone++) {
+            const calls = w.steps[message.stepsDone] as number;
+            await pacedStep(`step-${message.stepsDone}`, async () => {
+              for (let c = 0; c < calls; c++) await call(pacer);
+            });
           }
         });
         if (admission.admitted) {
@@ -199,7 +220,7 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
     }
   };
   for (const pacer of pacers) for (let slot = 0; slot < setup.perEnvironment; slot++) void work(pacer);
-  await clock.run(() => finished === setup.costs.length, limitMs);
+  await clock.run(() => finished === setup.messages.length, limitMs);
   const span = Math.max(ats.lastAt - (ats.firstAt ?? 0), setup.windowMs);
   const accepted = ats.calls - ats.refused;
   return {
@@ -208,6 +229,6 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
     share: accepted / ((span / setup.windowMs) * setup.limit),
     deferrals,
     finishedAt: clock.now,
-    needed: done.reduce((sum, m) => sum + m.cost, 0),
+    needed: done.reduce((sum, m) => sum + callsOf(m.work), 0),
   };
 }

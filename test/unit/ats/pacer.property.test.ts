@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { runBurst } from '../../helpers/pacing/simulation';
+import { callsOf, runBurst, type SimulatedWork } from '../../helpers/pacing/simulation';
 
 // Properties of the pacer over N execution environments sharing one schedule, against an ATS that counts one
 // credential's calls in fixed windows starting at the first call: not the pacer's waits, only what the ATS sees.
@@ -12,7 +12,7 @@ const ATS_RATES = [
 ];
 
 describe('the pacer across execution environments', () => {
-  it('keeps a burst within the limit (429s ≤ 2 % of calls), fills ≥ 85 % of the rate, every message done', async () => {
+  it('keeps a burst within the limit (429s ≤ 2 %), fills ≥ 60 % of the rate, ≤ 1.35 × the calls', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...ATS_RATES),
@@ -20,12 +20,13 @@ describe('the pacer across execution environments', () => {
         // Messages an environment works at once: a batch from SQS (the stack takes 10). Fewer workers than that, each
         // sitting out its message's turn, bound a burst by the workers rather than the rate.
         fc.integer({ min: 8, max: 10 }),
-        // Two sorts of work (an invitation, a write-back), each with its own cost in calls; one message in ten makes a
-        // call more (a lookup a warm environment has cached since).
-        fc.integer({ min: 1, max: 3 }),
-        fc.integer({ min: 1, max: 3 }),
+        // Two sorts of work (an invitation, a write-back), each with its reads (made again each run) and one-call
+        // steps; one message in three has a step more of a lookup and its write (a stage move).
+        fc.integer({ min: 0, max: 1 }),
+        fc.integer({ min: 1, max: 2 }),
+        fc.integer({ min: 1, max: 2 }),
         fc.integer({ min: 1, max: 2 ** 31 }),
-        async (rate, environments, perEnvironment, costA, costB, seed) => {
+        async (rate, environments, perEnvironment, reads, stepsA, stepsB, seed) => {
           let state = seed;
           const random = () => {
             state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -33,21 +34,24 @@ describe('the pacer across execution environments', () => {
           };
           // Enough calls for four windows and more: the burst is bound by the rate, not by the workers.
           const windows = 4 + (seed % 3);
-          const costs: number[] = [];
-          const kinds: string[] = [];
-          while (costs.reduce((a, b) => a + b, 0) < rate.limit * windows) {
+          const messages: SimulatedWork[] = [];
+          while (messages.reduce((sum, work) => sum + callsOf(work), 0) < rate.limit * windows) {
             const invitation = random() < 0.5;
-            kinds.push(invitation ? 'invitation' : 'write-back');
-            costs.push((invitation ? costA : costB) + (random() < 0.1 ? 1 : 0));
+            const steps = Array.from({ length: invitation ? stepsA : stepsB }, () => 1);
+            if (random() < 1 / 3) steps.push(2);
+            messages.push({ kind: invitation ? 'invitation' : 'write-back', reads: invitation ? reads : 0, steps });
           }
           const result = await runBurst(
-            { ...rate, environments, perEnvironment, costs, kinds, random },
+            { ...rate, environments, perEnvironment, messages, random },
             rate.windowMs * windows * 3 + 120_000,
           );
           expect(result.refused).toBeLessThanOrEqual(Math.max(1, 0.02 * result.calls));
-          expect(result.share).toBeGreaterThanOrEqual(0.85);
-          // Every call the ATS took was one a message still had to make (its own, or a read again after it went back).
-          expect(result.calls - result.refused).toBe(result.needed);
+          // Floors every burst holds, however small its windows or its environments' batches; the benchmark measures
+          // the pipeline's own (npm run bench: ≥ 90 % of the rate, ≤ 1.10 × the calls).
+          expect(result.share).toBeGreaterThanOrEqual(0.6);
+          // A message that goes back makes again only its reads and the step under way (and a few more while the
+          // environments learn what each sort costs).
+          expect(result.calls).toBeLessThanOrEqual(1.35 * result.needed + 5);
         },
       ),
       { numRuns: 25 },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Pacer, type RateSchedule } from '../../../shared/ats/pacer';
+import { Pacer, pacedStep, type RateSchedule } from '../../../shared/ats/pacer';
 import { memorySchedule, VirtualClock } from '../../helpers/pacing/simulation';
 
 // What the pacer does, not when: which calls go out, which are kept back (nothing sent), what the schedule is told.
@@ -89,7 +89,7 @@ describe('the pacer', () => {
     await expect(run(() => pacer.beforeCall('POST /v3/notes'))).rejects.toMatchObject({ paced: true });
   });
 
-  it('gives a call beyond those a message reserved a turn of its own, kept with the message when later', async () => {
+  it('gives a call past its turn a block of its own, kept when later, with room for the run again', async () => {
     const { pacer, run, clock } = setup();
     // Nine messages learn that an invitation costs one call; the schedule is then booked by a burst.
     for (let i = 0; i < 9; i++)
@@ -103,8 +103,77 @@ describe('the pacer', () => {
     );
     const extra = (now as { value: unknown }).value;
     expect(extra).toMatchObject({ code: 'ats-rate-limited', paced: true });
-    expect(extra).toMatchObject({ turnCalls: 1 });
+    // Back in that turn the message makes again the call it made, and the one it was refused.
+    expect(extra).toMatchObject({ turnCalls: 2 });
     expect((extra as { turnAt?: number }).turnAt).toBeGreaterThan(0);
+  });
+
+  it('gives a step its room before it begins: back before a lookup, never between it and its write', async () => {
+    const { pacer, run, clock, reservations } = setup();
+    // A write-back makes its note, and a stage move of two calls (a lookup and its write), once shown whole.
+    const writeBack = (calls: string[]) => async () => {
+      await pacedStep('note', async () => {
+        calls.push('note');
+        await pacer.beforeCall('POST /note');
+      });
+      await pacedStep('move', async () => {
+        calls.push('lookup');
+        await pacer.beforeCall('GET /application');
+        calls.push('move');
+        await pacer.beforeCall('POST /move');
+      });
+    };
+    await run(() => pacer.admit('write-back', undefined, undefined, writeBack([])));
+    await run(() => burst(pacer));
+    // The next one's turn holds its note; the move's two calls are later than a worker waits.
+    const sent: string[] = [];
+    const turn = { at: clock.now, calls: 1 };
+    const cut = await run(() =>
+      pacer.admit('write-back', turn, undefined, writeBack(sent)).catch((error: unknown) => error),
+    );
+    expect(sent).toEqual(['note']);
+    expect(cut).toMatchObject({ code: 'ats-rate-limited', paced: true, turnCalls: 2 });
+    // Back for that turn, with its note done: the move runs in it, reserving nothing more.
+    const { turnAt } = cut as { turnAt: number };
+    clock.now = turnAt;
+    const reserved = reservations.length;
+    const moved: string[] = [];
+    await run(() =>
+      pacer.admit('write-back', { at: turnAt, calls: 2 }, undefined, async () => {
+        await pacedStep('move', async () => {
+          moved.push('lookup');
+          await pacer.beforeCall('GET /application');
+          moved.push('move');
+          await pacer.beforeCall('POST /move');
+        });
+      }),
+    );
+    expect(moved).toEqual(['lookup', 'move']);
+    expect(reservations).toHaveLength(reserved);
+  });
+
+  it('books a kind at what another environment of the connection learnt, before it has run one', async () => {
+    const clock = new VirtualClock();
+    const schedule = memorySchedule(clock, 0);
+    const environment = () =>
+      new Pacer({ connectionId: 'c', rate: RATE, schedule, now: () => clock.now, sleep: clock.sleep });
+    const first = environment();
+    const second = environment();
+    let done = false;
+    void (async () => {
+      // The first environment learns that an invitation costs three calls, and records it with a reservation.
+      await first.admit('invitation', undefined, undefined, async () => {
+        for (let i = 0; i < 3; i++) await first.beforeCall('GET /a');
+      });
+      await first.admit('other', undefined, undefined, async () => undefined);
+      // The second books a burst far ahead, then its first invitation: the turn it gives holds three calls.
+      await Promise.all(Array.from({ length: 40 }, () => second.admit('other', undefined, undefined, async () => 0)));
+      const later = await second.admit('invitation', undefined, undefined, async () => 'ran');
+      expect(later).toMatchObject({ admitted: false, turnCalls: 3 });
+      done = true;
+    })();
+    await clock.run(() => done, 600_000);
+    expect(done).toBe(true);
   });
 
   it('refuses, unsent, a call of no message whose own turn is further off than a worker waits', async () => {
