@@ -115,7 +115,10 @@ interface Ticket {
   reads: number;
   /** The step under way (pacedStep) and the calls it has sent: a run that comes back makes them again. */
   step?: { key: string; calls: number } | undefined;
-  /** What the message's turn had to hold (its kind's cost): the calls it sent before a step took a block of its own. */
+  /**
+   * What the message's turn had to hold (its kind's cost): the calls it sent before a step took a block of its own,
+   * and that step's when it was the first to call.
+   */
   turnNeeded?: number;
 }
 
@@ -239,7 +242,8 @@ export class Pacer implements CallGate {
       const wait = at - this.now();
       if (wait > WAIT_IN_WORKER_MS || wait >= timeLeftMs(ticket.signal, this.now))
         throw spent(`step ${name}`, wait, 'its turn is later', { at, calls });
-      ticket.turnNeeded ??= ticket.calls;
+      // The kind's turn was short: it should have held this step too when no step before it made a call.
+      ticket.turnNeeded ??= ticket.calls + (ticket.calls === ticket.reads ? needs : 0);
       Object.assign(ticket, { turnAt: at, slots: calls, used: 0 });
     }
     const under = { key, calls: 0 };
