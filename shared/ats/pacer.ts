@@ -66,9 +66,10 @@ const DEFAULT_CALLS = 1;
 /**
  * While a kind's cost is unknown in this environment, one of its messages runs to show it; the others wait in the
  * worker for it (PROBE_WAIT_MS at most, and half their time left; then at the guessed cost), so a burst is not booked
- * at a guess (a probe on a slow ATS, 10 calls per 10 s, takes seconds). What later messages show refines it.
+ * at a guess. The probe itself waits as long for a later call's turn. Longer waits would hold worker environments
+ * every customer shares.
  */
-const PROBE_WAIT_MS = 15_000;
+const PROBE_WAIT_MS = 5_000;
 const PROBE_POLL_MS = 100;
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
@@ -108,7 +109,7 @@ interface Ticket {
   returning: boolean;
   /**
    * The first message of a kind this environment has not seen cost: it shows what the kind costs, so it waits in the
-   * worker for its later calls' turns (to its deadline), where others go back for them.
+   * worker for its later calls' turns (PROBE_WAIT_MS at most), where others go back for them.
    */
   probe: boolean;
   /** Calls sent outside steps (reads): a run that comes back makes them again. */
@@ -334,7 +335,8 @@ export class Pacer implements CallGate {
     const wait = due - this.now();
     if (wait > 0) {
       // A turn too far off: the message goes back for it, keeping it (a sweep's page just stops).
-      if ((!inBlock && !mine?.probe && wait > WAIT_IN_WORKER_MS) || wait >= timeLeftMs(signal, this.now))
+      const patience = mine?.probe ? PROBE_WAIT_MS : WAIT_IN_WORKER_MS;
+      if ((!inBlock && wait > patience) || wait >= timeLeftMs(signal, this.now))
         throw spent(where, wait, 'its turn is later', mine && !inBlock ? { at: due, calls: mine.slots } : undefined);
       await this.sleep(wait, signal);
       this.guard(where);

@@ -69,6 +69,12 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     expect(await environments[0]!.reserve(connection, 0, now + 60_000)).toBe(now + 60_000);
     expect(await environments[1]!.reserve(connection, 100, now)).toBe(now + 60_000);
     expect(await environments[1]!.reserve(`${connection}-idle`, 100, now)).toBe(now);
+    // What one environment learnt a kind costs goes with its reservation; the other reads it back with its own.
+    let seen: Record<string, number> = {};
+    const record = (publish: Record<string, number>) => ({ publish, seen: (c: Record<string, number>) => (seen = c) });
+    await environments[0]!.reserve(connection, 100, now, record({ 'write-back/stage-moved': 2, invitation: 1 }));
+    await environments[1]!.reserve(connection, 100, now, record({}));
+    expect(seen).toEqual({ 'write-back/stage-moved': 2, invitation: 1 });
   });
 
   /** Sweeps until a run reads the list to its end (a run that finds the ATS's window spent leaves it to the next). */
