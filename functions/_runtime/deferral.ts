@@ -129,7 +129,7 @@ export function planDeferral(
     turnCalls?: unknown;
   };
   // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
-  if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted' && message.kind !== 'follow-up') {
+  if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted') {
     const calls = typeof turnCalls === 'number' ? turnCalls : 1;
     return {
       message: { ...message, deferrals: deferrals + 1, turnAt, turnCalls: calls },

@@ -6,6 +6,7 @@ import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, InviteDependencies, PipelineDependencies } from './ports';
 import { postNoteOnce } from './post-note';
 import type { ApplicationKey, ApplicationRecord } from './records';
+import { withinRateWindow } from './pacing';
 import { runSteps, type Step } from './steps';
 import { showStatus } from './status';
 
@@ -101,7 +102,11 @@ export async function handleFollowUp(
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   try {
     if (message.action === 'remind') return await remind(message, record, trigger, deps, now, log);
-    return await expire(record, trigger, context, deps, now, signal, log, leaseMs);
+    // An expiry writes to the ATS (its status): it takes its turn on the connection's schedule, and keeps it when it
+    // goes back, as every message does, rather than joining the end of a burst again each time.
+    return await withinRateWindow(context, message, signal, () =>
+      expire(record, trigger, context, deps, now, signal, log, leaseMs),
+    );
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });

@@ -68,6 +68,8 @@ export const followUpMessageSchema = v.object({
   connectionId: text,
   receivedAt: v.number(),
   deferrals,
+  turnAt,
+  turnCalls,
   correlationId,
   atsApplicationId: atsIdSchema,
   triggerId: text,
