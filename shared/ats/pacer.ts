@@ -355,11 +355,13 @@ export class Pacer implements CallGate {
     const announced = announcedWindow(headers, now);
     if (announced) this.window = announced;
     if (status !== 429) return;
+    // A 429's Retry-After is the wait the ATS asks for (an injected or burst 429 within a window); else its window's
+    // announced reset; else a whole window.
     const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
     const resetAt =
-      announced?.resetAt ??
-      announcedResetAt(headers, now) ??
-      now + (Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : this.options.rate.windowMs);
+      Number.isFinite(retryAfter) && retryAfter > 0
+        ? now + retryAfter * 1000
+        : (announced?.resetAt ?? announcedResetAt(headers, now) ?? now + this.options.rate.windowMs);
     this.window = { remaining: 0, resetAt };
     this.pushSchedule(resetAt);
   }

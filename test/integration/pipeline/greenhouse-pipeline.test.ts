@@ -308,7 +308,7 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
     expect((await postReport({ report_id: reportId, interview_id: interviewId, candidate_id: 'c' })).status).toBe(200);
     await stack.waitForQuiet();
     expect(stack.watch.distinctReceived('report-created', ofThisReport)).toBe(1);
-  });
+  }, 120_000);
 
   it("advances by the job's own stage id (idsByJob, job 3301) and by name (job 3302), once each", async () => {
     // config/connections.local.json: toStage {idsByJob: {"3301": "9002"}, name: "Hiring Manager Review"}.
