@@ -264,7 +264,7 @@ export class Pacer implements CallGate {
    * one never cut runs in the room there is.
    */
   private stepNeeds(key: string, cutNow = false): number {
-    if (this.costs.has(key) || this.shared.has(key)) return this.expected(key, 0);
+    if (this.known(key)) return this.expected(key, 0);
     return cutNow || this.floors.has(key) ? Math.max(this.expected(key, 0), 2) : 0;
   }
 
