@@ -98,15 +98,13 @@ export function deferralDelaySeconds(
   return Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil(base * (1 + random() / 2)));
 }
 
-/** A message given a turn comes back this much before it, to wait out the last moments in the worker. */
-const TURN_EARLY_MS = 1_500;
-
 /**
- * The delay of a message going back for the turn it reserved (`turnAt`): a queue's delay counts in whole seconds and
- * the event source gathers a batch for a second more, so it comes back a little early and waits in the worker.
+ * The delay of a message going back for the turn it reserved: the pacer names when it should be back (`returnInMs`,
+ * shortly before its turn, with the others whose turns are near); a queue's delay counts in whole seconds, so it is
+ * rounded down, never past the turn.
  */
-export function turnDelaySeconds(turnAt: number, now: number = Date.now()): number {
-  return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.floor((turnAt - now - TURN_EARLY_MS) / 1000)));
+export function turnDelaySeconds(returnInMs: number): number {
+  return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.floor(returnInMs / 1000)));
 }
 
 /**
@@ -133,7 +131,7 @@ export function planDeferral(
     const calls = typeof turnCalls === 'number' ? turnCalls : 1;
     return {
       message: { ...message, deferrals: deferrals + 1, turnAt, turnCalls: calls },
-      delaySeconds: turnDelaySeconds(turnAt),
+      delaySeconds: turnDelaySeconds(typeof retryAfterMs === 'number' ? retryAfterMs : turnAt - Date.now()),
     };
   }
   const delaySeconds = deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');

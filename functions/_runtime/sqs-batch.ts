@@ -52,9 +52,14 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
     const leaseEndsAt = Date.now() + leaseMs;
-    // Records of this batch that defer at the same moment go back together (10 to a SendMessageBatch).
+    // Records of this batch that defer close together go back together (10 to a SendMessageBatch).
+    let running = event.Records.length;
     const sendBack = options.defer
-      ? coalesced(options.defer.publisher.publishDelayed.bind(options.defer.publisher), options.defer.queueUrl)
+      ? coalesced(
+          options.defer.publisher.publishDelayed.bind(options.defer.publisher),
+          options.defer.queueUrl,
+          () => running,
+        )
       : undefined;
     return withLogContext(invocationKeys(context), async () => {
       const response = await processPartialResponse(
@@ -64,12 +69,17 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
           try {
             document = JSON.parse(record.body);
           } catch {
+            running--;
             logger.error('poison message: body is not JSON', { messageId: record.messageId });
             return;
           }
-          await withLogContext({ correlation_id: correlationOf(document, record) }, () =>
-            handleRecord(document, record),
-          );
+          try {
+            await withLogContext({ correlation_id: correlationOf(document, record) }, () =>
+              handleRecord(document, record),
+            );
+          } finally {
+            running--;
+          }
         },
         processor,
         { context },
@@ -119,18 +129,27 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
   };
 }
 
+/** A deferred copy waits this long at most for the batch's other records to defer too. */
+const COALESCE_MS = 200;
+
 /**
- * Sends deferred copies back as the records defer: those that defer in the same moment (records run in
- * parallel) share one SendMessageBatch. Each record waits for its own copy's answer before it is acknowledged.
+ * Sends deferred copies back as the records defer: those that defer close together (records run in parallel) share
+ * one SendMessageBatch, sent once every record still running is waiting for its copy's answer, or COALESCE_MS after
+ * the first. Each record waits for its own copy's answer before it is acknowledged.
  */
 function coalesced(
   publishDelayed: DeferTarget['publisher']['publishDelayed'],
   queueUrl: () => string,
+  running: () => number,
 ): (entry: { message: QueueMessage; delaySeconds: number }) => Promise<boolean> {
   let pending: { entry: { message: QueueMessage; delaySeconds: number }; done: (sent: boolean) => void }[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = async () => {
+    clearTimeout(timer);
+    timer = undefined;
     const batch = pending;
     pending = [];
+    if (!batch.length) return;
     // Sent even when the deadline's signal has fired: the margin it leaves before the function's timeout is
     // there for this, and a record that is neither deferred nor failed would be lost.
     const sent = await publishDelayed(
@@ -141,8 +160,10 @@ function coalesced(
   };
   return (entry) =>
     new Promise<boolean>((resolve) => {
-      if (!pending.length) setTimeout(() => void flush(), 0);
       pending.push({ entry, done: resolve });
+      // On the next turn of the event loop, so the records that defer in the same moment join.
+      if (pending.length >= running()) setTimeout(() => void flush(), 0);
+      else timer ??= setTimeout(() => void flush(), COALESCE_MS);
     });
 }
 

@@ -32,6 +32,7 @@ export function applicationStatusLines(r: ApplicationRecord): string[] {
     ['claimed', r.createdAt],
     ['invite e-mailed', r.inviteEmailAt],
     ['invite note posted', r.inviteNoteAt],
+    ['report link attached', r.reportLinkAt],
     ['report note posted', r.reportNoteAt],
     ['moved', r.movedAt],
     ['last change', r.updatedAt],

@@ -41,7 +41,7 @@ export interface SharedCosts {
 /** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
 export type Admission<T> =
   | { admitted: true; value: T }
-  | { admitted: false; turnAt: number; turnCalls: number; waitMs: number };
+  | { admitted: false; turnAt: number; turnCalls: number; waitMs: number; returnInMs: number };
 
 /** A turn reserved on the schedule: when it begins, and how many calls' intervals it holds. */
 export interface Turn {
@@ -55,8 +55,20 @@ export interface Turn {
  * call holds more than its limit.
  */
 const RATE_SHARE = 0.95;
-/** A turn this close is waited for in the worker; a later one goes back to the queue until then. */
-const WAIT_IN_WORKER_MS = 3_000;
+/**
+ * Messages that go back for later turns come back in groups, so one receive brings several, not one: each comes back
+ * at the last moment of a grid (`groupMs` apart, the same in every environment of the connection) that is
+ * RETURN_EARLY_MS before its turn, and waits in the worker for the turn itself. The grid is GROUP_CALLS calls'
+ * intervals (a batch or two of messages on each queue, at a message's usual cost), kept between MIN_GROUP_MS and
+ * MAX_GROUP_MS: a longer one would hold a worker's environment longer than other customers' messages should wait.
+ */
+const GROUP_CALLS = 48;
+const MIN_GROUP_MS = 3_000;
+const MAX_GROUP_MS = 10_000;
+/** A queue's delay counts in whole seconds, and the event source gathers a batch for a second more. */
+const RETURN_EARLY_MS = 1_500;
+/** A message comes back up to a second before the moment asked (the delay is rounded down), and is then read. */
+const ARRIVAL_SLACK_MS = 1_500;
 
 /**
  * What a message costs in calls until one of its kind has shown it: one, as a call beyond those reserved costs a turn
@@ -71,6 +83,10 @@ const DEFAULT_CALLS = 1;
  */
 const PROBE_WAIT_MS = 5_000;
 const PROBE_POLL_MS = 100;
+/** What a message's work is left, at least, between its turn and the invocation's deadline. */
+const WORK_ROOM_MS = 3_000;
+/** A message sent back for its turn comes back this much closer to it than a worker could wait at most. */
+const HOLD_SLACK_MS = 500;
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
 
@@ -155,6 +171,13 @@ export interface PacerOptions {
 export class Pacer implements CallGate {
   /** Between two calls at the share of the rate the schedule gives out. */
   public readonly intervalMs: number;
+  /** The grid messages going back for their turns come back on (GROUP_CALLS). */
+  public readonly groupMs: number;
+  /**
+   * A turn this close is waited for in the worker; a later one goes back to the queue until the grid's moment before
+   * it. So a message back for its turn, which arrives at most this much before it, is never sent back again.
+   */
+  public readonly holdMs: number;
   private readonly options: PacerOptions;
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -178,6 +201,8 @@ export class Pacer implements CallGate {
   public constructor(options: PacerOptions) {
     this.options = options;
     this.intervalMs = options.rate.windowMs / (options.rate.limit * RATE_SHARE);
+    this.groupMs = Math.min(MAX_GROUP_MS, Math.max(MIN_GROUP_MS, Math.round(GROUP_CALLS * this.intervalMs)));
+    this.holdMs = this.groupMs + RETURN_EARLY_MS + ARRIVAL_SLACK_MS;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
   }
@@ -200,8 +225,14 @@ export class Pacer implements CallGate {
       const slots = reserved?.calls ?? Math.max(1, this.expected(kind, DEFAULT_CALLS));
       const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
       const wait = turn - this.now();
-      if (wait > WAIT_IN_WORKER_MS || wait >= timeLeftMs(signal, this.now))
-        return { admitted: false, turnAt: turn, turnCalls: slots, waitMs: wait };
+      if (!this.holds(wait, this.holdMs, signal))
+        return {
+          admitted: false,
+          turnAt: turn,
+          turnCalls: slots,
+          waitMs: wait,
+          returnInMs: this.returnInMs(turn, signal),
+        };
       if (wait > 0) await this.sleep(wait, signal);
       const ticket: Ticket = {
         pacer: this,
@@ -241,8 +272,8 @@ export class Pacer implements CallGate {
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
       const wait = at - this.now();
-      if (wait > WAIT_IN_WORKER_MS || wait >= timeLeftMs(ticket.signal, this.now))
-        throw spent(`step ${name}`, wait, 'its turn is later', { at, calls });
+      if (!this.holds(wait, this.holdMs, ticket.signal))
+        throw spent(`step ${name}`, this.returnInMs(at, ticket.signal), 'its turn is later', { at, calls });
       // The kind's turn was short: it should have held this step too when no step before it made a call.
       ticket.turnNeeded ??= ticket.calls + (ticket.calls === ticket.reads ? needs : 0);
       Object.assign(ticket, { turnAt: at, slots: calls, used: 0 });
@@ -309,6 +340,29 @@ export class Pacer implements CallGate {
     while (!this.known(kind) && this.probing.has(kind) && this.now() < until) await this.sleep(PROBE_POLL_MS, signal);
   }
 
+  /**
+   * Whether a turn `wait` away is waited for in the worker: within `patience`, and early enough to leave the work
+   * WORK_ROOM_MS before the invocation's deadline (a message that begins with less would be cut by it).
+   */
+  private holds(wait: number, patience: number, signal: AbortSignal | undefined): boolean {
+    return wait <= patience && wait < timeLeftMs(signal, this.now) - WORK_ROOM_MS;
+  }
+
+  /**
+   * How long a message whose turn is at `turn` stays in the queue: until the grid's last moment RETURN_EARLY_MS before
+   * its turn, where it meets the others that go back for turns near its own; later, up to RETURN_EARLY_MS before the
+   * turn, when a worker with the time this one has (`signal`) could not wait from that moment to the turn.
+   */
+  public returnInMs(turn: number, signal?: AbortSignal): number {
+    const now = this.now();
+    const latest = turn - RETURN_EARLY_MS;
+    const grid = Math.floor(latest / this.groupMs) * this.groupMs;
+    const hold = Math.min(this.holdMs, timeLeftMs(signal, this.now) - WORK_ROOM_MS) - HOLD_SLACK_MS;
+    // It may arrive a second before the moment asked (a queue's delay counts whole seconds).
+    const back = Math.max(grid, Math.min(latest, turn + 1_000 - hold));
+    return Math.max(0, back - now);
+  }
+
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
   public waitMs(calls = 1): number {
     const now = this.now();
@@ -335,9 +389,11 @@ export class Pacer implements CallGate {
     const wait = due - this.now();
     if (wait > 0) {
       // A turn too far off: the message goes back for it, keeping it (a sweep's page just stops).
-      const patience = mine?.probe ? PROBE_WAIT_MS : WAIT_IN_WORKER_MS;
-      if ((!inBlock && wait > patience) || wait >= timeLeftMs(signal, this.now))
-        throw spent(where, wait, 'its turn is later', mine && !inBlock ? { at: due, calls: mine.slots } : undefined);
+      const patience = mine?.probe ? Math.max(PROBE_WAIT_MS, this.holdMs) : this.holdMs;
+      if (inBlock ? wait >= timeLeftMs(signal, this.now) : !this.holds(wait, patience, signal)) {
+        const turn = mine && !inBlock ? { at: due, calls: mine.slots } : undefined;
+        throw spent(where, turn ? this.returnInMs(due, signal) : wait, 'its turn is later', turn);
+      }
       await this.sleep(wait, signal);
       this.guard(where);
     }
@@ -428,7 +484,10 @@ export class Pacer implements CallGate {
   }
 }
 
-/** A call the pacer kept back (nothing was sent): retryable after `waitMs`, in the `turn` it keeps where it has one. */
+/**
+ * A call the pacer kept back (nothing was sent): retryable after `waitMs` (for a message keeping a `turn`, when it
+ * should be back in the queue).
+ */
 function spent(where: string, waitMs: number, why: string, turn?: Turn): AtsError {
   return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: ${why}; not sent`, {
     retryAfterMs: Math.ceil(waitMs),

@@ -555,6 +555,7 @@ export class DynamoMappingStore implements MappingStore {
     key: ApplicationKey,
     owner: string,
     step: {
+      reportLinkAt?: number;
       reportNoteId?: string;
       reportNoteAt?: number;
       movedToStageId?: string;

@@ -4,6 +4,7 @@ export type SideEffectPoint =
   | 'service-invited'
   | 'invite-emailed'
   | 'invite-note-posted'
+  | 'report-link-attached'
   | 'report-note-posted'
   | 'stage-moved'
   | 'reminder-emailed'

@@ -17,10 +17,11 @@ export async function withinRateWindow<T>(
   const turn = message.turnAt === undefined ? undefined : { at: message.turnAt, calls: message.turnCalls ?? 1 };
   const admission = await context.pacer.admit(message.kind, turn, signal, work);
   if (admission.admitted) return admission.value;
-  const waitMs = Math.max(0, Math.ceil(admission.waitMs));
+  const turnIn = Math.ceil(Math.max(0, admission.waitMs) / 1000);
+  // Back in the queue until shortly before the turn, with the messages whose turns are near it (pacer.ts).
   throw new AtsError(
     ATS_ERROR_CODES.rateLimited,
-    `connection ${context.connection.id}: its turn on the ATS's rate limit is in ${Math.ceil(waitMs / 1000)} s`,
-    { retryAfterMs: waitMs, turnAt: admission.turnAt, turnCalls: admission.turnCalls },
+    `connection ${context.connection.id}: its turn on the ATS's rate limit is in ${turnIn} s`,
+    { retryAfterMs: Math.floor(admission.returnInMs), turnAt: admission.turnAt, turnCalls: admission.turnCalls },
   );
 }

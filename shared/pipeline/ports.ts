@@ -171,6 +171,7 @@ export interface MappingStore {
     key: ApplicationKey,
     owner: string,
     step: {
+      reportLinkAt?: number;
       reportNoteId?: string;
       reportNoteAt?: number;
       movedToStageId?: string;

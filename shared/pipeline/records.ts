@@ -65,6 +65,8 @@ export interface ApplicationRecord extends ApplicationKey {
    * refused its next call unsent (a spent rate-limit window, a 429). The claim after it need look nothing up.
    */
   cleanStop?: string | undefined;
+  /** The report link attached where the ATS has a link field (Lever's links). */
+  reportLinkAt?: number | undefined;
   reportNoteId?: string | undefined;
   reportNoteAt?: number | undefined;
   movedToStageId?: string | undefined;

@@ -114,7 +114,8 @@ async function writeBack(
   const rule = context.connection.writeBack.advance;
   const decision = decideAdvance(rule, report);
   try {
-    // The write-back is the order of its steps (steps.ts): the note, then the move where the rule says so.
+    // The write-back is the order of its steps (steps.ts): the report link where the ATS has a link field, the note,
+    // then the move where the rule says so.
     const input: WriteBackStepsInput = {
       context,
       deps,
@@ -126,8 +127,10 @@ async function writeBack(
       signal: options.signal,
       now,
     };
+    const reportLink = context.ats.attachReportLink ? httpsLink(report.report_url) : undefined;
     await runSteps(
       [
+        ...(reportLink ? [reportLinkStep(input, reportLink)] : []),
         reportNoteStep(input, decision, rule !== undefined),
         ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
         ...statusStep(
@@ -182,9 +185,25 @@ interface WriteBackStepsInput {
 }
 
 /**
- * The report note, with the report link on the application where the ATS has a link field (Lever). A second
- * claim of the same report means an earlier worker may have posted the note and stopped: it is looked up by its
- * marker first.
+ * The report link on the application, where the ATS has a link field (Lever's links, which live on the contact): a
+ * step of its own, so a message that comes back between it and the note does not attach it again. Only a crash
+ * between the call and its record attaches it once more (the same URL on the same contact): it is not looked up.
+ */
+function reportLinkStep(input: WriteBackStepsInput, link: string): Step<void> {
+  const { context, deps, key, owner, target, record, signal, now } = input;
+  return {
+    name: 'report-link-attached',
+    done: record.reportLinkAt !== undefined,
+    started: false,
+    perform: () => context.ats.attachReportLink?.(target, link, signal) ?? Promise.resolve(),
+    recordDone: (_result, _outcome, last) =>
+      deps.store.recordWriteBackStep(key, owner, { reportLinkAt: now(), done: last }),
+  };
+}
+
+/**
+ * The report note. A second claim of the same report means an earlier worker may have posted the note and stopped:
+ * it is looked up by its marker first.
  */
 function reportNoteStep(
   input: WriteBackStepsInput,
@@ -199,11 +218,7 @@ function reportNoteStep(
     // A second claim may follow a worker that posted and stopped; not one that stopped with nothing half-done.
     started: !startedClean(record),
     lookup: () => context.ats.findNote(target, marker, signal),
-    async perform() {
-      const reportLink = httpsLink(report.report_url);
-      if (reportLink && context.ats.attachReportLink) await context.ats.attachReportLink(target, reportLink, signal);
-      return postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal);
-    },
+    perform: () => postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal),
     recordDone: (note, _outcome, last) =>
       deps.store.recordWriteBackStep(key, owner, {
         ...(note?.noteId ? { reportNoteId: note.noteId } : {}),

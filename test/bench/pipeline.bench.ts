@@ -11,6 +11,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/local-stack'
 import type { AtsSandboxView } from '../../infra/local/sandbox/ats';
 import { measureBundles } from './bundles';
 import { type AtsKind, ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { connectionsDocument } from '../helpers/many-connections';
 
 /**
@@ -230,6 +231,9 @@ const startCounted = async (kind: AtsKind, limit: number, windowS: number) => {
   const limits: Partial<Record<AtsKind, number>> = { [kind]: limit };
   const stack = await startLocalStack({
     workDir: '.local/bench',
+    // The workers' timeout and the queues' visibility are the stack's, not the shorter local ones: how long a worker
+    // may wait for a turn, and when a message comes back, are what the figures measure.
+    functionTimeoutMs: WORKER_TIMING.workerTimeoutSeconds * 1000,
     reconcileIntervalMs: 0,
     maxConcurrency: Number(values.concurrency),
     runtime: values['one-process'] ? 'one-process' : 'environments',
@@ -360,7 +364,7 @@ const topology = values['one-process']
   ? 'Topology: every function in this one process, one module state for all (--one-process: not for figures)'
   : `Topology: each function in its own execution environments (worker threads), as on Lambda: ` +
     `InviteWorker ≤ ${values.concurrency}, WritebackWorker ≤ ${values.concurrency}, ` +
-    `each webhook function ≤ ${FUNCTION_CONCURRENCY.webhook}`;
+    `each webhook function ≤ ${FUNCTION_CONCURRENCY.webhook}; the workers' timeout ${WORKER_TIMING.workerTimeoutSeconds} s`;
 if (trickleKind) {
   console.log(topology);
   // Tenant isolation: the trickle alone, then the same trickle beside a burst on the rate-limited connection.

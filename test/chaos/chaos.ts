@@ -201,6 +201,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     'service-invited': 0,
     'invite-emailed': 0,
     'invite-note-posted': 0,
+    'report-link-attached': 0,
     'report-note-posted': 0,
     'stage-moved': 0,
     'reminder-emailed': 0,

@@ -200,7 +200,7 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
           done.push(message);
         } else {
           message.turn = { at: admission.turnAt, calls: admission.turnCalls };
-          back(message, turnDelaySeconds(admission.turnAt, clock.now) * 1000);
+          back(message, turnDelaySeconds(admission.returnInMs) * 1000);
         }
       } catch (error) {
         // A turn the pacer kept for the call goes with the message, as the worker's deferral carries it.
@@ -214,7 +214,7 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
           message,
           turnAt === undefined
             ? Math.ceil((retryAfterMs ?? 1000) / 1000) * 1000
-            : turnDelaySeconds(turnAt, clock.now) * 1000,
+            : turnDelaySeconds(retryAfterMs ?? turnAt - clock.now) * 1000,
         );
       }
     }

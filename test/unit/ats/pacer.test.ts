@@ -40,9 +40,9 @@ function setup(schedule?: (clock: VirtualClock) => RateSchedule) {
   return { clock, pacer, reservations, run };
 }
 
-/** Forty messages at once: the schedule is booked further ahead than a worker waits. */
+/** Two hundred messages at once: the schedule is booked further ahead than a worker waits. */
 const burst = (pacer: Pacer, kind = 'other') =>
-  Promise.all(Array.from({ length: 40 }, () => pacer.admit(kind, undefined, undefined, async () => undefined)));
+  Promise.all(Array.from({ length: 200 }, () => pacer.admit(kind, undefined, undefined, async () => undefined)));
 
 const window = (remaining: number, resetAt: number) =>
   new Headers({ 'x-ratelimit-remaining': String(remaining), 'x-ratelimit-reset': String(Math.ceil(resetAt / 1000)) });
@@ -64,6 +64,28 @@ describe('the pacer', () => {
       value: 'ran',
     });
     expect(reservations).toHaveLength(reserved);
+  });
+
+  it('sends the messages whose turns are near each other back together, each early enough to wait for its own', async () => {
+    const { pacer, run, clock } = setup();
+    const admit = async () => {
+      const admission = await pacer.admit('other', undefined, undefined, async () => 0);
+      return admission.admitted ? undefined : { turnAt: admission.turnAt, backAt: clock.now + admission.returnInMs };
+    };
+    const back = (await run(() => Promise.all(Array.from({ length: 300 }, admit)))).filter((a) => a !== undefined);
+    expect(back.length).toBeGreaterThan(200);
+    const returns = back.map((a) => a.backAt);
+    const turns = back.map((a) => a.turnAt);
+    // A receive brings a group: the moments they come back at are one a grid step, not one a message.
+    const span = Math.max(...turns) - Math.min(...turns);
+    expect(new Set(returns).size).toBeLessThanOrEqual(Math.ceil(span / pacer.groupMs) + 1);
+    for (const [i, at] of returns.entries()) {
+      const turn = turns[i] as number;
+      // Back before the turn (a second early at least, as the queue rounds the delay), and close enough to wait for
+      // it in the worker when it arrives a second earlier still.
+      expect(at).toBeLessThanOrEqual(turn - 1_000);
+      expect(turn - (at - 1_000)).toBeLessThanOrEqual(pacer.holdMs);
+    }
   });
 
   it('sends nothing into a window the ATS announced as spent, and moves the schedule past its reset', async () => {
@@ -167,7 +189,7 @@ describe('the pacer', () => {
       });
       await first.admit('other', undefined, undefined, async () => undefined);
       // The second books a burst far ahead, then its first invitation: the turn it gives holds three calls.
-      await Promise.all(Array.from({ length: 40 }, () => second.admit('other', undefined, undefined, async () => 0)));
+      await Promise.all(Array.from({ length: 200 }, () => second.admit('other', undefined, undefined, async () => 0)));
       const later = await second.admit('invitation', undefined, undefined, async () => 'ran');
       expect(later).toMatchObject({ admitted: false, turnCalls: 3 });
       done = true;

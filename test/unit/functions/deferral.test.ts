@@ -241,14 +241,14 @@ describe('Function: sqsBatchHandler with deferral', () => {
     });
   });
 
-  it('carries the turn the pacer reserved, and comes back a little before it, whatever the earlier deferrals', () => {
+  it('carries the turn the pacer reserved, and comes back when the pacer said, whatever the earlier deferrals', () => {
     const now = Date.now();
-    const turn = Object.assign(rateLimitedByAts(25_000), { turnAt: now + 25_000, turnCalls: 2 });
+    // The pacer names when the message should be back: the grid's moment shortly before its turn (pacer.ts).
+    const turn = Object.assign(rateLimitedByAts(21_400), { turnAt: now + 25_000, turnCalls: 2 });
     const planned = planDeferral(reportMessage({ deferrals: 4 }), turn, () => 0.999);
     expect(planned?.message).toEqual(reportMessage({ deferrals: 5, turnAt: now + 25_000, turnCalls: 2 }));
-    // Back before the turn (a delay counts whole seconds; the event source gathers a second more), never after it.
-    expect(planned?.delaySeconds).toBeGreaterThanOrEqual(22);
-    expect(planned?.delaySeconds).toBeLessThanOrEqual(24);
+    // A delay counts whole seconds: rounded down, never past the moment asked, not spread by the jitter.
+    expect(planned?.delaySeconds).toBe(21);
   });
 
   it('drops a turn a message no longer holds when it goes back for another reason', () => {

@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { LeaseLostError } from '../../../shared/mapping/errors';
 import {
@@ -343,6 +343,39 @@ describe('Use case: handleReportCreated', () => {
       done: true,
     });
     expect(store.findApplicationByInterview).toHaveBeenCalledWith('int-1', 'ana@example.com');
+  });
+
+  it('attaches the report link as a step of its own, recorded, and not again once recorded', async () => {
+    const store = fakeStore();
+    const { context, ats } = fakeContext();
+    const attachReportLink = vi.fn().mockResolvedValue(undefined);
+    Object.assign(ats, { attachReportLink });
+    store.findApplicationByInterview.mockResolvedValue(applicationRecord());
+    store.claimWriteBack.mockResolvedValue({
+      kind: 'claimed',
+      record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }),
+    });
+    const deps = dependencies(store, context);
+    await handleReportCreated(reportMessage, deps);
+    expect(attachReportLink).toHaveBeenCalledWith(
+      expect.objectContaining({ atsApplicationId: expect.any(String) }),
+      'https://files.example.com/r.pdf',
+      undefined,
+    );
+    expect(store.recordWriteBackStep).toHaveBeenNthCalledWith(1, expect.anything(), 'owner-1', {
+      reportLinkAt: NOW,
+      done: false,
+    });
+    // Back after the link was recorded (a message that went back for its turn): the note, not the link again.
+    attachReportLink.mockClear();
+    ats.postNote.mockClear();
+    store.claimWriteBack.mockResolvedValue({
+      kind: 'claimed',
+      record: applicationRecord({ state: 'completed', writeBackAttempts: 1, reportLinkAt: NOW }),
+    });
+    await handleReportCreated(reportMessage, deps);
+    expect(attachReportLink).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
   });
 
   it('flags for review and never moves when the score is below the bar', async () => {
