@@ -5,6 +5,7 @@ import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
 import { deferralObserver, isAtsRateLimit, planDeferral, planDeferralPastDeadline, type DeferTarget } from './deferral';
+import { deferralBatch } from './deferral-batch';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
 import { deadlineAfter, deadlinePassed } from '../../shared/http/deadline';
@@ -52,33 +53,28 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
     const leaseEndsAt = Date.now() + leaseMs;
-    // Records of this batch that defer close together go back together (10 to a SendMessageBatch).
-    let running = event.Records.length;
-    const sendBack = options.defer
-      ? coalesced(
-          options.defer.publisher.publishDelayed.bind(options.defer.publisher),
-          options.defer.queueUrl,
-          () => running,
-        )
+    // The batch's records that defer go back together, in as few requests as their delays allow (10 to a request).
+    const deferrals = options.defer ? deferralBatch(options.defer, event.Records.length, signal) : undefined;
+    const sendBack = deferrals
+      ? (copy: { message: QueueMessage; delaySeconds: number }) => deferrals.send(copy)
       : undefined;
     return withLogContext(invocationKeys(context), async () => {
       const response = await processPartialResponse(
         event,
         async (record: SQSRecord) => {
-          let document: unknown;
           try {
-            document = JSON.parse(record.body);
-          } catch {
-            running--;
-            logger.error('poison message: body is not JSON', { messageId: record.messageId });
-            return;
-          }
-          try {
+            let document: unknown;
+            try {
+              document = JSON.parse(record.body);
+            } catch {
+              logger.error('poison message: body is not JSON', { messageId: record.messageId });
+              return;
+            }
             await withLogContext({ correlation_id: correlationOf(document, record) }, () =>
               handleRecord(document, record),
             );
           } finally {
-            running--;
+            deferrals?.settled();
           }
         },
         processor,
@@ -127,44 +123,6 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
       }
     }
   };
-}
-
-/** A deferred copy waits this long at most for the batch's other records to defer too. */
-const COALESCE_MS = 200;
-
-/**
- * Sends deferred copies back as the records defer: those that defer close together (records run in parallel) share
- * one SendMessageBatch, sent once every record still running is waiting for its copy's answer, or COALESCE_MS after
- * the first. Each record waits for its own copy's answer before it is acknowledged.
- */
-function coalesced(
-  publishDelayed: DeferTarget['publisher']['publishDelayed'],
-  queueUrl: () => string,
-  running: () => number,
-): (entry: { message: QueueMessage; delaySeconds: number }) => Promise<boolean> {
-  let pending: { entry: { message: QueueMessage; delaySeconds: number }; done: (sent: boolean) => void }[] = [];
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = async () => {
-    clearTimeout(timer);
-    timer = undefined;
-    const batch = pending;
-    pending = [];
-    if (!batch.length) return;
-    // Sent even when the deadline's signal has fired: the margin it leaves before the function's timeout is
-    // there for this, and a record that is neither deferred nor failed would be lost.
-    const sent = await publishDelayed(
-      queueUrl(),
-      batch.map((p) => p.entry),
-    ).catch(() => batch.map(() => false));
-    for (const [index, p] of batch.entries()) p.done(sent[index] === true);
-  };
-  return (entry) =>
-    new Promise<boolean>((resolve) => {
-      pending.push({ entry, done: resolve });
-      // On the next turn of the event loop, so the records that defer in the same moment join.
-      if (pending.length >= running()) setTimeout(() => void flush(), 0);
-      else timer ??= setTimeout(() => void flush(), COALESCE_MS);
-    });
 }
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,100}$/;

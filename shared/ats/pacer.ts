@@ -62,11 +62,19 @@ const RATE_SHARE = 0.95;
  * intervals (a batch or two of messages on each queue, at a message's usual cost), kept between MIN_GROUP_MS and
  * MAX_GROUP_MS: a longer one would hold a worker's environment longer than other customers' messages should wait.
  */
-const GROUP_CALLS = 48;
-const MIN_GROUP_MS = 3_000;
-const MAX_GROUP_MS = 10_000;
-/** A queue's delay counts in whole seconds, and the event source gathers a batch for a second more. */
-const RETURN_EARLY_MS = 1_500;
+const GROUP_CALLS = 12;
+const MIN_GROUP_MS = 2_000;
+const MAX_GROUP_MS = 5_000;
+/**
+ * A turn this close is waited for in the worker by a message that did not come back for it: a longer wait would hold
+ * an environment every customer's messages share (a burst's first batches would fill them all).
+ */
+const WAIT_IN_WORKER_MS = 3_000;
+/**
+ * A queue's delay counts in whole seconds (a copy gathered with others may come back up to a second late), and the
+ * event source gathers a batch for a second more.
+ */
+const RETURN_EARLY_MS = 2_500;
 /** A message comes back up to a second before the moment asked (the delay is rounded down), and is then read. */
 const ARRIVAL_SLACK_MS = 1_500;
 
@@ -174,8 +182,8 @@ export class Pacer implements CallGate {
   /** The grid messages going back for their turns come back on (GROUP_CALLS). */
   public readonly groupMs: number;
   /**
-   * A turn this close is waited for in the worker; a later one goes back to the queue until the grid's moment before
-   * it. So a message back for its turn, which arrives at most this much before it, is never sent back again.
+   * A message back for its turn waits for it in the worker when it is this close: it arrives at most this much before
+   * it (the grid's moment before it), so it is not sent back again.
    */
   public readonly holdMs: number;
   private readonly options: PacerOptions;
@@ -201,7 +209,9 @@ export class Pacer implements CallGate {
   public constructor(options: PacerOptions) {
     this.options = options;
     this.intervalMs = options.rate.windowMs / (options.rate.limit * RATE_SHARE);
-    this.groupMs = Math.min(MAX_GROUP_MS, Math.max(MIN_GROUP_MS, Math.round(GROUP_CALLS * this.intervalMs)));
+    // Whole seconds, as a queue's delay counts them.
+    const groupMs = Math.round((GROUP_CALLS * this.intervalMs) / 1000) * 1000;
+    this.groupMs = Math.min(MAX_GROUP_MS, Math.max(MIN_GROUP_MS, groupMs));
     this.holdMs = this.groupMs + RETURN_EARLY_MS + ARRIVAL_SLACK_MS;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
@@ -225,7 +235,8 @@ export class Pacer implements CallGate {
       const slots = reserved?.calls ?? Math.max(1, this.expected(kind, DEFAULT_CALLS));
       const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
       const wait = turn - this.now();
-      if (!this.holds(wait, this.holdMs, signal))
+      // A message back for its turn came back with its group, to wait for it here; a new one waits a moment at most.
+      if (!this.holds(wait, reserved ? this.holdMs : WAIT_IN_WORKER_MS, signal))
         return {
           admitted: false,
           turnAt: turn,
@@ -272,7 +283,7 @@ export class Pacer implements CallGate {
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
       const wait = at - this.now();
-      if (!this.holds(wait, this.holdMs, ticket.signal))
+      if (!this.holds(wait, WAIT_IN_WORKER_MS, ticket.signal))
         throw spent(`step ${name}`, this.returnInMs(at, ticket.signal), 'its turn is later', { at, calls });
       // The kind's turn was short: it should have held this step too when no step before it made a call.
       ticket.turnNeeded ??= ticket.calls + (ticket.calls === ticket.reads ? needs : 0);
@@ -389,7 +400,7 @@ export class Pacer implements CallGate {
     const wait = due - this.now();
     if (wait > 0) {
       // A turn too far off: the message goes back for it, keeping it (a sweep's page just stops).
-      const patience = mine?.probe ? Math.max(PROBE_WAIT_MS, this.holdMs) : this.holdMs;
+      const patience = mine?.probe ? PROBE_WAIT_MS : WAIT_IN_WORKER_MS;
       if (inBlock ? wait >= timeLeftMs(signal, this.now) : !this.holds(wait, patience, signal)) {
         const turn = mine && !inBlock ? { at: due, calls: mine.slots } : undefined;
         throw spent(where, turn ? this.returnInMs(due, signal) : wait, 'its turn is later', turn);

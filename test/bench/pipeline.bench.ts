@@ -35,6 +35,8 @@ const { values } = parseArgs({
     'ats-rate-limit': { type: 'string' },
     'ats-rate-window': { type: 'string' },
     'skip-bundles': { type: 'boolean', default: false },
+    /** The workers' timeout in seconds (default: the stack's); the queues' visibility is 6 × it, as in the stack. */
+    'worker-timeout': { type: 'string', default: String(WORKER_TIMING.workerTimeoutSeconds) },
     /** Prints the ATS requests answered in each second of the run: how the windows were filled. */
     'per-second': { type: 'boolean', default: false },
     /** Every candidate is invited before any takes the interview (by default each takes it once invited). */
@@ -233,7 +235,7 @@ const startCounted = async (kind: AtsKind, limit: number, windowS: number) => {
     workDir: '.local/bench',
     // The workers' timeout and the queues' visibility are the stack's, not the shorter local ones: how long a worker
     // may wait for a turn, and when a message comes back, are what the figures measure.
-    functionTimeoutMs: WORKER_TIMING.workerTimeoutSeconds * 1000,
+    functionTimeoutMs: Number(values['worker-timeout']) * 1000,
     reconcileIntervalMs: 0,
     maxConcurrency: Number(values.concurrency),
     runtime: values['one-process'] ? 'one-process' : 'environments',
@@ -339,6 +341,7 @@ const unthrottledRun = async (): Promise<RunFigures> => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
   const file = join(dir, 'figures.json');
   const args = ['--ats', ats, '--candidates', String(candidates), '--concurrency', String(values.concurrency)];
+  args.push('--worker-timeout', String(values['worker-timeout']));
   if (values['reports-after-all']) args.push('--reports-after-all');
   if (values['one-process']) args.push('--one-process');
   try {
@@ -364,7 +367,7 @@ const topology = values['one-process']
   ? 'Topology: every function in this one process, one module state for all (--one-process: not for figures)'
   : `Topology: each function in its own execution environments (worker threads), as on Lambda: ` +
     `InviteWorker ≤ ${values.concurrency}, WritebackWorker ≤ ${values.concurrency}, ` +
-    `each webhook function ≤ ${FUNCTION_CONCURRENCY.webhook}; the workers' timeout ${WORKER_TIMING.workerTimeoutSeconds} s`;
+    `each webhook function ≤ ${FUNCTION_CONCURRENCY.webhook}; the workers' timeout ${values['worker-timeout']} s`;
 if (trickleKind) {
   console.log(topology);
   // Tenant isolation: the trickle alone, then the same trickle beside a burst on the rate-limited connection.
