@@ -1,5 +1,6 @@
 import type { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueMessage } from './messages.schema';
+import { fairQueueTenant } from './fair-queue';
 
 /**
  * A publisher whose SQS client is loaded on first use. A worker sends only when it defers a message, which is
@@ -31,6 +32,7 @@ export function lazyQueuePublisher(): DelayedBatchPublisher {
               Entries: chunk.map((entry, index) => ({
                 Id: String(index),
                 MessageBody: JSON.stringify(entry.message),
+                MessageGroupId: fairQueueTenant(entry.message),
                 DelaySeconds: entry.delaySeconds,
               })),
             }),

@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueMessage } from './messages.schema';
+import { fairQueueTenant } from './fair-queue';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 
@@ -30,7 +31,12 @@ export class QueuePublisher {
   }
 
   public async publish(queueUrl: string, message: QueueMessage, options: PublishOptions = {}): Promise<void> {
-    const input = { QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: options.delaySeconds };
+    const input = {
+      QueueUrl: queueUrl,
+      MessageBody: JSON.stringify(message),
+      DelaySeconds: options.delaySeconds,
+      MessageGroupId: fairQueueTenant(message),
+    };
     await this.client.send(new SendMessageCommand(input), {
       abortSignal: currentDeadline(),
     });
@@ -45,7 +51,11 @@ export class QueuePublisher {
       const result = await this.client.send(
         new SendMessageBatchCommand({
           QueueUrl: queueUrl,
-          Entries: chunk.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) })),
+          Entries: chunk.map((message, index) => ({
+            Id: String(index),
+            MessageBody: JSON.stringify(message),
+            MessageGroupId: fairQueueTenant(message),
+          })),
         }),
         { abortSignal: currentDeadline() },
       );
