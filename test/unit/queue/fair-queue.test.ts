@@ -19,9 +19,7 @@ describe('QueuePublisher', () => {
     await publisher.publish('q', message('acme'), { delaySeconds: 5 });
     await publisher.publishAll('q', [message('acme'), message('globex')]);
     expect(sent[0]?.input).toMatchObject({ MessageGroupId: 'acme', DelaySeconds: 5 });
-    expect((sent[1]?.input.Entries as { MessageGroupId: string }[]).map((e) => e.MessageGroupId)).toEqual([
-      'acme',
-      'globex',
-    ]);
+    const entries = (sent[1]?.input.Entries ?? []) as { MessageGroupId: string }[];
+    expect(entries.map((e) => e.MessageGroupId)).toEqual(['acme', 'globex']);
   });
 });
