@@ -377,10 +377,16 @@ export class DynamoMappingStore implements MappingStore {
     return unmarshall(attributes) as JobRecord;
   }
 
+  /** On the job's record only while it exists: never a bare record of a job the TTL or an operator removed. */
   public async recordJobTemplate(key: JobKey, templateHash: string): Promise<void> {
     const update = buildUpdate({ set: { templateHash, updatedAt: Date.now() } });
-    await this.send(
-      new UpdateItemCommand({ TableName: this.tables.jobs, Key: marshall({ pk: jobPk(key) }), ...update }),
+    await this.ifExists(
+      new UpdateItemCommand({
+        TableName: this.tables.jobs,
+        Key: marshall({ pk: jobPk(key) }),
+        ...update,
+        ConditionExpression: 'attribute_exists(pk)',
+      }),
     );
   }
 
@@ -698,11 +704,10 @@ export class DynamoMappingStore implements MappingStore {
     );
   }
 
+  /** Recorded on the application while it exists: a reminder finished after a privacy purge re-creates nothing. */
   public async finishReminder(key: ApplicationKey, n: number, now: number): Promise<void> {
     const update = buildUpdate({ set: { remindersSent: n + 1, lastReminderAt: now, updatedAt: now } });
-    await this.send(
-      new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ...update }),
-    );
+    await this.updateApplicationIf(key, update, 'attribute_exists(pk)');
   }
 
   public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
@@ -782,11 +787,19 @@ export class DynamoMappingStore implements MappingStore {
     return statuses;
   }
 
+  /** Recorded on the application while it exists: a follow-up finished after a privacy purge re-creates nothing. */
   public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
     const update = buildUpdate({ set: { ...fields, updatedAt: Date.now() } });
-    await this.send(
-      new UpdateItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ...update }),
-    );
+    await this.updateApplicationIf(key, update, 'attribute_exists(pk)');
+  }
+
+  /** A conditional write whose condition is the item's existence: an item gone is nothing to record. */
+  private async ifExists(command: UpdateItemCommand): Promise<void> {
+    try {
+      await this.send(command);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
   }
 
   /** A conditional update of an application: true when it was made, false when the condition did not hold. */

@@ -207,6 +207,23 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
     expect((await store.listJobs('acme')).length).toBeGreaterThan(0);
   });
 
+  it('never re-creates a purged application or a removed job with a late reminder, follow-up or template', async () => {
+    const input = claimInput();
+    await store.claimApplication(delivery('evt-purged'), input, lease('w1'));
+    const key = { connectionId: 'acme', atsApplicationId: input.atsApplicationId, triggerId: 'ai-screen' };
+    // Still there: recorded as before.
+    await store.recordFollowUp(key, { statusTag: 'AI interview: invited' });
+    expect(await store.getApplication(key)).toMatchObject({ statusTag: 'AI interview: invited' });
+    await store.purgeCandidate('acme', input.atsCandidateId);
+    // A reminder and an expiry note that were under way when the candidate was deleted finish after the purge.
+    await store.finishReminder(key, 0, NOW);
+    await store.recordFollowUp(key, { expiryNoteAt: NOW, statusTag: 'AI interview: expired' });
+    expect(await store.getApplication(key)).toBeUndefined();
+    const job = { connectionId: 'acme', atsJobId: `gone-${Date.now()}`, triggerId: 'ai-screen' };
+    await store.recordJobTemplate(job, 'hash');
+    expect(await store.getJob(job)).toBeUndefined();
+  });
+
   it('purges a candidate whose records fill more than 50 pages, all of them; a pager past its cap throws', async () => {
     // Two records a page: 120 applications of one candidate are 60 pages of the candidate index.
     const paged = new DynamoMappingStore({ client, tables, paging: { pageSize: 2 } });

@@ -66,7 +66,7 @@ describe('the pacer', () => {
     expect(reservations).toHaveLength(reserved);
   });
 
-  it('sends the messages whose turns are near each other back together, each early enough to wait for its own', async () => {
+  it('sends messages whose turns are near back together, each early enough to wait for its own', async () => {
     const { pacer, run, clock } = setup();
     const admit = async () => {
       const admission = await pacer.admit('other', undefined, undefined, async () => 0);

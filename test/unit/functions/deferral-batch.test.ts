@@ -14,7 +14,7 @@ describe('DeferralBatch', () => {
     vi.useRealTimers();
   });
 
-  it('sends the copies of records that defer at different moments in one request, once all still running wait', async () => {
+  it('sends the copies of records that defer at different moments in one request, once all running wait', async () => {
     const publish = vi.fn(async (copies: unknown[]) => copies.map(() => true));
     const batch = new DeferralBatch(publish, 3, deadlineAfter(60_000));
     const first = batch.send({ message: message('a'), delaySeconds: 30 });

@@ -7,7 +7,7 @@ const message = (connectionId: string) =>
   ({ kind: 'report-created', connectionId, reportId: 'r1' }) as unknown as QueueMessage;
 
 describe('QueuePublisher', () => {
-  it("names each message's connection as its tenant for SQS fair queues (MessageGroupId), alone and in batches", async () => {
+  it("names each message's connection as its fair-queue tenant (MessageGroupId), alone and in batches", async () => {
     const sent: { input: Record<string, unknown> }[] = [];
     const client = {
       send: async (command: { input: Record<string, unknown> }) => {
