@@ -55,9 +55,6 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     const leaseEndsAt = Date.now() + leaseMs;
     // The batch's records that defer go back together, in as few requests as their delays allow (10 to a request).
     const deferrals = options.defer ? deferralBatch(options.defer, event.Records.length, signal) : undefined;
-    const sendBack = deferrals
-      ? (copy: { message: QueueMessage; delaySeconds: number }) => deferrals.send(copy)
-      : undefined;
     return withLogContext(invocationKeys(context), async () => {
       const response = await processPartialResponse(
         event,
@@ -103,7 +100,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
             planDeferralPastDeadline(parsed.output, deadlinePassed(signal), leaseEndsAt))
           : undefined;
         // A copy SQS did not take fails the record instead: SQS brings it back, and nothing is lost.
-        if (planned && sendBack && (await sendBack(planned))) {
+        if (planned && deferrals && (await deferrals.send(planned))) {
           options.metrics?.count('Deferred', parsed.output.connectionId);
           deferralObserver.deferred?.(planned.message, planned.delaySeconds, errorCode(error));
           if (isAtsRateLimit(error))
