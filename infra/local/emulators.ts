@@ -132,33 +132,50 @@ function closeServer(server: Server | import('node:http').Server): Promise<void>
   });
 }
 
-/** DynamoDB Local, local SQS and local SES on 127.0.0.1; ports default to free ones. */
-export async function startEmulators(ports: Partial<Record<keyof EmulatorEndpoints, number>> = {}): Promise<Emulators> {
-  const [dynamoPort, sqsPort, sesPort] = await Promise.all([
-    ports.dynamodb ?? findFreePort(),
-    ports.sqs ?? findFreePort(),
-    ports.ses ?? findFreePort(),
-  ]);
-  const sqs = await createSqsServer({
-    port: sqsPort,
-    hostname: '127.0.0.1',
-    emulateQueueCreationLifecycle: false,
-    emulateLazyQueues: false,
-  });
-  const ses = await startSesServer({ host: '127.0.0.1', port: sesPort });
-  let dynamo: Awaited<ReturnType<typeof startDynamoDbLocal>>;
+/** One emulator on 127.0.0.1, on `port` or a free one. */
+export async function startEmulator(
+  kind: keyof EmulatorEndpoints,
+  port?: number,
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const chosen = port ?? (await findFreePort());
+  if (kind === 'dynamodb') return startDynamoDbLocal(chosen);
+  const server =
+    kind === 'sqs'
+      ? ((await createSqsServer({
+          port: chosen,
+          hostname: '127.0.0.1',
+          emulateQueueCreationLifecycle: false,
+          emulateLazyQueues: false,
+        })) as Server)
+      : await startSesServer({ host: '127.0.0.1', port: chosen });
+  return { url: `http://127.0.0.1:${chosen}`, stop: () => closeServer(server) };
+}
+
+/**
+ * DynamoDB Local, local SQS and local SES on 127.0.0.1; ports default to free ones. An emulator `running` names is
+ * used as it is, neither started nor stopped: the integration tests start DynamoDB Local and SQS once for all files.
+ */
+export async function startEmulators(
+  ports: Partial<Record<keyof EmulatorEndpoints, number>> = {},
+  running: Partial<EmulatorEndpoints> = {},
+): Promise<Emulators> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = () => Promise.all(stops.map((s) => s())).then(() => undefined);
+  const endpoint = async (kind: keyof EmulatorEndpoints): Promise<string> => {
+    const given = running[kind];
+    if (given) return given;
+    const emulator = await startEmulator(kind, ports[kind]);
+    stops.push(emulator.stop);
+    return emulator.url;
+  };
   try {
-    dynamo = await startDynamoDbLocal(dynamoPort);
+    const sqs = await endpoint('sqs');
+    const ses = await endpoint('ses');
+    return { endpoints: { dynamodb: await endpoint('dynamodb'), sqs, ses }, stop };
   } catch (error) {
-    await Promise.all([closeServer(sqs), closeServer(ses)]);
+    await stop();
     throw error;
   }
-  return {
-    endpoints: { dynamodb: dynamo.url, sqs: `http://127.0.0.1:${sqsPort}`, ses: `http://127.0.0.1:${sesPort}` },
-    async stop() {
-      await Promise.all([dynamo.stop(), closeServer(sqs), closeServer(ses)]);
-    },
-  };
 }
 
 /** The environment the real AWS SDK clients read to talk to the emulators. */

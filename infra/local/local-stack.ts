@@ -11,7 +11,14 @@ import { FUNCTION_CONCURRENCY, type FunctionName } from '../functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
 import { type HttpHandler, startHttpGateway } from './http-gateway';
 import { asHandler, startLocalFunction, type LocalFunction, type LocalFunctionStats } from './lambda-runtime';
-import { createQueueWithDlq, createTables, queueDepth, type LocalQueue, type LocalTables } from './provision';
+import {
+  createQueueWithDlq,
+  createTables,
+  deleteResources,
+  queueDepth,
+  type LocalQueue,
+  type LocalTables,
+} from './provision';
 import { startAtsSandboxes, type AtsSandboxView } from './sandbox/ats';
 import type { GreenhouseSandbox } from './sandbox/ats/greenhouse/server';
 import type { LeverSandbox } from './sandbox/ats/lever/server';
@@ -78,6 +85,11 @@ export interface LocalStackOptions {
    * process, one module state for all: for debugging with breakpoints, never for figures.
    */
   runtime?: LocalRuntime;
+  /**
+   * Emulators already running, used instead of starting them (the integration tests start DynamoDB Local and SQS
+   * once); the stack's tables and queues then carry `resourcePrefix`, and are deleted when it stops.
+   */
+  running?: { emulators: Partial<EmulatorEndpoints>; resourcePrefix: string };
 }
 
 export type LocalRuntime = 'environments' | 'one-process';
@@ -141,7 +153,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   };
   try {
-    const emulators = await startEmulators(ports);
+    const emulators = await startEmulators(ports, options.running?.emulators);
     cleanups.push(() => emulators.stop());
     const interview = await startInterviewServiceSandbox({
       port: ports.interview ?? 0,
@@ -195,11 +207,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Set-up and bookkeeping go straight to the emulators; the functions' traffic goes through `endpoints`.
     const dynamo = new DynamoDBClient({ endpoint: emulators.endpoints.dynamodb });
     const sqs = new SQSClient({ endpoint: emulators.endpoints.sqs });
-    const tables = await createTables(dynamo);
+    const prefix = options.running?.resourcePrefix ?? '';
+    const tables = await createTables(dynamo, `${prefix}connector`);
     const queues = {
-      stage: await createQueueWithDlq(sqs, 'stage-events', visibility),
-      report: await createQueueWithDlq(sqs, 'report-events', visibility),
+      stage: await createQueueWithDlq(sqs, `${prefix}stage-events`, visibility),
+      report: await createQueueWithDlq(sqs, `${prefix}report-events`, visibility),
     };
+    if (options.running) cleanups.push(() => deleteResources(dynamo, sqs, tables, Object.values(queues)));
     // The SQS client sends to the queue URL's host, so the functions get URLs on the (possibly wrapped) endpoint.
     const functionQueueUrl = (url: string): string => new URL(endpoints.sqs).origin + new URL(url).pathname;
     const functionSqs = new SQSClient({});

@@ -1,5 +1,10 @@
-import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateTableCommand,
+  DeleteTableCommand,
+  type DynamoDBClient,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { MAPPING_TABLES } from '../../shared/mapping/constants';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 
@@ -133,4 +138,17 @@ export async function queueDepth(client: SQSClient, url: string): Promise<number
   ] as const;
   const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [...names] }));
   return names.reduce((sum, name) => sum + Number(attributes.Attributes?.[name] ?? 0), 0);
+}
+
+/** Removes a stack's tables and queues from emulators that outlive it (the integration tests' shared ones). */
+export async function deleteResources(
+  dynamo: DynamoDBClient,
+  sqs: SQSClient,
+  tables: LocalTables,
+  queues: LocalQueue[],
+): Promise<void> {
+  await Promise.all([
+    ...Object.values(tables).map((TableName) => dynamo.send(new DeleteTableCommand({ TableName }))),
+    ...queues.flatMap((q) => [q.url, q.dlqUrl]).map((QueueUrl) => sqs.send(new DeleteQueueCommand({ QueueUrl }))),
+  ]);
 }

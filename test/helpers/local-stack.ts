@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { inject } from 'vitest';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/local-stack';
 import { waitFor } from './local-http';
@@ -39,9 +41,26 @@ export function reportNotes(stack: LocalStack, reportId?: string) {
 }
 
 /**
- * The local stack as integration tests run it: no reconciler timer (tests run it by hand), reports at once, no
+ * The emulators the integration lane started once (test/setup/emulators.ts), with a prefix of this stack's own for
+ * its tables and queues; undefined in a lane that starts its own.
+ */
+export function runningEmulators(): LocalStackOptions['running'] {
+  const emulators = inject('emulators');
+  if (!emulators) return undefined;
+  return { emulators, resourcePrefix: `t${randomBytes(4).toString('hex')}-` };
+}
+
+/**
+ * The local stack as integration tests run it, on the lane's emulators: no reconciler timer (tests run it by hand), reports at once, no
  * log lines, in a work folder of the test's own; `options` adds to or overrides these.
  */
 export function startTestStack(workDir: string, options: LocalStackOptions = {}): Promise<LocalStack> {
-  return startLocalStack({ reconcileIntervalMs: 0, reportDelayMs: 0, workDir, logLevel: 'SILENT', ...options });
+  return startLocalStack({
+    reconcileIntervalMs: 0,
+    reportDelayMs: 0,
+    workDir,
+    logLevel: 'SILENT',
+    running: runningEmulators(),
+    ...options,
+  });
 }

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookSecretOf } from '../../helpers/connections';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import { runningEmulators } from '../../helpers/local-stack';
 import type { AtsKind } from '../../../shared/config';
 
 const WORK_DIR = `.local/test-fuzz-${process.pid}`;
@@ -121,6 +122,7 @@ describe('Property: no input crashes a handler, answers 5xx or enqueues anything
 
   beforeAll(async () => {
     stack = await startLocalStack({
+      running: runningEmulators(),
       reconcileIntervalMs: 0,
       workDir: WORK_DIR,
       logLevel: process.env.FUZZ_LOG_LEVEL ?? 'SILENT',

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
-import { invitedInterviewId } from '../../helpers/local-stack';
+import { invitedInterviewId, runningEmulators } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-raw-socket-${process.pid}`;
 const SEED = Number(process.env.FUZZ_SEED ?? 424242);
@@ -61,6 +61,7 @@ describe('Property: nothing a socket can send stops the local gateway or a sandb
 
   beforeAll(async () => {
     stack = await startLocalStack({
+      running: runningEmulators(),
       reconcileIntervalMs: 0,
       reportDelayMs: 0,
       workDir: WORK_DIR,

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { emulatorEnvironment, startEmulators, type Emulators } from '../../../infra/local/emulators';
 import { createTables } from '../../../infra/local/provision';
 import { DynamoMappingStore } from '../../../shared/mapping';
@@ -29,14 +30,14 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
   });
 
   beforeAll(async () => {
-    emulators = await startEmulators();
+    emulators = await startEmulators({}, inject('emulators'));
     const env = emulatorEnvironment(emulators.endpoints);
     client = new DynamoDBClient({
       endpoint: emulators.endpoints.dynamodb,
       region: env.AWS_REGION,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    tables = await createTables(client, 'store-test');
+    tables = await createTables(client, `store-test-${randomBytes(4).toString('hex')}`);
     store = new DynamoMappingStore({ client, tables });
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, reportNotes, scanTable } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, reportNotes, runningEmulators, scanTable } from '../../helpers/local-stack';
 
 const CONNECTION = 'demo-greenhouse';
 
@@ -64,6 +64,7 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
 
   beforeAll(async () => {
     stack = await startLocalStack({
+      running: runningEmulators(),
       reconcileIntervalMs: 0,
       reportDelayMs: 100,
       workDir: `.local/test-${process.pid}`,

@@ -6,7 +6,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, scanTable } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, runningEmulators, scanTable } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-privacy-${process.pid}`;
 
@@ -55,6 +55,7 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     config.connections.push({ ...second, id: 'second-greenhouse', secretRef: 'connector/second-greenhouse' });
     writeFileSync(join(WORK_DIR, 'connections.template.json'), JSON.stringify(config));
     stack = await startLocalStack({
+      running: runningEmulators(),
       configPath: join(WORK_DIR, 'connections.template.json'),
       reconcileIntervalMs: 0,
       reportDelayMs: 0,

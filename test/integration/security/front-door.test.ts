@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookSecretOf } from '../../helpers/connections';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, scanTable } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, runningEmulators, scanTable } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-front-door-${process.pid}`;
 
@@ -64,6 +64,7 @@ describe('Front door on the local stack: replays, over-long ids, deletions', () 
 
   beforeAll(async () => {
     stack = await startLocalStack({
+      running: runningEmulators(),
       reconcileIntervalMs: 0,
       reportDelayMs: 0,
       workDir: WORK_DIR,
