@@ -238,8 +238,12 @@ export class ConnectorStack extends Stack {
       ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
       [tables.events.tableArn],
     );
-    allow(reconciler, ['dynamodb:Scan'], [tables.jobs.tableArn]);
-    allow(reconciler, ['dynamodb:Query'], [index]);
+    // A connection's jobs by the connection index, never a scan of every customer's.
+    allow(
+      reconciler,
+      ['dynamodb:Query'],
+      [index, `${tables.jobs.tableArn}/index/${MAPPING_TABLES.jobs.connectionIndex.name}`],
+    );
     // Sweep progress, parked reports and the queue ledger (what was enqueued lately, each connection's backlog);
     // UpdateItem: the sweep's pages take their turns on the connection's ATS schedule.
     allow(
@@ -421,6 +425,11 @@ export class ConnectorStack extends Stack {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
     };
     const jobs = new Table(this, 'JobsTable', common);
+    const connectionIndex = MAPPING_TABLES.jobs.connectionIndex;
+    jobs.addGlobalSecondaryIndex({
+      indexName: connectionIndex.name,
+      partitionKey: { name: connectionIndex.partitionKey, type: AttributeType.STRING },
+    });
     const applications = new Table(this, 'ApplicationsTable', {
       ...common,
       sortKey: { name: 'sk', type: AttributeType.STRING },

@@ -5,107 +5,133 @@ import { invocationKeys, withLogContext } from '../../shared/observability/log-c
 import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
 import { sweepConnection } from '../../shared/pipeline/sweep.use-case';
 import { followUpsDue } from '../../shared/pipeline/follow-up.use-case';
+import { errorCode } from '../../shared/pipeline/errors';
+import type { Connection } from '../../shared/config';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
-import { connectionRegistry } from '../_runtime/connections';
+import { connectionContext, connectionRegistry } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
-import { connectionContext } from '../_runtime/connections';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { reportSubject } from '../../shared/pipeline/ports';
-import { deadlineSignal } from '../_runtime/sqs-batch';
+import { forEachFairly } from './fair-share';
 
 const logger = createLogger('reconciler');
 const deps = { store: mappingStore(), ledger: queueLedger(), contextFor: connectionContext, logger };
 const publisher = new QueuePublisher();
+/** Work stops this long before the Lambda deadline, so the run ends with its results said rather than cut off. */
+const DEADLINE_MARGIN_MS = 5_000;
+
+interface RunTotals {
+  connections: number;
+  enqueued: number;
+  swept: number;
+  followUps: number;
+  failed: string[];
+  /** Connections the run had no time left for: the next run starts elsewhere and takes them up. */
+  notStarted: string[];
+}
 
 /**
- * On a schedule: reports whose webhook never came are enqueued for write-back. One failing connection does not stop the
+ * On a schedule, for each connection: reports whose webhook never came are enqueued for write-back, applications
+ * in a trigger's stage whose stage change never arrived are swept, and due reminders and expiries are enqueued.
+ * Each connection gets a fair share of the run's time (./fair-share.ts); one failing connection does not stop the
  * others.
  */
-export function handler(
-  _event: unknown,
-  context?: Context,
-): Promise<{ connections: number; enqueued: number; swept: number; followUps: number; failed: string[] }> {
+export function handler(_event: unknown, context?: Context): Promise<RunTotals> {
   // The run's request id correlates the reports it finds with the write-backs they lead to.
   const correlationId = context?.awsRequestId ?? randomUUID();
+  const remaining =
+    typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000;
+  const endsAt = Date.now() + remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5);
   return withLogContext({ ...invocationKeys(context), correlation_id: correlationId }, () =>
-    reconcileAll(correlationId, context),
+    reconcileAll(correlationId, endsAt),
   );
 }
 
-async function reconcileAll(correlationId: string, context: Context | undefined) {
-  const signal = deadlineSignal(context);
-  let enqueued = 0;
-  let swept = 0;
-  let followUps = 0;
-  const failed: string[] = [];
-  for (const connection of connectionRegistry().all()) {
-    try {
-      const result = await reconcileConnection(connection.id, deps, signal);
-      const messages: ReportCreatedMessage[] = result.enqueued.map((report) => ({
-        v: 1,
-        kind: 'report-created',
-        enqueueId: randomUUID(),
-        correlationId,
-        receivedAt: Date.now(),
-        ...report,
-      }));
-      try {
-        await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
-      } catch (error) {
-        // Not sent: the ledger's records are taken back, so the next run enqueues these reports instead of taking
-        // them as pending for the grace period.
-        await deps.ledger
-          .forgetEnqueued(
-            connection.id,
-            messages.map((m) => reportSubject(m.reportId)),
-          )
-          .catch(() => undefined);
-        throw error;
-      }
-      enqueued += messages.length;
-    } catch (error) {
-      failed.push(connection.id);
-      logger.error('reconcile failed for a connection', {
-        connectionId: connection.id,
-        code: (error as { code?: string }).code ?? (error as Error).name,
-      });
-    }
-    // The ATS's side: applications in a trigger's stage whose stage change never arrived.
-    try {
-      const sweep = await sweepConnection(
-        connection.id,
-        {
-          ...deps,
-          enqueue: (messages) =>
-            publisher.publishAll(
-              requireEnv(ENV.stageQueueUrl),
-              messages.map((m) => ({ ...m, correlationId })),
-            ),
-        },
-        signal,
-      );
-      swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
-      // Invitations with no report: the reminders and expiries now due (the invite worker sends them).
-      const due = await followUpsDue(connection, deps, Date.now());
-      await publisher.publishAll(
-        requireEnv(ENV.stageQueueUrl),
-        due.map((followUp) => ({
-          v: 1,
-          kind: 'follow-up',
-          enqueueId: randomUUID(),
-          correlationId,
-          receivedAt: Date.now(),
-          ...followUp,
-        })),
-      );
-      followUps += due.length;
-    } catch (error) {
-      if (!failed.includes(connection.id)) failed.push(connection.id);
-      logger.error('sweep failed for a connection', {
-        connectionId: connection.id,
-        code: (error as { code?: string }).code ?? (error as Error).name,
-      });
-    }
+async function reconcileAll(correlationId: string, endsAt: number): Promise<RunTotals> {
+  const connections = connectionRegistry().all();
+  const totals: RunTotals = {
+    connections: connections.length,
+    enqueued: 0,
+    swept: 0,
+    followUps: 0,
+    failed: [],
+    notStarted: [],
+  };
+  const { notStarted } = await forEachFairly(
+    connections,
+    { remainingMs: () => endsAt - Date.now() },
+    async (c, signal) => {
+      const failures = await Promise.all([
+        attempt('reconcile', c, () => reconcileReports(c, correlationId, signal, totals)),
+        attempt('sweep', c, () => sweepAndFollowUp(c, correlationId, signal, totals)),
+      ]);
+      if (failures.some(Boolean)) totals.failed.push(c.id);
+    },
+  );
+  totals.notStarted = notStarted.map((c) => c.id);
+  if (notStarted.length)
+    logger.warn('reconciler: the run ended before some connections; the next run takes them up', {
+      notStarted: notStarted.length,
+    });
+  return totals;
+}
+
+/** Runs one part of a connection's work; true when it failed (logged with its code). */
+async function attempt(part: string, connection: Connection, work: () => Promise<void>): Promise<boolean> {
+  try {
+    await work();
+    return false;
+  } catch (error) {
+    logger.error(`${part} failed for a connection`, { connectionId: connection.id, code: errorCode(error) });
+    return true;
   }
-  return { connections: connectionRegistry().all().length, enqueued, swept, followUps, failed };
+}
+
+/** The service's side: reports whose webhook never came, enqueued for write-back. */
+async function reconcileReports(c: Connection, correlationId: string, signal: AbortSignal, totals: RunTotals) {
+  const result = await reconcileConnection(c.id, deps, signal);
+  const messages: ReportCreatedMessage[] = result.enqueued.map((report) => ({
+    v: 1,
+    kind: 'report-created',
+    enqueueId: randomUUID(),
+    correlationId,
+    receivedAt: Date.now(),
+    ...report,
+  }));
+  try {
+    await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
+  } catch (error) {
+    // Not sent: the ledger's records are taken back, so the next run enqueues these reports instead of taking
+    // them as pending for the grace period.
+    const subjects = messages.map((m) => reportSubject(m.reportId));
+    await deps.ledger.forgetEnqueued(c.id, subjects).catch(() => undefined);
+    throw error;
+  }
+  totals.enqueued += messages.length;
+}
+
+/** The ATS's side: applications in a trigger's stage whose stage change never arrived; then the follow-ups due. */
+async function sweepAndFollowUp(c: Connection, correlationId: string, signal: AbortSignal, totals: RunTotals) {
+  const stageQueue = requireEnv(ENV.stageQueueUrl);
+  const enqueue = (messages: Parameters<typeof publisher.publishAll>[1]) =>
+    publisher.publishAll(
+      stageQueue,
+      messages.map((m) => ({ ...m, correlationId })),
+    );
+  const sweep = await sweepConnection(c.id, { ...deps, enqueue }, signal);
+  totals.swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
+  // Invitations with no report: the reminders and expiries now due (the invite worker sends them).
+  const due = await followUpsDue(c, deps, Date.now());
+  await publisher.publishAll(
+    stageQueue,
+    due.map((followUp) => ({
+      v: 1,
+      kind: 'follow-up',
+      enqueueId: randomUUID(),
+      correlationId,
+      receivedAt: Date.now(),
+      ...followUp,
+    })),
+  );
+  totals.followUps += due.length;
 }

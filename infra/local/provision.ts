@@ -33,8 +33,18 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
     new CreateTableCommand({
       TableName: tables.jobs,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: MAPPING_TABLES.jobs.connectionIndex.partitionKey, AttributeType: 'S' },
+      ],
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: MAPPING_TABLES.jobs.connectionIndex.name,
+          KeySchema: [{ AttributeName: MAPPING_TABLES.jobs.connectionIndex.partitionKey, KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
     }),
   );
   await client.send(

@@ -3,7 +3,11 @@
  * three never drift.
  */
 export const MAPPING_TABLES = {
-  jobs: { partitionKey: 'pk' },
+  jobs: {
+    partitionKey: 'pk',
+    /** A connection's jobs, for the reconciler and the follow-ups: read per connection, never by a table scan. */
+    connectionIndex: { name: 'byConnection', partitionKey: 'connectionId' },
+  },
   applications: {
     partitionKey: 'pk',
     sortKey: 'sk',

@@ -3,3 +3,4 @@ export { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
 export { LeaseLostError } from './errors';
 export { DynamoQueueLedger, type DynamoQueueLedgerOptions } from './queue-ledger';
 export { DynamoRateSchedule } from './rate-schedule';
+export { DeadlineReachedError, PageCapError } from './paging';

@@ -6,8 +6,6 @@ import {
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
-  paginateQuery,
-  paginateScan,
   TransactionCanceledException,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -33,6 +31,7 @@ import { buildUpdate, withNames } from './expressions';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { stageLedgerKey } from './queue-ledger';
+import { type PagedRead, pages, readAll } from './paging';
 
 export interface MappingTableNames {
   jobs: string;
@@ -49,17 +48,6 @@ export interface DynamoMappingStoreOptions {
   retention?: { applicationDays?: number; eventDays?: number };
   /** Items per Query or Scan page (DynamoDB's own 1 MB pages when absent) and the page cap; tests set both. */
   paging?: { pageSize?: number; maxPages?: number };
-}
-
-/** A paged read went past its cap: it fails, naming what it read, instead of answering from part of the list. */
-export class PageCapError extends Error {
-  public readonly code = 'page-cap';
-  public readonly retryable = false;
-
-  public constructor(what: string, maxPages: number) {
-    super(`${what}: more than ${maxPages} pages; not read further`);
-    this.name = 'PageCapError';
-  }
 }
 
 const jobPk = (key: JobKey): string => `${key.connectionId}#${key.atsJobId}#${key.triggerId}`;
@@ -390,11 +378,17 @@ export class DynamoMappingStore implements MappingStore {
     );
   }
 
+  /** A connection's jobs, read by the connection index: the cost is this connection's jobs, not every customer's. */
   public listJobs(connectionId: string): Promise<JobRecord[]> {
-    return this.scanAll<JobRecord>({
-      TableName: this.tables.jobs,
-      FilterExpression: 'connectionId = :c',
-      ExpressionAttributeValues: marshall({ ':c': connectionId }),
+    const { name, partitionKey } = MAPPING_TABLES.jobs.connectionIndex;
+    return readAll(this.read(`Query ${name}`), {
+      query: {
+        TableName: this.tables.jobs,
+        IndexName: name,
+        KeyConditionExpression: '#c = :c',
+        ExpressionAttributeNames: { '#c': partitionKey },
+        ExpressionAttributeValues: marshall({ ':c': connectionId }),
+      },
     });
   }
 
@@ -950,58 +944,32 @@ export class DynamoMappingStore implements MappingStore {
   }
 
   private queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
-    return this.collect(this.queryPages(input), `Query ${input.IndexName ?? input.TableName}`);
+    return readAll(this.read(`Query ${input.IndexName ?? input.TableName}`), { query: input });
   }
 
   private scanAll<T>(input: ScanCommandInput): Promise<T[]> {
-    return this.collect(this.scanPages(input), `Scan ${input.TableName}`);
+    return readAll(this.read(`Scan ${input.TableName}`), { scan: input });
   }
 
-  /** The SDK's own paginators, one page at a time. */
-  private queryPages(input: QueryCommandInput) {
-    return paginateQuery({ client: this.client, pageSize: this.paging.pageSize }, input);
-  }
-
-  private scanPages(input: ScanCommandInput) {
-    return paginateScan({ client: this.client, pageSize: this.paging.pageSize }, input);
+  private read(what: string): PagedRead {
+    return { client: this.client, pageSize: this.paging.pageSize, maxPages: this.paging.maxPages, what };
   }
 
   /** Calls `each` with every page of the keys of a candidate's applications (the candidate index projects keys). */
-  private forEachCandidateKeys(
+  private async forEachCandidateKeys(
     connectionId: string,
     atsCandidateId: string,
     each: (keys: { pk: string; sk: string }[]) => Promise<void> | void,
   ): Promise<void> {
     const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
-    return this.forEachPage<{ pk: string; sk: string }>(
-      this.queryPages({
-        TableName: this.tables.applications,
-        IndexName: name,
-        KeyConditionExpression: `${partitionKey} = :c`,
-        ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
-      }),
-      `the applications of candidate ${atsCandidateId}`,
-      each,
-    );
-  }
-
-  /** Calls `each` with every page's items, up to the page cap, past which it throws (PageCapError). */
-  private async forEachPage<T>(
-    pages: AsyncIterable<{ Items?: Record<string, AttributeValue>[] }>,
-    what: string,
-    each: (items: T[]) => Promise<void> | void,
-  ): Promise<void> {
-    let count = 0;
-    for await (const page of pages) {
-      if (++count > this.paging.maxPages) throw new PageCapError(what, this.paging.maxPages);
-      await each((page.Items ?? []).map((item) => unmarshall(item) as T));
-    }
-  }
-
-  private async collect<T>(pages: AsyncIterable<{ Items?: Record<string, AttributeValue>[] }>, what: string) {
-    const items: T[] = [];
-    await this.forEachPage<T>(pages, what, (page) => void items.push(...page));
-    return items;
+    const query = {
+      TableName: this.tables.applications,
+      IndexName: name,
+      KeyConditionExpression: `${partitionKey} = :c`,
+      ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
+    };
+    const read = this.read(`the applications of candidate ${atsCandidateId}`);
+    for await (const page of pages<{ pk: string; sk: string }>(read, { query })) await each(page);
   }
 
   private expiry(now: number, days: number): number {

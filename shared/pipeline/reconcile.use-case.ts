@@ -4,8 +4,14 @@ import type { InterviewReport } from '../interview-service';
 import { errorCode } from './errors';
 import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
-import { reportSubject, type PipelineDependencies, type QueueLedger, type ReportToWriteBack } from './ports';
-import { normaliseEmail, type ApplicationRecord } from './records';
+import {
+  reportSubject,
+  type ConnectionContext,
+  type PipelineDependencies,
+  type QueueLedger,
+  type ReportToWriteBack,
+} from './ports';
+import { normaliseEmail, type ApplicationRecord, type JobRecord } from './records';
 
 export interface ReconcileResult {
   connectionId: string;
@@ -16,6 +22,8 @@ export interface ReconcileResult {
   failedInterviews: { interviewId: string; code: string }[];
   /** Reports not written back whose message is still pending (enqueued within the grace period): not enqueued. */
   pending: number;
+  /** The connection's share of the run ended before every interview was read; the next run reads the rest. */
+  cutShort: boolean;
 }
 
 const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed', 'expired']);
@@ -31,7 +39,7 @@ const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed',
  */
 export async function reconcileConnection(
   connectionId: string,
-  deps: Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & { ledger: QueueLedger },
+  deps: ReconcileDependencies,
   signal?: AbortSignal,
 ): Promise<ReconcileResult> {
   const result: ReconcileResult = {
@@ -41,83 +49,19 @@ export async function reconcileConnection(
     enqueued: [],
     failedInterviews: [],
     pending: 0,
+    cutShort: false,
   };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
   const now = (deps.now ?? Date.now)();
-  const since = now - WORKER_TIMING.reconcileWindowMs;
-  const jobs = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
-  for (const job of jobs) {
-    const applications = (await deps.store.listApplicationsByInterview(job.interviewId as string)).filter(
-      (a) => a.connectionId === connectionId,
-    );
-    const active = job.updatedAt >= since || applications.some((a) => OPEN_STATES.has(a.state) || a.updatedAt >= since);
-    if (!active) continue;
-    result.interviewsChecked++;
-    let reports: InterviewReport[];
-    try {
-      reports = await listAll(
-        (page, limit) => context.interviews.listReports({ interview_id: job.interviewId, page, limit }, { signal }),
-        { pageSize: PAGINATION.reportPageSize, idOf: (report) => report.report_id },
-      );
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      // One interview that cannot be read does not stop the others (nor fail the connection): said, and retried.
-      const code = errorCode(error);
-      result.failedInterviews.push({ interviewId: job.interviewId as string, code });
-      deps.logger.warn('reconcile: the reports of one interview could not be read', {
-        connectionId,
-        interviewId: job.interviewId,
-        code,
-      });
-      continue;
-    }
-    result.reportsFound += reports.length;
-    for (const report of reports) {
-      if (![report.report_id, report.interview_id, report.candidate_id].every((id) => SAFE_ID_PATTERN.test(id))) {
-        // Such an id could not be a key or a message: skipped and said, never a failure of the connection.
-        deps.logger.warn('reconcile: a report with an identifier the connector cannot key on is skipped', {
-          connectionId,
-          interviewId: job.interviewId,
-        });
-        continue;
-      }
-      const email = report.candidate_email_id ? normaliseEmail(report.candidate_email_id) : undefined;
-      const application = applications.find(
-        (a) =>
-          a.serviceCandidateId === report.candidate_id ||
-          (report.ats_job_application_id && a.atsApplicationId === report.ats_job_application_id) ||
-          (email !== undefined && a.candidateEmail === email),
-      );
-      // A write-back of this very report under way (claimed lately; its message may be waiting its turn for a
-      // rate-limited ATS) is not enqueued again: each copy would wait for a turn of its own.
-      const underWay =
-        application?.state === 'completed' &&
-        application.reportId === report.report_id &&
-        application.updatedAt >= now - WORKER_TIMING.writeBackUnderWayMs;
-      const toWriteBack = application
-        ? OPEN_STATES.has(application.state) && !underWay
-        : !(await deps.store.isReportParked(connectionId, report.report_id));
-      if (!toWriteBack) continue;
-      if (
-        !(await deps.ledger.claimEnqueue(
-          connectionId,
-          reportSubject(report.report_id),
-          now,
-          WORKER_TIMING.enqueueGraceMs,
-        ))
-      ) {
-        result.pending++;
-        continue;
-      }
-      result.enqueued.push({
-        connectionId,
-        reportId: report.report_id,
-        interviewId: report.interview_id,
-        candidateId: report.candidate_id,
-        source: 'reconciler',
-      });
-    }
+  try {
+    const jobs = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
+    for (const job of jobs) await reconcileJob({ job, context, deps, now, signal }, result);
+  } catch (error) {
+    // The connection's share of the run ended: what was found so far is returned (and enqueued); the rest waits
+    // for the next run.
+    if (!signal?.aborted) throw error;
+    result.cutShort = true;
   }
   deps.logger.info('reconciled', {
     connectionId,
@@ -126,6 +70,110 @@ export async function reconcileConnection(
     enqueued: result.enqueued.length,
     pending: result.pending,
     failedInterviews: result.failedInterviews.length,
+    cutShort: result.cutShort,
   });
   return result;
+}
+
+type ReconcileDependencies = Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & {
+  ledger: QueueLedger;
+};
+
+interface JobRun {
+  job: JobRecord;
+  context: ConnectionContext;
+  deps: ReconcileDependencies;
+  now: number;
+  signal: AbortSignal | undefined;
+}
+
+/** One interview of the connection: its reports read, and those not written back claimed for enqueueing. */
+async function reconcileJob(run: JobRun, result: ReconcileResult): Promise<void> {
+  const { job, deps, now } = run;
+  const interviewId = job.interviewId as string;
+  const applications = (await deps.store.listApplicationsByInterview(interviewId)).filter(
+    (a) => a.connectionId === result.connectionId,
+  );
+  const since = now - WORKER_TIMING.reconcileWindowMs;
+  const active = job.updatedAt >= since || applications.some((a) => OPEN_STATES.has(a.state) || a.updatedAt >= since);
+  if (!active) return;
+  result.interviewsChecked++;
+  const reports = await readReports(run, result);
+  if (!reports) return;
+  result.reportsFound += reports.length;
+  for (const report of reports) {
+    const found = await toEnqueue(run, report, applications, result.connectionId);
+    if (found === 'pending') result.pending++;
+    else if (found) result.enqueued.push(found);
+  }
+}
+
+/** The interview's reports; undefined when they could not be read (said, and retried by the next run). */
+async function readReports(run: JobRun, result: ReconcileResult): Promise<InterviewReport[] | undefined> {
+  const interviewId = run.job.interviewId as string;
+  try {
+    return await listAll(
+      (page, limit) =>
+        run.context.interviews.listReports({ interview_id: interviewId, page, limit }, { signal: run.signal }),
+      { pageSize: PAGINATION.reportPageSize, idOf: (report) => report.report_id },
+    );
+  } catch (error) {
+    if (run.signal?.aborted) throw error;
+    // One interview that cannot be read does not stop the others (nor fail the connection): said, and retried.
+    const code = errorCode(error);
+    result.failedInterviews.push({ interviewId, code });
+    run.deps.logger.warn('reconcile: the reports of one interview could not be read', {
+      connectionId: result.connectionId,
+      interviewId,
+      code,
+    });
+    return undefined;
+  }
+}
+
+/**
+ * A report to enqueue, 'pending' when its message is under way (enqueued within the grace period), or undefined:
+ * written back already, or parked.
+ */
+async function toEnqueue(
+  run: JobRun,
+  report: InterviewReport,
+  applications: ApplicationRecord[],
+  connectionId: string,
+): Promise<ReportToWriteBack | 'pending' | undefined> {
+  if (![report.report_id, report.interview_id, report.candidate_id].every((id) => SAFE_ID_PATTERN.test(id))) {
+    // Such an id could not be a key or a message: skipped and said, never a failure of the connection.
+    run.deps.logger.warn('reconcile: a report with an identifier the connector cannot key on is skipped', {
+      connectionId,
+      interviewId: run.job.interviewId,
+    });
+    return undefined;
+  }
+  const email = report.candidate_email_id ? normaliseEmail(report.candidate_email_id) : undefined;
+  const application = applications.find(
+    (a) =>
+      a.serviceCandidateId === report.candidate_id ||
+      (report.ats_job_application_id && a.atsApplicationId === report.ats_job_application_id) ||
+      (email !== undefined && a.candidateEmail === email),
+  );
+  // A write-back of this very report under way (claimed lately; its message may be waiting its turn for a
+  // rate-limited ATS) is not enqueued again: each copy would wait for a turn of its own.
+  const underWay =
+    application?.state === 'completed' &&
+    application.reportId === report.report_id &&
+    application.updatedAt >= run.now - WORKER_TIMING.writeBackUnderWayMs;
+  const toWriteBack = application
+    ? OPEN_STATES.has(application.state) && !underWay
+    : !(await run.deps.store.isReportParked(connectionId, report.report_id));
+  if (!toWriteBack) return undefined;
+  const subject = reportSubject(report.report_id);
+  if (!(await run.deps.ledger.claimEnqueue(connectionId, subject, run.now, WORKER_TIMING.enqueueGraceMs)))
+    return 'pending';
+  return {
+    connectionId,
+    reportId: report.report_id,
+    interviewId: report.interview_id,
+    candidateId: report.candidate_id,
+    source: 'reconciler',
+  };
 }

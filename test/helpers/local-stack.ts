@@ -51,8 +51,8 @@ export function runningEmulators(): LocalStackOptions['running'] {
 }
 
 /**
- * The local stack as integration tests run it, on the lane's emulators: no reconciler timer (tests run it by hand), reports at once, no
- * log lines, in a work folder of the test's own; `options` adds to or overrides these.
+ * The local stack as integration tests run it, on the lane's emulators: no reconciler timer (tests run it by hand),
+ * reports at once, no log lines, in a work folder of the test's own; `options` adds to or overrides these.
  */
 export function startTestStack(workDir: string, options: LocalStackOptions = {}): Promise<LocalStack> {
   return startLocalStack({

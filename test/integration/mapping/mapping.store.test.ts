@@ -5,6 +5,7 @@ import { emulatorEnvironment, startEmulators, type Emulators } from '../../../in
 import { createTables } from '../../../infra/local/provision';
 import { DynamoMappingStore } from '../../../shared/mapping';
 import type { ApplicationClaimInput } from '../../../shared/pipeline';
+import { withDeadline } from '../../../shared/aws/deadline';
 
 describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
   let emulators: Emulators;
@@ -241,5 +242,70 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
       code: 'page-cap',
       message: expect.stringContaining('more than 3 pages'),
     });
+  });
+
+  it("reads a connection's jobs by its index: other customers' jobs are neither scanned nor returned", async () => {
+    for (const connectionId of ['jobs-a', 'jobs-b', 'jobs-c'])
+      for (let i = 0; i < 4; i++)
+        await store.leaseJob(
+          { connectionId, atsJobId: `j${i}`, triggerId: 't' },
+          { interviewName: 'n', templateHash: 'h' },
+          lease('w'),
+        );
+    const reads: { command: string; scanned: number }[] = [];
+    const counting = new Proxy(client, {
+      get: (target, property, receiver) =>
+        property === 'send'
+          ? async (command: { constructor: { name: string } }, options?: object) => {
+              const result = await target.send(command as never, options);
+              reads.push({
+                command: command.constructor.name,
+                scanned: Number((result as { ScannedCount?: number }).ScannedCount),
+              });
+              return result;
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    const jobs = await new DynamoMappingStore({ client: counting, tables }).listJobs('jobs-b');
+    expect(jobs.map((j) => j.atsJobId).sort()).toEqual(['j0', 'j1', 'j2', 'j3']);
+    expect(reads).toEqual([{ command: 'QueryCommand', scanned: 4 }]);
+  });
+
+  it('stops a paged read at the deadline between two pages, as a retryable error naming what it read', async () => {
+    const interviewId = `int-deadline-${Date.now()}`;
+    for (let i = 0; i < 5; i++) {
+      const input = { ...claimInput(), atsApplicationId: `app-deadline-${i}` };
+      await store.claimApplication(delivery(`evt-deadline-${i}`), input, lease('w1'));
+      await store.recordInviteStep(input, 'w1', { interviewId, candidateEmail: `c${i}@example.com`, done: true });
+    }
+    const deadline = new AbortController();
+    let requests = 0;
+    const aborting = new Proxy(client, {
+      get: (target, property, receiver) =>
+        property === 'send'
+          ? async (command: never, options?: object) => {
+              requests++;
+              const result = await target.send(command, options);
+              // The worker's deadline passes while the first page is on its way back.
+              deadline.abort();
+              return result;
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    const paged = new DynamoMappingStore({ client: aborting, tables, paging: { pageSize: 2 } });
+    await expect(
+      withDeadline(deadline.signal, () => paged.listApplicationsByInterview(interviewId)),
+    ).rejects.toMatchObject({
+      code: 'deadline-reached',
+      retryable: true,
+      message: expect.stringContaining('byInterview'),
+    });
+    expect(requests).toBe(1);
+    // Without a deadline the same read goes through all three pages.
+    expect(
+      await new DynamoMappingStore({ client, tables, paging: { pageSize: 2 } }).listApplicationsByInterview(
+        interviewId,
+      ),
+    ).toHaveLength(5);
   });
 });

@@ -530,4 +530,31 @@ describe('Use case: reconcileConnection', () => {
     });
     expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-lost']);
   });
+
+  it('returns what it found when its share of the run ends mid-way, to be enqueued; the rest waits', async () => {
+    const { reconcileConnection } = await import('../../../shared/pipeline');
+    const store = fakeStore();
+    const { context, interviews } = fakeContext();
+    store.listJobs.mockResolvedValue([
+      jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: NOW }),
+      jobRecord({ state: 'ready', interviewId: 'int-2', updatedAt: NOW }),
+    ]);
+    store.listApplicationsByInterview.mockResolvedValue([]);
+    const share = new AbortController();
+    interviews.listReports.mockImplementation(async ({ interview_id }: { interview_id: string }) => {
+      if (interview_id === 'int-2') {
+        share.abort();
+        throw new Error('aborted');
+      }
+      return [reportFactory({ report_id: 'rep-1', interview_id, candidate_email_id: 'a@example.com' })];
+    });
+    const ledger = new MemoryQueueLedger();
+    const result = await reconcileConnection(
+      'acme-greenhouse',
+      { ...dependencies(store, context), ledger, now: () => NOW },
+      share.signal,
+    );
+    expect(result).toMatchObject({ cutShort: true, failedInterviews: [] });
+    expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-1']);
+  });
 });

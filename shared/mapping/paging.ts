@@ -1,0 +1,77 @@
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  QueryCommand,
+  type QueryCommandInput,
+  ScanCommand,
+  type ScanCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { currentDeadline } from '../aws/deadline';
+
+/** A paged read went past its cap: it fails, naming what it read, instead of answering from part of the list. */
+export class PageCapError extends Error {
+  public readonly code = 'page-cap';
+  public readonly retryable = false;
+
+  public constructor(what: string, maxPages: number) {
+    super(`${what}: more than ${maxPages} pages; not read further`);
+    this.name = 'PageCapError';
+  }
+}
+
+/** The deadline came between two pages: the read stops there, and the work is retried whole. */
+export class DeadlineReachedError extends Error {
+  public readonly code = 'deadline-reached';
+  public readonly retryable = true;
+
+  public constructor(what: string, pagesRead: number) {
+    super(`${what}: the deadline came after ${pagesRead} page(s); not read further`);
+    this.name = 'DeadlineReachedError';
+  }
+}
+
+export interface PagedRead {
+  client: Pick<DynamoDBClient, 'send'>;
+  /** Items per page (DynamoDB's own 1 MB pages when absent). */
+  pageSize: number | undefined;
+  maxPages: number;
+  /** What is read, for errors: e.g. "Query byInterview". */
+  what: string;
+}
+
+/**
+ * Every page of a Query or a Scan, one request at a time. Each request is aborted with the worker's deadline
+ * (shared/aws/deadline.ts) and none starts after it (DeadlineReachedError); past `maxPages` the read fails
+ * (PageCapError) rather than answer from part of the list.
+ */
+export async function* pages<T>(
+  read: PagedRead,
+  command: { query: QueryCommandInput } | { scan: ScanCommandInput },
+): AsyncGenerator<T[]> {
+  const signal = currentDeadline();
+  let startKey: Record<string, AttributeValue> | undefined;
+  for (let page = 0; ; page++) {
+    if (page >= read.maxPages) throw new PageCapError(read.what, read.maxPages);
+    if (signal?.aborted) throw new DeadlineReachedError(read.what, page);
+    const paging = { ExclusiveStartKey: startKey, Limit: read.pageSize };
+    const request =
+      'query' in command
+        ? new QueryCommand({ ...command.query, ...paging })
+        : new ScanCommand({ ...command.scan, ...paging });
+    const result = await read.client.send(request as QueryCommand, { abortSignal: signal });
+    yield (result.Items ?? []).map((item) => unmarshall(item) as T);
+    startKey = result.LastEvaluatedKey;
+    if (!startKey) return;
+  }
+}
+
+/** Every item of a paged read, in order. */
+export async function readAll<T>(
+  read: PagedRead,
+  command: { query: QueryCommandInput } | { scan: ScanCommandInput },
+): Promise<T[]> {
+  const items: T[] = [];
+  for await (const page of pages<T>(read, command)) items.push(...page);
+  return items;
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { forEachFairly } from '../../../functions/reconciler/fair-share';
+import { currentDeadline } from '../../../shared/aws/deadline';
+
+const waitForAbort = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+
+describe('Function: forEachFairly (the reconciler’s connections in one run)', () => {
+  it('starts the round where the random pick says, so no connection is always last', async () => {
+    const items = ['a', 'b', 'c', 'd'];
+    const firsts = new Set<string>();
+    for (const pick of [0, 0.3, 0.6, 0.99]) {
+      const { ran } = await forEachFairly(items, { remainingMs: () => 10_000, random: () => pick }, async () => {});
+      expect([...ran].sort()).toEqual(items);
+      firsts.add(ran[0] as string);
+    }
+    expect(firsts.size).toBe(4);
+  });
+
+  it('cuts a connection that overruns at its share of the time left; the others still run', async () => {
+    const endsAt = Date.now() + 600;
+    const seen: { item: string; aborted: boolean; deadline: boolean }[] = [];
+    const result = await forEachFairly(
+      ['slow', 'b', 'c'],
+      { remainingMs: () => endsAt - Date.now(), random: () => 0 },
+      async (item, signal) => {
+        // The AWS SDK calls of the work run under the same signal (shared/aws/deadline.ts).
+        const deadline = currentDeadline() === signal;
+        if (item === 'slow') await waitForAbort(signal);
+        seen.push({ item, aborted: signal.aborted, deadline });
+      },
+    );
+    expect(seen).toEqual([
+      { item: 'slow', aborted: true, deadline: true },
+      { item: 'b', aborted: false, deadline: true },
+      { item: 'c', aborted: false, deadline: true },
+    ]);
+    expect(result.notStarted).toEqual([]);
+  });
+
+  it('names the connections it had no time left for', async () => {
+    let left = 1_000;
+    const result = await forEachFairly(['a', 'b', 'c'], { remainingMs: () => left, random: () => 0 }, async () => {
+      left = 0;
+    });
+    expect(result).toEqual({ ran: ['a'], notStarted: ['b', 'c'] });
+  });
+});
