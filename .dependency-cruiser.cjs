@@ -1,6 +1,7 @@
 /**
  * The boundaries of the design (README "Architecture"): `functions/` are entry points, `shared/` is shared by
- * them and imports nothing above it, the pipeline decides without knowing AWS or a concrete ATS.
+ * them and imports nothing above it, the pipeline decides without knowing AWS or a concrete ATS; inside `infra/`,
+ * the AWS app (`aws/`), the one-machine runtime (`local/`) and the operator CLIs (`cli/`).
  */
 module.exports = {
   forbidden: [
@@ -31,6 +32,27 @@ module.exports = {
       severity: 'error',
       from: { path: '^functions/' },
       to: { path: '^infra/' },
+    },
+    {
+      name: 'adapters-not-to-pipeline',
+      comment: 'The ATS adapters and the interview-service client serve the pipeline; they never import it.',
+      severity: 'error',
+      from: { path: '^shared/(ats|interview-service)/' },
+      to: { path: '^shared/pipeline/' },
+    },
+    {
+      name: 'aws-app-not-to-local-or-cli',
+      comment: 'infra/aws/ is what cdk deploy runs: it never imports the one-machine runtime, a sandbox or a CLI.',
+      severity: 'error',
+      from: { path: '^infra/aws/' },
+      to: { path: '^infra/(local|cli)/' },
+    },
+    {
+      name: 'cli-not-to-local',
+      comment: 'The operator CLIs run against AWS as well as the local stack: they never import the local runtime.',
+      severity: 'error',
+      from: { path: '^infra/cli/' },
+      to: { path: '^infra/local/' },
     },
     {
       name: 'no-circular',

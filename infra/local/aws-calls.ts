@@ -3,11 +3,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { FunctionName } from '../functions';
+import type { FunctionName } from '../aws/functions';
 
 /**
  * One AWS call a function made, as IAM sees it: the action and the resource it is authorized on. The emulators
- * check no permission, so the local runner records every call and `checkAwsCalls` (infra/iam-conformance.ts)
+ * check no permission, so the local runner records every call and `checkAwsCalls` (infra/local/iam-conformance.ts)
  * holds each against the function's synthesized policy.
  */
 export interface AwsCall {

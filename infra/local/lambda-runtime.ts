@@ -8,7 +8,7 @@ import { deferralObserver } from '../../functions/_runtime/deferral';
 import type { SideEffectPoint } from '../../shared/pipeline/fault-injection';
 import { faultInjection } from '../../shared/pipeline/fault-injection';
 import type { QueueMessage } from '../../shared/queue';
-import { FUNCTION_ENTRIES, type FunctionName } from '../functions';
+import { FUNCTION_ENTRIES, type FunctionName } from '../aws/functions';
 import type { AwsCall } from './aws-calls';
 
 const ROOT = join(import.meta.dirname, '..', '..');

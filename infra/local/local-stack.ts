@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda';
 import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
-import { FUNCTION_CONCURRENCY, type FunctionName } from '../functions';
+import { FUNCTION_CONCURRENCY, type FunctionName } from '../aws/functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
 import { type HttpHandler, startHttpGateway } from './http-gateway';
 import { asHandler, startLocalFunction, type LocalFunction, type LocalFunctionStats } from './lambda-runtime';
@@ -26,8 +26,8 @@ import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
 import { lambdaContext, type SqsEventSource, type SqsHandler, startSqsEventSource } from './sqs-event-source';
 import { createQueueWatch, type QueueWatch } from './queue-watch';
-import { registerWebhooks } from '../doctor/register';
-import { fileSecretStore } from '../doctor/secret-store';
+import { registerWebhooks } from '../cli/doctor/register';
+import { fileSecretStore } from '../cli/doctor/secret-store';
 
 export const LOCAL_DEFAULTS = {
   gatewayPort: 3000,

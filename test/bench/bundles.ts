@@ -8,7 +8,7 @@ import {
   FUNCTION_ENTRIES,
   LAMBDA_RUNTIME_MODULES,
   type FunctionName,
-} from '../../infra/functions';
+} from '../../infra/aws/functions';
 
 export interface BundleFigures {
   name: FunctionName;
@@ -18,7 +18,8 @@ export interface BundleFigures {
 }
 
 /**
- * The esbuild options `cdk synth` bundles a function with (infra/functions.ts); `minify` may be turned off to read it.
+ * The esbuild options `cdk synth` bundles a function with (infra/aws/functions.ts); `minify` may be turned off to
+ * read it.
  */
 export function bundleOptions(name: FunctionName, overrides: Pick<BuildOptions, 'minify'> = {}): BuildOptions {
   return {

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { FUNCTION_CONCURRENCY } from '../../infra/functions';
+import { FUNCTION_CONCURRENCY } from '../../infra/aws/functions';
 import { startCountingProxy } from '../../infra/local/counting-proxy';
 import { type LocalStack, startLocalStack } from '../../infra/local/local-stack';
 import type { AtsSandboxView } from '../../infra/local/sandbox/ats';

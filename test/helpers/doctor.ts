@@ -12,7 +12,7 @@ export function runDoctor(args: string[], timeoutMs = 90_000): Promise<DoctorRun
   return new Promise((done) => {
     execFile(
       tsx,
-      ['infra/doctor/main.ts', ...args],
+      ['infra/cli/doctor/main.ts', ...args],
       { timeout: timeoutMs, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { ConnectorStack } from '../../infra/connector-stack';
-import { type CfnTemplate, checkAwsCalls, type LocalNames, type Violation } from '../../infra/iam-conformance';
+import { ConnectorStack } from '../../infra/aws/connector-stack';
+import { type CfnTemplate, checkAwsCalls, type LocalNames, type Violation } from '../../infra/local/iam-conformance';
 import type { AwsCall } from '../../infra/local/aws-calls';
 import type { LocalStack } from '../../infra/local/local-stack';
 import { cdkTestContext } from './cdk-context';

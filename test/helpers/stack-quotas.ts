@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { ConnectorStack } from '../../infra/connector-stack';
+import { ConnectorStack } from '../../infra/aws/connector-stack';
 import { parseConnections } from '../../shared/config';
 import { cdkTestContext } from './cdk-context';
 import { connectionsDocument, EXAMPLE } from './many-connections';

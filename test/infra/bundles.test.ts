@@ -1,6 +1,6 @@
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import type { FunctionName } from '../../infra/functions';
+import type { FunctionName } from '../../infra/aws/functions';
 import { bundleOptions } from '../bench/bundles';
 
 /** The bundle as cdk synth builds it, unminified so its import lines can be read, in memory. */

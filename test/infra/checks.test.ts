@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACKNOWLEDGED_FINDINGS, addStackChecks } from '../../infra/checks';
-import { ConnectorStack } from '../../infra/connector-stack';
+import { ACKNOWLEDGED_FINDINGS, addStackChecks } from '../../infra/aws/checks';
+import { ConnectorStack } from '../../infra/aws/connector-stack';
 import { loadConnectionsFile } from '../../shared/config';
 import { cdkTestContext } from '../helpers/cdk-context';
 

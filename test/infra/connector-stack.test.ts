@@ -6,9 +6,9 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { cdkTestContext } from '../helpers/cdk-context';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorStack } from '../../infra/connector-stack';
-import { OPS_OUTPUTS } from '../../infra/stack-outputs';
-import { DASHBOARD_WIDGETS } from '../../infra/dashboard';
+import { ConnectorStack } from '../../infra/aws/connector-stack';
+import { OPS_OUTPUTS } from '../../infra/aws/stack-outputs';
+import { DASHBOARD_WIDGETS } from '../../infra/aws/dashboard';
 import { METRICS_NAMESPACE, PIPELINE_METRICS } from '../../shared/observability/metrics';
 import { loadConnectionsFile } from '../../shared/config';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../../shared/pipeline/constants';
@@ -54,6 +54,25 @@ describe('Stack: ConnectorStack', () => {
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO' });
       expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
     }
+  });
+
+  it('keeps the logical ids of the deployed tables and queues, so that no update replaces them', () => {
+    // A table's logical id is its construct path: moving a table into a construct of its own would make
+    // CloudFormation create an empty table beside the retained one.
+    const stateful = Object.entries(resources)
+      .filter(([, r]) => ['AWS::DynamoDB::Table', 'AWS::SQS::Queue'].includes(r.Type))
+      .map(([id]) => id)
+      .sort();
+    expect(stateful).toEqual([
+      'ApplicationsTable27AC2163',
+      'EventsTableD24865E5',
+      'JobsTable1970BC16',
+      'ReconcileScheduleDlq0D4D5BF5',
+      'ReportEventsDlq55C92E32',
+      'ReportEventsQueue6F8A70A0',
+      'StageEventsDlqC229330C',
+      'StageEventsQueue440887E2',
+    ]);
   });
 
   it('has one dashboard with the business metrics, the queues, the DLQs and the function errors', () => {
@@ -280,7 +299,7 @@ describe('Command: cdk app with a bad connections file', () => {
         ],
       }),
     );
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'infra/aws/app.ts'], {
       env: {
         ...process.env,
         CDK_CONTEXT_JSON: JSON.stringify({ connections: bad, 'aws:cdk:bundling-stacks': [] }),

@@ -39,7 +39,7 @@ describe('Command: cdk app as deploy runs it', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const runApp = (context: Record<string, unknown>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+    spawnSync(process.execPath, ['--import', 'tsx', 'infra/aws/app.ts'], {
       env: {
         ...process.env,
         CDK_CONTEXT_JSON: JSON.stringify({ 'aws:cdk:bundling-stacks': [], ...context }),

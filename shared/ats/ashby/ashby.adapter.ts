@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
+import { type ConnectionSecrets, type StageMatcher, stageIdForJob, stageMatches } from '../../config';
 import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { readCursor, searchPages, validItems, writeCursor } from '../lists';
-import { stageMatches } from '../../pipeline/trigger-matching';
 import {
   confirmAsParsed,
   type ApplicationRef,

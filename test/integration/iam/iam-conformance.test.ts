@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FUNCTION_ENTRIES } from '../../../infra/functions';
-import { type CfnTemplate, checkAwsCalls, type LocalNames } from '../../../infra/iam-conformance';
+import { FUNCTION_ENTRIES } from '../../../infra/aws/functions';
+import { type CfnTemplate, checkAwsCalls, type LocalNames } from '../../../infra/local/iam-conformance';
 import { recordedCalls, synthesizeForLocal } from '../../helpers/iam';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';

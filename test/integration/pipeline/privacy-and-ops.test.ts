@@ -17,7 +17,7 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     new Promise<{ status: number | null; out: string }>((resolve) => {
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'infra/ops/main.ts', ...args, '--stack', stack.stackFile],
+        ['--import', 'tsx', 'infra/cli/ops/main.ts', ...args, '--stack', stack.stackFile],
         { timeout: 60_000 },
       );
       let out = '';

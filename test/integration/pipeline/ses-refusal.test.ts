@@ -49,7 +49,7 @@ describe('Invites survive e-mail refusal: SES refuses, the ATS note with the lin
     const listed = await new Promise<string>((resolve) => {
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', 'infra/ops/main.ts', 'failed', '--stack', stack.stackFile],
+        ['--import', 'tsx', 'infra/cli/ops/main.ts', 'failed', '--stack', stack.stackFile],
         { timeout: 60_000 },
       );
       let out = '';

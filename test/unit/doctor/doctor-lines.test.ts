@@ -1,7 +1,7 @@
 import { GetAccountCommand, GetEmailIdentityCommand, NotFoundException } from '@aws-sdk/client-sesv2';
 import { describe, expect, it } from 'vitest';
-import { closest, formatLine } from '../../../infra/doctor/lines';
-import { sesSenderLine } from '../../../infra/doctor/ses';
+import { closest, formatLine } from '../../../infra/cli/doctor/lines';
+import { sesSenderLine } from '../../../infra/cli/doctor/ses';
 
 /** A stand-in SES answering `GetEmailIdentity` from `identities` (verified or not) and `GetAccount`. */
 function fakeSes(identities: Record<string, boolean>, production: boolean) {

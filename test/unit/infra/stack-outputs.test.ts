@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPS_OUTPUTS, readOpsOutputs } from '../../../infra/stack-outputs';
+import { OPS_OUTPUTS, readOpsOutputs } from '../../../infra/aws/stack-outputs';
 
 const fromDeploy = Object.fromEntries(Object.values(OPS_OUTPUTS).map(({ output }) => [output, `value-of-${output}`]));
 

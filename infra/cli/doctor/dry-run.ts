@@ -1,9 +1,10 @@
-import { createAtsAdapter } from '../../shared/ats';
-import type { Connection, Trigger } from '../../shared/config';
-import { InterviewServiceClient, type InterviewReport } from '../../shared/interview-service';
-import { interviewNameFor } from '../../shared/pipeline/interview-template';
-import { decideAdvance } from '../../shared/pipeline/report-note';
-import { matchTriggers, stageMatches } from '../../shared/pipeline/trigger-matching';
+import { createAtsAdapter } from '../../../shared/ats';
+import type { Connection, Trigger } from '../../../shared/config';
+import { InterviewServiceClient, type InterviewReport } from '../../../shared/interview-service';
+import { interviewNameFor } from '../../../shared/pipeline/interview-template';
+import { decideAdvance } from '../../../shared/pipeline/report-note';
+import { stageMatches } from '../../../shared/config';
+import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
 import { patiently, readSecret, type DoctorDependencies, type SetupAdapter } from './checks';
 
 /** The scores the dry run puts through the write-back rule. */

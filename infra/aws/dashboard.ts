@@ -2,7 +2,7 @@ import { Duration, type Stack } from 'aws-cdk-lib';
 import { Dashboard, GraphWidget, LogQueryWidget, Metric, type IWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
-import { METRICS_NAMESPACE, METRICS_SERVICE, PIPELINE_METRICS } from '../shared/observability/metrics';
+import { METRICS_NAMESPACE, METRICS_SERVICE, PIPELINE_METRICS } from '../../shared/observability/metrics';
 
 /** The dashboard's widgets by title: what an operator looks at, and what the CDK assertions check. */
 export const DASHBOARD_WIDGETS = {

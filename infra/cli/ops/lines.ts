@@ -1,5 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { ApplicationRecord } from '../../shared/pipeline/records';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
 
 /** The lines `npm run ops` prints: ids, states and times only, never an e-mail or a name. */
 

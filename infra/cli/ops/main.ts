@@ -1,4 +1,4 @@
-import { loadConnectionsFile } from '../../shared/config';
+import { loadConnectionsFile } from '../../../shared/config';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -10,15 +10,15 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { DynamoMappingStore } from '../../shared/mapping';
-import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
-import { readOpsOutputs } from '../stack-outputs';
+import { DynamoMappingStore } from '../../../shared/mapping';
+import { QueuePublisher, type ReportCreatedMessage } from '../../../shared/queue';
+import { readOpsOutputs } from '../../aws/stack-outputs';
 import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationLine, iso } from './lines';
 
 /**
  * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
  * `npm start`); on AWS, pass `--aws` with `--outputs FILE` (written by `cdk deploy --outputs-file FILE`) or
- * set the outputs as environment variables (infra/stack-outputs.ts names both).
+ * set the outputs as environment variables (infra/aws/stack-outputs.ts names both).
  */
 const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aws [--outputs FILE] [--stack-name NAME]]
   dlq list --queue stage|report               messages waiting in a dead-letter queue (ids and kinds only)

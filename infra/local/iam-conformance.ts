@@ -1,6 +1,6 @@
-import type { FunctionName } from './functions';
-import { FUNCTION_ENTRIES } from './functions';
-import type { AwsCall } from './local/aws-calls';
+import type { FunctionName } from '../aws/functions';
+import { FUNCTION_ENTRIES } from '../aws/functions';
+import type { AwsCall } from './aws-calls';
 
 type Intrinsic = string | { Ref?: string; 'Fn::GetAtt'?: [string, string]; 'Fn::Join'?: [string, Intrinsic[]] };
 interface Statement {

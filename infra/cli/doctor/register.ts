@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { createAtsAdapter } from '../../shared/ats';
-import { connectionSecretsSchema, type Connection } from '../../shared/config';
-import { describeFirstIssue } from '../../shared/validation';
+import { createAtsAdapter } from '../../../shared/ats';
+import { connectionSecretsSchema, type Connection } from '../../../shared/config';
+import { describeFirstIssue } from '../../../shared/validation';
 import { patiently, webhookUrls, type DoctorDependencies, type SetupAdapter } from './checks';
 import { fail, info, pass, type CheckLine } from './lines';
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { ConfigError, loadConnectionsFile } from '../shared/config';
-import { SUPPORTED_ATS } from '../shared/ats';
+import { ConfigError, loadConnectionsFile } from '../../shared/config';
+import { SUPPORTED_ATS } from '../../shared/ats';
 import { addStackChecks } from './checks';
 import { ConnectorStack } from './connector-stack';
 import { loadDeploySettings } from './deploy-settings';

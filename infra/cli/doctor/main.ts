@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
-import { loadConnectionsFile, type Connection } from '../../shared/config';
+import { loadConnectionsFile, type Connection } from '../../../shared/config';
 import { diagnoseConnection, type DoctorDependencies } from './checks';
 import { dryRun } from './dry-run';
 import { formatLine } from './lines';

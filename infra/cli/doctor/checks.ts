@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { createAtsAdapter, AtsError, ATS_ERROR_CODES, type AtsAdapter, type AtsSetup } from '../../shared/ats';
+import { createAtsAdapter, AtsError, ATS_ERROR_CODES, type AtsAdapter, type AtsSetup } from '../../../shared/ats';
 import {
   connectionSecretsSchema,
   missingAtsSecret,
@@ -7,10 +7,10 @@ import {
   type Connection,
   type ConnectionSecrets,
   type StageMatcher,
-} from '../../shared/config';
-import { secretEquals } from '../../shared/http/signature';
-import { InterviewServiceClient, InterviewServiceError } from '../../shared/interview-service';
-import { describeFirstIssue } from '../../shared/validation';
+} from '../../../shared/config';
+import { secretEquals } from '../../../shared/http/signature';
+import { InterviewServiceClient, InterviewServiceError } from '../../../shared/interview-service';
+import { describeFirstIssue } from '../../../shared/validation';
 import { closest, fail, info, pass, type CheckLine } from './lines';
 import type { SecretStore } from './secret-store';
 

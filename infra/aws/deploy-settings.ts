@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
-import { ConfigError, type Connection } from '../shared/config';
-import { describeFirstIssue } from '../shared/validation';
+import { ConfigError, type Connection } from '../../shared/config';
+import { describeFirstIssue } from '../../shared/validation';
 
 /**
  * What a deployment needs beside the connections, kept in the connections file itself (`"deploy": {…}`), so a

@@ -1,0 +1,151 @@
+import { join, resolve } from 'node:path';
+import { Duration, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import {
+  ApplicationLogLevel,
+  Architecture,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+  Tracing,
+} from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
+import {
+  BUNDLE_SETTINGS,
+  ESM_REQUIRE_BANNER,
+  FUNCTION_CONCURRENCY,
+  FUNCTION_ENTRIES,
+  LAMBDA_RUNTIME_MODULES,
+  type FunctionName,
+} from './functions';
+import type { WorkerQueue } from './worker-queue';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** The functions' runtime: the newest Node.js the pinned aws-cdk-lib knows (`lambda.Runtime`). */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+
+export interface ConnectorFunctions {
+  atsWebhook: NodejsFunction;
+  interviewWebhook: NodejsFunction;
+  inviteWorker: NodejsFunction;
+  writebackWorker: NodejsFunction;
+  reconciler: NodejsFunction;
+}
+
+export interface FunctionSettings {
+  /** Every function's environment: the tables, the queues, the default sender. */
+  environment: Record<string, string>;
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** The validated connections file, copied into each bundle as connections.json. */
+  connectionsFile: string;
+  /** Reserved concurrency of each webhook function; 0 reserves none. */
+  webhookConcurrency: number;
+}
+
+/** The five functions: two webhooks (their concurrency reserved), two workers, the reconciler. */
+export function createFunctions(stack: Stack, settings: FunctionSettings): ConnectorFunctions {
+  const fn = (name: FunctionName, timeoutSeconds: number, reserved?: number) =>
+    connectorFunction(stack, { name, timeoutSeconds, reserved }, settings);
+  return {
+    atsWebhook: fn('AtsWebhook', 10, settings.webhookConcurrency),
+    interviewWebhook: fn('InterviewWebhook', 10, settings.webhookConcurrency),
+    inviteWorker: fn('InviteWorker', WORKER_TIMING.workerTimeoutSeconds),
+    writebackWorker: fn('WritebackWorker', WORKER_TIMING.workerTimeoutSeconds),
+    reconciler: fn('Reconciler', 300),
+  };
+}
+
+function connectorFunction(
+  stack: Stack,
+  shape: { name: FunctionName; timeoutSeconds: number; reserved: number | undefined },
+  settings: FunctionSettings,
+): NodejsFunction {
+  const { name, logLevel } = { ...shape, ...settings };
+  return new NodejsFunction(stack, name, {
+    entry: join(ROOT, FUNCTION_ENTRIES[name]),
+    handler: 'handler',
+    // The newest Node.js runtime the pinned aws-cdk-lib knows (Node 22 functions stop taking updates in 2027).
+    runtime: LAMBDA_RUNTIME,
+    ...(shape.reserved ? { reservedConcurrentExecutions: shape.reserved } : {}),
+    architecture: Architecture.ARM_64,
+    memorySize: 512,
+    timeout: Duration.seconds(shape.timeoutSeconds),
+    // Powertools reads these (the level is never set in code): the service is the function's name.
+    environment: { ...settings.environment, POWERTOOLS_SERVICE_NAME: name, POWERTOOLS_LOG_LEVEL: logLevel },
+    // Lambda's JSON log format, its level matching Powertools' so that neither drops what the other keeps.
+    loggingFormat: LoggingFormat.JSON,
+    applicationLogLevelV2: ApplicationLogLevel[logLevel],
+    systemLogLevelV2: SystemLogLevel.WARN,
+    // X-Ray traces from the runtime, no tracer library (it would double the bundle).
+    tracing: Tracing.ACTIVE,
+    logGroup: new LogGroup(stack, `${name}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    }),
+    bundling: {
+      format: OutputFormat.ESM,
+      minify: BUNDLE_SETTINGS.minify,
+      target: BUNDLE_SETTINGS.target,
+      mainFields: [...BUNDLE_SETTINGS.mainFields],
+      externalModules: LAMBDA_RUNTIME_MODULES,
+      banner: ESM_REQUIRE_BANNER,
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        afterBundling: (_input: string, output: string) => [
+          `cp "${settings.connectionsFile}" "${join(output, 'connections.json')}"`,
+        ],
+      },
+    },
+  });
+}
+
+/** Each worker reads its queue in batches of 10, reporting failures per message, at most `maxConcurrency` at once. */
+export function connectWorkers(
+  functions: ConnectorFunctions,
+  queues: { stage: WorkerQueue; report: WorkerQueue },
+  maxConcurrency: number = FUNCTION_CONCURRENCY.worker,
+): void {
+  for (const [worker, queue] of [
+    [functions.inviteWorker, queues.stage.queue],
+    [functions.writebackWorker, queues.report.queue],
+  ] as const)
+    worker.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+        maxConcurrency,
+      }),
+    );
+}
+
+/** The reconciler on a schedule; a run the schedule could not deliver is retried, then kept in the returned DLQ. */
+export function scheduleReconciler(stack: Stack, reconciler: NodejsFunction, everyMinutes = 10): Queue {
+  const scheduleDlq = new Queue(stack, 'ReconcileScheduleDlq', {
+    retentionPeriod: Duration.days(14),
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+  });
+  Validations.of(scheduleDlq).acknowledge({
+    id: 'AwsSolutions::AwsSolutions-SQS3',
+    reason: "It is a dead-letter queue: the reconciler schedule target's, which SQS cannot show as a redrive.",
+  });
+  new Rule(stack, 'ReconcileSchedule', {
+    schedule: Schedule.rate(Duration.minutes(everyMinutes)),
+    targets: [
+      new LambdaFunction(reconciler, {
+        deadLetterQueue: scheduleDlq,
+        retryAttempts: 2,
+        maxEventAge: Duration.minutes(10),
+      }),
+    ],
+  });
+  return scheduleDlq;
+}

@@ -1,0 +1,145 @@
+import { ArnFormat, type Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Connection } from '../../shared/config';
+import { MAPPING_TABLES } from '../../shared/mapping/constants';
+import type { ConnectorFunctions } from './connector-functions';
+import { type ConnectorTables, indexArn } from './tables';
+import type { WorkerQueue } from './worker-queue';
+
+/** Distinct sender domains listed one by one in the invite worker's SES grant; more are granted as identity/*. */
+const MAX_SES_IDENTITY_ARNS = 20;
+
+export interface GrantedResources {
+  functions: ConnectorFunctions;
+  tables: ConnectorTables;
+  queues: { stage: WorkerQueue; report: WorkerQueue };
+}
+
+export interface GrantSettings {
+  connections: Connection[];
+  mailFrom: string;
+  secretsPrefix: string;
+}
+
+/**
+ * Least privilege: each function gets the actions it calls, on the resources it touches, and nothing more (the IAM
+ * conformance check holds every call the local runtime records against these, infra/local/iam-conformance.ts).
+ */
+export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, settings: GrantSettings): void {
+  grantWebhooks(resources);
+  grantInviteWorker(resources, sesIdentities(stack, settings));
+  grantWritebackWorker(resources);
+  grantReconciler(resources);
+  // One grant for any number of connections: the secrets under the connections' common prefix (an ARN per
+  // connection passes IAM's 6,144-character managed-policy quota at about 60 connections).
+  const secrets = stack.formatArn({
+    service: 'secretsmanager',
+    resource: 'secret',
+    resourceName: `${settings.secretsPrefix}*`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+  for (const handler of Object.values(resources.functions))
+    allow(handler, ['secretsmanager:GetSecretValue'], [secrets]);
+}
+
+function grantWebhooks({ functions, tables, queues }: GrantedResources): void {
+  queues.stage.queue.grantSendMessages(functions.atsWebhook);
+  // Replay keys of webhooks that sign a per-delivery token (Lever): recorded, and removed when enqueueing fails.
+  // The queue ledger (PutItem): each stage change enqueued is recorded, so the sweep does not enqueue it again.
+  allow(functions.atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
+  queues.report.queue.grantSendMessages(functions.interviewWebhook);
+  // The queue ledger: a report enqueued is recorded (a conditional put), and taken back when enqueueing fails.
+  allow(functions.interviewWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
+}
+
+function grantInviteWorker({ functions, tables, queues }: GrantedResources, sesArns: string[]): void {
+  const worker = functions.inviteWorker;
+  // A worker puts a message back on its own queue with a delay when an outside API asks it to wait.
+  queues.stage.queue.grantSendMessages(worker);
+  allow(worker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.jobs.tableArn]);
+  allow(
+    worker,
+    ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'],
+    [tables.applications.tableArn],
+  );
+  allow(worker, ['dynamodb:Query'], [indexArn(tables.applications, MAPPING_TABLES.applications.candidateIndex.name)]);
+  // Deliveries recorded with each claim, the deletion tombstone written on a purge and checked in every claim, the
+  // queue ledger's records of a purged candidate deleted, a connection's backlog recorded when a message defers;
+  // UpdateItem: a turn reserved on the connection's ATS schedule (shared/mapping/rate-schedule.ts).
+  allow(
+    worker,
+    ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
+    [tables.events.tableArn],
+  );
+  allow(worker, ['ses:SendEmail'], sesArns);
+}
+
+function grantWritebackWorker({ functions, tables, queues }: GrantedResources): void {
+  const worker = functions.writebackWorker;
+  queues.report.queue.grantSendMessages(worker);
+  const { interviewIndex, serviceCandidateIndex, candidateIndex } = MAPPING_TABLES.applications;
+  // GetItem: a report another worker is writing back is waited on by reading its application (held-claim.ts).
+  allow(worker, ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:GetItem'], [tables.applications.tableArn]);
+  // The candidate index: where tags belong to the candidate, the status shown is their application furthest along.
+  allow(
+    worker,
+    ['dynamodb:Query'],
+    [interviewIndex, serviceCandidateIndex, candidateIndex].map((index) => indexArn(tables.applications, index.name)),
+  );
+  // Parked reports (and unparked), a connection's backlog recorded when a message defers, turns on the ATS schedule.
+  allow(worker, ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'], [tables.events.tableArn]);
+}
+
+function grantReconciler({ functions, tables, queues }: GrantedResources): void {
+  const reconciler = functions.reconciler;
+  queues.report.queue.grantSendMessages(reconciler);
+  // The sweep enqueues the stage changes that never arrived, and keeps its place in each trigger's list.
+  queues.stage.queue.grantSendMessages(reconciler);
+  // A connection's jobs by the connection index, never a scan of every customer's.
+  allow(
+    reconciler,
+    ['dynamodb:Query'],
+    [
+      indexArn(tables.applications, MAPPING_TABLES.applications.interviewIndex.name),
+      indexArn(tables.jobs, MAPPING_TABLES.jobs.connectionIndex.name),
+    ],
+  );
+  // Sweep progress, parked reports and the queue ledger (what was enqueued lately, each connection's backlog);
+  // UpdateItem: the sweep's pages take their turns on the connection's ATS schedule.
+  allow(
+    reconciler,
+    [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:UpdateItem',
+    ],
+    [tables.events.tableArn],
+  );
+  allow(reconciler, ['dynamodb:BatchGetItem'], [tables.applications.tableArn]);
+}
+
+/**
+ * SES identities of every sender the connections use: the domains of the `from` addresses; past
+ * MAX_SES_IDENTITY_ARNS distinct domains, every identity of the account and region (SES still sends only from
+ * verified ones), so the policy stays within IAM's size quota whatever the number of customers.
+ */
+function sesIdentities(stack: Stack, settings: GrantSettings): string[] {
+  const domains = new Set(
+    [
+      settings.mailFrom,
+      ...settings.connections.flatMap((c) =>
+        c.triggers.map((t) => t.invite.from).filter((f): f is string => Boolean(f)),
+      ),
+    ].map((address) => address.split('@')[1] as string),
+  );
+  const names = domains.size > MAX_SES_IDENTITY_ARNS ? ['*'] : [...domains];
+  return names.map((name) => stack.formatArn({ service: 'ses', resource: 'identity', resourceName: name }));
+}
+
+function allow(fn: IFunction, actions: string[], resources: string[]): void {
+  fn.addToRolePolicy(new PolicyStatement({ actions, resources }));
+}

@@ -1,0 +1,56 @@
+import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { MAPPING_TABLES } from '../../shared/mapping/constants';
+
+export interface ConnectorTables {
+  jobs: Table;
+  applications: Table;
+  events: Table;
+}
+
+/**
+ * The mapping tables with their indexes (shared/mapping/constants.ts): retained on delete, point-in-time recovery,
+ * TTL. Made in the stack's own scope: their logical ids never change, so an update never replaces a table.
+ */
+export function createTables(stack: Stack): ConnectorTables {
+  const common = {
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    encryption: TableEncryption.AWS_MANAGED,
+    timeToLiveAttribute: MAPPING_TABLES.ttlAttribute,
+    removalPolicy: RemovalPolicy.RETAIN,
+    partitionKey: { name: 'pk', type: AttributeType.STRING },
+  };
+  const jobs = new Table(stack, 'JobsTable', common);
+  const connectionIndex = MAPPING_TABLES.jobs.connectionIndex;
+  jobs.addGlobalSecondaryIndex({
+    indexName: connectionIndex.name,
+    partitionKey: { name: connectionIndex.partitionKey, type: AttributeType.STRING },
+  });
+  const applications = new Table(stack, 'ApplicationsTable', {
+    ...common,
+    sortKey: { name: 'sk', type: AttributeType.STRING },
+  });
+  const { interviewIndex, candidateIndex, serviceCandidateIndex } = MAPPING_TABLES.applications;
+  applications.addGlobalSecondaryIndex({
+    indexName: interviewIndex.name,
+    partitionKey: { name: interviewIndex.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: interviewIndex.sortKey, type: AttributeType.STRING },
+  });
+  applications.addGlobalSecondaryIndex({
+    indexName: candidateIndex.name,
+    partitionKey: { name: candidateIndex.partitionKey, type: AttributeType.STRING },
+    projectionType: ProjectionType.KEYS_ONLY,
+  });
+  applications.addGlobalSecondaryIndex({
+    indexName: serviceCandidateIndex.name,
+    partitionKey: { name: serviceCandidateIndex.partitionKey, type: AttributeType.STRING },
+  });
+  const events = new Table(stack, 'EventsTable', common);
+  return { jobs, applications, events };
+}
+
+/** The ARN of one of a table's indexes, for a grant. */
+export function indexArn(table: Table, indexName: string): string {
+  return `${table.tableArn}/index/${indexName}`;
+}

@@ -1,0 +1,53 @@
+import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
+import { type CfnStage, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ConnectorFunctions } from './connector-functions';
+
+/** The webhook API's default-stage throttle: far above any ATS's delivery rate, far below a flood. */
+export const FRONT_DOOR = { rateLimit: 100, burst: 200 } as const;
+
+/** The HTTP API the ATSs and the interview service call: one route each, guarded before any function runs. */
+export function createWebhookApi(
+  stack: Stack,
+  functions: Pick<ConnectorFunctions, 'atsWebhook' | 'interviewWebhook'>,
+): HttpApi {
+  const api = new HttpApi(stack, 'WebhookApi', { description: 'Webhooks from the ATSs and the interview service' });
+  guardFrontDoor(stack, api);
+  api.addRoutes({
+    path: '/webhooks/ats/{connectionId}',
+    methods: [HttpMethod.POST],
+    integration: new HttpLambdaIntegration('AtsWebhookIntegration', functions.atsWebhook),
+  });
+  api.addRoutes({
+    path: '/webhooks/interview/{connectionId}/{token}',
+    methods: [HttpMethod.POST],
+    integration: new HttpLambdaIntegration('InterviewWebhookIntegration', functions.interviewWebhook),
+  });
+  return api;
+}
+
+/**
+ * Access logs without the path (the interview webhook's path carries its token) and a throttle on the default
+ * stage: what reaches the functions is bounded before any of it is authenticated.
+ */
+function guardFrontDoor(stack: Stack, api: HttpApi): void {
+  const accessLogs = new LogGroup(stack, 'WebhookApiAccessLogs', {
+    retention: RetentionDays.ONE_MONTH,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  const stage = api.defaultStage?.node.defaultChild as CfnStage;
+  stage.accessLogSettings = {
+    destinationArn: accessLogs.logGroupArn,
+    format: JSON.stringify({
+      requestId: '$context.requestId',
+      time: '$context.requestTime',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+      latencyMs: '$context.responseLatency',
+      integrationError: '$context.integrationErrorMessage',
+      sourceIp: '$context.identity.sourceIp',
+    }),
+  };
+  stage.defaultRouteSettings = { throttlingRateLimit: FRONT_DOOR.rateLimit, throttlingBurstLimit: FRONT_DOOR.burst };
+}
