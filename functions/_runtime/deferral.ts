@@ -5,6 +5,7 @@ import { requireEnv } from './env';
 import { queueLedger } from './store';
 import { ATS_ERROR_CODES } from '../../shared/ats/errors';
 import type { QueueLedger } from '../../shared/pipeline/ports';
+import { errorCode, hasCode, retryAfterMs } from '../../shared/errors';
 
 /** SendMessage takes a DelaySeconds of 900 at most (Amazon SQS API Reference, SendMessage). */
 const SQS_MAX_DELAY_SECONDS = 900;
@@ -45,8 +46,7 @@ export const deferralObserver: {
 const BACKLOG_SLACK_MS = 5_000;
 
 /** True when the error is the connection's ATS asking to wait (a spent window, a 429), not another API. */
-export const isAtsRateLimit = (error: unknown): boolean =>
-  (error as { code?: unknown } | null)?.code === ATS_ERROR_CODES.rateLimited;
+export const isAtsRateLimit = (error: unknown): boolean => hasCode(error, ATS_ERROR_CODES.rateLimited);
 
 /**
  * Records a connection's backlog in the queue ledger, at most once per connection and `BACKLOG_SLACK_MS` in this
@@ -76,9 +76,9 @@ function lazyLedger(): () => QueueLedger {
 
 /** How long the outside world asked this work to wait (Retry-After, a rate-limit reset, a lease), if it did. */
 export function requestedWaitMs(error: unknown): number | undefined {
-  const { retryAfterMs, code } = (error ?? {}) as { retryAfterMs?: unknown; code?: unknown };
-  if (typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) return retryAfterMs;
-  if (typeof code === 'string' && RATE_LIMITED_CODES.has(code)) return WORKER_TIMING.defaultRateLimitWaitMs;
+  const asked = retryAfterMs(error);
+  if (asked !== undefined && Number.isFinite(asked) && asked >= 0) return asked;
+  if (RATE_LIMITED_CODES.has(errorCode(error))) return WORKER_TIMING.defaultRateLimitWaitMs;
   return undefined;
 }
 

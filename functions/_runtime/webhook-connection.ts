@@ -2,6 +2,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { ConnectionContext, PipelineLogger } from '../../shared/pipeline/ports';
 import { connectionContext } from './connections';
 import { jsonResponse } from './http';
+import { errorCode, errorMessage } from '../../shared/errors';
 
 export type WebhookConnection =
   | { ok: true; context: ConnectionContext }
@@ -25,8 +26,8 @@ export async function webhookConnection(
   } catch (error) {
     logger.error('webhook: the connection cannot be loaded', {
       connectionId,
-      code: (error as { code?: string }).code ?? (error as Error).name,
-      reason: (error as Error).message,
+      code: errorCode(error),
+      reason: errorMessage(error),
     });
     return { ok: false, response: jsonResponse(503, { error: 'the connection is not available; try again later' }) };
   }

@@ -11,6 +11,7 @@ import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { errorCode } from '../../shared/pipeline/errors';
 import { stageSubject } from '../../shared/pipeline/ports';
+import { errorName } from '../../shared/errors';
 
 const publisher = new QueuePublisher();
 const MAX_DELETED_APPLICATION_IDS = 100;
@@ -88,7 +89,7 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     logger.error('ats webhook: could not enqueue', {
       connectionId,
       kind: message.kind,
-      code: (error as Error).name,
+      code: errorName(error),
     });
     if (replayKey) await store.forgetReplayKey(connectionId, replayKey).catch(() => undefined);
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.

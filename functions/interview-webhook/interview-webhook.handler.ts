@@ -15,6 +15,7 @@ import { describeFirstIssue } from '../../shared/validation';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { reportSubject } from '../../shared/pipeline/ports';
 import { queueLedger } from '../_runtime/store';
+import { errorName } from '../../shared/errors';
 
 const publisher = new QueuePublisher();
 const logger = createLogger('interview-webhook');
@@ -90,7 +91,7 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     logger.error('interview webhook: could not enqueue', {
       connectionId,
       reportId: message.reportId,
-      code: (error as Error).name,
+      code: errorName(error),
     });
     return jsonResponse(503, { error: 'try again later' });
   }

@@ -2,6 +2,7 @@ import type { AtsKind } from '../../shared/config';
 import type { LocalStack } from './local-stack';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from './sandbox/documented-routes';
+import { errorMessage } from '../../shared/errors';
 
 export interface AtsDemoSummary {
   interviewsCreated: number;
@@ -266,7 +267,7 @@ export async function runDemo(
 function reconcileSchedule(stack: LocalStack): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
-    running = stack.reconcileNow().catch((error: unknown) => console.error(`reconciler: ${(error as Error).message}`));
+    running = stack.reconcileNow().catch((error: unknown) => console.error(`reconciler: ${errorMessage(error)}`));
   }, RECONCILE_EVERY_MS);
   return {
     async stop() {

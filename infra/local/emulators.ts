@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { readdirSync } from 'node:fs';
 import { createSqsServer } from 'local-aws-sqs';
 import sesModule from 'aws-ses-v2-local';
+import { errorMessage } from '../../shared/errors';
 
 // The package is CommonJS with a default export; under ESM interop it may arrive wrapped once more.
 const startSesServer = ((sesModule as unknown as { default?: typeof sesModule }).default ??
@@ -80,9 +81,7 @@ async function startDynamoDbLocal(port: number): Promise<{ url: string; stop: ()
     await waitForHttp(url, 60_000, 'DynamoDB Local', child);
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(
-      `${(error as Error).message}${stderr ? `\n${stderr}` : ''} (is Java 17 installed? 'java -version')`,
-    );
+    throw new Error(`${errorMessage(error)}${stderr ? `\n${stderr}` : ''} (is Java 17 installed? 'java -version')`);
   }
   const unbind = bindToThisProcess(child);
   return {

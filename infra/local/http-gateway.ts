@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { listen, matchRoute, sendJson, type RunningServer } from './sandbox/http-kit';
 import { lambdaContext } from './sqs-event-source';
+import { errorMessage } from '../../shared/errors';
 
 export type HttpHandler = (
   event: APIGatewayProxyEventV2,
@@ -114,7 +115,7 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
         );
       } catch (error) {
         // API Gateway answers a function error with 500 Internal Server Error.
-        console.error(`gateway: ${route.method} ${route.pattern} threw: ${(error as Error).message}`);
+        console.error(`gateway: ${route.method} ${route.pattern} threw: ${errorMessage(error)}`);
         if (!response.headersSent) sendJson(response, 500, { message: 'Internal Server Error' });
       }
     })();

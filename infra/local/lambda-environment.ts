@@ -4,6 +4,7 @@ import { deferralObserver } from '../../functions/_runtime/deferral';
 import { faultInjection, SimulatedCrash } from '../../shared/pipeline/fault-injection';
 import { recordAwsCalls, runAs } from './aws-calls';
 import type { EnvironmentData, FromEnvironment, ToEnvironment } from './lambda-runtime';
+import { errorMessage } from '../../shared/errors';
 
 /**
  * One execution environment of a function, in its own worker thread: it imports the handler once (the cold
@@ -56,6 +57,6 @@ port.on('message', (message: ToEnvironment) => {
   void runAs(data.functionName, () => handler(message.event, context(message.requestId, message.deadline))).then(
     (result) => send({ type: 'result', requestId: message.requestId, result }),
     (error: unknown) =>
-      send({ type: 'error', requestId: message.requestId, message: (error as Error)?.message ?? String(error) }),
+      send({ type: 'error', requestId: message.requestId, message: errorMessage(error) ?? String(error) }),
   );
 });

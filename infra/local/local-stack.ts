@@ -28,6 +28,7 @@ import { lambdaContext, type SqsEventSource, type SqsHandler, startSqsEventSourc
 import { createQueueWatch, type QueueWatch } from './queue-watch';
 import { registerWebhooks } from '../cli/doctor/register';
 import { fileSecretStore } from '../cli/doctor/secret-store';
+import { errorMessage } from '../../shared/errors';
 
 export const LOCAL_DEFAULTS = {
   gatewayPort: 3000,
@@ -180,7 +181,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     try {
       document = JSON.parse(rendered);
     } catch (error) {
-      throw new Error(`${sourcePath} is not valid JSON: ${(error as Error).message}`);
+      throw new Error(`${sourcePath} is not valid JSON: ${errorMessage(error)}`);
     }
     applyLifecycle(document, options.lifecycle);
     applyRateLimits(document, options.atsRateLimits, options.atsRateWindowsMs);
@@ -325,7 +326,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const interval = options.reconcileIntervalMs ?? LOCAL_DEFAULTS.reconcileIntervalMs;
     if (interval > 0) {
       const timer = setInterval(
-        () => void reconcileNow().catch((error: unknown) => console.error(`reconciler: ${(error as Error).message}`)),
+        () => void reconcileNow().catch((error: unknown) => console.error(`reconciler: ${errorMessage(error)}`)),
         interval,
       );
       cleanups.push(async () => clearInterval(timer));

@@ -3,6 +3,7 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient, type Messa
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { LocalFunction } from './lambda-runtime';
 import type { QueueWatch } from './queue-watch';
+import { errorMessage } from '../../shared/errors';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -118,7 +119,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       failedIds = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
       stats.errors++;
-      console.error(`${options.name}: invocation failed, the batch stays on the queue: ${(error as Error).message}`);
+      console.error(`${options.name}: invocation failed, the batch stays on the queue: ${errorMessage(error)}`);
     } finally {
       stats.inFlight--;
     }
@@ -134,7 +135,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
             Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
           }),
         )
-        .catch((error: unknown) => console.error(`${options.name}: delete failed: ${(error as Error).message}`));
+        .catch((error: unknown) => console.error(`${options.name}: delete failed: ${errorMessage(error)}`));
     }
   }
 
@@ -207,7 +208,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         }
       } catch (error) {
         if (controller.signal.aborted) return;
-        console.error(`${options.name}: receive failed: ${(error as Error).message}`);
+        console.error(`${options.name}: receive failed: ${errorMessage(error)}`);
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }

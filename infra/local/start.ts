@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { checkSummary, DEMO_LIFECYCLE, formatSummary, runDemo } from './demo';
 import { LOCAL_DEFAULTS, startLocalStack } from './local-stack';
+import { errorMessage } from '../../shared/errors';
 
 /**
  * `npm start`: the whole connector on one machine, a demo run through it, then it keeps serving until Ctrl-C.
@@ -49,7 +50,7 @@ const stack = await startLocalStack({
   runtime: values['one-process'] ? 'one-process' : 'environments',
 }).catch((error: unknown) => {
   // A bad connections file, a port in use, Java missing: one clear line, no stack trace.
-  console.error(`Could not start: ${(error as Error).message}`);
+  console.error(`Could not start: ${errorMessage(error)}`);
   process.exit(1);
 });
 // The interview-service sandbox's documented oddities, on demand: sparse reports, pages capped below `limit`.
@@ -84,7 +85,7 @@ if (!values['no-demo']) {
       exitCode = 1;
     }
   } catch (error) {
-    console.error(`Demo failed at ${(error as Error).message}`);
+    console.error(`Demo failed at ${errorMessage(error)}`);
     exitCode = 1;
   }
 }

@@ -12,6 +12,7 @@ import {
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
 import { announcedResetAt, type CallGate } from './pacer';
 import { describeFirstIssue } from '../validation';
+import { errorMessage, mayHaveSucceeded } from '../errors';
 
 export interface AtsHttpOptions {
   baseUrl: string;
@@ -142,7 +143,7 @@ export class AtsHttpClient {
       },
       this.fetchImpl,
     ).catch((error: unknown) => {
-      throw new AtsError(ATS_ERROR_CODES.unavailable, (error as Error).message, {
+      throw new AtsError(ATS_ERROR_CODES.unavailable, errorMessage(error), {
         cause: error,
         mayHaveSucceeded: isWrite,
       });
@@ -183,7 +184,7 @@ export class AtsHttpClient {
       signal: request.signal,
       // A call the pacer kept back waits in the queue for its turn, not in the worker; a write is sent again only
       // when the ATS refused it outright.
-      shouldRetry: (error) => !(error as AtsError).paced && (!isWrite || !(error as AtsError).mayHaveSucceeded),
+      shouldRetry: (error) => !(error instanceof AtsError && error.paced) && (!isWrite || !mayHaveSucceeded(error)),
     });
   }
 }

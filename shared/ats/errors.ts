@@ -1,3 +1,5 @@
+import { OutwardCallError } from '../errors';
+
 export const ATS_ERROR_CODES = {
   unauthorized: 'ats-unauthorized',
   forbidden: 'ats-forbidden',
@@ -11,11 +13,8 @@ export const ATS_ERROR_CODES = {
 export type AtsErrorCode = (typeof ATS_ERROR_CODES)[keyof typeof ATS_ERROR_CODES];
 
 /** A failure talking to an ATS; `code` is stable, `retryable` says whether SQS should try the message again. */
-export class AtsError extends Error {
-  public readonly code: AtsErrorCode;
-  public readonly retryable: boolean;
-  public readonly status: number | undefined;
-  public readonly retryAfterMs: number | undefined;
+export class AtsError extends OutwardCallError {
+  declare public readonly code: AtsErrorCode;
   /**
    * The pacer kept the call back (nothing was sent): the message waits in the queue, not in the worker. `turnAt`,
    * where set, is the turn it reserved on the connection's schedule, which it keeps when it comes back.
@@ -24,8 +23,6 @@ export class AtsError extends Error {
   public readonly turnAt: number | undefined;
   /** The calls the turn holds intervals for. */
   public readonly turnCalls: number | undefined;
-  /** The write may have been carried out though no answer came back: look before writing again. */
-  public readonly mayHaveSucceeded: boolean;
 
   public constructor(
     code: AtsErrorCode,
@@ -40,16 +37,18 @@ export class AtsError extends Error {
       cause?: unknown;
     } = {},
   ) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    super(code, message, {
+      retryable: code === ATS_ERROR_CODES.rateLimited || code === ATS_ERROR_CODES.unavailable,
+      status: context.status,
+      retryAfterMs: context.retryAfterMs,
+      mayHaveSucceeded: context.mayHaveSucceeded,
+      rateLimited: code === ATS_ERROR_CODES.rateLimited,
+      cause: context.cause,
+    });
     this.name = 'AtsError';
-    this.code = code;
-    this.status = context.status;
-    this.retryAfterMs = context.retryAfterMs;
     this.paced = context.paced ?? context.turnAt !== undefined;
     this.turnAt = context.turnAt;
     this.turnCalls = context.turnCalls;
-    this.mayHaveSucceeded = context.mayHaveSucceeded ?? false;
-    this.retryable = code === 'ats-rate-limited' || code === 'ats-unavailable';
   }
 }
 

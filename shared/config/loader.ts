@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { connectionSchema, connectionsFileSchema, type Connection } from './connection.schema';
 import { ConfigError } from './errors';
 import { describeFirstIssue } from '../validation';
+import { errorMessage } from '../errors';
 
 /**
  * Validates a connections document. Errors name the connection and the field:
@@ -33,12 +34,12 @@ function readConnectionsDocument(path: string): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`cannot read the connections file ${path}: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`cannot read the connections file ${path}: ${errorMessage(error)}`, { cause: error });
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new ConfigError(`${path} is not valid JSON: ${errorMessage(error)}`, { cause: error });
   }
 }
 

@@ -6,6 +6,7 @@ import {
 import { SecretsError } from './errors';
 import { cachedSecrets, type SecretsProvider } from './secrets';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
+import { errorName } from '../errors';
 
 /** AWS: one JSON secret per connection in Secrets Manager. */
 export function secretsManagerProvider(
@@ -20,7 +21,7 @@ export function secretsManagerProvider(
         throw new SecretsError('secret-not-found', `secret ${secretRef} does not exist`, { cause: error });
       if (error instanceof SyntaxError)
         throw new SecretsError('secret-invalid', `secret ${secretRef} is not a JSON object`);
-      throw new SecretsError('secret-unavailable', `secret ${secretRef} could not be read: ${(error as Error).name}`, {
+      throw new SecretsError('secret-unavailable', `secret ${secretRef} could not be read: ${errorName(error)}`, {
         cause: error,
       });
     }

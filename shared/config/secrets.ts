@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { connectionSecretsSchema, type ConnectionSecrets } from './connection.schema';
 import { SecretsError } from './errors';
 import { describeFirstIssue } from '../validation';
+import { errorMessage } from '../errors';
 
 export interface SecretsProvider {
   getConnectionSecrets(secretRef: string): Promise<ConnectionSecrets>;
@@ -72,11 +73,9 @@ function fileSecretsLoader(path: string): SecretsProvider {
     try {
       document = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
     } catch (error) {
-      throw new SecretsError(
-        'secret-unavailable',
-        `cannot read the secrets file ${path}: ${(error as Error).message}`,
-        { cause: error },
-      );
+      throw new SecretsError('secret-unavailable', `cannot read the secrets file ${path}: ${errorMessage(error)}`, {
+        cause: error,
+      });
     }
     if (!Object.hasOwn(document, secretRef))
       throw new SecretsError('secret-not-found', `secret ${secretRef} is not in ${path}`);

@@ -1,5 +1,6 @@
 import { deadlinePassed } from './deadline';
 import { HttpTransportError } from './errors';
+import { errorMessage } from '../errors';
 
 export interface HttpRequest {
   url: string;
@@ -48,7 +49,7 @@ export async function sendHttpRequest(request: HttpRequest, fetchImpl: typeof fe
     }
     throw new HttpTransportError(
       'network',
-      `${request.method} ${redactUrl(request.url)} failed: ${(error as Error).message}`,
+      `${request.method} ${redactUrl(request.url)} failed: ${errorMessage(error)}`,
       { cause: error },
     );
   }

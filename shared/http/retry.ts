@@ -1,3 +1,4 @@
+import { isRetryable } from '../errors';
 import { timeLeftMs } from './deadline';
 import { HTTP_DEFAULTS, RETRY_AFTER_HEADER } from './constants';
 
@@ -52,7 +53,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 function isRetryableFailure(error: unknown): error is RetryableFailure {
-  return typeof error === 'object' && error !== null && (error as RetryableFailure).retryable === true;
+  return isRetryable(error);
 }
 
 /**

@@ -51,6 +51,7 @@ import type {
   UpdateInterviewInput,
   Webhook,
 } from './types';
+import { errorMessage } from '../errors';
 
 export interface WarningLogger {
   warn(message: string, attributes?: Record<string, unknown>): void;
@@ -390,7 +391,7 @@ export class InterviewServiceClient {
    * the caller's signal has fired (its wait rejects), so an aborted call is not tried again in this invocation.
    */
   private transportFailure(error: unknown, method: string): InterviewServiceError {
-    return new UnavailableError((error as Error).message, { cause: error, mayHaveSucceeded: method !== 'GET' });
+    return new UnavailableError(errorMessage(error), { cause: error, mayHaveSucceeded: method !== 'GET' });
   }
 
   private readResponse<T>(response: HttpResponse, spec: RequestSpec<T>): T {

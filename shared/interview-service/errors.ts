@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { ERROR_CODES, type InterviewServiceErrorCode } from './constants';
+import { OutwardCallError } from '../errors';
 
 interface ErrorContext {
   status?: number | undefined;
@@ -15,23 +16,21 @@ interface ErrorContext {
 }
 
 /** Base of every interview-service failure; check `code`, which is stable, rather than the class. */
-export class InterviewServiceError extends Error {
-  public readonly code: InterviewServiceErrorCode;
-  public readonly retryable: boolean;
-  public readonly status: number | undefined;
-  public readonly retryAfterMs: number | undefined;
+export class InterviewServiceError extends OutwardCallError {
+  declare public readonly code: InterviewServiceErrorCode;
   public readonly field: string | undefined;
-  public readonly mayHaveSucceeded: boolean;
 
   public constructor(code: InterviewServiceErrorCode, retryable: boolean, message: string, context: ErrorContext = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    super(code, message, {
+      retryable,
+      status: context.status,
+      retryAfterMs: context.retryAfterMs,
+      mayHaveSucceeded: context.mayHaveSucceeded,
+      rateLimited: code === ERROR_CODES.rateLimited,
+      cause: context.cause,
+    });
     this.name = 'InterviewServiceError';
-    this.code = code;
-    this.retryable = retryable;
-    this.status = context.status;
-    this.retryAfterMs = context.retryAfterMs;
     this.field = context.field;
-    this.mayHaveSucceeded = context.mayHaveSucceeded ?? false;
   }
 }
 

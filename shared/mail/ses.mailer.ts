@@ -4,6 +4,7 @@ import { inviteTemplateFor } from './invite-templates';
 import { singleLine, TEXT_LIMITS } from '../validation';
 import { SES_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
+import { errorName, httpStatus, OutwardCallError } from '../errors';
 
 export interface SesMailerOptions {
   /** The verified sender used when a trigger names none. */
@@ -26,22 +27,21 @@ export const SES_REFUSALS = new Set([
   'AccessDeniedException',
 ]);
 
-export class MailerError extends Error {
-  public readonly code = 'mail-failed';
-  /** Retryable unless SES refused for good. */
-  public readonly retryable: boolean;
+/** SES did not take the invitation e-mail: `reason` is SES's exception name. */
+export class MailerError extends OutwardCallError {
   /** SES refused this message for good: the e-mail channel has failed, the invitation has not. */
   public readonly refused: boolean;
 
   public constructor(
     public readonly reason: string,
-    public readonly definitelyNotSent: boolean,
+    definitelyNotSent: boolean,
     cause: unknown,
   ) {
-    super(`the invitation e-mail failed: ${reason}`, { cause });
+    const refused = definitelyNotSent && SES_REFUSALS.has(reason);
+    // Retryable unless SES refused for good.
+    super('mail-failed', `the invitation e-mail failed: ${reason}`, { retryable: !refused, definitelyNotSent, cause });
     this.name = 'MailerError';
-    this.refused = definitelyNotSent && SES_REFUSALS.has(reason);
-    this.retryable = !this.refused;
+    this.refused = refused;
   }
 }
 
@@ -82,9 +82,9 @@ export class SesMailer implements Mailer {
       .catch((error: unknown) => {
         // A 4xx from SES (throttling, a refused address) means nothing was sent; a 5xx or no answer at all means it
         // may have been: the step then stays started and is recorded as uncertain, never sent again.
-        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        const status = httpStatus(error);
         const refusedBeforeSending = typeof status === 'number' && status >= 400 && status < 500;
-        throw new MailerError((error as Error).name, refusedBeforeSending, error);
+        throw new MailerError(errorName(error), refusedBeforeSending, error);
       });
     return { messageId: result.MessageId ?? '' };
   }

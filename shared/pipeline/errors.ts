@@ -1,3 +1,7 @@
+import { hasCode, mayHaveSucceeded } from '../errors';
+
+export { errorCode, isPermanent } from '../errors';
+
 /** Another worker is creating this job's interview and did not finish in time: SQS retries the message later. */
 export class InterviewNotReadyError extends Error {
   public readonly code = 'interview-not-ready';
@@ -23,24 +27,13 @@ export class ReportNotVisibleError extends Error {
   }
 }
 
-/** Errors carry `retryable`; anything without it (a bug, an SDK fault) is treated as retryable so nothing is lost. */
-export function isPermanent(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false;
-}
-
 /**
  * The worker stopped with nothing half-done: the ATS refused the call unsent (the pacer found its window spent)
  * or answered 429 (nothing was written). The claim can be handed back at once, and its next holder need not look
  * for a note the refused call never wrote.
  */
 export function stoppedUnsent(error: unknown): boolean {
-  const value = error as { code?: unknown; mayHaveSucceeded?: unknown } | undefined;
-  return value?.code === 'ats-rate-limited' && value.mayHaveSucceeded !== true;
-}
-
-export function errorCode(error: unknown): string {
-  const value = error as { code?: unknown; name?: unknown };
-  return typeof value?.code === 'string' ? value.code : typeof value?.name === 'string' ? value.name : 'unknown';
+  return hasCode(error, 'ats-rate-limited') && !mayHaveSucceeded(error);
 }
 
 /**

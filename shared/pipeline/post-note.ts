@@ -1,5 +1,6 @@
 import { AtsError } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
+import { mayHaveSucceeded } from '../errors';
 
 /**
  * Posts a note at most once. When the answer is lost (a 5xx or a timeout: the ATS may have written it), the
@@ -15,7 +16,7 @@ export async function postNoteOnce(
   try {
     return await ats.postNote(target, note, signal);
   } catch (error) {
-    if (!(error as { mayHaveSucceeded?: boolean }).mayHaveSucceeded) throw error;
+    if (!mayHaveSucceeded(error)) throw error;
     const found = await ats.findNote(target, note.marker, signal).catch(() => {
       throw error;
     });

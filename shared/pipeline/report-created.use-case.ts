@@ -14,6 +14,7 @@ import { withinRateWindow } from './pacing';
 import type { StageMatcher } from '../config';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
+import { errorMessage } from '../errors';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -160,7 +161,7 @@ async function writeBack(
           .catch(() => undefined);
       throw error;
     }
-    await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
+    await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${errorMessage(error)}`);
     deps.logger.error('report: write-back failed permanently', { ...appLog, code: errorCode(error) });
     return { outcome: 'failed', reason: errorCode(error) };
   }

@@ -16,6 +16,7 @@ import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './r
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { statusStep } from './status';
+import { errorMessage, refusalReason } from '../errors';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
@@ -215,7 +216,7 @@ async function inviteForTrigger(
           .catch(() => undefined);
       throw error;
     }
-    await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${(error as Error).message}`);
+    await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${errorMessage(error)}`);
     deps.logger.error('stage entered: failed permanently', { ...log, code: errorCode(error) });
     return { outcome: 'failed', reason: errorCode(error) };
   }
@@ -343,8 +344,8 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
         .catch((error: unknown) => {
           // A definite refusal (an unverified sender, an SES sandbox recipient) fails this channel, not the
           // invitation: the note with the same link still goes to the ATS. Anything else is tried again.
-          const refusal = error as { refused?: boolean; reason?: string };
-          if (refusal.refused) return { refused: refusal.reason ?? 'refused' };
+          const refused = refusalReason(error);
+          if (refused) return { refused };
           throw error;
         }),
     clearStart: () => recordStep({ clearEmailStart: true, done: false }),

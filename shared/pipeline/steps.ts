@@ -1,5 +1,6 @@
 import { pacedStep } from '../ats/pacer';
 import { afterSideEffect, type SideEffectPoint } from './fault-injection';
+import { definitelyNotSent } from '../errors';
 
 /**
  * One outward side effect of an application (an invitation on the service, the invite e-mail, a note), made
@@ -55,7 +56,7 @@ async function performStep<R>(step: Step<R>, key: string, last: boolean): Promis
   try {
     result = await step.perform();
   } catch (error) {
-    if ((error as { definitelyNotSent?: boolean }).definitelyNotSent) await step.clearStart?.();
+    if (definitelyNotSent(error)) await step.clearStart?.();
     throw error;
   }
   afterSideEffect(step.name, key);

@@ -10,6 +10,7 @@ import { formatLine } from './lines';
 import { sesSenderLine } from './ses';
 import { registerWebhooks } from './register';
 import { fileSecretStore, secretsManagerStore } from './secret-store';
+import { errorMessage } from '../../../shared/errors';
 
 const USAGE = `usage: npm run doctor -- [--connection ID]
          [--stack .local/stack.json | --aws --outputs FILE --connections FILE]
@@ -128,6 +129,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`doctor: ${(error as Error).message}`);
+  console.error(`doctor: ${errorMessage(error)}`);
   process.exitCode = 1;
 });

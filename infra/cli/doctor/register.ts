@@ -4,6 +4,7 @@ import { connectionSecretsSchema, type Connection } from '../../../shared/config
 import { describeFirstIssue } from '../../../shared/validation';
 import { patiently, webhookUrls, type DoctorDependencies, type SetupAdapter } from './checks';
 import { fail, info, pass, type CheckLine } from './lines';
+import { errorMessage } from '../../../shared/errors';
 
 /**
  * Registers the connector's webhooks in the ATS where its API can (Lever `POST /v1/webhooks`, Ashby
@@ -17,7 +18,7 @@ export async function registerWebhooks(connection: Connection, deps: DoctorDepen
   try {
     raw = await deps.secrets.read(connection.secretRef);
   } catch (error) {
-    return [fail(`secret ${connection.secretRef} cannot be read`, (error as Error).message)];
+    return [fail(`secret ${connection.secretRef} cannot be read`, errorMessage(error))];
   }
   // A Lever connection has no signature token before its webhooks exist: only the schema is checked here.
   const parsed = v.safeParse(connectionSecretsSchema, raw);
@@ -62,9 +63,7 @@ export async function registerWebhooks(connection: Connection, deps: DoctorDepen
       lines.push(pass(`${event}: registered (${created.id})${recorded}`));
     }
   } catch (error) {
-    lines.push(
-      fail(`registering ${connection.ats} webhooks: ${(error as Error).message}`, 'fix the cause and run again'),
-    );
+    lines.push(fail(`registering ${connection.ats} webhooks: ${errorMessage(error)}`, 'fix the cause and run again'));
   } finally {
     // What was created is recorded even when a later event failed: its secret exists nowhere else.
     if (changed) await deps.secrets.write(connection.secretRef, updated);

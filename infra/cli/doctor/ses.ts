@@ -1,5 +1,6 @@
 import { GetAccountCommand, GetEmailIdentityCommand, NotFoundException, type SESv2Client } from '@aws-sdk/client-sesv2';
 import { fail, info, pass, type CheckLine } from './lines';
+import { errorMessage } from '../../../shared/errors';
 
 /**
  * SES may send as `address` when the address or its domain is a verified identity (`GetEmailIdentity`); an account
@@ -21,7 +22,7 @@ export async function sesSenderLine(ses: Pick<SESv2Client, 'send'>, address: str
           );
     } catch (error) {
       if (!(error instanceof NotFoundException))
-        return fail(`SES: ${(error as Error).message}`, 'check the AWS credentials and region');
+        return fail(`SES: ${errorMessage(error)}`, 'check the AWS credentials and region');
     }
   }
   return fail(`SES has no identity for ${address} or ${domain}`, `verify ${domain} (or the address) in SES`);

@@ -14,6 +14,7 @@ import { DynamoMappingStore } from '../../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../../shared/queue';
 import { readOpsOutputs } from '../../aws/stack-outputs';
 import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationLine, iso } from './lines';
+import { errorMessage } from '../../../shared/errors';
 
 /**
  * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
@@ -288,7 +289,7 @@ async function main(): Promise<void> {
 await main().then(
   () => process.exit(0),
   (error: unknown) => {
-    console.error(`ops: ${(error as Error).message}`);
+    console.error(`ops: ${errorMessage(error)}`);
     process.exit(1);
   },
 );

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isInvalidUrl } from '../../../shared/errors';
 
 /** The same 1 MiB cap the connector's webhook endpoints apply. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -129,7 +130,7 @@ export interface RunningServer {
 
 /** What a client sent that cannot be a request: a bad percent-encoding, a request target that is no URL. */
 function isClientMistake(error: unknown): boolean {
-  return error instanceof URIError || (error as { code?: string }).code === 'ERR_INVALID_URL';
+  return isInvalidUrl(error);
 }
 
 /**

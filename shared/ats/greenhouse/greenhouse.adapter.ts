@@ -51,6 +51,7 @@ import {
   noteSchema,
   tokenResponseSchema,
 } from './greenhouse.schemas';
+import { errorCode, errorMessage, httpStatus } from '../../errors';
 
 export const GREENHOUSE_DEFAULT_AUTH_URL = 'https://auth.greenhouse.io/token';
 /** Tokens are refreshed this long before Greenhouse says they expire. */
@@ -233,7 +234,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     } catch (error) {
       // The application moved between the read and the move (a recruiter, or an earlier attempt whose answer
       // was lost): read it once more; in the target stage it is done, elsewhere the refusal stands.
-      if ((error as AtsError).status !== 422) throw error;
+      if (httpStatus(error) !== 422) throw error;
       if ((await this.currentStageId(target.atsApplicationId, signal)) === stageId) return { moved: false, stageId };
       throw error;
     }
@@ -489,7 +490,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
         );
       } catch (error) {
         // Removed already (a retry after a lost answer): what was asked for holds.
-        if ((error as AtsError).code !== ATS_ERROR_CODES.notFound) throw error;
+        if (errorCode(error) !== ATS_ERROR_CODES.notFound) throw error;
       }
     }
     const tagId = await this.candidateTagId(tag, true, signal);
@@ -506,7 +507,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       );
     } catch (error) {
       // A refusal after an earlier attempt whose answer was lost: applied, if the candidate's rows say so.
-      if ((error as AtsError).status !== 422) throw error;
+      if (httpStatus(error) !== 422) throw error;
       const again = await this.appliedTags(target.atsCandidateId, signal);
       if (!again.some((r) => String(r.candidate_tag_id) === tagId)) throw error;
     }
@@ -552,7 +553,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     } catch (error) {
       // Another worker created it since the list was read (or an earlier attempt did, its answer lost): the list,
       // read again, has it.
-      if ((error as AtsError).status !== 422) throw error;
+      if (httpStatus(error) !== 422) throw error;
       this.tagIds.clear();
       const listed = await this.candidateTagId(name, false, signal);
       if (listed === undefined) throw error;
@@ -655,7 +656,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       },
       this.fetchImpl,
     ).catch((error: unknown) => {
-      throw new AtsError(ATS_ERROR_CODES.unavailable, `token request failed: ${(error as Error).message}`, {
+      throw new AtsError(ATS_ERROR_CODES.unavailable, `token request failed: ${errorMessage(error)}`, {
         cause: error,
       });
     });

@@ -45,6 +45,7 @@ import {
 import { describeFirstIssue } from '../../validation';
 import { searchPages, validItems } from '../lists';
 import { sweepDeliveryId } from '../port';
+import { errorCode } from '../../errors';
 
 export type LeverAdapterOptions = AtsAdapterOptions;
 
@@ -175,7 +176,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         );
         return { confirmed: false, reason: 'Lever still has the opportunity' };
       } catch (error) {
-        if ((error as AtsError).code !== ATS_ERROR_CODES.notFound) throw error;
+        if (errorCode(error) !== ATS_ERROR_CODES.notFound) throw error;
       }
     }
     if (event.atsApplicationIds.length) return { confirmed: true };
@@ -205,7 +206,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         )
       ).data;
     } catch (error) {
-      if ((error as AtsError).code === ATS_ERROR_CODES.notFound)
+      if (errorCode(error) === ATS_ERROR_CODES.notFound)
         return { confirmed: false, reason: 'the opportunity does not exist' };
       throw error;
     }
@@ -327,7 +328,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         what: `Lever user ${this.connection.atsUserId} (${user.data.accessRole ?? 'role ?'})`,
       };
     } catch (error) {
-      if ((error as AtsError).code !== ATS_ERROR_CODES.notFound) throw error;
+      if (errorCode(error) !== ATS_ERROR_CODES.notFound) throw error;
       return { ok: false as const, reason: `Lever has no user ${this.connection.atsUserId}`, checkable: true };
     }
   }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { errorMessage } from '../../../../shared/errors';
 
 export interface WebhookTarget {
   url: string;
@@ -57,7 +58,7 @@ export async function deliverSigned(
     await response.arrayBuffer();
     record.status = response.status;
   } catch (error) {
-    record.error = (error as Error).message;
+    record.error = errorMessage(error);
   }
   return record;
 }

@@ -37,6 +37,7 @@ import type {
   SandboxWebhook,
 } from './types';
 import { createBody, firstIssueMessage, inviteBody, updateBody } from './validation';
+import { errorMessage } from '../../../../shared/errors';
 
 export const SANDBOX_DEFAULTS = {
   port: 4010,
@@ -184,7 +185,7 @@ export async function startInterviewServiceSandbox(
       record.status = response.status;
     } catch (error) {
       record.outcome = 'failed';
-      record.error = (error as Error).message;
+      record.error = errorMessage(error);
     }
   }
 
@@ -600,7 +601,7 @@ export async function startInterviewServiceSandbox(
         : // The service's API Gateway answers a route it does not have with 403 and a bare message.
           sendJson(response, 403, { message: 'Missing Authentication Token' });
     Promise.resolve(work).catch((error: unknown) => {
-      if (!response.headersSent) envelope(response, 500, { status: false, message: (error as Error).message });
+      if (!response.headersSent) envelope(response, 500, { status: false, message: errorMessage(error) });
     });
   }, options.port ?? SANDBOX_DEFAULTS.port);
   baseUrl = running.url;

@@ -15,6 +15,7 @@ import {
 import { addLatency, answeredByFault, noFaults, type AtsFaults } from '../faults';
 import { deliverSigned, FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 import { describeFirstIssue } from '../../../../../shared/validation';
+import { errorMessage } from '../../../../../shared/errors';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
   port: 4020,
@@ -565,7 +566,7 @@ export async function startGreenhouseSandbox(
         try {
           sendJson(response, 200, { deliveries: await moveCandidate(input) });
         } catch (error) {
-          sendJson(response, 404, { error: (error as Error).message });
+          sendJson(response, 404, { error: errorMessage(error) });
         }
       },
     },
@@ -581,7 +582,7 @@ export async function startGreenhouseSandbox(
           try {
             sendJson(response, 200, { deliveries: await act(Number(id)) });
           } catch (error) {
-            sendJson(response, 404, { error: (error as Error).message });
+            sendJson(response, 404, { error: errorMessage(error) });
           }
         },
       }),
