@@ -4,8 +4,9 @@ import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
-import { errorCode, isPermanent, ReportNotVisibleError, stoppedUnsent } from './errors';
+import { ReportNotVisibleError } from './errors';
 import { statusStep } from './status';
+import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
@@ -14,7 +15,6 @@ import { withinRateWindow } from './pacing';
 import type { StageMatcher } from '../config';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
-import { errorMessage } from '../errors';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -48,6 +48,21 @@ export async function handleReportCreated(
   return withinRateWindow(context, message, options.signal, () => writeBack(message, context, deps, options));
 }
 
+/** One report message's write-back: what it runs with. */
+interface ReportRun {
+  message: ReportCreatedMessage;
+  context: ConnectionContext;
+  deps: PipelineDependencies;
+  options: RunOptions & { receiveCount?: number };
+  log: Record<string, unknown>;
+}
+
+/** The claim on the report's application, with the record as claimed. */
+interface ClaimedWriteBack extends ClaimedWork {
+  record: ApplicationRecord;
+  report: InterviewReport;
+}
+
 /** The report re-read, its application found and claimed, then the note and the move where the rule says so. */
 async function writeBack(
   message: ReportCreatedMessage,
@@ -55,13 +70,27 @@ async function writeBack(
   deps: PipelineDependencies,
   options: RunOptions & { receiveCount?: number },
 ): Promise<ReportCreatedResult> {
-  const now = deps.now ?? Date.now;
   const log = {
     connectionId: message.connectionId,
     reportId: message.reportId,
     interviewId: message.interviewId,
     source: message.source,
   };
+  const run: ReportRun = { message, context, deps, options, log };
+  const claimed = await claimReport(run);
+  if (!('record' in claimed)) return claimed;
+  try {
+    return await writeBackSteps(run, claimed);
+  } catch (error) {
+    return endClaimedWork(claimed, error, deps, () => ({ outcome: 'held-elsewhere' as const }));
+  }
+}
+
+/** The report as the service lists it, and its application; or why it is parked. */
+async function reportAndApplication(
+  run: ReportRun,
+): Promise<{ report: InterviewReport; application: ApplicationRecord } | ReportCreatedResult> {
+  const { message, context, deps, options } = run;
   const reports = await context.interviews.listReports(
     { interview_id: message.interviewId, candidate_id: message.candidateId },
     { signal: options.signal },
@@ -70,42 +99,52 @@ async function writeBack(
   if (!report) {
     if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives)
       throw new ReportNotVisibleError(message.reportId);
-    return park(context, message, 'the interview service does not list this report', deps, log);
+    return park(run, 'the interview service does not list this report');
   }
   const application = message.atsApplicationId
     ? (await deps.store.findApplicationsByAtsId(context.connection.id, message.atsApplicationId))[0]
     : await findApplication(context, report, deps);
-  if (!application) return park(context, message, 'no application has this interview and candidate e-mail', deps, log);
+  if (!application) return park(run, 'no application has this interview and candidate e-mail');
+  return { report, application };
+}
 
+/** The write-back claimed for this report, or why there is nothing to do (done, another report, another worker). */
+async function claimReport(run: ReportRun): Promise<ClaimedWriteBack | ReportCreatedResult> {
+  const found = await reportAndApplication(run);
+  if ('outcome' in found) return found;
+  const { report, application } = found;
+  const { deps, options } = run;
   const key: ApplicationKey = {
     connectionId: application.connectionId,
     atsApplicationId: application.atsApplicationId,
     triggerId: application.triggerId,
   };
   const owner = (deps.newOwner ?? randomUUID)();
-  const claim = await deps.store.claimWriteBack(
-    key,
-    report.report_id,
-    { owner, now: now(), durationMs: options.leaseMs ?? WORKER_TIMING.applicationLeaseMs },
-    report.candidate_id,
-  );
-  const reportKey = `${key.connectionId}#${report.report_id}`;
-  const appLog = { ...log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
+  const leaseMs = options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
+  const lease = { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs };
+  const claim = await deps.store.claimWriteBack(key, report.report_id, lease, report.candidate_id);
+  const log = { ...run.log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   if (claim.kind === 'done') return { outcome: 'already-written-back' };
   if (claim.kind === 'busy') {
-    const finished = await waitForHolder(
-      deps,
-      key,
-      (r) => r.state === 'written_back' && r.reportId === report.report_id,
-      options.leaseMs ?? WORKER_TIMING.applicationLeaseMs,
-    );
-    return { outcome: finished ? 'already-written-back' : 'held-elsewhere' };
+    const isDone = (r: ApplicationRecord) => r.state === 'written_back' && r.reportId === report.report_id;
+    return { outcome: (await waitForHolder(deps, key, isDone, leaseMs)) ? 'already-written-back' : 'held-elsewhere' };
   }
   if (claim.kind === 'other-report') {
-    deps.logger.warn('report: the application was already written back with another report', appLog);
+    deps.logger.warn('report: the application was already written back with another report', log);
     return { outcome: 'other-report' };
   }
   const record = claim.record;
+  const cleanStop = startedClean(record) ? `writeBack:${record.writeBackAttempts ?? 1}` : undefined;
+  return { key, owner, log, record, report, cleanStop, failedLine: 'report: write-back failed permanently' };
+}
+
+/**
+ * The write-back is the order of its steps (steps.ts): the report link where the ATS has a link field, the note,
+ * then the move where the rule says so, then the status.
+ */
+async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promise<ReportCreatedResult> {
+  const { context, deps, options, message } = run;
+  const { key, owner, record, report } = claimed;
   const target: ApplicationRef = {
     atsApplicationId: record.atsApplicationId,
     atsCandidateId: record.atsCandidateId,
@@ -114,57 +153,24 @@ async function writeBack(
   };
   const rule = context.connection.writeBack.advance;
   const decision = decideAdvance(rule, report);
-  try {
-    // The write-back is the order of its steps (steps.ts): the report link where the ATS has a link field, the note,
-    // then the move where the rule says so.
-    const input: WriteBackStepsInput = {
-      context,
-      deps,
-      key,
-      owner,
-      target,
-      record,
-      report,
-      signal: options.signal,
-      now,
-    };
-    const reportLink = context.ats.attachReportLink ? httpsLink(report.report_url) : undefined;
-    await runSteps(
-      [
-        ...(reportLink ? [reportLinkStep(input, reportLink)] : []),
-        reportNoteStep(input, decision, rule !== undefined),
-        ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
-        ...statusStep(
-          context,
-          record,
-          decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed',
-          target,
-          deps,
-          (last) => deps.store.recordWriteBackStep(key, owner, { done: last }),
-          key,
-          options.signal,
-        ),
-      ],
-      reportKey,
-    );
-    // An operator attached this parked report by hand: it is no longer unmatched.
-    if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
-    deps.logger.info('report written back', { ...appLog, advanced: decision.advance });
-    return { outcome: 'written-back', advanced: decision.advance, flagged: rule !== undefined && !decision.advance };
-  } catch (error) {
-    if (errorCode(error) === 'lease-lost') return { outcome: 'held-elsewhere' };
-    if (!isPermanent(error)) {
-      // Nothing half-done: the claim goes back now, and the next claim of the report looks nothing up.
-      if (stoppedUnsent(error))
-        await deps.store
-          .releaseClaim(key, owner, startedClean(record) ? `writeBack:${record.writeBackAttempts ?? 1}` : undefined)
-          .catch(() => undefined);
-      throw error;
-    }
-    await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${errorMessage(error)}`);
-    deps.logger.error('report: write-back failed permanently', { ...appLog, code: errorCode(error) });
-    return { outcome: 'failed', reason: errorCode(error) };
-  }
+  const now = deps.now ?? Date.now;
+  const input: WriteBackStepsInput = { context, deps, key, owner, target, record, report, signal: options.signal, now };
+  const reportLink = context.ats.attachReportLink ? httpsLink(report.report_url) : undefined;
+  const status = decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
+  const recordStatus = (last: boolean) => deps.store.recordWriteBackStep(key, owner, { done: last });
+  await runSteps(
+    [
+      ...(reportLink ? [reportLinkStep(input, reportLink)] : []),
+      reportNoteStep(input, decision, rule !== undefined),
+      ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
+      ...statusStep(context, record, status, target, deps, recordStatus, key, options.signal),
+    ],
+    `${key.connectionId}#${report.report_id}`,
+  );
+  // An operator attached this parked report by hand: it is no longer unmatched.
+  if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
+  deps.logger.info('report written back', { ...claimed.log, advanced: decision.advance });
+  return { outcome: 'written-back', advanced: decision.advance, flagged: rule !== undefined && !decision.advance };
 }
 
 /** The first claim of the report, or one taken over from a clean stop: nothing earlier can still land unseen. */
@@ -272,19 +278,14 @@ async function findApplication(
   return found?.connectionId === context.connection.id ? found : undefined;
 }
 
-async function park(
-  context: ConnectionContext,
-  message: ReportCreatedMessage,
-  reason: string,
-  deps: PipelineDependencies,
-  log: Record<string, unknown>,
-): Promise<ReportCreatedResult> {
+async function park(run: ReportRun, reason: string): Promise<ReportCreatedResult> {
+  const { message, deps } = run;
   await deps.store.parkUnmatchedReport(
-    context.connection.id,
+    run.context.connection.id,
     { reportId: message.reportId, interviewId: message.interviewId, candidateId: message.candidateId },
     reason,
     (deps.now ?? Date.now)(),
   );
-  deps.logger.warn('report parked as unmatched', { ...log, reason });
+  deps.logger.warn('report parked as unmatched', { ...run.log, reason });
   return { outcome: 'unmatched', reason };
 }

@@ -6,7 +6,7 @@ import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
-import { errorCode, isPermanent, stoppedUnsent } from './errors';
+import { errorCode, isPermanent } from './errors';
 import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
@@ -16,7 +16,8 @@ import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './r
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { statusStep } from './status';
-import { errorMessage, refusalReason } from '../errors';
+import { type ClaimedWork, endClaimedWork } from './claimed-work';
+import { refusalReason } from '../errors';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
@@ -86,44 +87,74 @@ async function confirmAndInvite(
   for (const trigger of triggers)
     results.push({
       triggerId: trigger.id,
-      ...(await inviteForTrigger(message, event, context, trigger, deps, options)),
+      ...(await inviteForTrigger({ message, event, context, trigger, deps, options })),
     });
   return results;
 }
 
-async function inviteForTrigger(
-  message: StageEnteredMessage,
-  event: ConfirmedEvent,
-  context: ConnectionContext,
-  trigger: Trigger,
-  deps: InviteDependencies,
-  options: RunOptions,
-): Promise<Omit<StageEnteredResult, 'triggerId'>> {
-  const { signal } = options;
-  const leaseMs = options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
-  const now = deps.now ?? Date.now;
-  const newOwner = deps.newOwner ?? randomUUID;
-  const email = event.candidate.email ? normaliseEmail(event.candidate.email) : undefined;
+type TriggerResult = Omit<StageEnteredResult, 'triggerId'>;
+
+/** One trigger's invitation: the message, the confirmed event and what it runs with. */
+interface TriggerRun {
+  message: StageEnteredMessage;
+  event: ConfirmedEvent;
+  context: ConnectionContext;
+  trigger: Trigger;
+  deps: InviteDependencies;
+  options: RunOptions;
+}
+
+/** The claim on application × trigger, with the record as claimed. */
+interface ClaimedInvite extends ClaimedWork {
+  record: ApplicationRecord;
+  /** A fresh claim, or one taken over from a clean stop: nothing an earlier worker did can still land unseen. */
+  startedClean: boolean;
+}
+
+/** How the candidate is invited: the service's own invitation, who e-mails, and the note. */
+interface InviteChannels {
+  recipient: string | undefined;
+  serviceInvite: boolean;
+  serviceEmails: boolean;
+  sendEmail: boolean;
+  postNote: boolean;
+}
+
+/** Claim, then invite; a step that throws ends the claimed work as every use case does (claimed-work.ts). */
+async function inviteForTrigger(run: TriggerRun): Promise<TriggerResult> {
+  const claimed = await claimInvite(run);
+  if (!('record' in claimed)) return claimed;
+  try {
+    return await invite(run, claimed);
+  } catch (error) {
+    return endClaimedWork(claimed, error, run.deps, () => afterLostLease(claimed.key, run.deps, claimed.log));
+  }
+}
+
+const candidateEmail = (event: ConfirmedEvent) =>
+  event.candidate.email ? normaliseEmail(event.candidate.email) : undefined;
+
+/** The claim on application × trigger, or why there is nothing to do (a duplicate, another worker's claim...). */
+async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResult> {
+  const { event, context, trigger, deps } = run;
+  const leaseMs = run.options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
   const key: ApplicationKey = {
     connectionId: context.connection.id,
     atsApplicationId: event.atsApplicationId,
     triggerId: trigger.id,
   };
-  const owner = newOwner();
+  const owner = (deps.newOwner ?? randomUUID)();
+  const delivery = { source: `${context.connection.ats}:${key.connectionId}`, deliveryId: event.deliveryId };
   const claim = await deps.store.claimApplication(
-    {
-      source: `${context.connection.ats}:${context.connection.id}`,
-      deliveryId: event.deliveryId,
-      enqueueId: message.enqueueId,
-    },
+    { ...delivery, enqueueId: run.message.enqueueId },
     {
       ...key,
       atsCandidateId: event.atsCandidateId,
       atsJobId: event.atsJobId,
       stageId: event.stage.id,
-      candidateEmail: email,
+      candidateEmail: candidateEmail(event),
     },
-    { owner, now: now(), durationMs: leaseMs },
+    { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
   );
   const log = {
     connectionId: key.connectionId,
@@ -141,85 +172,84 @@ async function inviteForTrigger(
     return { outcome: claim.kind };
   }
   const record = claim.record;
-  // A fresh claim, or one taken over from a clean stop: nothing an earlier worker did can still land unseen.
   const startedClean = !claim.resumed || record.cleanStop === `invite:${(record.inviteClaims ?? 0) - 1}`;
+  const cleanStop = startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined;
+  return { key, owner, log, record, startedClean, cleanStop, failedLine: 'stage entered: failed permanently' };
+}
+
+/** The channels this trigger invites through, for this candidate. */
+function inviteChannels(run: TriggerRun, log: Record<string, unknown>): InviteChannels {
+  const { event, trigger } = run;
   // One mailbox or no e-mail: a list, a display name or a header smuggled into the address never reaches SES.
   const recipient = singleEmailAddress(event.candidate.email);
   if (trigger.invite.email && event.candidate.email !== undefined && recipient === undefined)
-    deps.logger.warn('stage entered: the e-mail address is not one mailbox; the e-mail channel is skipped', log);
-  const invites = context.connection.interviewService.invites;
+    run.deps.logger.warn('stage entered: the e-mail address is not one mailbox; the e-mail channel is skipped', log);
+  const invites = run.context.connection.interviewService.invites;
   // Per-candidate: the service issues this candidate's own link and id; it needs an address to invite.
-  const perCandidate = invites.mode === 'per-candidate' && recipient !== undefined;
-  const serviceEmails = perCandidate && invites.emailedBy === 'service' && trigger.invite.email;
+  const serviceInvite = invites.mode === 'per-candidate' && recipient !== undefined;
+  const serviceEmails = serviceInvite && invites.emailedBy === 'service' && trigger.invite.email;
   const sendEmail = trigger.invite.email && recipient !== undefined && !serviceEmails;
-  const postNote = trigger.invite.atsNote;
-  try {
-    if (!sendEmail && !postNote && !serviceEmails) {
-      await deps.store.markApplicationFailed(
-        key,
-        owner,
-        'the candidate has no usable e-mail address and the trigger posts no invite note',
-      );
-      deps.logger.warn('stage entered: no way to invite', log);
-      return { outcome: 'failed', reason: 'no-invite-channel' };
-    }
-    const interview = await ensureInterviewForTrigger(context, trigger, event, {
-      store: deps.store,
-      logger: deps.logger,
-      now,
-      newOwner,
-      signal,
-      leaseMs,
-    });
-    const appKey = `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`;
-    const target: ApplicationRef = {
-      atsApplicationId: key.atsApplicationId,
-      atsCandidateId: event.atsCandidateId,
-      atsJobId: event.atsJobId,
-      fromStageId: event.stage.id,
-    };
-    const steps = inviteSteps({
-      context,
-      trigger,
-      event,
-      record,
-      // A claim taken over from one that stopped cleanly resumes with nothing to look up.
-      resumed: !startedClean,
-      interview,
-      recipient,
-      channels: { serviceInvite: perCandidate, serviceEmails, sendEmail, postNote },
-      target,
-      deps,
-      now,
-      signal,
-      log,
-      recordStep: (step) =>
-        deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, ...step }),
-    });
-    await runSteps(steps, appKey);
-    deps.logger.info('stage entered: invited', {
-      ...log,
-      interviewId: interview.interviewId,
-      email: sendEmail,
-      serviceEmail: serviceEmails,
-      perCandidate,
-      note: postNote,
-    });
-    return { outcome: 'invited' };
-  } catch (error) {
-    if (errorCode(error) === 'lease-lost') return afterLostLease(key, deps, log);
-    if (!isPermanent(error)) {
-      // Nothing half-done: the claim goes back now, and the message's next delivery resumes without a lookup.
-      if (stoppedUnsent(error))
-        await deps.store
-          .releaseClaim(key, owner, startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined)
-          .catch(() => undefined);
-      throw error;
-    }
-    await deps.store.markApplicationFailed(key, owner, `${errorCode(error)}: ${errorMessage(error)}`);
-    deps.logger.error('stage entered: failed permanently', { ...log, code: errorCode(error) });
-    return { outcome: 'failed', reason: errorCode(error) };
+  return { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
+}
+
+/** The job's interview ensured, then the invitation's steps run in order. */
+async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerResult> {
+  const { event, context, trigger, deps } = run;
+  const { key, owner, log, record } = claimed;
+  const channels = inviteChannels(run, log);
+  if (!channels.sendEmail && !channels.postNote && !channels.serviceEmails) {
+    const reason = 'the candidate has no usable e-mail address and the trigger posts no invite note';
+    await deps.store.markApplicationFailed(key, owner, reason);
+    deps.logger.warn('stage entered: no way to invite', log);
+    return { outcome: 'failed', reason: 'no-invite-channel' };
   }
+  const now = deps.now ?? Date.now;
+  const { signal } = run.options;
+  const leaseMs = run.options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
+  const newOwner = deps.newOwner ?? randomUUID;
+  const interview = await ensureInterviewForTrigger(context, trigger, event, {
+    store: deps.store,
+    logger: deps.logger,
+    now,
+    newOwner,
+    signal,
+    leaseMs,
+  });
+  const target: ApplicationRef = {
+    atsApplicationId: key.atsApplicationId,
+    atsCandidateId: event.atsCandidateId,
+    atsJobId: event.atsJobId,
+    fromStageId: event.stage.id,
+  };
+  const email = candidateEmail(event);
+  const steps = inviteSteps({
+    context,
+    trigger,
+    event,
+    record,
+    // A claim taken over from one that stopped cleanly resumes with nothing to look up.
+    resumed: !claimed.startedClean,
+    interview,
+    recipient: channels.recipient,
+    channels,
+    target,
+    deps,
+    now,
+    signal,
+    log,
+    recordStep: (step) =>
+      deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, ...step }),
+  });
+  await runSteps(steps, `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`);
+  deps.logger.info('stage entered: invited', {
+    ...log,
+    interviewId: interview.interviewId,
+    email: channels.sendEmail,
+    serviceEmail: channels.serviceEmails,
+    perCandidate: channels.serviceInvite,
+    note: channels.postNote,
+  });
+  return { outcome: 'invited' };
 }
 
 /**
@@ -251,7 +281,7 @@ interface InviteStepsInput {
   resumed: boolean;
   interview: { interviewId: string; inviteUrl: string };
   recipient: string | undefined;
-  channels: { serviceInvite: boolean; serviceEmails: boolean; sendEmail: boolean; postNote: boolean };
+  channels: InviteChannels;
   target: ApplicationRef;
   deps: InviteDependencies;
   now: () => number;
