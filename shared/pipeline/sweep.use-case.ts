@@ -3,7 +3,9 @@ import { boundStageEnteredEvent } from '../ats/bounds';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { errorCode, isPermanent } from './errors';
 import { WORKER_TIMING } from './constants';
-import { stageSubject, type PipelineDependencies, type QueueLedger } from './ports';
+import { stageSubject, type ConnectionContext, type PipelineDependencies, type QueueLedger } from './ports';
+import type { Trigger } from '../config';
+import type { StageEnteredEvent } from '../ats/port';
 
 /**
  * The calls one page of a sweep makes at most (Greenhouse: the open jobs and their stages on a pass's first page,
@@ -60,105 +62,142 @@ export async function sweepConnection(
   const context = await deps.contextFor(connectionId);
   const list = context?.ats.listApplicationsInStage?.bind(context.ats);
   if (!context || !list || !context.connection.sweep.enabled) return result;
-  const now = deps.now ?? Date.now;
-  const { everyMinutes, maxPagesPerRun } = context.connection.sweep;
   let backlog: Promise<number | undefined> | undefined;
-  for (const trigger of context.connection.triggers) {
-    const outcome: SweepTriggerResult = {
-      triggerId: trigger.id,
-      listed: 0,
-      enqueued: 0,
-      pending: 0,
-      pages: 0,
-      state: 'continues',
-    };
-    result.triggers.push(outcome);
-    const progress = await deps.store.getSweepProgress(connectionId, trigger.id);
-    if (
-      !progress?.cursor &&
-      progress?.completedAt !== undefined &&
-      now() - progress.completedAt < everyMinutes * 60_000
-    ) {
-      outcome.state = 'not-due';
-      continue;
-    }
+  const run: SweepRun = {
+    connectionId,
+    context,
+    list,
+    deps,
+    signal,
+    now: deps.now ?? Date.now,
     // Read once a run, and only when a trigger is due.
-    backlog ??= deps.ledger.backlogUntil(connectionId);
-    if (((await backlog) ?? 0) > now()) {
-      outcome.state = 'yielded';
-      continue;
-    }
-    let cursor = progress?.cursor;
-    const startedAt = cursor ? (progress?.startedAt ?? now()) : now();
-    let found = cursor ? (progress?.found ?? 0) : 0;
-    while (outcome.pages < maxPagesPerRun && !signal?.aborted) {
-      // The ATS said its window is spent: the list waits for the next run rather than spend a 429.
-      if ((context.pacer?.waitMs(SWEEP_PAGE_CALLS) ?? 0) > 0) {
-        outcome.state = 'rate-limited';
-        break;
-      }
-      let page: Awaited<ReturnType<typeof list>>;
-      try {
-        page = await list({ stage: trigger.stage, jobs: trigger.jobs }, cursor, signal);
-      } catch (error) {
-        outcome.state = isPermanent(error) ? 'failed' : 'rate-limited';
-        outcome.reason = errorCode(error);
-        // A refusal for good is an operator's to fix; a busy or rate-limited ATS is left to the next run.
-        const log = isPermanent(error) ? deps.logger.error : deps.logger.info;
-        log('sweep: the ATS list could not be read', { connectionId, triggerId: trigger.id, code: outcome.reason });
-        break;
-      }
-      outcome.pages++;
-      outcome.listed += page.events.length;
-      const known = await deps.store.knownApplications(
-        page.events.map((e) => ({ connectionId, atsApplicationId: e.atsApplicationId, triggerId: trigger.id })),
-      );
-      const unknown = page.events.filter((e) => !known.has(e.atsApplicationId));
-      const pending = unknown.length
-        ? await deps.ledger.enqueuedSince(
-            connectionId,
-            unknown.map((e) => stageSubject(e.atsApplicationId)),
-            now() - WORKER_TIMING.enqueueGraceMs,
-          )
-        : new Set<string>();
-      const fresh = unknown.filter((e) => !pending.has(stageSubject(e.atsApplicationId)));
-      outcome.pending += unknown.length - fresh.length;
-      if (fresh.length) {
-        await deps.enqueue(
-          fresh.map((event) => ({
-            v: 1,
-            kind: 'stage-entered',
-            enqueueId: randomUUID(),
-            connectionId,
-            receivedAt: now(),
-            event: boundStageEnteredEvent(event),
-          })),
-        );
-        await deps.ledger.recordEnqueued(
-          connectionId,
-          fresh.map((e) => stageSubject(e.atsApplicationId)),
-          now(),
-        );
-      }
-      outcome.enqueued += fresh.length;
-      found += fresh.length;
-      cursor = page.next;
-      await deps.store.saveSweepProgress(
-        connectionId,
-        trigger.id,
-        cursor ? { cursor, startedAt, found } : { startedAt, completedAt: now(), found },
-      );
-      if (!cursor) {
-        outcome.state = 'done';
-        break;
-      }
-    }
-    if (outcome.enqueued)
-      deps.logger.info('sweep: stage changes that never arrived, enqueued', {
-        connectionId,
-        triggerId: trigger.id,
-        enqueued: outcome.enqueued,
-      });
-  }
+    backlogUntil: () => (backlog ??= deps.ledger.backlogUntil(connectionId)),
+  };
+  for (const trigger of context.connection.triggers) result.triggers.push(await sweepTrigger(run, trigger));
   return result;
+}
+
+type ListPage = NonNullable<ConnectionContext['ats']['listApplicationsInStage']>;
+
+/** One connection's sweep: what each trigger's sweep runs with. */
+interface SweepRun {
+  connectionId: string;
+  context: ConnectionContext;
+  list: ListPage;
+  deps: SweepDependencies;
+  signal: AbortSignal | undefined;
+  now: () => number;
+  backlogUntil: () => Promise<number | undefined>;
+}
+
+/** One trigger: not due, yielded to the queue's backlog, or its list read from where the last run left it. */
+async function sweepTrigger(run: SweepRun, trigger: Trigger): Promise<SweepTriggerResult> {
+  const { connectionId, deps, now } = run;
+  const outcome: SweepTriggerResult = {
+    triggerId: trigger.id,
+    listed: 0,
+    enqueued: 0,
+    pending: 0,
+    pages: 0,
+    state: 'continues',
+  };
+  const progress = await deps.store.getSweepProgress(connectionId, trigger.id);
+  const everyMs = run.context.connection.sweep.everyMinutes * 60_000;
+  if (!progress?.cursor && progress?.completedAt !== undefined && now() - progress.completedAt < everyMs)
+    return { ...outcome, state: 'not-due' };
+  if (((await run.backlogUntil()) ?? 0) > now()) return { ...outcome, state: 'yielded' };
+  const place = {
+    cursor: progress?.cursor,
+    startedAt: progress?.cursor ? (progress.startedAt ?? now()) : now(),
+    found: progress?.cursor ? (progress.found ?? 0) : 0,
+  };
+  await readPages(run, trigger, place, outcome);
+  if (outcome.enqueued)
+    deps.logger.info('sweep: stage changes that never arrived, enqueued', {
+      connectionId,
+      triggerId: trigger.id,
+      enqueued: outcome.enqueued,
+    });
+  return outcome;
+}
+
+/** Pages of the trigger's list, up to `maxPagesPerRun`, each one's unknown applications enqueued, the place kept. */
+async function readPages(
+  run: SweepRun,
+  trigger: Trigger,
+  place: { cursor: string | undefined; startedAt: number; found: number },
+  outcome: SweepTriggerResult,
+): Promise<void> {
+  const { connectionId, context, deps, signal, now } = run;
+  while (outcome.pages < context.connection.sweep.maxPagesPerRun && !signal?.aborted) {
+    // The ATS said its window is spent: the list waits for the next run rather than spend a 429.
+    if ((context.pacer?.waitMs(SWEEP_PAGE_CALLS) ?? 0) > 0) {
+      outcome.state = 'rate-limited';
+      return;
+    }
+    let page: Awaited<ReturnType<ListPage>>;
+    try {
+      page = await run.list({ stage: trigger.stage, jobs: trigger.jobs }, place.cursor, signal);
+    } catch (error) {
+      outcome.state = isPermanent(error) ? 'failed' : 'rate-limited';
+      outcome.reason = errorCode(error);
+      // A refusal for good is an operator's to fix; a busy or rate-limited ATS is left to the next run.
+      const log = isPermanent(error) ? deps.logger.error : deps.logger.info;
+      log('sweep: the ATS list could not be read', { connectionId, triggerId: trigger.id, code: outcome.reason });
+      return;
+    }
+    outcome.pages++;
+    outcome.listed += page.events.length;
+    const { enqueued, pending } = await enqueueUnknown(run, trigger, page.events);
+    outcome.pending += pending;
+    outcome.enqueued += enqueued;
+    place.found += enqueued;
+    place.cursor = page.next;
+    const { startedAt, found, cursor } = place;
+    const saved = cursor ? { cursor, startedAt, found } : { startedAt, completedAt: now(), found };
+    await deps.store.saveSweepProgress(connectionId, trigger.id, saved);
+    if (!cursor) {
+      outcome.state = 'done';
+      return;
+    }
+  }
+}
+
+/**
+ * A page's applications the mapping tables do not know for the trigger, enqueued as stage changes, except those
+ * whose stage change was enqueued lately (pending: the message waits for its turn).
+ */
+async function enqueueUnknown(
+  run: SweepRun,
+  trigger: Trigger,
+  events: StageEnteredEvent[],
+): Promise<{ enqueued: number; pending: number }> {
+  const { connectionId, deps, now } = run;
+  const known = await deps.store.knownApplications(
+    events.map((e) => ({ connectionId, atsApplicationId: e.atsApplicationId, triggerId: trigger.id })),
+  );
+  const unknown = events.filter((e) => !known.has(e.atsApplicationId));
+  const subjects = unknown.map((e) => stageSubject(e.atsApplicationId));
+  const pending = unknown.length
+    ? await deps.ledger.enqueuedSince(connectionId, subjects, now() - WORKER_TIMING.enqueueGraceMs)
+    : new Set<string>();
+  const fresh = unknown.filter((e) => !pending.has(stageSubject(e.atsApplicationId)));
+  if (fresh.length) {
+    await deps.enqueue(
+      fresh.map((event) => ({
+        v: 1,
+        kind: 'stage-entered',
+        enqueueId: randomUUID(),
+        connectionId,
+        receivedAt: now(),
+        event: boundStageEnteredEvent(event),
+      })),
+    );
+    await deps.ledger.recordEnqueued(
+      connectionId,
+      fresh.map((e) => stageSubject(e.atsApplicationId)),
+      now(),
+    );
+  }
+  return { enqueued: fresh.length, pending: unknown.length - fresh.length };
 }
