@@ -36,11 +36,7 @@ export function deadlineSignal(
  */
 export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>>(
   schema: S,
-  handle: (
-    message: v.InferOutput<S>,
-    record: SQSRecord,
-    run: { signal: AbortSignal; leaseMs: number },
-  ) => Promise<void>,
+  handle: MessageHandler<v.InferOutput<S>>,
   logger: PipelineLogger,
   options: { defer?: DeferTarget; metrics?: PipelineMetrics } = {},
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
@@ -52,74 +48,112 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
     const leaseMs =
       (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
-    const leaseEndsAt = Date.now() + leaseMs;
-    // The batch's records that defer go back together, in as few requests as their delays allow (10 to a request).
-    const deferrals = options.defer ? deferralBatch(options.defer, event.Records.length, signal) : undefined;
-    return withLogContext(invocationKeys(context), async () => {
-      const response = await processPartialResponse(
-        event,
-        async (record: SQSRecord) => {
-          try {
-            let document: unknown;
-            try {
-              document = JSON.parse(record.body);
-            } catch {
-              logger.error('poison message: body is not JSON', { messageId: record.messageId });
-              return;
-            }
-            await withLogContext({ correlation_id: correlationOf(document, record) }, () =>
-              handleRecord(document, record),
-            );
-          } finally {
-            deferrals?.settled();
-          }
-        },
-        processor,
-        { context },
-      );
-      return response;
-    });
-
-    async function handleRecord(document: unknown, record: SQSRecord): Promise<void> {
-      const parsed = v.safeParse(schema, document);
-      if (!parsed.success) {
-        const { field, message } = describeFirstIssue(parsed.issues);
-        logger.error('poison message: does not match its schema', {
-          messageId: record.messageId,
-          field,
-          problem: message,
-        });
-        return;
-      }
-      try {
-        // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
-        await withDeadline(signal, () => handle(parsed.output, record, { signal, leaseMs }));
-      } catch (error) {
-        const planned = options.defer
-          ? (planDeferral(parsed.output, error, options.defer.random) ??
-            planDeferralPastDeadline(parsed.output, deadlinePassed(signal), leaseEndsAt))
-          : undefined;
-        // A copy SQS did not take fails the record instead: SQS brings it back, and nothing is lost.
-        if (planned && deferrals && (await deferrals.send(planned))) {
-          options.metrics?.count('Deferred', parsed.output.connectionId);
-          deferralObserver.deferred?.(planned.message, planned.delaySeconds, errorCode(error));
-          if (isAtsRateLimit(error))
-            await options.defer?.backlog?.(parsed.output.connectionId, Date.now() + planned.delaySeconds * 1000);
-          logger.info('message deferred: an outside API asked to wait, or the deadline cut the work short', {
-            messageId: record.messageId,
-            code: errorCode(error),
-            delaySeconds: planned.delaySeconds,
-            deferrals: planned.message.deferrals,
-          });
-          return;
-        }
-        if (planned)
-          logger.warn('could not defer the message', { messageId: record.messageId, code: 'queue-publish-failed' });
-        logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
-        throw error;
-      }
-    }
+    const invocation: Invocation<v.InferOutput<S>> = {
+      parse: (document) => v.safeParse(schema, document),
+      handle,
+      logger,
+      ...options,
+      signal,
+      leaseMs,
+      leaseEndsAt: Date.now() + leaseMs,
+      // The batch's records that defer go back together, in as few requests as their delays allow (10 to a request).
+      deferrals: options.defer ? deferralBatch(options.defer, event.Records.length, signal) : undefined,
+    };
+    return withLogContext(invocationKeys(context), () =>
+      processPartialResponse(event, (record: SQSRecord) => processRecord(invocation, record), processor, { context }),
+    );
   };
+}
+
+type MessageHandler<M> = (
+  message: M,
+  record: SQSRecord,
+  run: { signal: AbortSignal; leaseMs: number },
+) => Promise<void>;
+
+/** What one invocation's records are handled with. */
+interface Invocation<M extends QueueMessage> {
+  parse: (document: unknown) => v.SafeParseResult<v.GenericSchema<unknown, M>>;
+  handle: MessageHandler<M>;
+  logger: PipelineLogger;
+  defer?: DeferTarget | undefined;
+  metrics?: PipelineMetrics | undefined;
+  signal: AbortSignal;
+  leaseMs: number;
+  leaseEndsAt: number;
+  deferrals: ReturnType<typeof deferralBatch> | undefined;
+}
+
+async function processRecord<M extends QueueMessage>(invocation: Invocation<M>, record: SQSRecord): Promise<void> {
+  try {
+    let document: unknown;
+    try {
+      document = JSON.parse(record.body);
+    } catch {
+      invocation.logger.error('poison message: body is not JSON', { messageId: record.messageId });
+      return;
+    }
+    await withLogContext({ correlation_id: correlationOf(document, record) }, () =>
+      handleRecord(invocation, document, record),
+    );
+  } finally {
+    invocation.deferrals?.settled();
+  }
+}
+
+async function handleRecord<M extends QueueMessage>(
+  invocation: Invocation<M>,
+  document: unknown,
+  record: SQSRecord,
+): Promise<void> {
+  const { logger, signal, leaseMs } = invocation;
+  const parsed = invocation.parse(document);
+  if (!parsed.success) {
+    const { field, message } = describeFirstIssue(parsed.issues);
+    logger.error('poison message: does not match its schema', { messageId: record.messageId, field, problem: message });
+    return;
+  }
+  try {
+    // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
+    await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs }));
+  } catch (error) {
+    if (await deferred(invocation, parsed.output, record, error)) return;
+    logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
+    throw error;
+  }
+}
+
+/**
+ * Puts the message back on its queue for later when its outside API asked to wait or the deadline cut the work
+ * short; false when it is not to be deferred, or SQS did not take the copy (the record then fails, SQS brings it
+ * back, and nothing is lost).
+ */
+async function deferred<M extends QueueMessage>(
+  invocation: Invocation<M>,
+  message: M,
+  record: SQSRecord,
+  error: unknown,
+): Promise<boolean> {
+  const { defer, deferrals, logger } = invocation;
+  if (!defer || !deferrals) return false;
+  const planned =
+    planDeferral(message, error, defer.random) ??
+    planDeferralPastDeadline(message, deadlinePassed(invocation.signal), invocation.leaseEndsAt);
+  if (!planned) return false;
+  if (!(await deferrals.send(planned))) {
+    logger.warn('could not defer the message', { messageId: record.messageId, code: 'queue-publish-failed' });
+    return false;
+  }
+  invocation.metrics?.count('Deferred', message.connectionId);
+  deferralObserver.deferred?.(planned.message, planned.delaySeconds, errorCode(error));
+  if (isAtsRateLimit(error)) await defer.backlog?.(message.connectionId, Date.now() + planned.delaySeconds * 1000);
+  logger.info('message deferred: an outside API asked to wait, or the deadline cut the work short', {
+    messageId: record.messageId,
+    code: errorCode(error),
+    delaySeconds: planned.delaySeconds,
+    deferrals: planned.message.deferrals,
+  });
+  return true;
 }
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,100}$/;

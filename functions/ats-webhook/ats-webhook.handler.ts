@@ -6,6 +6,7 @@ import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
 import { QueuePublisher, type CandidateDeletedMessage, type StageEnteredMessage } from '../../shared/queue';
 import { webhookConnection } from '../_runtime/webhook-connection';
 import { boundStageEnteredEvent } from '../../shared/ats/bounds';
+import type { AtsAdapter } from '../../shared/ats/port';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { mappingStore, queueLedger } from '../_runtime/store';
@@ -44,10 +45,8 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     return jsonResponse(401, { error: verification.reason });
   }
   const replayKey = verification.replayKey;
-  if (
-    replayKey &&
-    !(await store.rememberReplayKey(connectionId, replayKey, Date.now(), verification.replayTtlSeconds ?? 3600))
-  ) {
+  const ttlSeconds = verification.replayTtlSeconds ?? 3600;
+  if (replayKey && !(await store.rememberReplayKey(connectionId, replayKey, Date.now(), ttlSeconds))) {
     logger.warn('ats webhook refused: delivery seen before', { connectionId });
     return jsonResponse(401, { error: 'this delivery was seen before' });
   }
@@ -55,42 +54,48 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  let message: StageEnteredMessage | CandidateDeletedMessage;
-  if (parsed.kind === 'candidate-deleted') {
-    const deleted = parsed.event;
-    message = {
-      v: 1,
-      kind: 'candidate-deleted',
-      enqueueId: randomUUID(),
-      correlationId: currentCorrelationId(),
-      connectionId,
-      receivedAt: Date.now(),
-      atsCandidateId: deleted.atsCandidateId,
-      // The purge finds every application by the candidate's index; the ids named here only add to it. Capped,
-      // so a message stays far below SQS's 256 KiB whatever list the body carried.
-      atsApplicationIds: [...new Set(deleted.atsApplicationIds)].slice(0, MAX_DELETED_APPLICATION_IDS),
-    };
-  } else {
-    if (!mayMatchTriggers(context.connection, parsed.event))
-      return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
-    message = {
-      v: 1,
+  if (parsed.kind === 'stage-entered' && !mayMatchTriggers(context.connection, parsed.event))
+    return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
+  return enqueue(connectionId, messageOf(connectionId, parsed, body), replayKey);
+}
+
+type Delivery = Extract<ReturnType<AtsAdapter['parseWebhook']>, { kind: 'stage-entered' | 'candidate-deleted' }>;
+
+/** The queue message of an accepted delivery. */
+function messageOf(
+  connectionId: string,
+  parsed: Delivery,
+  body: Buffer,
+): StageEnteredMessage | CandidateDeletedMessage {
+  const envelope = { v: 1, enqueueId: randomUUID(), correlationId: currentCorrelationId(), connectionId } as const;
+  if (parsed.kind === 'stage-entered')
+    return {
+      ...envelope,
       kind: 'stage-entered',
-      enqueueId: randomUUID(),
-      correlationId: currentCorrelationId(),
-      connectionId,
       receivedAt: Date.now(),
       event: boundStageEnteredEvent(parsed.event, body),
     };
-  }
+  return {
+    ...envelope,
+    kind: 'candidate-deleted',
+    receivedAt: Date.now(),
+    atsCandidateId: parsed.event.atsCandidateId,
+    // The purge finds every application by the candidate's index; the ids named here only add to it. Capped,
+    // so a message stays far below SQS's 256 KiB whatever list the body carried.
+    atsApplicationIds: [...new Set(parsed.event.atsApplicationIds)].slice(0, MAX_DELETED_APPLICATION_IDS),
+  };
+}
+
+/** On the stage queue, recorded in the queue ledger; 503 when SQS did not take it (the ATS delivers again). */
+async function enqueue(
+  connectionId: string,
+  message: StageEnteredMessage | CandidateDeletedMessage,
+  replayKey: string | undefined,
+): Promise<APIGatewayProxyStructuredResultV2> {
   try {
     await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
   } catch (error) {
-    logger.error('ats webhook: could not enqueue', {
-      connectionId,
-      kind: message.kind,
-      code: errorName(error),
-    });
+    logger.error('ats webhook: could not enqueue', { connectionId, kind: message.kind, code: errorName(error) });
     if (replayKey) await store.forgetReplayKey(connectionId, replayKey).catch(() => undefined);
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });

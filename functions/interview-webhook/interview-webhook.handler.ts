@@ -59,7 +59,7 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     delivery.output.data,
   );
   if (!ids.success) return jsonResponse(400, { error: describeFirstIssue(ids.issues, { prefix: 'data' }).message });
-  const message: ReportCreatedMessage = {
+  return enqueue({
     v: 1,
     kind: 'report-created',
     enqueueId: randomUUID(),
@@ -70,8 +70,16 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     reportId: ids.output.report_id,
     interviewId: ids.output.interview_id,
     candidateId: ids.output.candidate_id,
-  };
-  const subject = reportSubject(message.reportId);
+  });
+}
+
+/**
+ * On the report queue, unless the queue ledger finds this report pending (its webhook came lately, or the
+ * reconciler found it); 503 when SQS did not take it, the ledger's record taken back.
+ */
+async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxyStructuredResultV2> {
+  const { connectionId, reportId } = message;
+  const subject = reportSubject(reportId);
   const claimed = await ledger
     .claimEnqueue(connectionId, subject, message.receivedAt, WORKER_TIMING.enqueueGraceMs)
     .catch((error: unknown) => {
@@ -80,7 +88,7 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
       return true;
     });
   if (!claimed) {
-    logger.info('interview webhook: report already pending', { connectionId, reportId: message.reportId });
+    logger.info('interview webhook: report already pending', { connectionId, reportId });
     return jsonResponse(200, { status: 'accepted', pending: true });
   }
   try {
@@ -88,13 +96,9 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   } catch (error) {
     // Not sent: the record is taken back so the service's retry (or the reconciler) enqueues it.
     await ledger.forgetEnqueued(connectionId, [subject]).catch(() => undefined);
-    logger.error('interview webhook: could not enqueue', {
-      connectionId,
-      reportId: message.reportId,
-      code: errorName(error),
-    });
+    logger.error('interview webhook: could not enqueue', { connectionId, reportId, code: errorName(error) });
     return jsonResponse(503, { error: 'try again later' });
   }
-  logger.info('interview webhook: report enqueued', { connectionId, reportId: message.reportId });
+  logger.info('interview webhook: report enqueued', { connectionId, reportId });
   return jsonResponse(200, { status: 'accepted' });
 }
