@@ -171,7 +171,12 @@ export class AtsHttpClient {
         const retryAfter =
           parseRetryAfter(response.headers, now()) ??
           (response.status === 429 ? resetWaitMs(response.headers, now()) : undefined);
-        throw atsErrorForStatus(response.status, where, errorDetail(response.bodyText), retryAfter, isWrite);
+        throw atsErrorForStatus(
+          { status: response.status, retryAfterMs: retryAfter },
+          where,
+          errorDetail(response.bodyText),
+          isWrite,
+        );
       }
       const body = safeJson(response.bodyText);
       const failure = this.options.failureInBody?.(body);

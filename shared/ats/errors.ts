@@ -54,12 +54,12 @@ export class AtsError extends OutwardCallError {
 
 /** Maps an ATS's HTTP status to an AtsError; 2xx is not an error. */
 export function atsErrorForStatus(
-  status: number,
+  answer: { status: number; retryAfterMs?: number | undefined },
   where: string,
   detail: string,
-  retryAfterMs?: number,
   isWrite = false,
 ): AtsError {
+  const { status, retryAfterMs } = answer;
   const message = `${where}: ${status}${detail ? ` ${detail}` : ''}`;
   if (status === 401) return new AtsError(ATS_ERROR_CODES.unauthorized, message, { status });
   if (status === 403) return new AtsError(ATS_ERROR_CODES.forbidden, message, { status });

@@ -52,10 +52,10 @@ export async function ensureInterviewForTrigger(
   const hash = templateHash(trigger, interviewName);
   const cached = readyCache.get(cacheKey);
   if (cached?.templateHash === hash) return cached;
+  const wanted: TemplateOf = { context, trigger, key, interviewName, hash, deps };
 
   const existing = await deps.store.getJob(key);
-  if (existing?.state === 'ready')
-    return remember(cacheKey, await refreshTemplate(context, trigger, key, existing, interviewName, hash, deps));
+  if (existing?.state === 'ready') return remember(cacheKey, await refreshTemplate(wanted, existing));
 
   const owner = deps.newOwner();
   const leaseMs = deps.leaseMs ?? WORKER_TIMING.jobLeaseMs;
@@ -64,8 +64,7 @@ export async function ensureInterviewForTrigger(
     { interviewName, templateHash: hash },
     { owner, now: deps.now(), durationMs: leaseMs },
   );
-  if (lease.kind === 'ready')
-    return remember(cacheKey, await refreshTemplate(context, trigger, key, lease.record, interviewName, hash, deps));
+  if (lease.kind === 'ready') return remember(cacheKey, await refreshTemplate(wanted, lease.record));
   if (lease.kind === 'busy')
     return remember(cacheKey, await waitForReady(key, cacheKey, deps, lease.record.leaseUntil));
 
@@ -108,16 +107,19 @@ function remember(
   return ready;
 }
 
+/** The interview a job × trigger should have: its key, name and template hash, and what it runs with. */
+interface TemplateOf {
+  context: ConnectionContext;
+  trigger: Trigger;
+  key: JobKey;
+  interviewName: string;
+  hash: string;
+  deps: EnsureInterviewDependencies;
+}
+
 /** A trigger whose template changed since the interview was made updates it in place (PUT), never makes another. */
-async function refreshTemplate(
-  context: ConnectionContext,
-  trigger: Trigger,
-  key: JobKey,
-  record: JobRecord,
-  interviewName: string,
-  hash: string,
-  deps: EnsureInterviewDependencies,
-): Promise<JobRecord> {
+async function refreshTemplate(of: TemplateOf, record: JobRecord): Promise<JobRecord> {
+  const { context, trigger, key, interviewName, hash, deps } = of;
   if (record.templateHash === hash) return record;
   await context.interviews.updateInterview(record.interviewId as string, fullUpdateInputFor(trigger, interviewName), {
     signal: deps.signal,

@@ -100,13 +100,12 @@ export async function handleFollowUp(
   const record = await deps.store.getApplication(key);
   if (!record) return { outcome: 'not-due' };
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
+  const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs };
   try {
-    if (message.action === 'remind') return await remind(message, record, trigger, deps, now, log);
+    if (message.action === 'remind') return await remind(run, message.reminder ?? 0);
     // An expiry writes to the ATS (its status): it takes its turn on the connection's schedule, and keeps it when it
     // goes back, as every message does, rather than joining the end of a burst again each time.
-    return await withinRateWindow(context, message, signal, () =>
-      expire(record, trigger, context, deps, now, signal, log, leaseMs),
-    );
+    return await withinRateWindow(context, message, signal, () => expire(run));
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
@@ -114,15 +113,21 @@ export async function handleFollowUp(
   }
 }
 
-async function remind(
-  message: FollowUpMessage,
-  record: ApplicationRecord,
-  trigger: Trigger,
-  deps: InviteDependencies,
-  now: () => number,
-  log: Record<string, unknown>,
-): Promise<{ outcome: FollowUpOutcome }> {
-  const n = message.reminder ?? 0;
+/** One follow-up of one application: what it runs with. */
+interface FollowUpRun {
+  record: ApplicationRecord;
+  trigger: Trigger;
+  context: ConnectionContext;
+  deps: InviteDependencies;
+  now: () => number;
+  signal: AbortSignal | undefined;
+  log: Record<string, unknown>;
+  leaseMs: number;
+}
+
+/** The n-th reminder (0-based), when the record says it is due. */
+async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpOutcome }> {
+  const { record, trigger, deps, now, log } = run;
   // Due again by the record itself: the message may be late, or the application may have moved on.
   const due = dueFollowUp(trigger, record, now());
   if (due?.action !== 'remind' || due.reminder !== n || !record.candidateEmail) return { outcome: 'not-due' };
@@ -154,16 +159,9 @@ async function remind(
   return { outcome: 'reminded' };
 }
 
-async function expire(
-  record: ApplicationRecord,
-  trigger: Trigger,
-  context: ConnectionContext,
-  deps: InviteDependencies,
-  now: () => number,
-  signal: AbortSignal | undefined,
-  log: Record<string, unknown>,
-  leaseMs: number,
-): Promise<{ outcome: FollowUpOutcome }> {
+/** The invitation expired: the application moved to `expired`, then one note, then the status. */
+async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
+  const { record, trigger, context, deps, now, signal, log, leaseMs } = run;
   const due = dueFollowUp(trigger, record, now());
   const target: ApplicationRef = {
     atsApplicationId: record.atsApplicationId,
@@ -174,7 +172,7 @@ async function expire(
   if (record.state !== 'expired' && due?.action !== 'expire') {
     // Expired, then a report came: an expiry that stopped between showing its status and reading the claim again
     // may have shown "expired" over the report's status. Its claim now fails, and shows the claimed one again.
-    if (record.expiredAt !== undefined) await showStatus(context, record, 'expired', target, deps, signal);
+    if (record.expiredAt !== undefined) await showStatus({ context, key: record, target, deps, signal }, 'expired');
     return { outcome: 'not-due' };
   }
   const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
@@ -201,7 +199,7 @@ async function expire(
     recordDone: () => deps.store.recordFollowUp(expired, { expiryNoteAt: now() }),
   };
   await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
-  await showStatus(context, expired, 'expired', target, deps, signal);
+  await showStatus({ context, key: expired, target, deps, signal }, 'expired');
   deps.logger.info('follow-up: invitation expired', log);
   return { outcome: 'expired' };
 }

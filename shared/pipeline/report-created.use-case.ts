@@ -163,7 +163,7 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
       ...(reportLink ? [reportLinkStep(input, reportLink)] : []),
       reportNoteStep(input, decision, rule !== undefined),
       ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
-      ...statusStep(context, record, status, target, deps, recordStatus, key, options.signal),
+      ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),
     ],
     `${key.connectionId}#${report.report_id}`,
   );

@@ -300,14 +300,10 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
     ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
     ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
     ...statusStep(
-      input.context,
-      input.record,
+      { context: input.context, key: input.record, target: input.target, deps: input.deps, signal: input.signal },
       'invited',
-      input.target,
-      input.deps,
-      (last) => input.recordStep({ done: last }),
       input.record,
-      input.signal,
+      (last) => input.recordStep({ done: last }),
     ),
   ];
 }

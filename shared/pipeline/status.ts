@@ -34,7 +34,14 @@ export const statusOfTag = (tag: string): AiInterviewStatus | undefined =>
 export const statusTagFormatOf = (connection: ConnectionContext['connection']): StatusTagFormat =>
   connection.writeBack.statusTagFormat ?? (connection.ats === 'workable' ? 'token' : 'label');
 
-type StatusDependencies = Pick<PipelineDependencies, 'store' | 'logger'>;
+/** Where a status is shown: the connection, the application (its key and its ATS reference), what it runs with. */
+export interface StatusPlace {
+  context: ConnectionContext;
+  key: ApplicationKey;
+  target: ApplicationRef;
+  deps: Pick<PipelineDependencies, 'store' | 'logger'>;
+  signal?: AbortSignal | undefined;
+}
 
 /**
  * Shows `status` in the ATS (`writeBack.status: tags`) with the ATS's own tags, every other status tag taken off.
@@ -44,14 +51,8 @@ type StatusDependencies = Pick<PipelineDependencies, 'store' | 'logger'>;
  * late report) may tag at once: each reads the claimed status after tagging and, when a later one was claimed
  * meanwhile, shows that one, so the tags end as the highest claim says.
  */
-async function applyStatus(
-  context: ConnectionContext,
-  key: ApplicationKey,
-  status: AiInterviewStatus,
-  target: ApplicationRef,
-  deps: StatusDependencies,
-  signal?: AbortSignal,
-): Promise<void> {
+async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promise<void> {
+  const { context, key, target, deps, signal } = place;
   const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
   if (!setStatusTag) return;
   const format = statusTagFormatOf(context.connection);
@@ -100,16 +101,9 @@ const enabled = (context: ConnectionContext) =>
   context.connection.writeBack.status === 'tags' && context.ats.setStatusTag !== undefined;
 
 /** The status after an expiry (not a step of a sequence: the expiry's note is recorded before it). */
-export async function showStatus(
-  context: ConnectionContext,
-  record: Pick<ApplicationRecord, 'connectionId' | 'atsApplicationId' | 'triggerId'>,
-  status: AiInterviewStatus,
-  target: ApplicationRef,
-  deps: StatusDependencies,
-  signal?: AbortSignal,
-): Promise<void> {
-  if (!enabled(context)) return;
-  await applyStatus(context, record, status, target, deps, signal);
+export async function showStatus(place: StatusPlace, status: AiInterviewStatus): Promise<void> {
+  if (!enabled(place.context)) return;
+  await applyStatus(place, status);
 }
 
 /**
@@ -117,16 +111,12 @@ export async function showStatus(
  * (the claim of the status is its own record). Without tags configured (or an ATS without them) it is no step.
  */
 export function statusStep(
-  context: ConnectionContext,
-  record: Pick<ApplicationRecord, 'statusTag'>,
+  place: StatusPlace,
   status: AiInterviewStatus,
-  target: ApplicationRef,
-  deps: StatusDependencies,
+  record: Pick<ApplicationRecord, 'statusTag'>,
   recordDone: (last: boolean) => Promise<void>,
-  key: ApplicationKey,
-  signal?: AbortSignal,
 ): Step<unknown>[] {
-  if (!enabled(context)) return [];
+  if (!enabled(place.context)) return [];
   const shown = AI_INTERVIEW_STATUSES.find((s) => s === record.statusTag);
   return [
     {
@@ -134,7 +124,7 @@ export function statusStep(
       done: shown !== undefined && RANK[shown] > RANK[status],
       // Showing a status again changes nothing: a started one is simply shown again.
       started: false,
-      perform: () => applyStatus(context, key, status, target, deps, signal),
+      perform: () => applyStatus(place, status),
       recordDone: (_result, _outcome, last) => recordDone(last),
     },
   ];

@@ -661,7 +661,11 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       });
     });
     if (response.status !== 200)
-      throw atsErrorForStatus(response.status, `POST ${redactUrl(url)}`, '', parseRetryAfter(response.headers));
+      throw atsErrorForStatus(
+        { status: response.status, retryAfterMs: parseRetryAfter(response.headers) },
+        `POST ${redactUrl(url)}`,
+        '',
+      );
     const token = v.safeParse(tokenResponseSchema, safeJson(response.bodyText));
     if (!token.success) throw new AtsError(ATS_ERROR_CODES.malformedResponse, 'token response has no access_token');
     this.token = { value: token.output.access_token, refreshAt: this.refreshTime(token.output) };
