@@ -1,4 +1,9 @@
-export { DynamoMappingStore, type DynamoMappingStoreOptions, type MappingTableNames } from './mapping.store';
+export {
+  type DynamoMappingStore,
+  type DynamoMappingStoreOptions,
+  dynamoMappingStore,
+  type MappingTableNames,
+} from './mapping.store';
 export { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
 export { LeaseLostError } from './errors';
 export { DynamoQueueLedger, type DynamoQueueLedgerOptions } from './queue-ledger';

@@ -10,7 +10,7 @@ import {
   SQSClient,
   StartMessageMoveTaskCommand,
 } from '@aws-sdk/client-sqs';
-import { DynamoMappingStore } from '../../../shared/mapping';
+import { dynamoMappingStore } from '../../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../../shared/queue';
 import { readOpsOutputs } from '../../aws/stack-outputs';
 import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationLine, iso } from './lines';
@@ -143,7 +143,7 @@ async function main(): Promise<void> {
   const [command, sub] = positionals;
   if (command === 'urls') return printUrls();
   const t = target();
-  const store = new DynamoMappingStore({ tables: t.tables, client: t.dynamo });
+  const store = dynamoMappingStore({ tables: t.tables, client: t.dynamo });
   if (command === 'dlq' && sub === 'list') {
     const queue = t.queues[queueName()];
     // A short visibility keeps the peek from hiding the messages from a redrive for long.

@@ -3,11 +3,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { emulatorEnvironment, startEmulators, type Emulators } from '../../../infra/local/emulators';
 import { createTables } from '../../../infra/local/provision';
-import { DynamoMappingStore } from '../../../shared/mapping';
+import { type DynamoMappingStore, dynamoMappingStore } from '../../../shared/mapping';
 import type { ApplicationClaimInput } from '../../../shared/pipeline';
 import { withDeadline } from '../../../shared/aws/deadline';
 
-describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
+describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
   let emulators: Emulators;
   let store: DynamoMappingStore;
   let client: DynamoDBClient;
@@ -39,7 +39,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
     tables = await createTables(client, `store-test-${randomBytes(4).toString('hex')}`);
-    store = new DynamoMappingStore({ client, tables });
+    store = dynamoMappingStore({ client, tables });
   });
   afterAll(async () => {
     await emulators?.stop();
@@ -228,7 +228,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
 
   it('purges a candidate whose records fill more than 50 pages, all of them; a pager past its cap throws', async () => {
     // Two records a page: 120 applications of one candidate are 60 pages of the candidate index.
-    const paged = new DynamoMappingStore({ client, tables, paging: { pageSize: 2 } });
+    const paged = dynamoMappingStore({ client, tables, paging: { pageSize: 2 } });
     const candidate = `many-${Date.now()}`;
     for (let i = 0; i < 120; i++)
       await paged.claimApplication(
@@ -237,7 +237,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
         lease('w1'),
       );
     expect(await paged.purgeCandidate('acme', candidate)).toEqual({ applications: 120 });
-    const capped = new DynamoMappingStore({ client, tables, paging: { pageSize: 2, maxPages: 3 } });
+    const capped = dynamoMappingStore({ client, tables, paging: { pageSize: 2, maxPages: 3 } });
     await expect(capped.listFailedApplications()).rejects.toMatchObject({
       code: 'page-cap',
       message: expect.stringContaining('more than 3 pages'),
@@ -266,7 +266,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
             }
           : Reflect.get(target, property, receiver),
     });
-    const jobs = await new DynamoMappingStore({ client: counting, tables }).listJobs('jobs-b');
+    const jobs = await dynamoMappingStore({ client: counting, tables }).listJobs('jobs-b');
     expect(jobs.map((j) => j.atsJobId).sort()).toEqual(['j0', 'j1', 'j2', 'j3']);
     expect(reads).toEqual([{ command: 'QueryCommand', scanned: 4 }]);
   });
@@ -292,7 +292,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
             }
           : Reflect.get(target, property, receiver),
     });
-    const paged = new DynamoMappingStore({ client: aborting, tables, paging: { pageSize: 2 } });
+    const paged = dynamoMappingStore({ client: aborting, tables, paging: { pageSize: 2 } });
     await expect(
       withDeadline(deadline.signal, () => paged.listApplicationsByInterview(interviewId)),
     ).rejects.toMatchObject({
@@ -303,9 +303,7 @@ describe('Class: DynamoMappingStore (DynamoDB Local)', () => {
     expect(requests).toBe(1);
     // Without a deadline the same read goes through all three pages.
     expect(
-      await new DynamoMappingStore({ client, tables, paging: { pageSize: 2 } }).listApplicationsByInterview(
-        interviewId,
-      ),
+      await dynamoMappingStore({ client, tables, paging: { pageSize: 2 } }).listApplicationsByInterview(interviewId),
     ).toHaveLength(5);
   });
 });

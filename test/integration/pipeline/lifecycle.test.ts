@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { createAtsAdapter } from '../../../shared/ats';
 import type { AtsKind } from '../../../shared/config';
-import { DynamoMappingStore } from '../../../shared/mapping';
+import { dynamoMappingStore } from '../../../shared/mapping';
 import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 import { AI_INTERVIEW_STATUSES, statusTag, type AiInterviewStatus } from '../../../shared/pipeline/status';
 import { dueFollowUp, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
@@ -58,7 +58,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     const secrets = stack.secrets[connection.secretRef]!;
     const context = { connection, secrets, ats: createAtsAdapter(connection, secrets) };
     const sent: InviteEmail[] = [];
-    const store = new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
+    const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
     const deps = {
       store,
       contextFor: async () => context as never,
@@ -206,7 +206,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     await gh.moveCandidate({ application_id: second.id, stage_name: 'AI Interview' });
     await waitFor(async () => (await emailsTo(stack, email)).length === 2, 30_000, 'the second invitation');
     await stack.waitForQuiet();
-    const store = new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
+    const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
     const [secondRecord] = await store.findApplicationsByAtsId('demo-greenhouse', String(second.id));
     expect(secondRecord?.statusTag).toBe('invited');
     expect(stack.ats.greenhouse.tagsOf(String(second.id))).toEqual(['AI interview: advanced']);

@@ -6,7 +6,7 @@ import type { LocalStack } from '../../../infra/local/local-stack';
 import { connectionRate, createAtsAdapter } from '../../../shared/ats';
 import { Pacer } from '../../../shared/ats/pacer';
 import type { AtsKind } from '../../../shared/config';
-import { DynamoMappingStore, DynamoQueueLedger, DynamoRateSchedule } from '../../../shared/mapping';
+import { DynamoQueueLedger, DynamoRateSchedule, dynamoMappingStore } from '../../../shared/mapping';
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import type { StageEnteredMessage } from '../../../shared/queue';
 import { waitFor } from '../../helpers/local-http';
@@ -45,7 +45,7 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       enqueued,
       pacer,
       deps: {
-        store: new DynamoMappingStore({ tables: stack.tables, client: stack.dynamo }),
+        store: dynamoMappingStore({ tables: stack.tables, client: stack.dynamo }),
         ledger: new DynamoQueueLedger({ table: stack.tables.events, client: stack.dynamo }),
         contextFor: async () => context as never,
         logger: silent,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { AWS_CLIENT_CONFIG } from '../../../shared/aws/client-config';
 import { withDeadline } from '../../../shared/aws/deadline';
-import { DynamoMappingStore } from '../../../shared/mapping';
+import { type DynamoMappingStore, dynamoMappingStore } from '../../../shared/mapping';
 import { startRecordingServer } from '../../helpers/local-http';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -23,7 +23,7 @@ describe("The worker's deadline reaches the AWS SDK calls", () => {
       region: 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    store = new DynamoMappingStore({
+    store = dynamoMappingStore({
       client,
       tables: { jobs: 'jobs', applications: 'applications', events: 'events' },
     });

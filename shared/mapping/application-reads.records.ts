@@ -1,0 +1,116 @@
+import { BatchGetItemCommand, GetItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
+import { MAPPING_TABLES } from './constants';
+
+import { DynamoTables, applicationKeyFields } from './dynamo-tables';
+
+/** Applications found by their indexes, and the operator's list of refused ones. */
+export class DynamoApplicationReads extends DynamoTables {
+  /**
+   * Applications refused for good, of one connection or all (`npm run ops -- failed`), and invitations whose
+   * e-mail SES refused (the note carried the link; the candidate has no e-mail).
+   */
+  public listFailedApplications(connectionId?: string): Promise<ApplicationRecord[]> {
+    const failed = '(#state = :failed OR attribute_exists(inviteEmailRefused))';
+    return this.scanAll<ApplicationRecord>({
+      TableName: this.tables.applications,
+      FilterExpression: connectionId ? `${failed} AND connectionId = :c` : failed,
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: marshall(
+        connectionId ? { ':failed': 'failed', ':c': connectionId } : { ':failed': 'failed' },
+      ),
+    });
+  }
+
+  public async findApplicationByInterview(
+    interviewId: string,
+    candidateEmail: string,
+  ): Promise<ApplicationRecord | undefined> {
+    const { name, partitionKey, sortKey } = MAPPING_TABLES.applications.interviewIndex;
+    const found = await this.queryAll({
+      TableName: this.tables.applications,
+      IndexName: name,
+      KeyConditionExpression: `${partitionKey} = :i AND ${sortKey} = :e`,
+      ExpressionAttributeValues: marshall({ ':i': interviewId, ':e': candidateEmail }),
+    });
+    return found.sort((a, b) => b.createdAt - a.createdAt)[0];
+  }
+
+  /** The application whose per-candidate invitation the service gave `candidateId` (one at most: ids are unique). */
+  public async findApplicationByServiceCandidate(
+    interviewId: string,
+    candidateId: string,
+  ): Promise<ApplicationRecord | undefined> {
+    const { name, partitionKey } = MAPPING_TABLES.applications.serviceCandidateIndex;
+    const result = await this.send(
+      new QueryCommand({
+        TableName: this.tables.applications,
+        IndexName: name,
+        KeyConditionExpression: '#k = :k',
+        ExpressionAttributeNames: { '#k': partitionKey },
+        ExpressionAttributeValues: marshall({ ':k': `${interviewId}#${candidateId}` }),
+        Limit: 1,
+      }),
+    );
+    const [item] = result.Items ?? [];
+    return item ? (unmarshall(item) as ApplicationRecord) : undefined;
+  }
+
+  public listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]> {
+    const { name, partitionKey } = MAPPING_TABLES.applications.interviewIndex;
+    return this.queryAll({
+      TableName: this.tables.applications,
+      IndexName: name,
+      KeyConditionExpression: `${partitionKey} = :i`,
+      ExpressionAttributeValues: marshall({ ':i': interviewId }),
+    });
+  }
+
+  /** BatchGetItem, 100 keys a request (its limit), keys only; unprocessed keys are asked for again, 5 times at most. */
+  public async knownApplications(keys: readonly ApplicationKey[]): Promise<Set<string>> {
+    const known = new Set<string>();
+    for (let start = 0; start < keys.length; start += 100) {
+      let pending: Record<string, AttributeValue>[] = keys
+        .slice(start, start + 100)
+        .map((key) => marshall(applicationKeyFields(key)));
+      for (let attempt = 1; pending.length; attempt++) {
+        if (attempt > 5) throw new Error(`DynamoDB left ${pending.length} keys unprocessed five times`);
+        const result = await this.send(
+          new BatchGetItemCommand({
+            RequestItems: { [this.tables.applications]: { Keys: pending, ProjectionExpression: 'pk' } },
+          }),
+        );
+        for (const item of result.Responses?.[this.tables.applications] ?? []) {
+          const pk = String(unmarshall(item).pk);
+          known.add(pk.slice(pk.indexOf('#') + 1));
+        }
+        pending = (result.UnprocessedKeys?.[this.tables.applications]?.Keys ?? []) as Record<string, AttributeValue>[];
+      }
+    }
+    return known;
+  }
+
+  /**
+   * The statuses claimed by each of a candidate's applications in the connection (candidate index, keys only, then
+   * each record), for an ATS whose tags belong to the candidate rather than to one application.
+   */
+  public async candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]> {
+    const statuses: string[] = [];
+    await this.forEachCandidateKeys(connectionId, atsCandidateId, async (keys) => {
+      for (const { pk, sk } of keys) {
+        const result = await this.send(
+          new GetItemCommand({
+            TableName: this.tables.applications,
+            Key: marshall({ pk, sk }),
+            ProjectionExpression: 'statusTag',
+            ConsistentRead: true,
+          }),
+        );
+        const status = result.Item ? unmarshall(result.Item).statusTag : undefined;
+        if (typeof status === 'string') statuses.push(status);
+      }
+    });
+    return statuses;
+  }
+}

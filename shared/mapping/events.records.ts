@@ -1,0 +1,132 @@
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { SweepProgress } from '../pipeline/ports';
+import { MAPPING_TABLES } from './constants';
+
+import { DynamoTables } from './dynamo-tables';
+
+/** The events table's records: replay keys, parked reports, sweep progress. */
+export class DynamoEventRecords extends DynamoTables {
+  public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
+    try {
+      await this.send(
+        new PutItemCommand({
+          TableName: this.tables.events,
+          Item: marshall({
+            pk: `replay#${connectionId}#${key}`,
+            kind: 'replay-key',
+            connectionId,
+            seenAt: now,
+            [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + ttlSeconds,
+          }),
+          // TTL deletion lags; an expired key counts as unseen.
+          ConditionExpression: 'attribute_not_exists(pk) OR #expiresAt < :nowSeconds',
+          ExpressionAttributeNames: { '#expiresAt': MAPPING_TABLES.ttlAttribute },
+          ExpressionAttributeValues: marshall({ ':nowSeconds': Math.floor(now / 1000) }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
+    await this.send(
+      new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }),
+    );
+  }
+
+  /** Reports parked as unmatched, every page of them (`npm run ops -- unmatched`). */
+  public listParkedReports(connectionId?: string): Promise<Record<string, unknown>[]> {
+    return this.scanAll<Record<string, unknown>>({
+      TableName: this.tables.events,
+      FilterExpression: connectionId ? 'kind = :k AND connectionId = :c' : 'kind = :k',
+      ExpressionAttributeValues: marshall(
+        connectionId ? { ':k': 'unmatched-report', ':c': connectionId } : { ':k': 'unmatched-report' },
+      ),
+    });
+  }
+
+  /** One parked report, read by its key (`npm run ops -- match`). */
+  public async parkedReport(connectionId: string, reportId: string): Promise<Record<string, unknown> | undefined> {
+    const result = await this.send(
+      new GetItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
+        ConsistentRead: true,
+      }),
+    );
+    return result.Item ? unmarshall(result.Item) : undefined;
+  }
+
+  public async unparkReport(connectionId: string, reportId: string): Promise<void> {
+    await this.send(
+      new DeleteItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
+      }),
+    );
+  }
+
+  public async getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined> {
+    const result = await this.send(
+      new GetItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `sweep#${connectionId}#${triggerId}` }),
+        ConsistentRead: true,
+      }),
+    );
+    if (!result.Item) return undefined;
+    const { cursor, startedAt, completedAt, found } = unmarshall(result.Item) as SweepProgress;
+    return { cursor, startedAt, completedAt, found };
+  }
+
+  public async saveSweepProgress(connectionId: string, triggerId: string, progress: SweepProgress): Promise<void> {
+    await this.send(
+      new PutItemCommand({
+        TableName: this.tables.events,
+        Item: marshall({ pk: `sweep#${connectionId}#${triggerId}`, ...progress }, { removeUndefinedValues: true }),
+      }),
+    );
+  }
+
+  public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {
+    const result = await this.send(
+      new GetItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: `unmatched#${connectionId}#${reportId}` }),
+        ProjectionExpression: 'pk',
+      }),
+    );
+    return result.Item !== undefined;
+  }
+
+  public async parkUnmatchedReport(
+    connectionId: string,
+    report: { reportId: string; interviewId: string; candidateId: string },
+    reason: string,
+    now: number,
+  ): Promise<void> {
+    await this.send(
+      new PutItemCommand({
+        TableName: this.tables.events,
+        Item: marshall({
+          pk: `unmatched#${connectionId}#${report.reportId}`,
+          kind: 'unmatched-report',
+          connectionId,
+          ...report,
+          reason,
+          parkedAt: now,
+          [MAPPING_TABLES.ttlAttribute]: this.expiry(now, this.eventDays),
+        }),
+      }),
+    );
+  }
+}

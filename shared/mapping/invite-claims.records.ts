@@ -1,0 +1,243 @@
+import {
+  ConditionalCheckFailedException,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { ApplicationClaimInput, ClaimApplicationResult, InviteStep, Lease } from '../pipeline/ports';
+import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
+import { MAPPING_TABLES } from './constants';
+import { buildUpdate, withNames } from './expressions';
+
+import { DynamoTables, applicationKey, applicationKeyFields, tombstoneKey } from './dynamo-tables';
+
+/** The invite's claim on application × trigger and its steps. */
+export class DynamoInviteClaims extends DynamoTables {
+  /**
+   * One transaction: the delivery is recorded and the application × trigger claimed when new. Only when the
+   * claim exists (a retry after a crash, a duplicate) is a second request made, to take over an expired lease.
+   */
+  public async claimApplication(
+    delivery: { source: string; deliveryId: string; enqueueId: string },
+    input: ApplicationClaimInput,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
+    const fresh: ApplicationRecord = {
+      atsCandidateId: input.atsCandidateId,
+      atsJobId: input.atsJobId,
+      stageId: input.stageId,
+      connectionId: input.connectionId,
+      atsApplicationId: input.atsApplicationId,
+      triggerId: input.triggerId,
+      candidateEmail: input.candidateEmail,
+      state: 'claimed',
+      leaseOwner: lease.owner,
+      leaseUntil: lease.now + lease.durationMs,
+      createdAt: lease.now,
+      updatedAt: lease.now,
+    };
+    try {
+      await this.send(this.claimTransaction(delivery, input, fresh));
+      return { kind: 'claimed', record: fresh, resumed: false };
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      return this.afterRefusedClaim(error, input, lease);
+    }
+  }
+
+  /** The delivery recorded, the application claimed, and the candidate not deleted: all or nothing. */
+  private claimTransaction(
+    delivery: { source: string; deliveryId: string; enqueueId: string },
+    input: ApplicationClaimInput,
+    fresh: ApplicationRecord,
+  ): TransactWriteItemsCommand {
+    const now = fresh.createdAt;
+    const deliveryItem = {
+      pk: `${delivery.source}#${delivery.deliveryId}`,
+      kind: 'delivery',
+      connectionId: input.connectionId,
+      enqueueId: delivery.enqueueId,
+      receivedAt: now,
+      [MAPPING_TABLES.ttlAttribute]: this.expiry(now, this.eventDays),
+    };
+    const applicationItem = {
+      ...applicationKeyFields(input),
+      ...fresh,
+      candidateKey: `${input.connectionId}#${input.atsCandidateId}`,
+      [MAPPING_TABLES.ttlAttribute]: this.expiry(now, this.applicationDays),
+    };
+    return new TransactWriteItemsCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.tables.events,
+            Item: marshall(deliveryItem),
+            // The same message again (a retry or a DLQ redrive) may pass; another delivery of the same event may not.
+            ConditionExpression: 'attribute_not_exists(pk) OR enqueueId = :enqueueId',
+            ExpressionAttributeValues: marshall({ ':enqueueId': delivery.enqueueId }),
+          },
+        },
+        {
+          Put: {
+            TableName: this.tables.applications,
+            Item: marshall(applicationItem, { removeUndefinedValues: true }),
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        {
+          // A candidate the ATS deleted stays deleted: no delivery, late or replayed, records or invites them.
+          ConditionCheck: {
+            TableName: this.tables.events,
+            Key: marshall({ pk: tombstoneKey(input.connectionId, input.atsCandidateId) }),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+    });
+  }
+
+  /** Which condition refused the claim: a deleted candidate, a duplicate delivery, or a claim that exists. */
+  private async afterRefusedClaim(
+    error: TransactionCanceledException,
+    input: ApplicationClaimInput,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
+    const [deliveryReason, claimReason, tombstoneReason] = error.CancellationReasons ?? [];
+    if (tombstoneReason?.Code === 'ConditionalCheckFailed') return { kind: 'candidate-deleted' };
+    if (deliveryReason?.Code === 'ConditionalCheckFailed') return { kind: 'duplicate-delivery' };
+    if (claimReason?.Code !== 'ConditionalCheckFailed') throw error;
+    const record = claimReason.Item
+      ? (unmarshall(claimReason.Item) as ApplicationRecord)
+      : await this.getApplication(input);
+    if (!record) throw error;
+    if (record.state === 'failed' && record.reportId === undefined)
+      return this.reclaimFailedInvite(input, record, lease);
+    if (record.state !== 'claimed') return { kind: 'already-invited', record };
+    if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now) return { kind: 'held-elsewhere', record };
+    return this.takeOverClaim(input, record, lease);
+  }
+
+  /**
+   * An invite that failed for good (a revoked key, a missing permission) is tried again when the candidate
+   * enters the stage anew, after the cause is fixed: a new delivery, since the one that failed is recorded.
+   * The steps it had done stay recorded and are skipped; `resumed` makes the worker look for its note first.
+   */
+  private async reclaimFailedInvite(
+    input: ApplicationClaimInput,
+    previous: ApplicationRecord,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
+    const update = withNames(
+      buildUpdate({
+        set: {
+          state: 'claimed',
+          leaseOwner: lease.owner,
+          leaseUntil: lease.now + lease.durationMs,
+          updatedAt: lease.now,
+          stageId: input.stageId,
+          atsJobId: input.atsJobId,
+          candidateEmail: input.candidateEmail,
+        },
+        remove: ['failureReason'],
+        increment: ['inviteClaims'],
+        extraValues: { ':failed': 'failed' },
+      }),
+      'state',
+      'reportId',
+    );
+    try {
+      const result = await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(input),
+          ...update,
+          ConditionExpression: '#state = :failed AND attribute_not_exists(#reportId)',
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord, resumed: true };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return { kind: 'held-elsewhere', record: previous };
+      throw error;
+    }
+  }
+
+  /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */
+  private async takeOverClaim(
+    key: ApplicationKey,
+    previous: ApplicationRecord,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
+    const update = withNames(
+      buildUpdate({
+        set: { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
+        increment: ['inviteClaims'],
+        extraValues: { ':claimed': 'claimed', ':now': lease.now },
+      }),
+      'state',
+      'leaseUntil',
+    );
+    try {
+      const result = await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression: '#state = :claimed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)',
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord, resumed: true };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return { kind: 'held-elsewhere', record: previous };
+      throw error;
+    }
+  }
+
+  public async recordInviteStep(
+    key: ApplicationKey,
+    owner: string,
+    step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
+  ): Promise<void> {
+    const invitation = step.serviceInvitation;
+    await this.updateHeldApplication(key, owner, {
+      set: {
+        serviceInviteStartedAt: step.serviceInviteStartedAt,
+        serviceCandidateId: invitation?.candidateId,
+        candidateInviteUrl: invitation?.inviteUrl,
+        serviceInviteAt: invitation?.at,
+        serviceCandidateKey: invitation ? `${step.interviewId}#${invitation.candidateId}` : undefined,
+        interviewId: step.interviewId,
+        candidateEmail: step.candidateEmail,
+        inviteEmailStartedAt: step.inviteEmailStartedAt,
+        inviteEmailAt: step.inviteEmailAt,
+        inviteEmailUncertain: step.inviteEmailUncertain,
+        inviteEmailRefused: step.inviteEmailRefused,
+        inviteNoteAt: step.inviteNoteAt,
+        statusTag: step.statusTag,
+        updatedAt: Date.now(),
+        ...(step.done ? { state: 'invited' } : {}),
+      },
+      remove: [
+        ...(step.done ? ['leaseOwner', 'leaseUntil'] : []),
+        ...(step.clearEmailStart ? ['inviteEmailStartedAt'] : []),
+      ],
+    });
+  }
+
+  public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string | undefined): Promise<void> {
+    await this.updateHeldApplication(key, owner, {
+      set: { cleanStop, updatedAt: Date.now() },
+      remove: cleanStop === undefined ? ['leaseOwner', 'leaseUntil', 'cleanStop'] : ['leaseOwner', 'leaseUntil'],
+    });
+  }
+
+  public async markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void> {
+    await this.updateHeldApplication(key, owner, {
+      set: { state: 'failed', failureReason: reason.slice(0, 500), updatedAt: Date.now() },
+      remove: ['leaseOwner', 'leaseUntil'],
+    });
+  }
+}

@@ -1,0 +1,121 @@
+import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { ClaimWriteBackResult, Lease } from '../pipeline/ports';
+import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
+import { buildUpdate, withNames } from './expressions';
+
+import { DynamoTables, applicationKey } from './dynamo-tables';
+
+/** The write-back's claim on an application and its steps. */
+export class DynamoWriteBacks extends DynamoTables {
+  public async claimWriteBack(
+    key: ApplicationKey,
+    reportId: string,
+    lease: Lease,
+    reportCandidateId?: string,
+  ): Promise<ClaimWriteBackResult> {
+    const update = withNames(
+      buildUpdate({
+        set: {
+          reportId,
+          reportCandidateId,
+          state: 'completed',
+          leaseOwner: lease.owner,
+          leaseUntil: lease.now + lease.durationMs,
+          updatedAt: lease.now,
+        },
+        increment: ['writeBackAttempts'],
+        extraValues: {
+          ':claimed': 'claimed',
+          ':invited': 'invited',
+          ':expired': 'expired',
+          ':completed': 'completed',
+          ':now': lease.now,
+        },
+      }),
+      'state',
+      'leaseUntil',
+    );
+    try {
+      const result = await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression:
+            // A report that comes after the invitation expired is still written back.
+            '(#state IN (:claimed, :invited, :expired) AND attribute_not_exists(#reportId)) OR ' +
+            '(#reportId = :reportId AND #state = :completed AND ' +
+            '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const record = (
+        error.Item
+          ? unmarshall(error.Item)
+          : (await this.findApplicationsByAtsId(key.connectionId, key.atsApplicationId)).find(
+              (r) => r.triggerId === key.triggerId,
+            )
+      ) as ApplicationRecord | undefined;
+      if (!record) throw error;
+      if (record.reportId !== reportId) return { kind: 'other-report', record };
+      return record.state === 'written_back' ? { kind: 'done', record } : { kind: 'busy', record };
+    }
+  }
+
+  /**
+   * An operator fixed what made a write-back fail for good (`npm run ops -- retry`): the application goes back to
+   * `completed` with no lease, so the next claim of its report resumes the steps not yet recorded.
+   */
+  public async reopenFailedWriteBack(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
+    const update = withNames(
+      buildUpdate({
+        set: { state: 'completed', updatedAt: Date.now() },
+        remove: ['failureReason', 'leaseOwner', 'leaseUntil'],
+        extraValues: { ':failed': 'failed' },
+      }),
+      'state',
+      'reportId',
+    );
+    try {
+      const result = await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression: '#state = :failed AND attribute_exists(#reportId)',
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return unmarshall(result.Attributes ?? {}) as ApplicationRecord;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
+  public async recordWriteBackStep(
+    key: ApplicationKey,
+    owner: string,
+    step: {
+      reportLinkAt?: number;
+      reportNoteId?: string;
+      reportNoteAt?: number;
+      movedToStageId?: string;
+      movedAt?: number;
+      flaggedForReview?: boolean;
+      statusTag?: string;
+      done: boolean;
+    },
+  ): Promise<void> {
+    const { done, ...fields } = step;
+    await this.updateHeldApplication(key, owner, {
+      set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) },
+      remove: done ? ['leaseOwner', 'leaseUntil'] : [],
+    });
+  }
+}
