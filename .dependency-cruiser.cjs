@@ -1,5 +1,5 @@
 /**
- * The boundaries of the design (README "Architecture"): `functions/` are entry points, `shared/` is shared by
+ * The boundaries of the design (docs/architecture.md): `functions/` are entry points, `shared/` is shared by
  * them and imports nothing above it, the pipeline decides without knowing AWS or a concrete ATS; inside `infra/`,
  * the AWS app (`aws/`), the one-machine runtime (`local/`) and the operator CLIs (`cli/`).
  */

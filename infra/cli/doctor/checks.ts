@@ -62,7 +62,7 @@ function atsFix(connection: Connection, error: unknown): string {
   if (code === ATS_ERROR_CODES.unauthorized)
     return `the ATS refused the credentials: put valid ones in secret ${connection.secretRef}`;
   if (code === ATS_ERROR_CODES.forbidden)
-    return 'the credentials lack a permission the connector needs: grant it (README, "Connect a customer")';
+    return 'the credentials lack a permission the connector needs: grant it (docs/operations.md, "Connect a customer")';
   if (code === ATS_ERROR_CODES.notFound) return `check atsBaseUrl (${connection.atsBaseUrl})`;
   if (code === ATS_ERROR_CODES.rateLimited) return 'the ATS is rate-limiting this account: run the doctor again later';
   return `check atsBaseUrl (${connection.atsBaseUrl}) and that the ATS answers`;
