@@ -117,6 +117,33 @@ export class DynamoTables {
     }
   }
 
+  /**
+   * A conditional update of an application: `updated` is the item as updated; when the condition did not hold,
+   * `refused` is the item as it stood (undefined when there was none).
+   */
+  protected async updateApplicationWhen(
+    key: ApplicationKey,
+    update: ReturnType<typeof buildUpdate>,
+    condition: string,
+  ): Promise<{ updated: ApplicationRecord } | { refused: ApplicationRecord | undefined }> {
+    try {
+      const result = await this.send(
+        new UpdateItemCommand({
+          TableName: this.tables.applications,
+          Key: applicationKey(key),
+          ...update,
+          ConditionExpression: condition,
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { updated: unmarshall(result.Attributes ?? {}) as ApplicationRecord };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return { refused: error.Item ? (unmarshall(error.Item) as ApplicationRecord) : undefined };
+    }
+  }
+
   /** An update of an application only its claim's holder may make (a lost lease is a LeaseLostError). */
   protected async updateHeldApplication(
     key: ApplicationKey,

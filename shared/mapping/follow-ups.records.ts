@@ -1,9 +1,7 @@
-import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { buildUpdate, withNames } from './expressions';
 
-import { DynamoTables, applicationKey } from './dynamo-tables';
+import { DynamoTables } from './dynamo-tables';
 
 /** Reminders, the expiry and its note, and the status shown, on the application item. */
 export class DynamoFollowUps extends DynamoTables {
@@ -36,24 +34,10 @@ export class DynamoFollowUps extends DynamoTables {
       }),
       'state',
     );
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          // Only an invitation with no report expires; one already expired keeps its first time.
-          ConditionExpression: '#state = :invited',
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return unmarshall(result.Attributes ?? {}) as ApplicationRecord;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const record = error.Item ? (unmarshall(error.Item) as ApplicationRecord) : undefined;
-      return record?.state === 'expired' ? record : undefined;
-    }
+    // Only an invitation with no report expires; one already expired keeps its first time.
+    const expired = await this.updateApplicationWhen(key, update, '#state = :invited');
+    if ('updated' in expired) return expired.updated;
+    return expired.refused?.state === 'expired' ? expired.refused : undefined;
   }
 
   public async leaseExpiryNote(key: ApplicationKey, now: number, until: number): Promise<boolean> {

@@ -1,16 +1,11 @@
-import {
-  ConditionalCheckFailedException,
-  TransactionCanceledException,
-  TransactWriteItemsCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ApplicationClaimInput, ClaimApplicationResult, InviteStep, Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
 import { buildUpdate, withNames } from './expressions';
 
-import { DynamoTables, applicationKey, applicationKeyFields, tombstoneKey } from './dynamo-tables';
+import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
 
 /** The invite's claim on application × trigger and its steps. */
 export class DynamoInviteClaims extends DynamoTables {
@@ -147,21 +142,14 @@ export class DynamoInviteClaims extends DynamoTables {
       'state',
       'reportId',
     );
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(input),
-          ...update,
-          ConditionExpression: '#state = :failed AND attribute_not_exists(#reportId)',
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord, resumed: true };
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return { kind: 'held-elsewhere', record: previous };
-      throw error;
-    }
+    const claim = await this.updateApplicationWhen(
+      input,
+      update,
+      '#state = :failed AND attribute_not_exists(#reportId)',
+    );
+    return 'updated' in claim
+      ? { kind: 'claimed', record: claim.updated, resumed: true }
+      : { kind: 'held-elsewhere', record: previous };
   }
 
   /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */
@@ -179,21 +167,14 @@ export class DynamoInviteClaims extends DynamoTables {
       'state',
       'leaseUntil',
     );
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          ConditionExpression: '#state = :claimed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)',
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord, resumed: true };
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return { kind: 'held-elsewhere', record: previous };
-      throw error;
-    }
+    const claim = await this.updateApplicationWhen(
+      key,
+      update,
+      '#state = :claimed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)',
+    );
+    return 'updated' in claim
+      ? { kind: 'claimed', record: claim.updated, resumed: true }
+      : { kind: 'held-elsewhere', record: previous };
   }
 
   public async recordInviteStep(

@@ -1,10 +1,8 @@
-import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { ClaimWriteBackResult, Lease } from '../pipeline/ports';
+import type { ClaimWriteBackResult, Lease, WriteBackStep } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { buildUpdate, withNames } from './expressions';
 
-import { DynamoTables, applicationKey } from './dynamo-tables';
+import { DynamoTables } from './dynamo-tables';
 
 /** The write-back's claim on an application and its steps. */
 export class DynamoWriteBacks extends DynamoTables {
@@ -36,35 +34,23 @@ export class DynamoWriteBacks extends DynamoTables {
       'state',
       'leaseUntil',
     );
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          ConditionExpression:
-            // A report that comes after the invitation expired is still written back.
-            '(#state IN (:claimed, :invited, :expired) AND attribute_not_exists(#reportId)) OR ' +
-            '(#reportId = :reportId AND #state = :completed AND ' +
-            '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+    const claim = await this.updateApplicationWhen(
+      key,
+      update,
+      // A report that comes after the invitation expired is still written back.
+      '(#state IN (:claimed, :invited, :expired) AND attribute_not_exists(#reportId)) OR ' +
+        '(#reportId = :reportId AND #state = :completed AND ' +
+        '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
+    );
+    if ('updated' in claim) return { kind: 'claimed', record: claim.updated };
+    const record =
+      claim.refused ??
+      (await this.findApplicationsByAtsId(key.connectionId, key.atsApplicationId)).find(
+        (r) => r.triggerId === key.triggerId,
       );
-      return { kind: 'claimed', record: unmarshall(result.Attributes ?? {}) as ApplicationRecord };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const record = (
-        error.Item
-          ? unmarshall(error.Item)
-          : (await this.findApplicationsByAtsId(key.connectionId, key.atsApplicationId)).find(
-              (r) => r.triggerId === key.triggerId,
-            )
-      ) as ApplicationRecord | undefined;
-      if (!record) throw error;
-      if (record.reportId !== reportId) return { kind: 'other-report', record };
-      return record.state === 'written_back' ? { kind: 'done', record } : { kind: 'busy', record };
-    }
+    if (!record) throw new Error(`application ${key.atsApplicationId}: its claim was refused, and it is gone`);
+    if (record.reportId !== reportId) return { kind: 'other-report', record };
+    return record.state === 'written_back' ? { kind: 'done', record } : { kind: 'busy', record };
   }
 
   /**
@@ -81,37 +67,11 @@ export class DynamoWriteBacks extends DynamoTables {
       'state',
       'reportId',
     );
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          ConditionExpression: '#state = :failed AND attribute_exists(#reportId)',
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return unmarshall(result.Attributes ?? {}) as ApplicationRecord;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    const reopened = await this.updateApplicationWhen(key, update, '#state = :failed AND attribute_exists(#reportId)');
+    return 'updated' in reopened ? reopened.updated : undefined;
   }
 
-  public async recordWriteBackStep(
-    key: ApplicationKey,
-    owner: string,
-    step: {
-      reportLinkAt?: number;
-      reportNoteId?: string;
-      reportNoteAt?: number;
-      movedToStageId?: string;
-      movedAt?: number;
-      flaggedForReview?: boolean;
-      statusTag?: string;
-      done: boolean;
-    },
-  ): Promise<void> {
+  public async recordWriteBackStep(key: ApplicationKey, owner: string, step: WriteBackStep): Promise<void> {
     const { done, ...fields } = step;
     await this.updateHeldApplication(key, owner, {
       set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) },

@@ -92,6 +92,18 @@ export interface SweepProgress {
   found: number;
 }
 
+/** What a write-back step records on the application; `done` ends the write-back. */
+export interface WriteBackStep {
+  reportLinkAt?: number;
+  reportNoteId?: string;
+  reportNoteAt?: number;
+  movedToStageId?: string;
+  movedAt?: number;
+  flaggedForReview?: boolean;
+  statusTag?: string;
+  done: boolean;
+}
+
 export interface MappingStore {
   /**
    * Begins reminder `n` (0-based) of an application still `invited`: true for the one caller that begins it; false
@@ -167,20 +179,7 @@ export interface MappingStore {
     lease: Lease,
     reportCandidateId?: string,
   ): Promise<ClaimWriteBackResult>;
-  recordWriteBackStep(
-    key: ApplicationKey,
-    owner: string,
-    step: {
-      reportLinkAt?: number;
-      reportNoteId?: string;
-      reportNoteAt?: number;
-      movedToStageId?: string;
-      movedAt?: number;
-      flaggedForReview?: boolean;
-      statusTag?: string;
-      done: boolean;
-    },
-  ): Promise<void>;
+  recordWriteBackStep(key: ApplicationKey, owner: string, step: WriteBackStep): Promise<void>;
   /** Records a webhook replay key (Lever's token); false when it was seen before and has not expired. */
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */
