@@ -136,7 +136,7 @@ export function fakeContext(document = connectionDocument()) {
 }
 
 export function dependencies(
-  store: ReturnType<typeof fakeStore>,
+  store: ReturnType<typeof fakeStore> | MappingStore,
   context: ConnectionContext,
 ): InviteDependencies & { mailer: { sendInvite: Mock<Mailer['sendInvite']> } } {
   let owner = 0;

@@ -21,11 +21,15 @@ import {
   reportCreatedMessage,
   stageEnteredMessage,
 } from '../../helpers/pipeline-fakes';
+import { MemoryMappingStore } from '../../helpers/memory-store';
 
 const stageMessage = stageEnteredMessage;
 const reportMessage = reportCreatedMessage();
 
 beforeEach(() => clearInterviewCache());
+
+/** The application × trigger of the default stage-entered message. */
+const APPLICATION = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
 
 describe('Use case: ensureInterviewForTrigger', () => {
   it('adopts the interview an earlier, crashed creator made instead of creating a second one', async () => {
@@ -230,31 +234,22 @@ describe('Use case: handleStageEntered', () => {
   });
 
   it('hands the claim back at once after a 429 on the note, and the next claim posts it without a lookup', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
-    const ready = jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' });
-    store.getJob.mockResolvedValue(ready);
-    store.leaseJob.mockResolvedValue({ kind: 'ready', record: ready });
-    const deps = inviteDependencies(store, context);
-    // First claim: the e-mail goes, the note meets a spent window (nothing sent).
-    store.claimApplication.mockResolvedValueOnce({
-      kind: 'claimed',
-      resumed: false,
-      record: applicationRecord({ state: 'claimed' }),
-    });
+    const deps = dependencies(store, context);
+    // The first delivery: the interview made, the e-mail sent, the note meets a spent window (nothing sent).
     ats.postNote.mockRejectedValueOnce(new AtsError('ats-rate-limited', 'POST /v3/notes: 429', { status: 429 }));
     await expect(handleStageEntered(stageMessage(), deps)).rejects.toMatchObject({ code: 'ats-rate-limited' });
-    expect(store.releaseClaim).toHaveBeenCalledWith(expect.anything(), 'owner-1', 'invite:0');
-    expect(store.markApplicationFailed).not.toHaveBeenCalled();
-    // The next delivery takes the claim over from that clean stop: no note lookup, one note.
-    store.claimApplication.mockResolvedValueOnce({
-      kind: 'claimed',
-      resumed: true,
-      record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW, inviteClaims: 1, cleanStop: 'invite:0' }),
+    const stopped = await store.getApplication(APPLICATION);
+    expect(stopped).toMatchObject({ state: 'claimed', cleanStop: 'invite:0', inviteEmailAt: NOW });
+    expect(stopped?.leaseOwner).toBeUndefined();
+    // The message comes back: the claim is taken over from that clean stop; no note lookup, one note.
+    expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'invited',
+      inviteNoteAt: NOW,
+      inviteClaims: 1,
     });
-    ats.postNote.mockResolvedValueOnce({ noteId: 'n-1' });
-    const [result] = await handleStageEntered(stageMessage(), deps);
-    expect(result).toMatchObject({ outcome: 'invited' });
     expect(ats.findNote).not.toHaveBeenCalled();
     expect(ats.postNote).toHaveBeenCalledTimes(2);
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
@@ -281,7 +276,7 @@ describe('Use case: handleStageEntered', () => {
   });
 
   it('marks the application failed when there is no way to invite, and returns values for duplicates', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context } = fakeContext(
       connectionDocument({
         triggers: [
@@ -295,18 +290,16 @@ describe('Use case: handleStageEntered', () => {
         ],
       }),
     );
-    store.claimApplication.mockResolvedValue({
-      kind: 'claimed',
-      resumed: false,
-      record: applicationRecord({ state: 'claimed' }),
-    });
     const deps = dependencies(store, context);
     expect(await handleStageEntered(stageMessage({ candidate: { name: 'No Mail' } }), deps)).toEqual([
       { triggerId: 'ai-screen', outcome: 'failed', reason: 'no-invite-channel' },
     ]);
-    expect(store.markApplicationFailed).toHaveBeenCalled();
-    store.claimApplication.mockResolvedValue({ kind: 'duplicate-delivery' });
-    expect(await handleStageEntered(stageMessage(), deps)).toEqual([
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'failed',
+      failureReason: expect.stringContaining('no usable e-mail address'),
+    });
+    // The same delivery enqueued again (another message of the same webhook) is a duplicate.
+    expect(await handleStageEntered({ ...stageMessage(), enqueueId: 'enq-2' }, deps)).toEqual([
       { triggerId: 'ai-screen', outcome: 'duplicate-delivery' },
     ]);
     expect(await handleStageEntered(stageMessage({ stage: { name: 'Offer' } }), deps)).toEqual([

@@ -1,0 +1,196 @@
+import { expect, it } from 'vitest';
+import type { ApplicationClaimInput, MappingStore } from '../../shared/pipeline';
+
+/** The clock of the rules: leases are held or run out relative to it. */
+export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
+export const lease = (owner: string, now = NOW) => ({ owner, now, durationMs: 60_000 });
+let counter = 0;
+/** A new application × trigger each call, of its own candidate. */
+export const claimInput = (): ApplicationClaimInput => ({
+  connectionId: 'acme',
+  atsApplicationId: `app-${++counter}`,
+  triggerId: 'ai-screen',
+  atsCandidateId: `cand-${counter}`,
+  atsJobId: '3301',
+  stageId: '9001',
+  candidateEmail: `c${counter}@example.com`,
+});
+export const delivery = (deliveryId: string, enqueueId = deliveryId) => ({
+  source: 'greenhouse:acme',
+  deliveryId,
+  enqueueId,
+});
+
+/**
+ * The mapping store's business rules, one suite for every implementation of the port: the DynamoDB repositories
+ * (test/integration/mapping/mapping.store.test.ts) and the in-memory store the use-case tests use
+ * (test/unit/mapping/memory-store.test.ts) must both hold them.
+ */
+export function mappingRules(store: () => MappingStore): void {
+  it('claims a new application once and reports the same delivery from another enqueue as a duplicate', async () => {
+    const input = claimInput();
+    const first = await store().claimApplication(delivery('evt-1', 'enq-1'), input, lease('w1'));
+    expect(first).toMatchObject({ kind: 'claimed', resumed: false, record: { state: 'claimed', leaseOwner: 'w1' } });
+    expect(await store().claimApplication(delivery('evt-1', 'enq-2'), input, lease('w2'))).toEqual({
+      kind: 'duplicate-delivery',
+    });
+  });
+
+  it('holds a retry of the same message until the first lease runs out, then lets it take over', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-2', 'enq-9'), input, lease('w1'));
+    expect(await store().claimApplication(delivery('evt-2', 'enq-9'), input, lease('w2', NOW + 1000))).toMatchObject({
+      kind: 'held-elsewhere',
+    });
+    const takeover = await store().claimApplication(delivery('evt-2', 'enq-9'), input, lease('w3', NOW + 61_000));
+    expect(takeover).toMatchObject({ kind: 'claimed', resumed: true, record: { leaseOwner: 'w3' } });
+    await expect(store().recordInviteStep(input, 'w1', { interviewId: 'i1', done: true })).rejects.toMatchObject({
+      code: 'lease-lost',
+    });
+  });
+
+  it('reports an invited application as already invited to a later stage entry', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-3'), input, lease('w1'));
+    await store().recordInviteStep(input, 'w1', {
+      interviewId: 'int-3',
+      candidateEmail: input.candidateEmail,
+      inviteEmailAt: NOW,
+      done: true,
+    });
+    const again = await store().claimApplication(delivery('evt-3b'), input, lease('w2'));
+    expect(again).toMatchObject({ kind: 'already-invited', record: { state: 'invited', interviewId: 'int-3' } });
+    expect(again.kind === 'already-invited' && again.record.leaseOwner).toBeFalsy();
+  });
+
+  it('re-claims a failed invite on a new stage entry, keeping its steps; never a failed write-back', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-f1'), input, lease('w1'));
+    await store().recordInviteStep(input, 'w1', {
+      interviewId: 'int-f',
+      candidateEmail: input.candidateEmail,
+      inviteEmailAt: NOW,
+      done: false,
+    });
+    await store().markApplicationFailed(input, 'w1', 'ats-unauthorized: POST /v3/notes: 401');
+    // The delivery that failed, again: still a duplicate.
+    expect(await store().claimApplication(delivery('evt-f1', 'enq-other'), input, lease('w2'))).toEqual({
+      kind: 'duplicate-delivery',
+    });
+    // The candidate entered the stage anew once the key was fixed: a new delivery re-claims it, e-mail step kept.
+    const again = await store().claimApplication(delivery('evt-f2'), input, lease('w3', NOW + 5000));
+    expect(again).toMatchObject({
+      kind: 'claimed',
+      resumed: true,
+      record: { state: 'claimed', leaseOwner: 'w3', inviteEmailAt: NOW, interviewId: 'int-f' },
+    });
+    expect(again.kind === 'claimed' && again.record.failureReason).toBeUndefined();
+    // Two new deliveries at once: one re-claims, the other finds it held.
+    await store().markApplicationFailed(input, 'w3', 'ats-forbidden: 403');
+    const racing = await Promise.all([
+      store().claimApplication(delivery('evt-f3'), input, lease('w4', NOW + 9000)),
+      store().claimApplication(delivery('evt-f4'), input, lease('w5', NOW + 9000)),
+    ]);
+    expect(racing.map((r) => r.kind).sort()).toEqual(['claimed', 'held-elsewhere']);
+
+    const written = claimInput();
+    await store().claimApplication(delivery('evt-w1'), written, lease('w1'));
+    await store().recordInviteStep(written, 'w1', {
+      interviewId: 'int-w',
+      candidateEmail: written.candidateEmail,
+      inviteEmailAt: NOW,
+      done: true,
+    });
+    await store().claimWriteBack(written, 'rep-w', lease('wb'));
+    await store().markApplicationFailed(written, 'wb', 'ats-forbidden: 403');
+    expect(await store().claimApplication(delivery('evt-w2'), written, lease('w6'))).toMatchObject({
+      kind: 'already-invited',
+      record: { state: 'failed', reportId: 'rep-w' },
+    });
+  });
+
+  it('elects exactly one creator among ten concurrent job leases', async () => {
+    const key = { connectionId: 'acme', atsJobId: 'job-race', triggerId: 'ai-screen' };
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        store().leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease(`w${i}`)),
+      ),
+    );
+    expect(results.filter((r) => r.kind === 'leased')).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'busy')).toHaveLength(9);
+    const winner = results.find((r) => r.kind === 'leased')!.record.leaseOwner as string;
+    await expect(
+      store().completeJob(key, 'not-the-winner', { interviewId: 'x', inviteUrl: 'u', templateHash: 'h' }),
+    ).rejects.toMatchObject({ code: 'lease-lost' });
+    const ready = await store().completeJob(key, winner, {
+      interviewId: 'int-race',
+      inviteUrl: 'https://i/int-race',
+      templateHash: 'h',
+    });
+    expect(ready).toMatchObject({ state: 'ready', interviewId: 'int-race', createAttempts: 1 });
+    expect(await store().leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease('late'))).toMatchObject({
+      kind: 'ready',
+    });
+  });
+
+  it('counts a second creation lease, so the next creator looks the interview up first', async () => {
+    const key = { connectionId: 'acme', atsJobId: 'job-crash', triggerId: 'ai-screen' };
+    await store().leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease('crashed'));
+    const second = await store().leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease('next', NOW + 61_000));
+    expect(second).toMatchObject({ kind: 'leased', record: { createAttempts: 2, leaseOwner: 'next' } });
+  });
+
+  it('finds by interview and e-mail, claims the write-back once, resumes it after a crash', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-4'), input, lease('w1'));
+    await store().recordInviteStep(input, 'w1', {
+      interviewId: 'int-4',
+      candidateEmail: input.candidateEmail,
+      inviteEmailAt: NOW,
+      done: true,
+    });
+    expect(await store().findApplicationByInterview('int-4', input.candidateEmail as string)).toMatchObject({
+      atsApplicationId: input.atsApplicationId,
+    });
+    expect(await store().listApplicationsByInterview('int-4')).toHaveLength(1);
+    const first = await store().claimWriteBack(input, 'rep-4', lease('wb1'));
+    expect(first).toMatchObject({ kind: 'claimed', record: { state: 'completed', writeBackAttempts: 1 } });
+    expect(await store().claimWriteBack(input, 'rep-4', lease('wb2', NOW + 1000))).toMatchObject({ kind: 'busy' });
+    expect(await store().claimWriteBack(input, 'rep-other', lease('wb2', NOW + 1000))).toMatchObject({
+      kind: 'other-report',
+    });
+    const resumed = await store().claimWriteBack(input, 'rep-4', lease('wb3', NOW + 61_000));
+    expect(resumed).toMatchObject({ kind: 'claimed', record: { writeBackAttempts: 2, leaseOwner: 'wb3' } });
+    await store().recordWriteBackStep(input, 'wb3', { reportNoteId: 'n1', reportNoteAt: NOW, done: true });
+    expect(await store().claimWriteBack(input, 'rep-4', lease('wb4', NOW + 200_000))).toMatchObject({
+      kind: 'done',
+      record: { state: 'written_back', reportNoteId: 'n1' },
+    });
+  });
+
+  it('marks a permanent failure only for the lease holder', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-5'), input, lease('w1'));
+    await expect(store().markApplicationFailed(input, 'w2', 'x')).rejects.toMatchObject({ code: 'lease-lost' });
+    await store().markApplicationFailed(input, 'w1', 'ats-forbidden: no permission');
+    const [record] = await store().findApplicationsByAtsId('acme', input.atsApplicationId);
+    expect(record).toMatchObject({ state: 'failed', failureReason: 'ats-forbidden: no permission' });
+  });
+
+  it('never re-creates a purged application or a removed job with a late reminder, follow-up or template', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-purged'), input, lease('w1'));
+    const key = { connectionId: 'acme', atsApplicationId: input.atsApplicationId, triggerId: 'ai-screen' };
+    // Still there: recorded as before.
+    await store().recordFollowUp(key, { statusTag: 'AI interview: invited' });
+    expect(await store().getApplication(key)).toMatchObject({ statusTag: 'AI interview: invited' });
+    await store().purgeCandidate('acme', input.atsCandidateId);
+    // A reminder and an expiry note that were under way when the candidate was deleted finish after the purge.
+    await store().finishReminder(key, 0, NOW);
+    await store().recordFollowUp(key, { expiryNoteAt: NOW, statusTag: 'AI interview: expired' });
+    expect(await store().getApplication(key)).toBeUndefined();
+    const job = { connectionId: 'acme', atsJobId: `gone-${Date.now()}`, triggerId: 'ai-screen' };
+    await store().recordJobTemplate(job, 'hash');
+    expect(await store().getJob(job)).toBeUndefined();
+  });
+}

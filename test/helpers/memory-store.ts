@@ -1,0 +1,325 @@
+import { LeaseLostError } from '../../shared/mapping/errors';
+import type {
+  ApplicationClaimInput,
+  ClaimApplicationResult,
+  ClaimWriteBackResult,
+  InviteStep,
+  Lease,
+  LeaseJobResult,
+  MappingStore,
+  SweepProgress,
+  WriteBackStep,
+} from '../../shared/pipeline/ports';
+import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from '../../shared/pipeline/records';
+
+type Fields = Record<string, unknown>;
+/** Fields the repositories keep on the item for their conditions only. */
+type Stored = ApplicationRecord & { expiryLeaseUntil?: number; statusRank?: number };
+const jobId = (k: JobKey) => `${k.connectionId}#${k.atsJobId}#${k.triggerId}`;
+const appId = (k: ApplicationKey) => `${k.connectionId}#${k.atsApplicationId}#${k.triggerId}`;
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Sets the defined fields and removes the named ones, as the repositories' update expressions do. */
+function update<T extends object>(item: T, set: Fields, remove: string[] = []): T {
+  const next = { ...item } as Fields;
+  for (const [name, value] of Object.entries(set)) if (value !== undefined) next[name] = value;
+  for (const name of remove) delete next[name];
+  return next as T;
+}
+
+/**
+ * The mapping tables in memory, holding the same state rules as the DynamoDB repositories (each rule is the
+ * condition of the repository's write): the shared suite in test/helpers/mapping-rules.ts runs against both. For
+ * use-case tests that assert outcomes and records rather than calls.
+ */
+export class MemoryMappingStore implements MappingStore {
+  public readonly jobs = new Map<string, JobRecord>();
+  public readonly applications = new Map<string, Stored>();
+  private readonly deliveries = new Map<string, string>();
+  private readonly tombstones = new Set<string>();
+  private readonly replayKeys = new Map<string, number>();
+  private readonly parked = new Map<string, Fields>();
+  private readonly sweeps = new Map<string, SweepProgress>();
+
+  public async claimApplication(
+    delivery: { source: string; deliveryId: string; enqueueId: string },
+    input: ApplicationClaimInput,
+    lease: Lease,
+  ): Promise<ClaimApplicationResult> {
+    if (this.tombstones.has(`${input.connectionId}#${input.atsCandidateId}`)) return { kind: 'candidate-deleted' };
+    const seen = this.deliveries.get(`${delivery.source}#${delivery.deliveryId}`);
+    if (seen !== undefined && seen !== delivery.enqueueId) return { kind: 'duplicate-delivery' };
+    const existing = this.applications.get(appId(input));
+    if (!existing) {
+      const { connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail } = input;
+      const fresh: ApplicationRecord = {
+        ...{ connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail },
+        state: 'claimed',
+        leaseOwner: lease.owner,
+        leaseUntil: lease.now + lease.durationMs,
+        createdAt: lease.now,
+        updatedAt: lease.now,
+      };
+      this.deliveries.set(`${delivery.source}#${delivery.deliveryId}`, delivery.enqueueId);
+      this.applications.set(appId(input), fresh);
+      return { kind: 'claimed', record: copy(fresh), resumed: false };
+    }
+    return this.claimExisting(existing, input, lease);
+  }
+
+  private claimExisting(record: ApplicationRecord, input: ApplicationClaimInput, lease: Lease): ClaimApplicationResult {
+    const held = { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now };
+    const claims = { inviteClaims: (record.inviteClaims ?? 0) + 1 };
+    if (record.state === 'failed' && record.reportId === undefined) {
+      const { stageId, atsJobId, candidateEmail } = input;
+      const set = { ...held, ...claims, state: 'claimed', stageId, atsJobId, candidateEmail };
+      return { kind: 'claimed', record: this.put(update(record, set, ['failureReason'])), resumed: true };
+    }
+    if (record.state !== 'claimed') return { kind: 'already-invited', record: copy(record) };
+    if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now)
+      return { kind: 'held-elsewhere', record: copy(record) };
+    return { kind: 'claimed', record: this.put(update(record, { ...held, ...claims })), resumed: true };
+  }
+
+  public async recordInviteStep(
+    key: ApplicationKey,
+    owner: string,
+    step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
+  ): Promise<void> {
+    const { serviceInvitation: invitation, done, clearEmailStart, ...fields } = step;
+    const service = invitation && {
+      serviceCandidateId: invitation.candidateId,
+      candidateInviteUrl: invitation.inviteUrl,
+      serviceInviteAt: invitation.at,
+    };
+    this.updateHeld(
+      key,
+      owner,
+      { ...fields, ...service, updatedAt: Date.now(), ...(done ? { state: 'invited' } : {}) },
+      [...(done ? ['leaseOwner', 'leaseUntil'] : []), ...(clearEmailStart ? ['inviteEmailStartedAt'] : [])],
+    );
+  }
+
+  public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string | undefined): Promise<void> {
+    const remove = cleanStop === undefined ? ['leaseOwner', 'leaseUntil', 'cleanStop'] : ['leaseOwner', 'leaseUntil'];
+    this.updateHeld(key, owner, { cleanStop, updatedAt: Date.now() }, remove);
+  }
+
+  public async markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void> {
+    const set = { state: 'failed', failureReason: reason.slice(0, 500), updatedAt: Date.now() };
+    this.updateHeld(key, owner, set, ['leaseOwner', 'leaseUntil']);
+  }
+
+  public async getJob(key: JobKey): Promise<JobRecord | undefined> {
+    const job = this.jobs.get(jobId(key));
+    return job && copy(job);
+  }
+
+  public async leaseJob(
+    key: JobKey,
+    details: { interviewName: string; templateHash: string },
+    lease: Lease,
+  ): Promise<LeaseJobResult> {
+    const job = this.jobs.get(jobId(key));
+    if (job && !(job.state === 'creating' && job.leaseUntil !== undefined && job.leaseUntil < lease.now))
+      return job.state === 'ready' ? { kind: 'ready', record: copy(job) } : { kind: 'busy', record: copy(job) };
+    const set = { ...key, ...details, leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs };
+    const base = job ?? ({ state: 'creating', createAttempts: 0 } as unknown as JobRecord);
+    const next = update(base, { ...set, updatedAt: lease.now, createAttempts: (base.createAttempts ?? 0) + 1 });
+    this.jobs.set(jobId(key), next);
+    return { kind: 'leased', record: copy(next) };
+  }
+
+  public async completeJob(
+    key: JobKey,
+    owner: string,
+    interview: { interviewId: string; inviteUrl: string; templateHash: string },
+  ): Promise<JobRecord> {
+    const job = this.jobs.get(jobId(key));
+    if (job?.leaseOwner !== owner) throw new LeaseLostError(`job ${key.atsJobId}`);
+    const set = { ...interview, state: 'ready', updatedAt: Date.now() };
+    const next = update(job, set, ['leaseOwner', 'leaseUntil']);
+    this.jobs.set(jobId(key), next);
+    return copy(next);
+  }
+
+  public async recordJobTemplate(key: JobKey, templateHash: string): Promise<void> {
+    const job = this.jobs.get(jobId(key));
+    if (job) this.jobs.set(jobId(key), update(job, { templateHash, updatedAt: Date.now() }));
+  }
+
+  public async listJobs(connectionId: string): Promise<JobRecord[]> {
+    return [...this.jobs.values()].filter((j) => j.connectionId === connectionId).map(copy);
+  }
+
+  public async getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
+    const record = this.applications.get(appId(key));
+    return record && copy(record);
+  }
+
+  public async findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]> {
+    return this.where((a) => a.connectionId === connectionId && a.atsApplicationId === atsApplicationId);
+  }
+
+  public async findApplicationByInterview(
+    interviewId: string,
+    candidateEmail: string,
+  ): Promise<ApplicationRecord | undefined> {
+    const found = this.where((a) => a.interviewId === interviewId && a.candidateEmail === candidateEmail);
+    return found.sort((a, b) => b.createdAt - a.createdAt)[0];
+  }
+
+  public async findApplicationByServiceCandidate(interviewId: string, candidateId: string) {
+    return this.where((a) => a.interviewId === interviewId && a.serviceCandidateId === candidateId)[0];
+  }
+
+  public async listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]> {
+    return this.where((a) => a.interviewId === interviewId);
+  }
+
+  public async knownApplications(keys: readonly ApplicationKey[]): Promise<Set<string>> {
+    return new Set(keys.filter((k) => this.applications.has(appId(k))).map((k) => `${k.atsApplicationId}`));
+  }
+
+  public async candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]> {
+    return this.where((a) => a.connectionId === connectionId && a.atsCandidateId === atsCandidateId)
+      .map((a) => a.statusTag)
+      .filter((s): s is string => s !== undefined);
+  }
+
+  public async claimWriteBack(
+    key: ApplicationKey,
+    reportId: string,
+    lease: Lease,
+    reportCandidateId?: string,
+  ): Promise<ClaimWriteBackResult> {
+    const record = this.applications.get(appId(key));
+    if (!record) throw new Error(`application ${key.atsApplicationId}: its claim was refused, and it is gone`);
+    const open = ['claimed', 'invited', 'expired'].includes(record.state) && record.reportId === undefined;
+    const resumable =
+      record.reportId === reportId && record.state === 'completed' && (record.leaseUntil ?? 0) < lease.now;
+    if (open || resumable) {
+      const held = { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now };
+      const attempts = { writeBackAttempts: (record.writeBackAttempts ?? 0) + 1 };
+      const set = { reportId, reportCandidateId, state: 'completed', ...held, ...attempts };
+      return { kind: 'claimed', record: this.put(update(record, set)) };
+    }
+    if (record.reportId !== reportId) return { kind: 'other-report', record: copy(record) };
+    return record.state === 'written_back'
+      ? { kind: 'done', record: copy(record) }
+      : { kind: 'busy', record: copy(record) };
+  }
+
+  public async recordWriteBackStep(key: ApplicationKey, owner: string, step: WriteBackStep): Promise<void> {
+    const { done, ...fields } = step;
+    const set = { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) };
+    this.updateHeld(key, owner, set, done ? ['leaseOwner', 'leaseUntil'] : []);
+  }
+
+  public async beginReminder(key: ApplicationKey, n: number, now: number): Promise<boolean> {
+    return this.updateIf(key, (a) => a.state === 'invited' && (a.remindersStarted ?? n) === n, {
+      remindersStarted: n + 1,
+      updatedAt: now,
+    });
+  }
+
+  public async finishReminder(key: ApplicationKey, n: number, now: number): Promise<void> {
+    this.updateIf(key, () => true, { remindersSent: n + 1, lastReminderAt: now, updatedAt: now });
+  }
+
+  public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
+    const record = this.applications.get(appId(key));
+    if (record?.state === 'invited')
+      return this.put(update(record, { state: 'expired', expiredAt: now, updatedAt: now }));
+    return record?.state === 'expired' ? copy(record) : undefined;
+  }
+
+  public async leaseExpiryNote(key: ApplicationKey, now: number, until: number): Promise<boolean> {
+    const free = (a: Stored) =>
+      a.state === 'expired' && a.expiryNoteAt === undefined && (a.expiryLeaseUntil ?? 0) < now;
+    return this.updateIf(key, free, { expiryLeaseUntil: until });
+  }
+
+  public async claimStatus(key: ApplicationKey, status: string, rank: number): Promise<boolean> {
+    return this.updateIf(key, (a) => (a.statusRank ?? 0) <= rank, {
+      statusTag: status,
+      statusRank: rank,
+      updatedAt: Date.now(),
+    });
+  }
+
+  public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
+    this.updateIf(key, () => true, { ...fields, updatedAt: Date.now() });
+  }
+
+  public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number) {
+    const until = this.replayKeys.get(`${connectionId}#${key}`);
+    if (until !== undefined && until > now) return false;
+    this.replayKeys.set(`${connectionId}#${key}`, now + ttlSeconds * 1000);
+    return true;
+  }
+
+  public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
+    this.replayKeys.delete(`${connectionId}#${key}`);
+  }
+
+  public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {
+    return this.parked.has(`${connectionId}#${reportId}`);
+  }
+
+  public async unparkReport(connectionId: string, reportId: string): Promise<void> {
+    this.parked.delete(`${connectionId}#${reportId}`);
+  }
+
+  public async parkUnmatchedReport(
+    connectionId: string,
+    report: { reportId: string; interviewId: string; candidateId: string },
+    reason: string,
+    now: number,
+  ): Promise<void> {
+    this.parked.set(`${connectionId}#${report.reportId}`, { connectionId, ...report, reason, parkedAt: now });
+  }
+
+  public async getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined> {
+    return this.sweeps.get(`${connectionId}#${triggerId}`);
+  }
+
+  public async saveSweepProgress(connectionId: string, triggerId: string, progress: SweepProgress): Promise<void> {
+    this.sweeps.set(`${connectionId}#${triggerId}`, { ...progress });
+  }
+
+  public async purgeCandidate(connectionId: string, atsCandidateId: string, atsApplicationIds: readonly string[] = []) {
+    this.tombstones.add(`${connectionId}#${atsCandidateId}`);
+    const gone = this.where(
+      (a) =>
+        a.connectionId === connectionId &&
+        (a.atsCandidateId === atsCandidateId || atsApplicationIds.includes(a.atsApplicationId)),
+    );
+    for (const record of gone) this.applications.delete(appId(record));
+    return { applications: gone.length };
+  }
+
+  private where(test: (record: ApplicationRecord) => boolean): ApplicationRecord[] {
+    return [...this.applications.values()].filter(test).map(copy);
+  }
+
+  private put(record: ApplicationRecord): ApplicationRecord {
+    this.applications.set(appId(record), record);
+    return copy(record);
+  }
+
+  /** An update only the lease's holder may make: a lost lease is a LeaseLostError, as on DynamoDB. */
+  private updateHeld(key: ApplicationKey, owner: string, set: Fields, remove: string[]): void {
+    const record = this.applications.get(appId(key));
+    if (record?.leaseOwner !== owner) throw new LeaseLostError(`application ${key.atsApplicationId}`);
+    this.put(update(record, set, remove));
+  }
+
+  /** A conditional update of an application that exists; false (nothing written) when it does not, or `test` fails. */
+  private updateIf(key: ApplicationKey, test: (record: Stored) => boolean, set: Fields): boolean {
+    const record = this.applications.get(appId(key));
+    if (!record || !test(record)) return false;
+    this.put(update(record, set));
+    return true;
+  }
+}
