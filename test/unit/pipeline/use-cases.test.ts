@@ -312,14 +312,31 @@ describe('Use case: handleStageEntered', () => {
 });
 
 describe('Use case: handleReportCreated', () => {
+  /** Application 4401 invited to interview int-1, as the invite worker leaves it. */
+  async function invited(store: MemoryMappingStore, triggerId = 'ai-screen', interviewId = 'int-1') {
+    const key = { ...APPLICATION, triggerId };
+    const claim = {
+      ...key,
+      atsCandidateId: '7702',
+      atsJobId: '3301',
+      stageId: '9001',
+      candidateEmail: 'ana@example.com',
+    };
+    await store.claimApplication(
+      { source: 'greenhouse', deliveryId: triggerId, enqueueId: 'e' },
+      claim,
+      lease('invite'),
+    );
+    await store.recordInviteStep(key, 'invite', { interviewId, candidateEmail: 'ana@example.com', done: true });
+  }
+  const lease = (owner: string, now = NOW) => ({ owner, now, durationMs: 60_000 });
+
   it('after a takeover, adopts the report note found by its marker, then moves the stage', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
-    store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-    store.claimWriteBack.mockResolvedValue({
-      kind: 'claimed',
-      record: applicationRecord({ state: 'completed', reportId: 'rep-1', writeBackAttempts: 2 }),
-    });
+    await invited(store);
+    // A worker claimed this report and stopped without a word: its lease has run out since.
+    await store.claimWriteBack(APPLICATION, 'rep-1', lease('crashed', NOW - 120_000), 'cand-1');
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
     const result = await handleReportCreated(reportMessage, dependencies(store, context));
     expect(result).toEqual({ outcome: 'written-back', advanced: true, flagged: false });
@@ -330,56 +347,44 @@ describe('Use case: handleReportCreated', () => {
       { name: 'Hiring Manager Review' },
       undefined,
     );
-    expect(store.recordWriteBackStep).toHaveBeenLastCalledWith(expect.anything(), 'owner-1', {
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'written_back',
+      reportId: 'rep-1',
+      reportNoteId: 'note-earlier',
       movedToStageId: '9002',
       movedAt: NOW,
-      done: true,
+      writeBackAttempts: 2,
     });
-    expect(store.findApplicationByInterview).toHaveBeenCalledWith('int-1', 'ana@example.com');
   });
 
   it('attaches the report link as a step of its own, recorded, and not again once recorded', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
     const attachReportLink = vi.fn().mockResolvedValue(undefined);
     Object.assign(ats, { attachReportLink });
-    store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-    store.claimWriteBack.mockResolvedValue({
-      kind: 'claimed',
-      record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }),
-    });
+    await invited(store);
     const deps = dependencies(store, context);
-    await handleReportCreated(reportMessage, deps);
+    // The link is attached; the note then meets a spent window, and the message goes back for its turn.
+    ats.postNote.mockRejectedValueOnce(new AtsError('ats-rate-limited', 'POST /v3/notes: 429', { status: 429 }));
+    await expect(handleReportCreated(reportMessage, deps)).rejects.toMatchObject({ code: 'ats-rate-limited' });
     expect(attachReportLink).toHaveBeenCalledWith(
-      expect.objectContaining({ atsApplicationId: expect.any(String) }),
+      expect.objectContaining({ atsApplicationId: '4401' }),
       'https://files.example.com/r.pdf',
       undefined,
     );
-    expect(store.recordWriteBackStep).toHaveBeenNthCalledWith(1, expect.anything(), 'owner-1', {
-      reportLinkAt: NOW,
-      done: false,
-    });
-    // Back after the link was recorded (a message that went back for its turn): the note, not the link again.
-    attachReportLink.mockClear();
-    ats.postNote.mockClear();
-    store.claimWriteBack.mockResolvedValue({
-      kind: 'claimed',
-      record: applicationRecord({ state: 'completed', writeBackAttempts: 1, reportLinkAt: NOW }),
-    });
-    await handleReportCreated(reportMessage, deps);
-    expect(attachReportLink).not.toHaveBeenCalled();
-    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    expect(await store.getApplication(APPLICATION)).toMatchObject({ state: 'completed', reportLinkAt: NOW });
+    // Back: the note, not the link again.
+    expect(await handleReportCreated(reportMessage, deps)).toMatchObject({ outcome: 'written-back' });
+    expect(attachReportLink).toHaveBeenCalledTimes(1);
+    expect(ats.postNote).toHaveBeenCalledTimes(2);
+    expect(await store.getApplication(APPLICATION)).toMatchObject({ state: 'written_back', reportNoteAt: NOW });
   });
 
   it('flags for review and never moves when the score is below the bar', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, ats, interviews } = fakeContext();
     interviews.listReports.mockResolvedValue([reportFactory({ ai_match_score: 60 })]);
-    store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-    store.claimWriteBack.mockResolvedValue({
-      kind: 'claimed',
-      record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }),
-    });
+    await invited(store);
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
       outcome: 'written-back',
       advanced: false,
@@ -387,74 +392,63 @@ describe('Use case: handleReportCreated', () => {
     });
     expect(ats.moveToStage).not.toHaveBeenCalled();
     expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Flagged for review: AI match score 60 is below 75.');
-    expect(store.recordWriteBackStep).toHaveBeenCalledWith(
-      expect.anything(),
-      'owner-1',
-      expect.objectContaining({ flaggedForReview: true, done: true }),
-    );
+    const record = await store.getApplication(APPLICATION);
+    expect(record).toMatchObject({ state: 'written_back', flaggedForReview: true });
+    expect(record?.movedAt).toBeUndefined();
   });
 
   it('prefers the ATS application id the service sends, when it maps to this interview', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, interviews } = fakeContext();
     interviews.listReports.mockResolvedValue([reportFactory({ ats_job_application_id: '4401' })]);
-    store.findApplicationsByAtsId.mockResolvedValue([
-      applicationRecord({ triggerId: 'other', interviewId: 'int-9' }),
-      applicationRecord(),
-    ]);
-    store.claimWriteBack.mockResolvedValue({ kind: 'done', record: applicationRecord() });
+    // The same application under another trigger, invited to another interview: not this report's.
+    await invited(store, 'other', 'int-9');
+    await invited(store);
+    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toMatchObject({
+      outcome: 'written-back',
+    });
+    expect(await store.getApplication(APPLICATION)).toMatchObject({ state: 'written_back', reportId: 'rep-1' });
+    expect(await store.getApplication({ ...APPLICATION, triggerId: 'other' })).toMatchObject({ state: 'invited' });
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
       outcome: 'already-written-back',
     });
-    expect(store.claimWriteBack).toHaveBeenCalledWith(
-      { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' },
-      'rep-1',
-      expect.anything(),
-      'cand-1',
-    );
-    expect(store.findApplicationByInterview).not.toHaveBeenCalled();
   });
 
   it('retries a report the service does not list yet, then parks it', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, interviews } = fakeContext();
     interviews.listReports.mockResolvedValue([]);
     await expect(
       handleReportCreated(reportMessage, dependencies(store, context), { receiveCount: 1 }),
     ).rejects.toMatchObject({ code: 'report-not-visible', retryable: true });
+    expect(await store.isReportParked('acme-greenhouse', 'rep-1')).toBe(false);
     expect(await handleReportCreated(reportMessage, dependencies(store, context), { receiveCount: 3 })).toMatchObject({
       outcome: 'unmatched',
     });
-    expect(store.parkUnmatchedReport).toHaveBeenCalledWith(
-      'acme-greenhouse',
-      { reportId: 'rep-1', interviewId: 'int-1', candidateId: 'cand-1' },
-      expect.stringContaining('does not list'),
-      NOW,
-    );
+    expect(await store.isReportParked('acme-greenhouse', 'rep-1')).toBe(true);
   });
 
   it('marks the application failed on a permanent ATS error, and lets a transient one go back to SQS', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
-    store.findApplicationByInterview.mockResolvedValue(applicationRecord());
-    store.claimWriteBack.mockResolvedValue({
-      kind: 'claimed',
-      record: applicationRecord({ state: 'completed', writeBackAttempts: 1 }),
-    });
+    await invited(store);
     ats.postNote.mockRejectedValueOnce(new AtsError('ats-forbidden', 'POST /v3/notes: 403'));
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
       outcome: 'failed',
       reason: 'ats-forbidden',
     });
-    expect(store.markApplicationFailed).toHaveBeenCalledWith(
-      expect.anything(),
-      'owner-1',
-      'ats-forbidden: POST /v3/notes: 403',
-    );
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'failed',
+      failureReason: 'ats-forbidden: POST /v3/notes: 403',
+    });
+    const other = new MemoryMappingStore();
+    await invited(other);
     ats.postNote.mockRejectedValueOnce(new AtsError('ats-unavailable', 'POST /v3/notes: 503'));
-    await expect(handleReportCreated(reportMessage, dependencies(store, context))).rejects.toMatchObject({
+    await expect(handleReportCreated(reportMessage, dependencies(other, context))).rejects.toMatchObject({
       code: 'ats-unavailable',
     });
+    // Nothing marked: the claim stays with its lease, and SQS brings the message back.
+    expect(await other.getApplication(APPLICATION)).toMatchObject({ state: 'completed', leaseOwner: 'owner-1' });
   });
 });
 
