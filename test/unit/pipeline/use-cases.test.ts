@@ -165,43 +165,44 @@ describe('Use case: ensureInterviewForTrigger', () => {
   });
 });
 
-/** Dependencies of an invite whose job's interview is ready and needs no update. */
-function inviteDependencies(store: ReturnType<typeof fakeStore>, context: ReturnType<typeof fakeContext>['context']) {
-  const deps = dependencies(store, context);
-  deps.contextFor = async () => ({
-    ...context,
-    interviews: { ...context.interviews, updateInterview: async () => undefined },
-  });
-  return deps;
-}
-
 describe('Use case: handleStageEntered', () => {
+  /** Workers claimed the default delivery and stopped (the last without a word), recording `steps` on the way. */
+  async function stoppedEarlier(store: MemoryMappingStore, steps: { inviteEmailAt?: number; cleanStops?: number }) {
+    const delivery = { source: 'greenhouse:acme-greenhouse', deliveryId: 'evt-1', enqueueId: 'enq-1' };
+    const input = {
+      ...APPLICATION,
+      atsCandidateId: '7702',
+      atsJobId: '3301',
+      stageId: '9001',
+      candidateEmail: 'ana@example.com',
+    };
+    let at = NOW - 600_000;
+    await store.claimApplication(delivery, input, { owner: 'w0', now: at, durationMs: 60_000 });
+    const step = { interviewId: 'int-new', candidateEmail: 'ana@example.com', done: false };
+    if (steps.inviteEmailAt)
+      await store.recordInviteStep(APPLICATION, 'w0', { ...step, inviteEmailAt: steps.inviteEmailAt });
+    // Claims that stopped cleanly (a 429 before the call), each taken over by the next.
+    for (let n = 0; n < (steps.cleanStops ?? 0); n++) {
+      await store.releaseClaim(APPLICATION, `w${n}`, `invite:${n}`);
+      at += 120_000;
+      await store.claimApplication(delivery, input, { owner: `w${n + 1}`, now: at, durationMs: 60_000 });
+    }
+  }
+
   it('after a takeover, finds the invite note the earlier worker posted and does not post it again', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
-    store.claimApplication.mockResolvedValue({
-      kind: 'claimed',
-      resumed: true,
-      record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW - 1000 }),
-    });
-    store.getJob.mockResolvedValue(
-      jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' }),
-    );
-    store.leaseJob.mockResolvedValue({
-      kind: 'ready',
-      record: jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1' }),
-    });
+    await stoppedEarlier(store, { inviteEmailAt: NOW - 1000 });
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
-    const deps = inviteDependencies(store, context);
-    const [result] = await handleStageEntered(stageMessage(), deps);
-    expect(result).toMatchObject({ outcome: 'invited' });
+    const deps = dependencies(store, context);
+    expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
-    expect(store.recordInviteStep).toHaveBeenCalledWith(
-      expect.anything(),
-      'owner-1',
-      expect.objectContaining({ inviteNoteAt: NOW, done: true }),
-    );
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'invited',
+      inviteNoteAt: NOW,
+      inviteClaims: 1,
+    });
   });
 
   it.each([
@@ -256,23 +257,16 @@ describe('Use case: handleStageEntered', () => {
   });
 
   it('looks the note up after a takeover from a worker that did not stop cleanly', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
-    const ready = jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', templateHash: 'x' });
-    store.getJob.mockResolvedValue(ready);
-    store.leaseJob.mockResolvedValue({ kind: 'ready', record: ready });
-    // A clean stop two claims ago says nothing of the claim in between, which may have posted and crashed.
-    store.claimApplication.mockResolvedValue({
-      kind: 'claimed',
-      resumed: true,
-      record: applicationRecord({ state: 'claimed', inviteEmailAt: NOW, inviteClaims: 2, cleanStop: 'invite:0' }),
-    });
+    // A clean stop, then a claim that stopped without a word: it may have posted the note and crashed.
+    await stoppedEarlier(store, { inviteEmailAt: NOW - 1000, cleanStops: 1 });
     ats.findNote.mockResolvedValue({ noteId: 'note-earlier' });
-    const deps = inviteDependencies(store, context);
-    const [result] = await handleStageEntered(stageMessage(), deps);
-    expect(result).toMatchObject({ outcome: 'invited' });
+    const deps = dependencies(store, context);
+    expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
     expect(ats.findNote).toHaveBeenCalledTimes(1);
     expect(ats.postNote).not.toHaveBeenCalled();
+    expect(await store.getApplication(APPLICATION)).toMatchObject({ state: 'invited', inviteClaims: 2 });
   });
 
   it('marks the application failed when there is no way to invite, and returns values for duplicates', async () => {
