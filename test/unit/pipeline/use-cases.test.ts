@@ -7,6 +7,7 @@ import {
   handleReportCreated,
   handleStageEntered,
 } from '../../../shared/pipeline';
+import type { ConnectionContext } from '../../../shared/pipeline/ports';
 import { connectionDocument } from '../../helpers/connections';
 import {
   applicationRecord,
@@ -32,33 +33,49 @@ beforeEach(() => clearInterviewCache());
 const APPLICATION = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
 
 describe('Use case: ensureInterviewForTrigger', () => {
+  const JOB = { connectionId: 'acme-greenhouse', atsJobId: '3301', triggerId: 'ai-screen' };
+  const NAME = 'Backend Engineer – AI interview (ref acme-greenhouse/3301/ai-screen)';
+  /** Another worker holds the job's creation lease, taken at `at` for a minute. */
+  const otherCreator = (store: MemoryMappingStore, at = NOW) =>
+    store.leaseJob(JOB, { interviewName: NAME, templateHash: 'h' }, { owner: 'other', now: at, durationMs: 60_000 });
+  /** Dependencies on a clock that sleeping moves on; `onSleep` runs after each sleep. */
+  function onAClock(store: MemoryMappingStore, context: ConnectionContext, onSleep = async (_n: number) => {}) {
+    let clock = NOW;
+    let sleeps = 0;
+    return {
+      ...dependencies(store, context),
+      now: () => clock,
+      newOwner: () => 'me',
+      sleep: async (ms: number) => {
+        clock += ms;
+        await onSleep(++sleeps);
+      },
+    };
+  }
+
   it('adopts the interview an earlier, crashed creator made instead of creating a second one', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, interviews, connection } = fakeContext();
-    store.leaseJob.mockResolvedValue({
-      kind: 'leased',
-      record: jobRecord({ createAttempts: 2, leaseOwner: 'owner-1' }),
-    });
+    // The earlier creator's lease ran out: it may have created the interview and stopped before recording it.
+    await otherCreator(store, NOW - 120_000);
     interviews.findInterviewsByName.mockResolvedValue([
       { interview_id: 'int-orphan', interview_name: 'n', invite_url: 'https://i.example.com/int-orphan' },
     ]);
-    const deps = dependencies(store, context);
+    const deps = { ...dependencies(store, context), now: () => NOW, newOwner: () => 'owner-1' };
     const ready = await ensureInterviewForTrigger(
       context,
       connection.triggers[0]!,
       { atsJobId: '3301', jobName: 'Backend Engineer' },
-      { ...deps, now: () => NOW, newOwner: () => 'owner-1' },
+      deps,
     );
     expect(ready.interviewId).toBe('int-orphan');
     expect(interviews.createInterview).not.toHaveBeenCalled();
-    expect(interviews.findInterviewsByName).toHaveBeenCalledWith(
-      'Backend Engineer – AI interview (ref acme-greenhouse/3301/ai-screen)',
-      expect.anything(),
-    );
+    expect(interviews.findInterviewsByName).toHaveBeenCalledWith(NAME, expect.anything());
+    expect(await store.getJob(JOB)).toMatchObject({ state: 'ready', interviewId: 'int-orphan', createAttempts: 2 });
   });
 
   it('creates on a first lease, and sets update-only fields (skills, coding round) with a PUT', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const trigger = {
       id: 'ai-screen',
       stage: { name: 'AI Interview' },
@@ -69,14 +86,8 @@ describe('Use case: ensureInterviewForTrigger', () => {
       },
     };
     const { context, interviews, connection } = fakeContext(connectionDocument({ triggers: [trigger] }));
-    store.leaseJob.mockResolvedValue({ kind: 'leased', record: jobRecord() });
-    const deps = dependencies(store, context);
-    const ready = await ensureInterviewForTrigger(
-      context,
-      connection.triggers[0]!,
-      { atsJobId: '3301' },
-      { ...deps, now: () => NOW, newOwner: () => 'owner-1' },
-    );
+    const deps = { ...dependencies(store, context), now: () => NOW, newOwner: () => 'owner-1' };
+    const ready = await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps);
     expect(ready.interviewId).toBe('int-new');
     expect(interviews.findInterviewsByName).not.toHaveBeenCalled();
     expect(interviews.updateInterview).toHaveBeenCalledWith(
@@ -89,20 +100,20 @@ describe('Use case: ensureInterviewForTrigger', () => {
       },
       expect.anything(),
     );
+    expect(await store.getJob(JOB)).toMatchObject({ state: 'ready', interviewId: 'int-new', createAttempts: 1 });
   });
 
   it('updates the existing interview in place when the template changed', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, interviews, connection } = fakeContext();
-    store.getJob.mockResolvedValue(
-      jobRecord({ state: 'ready', interviewId: 'int-old', inviteUrl: 'https://i/int-old', templateHash: 'stale' }),
-    );
-    const ready = await ensureInterviewForTrigger(
-      context,
-      connection.triggers[0]!,
-      { atsJobId: '3301' },
-      { ...dependencies(store, context), now: () => NOW, newOwner: () => 'o' },
-    );
+    await otherCreator(store);
+    await store.completeJob(JOB, 'other', {
+      interviewId: 'int-old',
+      inviteUrl: 'https://i/int-old',
+      templateHash: 'stale',
+    });
+    const deps = { ...dependencies(store, context), now: () => NOW, newOwner: () => 'o' };
+    const ready = await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps);
     expect(ready.interviewId).toBe('int-old');
     expect(interviews.createInterview).not.toHaveBeenCalled();
     expect(interviews.updateInterview).toHaveBeenCalledWith(
@@ -110,54 +121,41 @@ describe('Use case: ensureInterviewForTrigger', () => {
       expect.objectContaining({ custom_question_list: expect.any(Array) }),
       expect.anything(),
     );
-    expect(store.recordJobTemplate).toHaveBeenCalled();
+    // The record holds the new template's hash: the next worker does not update it again.
+    expect((await store.getJob(JOB))?.templateHash).not.toBe('stale');
   });
 
   it('waits for another creator, and gives up with a retryable error when it never finishes', async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, connection } = fakeContext();
-    store.leaseJob.mockResolvedValue({ kind: 'busy', record: jobRecord({ leaseOwner: 'other' }) });
-    store.getJob
-      .mockResolvedValueOnce(undefined)
-      .mockResolvedValueOnce(jobRecord({ state: 'creating' }))
-      .mockResolvedValue(jobRecord({ state: 'ready', interviewId: 'int-other', inviteUrl: 'https://i/int-other' }));
-    let clock = NOW;
-    const deps = {
-      ...dependencies(store, context),
-      now: () => clock,
-      newOwner: () => 'me',
-      sleep: async (ms: number) => {
-        clock += ms;
-      },
-    };
-    expect(
-      (await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps)).interviewId,
-    ).toBe('int-other');
+    await otherCreator(store);
+    // The other creator finishes while this worker polls (after its second sleep).
+    const finishing = onAClock(store, context, async (sleeps) => {
+      if (sleeps === 2)
+        await store.completeJob(JOB, 'other', {
+          interviewId: 'int-other',
+          inviteUrl: 'https://i/int-other',
+          templateHash: 'h',
+        });
+    });
+    const trigger = connection.triggers[0]!;
+    expect((await ensureInterviewForTrigger(context, trigger, { atsJobId: '3301' }, finishing)).interviewId).toBe(
+      'int-other',
+    );
     clearInterviewCache();
-    store.getJob.mockReset().mockResolvedValue(jobRecord({ state: 'creating' }));
+    const never = new MemoryMappingStore();
+    await otherCreator(never);
     await expect(
-      ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps),
+      ensureInterviewForTrigger(context, trigger, { atsJobId: '3301' }, onAClock(never, context)),
     ).rejects.toMatchObject({ code: 'interview-not-ready', retryable: true });
   });
 
   it("asks to be retried when the creator's lease ends, so the worker defers the message to then", async () => {
-    const store = fakeStore();
+    const store = new MemoryMappingStore();
     const { context, connection } = fakeContext();
-    let clock = NOW;
-    store.leaseJob.mockResolvedValue({
-      kind: 'busy',
-      record: jobRecord({ leaseOwner: 'other', leaseUntil: NOW + 40_000 }),
-    });
-    store.getJob.mockResolvedValue(jobRecord({ state: 'creating' }));
-    const deps = {
-      ...dependencies(store, context),
-      now: () => clock,
-      newOwner: () => 'me',
-      sleep: async (ms: number) => {
-        clock += ms;
-      },
-      leaseMs: 20_000,
-    };
+    // The creator took its lease 20 s ago: it holds it 40 s more.
+    await otherCreator(store, NOW - 20_000);
+    const deps = { ...onAClock(store, context), leaseMs: 20_000 };
     // It polls for half its own lease (10 s), then the creator still holds 30 s of its lease.
     await expect(
       ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps),
