@@ -41,6 +41,13 @@ export class MemoryMappingStore implements MappingStore {
   private readonly parked = new Map<string, Fields>();
   private readonly sweeps = new Map<string, SweepProgress>();
 
+  /** Puts records as they stand, with no rule applied: a test's fixture of what earlier work left. */
+  public seed(records: { jobs?: JobRecord[]; applications?: ApplicationRecord[] }): this {
+    for (const job of records.jobs ?? []) this.jobs.set(jobId(job), copy(job));
+    for (const application of records.applications ?? []) this.applications.set(appId(application), copy(application));
+    return this;
+  }
+
   public async claimApplication(
     delivery: { source: string; deliveryId: string; enqueueId: string },
     input: ApplicationClaimInput,

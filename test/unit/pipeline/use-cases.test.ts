@@ -447,40 +447,49 @@ describe('Use case: handleReportCreated', () => {
 describe('Use case: reconcileConnection', () => {
   it('enqueues open and unknown reports of active interviews, and leaves quiet old interviews alone', async () => {
     const { reconcileConnection } = await import('../../../shared/pipeline');
-    const store = fakeStore();
     const { context, interviews } = fakeContext();
     const old = NOW - 30 * 86_400_000;
-    store.listJobs.mockResolvedValue([
-      jobRecord({ state: 'ready', interviewId: 'int-active', updatedAt: NOW }),
-      jobRecord({ state: 'ready', interviewId: 'int-quiet', updatedAt: old }),
-    ]);
-    store.listApplicationsByInterview.mockImplementation(async (id: string) =>
-      id === 'int-active'
-        ? [
-            applicationRecord({ interviewId: 'int-active', state: 'invited', candidateEmail: 'open@example.com' }),
-            applicationRecord({
-              atsApplicationId: '4402',
-              interviewId: 'int-active',
-              state: 'written_back',
-              candidateEmail: 'done@example.com',
-            }),
-          ]
-        : [applicationRecord({ interviewId: 'int-quiet', state: 'written_back', updatedAt: old })],
+    const store = new MemoryMappingStore().seed({
+      jobs: [
+        jobRecord({ atsJobId: '3301', state: 'ready', interviewId: 'int-active', updatedAt: NOW }),
+        jobRecord({ atsJobId: '3302', state: 'ready', interviewId: 'int-quiet', updatedAt: old }),
+      ],
+      applications: [
+        applicationRecord({ interviewId: 'int-active', state: 'invited', candidateEmail: 'open@example.com' }),
+        applicationRecord({
+          atsApplicationId: '4402',
+          interviewId: 'int-active',
+          state: 'written_back',
+          candidateEmail: 'done@example.com',
+        }),
+        applicationRecord({
+          atsApplicationId: '4403',
+          interviewId: 'int-quiet',
+          state: 'written_back',
+          updatedAt: old,
+        }),
+      ],
+    });
+    // A stranger's report parked before is left to the operator.
+    await store.parkUnmatchedReport(
+      'acme-greenhouse',
+      { reportId: 'int-active-parked', interviewId: 'int-active', candidateId: 'c' },
+      'no application',
+      NOW,
     );
-    interviews.listReports.mockImplementation(async ({ interview_id }: { interview_id: string }) => [
-      reportFactory({ report_id: `${interview_id}-open`, interview_id, candidate_email_id: 'open@example.com' }),
-      reportFactory({ report_id: `${interview_id}-done`, interview_id, candidate_email_id: 'done@example.com' }),
-      reportFactory({
-        report_id: `${interview_id}-stranger`,
-        interview_id,
-        candidate_email_id: 'stranger@example.com',
-      }),
-    ]);
-    store.isReportParked.mockImplementation(async (_c: string, reportId: string) => reportId.endsWith('parked'));
+    interviews.listReports.mockImplementation(async ({ interview_id }: { interview_id: string }) =>
+      ['open', 'done', 'stranger', 'parked'].map((who) =>
+        reportFactory({ report_id: `${interview_id}-${who}`, interview_id, candidate_email_id: `${who}@example.com` }),
+      ),
+    );
     const ledger = new MemoryQueueLedger();
     const result = await reconcileConnection('acme-greenhouse', { ...dependencies(store, context), ledger });
     expect(result.interviewsChecked).toBe(1);
     expect(result.enqueued.map((r) => r.reportId)).toEqual(['int-active-open', 'int-active-stranger']);
+    // Each one enqueued is recorded in the queue ledger: a second run within the grace period enqueues nothing.
+    expect(
+      (await reconcileConnection('acme-greenhouse', { ...dependencies(store, context), ledger })).enqueued,
+    ).toEqual([]);
     expect(interviews.listReports).not.toHaveBeenCalledWith(
       expect.objectContaining({ interview_id: 'int-quiet' }),
       expect.anything(),
@@ -489,15 +498,20 @@ describe('Use case: reconcileConnection', () => {
 
   it('leaves a write-back of the same report claimed lately alone, and enqueues one claimed long ago', async () => {
     const { reconcileConnection } = await import('../../../shared/pipeline');
-    const store = fakeStore();
     const { context, interviews } = fakeContext();
-    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: NOW })]);
-    const claimed = (email: string, reportId: string, updatedAt: number) =>
-      applicationRecord({ interviewId: 'int-1', state: 'completed', candidateEmail: email, reportId, updatedAt });
-    store.listApplicationsByInterview.mockResolvedValue([
-      claimed('waiting@example.com', 'rep-waiting', NOW - 60_000),
-      claimed('lost@example.com', 'rep-lost', NOW - 16 * 60_000),
-    ]);
+    const claimed = (id: string, reportId: string, updatedAt: number) =>
+      applicationRecord({
+        atsApplicationId: id,
+        interviewId: 'int-1',
+        state: 'completed',
+        candidateEmail: `${reportId.slice(4)}@example.com`,
+        reportId,
+        updatedAt,
+      });
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: NOW })],
+      applications: [claimed('4401', 'rep-waiting', NOW - 60_000), claimed('4402', 'rep-lost', NOW - 16 * 60_000)],
+    });
     interviews.listReports.mockResolvedValue([
       reportFactory({ report_id: 'rep-waiting', interview_id: 'int-1', candidate_email_id: 'waiting@example.com' }),
       reportFactory({ report_id: 'rep-lost', interview_id: 'int-1', candidate_email_id: 'lost@example.com' }),
@@ -512,13 +526,13 @@ describe('Use case: reconcileConnection', () => {
 
   it('returns what it found when its share of the run ends mid-way, to be enqueued; the rest waits', async () => {
     const { reconcileConnection } = await import('../../../shared/pipeline');
-    const store = fakeStore();
     const { context, interviews } = fakeContext();
-    store.listJobs.mockResolvedValue([
-      jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: NOW }),
-      jobRecord({ state: 'ready', interviewId: 'int-2', updatedAt: NOW }),
-    ]);
-    store.listApplicationsByInterview.mockResolvedValue([]);
+    const store = new MemoryMappingStore().seed({
+      jobs: [
+        jobRecord({ atsJobId: '3301', state: 'ready', interviewId: 'int-1', updatedAt: NOW }),
+        jobRecord({ atsJobId: '3302', state: 'ready', interviewId: 'int-2', updatedAt: NOW }),
+      ],
+    });
     const share = new AbortController();
     interviews.listReports.mockImplementation(async ({ interview_id }: { interview_id: string }) => {
       if (interview_id === 'int-2') {
