@@ -10,9 +10,9 @@ export type WebhookConnection =
 
 /**
  * The connection a webhook is addressed to, before anything of the body is read. An unknown connection is 404
- * (docs/operations.md, Security: ids are addresses, not credentials). A secret that cannot be read (missing, invalid, Secrets
- * Manager down) is 503, so the sender delivers again once it is fixed, with an ERROR line naming the connection
- * and the reason for the operator (never the secret's value).
+ * (docs/operations.md, Security: ids are addresses, not credentials). A secret that cannot be read (missing,
+ * invalid, Secrets Manager down) is 503, so the sender delivers again once it is fixed, with an ERROR line naming
+ * the connection and the reason for the operator (never the secret's value).
  */
 export async function webhookConnection(
   connectionId: string,
