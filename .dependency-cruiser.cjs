@@ -41,6 +41,13 @@ module.exports = {
       to: { path: '^shared/pipeline/' },
     },
     {
+      name: 'pipeline-ports-import-ports',
+      comment: "The pipeline's ports name domain types and the other ports only, never an implementation.",
+      severity: 'error',
+      from: { path: '^shared/pipeline/ports\\.ts$' },
+      to: { pathNot: '^shared/(config/|pipeline/records\\.ts$|ats/port\\.ts$|interview-service/port\\.ts$)' },
+    },
+    {
       name: 'aws-app-not-to-local-or-cli',
       comment: 'infra/aws/ is what cdk deploy runs: it never imports the one-machine runtime, a sandbox or a CLI.',
       severity: 'error',

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sleep as defaultSleep, timeLeftMs } from '../http';
 import { AtsError, ATS_ERROR_CODES } from './errors';
+import type { Admission, AtsPacing, Turn } from './port';
 
 /** An ATS's rate limit: `limit` calls per `windowMs`. */
 export interface RateLimit {
@@ -38,16 +39,7 @@ export interface SharedCosts {
   seen(costs: Record<string, number>): void;
 }
 
-/** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
-export type Admission<T> =
-  | { admitted: true; value: T }
-  | { admitted: false; turnAt: number; turnCalls: number; waitMs: number; returnInMs: number };
-
-/** A turn reserved on the schedule: when it begins, and how many calls' intervals it holds. */
-export interface Turn {
-  at: number;
-  calls: number;
-}
+export type { Admission, Turn } from './port';
 
 /**
  * The share of the ATS's rate the schedule gives out: the rest absorbs a call sent a little late or early (a queue's
@@ -172,7 +164,7 @@ export interface PacerOptions {
  * reservation. So every call has its own place on the schedule. A small local guard never sends into a window the
  * ATS announced as spent, and moves the schedule past its reset.
  */
-export class Pacer implements CallGate {
+export class Pacer implements CallGate, AtsPacing {
   /** Between two calls at the share of the rate the schedule gives out. */
   public readonly intervalMs: number;
   /** The grid messages going back for their turns come back on (RETURN_GRID_MS). */

@@ -211,3 +211,27 @@ export interface AtsSetup {
     signal?: AbortSignal,
   ): Promise<{ id: string; issuedSecret?: string | undefined }>;
 }
+
+/** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
+export type Admission<T> =
+  | { admitted: true; value: T }
+  | { admitted: false; turnAt: number; turnCalls: number; waitMs: number; returnInMs: number };
+
+/** A turn reserved on the schedule: when it begins, and how many calls' intervals it holds. */
+export interface Turn {
+  at: number;
+  calls: number;
+}
+
+/** Paces a connection's ATS calls across every environment: the port the pacer (./pacer.ts) implements. */
+export interface AtsPacing {
+  /** Runs `work` in its turn when the turn is close; otherwise answers the turn the message comes back for. */
+  admit<T>(
+    kind: string,
+    reserved: Turn | undefined,
+    signal: AbortSignal | undefined,
+    work: () => Promise<T>,
+  ): Promise<Admission<T>>;
+  /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
+  waitMs(calls?: number): number;
+}

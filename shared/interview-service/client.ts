@@ -52,6 +52,7 @@ import type {
   Webhook,
 } from './types';
 import { errorMessage } from '../errors';
+import type { CallOptions, InterviewService, InviteInput } from './port';
 
 export interface WarningLogger {
   warn(message: string, attributes?: Record<string, unknown>): void;
@@ -80,10 +81,7 @@ export interface SkippedItem {
   field: string;
 }
 
-export interface CallOptions {
-  /** The caller's deadline; aborting it stops the call and any waits between retries. */
-  signal?: AbortSignal;
-}
+export type { CallOptions } from './port';
 
 interface RequestSpec<T> {
   method: 'GET' | 'POST' | 'PUT';
@@ -103,7 +101,7 @@ interface RequestSpec<T> {
 const noopLogger: WarningLogger = { warn: () => undefined };
 
 /** The typed client of the interview service's eight endpoints (interview-service-api.md §4). */
-export class InterviewServiceClient {
+export class InterviewServiceClient implements InterviewService {
   private readonly baseUrl: string;
   private readonly apiKey: string;
   private readonly timeoutMs: number;
@@ -147,19 +145,7 @@ export class InterviewServiceClient {
    * Not idempotent (inviting twice makes two sessions) and so sent exactly once, never retried here: after an
    * error with `mayHaveSucceeded`, look with `findInvitation` before inviting again.
    */
-  public async inviteCandidate(
-    input: {
-      interviewId: string;
-      name: string;
-      email: string;
-      jobApplicationId?: string | undefined;
-      /** Asks again for that candidate's invitation (the service's re-send) instead of a new one. */
-      candidateId?: string | undefined;
-      /** The service sends its own e-mail unless this is true. */
-      disableEmailNotification: boolean;
-    },
-    options: CallOptions = {},
-  ): Promise<Invitation> {
+  public async inviteCandidate(input: InviteInput, options: CallOptions = {}): Promise<Invitation> {
     const result = await this.request({
       method: 'POST',
       path: '/interview/invite',

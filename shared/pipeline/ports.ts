@@ -1,7 +1,6 @@
 import type { Connection, ConnectionSecrets } from '../config';
-import type { AtsAdapter } from '../ats/port';
-import type { Pacer } from '../ats/pacer';
-import type { InterviewServiceClient } from '../interview-service';
+import type { AtsAdapter, AtsPacing } from '../ats/port';
+import type { InterviewService } from '../interview-service/port';
 import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from './records';
 
 export type ClaimApplicationResult =
@@ -237,17 +236,8 @@ export interface ConnectionContext {
   secrets: ConnectionSecrets;
   ats: AtsAdapter;
   /** Paces the connection's ATS calls across every environment (shared/ats/pacer.ts); absent where nothing paces. */
-  pacer?: Pick<Pacer, 'admit' | 'waitMs'> | undefined;
-  interviews: Pick<
-    InterviewServiceClient,
-    | 'createInterview'
-    | 'updateInterview'
-    | 'findInterviewsByName'
-    | 'listReports'
-    | 'listAllReports'
-    | 'inviteCandidate'
-    | 'findInvitation'
-  >;
+  pacer?: AtsPacing | undefined;
+  interviews: InterviewService;
 }
 
 export interface PipelineLogger {
