@@ -2,7 +2,6 @@ import { LeaseLostError } from '../../shared/mapping/errors';
 import type {
   ApplicationClaimInput,
   ClaimApplicationResult,
-  ClaimWriteBackResult,
   InviteStep,
   Lease,
   LeaseJobResult,
@@ -194,12 +193,7 @@ export class MemoryMappingStore implements MappingStore {
       .filter((s): s is string => s !== undefined);
   }
 
-  public async claimWriteBack(
-    key: ApplicationKey,
-    reportId: string,
-    lease: Lease,
-    reportCandidateId?: string,
-  ): Promise<ClaimWriteBackResult> {
+  public readonly claimWriteBack: MappingStore['claimWriteBack'] = async (key, reportId, lease, reportCandidateId) => {
     const record = this.applications.get(appId(key));
     if (!record) throw new Error(`application ${key.atsApplicationId}: its claim was refused, and it is gone`);
     const open = ['claimed', 'invited', 'expired'].includes(record.state) && record.reportId === undefined;
@@ -215,7 +209,7 @@ export class MemoryMappingStore implements MappingStore {
     return record.state === 'written_back'
       ? { kind: 'done', record: copy(record) }
       : { kind: 'busy', record: copy(record) };
-  }
+  };
 
   public async recordWriteBackStep(key: ApplicationKey, owner: string, step: WriteBackStep): Promise<void> {
     const { done, ...fields } = step;
@@ -278,14 +272,14 @@ export class MemoryMappingStore implements MappingStore {
     this.parked.delete(`${connectionId}#${reportId}`);
   }
 
-  public async parkUnmatchedReport(
-    connectionId: string,
-    report: { reportId: string; interviewId: string; candidateId: string },
-    reason: string,
-    now: number,
-  ): Promise<void> {
+  public readonly parkUnmatchedReport: MappingStore['parkUnmatchedReport'] = async (
+    connectionId,
+    report,
+    reason,
+    now,
+  ) => {
     this.parked.set(`${connectionId}#${report.reportId}`, { connectionId, ...report, reason, parkedAt: now });
-  }
+  };
 
   public async getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined> {
     return this.sweeps.get(`${connectionId}#${triggerId}`);
