@@ -142,14 +142,7 @@ export class DynamoInviteClaims extends DynamoTables {
       'state',
       'reportId',
     );
-    const claim = await this.updateApplicationWhen(
-      input,
-      update,
-      '#state = :failed AND attribute_not_exists(#reportId)',
-    );
-    return 'updated' in claim
-      ? { kind: 'claimed', record: claim.updated, resumed: true }
-      : { kind: 'held-elsewhere', record: previous };
+    return this.resume(input, previous, { update, condition: '#state = :failed AND attribute_not_exists(#reportId)' });
   }
 
   /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */
@@ -167,13 +160,19 @@ export class DynamoInviteClaims extends DynamoTables {
       'state',
       'leaseUntil',
     );
-    const claim = await this.updateApplicationWhen(
-      key,
-      update,
-      '#state = :claimed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)',
-    );
-    return 'updated' in claim
-      ? { kind: 'claimed', record: claim.updated, resumed: true }
+    const condition = '#state = :claimed AND (attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)';
+    return this.resume(key, previous, { update, condition });
+  }
+
+  /** An existing claim taken by this worker when `condition` holds; held elsewhere when another got there first. */
+  private async resume(
+    key: ApplicationKey,
+    previous: ApplicationRecord,
+    claim: { update: ReturnType<typeof buildUpdate>; condition: string },
+  ): Promise<ClaimApplicationResult> {
+    const taken = await this.updateApplicationWhen(key, claim.update, claim.condition);
+    return 'updated' in taken
+      ? { kind: 'claimed', record: taken.updated, resumed: true }
       : { kind: 'held-elsewhere', record: previous };
   }
 
