@@ -2,6 +2,7 @@ import { BatchGetItemCommand, GetItemCommand, QueryCommand, type AttributeValue 
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
+import { toApplication } from './legacy-steps';
 
 import { DynamoTables, applicationKeyFields } from './dynamo-tables';
 
@@ -11,16 +12,25 @@ export class DynamoApplicationReads extends DynamoTables {
    * Applications refused for good, of one connection or all (`npm run ops -- failed`), and invitations whose
    * e-mail SES refused (the note carried the link; the candidate has no e-mail).
    */
-  public listFailedApplications(connectionId?: string): Promise<ApplicationRecord[]> {
-    const failed = '(#state = :failed OR attribute_exists(inviteEmailRefused))';
-    return this.scanAll<ApplicationRecord>({
+  public async listFailedApplications(connectionId?: string): Promise<ApplicationRecord[]> {
+    const failed =
+      '(#state = :failed OR #steps.#inviteEmail.#outcome = :refused OR attribute_exists(inviteEmailRefused))';
+    const items = await this.scanAll<Record<string, unknown>>({
       TableName: this.tables.applications,
       FilterExpression: connectionId ? `${failed} AND connectionId = :c` : failed,
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: marshall(
-        connectionId ? { ':failed': 'failed', ':c': connectionId } : { ':failed': 'failed' },
-      ),
+      ExpressionAttributeNames: {
+        '#state': 'state',
+        '#steps': 'steps',
+        '#inviteEmail': 'inviteEmail',
+        '#outcome': 'outcome',
+      },
+      ExpressionAttributeValues: marshall({
+        ':failed': 'failed',
+        ':refused': 'refused',
+        ...(connectionId ? { ':c': connectionId } : {}),
+      }),
     });
+    return items.map(toApplication);
   }
 
   public async findApplicationByInterview(
@@ -54,7 +64,7 @@ export class DynamoApplicationReads extends DynamoTables {
       }),
     );
     const [item] = result.Items ?? [];
-    return item ? (unmarshall(item) as ApplicationRecord) : undefined;
+    return item ? toApplication(unmarshall(item)) : undefined;
   }
 
   public listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]> {
@@ -103,11 +113,13 @@ export class DynamoApplicationReads extends DynamoTables {
           new GetItemCommand({
             TableName: this.tables.applications,
             Key: marshall({ pk, sk }),
-            ProjectionExpression: 'statusTag',
+            // The old field too: an application recorded before the steps map (legacy-steps.ts).
+            ProjectionExpression: '#steps.#status, statusTag, statusRank',
+            ExpressionAttributeNames: { '#steps': 'steps', '#status': 'status' },
             ConsistentRead: true,
           }),
         );
-        const status = result.Item ? unmarshall(result.Item).statusTag : undefined;
+        const status = result.Item ? toApplication(unmarshall(result.Item)).steps.status?.value : undefined;
         if (typeof status === 'string') statuses.push(status);
       }
     });

@@ -15,6 +15,7 @@ import { buildUpdate, withNames } from './expressions';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { type PagedRead, pages, readAll } from './paging';
+import { toApplication } from './legacy-steps';
 
 export interface MappingTableNames {
   jobs: string;
@@ -74,7 +75,7 @@ export class DynamoTables {
     const result = await this.send(
       new GetItemCommand({ TableName: this.tables.applications, Key: applicationKey(key), ConsistentRead: true }),
     );
-    return result.Item ? (unmarshall(result.Item) as ApplicationRecord) : undefined;
+    return result.Item ? toApplication(unmarshall(result.Item)) : undefined;
   }
 
   public findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]> {
@@ -137,10 +138,10 @@ export class DynamoTables {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { updated: unmarshall(result.Attributes ?? {}) as ApplicationRecord };
+      return { updated: toApplication(unmarshall(result.Attributes ?? {})) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return { refused: error.Item ? (unmarshall(error.Item) as ApplicationRecord) : undefined };
+      return { refused: error.Item ? toApplication(unmarshall(error.Item)) : undefined };
     }
   }
 
@@ -182,8 +183,12 @@ export class DynamoTables {
     }
   }
 
-  protected queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
-    return readAll(this.read(`Query ${input.IndexName ?? input.TableName}`), { query: input });
+  /** Applications found by a Query, each read as one record with its steps (legacy-steps.ts). */
+  protected async queryAll(input: QueryCommandInput): Promise<ApplicationRecord[]> {
+    const items = await readAll<Record<string, unknown>>(this.read(`Query ${input.IndexName ?? input.TableName}`), {
+      query: input,
+    });
+    return items.map(toApplication);
   }
 
   protected scanAll<T>(input: ScanCommandInput): Promise<T[]> {

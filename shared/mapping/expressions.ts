@@ -8,8 +8,9 @@ export interface UpdateParts {
 }
 
 /**
- * Builds `SET a = :a, b = if_not_exists(b, :b) REMOVE c` from plain fields; undefined fields are skipped.
- * `extraValues` carry the placeholders a condition expression uses.
+ * Builds `SET a = :a, b = if_not_exists(b, :b) REMOVE c` from plain fields; undefined fields are skipped. A field
+ * may be a path into a map (`steps.inviteEmail`: `#steps.#inviteEmail = :steps_inviteEmail`). `extraValues` carry
+ * the placeholders a condition expression uses.
  */
 export function buildUpdate(options: {
   set?: Record<string, unknown>;
@@ -21,19 +22,26 @@ export function buildUpdate(options: {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ...options.extraValues };
   const sets: string[] = [];
-  const name = (field: string): string => {
-    names[`#${field}`] = field;
-    return `#${field}`;
+  const name = (field: string): string =>
+    field
+      .split('.')
+      .map((segment) => {
+        names[`#${segment}`] = segment;
+        return `#${segment}`;
+      })
+      .join('.');
+  const value = (field: string, given: unknown): string => {
+    const placeholder = `:${field.replaceAll('.', '_')}`;
+    values[placeholder] = given;
+    return placeholder;
   };
-  for (const [field, value] of Object.entries(options.set ?? {})) {
-    if (value === undefined) continue;
-    values[`:${field}`] = value;
-    sets.push(`${name(field)} = :${field}`);
+  for (const [field, given] of Object.entries(options.set ?? {})) {
+    if (given === undefined) continue;
+    sets.push(`${name(field)} = ${value(field, given)}`);
   }
-  for (const [field, value] of Object.entries(options.setIfMissing ?? {})) {
-    if (value === undefined) continue;
-    values[`:${field}`] = value;
-    sets.push(`${name(field)} = if_not_exists(${name(field)}, :${field})`);
+  for (const [field, given] of Object.entries(options.setIfMissing ?? {})) {
+    if (given === undefined) continue;
+    sets.push(`${name(field)} = if_not_exists(${name(field)}, ${value(field, given)})`);
   }
   for (const field of options.increment ?? []) {
     values[':zero'] = 0;

@@ -1,8 +1,9 @@
 import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { ApplicationClaimInput, ClaimApplicationResult, InviteStep, Lease } from '../pipeline/ports';
+import type { ApplicationClaimInput, ClaimApplicationResult, Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
+import { toApplication } from './legacy-steps';
 import { buildUpdate, withNames } from './expressions';
 
 import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
@@ -27,6 +28,7 @@ export class DynamoInviteClaims extends DynamoTables {
       triggerId: input.triggerId,
       candidateEmail: input.candidateEmail,
       state: 'claimed',
+      steps: {},
       leaseOwner: lease.owner,
       leaseUntil: lease.now + lease.durationMs,
       createdAt: lease.now,
@@ -103,9 +105,7 @@ export class DynamoInviteClaims extends DynamoTables {
     if (tombstoneReason?.Code === 'ConditionalCheckFailed') return { kind: 'candidate-deleted' };
     if (deliveryReason?.Code === 'ConditionalCheckFailed') return { kind: 'duplicate-delivery' };
     if (claimReason?.Code !== 'ConditionalCheckFailed') throw error;
-    const record = claimReason.Item
-      ? (unmarshall(claimReason.Item) as ApplicationRecord)
-      : await this.getApplication(input);
+    const record = claimReason.Item ? toApplication(unmarshall(claimReason.Item)) : await this.getApplication(input);
     if (!record) throw error;
     if (record.state === 'failed' && record.reportId === undefined)
       return this.reclaimFailedInvite(input, record, lease);
@@ -174,37 +174,6 @@ export class DynamoInviteClaims extends DynamoTables {
     return 'updated' in taken
       ? { kind: 'claimed', record: taken.updated, resumed: true }
       : { kind: 'held-elsewhere', record: previous };
-  }
-
-  public async recordInviteStep(
-    key: ApplicationKey,
-    owner: string,
-    step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
-  ): Promise<void> {
-    const invitation = step.serviceInvitation;
-    await this.updateHeldApplication(key, owner, {
-      set: {
-        serviceInviteStartedAt: step.serviceInviteStartedAt,
-        serviceCandidateId: invitation?.candidateId,
-        candidateInviteUrl: invitation?.inviteUrl,
-        serviceInviteAt: invitation?.at,
-        serviceCandidateKey: invitation ? `${step.interviewId}#${invitation.candidateId}` : undefined,
-        interviewId: step.interviewId,
-        candidateEmail: step.candidateEmail,
-        inviteEmailStartedAt: step.inviteEmailStartedAt,
-        inviteEmailAt: step.inviteEmailAt,
-        inviteEmailUncertain: step.inviteEmailUncertain,
-        inviteEmailRefused: step.inviteEmailRefused,
-        inviteNoteAt: step.inviteNoteAt,
-        statusTag: step.statusTag,
-        updatedAt: Date.now(),
-        ...(step.done ? { state: 'invited' } : {}),
-      },
-      remove: [
-        ...(step.done ? ['leaseOwner', 'leaseUntil'] : []),
-        ...(step.clearEmailStart ? ['inviteEmailStartedAt'] : []),
-      ],
-    });
   }
 
   public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string | undefined): Promise<void> {

@@ -6,7 +6,7 @@ import { DynamoJobRecords } from './jobs.records';
 import { DynamoInviteClaims } from './invite-claims.records';
 import { DynamoWriteBacks } from './write-backs.records';
 import { DynamoApplicationReads } from './application-reads.records';
-import { DynamoFollowUps } from './follow-ups.records';
+import { DynamoSteps } from './steps.records';
 import { DynamoEventRecords } from './events.records';
 import { DynamoCandidatePurge } from './candidate-purge.records';
 
@@ -20,7 +20,7 @@ export type DynamoMappingStore = MappingStore &
 
 /**
  * The mapping tables on DynamoDB, one repository per record kind (jobs, invite claims, write-backs, application
- * reads, follow-ups, events, the candidate purge), all on one client; every state change is a conditional write.
+ * reads, steps, events, the candidate purge), all on one client; every state change is a conditional write.
  */
 export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMappingStore {
   const shared = { ...options, client: options.client ?? new DynamoDBClient(AWS_CLIENT_CONFIG) };
@@ -28,7 +28,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
   const invites = new DynamoInviteClaims(shared);
   const writeBacks = new DynamoWriteBacks(shared);
   const reads = new DynamoApplicationReads(shared);
-  const followUps = new DynamoFollowUps(shared);
+  const steps = new DynamoSteps(shared);
   const events = new DynamoEventRecords(shared);
   const purge = new DynamoCandidatePurge(shared);
   return {
@@ -38,12 +38,10 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     recordJobTemplate: (...args) => jobs.recordJobTemplate(...args),
     listJobs: (...args) => jobs.listJobs(...args),
     claimApplication: (...args) => invites.claimApplication(...args),
-    recordInviteStep: (...args) => invites.recordInviteStep(...args),
     releaseClaim: (...args) => invites.releaseClaim(...args),
     markApplicationFailed: (...args) => invites.markApplicationFailed(...args),
     claimWriteBack: (...args) => writeBacks.claimWriteBack(...args),
     reopenFailedWriteBack: (...args) => writeBacks.reopenFailedWriteBack(...args),
-    recordWriteBackStep: (...args) => writeBacks.recordWriteBackStep(...args),
     listFailedApplications: (...args) => reads.listFailedApplications(...args),
     findApplicationByInterview: (...args) => reads.findApplicationByInterview(...args),
     findApplicationByServiceCandidate: (...args) => reads.findApplicationByServiceCandidate(...args),
@@ -52,12 +50,9 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     candidateStatuses: (...args) => reads.candidateStatuses(...args),
     getApplication: (...args) => reads.getApplication(...args),
     findApplicationsByAtsId: (...args) => reads.findApplicationsByAtsId(...args),
-    beginReminder: (...args) => followUps.beginReminder(...args),
-    finishReminder: (...args) => followUps.finishReminder(...args),
-    expireApplication: (...args) => followUps.expireApplication(...args),
-    leaseExpiryNote: (...args) => followUps.leaseExpiryNote(...args),
-    claimStatus: (...args) => followUps.claimStatus(...args),
-    recordFollowUp: (...args) => followUps.recordFollowUp(...args),
+    recordStep: (...args) => steps.recordStep(...args),
+    beginStep: (...args) => steps.beginStep(...args),
+    expireApplication: (...args) => steps.expireApplication(...args),
     rememberReplayKey: (...args) => events.rememberReplayKey(...args),
     forgetReplayKey: (...args) => events.forgetReplayKey(...args),
     listParkedReports: (...args) => events.listParkedReports(...args),

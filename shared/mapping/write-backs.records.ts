@@ -1,4 +1,4 @@
-import type { ClaimWriteBackResult, Lease, WriteBackStep } from '../pipeline/ports';
+import type { ClaimWriteBackResult, Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { buildUpdate, withNames } from './expressions';
 
@@ -69,13 +69,5 @@ export class DynamoWriteBacks extends DynamoTables {
     );
     const reopened = await this.updateApplicationWhen(key, update, '#state = :failed AND attribute_exists(#reportId)');
     return 'updated' in reopened ? reopened.updated : undefined;
-  }
-
-  public async recordWriteBackStep(key: ApplicationKey, owner: string, step: WriteBackStep): Promise<void> {
-    const { done, ...fields } = step;
-    await this.updateHeldApplication(key, owner, {
-      set: { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) },
-      remove: done ? ['leaseOwner', 'leaseUntil'] : [],
-    });
   }
 }

@@ -5,7 +5,7 @@ import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, InviteDependencies, PipelineDependencies } from './ports';
 import { postNoteOnce } from './post-note';
-import type { ApplicationKey, ApplicationRecord } from './records';
+import { reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { withinRateWindow } from './pacing';
 import { runSteps, type Step } from './steps';
 import { showStatus } from './status';
@@ -13,9 +13,16 @@ import { showStatus } from './status';
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
-/** When the application was invited: its e-mail, else its note, else its claim. */
-export const invitedAt = (record: ApplicationRecord): number =>
-  record.inviteEmailAt ?? record.inviteNoteAt ?? record.serviceInviteAt ?? record.createdAt;
+/** When the application was invited: its e-mail, else its note, else the service's invitation, else its claim. */
+export const invitedAt = ({ steps, createdAt }: ApplicationRecord): number =>
+  steps.inviteEmail?.doneAt ?? steps.inviteNote?.doneAt ?? steps.serviceInvite?.doneAt ?? createdAt;
+
+/** How many reminders were begun (sent, or interrupted and never sent again). */
+const remindersBegun = (record: ApplicationRecord): number => {
+  let n = 0;
+  while (record.steps[reminderStep(n)] !== undefined) n++;
+  return n;
+};
 
 /**
  * The follow-up an invitation is due now, if any: the next reminder once its time has come (the n-th
@@ -31,7 +38,7 @@ export function dueFollowUp(
   // A reminder whose time has come goes first, even when the expiry is due too (a run that came late): the
   // candidate gets the reminders they were due, then the invitation expires.
   const reminders = trigger.reminders;
-  const next = record.remindersStarted ?? 0;
+  const next = remindersBegun(record);
   if (reminders && next < reminders.max && since >= (next + 1) * reminders.afterHours * HOUR_MS)
     return { action: 'remind', reminder: next };
   if (trigger.expireAfterDays !== undefined && since >= trigger.expireAfterDays * DAY_MS) return { action: 'expire' };
@@ -138,7 +145,9 @@ async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpO
   });
   const url = record.candidateInviteUrl ?? job?.inviteUrl;
   if (!url) return { outcome: 'not-due' };
-  if (!(await deps.store.beginReminder(record, n, now()))) return { outcome: 'not-due' };
+  const begun = now();
+  if (!(await deps.store.beginStep(record, reminderStep(n), { kind: 'once', state: 'invited', now: begun })))
+    return { outcome: 'not-due' };
   await deps.mailer
     .sendInvite({
       to: record.candidateEmail,
@@ -154,7 +163,7 @@ async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpO
       deps.logger.warn('follow-up: the reminder e-mail was not sent', { ...log, code: errorCode(error) });
     });
   afterSideEffect('reminder-emailed', `${record.connectionId}#${record.atsApplicationId}`);
-  await deps.store.finishReminder(record, n, now());
+  await deps.store.recordStep(record, { step: { name: reminderStep(n), record: { startedAt: begun, doneAt: now() } } });
   deps.logger.info('follow-up: reminder sent', { ...log, reminder: n + 1 });
   return { outcome: 'reminded' };
 }
@@ -179,13 +188,14 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
   if (!expired) return { outcome: 'not-due' };
   // One worker writes the note. A duplicate message that finds it leased comes back later rather than being
   // acknowledged: if the holder stops, this message is the one that finishes the note and the status.
-  if (expired.expiryNoteAt === undefined && !(await deps.store.leaseExpiryNote(expired, now(), now() + leaseMs)))
+  const lease = { kind: 'lease', state: 'expired', now: now(), until: now() + leaseMs } as const;
+  if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease)))
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
   const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
   const marker = `ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`;
   const note: Step<unknown> = {
     name: 'expiry-note-posted',
-    done: expired.expiryNoteAt !== undefined,
+    done: stepDone(expired.steps.expiryNote),
     // The expiry was recorded before the note: a worker that finds it so looks for the note by its marker.
     started: true,
     lookup: () => context.ats.findNote(target, marker, signal),
@@ -196,7 +206,7 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
         { body: `AI interview not completed by ${by}: the invitation has expired.`, marker },
         signal,
       ),
-    recordDone: () => deps.store.recordFollowUp(expired, { expiryNoteAt: now() }),
+    recordDone: () => deps.store.recordStep(expired, { step: { name: 'expiryNote', record: { doneAt: now() } } }),
   };
   await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
   await showStatus({ context, key: expired, target, deps, signal }, 'expired');

@@ -1,7 +1,15 @@
 import type { Connection, ConnectionSecrets } from '../config';
 import type { AtsAdapter, AtsPacing } from '../ats/port';
 import type { InterviewService } from '../interview-service/port';
-import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from './records';
+import type {
+  ApplicationKey,
+  ApplicationRecord,
+  ApplicationState,
+  JobKey,
+  JobRecord,
+  StepName,
+  StepRecord,
+} from './records';
 
 export type ClaimApplicationResult =
   /** `resumed`: an earlier worker held this claim and stopped; its steps may be half done. */
@@ -31,21 +39,37 @@ export interface ApplicationClaimInput extends ApplicationKey {
   candidateEmail?: string | undefined;
 }
 
-/** What one invite step records on the application; `done` moves it to `invited`. */
-export interface InviteStep {
-  inviteEmailStartedAt?: number;
-  clearEmailStart?: boolean;
-  inviteEmailAt?: number;
-  inviteEmailUncertain?: boolean;
-  /** SES refused the e-mail for good (its error name): the channel failed, the invitation goes on. */
-  inviteEmailRefused?: string;
-  inviteNoteAt?: number;
-  serviceInviteStartedAt?: number;
-  serviceInvitation?: { candidateId: string; inviteUrl: string; at: number };
-  /** The status shown in the ATS (writeBack.status). */
-  statusTag?: string;
-  done: boolean;
+/** What the application's own data gains with a step: the interview, the invitation's candidate id and link. */
+export interface StepData {
+  interviewId?: string;
+  candidateEmail?: string | undefined;
+  serviceCandidateId?: string;
+  candidateInviteUrl?: string;
+  flaggedForReview?: boolean;
 }
+
+/** One step written on the application: the one way every step is recorded (architecture: "Side effects as steps"). */
+export interface StepWrite {
+  /** The step under its name; `record: undefined` takes a start back (a refusal meant the effect did not happen). */
+  step?: { name: StepName; record: StepRecord | undefined };
+  /**
+   * The claim's holder: the write is made only while it holds the lease (else a LeaseLostError). Without one, only
+   * while the application exists: a step finished after a privacy purge re-creates nothing.
+   */
+  owner?: string;
+  /** The claim's work ends with this step: the application moves to `invited` or `written_back`, its lease let go. */
+  finish?: 'invited' | 'written_back';
+  data?: StepData;
+}
+
+/** How a step only one caller may begin is begun (`beginStep`). */
+export type StepBegin =
+  /** Once, while the application is in `state` (a reminder: begun and never sent is not sent again). */
+  | { kind: 'once'; state: ApplicationState; now: number }
+  /** By one worker until `until`, while the application is in `state` and the step is not done (the expiry's note). */
+  | { kind: 'lease'; state: ApplicationState; now: number; until: number }
+  /** With a value ranked no lower than the one begun before (the status; the same may be begun again). */
+  | { kind: 'rank'; value: string; rank: number; now: number };
 
 export interface Lease {
   owner: string;
@@ -91,41 +115,18 @@ export interface SweepProgress {
   found: number;
 }
 
-/** What a write-back step records on the application; `done` ends the write-back. */
-export interface WriteBackStep {
-  reportLinkAt?: number;
-  reportNoteId?: string;
-  reportNoteAt?: number;
-  movedToStageId?: string;
-  movedAt?: number;
-  flaggedForReview?: boolean;
-  statusTag?: string;
-  done: boolean;
-}
-
 export interface MappingStore {
+  /** Records a step (its start, its end, a start taken back), and where its claim's work ends, the new state. */
+  recordStep(key: ApplicationKey, write: StepWrite): Promise<void>;
   /**
-   * Begins reminder `n` (0-based) of an application still `invited`: true for the one caller that begins it; false
-   * when it was begun before (sent, or interrupted and never sent again) or the application moved on.
+   * Begins a step only one caller may begin (`StepBegin`): true for that caller, false when another began it (a
+   * reminder begun before, an expiry note held, a status ranked higher) or the application moved on or is gone.
    */
-  beginReminder(key: ApplicationKey, n: number, now: number): Promise<boolean>;
-  finishReminder(key: ApplicationKey, n: number, now: number): Promise<void>;
+  beginStep(key: ApplicationKey, name: StepName, begin: StepBegin): Promise<boolean>;
   /** `invited` → `expired`; the record when it is expired (now or before), undefined when it moved on. */
   expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined>;
-  /**
-   * Leases the expiry note to one worker until `until` (the note not yet recorded, and no live lease): duplicate
-   * expiry messages never post two notes; a worker that stopped is taken over once its lease ends.
-   */
-  leaseExpiryNote(key: ApplicationKey, now: number, until: number): Promise<boolean>;
-  /**
-   * Claims showing `status` (of rank `rank`): true unless a status of a higher rank was claimed before. The same
-   * status may be claimed again (to finish what a stopped worker began).
-   */
-  claimStatus(key: ApplicationKey, status: string, rank: number): Promise<boolean>;
   /** The statuses the candidate's applications in the connection claimed (for ATSs that tag candidates). */
   candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]>;
-  /** Records a follow-up's step: the expiry note, the status shown in the ATS. */
-  recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }): Promise<void>;
   getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;
   saveSweepProgress(connectionId: string, triggerId: string, progress: SweepProgress): Promise<void>;
   /** The ids of those applications the connector holds a record of (any state), for their trigger. */
@@ -136,13 +137,6 @@ export interface MappingStore {
     input: ApplicationClaimInput,
     lease: Lease,
   ): Promise<ClaimApplicationResult>;
-  /** Records invite steps; the last one moves the application to `invited`. Conditional on holding the lease. */
-  recordInviteStep(
-    key: ApplicationKey,
-    owner: string,
-    step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
-  ): Promise<void>;
-
   /** A permanent failure (the ATS or the service refused): visible to ops, not retried. */
   markApplicationFailed(key: ApplicationKey, owner: string, reason: string): Promise<void>;
   /**
@@ -178,7 +172,6 @@ export interface MappingStore {
     lease: Lease,
     reportCandidateId?: string,
   ): Promise<ClaimWriteBackResult>;
-  recordWriteBackStep(key: ApplicationKey, owner: string, step: WriteBackStep): Promise<void>;
   /** Records a webhook replay key (Lever's token); false when it was seen before and has not expired. */
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */

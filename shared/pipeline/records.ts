@@ -39,18 +39,9 @@ export interface ApplicationRecord extends ApplicationKey {
   interviewId?: string | undefined;
   leaseOwner?: string | undefined;
   leaseUntil?: number | undefined;
-  /** Set before the e-mail is sent: a retry that finds it without `inviteEmailAt` must not send again. */
-  inviteEmailStartedAt?: number | undefined;
-  inviteEmailAt?: number | undefined;
-  /** The e-mail may have gone out from a worker that stopped before recording it; not sent again. */
-  inviteEmailUncertain?: boolean | undefined;
-  /** SES refused the invite e-mail for good (its error name); the ATS note with the same link still went out. */
-  inviteEmailRefused?: string | undefined;
-  inviteNoteAt?: number | undefined;
-  /** Per-candidate invitations: set before `POST /interview/invite`; on resume the invitation is looked up. */
-  serviceInviteStartedAt?: number | undefined;
-  serviceInviteAt?: number | undefined;
-  /** The service's candidate id of this application's invitation, and the candidate's own link. */
+  /** What the invitation and the write-back did outside, each side effect under its name (see `StepName`). */
+  steps: ApplicationSteps;
+  /** Per-candidate invitations: the service's candidate id of this application's invitation, and its own link. */
   serviceCandidateId?: string | undefined;
   candidateInviteUrl?: string | undefined;
   reportId?: string | undefined;
@@ -65,25 +56,52 @@ export interface ApplicationRecord extends ApplicationKey {
    * refused its next call unsent (a spent rate-limit window, a 429). The claim after it need look nothing up.
    */
   cleanStop?: string | undefined;
-  /** The report link attached where the ATS has a link field (Lever's links). */
-  reportLinkAt?: number | undefined;
-  reportNoteId?: string | undefined;
-  reportNoteAt?: number | undefined;
-  movedToStageId?: string | undefined;
-  movedAt?: number | undefined;
+  /** The report's rule held the candidate for a person's review rather than advancing them. */
   flaggedForReview?: boolean | undefined;
   failureReason?: string | undefined;
-  /** Reminders begun and sent: a begun one not sent was interrupted, and is not sent again (as the invite e-mail). */
-  remindersStarted?: number | undefined;
-  remindersSent?: number | undefined;
-  lastReminderAt?: number | undefined;
   expiredAt?: number | undefined;
-  expiryNoteAt?: number | undefined;
-  /** The status last shown in the ATS (writeBack.status); it only moves forward. */
-  statusTag?: string | undefined;
   createdAt: number;
   updatedAt: number;
 }
+
+/**
+ * The application's outward side effects, each recorded under its own name on the application item (architecture:
+ * "Side effects as steps"): the service's invitation, the invite e-mail and note, the report link and note, the stage
+ * move, the status shown, the expiry's note, and each reminder (`reminder1`, `reminder2`...).
+ */
+export type StepName =
+  | 'serviceInvite'
+  | 'inviteEmail'
+  | 'inviteNote'
+  | 'reportLink'
+  | 'reportNote'
+  | 'stageMove'
+  | 'status'
+  | 'expiryNote'
+  | `reminder${number}`;
+
+/** The n-th reminder's step (n from 0). */
+export const reminderStep = (n: number): StepName => `reminder${n + 1}`;
+
+/** Where one side effect stands. */
+export interface StepRecord {
+  /** Recorded before an effect the outside system cannot be asked about: found so on resume, it is not done again. */
+  startedAt?: number | undefined;
+  /** Held by one worker until then (the expiry's note). */
+  leaseUntil?: number | undefined;
+  doneAt?: number | undefined;
+  /** `uncertain`: it may have happened before a crash, and is not done again; `refused`: a definite refusal. */
+  outcome?: 'uncertain' | 'refused' | undefined;
+  /** What it gave or showed: a note's id, the stage moved to, the status shown, a refusal's reason. */
+  value?: string | undefined;
+  /** The status's rank: a status only moves forward. */
+  rank?: number | undefined;
+}
+
+export type ApplicationSteps = Partial<Record<StepName, StepRecord>>;
+
+/** Done, or ended for good (refused): not performed again. */
+export const stepDone = (step: StepRecord | undefined): boolean => step?.doneAt !== undefined;
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();

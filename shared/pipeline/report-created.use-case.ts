@@ -13,8 +13,8 @@ import { postNoteOnce } from './post-note';
 import { runSteps, type Step } from './steps';
 import { withinRateWindow } from './pacing';
 import type { StageMatcher } from '../config';
-import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
-import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
+import type { ConnectionContext, PipelineDependencies, RunOptions, StepData, StepWrite } from './ports';
+import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -157,7 +157,7 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const input: WriteBackStepsInput = { context, deps, key, owner, target, record, report, signal: options.signal, now };
   const reportLink = context.ats.attachReportLink ? httpsLink(report.report_url) : undefined;
   const status = decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
-  const recordStatus = (last: boolean) => deps.store.recordWriteBackStep(key, owner, { done: last });
+  const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
   await runSteps(
     [
       ...(reportLink ? [reportLinkStep(input, reportLink)] : []),
@@ -197,14 +197,14 @@ interface WriteBackStepsInput {
  * between the call and its record attaches it once more (the same URL on the same contact): it is not looked up.
  */
 function reportLinkStep(input: WriteBackStepsInput, link: string): Step<void> {
-  const { context, deps, key, owner, target, record, signal, now } = input;
+  const { context, target, record, signal, now } = input;
   return {
     name: 'report-link-attached',
-    done: record.reportLinkAt !== undefined,
+    done: stepDone(record.steps.reportLink),
     started: false,
     perform: () => context.ats.attachReportLink?.(target, link, signal) ?? Promise.resolve(),
     recordDone: (_result, _outcome, last) =>
-      deps.store.recordWriteBackStep(key, owner, { reportLinkAt: now(), done: last }),
+      recordWriteBackStep(input, { step: { name: 'reportLink', record: { doneAt: now() } }, last }),
   };
 }
 
@@ -217,36 +217,52 @@ function reportNoteStep(
   decision: ReturnType<typeof decideAdvance>,
   hasRule: boolean,
 ): Step<{ noteId?: string | undefined }> {
-  const { context, deps, key, owner, target, record, report, signal, now } = input;
+  const { context, target, record, report, signal, now } = input;
   const marker = `ai-interview-report:${report.report_id}`;
   return {
     name: 'report-note-posted',
-    done: record.reportNoteAt !== undefined,
+    done: stepDone(record.steps.reportNote),
     // A second claim may follow a worker that posted and stopped; not one that stopped with nothing half-done.
     started: !startedClean(record),
     lookup: () => context.ats.findNote(target, marker, signal),
     perform: () => postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal),
     recordDone: (note, _outcome, last) =>
-      deps.store.recordWriteBackStep(key, owner, {
-        ...(note?.noteId ? { reportNoteId: note.noteId } : {}),
-        reportNoteAt: now(),
-        flaggedForReview: hasRule && !decision.advance,
-        done: last,
+      recordWriteBackStep(input, {
+        step: { name: 'reportNote', record: { doneAt: now(), value: note?.noteId } },
+        data: { flaggedForReview: hasRule && !decision.advance },
+        last,
       }),
   };
 }
 
 /** The stage move: safe to perform again, since a move finds the application already in the target stage. */
 function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher): Step<{ stageId: string }> {
-  const { context, deps, key, owner, target, record, signal, now } = input;
+  const { context, target, record, signal, now } = input;
   return {
     name: 'stage-moved',
-    done: record.movedAt !== undefined,
+    done: stepDone(record.steps.stageMove),
     started: false,
     perform: () => context.ats.moveToStage(target, toStage, signal),
     recordDone: (moved, _outcome, last) =>
-      deps.store.recordWriteBackStep(key, owner, { movedToStageId: moved?.stageId, movedAt: now(), done: last }),
+      recordWriteBackStep(input, {
+        step: { name: 'stageMove', record: { doneAt: now(), value: moved?.stageId } },
+        last,
+      }),
   };
+}
+
+/** A write-back step recorded under the claim; the last one ends the write-back. */
+function recordWriteBackStep(
+  input: Pick<WriteBackStepsInput, 'deps' | 'key' | 'owner'>,
+  write: { step?: StepWrite['step']; data?: StepData; last: boolean },
+): Promise<void> {
+  const { step, data, last } = write;
+  return input.deps.store.recordStep(input.key, {
+    owner: input.owner,
+    step,
+    data,
+    ...(last ? { finish: 'written_back' } : {}),
+  });
 }
 
 /**

@@ -11,8 +11,15 @@ import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
-import type { ConnectionContext, InviteDependencies, InviteStep, PipelineDependencies, RunOptions } from './ports';
-import { normaliseEmail, type ApplicationKey, type ApplicationRecord } from './records';
+import type {
+  ConnectionContext,
+  InviteDependencies,
+  PipelineDependencies,
+  RunOptions,
+  StepData,
+  StepWrite,
+} from './ports';
+import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { statusStep } from './status';
@@ -237,8 +244,13 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     now,
     signal,
     log,
-    recordStep: (step) =>
-      deps.store.recordInviteStep(key, owner, { interviewId: interview.interviewId, candidateEmail: email, ...step }),
+    recordStep: ({ step, data, last }) =>
+      deps.store.recordStep(key, {
+        owner,
+        step,
+        data: { interviewId: interview.interviewId, candidateEmail: email, ...data },
+        ...(last ? { finish: 'invited' } : {}),
+      }),
   });
   await runSteps(steps, `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`);
   deps.logger.info('stage entered: invited', {
@@ -287,7 +299,7 @@ interface InviteStepsInput {
   now: () => number;
   signal: AbortSignal | undefined;
   log: Record<string, unknown>;
-  recordStep: (step: InviteStep) => Promise<void>;
+  recordStep: (write: { step?: StepWrite['step']; data?: StepData; last: boolean }) => Promise<void>;
 }
 
 /** The invitation as steps, in order: the service's own invitation, the e-mail, the note with the link. */
@@ -303,7 +315,7 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
       { context: input.context, key: input.record, target: input.target, deps: input.deps, signal: input.signal },
       'invited',
       input.record,
-      (last) => input.recordStep({ done: last }),
+      (last) => input.recordStep({ last }),
     ),
   ];
 }
@@ -331,9 +343,9 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
   };
   return {
     name: 'service-invited',
-    done: record.serviceCandidateId !== undefined,
-    started: record.serviceInviteStartedAt !== undefined,
-    recordStart: () => recordStep({ serviceInviteStartedAt: now(), done: false }),
+    done: stepDone(record.steps.serviceInvite),
+    started: record.steps.serviceInvite?.startedAt !== undefined,
+    recordStart: () => recordStep({ step: { name: 'serviceInvite', record: { startedAt: now() } }, last: false }),
     lookup: async () => {
       const found = await context.interviews.findInvitation(interview.interviewId, recipient, { signal });
       // The invitations list carries no link: asked again for that candidate (`candidate_id`), the service
@@ -344,7 +356,11 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
     async recordDone(invited, _outcome, last) {
       if (!invited) return;
       link.url = invited.inviteUrl;
-      await recordStep({ serviceInvitation: { ...invited, at: now() }, done: last });
+      await recordStep({
+        step: { name: 'serviceInvite', record: { ...record.steps.serviceInvite, doneAt: now() } },
+        data: { serviceCandidateId: invited.candidateId, candidateInviteUrl: invited.inviteUrl },
+        last,
+      });
     },
   };
 }
@@ -354,9 +370,9 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
   const { trigger, event, record, deps, now, recordStep } = input;
   return {
     name: 'invite-emailed',
-    done: record.inviteEmailAt !== undefined || record.inviteEmailRefused !== undefined,
-    started: record.inviteEmailStartedAt !== undefined,
-    recordStart: () => recordStep({ inviteEmailStartedAt: now(), done: false }),
+    done: stepDone(record.steps.inviteEmail),
+    started: record.steps.inviteEmail?.startedAt !== undefined,
+    recordStart: () => recordStep({ step: { name: 'inviteEmail', record: { startedAt: now() } }, last: false }),
     perform: () =>
       deps.mailer
         .sendInvite({
@@ -374,7 +390,7 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
           if (refused) return { refused };
           throw error;
         }),
-    clearStart: () => recordStep({ clearEmailStart: true, done: false }),
+    clearStart: () => recordStep({ step: { name: 'inviteEmail', record: undefined }, last: false }),
     async recordDone(result, outcome, last) {
       const refused = (result as { refused?: string } | undefined)?.refused;
       if (refused) {
@@ -383,7 +399,8 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
           interviewId: input.interview.interviewId,
           code: refused,
         });
-        await recordStep({ inviteEmailRefused: refused, done: last });
+        const done = { doneAt: now(), outcome: 'refused' as const, value: refused };
+        await recordStep({ step: { name: 'inviteEmail', record: done }, last });
         return;
       }
       const uncertain = outcome === 'uncertain';
@@ -392,11 +409,9 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
           ...input.log,
           interviewId: input.interview.interviewId,
         });
-      await recordStep({
-        inviteEmailAt: uncertain ? (record.inviteEmailStartedAt ?? now()) : now(),
-        ...(uncertain ? { inviteEmailUncertain: true } : {}),
-        done: last,
-      });
+      const started = record.steps.inviteEmail?.startedAt;
+      const done = uncertain ? { startedAt: started, doneAt: started ?? now(), outcome: 'uncertain' as const } : {};
+      await recordStep({ step: { name: 'inviteEmail', record: { doneAt: now(), ...done } }, last });
     },
   };
 }
@@ -407,7 +422,7 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
   const marker = `ai-interview-invite:${target.atsApplicationId}:${input.trigger.id}`;
   return {
     name: 'invite-note-posted',
-    done: record.inviteNoteAt !== undefined,
+    done: stepDone(record.steps.inviteNote),
     started: input.resumed,
     lookup: () => context.ats.findNote(target, marker, signal),
     perform: () =>
@@ -417,7 +432,8 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
         { body: formatInviteNote(link.url, channels.sendEmail || channels.serviceEmails), marker },
         signal,
       ),
-    recordDone: (_result, _outcome, last) => recordStep({ inviteNoteAt: now(), done: last }),
+    recordDone: (_result, _outcome, last) =>
+      recordStep({ step: { name: 'inviteNote', record: { doneAt: now() } }, last }),
   };
 }
 

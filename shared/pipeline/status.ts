@@ -81,11 +81,12 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
     );
   };
   const showClaimed = async (unless: AiInterviewStatus | undefined) => {
-    const latest = (await deps.store.getApplication(key))?.statusTag;
+    const latest = (await deps.store.getApplication(key))?.steps.status?.value;
     const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
     if (claimed && claimed !== unless) await show(await furthestForCandidate(claimed));
   };
-  if (!(await deps.store.claimStatus(key, status, RANK[status]))) {
+  const begin = { kind: 'rank', value: status, rank: RANK[status], now: Date.now() } as const;
+  if (!(await deps.store.beginStep(key, 'status', begin))) {
     // A later status was claimed first. This claim may be a retry of a worker that showed its own status over the
     // later one and stopped before it could read the claim again: the claimed status is shown once more (showing
     // a tag that is there changes nothing).
@@ -113,11 +114,11 @@ export async function showStatus(place: StatusPlace, status: AiInterviewStatus):
 export function statusStep(
   place: StatusPlace,
   status: AiInterviewStatus,
-  record: Pick<ApplicationRecord, 'statusTag'>,
+  record: Pick<ApplicationRecord, 'steps'>,
   recordDone: (last: boolean) => Promise<void>,
 ): Step<unknown>[] {
   if (!enabled(place.context)) return [];
-  const shown = AI_INTERVIEW_STATUSES.find((s) => s === record.statusTag);
+  const shown = AI_INTERVIEW_STATUSES.find((s) => s === record.steps.status?.value);
   return [
     {
       name: 'status-shown',

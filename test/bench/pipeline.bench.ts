@@ -150,8 +150,15 @@ const scoreOf = (email: string) => 60 + 10 * (Number(/bench-(\d+)@/.exec(email)?
 const latencies = (cohort: Cohort) => {
   const written = [...cohort.written.values()];
   return {
-    stage: written.map((a) => (a.inviteNoteAt ?? a.inviteEmailAt) - (cohort.moved.get(a.atsApplicationId) ?? NaN)),
-    report: written.map((a) => (a.movedAt ?? a.reportNoteAt) - (cohort.reportStarted.get(a.atsApplicationId) ?? NaN)),
+    stage: written.map(
+      (a) =>
+        (a.steps.inviteNote?.doneAt ?? a.steps.inviteEmail?.doneAt) - (cohort.moved.get(a.atsApplicationId) ?? NaN),
+    ),
+    report: written.map(
+      (a) =>
+        (a.steps.stageMove?.doneAt ?? a.steps.reportNote?.doneAt) -
+        (cohort.reportStarted.get(a.atsApplicationId) ?? NaN),
+    ),
   };
 };
 

@@ -405,7 +405,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       'expiries',
       async () => {
         const expired = (await scan(s, s.tables.applications)).filter(
-          (r) => noShows.has(r.atsApplicationId) && r.state === 'expired' && r.expiryNoteAt !== undefined,
+          (r) => noShows.has(r.atsApplicationId) && r.state === 'expired' && r.steps?.expiryNote?.doneAt !== undefined,
         ).length;
         return [expired >= noShows.size, `${expired}/${noShows.size} who never took the interview`];
       },
@@ -498,7 +498,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const expiries = notes.filter((n) => n.includes('AI interview not completed by')).length;
         const reportNotes = notes.filter((n) => n.includes('ai-interview-report:')).length;
         // A reminder begun before a crash and never sent is counted as sent by design (never twice).
-        const remindedOnce = reminders === 1 || (reminders === 0 && record?.remindersStarted === 1);
+        const remindedOnce = reminders === 1 || (reminders === 0 && record?.steps?.reminder1?.startedAt !== undefined);
         return remindedOnce && expiries === 1 && reportNotes === 0 && record?.state === 'expired'
           ? undefined
           : `${c.kind} ${c.applicationId}: ${reminders} reminders, ${expiries} expiry notes, ` +
@@ -509,7 +509,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
       const expected =
         record?.state === 'written_back'
-          ? record.movedAt !== undefined
+          ? record.steps?.stageMove !== undefined
             ? 'advanced'
             : 'flagged for review'
           : record?.state === 'expired'
@@ -600,7 +600,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const residuals: ChaosReport['residuals'] = [
       {
         name: 'invite e-mails recorded as uncertain',
-        count: finalRecords.filter((r) => r.inviteEmailUncertain).length,
+        count: finalRecords.filter((r) => r.steps?.inviteEmail?.outcome === 'uncertain').length,
         meaning: 'a worker stopped between sending and recording; not sent again (each was sent once)',
       },
       {
@@ -625,7 +625,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       },
       {
         name: 'reminders begun and not sent (a crash in between)',
-        count: finalRecords.filter((r) => (r.remindersStarted ?? 0) > (r.remindersSent ?? 0)).length,
+        count: finalRecords.filter((r) =>
+          Object.entries(r.steps ?? {}).some(
+            ([name, step]: [string, any]) => name.startsWith('reminder') && !step.doneAt,
+          ),
+        ).length,
         meaning: 'not sent again: never a second reminder',
       },
       {

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { ApplicationClaimInput, MappingStore } from '../../shared/pipeline';
+import type { ApplicationClaimInput, MappingStore, StepWrite } from '../../shared/pipeline';
 
 /** The clock of the rules: leases are held or run out relative to it. */
 export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -27,6 +27,14 @@ export const delivery = (deliveryId: string, enqueueId = deliveryId) => ({
  * (test/unit/mapping/memory-store.test.ts) must both hold them.
  */
 export function mappingRules(store: () => MappingStore): void {
+  /** The invite e-mail recorded by the claim's holder; `last` ends the invitation. */
+  const emailed = (owner: string, interviewId: string, last: boolean): StepWrite => ({
+    owner,
+    step: { name: 'inviteEmail', record: { doneAt: NOW } },
+    data: { interviewId },
+    ...(last ? { finish: 'invited' } : {}),
+  });
+
   it('claims a new application once and reports the same delivery from another enqueue as a duplicate', async () => {
     const input = claimInput();
     const first = await store().claimApplication(delivery('evt-1', 'enq-1'), input, lease('w1'));
@@ -44,7 +52,7 @@ export function mappingRules(store: () => MappingStore): void {
     });
     const takeover = await store().claimApplication(delivery('evt-2', 'enq-9'), input, lease('w3', NOW + 61_000));
     expect(takeover).toMatchObject({ kind: 'claimed', resumed: true, record: { leaseOwner: 'w3' } });
-    await expect(store().recordInviteStep(input, 'w1', { interviewId: 'i1', done: true })).rejects.toMatchObject({
+    await expect(store().recordStep(input, { owner: 'w1', finish: 'invited' })).rejects.toMatchObject({
       code: 'lease-lost',
     });
   });
@@ -52,12 +60,7 @@ export function mappingRules(store: () => MappingStore): void {
   it('reports an invited application as already invited to a later stage entry', async () => {
     const input = claimInput();
     await store().claimApplication(delivery('evt-3'), input, lease('w1'));
-    await store().recordInviteStep(input, 'w1', {
-      interviewId: 'int-3',
-      candidateEmail: input.candidateEmail,
-      inviteEmailAt: NOW,
-      done: true,
-    });
+    await store().recordStep(input, emailed('w1', 'int-3', true));
     const again = await store().claimApplication(delivery('evt-3b'), input, lease('w2'));
     expect(again).toMatchObject({ kind: 'already-invited', record: { state: 'invited', interviewId: 'int-3' } });
     expect(again.kind === 'already-invited' && again.record.leaseOwner).toBeFalsy();
@@ -66,12 +69,7 @@ export function mappingRules(store: () => MappingStore): void {
   it('re-claims a failed invite on a new stage entry, keeping its steps; never a failed write-back', async () => {
     const input = claimInput();
     await store().claimApplication(delivery('evt-f1'), input, lease('w1'));
-    await store().recordInviteStep(input, 'w1', {
-      interviewId: 'int-f',
-      candidateEmail: input.candidateEmail,
-      inviteEmailAt: NOW,
-      done: false,
-    });
+    await store().recordStep(input, emailed('w1', 'int-f', false));
     await store().markApplicationFailed(input, 'w1', 'ats-unauthorized: POST /v3/notes: 401');
     // The delivery that failed, again: still a duplicate.
     expect(await store().claimApplication(delivery('evt-f1', 'enq-other'), input, lease('w2'))).toEqual({
@@ -82,7 +80,7 @@ export function mappingRules(store: () => MappingStore): void {
     expect(again).toMatchObject({
       kind: 'claimed',
       resumed: true,
-      record: { state: 'claimed', leaseOwner: 'w3', inviteEmailAt: NOW, interviewId: 'int-f' },
+      record: { state: 'claimed', leaseOwner: 'w3', steps: { inviteEmail: { doneAt: NOW } }, interviewId: 'int-f' },
     });
     expect(again.kind === 'claimed' && again.record.failureReason).toBeUndefined();
     // Two new deliveries at once: one re-claims, the other finds it held.
@@ -95,12 +93,7 @@ export function mappingRules(store: () => MappingStore): void {
 
     const written = claimInput();
     await store().claimApplication(delivery('evt-w1'), written, lease('w1'));
-    await store().recordInviteStep(written, 'w1', {
-      interviewId: 'int-w',
-      candidateEmail: written.candidateEmail,
-      inviteEmailAt: NOW,
-      done: true,
-    });
+    await store().recordStep(written, emailed('w1', 'int-w', true));
     await store().claimWriteBack(written, 'rep-w', lease('wb'));
     await store().markApplicationFailed(written, 'wb', 'ats-forbidden: 403');
     expect(await store().claimApplication(delivery('evt-w2'), written, lease('w6'))).toMatchObject({
@@ -143,11 +136,9 @@ export function mappingRules(store: () => MappingStore): void {
   it('finds by interview and e-mail, claims the write-back once, resumes it after a crash', async () => {
     const input = claimInput();
     await store().claimApplication(delivery('evt-4'), input, lease('w1'));
-    await store().recordInviteStep(input, 'w1', {
-      interviewId: 'int-4',
-      candidateEmail: input.candidateEmail,
-      inviteEmailAt: NOW,
-      done: true,
+    await store().recordStep(input, {
+      ...emailed('w1', 'int-4', true),
+      data: { interviewId: 'int-4', candidateEmail: input.candidateEmail },
     });
     expect(await store().findApplicationByInterview('int-4', input.candidateEmail as string)).toMatchObject({
       atsApplicationId: input.atsApplicationId,
@@ -161,10 +152,11 @@ export function mappingRules(store: () => MappingStore): void {
     });
     const resumed = await store().claimWriteBack(input, 'rep-4', lease('wb3', NOW + 61_000));
     expect(resumed).toMatchObject({ kind: 'claimed', record: { writeBackAttempts: 2, leaseOwner: 'wb3' } });
-    await store().recordWriteBackStep(input, 'wb3', { reportNoteId: 'n1', reportNoteAt: NOW, done: true });
+    const note = { name: 'reportNote', record: { doneAt: NOW, value: 'n1' } } as const;
+    await store().recordStep(input, { owner: 'wb3', step: note, finish: 'written_back' });
     expect(await store().claimWriteBack(input, 'rep-4', lease('wb4', NOW + 200_000))).toMatchObject({
       kind: 'done',
-      record: { state: 'written_back', reportNoteId: 'n1' },
+      record: { state: 'written_back', steps: { reportNote: { value: 'n1' } } },
     });
   });
 
@@ -182,15 +174,63 @@ export function mappingRules(store: () => MappingStore): void {
     await store().claimApplication(delivery('evt-purged'), input, lease('w1'));
     const key = { connectionId: 'acme', atsApplicationId: input.atsApplicationId, triggerId: 'ai-screen' };
     // Still there: recorded as before.
-    await store().recordFollowUp(key, { statusTag: 'AI interview: invited' });
-    expect(await store().getApplication(key)).toMatchObject({ statusTag: 'AI interview: invited' });
+    await store().recordStep(key, { step: { name: 'inviteNote', record: { doneAt: NOW } } });
+    expect(await store().getApplication(key)).toMatchObject({ steps: { inviteNote: { doneAt: NOW } } });
     await store().purgeCandidate('acme', input.atsCandidateId);
-    // A reminder and an expiry note that were under way when the candidate was deleted finish after the purge.
-    await store().finishReminder(key, 0, NOW);
-    await store().recordFollowUp(key, { expiryNoteAt: NOW, statusTag: 'AI interview: expired' });
+    // A reminder, an expiry note and a status that were under way when the candidate was deleted end after the purge.
+    await store().recordStep(key, { step: { name: 'reminder1', record: { startedAt: NOW, doneAt: NOW } } });
+    await store().recordStep(key, { step: { name: 'expiryNote', record: { doneAt: NOW } } });
+    expect(await store().beginStep(key, 'status', { kind: 'rank', value: 'expired', rank: 2, now: NOW })).toBe(false);
     expect(await store().getApplication(key)).toBeUndefined();
     const job = { connectionId: 'acme', atsJobId: `gone-${Date.now()}`, triggerId: 'ai-screen' };
     await store().recordJobTemplate(job, 'hash');
     expect(await store().getJob(job)).toBeUndefined();
+  });
+
+  it('begins a reminder once, only while invited; a start taken back is gone; the step map holds each step', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-rem'), input, lease('w1'));
+    const once = { kind: 'once', state: 'invited', now: NOW } as const;
+    expect(await store().beginStep(input, 'reminder1', once)).toBe(false);
+    await store().recordStep(input, { owner: 'w1', step: { name: 'inviteEmail', record: { startedAt: NOW } } });
+    await store().recordStep(input, { owner: 'w1', step: { name: 'inviteEmail', record: undefined } });
+    await store().recordStep(input, { owner: 'w1', step: { name: 'inviteNote', record: { doneAt: NOW } } });
+    await store().recordStep(input, { owner: 'w1', finish: 'invited' });
+    const begun = await Promise.all([
+      store().beginStep(input, 'reminder1', once),
+      store().beginStep(input, 'reminder1', once),
+    ]);
+    expect(begun.sort()).toEqual([false, true]);
+    expect(await store().beginStep(input, 'reminder2', once)).toBe(true);
+    const record = await store().getApplication(input);
+    expect(record).toMatchObject({
+      state: 'invited',
+      steps: { inviteNote: { doneAt: NOW }, reminder1: { startedAt: NOW } },
+    });
+    expect(record?.steps.inviteEmail).toBeUndefined();
+    expect(record?.leaseOwner).toBeUndefined();
+  });
+
+  it('lets one worker at a time hold the expiry note until it is done, and a status only move forward', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-exp'), input, lease('w1'));
+    await store().recordStep(input, { owner: 'w1', finish: 'invited' });
+    const lease1 = { kind: 'lease', state: 'expired', now: NOW, until: NOW + 60_000 } as const;
+    expect(await store().beginStep(input, 'expiryNote', lease1)).toBe(false);
+    await store().expireApplication(input, NOW);
+    expect(await store().beginStep(input, 'expiryNote', lease1)).toBe(true);
+    expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 1000 })).toBe(false);
+    expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 61_000, until: NOW + 121_000 })).toBe(
+      true,
+    );
+    await store().recordStep(input, { step: { name: 'expiryNote', record: { doneAt: NOW + 62_000 } } });
+    expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 200_000 })).toBe(false);
+
+    const rank = (value: string, r: number) => ({ kind: 'rank', value, rank: r, now: NOW }) as const;
+    expect(await store().beginStep(input, 'status', rank('expired', 2))).toBe(true);
+    expect(await store().beginStep(input, 'status', rank('completed', 3))).toBe(true);
+    expect(await store().beginStep(input, 'status', rank('expired', 2))).toBe(false);
+    expect(await store().beginStep(input, 'status', rank('completed', 3))).toBe(true);
+    expect(await store().candidateStatuses('acme', input.atsCandidateId)).toEqual(['completed']);
   });
 }

@@ -2,18 +2,24 @@ import { LeaseLostError } from '../../shared/mapping/errors';
 import type {
   ApplicationClaimInput,
   ClaimApplicationResult,
-  InviteStep,
   Lease,
   LeaseJobResult,
   MappingStore,
+  StepBegin,
+  StepWrite,
   SweepProgress,
-  WriteBackStep,
 } from '../../shared/pipeline/ports';
-import type { ApplicationKey, ApplicationRecord, JobKey, JobRecord } from '../../shared/pipeline/records';
+import type {
+  ApplicationKey,
+  ApplicationRecord,
+  ApplicationState,
+  JobKey,
+  JobRecord,
+  StepName,
+  StepRecord,
+} from '../../shared/pipeline/records';
 
 type Fields = Record<string, unknown>;
-/** Fields the repositories keep on the item for their conditions only. */
-type Stored = ApplicationRecord & { expiryLeaseUntil?: number; statusRank?: number };
 const jobId = (k: JobKey) => `${k.connectionId}#${k.atsJobId}#${k.triggerId}`;
 const appId = (k: ApplicationKey) => `${k.connectionId}#${k.atsApplicationId}#${k.triggerId}`;
 const copy = <T>(value: T): T => structuredClone(value);
@@ -26,6 +32,14 @@ function update<T extends object>(item: T, set: Fields, remove: string[] = []): 
   return next as T;
 }
 
+/** Who may begin a step: the conditions of the DynamoDB repository's `beginStep`, one per kind of begin. */
+function mayBegin(state: ApplicationState, step: StepRecord | undefined, begin: StepBegin): boolean {
+  if (begin.kind === 'once') return state === begin.state && step === undefined;
+  if (begin.kind === 'lease')
+    return state === begin.state && step?.doneAt === undefined && (step?.leaseUntil ?? 0) < begin.now;
+  return (step?.rank ?? 0) <= begin.rank;
+}
+
 /**
  * The mapping tables in memory, holding the same state rules as the DynamoDB repositories (each rule is the
  * condition of the repository's write): the shared suite in test/helpers/mapping-rules.ts runs against both. For
@@ -33,7 +47,7 @@ function update<T extends object>(item: T, set: Fields, remove: string[] = []): 
  */
 export class MemoryMappingStore implements MappingStore {
   public readonly jobs = new Map<string, JobRecord>();
-  public readonly applications = new Map<string, Stored>();
+  public readonly applications = new Map<string, ApplicationRecord>();
   private readonly deliveries = new Map<string, string>();
   private readonly tombstones = new Set<string>();
   private readonly replayKeys = new Map<string, number>();
@@ -61,6 +75,7 @@ export class MemoryMappingStore implements MappingStore {
       const fresh: ApplicationRecord = {
         ...{ connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail },
         state: 'claimed',
+        steps: {},
         leaseOwner: lease.owner,
         leaseUntil: lease.now + lease.durationMs,
         createdAt: lease.now,
@@ -87,23 +102,32 @@ export class MemoryMappingStore implements MappingStore {
     return { kind: 'claimed', record: this.put(update(record, { ...held, ...claims })), resumed: true };
   }
 
-  public async recordInviteStep(
-    key: ApplicationKey,
-    owner: string,
-    step: InviteStep & { interviewId: string; candidateEmail?: string | undefined },
-  ): Promise<void> {
-    const { serviceInvitation: invitation, done, clearEmailStart, ...fields } = step;
-    const service = invitation && {
-      serviceCandidateId: invitation.candidateId,
-      candidateInviteUrl: invitation.inviteUrl,
-      serviceInviteAt: invitation.at,
-    };
-    this.updateHeld(
-      key,
-      owner,
-      { ...fields, ...service, updatedAt: Date.now(), ...(done ? { state: 'invited' } : {}) },
-      [...(done ? ['leaseOwner', 'leaseUntil'] : []), ...(clearEmailStart ? ['inviteEmailStartedAt'] : [])],
-    );
+  public async recordStep(key: ApplicationKey, write: StepWrite): Promise<void> {
+    const { step, owner, finish, data } = write;
+    const record = this.applications.get(appId(key));
+    if (owner !== undefined && record?.leaseOwner !== owner)
+      throw new LeaseLostError(`application ${key.atsApplicationId}`);
+    // Without a holder, a step is recorded while the application exists: a purge is never undone.
+    if (!record) return;
+    const steps = { ...record.steps };
+    if (step?.record) steps[step.name] = step.record;
+    else if (step) delete steps[step.name];
+    const set = { ...data, steps, updatedAt: Date.now(), ...(finish ? { state: finish } : {}) };
+    this.put(update(record, set, finish ? ['leaseOwner', 'leaseUntil'] : []));
+  }
+
+  public async beginStep(key: ApplicationKey, name: StepName, begin: StepBegin): Promise<boolean> {
+    const record = this.applications.get(appId(key));
+    const step = record?.steps[name];
+    if (!record || !mayBegin(record.state, step, begin)) return false;
+    const begun: StepRecord =
+      begin.kind === 'once'
+        ? { startedAt: begin.now }
+        : begin.kind === 'lease'
+          ? { leaseUntil: begin.until }
+          : { value: begin.value, rank: begin.rank, startedAt: begin.now };
+    this.put(update(record, { steps: { ...record.steps, [name]: begun } }));
+    return true;
   }
 
   public async releaseClaim(key: ApplicationKey, owner: string, cleanStop: string | undefined): Promise<void> {
@@ -189,7 +213,7 @@ export class MemoryMappingStore implements MappingStore {
 
   public async candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]> {
     return this.where((a) => a.connectionId === connectionId && a.atsCandidateId === atsCandidateId)
-      .map((a) => a.statusTag)
+      .map((a) => a.steps.status?.value)
       .filter((s): s is string => s !== undefined);
   }
 
@@ -211,46 +235,11 @@ export class MemoryMappingStore implements MappingStore {
       : { kind: 'busy', record: copy(record) };
   };
 
-  public async recordWriteBackStep(key: ApplicationKey, owner: string, step: WriteBackStep): Promise<void> {
-    const { done, ...fields } = step;
-    const set = { ...fields, updatedAt: Date.now(), ...(done ? { state: 'written_back' } : {}) };
-    this.updateHeld(key, owner, set, done ? ['leaseOwner', 'leaseUntil'] : []);
-  }
-
-  public async beginReminder(key: ApplicationKey, n: number, now: number): Promise<boolean> {
-    return this.updateIf(key, (a) => a.state === 'invited' && (a.remindersStarted ?? n) === n, {
-      remindersStarted: n + 1,
-      updatedAt: now,
-    });
-  }
-
-  public async finishReminder(key: ApplicationKey, n: number, now: number): Promise<void> {
-    this.updateIf(key, () => true, { remindersSent: n + 1, lastReminderAt: now, updatedAt: now });
-  }
-
   public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
     const record = this.applications.get(appId(key));
     if (record?.state === 'invited')
       return this.put(update(record, { state: 'expired', expiredAt: now, updatedAt: now }));
     return record?.state === 'expired' ? copy(record) : undefined;
-  }
-
-  public async leaseExpiryNote(key: ApplicationKey, now: number, until: number): Promise<boolean> {
-    const free = (a: Stored) =>
-      a.state === 'expired' && a.expiryNoteAt === undefined && (a.expiryLeaseUntil ?? 0) < now;
-    return this.updateIf(key, free, { expiryLeaseUntil: until });
-  }
-
-  public async claimStatus(key: ApplicationKey, status: string, rank: number): Promise<boolean> {
-    return this.updateIf(key, (a) => (a.statusRank ?? 0) <= rank, {
-      statusTag: status,
-      statusRank: rank,
-      updatedAt: Date.now(),
-    });
-  }
-
-  public async recordFollowUp(key: ApplicationKey, fields: { expiryNoteAt?: number; statusTag?: string }) {
-    this.updateIf(key, () => true, { ...fields, updatedAt: Date.now() });
   }
 
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number) {
@@ -314,13 +303,5 @@ export class MemoryMappingStore implements MappingStore {
     const record = this.applications.get(appId(key));
     if (record?.leaseOwner !== owner) throw new LeaseLostError(`application ${key.atsApplicationId}`);
     this.put(update(record, set, remove));
-  }
-
-  /** A conditional update of an application that exists; false (nothing written) when it does not, or `test` fails. */
-  private updateIf(key: ApplicationKey, test: (record: Stored) => boolean, set: Fields): boolean {
-    const record = this.applications.get(appId(key));
-    if (!record || !test(record)) return false;
-    this.put(update(record, set));
-    return true;
   }
 }

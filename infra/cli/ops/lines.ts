@@ -1,5 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type { ApplicationRecord } from '../../../shared/pipeline/records';
+import type { ApplicationRecord, ApplicationSteps, StepName } from '../../../shared/pipeline/records';
 
 /** The lines `npm run ops` prints: ids, states and times only, never an e-mail or a name. */
 
@@ -22,26 +22,43 @@ export function dlqMessageLine(message: Message): string {
   return `  ${message.MessageId}  receives=${receives}  sent=${sent}  ${summariseMessageBody(message.Body)}`;
 }
 
+/** Each step as an operator reads it, in the order an application passes them. */
+const STEP_LABELS: [StepName | RegExp, string][] = [
+  ['serviceInvite', 'service invitation'],
+  ['inviteEmail', 'invite e-mailed'],
+  ['inviteNote', 'invite note posted'],
+  [/^reminder\d+$/, 'reminder'],
+  ['expiryNote', 'expiry note posted'],
+  ['reportLink', 'report link attached'],
+  ['reportNote', 'report note posted'],
+  ['stageMove', 'moved'],
+  ['status', 'status shown'],
+];
+
+function stepLines(steps: ApplicationSteps): string[] {
+  const lines: string[] = [];
+  for (const [match, label] of STEP_LABELS)
+    for (const [name, step] of Object.entries(steps)) {
+      if (!step || (typeof match === 'string' ? name !== match : !match.test(name))) continue;
+      const what = match instanceof RegExp ? `${label} ${name.replace(/^\D+/, '')}` : label;
+      const outcome = step.outcome === 'uncertain' ? ' (uncertain: a worker stopped while sending)' : '';
+      const value = step.outcome === 'refused' ? ` (refused: ${step.value})` : step.value ? ` (${step.value})` : '';
+      const at = step.doneAt ?? step.startedAt;
+      lines.push(`  ${what.padEnd(20)} ${iso(at)}${step.doneAt === undefined ? ' begun' : ''}${value}${outcome}`);
+    }
+  return lines;
+}
+
 export function applicationStatusLines(r: ApplicationRecord): string[] {
   const failure = r.failureReason ? ` (${r.failureReason})` : '';
-  const remarks = [
-    r.flaggedForReview ? ', flagged for review' : '',
-    r.inviteEmailUncertain ? ', invite e-mail uncertain (a worker stopped while sending)' : '',
-  ].join('');
-  const steps = [
-    ['claimed', r.createdAt],
-    ['invite e-mailed', r.inviteEmailAt],
-    ['invite note posted', r.inviteNoteAt],
-    ['report link attached', r.reportLinkAt],
-    ['report note posted', r.reportNoteAt],
-    ['moved', r.movedAt],
-    ['last change', r.updatedAt],
-  ] as const;
+  const remarks = r.flaggedForReview ? ', flagged for review' : '';
   return [
     `application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), ` +
       `trigger ${r.triggerId}: ${r.state}${failure}`,
     `  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${remarks}`,
-    ...steps.map(([step, at]) => `  ${step.padEnd(20)} ${iso(at)}`),
+    `  ${'claimed'.padEnd(20)} ${iso(r.createdAt)}`,
+    ...stepLines(r.steps),
+    `  ${'last change'.padEnd(20)} ${iso(r.updatedAt)}`,
   ];
 }
 
@@ -50,7 +67,7 @@ export function failedApplicationLine(r: ApplicationRecord): string {
   const reason =
     r.state === 'failed'
       ? (r.failureReason ?? '')
-      : `the invite e-mail was refused by SES (${r.inviteEmailRefused}); the ATS note carries the link`;
+      : `the invite e-mail was refused by SES (${r.steps.inviteEmail?.value}); the ATS note carries the link`;
   const where = `${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}`;
   return `  ${where}  ${what}  ${iso(r.updatedAt)}  ${reason}`;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { emulatorEnvironment, startEmulators, type Emulators } from '../../../infra/local/emulators';
 import { createTables } from '../../../infra/local/provision';
@@ -28,6 +29,91 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
   });
 
   mappingRules(() => store);
+
+  it('reads an application recorded before the steps map as steps, and goes on with it as before', async () => {
+    // As an item stood before the map: each step in fields of its own, no `steps`.
+    const atsApplicationId = `legacy-${Date.now()}`;
+    const key = { connectionId: 'acme', atsApplicationId, triggerId: 'ai-screen' };
+    await client.send(
+      new PutItemCommand({
+        TableName: tables.applications,
+        Item: marshall({
+          pk: `acme#${atsApplicationId}`,
+          sk: 'ai-screen',
+          ...key,
+          atsCandidateId: `legacy-cand-${atsApplicationId}`,
+          atsJobId: '3301',
+          candidateKey: `acme#legacy-cand-${atsApplicationId}`,
+          state: 'invited',
+          interviewId: 'int-legacy',
+          inviteEmailStartedAt: NOW - 10,
+          inviteEmailAt: NOW - 5,
+          inviteEmailUncertain: true,
+          inviteNoteAt: NOW - 4,
+          remindersStarted: 1,
+          remindersSent: 1,
+          lastReminderAt: NOW - 3,
+          statusTag: 'invited',
+          statusRank: 1,
+          createdAt: NOW - 20,
+          updatedAt: NOW - 3,
+        }),
+      }),
+    );
+    const read = await store.getApplication(key);
+    expect(read?.steps).toEqual({
+      inviteEmail: { startedAt: NOW - 10, doneAt: NOW - 5, outcome: 'uncertain' },
+      inviteNote: { doneAt: NOW - 4 },
+      reminder1: { startedAt: NOW - 3, doneAt: NOW - 3 },
+      status: { value: 'invited', rank: 1 },
+    });
+    expect(read).not.toHaveProperty('inviteEmailAt');
+    // The first reminder was begun under the old fields: not again. The second begins, making the map.
+    const once = { kind: 'once', state: 'invited', now: NOW } as const;
+    expect(await store.beginStep(key, 'reminder1', once)).toBe(false);
+    expect(await store.beginStep(key, 'reminder2', once)).toBe(true);
+    expect(await store.beginStep(key, 'reminder2', once)).toBe(false);
+    // A status below the old rank is refused; one above is begun.
+    expect(await store.beginStep(key, 'status', { kind: 'rank', value: 'x', rank: 0, now: NOW })).toBe(false);
+    expect(await store.beginStep(key, 'status', { kind: 'rank', value: 'expired', rank: 2, now: NOW })).toBe(true);
+    expect(await store.candidateStatuses('acme', `legacy-cand-${atsApplicationId}`)).toEqual(['expired']);
+    await store.recordStep(key, { step: { name: 'inviteNote', record: { doneAt: NOW } } });
+    const after = await store.getApplication(key);
+    expect(after?.steps).toMatchObject({
+      inviteEmail: { outcome: 'uncertain' },
+      inviteNote: { doneAt: NOW },
+      reminder1: { doneAt: NOW - 3 },
+      reminder2: { startedAt: NOW },
+      status: { value: 'expired', rank: 2 },
+    });
+    const raw = await client.send(
+      new GetItemCommand({
+        TableName: tables.applications,
+        Key: marshall({ pk: `acme#${atsApplicationId}`, sk: 'ai-screen' }),
+      }),
+    );
+    // The step written again lost its old field; the map holds it.
+    expect(unmarshall(raw.Item ?? {})).not.toHaveProperty('inviteNoteAt');
+  });
+
+  it('makes the steps map on an old item whose expiry note a worker holds, for one worker at a time', async () => {
+    const atsApplicationId = `legacy-exp-${Date.now()}`;
+    const key = { connectionId: 'acme', atsApplicationId, triggerId: 'ai-screen' };
+    const item = { pk: `acme#${atsApplicationId}`, sk: 'ai-screen', ...key, atsCandidateId: 'c', atsJobId: 'j' };
+    await client.send(
+      new PutItemCommand({
+        TableName: tables.applications,
+        Item: marshall({ ...item, state: 'expired', expiryLeaseUntil: NOW + 1000, createdAt: NOW, updatedAt: NOW }),
+      }),
+    );
+    const lease1 = { kind: 'lease', state: 'expired', now: NOW, until: NOW + 60_000 } as const;
+    expect(await store.beginStep(key, 'expiryNote', lease1)).toBe(false);
+    const racing = await Promise.all([
+      store.beginStep(key, 'expiryNote', { ...lease1, now: NOW + 2000 }),
+      store.beginStep(key, 'expiryNote', { ...lease1, now: NOW + 2000 }),
+    ]);
+    expect(racing.sort()).toEqual([false, true]);
+  });
 
   it('sets a TTL on every record it writes', async () => {
     const input = claimInput();
@@ -93,7 +179,7 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     for (let i = 0; i < 5; i++) {
       const input = { ...claimInput(), atsApplicationId: `app-deadline-${i}` };
       await store.claimApplication(delivery(`evt-deadline-${i}`), input, lease('w1'));
-      await store.recordInviteStep(input, 'w1', { interviewId, candidateEmail: `c${i}@example.com`, done: true });
+      await store.recordStep(input, { owner: 'w1', finish: 'invited', data: { interviewId } });
     }
     const deadline = new AbortController();
     let requests = 0;

@@ -108,7 +108,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
       const clock = { now: Date.now() };
       const g = followUps(kind, clock);
       let record = await g.record(application.id);
-      const start = record.inviteEmailAt as number;
+      const start = record.steps.inviteEmail?.doneAt as number;
 
       // Before 48 hours: nothing is due, and a message that comes anyway sends nothing.
       clock.now = start + 47 * HOUR;
@@ -208,7 +208,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     await stack.waitForQuiet();
     const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
     const [secondRecord] = await store.findApplicationsByAtsId('demo-greenhouse', String(second.id));
-    expect(secondRecord?.statusTag).toBe('invited');
+    expect(secondRecord?.steps.status?.value).toBe('invited');
     expect(stack.ats.greenhouse.tagsOf(String(second.id))).toEqual(['AI interview: advanced']);
     expect(stack.ats.greenhouse.tagsOf(String(first.id))).toEqual(['AI interview: advanced']);
   }, 90_000);

@@ -44,10 +44,13 @@ describe('Use case: per-candidate invitations', () => {
     expect(deps.mailer.sendInvite).toHaveBeenCalledWith(expect.objectContaining({ inviteUrl: CANDIDATE_LINK }));
     expect(ats.postNote.mock.calls[0]![1].body).toContain(CANDIDATE_LINK);
     // The start is recorded before the call, the invitation after it.
-    const steps = store.recordInviteStep.mock.calls.map(([, , step]) => step);
-    expect(steps[0]).toMatchObject({ serviceInviteStartedAt: NOW });
-    expect(steps[1]).toMatchObject({ serviceInvitation: { candidateId: 'cand-9', inviteUrl: CANDIDATE_LINK } });
-    expect(steps.at(-1)).toMatchObject({ done: true });
+    const steps = store.recordStep.mock.calls.map(([, write]) => write);
+    expect(steps[0]).toMatchObject({ step: { name: 'serviceInvite', record: { startedAt: NOW } } });
+    expect(steps[1]).toMatchObject({
+      step: { name: 'serviceInvite', record: { doneAt: NOW } },
+      data: { serviceCandidateId: 'cand-9', candidateInviteUrl: CANDIDATE_LINK },
+    });
+    expect(steps.at(-1)).toMatchObject({ finish: 'invited' });
   });
 
   it('leaves the e-mail to the service when it sends it: no SES, the note still carries the link', async () => {
@@ -59,7 +62,7 @@ describe('Use case: per-candidate invitations', () => {
   });
 
   it('after a crash between inviting and recording, finds the invitation instead of inviting again', async () => {
-    const claimed = applicationRecord({ state: 'claimed', serviceInviteStartedAt: NOW - 5_000 });
+    const claimed = applicationRecord({ state: 'claimed', steps: { serviceInvite: { startedAt: NOW - 5_000 } } });
     const { inviteCandidate, findInvitation, deps } = perCandidate('service', claimed);
     findInvitation.mockResolvedValue({ candidate_id: 'cand-9', interview_id: 'int-1' });
     await handleStageEntered(stageEnteredMessage(), deps);
@@ -70,7 +73,7 @@ describe('Use case: per-candidate invitations', () => {
   });
 
   it('invites once after a crash before the call reached the service (no invitation found)', async () => {
-    const claimed = applicationRecord({ state: 'claimed', serviceInviteStartedAt: NOW - 5_000 });
+    const claimed = applicationRecord({ state: 'claimed', steps: { serviceInvite: { startedAt: NOW - 5_000 } } });
     const { inviteCandidate, findInvitation, deps } = perCandidate('connector', claimed);
     await handleStageEntered(stageEnteredMessage(), deps);
     expect(findInvitation).toHaveBeenCalledTimes(1);

@@ -7,7 +7,7 @@ import {
   handleReportCreated,
   handleStageEntered,
 } from '../../../shared/pipeline';
-import type { ConnectionContext } from '../../../shared/pipeline/ports';
+import type { ConnectionContext, StepWrite } from '../../../shared/pipeline/ports';
 import { connectionDocument } from '../../helpers/connections';
 import {
   applicationRecord,
@@ -176,9 +176,12 @@ describe('Use case: handleStageEntered', () => {
     };
     let at = NOW - 600_000;
     await store.claimApplication(delivery, input, { owner: 'w0', now: at, durationMs: 60_000 });
-    const step = { interviewId: 'int-new', candidateEmail: 'ana@example.com', done: false };
     if (steps.inviteEmailAt)
-      await store.recordInviteStep(APPLICATION, 'w0', { ...step, inviteEmailAt: steps.inviteEmailAt });
+      await store.recordStep(APPLICATION, {
+        owner: 'w0',
+        step: { name: 'inviteEmail', record: { doneAt: steps.inviteEmailAt } },
+        data: { interviewId: 'int-new', candidateEmail: 'ana@example.com' },
+      });
     // Claims that stopped cleanly (a 429 before the call), each taken over by the next.
     for (let n = 0; n < (steps.cleanStops ?? 0); n++) {
       await store.releaseClaim(APPLICATION, `w${n}`, `invite:${n}`);
@@ -198,7 +201,7 @@ describe('Use case: handleStageEntered', () => {
     expect(ats.postNote).not.toHaveBeenCalled();
     expect(await store.getApplication(APPLICATION)).toMatchObject({
       state: 'invited',
-      inviteNoteAt: NOW,
+      steps: { inviteNote: { doneAt: NOW } },
       inviteClaims: 1,
     });
   });
@@ -218,11 +221,9 @@ describe('Use case: handleStageEntered', () => {
     const store = fakeStore();
     const { context, ats } = fakeContext();
     // The e-mail is recorded; recording the invite note then finds the claim gone.
-    store.recordInviteStep.mockImplementation(
-      async (_key: unknown, _owner: unknown, step: { inviteNoteAt?: number }) => {
-        if (step.inviteNoteAt !== undefined) throw new LeaseLostError('application 4401');
-      },
-    );
+    store.recordStep.mockImplementation(async (_key: unknown, write: StepWrite) => {
+      if (write.step?.name === 'inviteNote') throw new LeaseLostError('application 4401');
+    });
     store.getApplication.mockResolvedValue(holder);
     const deps = readyToInvite(store, context);
     const [result] = await handleStageEntered(stageMessage(), deps);
@@ -240,13 +241,13 @@ describe('Use case: handleStageEntered', () => {
     ats.postNote.mockRejectedValueOnce(new AtsError('ats-rate-limited', 'POST /v3/notes: 429', { status: 429 }));
     await expect(handleStageEntered(stageMessage(), deps)).rejects.toMatchObject({ code: 'ats-rate-limited' });
     const stopped = await store.getApplication(APPLICATION);
-    expect(stopped).toMatchObject({ state: 'claimed', cleanStop: 'invite:0', inviteEmailAt: NOW });
+    expect(stopped).toMatchObject({ state: 'claimed', cleanStop: 'invite:0', steps: { inviteEmail: { doneAt: NOW } } });
     expect(stopped?.leaseOwner).toBeUndefined();
     // The message comes back: the claim is taken over from that clean stop; no note lookup, one note.
     expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
     expect(await store.getApplication(APPLICATION)).toMatchObject({
       state: 'invited',
-      inviteNoteAt: NOW,
+      steps: { inviteNote: { doneAt: NOW } },
       inviteClaims: 1,
     });
     expect(ats.findNote).not.toHaveBeenCalled();
@@ -319,7 +320,7 @@ describe('Use case: handleReportCreated', () => {
       claim,
       lease('invite'),
     );
-    await store.recordInviteStep(key, 'invite', { interviewId, candidateEmail: 'ana@example.com', done: true });
+    await store.recordStep(key, { owner: 'invite', finish: 'invited', data: { interviewId } });
   }
   const lease = (owner: string, now = NOW) => ({ owner, now, durationMs: 60_000 });
 
@@ -342,9 +343,7 @@ describe('Use case: handleReportCreated', () => {
     expect(await store.getApplication(APPLICATION)).toMatchObject({
       state: 'written_back',
       reportId: 'rep-1',
-      reportNoteId: 'note-earlier',
-      movedToStageId: '9002',
-      movedAt: NOW,
+      steps: { reportNote: { value: 'note-earlier' }, stageMove: { value: '9002', doneAt: NOW } },
       writeBackAttempts: 2,
     });
   });
@@ -364,12 +363,18 @@ describe('Use case: handleReportCreated', () => {
       'https://files.example.com/r.pdf',
       undefined,
     );
-    expect(await store.getApplication(APPLICATION)).toMatchObject({ state: 'completed', reportLinkAt: NOW });
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'completed',
+      steps: { reportLink: { doneAt: NOW } },
+    });
     // Back: the note, not the link again.
     expect(await handleReportCreated(reportMessage, deps)).toMatchObject({ outcome: 'written-back' });
     expect(attachReportLink).toHaveBeenCalledTimes(1);
     expect(ats.postNote).toHaveBeenCalledTimes(2);
-    expect(await store.getApplication(APPLICATION)).toMatchObject({ state: 'written_back', reportNoteAt: NOW });
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'written_back',
+      steps: { reportNote: { doneAt: NOW } },
+    });
   });
 
   it('flags for review and never moves when the score is below the bar', async () => {
@@ -386,7 +391,7 @@ describe('Use case: handleReportCreated', () => {
     expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Flagged for review: AI match score 60 is below 75.');
     const record = await store.getApplication(APPLICATION);
     expect(record).toMatchObject({ state: 'written_back', flaggedForReview: true });
-    expect(record?.movedAt).toBeUndefined();
+    expect(record?.steps.stageMove).toBeUndefined();
   });
 
   it('prefers the ATS application id the service sends, when it maps to this interview', async () => {

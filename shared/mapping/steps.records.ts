@@ -1,0 +1,168 @@
+import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { StepBegin, StepData, StepWrite } from '../pipeline/ports';
+import type { ApplicationKey, ApplicationRecord, StepName, StepRecord } from '../pipeline/records';
+import { errorMessage, errorName } from '../errors';
+import { LeaseLostError } from './errors';
+import { buildUpdate, type UpdateParts, withNames } from './expressions';
+import { OLD_BEGIN_CONDITIONS, oldFieldsOf } from './legacy-steps';
+
+import { DynamoTables, applicationKey } from './dynamo-tables';
+
+/** An update of the steps map, in either form: into the map, or (an item that has none yet) the whole map. */
+type StepsUpdate = (form: 'path' | 'map') => { update: UpdateParts; condition: string };
+
+/**
+ * The application's steps: each side effect under its name in one map on the item (`steps.<name>`), recorded by
+ * one write (`recordStep`), or begun by the one caller a condition lets in (`beginStep`); and the expiry.
+ */
+export class DynamoSteps extends DynamoTables {
+  public async recordStep(key: ApplicationKey, write: StepWrite): Promise<void> {
+    const { step, owner, finish } = write;
+    const written = await this.updateSteps(key, (form) => {
+      const stepSet = step?.record ? { [step.name]: step.record } : {};
+      const update = withNames(
+        buildUpdate({
+          set: {
+            ...dataFields(write.data),
+            ...(form === 'map' ? { steps: stepSet } : prefixed(stepSet)),
+            ...(finish ? { state: finish } : {}),
+            updatedAt: Date.now(),
+          },
+          remove: [
+            ...(step ? oldFieldsOf(step.name) : []),
+            ...(step && !step.record && form === 'path' ? [`steps.${step.name}`] : []),
+            ...(finish ? ['leaseOwner', 'leaseUntil'] : []),
+          ],
+          extraValues: owner ? { ':owner': owner } : {},
+        }),
+        ...(owner ? ['leaseOwner'] : []),
+      );
+      return { update, condition: owner ? '#leaseOwner = :owner' : 'attribute_exists(pk)' };
+    });
+    // A step with no holder is recorded while the application exists: after a purge there is nothing to record.
+    if (!written && owner) throw new LeaseLostError(`application ${key.atsApplicationId}`);
+  }
+
+  public beginStep(key: ApplicationKey, name: StepName, begin: StepBegin): Promise<boolean> {
+    return this.updateSteps(key, (form) => {
+      const step: StepRecord =
+        begin.kind === 'once'
+          ? { startedAt: begin.now }
+          : begin.kind === 'lease'
+            ? { leaseUntil: begin.until }
+            : { value: begin.value, rank: begin.rank, startedAt: begin.now };
+      const { condition, names, values } = beginCondition(name, begin, form);
+      const update = withNames(
+        buildUpdate({
+          set: form === 'map' ? { steps: { [name]: step } } : prefixed({ [name]: step }),
+          extraValues: values,
+        }),
+        ...names,
+      );
+      return { update, condition };
+    });
+  }
+
+  public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
+    const update = withNames(
+      buildUpdate({
+        set: { state: 'expired', expiredAt: now, updatedAt: now },
+        extraValues: { ':invited': 'invited' },
+      }),
+      'state',
+    );
+    // Only an invitation with no report expires; one already expired keeps its first time.
+    const expired = await this.updateApplicationWhen(key, update, '#state = :invited');
+    if ('updated' in expired) return expired.updated;
+    return expired.refused?.state === 'expired' ? expired.refused : undefined;
+  }
+
+  /**
+   * Makes a steps update: into the map, or, on an item written before the map existed (DynamoDB refuses a path
+   * into a map that is not there), as the whole map while it is still missing. True when made; false when its
+   * condition did not hold.
+   */
+  private async updateSteps(key: ApplicationKey, build: StepsUpdate): Promise<boolean> {
+    const attempt = async (form: 'path' | 'map'): Promise<boolean | 'no-map'> => {
+      const { update, condition } = build(form);
+      try {
+        await this.send(
+          new UpdateItemCommand({
+            TableName: this.tables.applications,
+            Key: applicationKey(key),
+            ...(form === 'map' ? withNames(update, 'steps') : update),
+            ConditionExpression: form === 'map' ? `(${condition}) AND attribute_not_exists(#steps)` : condition,
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        if (errorName(error) === 'ValidationException' && /document path/i.test(errorMessage(error))) return 'no-map';
+        throw error;
+      }
+    };
+    const intoMap = await attempt('path');
+    if (intoMap !== 'no-map') return intoMap;
+    if (await attempt('map')) return true;
+    // Refused: another writer may have made the map meanwhile (then the path form answers), or the condition failed.
+    return (await attempt('path')) === true;
+  }
+}
+
+/** `{ name: step }` as paths into the map (`steps.name`). */
+const prefixed = (steps: Record<string, StepRecord>) =>
+  Object.fromEntries(Object.entries(steps).map(([name, step]) => [`steps.${name}`, step]));
+
+/** What a step gives the application's own fields; the service's candidate id also keys its index. */
+function dataFields(data: StepData | undefined): Record<string, unknown> {
+  if (!data) return {};
+  const indexed = data.serviceCandidateId && data.interviewId;
+  return {
+    ...data,
+    ...(indexed ? { serviceCandidateKey: `${data.interviewId}#${data.serviceCandidateId}` } : {}),
+  };
+}
+
+/**
+ * Who may begin a step, one rule per kind of begin: a reminder once while invited, the expiry's note by one holder
+ * at a time until done, a status never below the one begun. On an item with no map yet only the application's
+ * state and its old fields can refuse (`legacy-steps.ts`).
+ */
+function beginCondition(
+  name: StepName,
+  begin: StepBegin,
+  form: 'path' | 'map',
+): { condition: string; names: string[]; values: Record<string, unknown> } {
+  const step = `#steps.#${name}`;
+  const path = (rule: string) => (form === 'path' ? [rule] : []);
+  if (begin.kind === 'once') {
+    // The reminder's number from 0, as the old fields count the reminders begun.
+    const n = Number(name.replace(/^reminder/, '')) - 1;
+    return {
+      condition: ['#state = :state', ...path(`attribute_not_exists(${step})`), OLD_BEGIN_CONDITIONS.once].join(' AND '),
+      names: ['state'],
+      values: { ':state': begin.state, ':n': n },
+    };
+  }
+  if (begin.kind === 'lease') {
+    const free = `attribute_not_exists(${step}.#doneAt) AND (attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now)`;
+    return {
+      condition: [
+        '#state = :state',
+        ...path(`(attribute_not_exists(${step}) OR (${free}))`),
+        OLD_BEGIN_CONDITIONS.lease,
+      ].join(' AND '),
+      names: ['state', ...(form === 'path' ? ['doneAt', 'leaseUntil'] : [])],
+      values: { ':state': begin.state, ':now': begin.now },
+    };
+  }
+  return {
+    condition: [
+      'attribute_exists(pk)',
+      ...path(`(attribute_not_exists(${step}) OR ${step}.#rank <= :rank)`),
+      OLD_BEGIN_CONDITIONS.rank,
+    ].join(' AND '),
+    names: form === 'path' ? ['rank'] : [],
+    values: { ':rank': begin.rank },
+  };
+}
