@@ -1,3 +1,4 @@
+import { MOVES, mayMove, stateCondition } from '../pipeline/application-states';
 import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ApplicationClaimInput, ClaimApplicationResult, Lease } from '../pipeline/ports';
@@ -107,7 +108,7 @@ export class DynamoInviteClaims extends DynamoTables {
     if (claimReason?.Code !== 'ConditionalCheckFailed') throw error;
     const record = claimReason.Item ? toApplication(unmarshall(claimReason.Item)) : await this.getApplication(input);
     if (!record) throw error;
-    if (record.state === 'failed' && record.reportId === undefined)
+    if (mayMove(record.state, 'reclaimInvite') && record.reportId === undefined)
       return this.reclaimFailedInvite(input, record, lease);
     if (record.state !== 'claimed') return { kind: 'already-invited', record };
     if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now) return { kind: 'held-elsewhere', record };
@@ -124,10 +125,11 @@ export class DynamoInviteClaims extends DynamoTables {
     previous: ApplicationRecord,
     lease: Lease,
   ): Promise<ClaimApplicationResult> {
+    const from = stateCondition('reclaimInvite');
     const update = withNames(
       buildUpdate({
         set: {
-          state: 'claimed',
+          state: MOVES.reclaimInvite.to,
           leaseOwner: lease.owner,
           leaseUntil: lease.now + lease.durationMs,
           updatedAt: lease.now,
@@ -137,12 +139,13 @@ export class DynamoInviteClaims extends DynamoTables {
         },
         remove: ['failureReason'],
         increment: ['inviteClaims'],
-        extraValues: { ':failed': 'failed' },
+        extraValues: from.values,
       }),
       'state',
       'reportId',
     );
-    return this.resume(input, previous, { update, condition: '#state = :failed AND attribute_not_exists(#reportId)' });
+    const condition = `${from.condition} AND attribute_not_exists(#reportId)`;
+    return this.resume(input, previous, { update, condition });
   }
 
   /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */

@@ -1,5 +1,6 @@
+import { MOVES, stateCondition } from '../pipeline/application-states';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { StepBegin, StepData, StepWrite } from '../pipeline/ports';
+import { begunStep, type StepBegin, type StepData, type StepWrite } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord, StepName, StepRecord } from '../pipeline/records';
 import { errorMessage, errorName } from '../errors';
 import { LeaseLostError } from './errors';
@@ -45,12 +46,7 @@ export class DynamoSteps extends DynamoTables {
 
   public beginStep(key: ApplicationKey, name: StepName, begin: StepBegin): Promise<boolean> {
     return this.updateSteps(key, (form) => {
-      const step: StepRecord =
-        begin.kind === 'once'
-          ? { startedAt: begin.now }
-          : begin.kind === 'lease'
-            ? { leaseUntil: begin.until }
-            : { value: begin.value, rank: begin.rank, startedAt: begin.now };
+      const step = begunStep(begin);
       const { condition, names, values } = beginCondition(name, begin, form);
       const update = withNames(
         buildUpdate({
@@ -64,17 +60,15 @@ export class DynamoSteps extends DynamoTables {
   }
 
   public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
+    const from = stateCondition('expire');
     const update = withNames(
-      buildUpdate({
-        set: { state: 'expired', expiredAt: now, updatedAt: now },
-        extraValues: { ':invited': 'invited' },
-      }),
+      buildUpdate({ set: { state: MOVES.expire.to, expiredAt: now, updatedAt: now }, extraValues: from.values }),
       'state',
     );
     // Only an invitation with no report expires; one already expired keeps its first time.
-    const expired = await this.updateApplicationWhen(key, update, '#state = :invited');
+    const expired = await this.updateApplicationWhen(key, update, from.condition);
     if ('updated' in expired) return expired.updated;
-    return expired.refused?.state === 'expired' ? expired.refused : undefined;
+    return expired.refused?.state === MOVES.expire.to ? expired.refused : undefined;
   }
 
   /**
@@ -145,7 +139,8 @@ function beginCondition(
     };
   }
   if (begin.kind === 'lease') {
-    const free = `attribute_not_exists(${step}.#doneAt) AND (attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now)`;
+    const unheld = `(attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now)`;
+    const free = `attribute_not_exists(${step}.#doneAt) AND ${unheld}`;
     return {
       condition: [
         '#state = :state',

@@ -1,3 +1,4 @@
+import { MOVES, stateCondition } from '../pipeline/application-states';
 import type { ClaimWriteBackResult, Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { buildUpdate, withNames } from './expressions';
@@ -12,24 +13,19 @@ export class DynamoWriteBacks extends DynamoTables {
     lease: Lease,
     reportCandidateId?: string,
   ): Promise<ClaimWriteBackResult> {
+    const open = stateCondition('claimReport');
     const update = withNames(
       buildUpdate({
         set: {
           reportId,
           reportCandidateId,
-          state: 'completed',
+          state: MOVES.claimReport.to,
           leaseOwner: lease.owner,
           leaseUntil: lease.now + lease.durationMs,
           updatedAt: lease.now,
         },
         increment: ['writeBackAttempts'],
-        extraValues: {
-          ':claimed': 'claimed',
-          ':invited': 'invited',
-          ':expired': 'expired',
-          ':completed': 'completed',
-          ':now': lease.now,
-        },
+        extraValues: { ...open.values, ':completed': MOVES.claimReport.to, ':now': lease.now },
       }),
       'state',
       'leaseUntil',
@@ -37,8 +33,8 @@ export class DynamoWriteBacks extends DynamoTables {
     const claim = await this.updateApplicationWhen(
       key,
       update,
-      // A report that comes after the invitation expired is still written back.
-      '(#state IN (:claimed, :invited, :expired) AND attribute_not_exists(#reportId)) OR ' +
+      // The report's first claim (application-states.ts), or its claim taken over once the holder's lease ran out.
+      `(${open.condition} AND attribute_not_exists(#reportId)) OR ` +
         '(#reportId = :reportId AND #state = :completed AND ' +
         '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now))',
     );
@@ -58,16 +54,17 @@ export class DynamoWriteBacks extends DynamoTables {
    * `completed` with no lease, so the next claim of its report resumes the steps not yet recorded.
    */
   public async reopenFailedWriteBack(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
+    const from = stateCondition('reopenWriteBack');
     const update = withNames(
       buildUpdate({
-        set: { state: 'completed', updatedAt: Date.now() },
+        set: { state: MOVES.reopenWriteBack.to, updatedAt: Date.now() },
         remove: ['failureReason', 'leaseOwner', 'leaseUntil'],
-        extraValues: { ':failed': 'failed' },
+        extraValues: from.values,
       }),
       'state',
       'reportId',
     );
-    const reopened = await this.updateApplicationWhen(key, update, '#state = :failed AND attribute_exists(#reportId)');
+    const reopened = await this.updateApplicationWhen(key, update, `${from.condition} AND attribute_exists(#reportId)`);
     return 'updated' in reopened ? reopened.updated : undefined;
   }
 }

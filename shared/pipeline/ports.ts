@@ -71,6 +71,13 @@ export type StepBegin =
   /** With a value ranked no lower than the one begun before (the status; the same may be begun again). */
   | { kind: 'rank'; value: string; rank: number; now: number };
 
+/** The step as a begin records it: when it began, the holder's lease, or the value and its rank. */
+export function begunStep(begin: StepBegin): StepRecord {
+  if (begin.kind === 'once') return { startedAt: begin.now };
+  if (begin.kind === 'lease') return { leaseUntil: begin.until };
+  return { value: begin.value, rank: begin.rank, startedAt: begin.now };
+}
+
 export interface Lease {
   owner: string;
   now: number;

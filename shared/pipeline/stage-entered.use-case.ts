@@ -212,16 +212,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
   }
   const now = deps.now ?? Date.now;
   const { signal } = run.options;
-  const leaseMs = run.options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
-  const newOwner = deps.newOwner ?? randomUUID;
-  const interview = await ensureInterviewForTrigger(context, trigger, event, {
-    store: deps.store,
-    logger: deps.logger,
-    now,
-    newOwner,
-    signal,
-    leaseMs,
-  });
+  const interview = await jobInterview(run);
   const target: ApplicationRef = {
     atsApplicationId: key.atsApplicationId,
     atsCandidateId: event.atsCandidateId,
@@ -262,6 +253,19 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     note: channels.postNote,
   });
   return { outcome: 'invited' };
+}
+
+/** The job's interview for this trigger, created once (ensure-interview.use-case.ts). */
+function jobInterview(run: TriggerRun): Promise<{ interviewId: string; inviteUrl: string }> {
+  const { deps, options } = run;
+  return ensureInterviewForTrigger(run.context, run.trigger, run.event, {
+    store: deps.store,
+    logger: deps.logger,
+    now: deps.now ?? Date.now,
+    newOwner: deps.newOwner ?? randomUUID,
+    signal: options.signal,
+    leaseMs: options.leaseMs ?? WORKER_TIMING.applicationLeaseMs,
+  });
 }
 
 /**

@@ -187,7 +187,7 @@ export function mappingRules(store: () => MappingStore): void {
     expect(await store().getJob(job)).toBeUndefined();
   });
 
-  it('begins a reminder once, only while invited; a start taken back is gone; the step map holds each step', async () => {
+  it('begins a reminder once, only while invited; a start taken back is gone; the map holds each step', async () => {
     const input = claimInput();
     await store().claimApplication(delivery('evt-rem'), input, lease('w1'));
     const once = { kind: 'once', state: 'invited', now: NOW } as const;

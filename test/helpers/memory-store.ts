@@ -1,23 +1,23 @@
+import { mayMove } from '../../shared/pipeline/application-states';
 import { LeaseLostError } from '../../shared/mapping/errors';
-import type {
-  ApplicationClaimInput,
-  ClaimApplicationResult,
-  Lease,
-  LeaseJobResult,
-  MappingStore,
-  StepBegin,
-  StepWrite,
-  SweepProgress,
-} from '../../shared/pipeline/ports';
-import type {
-  ApplicationKey,
-  ApplicationRecord,
-  ApplicationState,
-  JobKey,
-  JobRecord,
-  StepName,
-  StepRecord,
-} from '../../shared/pipeline/records';
+import {
+  begunStep,
+  type ApplicationClaimInput,
+  type ApplicationKey,
+  type ApplicationRecord,
+  type ApplicationState,
+  type ClaimApplicationResult,
+  type JobKey,
+  type JobRecord,
+  type Lease,
+  type LeaseJobResult,
+  type MappingStore,
+  type StepBegin,
+  type StepName,
+  type StepRecord,
+  type StepWrite,
+  type SweepProgress,
+} from '../../shared/pipeline';
 
 type Fields = Record<string, unknown>;
 const jobId = (k: JobKey) => `${k.connectionId}#${k.atsJobId}#${k.triggerId}`;
@@ -91,7 +91,7 @@ export class MemoryMappingStore implements MappingStore {
   private claimExisting(record: ApplicationRecord, input: ApplicationClaimInput, lease: Lease): ClaimApplicationResult {
     const held = { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now };
     const claims = { inviteClaims: (record.inviteClaims ?? 0) + 1 };
-    if (record.state === 'failed' && record.reportId === undefined) {
+    if (mayMove(record.state, 'reclaimInvite') && record.reportId === undefined) {
       const { stageId, atsJobId, candidateEmail } = input;
       const set = { ...held, ...claims, state: 'claimed', stageId, atsJobId, candidateEmail };
       return { kind: 'claimed', record: this.put(update(record, set, ['failureReason'])), resumed: true };
@@ -120,13 +120,7 @@ export class MemoryMappingStore implements MappingStore {
     const record = this.applications.get(appId(key));
     const step = record?.steps[name];
     if (!record || !mayBegin(record.state, step, begin)) return false;
-    const begun: StepRecord =
-      begin.kind === 'once'
-        ? { startedAt: begin.now }
-        : begin.kind === 'lease'
-          ? { leaseUntil: begin.until }
-          : { value: begin.value, rank: begin.rank, startedAt: begin.now };
-    this.put(update(record, { steps: { ...record.steps, [name]: begun } }));
+    this.put(update(record, { steps: { ...record.steps, [name]: begunStep(begin) } }));
     return true;
   }
 
@@ -220,7 +214,7 @@ export class MemoryMappingStore implements MappingStore {
   public readonly claimWriteBack: MappingStore['claimWriteBack'] = async (key, reportId, lease, reportCandidateId) => {
     const record = this.applications.get(appId(key));
     if (!record) throw new Error(`application ${key.atsApplicationId}: its claim was refused, and it is gone`);
-    const open = ['claimed', 'invited', 'expired'].includes(record.state) && record.reportId === undefined;
+    const open = mayMove(record.state, 'claimReport') && record.reportId === undefined;
     const resumable =
       record.reportId === reportId && record.state === 'completed' && (record.leaseUntil ?? 0) < lease.now;
     if (open || resumable) {
@@ -237,7 +231,7 @@ export class MemoryMappingStore implements MappingStore {
 
   public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
     const record = this.applications.get(appId(key));
-    if (record?.state === 'invited')
+    if (record && mayMove(record.state, 'expire'))
       return this.put(update(record, { state: 'expired', expiredAt: now, updatedAt: now }));
     return record?.state === 'expired' ? copy(record) : undefined;
   }

@@ -42,8 +42,11 @@ describe('Invites survive e-mail refusal: SES refuses, the ATS note with the lin
     const [record] = (await scanTable(stack, stack.tables.applications)).filter(
       (r) => r.atsApplicationId === application.id,
     );
-    expect(record).toMatchObject({ state: 'invited', inviteEmailRefused: 'MessageRejected' });
-    expect(record).not.toHaveProperty('inviteEmailAt');
+    // The e-mail step ended refused, with SES's reason: never sent, and not tried again.
+    expect(record).toMatchObject({
+      state: 'invited',
+      steps: { inviteEmail: { outcome: 'refused', value: 'MessageRejected' }, inviteNote: {} },
+    });
     expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
 
     const listed = await new Promise<string>((resolve) => {

@@ -1,0 +1,44 @@
+import type { ApplicationState } from './records';
+
+/**
+ * The application × trigger's states and the moves between them, stated once: the DynamoDB repositories build their
+ * conditions from `MOVES` (`stateCondition`) and the in-memory store checks `mayMove`, so both hold the same rules.
+ *
+ *        ┌──────────── reclaimInvite: the candidate enters the stage again (no report yet) ───────────┐
+ *        ▼                                                                                             │
+ *    claimed ──invite: its last step──▶ invited ──expire: no report in time──▶ expired                 │
+ *     │   │                               │                                      │                     │
+ *     │   └──────── claimReport ──────────┼──────────── claimReport (late) ──────┘                     │
+ *     │                                   ▼                                                            │
+ *     │                               completed ──writeBack: its last step──▶ written_back             │
+ *     │                                 │   ▲                                                          │
+ *     │ fail                       fail │   │ reopenWriteBack (an operator's retry)                    │
+ *     ▼                                 ▼   │                                                          │
+ *   failed ◀────────────────────────────────┴──────────────────────────────────────────────────────────┘
+ *
+ * A report claims an application still `claimed` too: the candidate used the link before the invitation's last
+ * step was recorded. `failed` is re-claimed by a new stage entry only without a report, and reopened by an operator
+ * only with one.
+ */
+export const MOVES = {
+  invite: { from: ['claimed'], to: 'invited' },
+  reclaimInvite: { from: ['failed'], to: 'claimed' },
+  claimReport: { from: ['claimed', 'invited', 'expired'], to: 'completed' },
+  writeBack: { from: ['completed'], to: 'written_back' },
+  expire: { from: ['invited'], to: 'expired' },
+  fail: { from: ['claimed', 'completed'], to: 'failed' },
+  reopenWriteBack: { from: ['failed'], to: 'completed' },
+} as const satisfies Record<string, { from: readonly ApplicationState[]; to: ApplicationState }>;
+
+export type Move = keyof typeof MOVES;
+
+/** Whether an application in `state` may make `move`. */
+export const mayMove = (state: ApplicationState, move: Move): boolean =>
+  (MOVES[move].from as readonly ApplicationState[]).includes(state);
+
+/** `move`'s starting states as a condition on `#state`, with its values (`:from0`, `:from1`...). */
+export function stateCondition(move: Move): { condition: string; values: Record<string, ApplicationState> } {
+  const from = MOVES[move].from as readonly ApplicationState[];
+  const values = Object.fromEntries(from.map((state, i) => [`:from${i}`, state]));
+  return { condition: `#state IN (${Object.keys(values).join(', ')})`, values };
+}
