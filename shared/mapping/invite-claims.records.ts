@@ -1,7 +1,7 @@
 import { MOVES, mayMove, stateCondition } from '../pipeline/application-states';
 import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { ApplicationClaimInput, ClaimApplicationResult, Lease } from '../pipeline/ports';
+import { newClaim, type ApplicationClaimInput, type ClaimApplicationResult, type Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
 import { toApplication } from './legacy-steps';
@@ -20,21 +20,7 @@ export class DynamoInviteClaims extends DynamoTables {
     input: ApplicationClaimInput,
     lease: Lease,
   ): Promise<ClaimApplicationResult> {
-    const fresh: ApplicationRecord = {
-      atsCandidateId: input.atsCandidateId,
-      atsJobId: input.atsJobId,
-      stageId: input.stageId,
-      connectionId: input.connectionId,
-      atsApplicationId: input.atsApplicationId,
-      triggerId: input.triggerId,
-      candidateEmail: input.candidateEmail,
-      state: 'claimed',
-      steps: {},
-      leaseOwner: lease.owner,
-      leaseUntil: lease.now + lease.durationMs,
-      createdAt: lease.now,
-      updatedAt: lease.now,
-    };
+    const fresh = newClaim(input, lease);
     try {
       await this.send(this.claimTransaction(delivery, input, fresh));
       return { kind: 'claimed', record: fresh, resumed: false };

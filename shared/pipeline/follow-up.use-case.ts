@@ -3,7 +3,7 @@ import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
-import type { ConnectionContext, InviteDependencies, PipelineDependencies } from './ports';
+import type { ConnectionContext, InviteDependencies, PipelineDependencies, WorkContext } from './ports';
 import { postNoteOnce } from './post-note';
 import { reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { withinRateWindow } from './pacing';
@@ -121,14 +121,10 @@ export async function handleFollowUp(
 }
 
 /** One follow-up of one application: what it runs with. */
-interface FollowUpRun {
+interface FollowUpRun extends WorkContext {
   record: ApplicationRecord;
   trigger: Trigger;
   context: ConnectionContext;
-  deps: InviteDependencies;
-  now: () => number;
-  signal: AbortSignal | undefined;
-  log: Record<string, unknown>;
   leaseMs: number;
 }
 

@@ -84,6 +84,20 @@ export interface Lease {
   durationMs: number;
 }
 
+/** A new claim on application × trigger, as the first delivery records it: held by `lease`, no step done yet. */
+export function newClaim(input: ApplicationClaimInput, lease: Lease): ApplicationRecord {
+  const { connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail } = input;
+  return {
+    ...{ connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail },
+    state: 'claimed',
+    steps: {},
+    leaseOwner: lease.owner,
+    leaseUntil: lease.now + lease.durationMs,
+    createdAt: lease.now,
+    updatedAt: lease.now,
+  };
+}
+
 /**
  * What each connection has put on its queues, and when: the webhooks, the reconciler and the sweep all record what
  * they enqueue, so background work enqueues only what was missed, and yields while a connection's queue holds
@@ -266,4 +280,12 @@ export interface PipelineDependencies {
 /** The stage-entered use case also sends the invitation e-mail; only the invite worker loads a mail client. */
 export interface InviteDependencies extends PipelineDependencies {
   mailer: Mailer;
+}
+
+/** What a use case's inner work runs with: its dependencies, its clock, the worker's deadline, its log fields. */
+export interface WorkContext<D extends PipelineDependencies = InviteDependencies> {
+  deps: D;
+  now: () => number;
+  signal: AbortSignal | undefined;
+  log: Record<string, unknown>;
 }

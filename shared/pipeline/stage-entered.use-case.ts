@@ -18,6 +18,7 @@ import type {
   RunOptions,
   StepData,
   StepWrite,
+  WorkContext,
 } from './ports';
 import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
@@ -289,7 +290,7 @@ async function afterLostLease(
   return { outcome: 'held-elsewhere' };
 }
 
-interface InviteStepsInput {
+interface InviteStepsInput extends WorkContext {
   context: ConnectionContext;
   trigger: Trigger;
   event: ConfirmedEvent;
@@ -299,10 +300,6 @@ interface InviteStepsInput {
   recipient: string | undefined;
   channels: InviteChannels;
   target: ApplicationRef;
-  deps: InviteDependencies;
-  now: () => number;
-  signal: AbortSignal | undefined;
-  log: Record<string, unknown>;
   recordStep: (write: { step?: StepWrite['step']; data?: StepData; last: boolean }) => Promise<void>;
 }
 

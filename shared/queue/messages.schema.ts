@@ -21,18 +21,25 @@ const turnCalls = v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)));
 /** The delivery (or reconciler run) the message came from: every log line about it carries this id. */
 const correlationId = v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,100}$/)));
 
-/** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
-export const stageEnteredMessageSchema = v.object({
+/** What every v1 message carries, whatever its kind. */
+const envelope = {
   v: v.literal(1),
-  kind: v.literal('stage-entered'),
   /** Unique per enqueue: a retry or redrive of this message keeps it, a second delivery of the event does not. */
   enqueueId: text,
   connectionId: text,
   receivedAt: v.number(),
   deferrals,
-  turnAt,
-  turnCalls,
   correlationId,
+};
+
+/** What a message that calls the ATS carries: its turn on the connection's schedule. */
+const turn = { turnAt, turnCalls };
+
+/** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
+export const stageEnteredMessageSchema = v.object({
+  ...envelope,
+  ...turn,
+  kind: v.literal('stage-entered'),
   event: v.object({
     deliveryId: safeIdSchema,
     atsJobId: v.optional(atsIdSchema),
@@ -46,13 +53,8 @@ export const stageEnteredMessageSchema = v.object({
 
 /** v1 of "the ATS deleted a candidate": their records are purged. Travels on the stage-events queue. */
 export const candidateDeletedMessageSchema = v.object({
-  v: v.literal(1),
+  ...envelope,
   kind: v.literal('candidate-deleted'),
-  enqueueId: text,
-  connectionId: text,
-  receivedAt: v.number(),
-  deferrals,
-  correlationId,
   atsCandidateId: atsIdSchema,
   atsApplicationIds: v.array(atsIdSchema),
 });
@@ -62,15 +64,9 @@ export const candidateDeletedMessageSchema = v.object({
  * expiry. Ids only; the worker reads the application and does nothing if it moved on.
  */
 export const followUpMessageSchema = v.object({
-  v: v.literal(1),
+  ...envelope,
+  ...turn,
   kind: v.literal('follow-up'),
-  enqueueId: text,
-  connectionId: text,
-  receivedAt: v.number(),
-  deferrals,
-  turnAt,
-  turnCalls,
-  correlationId,
   atsApplicationId: atsIdSchema,
   triggerId: text,
   action: v.picklist(['remind', 'expire']),
@@ -86,15 +82,9 @@ export const stageQueueMessageSchema = v.variant('kind', [
 
 /** v1 of "a report is ready to write back", from the interview-webhook function or the reconciler. */
 export const reportCreatedMessageSchema = v.object({
-  v: v.literal(1),
+  ...envelope,
+  ...turn,
   kind: v.literal('report-created'),
-  enqueueId: text,
-  connectionId: text,
-  receivedAt: v.number(),
-  deferrals,
-  turnAt,
-  turnCalls,
-  correlationId,
   source: v.picklist(['webhook', 'reconciler']),
   reportId: safeIdSchema,
   interviewId: safeIdSchema,

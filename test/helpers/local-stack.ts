@@ -59,7 +59,7 @@ export function startTestStack(workDir: string, options: LocalStackOptions = {})
     reconcileIntervalMs: 0,
     reportDelayMs: 0,
     workDir,
-    logLevel: 'SILENT',
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'SILENT',
     running: runningEmulators(),
     ...options,
   });

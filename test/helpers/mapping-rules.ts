@@ -201,11 +201,12 @@ export function mappingRules(store: () => MappingStore): void {
       store().beginStep(input, 'reminder1', once),
     ]);
     expect(begun.sort()).toEqual([false, true]);
+    await store().recordStep(input, { step: { name: 'reminder1', record: { startedAt: NOW, doneAt: NOW + 1 } } });
     expect(await store().beginStep(input, 'reminder2', once)).toBe(true);
     const record = await store().getApplication(input);
     expect(record).toMatchObject({
       state: 'invited',
-      steps: { inviteNote: { doneAt: NOW }, reminder1: { startedAt: NOW } },
+      steps: { inviteNote: { doneAt: NOW }, reminder1: { startedAt: NOW, doneAt: NOW + 1 }, reminder2: {} },
     });
     expect(record?.steps.inviteEmail).toBeUndefined();
     expect(record?.leaseOwner).toBeUndefined();

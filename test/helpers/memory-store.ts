@@ -2,6 +2,7 @@ import { mayMove } from '../../shared/pipeline/application-states';
 import { LeaseLostError } from '../../shared/mapping/errors';
 import {
   begunStep,
+  newClaim,
   type ApplicationClaimInput,
   type ApplicationKey,
   type ApplicationRecord,
@@ -71,16 +72,7 @@ export class MemoryMappingStore implements MappingStore {
     if (seen !== undefined && seen !== delivery.enqueueId) return { kind: 'duplicate-delivery' };
     const existing = this.applications.get(appId(input));
     if (!existing) {
-      const { connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail } = input;
-      const fresh: ApplicationRecord = {
-        ...{ connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail },
-        state: 'claimed',
-        steps: {},
-        leaseOwner: lease.owner,
-        leaseUntil: lease.now + lease.durationMs,
-        createdAt: lease.now,
-        updatedAt: lease.now,
-      };
+      const fresh = newClaim(input, lease);
       this.deliveries.set(`${delivery.source}#${delivery.deliveryId}`, delivery.enqueueId);
       this.applications.set(appId(input), fresh);
       return { kind: 'claimed', record: copy(fresh), resumed: false };

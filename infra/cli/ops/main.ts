@@ -115,6 +115,15 @@ const queueName = (): 'stage' | 'report' => {
   return name;
 };
 
+/** A report queued for write-back again, by an operator: the worker claims it as the reconciler's would be. */
+function reportAgain(
+  connectionId: string,
+  report: Pick<ReportCreatedMessage, 'reportId' | 'interviewId' | 'candidateId' | 'atsApplicationId'>,
+): ReportCreatedMessage {
+  const envelope = { v: 1, enqueueId: randomUUID(), connectionId, receivedAt: Date.now() } as const;
+  return { ...envelope, kind: 'report-created', source: 'reconciler', ...report };
+}
+
 async function arnOf(sqs: SQSClient, url: string): Promise<string> {
   const attributes = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
   return attributes.Attributes?.QueueArn as string;
@@ -233,18 +242,8 @@ async function main(): Promise<void> {
         continue;
       }
       // No atsApplicationId: the worker finds the application by its own mapping, as for a webhook.
-      const message: ReportCreatedMessage = {
-        v: 1,
-        kind: 'report-created',
-        enqueueId: randomUUID(),
-        connectionId,
-        receivedAt: Date.now(),
-        source: 'reconciler',
-        reportId: r.reportId,
-        interviewId: r.interviewId,
-        candidateId: r.reportCandidateId,
-      };
-      await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
+      const report = { reportId: r.reportId, interviewId: r.interviewId, candidateId: r.reportCandidateId };
+      await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, reportAgain(connectionId, report));
       console.log(`trigger ${r.triggerId}: report ${r.reportId} queued for write-back again`);
     }
     return;
@@ -255,18 +254,8 @@ async function main(): Promise<void> {
     if (!parked) fail(`report ${reportId} is not parked for connection ${connectionId}`);
     if (!(await store.findApplicationsByAtsId(connectionId, applicationId)).length)
       fail(`no application ${applicationId} for connection ${connectionId}`);
-    const message: ReportCreatedMessage = {
-      v: 1,
-      kind: 'report-created',
-      enqueueId: randomUUID(),
-      connectionId,
-      receivedAt: Date.now(),
-      source: 'reconciler',
-      reportId,
-      interviewId: String(parked.interviewId),
-      candidateId: String(parked.candidateId),
-      atsApplicationId: applicationId,
-    };
+    const report = { reportId, interviewId: String(parked.interviewId), candidateId: String(parked.candidateId) };
+    const message = reportAgain(connectionId, { ...report, atsApplicationId: applicationId });
     await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
     console.log(
       `report ${reportId} queued for write-back to application ${applicationId}; ` +

@@ -3,8 +3,8 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
-import { invitedInterviewId, runningEmulators } from '../../helpers/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
+import { invitedInterviewId, startTestStack } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-raw-socket-${process.pid}`;
 const SEED = Number(process.env.FUZZ_SEED ?? 424242);
@@ -60,13 +60,7 @@ describe('Property: nothing a socket can send stops the local gateway or a sandb
   let targets: { name: string; port: number; path: string }[];
 
   beforeAll(async () => {
-    stack = await startLocalStack({
-      running: runningEmulators(),
-      reconcileIntervalMs: 0,
-      reportDelayMs: 0,
-      workDir: WORK_DIR,
-      logLevel: process.env.FUZZ_LOG_LEVEL ?? 'SILENT',
-    });
+    stack = await startTestStack(WORK_DIR, { logLevel: process.env.FUZZ_LOG_LEVEL ?? 'SILENT' });
     const port = (url: string) => Number(new URL(url).port);
     const greenhouse = stack.connections.find((c) => c.ats === 'greenhouse')!;
     targets = [

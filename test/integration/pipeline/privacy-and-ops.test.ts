@@ -4,9 +4,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, runningEmulators, scanTable } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, startTestStack, scanTable } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-privacy-${process.pid}`;
 
@@ -54,14 +54,7 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     second.triggers[0].stage = { name: 'Never Entered' };
     config.connections.push({ ...second, id: 'second-greenhouse', secretRef: 'connector/second-greenhouse' });
     writeFileSync(join(WORK_DIR, 'connections.template.json'), JSON.stringify(config));
-    stack = await startLocalStack({
-      running: runningEmulators(),
-      configPath: join(WORK_DIR, 'connections.template.json'),
-      reconcileIntervalMs: 0,
-      reportDelayMs: 0,
-      workDir: WORK_DIR,
-      logLevel: process.env.TEST_LOG_LEVEL ?? 'SILENT',
-    });
+    stack = await startTestStack(WORK_DIR, { configPath: join(WORK_DIR, 'connections.template.json') });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -2,9 +2,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookSecretOf } from '../../helpers/connections';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, runningEmulators, scanTable } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, startTestStack, scanTable } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-front-door-${process.pid}`;
 
@@ -63,13 +63,7 @@ describe('Front door on the local stack: replays, over-long ids, deletions', () 
   const greenhouseSignature = (body: string) => `sha256 ${hmacHex(secretOf('greenhouse'), body)}`;
 
   beforeAll(async () => {
-    stack = await startLocalStack({
-      running: runningEmulators(),
-      reconcileIntervalMs: 0,
-      reportDelayMs: 0,
-      workDir: WORK_DIR,
-      logLevel: process.env.TEST_LOG_LEVEL ?? 'SILENT',
-    });
+    stack = await startTestStack(WORK_DIR);
   });
   afterAll(async () => {
     await stack?.stop();

@@ -13,20 +13,11 @@ import { RateLimitedError, UnavailableError } from '../../../shared/interview-se
 import { ClaimHeldElsewhereError, InterviewNotReadyError } from '../../../shared/pipeline/errors';
 import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
+import { reportCreatedMessage } from '../../helpers/pipeline-fakes';
 
 const NOW = Date.UTC(2026, 10, 22, 9, 0, 0);
-const reportMessage = (overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage => ({
-  v: 1,
-  kind: 'report-created',
-  enqueueId: 'enq-1',
-  connectionId: 'acme-workable',
-  receivedAt: NOW,
-  source: 'webhook',
-  reportId: 'rep-1',
-  interviewId: 'int-1',
-  candidateId: 'cand-1',
-  ...overrides,
-});
+const reportMessage = (overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage =>
+  reportCreatedMessage({ connectionId: 'acme-workable', enqueueId: 'enq-1', ...overrides });
 
 function sqsRecordFactory(body: unknown, messageId = 'msg-1'): SQSRecord {
   return {
