@@ -11,6 +11,7 @@ import {
 } from '../http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
 import { announcedResetAt, type CallGate } from './pacer';
+import type { AtsAdapterOptions } from './webhook-body';
 import { describeFirstIssue } from '../validation';
 import { errorMessage, mayHaveSucceeded } from '../errors';
 
@@ -87,6 +88,25 @@ export class AtsHttpClient {
   private readonly options: AtsHttpOptions;
   private readonly policy: RetryPolicy;
   private readonly fetchImpl: typeof fetch;
+
+  /** An adapter's client: its connection's base URL and the options the adapter was made with (`extra` over them). */
+  public static forAdapter(
+    options: AtsAdapterOptions,
+    authorization: AtsHttpOptions['authorization'],
+    extra: Partial<AtsHttpOptions> = {},
+  ): AtsHttpClient {
+    const { connection, fetch, timeoutMs, retry, gate, sleep } = options;
+    return new AtsHttpClient({
+      baseUrl: connection.atsBaseUrl,
+      authorization,
+      fetch,
+      timeoutMs,
+      retry,
+      gate,
+      sleep,
+      ...extra,
+    });
+  }
 
   public constructor(options: AtsHttpOptions) {
     this.options = options;

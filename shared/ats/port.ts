@@ -235,3 +235,7 @@ export interface AtsPacing {
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
   waitMs(calls?: number): number;
 }
+
+/** A port method's type, for an adapter that types each of its methods by the port it implements. */
+export type AtsMethod<K extends keyof AtsAdapter> = NonNullable<AtsAdapter[K]>;
+export type SetupMethod<K extends keyof AtsSetup> = NonNullable<AtsSetup[K]>;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { type ConnectionSecrets, type StageMatcher, stageIdForJob, stageMatches } from '../../config';
+import { type ConnectionSecrets, stageIdForJob, stageMatches } from '../../config';
 import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
@@ -8,22 +8,14 @@ import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
   confirmAsParsed,
-  type ApplicationRef,
+  type AtsMethod,
+  type SetupMethod,
   type AtsAdapter,
-  type AtsApplicationView,
   type AtsJob,
-  type AtsNote,
   type AtsSetup,
-  type AtsStage,
   type RegisteredWebhook,
-  type RequiredPermission,
-  type StageQuery,
   sweepDeliveryId,
-  type InboundWebhook,
-  type StageConfirmation,
   type StageEnteredEvent,
-  type WebhookParseResult,
-  type WebhookVerification,
 } from '../port';
 import {
   applicationInfoSchema,
@@ -60,14 +52,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
 
   public constructor(options: AshbyAdapterOptions) {
     this.secrets = options.secrets;
-    this.http = new AtsHttpClient({
-      baseUrl: options.connection.atsBaseUrl,
-      authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''),
-      fetch: options.fetch,
-      timeoutMs: options.timeoutMs,
-      retry: options.retry,
-      gate: options.gate,
-      sleep: options.sleep,
+    this.http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''), {
       // Ashby refuses inside HTTP 200 (`success: false`); any other 2xx answer is an acceptance, and a read
       // still checks its `results` against its own schema.
       failureInBody: (body) => {
@@ -82,7 +67,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
   /**
    * `Ashby-Signature: sha256=<hex>`, HMAC-SHA256 of the raw body with the secret token (docs: authenticating-webhooks).
    */
-  public verifyWebhook(request: InboundWebhook): WebhookVerification {
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) => {
     const secret = this.secrets.atsWebhookSecret;
     const header = request.headers['ashby-signature']?.trim();
     if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
@@ -90,9 +75,9 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     return digestMatches(hmacSha256(secret, request.rawBody), header.slice('sha256='.length), 'hex')
       ? { valid: true }
       : { valid: false, reason: 'signature does not match' };
-  }
+  };
 
-  public parseWebhook(request: InboundWebhook): WebhookParseResult {
+  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
     const envelope = readWebhookBody(request.rawBody, ashbyEnvelopeSchema);
     if (!envelope.ok) return envelope.result;
     const { action } = envelope.value;
@@ -139,14 +124,14 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
         },
       },
     };
-  }
+  };
 
-  public confirmStageEntered(event: StageEnteredEvent): Promise<StageConfirmation> {
+  public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = (event) => {
     return confirmAsParsed(event);
-  }
+  };
 
   /** `candidate.createNote`: the note is on the candidate. */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
+  public readonly postNote: AtsMethod<'postNote'> = async (target, note, signal) => {
     const created = await this.http.write(
       {
         method: 'POST',
@@ -161,17 +146,13 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       noteResultSchema,
     );
     return { noteId: created?.results.id };
-  }
+  };
 
   /**
    * `candidate.listNotes`, every page (`cursor` while `moreDataAvailable`). Which field holds a note's text is
    * unconfirmed (`content` here), so the marker is looked for in the whole note: a renamed field cannot hide it.
    */
-  public async findNote(
-    target: ApplicationRef,
-    marker: string,
-    signal?: AbortSignal,
-  ): Promise<{ noteId: string } | undefined> {
+  public readonly findNote: AtsMethod<'findNote'> = async (target, marker, signal) => {
     return searchPages(
       async (cursor) => {
         const page = await this.http.request(
@@ -195,17 +176,13 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       },
       `notes of candidate ${target.atsCandidateId}`,
     );
-  }
+  };
 
   /**
    * `application.changeStage {applicationId, interviewStageId}`; stage names resolve in the application's interview
    * plan.
    */
-  public async moveToStage(
-    target: ApplicationRef,
-    stage: StageMatcher,
-    signal?: AbortSignal,
-  ): Promise<{ moved: boolean; stageId: string }> {
+  public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
     const info = await this.http.request(
       {
         method: 'POST',
@@ -232,30 +209,30 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       v.unknown(),
     );
     return { moved: true, stageId };
-  }
+  };
 
   /** The stage change, and the privacy signals (ats-facts, Corrections 2026-11). */
   public readonly webhookEvents = ['candidateStageChange', 'candidateDelete', 'candidateMerge'] as const;
 
-  public async probeAccess(signal?: AbortSignal): Promise<string> {
+  public readonly probeAccess: SetupMethod<'probeAccess'> = async (signal) => {
     await this.rpc('/job.list', { limit: 1 }, jobListSchema, signal);
     return 'POST /job.list';
-  }
+  };
 
   /** Ashby writes a note as the API key's own user: there is no configured user to check. */
-  public probeUser() {
+  public readonly probeUser: SetupMethod<'probeUser'> = () => {
     return Promise.resolve({
       ok: false as const,
       checkable: false,
       reason: "Ashby writes notes as the API key's own user (atsUserId is not used)",
     });
-  }
+  };
 
   /**
    * Ashby's API key permissions (ats-facts, Corrections 2026-11b; Ashby OpenAPI): reads probed with one item of
    * `job.list` and `candidateTag.list`; writes and the webhook permission (`apiKeysWrite`) have no harmless probe.
    */
-  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) => {
     const read = (path: string, body: unknown) => (signal?: AbortSignal) => this.rpc(path, body, v.unknown(), signal);
     return [
       { permission: 'jobsRead', feature: 'interview names and the sweep', probe: read('/job.list', { limit: 1 }) },
@@ -274,13 +251,13 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
           ]
         : []),
     ];
-  }
+  };
 
   /**
    * The open jobs, up to `limit`: `job.list {status: ["Open"]}` by `nextCursor` while `moreDataAvailable` (job.list
    * returns open, closed and archived jobs otherwise: ats-facts, Corrections 2026-11b).
    */
-  public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
+  public readonly listJobs: SetupMethod<'listJobs'> = async (limit, signal) => {
     const jobs: AtsJob[] = [];
     await searchPages(
       async (cursor) => {
@@ -298,19 +275,19 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       'open jobs',
     );
     return jobs.slice(0, limit);
-  }
+  };
 
   /** A job's stages are those of its interview plan (`job.info`, then `interviewStage.list`). */
-  public async listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+  public readonly listStages: SetupMethod<'listStages'> = async (jobId, signal) => {
     if (jobId === undefined) return [];
     const job = (await this.rpc('/job.info', { id: jobId }, jobInfoSchema, signal)).results;
     const planId = job.defaultInterviewPlanId ?? job.interviewPlanIds[0];
     if (!planId) return [];
     const stages = await this.rpc('/interviewStage.list', { interviewPlanId: planId }, interviewStagesSchema, signal);
     return stages.results.map((s) => ({ id: s.id, name: s.title }));
-  }
+  };
 
-  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+  public readonly readApplication: SetupMethod<'readApplication'> = async (applicationId, signal) => {
     const { application } = v.parse(candidateStageChangeSchema, {
       application: (await this.rpc('/application.info', { applicationId }, rpcEnvelopeSchema, signal)).results,
     });
@@ -322,13 +299,13 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       stage: { id: application.currentInterviewStage.id, name: application.currentInterviewStage.title ?? undefined },
       hasEmail: Boolean(application.candidate.primaryEmailAddress?.value),
     };
-  }
+  };
 
   /**
    * Ashby has no `webhook.list` (ats-facts §3): each webhook the connector registered is read by the id recorded
    * then (`webhook.info`). One Ashby no longer has is left out.
    */
-  public async listWebhooks(knownIds: Readonly<Record<string, string>>, signal?: AbortSignal) {
+  public readonly listWebhooks: SetupMethod<'listWebhooks'> = async (knownIds, signal) => {
     const found: RegisteredWebhook[] = [];
     for (const webhookId of new Set(Object.values(knownIds))) {
       try {
@@ -339,10 +316,10 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       }
     }
     return found;
-  }
+  };
 
   /** `webhook.create {webhookType, requestUrl, secretToken}`: Ashby signs with the secret the connector chose. */
-  public async createWebhook(input: { event: string; url: string; secret: string | undefined }, signal?: AbortSignal) {
+  public readonly createWebhook: SetupMethod<'createWebhook'> = async (input, signal) => {
     const created = await this.http.write(
       {
         method: 'POST',
@@ -358,14 +335,14 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
         `Ashby created the ${input.event} webhook but its answer has no id: find it in Admin > Integrations > Webhooks`,
       );
     return { id: created.results.id };
-  }
+  };
 
   /**
    * `application.list {status: "Active", jobId?, limit, cursor}` (Ashby's reference, applicationList; cursor pages
    * while `moreDataAvailable`), job by job for a trigger's jobs; Ashby has no stage filter, so the page is matched
    * against the stage here, as a webhook would be.
    */
-  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = async (query, cursor, signal) => {
     const position = readCursor(cursor, { job: 0, after: '' });
     const jobId = query.jobs === 'all' ? undefined : query.jobs[position.job];
     const page = await this.rpc(
@@ -401,14 +378,14 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     else if (query.jobs !== 'all' && position.job + 1 < query.jobs.length)
       next = writeCursor({ job: position.job + 1, after: '' });
     return { events, next };
-  }
+  };
 
   /**
    * The status as a candidate tag (Ashby's reference: candidateTag.list, candidateTag.create, candidate.addTag,
    * candidate.removeTag, candidate.info): the tag is found or created by its title, added, and the other status
    * tags the candidate has are removed. Adding a tag the candidate has changes nothing.
    */
-  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+  public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const candidateId = target.atsCandidateId;
     // The candidate's own tags, so only the status tags it carries are removed.
     const held = (await this.rpc('/candidate.info', { id: candidateId }, candidateTagsSchema, signal)).results.tags;
@@ -429,7 +406,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal, idempotent: true },
       v.unknown(),
     );
-  }
+  };
 
   /**
    * A candidate tag's id by its title, the list read (every page, until the title is found) once per warm function;

@@ -1,36 +1,23 @@
 import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
-import {
-  HTTP_DEFAULTS,
-  digestMatches,
-  hmacSha256,
-  parseRetryAfter,
-  redactUrl,
-  sendHttpRequest,
-  type RetryHooks,
-} from '../../http';
+import { HTTP_DEFAULTS, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest } from '../../http';
 import { AtsHttpClient, basicAuth, safeJson } from '../ats-http';
 import { deliveryIdOf } from '../../validation';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from '../errors';
 import {
   confirmAsParsed,
-  type ApplicationRef,
+  type AtsMethod,
+  type SetupMethod,
   type AtsAdapter,
-  type AtsApplicationView,
   type AtsJob,
-  type AtsNote,
   type AtsSetup,
   type AtsStage,
-  type RequiredPermission,
   type StageQuery,
   sweepDeliveryId,
   type CandidateDeletedEvent,
-  type InboundWebhook,
-  type StageConfirmation,
   type StageEnteredEvent,
   type WebhookParseResult,
-  type WebhookVerification,
 } from '../port';
 import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
@@ -80,7 +67,6 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
   private readonly secrets: ConnectionSecrets;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
-  private readonly sleep: RetryHooks['sleep'];
   private readonly now: () => number;
   private token: { value: string; refreshAt: number } | undefined;
   private tokenRequest: Promise<string> | undefined;
@@ -94,25 +80,19 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     this.secrets = options.secrets;
     this.fetchImpl = options.fetch ?? fetch;
     this.timeoutMs = options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs;
-    this.sleep = options.sleep;
     this.now = options.now ?? Date.now;
-    this.http = new AtsHttpClient({
-      baseUrl: this.connection.atsBaseUrl,
-      authorization: async (refresh) => `Bearer ${await this.accessToken(undefined, refresh)}`,
-      fetch: this.fetchImpl,
-      timeoutMs: this.timeoutMs,
-      retry: options.retry,
-      gate: options.gate,
-      sleep: this.sleep,
-      now: this.now,
-    });
+    this.http = AtsHttpClient.forAdapter(
+      options,
+      async (refresh) => `Bearer ${await this.accessToken(undefined, refresh)}`,
+      { fetch: this.fetchImpl, timeoutMs: this.timeoutMs, now: this.now },
+    );
   }
 
   /**
    * `Signature: sha256 <hex>`: HMAC-SHA256 of the raw body with the webhook's secret key. Greenhouse
    * unicode-escapes its JSON before signing, so only the bytes as received verify (webhooks/_introduction.md).
    */
-  public verifyWebhook(request: InboundWebhook): WebhookVerification {
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) => {
     const secret = this.secrets.atsWebhookSecret;
     const header = request.headers.signature;
     if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
@@ -124,14 +104,14 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     return digestMatches(hmacSha256(secret, request.rawBody), digest, 'hex')
       ? { valid: true }
       : { valid: false, reason: 'signature does not match' };
-  }
+  };
 
   /** The whole body is signed and carries the job and the candidate: nothing to re-read. */
-  public confirmStageEntered(event: StageEnteredEvent): Promise<StageConfirmation> {
+  public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = (event) => {
     return confirmAsParsed(event);
-  }
+  };
 
-  public parseWebhook(request: InboundWebhook): WebhookParseResult {
+  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
     const read = readWebhookBody(request.rawBody, greenhouseEnvelopeSchema);
     if (!read.ok) return read.result;
     const envelope = read.value;
@@ -164,13 +144,13 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
         candidate: { name: [candidate.first_name, candidate.last_name].filter(Boolean).join(' '), email },
       },
     };
-  }
+  };
 
   /**
    * `POST /v3/notes` ({candidate_id, application_id, body, note_type, visibility, user_id}); a note is on the
    * candidate. A 2xx is a note written, whatever the answer carries.
    */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
+  public readonly postNote: AtsMethod<'postNote'> = async (target, note, signal) => {
     const body = {
       candidate_id: Number(target.atsCandidateId) || target.atsCandidateId,
       application_id: Number(target.atsApplicationId) || target.atsApplicationId,
@@ -181,17 +161,13 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     };
     const created = await this.http.write({ method: 'POST', path: '/v3/notes', body, signal }, noteCreatedSchema);
     return { noteId: idText(created?.id) };
-  }
+  };
 
   /**
    * `GET /v3/notes?candidate_ids=` (v3 filters are plural id lists), every page: the next one is only in the
    * `Link` header, and a cursor request carries no other parameter (/docs/pagination).
    */
-  public async findNote(
-    target: ApplicationRef,
-    marker: string,
-    signal?: AbortSignal,
-  ): Promise<{ noteId: string } | undefined> {
+  public readonly findNote: AtsMethod<'findNote'> = async (target, marker, signal) => {
     const first = `/v3/notes?candidate_ids=${encodeURIComponent(target.atsCandidateId)}&per_page=500`;
     return searchPages(
       this.listPage(first, noteSchema, signal),
@@ -201,7 +177,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       },
       `notes of candidate ${target.atsCandidateId}`,
     );
-  }
+  };
 
   /**
    * `POST /v3/applications/{id}/move {from_stage_id, to_stage_id}` answers 204. `from_stage_id` must be the
@@ -209,11 +185,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * before the move, never taken from the webhook: a retried move sees the application already in the target
    * stage and stops.
    */
-  public async moveToStage(
-    target: ApplicationRef,
-    stage: StageMatcher,
-    signal?: AbortSignal,
-  ): Promise<{ moved: boolean; stageId: string }> {
+  public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
     const stageId = await this.resolveStageId(stage, target.atsJobId, signal);
     const move = async (): Promise<{ moved: boolean; stageId: string }> => {
       const current = await this.currentStageId(target.atsApplicationId, signal);
@@ -238,7 +210,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       if ((await this.currentStageId(target.atsApplicationId, signal)) === stageId) return { moved: false, stageId };
       throw error;
     }
-  }
+  };
 
   /** A stage in v3's `job_interview_stage_id` namespace: per job (`idsByJob`), a global id, or by exact name. */
   public async resolveStageId(stage: StageMatcher, jobId: string, signal?: AbortSignal): Promise<string> {
@@ -261,7 +233,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * Harvest v3 scopes (ats-facts, Corrections 2026-11b; harvestdocs /docs/authentication): reads are probed with one
    * item of each list; writes have no harmless probe.
    */
-  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) => {
     const read = (path: string) => (signal?: AbortSignal) =>
       this.http.request({ method: 'GET', path, signal }, v.array(v.unknown()));
     return [
@@ -311,22 +283,22 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
           ]
         : []),
     ];
-  }
+  };
 
   /** A token for the configured user (`sub`), then one application read. */
-  public async probeAccess(signal?: AbortSignal): Promise<string> {
+  public readonly probeAccess: SetupMethod<'probeAccess'> = async (signal) => {
     await this.http.request({ method: 'GET', path: '/v3/applications?per_page=1', signal }, v.array(v.unknown()));
     return 'a token for the configured user, and GET /v3/applications';
-  }
+  };
 
   /** The token is issued for `sub` (the configured user): Greenhouse refuses one for a user it does not have. */
-  public async probeUser(signal?: AbortSignal) {
+  public readonly probeUser: SetupMethod<'probeUser'> = async (signal) => {
     await this.accessToken(signal, true);
     return { ok: true as const, what: `Greenhouse issues a token for user ${this.connection.atsUserId}` };
-  }
+  };
 
   /** The open jobs, up to `limit`: `GET /v3/jobs?status=open` (v3 lists closed and draft ones too), every page. */
-  public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
+  public readonly listJobs: SetupMethod<'listJobs'> = async (limit, signal) => {
     const jobs: AtsJob[] = [];
     await searchPages(
       this.listPage(`/v3/jobs?status=open&per_page=${Math.min(500, Math.max(1, limit))}`, jobSchema, signal),
@@ -337,9 +309,9 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       'open jobs',
     );
     return jobs.slice(0, limit);
-  }
+  };
 
-  public async listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+  public readonly listStages: SetupMethod<'listStages'> = async (jobId, signal) => {
     if (jobId === undefined) return [];
     const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
     const stages: AtsStage[] = [];
@@ -349,10 +321,10 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       `stages of job ${jobId}`,
     );
     return stages;
-  }
+  };
 
   /** `GET /v3/applications?ids=`, then its job's name and whether its candidate has an e-mail address. */
-  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+  public readonly readApplication: SetupMethod<'readApplication'> = async (applicationId, signal) => {
     const list = await this.http.request(
       { method: 'GET', path: `/v3/applications?ids=${encodeURIComponent(applicationId)}`, signal },
       v.array(v.unknown()),
@@ -370,7 +342,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       stage: { id: idText(application.job_interview_stage_id), name: application.stage_name ?? undefined },
       hasEmail: (candidates[0]?.email_addresses.length ?? 0) > 0,
     };
-  }
+  };
 
   /**
    * The applications in the trigger's stage now, found as Harvest v3 documents it (ats-facts, Corrections 2026-11b):
@@ -380,7 +352,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * the plural id filters (/docs/list-endpoints). The place over the chunks of stage ids and their pages is the
    * connector's own cursor, so the stage is resolved once per pass.
    */
-  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = async (query, cursor, signal) => {
     const position = cursor
       ? readCursor(cursor, { ids: [] as string[], chunk: 0, next: '' })
       : { ids: await this.stageIdsOf(query, signal), chunk: 0, next: '' };
@@ -432,7 +404,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
         ? { ids: position.ids, chunk: position.chunk + 1, next: '' }
         : undefined;
     return { events, next: next && writeCursor(next) };
-  }
+  };
 
   /**
    * The `job_interview_stage_id`s a stage matcher names: the configured ids, or those of the stages with its exact
@@ -474,7 +446,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * whether Greenhouse answers an existing name with that tag is undocumented). Never a `/v1/` route: Harvest v1
    * is out of service and refuses a v3 token.
    */
-  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+  public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const candidateId = Number(target.atsCandidateId) || target.atsCandidateId;
     const rows = await this.appliedTags(target.atsCandidateId, signal);
     const otherIds = new Set<string>();
@@ -511,7 +483,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       const again = await this.appliedTags(target.atsCandidateId, signal);
       if (!again.some((r) => String(r.candidate_tag_id) === tagId)) throw error;
     }
-  }
+  };
 
   /** The rows of tags applied to a candidate, every page. */
   private async appliedTags(candidateId: string, signal?: AbortSignal) {

@@ -1,28 +1,18 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
+import { type Connection, type ConnectionSecrets, stageIdForJob } from '../../config';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import type {
+  AtsMethod,
+  SetupMethod,
   ApplicationRef,
   AtsAdapter,
-  AtsApplicationView,
-  AtsJob,
   AtsSetup,
-  AtsStage,
   RegisteredWebhook,
-  RequiredPermission,
-  StageQuery,
-  CandidateDeletedEvent,
-  DeletionConfirmation,
-  AtsNote,
-  InboundWebhook,
-  StageConfirmation,
   StageEnteredEvent,
-  WebhookParseResult,
-  WebhookVerification,
 } from '../port';
 import {
   candidateDeletedDataSchema,
@@ -71,15 +61,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   public constructor(options: LeverAdapterOptions) {
     this.connection = options.connection;
     this.secrets = options.secrets;
-    this.http = new AtsHttpClient({
-      baseUrl: options.connection.atsBaseUrl,
-      authorization: async () => basicAuth(options.secrets.atsApiKey ?? ''),
-      fetch: options.fetch,
-      timeoutMs: options.timeoutMs,
-      retry: options.retry,
-      gate: options.gate,
-      sleep: options.sleep,
-    });
+    this.http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''));
   }
 
   /**
@@ -87,7 +69,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
    * Lever's docs). Each Lever webhook (one per event type) has its own token: the body's `event` chooses it. A
    * `triggeredAt` outside the freshness window is stale; what was signed is the replay key.
    */
-  public verifyWebhook(request: InboundWebhook, now: number): WebhookVerification {
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request, now) => {
     let document: unknown;
     try {
       document = JSON.parse(request.rawBody.toString('utf8'));
@@ -114,7 +96,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     // The replay key is what was signed, hashed to a bounded key: no other (token, triggeredAt) signs the same.
     const signed = createHash('sha256').update(`${token}${triggeredAt}`).digest('hex');
     return { valid: true, replayKey: `lever-signed:${signed}`, replayTtlSeconds: Math.ceil((2 * windowMs) / 1000) };
-  }
+  };
 
   /** The token of the webhook for `event`, else the connection's one token. */
   private signatureToken(event: string): string | undefined {
@@ -122,7 +104,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     return (perEvent && Object.hasOwn(perEvent, event) ? perEvent[event] : undefined) ?? this.secrets.atsWebhookSecret;
   }
 
-  public parseWebhook(request: InboundWebhook): WebhookParseResult {
+  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
     const read = readWebhookBody(request.rawBody, leverWebhookSchema);
     if (!read.ok) return read.result;
     const webhook = read.value;
@@ -157,17 +139,14 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         candidate: {},
       },
     };
-  }
+  };
 
   /**
    * `candidateDeleted` is signed over `token + triggeredAt` only, so its ids are a claim: a purge happens only when
    * Lever's API no longer has the opportunities it names (404), or, when it names none, the contact has no
    * opportunity left (`GET /v1/opportunities?contact_id=`).
    */
-  public async confirmCandidateDeleted(
-    event: CandidateDeletedEvent,
-    signal?: AbortSignal,
-  ): Promise<DeletionConfirmation> {
+  public readonly confirmCandidateDeleted: AtsMethod<'confirmCandidateDeleted'> = async (event, signal) => {
     for (const opportunityId of event.atsApplicationIds) {
       try {
         await this.http.request(
@@ -189,10 +168,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       opportunityListSchema,
     );
     return left.data.length ? { confirmed: false, reason: 'Lever still has the contact' } : { confirmed: true };
-  }
+  };
 
   /** The opportunity as the API has it: its stage must be the one the webhook claims. */
-  public async confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation> {
+  public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = async (event, signal) => {
     let opportunity: v.InferOutput<typeof opportunitySchema>['data'];
     try {
       opportunity = (
@@ -228,10 +207,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         candidate: { name: opportunity.name ?? undefined, email: opportunity.emails[0] },
       },
     };
-  }
+  };
 
   /** `POST /v1/opportunities/{id}/notes?perform_as=` (NangoHQ create-note; Pipedream add-note). */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
+  public readonly postNote: AtsMethod<'postNote'> = async (target, note, signal) => {
     const path = this.opportunityPath(target, 'notes');
     const created = await this.http.write(
       {
@@ -246,14 +225,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       noteCreatedSchema,
     );
     return { noteId: created?.data.noteId ?? created?.data.id };
-  }
+  };
 
   /** The opportunity's notes, every page (`offset=<next>` while `hasNext`); the text is in `fields[].value`. */
-  public async findNote(
-    target: ApplicationRef,
-    marker: string,
-    signal?: AbortSignal,
-  ): Promise<{ noteId: string } | undefined> {
+  public readonly findNote: AtsMethod<'findNote'> = async (target, marker, signal) => {
     const path = `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}/notes?limit=100`;
     return searchPages(
       async (offset) => {
@@ -269,14 +244,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       },
       `notes of opportunity ${target.atsApplicationId}`,
     );
-  }
+  };
 
   /** `PUT /v1/opportunities/{id}/stage?perform_as=` with `{stage}`; Lever's stage ids are global. */
-  public async moveToStage(
-    target: ApplicationRef,
-    stage: StageMatcher,
-    signal?: AbortSignal,
-  ): Promise<{ moved: boolean; stageId: string }> {
+  public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
     const stageId =
       stage.id ?? stageIdForJob(stage, target.atsJobId) ?? (await this.stageIdByName(stage.name as string, signal));
     const opportunity = await this.http.request(
@@ -287,10 +258,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     const path = this.opportunityPath(target, 'stage');
     await this.http.write({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
     return { moved: true, stageId };
-  }
+  };
 
   /** `POST /v1/opportunities/{id}/addLinks` (links live on the contact; NangoHQ update-opportunity-links). */
-  public async attachReportLink(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void> {
+  public readonly attachReportLink: AtsMethod<'attachReportLink'> = async (target, url, signal) => {
     await this.http.write(
       {
         method: 'POST',
@@ -300,18 +271,18 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       },
       v.unknown(),
     );
-  }
+  };
 
   /** One webhook per event, each with its own signature token (ats-facts, Corrections 2026-11). */
   public readonly webhookEvents = ['candidateStageChange', 'candidateDeleted'] as const;
 
-  public async probeAccess(signal?: AbortSignal): Promise<string> {
+  public readonly probeAccess: SetupMethod<'probeAccess'> = async (signal) => {
     await this.http.request({ method: 'GET', path: '/v1/opportunities?limit=1', signal }, opportunityListSchema);
     return 'GET /v1/opportunities';
-  }
+  };
 
   /** `GET /v1/users/{id}`: notes and moves are made `perform_as` this user, who must exist and be active. */
-  public async probeUser(signal?: AbortSignal) {
+  public readonly probeUser: SetupMethod<'probeUser'> = async (signal) => {
     try {
       const user = await this.http.request(
         { method: 'GET', path: `/v1/users/${encodeURIComponent(this.connection.atsUserId)}`, signal },
@@ -331,14 +302,14 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       if (errorCode(error) !== ATS_ERROR_CODES.notFound) throw error;
       return { ok: false as const, reason: `Lever has no user ${this.connection.atsUserId}`, checkable: true };
     }
-  }
+  };
 
   /** Lever's stages are global: there is no job to check them for. */
   /**
    * Lever keys are granted per endpoint family when issued: reads probed with one item of each list; writes and
    * `webhooks:write` have no harmless probe.
    */
-  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) => {
     const read = (path: string) => (signal?: AbortSignal) =>
       this.http.request({ method: 'GET', path, signal }, v.unknown());
     return [
@@ -354,17 +325,17 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       { permission: 'webhooks:write', feature: 'webhook registration (npm run doctor -- --register-webhooks)' },
       ...(features.statusTags ? [{ permission: 'tags:write', feature: 'status tags' }] : []),
     ];
-  }
+  };
 
-  public listJobs(): Promise<AtsJob[]> {
+  public readonly listJobs: SetupMethod<'listJobs'> = () => {
     return Promise.resolve([]);
-  }
+  };
 
-  public async listStages(_jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+  public readonly listStages: SetupMethod<'listStages'> = async (_jobId, signal) => {
     return [...(await this.stages(signal))].map(([id, name]) => ({ id, name }));
-  }
+  };
 
-  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+  public readonly readApplication: SetupMethod<'readApplication'> = async (applicationId, signal) => {
     const opportunity = (
       await this.http.request(
         { method: 'GET', path: `/v1/opportunities/${encodeURIComponent(applicationId)}?expand=applications`, signal },
@@ -382,10 +353,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       stage: { id: stageId, name: (await this.stages(signal)).get(stageId) },
       hasEmail: opportunity.emails.length > 0,
     };
-  }
+  };
 
   /** `GET /v1/webhooks` (help.lever.co 4402565460237): every page. */
-  public async listWebhooks(_knownIds: Readonly<Record<string, string>>, signal?: AbortSignal) {
+  public readonly listWebhooks: SetupMethod<'listWebhooks'> = async (_knownIds, signal) => {
     const found: RegisteredWebhook[] = [];
     await searchPages(
       async (offset) => {
@@ -403,10 +374,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       'webhooks',
     );
     return found;
-  }
+  };
 
   /** `POST /v1/webhooks {event, url}` → 201 with the webhook's own `configuration.signatureToken`. */
-  public async createWebhook(input: { event: string; url: string }, signal?: AbortSignal) {
+  public readonly createWebhook: SetupMethod<'createWebhook'> = async (input, signal) => {
     const created = await this.http.write(
       { method: 'POST', path: '/v1/webhooks', body: { event: input.event, url: input.url }, signal },
       webhookCreatedSchema,
@@ -417,14 +388,14 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         `Lever created the ${input.event} webhook but its answer has no signature token: copy it from Settings`,
       );
     return { id: created.data.id, issuedSecret: created.data.configuration.signatureToken };
-  }
+  };
 
   /**
    * `GET /v1/opportunities?stage_id=&posting_id=&archived=false` (Lever's opportunities list filters by stage;
    * Pipedream and activepieces list with it), 100 a page by `offset=<next>` while `hasNext`. Ids only, as Lever's
    * webhook: the worker reads each opportunity before acting (`confirmStageEntered`). Archived ones are left out.
    */
-  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = async (query, cursor, signal) => {
     const stageId = query.stage.id ?? (await this.stageIdByName(query.stage.name as string, signal));
     // The trigger's postings (`posting_id`, repeatable) and open opportunities only (`archived=false`: unspecified,
     // Lever lists both): ats-facts, Corrections 2026-11b.
@@ -445,14 +416,14 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         candidate: {},
       }));
     return { events, next: page.hasNext ? (page.next ?? undefined) : undefined };
-  }
+  };
 
   /**
    * The status as an opportunity tag: `POST /opportunities/{id}/addTags` and `/removeTags` `{tags}` (Lever's
    * documented assessment pattern "updates tags", hire.lever.co/developer/usecases; NangoHQ and Pipedream tag
    * actions). Adding a tag the opportunity has is a no-op, so a retry adds nothing.
    */
-  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+  public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const opportunity = encodeURIComponent(target.atsApplicationId);
     const as = `perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
     if (others.length)
@@ -476,7 +447,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       },
       v.unknown(),
     );
-  }
+  };
 
   /** An opportunity's sub-resource, written as the configured user (`perform_as`). */
   private opportunityPath(target: ApplicationRef, resource: 'notes' | 'stage'): string {

@@ -7,22 +7,14 @@ import { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import {
   confirmAsParsed,
-  type ApplicationRef,
+  type AtsMethod,
+  type SetupMethod,
   type AtsAdapter,
-  type AtsApplicationView,
   type AtsJob,
-  type AtsNote,
   type AtsSetup,
-  type AtsStage,
   type RegisteredWebhook,
-  type RequiredPermission,
-  type StageQuery,
   sweepDeliveryId,
-  type InboundWebhook,
-  type StageConfirmation,
   type StageEnteredEvent,
-  type WebhookParseResult,
-  type WebhookVerification,
 } from '../port';
 import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
@@ -71,15 +63,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     this.connection = options.connection;
     this.secrets = options.secrets;
     this.triggersBySlug = options.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob);
-    this.http = new AtsHttpClient({
-      baseUrl: options.connection.atsBaseUrl,
-      authorization: async () => `Bearer ${options.secrets.atsApiKey ?? ''}`,
-      fetch: options.fetch,
-      timeoutMs: options.timeoutMs,
-      retry: options.retry,
-      gate: options.gate,
-      sleep: options.sleep,
-    });
+    this.http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`);
   }
 
   /**
@@ -87,7 +71,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
    * does not state the encoding and neither has been confirmed against a live account: hex and base64 are
    * both accepted, each compared in constant time.
    */
-  public verifyWebhook(request: InboundWebhook): WebhookVerification {
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) => {
     const secret = this.secrets.atsWebhookSecret;
     const header = request.headers['x-workable-signature']?.trim();
     if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
@@ -96,9 +80,9 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     return digestMatches(expected, header, 'hex') || digestMatches(expected, header, 'base64')
       ? { valid: true }
       : { valid: false, reason: 'signature does not match' };
-  }
+  };
 
-  public parseWebhook(request: InboundWebhook): WebhookParseResult {
+  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
     const read = readWebhookBody(request.rawBody, workableEnvelopeSchema);
     if (!read.ok) return read.result;
     const envelope = read.value;
@@ -133,25 +117,25 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
         },
       },
     };
-  }
+  };
 
   /**
    * The webhook is signed over its whole body, so what it says stands; where a trigger names its stage by slug
    * (`id` or `idsByJob`), the slug of the stage the webhook names is looked up in the job's stage list.
    */
-  public async confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation> {
+  public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = async (event, signal) => {
     if (!this.triggersBySlug || event.stage.id !== undefined || !event.atsJobId || event.stage.name === undefined)
       return confirmAsParsed(event);
     const name = event.stage.name;
     const stage = (await this.stagesOf(event.atsJobId, signal)).find((s) => s.name === name);
     return confirmAsParsed({ ...event, stage: { id: stage?.slug, name } });
-  }
+  };
 
   /**
    * `POST /spi/v3/candidates/{id}/comments {member_id, comment: {body}}` (reference: comment-on-candidate), which
    * answers 201 with an empty body: a comment written, with no id to keep.
    */
-  public async postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string }> {
+  public readonly postNote: AtsMethod<'postNote'> = async (target, note, signal) => {
     const body = { member_id: this.connection.atsUserId, comment: { body: `${note.body}\n\n[${note.marker}]` } };
     const created = await this.http.write(
       {
@@ -163,17 +147,13 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       v.object({ id: v.string() }),
     );
     return { noteId: created?.id };
-  }
+  };
 
   /**
    * Workable has no comment list: comments are the candidate's activities with `action: "comment"`
    * (reference: candidate-activities), paged by `paging.next`.
    */
-  public async findNote(
-    target: ApplicationRef,
-    marker: string,
-    signal?: AbortSignal,
-  ): Promise<{ noteId: string } | undefined> {
+  public readonly findNote: AtsMethod<'findNote'> = async (target, marker, signal) => {
     const first = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/activities?limit=100`;
     return searchPages(
       async (next) => {
@@ -186,17 +166,13 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       },
       `activities of candidate ${target.atsCandidateId}`,
     );
-  }
+  };
 
   /**
    * `POST /spi/v3/candidates/{id}/move {member_id, target_stage}` with the stage's slug (reference: move-candidate).
    * The candidate read names its stage, so "already there" compares names.
    */
-  public async moveToStage(
-    target: ApplicationRef,
-    stage: StageMatcher,
-    signal?: AbortSignal,
-  ): Promise<{ moved: boolean; stageId: string }> {
+  public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
     const wanted = await this.resolveStage(stage, target.atsJobId, signal);
     const current = await this.http.request(
       { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`, signal },
@@ -213,7 +189,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       v.unknown(),
     );
     return { moved: true, stageId: wanted.slug };
-  }
+  };
 
   /** One subscription for `candidate_moved` on every job and stage (reference: webhook-subscriptions). */
   public readonly webhookEvents = ['candidate_moved'] as const;
@@ -222,7 +198,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
    * Workable token scopes (reference: /docs/tag-candidate, webhook-subscriptions): `r_jobs` and `r_candidates`
    * probed with one item of each list; `w_candidates` (comments, moves, tags) has no harmless probe.
    */
-  public requiredPermissions(features: { statusTags: boolean }): RequiredPermission[] {
+  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) => {
     const read = (path: string) => (signal?: AbortSignal) =>
       this.http.request({ method: 'GET', path, signal }, v.unknown());
     return [
@@ -237,18 +213,18 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
         feature: features.statusTags ? 'the invite and report comments, moves, status tags' : 'comments and moves',
       },
     ];
-  }
+  };
 
-  public async probeAccess(signal?: AbortSignal): Promise<string> {
+  public readonly probeAccess: SetupMethod<'probeAccess'> = async (signal) => {
     await this.http.request({ method: 'GET', path: '/spi/v3/jobs?limit=1', signal }, jobsSchema);
     return 'GET /spi/v3/jobs';
-  }
+  };
 
   /**
    * `GET /members?status=all`, every page by `paging.next` (the list is 50 active members a page by default:
    * reference: members): comments and moves are made as `member_id`, who must be an active member.
    */
-  public async probeUser(signal?: AbortSignal) {
+  public readonly probeUser: SetupMethod<'probeUser'> = async (signal) => {
     const member = await searchPages(
       async (next) => {
         const path = next ?? '/spi/v3/members?status=all&limit=100';
@@ -263,14 +239,14 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     if (member.active === false)
       return { ok: false as const, reason: `member ${this.connection.atsUserId} is not active`, checkable: true };
     return { ok: true as const, what: `Workable member ${this.connection.atsUserId}` };
-  }
+  };
 
   /**
    * The account's published jobs, up to `limit`: `GET /jobs?state=published&limit=100`, each page by its
    * `paging.next`. Workable lists jobs oldest first in every state unless `state` says (reference: jobs; ats-facts,
    * Corrections 2026-11b), so a first page alone would miss the newest open ones.
    */
-  public async listJobs(limit: number, signal?: AbortSignal): Promise<AtsJob[]> {
+  public readonly listJobs: SetupMethod<'listJobs'> = async (limit, signal) => {
     const jobs: AtsJob[] = [];
     await searchPages(
       async (next) => {
@@ -285,15 +261,15 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       'published jobs',
     );
     return jobs.slice(0, limit);
-  }
+  };
 
   /** A stage's id is its slug (what a move takes); its name is what the UI and the webhooks show. */
-  public async listStages(jobId: string | undefined, signal?: AbortSignal): Promise<AtsStage[]> {
+  public readonly listStages: SetupMethod<'listStages'> = async (jobId, signal) => {
     if (jobId === undefined) return [];
     return (await this.stagesOf(jobId, signal)).map((s) => ({ id: s.slug, name: s.name }));
-  }
+  };
 
-  public async readApplication(applicationId: string, signal?: AbortSignal): Promise<AtsApplicationView> {
+  public readonly readApplication: SetupMethod<'readApplication'> = async (applicationId, signal) => {
     const { candidate } = await this.http.request(
       { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(applicationId)}`, signal },
       candidateViewSchema,
@@ -307,9 +283,9 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       stage: { id: slug, name: candidate.stage },
       hasEmail: Boolean(candidate.email),
     };
-  }
+  };
 
-  public async listWebhooks(_knownIds: Readonly<Record<string, string>>, signal?: AbortSignal) {
+  public readonly listWebhooks: SetupMethod<'listWebhooks'> = async (_knownIds, signal) => {
     const list = await this.http.request({ method: 'GET', path: '/spi/v3/subscriptions', signal }, subscriptionsSchema);
     return validItems(list.subscriptions, subscriptionSchema).map(
       (s): RegisteredWebhook => ({
@@ -319,26 +295,26 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
         enabled: s.status ? s.status === 'active' : undefined,
       }),
     );
-  }
+  };
 
   /**
    * `POST /subscriptions {target, event}` (no `args`: every job and stage). Workable signs its deliveries with the
    * account's API token (reference: webhooks), so that token becomes the connection's webhook secret.
    */
-  public async createWebhook(input: { event: string; url: string }, signal?: AbortSignal) {
+  public readonly createWebhook: SetupMethod<'createWebhook'> = async (input, signal) => {
     const created = await this.http.write(
       { method: 'POST', path: '/spi/v3/subscriptions', body: { target: input.url, event: input.event }, signal },
       subscriptionCreatedSchema,
     );
     return { id: created ? String(created.id) : '?', issuedSecret: this.secrets.atsApiKey };
-  }
+  };
 
   /**
    * `GET /candidates?shortcode=<job>&stage=<slug>&limit=100` (reference: job-candidates-index), job by job (a
    * trigger's jobs, or every published job for "all"), each list by its `paging.next`. A job without the stage is
    * skipped; disqualified candidates are left out.
    */
-  public async listApplicationsInStage(query: StageQuery, cursor: string | undefined, signal?: AbortSignal) {
+  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = async (query, cursor, signal) => {
     const position = readCursor(cursor, { job: 0, next: '' });
     // The job's title names its interview, as the webhook's `job.title` does. Read at the start of each pass (a job
     // published since is swept), and kept while the pass goes on, so its place in the list holds.
@@ -382,13 +358,13 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     if (pageNext) next = writeCursor({ job: position.job, next: pageNext });
     else if (position.job + 1 < jobs.length) next = writeCursor({ job: position.job + 1, next: '' });
     return { events, next };
-  }
+  };
 
   /**
    * The status as a candidate tag: `PUT /candidates/{id}/tags {tags}` replaces the candidate's tags (reference:
    * candidate-tags), so the current ones are read first and only the status tags change; unchanged, nothing is sent.
    */
-  public async setStatusTag(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal) {
+  public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const path = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`;
     const current = (await this.http.request({ method: 'GET', path, signal }, candidateTagsSchema)).candidate.tags;
     const next = [...current.filter((t) => t !== tag && !others.includes(t)), tag];
@@ -397,7 +373,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       { method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal, idempotent: true },
       v.unknown(),
     );
-  }
+  };
 
   /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */
   public async resolveStage(
