@@ -264,30 +264,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(async () => {
       deferralObserver.deferred = undefined;
     });
-    const invite = startSqsEventSource({
-      name: 'invite-worker',
-      queueUrl: functionQueueUrl(queues.stage.url),
-      queueArn: queues.stage.arn,
-      handler: inviteWorker,
-      functionTimeoutMs,
-      maxConcurrency: concurrency,
-      client: functionSqs,
-      duplicateRate: options.duplicateDeliveryRate,
-      shortDeadline: options.shortDeadline,
-      watch,
-    });
-    const writeback = startSqsEventSource({
-      name: 'writeback-worker',
-      queueUrl: functionQueueUrl(queues.report.url),
-      queueArn: queues.report.arn,
-      handler: writebackWorker,
-      functionTimeoutMs,
-      maxConcurrency: concurrency,
-      client: functionSqs,
-      duplicateRate: options.duplicateDeliveryRate,
-      shortDeadline: options.shortDeadline,
-      watch,
-    });
+    // Each worker polls its own queue, as its event source mapping does on AWS.
+    const worker = (name: string, queue: { url: string; arn: string }, handler: typeof inviteWorker) =>
+      startSqsEventSource({
+        name,
+        queueUrl: functionQueueUrl(queue.url),
+        queueArn: queue.arn,
+        handler,
+        functionTimeoutMs,
+        maxConcurrency: concurrency,
+        client: functionSqs,
+        duplicateRate: options.duplicateDeliveryRate,
+        shortDeadline: options.shortDeadline,
+        watch,
+      });
+    const invite = worker('invite-worker', queues.stage, inviteWorker);
+    const writeback = worker('writeback-worker', queues.report, writebackWorker);
     cleanups.push(
       () => invite.stop(),
       () => writeback.stop(),

@@ -21,6 +21,9 @@ export interface LocalQueue {
   dlqArn: string;
 }
 
+/** String attributes, as every key of the mapping tables is. */
+const strings = (...names: string[]) => names.map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const }));
+
 /** The mapping tables with the key schema the CDK stack gives them (shared/mapping/constants.ts). */
 export async function createTables(client: DynamoDBClient, prefix = 'connector'): Promise<LocalTables> {
   const tables: LocalTables = {
@@ -33,10 +36,7 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
     new CreateTableCommand({
       TableName: tables.jobs,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: MAPPING_TABLES.jobs.connectionIndex.partitionKey, AttributeType: 'S' },
-      ],
+      AttributeDefinitions: strings('pk', MAPPING_TABLES.jobs.connectionIndex.partitionKey),
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
       GlobalSecondaryIndexes: [
         {
@@ -51,14 +51,14 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
     new CreateTableCommand({
       TableName: tables.applications,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-        { AttributeName: index.partitionKey, AttributeType: 'S' },
-        { AttributeName: index.sortKey, AttributeType: 'S' },
-        { AttributeName: MAPPING_TABLES.applications.candidateIndex.partitionKey, AttributeType: 'S' },
-        { AttributeName: MAPPING_TABLES.applications.serviceCandidateIndex.partitionKey, AttributeType: 'S' },
-      ],
+      AttributeDefinitions: strings(
+        'pk',
+        'sk',
+        index.partitionKey,
+        index.sortKey,
+        MAPPING_TABLES.applications.candidateIndex.partitionKey,
+        MAPPING_TABLES.applications.serviceCandidateIndex.partitionKey,
+      ),
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
@@ -91,7 +91,7 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
     new CreateTableCommand({
       TableName: tables.events,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      AttributeDefinitions: strings('pk'),
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
     }),
   );

@@ -36,6 +36,25 @@ export async function searchPages<P, R>(
   }
 }
 
+/** The first `limit` items of a list, each mapped by `each`: pages are read until there are enough. */
+export async function firstItems<T, R>(
+  fetchPage: (cursor: string | undefined) => Promise<{ page: T[]; next: string | undefined }>,
+  limit: number,
+  each: (item: T) => R,
+  what: string,
+): Promise<R[]> {
+  const items: R[] = [];
+  await searchPages(
+    fetchPage,
+    (page) => {
+      items.push(...page.map(each));
+      return items.length >= limit ? true : undefined;
+    },
+    what,
+  );
+  return items.slice(0, limit);
+}
+
 /** A cursor of the connector's own (a position over several lists): opaque text, read back by `readCursor`. */
 export function writeCursor(position: Record<string, unknown>): string {
   return Buffer.from(JSON.stringify(position)).toString('base64url');

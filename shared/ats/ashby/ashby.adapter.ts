@@ -5,13 +5,12 @@ import { digestMatches, hmacSha256 } from '../../http';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
-import { readCursor, searchPages, validItems, writeCursor } from '../lists';
+import { firstItems, readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
   confirmAsParsed,
   type AtsMethod,
   type SetupMethod,
   type AtsAdapter,
-  type AtsJob,
   type AtsSetup,
   type RegisteredWebhook,
   sweepDeliveryId,
@@ -258,8 +257,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
    * returns open, closed and archived jobs otherwise: ats-facts, Corrections 2026-11b).
    */
   public readonly listJobs: SetupMethod<'listJobs'> = async (limit, signal) => {
-    const jobs: AtsJob[] = [];
-    await searchPages(
+    return firstItems(
       async (cursor) => {
         const body = { status: ['Open'], limit: Math.min(100, Math.max(1, limit)), ...(cursor ? { cursor } : {}) };
         const page = await this.rpc('/job.list', body, jobListSchema, signal);
@@ -268,13 +266,10 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
           next: page.moreDataAvailable ? (page.nextCursor ?? undefined) : undefined,
         };
       },
-      (page) => {
-        jobs.push(...page.map((j) => ({ id: j.id, name: j.title ?? j.id })));
-        return jobs.length >= limit ? true : undefined;
-      },
+      limit,
+      (j) => ({ id: j.id, name: j.title ?? j.id }),
       'open jobs',
     );
-    return jobs.slice(0, limit);
   };
 
   /** A job's stages are those of its interview plan (`job.info`, then `interviewStage.list`). */

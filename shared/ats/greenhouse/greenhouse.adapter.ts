@@ -10,7 +10,6 @@ import {
   type AtsMethod,
   type SetupMethod,
   type AtsAdapter,
-  type AtsJob,
   type AtsSetup,
   type AtsStage,
   type StageQuery,
@@ -19,7 +18,7 @@ import {
   type StageEnteredEvent,
   type WebhookParseResult,
 } from '../port';
-import { readCursor, searchPages, validItems, writeCursor } from '../lists';
+import { firstItems, readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
   applicationSchema,
   candidateAnonymizedSchema,
@@ -299,16 +298,12 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
 
   /** The open jobs, up to `limit`: `GET /v3/jobs?status=open` (v3 lists closed and draft ones too), every page. */
   public readonly listJobs: SetupMethod<'listJobs'> = async (limit, signal) => {
-    const jobs: AtsJob[] = [];
-    await searchPages(
+    return firstItems(
       this.listPage(`/v3/jobs?status=open&per_page=${Math.min(500, Math.max(1, limit))}`, jobSchema, signal),
-      (page) => {
-        jobs.push(...page.map((j) => ({ id: String(j.id), name: j.name ?? `Job ${j.id}` })));
-        return jobs.length >= limit ? true : undefined;
-      },
+      limit,
+      (j) => ({ id: String(j.id), name: j.name ?? `Job ${j.id}` }),
       'open jobs',
     );
-    return jobs.slice(0, limit);
   };
 
   public readonly listStages: SetupMethod<'listStages'> = async (jobId, signal) => {

@@ -16,7 +16,7 @@ import {
   sweepDeliveryId,
   type StageEnteredEvent,
 } from '../port';
-import { readCursor, searchPages, validItems, writeCursor } from '../lists';
+import { firstItems, readCursor, searchPages, validItems, writeCursor } from '../lists';
 import {
   activitiesSchema,
   activitySchema,
@@ -247,20 +247,16 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
    * Corrections 2026-11b), so a first page alone would miss the newest open ones.
    */
   public readonly listJobs: SetupMethod<'listJobs'> = async (limit, signal) => {
-    const jobs: AtsJob[] = [];
-    await searchPages(
+    return firstItems(
       async (next) => {
         const path = next ?? `/spi/v3/jobs?state=published&limit=${Math.min(100, Math.max(1, limit))}`;
         const page = await this.http.request({ method: 'GET', path, signal }, jobsSchema);
         return { page: validItems(page.jobs, jobSchema), next: page.paging?.next ?? undefined };
       },
-      (page) => {
-        jobs.push(...page.map((j) => ({ id: j.shortcode, name: j.title ?? j.shortcode })));
-        return jobs.length >= limit ? true : undefined;
-      },
+      limit,
+      (j) => ({ id: j.shortcode, name: j.title ?? j.shortcode }),
       'published jobs',
     );
-    return jobs.slice(0, limit);
   };
 
   /** A stage's id is its slug (what a move takes); its name is what the UI and the webhooks show. */

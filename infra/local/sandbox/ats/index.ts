@@ -100,30 +100,19 @@ export async function startAtsSandboxes(
   try {
     const limits = options.rateLimits ?? {};
     const windows = options.rateWindowsMs ?? {};
-    const greenhouse = await startGreenhouseSandbox({
-      port: port('greenhouse'),
-      rateLimit: limits.greenhouse,
-      rateWindowMs: windows.greenhouse,
-    });
-    started.push(greenhouse);
-    const ashby = await startAshbySandbox({
-      port: port('ashby'),
-      rateLimit: limits.ashby,
-      rateWindowMs: windows.ashby,
-    });
-    started.push(ashby);
-    const lever = await startLeverSandbox({
-      port: port('lever'),
-      rateLimit: limits.lever,
-      rateWindowMs: windows.lever,
-    });
-    started.push(lever);
-    const workable = await startWorkableSandbox({
-      port: port('workable'),
-      rateLimit: limits.workable,
-      rateWindowMs: windows.workable,
-    });
-    started.push(workable);
+    /** A sandbox on its port with its ATS's rate limit (the options', else the vendor's documented one). */
+    const start = async <S extends { close(): Promise<void> }>(
+      kind: AtsKind,
+      startOne: (options: { port: number; rateLimit?: number; rateWindowMs?: number }) => Promise<S>,
+    ): Promise<S> => {
+      const sandbox = await startOne({ port: port(kind), rateLimit: limits[kind], rateWindowMs: windows[kind] });
+      started.push(sandbox);
+      return sandbox;
+    };
+    const greenhouse = await start('greenhouse', startGreenhouseSandbox);
+    const ashby = await start('ashby', startAshbySandbox);
+    const lever = await start('lever', startLeverSandbox);
+    const workable = await start('workable', startWorkableSandbox);
     return {
       views: { greenhouse: greenhouseView(greenhouse), ashby, lever, workable },
       greenhouse,
