@@ -1,0 +1,245 @@
+import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
+import type { CallShape } from '../../http-kit';
+import { noFaults, type AtsFaults } from '../faults';
+
+export const GREENHOUSE_SANDBOX_DEFAULTS = {
+  port: 4020,
+  clientId: 'greenhouse-sandbox-client',
+  clientSecret: 'greenhouse-sandbox-secret',
+  /**
+   * Harvest v3: fixed 30-second windows; the ceiling is not published, 75 is one observed `X-RateLimit-Limit`
+   * (ats-facts, Corrections 2026-11).
+   */
+  rateLimit: 75,
+  rateWindowMs: 30_000,
+  tokenTtlSeconds: 3600,
+  /** Users of the organisation a token may act as (`sub`). */
+  userIds: ['4080'] as readonly string[],
+  /** v3 lists: `per_page` 1–500, 100 by default; id filters take at most 50 ids (/docs/list-endpoints). */
+  defaultPerPage: 100,
+  maxPerPage: 500,
+  maxFilterIds: 50,
+} as const;
+
+export interface Stage {
+  id: number;
+  name: string;
+}
+export interface Job {
+  id: number;
+  name: string;
+  stages: Stage[];
+  /** `open` unless said (`GET /v3/jobs?status=`: open, draft, closed). */
+  status?: 'open' | 'draft' | 'closed';
+}
+export interface Candidate {
+  id: number;
+  first_name: string;
+  last_name: string;
+  email_addresses: { value: string; type: string }[];
+}
+export interface Application {
+  id: number;
+  candidate_id: number;
+  job_id: number;
+  status: 'active' | 'rejected' | 'hired';
+  current_stage: Stage;
+}
+/** A row of `GET /v3/application_stages`: one stage one application entered, and left unless it is current. */
+export interface ApplicationStage {
+  id: number;
+  application_id: number;
+  job_interview_stage_id: number;
+  entered_at: string;
+  exited_at: string | null;
+}
+/** A note as v3 reads it back: `type`, and the visibility spelt `…_visible` (Airbyte's v3 example). */
+export interface Note {
+  id: number;
+  candidate_id: number;
+  application_id?: number;
+  body: string;
+  type: string;
+  visibility: string;
+  user_id: number | string;
+  created_at: string;
+}
+
+export interface GreenhouseSandboxState {
+  jobs: Job[];
+  candidates: Candidate[];
+  applications: Application[];
+  notes: Note[];
+  moves: { application_id: number; from_stage_id: number; to_stage_id: number; at: string }[];
+  deliveries: DeliveryRecord[];
+  webhooks: WebhookTarget[];
+  requests: Record<string, number>;
+  /** The distinct shapes of the API requests served (the token request included), by key. */
+  calls: Record<string, CallShape>;
+  /** The organisation's candidate tags (`/v3/candidate_tags`), and the tags applied to candidates, one row each. */
+  candidateTags: { id: number; name: string }[];
+  appliedTags: { id: number; candidate_id: number; candidate_tag_id: number }[];
+  /** Each stage an application entered (`/v3/application_stages`); the current one has no `exited_at`. */
+  applicationStages: ApplicationStage[];
+  /** Answers 429 given because the window was spent (not injected faults). */
+  throttled: number;
+  faults: AtsFaults;
+}
+
+const SEEDED_JOBS: Job[] = [
+  {
+    id: 3301,
+    name: 'Backend Engineer',
+    stages: [
+      { id: 9000, name: 'Application Review' },
+      { id: 9001, name: 'AI Interview' },
+      { id: 9002, name: 'Hiring Manager Review' },
+      { id: 9003, name: 'Offer' },
+    ],
+  },
+  {
+    id: 3302,
+    name: 'Data Engineer',
+    stages: [
+      { id: 9100, name: 'Application Review' },
+      { id: 9101, name: 'AI Interview' },
+      { id: 9102, name: 'Hiring Manager Review' },
+    ],
+  },
+  // Closed, without the AI interview stage: "all jobs" means open ones (`GET /v3/jobs?status=open`).
+  { id: 3399, name: 'Recruiting Coordinator', stages: [{ id: 9900, name: 'Hired' }], status: 'closed' },
+];
+
+/** A new organisation: the seeded jobs, nobody applied yet, no faults. */
+export function seededState(): GreenhouseSandboxState {
+  return {
+    jobs: structuredClone(SEEDED_JOBS),
+    candidates: [],
+    applications: [],
+    notes: [],
+    moves: [],
+    deliveries: [],
+    webhooks: [],
+    candidateTags: [],
+    appliedTags: [],
+    applicationStages: [],
+    requests: {},
+    calls: {},
+    throttled: 0,
+    faults: noFaults(),
+  };
+}
+
+/**
+ * The organisation's records and the changes made to them, by a recruiter (the sandbox's actions) or through the
+ * API (a move): every id is the organisation's own sequence.
+ */
+export class GreenhouseRecords {
+  private nextId = 50_000;
+
+  public constructor(public readonly state: GreenhouseSandboxState) {}
+
+  public newId(): number {
+    return this.nextId++;
+  }
+
+  public application(applicationId: number): Application {
+    const application = this.state.applications.find((a) => a.id === applicationId);
+    if (!application) throw new Error(`application ${applicationId} does not exist`);
+    return application;
+  }
+
+  public candidateOf(application: Application): Candidate {
+    return this.state.candidates.find((c) => c.id === application.candidate_id) as Candidate;
+  }
+
+  public jobOf(application: Application): Job {
+    return this.state.jobs.find((j) => j.id === application.job_id) as Job;
+  }
+
+  public addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application {
+    if (!this.state.jobs.some((j) => j.id === input.job_id)) throw new Error(`job_id: no job ${input.job_id}`);
+    const candidate: Candidate = {
+      id: this.newId(),
+      first_name: input.first_name,
+      last_name: input.last_name,
+      email_addresses: [{ value: input.email, type: 'personal' }],
+    };
+    this.state.candidates.push(candidate);
+    return this.addApplication({ candidate_id: candidate.id, job_id: input.job_id });
+  }
+
+  public addApplication(input: { candidate_id: number; job_id: number }): Application {
+    const job = this.state.jobs.find((j) => j.id === input.job_id);
+    if (!job) throw new Error(`job_id: no job ${input.job_id}`);
+    if (!this.state.candidates.some((c) => c.id === input.candidate_id))
+      throw new Error(`candidate_id: no candidate ${input.candidate_id}`);
+    const application: Application = {
+      id: this.newId(),
+      candidate_id: input.candidate_id,
+      job_id: job.id,
+      status: 'active',
+      current_stage: job.stages[0] as Stage,
+    };
+    this.state.applications.push(application);
+    this.enterStage(application);
+    return application;
+  }
+
+  /** The application moved into a stage of its job (by id or name), recorded as Greenhouse lists it. */
+  public move(input: { application_id: number; stage_id?: number; stage_name?: string }): Application {
+    const application = this.state.applications.find((a) => a.id === input.application_id);
+    if (!application) throw new Error(`application_id: no application ${input.application_id}`);
+    const job = this.jobOf(application);
+    const stage = job.stages.find((s) => s.id === input.stage_id || s.name === input.stage_name);
+    if (!stage) throw new Error(`stage: job ${job.id} has no stage ${input.stage_id ?? input.stage_name}`);
+    this.state.moves.push({
+      application_id: application.id,
+      from_stage_id: application.current_stage.id,
+      to_stage_id: stage.id,
+      at: new Date().toISOString(),
+    });
+    application.current_stage = stage;
+    this.enterStage(application);
+    return application;
+  }
+
+  /** The candidate of the application deleted, with every application of theirs: the ids deleted. */
+  public deleteCandidate(applicationId: number): { candidate: Candidate; deleted: number[] } {
+    const candidate = this.candidateOf(this.application(applicationId));
+    const deleted = this.state.applications.filter((a) => a.candidate_id === candidate.id).map((a) => a.id);
+    this.state.applications = this.state.applications.filter((a) => a.candidate_id !== candidate.id);
+    this.state.candidates = this.state.candidates.filter((c) => c.id !== candidate.id);
+    return { candidate, deleted };
+  }
+
+  /** The candidate of the application merged into a new record, which takes their applications. */
+  public mergeCandidate(applicationId: number): { loser: Candidate; winner: Candidate } {
+    const loser = this.candidateOf(this.application(applicationId));
+    const winner: Candidate = { ...loser, id: this.newId() };
+    this.state.candidates = [...this.state.candidates.filter((c) => c.id !== loser.id), winner];
+    for (const a of this.state.applications) if (a.candidate_id === loser.id) a.candidate_id = winner.id;
+    return { loser, winner };
+  }
+
+  /** The candidate of the application anonymised: name and e-mail. */
+  public anonymizeCandidate(applicationId: number): Candidate {
+    const candidate = this.candidateOf(this.application(applicationId));
+    Object.assign(candidate, { first_name: 'Anonymized', last_name: String(candidate.id), email_addresses: [] });
+    return candidate;
+  }
+
+  /** The application's row for the stage it is in now; the row of the stage it left gets its `exited_at`. */
+  private enterStage(application: Application): void {
+    const at = new Date().toISOString();
+    for (const row of this.state.applicationStages)
+      if (row.application_id === application.id && row.exited_at === null) row.exited_at = at;
+    this.state.applicationStages.push({
+      id: this.newId(),
+      application_id: application.id,
+      job_interview_stage_id: application.current_stage.id,
+      entered_at: at,
+      exited_at: null,
+    });
+  }
+}
