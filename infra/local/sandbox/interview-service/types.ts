@@ -1,3 +1,4 @@
+import type { SeededApplicant } from './seed';
 /** Records as the sandbox keeps them: the wire shapes of interview-service-api.md §2. */
 export interface SandboxQuestion {
   question: string;
@@ -99,4 +100,20 @@ export interface CompletionRequest {
   delay_ms?: number | undefined;
   ai_match_score?: number | undefined;
   proctoring_violations?: number | undefined;
+}
+
+export interface SandboxState {
+  /** E-mails the service itself sent for `POST /interview/invite` (unless `disable_email_notification`). */
+  emailsSent: { to: string; interview_id: string }[];
+  /** Why each 400 "Invalid request" was answered (the answer itself names nothing, as the service's). */
+  refusals: string[];
+  interviews: SandboxInterview[];
+  invites: SandboxInvite[];
+  reports: SandboxReport[];
+  webhooks: SandboxWebhook[];
+  deliveries: SandboxDelivery[];
+  applicants: SeededApplicant[];
+  /** Requests per route (`POST /custom/interview`), faults included, control endpoints excluded. */
+  requests: Record<string, number>;
+  faults: SandboxFaults;
 }

@@ -1,0 +1,64 @@
+import { errorMessage } from '../../../../shared/errors';
+import { formatTimestamp } from '../http-kit';
+import type { SandboxDelivery, SandboxReport, SandboxState, SandboxWebhook } from './types';
+
+/**
+ * The service's report webhooks (`interview_report.created`): each delivery recorded, dropped at the configured
+ * rate, and tracked until it is answered so a test can wait for the sandbox to be idle.
+ */
+export class ReportDeliveries {
+  private readonly pending = new Set<Promise<unknown>>();
+
+  public constructor(
+    private readonly state: SandboxState,
+    private readonly random: () => number,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Work the sandbox does after answering (a report's delay, a delivery): waited for by `whenIdle`. */
+  public track<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    void promise.finally(() => this.pending.delete(promise)).catch(() => undefined);
+    return promise;
+  }
+
+  public notify(webhooks: readonly SandboxWebhook[], report: SandboxReport): void {
+    for (const webhook of webhooks) void this.track(this.deliver(webhook, report));
+  }
+
+  /** Resolves once every scheduled report is created and every delivery answered, or rejects after `timeoutMs`. */
+  public async whenIdle(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.pending.size > 0) {
+      if (Date.now() > deadline)
+        throw new Error(`sandbox still busy after ${timeoutMs} ms (${this.pending.size} pending)`);
+      await Promise.race([Promise.allSettled([...this.pending]), new Promise((resolve) => setTimeout(resolve, 50))]);
+    }
+  }
+
+  private async deliver(webhook: SandboxWebhook, report: SandboxReport): Promise<void> {
+    const record: SandboxDelivery = {
+      webhook_id: webhook.webhook_id,
+      url: webhook.url,
+      report_id: report.report_id,
+      outcome: 'dropped',
+      at: formatTimestamp(new Date()),
+    };
+    this.state.deliveries.push(record);
+    if (this.random() < this.state.faults.dropWebhookRate) return;
+    try {
+      const response = await fetch(webhook.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'interview_report.created', data: report }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      await response.arrayBuffer();
+      record.outcome = response.ok ? 'delivered' : 'failed';
+      record.status = response.status;
+    } catch (error) {
+      record.outcome = 'failed';
+      record.error = errorMessage(error);
+    }
+  }
+}
