@@ -14,6 +14,7 @@ import {
   type Job,
   type Note,
   type Stage,
+  type StageMove,
 } from './state';
 
 const unprocessable = (response: ServerResponse, field: string, message: string) =>
@@ -315,7 +316,7 @@ export function harvestRoutes(
 export interface RecruiterActions {
   state: GreenhouseSandboxState;
   addCandidate: GreenhouseRecords['addCandidate'];
-  moveCandidate(input: { application_id: number; stage_id?: number; stage_name?: string }): Promise<DeliveryRecord[]>;
+  moveCandidate(input: StageMove): Promise<DeliveryRecord[]>;
   deleteCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;

@@ -20,6 +20,7 @@ import {
   seededState,
   type Application,
   type GreenhouseSandboxState,
+  type StageMove,
 } from './state';
 
 export { GREENHOUSE_SANDBOX_DEFAULTS, type GreenhouseSandboxState } from './state';
@@ -34,12 +35,7 @@ export interface GreenhouseSandbox {
   /** A further application of an existing candidate, to another job (a candidate applies more than once). */
   addApplication(input: { candidate_id: number; job_id: number }): Application;
   /** Moves the application and sends the signed `candidate_stage_change` webhook `repeat` times (same event id). */
-  moveCandidate(input: {
-    application_id: number;
-    stage_id?: number;
-    stage_name?: string;
-    repeat?: number;
-  }): Promise<DeliveryRecord[]>;
+  moveCandidate(input: StageMove & { repeat?: number }): Promise<DeliveryRecord[]>;
   /** Sends the application's current stage again as a new event (a new Greenhouse-Event-ID). */
   resendStageChange(applicationId: number): Promise<DeliveryRecord>;
   /** Deletes the application's candidate and sends the signed `delete_candidate` webhook, as Greenhouse does. */

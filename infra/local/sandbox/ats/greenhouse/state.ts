@@ -86,29 +86,30 @@ export interface GreenhouseSandboxState {
   faults: AtsFaults;
 }
 
+/** A job's interview plan: its stages' names in order, numbered from `firstId`. */
+const plan = (firstId: number, ...names: string[]): Stage[] => names.map((name, i) => ({ id: firstId + i, name }));
+
 const SEEDED_JOBS: Job[] = [
   {
     id: 3301,
     name: 'Backend Engineer',
-    stages: [
-      { id: 9000, name: 'Application Review' },
-      { id: 9001, name: 'AI Interview' },
-      { id: 9002, name: 'Hiring Manager Review' },
-      { id: 9003, name: 'Offer' },
-    ],
+    stages: plan(9000, 'Application Review', 'AI Interview', 'Hiring Manager Review', 'Offer'),
   },
   {
     id: 3302,
     name: 'Data Engineer',
-    stages: [
-      { id: 9100, name: 'Application Review' },
-      { id: 9101, name: 'AI Interview' },
-      { id: 9102, name: 'Hiring Manager Review' },
-    ],
+    stages: plan(9100, 'Application Review', 'AI Interview', 'Hiring Manager Review'),
   },
   // Closed, without the AI interview stage: "all jobs" means open ones (`GET /v3/jobs?status=open`).
   { id: 3399, name: 'Recruiting Coordinator', stages: [{ id: 9900, name: 'Hired' }], status: 'closed' },
 ];
+
+/** A recruiter's move of an application into a stage of its job, by the stage's id or name. */
+export interface StageMove {
+  application_id: number;
+  stage_id?: number;
+  stage_name?: string;
+}
 
 /** A new organisation: the seeded jobs, nobody applied yet, no faults. */
 export function seededState(): GreenhouseSandboxState {
@@ -187,7 +188,7 @@ export class GreenhouseRecords {
   }
 
   /** The application moved into a stage of its job (by id or name), recorded as Greenhouse lists it. */
-  public move(input: { application_id: number; stage_id?: number; stage_name?: string }): Application {
+  public move(input: StageMove): Application {
     const application = this.state.applications.find((a) => a.id === input.application_id);
     if (!application) throw new Error(`application_id: no application ${input.application_id}`);
     const job = this.jobOf(application);

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { sendJson } from '../../http-kit';
+import { sendJson, type RouteContext } from '../../http-kit';
 import {
   startAtsSandbox,
   type AtsSandbox,
@@ -12,15 +12,21 @@ import {
  * One page of a Workable list: `limit` (50 by default, 100 at most) items after `since_id`, and `paging.next`, the
  * URL of the next page, while there is one.
  */
-function page<T extends { id: string }>(url: URL, all: T[], key: string, show: (item: T) => unknown) {
+function page<T extends { id: string }>(
+  url: URL,
+  all: T[],
+  key: string,
+  show: (item: T) => unknown,
+  after: 'since_id' | 'max_id' = 'since_id',
+) {
   const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
-  const since = url.searchParams.get('since_id');
+  const since = url.searchParams.get(after);
   const start = since === null ? 0 : all.findIndex((item) => item.id === since) + 1;
   const items = all.slice(start, start + limit);
   const next = new URL(url.toString());
   next.searchParams.set('limit', String(limit));
   const last = items[items.length - 1];
-  if (last) next.searchParams.set('since_id', last.id);
+  if (last) next.searchParams.set(after, last.id);
   return { [key]: items.map(show), ...(start + limit < all.length ? { paging: { next: next.toString() } } : {}) };
 }
 
@@ -118,6 +124,13 @@ export function startWorkableSandbox(
     unknownParameter: (response, name) => sendJson(response, 422, { error: `${name} is not a valid parameter` }),
     routes: (kit) => {
       const notFound = (response: Parameters<typeof sendJson>[0]) => sendJson(response, 404, { error: 'Not found' });
+      /** A route about one candidate (`:id`): 404 when there is none. */
+      const forApplication =
+        (handle: (context: RouteContext, application: KitApplication) => unknown) => (context: RouteContext) => {
+          const application = kit.application(context.params.id as string);
+          if (!application) return notFound(context.response);
+          return handle(context, application);
+        };
       return [
         {
           method: 'GET',
@@ -197,33 +210,27 @@ export function startWorkableSandbox(
           method: 'GET',
           pattern: '/spi/v3/candidates/:id',
           query: [],
-          handle: ({ response, params }) => {
-            const application = kit.application(params.id as string);
-            if (!application) return notFound(response);
+          handle: forApplication(({ response }, application) => {
             sendJson(response, 200, { candidate: candidateJson(kit, application) });
-          },
+          }),
         },
         {
           // Replaces the candidate's tags (reference: candidate-tags).
           method: 'PUT',
           pattern: '/spi/v3/candidates/:id/tags',
           query: [],
-          handle: async ({ request, response, params }) => {
-            const application = kit.application(params.id as string);
-            if (!application) return notFound(response);
+          handle: forApplication(async ({ request, response }, application) => {
             const tags = (await kit.json(request)).tags;
             if (!Array.isArray(tags)) return sendJson(response, 422, { error: 'tags must be a list' });
             kit.state.tags[application.id] = [...new Set(tags.map(String))];
             response.writeHead(204).end();
-          },
+          }),
         },
         {
           method: 'POST',
           pattern: '/spi/v3/candidates/:id/comments',
           query: [],
-          handle: async ({ request, response, params }) => {
-            const application = kit.application(params.id as string);
-            if (!application) return notFound(response);
+          handle: forApplication(async ({ request, response }, application) => {
             const body = await kit.json(request);
             if (!body.member_id) return sendJson(response, 422, { error: 'member_id is required' });
             const text = (body.comment as { body?: unknown } | undefined)?.body;
@@ -232,35 +239,25 @@ export function startWorkableSandbox(
             kit.addNote(application, text, String(body.member_id));
             // 201 Created, with an empty body (the reference's example).
             response.writeHead(201).end();
-          },
+          }),
         },
         {
           method: 'GET',
           pattern: '/spi/v3/candidates/:id/activities',
           query: ['limit', 'since_id', 'max_id', 'actions', 'updated_after'],
-          handle: ({ response, params, url }) => {
-            const application = kit.application(params.id as string);
-            if (!application) return notFound(response);
-            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 50) || 50));
-            const maxId = url.searchParams.get('max_id');
-            const all = activitiesOf(kit, application);
-            const start = maxId === null ? 0 : all.findIndex((a) => String(a.id) === maxId) + 1;
-            const page = all.slice(start, start + limit);
-            const more = start + limit < all.length;
-            const last = page[page.length - 1];
-            const next = new URL(url.toString());
-            next.searchParams.set('limit', String(limit));
-            if (last) next.searchParams.set('max_id', String(last.id));
-            sendJson(response, 200, { activities: page, ...(more ? { paging: { next: next.toString() } } : {}) });
-          },
+          handle: forApplication(({ response, url }, application) =>
+            sendJson(
+              response,
+              200,
+              page(url, activitiesOf(kit, application), 'activities', (a) => a, 'max_id'),
+            ),
+          ),
         },
         {
           method: 'POST',
           pattern: '/spi/v3/candidates/:id/move',
           query: [],
-          handle: async ({ request, response, params }) => {
-            const application = kit.application(params.id as string);
-            if (!application) return notFound(response);
+          handle: forApplication(async ({ request, response }, application) => {
             const body = await kit.json(request);
             if (!body.member_id) return sendJson(response, 422, { error: 'member_id is required' });
             // The move takes the stage's slug (reference: move-candidate); a name is not a slug.
@@ -268,7 +265,7 @@ export function startWorkableSandbox(
               return sendJson(response, 422, { error: 'target_stage is not a stage of this job' });
             kit.moveByApi(application, String(body.target_stage));
             sendJson(response, 200, {});
-          },
+          }),
         },
         {
           // The job's candidates (reference: job-candidates-index): `stage` filters by slug, and the list gives the
