@@ -37,14 +37,8 @@ export class AtsError extends OutwardCallError {
       cause?: unknown;
     } = {},
   ) {
-    super(code, message, {
-      retryable: code === ATS_ERROR_CODES.rateLimited || code === ATS_ERROR_CODES.unavailable,
-      status: context.status,
-      retryAfterMs: context.retryAfterMs,
-      mayHaveSucceeded: context.mayHaveSucceeded,
-      rateLimited: code === ATS_ERROR_CODES.rateLimited,
-      cause: context.cause,
-    });
+    const rateLimited = code === ATS_ERROR_CODES.rateLimited;
+    super(code, message, { ...context, retryable: rateLimited || code === ATS_ERROR_CODES.unavailable, rateLimited });
     this.name = 'AtsError';
     this.paced = context.paced ?? context.turnAt !== undefined;
     this.turnAt = context.turnAt;

@@ -21,14 +21,7 @@ export class InterviewServiceError extends OutwardCallError {
   public readonly field: string | undefined;
 
   public constructor(code: InterviewServiceErrorCode, retryable: boolean, message: string, context: ErrorContext = {}) {
-    super(code, message, {
-      retryable,
-      status: context.status,
-      retryAfterMs: context.retryAfterMs,
-      mayHaveSucceeded: context.mayHaveSucceeded,
-      rateLimited: code === ERROR_CODES.rateLimited,
-      cause: context.cause,
-    });
+    super(code, message, { ...context, retryable, rateLimited: code === ERROR_CODES.rateLimited });
     this.name = 'InterviewServiceError';
     this.field = context.field;
   }
@@ -74,40 +67,24 @@ export class WrongBaseUrlError extends InterviewServiceError {
   }
 }
 
-export class InvalidRequestError extends InterviewServiceError {
-  public constructor(message: string, context: ErrorContext = {}) {
-    super(ERROR_CODES.invalidRequest, false, message, context);
-    this.name = 'InvalidRequestError';
-  }
-}
+/** A kind of failure the service answers: its code, whether a retry may pass, and its class's name. */
+const failureKind = (code: InterviewServiceErrorCode, retryable: boolean, name: string) =>
+  class extends InterviewServiceError {
+    public constructor(message: string, context: ErrorContext = {}) {
+      super(code, retryable, message, context);
+      this.name = name;
+    }
+  };
 
-export class NotFoundError extends InterviewServiceError {
-  public constructor(message: string, context: ErrorContext = {}) {
-    super(ERROR_CODES.notFound, false, message, context);
-    this.name = 'NotFoundError';
-  }
-}
-
-export class RateLimitedError extends InterviewServiceError {
-  public constructor(message: string, context: ErrorContext = {}) {
-    super(ERROR_CODES.rateLimited, true, message, context);
-    this.name = 'RateLimitedError';
-  }
-}
-
-export class UnavailableError extends InterviewServiceError {
-  public constructor(message: string, context: ErrorContext = {}) {
-    super(ERROR_CODES.unavailable, true, message, context);
-    this.name = 'UnavailableError';
-  }
-}
-
-export class MalformedResponseError extends InterviewServiceError {
-  public constructor(message: string, context: ErrorContext = {}) {
-    super(ERROR_CODES.malformedResponse, false, message, context);
-    this.name = 'MalformedResponseError';
-  }
-}
+export class InvalidRequestError extends failureKind(ERROR_CODES.invalidRequest, false, 'InvalidRequestError') {}
+export class NotFoundError extends failureKind(ERROR_CODES.notFound, false, 'NotFoundError') {}
+export class RateLimitedError extends failureKind(ERROR_CODES.rateLimited, true, 'RateLimitedError') {}
+export class UnavailableError extends failureKind(ERROR_CODES.unavailable, true, 'UnavailableError') {}
+export class MalformedResponseError extends failureKind(
+  ERROR_CODES.malformedResponse,
+  false,
+  'MalformedResponseError',
+) {}
 
 export class PageLimitExceededError extends InterviewServiceError {
   public constructor(maxPages: number) {

@@ -3,6 +3,7 @@ import type { QueueMessage } from './messages.schema';
 import { fairQueueTenant } from './fair-queue';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
+import { OutwardCallError } from '../errors';
 
 export interface PublishOptions {
   /** 0 to 900 (SQS SendMessage DelaySeconds): the message stays out of sight that long. */
@@ -12,12 +13,10 @@ export interface PublishOptions {
 /** SendMessageBatch takes at most 10 entries (SQS API reference, SendMessageBatch). */
 const SQS_BATCH_LIMIT = 10;
 
-export class QueuePublishError extends Error {
-  public readonly code = 'queue-publish-failed';
-  public readonly retryable = true;
-
-  public constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+/** SQS did not take every message: an outward call that may pass when tried again. */
+export class QueuePublishError extends OutwardCallError {
+  public constructor(message: string, options: { cause?: unknown } = {}) {
+    super('queue-publish-failed', message, { retryable: true, cause: options.cause });
     this.name = 'QueuePublishError';
   }
 }
