@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/local-stack';
 import { waitFor } from './local-http';
@@ -63,4 +66,21 @@ export function startTestStack(workDir: string, options: LocalStackOptions = {})
     running: runningEmulators(),
     ...options,
   });
+}
+
+/**
+ * A describe block's local stack: started before its tests in a work folder of its own (named from `name`), stopped
+ * and its folder removed after them. Read `stack` and `workDir` inside the tests.
+ */
+export function useTestStack(name: string, options: LocalStackOptions = {}): { stack: LocalStack; workDir: string } {
+  const held = {} as { stack: LocalStack; workDir: string };
+  beforeAll(async () => {
+    held.workDir = mkdtempSync(join(tmpdir(), `${name}-`));
+    held.stack = await startTestStack(held.workDir, options);
+  }, 120_000);
+  afterAll(async () => {
+    await held.stack?.stop();
+    if (held.workDir) rmSync(held.workDir, { recursive: true, force: true });
+  });
+  return held;
 }

@@ -1,10 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { runDoctor, sectionOf } from '../../helpers/doctor';
-import { invitedInterviewId, startTestStack } from '../../helpers/local-stack';
+import { invitedInterviewId, useTestStack } from '../../helpers/local-stack';
 
 const SECRET_FIELDS = /[0-9a-f]{48}|sandbox-key|sandbox-token|sandbox-secret/;
 
@@ -27,20 +26,10 @@ async function withSecrets<T>(
 }
 
 describe('npm run doctor on the local stack', () => {
-  let stack: LocalStack;
-  let workDir: string;
-
-  beforeAll(async () => {
-    workDir = mkdtempSync(join(tmpdir(), 'doctor-'));
-    stack = await startTestStack(workDir);
-  }, 120_000);
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  });
+  const held = useTestStack('doctor');
 
   it('passes every check for the four demo connections, printing no secret', async () => {
-    const run = await runDoctor(['--stack', stack.stackFile]);
+    const run = await runDoctor(['--stack', held.stack.stackFile]);
     expect(run.output).not.toContain('✗');
     expect(run.output).toContain('every check passed for 4 connections');
     expect(run.code).toBe(0);
@@ -58,7 +47,7 @@ describe('npm run doctor on the local stack', () => {
   }, 120_000);
 
   it('checks a trigger for all jobs against every open job, naming one opened without the stage', async () => {
-    const jobs = stack.greenhouse.state.jobs;
+    const jobs = held.stack.greenhouse.state.jobs;
     // Six jobs opened since, the last without the AI interview stage; with the demo's two open ones, eight.
     const added = Array.from({ length: 6 }, (_, i) => ({
       id: 3500 + i,
@@ -67,7 +56,7 @@ describe('npm run doctor on the local stack', () => {
     }));
     jobs.push(...added);
     try {
-      const run = await runDoctor(['--stack', stack.stackFile, '--connection', 'demo-greenhouse', '--jobs', '8']);
+      const run = await runDoctor(['--stack', held.stack.stackFile, '--connection', 'demo-greenhouse', '--jobs', '8']);
       expect(run.output).toContain('job 3505 has no stage named "AI Interview"');
       expect(run.output).toContain('checked the first 8 open jobs the ATS lists; --jobs N checks more');
       expect(run.output).not.toContain('3399');
@@ -78,46 +67,53 @@ describe('npm run doctor on the local stack', () => {
   }, 120_000);
 
   it('names a missing permission and the feature it stops, and lists those no read can show', async () => {
-    const rendered = JSON.parse(readFileSync(join(workDir, 'connections.json'), 'utf8'));
+    const rendered = JSON.parse(readFileSync(join(held.workDir, 'connections.json'), 'utf8'));
     rendered.connections[0].writeBack = { ...rendered.connections[0].writeBack, status: 'tags' };
-    const file = join(workDir, 'tags.json');
+    const file = join(held.workDir, 'tags.json');
     writeFileSync(file, JSON.stringify(rendered));
-    const args = ['--stack', stack.stackFile, '--connections', file, '--connection', 'demo-greenhouse'];
+    const args = ['--stack', held.stack.stackFile, '--connections', file, '--connection', 'demo-greenhouse'];
     const granted = await runDoctor(args);
     expect(granted.output).toContain('✓ permission harvest:candidate_tags:list (status tags)');
     expect(granted.output).toMatch(/not checkable by a read; make sure these are granted: .*harvest:notes:create/);
     expect(granted.code).toBe(0);
     // The customer left the tag list out of the credential's scopes: Greenhouse refuses it with 403.
-    stack.ats.greenhouse.setFaults({ forbiddenRoutes: ['GET /v3/candidate_tags'] });
+    held.stack.ats.greenhouse.setFaults({ forbiddenRoutes: ['GET /v3/candidate_tags'] });
     try {
       const run = await runDoctor(args);
       expect(run.output).toContain('✗ permission harvest:candidate_tags:list is missing: status tags would be refused');
       expect(run.output).toContain("→ grant harvest:candidate_tags:list to the connection's greenhouse credentials");
       expect(run.code).toBe(1);
     } finally {
-      stack.ats.greenhouse.setFaults({ forbiddenRoutes: [] });
+      held.stack.ats.greenhouse.setFaults({ forbiddenRoutes: [] });
     }
   }, 120_000);
 
   it('names the closest stage when a trigger names one the ATS does not have', async () => {
-    const rendered = JSON.parse(readFileSync(join(workDir, 'connections.json'), 'utf8'));
+    const rendered = JSON.parse(readFileSync(join(held.workDir, 'connections.json'), 'utf8'));
     rendered.connections[0].triggers[0].stage = { name: 'AI Intervew' };
-    const file = join(workDir, 'misspelt.json');
+    const file = join(held.workDir, 'misspelt.json');
     writeFileSync(file, JSON.stringify(rendered));
-    const run = await runDoctor(['--stack', stack.stackFile, '--connections', file, '--connection', 'demo-greenhouse']);
+    const run = await runDoctor([
+      '--stack',
+      held.stack.stackFile,
+      '--connections',
+      file,
+      '--connection',
+      'demo-greenhouse',
+    ]);
     expect(run.output).toContain('✗ trigger ai-screen: stage "AI Intervew": job 3301 has no stage named');
     expect(run.output).toContain('→ the closest names there: "AI Interview"');
     expect(run.code).toBe(1);
   }, 60_000);
 
   it('says when the interview-service key may not read reports', async () => {
-    const ref = stack.connections.find((c) => c.id === 'demo-ashby')?.secretRef as string;
+    const ref = held.stack.connections.find((c) => c.id === 'demo-ashby')?.secretRef as string;
     const run = await withSecrets(
-      stack,
+      held.stack,
       (s) => {
-        (s[ref] as Record<string, unknown>).interviewApiKey = stack.interview.limitedApiKey;
+        (s[ref] as Record<string, unknown>).interviewApiKey = held.stack.interview.limitedApiKey;
       },
-      () => runDoctor(['--stack', stack.stackFile, '--connection', 'demo-ashby']),
+      () => runDoctor(['--stack', held.stack.stackFile, '--connection', 'demo-ashby']),
     );
     expect(run.output).toContain('✓ interview service: the key works');
     expect(run.output).toMatch(/✗ interview service: reports: .*403/);
@@ -126,11 +122,11 @@ describe('npm run doctor on the local stack', () => {
   }, 60_000);
 
   it('names the missing field of a secret', async () => {
-    const ref = stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string;
+    const ref = held.stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string;
     const run = await withSecrets(
-      stack,
+      held.stack,
       (s) => void delete (s[ref] as Record<string, unknown>).atsApiKey,
-      () => runDoctor(['--stack', stack.stackFile, '--connection', 'demo-lever']),
+      () => runDoctor(['--stack', held.stack.stackFile, '--connection', 'demo-lever']),
     );
     expect(run.output).toContain(`✗ secret ${ref} lacks atsApiKey`);
     expect(run.output).toContain('→ add atsApiKey to the secret');
@@ -138,10 +134,10 @@ describe('npm run doctor on the local stack', () => {
   }, 60_000);
 
   it('says when the ATS webhook is disabled', async () => {
-    stack.ats.workable.setWebhooksEnabled(false);
-    stack.ats.ashby.setWebhooksEnabled(false);
+    held.stack.ats.workable.setWebhooksEnabled(false);
+    held.stack.ats.ashby.setWebhooksEnabled(false);
     try {
-      const run = await runDoctor(['--stack', stack.stackFile]);
+      const run = await runDoctor(['--stack', held.stack.stackFile]);
       expect(sectionOf(run.output, 'demo-workable')).toContain(
         "✗ workable's candidate_moved webhook to this connection is disabled",
       );
@@ -151,31 +147,21 @@ describe('npm run doctor on the local stack', () => {
       expect(run.output).toContain("→ enable it in workable's webhook settings");
       expect(run.code).toBe(1);
     } finally {
-      stack.ats.workable.setWebhooksEnabled(true);
-      stack.ats.ashby.setWebhooksEnabled(true);
+      held.stack.ats.workable.setWebhooksEnabled(true);
+      held.stack.ats.ashby.setWebhooksEnabled(true);
     }
   }, 60_000);
 });
 
 describe('npm run doctor -- --dry-run', () => {
-  let stack: LocalStack;
-  let workDir: string;
-
-  beforeAll(async () => {
-    workDir = mkdtempSync(join(tmpdir(), 'doctor-dry-'));
-    stack = await startTestStack(workDir);
-  }, 120_000);
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  });
+  const held = useTestStack('doctor-dry');
 
   /** Requests by route whose method writes. */
   const writes = (requests: Record<string, number>) =>
     Object.entries(requests).filter(([route]) => !route.startsWith('GET '));
 
   it('prints what a stage change would do, and writes nothing anywhere', async () => {
-    const greenhouse = stack.ats.greenhouse;
+    const greenhouse = held.stack.ats.greenhouse;
     const waiting = greenhouse.addCandidate({ firstName: 'Ola', lastName: 'Berg', email: 'ola.berg@example.com' });
     const ready = greenhouse.addCandidate({ firstName: 'Ivo', lastName: 'Raft', email: 'ivo.raft@example.com' });
     // Moved with the webhooks off: the connector hears nothing, as when a delivery is lost.
@@ -183,9 +169,9 @@ describe('npm run doctor -- --dry-run', () => {
     await greenhouse.moveCandidate({ applicationId: ready.id, stageName: 'AI Interview' });
     greenhouse.setWebhooksEnabled(true);
     const atsBefore = structuredClone(greenhouse.requests());
-    const serviceBefore = structuredClone(stack.interview.state.requests);
+    const serviceBefore = structuredClone(held.stack.interview.state.requests);
 
-    const args = ['--stack', stack.stackFile, '--dry-run', '--connection', 'demo-greenhouse', '--application'];
+    const args = ['--stack', held.stack.stackFile, '--dry-run', '--connection', 'demo-greenhouse', '--application'];
     const none = await runDoctor([...args, waiting.id]);
     expect(none.output).toContain('trigger ai-screen: does not match: its stage is "AI Interview"');
     expect(none.output).toContain('a stage change into this stage would do nothing');
@@ -208,27 +194,17 @@ describe('npm run doctor -- --dry-run', () => {
     expect(run.output).not.toMatch(/ivo\.raft|ola\.berg/);
 
     expect(writes(greenhouse.requests())).toEqual(writes(atsBefore));
-    expect(writes(stack.interview.state.requests)).toEqual(writes(serviceBefore));
+    expect(writes(held.stack.interview.state.requests)).toEqual(writes(serviceBefore));
     expect(greenhouse.notesOf(ready.id)).toEqual([]);
     expect(greenhouse.stageNameOf(ready.id)).toBe('AI Interview');
   }, 120_000);
 });
 
 describe('a new customer: nothing registered yet', () => {
-  let stack: LocalStack;
-  let workDir: string;
-
-  beforeAll(async () => {
-    workDir = mkdtempSync(join(tmpdir(), 'doctor-new-'));
-    stack = await startTestStack(workDir, { registerAtsWebhooks: false, registerInterviewWebhooks: false });
-  }, 120_000);
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  });
+  const held = useTestStack('doctor-new', { registerAtsWebhooks: false, registerInterviewWebhooks: false });
 
   it('fails on the missing webhooks, registers each ATS webhook once over two runs, then passes', async () => {
-    const before = await runDoctor(['--stack', stack.stackFile]);
+    const before = await runDoctor(['--stack', held.stack.stackFile]);
     expect(before.code).toBe(1);
     expect(before.output).toContain(
       '✗ interview service: no interview_report.created webhook points at this connection',
@@ -239,44 +215,44 @@ describe('a new customer: nothing registered yet', () => {
       '→ run npm run doctor -- --connection demo-ashby --register-webhooks',
     );
 
-    const first = await runDoctor(['--stack', stack.stackFile, '--register-webhooks']);
+    const first = await runDoctor(['--stack', held.stack.stackFile, '--register-webhooks']);
     expect(sectionOf(first.output, 'demo-lever')).toContain('✓ candidateStageChange: registered');
     expect(sectionOf(first.output, 'demo-ashby')).toContain('✓ candidateMerge: registered');
-    const second = await runDoctor(['--stack', stack.stackFile, '--register-webhooks']);
+    const second = await runDoctor(['--stack', held.stack.stackFile, '--register-webhooks']);
     expect(second.output).not.toContain(': registered (');
     expect(sectionOf(second.output, 'demo-workable')).toContain('✓ candidate_moved: already registered');
     // Created once each: two Lever webhooks, three Ashby ones, one Workable subscription.
-    expect(stack.ats.lever.requests()['POST /v1/webhooks']).toBe(2);
-    expect(stack.ats.ashby.requests()['POST /webhook.create']).toBe(3);
-    expect(stack.ats.workable.requests()['POST /spi/v3/subscriptions']).toBe(1);
-    const secrets = JSON.parse(readFileSync(join(workDir, 'secrets.json'), 'utf8')) as Record<
+    expect(held.stack.ats.lever.requests()['POST /v1/webhooks']).toBe(2);
+    expect(held.stack.ats.ashby.requests()['POST /webhook.create']).toBe(3);
+    expect(held.stack.ats.workable.requests()['POST /spi/v3/subscriptions']).toBe(1);
+    const secrets = JSON.parse(readFileSync(join(held.workDir, 'secrets.json'), 'utf8')) as Record<
       string,
       Record<string, unknown>
     >;
-    const lever = secrets[stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string];
+    const lever = secrets[held.stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string];
     expect(Object.keys(lever?.atsWebhookSecrets as object).sort()).toEqual([
       'candidateDeleted',
       'candidateStageChange',
     ]);
 
     // The interview service's webhooks are set in its settings (it has no API for them), as the line says.
-    for (const c of stack.connections) {
-      const s = stack.secrets[c.secretRef];
-      stack.interview.registerWebhook(
-        `${stack.gatewayUrl}/webhooks/interview/${c.id}/${s?.interviewWebhookToken}`,
+    for (const c of held.stack.connections) {
+      const s = held.stack.secrets[c.secretRef];
+      held.stack.interview.registerWebhook(
+        `${held.stack.gatewayUrl}/webhooks/interview/${c.id}/${s?.interviewWebhookToken}`,
         'interview_report.created',
         s?.interviewApiKey,
       );
     }
-    const after = await runDoctor(['--stack', stack.stackFile]);
+    const after = await runDoctor(['--stack', held.stack.stackFile]);
     expect(after.output).not.toContain('✗');
     expect(after.code).toBe(0);
   }, 240_000);
 
   it('verifies a Lever stage change with the token the registration recorded, and invites', async () => {
-    const app = stack.ats.lever.addCandidate({ firstName: 'Rae', lastName: 'Lin', email: 'rae.lin@example.com' });
-    const [delivery] = await stack.ats.lever.moveCandidate({ applicationId: app.id, stageName: 'AI Interview' });
+    const app = held.stack.ats.lever.addCandidate({ firstName: 'Rae', lastName: 'Lin', email: 'rae.lin@example.com' });
+    const [delivery] = await held.stack.ats.lever.moveCandidate({ applicationId: app.id, stageName: 'AI Interview' });
     expect(delivery?.status).toBe(200);
-    expect(await invitedInterviewId(stack, 'rae.lin@example.com')).toMatch(/\w/);
+    expect(await invitedInterviewId(held.stack, 'rae.lin@example.com')).toMatch(/\w/);
   }, 60_000);
 });

@@ -1,8 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '../../../infra/local/local-stack';
+import { describe, expect, it } from 'vitest';
 import { connectionRate, createAtsAdapter } from '../../../shared/ats';
 import { Pacer } from '../../../shared/ats/pacer';
 import type { AtsKind } from '../../../shared/config';
@@ -10,31 +6,21 @@ import { DynamoQueueLedger, DynamoRateSchedule, dynamoMappingStore } from '../..
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import type { StageEnteredMessage } from '../../../shared/queue';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, startTestStack } from '../../helpers/local-stack';
+import { emailsTo, useTestStack } from '../../helpers/local-stack';
 
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 describe('The ATS sweep: stage changes whose webhook never came', () => {
-  let stack: LocalStack;
-  let workDir: string;
-
-  beforeAll(async () => {
-    workDir = mkdtempSync(join(tmpdir(), 'sweep-'));
-    stack = await startTestStack(workDir);
-  }, 120_000);
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  });
+  const held = useTestStack('sweep');
 
   /** The sweep of one connection as the reconciler runs it, its messages kept here instead of enqueued. */
   function sweepDeps(kind: AtsKind, maxPagesPerRun?: number) {
-    const connection = stack.connections.find((c) => c.ats === kind)!;
+    const connection = held.stack.connections.find((c) => c.ats === kind)!;
     const configured = maxPagesPerRun ? { ...connection, sweep: { ...connection.sweep, maxPagesPerRun } } : connection;
-    const secrets = stack.secrets[connection.secretRef]!;
+    const secrets = held.stack.secrets[connection.secretRef]!;
     // Paced as the functions pace it: the ATS's documented rate, on the connection's schedule in the events table.
-    const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
+    const schedule = new DynamoRateSchedule({ table: held.stack.tables.events, client: held.stack.dynamo });
     const rate = connectionRate(configured);
     const pacer = rate ? new Pacer({ connectionId: connection.id, rate, schedule }) : undefined;
     const ats = createAtsAdapter(configured, secrets, pacer ? { gate: pacer } : {});
@@ -45,8 +31,8 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       enqueued,
       pacer,
       deps: {
-        store: dynamoMappingStore({ tables: stack.tables, client: stack.dynamo }),
-        ledger: new DynamoQueueLedger({ table: stack.tables.events, client: stack.dynamo }),
+        store: dynamoMappingStore({ tables: held.stack.tables, client: held.stack.dynamo }),
+        ledger: new DynamoQueueLedger({ table: held.stack.tables.events, client: held.stack.dynamo }),
         contextFor: async () => context as never,
         logger: silent,
         enqueue: async (messages: StageEnteredMessage[]) => void enqueued.push(...messages),
@@ -56,7 +42,9 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
 
   it('keeps one schedule of ATS turns per connection in DynamoDB, whatever the environments on it', async () => {
     // Two environments' schedules (module state apart), one connection: their turns never overlap.
-    const environments = [1, 2].map(() => new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo }));
+    const environments = [1, 2].map(
+      () => new DynamoRateSchedule({ table: held.stack.tables.events, client: held.stack.dynamo }),
+    );
     const connection = `schedule-${Date.now()}`;
     const now = Date.now();
     const turns = await Promise.all(
@@ -91,7 +79,7 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
   it.each(KINDS)(
     '%s: a candidate moved with the webhook off is invited by the next sweep, once',
     async (kind) => {
-      const ats = stack.ats[kind];
+      const ats = held.stack.ats[kind];
       const email = `swept.${kind}@candidates.example.com`;
       const application = ats.addCandidate({ firstName: 'Swept', lastName: kind, email });
       ats.setWebhooksEnabled(false);
@@ -101,18 +89,22 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       } finally {
         ats.setWebhooksEnabled(true);
       }
-      await stack.waitForQuiet();
-      expect(await emailsTo(stack, email)).toHaveLength(0);
+      await held.stack.waitForQuiet();
+      expect(await emailsTo(held.stack, email)).toHaveLength(0);
 
-      await waitFor(async () => (await stack.reconcileNow()).swept >= 1, 30_000, 'a reconciler run that sweeps it');
-      await waitFor(async () => (await emailsTo(stack, email)).length > 0, 30_000, `the invite to ${email}`);
-      await stack.waitForQuiet();
+      await waitFor(
+        async () => (await held.stack.reconcileNow()).swept >= 1,
+        30_000,
+        'a reconciler run that sweeps it',
+      );
+      await waitFor(async () => (await emailsTo(held.stack, email)).length > 0, 30_000, `the invite to ${email}`);
+      await held.stack.waitForQuiet();
       // A second sweep reads the whole stage again and finds every application known: nothing enqueued or sent.
       const again = await sweepUntilDone(kind);
       expect(again.listed).toBeGreaterThanOrEqual(1);
       expect(again.enqueued).toBe(0);
-      await stack.waitForQuiet();
-      expect(await emailsTo(stack, email)).toHaveLength(1);
+      await held.stack.waitForQuiet();
+      expect(await emailsTo(held.stack, email)).toHaveLength(1);
     },
     120_000,
   );
@@ -128,7 +120,7 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
   it.each(KINDS)(
     "%s: reads 1,000 applications of a stage within the ATS's rate limit and the run's page cap",
     async (kind) => {
-      const view = stack.ats[kind];
+      const view = held.stack.ats[kind];
       const list = LISTS[kind];
       view.setWebhooksEnabled(false);
       try {
