@@ -1,14 +1,6 @@
 import * as v from 'valibot';
-import {
-  HTTP_DEFAULTS,
-  defaultRetryPolicy,
-  parseRetryAfter,
-  redactUrl,
-  sendHttpRequest,
-  withRetry,
-  type RetryHooks,
-  type RetryPolicy,
-} from '../http';
+import { HTTP_DEFAULTS, defaultRetryPolicy, parseRetryAfter, redactUrl, sendHttpRequest, withRetry } from '../http';
+import type { RetryHooks, RetryPolicy } from '../http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
 import { announcedResetAt, type CallGate } from './pacer';
 import type { AtsAdapterOptions } from './webhook-body';

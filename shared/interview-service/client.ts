@@ -1,15 +1,6 @@
 import * as v from 'valibot';
-import {
-  HTTP_DEFAULTS,
-  defaultRetryPolicy,
-  parseRetryAfter,
-  redactUrl,
-  sendHttpRequest,
-  withRetry,
-  type HttpResponse,
-  type RetryHooks,
-  type RetryPolicy,
-} from '../http';
+import { HTTP_DEFAULTS, defaultRetryPolicy, parseRetryAfter, redactUrl, sendHttpRequest, withRetry } from '../http';
+import type { HttpResponse, RetryHooks, RetryPolicy } from '../http';
 import { API_KEY_HEADER, DOCUMENTED_LANGUAGES, PAGINATION } from './constants';
 import {
   ForbiddenError,

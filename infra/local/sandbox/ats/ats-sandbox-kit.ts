@@ -1,18 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AtsKind } from '../../../../shared/config';
-import {
-  answerFailure,
-  callShape,
-  listen,
-  matchRoute,
-  readBody,
-  seededRandom,
-  sendJson,
-  type CallShape,
-  type Route,
-  type RouteContext,
-} from '../http-kit';
+import { answerFailure, callShape, listen, matchRoute, readBody, seededRandom, sendJson } from '../http-kit';
+import type { CallShape, Route, RouteContext } from '../http-kit';
 import { addLatency, answeredByFault, noFaults, type AtsFaults } from './faults';
 import {
   deliverSigned,

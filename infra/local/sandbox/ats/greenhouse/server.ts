@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  answerFailure,
-  callShape,
-  listen,
-  matchRoute,
-  readBody,
-  seededRandom,
-  sendJson,
-  type Route,
-} from '../../http-kit';
+import { answerFailure, callShape, listen, matchRoute, readBody, seededRandom, sendJson } from '../../http-kit';
+import type { Route } from '../../http-kit';
 import { addLatency, answeredByFault } from '../faults';
 import { FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 import { controlRoutes, harvestRoutes } from './routes';

@@ -1,13 +1,8 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
 import { receives, secretFor } from '../signed-webhooks';
-import {
-  startAtsSandbox,
-  type AtsSandbox,
-  type KitApplication,
-  type KitContext,
-  type KitStage,
-} from '../ats-sandbox-kit';
+import { startAtsSandbox } from '../ats-sandbox-kit';
+import type { AtsSandbox, KitApplication, KitContext, KitStage } from '../ats-sandbox-kit';
 
 export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key', userIds: ['lever-user-1'] } as const;
 

@@ -1,12 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
-import {
-  startAtsSandbox,
-  type AtsSandbox,
-  type KitApplication,
-  type KitContext,
-  type KitStage,
-} from '../ats-sandbox-kit';
+import { startAtsSandbox } from '../ats-sandbox-kit';
+import type { AtsSandbox, KitApplication, KitContext, KitStage } from '../ats-sandbox-kit';
 
 /**
  * One page of a Workable list: `limit` (50 by default, 100 at most) items after `since_id`, and `paging.next`, the
