@@ -29,21 +29,9 @@ import {
   updateInterviewInputSchema,
   webhookSchema,
 } from './schemas';
-import type {
-  CandidateInvite,
-  CreatedInterview,
-  CreateInterviewInput,
-  InterviewReport,
-  InterviewSummary,
-  Invitation,
-  JobApplicant,
-  JobApplicantDetail,
-  ListQuery,
-  UpdateInterviewInput,
-  Webhook,
-} from './types';
+import type { CandidateInvite, InterviewSummary, JobApplicant, JobApplicantDetail, ListQuery, Webhook } from './types';
 import { errorMessage } from '../errors';
-import type { CallOptions, InterviewService, InviteInput } from './port';
+import type { CallOptions, InterviewService, ServiceMethod } from './port';
 
 export interface WarningLogger {
   warn(message: string, attributes?: Record<string, unknown>): void;
@@ -136,7 +124,7 @@ export class InterviewServiceClient implements InterviewService {
    * Not idempotent (inviting twice makes two sessions) and so sent exactly once, never retried here: after an
    * error with `mayHaveSucceeded`, look with `findInvitation` before inviting again.
    */
-  public async inviteCandidate(input: InviteInput, options: CallOptions = {}): Promise<Invitation> {
+  public readonly inviteCandidate: ServiceMethod<'inviteCandidate'> = async (input, options = {}) => {
     const result = await this.request({
       method: 'POST',
       path: '/interview/invite',
@@ -156,21 +144,17 @@ export class InterviewServiceClient implements InterviewService {
         field: 'data.invitations',
       });
     return invitation;
-  }
+  };
 
   /** The invitation of `email` to the interview, if the service has one (`GET /interview/invites?keyword=`). */
-  public async findInvitation(
-    interviewId: string,
-    email: string,
-    options: CallOptions = {},
-  ): Promise<CandidateInvite | undefined> {
+  public readonly findInvitation: ServiceMethod<'findInvitation'> = async (interviewId, email, options = {}) => {
     const wanted = email.trim().toLowerCase();
     const invites = await listAll(
       (page, limit) => this.listInvites({ interview_id: interviewId, keyword: email, page, limit }, options),
       { idOf: (invite) => invite.candidate_id },
     );
     return invites.find((invite) => invite.candidate_email_id?.trim().toLowerCase() === wanted);
-  }
+  };
 
   /**
    * `POST /custom/interview`, sent exactly once. The service has no idempotency: a retried create makes a
@@ -178,7 +162,7 @@ export class InterviewServiceClient implements InterviewService {
    * `mayHaveSucceeded` (timeout, network error, 5xx) means the interview may exist. The caller must then
    * look before creating again: `findInterviewsByName` with the unique name it chose, adopting a match.
    */
-  public async createInterview(input: CreateInterviewInput, options: CallOptions = {}): Promise<CreatedInterview> {
+  public readonly createInterview: ServiceMethod<'createInterview'> = async (input, options = {}) => {
     const body = this.validateInput(this.createSchema, input);
     this.warnOnExtraLanguage(body.interview_language);
     return this.request({
@@ -188,14 +172,10 @@ export class InterviewServiceClient implements InterviewService {
       data: createdInterviewSchema,
       signal: options.signal,
     });
-  }
+  };
 
   /** `PUT /interview/{id}`: absent fields stay as they are; repeating the same update is harmless. */
-  public async updateInterview(
-    interviewId: string,
-    input: UpdateInterviewInput,
-    options: CallOptions = {},
-  ): Promise<void> {
+  public readonly updateInterview: ServiceMethod<'updateInterview'> = async (interviewId, input, options = {}) => {
     const body = this.validateInput(this.updateSchema, input);
     this.warnOnExtraLanguage(body.interview_language);
     await this.request({
@@ -204,16 +184,16 @@ export class InterviewServiceClient implements InterviewService {
       body,
       signal: options.signal,
     });
-  }
+  };
 
-  public async listReports(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewReport[]> {
+  public readonly listReports: ServiceMethod<'listReports'> = async (query = {}, options = {}) => {
     return this.requestList({
       path: '/interview/reports',
       query: this.checkQuery(query),
       item: interviewReportSchema,
       signal: options.signal,
     });
-  }
+  };
 
   public async listInvites(query: ListQuery = {}, options: CallOptions = {}): Promise<CandidateInvite[]> {
     return this.requestList({
@@ -249,24 +229,21 @@ export class InterviewServiceClient implements InterviewService {
   }
 
   /** Interviews whose name is exactly `name`: how a caller finds a create whose answer was lost. */
-  public async findInterviewsByName(name: string, options: CallOptions = {}): Promise<InterviewSummary[]> {
+  public readonly findInterviewsByName: ServiceMethod<'findInterviewsByName'> = async (name, options = {}) => {
     const all = await listAll((page, limit) => this.listInterviews({ page, limit, keyword: name }, options), {
       idOf: (interview) => interview.interview_id,
     });
     return all.filter((interview) => interview.interview_name === name);
-  }
+  };
 
   /** Every report matching `query`: small pages (each carries a transcript) until an empty one, by id once. */
-  public async listAllReports(
-    query: Omit<ListQuery, 'page' | 'limit'> = {},
-    options: CallOptions & ListAllOptions = {},
-  ): Promise<InterviewReport[]> {
+  public readonly listAllReports: ServiceMethod<'listAllReports'> = async (query = {}, options = {}) => {
     return listAll((page, limit) => this.listReports({ ...query, page, limit }, options), {
       pageSize: PAGINATION.reportPageSize,
       ...options,
       idOf: (report) => report.report_id,
     });
-  }
+  };
 
   public async listAllInvites(
     query: Omit<ListQuery, 'page' | 'limit'> = {},

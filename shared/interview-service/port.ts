@@ -40,3 +40,6 @@ export interface InterviewService {
   inviteCandidate(input: InviteInput, options?: CallOptions): Promise<Invitation>;
   findInvitation(interviewId: string, email: string, options?: CallOptions): Promise<CandidateInvite | undefined>;
 }
+
+/** A port method's type, for the client that types each of its methods by the port it implements. */
+export type ServiceMethod<K extends keyof InterviewService> = InterviewService[K];
