@@ -1,67 +1,67 @@
-/** Invitation e-mails per interview language; languages without a text of their own get English. */
-interface InviteTemplate {
+/**
+ * Invitation e-mails per interview language, as texts: `{name}`, `{job}` and `{url}` are filled in, each once, and
+ * the paragraphs are separated by a blank line. Languages without a text of their own get English.
+ */
+interface InviteText {
+  subject: string;
+  paragraphs: readonly string[];
+}
+
+export interface InviteTemplate {
   subject: (jobName: string) => string;
   body: (name: string, jobName: string, url: string) => string;
 }
 
-/** Paragraphs separated by a blank line, so each text reads as it is written. */
-const paragraphs = (...lines: string[]) => lines.join('\n\n');
-
-const TEMPLATES: Record<string, InviteTemplate> = {
+const INVITES: Record<string, InviteText> = {
   en: {
-    subject: (job) => `Your interview for ${job}`,
-    body: (name, job, url) =>
-      paragraphs(
-        `Hello ${name},`,
-        `Thank you for applying for ${job}. The next step is a short AI-led interview that you can take at a time ` +
-          'that suits you:',
-        url,
-        'Good luck!',
-      ),
+    subject: 'Your interview for {job}',
+    paragraphs: [
+      'Hello {name},',
+      'Thank you for applying for {job}. The next step is a short AI-led interview that you can take at a time ' +
+        'that suits you:',
+      '{url}',
+      'Good luck!',
+    ],
   },
   fr: {
-    subject: (job) => `Votre entretien pour le poste ${job}`,
-    body: (name, job, url) =>
-      paragraphs(
-        `Bonjour ${name},`,
-        `Merci pour votre candidature au poste ${job}. L'étape suivante est un court entretien mené par une IA, ` +
-          'à passer quand cela vous convient :',
-        url,
-        'Bonne chance !',
-      ),
+    subject: 'Votre entretien pour le poste {job}',
+    paragraphs: [
+      'Bonjour {name},',
+      "Merci pour votre candidature au poste {job}. L'étape suivante est un court entretien mené par une IA, " +
+        'à passer quand cela vous convient :',
+      '{url}',
+      'Bonne chance !',
+    ],
   },
   de: {
-    subject: (job) => `Ihr Interview für ${job}`,
-    body: (name, job, url) =>
-      paragraphs(
-        `Hallo ${name},`,
-        `vielen Dank für Ihre Bewerbung als ${job}. Der nächste Schritt ist ein kurzes KI-gestütztes Interview, ` +
-          'das Sie zu einem passenden Zeitpunkt führen können:',
-        url,
-        'Viel Erfolg!',
-      ),
+    subject: 'Ihr Interview für {job}',
+    paragraphs: [
+      'Hallo {name},',
+      'vielen Dank für Ihre Bewerbung als {job}. Der nächste Schritt ist ein kurzes KI-gestütztes Interview, ' +
+        'das Sie zu einem passenden Zeitpunkt führen können:',
+      '{url}',
+      'Viel Erfolg!',
+    ],
   },
   es: {
-    subject: (job) => `Tu entrevista para ${job}`,
-    body: (name, job, url) =>
-      paragraphs(
-        `Hola ${name}:`,
-        `Gracias por postularte a ${job}. El siguiente paso es una breve entrevista guiada por IA que puedes hacer ` +
-          'cuando te venga bien:',
-        url,
-        '¡Mucha suerte!',
-      ),
+    subject: 'Tu entrevista para {job}',
+    paragraphs: [
+      'Hola {name}:',
+      'Gracias por postularte a {job}. El siguiente paso es una breve entrevista guiada por IA que puedes hacer ' +
+        'cuando te venga bien:',
+      '{url}',
+      '¡Mucha suerte!',
+    ],
   },
   pt: {
-    subject: (job) => `A sua entrevista para ${job}`,
-    body: (name, job, url) =>
-      paragraphs(
-        `Olá ${name},`,
-        `Obrigado pela sua candidatura a ${job}. O próximo passo é uma breve entrevista conduzida por IA, que pode ` +
-          'fazer quando lhe for conveniente:',
-        url,
-        'Boa sorte!',
-      ),
+    subject: 'A sua entrevista para {job}',
+    paragraphs: [
+      'Olá {name},',
+      'Obrigado pela sua candidatura a {job}. O próximo passo é uma breve entrevista conduzida por IA, que pode ' +
+        'fazer quando lhe for conveniente:',
+      '{url}',
+      'Boa sorte!',
+    ],
   },
 };
 
@@ -69,38 +69,43 @@ const TEMPLATES: Record<string, InviteTemplate> = {
  * Reminders: the same link, for a candidate who has not taken the interview yet. The connector keeps no name, so
  * a reminder greets without one; `job` is the job's name when known.
  */
-const REMINDERS: Record<string, InviteTemplate> = {
+const REMINDERS: Record<string, InviteText> = {
   en: {
-    subject: (job) => `Reminder: your interview for ${job}`,
-    body: (_name, job, url) =>
-      paragraphs('Hello,', `Your AI-led interview for ${job} is still waiting for you. You can take it here:`, url),
+    subject: 'Reminder: your interview for {job}',
+    paragraphs: ['Hello,', 'Your AI-led interview for {job} is still waiting for you. You can take it here:', '{url}'],
   },
   fr: {
-    subject: (job) => `Rappel : votre entretien pour le poste ${job}`,
-    body: (_name, job, url) =>
-      paragraphs('Bonjour,', `Votre entretien mené par une IA pour le poste ${job} vous attend toujours :`, url),
+    subject: 'Rappel : votre entretien pour le poste {job}',
+    paragraphs: ['Bonjour,', 'Votre entretien mené par une IA pour le poste {job} vous attend toujours :', '{url}'],
   },
   de: {
-    subject: (job) => `Erinnerung: Ihr Interview für ${job}`,
-    body: (_name, job, url) => paragraphs('Hallo,', `Ihr KI-gestütztes Interview für ${job} wartet noch auf Sie:`, url),
+    subject: 'Erinnerung: Ihr Interview für {job}',
+    paragraphs: ['Hallo,', 'Ihr KI-gestütztes Interview für {job} wartet noch auf Sie:', '{url}'],
   },
   es: {
-    subject: (job) => `Recordatorio: tu entrevista para ${job}`,
-    body: (_name, job, url) => paragraphs('Hola:', `Tu entrevista guiada por IA para ${job} te sigue esperando:`, url),
+    subject: 'Recordatorio: tu entrevista para {job}',
+    paragraphs: ['Hola:', 'Tu entrevista guiada por IA para {job} te sigue esperando:', '{url}'],
   },
   pt: {
-    subject: (job) => `Lembrete: a sua entrevista para ${job}`,
-    body: (_name, job, url) =>
-      paragraphs('Olá,', `A sua entrevista conduzida por IA para ${job} ainda está à sua espera:`, url),
+    subject: 'Lembrete: a sua entrevista para {job}',
+    paragraphs: ['Olá,', 'A sua entrevista conduzida por IA para {job} ainda está à sua espera:', '{url}'],
   },
 };
 
-function templateFor(templates: Record<string, InviteTemplate>, language: string): InviteTemplate {
+/** The text with its placeholders filled in, in one pass: a value that holds `{job}` is not filled again. */
+const fill = (text: string, values: Record<'name' | 'job' | 'url', string>): string =>
+  text.replace(/\{(name|job|url)\}/g, (_match, key: 'name' | 'job' | 'url') => values[key]);
+
+function textFor(texts: Record<string, InviteText>, language: string): InviteText {
   const base = language.toLowerCase().split('-')[0] ?? 'en';
-  const own = (code: string) => (Object.hasOwn(templates, code) ? templates[code] : undefined);
-  return own(language) ?? own(base) ?? (templates.en as InviteTemplate);
+  const own = (code: string) => (Object.hasOwn(texts, code) ? texts[code] : undefined);
+  return own(language) ?? own(base) ?? (texts.en as InviteText);
 }
 
 export function inviteTemplateFor(language: string, reminder = false): InviteTemplate {
-  return templateFor(reminder ? REMINDERS : TEMPLATES, language);
+  const text = textFor(reminder ? REMINDERS : INVITES, language);
+  return {
+    subject: (job) => fill(text.subject, { name: '', job, url: '' }),
+    body: (name, job, url) => text.paragraphs.map((p) => fill(p, { name, job, url })).join('\n\n'),
+  };
 }

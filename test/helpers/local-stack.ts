@@ -84,3 +84,19 @@ export function useTestStack(name: string, options: LocalStackOptions = {}): { s
   });
   return held;
 }
+
+/** The candidate takes the interview now: the service's report follows at once (the sandbox's `delay_ms: 0`). */
+export function takeInterview(
+  stack: LocalStack,
+  interviewId: string,
+  candidate: { name: string; email: string },
+  report: Omit<Parameters<LocalStack['interview']['completeInterview']>[0], 'interview_id'> | object = {},
+): { candidate_id: string; report_id: string } {
+  return stack.interview.completeInterview({
+    interview_id: interviewId,
+    candidate_name: candidate.name,
+    candidate_email: candidate.email,
+    delay_ms: 0,
+    ...report,
+  });
+}

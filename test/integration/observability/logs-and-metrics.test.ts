@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { invitedInterviewId, reportNotes, startTestStack } from '../../helpers/local-stack';
+import { invitedInterviewId, reportNotes, startTestStack, takeInterview } from '../../helpers/local-stack';
 
 type Line = Record<string, unknown>;
 
@@ -52,12 +52,7 @@ describe('log lines and metrics of a real run', () => {
     const application = stack.greenhouse.addCandidate({ first_name: 'Lina', last_name: 'Park', email, job_id: 3301 });
     await stack.greenhouse.moveCandidate({ application_id: application.id, stage_name: 'AI Interview' });
     const interviewId = await invitedInterviewId(stack, email);
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Lina Park',
-      candidate_email: email,
-      delay_ms: 0,
-    });
+    const { report_id: reportId } = takeInterview(stack, interviewId, { name: 'Lina Park', email });
     await waitFor(() => reportNotes(stack, reportId).length > 0, 20_000, 'the report note');
     await stack.waitForQuiet();
 

@@ -3,7 +3,14 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, reportNotes, runningEmulators, scanTable } from '../../helpers/local-stack';
+import {
+  emailsTo,
+  invitedInterviewId,
+  reportNotes,
+  runningEmulators,
+  scanTable,
+  takeInterview,
+} from '../../helpers/local-stack';
 
 const CONNECTION = 'demo-greenhouse';
 
@@ -49,14 +56,12 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   async function completedWithoutWebhook(score: number) {
     const { email, application, interviewId } = await invitedCandidate();
     stack.interview.setFaults({ dropWebhookRate: 1 });
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Test Candidate',
-      candidate_email: email,
-      delay_ms: 0,
-      ai_match_score: score,
-      proctoring_violations: 0,
-    });
+    const { report_id: reportId } = takeInterview(
+      stack,
+      interviewId,
+      { name: 'Test Candidate', email },
+      { ai_match_score: score, proctoring_violations: 0 },
+    );
     await stack.interview.whenIdle();
     stack.interview.setFaults({ dropWebhookRate: 0 });
     return { application, interviewId, reportId };
@@ -142,11 +147,9 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   it('writes one note when the same report webhook arrives three times', async () => {
     const { email, application, interviewId } = await invitedCandidate();
     stack.interview.setFaults({ dropWebhookRate: 1 });
-    const { report_id: reportId, candidate_id: candidateId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Test Candidate',
-      candidate_email: email,
-      delay_ms: 0,
+    const { report_id: reportId, candidate_id: candidateId } = takeInterview(stack, interviewId, {
+      name: 'Test Candidate',
+      email,
     });
     stack.interview.setFaults({ dropWebhookRate: 0 });
     const answers = await Promise.all(
@@ -221,11 +224,9 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
 
   it('parks a report for an unknown candidate as unmatched, not in the DLQ', async () => {
     const { interviewId } = await invitedCandidate();
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Stranger',
-      candidate_email: 'stranger@nowhere.example.com',
-      delay_ms: 0,
+    const { report_id: reportId } = takeInterview(stack, interviewId, {
+      name: 'Stranger',
+      email: 'stranger@nowhere.example.com',
     });
     await waitFor(
       async () =>
@@ -321,14 +322,12 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
       [3302, 9102],
     ] as const) {
       const { email, application, interviewId } = await invitedCandidate(jobId);
-      stack.interview.completeInterview({
-        interview_id: interviewId,
-        candidate_name: 'Test Candidate',
-        candidate_email: email,
-        delay_ms: 0,
-        ai_match_score: 92,
-        proctoring_violations: 0,
-      });
+      takeInterview(
+        stack,
+        interviewId,
+        { name: 'Test Candidate', email },
+        { ai_match_score: 92, proctoring_violations: 0 },
+      );
       await waitFor(
         () =>
           stack.greenhouse.state.moves.some((m) => m.application_id === application.id && m.to_stage_id === expected),

@@ -13,7 +13,7 @@ import type { InviteEmail } from '../../../shared/pipeline/ports';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import type { FollowUpMessage } from '../../../shared/queue';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, startTestStack } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, startTestStack, takeInterview } from '../../helpers/local-stack';
 
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
 const HOUR = 3_600_000;
@@ -156,12 +156,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     expect(g.sent).toHaveLength(1);
 
     // A report arrives: no reminder or expiry is due any more.
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Oda Lever',
-      candidate_email: email,
-      delay_ms: 0,
-    });
+    const { report_id: reportId } = takeInterview(stack, interviewId, { name: 'Oda Lever', email });
     await waitFor(
       () => stack.lever.notesOf(application.id).some((n) => n.includes(reportId)),
       30_000,
@@ -184,14 +179,12 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     const first = gh.addCandidate({ first_name: 'Tove', last_name: 'Jobs', email, job_id: 3301 });
     await gh.moveCandidate({ application_id: first.id, stage_name: 'AI Interview' });
     const interviewId = await invitedInterviewId(stack, email);
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Tove Jobs',
-      candidate_email: email,
-      delay_ms: 0,
-      ai_match_score: 91,
-      proctoring_violations: 0,
-    });
+    const { report_id: reportId } = takeInterview(
+      stack,
+      interviewId,
+      { name: 'Tove Jobs', email },
+      { ai_match_score: 91, proctoring_violations: 0 },
+    );
     await waitFor(
       () => stack.ats.greenhouse.notesOf(String(first.id)).some((n) => n.includes(reportId)),
       30_000,
@@ -223,12 +216,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     expect((await g.run(await g.record(application.id), 'remind', 1)).outcome).toBe('reminded');
     expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
     expect(stack.ats.workable.tagsOf(application.id)).toEqual(['ai-interview-expired']);
-    const { report_id: reportId } = stack.interview.completeInterview({
-      interview_id: interviewId,
-      candidate_name: 'Pia Workable',
-      candidate_email: email,
-      delay_ms: 0,
-    });
+    const { report_id: reportId } = takeInterview(stack, interviewId, { name: 'Pia Workable', email });
     await waitFor(
       () => stack.ats.workable.notesOf(application.id).some((n) => n.includes(reportId)),
       30_000,
