@@ -111,12 +111,7 @@ export class InterviewServiceClient implements InterviewService {
 
   /** `GET /interviews` (the OpenAPI's list; `GET /interview` is not a route): `keyword` narrows by name. */
   public async listInterviews(query: ListQuery = {}, options: CallOptions = {}): Promise<InterviewSummary[]> {
-    return this.requestList({
-      path: '/interviews',
-      query: this.checkQuery(query),
-      item: interviewSummarySchema,
-      signal: options.signal,
-    });
+    return this.checkedList('/interviews', interviewSummarySchema, query, options);
   }
 
   /**
@@ -187,21 +182,11 @@ export class InterviewServiceClient implements InterviewService {
   };
 
   public readonly listReports: ServiceMethod<'listReports'> = async (query = {}, options = {}) => {
-    return this.requestList({
-      path: '/interview/reports',
-      query: this.checkQuery(query),
-      item: interviewReportSchema,
-      signal: options.signal,
-    });
+    return this.checkedList('/interview/reports', interviewReportSchema, query, options);
   };
 
   public async listInvites(query: ListQuery = {}, options: CallOptions = {}): Promise<CandidateInvite[]> {
-    return this.requestList({
-      path: '/interview/invites',
-      query: this.checkQuery(query),
-      item: candidateInviteSchema,
-      signal: options.signal,
-    });
+    return this.checkedList('/interview/invites', candidateInviteSchema, query, options);
   }
 
   /** The spec does not name this endpoint's query parameters; the service's list convention is assumed. */
@@ -211,12 +196,7 @@ export class InterviewServiceClient implements InterviewService {
     options: CallOptions = {},
   ): Promise<JobApplicant[]> {
     const path = `/job/${encodeURIComponent(this.checkId('jobId', jobId))}/applicants`;
-    return this.requestList({
-      path,
-      query: this.checkQuery(query),
-      item: jobApplicantListItemSchema,
-      signal: options.signal,
-    });
+    return this.checkedList(path, jobApplicantListItemSchema, query, options);
   }
 
   public async getJobApplicant(jobApplicantId: string, options: CallOptions = {}): Promise<JobApplicantDetail> {
@@ -256,6 +236,11 @@ export class InterviewServiceClient implements InterviewService {
   }
 
   /** A GET of a list, parsed item by item: a malformed item is skipped and reported, the page is kept. */
+  /** A list endpoint with the caller's query, checked before it is sent. */
+  private checkedList<T>(path: string, item: v.GenericSchema<unknown, T>, query: ListQuery, options: CallOptions) {
+    return this.requestList({ path, query: this.checkQuery(query), item, signal: options.signal });
+  }
+
   private async requestList<T>(spec: {
     path: string;
     query?: Record<string, string | number | undefined>;

@@ -233,49 +233,26 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * item of each list; writes have no harmless probe.
    */
   public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) => {
-    const read = (path: string) => (signal?: AbortSignal) =>
-      this.http.request({ method: 'GET', path, signal }, v.array(v.unknown()));
+    // A list scope, probed with one item of its list (`harvest:<resource>:list`, `GET /v3/<resource>`).
+    const listed = (resource: string, feature: string) => ({
+      permission: `harvest:${resource}:list`,
+      feature,
+      probe: (signal?: AbortSignal) =>
+        this.http.request({ method: 'GET', path: `/v3/${resource}?per_page=1`, signal }, v.array(v.unknown())),
+    });
     return [
-      {
-        permission: 'harvest:applications:list',
-        feature: 'stage changes and the sweep',
-        probe: read('/v3/applications?per_page=1'),
-      },
-      {
-        permission: 'harvest:candidates:list',
-        feature: 'invitations (the candidate’s e-mail)',
-        probe: read('/v3/candidates?per_page=1'),
-      },
-      { permission: 'harvest:jobs:list', feature: 'interview names and the sweep', probe: read('/v3/jobs?per_page=1') },
-      {
-        permission: 'harvest:job_interview_stages:list',
-        feature: 'stages by name',
-        probe: read('/v3/job_interview_stages?per_page=1'),
-      },
-      {
-        permission: 'harvest:application_stages:list',
-        feature: 'the sweep',
-        probe: read('/v3/application_stages?per_page=1'),
-      },
-      {
-        permission: 'harvest:notes:list',
-        feature: 'notes found again after a retry',
-        probe: read('/v3/notes?per_page=1'),
-      },
+      listed('applications', 'stage changes and the sweep'),
+      listed('candidates', 'invitations (the candidate’s e-mail)'),
+      listed('jobs', 'interview names and the sweep'),
+      listed('job_interview_stages', 'stages by name'),
+      listed('application_stages', 'the sweep'),
+      listed('notes', 'notes found again after a retry'),
       { permission: 'harvest:notes:create', feature: 'the invite and report notes' },
       { permission: 'harvest:applications:move', feature: 'stage moves (writeBack.advance)' },
       ...(features.statusTags
         ? [
-            {
-              permission: 'harvest:candidate_tags:list',
-              feature: 'status tags',
-              probe: read('/v3/candidate_tags?per_page=1'),
-            },
-            {
-              permission: 'harvest:applied_candidate_tags:list',
-              feature: 'status tags',
-              probe: read('/v3/applied_candidate_tags?per_page=1'),
-            },
+            listed('candidate_tags', 'status tags'),
+            listed('applied_candidate_tags', 'status tags'),
             { permission: 'harvest:candidate_tags:create', feature: 'status tags' },
             { permission: 'harvest:applied_candidate_tags:create', feature: 'status tags' },
             { permission: 'harvest:applied_candidate_tags:destroy', feature: 'status tags' },

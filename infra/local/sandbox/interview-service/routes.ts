@@ -14,13 +14,30 @@ import {
 } from './control';
 import { now, type ServiceRecords } from './records';
 import { isSparse, sparseReport } from './report.factory';
-import type { SandboxInterview, SandboxState } from './types';
+import type { SandboxInterview, SandboxInvite, SandboxState } from './types';
 import { createBody, firstIssueMessage, inviteBody, updateBody } from './validation';
+
+/** What a report and an invitation share: the fields their lists filter on. */
+type CandidateRecord = Pick<
+  SandboxInvite,
+  'interview_id' | 'candidate_id' | 'candidate_name' | 'candidate_email_id' | 'interview_name'
+>;
 
 /** The service's API (interview-service-api.md) as a table of routes over its records, per the caller's account. */
 export function serviceApiRoutes(records: ServiceRecords): Route[] {
   const { state } = records;
   const accountOf = (request: IncomingMessage) => requestAccount.get(request) as string;
+  /** Reports or invitations of the caller's account, by `interview_id`, `candidate_id` and `keyword`. */
+  const candidatesOf = <T extends CandidateRecord>(all: T[], request: IncomingMessage, url: URL): T[] => {
+    const asked = (name: string) => url.searchParams.get(name);
+    return all.filter(
+      (r) =>
+        records.inAccount(accountOf(request))(r) &&
+        (!asked('interview_id') || r.interview_id === asked('interview_id')) &&
+        (!asked('candidate_id') || r.candidate_id === asked('candidate_id')) &&
+        matchesKeyword(asked('keyword'), r.candidate_name, r.candidate_email_id, r.interview_name),
+    );
+  };
   return [
     {
       // `GET /interviews` (the OpenAPI's list; there is no `GET /interview`): settings flat, question time in
@@ -114,14 +131,7 @@ export function serviceApiRoutes(records: ServiceRecords): Route[] {
       method: 'GET',
       pattern: '/interview/reports',
       handle: ({ request, response, url }) => {
-        const filtered = state.reports.filter(
-          (r) =>
-            records.inAccount(accountOf(request))(r) &&
-            (!url.searchParams.get('interview_id') || r.interview_id === url.searchParams.get('interview_id')) &&
-            (!url.searchParams.get('candidate_id') || r.candidate_id === url.searchParams.get('candidate_id')) &&
-            matchesKeyword(url.searchParams.get('keyword'), r.candidate_name, r.candidate_email_id, r.interview_name),
-        );
-        const result = paginate(filtered, url, state.faults.maxPageSize);
+        const result = paginate(candidatesOf(state.reports, request, url), url, state.faults.maxPageSize);
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
         // The OpenAPI's example answers reports with a boolean `status`.
         const data = result.page.map((r) =>
@@ -134,14 +144,7 @@ export function serviceApiRoutes(records: ServiceRecords): Route[] {
       method: 'GET',
       pattern: '/interview/invites',
       handle: ({ request, response, url }) => {
-        const filtered = state.invites.filter(
-          (i) =>
-            records.inAccount(accountOf(request))(i) &&
-            (!url.searchParams.get('interview_id') || i.interview_id === url.searchParams.get('interview_id')) &&
-            (!url.searchParams.get('candidate_id') || i.candidate_id === url.searchParams.get('candidate_id')) &&
-            matchesKeyword(url.searchParams.get('keyword'), i.candidate_name, i.candidate_email_id, i.interview_name),
-        );
-        const result = paginate(filtered, url, state.faults.maxPageSize);
+        const result = paginate(candidatesOf(state.invites, request, url), url, state.faults.maxPageSize);
         if ('error' in result) return envelope(response, 400, { status: false, message: result.error });
         const data = result.page.map(({ invite_url: _link, ...invite }) => invite);
         envelope(response, 200, { status: 'true', message: 'Candidate invites fetched successfully', data });
