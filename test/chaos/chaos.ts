@@ -373,45 +373,37 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`,
     );
 
-    await until(
-      'write-backs',
-      async () => {
-        const done = (await scan(s, s.tables.applications)).filter(
-          (r) => r.state === 'written_back' && expected.has(r.reportId),
-        ).length;
-        return [done >= expected.size, `${done}/${expected.size}`];
-      },
-      deadline,
-      options.progress,
-      () => reconcile(4000),
-      settled,
-    );
-    await until(
-      'strangers parked',
-      async () => {
-        const parked = (await scan(s, s.tables.events)).filter((e) =>
-          strangers.some((x) => e.pk === `unmatched#${x.connectionId}#${x.reportId}`),
-        ).length;
-        return [parked >= strangers.length, `${parked}/${strangers.length}`];
-      },
-      deadline,
-      options.progress,
-      () => reconcile(0),
-      settled,
-    );
+    /** Waits until `total` items of `table` match, reconciling every `reconcileMs` meanwhile (or the pipeline idles). */
+    const untilCounted = (
+      what: string,
+      count: { table: string; match: (item: Record<string, any>) => boolean; total: number },
+      reconcileMs: number,
+      idle: () => Promise<boolean> = settled,
+    ) =>
+      until(
+        what,
+        async () => {
+          const done = (await scan(s, count.table)).filter(count.match).length;
+          return [done >= count.total, `${done}/${count.total}`];
+        },
+        deadline,
+        options.progress,
+        () => reconcile(reconcileMs),
+        idle,
+      );
+    const written = (r: Record<string, any>) => r.state === 'written_back' && expected.has(r.reportId);
+    await untilCounted('write-backs', { table: s.tables.applications, match: written, total: expected.size }, 4000);
+    const parked = (e: Record<string, any>) =>
+      strangers.some((x) => e.pk === `unmatched#${x.connectionId}#${x.reportId}`);
+    await untilCounted('strangers parked', { table: s.tables.events, match: parked, total: strangers.length }, 0);
     // Until the last invitation's expiry is due, an idle pipeline is only waiting for it.
     const expiryDue = Date.now() + 110_000;
-    await until(
-      'expiries',
-      async () => {
-        const expired = (await scan(s, s.tables.applications)).filter(
-          (r) => noShows.has(r.atsApplicationId) && r.state === 'expired' && r.steps?.expiryNote?.doneAt !== undefined,
-        ).length;
-        return [expired >= noShows.size, `${expired}/${noShows.size} who never took the interview`];
-      },
-      deadline,
-      options.progress,
-      () => reconcile(3000),
+    const expired = (r: Record<string, any>) =>
+      noShows.has(r.atsApplicationId) && r.state === 'expired' && r.steps?.expiryNote?.doneAt !== undefined;
+    await untilCounted(
+      'expiries of those who never took the interview',
+      { table: s.tables.applications, match: expired, total: noShows.size },
+      3000,
       async () => Date.now() > expiryDue && (await settled()),
     );
     await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));

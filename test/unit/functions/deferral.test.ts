@@ -107,6 +107,11 @@ describe('Function: sqsBatchHandler with deferral', () => {
   const logger = { info: vi.fn(), warn: vi.fn(), error: vi.fn() };
   const context = { getRemainingTimeInMillis: () => 60_000 } as never;
   const event = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
+  /** A batch of report messages, one per report id, their SQS message ids `a`, `b`, `c`... */
+  const reports = (...reportIds: string[]): SQSEvent =>
+    event(
+      ...reportIds.map((reportId, i) => sqsRecordFactory(reportMessage({ reportId }), String.fromCharCode(97 + i))),
+    );
 
   it('acknowledges a rate-limited message it deferred, and fails the others in the batch', async () => {
     const publishDelayed = vi.fn().mockResolvedValue([true]);
@@ -120,14 +125,7 @@ describe('Function: sqsBatchHandler with deferral', () => {
       logger,
       { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0, backlog } },
     );
-    const response = await handler(
-      event(
-        sqsRecordFactory(reportMessage({ reportId: 'rate-limited' }), 'a'),
-        sqsRecordFactory(reportMessage({ reportId: 'down' }), 'b'),
-        sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'c'),
-      ),
-      context,
-    );
+    const response = await handler(reports('rate-limited', 'down', 'fine'), context);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
     expect(publishDelayed).toHaveBeenCalledTimes(1);
     expect(publishDelayed).toHaveBeenCalledWith('q', [
@@ -179,14 +177,7 @@ describe('Function: sqsBatchHandler with deferral', () => {
       logger,
       { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
     );
-    const response = await handler(
-      event(
-        sqsRecordFactory(reportMessage({ reportId: 'one' }), 'a'),
-        sqsRecordFactory(reportMessage({ reportId: 'two' }), 'b'),
-        sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'c'),
-      ),
-      context,
-    );
+    const response = await handler(reports('one', 'two', 'fine'), context);
     expect(publishDelayed).toHaveBeenCalledTimes(1);
     expect(publishDelayed).toHaveBeenCalledWith('q', [
       { message: reportMessage({ reportId: 'one', deferrals: 1 }), delaySeconds: 3 },

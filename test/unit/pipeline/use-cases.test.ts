@@ -32,6 +32,17 @@ beforeEach(() => clearInterviewCache());
 /** The application × trigger of the default stage-entered message. */
 const APPLICATION = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
 
+/** The interview of job 3301 for the connection's first trigger, ensured at NOW by worker `owner-1`. */
+function ensureFirst(
+  store: MemoryMappingStore,
+  context: ConnectionContext,
+  connection: ConnectionContext['connection'],
+  event: { atsJobId: string; jobName?: string } = { atsJobId: '3301' },
+) {
+  const deps = { ...dependencies(store, context), now: () => NOW, newOwner: () => 'owner-1' };
+  return ensureInterviewForTrigger(context, connection.triggers[0]!, event, deps);
+}
+
 describe('Use case: ensureInterviewForTrigger', () => {
   const JOB = { connectionId: 'acme-greenhouse', atsJobId: '3301', triggerId: 'ai-screen' };
   const NAME = 'Backend Engineer – AI interview (ref acme-greenhouse/3301/ai-screen)';
@@ -61,13 +72,7 @@ describe('Use case: ensureInterviewForTrigger', () => {
     interviews.findInterviewsByName.mockResolvedValue([
       { interview_id: 'int-orphan', interview_name: 'n', invite_url: 'https://i.example.com/int-orphan' },
     ]);
-    const deps = { ...dependencies(store, context), now: () => NOW, newOwner: () => 'owner-1' };
-    const ready = await ensureInterviewForTrigger(
-      context,
-      connection.triggers[0]!,
-      { atsJobId: '3301', jobName: 'Backend Engineer' },
-      deps,
-    );
+    const ready = await ensureFirst(store, context, connection, { atsJobId: '3301', jobName: 'Backend Engineer' });
     expect(ready.interviewId).toBe('int-orphan');
     expect(interviews.createInterview).not.toHaveBeenCalled();
     expect(interviews.findInterviewsByName).toHaveBeenCalledWith(NAME, expect.anything());
@@ -86,8 +91,7 @@ describe('Use case: ensureInterviewForTrigger', () => {
       },
     };
     const { context, interviews, connection } = fakeContext(connectionDocument({ triggers: [trigger] }));
-    const deps = { ...dependencies(store, context), now: () => NOW, newOwner: () => 'owner-1' };
-    const ready = await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps);
+    const ready = await ensureFirst(store, context, connection);
     expect(ready.interviewId).toBe('int-new');
     expect(interviews.findInterviewsByName).not.toHaveBeenCalled();
     expect(interviews.updateInterview).toHaveBeenCalledWith(
@@ -112,8 +116,7 @@ describe('Use case: ensureInterviewForTrigger', () => {
       inviteUrl: 'https://i/int-old',
       templateHash: 'stale',
     });
-    const deps = { ...dependencies(store, context), now: () => NOW, newOwner: () => 'o' };
-    const ready = await ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps);
+    const ready = await ensureFirst(store, context, connection);
     expect(ready.interviewId).toBe('int-old');
     expect(interviews.createInterview).not.toHaveBeenCalled();
     expect(interviews.updateInterview).toHaveBeenCalledWith(
