@@ -8,64 +8,9 @@ import type {
   MappingStore,
   QueueLedger,
 } from '../../shared/pipeline/ports';
-import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
-import type { InterviewReport } from '../../shared/interview-service';
-import type { ReportCreatedMessage, StageEnteredMessage } from '../../shared/queue';
+import type { ApplicationRecord } from '../../shared/pipeline/records';
 import { connectionDocument } from './connections';
-
-export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
-
-export function applicationRecord(overrides: Partial<ApplicationRecord> = {}): ApplicationRecord {
-  return {
-    connectionId: 'acme-greenhouse',
-    atsApplicationId: '4401',
-    triggerId: 'ai-screen',
-    atsCandidateId: '7702',
-    atsJobId: '3301',
-    stageId: '9001',
-    state: 'invited',
-    candidateEmail: 'ana@example.com',
-    interviewId: 'int-1',
-    steps: {},
-    createdAt: NOW,
-    updatedAt: NOW,
-    ...overrides,
-  };
-}
-
-export function jobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
-  return {
-    connectionId: 'acme-greenhouse',
-    atsJobId: '3301',
-    triggerId: 'ai-screen',
-    state: 'creating',
-    interviewName: 'n',
-    templateHash: 'h',
-    createAttempts: 1,
-    updatedAt: NOW,
-    leaseOwner: 'owner-1',
-    ...overrides,
-  };
-}
-
-export function reportFactory(overrides: Partial<InterviewReport> = {}): InterviewReport {
-  return {
-    report_id: 'rep-1',
-    interview_id: 'int-1',
-    candidate_id: 'cand-1',
-    candidate_email_id: 'Ana@Example.com',
-    ai_match_score: 82,
-    proctoring_score: 100,
-    proctoring_violations: [],
-    interview_transcript: [],
-    technical_skills_evaluation: [],
-    soft_skills_evaluation: [],
-    custom_question_evaluation: [],
-    report_url: 'https://files.example.com/r.pdf',
-    interview_recording_player_url: 'https://app.example.com/player/r',
-    ...overrides,
-  } as InterviewReport;
-}
+import { applicationRecord, jobRecord, NOW, reportFactory } from './pipeline-records';
 
 /** A store whose every method is a spy; tests set the answers the path under test needs. */
 export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.fn> } {
@@ -146,27 +91,6 @@ export function dependencies(
   };
 }
 
-/** A stage-entered message as the ATS webhook enqueues it; `event` fields override the defaults. */
-export function stageEnteredMessage(overrides: Partial<StageEnteredMessage['event']> = {}): StageEnteredMessage {
-  return {
-    v: 1,
-    kind: 'stage-entered',
-    enqueueId: 'enq-1',
-    connectionId: 'acme-greenhouse',
-    receivedAt: NOW,
-    event: {
-      deliveryId: 'evt-1',
-      atsJobId: '3301',
-      jobName: 'Backend Engineer',
-      atsApplicationId: '4401',
-      atsCandidateId: '7702',
-      stage: { id: '9001', name: 'AI Interview' },
-      candidate: { name: 'Ana Ruiz', email: 'Ana@Example.com' },
-      ...overrides,
-    },
-  };
-}
-
 /**
  * A fresh claim of application 4401 whose job's interview is ready: the state an invite starts from. The deps'
  * interview client takes template updates silently.
@@ -187,22 +111,6 @@ export function readyToInvite(
     interviews: { ...context.interviews, updateInterview: async () => undefined },
   });
   return deps;
-}
-
-/** A report-created message as the interview webhook enqueues it. */
-export function reportCreatedMessage(overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage {
-  return {
-    v: 1,
-    kind: 'report-created',
-    enqueueId: 'enq-r',
-    connectionId: 'acme-greenhouse',
-    receivedAt: NOW,
-    source: 'webhook',
-    reportId: 'rep-1',
-    interviewId: 'int-1',
-    candidateId: 'cand-1',
-    ...overrides,
-  };
 }
 
 /** The queue ledger in memory, with the DynamoDB ledger's rules (shared/mapping/queue-ledger.ts). */

@@ -13,7 +13,7 @@ import { RateLimitedError, UnavailableError } from '../../../shared/interview-se
 import { ClaimHeldElsewhereError, InterviewNotReadyError } from '../../../shared/pipeline/errors';
 import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
-import { reportCreatedMessage } from '../../helpers/pipeline-fakes';
+import { reportCreatedMessage } from '../../helpers/pipeline-records';
 
 const NOW = Date.UTC(2026, 10, 22, 9, 0, 0);
 const reportMessage = (overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage =>

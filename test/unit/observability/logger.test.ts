@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createLogger, scrub } from '../../../shared/observability/logger';
 import { withLogContext } from '../../../shared/observability/log-context';
 import { decideAdvance } from '../../../shared/pipeline';
-import { reportFactory } from '../../helpers/pipeline-fakes';
+import { reportFactory } from '../../helpers/pipeline-records';
 
 describe('Function: scrub', () => {
   it.each([

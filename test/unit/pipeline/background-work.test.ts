@@ -5,16 +5,8 @@ import { reconcileConnection } from '../../../shared/pipeline/reconcile.use-case
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import type { StageEnteredMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
-import {
-  applicationRecord,
-  dependencies,
-  fakeContext,
-  fakeStore,
-  jobRecord,
-  MemoryQueueLedger,
-  NOW,
-  reportFactory,
-} from '../../helpers/pipeline-fakes';
+import { dependencies, fakeContext, fakeStore, MemoryQueueLedger } from '../../helpers/pipeline-fakes';
+import { applicationRecord, jobRecord, NOW, reportFactory } from '../../helpers/pipeline-records';
 
 const CONNECTION = 'acme-greenhouse';
 

@@ -1,16 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { clearInterviewCache, handleReportCreated, handleStageEntered } from '../../../shared/pipeline';
 import { connectionDocument } from '../../helpers/connections';
-import {
-  applicationRecord,
-  dependencies,
-  fakeContext,
-  fakeStore,
-  NOW,
-  readyToInvite,
-  reportCreatedMessage,
-  stageEnteredMessage,
-} from '../../helpers/pipeline-fakes';
+import { dependencies, fakeContext, fakeStore, readyToInvite } from '../../helpers/pipeline-fakes';
+import { applicationRecord, NOW, reportCreatedMessage, stageEnteredMessage } from '../../helpers/pipeline-records';
 
 const CANDIDATE_LINK = 'https://i.example.com/int-1?cid=cand-9';
 

@@ -9,19 +9,15 @@ import {
 } from '../../../shared/pipeline';
 import type { ConnectionContext, StepWrite } from '../../../shared/pipeline/ports';
 import { connectionDocument } from '../../helpers/connections';
+import { dependencies, fakeContext, fakeStore, MemoryQueueLedger, readyToInvite } from '../../helpers/pipeline-fakes';
 import {
   applicationRecord,
-  dependencies,
-  fakeContext,
-  fakeStore,
   jobRecord,
-  MemoryQueueLedger,
   NOW,
   reportFactory,
-  readyToInvite,
   reportCreatedMessage,
   stageEnteredMessage,
-} from '../../helpers/pipeline-fakes';
+} from '../../helpers/pipeline-records';
 import { MemoryMappingStore } from '../../helpers/memory-store';
 
 const stageMessage = stageEnteredMessage;

@@ -17,17 +17,14 @@ import { formatReportNote, handleReportCreated, handleStageEntered } from '../..
 import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
 import { deliveryIdOf, singleEmailAddress } from '../../../shared/validation';
 import { connectionDocument } from '../../helpers/connections';
+import { dependencies, fakeContext, fakeStore, readyToInvite } from '../../helpers/pipeline-fakes';
 import {
   applicationRecord,
-  dependencies,
-  fakeContext,
-  fakeStore,
   NOW,
   reportFactory,
-  readyToInvite,
   reportCreatedMessage,
   stageEnteredMessage,
-} from '../../helpers/pipeline-fakes';
+} from '../../helpers/pipeline-records';
 
 const SECRET = 'whsec_front_door_0123456789';
 const adapterFor = (ats: AtsKind, overrides: Record<string, unknown> = {}) =>

@@ -195,58 +195,20 @@ export function serviceControlRoutes(records: ServiceRecords): Route[] {
   const { state } = records;
   return [
     { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/faults',
-      handle: async ({ request, response }) => {
-        const parsed = v.safeParse(faultsSchema, await readJsonBody(request, response));
-        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
-        sendJson(response, 200, records.setFaults(parsed.output));
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/webhooks',
-      handle: async ({ request, response }) => {
-        const parsed = v.safeParse(webhookRegistrationSchema, await readJsonBody(request, response));
-        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
-        if (parsed.output.api_key && !records.accountOfKey(parsed.output.api_key))
-          return sendJson(response, 400, { error: 'api_key: no account for that key' });
-        sendJson(
-          response,
-          201,
-          records.registerWebhook(
-            parsed.output.url,
-            parsed.output.event,
-            parsed.output.description,
-            parsed.output.api_key,
-          ),
-        );
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/complete-interview',
-      handle: async ({ request, response }) => {
-        const parsed = v.safeParse(completionSchema, await readJsonBody(request, response));
-        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
-        if (!state.interviews.some((i) => i.interview_id === parsed.output.interview_id)) {
-          return sendJson(response, 404, { error: `interview_id: no interview ${parsed.output.interview_id}` });
-        }
-        sendJson(response, 202, records.completeInterview(parsed.output));
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/reports',
-      handle: async ({ request, response }) => {
-        const parsed = v.safeParse(bulkReportsSchema, await readJsonBody(request, response));
-        if (!parsed.success) return sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
-        sendJson(response, 201, {
-          created: records.seedReports(parsed.output.count, parsed.output.interview_id).length,
-        });
-      },
-    },
+    posted('/_sandbox/faults', faultsSchema, (body, response) => sendJson(response, 200, records.setFaults(body))),
+    posted('/_sandbox/webhooks', webhookRegistrationSchema, (body, response) => {
+      if (body.api_key && !records.accountOfKey(body.api_key))
+        return sendJson(response, 400, { error: 'api_key: no account for that key' });
+      sendJson(response, 201, records.registerWebhook(body.url, body.event, body.description, body.api_key));
+    }),
+    posted('/_sandbox/complete-interview', completionSchema, (body, response) => {
+      if (!state.interviews.some((i) => i.interview_id === body.interview_id))
+        return sendJson(response, 404, { error: `interview_id: no interview ${body.interview_id}` });
+      sendJson(response, 202, records.completeInterview(body));
+    }),
+    posted('/_sandbox/reports', bulkReportsSchema, (body, response) =>
+      sendJson(response, 201, { created: records.seedReports(body.count, body.interview_id).length }),
+    ),
   ];
 }
 
@@ -254,6 +216,34 @@ export function serviceControlRoutes(records: ServiceRecords): Route[] {
 function refuse(state: SandboxState, response: ServerResponse, issues: readonly v.BaseIssue<unknown>[]): void {
   state.refusals.push(firstIssueMessage(issues));
   envelope(response, 400, { status: false, message: INVALID_REQUEST });
+}
+
+/** A control route that takes a JSON body of `schema` (a 400 naming the field when it is not). */
+function posted<S extends v.GenericSchema>(
+  pattern: string,
+  schema: S,
+  answer: (body: v.InferOutput<S>, response: ServerResponse) => void,
+): Route {
+  return {
+    method: 'POST',
+    pattern,
+    handle: async ({ request, response }) => {
+      const body = await controlBody(schema, request, response);
+      if (body !== undefined) answer(body, response);
+    },
+  };
+}
+
+/** A control route's JSON body as `schema`; else a 400 naming the field (unless one was sent) and undefined. */
+async function controlBody<S extends v.GenericSchema>(
+  schema: S,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<v.InferOutput<S> | undefined> {
+  const parsed = v.safeParse(schema, await readJsonBody(request, response));
+  if (parsed.success) return parsed.output;
+  if (!response.headersSent) sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
+  return undefined;
 }
 
 export async function readJsonBody(request: IncomingMessage, response: ServerResponse): Promise<unknown> {

@@ -126,6 +126,20 @@ export function startWorkableSandbox(
           if (!application) return notFound(context.response);
           return handle(context, application);
         };
+      /** A write about one candidate, made as a member of the account (`member_id`; 422 without one). */
+      const asMember = (
+        handle: (
+          context: RouteContext,
+          application: KitApplication,
+          body: Record<string, unknown>,
+          memberId: string,
+        ) => unknown,
+      ) =>
+        forApplication(async (context, application) => {
+          const body = await kit.json(context.request);
+          if (!body.member_id) return sendJson(context.response, 422, { error: 'member_id is required' });
+          return handle(context, application, body, String(body.member_id));
+        });
       return [
         {
           method: 'GET',
@@ -225,13 +239,11 @@ export function startWorkableSandbox(
           method: 'POST',
           pattern: '/spi/v3/candidates/:id/comments',
           query: [],
-          handle: forApplication(async ({ request, response }, application) => {
-            const body = await kit.json(request);
-            if (!body.member_id) return sendJson(response, 422, { error: 'member_id is required' });
+          handle: asMember(({ response }, application, body, memberId) => {
             const text = (body.comment as { body?: unknown } | undefined)?.body;
             if (typeof text !== 'string' || !text)
               return sendJson(response, 422, { error: 'comment.body is required' });
-            kit.addNote(application, text, String(body.member_id));
+            kit.addNote(application, text, memberId);
             // 201 Created, with an empty body (the reference's example).
             response.writeHead(201).end();
           }),
@@ -252,9 +264,7 @@ export function startWorkableSandbox(
           method: 'POST',
           pattern: '/spi/v3/candidates/:id/move',
           query: [],
-          handle: forApplication(async ({ request, response }, application) => {
-            const body = await kit.json(request);
-            if (!body.member_id) return sendJson(response, 422, { error: 'member_id is required' });
+          handle: asMember(({ response }, application, body) => {
             // The move takes the stage's slug (reference: move-candidate); a name is not a slug.
             if (!kit.stage(application.jobId, String(body.target_stage)))
               return sendJson(response, 422, { error: 'target_stage is not a stage of this job' });
