@@ -5,6 +5,7 @@ import type { InboundWebhook } from '../../../shared/ats/port';
 import { parseConnections } from '../../../shared/config';
 import { loadRawFixture } from '../../helpers/fixtures';
 import { connectionDocument } from '../../helpers/connections';
+import { stageEnteredMessage } from '../../helpers/pipeline-records';
 
 const SECRET = 'whsec_greenhouse_test_secret';
 const adapter = new GreenhouseAdapter({
@@ -61,18 +62,13 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
       headers: { 'greenhouse-event-id': 'evt-123' },
       rawBody: raw('candidate-stage-change.json'),
     });
-    expect(result).toEqual({
-      kind: 'stage-entered',
-      event: {
-        deliveryId: 'evt-123',
-        atsJobId: '3301',
-        jobName: 'Backend Engineer <Platform>',
-        atsApplicationId: '4401',
-        atsCandidateId: '7702',
-        stage: { id: '9001', name: 'AI Interview' },
-        candidate: { name: 'Ana Ruiz', email: 'ana@example.com' },
-      },
+    // The fixture is application 4401 of job 3301 entering stage 9001, the event the use-case tests start from.
+    const { event } = stageEnteredMessage({
+      deliveryId: 'evt-123',
+      jobName: 'Backend Engineer <Platform>',
+      candidate: { name: 'Ana Ruiz', email: 'ana@example.com' },
     });
+    expect(result).toEqual({ kind: 'stage-entered', event });
   });
 
   it('reads delete_candidate (the documented payload) as a deletion of the person and their applications', () => {
