@@ -373,7 +373,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`,
     );
 
-    /** Waits until `total` items of `table` match, reconciling every `reconcileMs` meanwhile (or the pipeline idles). */
+    /** Waits until `total` items of `table` match, reconciling every `reconcileMs` meanwhile, or the pipeline idles. */
     const untilCounted = (
       what: string,
       count: { table: string; match: (item: Record<string, any>) => boolean; total: number },
