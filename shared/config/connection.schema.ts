@@ -77,6 +77,31 @@ const trigger = v.object({
   expireAfterDays: v.optional(v.pipe(v.number(), v.minValue(0.0001), v.maxValue(365))),
 });
 
+/** A test a recruiter can order inside the ATS's assessment framework: one interview template of the connection. */
+const orderTest = v.object({
+  id: slug,
+  /** What the ATS shows the recruiter (Greenhouse's `partner_test_name`). */
+  name: v.pipe(v.string(), v.nonEmpty(), v.maxLength(200)),
+  interview: interviewTemplate,
+  /** Verified SES sender of the invitation e-mail (Greenhouse expects the partner to e-mail the candidate). */
+  from: v.optional(v.pipe(v.string(), v.email('must be an e-mail address'))),
+  /** Days after the invitation when an order with no report expires; no contract sets one. */
+  expireAfterDays: v.optional(v.pipe(v.number(), v.minValue(0.0001), v.maxValue(365)), 14),
+});
+
+/** Orders from inside the ATS, per source it opts in to (Greenhouse Assessment Partner; Ashby Assessments). */
+const orders = v.object({
+  greenhouse: v.optional(
+    v.object({
+      tests: v.pipe(
+        v.array(orderTest),
+        v.minLength(1, 'list at least one test'),
+        v.check((tests) => new Set(tests.map((t) => t.id)).size === tests.length, 'test ids must be unique'),
+      ),
+    }),
+  ),
+});
+
 /** Scores may advance or flag for review; nothing here can reject (the service's stance on automated decisions). */
 const advanceRule = v.object({
   minAiMatchScore: v.pipe(v.number(), v.minValue(0), v.maxValue(100)),
@@ -160,6 +185,8 @@ export const connectionSchema = v.pipe(
       }),
       { everyMinutes: 30, maxPagesPerRun: 20, enabled: true },
     ),
+    /** Assessments the ATS orders from the connector (its partner endpoints), per source; none when absent. */
+    orders: v.optional(orders),
     /** Lever: how old a delivery's `triggeredAt` may be before it is refused as stale. */
     webhookFreshnessMinutes: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(24 * 60)), 10),
   }),
@@ -194,6 +221,15 @@ export const connectionSecretsSchema = v.object({
   interviewApiKey: v.pipe(v.string(), v.nonEmpty()),
   /** Authenticates the service's unsigned webhooks: the last segment of the connection's interview-webhook URL. */
   interviewWebhookToken: v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters')),
+  /**
+   * The key the connector issued the customer for Greenhouse's Assessment Partner calls (`<connection id>.<random>`,
+   * under 171 characters, made by `issuePartnerKey`): Greenhouse sends it as the Basic username.
+   */
+  greenhousePartnerKey: v.optional(
+    v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'), v.maxLength(170, 'must be under 171')),
+  ),
+  /** The credential Greenhouse issued for the completion PATCH (never the inbound key: Greenhouse refuses it, 403). */
+  greenhouseCompletionKey: v.optional(v.pipe(v.string(), v.nonEmpty())),
   /** The ATS's webhook signing secret: at least 16 characters that are not all blanks, like the token above. */
   atsWebhookSecret: v.optional(webhookSecret),
   /**

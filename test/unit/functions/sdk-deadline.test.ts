@@ -6,7 +6,7 @@ import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { AWS_CLIENT_CONFIG } from '../../../shared/aws/client-config';
 import { withDeadline } from '../../../shared/aws/deadline';
 import { type DynamoMappingStore, dynamoMappingStore } from '../../../shared/mapping';
-import { startRecordingServer } from '../../helpers/local-http';
+import { startRecordingServer, waitFor } from '../../helpers/local-http';
 
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -33,10 +33,14 @@ describe("The worker's deadline reaches the AWS SDK calls", () => {
   });
 
   it('aborts an in-flight DynamoDB call when the deadline fires, before the client would time out', async () => {
-    const error = await withDeadline(AbortSignal.timeout(200), () =>
+    // The deadline fires once the request is in flight (however slow the machine is to send it).
+    const deadline = new AbortController();
+    const call = withDeadline(deadline.signal, () =>
       store.getJob({ connectionId: 'acme', atsJobId: '1', triggerId: 't' }),
     ).catch((e: unknown) => e as Error);
-    expect(server.received.length).toBeGreaterThan(0);
+    await waitFor(() => server.received.length > 0, 4_000, 'the request in flight');
+    deadline.abort();
+    const error = await call;
     // Not the 5-s TimeoutError of the request handler: the deadline's abort.
     expect(error).toMatchObject({ name: 'AbortError' });
   });

@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { parseConnections } from '../../../shared/config';
+import {
+  type GreenhousePartnerDependencies,
+  handleGreenhousePartner,
+  issuePartnerKey,
+  type PartnerCall,
+  partnerKeyOf,
+} from '../../../shared/orders/greenhouse-partner';
+import { idsFromProfileUrl } from '../../../shared/orders/greenhouse-partner.schemas';
+import type { OrderRecord } from '../../../shared/orders/records';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryOrderStore } from '../../helpers/memory-orders';
+
+const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
+const [connection] = parseConnections(
+  connectionDocument({
+    orders: {
+      greenhouse: { tests: [{ id: 'backend-screen', name: 'Backend screen', interview: { questions: QUESTIONS } }] },
+    },
+  }),
+);
+const KEY = issuePartnerKey('acme-greenhouse');
+const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+
+function partner() {
+  const orders = new MemoryOrderStore();
+  const queued: OrderRecord[] = [];
+  const lines: { message: string; attributes?: Record<string, unknown> }[] = [];
+  let counted = 0;
+  const deps: GreenhousePartnerDependencies = {
+    connectionFor: async (id) =>
+      id === connection?.id
+        ? {
+            connection,
+            secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), greenhousePartnerKey: KEY },
+          }
+        : undefined,
+    orders,
+    enqueue: async (order) => void queued.push(order),
+    logger: {
+      info: (message, attributes) => void lines.push({ message, attributes }),
+      warn: (message, attributes) => void lines.push({ message, attributes }),
+      error: (message, attributes) => void lines.push({ message, attributes }),
+    },
+    countResponseError: () => void counted++,
+    now: () => Date.UTC(2026, 10, 26),
+  };
+  const call = (name: PartnerCall, init: { method?: string; key?: string; body?: unknown; query?: string } = {}) =>
+    handleGreenhousePartner(
+      {
+        call: name,
+        method: init.method ?? (name === 'send_test' || name === 'response_error' ? 'POST' : 'GET'),
+        headers: { authorization: basic(init.key ?? KEY) },
+        query: new URLSearchParams(init.query ?? ''),
+        rawBody: Buffer.from(init.body === undefined ? '' : JSON.stringify(init.body)),
+      },
+      deps,
+    );
+  return { orders, queued, lines, call, counted: () => counted };
+}
+
+/** A `send_test` as Greenhouse sends it: nested candidate, nulls for what is absent, and a field added later. */
+const sendTest = (overrides: Record<string, unknown> = {}) => ({
+  partner_test_id: 'backend-screen',
+  candidate: {
+    first_name: 'Ana',
+    last_name: 'Ruiz',
+    preferred_name: null,
+    resume_url: null,
+    phone_number: null,
+    email: 'Ana.Ruiz@Example.com',
+    greenhouse_profile_url: 'https://app.greenhouse.io/people/17681532?application_id=26234709',
+    pronouns: null,
+  },
+  sent_by: 'recruiter@example.com',
+  url: 'https://app.greenhouse.io/integrations/testing_partners/take_home_tests/12345',
+  a_field_greenhouse_added: { nested: true },
+  ...overrides,
+});
+
+describe('Greenhouse Assessment Partner endpoints', () => {
+  it('reads the key from Basic auth with an empty password, and refuses anything else', () => {
+    expect(partnerKeyOf(basic(KEY))).toBe(KEY);
+    expect(partnerKeyOf(`Basic ${Buffer.from(`${KEY}:secret`).toString('base64')}`)).toBeUndefined();
+    expect(partnerKeyOf(`Bearer ${KEY}`)).toBeUndefined();
+    expect(KEY.length).toBeLessThan(171);
+  });
+
+  it('answers 401 to an unknown, wrong or foreign key before it reads the body', async () => {
+    const { call, orders } = partner();
+    for (const key of ['nobody.abc', `${KEY}x`, issuePartnerKey('other-connection'), ''])
+      expect(await call('send_test', { key, body: 'not even JSON' })).toMatchObject({ status: 401 });
+    expect(orders.orders.size).toBe(0);
+  });
+
+  it("lists the connection's tests", async () => {
+    expect(await partner().call('list_tests')).toEqual({
+      status: 200,
+      body: [{ partner_test_id: 'backend-screen', partner_test_name: 'Backend screen' }],
+    });
+  });
+
+  it('records a send_test once and answers the same id to a repeat, queueing it until its work begins', async () => {
+    const { call, orders, queued } = partner();
+    const first = await call('send_test', { body: sendTest() });
+    const again = await call('send_test', { body: sendTest() });
+    expect(first.status).toBe(200);
+    expect(again).toEqual(first);
+    expect(orders.orders.size).toBe(1);
+    const [order] = orders.orders.values();
+    expect(order).toMatchObject({
+      source: 'greenhouse',
+      state: 'received',
+      candidateEmail: 'ana.ruiz@example.com',
+      atsCandidateId: '17681532',
+      atsApplicationId: '26234709',
+      completionUrl: 'https://app.greenhouse.io/integrations/testing_partners/take_home_tests/12345',
+    });
+    expect(first.body).toEqual({ partner_interview_id: order?.orderId });
+    // Both sends queued it while it waits: the worker's steps make the interview and the e-mail once.
+    expect(queued.map((o) => o.orderId)).toEqual([order?.orderId, order?.orderId]);
+    expect(await call('send_test', { body: sendTest({ partner_test_id: 'unknown' }) })).toMatchObject({ status: 404 });
+  });
+
+  it('refuses a malformed send_test with 400 naming the field, and records nothing', async () => {
+    const { call, orders } = partner();
+    const noEmail = sendTest({ candidate: { ...sendTest().candidate, email: null } });
+    expect(await call('send_test', { body: noEmail })).toEqual({
+      status: 400,
+      body: { errors: [expect.stringMatching(/^candidate\.email: /)] },
+    });
+    expect(await call('send_test', { body: sendTest({ url: 'http://plain.example.com/x' }) })).toMatchObject({
+      status: 400,
+      body: { errors: [expect.stringMatching(/^url: /)] },
+    });
+    expect(orders.orders.size).toBe(0);
+  });
+
+  it('answers test_status from the record: complete only with a public profile link', async () => {
+    const { call, orders } = partner();
+    const sent = await call('send_test', { body: sendTest() });
+    const id = (sent.body as { partner_interview_id: string }).partner_interview_id;
+    expect(await call('test_status', { query: `partner_interview_id=${id}` })).toMatchObject({
+      status: 200,
+      body: { partner_status: 'received', partner_profile_url: null },
+    });
+    const order = orders.orders.get(`acme-greenhouse#${id}`) as OrderRecord;
+    Object.assign(order, {
+      state: 'completed',
+      profileUrl: 'https://reports.example.com/r1',
+      score: 82,
+      reportId: 'r1',
+    });
+    expect(await call('test_status', { query: `partner_interview_id=${id}` })).toEqual({
+      status: 200,
+      body: {
+        partner_status: 'complete',
+        partner_profile_url: 'https://reports.example.com/r1',
+        partner_score: 82,
+        metadata: { report_id: 'r1', test: 'backend-screen' },
+      },
+    });
+    expect(await call('test_status', { query: 'partner_interview_id=ord_unknown' })).toMatchObject({ status: 404 });
+  });
+
+  it('logs and counts a response_error, and accepts it', async () => {
+    const { call, lines, counted } = partner();
+    const body = {
+      api_call: 'test_status',
+      errors: ["partner_status is 'complete' but partner_profile url is missing"],
+    };
+    expect(await call('response_error', { body })).toEqual({ status: 200, body: { status: 200 } });
+    expect(counted()).toBe(1);
+    expect(lines.at(-1)).toMatchObject({ attributes: { apiCall: 'test_status', errors: body.errors } });
+  });
+
+  it('reads the ATS ids of a profile URL defensively', () => {
+    expect(idsFromProfileUrl('https://app.greenhouse.io/people/1?application_id=2')).toEqual({
+      atsCandidateId: '1',
+      atsApplicationId: '2',
+    });
+    expect(idsFromProfileUrl('not a url')).toEqual({});
+    expect(idsFromProfileUrl('https://x.example.com/people/abc?application_id=1;drop')).toEqual({});
+  });
+});
