@@ -71,6 +71,10 @@ export interface OrderRecord extends OrderKey {
   /** The order's outward side effects, each under its name, as an application's (shared/pipeline/steps.ts). */
   steps: Partial<Record<string, StepRecord>>;
   failureReason?: string | undefined;
+  /** The claim on the order's work: who holds it, until when, how many claims were taken. */
+  leaseOwner?: string | undefined;
+  leaseUntil?: number | undefined;
+  claims?: number | undefined;
   createdAt: number;
   updatedAt: number;
 }
@@ -87,9 +91,38 @@ export function orderIdFor(source: OrderSource, connectionId: string, naturalKey
   return `ord_${digest.slice(0, 32)}`;
 }
 
-/** Records orders, each once, and reads them back by key. */
+/** The order's own fields a step may set. */
+export type OrderData = Partial<
+  Pick<OrderRecord, 'interviewId' | 'reportId' | 'score' | 'profileUrl' | 'failureReason'>
+>;
+
+export type ClaimOrderResult =
+  /** `resumed`: an earlier worker held this claim and stopped; its steps may be half done. */
+  | { kind: 'claimed'; record: OrderRecord; resumed: boolean }
+  /** Another worker holds it: this message comes back later. */
+  | { kind: 'held-elsewhere' }
+  /** Its work is done (or ended for good): nothing to do. */
+  | { kind: 'done'; record: OrderRecord }
+  | { kind: 'missing' };
+
+/** Records orders, each once, and the work on them, each step once, under a claim. */
 export interface OrderStore {
   /** Records a new order; an order already recorded under its id is answered as it stands (`created: false`). */
   recordOrder(order: OrderRecord): Promise<{ created: boolean; record: OrderRecord }>;
   getOrder(key: OrderKey): Promise<OrderRecord | undefined>;
+  /** Claims the order's invitation work (received or interview_created) for `lease`: a first claim or a take-over. */
+  claimOrder(key: OrderKey, lease: { owner: string; now: number; durationMs: number }): Promise<ClaimOrderResult>;
+  /**
+   * Records a step under the claim (else a LeaseLostError); `move` moves the order as `ORDER_MOVES` allows, and a
+   * move out of the invitation's states lets the claim go.
+   */
+  recordOrderStep(
+    key: OrderKey,
+    write: {
+      owner: string;
+      step?: { name: string; record: StepRecord | undefined };
+      move?: OrderMove;
+      data?: OrderData;
+    },
+  ): Promise<void>;
 }

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import type { Connection, Trigger } from '../config';
+import { ensureInterviewForTrigger } from '../pipeline/ensure-interview.use-case';
+import { errorCode, isPermanent } from '../pipeline/errors';
+import type { ConnectionContext, InviteDependencies } from '../pipeline/ports';
+import { runSteps, type Step } from '../pipeline/steps';
+import { WORKER_TIMING } from '../pipeline/constants';
+import { refusalReason } from '../errors';
+import type { OrderKey, OrderRecord, OrderStore } from './records';
+
+/** A refusal for good of an order's work: the order fails with its code as the reason. */
+export class OrderRefusedError extends Error {
+  public readonly retryable = false;
+  /** A refusal: what was asked did not happen. */
+  public readonly definitelyNotSent = true;
+
+  public constructor(
+    public readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OrderRefusedError';
+  }
+}
+
+export type OrderTest = NonNullable<NonNullable<Connection['orders']>['greenhouse']>['tests'][number];
+
+export interface OrderDependencies extends InviteDependencies {
+  orders: OrderStore;
+}
+
+export type OrderReceivedOutcome = 'invited' | 'held-elsewhere' | 'done' | 'unknown-order' | 'failed';
+
+/**
+ * The job's interview for an ordered test: one per connection and test, as a trigger's is per job (an order names
+ * no job). Its name and questions are the test's.
+ */
+export function triggerForTest(test: OrderTest): Trigger {
+  return {
+    id: `order-${test.id}`,
+    jobs: 'all',
+    stage: { name: test.name },
+    interview: test.interview,
+    invite: { email: true, atsNote: false, from: test.from },
+  };
+}
+
+/**
+ * An order the ATS placed: claimed, the test's interview ensured, then the candidate e-mailed the link, each a step
+ * recorded once; the order moves `received → interview_created → invited`. A refusal for good fails the order.
+ */
+export async function handleOrderReceived(
+  key: OrderKey,
+  deps: OrderDependencies,
+  signal?: AbortSignal,
+): Promise<{ outcome: OrderReceivedOutcome; reason?: string }> {
+  const context = await deps.contextFor(key.connectionId);
+  const owner = (deps.newOwner ?? randomUUID)();
+  const now = deps.now ?? Date.now;
+  const lease = { owner, now: now(), durationMs: WORKER_TIMING.applicationLeaseMs };
+  const claim = await deps.orders.claimOrder(key, lease);
+  if (claim.kind !== 'claimed') return { outcome: claim.kind === 'missing' ? 'unknown-order' : claim.kind };
+  const order = claim.record;
+  const test = context?.connection.orders?.greenhouse?.tests.find((t) => t.id === order.testId);
+  const log = { connectionId: key.connectionId, orderId: key.orderId };
+  try {
+    if (!context || !test) throw new OrderRefusedError('no-test', 'the ordered test is no longer configured');
+    await runSteps(orderSteps({ context, test, order, owner, deps, signal }), `${key.connectionId}#${key.orderId}`);
+    deps.logger.info('order: candidate invited', { ...log, test: order.testId });
+    return { outcome: 'invited' };
+  } catch (error) {
+    if (!isPermanent(error)) throw error;
+    const reason = errorCode(error);
+    await deps.orders.recordOrderStep(key, { owner, move: 'fail', data: { failureReason: reason } });
+    deps.logger.error('order: failed for good', { ...log, code: reason });
+    return { outcome: 'failed', reason };
+  }
+}
+
+interface OrderRun {
+  context: ConnectionContext;
+  test: OrderTest;
+  order: OrderRecord;
+  owner: string;
+  deps: OrderDependencies;
+  signal: AbortSignal | undefined;
+}
+
+/** The order's steps, in order: the test's interview, then the invitation e-mail with its link. */
+function orderSteps(run: OrderRun): Step<unknown>[] {
+  const { order, owner, deps } = run;
+  const now = deps.now ?? Date.now;
+  const record = (write: Omit<Parameters<OrderStore['recordOrderStep']>[1], 'owner'>) =>
+    deps.orders.recordOrderStep(order, { owner, ...write });
+  const link = { url: '' };
+  const interview: Step<{ interviewId: string; inviteUrl: string }> = {
+    name: 'interview-created',
+    done: false,
+    started: false,
+    // Ensured once per test (a lease elects one creator); safe to ask again.
+    perform: () =>
+      ensureInterviewForTrigger(
+        run.context,
+        triggerForTest(run.test),
+        { atsJobId: 'orders', jobName: run.test.name },
+        {
+          store: deps.store,
+          logger: deps.logger,
+          now,
+          newOwner: deps.newOwner ?? randomUUID,
+          signal: run.signal,
+        },
+      ),
+    async recordDone(ready) {
+      if (!ready) return;
+      link.url = ready.inviteUrl;
+      if (order.state !== 'received') return;
+      await record({
+        step: { name: 'interview', record: { doneAt: now() } },
+        move: 'createInterview',
+        data: { interviewId: ready.interviewId },
+      });
+    },
+  };
+  return [interview, inviteEmailStep(run, link, record)];
+}
+
+/** The invitation e-mail (Greenhouse expects the partner to send it); SES cannot be asked, so a start is recorded. */
+function inviteEmailStep(
+  run: OrderRun,
+  link: { url: string },
+  record: (write: Omit<Parameters<OrderStore['recordOrderStep']>[1], 'owner'>) => Promise<void>,
+): Step<unknown> {
+  const { order, deps, test } = run;
+  const now = deps.now ?? Date.now;
+  const step = order.steps.inviteEmail;
+  return {
+    name: 'invite-emailed',
+    done: step?.doneAt !== undefined,
+    started: step?.startedAt !== undefined,
+    recordStart: () => record({ step: { name: 'inviteEmail', record: { startedAt: now() } } }),
+    perform: () =>
+      deps.mailer
+        .sendInvite({
+          to: order.candidateEmail,
+          candidateName: order.candidateName ?? '',
+          jobName: test.name,
+          inviteUrl: link.url,
+          language: test.interview.language,
+          from: test.from,
+        })
+        .catch((error: unknown) => {
+          const refused = refusalReason(error);
+          // The e-mail is the order's only channel: a definite refusal fails the order (Greenhouse is told nothing).
+          if (refused) throw new OrderRefusedError('mail-refused', `SES refused the invitation e-mail: ${refused}`);
+          throw error;
+        }),
+    clearStart: () => record({ step: { name: 'inviteEmail', record: undefined } }),
+    recordDone: (_result, outcome) =>
+      record({
+        step: {
+          name: 'inviteEmail',
+          record: { ...step, doneAt: now(), ...(outcome === 'uncertain' ? { outcome } : {}) },
+        },
+        move: 'invite',
+      }),
+  };
+}

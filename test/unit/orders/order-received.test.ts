@@ -1,0 +1,94 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { MailerError } from '../../../shared/mail/ses.mailer';
+import { faultInjection, SimulatedCrash, clearInterviewCache } from '../../../shared/pipeline';
+import { handleOrderReceived } from '../../../shared/orders/order-received.use-case';
+import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryMappingStore } from '../../helpers/memory-store';
+import { MemoryOrderStore } from '../../helpers/memory-orders';
+import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
+import { NOW } from '../../helpers/pipeline-records';
+
+const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
+const TEST = { id: 'backend-screen', name: 'Backend screen', interview: { questions: QUESTIONS } };
+
+beforeEach(() => {
+  clearInterviewCache();
+  faultInjection.afterSideEffect = undefined;
+});
+
+async function ordered() {
+  const { context, interviews } = fakeContext(connectionDocument({ orders: { greenhouse: { tests: [TEST] } } }));
+  const orders = new MemoryOrderStore();
+  const order: OrderRecord = {
+    connectionId: 'acme-greenhouse',
+    orderId: orderIdFor('greenhouse', 'acme-greenhouse', ['backend-screen', 'p', 'ana@example.com']),
+    source: 'greenhouse',
+    testId: 'backend-screen',
+    state: 'received',
+    candidateEmail: 'ana@example.com',
+    candidateName: 'Ana Ruiz',
+    steps: {},
+    createdAt: NOW,
+    updatedAt: NOW,
+  };
+  await orders.recordOrder(order);
+  const deps = { ...dependencies(new MemoryMappingStore(), context), orders };
+  return { deps, orders, order, interviews };
+}
+
+describe('An order placed from the ATS', () => {
+  it("ensures the test's interview, e-mails the candidate its link once, and moves the order to invited", async () => {
+    const { deps, orders, order, interviews } = await ordered();
+    expect(await handleOrderReceived(order, deps)).toEqual({ outcome: 'invited' });
+    // The same message again (a retry, a duplicate delivery): nothing more.
+    expect(await handleOrderReceived(order, deps)).toEqual({ outcome: 'done' });
+    expect(interviews.createInterview).toHaveBeenCalledTimes(1);
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+    expect(deps.mailer.sendInvite.mock.calls[0]?.[0]).toMatchObject({
+      to: 'ana@example.com',
+      jobName: 'Backend screen',
+      inviteUrl: 'https://i.example.com/int-new',
+    });
+    expect(await orders.getOrder(order)).toMatchObject({
+      state: 'invited',
+      interviewId: 'int-new',
+      steps: { interview: { doneAt: NOW }, inviteEmail: { doneAt: NOW } },
+    });
+  });
+
+  it('after a crash between the e-mail and its record, never e-mails again: recorded uncertain', async () => {
+    const { deps, orders, order } = await ordered();
+    faultInjection.afterSideEffect = (point) => {
+      if (point === 'invite-emailed') throw new SimulatedCrash(point);
+    };
+    await expect(handleOrderReceived(order, deps)).rejects.toBeInstanceOf(SimulatedCrash);
+    faultInjection.afterSideEffect = undefined;
+    // The message comes back once the crashed worker's lease ran out.
+    const later = { ...deps, now: () => NOW + 10 * 60_000 };
+    expect(await handleOrderReceived(order, later)).toEqual({ outcome: 'invited' });
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+    expect(await orders.getOrder(order)).toMatchObject({
+      state: 'invited',
+      steps: { inviteEmail: { outcome: 'uncertain' } },
+    });
+  });
+
+  it('fails the order for good when SES refuses its only channel, and tells why', async () => {
+    const { deps, orders, order } = await ordered();
+    deps.mailer.sendInvite.mockRejectedValue(
+      new MailerError('MessageRejected', true, new Error('Email address is not verified')),
+    );
+    expect(await handleOrderReceived(order, deps)).toEqual({ outcome: 'failed', reason: 'mail-refused' });
+    const failed = await orders.getOrder(order);
+    expect(failed).toMatchObject({ state: 'failed', failureReason: 'mail-refused' });
+    expect(failed?.steps.inviteEmail).toBeUndefined();
+  });
+
+  it('is held elsewhere while another worker holds the claim', async () => {
+    const { deps, orders, order } = await ordered();
+    await orders.claimOrder(order, { owner: 'other', now: NOW, durationMs: 60_000 });
+    expect(await handleOrderReceived(order, deps)).toEqual({ outcome: 'held-elsewhere' });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+});
