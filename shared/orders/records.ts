@@ -9,15 +9,10 @@ import type { StepRecord } from '../pipeline/records';
 export const ORDER_SOURCES = ['greenhouse', 'ashby'] as const;
 export type OrderSource = (typeof ORDER_SOURCES)[number];
 
-export const ORDER_STATES = [
-  'received',
-  'interview_created',
-  'invited',
-  'completed',
-  'expired',
-  'cancelled',
-  'failed',
-] as const;
+/** While the order's work is under way; then the ways it ends. */
+export const ORDER_OPEN_STATES = ['received', 'interview_created', 'invited'] as const;
+export const ORDER_END_STATES = ['completed', 'expired', 'cancelled', 'failed'] as const;
+export const ORDER_STATES = [...ORDER_OPEN_STATES, ...ORDER_END_STATES] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
 
 /**
