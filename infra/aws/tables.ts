@@ -6,6 +6,8 @@ export interface ConnectorTables {
   jobs: Table;
   applications: Table;
   events: Table;
+  /** Assessment orders placed from inside an ATS (shared/orders/). */
+  orders: Table;
 }
 
 /**
@@ -47,7 +49,14 @@ export function createTables(stack: Stack): ConnectorTables {
     partitionKey: { name: serviceCandidateIndex.partitionKey, type: AttributeType.STRING },
   });
   const events = new Table(stack, 'EventsTable', common);
-  return { jobs, applications, events };
+  const orders = new Table(stack, 'OrdersTable', common);
+  const orderIndex = MAPPING_TABLES.orders.interviewIndex;
+  orders.addGlobalSecondaryIndex({
+    indexName: orderIndex.name,
+    partitionKey: { name: orderIndex.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: orderIndex.sortKey, type: AttributeType.STRING },
+  });
+  return { jobs, applications, events, orders };
 }
 
 /** The ARN of one of a table's indexes, for a grant. */

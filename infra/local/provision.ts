@@ -12,6 +12,7 @@ export interface LocalTables {
   jobs: string;
   applications: string;
   events: string;
+  orders: string;
 }
 
 export interface LocalQueue {
@@ -24,12 +25,23 @@ export interface LocalQueue {
 /** String attributes, as every key of the mapping tables is. */
 const strings = (...names: string[]) => names.map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const }));
 
+/** A `byInterview` index (interview id, then candidate e-mail): how a report finds its application or order. */
+const interviewIndexOf = (index: { name: string; partitionKey: string; sortKey: string }) => ({
+  IndexName: index.name,
+  KeySchema: [
+    { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+    { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+  ],
+  Projection: { ProjectionType: 'ALL' as const },
+});
+
 /** The mapping tables with the key schema the CDK stack gives them (shared/mapping/constants.ts). */
 export async function createTables(client: DynamoDBClient, prefix = 'connector'): Promise<LocalTables> {
   const tables: LocalTables = {
     jobs: `${prefix}-jobs`,
     applications: `${prefix}-applications`,
     events: `${prefix}-events`,
+    orders: `${prefix}-orders`,
   };
   const index = MAPPING_TABLES.applications.interviewIndex;
   await client.send(
@@ -64,14 +76,7 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
       GlobalSecondaryIndexes: [
-        {
-          IndexName: index.name,
-          KeySchema: [
-            { AttributeName: index.partitionKey, KeyType: 'HASH' },
-            { AttributeName: index.sortKey, KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        },
+        interviewIndexOf(index),
         {
           IndexName: MAPPING_TABLES.applications.candidateIndex.name,
           KeySchema: [{ AttributeName: MAPPING_TABLES.applications.candidateIndex.partitionKey, KeyType: 'HASH' }],
@@ -93,6 +98,16 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: strings('pk'),
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    }),
+  );
+  const orderIndex = MAPPING_TABLES.orders.interviewIndex;
+  await client.send(
+    new CreateTableCommand({
+      TableName: tables.orders,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: strings('pk', orderIndex.partitionKey, orderIndex.sortKey),
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      GlobalSecondaryIndexes: [interviewIndexOf(orderIndex)],
     }),
   );
   for (const table of Object.values(tables)) {

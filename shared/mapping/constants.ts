@@ -22,6 +22,11 @@ export const MAPPING_TABLES = {
     serviceCandidateIndex: { name: 'byServiceCandidate', partitionKey: 'serviceCandidateKey' },
   },
   events: { partitionKey: 'pk' },
+  orders: {
+    partitionKey: 'pk',
+    /** Finds the order a report belongs to: the ordered test's interview id + normalised candidate e-mail. */
+    interviewIndex: { name: 'byInterview', partitionKey: 'interviewId', sortKey: 'candidateEmail' },
+  },
   /** Epoch seconds; DynamoDB TTL deletes the record after it. */
   ttlAttribute: 'expiresAt',
 } as const;

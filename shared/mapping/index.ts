@@ -9,3 +9,4 @@ export { LeaseLostError } from './errors';
 export { DynamoQueueLedger, type DynamoQueueLedgerOptions } from './queue-ledger';
 export { DynamoRateSchedule } from './rate-schedule';
 export { DeadlineReachedError, PageCapError } from './paging';
+export { DynamoOrderStore } from './orders.records';

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../infra/local/local-stack';
+import { emulatorEnvironment, startEmulators, type Emulators } from '../../infra/local/emulators';
+import { createTables, type LocalTables } from '../../infra/local/provision';
 import { waitFor } from './local-http';
 
 export async function scanTable(stack: LocalStack, table: string): Promise<Record<string, unknown>[]> {
@@ -99,4 +101,26 @@ export function takeInterview(
     delay_ms: 0,
     ...report,
   });
+}
+
+/**
+ * The lane's DynamoDB Local with a set of mapping tables of a describe block's own (every table under `name` and a
+ * random prefix), for the repositories' tests; the emulators are let go after the block.
+ */
+export function useLocalTables(name: string): { client: DynamoDBClient; tables: LocalTables } {
+  const held = {} as { client: DynamoDBClient; tables: LocalTables; emulators: Emulators };
+  beforeAll(async () => {
+    held.emulators = await startEmulators({}, inject('emulators'));
+    const env = emulatorEnvironment(held.emulators.endpoints);
+    held.client = new DynamoDBClient({
+      endpoint: held.emulators.endpoints.dynamodb,
+      region: env.AWS_REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    held.tables = await createTables(held.client, `${name}-${randomBytes(4).toString('hex')}`);
+  });
+  afterAll(async () => {
+    await held.emulators?.stop();
+  });
+  return held;
 }

@@ -67,6 +67,7 @@ describe('Stack: ConnectorStack', () => {
       'ApplicationsTable27AC2163',
       'EventsTableD24865E5',
       'JobsTable1970BC16',
+      'OrdersTable315BB997',
       'ReconcileScheduleDlq0D4D5BF5',
       'ReportEventsDlq55C92E32',
       'ReportEventsQueue6F8A70A0',
@@ -117,7 +118,7 @@ describe('Stack: ConnectorStack', () => {
 
   it('makes every table on-demand, point-in-time recoverable, encrypted and expiring by TTL', () => {
     const tables = ofType('AWS::DynamoDB::Table');
-    expect(tables).toHaveLength(3);
+    expect(tables).toHaveLength(4);
     for (const [, table] of tables) {
       expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
       expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });

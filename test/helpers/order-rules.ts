@@ -1,0 +1,88 @@
+import { expect, it } from 'vitest';
+import { orderIdFor, type OrderRecord, type OrderStore } from '../../shared/orders/records';
+
+const NOW = Date.UTC(2026, 10, 26, 9, 0, 0);
+let counter = 0;
+/** A new order each call, received and not yet worked on. */
+const newOrder = (): OrderRecord => {
+  const n = ++counter;
+  return {
+    connectionId: 'acme',
+    orderId: orderIdFor('greenhouse', 'acme', ['backend-screen', `https://app.greenhouse.io/people/${n}`, 'a@x.io']),
+    source: 'greenhouse',
+    testId: 'backend-screen',
+    state: 'received',
+    candidateEmail: `candidate-${n}@example.com`,
+    completionUrl: 'https://app.greenhouse.io/integrations/testing_partners/take_home_tests/1',
+    steps: {},
+    createdAt: NOW,
+    updatedAt: NOW,
+  };
+};
+const lease = (owner: string, now = NOW) => ({ owner, now, durationMs: 60_000 });
+
+/**
+ * The order store's rules, one suite for every implementation: the DynamoDB store (integration lane) and the
+ * in-memory one the use-case tests use (unit lane) must both hold them.
+ */
+export function orderRules(store: () => OrderStore): void {
+  it('records an order once: the same order again is answered as it stands', async () => {
+    const order = newOrder();
+    expect(await store().recordOrder(order)).toEqual({ created: true, record: order });
+    const again = await store().recordOrder({ ...order, candidateEmail: 'someone-else@example.com' });
+    expect(again).toMatchObject({ created: false, record: { candidateEmail: order.candidateEmail } });
+    expect(await store().getOrder(order)).toMatchObject({ orderId: order.orderId, state: 'received', steps: {} });
+    expect(await store().getOrder({ connectionId: 'acme', orderId: 'ord_missing' })).toBeUndefined();
+  });
+
+  it('lets one worker claim its work, and the next only once the holder has stopped', async () => {
+    const order = newOrder();
+    await store().recordOrder(order);
+    expect(await store().claimOrder(order, lease('w1'))).toMatchObject({ kind: 'claimed', resumed: false });
+    expect(await store().claimOrder(order, lease('w2', NOW + 1000))).toEqual({ kind: 'held-elsewhere' });
+    expect(await store().claimOrder(order, lease('w3', NOW + 61_000))).toMatchObject({
+      kind: 'claimed',
+      resumed: true,
+    });
+    const step = { name: 'interview', record: { doneAt: NOW } };
+    await expect(store().recordOrderStep(order, { owner: 'w1', step })).rejects.toMatchObject({ code: 'lease-lost' });
+    expect(await store().claimOrder({ connectionId: 'acme', orderId: 'ord_missing' }, lease('w4'))).toEqual({
+      kind: 'missing',
+    });
+  });
+
+  it('records steps under the claim, moves an order only as its states allow, then lets the claim go', async () => {
+    const order = newOrder();
+    await store().recordOrder(order);
+    await store().claimOrder(order, lease('w1'));
+    // Not from `received`: refused, nothing recorded.
+    await expect(store().recordOrderStep(order, { owner: 'w1', move: 'invite' })).rejects.toMatchObject({
+      code: 'lease-lost',
+    });
+    await store().recordOrderStep(order, {
+      owner: 'w1',
+      step: { name: 'interview', record: { doneAt: NOW } },
+      move: 'createInterview',
+      data: { interviewId: 'int-1' },
+    });
+    await store().recordOrderStep(order, { owner: 'w1', step: { name: 'inviteEmail', record: { startedAt: NOW } } });
+    await store().recordOrderStep(order, { owner: 'w1', step: { name: 'inviteEmail', record: undefined } });
+    await store().recordOrderStep(order, {
+      owner: 'w1',
+      step: { name: 'inviteEmail', record: { doneAt: NOW + 1 } },
+      move: 'invite',
+    });
+    const invited = await store().getOrder(order);
+    expect(invited).toMatchObject({
+      state: 'invited',
+      interviewId: 'int-1',
+      steps: { interview: { doneAt: NOW }, inviteEmail: { doneAt: NOW + 1 } },
+    });
+    expect(invited?.steps.inviteEmail?.startedAt).toBeUndefined();
+    expect(invited?.leaseOwner).toBeUndefined();
+    expect(await store().claimOrder(order, lease('w2', NOW + 200_000))).toMatchObject({
+      kind: 'done',
+      record: { state: 'invited' },
+    });
+  });
+}
