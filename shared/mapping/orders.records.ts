@@ -10,7 +10,8 @@ import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import {
   ORDER_MOVES,
-  ORDER_OPEN_STATES,
+  ORDER_CLAIMABLE_STATES,
+  isClaimable,
   type ClaimOrderResult,
   type OrderKey,
   type OrderRecord,
@@ -20,8 +21,6 @@ import { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
 import { LeaseLostError } from './errors';
 import { buildUpdate, withNames } from './expressions';
 
-/** The states an order's invitation work is claimed in (its last move takes it to `invited`). */
-const INVITING = ORDER_OPEN_STATES.filter((state) => state !== 'invited');
 const orderPk = (key: OrderKey) => `${key.connectionId}#${key.orderId}`;
 const DAY_SECONDS = 86_400;
 /** No worker holds the claim, or its holder's lease has run out. */
@@ -76,7 +75,7 @@ export class DynamoOrderStore implements OrderStore {
   }
 
   public readonly claimOrder: OrderStore['claimOrder'] = async (key, lease): Promise<ClaimOrderResult> => {
-    const states = Object.fromEntries(INVITING.map((state, i) => [`:s${i}`, state]));
+    const states = Object.fromEntries(ORDER_CLAIMABLE_STATES.map((state, i) => [`:s${i}`, state]));
     const update = withNames(
       buildUpdate({
         set: { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
@@ -103,16 +102,14 @@ export class DynamoOrderStore implements OrderStore {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const refused = error.Item ? toOrder(unmarshall(error.Item)) : undefined;
       if (!refused) return { kind: 'missing' };
-      return (INVITING as readonly string[]).includes(refused.state)
-        ? { kind: 'held-elsewhere' }
-        : { kind: 'done', record: refused };
+      return isClaimable(refused.state) ? { kind: 'held-elsewhere' } : { kind: 'done', record: refused };
     }
   };
 
   public readonly recordOrderStep: OrderStore['recordOrderStep'] = async (key, write) => {
     const move = write.move ? ORDER_MOVES[write.move] : undefined;
     const from = Object.fromEntries((move?.from ?? []).map((state, i) => [`:from${i}`, state]));
-    const ends = move && !(INVITING as readonly string[]).includes(move.to);
+    const ends = move && !isClaimable(move.to);
     const update = withNames(
       buildUpdate({
         set: {

@@ -13,6 +13,10 @@ export type OrderSource = (typeof ORDER_SOURCES)[number];
 export const ORDER_OPEN_STATES = ['received', 'interview_created', 'invited'] as const;
 export const ORDER_END_STATES = ['completed', 'expired', 'cancelled', 'failed'] as const;
 export const ORDER_STATES = [...ORDER_OPEN_STATES, ...ORDER_END_STATES] as const;
+
+/** The states an order's invitation work is claimed in (its last move takes it to `invited`, letting the claim go). */
+export const ORDER_CLAIMABLE_STATES = ['received', 'interview_created'] as const;
+export const isClaimable = (state: string): boolean => (ORDER_CLAIMABLE_STATES as readonly string[]).includes(state);
 export type OrderState = (typeof ORDER_STATES)[number];
 
 /**

@@ -1,5 +1,6 @@
 import { LeaseLostError } from '../../shared/mapping/errors';
 import {
+  isClaimable,
   mayMoveOrder,
   ORDER_MOVES,
   type ClaimOrderResult,
@@ -9,8 +10,6 @@ import {
 } from '../../shared/orders/records';
 
 const idOf = (key: OrderKey) => `${key.connectionId}#${key.orderId}`;
-/** The states an order's invitation work is claimed in. */
-const INVITING = ['received', 'interview_created'];
 
 /** Orders in memory, with the rules a DynamoDB store keeps: recorded once, worked under a claim, moves as stated. */
 export class MemoryOrderStore implements OrderStore {
@@ -31,7 +30,7 @@ export class MemoryOrderStore implements OrderStore {
   public readonly claimOrder: OrderStore['claimOrder'] = async (key, lease): Promise<ClaimOrderResult> => {
     const order = this.orders.get(idOf(key));
     if (!order) return { kind: 'missing' };
-    if (!INVITING.includes(order.state)) return { kind: 'done', record: structuredClone(order) };
+    if (!isClaimable(order.state)) return { kind: 'done', record: structuredClone(order) };
     if (order.leaseUntil !== undefined && order.leaseUntil >= lease.now) return { kind: 'held-elsewhere' };
     const resumed = (order.claims ?? 0) > 0;
     Object.assign(order, {
@@ -51,7 +50,7 @@ export class MemoryOrderStore implements OrderStore {
     else if (write.step) delete order.steps[write.step.name];
     Object.assign(order, write.data, { updatedAt: Date.now() });
     if (write.move) order.state = ORDER_MOVES[write.move].to;
-    if (!INVITING.includes(order.state)) {
+    if (!isClaimable(order.state)) {
       delete order.leaseOwner;
       delete order.leaseUntil;
     }
