@@ -7,6 +7,7 @@ export const ENV = {
   jobsTable: 'JOBS_TABLE',
   applicationsTable: 'APPLICATIONS_TABLE',
   eventsTable: 'EVENTS_TABLE',
+  ordersTable: 'ORDERS_TABLE',
   stageQueueUrl: 'STAGE_QUEUE_URL',
   reportQueueUrl: 'REPORT_QUEUE_URL',
   mailFrom: 'MAIL_FROM',

@@ -1,4 +1,8 @@
+import { DynamoOrderStore } from '../../shared/mapping/orders.records';
+import { orderAnnouncer } from '../../shared/orders/announce';
+import type { OrderResultDependencies } from '../../shared/orders/order-result.use-case';
 import type { PipelineDependencies, PipelineLogger } from '../../shared/pipeline/ports';
+import { ENV, requireEnv } from './env';
 import { connectionContext } from './connections';
 import { mappingStore } from './store';
 
@@ -8,4 +12,11 @@ import { mappingStore } from './store';
  */
 export function pipelineDependencies(logger: PipelineLogger): PipelineDependencies {
   return { store: mappingStore(), contextFor: connectionContext, logger };
+}
+
+/** What the order use cases add: the orders table and how each source's ATS is told of an order's end. */
+export function orderDependencies(
+  logger: PipelineLogger,
+): Omit<OrderResultDependencies, 'logger'> & { logger: PipelineLogger } {
+  return { orders: new DynamoOrderStore({ table: requireEnv(ENV.ordersTable) }), announcerFor: orderAnnouncer, logger };
 }

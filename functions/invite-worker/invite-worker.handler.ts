@@ -6,7 +6,8 @@ import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
 import { handleCandidateDeleted } from '../../shared/pipeline/candidate-deleted.use-case';
 import { handleFollowUp } from '../../shared/pipeline/follow-up.use-case';
-import { pipelineDependencies } from '../_runtime/pipeline';
+import { handleOrderWork } from '../../shared/orders/order-work.use-case';
+import { orderDependencies, pipelineDependencies } from '../_runtime/pipeline';
 import { deferToOwnQueue } from '../_runtime/deferral';
 import { ENV } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
@@ -17,13 +18,26 @@ const deps = {
   ...pipelineDependencies(logger),
   mailer: new SesMailer({ defaultFrom: process.env[ENV.mailFrom] ?? 'interviews@example.com' }),
 };
+/** Built when the first order comes: a connector without orders never needs the orders table. */
+let orderDeps: ReturnType<typeof orderDependencies> | undefined;
 
-/** SQS stage-events → one interview per job × trigger, one invite per application × trigger; deletions purge. */
+/**
+ * SQS stage-events → one interview per job × trigger, one invite per application × trigger; deletions purge; the
+ * follow-ups of invitations; the work of assessment orders.
+ */
 export const handler = sqsBatchHandler(
   stageQueueMessageSchema,
   async (message, _record, run) => {
     if (message.kind === 'candidate-deleted') {
       await handleCandidateDeleted(message, deps, run.signal);
+      return;
+    }
+    if (message.kind === 'order-work') {
+      orderDeps ??= orderDependencies(logger);
+      const result = await handleOrderWork(message, { ...deps, ...orderDeps }, run.signal);
+      logger.info('order work handled', { connectionId: message.connectionId, action: message.action, ...result });
+      if (result.outcome === 'held-elsewhere')
+        throw new ClaimHeldElsewhereError(`order ${message.orderId}`, run.leaseMs);
       return;
     }
     if (message.kind === 'follow-up') {

@@ -13,9 +13,33 @@ import { ENV, requireEnv } from '../_runtime/env';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { reportSubject } from '../../shared/pipeline/ports';
 import { forEachFairly } from './fair-share';
+import { DynamoOrderStore } from '../../shared/mapping/orders.records';
+import { ordersDue } from '../../shared/orders/orders-due';
+import { normaliseEmail } from '../../shared/pipeline/records';
+import type { InterviewReport } from '../../shared/interview-service';
+
+/** Orders with work left read per connection and run: the oldest first. */
+const ORDERS_PER_RUN = 200;
 
 const logger = createLogger('reconciler');
-const deps = { store: mappingStore(), ledger: queueLedger(), contextFor: connectionContext, logger };
+/** Built when a connection takes orders: a connector without them never reads the orders table. */
+let orders: DynamoOrderStore | undefined;
+const orderStore = () => (orders ??= new DynamoOrderStore({ table: requireEnv(ENV.ordersTable) }));
+const deps = {
+  store: mappingStore(),
+  ledger: queueLedger(),
+  contextFor: connectionContext,
+  logger,
+  // A report of an order's interview that completed its order is not enqueued again.
+  isOrderReport: async (connectionId: string, report: InterviewReport) => {
+    if (!connectionRegistry().get(connectionId)?.orders || !report.candidate_email_id) return false;
+    const order = await orderStore().findOrderByInterview(
+      report.interview_id,
+      normaliseEmail(report.candidate_email_id),
+    );
+    return order?.connectionId === connectionId && order.reportId === report.report_id;
+  },
+};
 const publisher = new QueuePublisher();
 /** Work stops this long before the Lambda deadline, so the run ends with its results said rather than cut off. */
 const DEADLINE_MARGIN_MS = 5_000;
@@ -64,6 +88,7 @@ async function reconcileAll(correlationId: string, endsAt: number): Promise<RunT
       const failures = await Promise.all([
         attempt('reconcile', c, () => reconcileReports(c, correlationId, signal, totals)),
         attempt('sweep', c, () => sweepAndFollowUp(c, correlationId, signal, totals)),
+        ...(c.orders ? [attempt('orders', c, () => resumeOrders(c, correlationId, totals))] : []),
       ]);
       if (failures.some(Boolean)) totals.failed.push(c.id);
     },
@@ -131,6 +156,25 @@ async function sweepAndFollowUp(c: Connection, correlationId: string, signal: Ab
       correlationId,
       receivedAt: Date.now(),
       ...followUp,
+    })),
+  );
+  totals.followUps += due.length;
+}
+
+/** Assessment orders with work left that no worker holds: their invitation, expiry or announcement queued again. */
+async function resumeOrders(c: Connection, correlationId: string, totals: RunTotals) {
+  const now = Date.now();
+  const due = ordersDue(c, await orderStore().listOrdersWithWork(c.id, ORDERS_PER_RUN), now);
+  await publisher.publishAll(
+    requireEnv(ENV.stageQueueUrl),
+    due.map((work) => ({
+      v: 1,
+      kind: 'order-work',
+      enqueueId: randomUUID(),
+      correlationId,
+      connectionId: c.id,
+      receivedAt: now,
+      ...work,
     })),
   );
   totals.followUps += due.length;

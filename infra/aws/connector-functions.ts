@@ -36,6 +36,8 @@ export interface ConnectorFunctions {
   inviteWorker: NodejsFunction;
   writebackWorker: NodejsFunction;
   reconciler: NodejsFunction;
+  /** The ATSs' assessment-partner calls (Greenhouse Assessment Partner, Ashby Assessments). */
+  orderApi: NodejsFunction;
 }
 
 export interface FunctionSettings {
@@ -48,7 +50,7 @@ export interface FunctionSettings {
   webhookConcurrency: number;
 }
 
-/** The five functions: two webhooks (their concurrency reserved), two workers, the reconciler. */
+/** The six functions: two webhooks and the order API (their concurrency reserved), two workers, the reconciler. */
 export function createFunctions(stack: Stack, settings: FunctionSettings): ConnectorFunctions {
   const fn = (name: FunctionName, timeoutSeconds: number, reserved?: number) =>
     connectorFunction(stack, { name, timeoutSeconds, reserved }, settings);
@@ -58,6 +60,7 @@ export function createFunctions(stack: Stack, settings: FunctionSettings): Conne
     inviteWorker: fn('InviteWorker', WORKER_TIMING.workerTimeoutSeconds),
     writebackWorker: fn('WritebackWorker', WORKER_TIMING.workerTimeoutSeconds),
     reconciler: fn('Reconciler', 300),
+    orderApi: fn('OrderApi', 10, settings.webhookConcurrency),
   };
 }
 

@@ -39,7 +39,7 @@ export interface ConnectorStackProps extends StackProps {
 }
 
 /**
- * Tables, queues with DLQs, the five functions, the HTTP API, the reconciler schedule, the alarms and the
+ * Tables, queues with DLQs, the six functions, the HTTP API, the reconciler schedule, the alarms and the
  * dashboard, each from its own module. Every resource is made in the stack's own scope, so the logical ids of
  * deployed resources (the tables above all) stay what they were.
  */
@@ -62,6 +62,16 @@ export class ConnectorStack extends Stack {
     addAlarms(this, props.alarmEmail, { functions, queues: byName, scheduleDlq, api });
     addOperatorDashboard(this, { functions, queues: byName });
     new CfnOutput(this, 'ApiUrl', { value: api.apiEndpoint });
+    // What a customer sends Greenhouse's partner team (one URL per call) and Ashby (one base URL).
+    for (const call of ['list_tests', 'send_test', 'test_status', 'response_error'])
+      new CfnOutput(this, `GreenhousePartner${call.replace(/(^|_)(\w)/g, (_, _s, c: string) => c.toUpperCase())}Url`, {
+        value: `${api.apiEndpoint}/orders/greenhouse/${call}`,
+        description: `Greenhouse Assessment Partner: the ${call} URL`,
+      });
+    new CfnOutput(this, 'AshbyAssessmentsBaseUrl', {
+      value: `${api.apiEndpoint}/orders/ashby`,
+      description: 'Ashby Assessments: the base URL Ashby calls assessment.list, .start and .cancel on',
+    });
     this.outputForOps(tables, queues);
     acknowledgeFindings(this, props.secretsPrefix);
     // No output per connection (CloudFormation allows 200): each webhook URL is ApiUrl/webhooks/ats/<connection id>,
@@ -97,6 +107,7 @@ function functionEnvironment(
     JOBS_TABLE: tables.jobs.tableName,
     APPLICATIONS_TABLE: tables.applications.tableName,
     EVENTS_TABLE: tables.events.tableName,
+    ORDERS_TABLE: tables.orders.tableName,
     STAGE_QUEUE_URL: queues.stage.queue.queueUrl,
     REPORT_QUEUE_URL: queues.report.queue.queueUrl,
     MAIL_FROM: mailFrom,

@@ -6,7 +6,7 @@ import { METRICS_NAMESPACE, METRICS_SERVICE, PIPELINE_METRICS } from '../../shar
 
 /** The dashboard's widgets by title: what an operator looks at, and what the CDK assertions check. */
 export const DASHBOARD_WIDGETS = {
-  flow: 'Candidates invited and written back',
+  flow: 'Candidates invited and written back; assessment orders',
   outcomes: 'Advanced, flagged, failed, unmatched, deferred, reminded, expired',
   perConnection: 'Per connection (EMF lines, the dashboard period)',
   depth: 'Queue depth (visible and in flight)',
@@ -17,7 +17,7 @@ export const DASHBOARD_WIDGETS = {
 
 export interface DashboardResources {
   functions: Record<
-    'atsWebhook' | 'interviewWebhook' | 'inviteWorker' | 'writebackWorker' | 'reconciler',
+    'atsWebhook' | 'interviewWebhook' | 'inviteWorker' | 'writebackWorker' | 'reconciler' | 'orderApi',
     IFunction & { logGroup: { logGroupName: string } }
   >;
   queues: Record<'StageEvents' | 'ReportEvents', { queue: Queue; dlq: Queue }>;
@@ -45,6 +45,7 @@ export function addOperatorDashboard(stack: Stack, resources: DashboardResources
     new GraphWidget({
       title: DASHBOARD_WIDGETS.flow,
       left: [business('Invited'), business('WrittenBack')],
+      right: (['OrderReceived', 'OrderCompleted', 'OrderResponseError'] as const).map(business),
       width: 12,
     }),
     new GraphWidget({
@@ -57,6 +58,7 @@ export function addOperatorDashboard(stack: Stack, resources: DashboardResources
       logGroupNames: [
         resources.functions.inviteWorker.logGroup.logGroupName,
         resources.functions.writebackWorker.logGroup.logGroupName,
+        resources.functions.orderApi.logGroup.logGroupName,
       ],
       queryLines: [
         `filter ispresent(connectionId) and ispresent(_aws.CloudWatchMetrics.0.Namespace)`,

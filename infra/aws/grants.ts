@@ -31,6 +31,7 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
   grantInviteWorker(resources, sesIdentities(stack, settings));
   grantWritebackWorker(resources);
   grantReconciler(resources);
+  grantOrders(resources);
   // One grant for any number of connections: the secrets under the connections' common prefix (an ARN per
   // connection passes IAM's 6,144-character managed-policy quota at about 60 connections).
   const secrets = stack.formatArn({
@@ -138,6 +139,27 @@ function sesIdentities(stack: Stack, settings: GrantSettings): string[] {
   );
   const names = domains.size > MAX_SES_IDENTITY_ARNS ? ['*'] : [...domains];
   return names.map((name) => stack.formatArn({ service: 'ses', resource: 'identity', resourceName: name }));
+}
+
+/**
+ * Assessment orders: the order API records them (a conditional put), reads them for `test_status` and cancels them;
+ * the invite worker works and expires them; the write-back worker finds a report's order and completes it; the
+ * reconciler lists those with work left.
+ */
+function grantOrders({ functions, tables, queues }: GrantedResources): void {
+  const { interviewIndex, workIndex } = MAPPING_TABLES.orders;
+  queues.stage.queue.grantSendMessages(functions.orderApi);
+  allow(functions.orderApi, ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.orders.tableArn]);
+  allow(functions.inviteWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.orders.tableArn]);
+  allow(functions.writebackWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.orders.tableArn]);
+  allow(functions.writebackWorker, ['dynamodb:Query'], [indexArn(tables.orders, interviewIndex.name)]);
+  // The reconciler lists the orders with work left, and skips a report whose order it completed.
+  allow(
+    functions.reconciler,
+    ['dynamodb:Query'],
+    [workIndex, interviewIndex].map((index) => indexArn(tables.orders, index.name)),
+  );
+  allow(functions.reconciler, ['dynamodb:GetItem'], [tables.orders.tableArn]);
 }
 
 function allow(fn: IFunction, actions: string[], resources: string[]): void {

@@ -56,6 +56,12 @@ export function createTables(stack: Stack): ConnectorTables {
     partitionKey: { name: orderIndex.partitionKey, type: AttributeType.STRING },
     sortKey: { name: orderIndex.sortKey, type: AttributeType.STRING },
   });
+  const workIndex = MAPPING_TABLES.orders.workIndex;
+  orders.addGlobalSecondaryIndex({
+    indexName: workIndex.name,
+    partitionKey: { name: workIndex.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: workIndex.sortKey, type: AttributeType.NUMBER },
+  });
   return { jobs, applications, events, orders };
 }
 

@@ -10,7 +10,7 @@ export const FRONT_DOOR = { rateLimit: 100, burst: 200 } as const;
 /** The HTTP API the ATSs and the interview service call: one route each, guarded before any function runs. */
 export function createWebhookApi(
   stack: Stack,
-  functions: Pick<ConnectorFunctions, 'atsWebhook' | 'interviewWebhook'>,
+  functions: Pick<ConnectorFunctions, 'atsWebhook' | 'interviewWebhook' | 'orderApi'>,
 ): HttpApi {
   const api = new HttpApi(stack, 'WebhookApi', { description: 'Webhooks from the ATSs and the interview service' });
   guardFrontDoor(stack, api);
@@ -23,6 +23,12 @@ export function createWebhookApi(
     path: '/webhooks/interview/{connectionId}/{token}',
     methods: [HttpMethod.POST],
     integration: new HttpLambdaIntegration('InterviewWebhookIntegration', functions.interviewWebhook),
+  });
+  // The ATSs' assessment-partner calls: Greenhouse's list_tests and test_status are GETs, the rest POSTs.
+  api.addRoutes({
+    path: '/orders/{source}/{call}',
+    methods: [HttpMethod.GET, HttpMethod.POST],
+    integration: new HttpLambdaIntegration('OrderApiIntegration', functions.orderApi),
   });
   return api;
 }

@@ -15,7 +15,7 @@ export interface CfnTemplate {
 
 /** What the local stack calls its resources, by the stack's construct ids (the logical ids without their hash). */
 export interface LocalNames {
-  tables: Record<string, 'JobsTable' | 'ApplicationsTable' | 'EventsTable'>;
+  tables: Record<string, 'JobsTable' | 'ApplicationsTable' | 'EventsTable' | 'OrdersTable'>;
   queues: Record<string, 'StageEventsQueue' | 'ReportEventsQueue'>;
 }
 

@@ -21,6 +21,7 @@ import {
 } from './provision';
 import { startAtsSandboxes, type AtsSandboxView } from './sandbox/ats';
 import type { GreenhouseSandbox } from './sandbox/ats/greenhouse/server';
+import { PARTNER_CALL_NAMES, type PartnerUrls } from './sandbox/ats/greenhouse/assessments';
 import type { LeverSandbox } from './sandbox/ats/lever/server';
 import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
@@ -29,6 +30,8 @@ import { createQueueWatch, type QueueWatch } from './queue-watch';
 import { registerWebhooks } from '../cli/doctor/register';
 import { fileSecretStore } from '../cli/doctor/secret-store';
 import { errorMessage } from '../../shared/errors';
+import { issuePartnerKey } from '../../shared/orders/partner-calls';
+import type { AshbySandbox } from './sandbox/ats/ashby/server';
 
 export const LOCAL_DEFAULTS = {
   gatewayPort: 3000,
@@ -101,6 +104,7 @@ export interface LocalStack {
   secrets: Record<string, ConnectionSecrets>;
   interview: InterviewServiceSandbox;
   greenhouse: GreenhouseSandbox;
+  ashby: AshbySandbox;
   lever: LeverSandbox;
   ats: Record<AtsKind, AtsSandboxView>;
   emulators: Emulators;
@@ -198,6 +202,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         interviewWebhookToken: randomBytes(24).toString('hex'),
         atsWebhookSecret: randomBytes(24).toString('hex'),
         ...sandboxes.views[connection.ats].credentials,
+        // Orders from inside the ATS: the keys the connector issues the customer, and the credential Greenhouse
+        // issues the partner for its completion PATCH (never the same).
+        ...(connection.orders?.greenhouse
+          ? {
+              greenhousePartnerKey: issuePartnerKey(connection.id),
+              greenhouseCompletionKey: randomBytes(24).toString('base64url'),
+            }
+          : {}),
+        ...(connection.orders?.ashby ? { ashbyPartnerKey: issuePartnerKey(connection.id) } : {}),
       };
     }
     const secretsPath = join(workDir, 'secrets.json');
@@ -224,6 +237,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       JOBS_TABLE: tables.jobs,
       APPLICATIONS_TABLE: tables.applications,
       EVENTS_TABLE: tables.events,
+      ORDERS_TABLE: tables.orders,
       STAGE_QUEUE_URL: functionQueueUrl(queues.stage.url),
       REPORT_QUEUE_URL: functionQueueUrl(queues.report.url),
       MAIL_FROM: LOCAL_DEFAULTS.mailFrom,
@@ -242,7 +256,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(async () => {
       await Promise.all(Object.values(functions).map((fn) => fn.stop()));
     });
-    const { atsWebhook, interviewWebhook, inviteWorker, writebackWorker } = handlers;
+    const { atsWebhook, interviewWebhook, inviteWorker, writebackWorker, orderApi } = handlers;
     const reconciler = (event: object) => handlers.reconciler(event, lambdaContext('Reconciler', 300_000));
 
     const gateway: RunningServer = await startHttpGateway(
@@ -254,6 +268,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           handler: interviewWebhook,
           functionName: 'InterviewWebhook',
         },
+        ...(['GET', 'POST'] as const).map((method) => ({
+          method,
+          pattern: '/orders/:source/:call',
+          handler: orderApi,
+          functionName: 'OrderApi',
+        })),
       ],
       ports.gateway ?? 0,
     );
@@ -309,6 +329,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       if (failed) throw new Error(`${connection.id}: ${failed.what}`);
     }
     Object.assign(secrets, JSON.parse(readFileSync(secretsPath, 'utf8')) as Record<string, ConnectionSecrets>);
+    registerOrderPartners(connections, secrets, { gatewayUrl: gateway.url, sandboxes });
 
     let reconciling: Promise<{ enqueued: number; swept: number; followUps: number }> | undefined;
     const reconcileNow = (): Promise<{ enqueued: number; swept: number; followUps: number }> => {
@@ -339,6 +360,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             webhookSecrets: secrets[c.secretRef]?.atsWebhookSecrets,
             interviewWebhookUrl: interviewWebhookUrl(gateway.url, c.id, secrets[c.secretRef]?.interviewWebhookToken),
             interviewApiKey: secrets[c.secretRef]?.interviewApiKey,
+            ...(c.orders ? { orders: orderEndpoints(c, secrets[c.secretRef], gateway.url) } : {}),
           })),
           sandboxes: {
             interviewService: { url: interview.url, apiKey: interview.apiKey },
@@ -368,6 +390,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       secrets,
       interview,
       greenhouse,
+      ashby: sandboxes.ashby,
       lever: sandboxes.lever,
       ats: sandboxes.views,
       emulators,
@@ -411,6 +434,7 @@ type ReconcileResult = { enqueued: number; swept: number; followUps: number };
 interface Handlers {
   atsWebhook: HttpHandler;
   interviewWebhook: HttpHandler;
+  orderApi: HttpHandler;
   inviteWorker: SqsHandler | LocalFunction;
   writebackWorker: SqsHandler | LocalFunction;
   reconciler: (event: object, context: Context) => Promise<ReconcileResult>;
@@ -426,6 +450,7 @@ function environmentHandlers(
   return {
     atsWebhook: asHandler(start('AtsWebhook', FUNCTION_CONCURRENCY.webhook)),
     interviewWebhook: asHandler(start('InterviewWebhook', FUNCTION_CONCURRENCY.webhook)),
+    orderApi: asHandler(start('OrderApi', FUNCTION_CONCURRENCY.webhook)),
     inviteWorker: start('InviteWorker', options.concurrency),
     writebackWorker: start('WritebackWorker', options.concurrency),
     // The schedule starts one run at a time.
@@ -448,6 +473,7 @@ async function oneProcessHandlers(): Promise<Handlers> {
       'InterviewWebhook',
       (await import('../../functions/interview-webhook/interview-webhook.handler')).handler,
     ),
+    orderApi: as('OrderApi', (await import('../../functions/order-api/order-api.handler')).handler),
     inviteWorker: as('InviteWorker', (await import('../../functions/invite-worker/invite-worker.handler')).handler),
     writebackWorker: as(
       'WritebackWorker',
@@ -507,4 +533,43 @@ function applyLifecycle(document: unknown, lifecycle: LifecycleSettings | undefi
 /** The URL the interview service calls for a connection: its secret token is the last segment. */
 function interviewWebhookUrl(gatewayUrl: string, connectionId: string, token: string | undefined): string {
   return `${gatewayUrl}/webhooks/interview/${connectionId}/${token}`;
+}
+
+/** The URLs an ATS calls for a connection's orders, with the key it sends: what a person needs to play the ATS. */
+function orderEndpoints(connection: Connection, secrets: ConnectionSecrets | undefined, gatewayUrl: string) {
+  return {
+    ...(connection.orders?.greenhouse
+      ? {
+          greenhouse: {
+            urls: Object.fromEntries(
+              PARTNER_CALL_NAMES.map((call) => [call, `${gatewayUrl}/orders/greenhouse/${call}`]),
+            ) as PartnerUrls,
+            key: secrets?.greenhousePartnerKey,
+          },
+        }
+      : {}),
+    ...(connection.orders?.ashby
+      ? { ashby: { baseUrl: `${gatewayUrl}/orders/ashby`, key: secrets?.ashbyPartnerKey } }
+      : {}),
+  };
+}
+
+/** Each sandbox learns its partner's URLs and keys, as the ATS's partnerships team and the customer enter them. */
+function registerOrderPartners(
+  connections: Connection[],
+  secrets: Record<string, ConnectionSecrets>,
+  stack: { gatewayUrl: string; sandboxes: { greenhouse: GreenhouseSandbox; ashby: AshbySandbox } },
+): void {
+  for (const connection of connections) {
+    const own = secrets[connection.secretRef];
+    const endpoints = orderEndpoints(connection, own, stack.gatewayUrl);
+    if (endpoints.greenhouse?.key && own?.greenhouseCompletionKey)
+      stack.sandboxes.greenhouse.assessments.register({
+        urls: endpoints.greenhouse.urls,
+        key: endpoints.greenhouse.key,
+        completionKey: own.greenhouseCompletionKey,
+      });
+    if (endpoints.ashby?.key)
+      stack.sandboxes.ashby.assessments.register({ baseUrl: endpoints.ashby.baseUrl, key: endpoints.ashby.key });
+  }
 }

@@ -100,14 +100,27 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
     }),
   );
-  const orderIndex = MAPPING_TABLES.orders.interviewIndex;
+  const { interviewIndex: orderIndex, workIndex } = MAPPING_TABLES.orders;
   await client.send(
     new CreateTableCommand({
       TableName: tables.orders,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: strings('pk', orderIndex.partitionKey, orderIndex.sortKey),
+      AttributeDefinitions: [
+        ...strings('pk', orderIndex.partitionKey, orderIndex.sortKey, workIndex.partitionKey),
+        { AttributeName: workIndex.sortKey, AttributeType: 'N' },
+      ],
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
-      GlobalSecondaryIndexes: [interviewIndexOf(orderIndex)],
+      GlobalSecondaryIndexes: [
+        interviewIndexOf(orderIndex),
+        {
+          IndexName: workIndex.name,
+          KeySchema: [
+            { AttributeName: workIndex.partitionKey, KeyType: 'HASH' },
+            { AttributeName: workIndex.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
     }),
   );
   for (const table of Object.values(tables)) {

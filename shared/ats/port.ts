@@ -114,6 +114,18 @@ export interface AtsAdapter {
   readonly tagsCandidates?: boolean;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Where the ATS hosts an assessment framework the connector reports to (Ashby's `assessment.update`): sends one
+   * update of an ordered assessment, as built by shared/orders/ (its status, result or cancellation).
+   */
+  updateAssessment?(update: AssessmentUpdate, signal?: AbortSignal): Promise<void>;
+}
+
+/** One update of an assessment the ATS ordered: its id, when, and the ATS's own fields of the update. */
+export interface AssessmentUpdate {
+  assessment_id: string;
+  timestamp: number;
+  [field: string]: unknown;
 }
 
 /** What the sweep lists: a trigger's stage, in its jobs. */

@@ -89,18 +89,20 @@ const orderTest = v.object({
   expireAfterDays: v.optional(v.pipe(v.number(), v.minValue(0.0001), v.maxValue(365)), 14),
 });
 
-/** Orders from inside the ATS, per source it opts in to (Greenhouse Assessment Partner; Ashby Assessments). */
-const orders = v.object({
-  greenhouse: v.optional(
-    v.object({
-      tests: v.pipe(
-        v.array(orderTest),
-        v.minLength(1, 'list at least one test'),
-        v.check((tests) => new Set(tests.map((t) => t.id)).size === tests.length, 'test ids must be unique'),
-      ),
-    }),
+/** The tests a source offers the recruiter: at least one, each id once. */
+const orderSource = v.object({
+  tests: v.pipe(
+    v.array(orderTest),
+    v.minLength(1, 'list at least one test'),
+    v.check((tests) => new Set(tests.map((t) => t.id)).size === tests.length, 'test ids must be unique'),
   ),
 });
+
+/**
+ * Orders from inside the ATS, per source it opts in to: Greenhouse Assessment Partner (its tests are the
+ * `partner_test_id`s), Ashby Assessments (its tests are the `assessment_type_id`s).
+ */
+const orders = v.object({ greenhouse: v.optional(orderSource), ashby: v.optional(orderSource) });
 
 /** Scores may advance or flag for review; nothing here can reject (the service's stance on automated decisions). */
 const advanceRule = v.object({
@@ -205,6 +207,11 @@ export const connectionSchema = v.pipe(
     ),
     ['triggers'],
   ),
+  // The results of Ashby's orders go back through the customer's Ashby key: the connection's own.
+  v.forward(
+    v.check((c) => !c.orders?.ashby || c.ats === 'ashby', 'orders.ashby needs a connection whose ats is ashby'),
+    ['orders'],
+  ),
 );
 
 export const connectionsFileSchema = v.pipe(
@@ -216,6 +223,13 @@ const webhookSecret = v.pipe(
   v.check((secret) => secret.trim().length >= 16, 'must be at least 16 characters (not counting blanks)'),
 );
 
+/** A key the connector issues for an ATS's partner calls: `<connection id>.<random>`, under Greenhouse's 171. */
+const partnerKey = v.pipe(
+  v.string(),
+  v.minLength(32, 'must be at least 32 characters'),
+  v.maxLength(170, 'must be under 171'),
+);
+
 /** Per-connection secrets, one JSON secret each. */
 export const connectionSecretsSchema = v.object({
   interviewApiKey: v.pipe(v.string(), v.nonEmpty()),
@@ -225,9 +239,9 @@ export const connectionSecretsSchema = v.object({
    * The key the connector issued the customer for Greenhouse's Assessment Partner calls (`<connection id>.<random>`,
    * under 171 characters, made by `issuePartnerKey`): Greenhouse sends it as the Basic username.
    */
-  greenhousePartnerKey: v.optional(
-    v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'), v.maxLength(170, 'must be under 171')),
-  ),
+  greenhousePartnerKey: v.optional(partnerKey),
+  /** The key the connector issued the customer for Ashby's assessment calls (the same form), sent the same way. */
+  ashbyPartnerKey: v.optional(partnerKey),
   /** The credential Greenhouse issued for the completion PATCH (never the inbound key: Greenhouse refuses it, 403). */
   greenhouseCompletionKey: v.optional(v.pipe(v.string(), v.nonEmpty())),
   /** The ATS's webhook signing secret: at least 16 characters that are not all blanks, like the token above. */

@@ -26,6 +26,11 @@ export const MAPPING_TABLES = {
     partitionKey: 'pk',
     /** Finds the order a report belongs to: the ordered test's interview id + normalised candidate e-mail. */
     interviewIndex: { name: 'byInterview', partitionKey: 'interviewId', sortKey: 'candidateEmail' },
+    /**
+     * A connection's orders with work left (`hasWorkLeft`), oldest first: `workConnectionId` is set while work
+     * remains and removed when none does, so the index holds only those.
+     */
+    workIndex: { name: 'withWork', partitionKey: 'workConnectionId', sortKey: 'createdAt' },
   },
   /** Epoch seconds; DynamoDB TTL deletes the record after it. */
   ttlAttribute: 'expiresAt',

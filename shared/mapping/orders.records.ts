@@ -3,18 +3,22 @@ import {
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
+  QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import {
-  ORDER_MOVES,
+  ORDER_ANNOUNCED_STATES,
   ORDER_CLAIMABLE_STATES,
+  ORDER_MOVES,
+  isAnnounceable,
   isClaimable,
   type ClaimOrderResult,
   type OrderKey,
   type OrderRecord,
+  type OrderState,
   type OrderStore,
 } from '../orders/records';
 import { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
@@ -23,13 +27,24 @@ import { buildUpdate, withNames } from './expressions';
 
 const orderPk = (key: OrderKey) => `${key.connectionId}#${key.orderId}`;
 const DAY_SECONDS = 86_400;
+const { interviewIndex, workIndex } = MAPPING_TABLES.orders;
 /** No worker holds the claim, or its holder's lease has run out. */
 const LEASE_FREE = '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)';
+/** The order's end is not yet told to the ATS. */
+const ANNOUNCEABLE = `#state IN (:a0, :a1, :a2) AND (attribute_not_exists(#announced) OR #announced <> #state)`;
+const announcedValues = Object.fromEntries(ORDER_ANNOUNCED_STATES.map((state, i) => [`:a${i}`, state]));
+
+/** `:p0, :p1` for the states, with their values. */
+function stateList(prefix: string, states: readonly OrderState[]) {
+  const values = Object.fromEntries(states.map((state, i) => [`:${prefix}${i}`, state]));
+  return { values, list: Object.keys(values).join(', ') };
+}
 
 /**
  * Assessment orders on DynamoDB (the orders table): each recorded once by a conditional put on its id, its work
  * claimed under a lease and its steps recorded while the claim is held, every move conditional on the state it
- * starts from (`ORDER_MOVES`). Orders carry the candidate's e-mail: they expire with the applications' retention.
+ * starts from (`ORDER_MOVES`). `workConnectionId` keeps an order in the reconciler's index while work remains on
+ * it. Orders carry the candidate's e-mail: they expire with the applications' retention.
  */
 export class DynamoOrderStore implements OrderStore {
   private readonly client: DynamoDBClient;
@@ -44,16 +59,17 @@ export class DynamoOrderStore implements OrderStore {
 
   public async recordOrder(order: OrderRecord): Promise<{ created: boolean; record: OrderRecord }> {
     const expiresAt = Math.floor(order.createdAt / 1000) + this.retentionDays * DAY_SECONDS;
+    const item = {
+      ...order,
+      pk: orderPk(order),
+      [workIndex.partitionKey]: order.connectionId,
+      [MAPPING_TABLES.ttlAttribute]: expiresAt,
+    };
     try {
       await this.send(
         new PutItemCommand({
           TableName: this.table,
-          Item: marshall(
-            { ...order, pk: orderPk(order), [MAPPING_TABLES.ttlAttribute]: expiresAt },
-            {
-              removeUndefinedValues: true,
-            },
-          ),
+          Item: marshall(item, { removeUndefinedValues: true }),
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -74,42 +90,47 @@ export class DynamoOrderStore implements OrderStore {
     return result.Item ? toOrder(unmarshall(result.Item)) : undefined;
   }
 
-  public readonly claimOrder: OrderStore['claimOrder'] = async (key, lease): Promise<ClaimOrderResult> => {
-    const states = Object.fromEntries(ORDER_CLAIMABLE_STATES.map((state, i) => [`:s${i}`, state]));
+  public readonly claimOrder: OrderStore['claimOrder'] = async (key, lease, work = 'invite') => {
+    const claimable = stateList('s', ORDER_CLAIMABLE_STATES);
     const update = withNames(
       buildUpdate({
         set: { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now },
         increment: ['claims'],
-        extraValues: { ...states, ':now': lease.now },
+        extraValues: { ':now': lease.now, ...(work === 'invite' ? claimable.values : announcedValues) },
       }),
       'state',
       'leaseUntil',
+      ...(work === 'announce' ? ['announced'] : []),
     );
+    const condition = work === 'invite' ? `#state IN (${claimable.list})` : ANNOUNCEABLE;
     try {
       const result = await this.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ pk: orderPk(key) }),
           ...update,
-          ConditionExpression: `#state IN (${Object.keys(states).join(', ')}) AND ${LEASE_FREE}`,
+          ConditionExpression: `${condition} AND ${LEASE_FREE}`,
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       const record = toOrder(unmarshall(result.Attributes ?? {}));
-      return { kind: 'claimed', record, resumed: (record.claims ?? 1) > 1 };
+      return { kind: 'claimed', record, resumed: (record.claims ?? 1) > 1 } satisfies ClaimOrderResult;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const refused = error.Item ? toOrder(unmarshall(error.Item)) : undefined;
       if (!refused) return { kind: 'missing' };
-      return isClaimable(refused.state) ? { kind: 'held-elsewhere' } : { kind: 'done', record: refused };
+      const open = work === 'invite' ? isClaimable(refused.state) : isAnnounceable(refused);
+      return open ? { kind: 'held-elsewhere' } : { kind: 'done', record: refused };
     }
   };
 
   public readonly recordOrderStep: OrderStore['recordOrderStep'] = async (key, write) => {
     const move = write.move ? ORDER_MOVES[write.move] : undefined;
-    const from = Object.fromEntries((move?.from ?? []).map((state, i) => [`:from${i}`, state]));
-    const ends = move && !isClaimable(move.to);
+    const from = stateList('from', move?.from ?? []);
+    const release = write.release || (move !== undefined && !isClaimable(move.to));
+    // The end it tells of is the order's still: a report that completed an expired order meanwhile is told next.
+    const announcing = write.data?.announced !== undefined;
     const update = withNames(
       buildUpdate({
         set: {
@@ -120,21 +141,30 @@ export class DynamoOrderStore implements OrderStore {
         },
         remove: [
           ...(write.step && !write.step.record ? [`steps.${write.step.name}`] : []),
-          ...(ends ? ['leaseOwner', 'leaseUntil'] : []),
+          ...(release ? ['leaseOwner', 'leaseUntil'] : []),
+          ...(announcing || move?.to === 'cancelled' ? [workIndex.partitionKey] : []),
         ],
-        extraValues: { ':owner': write.owner, ...from },
+        extraValues: {
+          ':owner': write.owner,
+          ...from.values,
+          ...(announcing ? { ':told': write.data?.announced } : {}),
+        },
       }),
       'leaseOwner',
-      ...(move ? ['state'] : []),
+      ...(move || announcing ? ['state'] : []),
     );
-    const movable = move ? ` AND #state IN (${Object.keys(from).join(', ')})` : '';
+    const conditions = [
+      '#leaseOwner = :owner',
+      ...(move ? [`#state IN (${from.list})`] : []),
+      ...(announcing ? ['#state = :told'] : []),
+    ];
     try {
       await this.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ pk: orderPk(key) }),
           ...update,
-          ConditionExpression: `#leaseOwner = :owner${movable}`,
+          ConditionExpression: conditions.join(' AND '),
         }),
       );
     } catch (error) {
@@ -143,13 +173,80 @@ export class DynamoOrderStore implements OrderStore {
     }
   };
 
+  public readonly moveOrder: OrderStore['moveOrder'] = async (key, name, options) => {
+    const move = ORDER_MOVES[name];
+    const from = stateList('from', move.from);
+    const age = options.receivedBefore !== undefined ? ' AND #createdAt < :before' : '';
+    const update = withNames(
+      buildUpdate({
+        set: {
+          ...options.data,
+          state: move.to,
+          updatedAt: options.now,
+          // An end the ATS is told of keeps the order in the reconciler's index until it is told.
+          ...(move.to === 'cancelled' ? {} : { [workIndex.partitionKey]: key.connectionId }),
+        },
+        remove: move.to === 'cancelled' ? [workIndex.partitionKey, 'leaseOwner', 'leaseUntil'] : [],
+        extraValues: { ...from.values, ...(age ? { ':before': options.receivedBefore } : {}) },
+      }),
+      'state',
+      ...(age ? ['createdAt'] : []),
+    );
+    try {
+      const result = await this.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall({ pk: orderPk(key) }),
+          ...update,
+          ConditionExpression: `#state IN (${from.list})${age}`,
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { moved: true, record: toOrder(unmarshall(result.Attributes ?? {})) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return { moved: false, record: error.Item ? toOrder(unmarshall(error.Item)) : undefined };
+    }
+  };
+
+  public async findOrderByInterview(interviewId: string, candidateEmail: string): Promise<OrderRecord | undefined> {
+    const result = await this.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: interviewIndex.name,
+        KeyConditionExpression: '#i = :i AND #e = :e',
+        ExpressionAttributeNames: { '#i': interviewIndex.partitionKey, '#e': interviewIndex.sortKey },
+        ExpressionAttributeValues: marshall({ ':i': interviewId, ':e': candidateEmail }),
+        Limit: 1,
+      }),
+    );
+    const item = result.Items?.[0];
+    // The index is eventually consistent: the order itself is read again.
+    return item ? this.getOrder(toOrder(unmarshall(item))) : undefined;
+  }
+
+  public async listOrdersWithWork(connectionId: string, limit: number): Promise<OrderRecord[]> {
+    const result = await this.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: workIndex.name,
+        KeyConditionExpression: '#c = :c',
+        ExpressionAttributeNames: { '#c': workIndex.partitionKey },
+        ExpressionAttributeValues: marshall({ ':c': connectionId }),
+        Limit: limit,
+      }),
+    );
+    return (result.Items ?? []).map((item) => toOrder(unmarshall(item)));
+  }
+
   /** Every call aborts with the worker's deadline (shared/aws/deadline.ts). */
   private readonly send: DynamoDBClient['send'] = ((command: never) =>
     this.client.send(command, { abortSignal: currentDeadline() })) as never;
 }
 
-/** An order item as the use cases read it: its own fields, without the table's key and TTL. */
+/** An order item as the use cases read it: its own fields, without the table's keys and TTL. */
 function toOrder(item: Record<string, unknown>): OrderRecord {
-  const { pk: _pk, [MAPPING_TABLES.ttlAttribute]: _expiresAt, ...order } = item;
+  const { pk: _pk, [MAPPING_TABLES.ttlAttribute]: _expiresAt, [workIndex.partitionKey]: _work, ...order } = item;
   return { steps: {}, ...order } as OrderRecord;
 }

@@ -11,6 +11,10 @@ export const PIPELINE_METRICS = [
   'Deferred',
   'Reminded',
   'Expired',
+  /** Assessment orders: placed from inside the ATS, completed by their report, and malformed answers reported. */
+  'OrderReceived',
+  'OrderCompleted',
+  'OrderResponseError',
 ] as const;
 export type PipelineMetric = (typeof PIPELINE_METRICS)[number];
 

@@ -22,7 +22,12 @@ export const sendTestBodySchema = v.object({
   }),
   sent_by: optionalText,
   /** Where the completion PATCH goes (`https://app.greenhouse.io/integrations/testing_partners/…`). */
-  url: v.pipe(text, v.url('must be a URL'), v.regex(/^https:\/\//, 'must be an https URL')),
+  // https, or plain http on this machine's loopback (the local Greenhouse sandbox); nothing else is PATCHed.
+  url: v.pipe(
+    text,
+    v.url('must be a URL'),
+    v.regex(/^(https:\/\/|http:\/\/(127\.0\.0\.1|localhost)(:\d+)?\/)/, 'must be an https URL'),
+  ),
 });
 export type SendTestBody = v.InferOutput<typeof sendTestBodySchema>;
 

@@ -31,6 +31,14 @@ export interface OrderDependencies extends InviteDependencies {
 
 export type OrderReceivedOutcome = 'invited' | 'held-elsewhere' | 'done' | 'unknown-order' | 'failed';
 
+/** The test the order names, as the connection configures it for the order's source; undefined when it is gone. */
+export function orderTest(
+  connection: Connection,
+  order: Pick<OrderRecord, 'source' | 'testId'>,
+): OrderTest | undefined {
+  return connection.orders?.[order.source]?.tests.find((t) => t.id === order.testId);
+}
+
 /**
  * The job's interview for an ordered test: one per connection and test, as a trigger's is per job (an order names
  * no job). Its name and questions are the test's.
@@ -61,7 +69,7 @@ export async function handleOrderReceived(
   const claim = await deps.orders.claimOrder(key, lease);
   if (claim.kind !== 'claimed') return { outcome: claim.kind === 'missing' ? 'unknown-order' : claim.kind };
   const order = claim.record;
-  const test = context?.connection.orders?.greenhouse?.tests.find((t) => t.id === order.testId);
+  const test = context && orderTest(context.connection, order);
   const log = { connectionId: key.connectionId, orderId: key.orderId };
   try {
     if (!context || !test) throw new OrderRefusedError('no-test', 'the ordered test is no longer configured');

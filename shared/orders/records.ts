@@ -42,6 +42,23 @@ export const ORDER_MOVES = {
 
 export type OrderMove = keyof typeof ORDER_MOVES;
 
+/**
+ * The ends the ATS is told of (Greenhouse: the completion PATCH, then `test_status`; Ashby: `assessment.update`). A
+ * cancelled order is not: the ATS cancelled it.
+ */
+export const ORDER_ANNOUNCED_STATES = ['completed', 'expired', 'failed'] as const;
+
+/** What a claim on an order is for: its invitation, or telling the ATS how it ended. */
+export type OrderWork = 'invite' | 'announce';
+
+/** Whether the order's end is still to be told to the ATS. */
+export const isAnnounceable = (order: Pick<OrderRecord, 'state' | 'announced'>): boolean =>
+  (ORDER_ANNOUNCED_STATES as readonly string[]).includes(order.state) && order.announced !== order.state;
+
+/** Whether work remains on the order (its invitation, its expiry, its announcement): the reconciler looks at these. */
+export const hasWorkLeft = (order: Pick<OrderRecord, 'state' | 'announced'>): boolean =>
+  (ORDER_OPEN_STATES as readonly string[]).includes(order.state) || isAnnounceable(order);
+
 export const mayMoveOrder = (state: OrderState, move: OrderMove): boolean =>
   (ORDER_MOVES[move].from as readonly OrderState[]).includes(state);
 
@@ -67,6 +84,8 @@ export interface OrderRecord extends OrderKey {
   reportId?: string | undefined;
   score?: number | undefined;
   profileUrl?: string | undefined;
+  /** The last end the ATS was told of (`ORDER_ANNOUNCED_STATES`). */
+  announced?: OrderState | undefined;
   /** The order's outward side effects, each under its name, as an application's (shared/pipeline/steps.ts). */
   steps: Partial<Record<string, StepRecord>>;
   failureReason?: string | undefined;
@@ -92,7 +111,7 @@ export function orderIdFor(source: OrderSource, connectionId: string, naturalKey
 
 /** The order's own fields a step may set. */
 export type OrderData = Partial<
-  Pick<OrderRecord, 'interviewId' | 'reportId' | 'score' | 'profileUrl' | 'failureReason'>
+  Pick<OrderRecord, 'interviewId' | 'reportId' | 'score' | 'profileUrl' | 'failureReason' | 'announced'>
 >;
 
 export type ClaimOrderResult =
@@ -109,11 +128,18 @@ export interface OrderStore {
   /** Records a new order; an order already recorded under its id is answered as it stands (`created: false`). */
   recordOrder(order: OrderRecord): Promise<{ created: boolean; record: OrderRecord }>;
   getOrder(key: OrderKey): Promise<OrderRecord | undefined>;
-  /** Claims the order's invitation work (received or interview_created) for `lease`: a first claim or a take-over. */
-  claimOrder(key: OrderKey, lease: { owner: string; now: number; durationMs: number }): Promise<ClaimOrderResult>;
   /**
-   * Records a step under the claim (else a LeaseLostError); `move` moves the order as `ORDER_MOVES` allows, and a
-   * move out of the invitation's states lets the claim go.
+   * Claims the order's `work` for `lease` (a first claim or a take-over): its invitation while it is received or
+   * interview_created; its announcement while its end is not yet told (`isAnnounceable`).
+   */
+  claimOrder(
+    key: OrderKey,
+    lease: { owner: string; now: number; durationMs: number },
+    work?: OrderWork,
+  ): Promise<ClaimOrderResult>;
+  /**
+   * Records a step under the claim (else a LeaseLostError); `move` moves the order as `ORDER_MOVES` allows. A move
+   * out of the invitation's states, or `release`, lets the claim go.
    */
   recordOrderStep(
     key: OrderKey,
@@ -122,6 +148,20 @@ export interface OrderStore {
       step?: { name: string; record: StepRecord | undefined };
       move?: OrderMove;
       data?: OrderData;
+      release?: boolean;
     },
   ): Promise<void>;
+  /**
+   * Moves the order, holding no claim (a report completes it, the reconciler expires it, the ATS cancels it):
+   * conditional on the states `ORDER_MOVES` allows, and for `expire` on its age. Answers the record as it stands.
+   */
+  moveOrder(
+    key: OrderKey,
+    move: OrderMove,
+    options: { now: number; data?: OrderData; receivedBefore?: number },
+  ): Promise<{ moved: boolean; record: OrderRecord | undefined }>;
+  /** The order a report belongs to: the test's interview and the candidate's normalised e-mail. */
+  findOrderByInterview(interviewId: string, candidateEmail: string): Promise<OrderRecord | undefined>;
+  /** A connection's orders with work left (`hasWorkLeft`), oldest first, at most `limit`. */
+  listOrdersWithWork(connectionId: string, limit: number): Promise<OrderRecord[]>;
 }

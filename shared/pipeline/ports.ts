@@ -1,3 +1,4 @@
+import type { InterviewReport } from '../interview-service';
 import type { Connection, ConnectionSecrets } from '../config';
 import type { AtsAdapter, AtsPacing } from '../ats/port';
 import type { InterviewService } from '../interview-service/port';
@@ -275,6 +276,15 @@ export interface PipelineDependencies {
   /** A fresh owner id per attempt, so two workers on the same message never share a lease. */
   newOwner?: () => string;
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * A report no application has may be an assessment order's (shared/orders/): completes it and answers how, or
+   * undefined when no order has it. Only the write-back worker is given it.
+   */
+  orderReport?: (
+    context: ConnectionContext,
+    report: InterviewReport,
+    signal?: AbortSignal,
+  ) => Promise<string | undefined>;
 }
 
 /** The stage-entered use case also sends the invitation e-mail; only the invite worker loads a mail client. */

@@ -77,6 +77,8 @@ export async function reconcileConnection(
 
 type ReconcileDependencies = Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & {
   ledger: QueueLedger;
+  /** Whether a report no application has completed an assessment order already (shared/orders/). */
+  isOrderReport?: (connectionId: string, report: InterviewReport) => Promise<boolean>;
 };
 
 interface JobRun {
@@ -164,7 +166,8 @@ async function toEnqueue(
     application.updatedAt >= run.now - WORKER_TIMING.writeBackUnderWayMs;
   const toWriteBack = application
     ? OPEN_STATES.has(application.state) && !underWay
-    : !(await run.deps.store.isReportParked(connectionId, report.report_id));
+    : !(await run.deps.store.isReportParked(connectionId, report.report_id)) &&
+      !(await run.deps.isOrderReport?.(connectionId, report));
   if (!toWriteBack) return undefined;
   const subject = reportSubject(report.report_id);
   if (!(await run.deps.ledger.claimEnqueue(connectionId, subject, run.now, WORKER_TIMING.enqueueGraceMs)))

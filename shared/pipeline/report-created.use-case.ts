@@ -23,7 +23,9 @@ export type ReportCreatedOutcome =
   | 'unmatched'
   | 'other-report'
   | 'unknown-connection'
-  | 'failed';
+  | 'failed'
+  /** An assessment order's report: the order completed (its `reason` says how). */
+  | 'order';
 
 export interface ReportCreatedResult {
   outcome: ReportCreatedOutcome;
@@ -104,8 +106,11 @@ async function reportAndApplication(
   const application = message.atsApplicationId
     ? (await deps.store.findApplicationsByAtsId(context.connection.id, message.atsApplicationId))[0]
     : await findApplication(context, report, deps);
-  if (!application) return park(run, 'no application has this interview and candidate e-mail');
-  return { report, application };
+  if (application) return { report, application };
+  const order = await deps.orderReport?.(context, report, options.signal);
+  if (order === 'order-no-public-link') return park(run, "the order's report has no public https link");
+  if (order) return { outcome: 'order', reason: order };
+  return park(run, 'no application has this interview and candidate e-mail');
 }
 
 /** The write-back claimed for this report, or why there is nothing to do (done, another report, another worker). */

@@ -73,11 +73,24 @@ export const followUpMessageSchema = v.object({
   reminder: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10))),
 });
 
+/**
+ * v1 of "an assessment order has work": its invitation (queued by the ATS's order, or by the reconciler when it was
+ * left half done), its expiry, or telling the ATS how it ended. Ids only; the worker reads the order.
+ */
+export const orderWorkMessageSchema = v.object({
+  ...envelope,
+  ...turn,
+  kind: v.literal('order-work'),
+  orderId: safeIdSchema,
+  action: v.picklist(['invite', 'expire', 'announce']),
+});
+
 /** What the invite worker takes from its queue. */
 export const stageQueueMessageSchema = v.variant('kind', [
   stageEnteredMessageSchema,
   candidateDeletedMessageSchema,
   followUpMessageSchema,
+  orderWorkMessageSchema,
 ]);
 
 /** v1 of "a report is ready to write back", from the interview-webhook function or the reconciler. */
@@ -97,4 +110,10 @@ export type StageEnteredMessage = v.InferOutput<typeof stageEnteredMessageSchema
 export type ReportCreatedMessage = v.InferOutput<typeof reportCreatedMessageSchema>;
 export type CandidateDeletedMessage = v.InferOutput<typeof candidateDeletedMessageSchema>;
 export type FollowUpMessage = v.InferOutput<typeof followUpMessageSchema>;
-export type QueueMessage = StageEnteredMessage | ReportCreatedMessage | CandidateDeletedMessage | FollowUpMessage;
+export type OrderWorkMessage = v.InferOutput<typeof orderWorkMessageSchema>;
+export type QueueMessage =
+  | StageEnteredMessage
+  | ReportCreatedMessage
+  | CandidateDeletedMessage
+  | FollowUpMessage
+  | OrderWorkMessage;

@@ -27,6 +27,7 @@ export function synthesizeForLocal(stack: LocalStack, workDir: string): { templa
         [stack.tables.jobs]: 'JobsTable',
         [stack.tables.applications]: 'ApplicationsTable',
         [stack.tables.events]: 'EventsTable',
+        [stack.tables.orders]: 'OrdersTable',
       },
       queues: {
         [queuePath(stack.queues.stage.url)]: 'StageEventsQueue',

@@ -45,7 +45,7 @@ describe('Stack: ConnectorStack', () => {
 
   it('logs as Powertools intends: its service and level from the environment, JSON, traced', () => {
     const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
-    expect(functions).toHaveLength(5);
+    expect(functions).toHaveLength(6);
     for (const [id, fn] of functions) {
       const variables = fn.Properties.Environment.Variables;
       expect(variables.POWERTOOLS_SERVICE_NAME).toBe(id.replace(/[A-F0-9]{8}$/, ''));
@@ -99,12 +99,13 @@ describe('Stack: ConnectorStack', () => {
     });
   });
 
-  it('runs five functions on Node 24 with the worker timeout from the shared constant', () => {
+  it('runs six functions on Node 24 with the worker timeout from the shared constant', () => {
     const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
     expect(functions.map(([id]) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual([
       'AtsWebhook',
       'InterviewWebhook',
       'InviteWorker',
+      'OrderApi',
       'Reconciler',
       'WritebackWorker',
     ]);
@@ -177,7 +178,7 @@ describe('Stack: ConnectorStack', () => {
     const secretStatements = policies
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
-    expect(secretStatements).toHaveLength(5);
+    expect(secretStatements).toHaveLength(6);
     for (const statement of secretStatements) {
       expect(JSON.stringify(statement.Resource)).toMatch(/:secret:ats-interview-connector\/\*"/);
       expect([statement.Resource].flat()).toHaveLength(1);
@@ -239,7 +240,7 @@ describe('Stack: ConnectorStack', () => {
     const everywhere = ofType('AWS::IAM::Policy')
       .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement)
       .filter((statement: any) => statement.Resource === '*');
-    expect(everywhere.length).toBe(5);
+    expect(everywhere.length).toBe(6);
     for (const statement of everywhere)
       expect([statement.Action].flat().sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
   });
@@ -248,12 +249,12 @@ describe('Stack: ConnectorStack', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(3);
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
-    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(5);
-    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(5);
+    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(6);
+    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(6);
     expect(alarms.filter((a) => a.MetricName === '5xx' && a.Namespace === 'AWS/ApiGateway')).toHaveLength(1);
     // A failure a function handles (a candidate refused for good, a poison message) is logged at ERROR: alarmed too.
     const filters = ofType('AWS::Logs::MetricFilter').map(([, f]) => f.Properties);
-    expect(filters).toHaveLength(5);
+    expect(filters).toHaveLength(6);
     for (const filter of filters) expect(filter.FilterPattern).toBe('{ $.level = "ERROR" }');
     const logged = alarms.filter((a) => String(a.MetricName).endsWith('LoggedErrors'));
     expect(logged.map((a) => a.MetricName).sort()).toEqual(

@@ -210,6 +210,11 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     return { moved: true, stageId };
   };
 
+  /** `assessment.update` (ASPEC): an ordered assessment's progress, result or cancellation; needs `candidatesWrite`. */
+  public readonly updateAssessment: AtsMethod<'updateAssessment'> = async (update, signal) => {
+    await this.http.write({ method: 'POST', path: '/assessment.update', body: update, signal }, v.unknown());
+  };
+
   /** The stage change, and the privacy signals (ats-facts, Corrections 2026-11). */
   public readonly webhookEvents = ['candidateStageChange', 'candidateDelete', 'candidateMerge'] as const;
 

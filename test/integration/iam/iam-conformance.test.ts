@@ -70,6 +70,22 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
       ),
     );
     await waitFor(() => reportNotes(stack, reportId).length === 1, 20_000, 'the write-back');
+    // An order placed from inside Greenhouse, taken, completed and told: the order API records and queues it, the
+    // workers invite and complete it, the reconciler reads the orders with work left.
+    const ordered = `iam-${randomUUID().slice(0, 8)}+order@candidates.example.com`;
+    const app = stack.greenhouse.addCandidate({ first_name: 'Ora', last_name: 'Am', email: ordered, job_id: 3301 });
+    const test = await stack.greenhouse.assessments.sendTest({
+      application_id: app.id,
+      partner_test_id: 'backend-screen',
+    });
+    stack.interview.completeInterview({
+      interview_id: await invitedInterviewId(stack, ordered),
+      candidate_name: 'Ora Am',
+      candidate_email: ordered,
+      delay_ms: 0,
+      ai_match_score: 70,
+    });
+    await waitFor(() => test.status === 'complete', 30_000, 'the order completed');
     // A deletion (tombstone, candidate index, deletes) and a reconciler run (jobs scan, interview index).
     await stack.ats.lever.deleteCandidate(lv.id);
     await stack.waitForQuiet();

@@ -1,6 +1,6 @@
 import type { AtsKind } from '../../../../shared/config';
 import type { AtsSandboxView } from './ats-sandbox-kit';
-import { startAshbySandbox } from './ashby/server';
+import { startAshbySandbox, type AshbySandbox } from './ashby/server';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from './greenhouse/server';
 import { startLeverSandbox, type LeverSandbox } from './lever/server';
 import { startWorkableSandbox } from './workable/server';
@@ -82,6 +82,7 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
 export interface AtsSandboxes {
   views: Record<AtsKind, AtsSandboxView>;
   greenhouse: GreenhouseSandbox;
+  ashby: AshbySandbox;
   lever: LeverSandbox;
   close(): Promise<void>;
 }
@@ -116,6 +117,7 @@ export async function startAtsSandboxes(
     return {
       views: { greenhouse: greenhouseView(greenhouse), ashby, lever, workable },
       greenhouse,
+      ashby,
       lever,
       close: async () => void (await Promise.all(started.map((s) => s.close()))),
     };

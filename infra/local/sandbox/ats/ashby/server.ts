@@ -1,6 +1,12 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
 import { startAtsSandbox, type AtsSandbox, type KitApplication, type KitContext } from '../ats-sandbox-kit';
+import { AshbyAssessments } from './assessments';
+
+export interface AshbySandbox extends AtsSandbox {
+  /** Ashby's side of Ashby Assessments: the partner's registration, "Start Assessment", `assessment.update`. */
+  assessments: AshbyAssessments;
+}
 
 export const ASHBY_SANDBOX_DEFAULTS = { port: 4030, apiKey: 'ashby-sandbox-key' } as const;
 const PLAN_ID = 'c0f1a2b3-plan-backend';
@@ -65,10 +71,11 @@ function applicationJson(kit: KitContext, application: KitApplication) {
 }
 
 /** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
-export function startAshbySandbox(
+export async function startAshbySandbox(
   options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
-): Promise<AtsSandbox> {
-  return startAtsSandbox({
+): Promise<AshbySandbox> {
+  const assessments = new AshbyAssessments();
+  const sandbox = await startAtsSandbox({
     kind: 'ashby',
     port: options.port ?? ASHBY_SANDBOX_DEFAULTS.port,
     jobs: [
@@ -111,7 +118,9 @@ export function startAshbySandbox(
       sendJson(response, 200, { success: false, errors: [{ message: `Unknown parameter ${name}`, parameter: name }] }),
     routes: (kit) => {
       const ashbyTags: { id: string; title: string }[] = [];
+      assessments.attach(kit);
       return [
+        assessments.route(),
         {
           method: 'POST',
           pattern: '/job.list',
@@ -327,4 +336,5 @@ export function startAshbySandbox(
       }),
     ping: (secret) => signed(secret, { action: 'ping', data: { webhookId: randomUUID() } }),
   });
+  return Object.assign(sandbox, { assessments });
 }

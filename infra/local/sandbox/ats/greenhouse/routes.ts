@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { readBody, sendJson, type Route } from '../../http-kit';
 import type { DeliveryRecord } from '../signed-webhooks';
+import type { GreenhouseAssessments } from './assessments';
 import { describeFirstIssue } from '../../../../../shared/validation';
 import { errorMessage } from '../../../../../shared/errors';
 import {
@@ -312,6 +313,32 @@ export function harvestRoutes(
   ];
 }
 
+/** A recruiter's "Send Test" on an application, and the tests Greenhouse keeps. */
+function assessmentRoutes(assessments: GreenhouseAssessments): Route[] {
+  return [
+    {
+      method: 'POST',
+      pattern: '/_sandbox/send-test',
+      handle: async ({ request, response }) => {
+        const input = JSON.parse((await readBody(request)).toString() || '{}') as {
+          application_id: number;
+          partner_test_id: string;
+        };
+        try {
+          sendJson(response, 200, await assessments.sendTest(input));
+        } catch (error) {
+          sendJson(response, 502, { error: errorMessage(error) });
+        }
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/_sandbox/take-home-tests',
+      handle: ({ response }) => sendJson(response, 200, assessments.tests),
+    },
+  ];
+}
+
 /** What a test or the demo does as a recruiter would (`/_sandbox/…`): the same actions as the sandbox's methods. */
 export interface RecruiterActions {
   state: GreenhouseSandboxState;
@@ -320,12 +347,14 @@ export interface RecruiterActions {
   deleteCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
+  assessments: GreenhouseAssessments;
 }
 
 /** The sandbox's own routes, outside Greenhouse's API. */
 export function controlRoutes(actions: RecruiterActions): Route[] {
   const { state, addCandidate, moveCandidate, deleteCandidate, mergeCandidate, anonymizeCandidate } = actions;
   return [
+    ...assessmentRoutes(actions.assessments),
     { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
     {
       method: 'POST',

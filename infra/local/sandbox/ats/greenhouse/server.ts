@@ -6,6 +6,7 @@ import { addLatency, answeredByFault } from '../faults';
 import { FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 import { controlRoutes, harvestRoutes } from './routes';
 import { GreenhouseWebhooks } from './webhooks';
+import { GreenhouseAssessments } from './assessments';
 import {
   GREENHOUSE_SANDBOX_DEFAULTS,
   GreenhouseRecords,
@@ -39,6 +40,8 @@ export interface GreenhouseSandbox {
   mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   /** Anonymises the application's candidate (name and e-mail) and sends `candidate_anonymized`. */
   anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
+  /** Greenhouse's side of the Assessment Partner API: the partner's registration, "Send Test", the PATCH. */
+  assessments: GreenhouseAssessments;
   close(): Promise<void>;
 }
 
@@ -59,6 +62,8 @@ export async function startGreenhouseSandbox(
   // the clock or start at a window's first request is not documented: they start at the first request here.
   const limiter = new FixedWindowLimiter(rateLimit, options.rateWindowMs ?? GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
   const random = seededRandom(options.seed ?? 7);
+  let baseUrl = '';
+  const assessments = new GreenhouseAssessments(records, () => baseUrl);
 
   const moveCandidate = (input: Parameters<GreenhouseSandbox['moveCandidate']>[0]) =>
     webhooks.stageChange(records.move(input), input.repeat);
@@ -69,8 +74,8 @@ export async function startGreenhouseSandbox(
     deleteCandidate: (id: number) => webhooks.candidateDeleted(id),
     mergeCandidate: (id: number) => webhooks.candidateMerged(id),
     anonymizeCandidate: (id: number) => webhooks.candidateAnonymized(id),
+    assessments,
   };
-  let baseUrl = '';
   const api = harvestRoutes(
     records,
     () => baseUrl,
@@ -165,6 +170,12 @@ export async function startGreenhouseSandbox(
         state.calls[JSON.stringify(shape)] = shape;
         return sendJson(response, 401, { message: 'Harvest v1 and v2 do not accept this credential' });
       }
+      const patched = /^\/integrations\/testing_partners\/take_home_tests\/(\d+)$/.exec(url.pathname);
+      if (method === 'PATCH' && patched) {
+        const shape = callShape(request, '/integrations/testing_partners/take_home_tests/:id', url);
+        state.calls[JSON.stringify(shape)] = shape;
+        return assessments.patchCompleted(request, response, Number(patched[1]));
+      }
       const controlMatch = matchRoute(control, method, url.pathname);
       if (controlMatch) return controlMatch.route.handle({ request, response, params: controlMatch.params, url });
       const apiMatch = matchRoute(api, method, url.pathname);
@@ -191,6 +202,7 @@ export async function startGreenhouseSandbox(
     deleteCandidate: actions.deleteCandidate,
     mergeCandidate: actions.mergeCandidate,
     anonymizeCandidate: actions.anonymizeCandidate,
+    assessments,
     close: running.close,
   };
 }

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { DynamoOrderStore } from '../../shared/mapping/orders.records';
+import { createLogger } from '../../shared/observability/logger';
+import { createMetrics } from '../../shared/observability/metrics';
+import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
+import { ASHBY_CALLS, handleAshbyPartner, type AshbyCall } from '../../shared/orders/ashby-assessments';
+import { handleGreenhousePartner, PARTNER_CALLS, type PartnerCall } from '../../shared/orders/greenhouse-partner';
+import type { PartnerAnswer, PartnerDependencies } from '../../shared/orders/partner-calls';
+import type { OrderRecord } from '../../shared/orders/records';
+import { QueuePublisher } from '../../shared/queue';
+import { connectionContext } from '../_runtime/connections';
+import { ENV, requireEnv } from '../_runtime/env';
+import { lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+
+const logger = createLogger('order-api');
+const metrics = createMetrics();
+const publisher = new QueuePublisher();
+const orders = new DynamoOrderStore({ table: requireEnv(ENV.ordersTable) });
+
+const deps: PartnerDependencies = {
+  async connectionFor(connectionId) {
+    const context = await connectionContext(connectionId);
+    return context && { connection: context.connection, secrets: context.secrets };
+  },
+  orders,
+  async enqueue(order: OrderRecord) {
+    await publisher.publish(requireEnv(ENV.stageQueueUrl), {
+      v: 1,
+      kind: 'order-work',
+      action: 'invite',
+      enqueueId: randomUUID(),
+      correlationId: currentCorrelationId(),
+      connectionId: order.connectionId,
+      receivedAt: Date.now(),
+      orderId: order.orderId,
+    });
+    metrics.count('OrderReceived', order.connectionId);
+  },
+  logger,
+  now: Date.now,
+};
+
+/**
+ * The ATSs' assessment-partner calls: `/orders/greenhouse/{call}` (Greenhouse Assessment Partner: `list_tests`,
+ * `send_test`, `test_status`, `response_error`) and `/orders/ashby/{call}` (Ashby Assessments: `assessment.list`,
+ * `assessment.start`, `assessment.cancel`). Each authenticates its key before reading the body, answers from
+ * DynamoDB, and queues an order's work.
+ */
+export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
+  const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
+  return withLogContext({ ...invocationKeys(context), ...correlation }, () => answer(event));
+}
+
+async function answer(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+  const { source = '', call = '' } = event.pathParameters ?? {};
+  const body = rawBody(event);
+  if (body.length > MAX_WEBHOOK_BYTES) return respond({ status: 413, body: { errors: ['body exceeds 1 MiB'] } });
+  const request = {
+    method: event.requestContext?.http?.method ?? 'GET',
+    headers: lowerCaseHeaders(event),
+    query: new URLSearchParams(event.rawQueryString ?? ''),
+    rawBody: body,
+  };
+  if (source === 'greenhouse' && (PARTNER_CALLS as readonly string[]).includes(call))
+    return respond(
+      await handleGreenhousePartner(
+        { ...request, call: call as PartnerCall },
+        { ...deps, countResponseError: (connectionId) => metrics.count('OrderResponseError', connectionId) },
+      ),
+    );
+  if (source === 'ashby' && (ASHBY_CALLS as readonly string[]).includes(call))
+    return respond(await handleAshbyPartner({ ...request, call: call as AshbyCall }, deps));
+  return respond({ status: 404, body: { errors: [`no call ${source}/${call}`] } });
+}
+
+function respond(answer: PartnerAnswer): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: answer.status,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(answer.body),
+  };
+}

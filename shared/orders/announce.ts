@@ -1,0 +1,126 @@
+import type { AssessmentUpdate } from '../ats/port';
+import type { ConnectionContext } from '../pipeline/ports';
+import { OutwardCallError } from '../errors';
+import { sendHttpRequest } from '../http';
+import type { OrderRecord } from './records';
+
+/** Tells the ATS how an order ended, where the ATS shows assessments. Sending the same end again changes nothing. */
+export interface OrderAnnouncer {
+  announce(order: OrderRecord, signal: AbortSignal | undefined): Promise<void>;
+}
+
+const TIMEOUT_MS = 10_000;
+
+/**
+ * Greenhouse: `PATCH <url from send_test>`, no body, with the credential Greenhouse issued for it (never the inbound
+ * key: Greenhouse answers that with 403); Greenhouse then calls `test_status`, which answers from the order.
+ */
+export function greenhouseAnnouncer(context: ConnectionContext): OrderAnnouncer {
+  return {
+    async announce(order, signal) {
+      const key = context.secrets.greenhouseCompletionKey;
+      if (!key)
+        throw new OutwardCallError(
+          'not-configured',
+          `connection ${context.connection.id}: greenhouseCompletionKey is not set, so Greenhouse cannot be told`,
+          { retryable: true, definitelyNotSent: true },
+        );
+      if (!order.completionUrl)
+        throw new OutwardCallError('no-completion-url', `order ${order.orderId} has no completion URL`, {
+          retryable: false,
+          definitelyNotSent: true,
+        });
+      const response = await sendHttpRequest({
+        url: order.completionUrl,
+        method: 'PATCH',
+        headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
+        timeoutMs: TIMEOUT_MS,
+        signal,
+      });
+      if (response.status >= 200 && response.status < 300) return;
+      throw announceRefused('greenhouse', response.status, response.headers);
+    },
+  };
+}
+
+/**
+ * A refusal: a wrong credential (401, 403) is retried, as an operator puts the right one in the secret; a 429 or
+ * a 5xx is retried after the wait asked for; any other 4xx is for good.
+ */
+export function announceRefused(source: string, status: number, headers: Headers): OutwardCallError {
+  const retryAfter = Number(headers.get('retry-after'));
+  const credential = status === 401 || status === 403;
+  const message = credential
+    ? `${source} refused the completion credential (${status}): check the connection's secret`
+    : `${source} answered ${status} to the completion`;
+  return new OutwardCallError(credential ? 'announce-unauthorized' : 'announce-refused', message, {
+    status,
+    retryable: credential || status === 429 || status >= 500,
+    rateLimited: status === 429,
+    retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+    definitelyNotSent: status < 500,
+  });
+}
+
+/** One of Ashby's assessment items: `identifier` stable per partner, `value` a primitive. */
+const item = (identifier: string, label: string, type: string, value: string | number | boolean) => ({
+  identifier,
+  label,
+  type,
+  value,
+});
+
+/**
+ * Ashby: `assessment.update` with the customer's Ashby key. Completed: the result (the AI match score), the report
+ * as the profile link, the status; expired or failed: `cancelled_reason`, which marks the assessment cancelled.
+ */
+export function ashbyAnnouncer(context: ConnectionContext): OrderAnnouncer {
+  return {
+    async announce(order, signal) {
+      const update = context.ats.updateAssessment;
+      if (!update)
+        throw new OutwardCallError('not-supported', `${context.connection.ats} takes no assessment update`, {
+          retryable: false,
+          definitelyNotSent: true,
+        });
+      await update(ashbyUpdateOf(order, Date.now()), signal);
+    },
+  };
+}
+
+/** The `assessment.update` body telling Ashby how the order ended. */
+export function ashbyUpdateOf(order: OrderRecord, now: number): AssessmentUpdate {
+  const base = { assessment_id: order.orderId, timestamp: now };
+  if (order.state !== 'completed')
+    return {
+      ...base,
+      cancelled_reason: item(
+        'cancelled_reason',
+        'Cancelled',
+        'string',
+        order.state === 'expired'
+          ? 'The candidate did not take the AI interview in time'
+          : 'The invitation could not be sent',
+      ),
+    };
+  return {
+    ...base,
+    assessment_status: item('status', 'Status', 'string', 'Completed'),
+    assessment_result:
+      order.score === undefined
+        ? item('ai_match_score', 'AI match score', 'string', 'not scored')
+        : item('ai_match_score', 'AI match score', 'numeric_score', order.score),
+    assessment_profile_url: item('report', 'AI interview report', 'url', order.profileUrl ?? ''),
+    metadata: [item('test', 'Test', 'string', order.testId)],
+  };
+}
+
+/** The announcer of the order's source. */
+export function orderAnnouncer(context: ConnectionContext, order: OrderRecord): OrderAnnouncer {
+  switch (order.source) {
+    case 'greenhouse':
+      return greenhouseAnnouncer(context);
+    case 'ashby':
+      return ashbyAnnouncer(context);
+  }
+}

@@ -1,0 +1,113 @@
+import type { Connection } from '../config';
+import { normaliseEmail } from '../pipeline/records';
+import { cancelBodySchema, startBodySchema } from './ashby-assessments.schemas';
+import {
+  authenticatePartner,
+  readPartnerBody,
+  type OrderTests,
+  type PartnerAnswer,
+  type PartnerDependencies,
+  type PartnerRequest,
+} from './partner-calls';
+import { ORDER_OPEN_STATES, orderIdFor, type OrderRecord } from './records';
+
+/**
+ * Ashby Assessments, served by the connector (assessment-partner facts, section 2): Ashby POSTs `assessment.list`,
+ * `assessment.start` and `assessment.cancel` to the base URL the partner gave it, with the key the connector issued
+ * the customer as the Basic username. Results go back through Ashby's `assessment.update` (shared/orders/announce.ts).
+ */
+export const ASHBY_CALLS = ['assessment.list', 'assessment.start', 'assessment.cancel'] as const;
+export type AshbyCall = (typeof ASHBY_CALLS)[number];
+
+/** Ashby's error envelope, as its own API answers. */
+const refusal = (status: number, message: string): PartnerAnswer => ({
+  status,
+  body: { success: false, errors: [message] },
+});
+const badRequest = (message: string) => refusal(400, message);
+/** Ashby shows a 422's `message` to the recruiter. */
+const toRecruiter = (message: string): PartnerAnswer => ({ status: 422, body: { message } });
+/** A start again for the same application and type, after orders of it ended: a new order, up to this many. */
+const MAX_REORDERS = 20;
+
+export async function handleAshbyPartner(request: PartnerRequest<AshbyCall>, deps: PartnerDependencies) {
+  const tenant = await authenticatePartner('ashby', request.headers.authorization, deps);
+  if (!tenant) return refusal(401, 'the API key is not valid');
+  if (request.method !== 'POST') return refusal(405, `${request.call} takes POST`);
+  switch (request.call) {
+    case 'assessment.list':
+      return {
+        status: 200,
+        body: {
+          success: true,
+          results: tenant.tests.map((t) => ({ assessment_type_id: t.id, name: t.name, description: t.name })),
+        },
+      };
+    case 'assessment.start':
+      return start(request, tenant, deps);
+    case 'assessment.cancel':
+      return cancel(request, tenant.connection, deps);
+  }
+}
+
+/**
+ * Records the order (its id a digest of the application, the assessment type and how many orders of them ended
+ * before), answers its id at once and queues the rest; 409 while one is under way for them, as Ashby expects.
+ */
+async function start(
+  request: PartnerRequest<AshbyCall>,
+  tenant: { connection: Connection; tests: OrderTests },
+  deps: PartnerDependencies,
+): Promise<PartnerAnswer> {
+  const read = readPartnerBody(request.rawBody, startBodySchema, badRequest);
+  if (!read.ok) return read.answer;
+  const { assessment_type_id: testId, candidate, application } = read.body;
+  const test = tenant.tests.find((t) => t.id === testId);
+  if (!test) return toRecruiter(`This AI interview (${testId}) is no longer offered: choose another assessment.`);
+  const now = deps.now();
+  const name = [candidate.first_name, candidate.last_name].filter(Boolean).join(' ');
+  for (let round = 0; round < MAX_REORDERS; round++) {
+    const { connection } = tenant;
+    const order: OrderRecord = {
+      connectionId: connection.id,
+      orderId: orderIdFor('ashby', connection.id, [application.ashby_id, testId, ...(round ? [String(round)] : [])]),
+      source: 'ashby',
+      testId,
+      state: 'received',
+      candidateEmail: normaliseEmail(candidate.email),
+      candidateName: name || undefined,
+      atsCandidateId: candidate.ashby_id,
+      atsApplicationId: application.ashby_id,
+      steps: {},
+      createdAt: now,
+      updatedAt: now,
+    };
+    const { created, record } = await deps.orders.recordOrder(order);
+    const open = (ORDER_OPEN_STATES as readonly string[]).includes(record.state);
+    if (!created && !open) continue;
+    if (!created) {
+      // Ashby's retry of a start whose answer it lost finds the order under way: queued again until it has begun.
+      if (record.state === 'received') await deps.enqueue(record);
+      return refusal(409, 'the candidate is already being assessed');
+    }
+    await deps.enqueue(record);
+    deps.logger.info('ashby order received', { connectionId: connection.id, orderId: record.orderId });
+    return { status: 200, body: { success: true, results: { assessment_id: record.orderId } } };
+  }
+  return toRecruiter('This candidate has been assessed too many times for this job.');
+}
+
+/** The recruiter cancelled: the order ends (its invitation, if not yet sent, is not sent). */
+async function cancel(
+  request: PartnerRequest<AshbyCall>,
+  connection: Connection,
+  deps: PartnerDependencies,
+): Promise<PartnerAnswer> {
+  const read = readPartnerBody(request.rawBody, cancelBodySchema, badRequest);
+  if (!read.ok) return read.answer;
+  const key = { connectionId: connection.id, orderId: read.body.assessment_id };
+  const { moved, record } = await deps.orders.moveOrder(key, 'cancel', { now: deps.now() });
+  if (!record) return refusal(404, 'assessment_id: no such assessment');
+  if (moved) deps.logger.info('ashby order cancelled', key);
+  return { status: 200, body: { success: true, results: { assessment_id: record.orderId } } };
+}

@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import type { InterviewReport } from '../interview-service';
+import { WORKER_TIMING } from '../pipeline/constants';
+import type { ConnectionContext, PipelineLogger } from '../pipeline/ports';
+import { normaliseEmail } from '../pipeline/records';
+import { httpsLink } from '../validation';
+import type { OrderAnnouncer } from './announce';
+import type { OrderKey, OrderRecord, OrderStore } from './records';
+
+export interface OrderResultDependencies {
+  orders: OrderStore;
+  /** How the order's ATS is told of its end (shared/orders/announce.ts). */
+  announcerFor(context: ConnectionContext, order: OrderRecord): OrderAnnouncer;
+  logger: PipelineLogger;
+  now?: () => number;
+  newOwner?: () => string;
+}
+
+/** The order's invitation is not yet recorded done (its message is still under way): the report comes back later. */
+export class OrderNotInvitedError extends Error {
+  public readonly code = 'order-not-invited';
+  public readonly retryable = true;
+
+  public constructor(orderId: string) {
+    super(`order ${orderId}: its invitation is still under way`);
+    this.name = 'OrderNotInvitedError';
+  }
+}
+
+export type OrderReportOutcome =
+  | 'order-completed'
+  | 'order-already-completed'
+  | 'order-other-report'
+  | 'order-ended'
+  | 'order-no-public-link';
+
+/**
+ * A report made for an order: the order (found by the test's interview and the candidate's e-mail) completes with
+ * its score and public link, then its ATS is told. Undefined when no order of this connection has the report's
+ * interview and e-mail. A report that comes after the expiry still completes the order.
+ */
+export async function completeOrderWithReport(
+  context: ConnectionContext,
+  report: InterviewReport,
+  deps: OrderResultDependencies,
+  signal?: AbortSignal,
+): Promise<OrderReportOutcome | undefined> {
+  if (!report.candidate_email_id) return undefined;
+  const order = await deps.orders.findOrderByInterview(report.interview_id, normaliseEmail(report.candidate_email_id));
+  if (!order || order.connectionId !== context.connection.id) return undefined;
+  const log = { connectionId: order.connectionId, orderId: order.orderId, reportId: report.report_id };
+  // Greenhouse shows nothing without a public profile link: never complete without one.
+  const profileUrl = httpsLink(report.report_url);
+  if (!profileUrl) return 'order-no-public-link';
+  const now = (deps.now ?? Date.now)();
+  const score = typeof report.ai_match_score === 'number' ? report.ai_match_score : undefined;
+  const data = { reportId: report.report_id, profileUrl, score };
+  const { moved, record } = await deps.orders.moveOrder(order, 'complete', { now, data });
+  if (!moved) {
+    if (!record || record.state === 'cancelled' || record.state === 'failed') {
+      deps.logger.warn('order: a report came for an order that ended without it', { ...log, state: record?.state });
+      return 'order-ended';
+    }
+    if (record.state !== 'completed') throw new OrderNotInvitedError(order.orderId);
+    if (record.reportId !== report.report_id) {
+      deps.logger.warn('order: completed already with another report', log);
+      return 'order-other-report';
+    }
+  }
+  await announceOrder(order, context, deps, signal);
+  deps.logger.info('order completed', log);
+  return moved ? 'order-completed' : 'order-already-completed';
+}
+
+export type AnnounceOutcome = 'announced' | 'held-elsewhere' | 'nothing-to-tell' | 'unknown-order';
+
+/**
+ * Tells the ATS how the order ended, under a claim so that one worker does: the end recorded as told (conditional
+ * on the order still being in it) lets the claim go. A crash between the call and its record tells the same end
+ * again, which the ATS takes as it took the first (a PATCH ping; an update carrying the whole result).
+ */
+export async function announceOrder(
+  key: OrderKey,
+  context: ConnectionContext,
+  deps: OrderResultDependencies,
+  signal?: AbortSignal,
+): Promise<AnnounceOutcome> {
+  const owner = (deps.newOwner ?? randomUUID)();
+  const now = (deps.now ?? Date.now)();
+  const lease = { owner, now, durationMs: WORKER_TIMING.applicationLeaseMs };
+  const claim = await deps.orders.claimOrder(key, lease, 'announce');
+  if (claim.kind === 'missing') return 'unknown-order';
+  if (claim.kind !== 'claimed') return claim.kind === 'done' ? 'nothing-to-tell' : 'held-elsewhere';
+  const order = claim.record;
+  try {
+    await deps.announcerFor(context, order).announce(order, signal);
+  } catch (error) {
+    // Handed back at once: the retry (or the reconciler) tells it, not after the lease runs out.
+    await deps.orders.recordOrderStep(key, { owner, release: true }).catch(() => undefined);
+    throw error;
+  }
+  await deps.orders.recordOrderStep(key, { owner, data: { announced: order.state }, release: true });
+  const log = { connectionId: key.connectionId, orderId: key.orderId, state: order.state };
+  deps.logger.info('order: the ATS was told', log);
+  return 'announced';
+}

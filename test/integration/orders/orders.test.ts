@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '../../helpers/local-http';
+import { emailsTo, invitedInterviewId, takeInterview, useTestStack } from '../../helpers/local-stack';
+
+const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+const email = () => `cand-${randomUUID().slice(0, 8)}@candidates.example.com`;
+
+describe('Orders placed from inside the ATS, end to end on the local stack', () => {
+  const held = useTestStack('orders');
+
+  it('Greenhouse: Send Test → one e-mail → the report → the PATCH → test_status complete with the score', async () => {
+    const { stack } = held;
+    const gh = stack.greenhouse;
+    const address = email();
+    const application = gh.addCandidate({ first_name: 'Ana', last_name: 'Ruiz', email: address, job_id: 3301 });
+    expect(await gh.assessments.listTests()).toEqual([
+      { partner_test_id: 'backend-screen', partner_test_name: 'AI interview: backend engineer' },
+    ]);
+    // The recruiter clicks "Send Test" twice: one order, one e-mail.
+    const sent = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: 'backend-screen' });
+    const again = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: 'backend-screen' });
+    expect(again.partner_interview_id).toBe(sent.partner_interview_id);
+    const interviewId = await invitedInterviewId(stack, address);
+    await stack.waitForQuiet(20_000);
+    expect(await emailsTo(stack, address)).toHaveLength(1);
+    takeInterview(stack, interviewId, { name: 'Ana Ruiz', email: address }, { ai_match_score: 81 });
+    await waitFor(() => sent.status === 'complete', 20_000);
+    expect(sent).toMatchObject({
+      status: 'complete',
+      partner_score: 81,
+      partner_profile_url: expect.stringMatching(/^https:\/\//),
+      refusedPatches: 0,
+      responseErrors: [],
+    });
+    expect(sent.patches).toBeGreaterThanOrEqual(1);
+  });
+
+  it('Greenhouse: an unknown key gets 401 and a malformed send_test 400 naming the field, nothing recorded', async () => {
+    const { stack } = held;
+    const url = `${stack.gatewayUrl}/orders/greenhouse/send_test`;
+    const unknown = await fetch(url, { method: 'POST', headers: { authorization: basic('demo-greenhouse.nope') } });
+    expect(unknown.status).toBe(401);
+    const key = stack.secrets['connector/demo-greenhouse']?.greenhousePartnerKey as string;
+    const malformed = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: basic(key), 'content-type': 'application/json' },
+      body: JSON.stringify({ partner_test_id: 'backend-screen', candidate: { email: 'not-an-email' }, url: 'x' }),
+    });
+    expect(malformed.status).toBe(400);
+    expect(JSON.stringify(await malformed.json())).toMatch(/candidate\.email/);
+  });
+
+  it('Ashby: Start Assessment → 409 while under way → the report → assessment.update with the result', async () => {
+    const { stack } = held;
+    const ashby = stack.ashby;
+    const address = email();
+    const application = ashby.addCandidate({ firstName: 'Kemi', lastName: 'Adeyemi', email: address });
+    expect((await ashby.assessments.list()).map((a) => a.assessment_type_id)).toEqual(['backend-screen']);
+    const started = await ashby.assessments.start({
+      applicationId: application.id,
+      assessmentTypeId: 'backend-screen',
+    });
+    expect(started.status).toBe(200);
+    const twice = await ashby.assessments.start({ applicationId: application.id, assessmentTypeId: 'backend-screen' });
+    expect(twice.status).toBe(409);
+    const unknownType = await ashby.assessments.start({ applicationId: application.id, assessmentTypeId: 'nope' });
+    expect(unknownType).toMatchObject({ status: 422, message: expect.stringContaining('no longer offered') });
+    const interviewId = await invitedInterviewId(stack, address);
+    takeInterview(stack, interviewId, { name: 'Kemi Adeyemi', email: address }, { ai_match_score: 64 });
+    const activity = () => ashby.assessments.assessments.find((a) => a.assessment_id === started.assessment_id);
+    await waitFor(() => activity()?.status === 'Completed', 20_000);
+    expect(activity()).toMatchObject({
+      result: { identifier: 'ai_match_score', type: 'numeric_score', value: 64 },
+      profileUrl: expect.stringMatching(/^https:\/\//),
+    });
+    expect(await emailsTo(stack, address)).toHaveLength(1);
+  });
+});
