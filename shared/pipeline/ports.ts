@@ -1,7 +1,9 @@
-import type { InterviewReport } from '../interview-service';
 import type { Connection, ConnectionSecrets } from '../config';
 import type { AtsAdapter, AtsPacing } from '../ats/port';
 import type { InterviewService } from '../interview-service/port';
+
+/** A report as the service lists it. */
+type InterviewReport = Awaited<ReturnType<InterviewService['listReports']>>[number];
 import type {
   ApplicationKey,
   ApplicationRecord,
