@@ -137,7 +137,7 @@ export class DynamoOrderStore implements OrderStore {
           ...write.data,
           ...(write.step?.record ? { [`steps.${write.step.name}`]: write.step.record } : {}),
           ...(move ? { state: move.to } : {}),
-          updatedAt: Date.now(),
+          updatedAt: write.now ?? Date.now(),
         },
         remove: [
           ...(write.step && !write.step.record ? [`steps.${write.step.name}`] : []),

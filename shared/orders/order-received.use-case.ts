@@ -79,7 +79,7 @@ export async function handleOrderReceived(
   } catch (error) {
     if (!isPermanent(error)) throw error;
     const reason = errorCode(error);
-    await deps.orders.recordOrderStep(key, { owner, move: 'fail', data: { failureReason: reason } });
+    await deps.orders.recordOrderStep(key, { owner, move: 'fail', data: { failureReason: reason }, now: now() });
     deps.logger.error('order: failed for good', { ...log, code: reason });
     return { outcome: 'failed', reason };
   }
@@ -99,7 +99,7 @@ function orderSteps(run: OrderRun): Step<unknown>[] {
   const { order, owner, deps } = run;
   const now = deps.now ?? Date.now;
   const record = (write: Omit<Parameters<OrderStore['recordOrderStep']>[1], 'owner'>) =>
-    deps.orders.recordOrderStep(order, { owner, ...write });
+    deps.orders.recordOrderStep(order, { owner, now: now(), ...write });
   const link = { url: '' };
   const interview: Step<{ interviewId: string; inviteUrl: string }> = {
     name: 'interview-created',

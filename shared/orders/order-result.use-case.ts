@@ -96,10 +96,10 @@ export async function announceOrder(
     await deps.announcerFor(context, order).announce(order, signal);
   } catch (error) {
     // Handed back at once: the retry (or the reconciler) tells it, not after the lease runs out.
-    await deps.orders.recordOrderStep(key, { owner, release: true }).catch(() => undefined);
+    await deps.orders.recordOrderStep(key, { owner, release: true, now }).catch(() => undefined);
     throw error;
   }
-  await deps.orders.recordOrderStep(key, { owner, data: { announced: order.state }, release: true });
+  await deps.orders.recordOrderStep(key, { owner, data: { announced: order.state }, release: true, now });
   const log = { connectionId: key.connectionId, orderId: key.orderId, state: order.state };
   deps.logger.info('order: the ATS was told', log);
   return 'announced';

@@ -149,6 +149,8 @@ export interface OrderStore {
       move?: OrderMove;
       data?: OrderData;
       release?: boolean;
+      /** When it was written (the worker's clock); now by default. */
+      now?: number;
     },
   ): Promise<void>;
   /**

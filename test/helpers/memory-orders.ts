@@ -53,7 +53,7 @@ export class MemoryOrderStore implements OrderStore {
     if (write.data?.announced !== undefined && write.data.announced !== order.state) throw lost();
     if (write.step?.record) order.steps[write.step.name] = write.step.record;
     else if (write.step) delete order.steps[write.step.name];
-    Object.assign(order, write.data, { updatedAt: Date.now() });
+    Object.assign(order, write.data, { updatedAt: write.now ?? Date.now() });
     if (write.move) order.state = ORDER_MOVES[write.move].to;
     if (write.release || !isClaimable(order.state)) {
       delete order.leaseOwner;

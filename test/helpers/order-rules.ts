@@ -85,4 +85,48 @@ export function orderRules(store: () => OrderStore): void {
       record: { state: 'invited' },
     });
   });
+
+  it('moves an order without a claim only from the states its move allows, and expires it only when old enough', async () => {
+    const order = { ...newOrder(), state: 'invited' as const };
+    await store().recordOrder(order);
+    const early = await store().moveOrder(order, 'expire', { now: NOW + 1, receivedBefore: NOW - 1 });
+    expect(early).toMatchObject({ moved: false, record: { state: 'invited' } });
+    expect(await store().moveOrder(order, 'expire', { now: NOW + 2, receivedBefore: NOW + 1 })).toMatchObject({
+      moved: true,
+      record: { state: 'expired' },
+    });
+    // A report after the expiry still completes it; a second completion is refused, the record answered.
+    const data = { reportId: 'rep-1', score: 80, profileUrl: 'https://r.example.com/1' };
+    expect(await store().moveOrder(order, 'complete', { now: NOW + 3, data })).toMatchObject({
+      moved: true,
+      record: { state: 'completed', reportId: 'rep-1', score: 80 },
+    });
+    expect(await store().moveOrder(order, 'complete', { now: NOW + 4, data: { reportId: 'rep-2' } })).toMatchObject({
+      moved: false,
+      record: { reportId: 'rep-1' },
+    });
+    expect(await store().moveOrder({ connectionId: 'acme', orderId: 'ord_missing' }, 'cancel', { now: NOW })).toEqual({
+      moved: false,
+      record: undefined,
+    });
+  });
+
+  it("claims an order's announcement once per end, and keeps it listed until its end is told", async () => {
+    const order = { ...newOrder(), state: 'invited' as const, interviewId: `int-${Math.random()}` };
+    await store().recordOrder(order);
+    expect((await store().listOrdersWithWork('acme', 500)).map((o) => o.orderId)).toContain(order.orderId);
+    expect(await store().claimOrder(order, lease('a1'), 'announce')).toMatchObject({ kind: 'done' });
+    await store().moveOrder(order, 'complete', { now: NOW, data: { reportId: 'r', profileUrl: 'https://r.io/1' } });
+    expect(await store().claimOrder(order, lease('a1'), 'announce')).toMatchObject({ kind: 'claimed' });
+    expect(await store().claimOrder(order, lease('a2', NOW + 1), 'announce')).toEqual({ kind: 'held-elsewhere' });
+    await store().recordOrderStep(order, { owner: 'a1', data: { announced: 'completed' }, release: true });
+    expect(await store().claimOrder(order, lease('a3', NOW + 2), 'announce')).toMatchObject({ kind: 'done' });
+    expect((await store().listOrdersWithWork('acme', 500)).map((o) => o.orderId)).not.toContain(order.orderId);
+    expect(await store().findOrderByInterview(order.interviewId, order.candidateEmail)).toMatchObject({
+      orderId: order.orderId,
+      state: 'completed',
+      announced: 'completed',
+    });
+    expect(await store().findOrderByInterview(order.interviewId, 'someone@else.io')).toBeUndefined();
+  });
 }

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { parseConnections } from '../../../shared/config';
+import { type AshbyCall, handleAshbyPartner } from '../../../shared/orders/ashby-assessments';
+import { issuePartnerKey, type PartnerDependencies } from '../../../shared/orders/partner-calls';
+import type { OrderRecord } from '../../../shared/orders/records';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryOrderStore } from '../../helpers/memory-orders';
+
+const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
+const [connection] = parseConnections(
+  connectionDocument({
+    ats: 'ashby',
+    orders: {
+      ashby: { tests: [{ id: 'backend-screen', name: 'Backend screen', interview: { questions: QUESTIONS } }] },
+    },
+  }),
+);
+const KEY = issuePartnerKey(connection?.id ?? '');
+const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+
+function ashby() {
+  const orders = new MemoryOrderStore();
+  const queued: OrderRecord[] = [];
+  const deps: PartnerDependencies = {
+    connectionFor: async (id) =>
+      id === connection?.id
+        ? { connection, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), ashbyPartnerKey: KEY } }
+        : undefined,
+    orders,
+    enqueue: async (order) => void queued.push(order),
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    now: () => Date.UTC(2026, 10, 26),
+  };
+  const call = (name: AshbyCall, body: unknown, key = KEY) =>
+    handleAshbyPartner(
+      {
+        call: name,
+        method: 'POST',
+        headers: { authorization: basic(key) },
+        query: new URLSearchParams(),
+        rawBody: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+      },
+      deps,
+    );
+  return { orders, queued, call };
+}
+
+/** `assessment.start` as Ashby sends it (ASPEC), with a field the connector does not read. */
+const start = (overrides: Record<string, unknown> = {}) => ({
+  assessment_type_id: 'backend-screen',
+  candidate: {
+    ashby_id: 'c-1',
+    first_name: 'Kemi',
+    last_name: 'Adeyemi',
+    email: 'Kemi@Example.com',
+    ashby_profile_url: 'https://app.ashbyhq.com/candidates/c-1',
+  },
+  application: { ashby_id: 'a-1', status: 'Active' },
+  job: { ashby_id: 'j-1', name: 'Backend', ashby_job_url: 'https://app.ashbyhq.com/jobs/j-1', hiringTeam: [] },
+  additional_fields: { department: 'eng' },
+  ...overrides,
+});
+
+describe('Ashby Assessments endpoints', () => {
+  it('answers 401 to a key that is not the connection’s, before it reads the body', async () => {
+    const { call, orders } = ashby();
+    for (const key of ['nobody.x', `${KEY}x`, issuePartnerKey('other')])
+      expect(await call('assessment.start', 'not JSON', key)).toMatchObject({ status: 401 });
+    expect(orders.orders.size).toBe(0);
+  });
+
+  it('lists the tests as assessment types', async () => {
+    expect(await ashby().call('assessment.list', {})).toEqual({
+      status: 200,
+      body: {
+        success: true,
+        results: [{ assessment_type_id: 'backend-screen', name: 'Backend screen', description: 'Backend screen' }],
+      },
+    });
+  });
+
+  it('starts once: the id, then 409 while it is under way; a new order after the last one ended', async () => {
+    const { call, orders, queued } = ashby();
+    const first = await call('assessment.start', start());
+    expect(first).toMatchObject({ status: 200, body: { success: true, results: { assessment_id: /^ord_/ } } });
+    expect(await call('assessment.start', start())).toMatchObject({ status: 409 });
+    expect(orders.orders.size).toBe(1);
+    // The repeat found it still waiting for its work: queued again (the worker makes each step once).
+    expect(queued).toHaveLength(2);
+    const id = (first.body as { results: { assessment_id: string } }).results.assessment_id;
+    expect(await orders.getOrder({ connectionId: connection?.id ?? '', orderId: id })).toMatchObject({
+      source: 'ashby',
+      candidateEmail: 'kemi@example.com',
+      atsApplicationId: 'a-1',
+      atsCandidateId: 'c-1',
+    });
+    expect(await call('assessment.cancel', { assessment_id: id })).toMatchObject({ status: 200 });
+    const again = await call('assessment.start', start());
+    expect(again.status).toBe(200);
+    expect((again.body as { results: { assessment_id: string } }).results.assessment_id).not.toBe(id);
+  });
+
+  it('answers 422 with a message for the recruiter, 400 naming the field, 404 for an unknown cancel', async () => {
+    const { call, orders } = ashby();
+    expect(await call('assessment.start', start({ assessment_type_id: 'gone' }))).toEqual({
+      status: 422,
+      body: { message: expect.stringContaining('no longer offered') },
+    });
+    const noEmail = start({ candidate: { ...start().candidate, email: 'nope' } });
+    expect(await call('assessment.start', noEmail)).toMatchObject({
+      status: 400,
+      body: { success: false, errors: [expect.stringMatching(/^candidate\.email: /)] },
+    });
+    expect(await call('assessment.cancel', { assessment_id: 'ord_unknown' })).toMatchObject({ status: 404 });
+    expect(orders.orders.size).toBe(0);
+  });
+});
