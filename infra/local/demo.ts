@@ -3,6 +3,7 @@ import type { LocalStack } from './local-stack';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from './sandbox/documented-routes';
 import { errorMessage } from '../../shared/errors';
+import { checkOrders, formatOrders, runOrders, type OrdersDemoSummary } from './demo-orders';
 
 export interface AtsDemoSummary {
   interviewsCreated: number;
@@ -23,6 +24,8 @@ export interface DemoSummary {
   dlqDepth: number;
   /** Each call the run made that its vendor does not document (route, query parameter or body field). */
   undocumentedCalls: string[];
+  /** Orders placed from inside the ATSs that take them (Greenhouse Assessment Partner, Ashby Assessments). */
+  orders: OrdersDemoSummary;
 }
 
 export const DEMO_CANDIDATES = [
@@ -208,8 +211,9 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
       statuses[status] = (statuses[status] ?? 0) + 1;
     }
   return {
-    interviewsCreated: stack.interview.state.interviews.filter((i) =>
-      i.interview_name.includes(`(ref ${run.connectionId}/`),
+    // The stage trigger's interview; an order's test has its own (`…/orders/order-<test>`).
+    interviewsCreated: stack.interview.state.interviews.filter(
+      (i) => i.interview_name.includes(`(ref ${run.connectionId}/`) && !i.interview_name.includes('/orders/'),
     ).length,
     invitesSent: run.emails.reduce((sum, e) => sum + to(e).filter((m) => !isReminder(m)).length, 0),
     reportsWrittenBack: reportNotes.length,
@@ -232,8 +236,14 @@ export async function runDemo(
   log(`Moving ${DEMO_CANDIDATES.length} candidates to "AI Interview" in ${atsNames}…`);
   const schedule = reconcileSchedule(stack);
   let runs: AtsDemoRun[];
+  let orders: OrdersDemoSummary;
   try {
-    runs = await Promise.all(stack.connections.map((c) => runOnAts(stack, c.ats, c.id, log, timeoutMs)));
+    const waitFor = <T>(step: string, read: () => Promise<T> | T, done: (value: T) => boolean) =>
+      until(step, read, done, timeoutMs);
+    [orders, ...runs] = await Promise.all([
+      runOrders(stack, log, waitFor),
+      ...stack.connections.map((c) => runOnAts(stack, c.ats, c.id, log, timeoutMs)),
+    ]);
   } catch (error) {
     // A step that did not come says what the pipeline still holds, and why, beside its name.
     if (!(error instanceof DemoStepError)) throw error;
@@ -260,7 +270,12 @@ export async function runDemo(
   const summaries = await Promise.all(runs.map(async (run) => [run.kind, await summarise(stack, run)] as const));
   // Every call of the run (the doctor's at the start too) is held against the routes its vendor documents.
   const undocumented = runs.flatMap((run) => undocumentedCalls(run.kind, stack.ats[run.kind].calls()));
-  return { byAts: Object.fromEntries(summaries), dlqDepth: dlq.stage + dlq.report, undocumentedCalls: undocumented };
+  return {
+    byAts: Object.fromEntries(summaries),
+    dlqDepth: dlq.stage + dlq.report,
+    undocumentedCalls: undocumented,
+    orders,
+  };
 }
 
 /** The reconciler every `RECONCILE_EVERY_MS` while the demo runs, as its schedule would run it. */
@@ -304,9 +319,17 @@ export function formatSummary(summary: DemoSummary): string {
       `${kinds.map((k) => `| ${cell(summary.byAts[k]?.statuses[status] ?? 0)} `).join('')}|`,
   );
   const calls = `ATS calls outside the vendors' documented routes: ${summary.undocumentedCalls.length}`;
-  return [line, header, line, ...body, ...statusRows, line, `messages in the DLQs: ${summary.dlqDepth}`, calls].join(
-    '\n',
-  );
+  return [
+    line,
+    header,
+    line,
+    ...body,
+    ...statusRows,
+    line,
+    ...formatOrders(summary.orders),
+    `messages in the DLQs: ${summary.dlqDepth}`,
+    calls,
+  ].join('\n');
 }
 
 /** What `npm start -- --once` requires on every ATS; the first miss names the ATS and the step. */
@@ -323,6 +346,8 @@ export function checkSummary(summary: DemoSummary, candidates = DEMO_CANDIDATES.
     const tagged = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
     if (tagged !== candidates + 2) return `${kind} statuses: expected ${candidates + 2} tagged, got ${tagged}`;
   }
+  const orders = checkOrders(summary.orders);
+  if (orders) return orders;
   if (summary.dlqDepth !== 0) return `dead-letter queues: ${summary.dlqDepth} messages`;
   if (summary.undocumentedCalls.length) return `undocumented ATS calls: ${summary.undocumentedCalls.join('; ')}`;
   return undefined;

@@ -65,6 +65,15 @@ export class AshbyAssessments {
     this.partner = partner;
   }
 
+  /** Stages whose assessment activity has "Automate on Stage Entry" on, with the assessment type it starts. */
+  public readonly automated = new Map<string, string>();
+
+  /** A candidate entered a stage: its automated assessment starts, as a recruiter's "Start Assessment" would. */
+  public async stageEntered(applicationId: string, stageName: string): Promise<void> {
+    const assessmentTypeId = this.automated.get(stageName);
+    if (assessmentTypeId && this.partner) await this.start({ applicationId, assessmentTypeId });
+  }
+
   public async list(): Promise<{ assessment_type_id: string; name: string }[]> {
     const answer = await this.call('assessment.list', {});
     const results = (answer.body as { results?: { assessment_type_id: string; name: string }[] }).results;

@@ -87,6 +87,8 @@ export async function startAshbySandbox(
           { id: '3ae2b801-ai', name: 'AI Interview' },
           { id: '3ae2b801-hm', name: 'Hiring Manager Review' },
           { id: '3ae2b801-offer', name: 'Offer' },
+          // A stage whose activity is the partner's assessment, "Automate on Stage Entry" (assessments.ts).
+          { id: '3ae2b801-assessment', name: 'Skills Assessment' },
         ],
       },
       // A closed job of another hiring process, without the AI interview stage: "all jobs" means open ones.
@@ -336,5 +338,12 @@ export async function startAshbySandbox(
       }),
     ping: (secret) => signed(secret, { action: 'ping', data: { webhookId: randomUUID() } }),
   });
+  // "Automate on Stage Entry": a move into a stage with an automated assessment starts it, as Ashby does.
+  const move = sandbox.moveCandidate.bind(sandbox);
+  sandbox.moveCandidate = async (input) => {
+    const deliveries = await move(input);
+    await assessments.stageEntered(input.applicationId, sandbox.stageNameOf(input.applicationId));
+    return deliveries;
+  };
   return Object.assign(sandbox, { assessments });
 }
