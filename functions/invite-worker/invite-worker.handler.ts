@@ -34,7 +34,7 @@ export const handler = sqsBatchHandler(
     }
     if (message.kind === 'order-work') {
       orderDeps ??= orderDependencies(logger);
-      const result = await handleOrderWork(message, { ...deps, ...orderDeps }, run.signal);
+      const result = await handleOrderWork(message, { ...deps, ...orderDeps }, run);
       logger.info('order work handled', { connectionId: message.connectionId, action: message.action, ...result });
       if (result.outcome === 'held-elsewhere')
         throw new ClaimHeldElsewhereError(`order ${message.orderId}`, run.leaseMs);

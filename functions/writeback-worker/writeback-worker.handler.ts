@@ -16,10 +16,10 @@ let orderDeps: ReturnType<typeof orderDependencies> | undefined;
 const deps = {
   ...pipelineDependencies(logger),
   // A report no application has is looked for among orders only where the connection takes orders.
-  orderReport: async (...[context, report, signal]: Parameters<NonNullable<PipelineDependencies['orderReport']>>) => {
+  orderReport: async (...[context, report, run]: Parameters<NonNullable<PipelineDependencies['orderReport']>>) => {
     if (!context.connection.orders) return undefined;
     orderDeps ??= orderDependencies(logger);
-    return completeOrderWithReport(context, report, orderDeps, signal);
+    return completeOrderWithReport(context, report, orderDeps, run);
   },
 };
 const metrics = createMetrics();

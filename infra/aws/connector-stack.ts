@@ -84,6 +84,7 @@ export class ConnectorStack extends Stack {
       jobsTable: tables.jobs.tableName,
       applicationsTable: tables.applications.tableName,
       eventsTable: tables.events.tableName,
+      ordersTable: tables.orders.tableName,
       stageQueueUrl: queues.stage.queue.queueUrl,
       reportQueueUrl: queues.report.queue.queueUrl,
       stageDlqUrl: queues.stage.dlq.queueUrl,

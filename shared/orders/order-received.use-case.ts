@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Connection, Trigger } from '../config';
 import { ensureInterviewForTrigger } from '../pipeline/ensure-interview.use-case';
 import { errorCode, isPermanent } from '../pipeline/errors';
-import type { ConnectionContext, InviteDependencies } from '../pipeline/ports';
+import type { ConnectionContext, InviteDependencies, RunOptions } from '../pipeline/ports';
 import { runSteps, type Step } from '../pipeline/steps';
 import { WORKER_TIMING } from '../pipeline/constants';
 import { refusalReason } from '../errors';
@@ -60,12 +60,13 @@ export function triggerForTest(test: OrderTest): Trigger {
 export async function handleOrderReceived(
   key: OrderKey,
   deps: OrderDependencies,
-  signal?: AbortSignal,
+  run: RunOptions = {},
 ): Promise<{ outcome: OrderReceivedOutcome; reason?: string }> {
+  const { signal } = run;
   const context = await deps.contextFor(key.connectionId);
   const owner = (deps.newOwner ?? randomUUID)();
   const now = deps.now ?? Date.now;
-  const lease = { owner, now: now(), durationMs: WORKER_TIMING.applicationLeaseMs };
+  const lease = { owner, now: now(), durationMs: run.leaseMs ?? WORKER_TIMING.applicationLeaseMs };
   const claim = await deps.orders.claimOrder(key, lease);
   if (claim.kind !== 'claimed') return { outcome: claim.kind === 'missing' ? 'unknown-order' : claim.kind };
   const order = claim.record;

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { InterviewReport } from '../interview-service';
 import { WORKER_TIMING } from '../pipeline/constants';
-import type { ConnectionContext, PipelineLogger } from '../pipeline/ports';
+import { ClaimHeldElsewhereError } from '../pipeline/errors';
+import { afterSideEffect } from '../pipeline/fault-injection';
+import type { ConnectionContext, PipelineLogger, RunOptions } from '../pipeline/ports';
 import { normaliseEmail } from '../pipeline/records';
 import { httpsLink } from '../validation';
 import type { OrderAnnouncer } from './announce';
@@ -43,7 +45,7 @@ export async function completeOrderWithReport(
   context: ConnectionContext,
   report: InterviewReport,
   deps: OrderResultDependencies,
-  signal?: AbortSignal,
+  run: RunOptions = {},
 ): Promise<OrderReportOutcome | undefined> {
   if (!report.candidate_email_id) return undefined;
   const order = await deps.orders.findOrderByInterview(report.interview_id, normaliseEmail(report.candidate_email_id));
@@ -67,7 +69,9 @@ export async function completeOrderWithReport(
       return 'order-other-report';
     }
   }
-  await announceOrder(order, context, deps, signal);
+  // Another worker telling it: this message comes back once its lease ran out, and tells it if that one stopped.
+  if ((await announceOrder(order, context, deps, run)) === 'held-elsewhere')
+    throw new ClaimHeldElsewhereError(`order ${order.orderId}`, run.leaseMs);
   deps.logger.info('order completed', log);
   return moved ? 'order-completed' : 'order-already-completed';
 }
@@ -83,22 +87,23 @@ export async function announceOrder(
   key: OrderKey,
   context: ConnectionContext,
   deps: OrderResultDependencies,
-  signal?: AbortSignal,
+  run: RunOptions = {},
 ): Promise<AnnounceOutcome> {
   const owner = (deps.newOwner ?? randomUUID)();
   const now = (deps.now ?? Date.now)();
-  const lease = { owner, now, durationMs: WORKER_TIMING.applicationLeaseMs };
+  const lease = { owner, now, durationMs: run.leaseMs ?? WORKER_TIMING.applicationLeaseMs };
   const claim = await deps.orders.claimOrder(key, lease, 'announce');
   if (claim.kind === 'missing') return 'unknown-order';
   if (claim.kind !== 'claimed') return claim.kind === 'done' ? 'nothing-to-tell' : 'held-elsewhere';
   const order = claim.record;
   try {
-    await deps.announcerFor(context, order).announce(order, signal);
+    await deps.announcerFor(context, order).announce(order, run.signal);
   } catch (error) {
     // Handed back at once: the retry (or the reconciler) tells it, not after the lease runs out.
     await deps.orders.recordOrderStep(key, { owner, release: true, now }).catch(() => undefined);
     throw error;
   }
+  afterSideEffect('order-announced', `${key.connectionId}#${key.orderId}#${order.state}`);
   await deps.orders.recordOrderStep(key, { owner, data: { announced: order.state }, release: true, now });
   const log = { connectionId: key.connectionId, orderId: key.orderId, state: order.state };
   deps.logger.info('order: the ATS was told', log);

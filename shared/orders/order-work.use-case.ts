@@ -1,3 +1,4 @@
+import type { RunOptions } from '../pipeline/ports';
 import type { OrderWorkMessage } from '../queue/messages.schema';
 import { announceOrder, type OrderResultDependencies } from './order-result.use-case';
 import { handleOrderReceived, orderTest, type OrderDependencies } from './order-received.use-case';
@@ -13,15 +14,15 @@ export type OrderWorkDependencies = OrderDependencies & OrderResultDependencies;
 export async function handleOrderWork(
   message: OrderWorkMessage,
   deps: OrderWorkDependencies,
-  signal?: AbortSignal,
+  run: RunOptions = {},
 ): Promise<{ outcome: string; reason?: string }> {
   const key = { connectionId: message.connectionId, orderId: message.orderId };
   const context = await deps.contextFor(key.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
   if (message.action === 'invite') {
-    const result = await handleOrderReceived(key, deps, signal);
+    const result = await handleOrderReceived(key, deps, run);
     if (result.outcome !== 'failed') return result;
-    await announceOrder(key, context, deps, signal);
+    await announceOrder(key, context, deps, run);
     return result;
   }
   if (message.action === 'expire') {
@@ -30,9 +31,9 @@ export async function handleOrderWork(
     const days = orderTest(context.connection, order)?.expireAfterDays ?? 14;
     const now = (deps.now ?? Date.now)();
     const { moved } = await deps.orders.moveOrder(key, 'expire', { now, receivedBefore: now - days * DAY_MS });
-    const told = await announceOrder(key, context, deps, signal);
+    const told = await announceOrder(key, context, deps, run);
     if (moved) deps.logger.info('order expired', { ...key, test: order.testId });
     return { outcome: moved ? 'expired' : told };
   }
-  return { outcome: await announceOrder(key, context, deps, signal) };
+  return { outcome: await announceOrder(key, context, deps, run) };
 }

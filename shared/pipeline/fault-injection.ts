@@ -9,7 +9,9 @@ export type SideEffectPoint =
   | 'stage-moved'
   | 'reminder-emailed'
   | 'expiry-note-posted'
-  | 'status-shown';
+  | 'status-shown'
+  /** An assessment order's end told to its ATS (shared/orders/order-result.use-case.ts). */
+  | 'order-announced';
 
 /**
  * A seam for the chaos run (`npm run chaos`), empty in production: called right after an outward side effect

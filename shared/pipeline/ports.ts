@@ -282,11 +282,7 @@ export interface PipelineDependencies {
    * A report no application has may be an assessment order's (shared/orders/): completes it and answers how, or
    * undefined when no order has it. Only the write-back worker is given it.
    */
-  orderReport?: (
-    context: ConnectionContext,
-    report: InterviewReport,
-    signal?: AbortSignal,
-  ) => Promise<string | undefined>;
+  orderReport?: (context: ConnectionContext, report: InterviewReport, run?: RunOptions) => Promise<string | undefined>;
 }
 
 /** The stage-entered use case also sends the invitation e-mail; only the invite worker loads a mail client. */

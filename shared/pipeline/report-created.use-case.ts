@@ -107,7 +107,7 @@ async function reportAndApplication(
     ? (await deps.store.findApplicationsByAtsId(context.connection.id, message.atsApplicationId))[0]
     : await findApplication(context, report, deps);
   if (application) return { report, application };
-  const order = await deps.orderReport?.(context, report, options.signal);
+  const order = await deps.orderReport?.(context, report, options);
   if (order === 'order-no-public-link') return park(run, "the order's report has no public https link");
   if (order) return { outcome: 'order', reason: order };
   return park(run, 'no application has this interview and candidate e-mail');

@@ -10,6 +10,7 @@ import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shar
 import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
+import { checkOrders, orderRecords, placeOrders, takeOrderedInterviews } from './chaos-orders';
 
 export interface ChaosOptions {
   candidates: number;
@@ -45,6 +46,8 @@ export interface ChaosOptions {
   dropStageChangeRate: number;
   /** Share of invited candidates who never take the interview: each reminded once and expired once. */
   noShowRate: number;
+  /** Assessments ordered from inside the ATS (half Greenhouse Send Test, half Ashby Start Assessment). */
+  orders: number;
   timeoutMs: number;
   workDir: string;
   /** The functions in their own execution environments (the default), or all in this process (debugging). */
@@ -69,6 +72,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   strangers: 10,
   dropStageChangeRate: 0.15,
   noShowRate: 0.1,
+  orders: 40,
   timeoutMs: 15 * 60_000,
   workDir: '.local/chaos',
 };
@@ -207,6 +211,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     'reminder-emailed': 0,
     'expiry-note-posted': 0,
     'status-shown': 0,
+    'order-announced': 0,
   };
   const crashed = new Set<string>();
   faultInjection.afterSideEffect = (point, key) => {
@@ -233,6 +238,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       trigger.reminders = { afterHours: 30 / 3600, max: 1 };
       trigger.expireAfterDays = 100 / 86_400;
     }
+    // Ordered assessments expire as the invitations do.
+    for (const source of Object.values(connection.orders ?? {}) as { tests: Record<string, any>[] }[])
+      for (const test of source.tests) test.expireAfterDays = 100 / 86_400;
   }
   writeFileSync(configPath, JSON.stringify(template));
 
@@ -294,6 +302,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       );
     }
     for (const ats of Object.values(s.ats)) ats.setFaults({ dropStageChangeRate: 0 });
+    // Recruiters order the assessment from inside Greenhouse and Ashby too, each order sent more than once.
+    const ordered = await placeOrders(s, options.orders, random, options.noShowRate);
+    options.progress(`${ordered.length} assessments ordered from inside Greenhouse and Ashby, each more than once`);
     // Some deliveries again later, out of order with everything sent since.
     for (const c of candidates.filter(() => random() < 0.1)) await s.ats[c.kind].resendStageChange(c.applicationId);
     options.progress(
@@ -327,6 +338,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       () => reconcile(4000),
       settled,
     );
+
+    const scanTable = (table: string) => scan(s, table);
+    const orderInvited = (r: Record<string, any>) => !['received', 'interview_created'].includes(r.state);
+    await until(
+      'order invitations',
+      async () => {
+        const invited = (await scanTable(s.tables.orders)).filter(orderInvited).length;
+        return [invited >= ordered.length, `${invited}/${ordered.length}`];
+      },
+      deadline,
+      options.progress,
+      () => reconcile(4000),
+      settled,
+    );
+    await takeOrderedInterviews(s, ordered, await orderRecords(scanTable, s), random);
 
     // Every invited candidate takes the interview; a few strangers take one too.
     const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
@@ -406,6 +432,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       3000,
       async () => Date.now() > expiryDue && (await settled()),
     );
+    const told = (r: Record<string, any>) => ['completed', 'expired'].includes(r.state) && r.announced === r.state;
+    await untilCounted('orders ended and told', { table: s.tables.orders, match: told, total: ordered.length }, 3000);
     await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));
 
     // ----- invariants
@@ -529,6 +557,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       });
     }
 
+    checkOrders(
+      check,
+      s,
+      ordered,
+      await orderRecords(scanTable, s),
+      (address) => emails.filter((m) => m.destination.to.includes(address)).length,
+    );
+
     const dlq: ChaosReport['dlq'] = [];
     for (const [queue, url] of [
       ['stage-events-dlq', s.queues.stage.dlqUrl],
@@ -634,7 +670,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     capture.restore();
     // The functions' log lines, kept for a reader when asked (CHAOS_LOG_FILE): ids only, as every log line.
     if (process.env.CHAOS_LOG_FILE) writeFileSync(process.env.CHAOS_LOG_FILE, capture.lines.join('\n'));
-    const logLeaks = scanLogs(capture.lines, s, candidates);
+    const orderCandidates = ordered.map((o) => ({ ...o, kind: o.source }));
+    const logLeaks = scanLogs(capture.lines, s, [...candidates, ...orderCandidates]);
     return {
       options: { ...options, progress: undefined } as never,
       invariants,

@@ -2,14 +2,15 @@ import { parseArgs } from 'node:util';
 import { CHAOS_DEFAULTS, formatChaosReport, runChaos } from './chaos';
 
 /**
- * `npm run chaos [-- --candidates 500 --seed 20261121 --crash-rate 0.25 --per-candidate --one-process]`: prints the
- * invariant table; exit 1 on a violation.
+ * `npm run chaos [-- --candidates 500 --orders 40 --seed 20261121 --crash-rate 0.25 --per-candidate
+ * --one-process]`: prints the invariant table; exit 1 on a violation.
  */
 const { values } = parseArgs({
   options: {
     candidates: { type: 'string', default: String(CHAOS_DEFAULTS.candidates) },
     seed: { type: 'string', default: String(CHAOS_DEFAULTS.seed) },
     'crash-rate': { type: 'string', default: String(CHAOS_DEFAULTS.crashRate) },
+    orders: { type: 'string', default: String(CHAOS_DEFAULTS.orders) },
     'per-candidate': { type: 'boolean', default: false },
     // Every function in this process, one module state for all: for a debugger, never for the verdict.
     'one-process': { type: 'boolean', default: false },
@@ -20,6 +21,7 @@ const report = await runChaos({
   candidates: Number(values.candidates),
   seed: Number(values.seed),
   crashRate: Number(values['crash-rate']),
+  orders: Number(values.orders),
   perCandidateInvites: values['per-candidate'],
   runtime: values['one-process'] ? 'one-process' : 'environments',
   progress: (line) => process.stderr.write(`${line}\n`),

@@ -86,7 +86,7 @@ export function orderRules(store: () => OrderStore): void {
     });
   });
 
-  it('moves an order without a claim only from the states its move allows, and expires it only when old enough', async () => {
+  it('moves an order without a claim as its moves allow, and expires it only when old enough', async () => {
     const order = { ...newOrder(), state: 'invited' as const };
     await store().recordOrder(order);
     const early = await store().moveOrder(order, 'expire', { now: NOW + 1, receivedBefore: NOW - 1 });

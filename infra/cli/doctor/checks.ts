@@ -13,6 +13,7 @@ import { InterviewServiceClient, InterviewServiceError } from '../../../shared/i
 import { describeFirstIssue } from '../../../shared/validation';
 import { closest, fail, info, pass, type CheckLine } from './lines';
 import type { SecretStore } from './secret-store';
+import { orderSourceLines } from './orders';
 
 export interface DoctorDependencies {
   secrets: SecretStore;
@@ -134,6 +135,7 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
 
   lines.push(...(await interviewServiceLines(connection, secrets, deps)));
   if (atsWorks) lines.push(...(await atsWebhookLines(connection, secrets, ats, deps.apiUrl, atsCall)));
+  lines.push(...(await orderSourceLines(connection, secrets, ats, deps)));
   const senders = new Set(
     [deps.mailFrom, ...connection.triggers.map((t) => t.invite.from)].filter((s): s is string => Boolean(s)),
   );

@@ -14,6 +14,7 @@ import { dynamoMappingStore } from '../../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../../shared/queue';
 import { readOpsOutputs } from '../../aws/stack-outputs';
 import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationLine, iso } from './lines';
+import { orderLines, orderUrlLines, printPartnerKey, scanOrders } from './orders';
 import { errorMessage } from '../../../shared/errors';
 
 /**
@@ -30,7 +31,9 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
   match --connection C --report R --application A   write a parked report back to application A
   retry --connection C --application A        once the cause is fixed, write back again a failed write-back's report
   purge --connection C --candidate ID         forget a candidate: delete every record held about them
-  urls --connections FILE                     each connection's webhook URLs (from the stack's ApiUrl)`;
+  urls --connections FILE                     each connection's webhook URLs and order endpoints (from ApiUrl)
+  orders [--connection C]                     assessment orders by source and state; those with work left or failed
+  partner-key --connection C                  a new key to give the customer for its ATS's order calls`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -54,7 +57,7 @@ function fail(message: string): never {
 }
 
 interface Target {
-  tables: { jobs: string; applications: string; events: string };
+  tables: { jobs: string; applications: string; events: string; orders: string };
   queues: Record<'stage' | 'report', { url: string; dlqUrl: string; dlqArn?: string; arn?: string }>;
   dynamo: DynamoDBClient;
   sqs: SQSClient;
@@ -86,7 +89,7 @@ function target(): Target {
       );
     const o = read.values;
     return {
-      tables: { jobs: o.jobsTable, applications: o.applicationsTable, events: o.eventsTable },
+      tables: { jobs: o.jobsTable, applications: o.applicationsTable, events: o.eventsTable, orders: o.ordersTable },
       queues: {
         stage: { url: o.stageQueueUrl, dlqUrl: o.stageDlqUrl },
         report: { url: o.reportQueueUrl, dlqUrl: o.reportDlqUrl },
@@ -145,12 +148,14 @@ function printUrls(): void {
   for (const c of connections) {
     console.log(`${c.id} (${c.ats}): ${apiUrl}/webhooks/ats/${c.id}`);
     console.log(`${c.id} (interview service): ${apiUrl}/webhooks/interview/${c.id}/<interviewWebhookToken>`);
+    for (const line of orderUrlLines(c, apiUrl)) console.log(line);
   }
 }
 
 async function main(): Promise<void> {
   const [command, sub] = positionals;
   if (command === 'urls') return printUrls();
+  if (command === 'partner-key') return printPartnerKey(require('connection'));
   const t = target();
   const store = dynamoMappingStore({ tables: t.tables, client: t.dynamo });
   if (command === 'dlq' && sub === 'list') {
@@ -261,6 +266,10 @@ async function main(): Promise<void> {
       `report ${reportId} queued for write-back to application ${applicationId}; ` +
         'it leaves the parked list once written back',
     );
+    return;
+  }
+  if (command === 'orders') {
+    for (const line of orderLines(await scanOrders(t.dynamo, t.tables.orders), values.connection)) console.log(line);
     return;
   }
   if (command === 'purge') {

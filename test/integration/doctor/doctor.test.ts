@@ -46,6 +46,29 @@ describe('npm run doctor on the local stack', () => {
     expect(run.output).not.toMatch(/3399|9c2e01aa-closed|ARCH0001/);
   }, 120_000);
 
+  it('checks each order source end to end: the key accepted, the completion credential, candidatesWrite', async () => {
+    const { stack } = held;
+    const ok = await runDoctor(['--stack', stack.stackFile, '--connection', 'demo-greenhouse']);
+    expect(ok.output).toContain("✓ greenhouse orders: the connector accepts the customer's key and lists 1 test(s)");
+    expect(ok.output).toContain('✓ greenhouse orders: the completion credential Greenhouse issued is in the secret');
+    // The completion credential left out, and the Ashby key without candidatesWrite.
+    stack.ashby.assessments.candidatesWrite = false;
+    try {
+      const failed = await withSecrets(
+        stack,
+        (secrets) => delete secrets['connector/demo-greenhouse']?.greenhouseCompletionKey,
+        () => runDoctor(['--stack', stack.stackFile]),
+      );
+      expect(failed.output).toContain('✗ greenhouse orders: no greenhouseCompletionKey: results cannot be announced');
+      expect(failed.output).toContain('✗ ashby orders: the Ashby key may not send assessment.update');
+      expect(failed.output).toContain('candidatesWrite permission');
+      expect(failed.output).not.toMatch(SECRET_FIELDS);
+      expect(failed.code).toBe(1);
+    } finally {
+      stack.ashby.assessments.candidatesWrite = true;
+    }
+  }, 120_000);
+
   it('checks a trigger for all jobs against every open job, naming one opened without the stage', async () => {
     const jobs = held.stack.greenhouse.state.jobs;
     // Six jobs opened since, the last without the AI interview stage; with the demo's two open ones, eight.

@@ -36,7 +36,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     expect(sent.patches).toBeGreaterThanOrEqual(1);
   });
 
-  it('Greenhouse: an unknown key gets 401 and a malformed send_test 400 naming the field, nothing recorded', async () => {
+  it('Greenhouse: an unknown key gets 401, a malformed send_test 400 naming the field', async () => {
     const { stack } = held;
     const url = `${stack.gatewayUrl}/orders/greenhouse/send_test`;
     const unknown = await fetch(url, { method: 'POST', headers: { authorization: basic('demo-greenhouse.nope') } });

@@ -1,0 +1,116 @@
+import type { Connection, ConnectionSecrets } from '../../../shared/config';
+import { errorCode } from '../../../shared/errors';
+import type { OrderSource } from '../../../shared/orders/records';
+import { type CheckLine, fail, info, pass } from './lines';
+import type { DoctorDependencies, SetupAdapter } from './checks';
+
+const KEYS = { greenhouse: 'greenhousePartnerKey', ashby: 'ashbyPartnerKey' } as const;
+/** The call of each source that only a key the connector accepts is answered: its list of tests. */
+const LIST = {
+  greenhouse: { path: 'greenhouse/list_tests', method: 'GET', body: undefined },
+  ashby: { path: 'ashby/assessment.list', method: 'POST', body: '{}' },
+} as const;
+
+/**
+ * Each order source of the connection end to end: the key the customer's ATS sends is in the secret and the
+ * connector's own endpoint accepts it and lists the configured tests; Greenhouse's completion credential is there
+ * (and not the inbound key); the customer's Ashby key may send `assessment.update` (`candidatesWrite`).
+ */
+export async function orderSourceLines(
+  connection: Connection,
+  secrets: ConnectionSecrets,
+  ats: SetupAdapter,
+  deps: DoctorDependencies,
+): Promise<CheckLine[]> {
+  const lines: CheckLine[] = [];
+  for (const source of Object.keys(connection.orders ?? {}) as OrderSource[]) {
+    const tests = connection.orders?.[source]?.tests ?? [];
+    const key = secrets[KEYS[source]];
+    if (!key?.startsWith(`${connection.id}.`)) {
+      lines.push(
+        fail(
+          `${source} orders: no ${KEYS[source]} of this connection in its secret`,
+          `npm run ops -- partner-key --connection ${connection.id}, put it in the secret as ${KEYS[source]}, ` +
+            'and give it to the customer for their ATS',
+        ),
+      );
+      continue;
+    }
+    lines.push(
+      await listLine(
+        source,
+        key,
+        tests.map((t) => t.id),
+        deps,
+      ),
+    );
+    if (source === 'greenhouse') lines.push(completionLine(secrets));
+    if (source === 'ashby') lines.push(await ashbyPermissionLine(ats));
+  }
+  return lines;
+}
+
+async function listLine(
+  source: OrderSource,
+  key: string,
+  testIds: string[],
+  deps: DoctorDependencies,
+): Promise<CheckLine> {
+  const call = LIST[source];
+  const url = `${deps.apiUrl.replace(/\/+$/, '')}/orders/${call.path}`;
+  try {
+    const response = await (deps.fetch ?? fetch)(url, {
+      method: call.method,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: call.body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await response.text();
+    const listed = testIds.filter((id) => text.includes(JSON.stringify(id)));
+    if (response.status === 200 && listed.length === testIds.length)
+      return pass(`${source} orders: the connector accepts the customer's key and lists ${testIds.length} test(s)`);
+    return fail(
+      `${source} orders: ${url} answered ${response.status}${response.status === 200 ? ' without every test' : ''}`,
+      response.status === 401
+        ? 'the key in the secret is not the one the connector accepts: redeploy, or wait for the secret cache'
+        : 'check the deployment (the OrderApi function) and the connection’s orders',
+    );
+  } catch (error) {
+    return fail(`${source} orders: ${url} did not answer (${errorCode(error)})`, 'check ApiUrl and the deployment');
+  }
+}
+
+function completionLine(secrets: ConnectionSecrets): CheckLine {
+  const completion = secrets.greenhouseCompletionKey;
+  if (completion && completion !== secrets.greenhousePartnerKey)
+    return pass('greenhouse orders: the completion credential Greenhouse issued is in the secret');
+  return fail(
+    completion
+      ? 'greenhouse orders: greenhouseCompletionKey is the inbound key (Greenhouse refuses it with 403)'
+      : 'greenhouse orders: no greenhouseCompletionKey: results cannot be announced',
+    'ask partners@greenhouse.io for the partner-to-Greenhouse credential and put it in the secret as ' +
+      'greenhouseCompletionKey',
+  );
+}
+
+/** An update of no assessment: refused either way, but with 403 only when the key lacks `candidatesWrite`. */
+async function ashbyPermissionLine(ats: SetupAdapter): Promise<CheckLine> {
+  if (!ats.updateAssessment) return info('ashby orders: this connection’s ATS takes no assessment update');
+  try {
+    await ats.updateAssessment({
+      assessment_id: 'connector-doctor-probe',
+      timestamp: Date.now(),
+      assessment_status: { identifier: 'status', label: 'Status', type: 'string', value: 'Started' },
+    });
+  } catch (error) {
+    if (/403|missing_endpoint_permission/.test(`${errorCode(error)} ${String(error)}`))
+      return fail(
+        'ashby orders: the Ashby key may not send assessment.update',
+        'give the API key the candidatesWrite permission in Ashby (Admin → API keys)',
+      );
+  }
+  return pass('ashby orders: the Ashby key may send assessment.update (candidatesWrite)');
+}

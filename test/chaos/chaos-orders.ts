@@ -1,0 +1,152 @@
+import type { LocalStack } from '../../infra/local/local-stack';
+import type { TakeHomeTest } from '../../infra/local/sandbox/ats/greenhouse/assessments';
+
+/** A candidate whose assessment a recruiter ordered from inside the ATS. */
+export interface OrderCandidate {
+  source: 'greenhouse' | 'ashby';
+  applicationId: string;
+  email: string;
+  name: string;
+  /** Greenhouse's take-home test row; Ashby's assessment id. */
+  test?: TakeHomeTest | undefined;
+  assessmentId?: string | undefined;
+  /** Ids the ATS got back from its repeated orders of this one candidate and test. */
+  answeredIds: string[];
+  noShow: boolean;
+}
+
+type Check = (name: string, items: unknown[], bad: (item: any) => string | undefined) => void;
+
+const TEST_ID = 'backend-screen';
+
+/**
+ * `count` orders, half from Greenhouse (Send Test clicked two or three times at once), half from Ashby (Start
+ * Assessment twice at once: one order, a 409): placed 25 at a time, while the stage flow's candidates move.
+ */
+export async function placeOrders(
+  s: LocalStack,
+  count: number,
+  random: () => number,
+  noShowRate: number,
+): Promise<OrderCandidate[]> {
+  const placed: OrderCandidate[] = [];
+  for (let i = 0; i < count; i++) {
+    const source = i % 2 === 0 ? 'greenhouse' : 'ashby';
+    const email = `order-${i}+${source}@candidates.example.com`;
+    const name = `Order${i} Candidate${i}`;
+    const applicationId =
+      source === 'greenhouse'
+        ? String(
+            s.greenhouse.addCandidate({ first_name: `Order${i}`, last_name: `Candidate${i}`, email, job_id: 3301 }).id,
+          )
+        : s.ashby.addCandidate({ firstName: `Order${i}`, lastName: `Candidate${i}`, email }).id;
+    placed.push({ source, applicationId, email, name, answeredIds: [], noShow: random() < noShowRate });
+  }
+  for (let i = 0; i < placed.length; i += 25)
+    await Promise.all(placed.slice(i, i + 25).map((c) => order(s, c, 2 + Math.floor(random() * 2))));
+  return placed;
+}
+
+async function order(s: LocalStack, c: OrderCandidate, times: number): Promise<void> {
+  if (c.source === 'greenhouse') {
+    const sent = await Promise.allSettled(
+      Array.from({ length: times }, () =>
+        s.greenhouse.assessments.sendTest({ application_id: Number(c.applicationId), partner_test_id: TEST_ID }),
+      ),
+    );
+    for (const result of sent)
+      if (result.status === 'fulfilled') {
+        c.test = result.value;
+        c.answeredIds.push(result.value.partner_interview_id ?? '');
+      }
+    return;
+  }
+  const started = await Promise.all(
+    Array.from({ length: 2 }, () =>
+      s.ashby.assessments.start({ applicationId: c.applicationId, assessmentTypeId: TEST_ID }),
+    ),
+  );
+  for (const result of started) if ('assessment_id' in result) c.answeredIds.push(result.assessment_id as string);
+  c.assessmentId = c.answeredIds[0];
+}
+
+/** The orders' records, by candidate e-mail. */
+export async function orderRecords(
+  scan: (table: string) => Promise<Record<string, any>[]>,
+  s: LocalStack,
+): Promise<Map<string, Record<string, any>[]>> {
+  const byEmail = new Map<string, Record<string, any>[]>();
+  for (const record of await scan(s.tables.orders))
+    byEmail.set(record.candidateEmail, [...(byEmail.get(record.candidateEmail) ?? []), record]);
+  return byEmail;
+}
+
+/** Every candidate who shows up takes the interview their invitation links to. */
+export async function takeOrderedInterviews(
+  s: LocalStack,
+  placed: OrderCandidate[],
+  records: Map<string, Record<string, any>[]>,
+  random: () => number,
+): Promise<number> {
+  let taken = 0;
+  for (const c of placed) {
+    const interviewId = records.get(c.email)?.[0]?.interviewId;
+    if (c.noShow || !interviewId) continue;
+    s.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: c.name,
+      candidate_email: c.email,
+      ai_match_score: Math.round(40 + random() * 60),
+      proctoring_violations: 0,
+      delay_ms: 0,
+    });
+    taken++;
+  }
+  return taken;
+}
+
+/** The order's end as its ATS shows it: complete with a score, or (for a no-show) expired or cancelled. */
+function shownInAts(s: LocalStack, c: OrderCandidate): string {
+  if (c.source === 'greenhouse') return c.test?.status === 'complete' ? 'complete' : (c.test?.partner_status ?? 'none');
+  const activity = s.ashby.assessments.assessments.find((a) => a.assessment_id === c.assessmentId);
+  return activity?.status ?? 'none';
+}
+
+/** The invariants of orders placed from inside the ATS. */
+export function checkOrders(
+  check: Check,
+  s: LocalStack,
+  placed: OrderCandidate[],
+  records: Map<string, Record<string, any>[]>,
+  emailsTo: (address: string) => number,
+): void {
+  check('orders: exactly one order per candidate and test, one id answered', placed, (c: OrderCandidate) => {
+    const count = records.get(c.email)?.length ?? 0;
+    const ids = new Set(c.answeredIds);
+    return count === 1 && ids.size === 1 ? undefined : `${c.source} ${c.email}: ${count} orders, ids ${[...ids]}`;
+  });
+  check('orders: exactly one invitation e-mail per order', placed, (c: OrderCandidate) => {
+    const count = emailsTo(c.email);
+    return count === 1 ? undefined : `${c.source} ${c.email}: ${count} e-mails`;
+  });
+  check(
+    'orders: exactly one interview per connection × ordered test',
+    s.connections.filter((c) => c.orders),
+    (c) => {
+      const count = s.interview.state.interviews.filter((i) =>
+        i.interview_name.endsWith(`(ref ${c.id}/orders/order-${TEST_ID})`),
+      ).length;
+      return count === 1 ? undefined : `${c.id}: ${count} interviews`;
+    },
+  );
+  check('orders: every order ended and told, as its ATS shows it', placed, (c: OrderCandidate) => {
+    const record = records.get(c.email)?.[0];
+    const want = c.noShow ? 'expired' : 'completed';
+    const shown = shownInAts(s, c);
+    const expected = { greenhouse: c.noShow ? 'expired' : 'complete', ashby: c.noShow ? 'Cancelled' : 'Completed' };
+    const told = record?.state === want && record.announced === want;
+    return told && shown === expected[c.source]
+      ? undefined
+      : `${c.source} ${c.email}: ${record?.state}, told ${record?.announced}, the ATS shows ${shown}`;
+  });
+}
