@@ -74,7 +74,8 @@ export async function handleOrderReceived(
   const log = { connectionId: key.connectionId, orderId: key.orderId };
   try {
     if (!context || !test) throw new OrderRefusedError('no-test', 'the ordered test is no longer configured');
-    await runSteps(orderSteps({ context, test, order, owner, deps, signal }), `${key.connectionId}#${key.orderId}`);
+    const steps = orderSteps({ context, test, order, owner, deps, signal, leaseMs: lease.durationMs });
+    await runSteps(steps, `${key.connectionId}#${key.orderId}`);
     deps.logger.info('order: candidate invited', { ...log, test: order.testId });
     return { outcome: 'invited' };
   } catch (error) {
@@ -87,6 +88,8 @@ export async function handleOrderReceived(
 }
 
 interface OrderRun {
+  /** The invocation's time: the interview's creation lease lasts no longer than the claim. */
+  leaseMs: number;
   context: ConnectionContext;
   test: OrderTest;
   order: OrderRecord;
@@ -118,6 +121,7 @@ function orderSteps(run: OrderRun): Step<unknown>[] {
           now,
           newOwner: deps.newOwner ?? randomUUID,
           signal: run.signal,
+          leaseMs: run.leaseMs,
         },
       ),
     async recordDone(ready) {

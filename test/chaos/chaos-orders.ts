@@ -42,32 +42,37 @@ export async function placeOrders(
         : s.ashby.addCandidate({ firstName: `Order${i}`, lastName: `Candidate${i}`, email }).id;
     placed.push({ source, applicationId, email, name, answeredIds: [], noShow: random() < noShowRate });
   }
-  for (let i = 0; i < placed.length; i += 25)
-    await Promise.all(placed.slice(i, i + 25).map((c) => order(s, c, 2 + Math.floor(random() * 2))));
+  for (let i = 0; i < placed.length; i += 10)
+    await Promise.all(placed.slice(i, i + 10).map((c) => order(s, c, 2 + Math.floor(random() * 2))));
   return placed;
 }
 
+/** The recruiter's clicks, sent at once; clicked again (at most three rounds) while the ATS got no answer. */
 async function order(s: LocalStack, c: OrderCandidate, times: number): Promise<void> {
-  if (c.source === 'greenhouse') {
-    const sent = await Promise.allSettled(
-      Array.from({ length: times }, () =>
-        s.greenhouse.assessments.sendTest({ application_id: Number(c.applicationId), partner_test_id: TEST_ID }),
+  for (let round = 0; round < 3 && c.answeredIds.length === 0; round++) {
+    if (c.source === 'greenhouse') {
+      const sent = await Promise.allSettled(
+        Array.from({ length: times }, () =>
+          s.greenhouse.assessments.sendTest({ application_id: Number(c.applicationId), partner_test_id: TEST_ID }),
+        ),
+      );
+      for (const result of sent)
+        if (result.status === 'fulfilled') {
+          c.test = result.value;
+          c.answeredIds.push(result.value.partner_interview_id ?? '');
+        }
+      continue;
+    }
+    const started = await Promise.allSettled(
+      Array.from({ length: 2 }, () =>
+        s.ashby.assessments.start({ applicationId: c.applicationId, assessmentTypeId: TEST_ID }),
       ),
     );
-    for (const result of sent)
-      if (result.status === 'fulfilled') {
-        c.test = result.value;
-        c.answeredIds.push(result.value.partner_interview_id ?? '');
-      }
-    return;
+    for (const result of started)
+      if (result.status === 'fulfilled' && 'assessment_id' in result.value)
+        c.answeredIds.push(result.value.assessment_id as string);
+    c.assessmentId = c.answeredIds[0];
   }
-  const started = await Promise.all(
-    Array.from({ length: 2 }, () =>
-      s.ashby.assessments.start({ applicationId: c.applicationId, assessmentTypeId: TEST_ID }),
-    ),
-  );
-  for (const result of started) if ('assessment_id' in result) c.answeredIds.push(result.assessment_id as string);
-  c.assessmentId = c.answeredIds[0];
 }
 
 /** The orders' records, by candidate e-mail. */

@@ -594,7 +594,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
     // A pending write-back is not enqueued again (the queue ledger): about one message per report, whatever the
     // reconciler's pace, the repeated webhooks and the deferrals (a deferred copy is the same message).
-    const writtenBack = finalRecords.filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length;
+    // Reports of orders travel the same queue: counted with the write-backs they are.
+    const ordersCompleted = (await scan(s, s.tables.orders)).filter((o) => o.state === 'completed').length;
+    const writtenBack =
+      finalRecords.filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length + ordersCompleted;
     const reportMessages = s.watch.distinctReceived('report-created');
     const messagesPerReport = writtenBack ? reportMessages / writtenBack : 0;
     invariants.push({

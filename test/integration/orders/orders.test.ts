@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../helpers/local-http';
 import { emailsTo, invitedInterviewId, takeInterview, useTestStack } from '../../helpers/local-stack';
@@ -7,7 +8,8 @@ const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64'
 const email = () => `cand-${randomUUID().slice(0, 8)}@candidates.example.com`;
 
 describe('Orders placed from inside the ATS, end to end on the local stack', () => {
-  const held = useTestStack('orders');
+  // A failed message comes back within seconds (SQS's visibility timeout), as a retry after a refusal does.
+  const held = useTestStack('orders', { visibilityTimeoutSeconds: 3 });
 
   it('Greenhouse: Send Test → one e-mail → the report → the PATCH → test_status complete with the score', async () => {
     const { stack } = held;
@@ -34,6 +36,38 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
       responseErrors: [],
     });
     expect(sent.patches).toBeGreaterThanOrEqual(1);
+  });
+
+  it('Greenhouse: a PATCH refused 403 (sent with the inbound key) is retried once the secret is right', async () => {
+    const { stack } = held;
+    const gh = stack.greenhouse;
+    const secretsFile = JSON.parse(readFileSync(stack.stackFile, 'utf8')).files.secrets as string;
+    const original = readFileSync(secretsFile, 'utf8');
+    const secrets = JSON.parse(original) as Record<string, Record<string, string>>;
+    const own = secrets['connector/demo-greenhouse'] as Record<string, string>;
+    // The operator put the inbound key where Greenhouse's completion credential belongs.
+    writeFileSync(
+      secretsFile,
+      JSON.stringify({
+        ...secrets,
+        'connector/demo-greenhouse': { ...own, greenhouseCompletionKey: own.greenhousePartnerKey },
+      }),
+    );
+    try {
+      const address = email();
+      const application = gh.addCandidate({ first_name: 'Rui', last_name: 'Costa', email: address, job_id: 3301 });
+      const sent = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: 'backend-screen' });
+      const interviewId = await invitedInterviewId(stack, address);
+      takeInterview(stack, interviewId, { name: 'Rui Costa', email: address }, { ai_match_score: 77 });
+      await waitFor(() => sent.refusedPatches > 0, 20_000, 'a refused PATCH');
+      expect(sent.status).toBe('sent');
+    } finally {
+      writeFileSync(secretsFile, original);
+    }
+    // The secret put right: the message's next attempt sends the PATCH with Greenhouse's credential.
+    const test = gh.assessments.tests.at(-1) as (typeof gh.assessments.tests)[number];
+    await waitFor(() => test.status === 'complete', 30_000, 'the completion after the fix');
+    expect(test).toMatchObject({ partner_score: 77, partner_profile_url: expect.stringMatching(/^https:\/\//) });
   });
 
   it('Greenhouse: an unknown key gets 401, a malformed send_test 400 naming the field', async () => {

@@ -184,7 +184,8 @@ export class AshbyAssessments {
       method: 'POST',
       headers: { authorization: basic(partner.key), 'content-type': 'application/json' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+      // The partner answers from its own records; a busy one is waited for as an ATS's client would.
+      signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
     let parsed: unknown;

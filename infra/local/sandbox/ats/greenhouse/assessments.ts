@@ -179,7 +179,8 @@ export class GreenhouseAssessments {
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+      // The partner answers from its own records; a busy one is waited for as an ATS's client would.
+      signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
     let parsed: unknown;
