@@ -9,7 +9,8 @@ export type OrderWorkDependencies = OrderDependencies & OrderResultDependencies;
 
 /**
  * An order's queued work: its invitation (an order that fails for good is told to the ATS), its expiry once the
- * test's `expireAfterDays` have passed with no report, or telling the ATS how it ended.
+ * test's `expireAfterDays` have passed with no report, or telling the ATS how it ended. `held-elsewhere` sends the
+ * message back for later (the invite worker defers it): the work is another worker's until its lease runs out.
  */
 export async function handleOrderWork(
   message: OrderWorkMessage,
@@ -22,8 +23,8 @@ export async function handleOrderWork(
   if (message.action === 'invite') {
     const result = await handleOrderReceived(key, deps, run);
     if (result.outcome !== 'failed') return result;
-    await announceOrder(key, context, deps, run);
-    return result;
+    const told = await announceOrder(key, context, deps, run);
+    return told === 'held-elsewhere' ? { outcome: told } : result;
   }
   if (message.action === 'expire') {
     const order = await deps.orders.getOrder(key);
@@ -31,8 +32,11 @@ export async function handleOrderWork(
     const days = orderTest(context.connection, order)?.expireAfterDays ?? 14;
     const now = (deps.now ?? Date.now)();
     const { moved } = await deps.orders.moveOrder(key, 'expire', { now, receivedBefore: now - days * DAY_MS });
-    const told = await announceOrder(key, context, deps, run);
     if (moved) deps.logger.info('order expired', { ...key, test: order.testId });
+    const told = await announceOrder(key, context, deps, run);
+    // Another worker telling it (a second copy of this message): this one comes back once its lease ran out, and
+    // tells it if that worker stopped before recording it.
+    if (told === 'held-elsewhere') return { outcome: told };
     return { outcome: moved ? 'expired' : told };
   }
   return { outcome: await announceOrder(key, context, deps, run) };
