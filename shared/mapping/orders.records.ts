@@ -103,26 +103,15 @@ export class DynamoOrderStore implements OrderStore {
       ...(work === 'announce' ? ['announced'] : []),
     );
     const condition = work === 'invite' ? `#state IN (${claimable.list})` : ANNOUNCEABLE;
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: marshall({ pk: orderPk(key) }),
-          ...update,
-          ConditionExpression: `${condition} AND ${LEASE_FREE}`,
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      const record = toOrder(unmarshall(result.Attributes ?? {}));
+    const result = await this.updateIf(key, update, `${condition} AND ${LEASE_FREE}`);
+    if ('updated' in result) {
+      const record = result.updated;
       return { kind: 'claimed', record, resumed: (record.claims ?? 1) > 1 } satisfies ClaimOrderResult;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const refused = error.Item ? toOrder(unmarshall(error.Item)) : undefined;
-      if (!refused) return { kind: 'missing' };
-      const open = work === 'invite' ? isClaimable(refused.state) : isAnnounceable(refused);
-      return open ? { kind: 'held-elsewhere' } : { kind: 'done', record: refused };
     }
+    const refused = result.refused;
+    if (!refused) return { kind: 'missing' };
+    const open = work === 'invite' ? isClaimable(refused.state) : isAnnounceable(refused);
+    return open ? { kind: 'held-elsewhere' } : { kind: 'done', record: refused };
   };
 
   public readonly recordOrderStep: OrderStore['recordOrderStep'] = async (key, write) => {
@@ -192,48 +181,57 @@ export class DynamoOrderStore implements OrderStore {
       'state',
       ...(age ? ['createdAt'] : []),
     );
+    const result = await this.updateIf(key, update, `#state IN (${from.list})${age}`);
+    return 'updated' in result ? { moved: true, record: result.updated } : { moved: false, record: result.refused };
+  };
+
+  /** The update made when `condition` holds (the order as it is now), else the order as it stood (if it exists). */
+  private async updateIf(
+    key: OrderKey,
+    update: ReturnType<typeof buildUpdate>,
+    condition: string,
+  ): Promise<{ updated: OrderRecord } | { refused: OrderRecord | undefined }> {
     try {
       const result = await this.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ pk: orderPk(key) }),
           ...update,
-          ConditionExpression: `#state IN (${from.list})${age}`,
+          ConditionExpression: condition,
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { moved: true, record: toOrder(unmarshall(result.Attributes ?? {})) };
+      return { updated: toOrder(unmarshall(result.Attributes ?? {})) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return { moved: false, record: error.Item ? toOrder(unmarshall(error.Item)) : undefined };
+      return { refused: error.Item ? toOrder(unmarshall(error.Item)) : undefined };
     }
-  };
-
-  public async findOrderByInterview(interviewId: string, candidateEmail: string): Promise<OrderRecord | undefined> {
-    const result = await this.send(
-      new QueryCommand({
-        TableName: this.table,
-        IndexName: interviewIndex.name,
-        KeyConditionExpression: '#i = :i AND #e = :e',
-        ExpressionAttributeNames: { '#i': interviewIndex.partitionKey, '#e': interviewIndex.sortKey },
-        ExpressionAttributeValues: marshall({ ':i': interviewId, ':e': candidateEmail }),
-        Limit: 1,
-      }),
-    );
-    const item = result.Items?.[0];
-    // The index is eventually consistent: the order itself is read again.
-    return item ? this.getOrder(toOrder(unmarshall(item))) : undefined;
   }
 
-  public async listOrdersWithWork(connectionId: string, limit: number): Promise<OrderRecord[]> {
+  public async findOrderByInterview(interviewId: string, candidateEmail: string): Promise<OrderRecord | undefined> {
+    const [found] = await this.query(interviewIndex.name, {
+      [interviewIndex.partitionKey]: interviewId,
+      [interviewIndex.sortKey]: candidateEmail,
+    });
+    // The index is eventually consistent: the order itself is read again.
+    return found ? this.getOrder(found) : undefined;
+  }
+
+  public listOrdersWithWork(connectionId: string, limit: number): Promise<OrderRecord[]> {
+    return this.query(workIndex.name, { [workIndex.partitionKey]: connectionId }, limit);
+  }
+
+  /** One page of an index, its keys equal to `keys`. */
+  private async query(index: string, keys: Record<string, string>, limit = 1): Promise<OrderRecord[]> {
+    const names = Object.keys(keys);
     const result = await this.send(
       new QueryCommand({
         TableName: this.table,
-        IndexName: workIndex.name,
-        KeyConditionExpression: '#c = :c',
-        ExpressionAttributeNames: { '#c': workIndex.partitionKey },
-        ExpressionAttributeValues: marshall({ ':c': connectionId }),
+        IndexName: index,
+        KeyConditionExpression: names.map((_, i) => `#k${i} = :k${i}`).join(' AND '),
+        ExpressionAttributeNames: Object.fromEntries(names.map((name, i) => [`#k${i}`, name])),
+        ExpressionAttributeValues: marshall(Object.fromEntries(names.map((name, i) => [`:k${i}`, keys[name]]))),
         Limit: limit,
       }),
     );

@@ -5,6 +5,7 @@ import {
   isClaimable,
   mayMoveOrder,
   ORDER_MOVES,
+  orderIdFor,
   type ClaimOrderResult,
   type OrderKey,
   type OrderRecord,
@@ -88,4 +89,21 @@ export class MemoryOrderStore implements OrderStore {
       .slice(0, limit)
       .map((o) => structuredClone(o));
   }
+}
+
+/** A Greenhouse order of `acme-greenhouse` for Ana's `backend-screen` test, as `send_test` records it; `overrides`. */
+export function greenhouseOrder(now: number, overrides: Partial<OrderRecord> = {}): OrderRecord {
+  return {
+    connectionId: 'acme-greenhouse',
+    orderId: orderIdFor('greenhouse', 'acme-greenhouse', ['backend-screen', 'p', 'ana@example.com']),
+    source: 'greenhouse',
+    testId: 'backend-screen',
+    state: 'received',
+    candidateEmail: 'ana@example.com',
+    candidateName: 'Ana Ruiz',
+    steps: {},
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  };
 }

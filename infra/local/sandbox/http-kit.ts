@@ -213,3 +213,29 @@ export function formatTimestamp(date: Date): string {
 export function formatDate(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
+
+/**
+ * A sandbox's call to the connector as the ATS makes it (an assessment partner's endpoint): Basic auth with the key
+ * as the username and an empty password, a JSON body, the answer's status and body (JSON where it parses).
+ */
+export async function callAsAts(
+  url: string,
+  init: { method: string; key: string; body?: unknown },
+): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url, {
+    method: init.method,
+    headers: {
+      authorization: `Basic ${Buffer.from(`${init.key}:`).toString('base64')}`,
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    // The partner answers from its own records; a busy one is waited for as an ATS's client would.
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  try {
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  } catch {
+    return { status: response.status, body: text };
+  }
+}

@@ -2,10 +2,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { MailerError } from '../../../shared/mail/ses.mailer';
 import { faultInjection, SimulatedCrash, clearInterviewCache } from '../../../shared/pipeline';
 import { handleOrderReceived } from '../../../shared/orders/order-received.use-case';
-import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
-import { MemoryOrderStore } from '../../helpers/memory-orders';
+import { greenhouseOrder, MemoryOrderStore } from '../../helpers/memory-orders';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
 import { NOW } from '../../helpers/pipeline-records';
 
@@ -20,18 +19,7 @@ beforeEach(() => {
 async function ordered() {
   const { context, interviews } = fakeContext(connectionDocument({ orders: { greenhouse: { tests: [TEST] } } }));
   const orders = new MemoryOrderStore();
-  const order: OrderRecord = {
-    connectionId: 'acme-greenhouse',
-    orderId: orderIdFor('greenhouse', 'acme-greenhouse', ['backend-screen', 'p', 'ana@example.com']),
-    source: 'greenhouse',
-    testId: 'backend-screen',
-    state: 'received',
-    candidateEmail: 'ana@example.com',
-    candidateName: 'Ana Ruiz',
-    steps: {},
-    createdAt: NOW,
-    updatedAt: NOW,
-  };
+  const order = greenhouseOrder(NOW);
   await orders.recordOrder(order);
   const deps = { ...dependencies(new MemoryMappingStore(), context), orders };
   return { deps, orders, order, interviews };

@@ -4,10 +4,10 @@ import { announceRefused, ashbyUpdateOf, greenhouseAnnouncer } from '../../../sh
 import { completeOrderWithReport, OrderNotInvitedError } from '../../../shared/orders/order-result.use-case';
 import { handleOrderWork } from '../../../shared/orders/order-work.use-case';
 import { ordersDue } from '../../../shared/orders/orders-due';
-import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
+import type { OrderRecord } from '../../../shared/orders/records';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
-import { MemoryOrderStore } from '../../helpers/memory-orders';
+import { greenhouseOrder, MemoryOrderStore } from '../../helpers/memory-orders';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
 import { NOW, reportFactory } from '../../helpers/pipeline-records';
 
@@ -21,20 +21,12 @@ afterEach(() => vi.unstubAllGlobals());
 async function invitedOrder(overrides: Partial<OrderRecord> = {}) {
   const { context } = fakeContext(connectionDocument({ orders: { greenhouse: { tests: [TEST] } } }));
   const orders = new MemoryOrderStore();
-  const order: OrderRecord = {
-    connectionId: 'acme-greenhouse',
-    orderId: orderIdFor('greenhouse', 'acme-greenhouse', ['backend-screen', 'p', 'ana@example.com']),
-    source: 'greenhouse',
-    testId: 'backend-screen',
+  const order = greenhouseOrder(NOW, {
     state: 'invited',
-    candidateEmail: 'ana@example.com',
     interviewId: 'int-1',
     completionUrl: 'https://app.greenhouse.io/integrations/testing_partners/take_home_tests/7',
-    steps: {},
-    createdAt: NOW,
-    updatedAt: NOW,
     ...overrides,
-  };
+  });
   await orders.recordOrder(order);
   const announce = vi.fn(async (_order: OrderRecord, _signal?: AbortSignal) => undefined);
   const base = dependencies(new MemoryMappingStore(), context);

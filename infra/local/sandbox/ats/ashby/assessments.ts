@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { sendJson, type Route } from '../../http-kit';
+import { callAsAts, sendJson, type Route } from '../../http-kit';
 import type { KitContext } from '../ats-sandbox-kit';
 
 /**
@@ -46,7 +46,6 @@ const updateBody = v.object({
   metadata: v.optional(v.array(item)),
 });
 
-const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 const failed = (response: ServerResponse, error: string, status = 200) =>
   sendJson(response, status, { success: false, errors: [error] });
 
@@ -178,22 +177,8 @@ export class AshbyAssessments {
     return value;
   }
 
-  private async call(name: string, body: unknown) {
+  private call(name: string, body: unknown) {
     const partner = this.need(this.partner);
-    const response = await fetch(`${partner.baseUrl}/${name}`, {
-      method: 'POST',
-      headers: { authorization: basic(partner.key), 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      // The partner answers from its own records; a busy one is waited for as an ATS's client would.
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = text;
-    }
-    return { status: response.status, body: parsed };
+    return callAsAts(`${partner.baseUrl}/${name}`, { method: 'POST', key: partner.key, body });
   }
 }

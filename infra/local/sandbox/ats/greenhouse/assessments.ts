@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { sendJson } from '../../http-kit';
+import { callAsAts, sendJson } from '../../http-kit';
 import type { GreenhouseRecords } from './state';
 
 /**
@@ -170,25 +170,8 @@ export class GreenhouseAssessments {
     }).catch(() => undefined);
   }
 
-  private async call(name: keyof PartnerUrls, method: string, body?: unknown, query = '') {
+  private call(name: keyof PartnerUrls, method: string, body?: unknown, query = '') {
     if (!this.partner) throw new Error('no assessment partner is registered');
-    const response = await fetch(this.partner.urls[name] + query, {
-      method,
-      headers: {
-        authorization: basic(this.partner.key),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      // The partner answers from its own records; a busy one is waited for as an ATS's client would.
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = text;
-    }
-    return { status: response.status, body: parsed };
+    return callAsAts(this.partner.urls[name] + query, { method, key: this.partner.key, body });
   }
 }
