@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { InterviewReport } from '../interview-service';
 import { WORKER_TIMING } from '../pipeline/constants';
-import { ClaimHeldElsewhereError } from '../pipeline/errors';
+import { ClaimHeldElsewhereError, errorCode, isPermanent } from '../pipeline/errors';
 import { afterSideEffect } from '../pipeline/fault-injection';
 import type { ConnectionContext, PipelineLogger, RunOptions } from '../pipeline/ports';
 import { normaliseEmail } from '../pipeline/records';
@@ -76,7 +76,7 @@ export async function completeOrderWithReport(
   return moved ? 'order-completed' : 'order-already-completed';
 }
 
-export type AnnounceOutcome = 'announced' | 'held-elsewhere' | 'nothing-to-tell' | 'unknown-order';
+export type AnnounceOutcome = 'announced' | 'refused' | 'held-elsewhere' | 'nothing-to-tell' | 'unknown-order';
 
 /**
  * Tells the ATS how the order ended, under a claim so that one worker does: the end recorded as told (conditional
@@ -99,6 +99,18 @@ export async function announceOrder(
   try {
     await deps.announcerFor(context, order).announce(order, run.signal);
   } catch (error) {
+    if (isPermanent(error)) {
+      // A refusal for good (the ATS no longer has the test): recorded with its reason, never retried forever.
+      const failureReason = `announce-refused: ${errorCode(error)}`;
+      await deps.orders.recordOrderStep(key, {
+        owner,
+        data: { announced: order.state, failureReason },
+        release: true,
+        now,
+      });
+      deps.logger.error('order: the ATS refused to be told, for good', { ...key, code: errorCode(error) });
+      return 'refused';
+    }
     // Handed back at once: the retry (or the reconciler) tells it, not after the lease runs out.
     await deps.orders.recordOrderStep(key, { owner, release: true, now }).catch(() => undefined);
     throw error;

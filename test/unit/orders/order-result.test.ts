@@ -97,6 +97,16 @@ describe('An order completed by its report, and told to the ATS', () => {
     expect(await orders.getOrder(order)).toMatchObject({ announced: 'completed' });
   });
 
+  it('records a refusal for good (the ATS no longer has the test) with its reason, and never retries it', async () => {
+    const { context, orders, order, announce, deps } = await invitedOrder();
+    announce.mockRejectedValueOnce(announceRefused('greenhouse', 404, new Headers()));
+    expect(await completeOrderWithReport(context, reportFactory(), deps)).toBe('order-completed');
+    const told = (await orders.getOrder(order)) as OrderRecord;
+    expect(told).toMatchObject({ state: 'completed', announced: 'completed', failureReason: /^announce-refused/ });
+    expect(ordersDue(context.connection, [told], NOW + 2 * DAY)).toEqual([]);
+    expect(await orders.listOrdersWithWork(order.connectionId, 10)).toEqual([]);
+  });
+
   it('expires an order past its days, tells the ATS, and a late report still completes it', async () => {
     const { context, orders, order, announce, deps } = await invitedOrder();
     const message = { v: 1 as const, kind: 'order-work' as const, enqueueId: 'e', receivedAt: NOW, ...order };

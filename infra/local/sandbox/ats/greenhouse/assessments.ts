@@ -77,20 +77,8 @@ export class GreenhouseAssessments {
   public async sendTest(input: { application_id: number; partner_test_id: string }): Promise<TakeHomeTest> {
     const application = this.records.application(input.application_id);
     const candidate = this.records.candidateOf(application);
-    const test: TakeHomeTest = {
-      id: this.records.newId(),
-      application_id: application.id,
-      partner_test_id: input.partner_test_id,
-      partner_interview_id: null,
-      status: 'sent',
-      partner_status: null,
-      partner_score: null,
-      partner_profile_url: null,
-      metadata: null,
-      patches: 0,
-      refusedPatches: 0,
-      responseErrors: [],
-    };
+    // One take-home test per application and partner test: a second click sends the same test (and its url) again.
+    const test = this.testFor(application.id, input.partner_test_id);
     const answer = await this.call('send_test', 'POST', {
       partner_test_id: input.partner_test_id,
       candidate: {
@@ -111,9 +99,27 @@ export class GreenhouseAssessments {
     if (answer.status !== 200 || typeof id !== 'string')
       throw new Error(`send_test answered ${answer.status}: ${JSON.stringify(answer.body)}`);
     test.partner_interview_id = id;
-    // The same send again (a second click) is the partner's to recognise: Greenhouse keeps one row per id.
-    const existing = this.tests.find((t) => t.partner_interview_id === id);
+    return test;
+  }
+
+  /** The application's take-home test of `partnerTestId`, made on its first send. */
+  private testFor(applicationId: number, partnerTestId: string): TakeHomeTest {
+    const existing = this.tests.find((t) => t.application_id === applicationId && t.partner_test_id === partnerTestId);
     if (existing) return existing;
+    const test: TakeHomeTest = {
+      id: this.records.newId(),
+      application_id: applicationId,
+      partner_test_id: partnerTestId,
+      partner_interview_id: null,
+      status: 'sent',
+      partner_status: null,
+      partner_score: null,
+      partner_profile_url: null,
+      metadata: null,
+      patches: 0,
+      refusedPatches: 0,
+      responseErrors: [],
+    };
     this.tests.push(test);
     return test;
   }
