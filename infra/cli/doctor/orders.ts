@@ -1,8 +1,19 @@
+import * as v from 'valibot';
 import type { Connection, ConnectionSecrets } from '../../../shared/config';
+import { createInterviewInputSchema } from '../../../shared/interview-service/schemas/inputs.schema';
+import { triggerForTest } from '../../../shared/orders/order-received.use-case';
+import { createInputFor, interviewNameFor } from '../../../shared/pipeline/interview-template';
+import { describeFirstIssue } from '../../../shared/validation';
 import { errorCode } from '../../../shared/errors';
 import type { OrderSource } from '../../../shared/orders/records';
 import { type CheckLine, fail, info, pass } from './lines';
-import type { DoctorDependencies, SetupAdapter } from './checks';
+import type { AtsAdapter } from '../../../shared/ats/port';
+
+/** What the order checks use of the doctor's run: the connector's base URL, and a fetch to reach it. */
+interface OrderCheckDependencies {
+  apiUrl: string;
+  fetch?: typeof fetch;
+}
 
 const KEYS = { greenhouse: 'greenhousePartnerKey', ashby: 'ashbyPartnerKey' } as const;
 /** The call of each source that only a key the connector accepts is answered: its list of tests. */
@@ -19,8 +30,8 @@ const LIST = {
 export async function orderSourceLines(
   connection: Connection,
   secrets: ConnectionSecrets,
-  ats: SetupAdapter,
-  deps: DoctorDependencies,
+  ats: Pick<AtsAdapter, 'updateAssessment'>,
+  deps: OrderCheckDependencies,
 ): Promise<CheckLine[]> {
   const lines: CheckLine[] = [];
   for (const source of Object.keys(connection.orders ?? {}) as OrderSource[]) {
@@ -36,6 +47,7 @@ export async function orderSourceLines(
       );
       continue;
     }
+    lines.push(templatesLine(connection, source));
     lines.push(
       await listLine(
         source,
@@ -50,11 +62,30 @@ export async function orderSourceLines(
   return lines;
 }
 
+/** Each test's interview as the connector would create it, held against the service's own input rules. */
+function templatesLine(connection: Connection, source: OrderSource): CheckLine {
+  const schema = createInterviewInputSchema(connection.interviewService.extraLanguages);
+  for (const test of connection.orders?.[source]?.tests ?? []) {
+    const trigger = triggerForTest(test);
+    const parsed = v.safeParse(
+      schema,
+      createInputFor(trigger, interviewNameFor(connection, trigger, { atsJobId: 'orders', jobName: test.name })),
+    );
+    if (!parsed.success)
+      return fail(
+        `${source} orders: test ${test.id} would make an interview the service refuses: ` +
+          describeFirstIssue(parsed.issues, { fallbackField: 'interview' }).message,
+        `fix orders.${source}.tests (${test.id}).interview in the connections file`,
+      );
+  }
+  return pass(`${source} orders: every test's interview template is one the service takes`);
+}
+
 async function listLine(
   source: OrderSource,
   key: string,
   testIds: string[],
-  deps: DoctorDependencies,
+  deps: OrderCheckDependencies,
 ): Promise<CheckLine> {
   const call = LIST[source];
   const url = `${deps.apiUrl.replace(/\/+$/, '')}/orders/${call.path}`;
@@ -97,7 +128,7 @@ function completionLine(secrets: ConnectionSecrets): CheckLine {
 }
 
 /** An update of no assessment: refused either way, but with 403 only when the key lacks `candidatesWrite`. */
-async function ashbyPermissionLine(ats: SetupAdapter): Promise<CheckLine> {
+async function ashbyPermissionLine(ats: Pick<AtsAdapter, 'updateAssessment'>): Promise<CheckLine> {
   if (!ats.updateAssessment) return info('ashby orders: this connection’s ATS takes no assessment update');
   try {
     await ats.updateAssessment({

@@ -51,6 +51,7 @@ describe('npm run doctor on the local stack', () => {
     const ok = await runDoctor(['--stack', stack.stackFile, '--connection', 'demo-greenhouse']);
     expect(ok.output).toContain("✓ greenhouse orders: the connector accepts the customer's key and lists 1 test(s)");
     expect(ok.output).toContain('✓ greenhouse orders: the completion credential Greenhouse issued is in the secret');
+    expect(ok.output).toContain("✓ greenhouse orders: every test's interview template is one the service takes");
     // The completion credential left out, and the Ashby key without candidatesWrite.
     stack.ashby.assessments.candidatesWrite = false;
     try {
