@@ -52,7 +52,8 @@ export async function handleAshbyPartner(request: PartnerRequest<AshbyCall>, dep
 
 /**
  * Records the order (its id a digest of the application, the assessment type and how many orders of them ended
- * before), answers its id at once and queues the rest; 409 while one is under way for them, as Ashby expects.
+ * before), answers its id at once and queues the rest; the same id to a repeat while the order waits for its work,
+ * 409 once the candidate is being invited, as Ashby expects.
  */
 async function start(
   request: PartnerRequest<AshbyCall>,
@@ -85,11 +86,9 @@ async function start(
     const { created, record } = await deps.orders.recordOrder(order);
     const open = (ORDER_OPEN_STATES as readonly string[]).includes(record.state);
     if (!created && !open) continue;
-    if (!created) {
-      // Ashby's retry of a start whose answer it lost finds the order under way: queued again until it has begun.
-      if (record.state === 'received') await deps.enqueue(record);
-      return refusal(409, 'the candidate is already being assessed');
-    }
+    // A start again while the order waits for its work (Ashby's retry of an answer it lost, a second click) gets
+    // the same id, and the order queued again; once the candidate is being invited, 409 as Ashby expects.
+    if (!created && record.state !== 'received') return refusal(409, 'the candidate is already being assessed');
     await deps.enqueue(record);
     deps.logger.info('ashby order received', { connectionId: connection.id, orderId: record.orderId });
     return { status: 200, body: { success: true, results: { assessment_id: record.orderId } } };

@@ -130,9 +130,11 @@ export function checkOrders(
     const ids = new Set(c.answeredIds);
     return count === 1 && ids.size === 1 ? undefined : `${c.source} ${c.email}: ${count} orders, ids ${[...ids]}`;
   });
-  check('orders: exactly one invitation e-mail per order', placed, (c: OrderCandidate) => {
+  // As the stage flow's: a worker stopped between recording the e-mail started and sending it leaves it uncertain,
+  // never sent twice (SES cannot be asked); the residuals count those.
+  check('orders: at most one invitation e-mail per order', placed, (c: OrderCandidate) => {
     const count = emailsTo(c.email);
-    return count === 1 ? undefined : `${c.source} ${c.email}: ${count} e-mails`;
+    return count <= 1 ? undefined : `${c.source} ${c.email}: ${count} e-mails`;
   });
   check(
     'orders: exactly one interview per connection × ordered test',

@@ -4,7 +4,7 @@ import { createInterviewInputSchema } from '../../../shared/interview-service/sc
 import { triggerForTest } from '../../../shared/orders/order-received.use-case';
 import { createInputFor, interviewNameFor } from '../../../shared/pipeline/interview-template';
 import { describeFirstIssue } from '../../../shared/validation';
-import { errorCode } from '../../../shared/errors';
+import { errorCode, httpStatus } from '../../../shared/errors';
 import type { OrderSource } from '../../../shared/orders/records';
 import { type CheckLine, fail, info, pass } from './lines';
 import type { AtsAdapter } from '../../../shared/ats/port';
@@ -137,7 +137,7 @@ async function ashbyPermissionLine(ats: Pick<AtsAdapter, 'updateAssessment'>): P
       assessment_status: { identifier: 'status', label: 'Status', type: 'string', value: 'Started' },
     });
   } catch (error) {
-    if (/403|missing_endpoint_permission/.test(`${errorCode(error)} ${String(error)}`))
+    if (httpStatus(error) === 403)
       return fail(
         'ashby orders: the Ashby key may not send assessment.update',
         'give the API key the candidatesWrite permission in Ashby (Admin → API keys)',

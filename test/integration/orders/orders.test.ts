@@ -85,7 +85,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     expect(JSON.stringify(await malformed.json())).toMatch(/candidate\.email/);
   });
 
-  it('Ashby: Start Assessment → 409 while under way → the report → assessment.update with the result', async () => {
+  it('Ashby: Start Assessment → the same id again → 409 once invited → assessment.update with the result', async () => {
     const { stack } = held;
     const ashby = stack.ashby;
     const address = email();

@@ -79,21 +79,27 @@ describe('Ashby Assessments endpoints', () => {
     });
   });
 
-  it('starts once: the id, then 409 while it is under way; a new order after the last one ended', async () => {
+  it('starts once: the same id while it waits, 409 once invited; a new order after the last one ended', async () => {
     const { call, orders, queued } = ashby();
     const first = await call('assessment.start', start());
     expect(first).toMatchObject({ status: 200, body: { success: true, results: { assessment_id: /^ord_/ } } });
-    expect(await call('assessment.start', start())).toMatchObject({ status: 409 });
+    // Ashby's retry of an answer it lost (or a second click) while the order waits: the same id, queued again.
+    expect(await call('assessment.start', start())).toEqual(first);
     expect(orders.orders.size).toBe(1);
-    // The repeat found it still waiting for its work: queued again (the worker makes each step once).
     expect(queued).toHaveLength(2);
     const id = (first.body as { results: { assessment_id: string } }).results.assessment_id;
-    expect(await orders.getOrder({ connectionId: connection?.id ?? '', orderId: id })).toMatchObject({
+    const key = { connectionId: connection?.id ?? '', orderId: id };
+    expect(await orders.getOrder(key)).toMatchObject({
       source: 'ashby',
       candidateEmail: 'kemi@example.com',
       atsApplicationId: 'a-1',
       atsCandidateId: 'c-1',
     });
+    // Its work begun (the candidate being invited): 409, nothing queued.
+    await orders.claimOrder(key, { owner: 'w', now: Date.now(), durationMs: 60_000 });
+    await orders.recordOrderStep(key, { owner: 'w', move: 'createInterview' });
+    expect(await call('assessment.start', start())).toMatchObject({ status: 409 });
+    expect(queued).toHaveLength(2);
     expect(await call('assessment.cancel', { assessment_id: id })).toMatchObject({ status: 200 });
     const again = await call('assessment.start', start());
     expect(again.status).toBe(200);
