@@ -77,7 +77,7 @@ async function ashbyOrder(stack: LocalStack, log: (line: string) => void, until:
     assessmentTypeId: type?.assessment_type_id as string,
   });
   const { interviewId, emails } = await invitation(stack, address, until, 'ashby order invitation');
-  log(`  ashby: the assessment started on stage entry (a second start answered ${again.status}); one invitation e-mailed`);
+  log(`  ashby: the assessment started on stage entry (a second start: ${again.status}); one invitation e-mailed`);
   stack.interview.completeInterview({
     interview_id: interviewId,
     candidate_name: 'Ivo Petrov',
