@@ -96,11 +96,17 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
       assessmentTypeId: 'backend-screen',
     });
     expect(started.status).toBe(200);
-    const twice = await ashby.assessments.start({ applicationId: application.id, assessmentTypeId: 'backend-screen' });
-    expect(twice.status).toBe(409);
     const unknownType = await ashby.assessments.start({ applicationId: application.id, assessmentTypeId: 'nope' });
     expect(unknownType).toMatchObject({ status: 422, message: expect.stringContaining('no longer offered') });
     const interviewId = await invitedInterviewId(stack, address);
+    // The candidate is being assessed: a second start is refused as Ashby expects.
+    await waitFor(
+      async () =>
+        (await ashby.assessments.start({ applicationId: application.id, assessmentTypeId: 'backend-screen' }))
+          .status === 409,
+      20_000,
+      'a 409 once the candidate is invited',
+    );
     takeInterview(stack, interviewId, { name: 'Kemi Adeyemi', email: address }, { ai_match_score: 64 });
     const activity = () => ashby.assessments.assessments.find((a) => a.assessment_id === started.assessment_id);
     await waitFor(() => activity()?.status === 'Completed', 20_000);
