@@ -154,6 +154,7 @@ export function checkOrders(
     const told = record?.state === want && record.announced === want;
     return told && shown === expected[c.source]
       ? undefined
-      : `${c.source} ${c.email}: ${record?.state}, told ${record?.announced}, the ATS shows ${shown}`;
+      : `${c.source} ${c.email}: ${record?.state}, told ${record?.announced}, the ATS shows ${shown}` +
+          (c.test ? ` (${c.test.patches} PATCHes; pulls: ${c.test.pulls.join(', ') || 'none'})` : '');
   });
 }

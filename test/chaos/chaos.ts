@@ -434,6 +434,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     const told = (r: Record<string, any>) => ['completed', 'expired'].includes(r.state) && r.announced === r.state;
     await untilCounted('orders ended and told', { table: s.tables.orders, match: told, total: ordered.length }, 3000);
+    // Greenhouse reads a told end by calling `test_status` after the PATCH: what it shows is final once those finish.
+    await s.greenhouse.assessments.settled(30_000);
     await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));
 
     // ----- invariants
@@ -594,19 +596,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
     // A pending write-back is not enqueued again (the queue ledger): about one message per report, whatever the
     // reconciler's pace, the repeated webhooks and the deferrals (a deferred copy is the same message).
-    // Reports of orders travel the same queue: counted with the write-backs they are.
+    // Reports of orders travel the same queue: counted with the write-backs they are; so are the strangers' reports,
+    // each a message of its own before it is parked.
     const ordersCompleted = (await scan(s, s.tables.orders)).filter((o) => o.state === 'completed').length;
-    const writtenBack =
-      finalRecords.filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length + ordersCompleted;
+    const strangersParked = finalEvents.filter(parked).length;
+    const handled =
+      finalRecords.filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length +
+      ordersCompleted +
+      strangersParked;
     const reportMessages = s.watch.distinctReceived('report-created');
-    const messagesPerReport = writtenBack ? reportMessages / writtenBack : 0;
+    const messagesPerReport = handled ? reportMessages / handled : 0;
     invariants.push({
-      name: `at most ${MAX_REPORT_MESSAGES_PER_REPORT} report messages per written-back report`,
-      checked: writtenBack,
+      name: `at most ${MAX_REPORT_MESSAGES_PER_REPORT} report messages per report written back or parked`,
+      checked: handled,
       violations: messagesPerReport > MAX_REPORT_MESSAGES_PER_REPORT ? 1 : 0,
       detail:
         messagesPerReport > MAX_REPORT_MESSAGES_PER_REPORT
-          ? [`${reportMessages} report messages for ${writtenBack} reports written back`]
+          ? [`${reportMessages} report messages for ${handled} reports written back or parked`]
           : [],
     });
     // Every ATS call the run made (adapters, sweeps, under every fault), against the vendors' documented routes.
@@ -650,9 +656,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         meaning: 'invited by the sweep; each one checked above',
       },
       {
-        name: 'report messages per written-back report',
+        name: 'report messages per report written back or parked',
         count: Number(messagesPerReport.toFixed(2)),
-        meaning: `${reportMessages} messages (the strangers' included) for ${writtenBack} reports`,
+        meaning: `${reportMessages} messages for ${handled} reports (the strangers' included)`,
       },
       {
         name: 'reminders begun and not sent (a crash in between)',

@@ -38,6 +38,8 @@ export interface TakeHomeTest {
   refusedPatches: number;
   /** What Greenhouse reported back through `response_error`. */
   responseErrors: string[][];
+  /** Each `test_status` pull after a PATCH, as it went: the status answered, or why none was read. */
+  pulls: string[];
 }
 
 const listTestsAnswer = v.array(v.object({ partner_test_id: v.string(), partner_test_name: v.string() }));
@@ -53,6 +55,8 @@ const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64'
 export class GreenhouseAssessments {
   public readonly tests: TakeHomeTest[] = [];
   private partner: PartnerRegistration | undefined;
+  /** The `test_status` pulls Greenhouse has begun after a PATCH and not yet finished. */
+  private readonly pending = new Set<Promise<void>>();
 
   public constructor(
     private readonly records: GreenhouseRecords,
@@ -119,6 +123,7 @@ export class GreenhouseAssessments {
       patches: 0,
       refusedPatches: 0,
       responseErrors: [],
+      pulls: [],
     };
     this.tests.push(test);
     return test;
@@ -140,7 +145,17 @@ export class GreenhouseAssessments {
     test.patches++;
     response.writeHead(204).end();
     // Greenhouse then pulls the status, as it does after every PATCH.
-    void this.pullStatus(test).catch(() => undefined);
+    const pull = this.pullStatus(test)
+      .catch((error: Error) => void test.pulls.push(`no answer: ${error.message}`))
+      .finally(() => this.pending.delete(pull));
+    this.pending.add(pull);
+  }
+
+  /** Waits (at most `timeoutMs`) for the pulls begun after PATCHes to finish: what Greenhouse shows then is final. */
+  public async settled(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.pending.size > 0 && Date.now() < until)
+      await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, until - Date.now()).unref())]);
   }
 
   /** `test_status`, checked as `response_error` describes; a malformed answer is reported back. */
@@ -149,6 +164,7 @@ export class GreenhouseAssessments {
     const answer = await this.call('test_status', 'GET', undefined, query);
     const parsed = v.safeParse(testStatusAnswer, answer.body);
     const errors: string[] = [];
+    test.pulls.push(`${answer.status} ${parsed.success ? parsed.output.partner_status : 'unreadable'}`);
     if (answer.status !== 200 || !parsed.success) errors.push(`test_status answered ${answer.status} unreadably`);
     else if (parsed.output.partner_status === 'complete' && !parsed.output.partner_profile_url)
       errors.push("partner_status is 'complete' but partner_profile url is missing");
