@@ -155,7 +155,10 @@ export class GreenhouseAssessments {
   public async settled(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
     while (this.pending.size > 0 && Date.now() < until)
-      await Promise.race([Promise.allSettled([...this.pending]), new Promise((r) => setTimeout(r, until - Date.now()).unref())]);
+      await Promise.race([
+        Promise.allSettled([...this.pending]),
+        new Promise((r) => setTimeout(r, until - Date.now()).unref()),
+      ]);
   }
 
   /** `test_status`, checked as `response_error` describes; a malformed answer is reported back. */
