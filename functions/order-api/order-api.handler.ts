@@ -6,6 +6,7 @@ import { createMetrics } from '../../shared/observability/metrics';
 import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { ASHBY_CALLS, handleAshbyPartner, type AshbyCall } from '../../shared/orders/ashby-assessments';
 import { handleGreenhousePartner, PARTNER_CALLS, type PartnerCall } from '../../shared/orders/greenhouse-partner';
+import { handleKomboWebhook } from '../../shared/orders/kombo-orders';
 import type { PartnerAnswer, PartnerDependencies } from '../../shared/orders/partner-calls';
 import type { OrderRecord } from '../../shared/orders/records';
 import { QueuePublisher } from '../../shared/queue';
@@ -44,7 +45,8 @@ const deps: PartnerDependencies = {
 /**
  * The ATSs' assessment-partner calls: `/orders/greenhouse/{call}` (Greenhouse Assessment Partner: `list_tests`,
  * `send_test`, `test_status`, `response_error`) and `/orders/ashby/{call}` (Ashby Assessments: `assessment.list`,
- * `assessment.start`, `assessment.cancel`). Each authenticates its key before reading the body, answers from
+ * `assessment.start`, `assessment.cancel`) and `/orders/kombo/{connection id}` (Kombo's signed
+ * `assessment:order-received`). Each authenticates its key (or signature) before reading the body, answers from
  * DynamoDB, and queues an order's work.
  */
 export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
@@ -71,6 +73,8 @@ async function answer(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStr
     );
   if (source === 'ashby' && (ASHBY_CALLS as readonly string[]).includes(call))
     return respond(await handleAshbyPartner({ ...request, call: call as AshbyCall }, deps));
+  // Kombo's webhook: one URL per connection (its Kombo account), the connection's id in place of a call.
+  if (source === 'kombo') return respond(await handleKomboWebhook(call, { ...request, call }, deps));
   return respond({ status: 404, body: { errors: [`no call ${source}/${call}`] } });
 }
 

@@ -15,6 +15,7 @@ import { reportSubject } from '../../shared/pipeline/ports';
 import { forEachFairly } from './fair-share';
 import { DynamoOrderStore } from '../../shared/mapping/orders.records';
 import { ordersDue } from '../../shared/orders/orders-due';
+import { fetchMissedKomboOrders, komboApiFor } from '../../shared/orders/kombo-orders';
 import { normaliseEmail } from '../../shared/pipeline/records';
 import type { InterviewReport } from '../../shared/interview-service';
 
@@ -89,6 +90,7 @@ async function reconcileAll(correlationId: string, endsAt: number): Promise<RunT
         attempt('reconcile', c, () => reconcileReports(c, correlationId, signal, totals)),
         attempt('sweep', c, () => sweepAndFollowUp(c, correlationId, signal, totals)),
         ...(c.orders ? [attempt('orders', c, () => resumeOrders(c, correlationId, totals))] : []),
+        ...(c.orders?.kombo ? [attempt('kombo-orders', c, () => fetchKomboOrders(c, correlationId, signal))] : []),
       ]);
       if (failures.some(Boolean)) totals.failed.push(c.id);
     },
@@ -159,6 +161,34 @@ async function sweepAndFollowUp(c: Connection, correlationId: string, signal: Ab
     })),
   );
   totals.followUps += due.length;
+}
+
+/** Kombo orders missed while the webhook was down (Kombo keeps them OPEN): recorded and queued as it would have. */
+async function fetchKomboOrders(c: Connection, correlationId: string, signal: AbortSignal) {
+  const context = await connectionContext(c.id);
+  const api = context && komboApiFor(c, context.secrets);
+  if (!api) throw new Error(`connection ${c.id}: komboApiKey is not set`);
+  await fetchMissedKomboOrders(
+    c,
+    api,
+    {
+      orders: orderStore(),
+      logger,
+      now: Date.now,
+      enqueue: (order) =>
+        publisher.publish(requireEnv(ENV.stageQueueUrl), {
+          v: 1,
+          kind: 'order-work',
+          action: 'invite',
+          enqueueId: randomUUID(),
+          correlationId,
+          connectionId: order.connectionId,
+          receivedAt: Date.now(),
+          orderId: order.orderId,
+        }),
+    },
+    signal,
+  );
 }
 
 /** Assessment orders with work left that no worker holds: their invitation, expiry or announcement queued again. */

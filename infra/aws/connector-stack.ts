@@ -72,6 +72,11 @@ export class ConnectorStack extends Stack {
       value: `${api.apiEndpoint}/orders/ashby`,
       description: 'Ashby Assessments: the base URL Ashby calls assessment.list, .start and .cancel on',
     });
+    // Kombo: one webhook per Kombo account, i.e. per connection taking Kombo orders: the base, the connection's id after.
+    new CfnOutput(this, 'KomboWebhookBaseUrl', {
+      value: `${api.apiEndpoint}/orders/kombo`,
+      description: "Kombo: the order webhook's URL is this, a slash, and the connection's id",
+    });
     this.outputForOps(tables, queues);
     acknowledgeFindings(this, props.secretsPrefix);
     // No output per connection (CloudFormation allows 200): each webhook URL is ApiUrl/webhooks/ats/<connection id>,

@@ -159,7 +159,8 @@ function grantOrders({ functions, tables, queues }: GrantedResources): void {
     ['dynamodb:Query'],
     [workIndex, interviewIndex].map((index) => indexArn(tables.orders, index.name)),
   );
-  allow(functions.reconciler, ['dynamodb:GetItem'], [tables.orders.tableArn]);
+  // It also records the Kombo orders missed while the webhook was down, as the webhook would have (a conditional put).
+  allow(functions.reconciler, ['dynamodb:GetItem', 'dynamodb:PutItem'], [tables.orders.tableArn]);
 }
 
 function allow(fn: IFunction, actions: string[], resources: string[]): void {

@@ -1,10 +1,20 @@
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { LocalStack } from './local-stack';
 
-/** What the recruiters see of the orders they placed inside their ATS, once the candidates took the interview. */
-export interface OrdersDemoSummary {
-  greenhouse?: { placed: number; emails: number; status: string; score: number | null; profileUrl: boolean };
-  ashby?: { placed: number; emails: number; status: string; score: number | null; profileUrl: boolean };
+/** What a recruiter sees of an order placed inside their ATS, once the candidate took the interview. */
+export interface OrderDemoLine {
+  placed: number;
+  emails: number;
+  status: string;
+  score: number | null;
+  profileUrl: boolean;
+  /** Kombo: results PUT to the order (taken or refused); exactly one is right. */
+  puts?: number;
 }
+
+/** By source (`greenhouse`, `ashby`, `kombo <integration id>`). */
+export type OrdersDemoSummary = Record<string, OrderDemoLine>;
 
 interface Ses {
   emails: { destination: { to: string[] }; body: { text?: string } }[];
@@ -103,14 +113,88 @@ async function ashbyOrder(stack: LocalStack, log: (line: string) => void, until:
   };
 }
 
-/** An order from inside each ATS whose connection takes them (the local connections file: Greenhouse, Ashby). */
+/**
+ * Kombo: recruiters in two customers' ATSs (two integration ids) order the package. The first order's webhook is
+ * delivered twice (one order, one e-mail); the second comes while the webhook is down, and the reconciler fetches
+ * it from Kombo's OPEN orders. Both candidates take the interview; one result is PUT to each order.
+ */
+async function komboOrders(stack: LocalStack, log: (line: string) => void, until: Until) {
+  const kombo = stack.kombo;
+  const config = stack.connections.find((c) => c.orders?.kombo)?.orders?.kombo;
+  const packageId = config?.tests[0]?.id as string;
+  const candidates = (config?.integrations ?? []).slice(0, 2).map((integrationId, i) => ({
+    integrationId,
+    name: ['Lea Novak', 'Omar Haddad'][i] as string,
+    address: `${['lea.novak', 'omar.haddad'][i]}+kombo-order@candidates.example.com`,
+  }));
+  const placed = [];
+  for (const [i, c] of candidates.entries()) {
+    const [first, last] = c.name.split(' ');
+    const order = await kombo.placeOrder({
+      integrationId: c.integrationId,
+      packageId,
+      email: c.address,
+      firstName: first ?? null,
+      lastName: last ?? null,
+      deliver: i === 0,
+    });
+    if (i === 0) await kombo.deliver(order);
+    else await stack.reconcileNow();
+    log(
+      i === 0
+        ? `  kombo (${c.integrationId}): ordered; the webhook delivered twice (${order.deliveries.join(', ')})`
+        : `  kombo (${c.integrationId}): ordered while the webhook was down; the reconciler fetched it from Kombo`,
+    );
+    placed.push({ ...c, order });
+  }
+  const summary: OrdersDemoSummary = {};
+  await Promise.all(
+    placed.map(async (c) => {
+      const { interviewId, emails } = await invitation(
+        stack,
+        c.address,
+        until,
+        `kombo order invitation ${c.integrationId}`,
+      );
+      stack.interview.completeInterview({
+        interview_id: interviewId,
+        candidate_name: c.name,
+        candidate_email: c.address,
+        ai_match_score: 77,
+        proctoring_violations: 0,
+        delay_ms: 300,
+      });
+      await until(
+        `kombo order result ${c.integrationId}`,
+        () => c.order.status,
+        (status) => status === 'COMPLETED',
+      );
+      const puts = c.order.resultPuts + c.order.refusedPuts;
+      log(`  kombo (${c.integrationId}): the result PUT ${puts}×, ${c.order.status}, score ${c.order.result?.score}`);
+      const scanned = await stack.dynamo.send(new ScanCommand({ TableName: stack.tables.orders }));
+      const ours = (scanned.Items ?? []).map((item) => unmarshall(item)).filter((o) => o.atsOrderId === c.order.id);
+      summary[`kombo ${c.integrationId}`] = {
+        placed: ours.length,
+        emails: (await emails()).length,
+        status: c.order.status,
+        score: c.order.result?.score ?? null,
+        profileUrl: Boolean(c.order.result?.result_url.startsWith('https://')),
+        puts: c.order.resultPuts + c.order.refusedPuts,
+      };
+    }),
+  );
+  return summary;
+}
+
+/** An order from inside each ATS whose connection takes them (the local connections file: Greenhouse, Ashby, Kombo). */
 export async function runOrders(stack: LocalStack, log: (line: string) => void, until: Until) {
   const sources = new Set(stack.connections.flatMap((c) => Object.keys(c.orders ?? {})));
-  const [greenhouse, ashby] = await Promise.all([
+  const [greenhouse, ashby, kombo] = await Promise.all([
     sources.has('greenhouse') ? greenhouseOrder(stack, log, until) : undefined,
     sources.has('ashby') ? ashbyOrder(stack, log, until) : undefined,
+    sources.has('kombo') ? komboOrders(stack, log, until) : undefined,
   ]);
-  return { ...(greenhouse ? { greenhouse } : {}), ...(ashby ? { ashby } : {}) } satisfies OrdersDemoSummary;
+  return { ...(greenhouse ? { greenhouse } : {}), ...(ashby ? { ashby } : {}), ...kombo } satisfies OrdersDemoSummary;
 }
 
 /** The orders' lines under the demo's table. */
@@ -127,7 +211,8 @@ export function checkOrders(orders: OrdersDemoSummary): string | undefined {
   for (const [source, o] of Object.entries(orders)) {
     if (o.placed !== 1) return `${source} order: expected 1 placed, got ${o.placed}`;
     if (o.emails !== 1) return `${source} order: expected 1 invitation e-mail, got ${o.emails}`;
-    if (!['complete', 'Completed'].includes(o.status) || o.score === null || !o.profileUrl)
+    if (o.puts !== undefined && o.puts !== 1) return `${source} order: expected 1 result PUT, got ${o.puts}`;
+    if (!['complete', 'Completed', 'COMPLETED'].includes(o.status) || o.score === null || !o.profileUrl)
       return `${source} order: expected a result with its score and report link, got ${o.status}`;
   }
   return undefined;

@@ -269,7 +269,10 @@ export async function runDemo(
   const dlq = await stack.dlqDepths();
   const summaries = await Promise.all(runs.map(async (run) => [run.kind, await summarise(stack, run)] as const));
   // Every call of the run (the doctor's at the start too) is held against the routes its vendor documents.
-  const undocumented = runs.flatMap((run) => undocumentedCalls(run.kind, stack.ats[run.kind].calls()));
+  const undocumented = [
+    ...runs.flatMap((run) => undocumentedCalls(run.kind, stack.ats[run.kind].calls())),
+    ...stack.kombo.undocumented.map((call) => `kombo: ${call}`),
+  ];
   return {
     byAts: Object.fromEntries(summaries),
     dlqDepth: dlq.stage + dlq.report,
@@ -318,7 +321,7 @@ export function formatSummary(summary: DemoSummary): string {
       `| ${`status: ${status.replace(' for review', '')}`.padEnd(width)} ` +
       `${kinds.map((k) => `| ${cell(summary.byAts[k]?.statuses[status] ?? 0)} `).join('')}|`,
   );
-  const calls = `ATS calls outside the vendors' documented routes: ${summary.undocumentedCalls.length}`;
+  const calls = `ATS and Kombo calls outside the vendors' documented routes: ${summary.undocumentedCalls.length}`;
   return [
     line,
     header,

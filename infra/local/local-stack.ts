@@ -32,10 +32,15 @@ import { fileSecretStore } from '../cli/doctor/secret-store';
 import { errorMessage } from '../../shared/errors';
 import { issuePartnerKey } from '../../shared/orders/partner-calls';
 import type { AshbySandbox } from './sandbox/ats/ashby/server';
+import { type KomboSandbox, startKomboSandbox } from './sandbox/kombo/server';
+import { komboApiFor } from '../../shared/orders/kombo-orders';
+import { publishPackages } from '../../shared/orders/kombo-packages';
 
 export const LOCAL_DEFAULTS = {
   gatewayPort: 3000,
   interviewPort: 4010,
+  /** Kombo's sandbox on a fixed port for `npm start` (the ATS sandboxes take 4020–4050). */
+  komboPort: 4060,
   configPath: 'config/connections.local.json',
   workDir: '.local',
   /**
@@ -49,7 +54,7 @@ export const LOCAL_DEFAULTS = {
 
 export interface LocalStackOptions {
   /** Fixed ports for `npm start`; 0 (the default) picks free ones, as tests do. */
-  ports?: { gateway?: number; interview?: number; dynamodb?: number; sqs?: number; ses?: number };
+  ports?: { gateway?: number; interview?: number; kombo?: number; dynamodb?: number; sqs?: number; ses?: number };
   /** The ATS sandboxes on their fixed ports (4020 Greenhouse, 4030 Ashby, 4040 Lever, 4050 Workable). */
   fixedAtsPorts?: boolean;
   configPath?: string;
@@ -106,6 +111,8 @@ export interface LocalStack {
   greenhouse: GreenhouseSandbox;
   ashby: AshbySandbox;
   lever: LeverSandbox;
+  /** Kombo's Assessment API: orders from about seventeen more ATSs, by integration. */
+  kombo: KomboSandbox;
   ats: Record<AtsKind, AtsSandboxView>;
   emulators: Emulators;
   tables: LocalTables;
@@ -172,6 +179,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     cleanups.push(() => sandboxes.close());
     const { greenhouse } = sandboxes;
+    const kombo = await startKomboSandbox(ports.kombo ?? 0);
+    cleanups.push(() => kombo.close());
 
     const sourcePath = options.configPath ?? LOCAL_DEFAULTS.configPath;
     const rendered = renderConfig(readFileSync(sourcePath, 'utf8'), {
@@ -180,6 +189,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ASHBY_SANDBOX_URL: sandboxes.views.ashby.url,
       LEVER_SANDBOX_URL: sandboxes.views.lever.url,
       WORKABLE_SANDBOX_URL: sandboxes.views.workable.url,
+      KOMBO_SANDBOX_URL: kombo.url,
     });
     let document: unknown;
     try {
@@ -211,6 +221,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
             }
           : {}),
         ...(connection.orders?.ashby ? { ashbyPartnerKey: issuePartnerKey(connection.id) } : {}),
+        // Kombo: the account's API key and webhook secret, as its dashboard shows them.
+        ...(connection.orders?.kombo ? { komboApiKey: kombo.apiKey, komboWebhookSecret: kombo.webhookSecret } : {}),
       };
     }
     const secretsPath = join(workDir, 'secrets.json');
@@ -330,6 +342,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     Object.assign(secrets, JSON.parse(readFileSync(secretsPath, 'utf8')) as Record<string, ConnectionSecrets>);
     registerOrderPartners(connections, secrets, { gatewayUrl: gateway.url, sandboxes });
+    await publishKomboPackages(connections, secrets, gateway.url, kombo);
 
     let reconciling: Promise<{ enqueued: number; swept: number; followUps: number }> | undefined;
     const reconcileNow = (): Promise<{ enqueued: number; swept: number; followUps: number }> => {
@@ -392,6 +405,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       greenhouse,
       ashby: sandboxes.ashby,
       lever: sandboxes.lever,
+      kombo,
       ats: sandboxes.views,
       emulators,
       tables,
@@ -551,7 +565,29 @@ function orderEndpoints(connection: Connection, secrets: ConnectionSecrets | und
     ...(connection.orders?.ashby
       ? { ashby: { baseUrl: `${gatewayUrl}/orders/ashby`, key: secrets?.ashbyPartnerKey } }
       : {}),
+    ...(connection.orders?.kombo
+      ? { kombo: { webhookUrl: `${gatewayUrl}/orders/kombo/${connection.id}`, secret: secrets?.komboWebhookSecret } }
+      : {}),
   };
+}
+
+/**
+ * Kombo learns the connection's webhook URL (the vendor enters it in Kombo's dashboard) and gets its packages, as
+ * `npm run ops -- kombo-packages --publish` publishes them in AWS.
+ */
+async function publishKomboPackages(
+  connections: Connection[],
+  secrets: Record<string, ConnectionSecrets>,
+  gatewayUrl: string,
+  kombo: KomboSandbox,
+): Promise<void> {
+  for (const connection of connections) {
+    const config = connection.orders?.kombo;
+    const api = config && komboApiFor(connection, secrets[connection.secretRef] ?? {});
+    if (!config || !api) continue;
+    kombo.register(`${gatewayUrl}/orders/kombo/${connection.id}`);
+    await publishPackages(api, config, { remove: false });
+  }
 }
 
 /** Each sandbox learns its partner's URLs and keys, as the ATS's partnerships team and the customer enter them. */

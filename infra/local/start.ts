@@ -41,7 +41,9 @@ console.log(
 );
 const stack = await startLocalStack({
   configPath: configFor(values.config),
-  ports: values.once ? {} : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort },
+  ports: values.once
+    ? {}
+    : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort, kombo: LOCAL_DEFAULTS.komboPort },
   fixedAtsPorts: !values.once,
   logLevel: values.verbose ? 'INFO' : 'WARN',
   reconcileIntervalMs: values.once ? 0 : LOCAL_DEFAULTS.reconcileIntervalMs,

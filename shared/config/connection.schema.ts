@@ -82,6 +82,8 @@ const orderTest = v.object({
   id: slug,
   /** What the ATS shows the recruiter (Greenhouse's `partner_test_name`). */
   name: v.pipe(v.string(), v.nonEmpty(), v.maxLength(200)),
+  /** A line some ATSs show under the name (Ashby's and Kombo's description); the name when absent. */
+  description: v.optional(v.pipe(v.string(), v.nonEmpty(), v.maxLength(2000))),
   interview: interviewTemplate,
   /** Verified SES sender of the invitation e-mail (Greenhouse expects the partner to e-mail the candidate). */
   from: v.optional(v.pipe(v.string(), v.email('must be an e-mail address'))),
@@ -90,19 +92,46 @@ const orderTest = v.object({
 });
 
 /** The tests a source offers the recruiter: at least one, each id once. */
-const orderSource = v.object({
-  tests: v.pipe(
-    v.array(orderTest),
-    v.minLength(1, 'list at least one test'),
-    v.check((tests) => new Set(tests.map((t) => t.id)).size === tests.length, 'test ids must be unique'),
+const orderTests = v.pipe(
+  v.array(orderTest),
+  v.minLength(1, 'list at least one test'),
+  v.check((tests) => new Set(tests.map((t) => t.id)).size === tests.length, 'test ids must be unique'),
+);
+const orderSource = v.object({ tests: orderTests });
+
+/** A Kombo integration id, `<tool>:<id>`: one customer's ATS reached through Kombo. */
+const komboIntegrationId = v.pipe(
+  v.string(),
+  v.regex(/^[a-z0-9_-]{1,60}:[A-Za-z0-9_.-]{1,200}$/, 'must be a Kombo integration id, <tool>:<id>'),
+);
+
+/**
+ * Kombo's Assessment API, one Kombo account: its tests are the packages published to each integration (type
+ * VIDEO_INTERVIEW), its orders come as signed `assessment:order-received` webhooks, its results go back with one
+ * `PUT /assessment/orders/{id}/result`.
+ */
+const komboSource = v.object({
+  tests: orderTests,
+  /** Kombo's API: the EU region by default; `https://api.us.kombo.dev/v1` for the US one. */
+  baseUrl: v.optional(httpUrl, 'https://api.kombo.dev/v1'),
+  /** The customers' ATSs taking orders, by integration id: packages are published to each, missed orders fetched. */
+  integrations: v.pipe(
+    v.array(komboIntegrationId),
+    v.minLength(1, 'list at least one integration'),
+    v.check((ids) => new Set(ids).size === ids.length, 'integration ids must be unique'),
   ),
 });
 
 /**
  * Orders from inside the ATS, per source it opts in to: Greenhouse Assessment Partner (its tests are the
- * `partner_test_id`s), Ashby Assessments (its tests are the `assessment_type_id`s).
+ * `partner_test_id`s), Ashby Assessments (its tests are the `assessment_type_id`s), Kombo (its tests are the
+ * package ids, for about seventeen more ATSs).
  */
-const orders = v.object({ greenhouse: v.optional(orderSource), ashby: v.optional(orderSource) });
+const orders = v.object({
+  greenhouse: v.optional(orderSource),
+  ashby: v.optional(orderSource),
+  kombo: v.optional(komboSource),
+});
 
 /** Scores may advance or flag for review; nothing here can reject (the service's stance on automated decisions). */
 const advanceRule = v.object({
@@ -242,6 +271,10 @@ export const connectionSecretsSchema = v.object({
   greenhousePartnerKey: v.optional(partnerKey),
   /** The key the connector issued the customer for Ashby's assessment calls (the same form), sent the same way. */
   ashbyPartnerKey: v.optional(partnerKey),
+  /** Kombo: the account's API key (`Authorization: Bearer`), for packages, missed orders and results. */
+  komboApiKey: v.optional(v.pipe(v.string(), v.nonEmpty())),
+  /** Kombo: the webhook secret from Kombo's dashboard, the HMAC key of `X-Kombo-Signature`. */
+  komboWebhookSecret: v.optional(webhookSecret),
   /** The credential Greenhouse issued for the completion PATCH (never the inbound key: Greenhouse refuses it, 403). */
   greenhouseCompletionKey: v.optional(v.pipe(v.string(), v.nonEmpty())),
   /** The ATS's webhook signing secret: at least 16 characters that are not all blanks, like the token above. */

@@ -2,11 +2,14 @@ import type { AssessmentUpdate } from '../ats/port';
 import type { ConnectionContext } from '../pipeline/ports';
 import { OutwardCallError } from '../errors';
 import { sendHttpRequest } from '../http';
+import type { KomboResult } from './kombo-client';
+import { komboApiFor } from './kombo-orders';
 import type { OrderRecord } from './records';
 
 /** Tells the ATS how an order ended, where the ATS shows assessments. Sending the same end again changes nothing. */
 export interface OrderAnnouncer {
-  announce(order: OrderRecord, signal: AbortSignal | undefined): Promise<void>;
+  /** Answers what the ATS warned of, if anything (Kombo's `warnings`), to be logged. */
+  announce(order: OrderRecord, signal: AbortSignal | undefined): Promise<{ warnings: string[] } | undefined>;
 }
 
 const TIMEOUT_MS = 10_000;
@@ -37,7 +40,7 @@ export function greenhouseAnnouncer(context: ConnectionContext): OrderAnnouncer 
         timeoutMs: TIMEOUT_MS,
         signal,
       });
-      if (response.status >= 200 && response.status < 300) return;
+      if (response.status >= 200 && response.status < 300) return undefined;
       throw announceRefused('greenhouse', response.status, response.headers);
     },
   };
@@ -84,6 +87,7 @@ export function ashbyAnnouncer(context: ConnectionContext): OrderAnnouncer {
           definitelyNotSent: true,
         });
       await update(ashbyUpdateOf(order, Date.now()), signal);
+      return undefined;
     },
   };
 }
@@ -115,6 +119,84 @@ export function ashbyUpdateOf(order: OrderRecord, now: number): AssessmentUpdate
   };
 }
 
+/**
+ * Kombo: one final `PUT /assessment/orders/{id}/result`. Kombo takes a result only while the order is OPEN, so the
+ * order is looked up first: a result PUT before a crash, or whose answer was lost, is found there and not PUT again;
+ * an order the ATS closed meanwhile is a refusal for good, recorded.
+ */
+export function komboAnnouncer(context: ConnectionContext): OrderAnnouncer {
+  return {
+    async announce(order, signal) {
+      const api = komboApiFor(context.connection, context.secrets);
+      if (!api)
+        throw new OutwardCallError(
+          'not-configured',
+          `connection ${context.connection.id}: komboApiKey is not set, so Kombo cannot be told`,
+          { retryable: true, definitelyNotSent: true },
+        );
+      const { atsOrderId, integrationId } = order;
+      if (!atsOrderId || !integrationId)
+        throw new OutwardCallError('no-kombo-order', `order ${order.orderId} has no Kombo order id`, {
+          retryable: false,
+          definitelyNotSent: true,
+        });
+      const result = komboResultOf(order, new URL(context.connection.interviewService.baseUrl).origin);
+      const statusInKombo = async () =>
+        (await api.listOrders(integrationId, { ids: [atsOrderId] }, signal)).orders.find((o) => o.id === atsOrderId)
+          ?.status;
+      const before = await statusInKombo();
+      if (before === result.status) return undefined;
+      if (before !== undefined && before !== 'OPEN')
+        throw new OutwardCallError('kombo-order-closed', `the order is ${before} in Kombo: no result is taken`, {
+          retryable: false,
+          definitelyNotSent: true,
+        });
+      try {
+        return { warnings: await api.putResult(integrationId, atsOrderId, result, signal) };
+      } catch (error) {
+        // Refused because it closed just now: by this very result (another worker's PUT), or by the ATS.
+        if (error instanceof OutwardCallError && !error.retryable && (await statusInKombo()) === result.status)
+          return undefined;
+        throw error;
+      }
+    },
+  };
+}
+
+/** The result Kombo is PUT: completed with the score, the report and what the interview found; else cancelled. */
+export function komboResultOf(order: OrderRecord, fallbackUrl: string): KomboResult {
+  const completedAt = new Date(order.endedAt ?? order.updatedAt).toISOString();
+  const text = (label: string, value: string) => ({ type: 'TEXT' as const, label, value });
+  if (order.state !== 'completed')
+    return {
+      status: 'CANCELLED',
+      // Required even so: the interview the candidate was sent, or the service's site when none was.
+      result_url: order.inviteUrl ?? fallbackUrl,
+      completed_at: completedAt,
+      attributes: [
+        text(
+          'Reason',
+          order.state === 'expired'
+            ? 'The candidate did not take the AI interview in time'
+            : 'The invitation could not be sent',
+        ),
+      ],
+    };
+  const attributes = [text('AI interview report', order.profileUrl ?? '')];
+  if (order.proctoringViolations !== undefined)
+    attributes.push(
+      text('Proctoring', order.proctoringViolations ? `${order.proctoringViolations} violation(s)` : 'no violations'),
+    );
+  if (order.recordingUrl) attributes.push(text('Recording', order.recordingUrl));
+  return {
+    status: 'COMPLETED',
+    result_url: order.profileUrl ?? fallbackUrl,
+    completed_at: completedAt,
+    ...(order.score === undefined ? {} : { score: order.score, max_score: 100 }),
+    attributes,
+  };
+}
+
 /** The announcer of the order's source. */
 export function orderAnnouncer(context: ConnectionContext, order: OrderRecord): OrderAnnouncer {
   switch (order.source) {
@@ -122,5 +204,7 @@ export function orderAnnouncer(context: ConnectionContext, order: OrderRecord): 
       return greenhouseAnnouncer(context);
     case 'ashby':
       return ashbyAnnouncer(context);
+    case 'kombo':
+      return komboAnnouncer(context);
   }
 }

@@ -131,7 +131,7 @@ function orderSteps(run: OrderRun): Step<unknown>[] {
       await record({
         step: { name: 'interview', record: { doneAt: now() } },
         move: 'createInterview',
-        data: { interviewId: ready.interviewId },
+        data: { interviewId: ready.interviewId, inviteUrl: ready.inviteUrl },
       });
     },
   };

@@ -56,7 +56,14 @@ export async function completeOrderWithReport(
   if (!profileUrl) return 'order-no-public-link';
   const now = (deps.now ?? Date.now)();
   const score = typeof report.ai_match_score === 'number' ? report.ai_match_score : undefined;
-  const data = { reportId: report.report_id, profileUrl, score };
+  const data = {
+    reportId: report.report_id,
+    profileUrl,
+    score,
+    recordingUrl: httpsLink(report.interview_recording_player_url ?? report.interview_recording_url),
+    proctoringViolations: report.proctoring_violations?.length,
+    endedAt: now,
+  };
   const { moved, record } = await deps.orders.moveOrder(order, 'complete', { now, data });
   if (!moved) {
     if (!record || record.state === 'cancelled' || record.state === 'failed') {
@@ -96,8 +103,9 @@ export async function announceOrder(
   if (claim.kind === 'missing') return 'unknown-order';
   if (claim.kind !== 'claimed') return claim.kind === 'done' ? 'nothing-to-tell' : 'held-elsewhere';
   const order = claim.record;
+  let warnings: string[] = [];
   try {
-    await deps.announcerFor(context, order).announce(order, run.signal);
+    warnings = (await deps.announcerFor(context, order).announce(order, run.signal))?.warnings ?? [];
   } catch (error) {
     if (isPermanent(error)) {
       // A refusal for good (the ATS no longer has the test): recorded with its reason, never retried forever.
@@ -118,6 +126,8 @@ export async function announceOrder(
   afterSideEffect('order-announced', `${key.connectionId}#${key.orderId}#${order.state}`);
   await deps.orders.recordOrderStep(key, { owner, data: { announced: order.state }, release: true, now });
   const log = { connectionId: key.connectionId, orderId: key.orderId, state: order.state };
+  // Kombo's warnings (shown in its dashboard too): the result was taken; what it could not show is logged.
+  if (warnings.length) deps.logger.warn('order: the ATS took the result with warnings', { ...log, warnings });
   deps.logger.info('order: the ATS was told', log);
   return 'announced';
 }

@@ -31,7 +31,11 @@ export async function handleOrderWork(
     if (!order) return { outcome: 'unknown-order' };
     const days = orderTest(context.connection, order)?.expireAfterDays ?? 14;
     const now = (deps.now ?? Date.now)();
-    const { moved } = await deps.orders.moveOrder(key, 'expire', { now, receivedBefore: now - days * DAY_MS });
+    const { moved } = await deps.orders.moveOrder(key, 'expire', {
+      now,
+      receivedBefore: now - days * DAY_MS,
+      data: { endedAt: now },
+    });
     if (moved) deps.logger.info('order expired', { ...key, test: order.testId });
     const told = await announceOrder(key, context, deps, run);
     // Another worker telling it (a second copy of this message): this one comes back once its lease ran out, and

@@ -4,7 +4,7 @@ import type { Connection, ConnectionSecrets } from '../config';
 import { secretEquals } from '../http';
 import type { PipelineLogger } from '../pipeline/ports';
 import { describeFirstIssue } from '../validation';
-import type { OrderRecord, OrderSource, OrderStore } from './records';
+import type { OrderRecord, OrderStore } from './records';
 
 /**
  * What the order sources share: the ATS calls the connector (it is the server), authenticated by a key the
@@ -57,7 +57,7 @@ export type OrderTests = NonNullable<NonNullable<Connection['orders']>['greenhou
  * time); read before anything else of the request.
  */
 export async function authenticatePartner(
-  source: OrderSource,
+  source: keyof typeof KEY_SECRETS,
   authorization: string | undefined,
   deps: Pick<PartnerDependencies, 'connectionFor'>,
 ): Promise<{ connection: Connection; tests: OrderTests } | undefined> {

@@ -6,7 +6,7 @@ import type { StepRecord } from '../pipeline/records';
  * Assessment Partner, Ashby Assessments), the ATS calls the connector, and the result goes back where the ATS shows
  * assessments (assessment-partner facts, sections 1, 2 and 5).
  */
-export const ORDER_SOURCES = ['greenhouse', 'ashby'] as const;
+export const ORDER_SOURCES = ['greenhouse', 'ashby', 'kombo'] as const;
 export type OrderSource = (typeof ORDER_SOURCES)[number];
 
 /** While the order's work is under way; then the ways it ends. */
@@ -80,10 +80,19 @@ export interface OrderRecord extends OrderKey {
   atsApplicationId?: string | undefined;
   /** Where the result is announced (Greenhouse: the `url` a completion PATCH goes to). */
   completionUrl?: string | undefined;
+  /** Kombo: the order's own id (results are PUT to it) and the customer's ATS it came from. */
+  atsOrderId?: string | undefined;
+  integrationId?: string | undefined;
   interviewId?: string | undefined;
+  /** The interview's link the candidate was sent. */
+  inviteUrl?: string | undefined;
   reportId?: string | undefined;
   score?: number | undefined;
   profileUrl?: string | undefined;
+  recordingUrl?: string | undefined;
+  proctoringViolations?: number | undefined;
+  /** When the order completed or expired (Kombo's `completed_at`). */
+  endedAt?: number | undefined;
   /** The last end the ATS was told of (`ORDER_ANNOUNCED_STATES`). */
   announced?: OrderState | undefined;
   /** The order's outward side effects, each under its name, as an application's (shared/pipeline/steps.ts). */
@@ -111,7 +120,19 @@ export function orderIdFor(source: OrderSource, connectionId: string, naturalKey
 
 /** The order's own fields a step may set. */
 export type OrderData = Partial<
-  Pick<OrderRecord, 'interviewId' | 'reportId' | 'score' | 'profileUrl' | 'failureReason' | 'announced'>
+  Pick<
+    OrderRecord,
+    | 'interviewId'
+    | 'inviteUrl'
+    | 'reportId'
+    | 'score'
+    | 'profileUrl'
+    | 'recordingUrl'
+    | 'proctoringViolations'
+    | 'endedAt'
+    | 'failureReason'
+    | 'announced'
+  >
 >;
 
 export type ClaimOrderResult =

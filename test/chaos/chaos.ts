@@ -436,7 +436,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await untilCounted('orders ended and told', { table: s.tables.orders, match: told, total: ordered.length }, 3000);
     // Greenhouse reads a told end by calling `test_status` after the PATCH: what it shows is final once those finish.
     await s.greenhouse.assessments.settled(30_000);
-    await s.waitForQuiet(Math.max(10_000, deadline - Date.now()));
+    // A message that failed comes back after the visibility timeout (6 × the functions' 3 s): wait two of them at least.
+    await s.waitForQuiet(Math.max(2 * 6 * 3000, deadline - Date.now()));
 
     // ----- invariants
     const finalRecords = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));

@@ -273,7 +273,7 @@ describe('Stack: ConnectorStack', () => {
     expect(outputs).toEqual(expect.arrayContaining(['ApiUrl', ...Object.values(OPS_OUTPUTS).map((o) => o.output)]));
     // One output for the API, none per connection: CloudFormation allows 200 outputs in all.
     expect(outputs.filter((name) => name.startsWith('AtsWebhookUrl'))).toHaveLength(0);
-    // The order endpoints to give Greenhouse's partner team and Ashby, once per deployment.
+    // The order endpoints to give Greenhouse's partner team, Ashby and Kombo, once per deployment.
     expect(outputs).toEqual(
       expect.arrayContaining([
         'GreenhousePartnerListTestsUrl',
@@ -281,6 +281,7 @@ describe('Stack: ConnectorStack', () => {
         'GreenhousePartnerTestStatusUrl',
         'GreenhousePartnerResponseErrorUrl',
         'AshbyAssessmentsBaseUrl',
+        'KomboWebhookBaseUrl',
       ]),
     );
     const routes = ofType('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties.RouteKey);

@@ -6,6 +6,8 @@ import { createInputFor, interviewNameFor } from '../../../shared/pipeline/inter
 import { describeFirstIssue } from '../../../shared/validation';
 import { errorCode, httpStatus } from '../../../shared/errors';
 import type { OrderSource } from '../../../shared/orders/records';
+import { komboApiFor } from '../../../shared/orders/kombo-orders';
+import { describeDiff, diffPackages, isInSync, packagesOf } from '../../../shared/orders/kombo-packages';
 import { type CheckLine, fail, info, pass } from './lines';
 import type { AtsAdapter } from '../../../shared/ats/port';
 
@@ -34,7 +36,8 @@ export async function orderSourceLines(
   deps: OrderCheckDependencies,
 ): Promise<CheckLine[]> {
   const lines: CheckLine[] = [];
-  for (const source of Object.keys(connection.orders ?? {}) as OrderSource[]) {
+  const sources = (['greenhouse', 'ashby'] as const).filter((source) => connection.orders?.[source]);
+  for (const source of sources) {
     const tests = connection.orders?.[source]?.tests ?? [];
     const key = secrets[KEYS[source]];
     if (!key?.startsWith(`${connection.id}.`)) {
@@ -59,6 +62,59 @@ export async function orderSourceLines(
     if (source === 'greenhouse') lines.push(completionLine(secrets));
     if (source === 'ashby') lines.push(await ashbyPermissionLine(ats));
   }
+  if (connection.orders?.kombo)
+    lines.push(templatesLine(connection, 'kombo'), ...(await komboLines(connection, secrets)));
+  return lines;
+}
+
+/**
+ * Kombo: the API key and the webhook secret in the secret, and each integration's packages against the tests
+ * configured (the difference `npm run ops -- kombo-packages --publish` would make).
+ */
+async function komboLines(connection: Connection, secrets: ConnectionSecrets): Promise<CheckLine[]> {
+  const kombo = connection.orders?.kombo;
+  if (!kombo) return [];
+  const lines: CheckLine[] = [];
+  if (!secrets.komboWebhookSecret)
+    lines.push(
+      fail(
+        'kombo orders: no komboWebhookSecret: every order webhook is refused (401)',
+        "copy the webhook secret from Kombo's dashboard into the secret as komboWebhookSecret",
+      ),
+    );
+  const api = komboApiFor(connection, secrets);
+  if (!api) {
+    lines.push(
+      fail(
+        'kombo orders: no komboApiKey: packages, missed orders and results cannot reach Kombo',
+        "create an API key in Kombo's dashboard and put it in the secret as komboApiKey",
+      ),
+    );
+    return lines;
+  }
+  const configured = packagesOf(kombo);
+  for (const integrationId of kombo.integrations) {
+    try {
+      const diff = diffPackages(configured, await api.getPackages(integrationId, AbortSignal.timeout(15_000)));
+      lines.push(
+        isInSync(diff, false)
+          ? pass(`kombo orders: ${integrationId} offers the ${configured.length} configured package(s)`)
+          : fail(
+              `kombo orders: ${integrationId} packages differ: ${describeDiff(diff, false)}`,
+              `npm run ops -- kombo-packages --connection ${connection.id} --publish`,
+            ),
+      );
+    } catch (error) {
+      lines.push(
+        fail(
+          `kombo orders: ${integrationId}: the packages could not be read (${errorCode(error)})`,
+          httpStatus(error) === 401 || httpStatus(error) === 403
+            ? 'komboApiKey is not accepted: check the key in the secret'
+            : 'check the integration id in orders.kombo.integrations and Kombo’s status',
+        ),
+      );
+    }
+  }
   return lines;
 }
 
@@ -82,7 +138,7 @@ function templatesLine(connection: Connection, source: OrderSource): CheckLine {
 }
 
 async function listLine(
-  source: OrderSource,
+  source: 'greenhouse' | 'ashby',
   key: string,
   testIds: string[],
   deps: OrderCheckDependencies,

@@ -1,0 +1,159 @@
+import * as v from 'valibot';
+import { OutwardCallError } from '../errors';
+import { sendHttpRequest, type HttpResponse } from '../http';
+import { parseRetryAfter } from '../http/retry';
+import {
+  komboErrorSchema,
+  komboOrderSchema,
+  komboOrdersPageSchema,
+  komboPackagesSchema,
+  komboWarningsSchema,
+  type KomboOrder,
+} from './kombo.schemas';
+
+/** A package as Kombo takes it: every field required; the connector publishes its tests as video interviews. */
+export interface KomboPackage {
+  id: string;
+  type: 'VIDEO_INTERVIEW';
+  name: string;
+  description: string;
+}
+
+/** `PUT /assessment/orders/{id}/result`: the one final result of an order. */
+export interface KomboResult {
+  status: 'COMPLETED' | 'CANCELLED';
+  result_url: string;
+  completed_at: string;
+  score?: number;
+  max_score?: number;
+  attributes?: { type: 'TEXT'; label: string; value: string }[];
+}
+
+export interface KomboApi {
+  /** One page of an integration's orders (`statuses`, `ids` filter); the items that did not read are counted. */
+  listOrders(
+    integrationId: string,
+    query: { statuses?: readonly string[]; ids?: readonly string[]; cursor?: string | undefined },
+    signal?: AbortSignal,
+  ): Promise<{ orders: KomboOrder[]; unreadable: number; next: string | undefined }>;
+  putResult(integrationId: string, orderId: string, result: KomboResult, signal?: AbortSignal): Promise<string[]>;
+  getPackages(integrationId: string, signal?: AbortSignal): Promise<KomboPackage[]>;
+  /** Replaces the integration's whole list: a package left out is deleted. Answers Kombo's warnings. */
+  setPackages(integrationId: string, packages: readonly KomboPackage[], signal?: AbortSignal): Promise<string[]>;
+}
+
+const PAGE_SIZE = 100;
+/** A concurrency 429 carries no Retry-After: the write is tried again after this. */
+const CONCURRENCY_WAIT_MS = 2000;
+
+/** Kombo's API for one account (`Authorization: Bearer <key>`), each call naming its integration. */
+export function komboClient(options: { baseUrl: string; apiKey: string; timeoutMs: number }): KomboApi {
+  const call = async (
+    integrationId: string,
+    method: 'GET' | 'PUT',
+    path: string,
+    body: unknown,
+    signal: AbortSignal | undefined,
+  ): Promise<HttpResponse> => {
+    const response = await sendHttpRequest({
+      url: `${options.baseUrl.replace(/\/$/, '')}${path}`,
+      method,
+      headers: {
+        authorization: `Bearer ${options.apiKey}`,
+        'x-integration-id': integrationId,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: options.timeoutMs,
+      signal,
+    });
+    if (response.status >= 200 && response.status < 300) return response;
+    throw komboRefused(method, path, response);
+  };
+  const json = (response: HttpResponse): unknown => {
+    try {
+      return JSON.parse(response.bodyText);
+    } catch {
+      return undefined;
+    }
+  };
+  const warnings = (response: HttpResponse): string[] =>
+    (v.parse(komboWarningsSchema, json(response) ?? {}).warnings ?? []).map((w) => w.message ?? '(no message)');
+  return {
+    async listOrders(integrationId, query, signal) {
+      const params = new URLSearchParams({ page_size: String(PAGE_SIZE) });
+      if (query.statuses?.length) params.set('statuses', query.statuses.join(','));
+      if (query.ids?.length) params.set('ids', query.ids.join(','));
+      if (query.cursor) params.set('cursor', query.cursor);
+      const response = await call(integrationId, 'GET', `/assessment/orders?${params}`, undefined, signal);
+      const page = v.safeParse(komboOrdersPageSchema, json(response));
+      if (!page.success)
+        throw new OutwardCallError('kombo-unreadable', 'GET /assessment/orders: the answer has no data.results', {
+          retryable: true,
+          status: response.status,
+        });
+      const orders: KomboOrder[] = [];
+      let unreadable = 0;
+      for (const item of page.output.data.results) {
+        const parsed = v.safeParse(komboOrderSchema, item);
+        if (parsed.success) orders.push(parsed.output);
+        else unreadable++;
+      }
+      return { orders, unreadable, next: page.output.data.next ?? undefined };
+    },
+    async putResult(integrationId, orderId, result, signal) {
+      const path = `/assessment/orders/${encodeURIComponent(orderId)}/result`;
+      return warnings(await call(integrationId, 'PUT', path, result, signal));
+    },
+    async getPackages(integrationId, signal) {
+      const parsed = v.safeParse(
+        komboPackagesSchema,
+        json(await call(integrationId, 'GET', '/assessment/packages', undefined, signal)),
+      );
+      if (!parsed.success)
+        throw new OutwardCallError('kombo-unreadable', 'GET /assessment/packages: the answer has no data.packages', {
+          retryable: true,
+        });
+      return parsed.output.data.packages.map((p) => ({
+        id: p.id,
+        type: 'VIDEO_INTERVIEW',
+        name: p.name ?? '',
+        description: p.description ?? '',
+      }));
+    },
+    async setPackages(integrationId, packages, signal) {
+      return warnings(await call(integrationId, 'PUT', '/assessment/packages', { packages }, signal));
+    },
+  };
+}
+
+/**
+ * Kombo's refusal, by its `code` (Kombo asks partners to branch on it, not on the status): a concurrency or rate
+ * 429 is a wait; 5xx is tried again; a refused key (401, 403) is tried again once the secret is fixed; any other
+ * 4xx (an order no longer OPEN, invalid input) is for good.
+ */
+export function komboRefused(method: string, path: string, response: HttpResponse): OutwardCallError {
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(response.bodyText);
+  } catch {
+    parsedBody = undefined;
+  }
+  const parsed = v.safeParse(komboErrorSchema, parsedBody);
+  const code = parsed.success ? (parsed.output.error.code ?? undefined) : undefined;
+  const message = parsed.success ? parsed.output.error.message : undefined;
+  const status = response.status;
+  const rateLimited = status === 429;
+  const credential = status === 401 || status === 403;
+  return new OutwardCallError(
+    rateLimited ? 'kombo-rate-limited' : credential ? 'kombo-unauthorized' : 'kombo-refused',
+    `Kombo answered ${status}${code ? ` ${code}` : ''} to ${method} ${path.split('?')[0]}${message ? `: ${message}` : ''}`,
+    {
+      status,
+      retryable: rateLimited || credential || status >= 500,
+      rateLimited,
+      retryAfterMs: rateLimited ? (parseRetryAfter(response.headers) ?? CONCURRENCY_WAIT_MS) : undefined,
+      definitelyNotSent: status < 500,
+    },
+  );
+}

@@ -1,0 +1,175 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { parseConnections } from '../../../shared/config';
+import type { KomboApi } from '../../../shared/orders/kombo-client';
+import {
+  fetchMissedKomboOrders,
+  handleKomboWebhook,
+  komboSignatureMatches,
+  komboSignatureOf,
+} from '../../../shared/orders/kombo-orders';
+import type { PartnerDependencies } from '../../../shared/orders/partner-calls';
+import type { OrderRecord } from '../../../shared/orders/records';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryOrderStore } from '../../helpers/memory-orders';
+
+const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
+const [connection] = parseConnections(
+  connectionDocument({
+    orders: {
+      kombo: {
+        integrations: ['teamtailor:globex', 'workday:initech'],
+        tests: [{ id: 'backend-screen', name: 'Backend screen', interview: { questions: QUESTIONS } }],
+      },
+    },
+  }),
+);
+const SECRET = 'kombo-webhook-secret-0123456789';
+
+function kombo() {
+  const orders = new MemoryOrderStore();
+  const queued: OrderRecord[] = [];
+  const deps: PartnerDependencies = {
+    connectionFor: async (id) =>
+      id === connection?.id
+        ? {
+            connection,
+            secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), komboWebhookSecret: SECRET },
+          }
+        : undefined,
+    orders,
+    enqueue: async (order) => void queued.push(order),
+    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    now: () => Date.UTC(2026, 10, 26),
+  };
+  /** `signature: null` sends none. */
+  const deliver = (
+    raw: string,
+    signature: string | null = komboSignatureOf(SECRET, Buffer.from(raw)),
+    id = connection?.id ?? '',
+  ) =>
+    handleKomboWebhook(
+      id,
+      {
+        call: id,
+        method: 'POST',
+        headers: signature === null ? {} : { 'x-kombo-signature': signature },
+        query: new URLSearchParams(),
+        rawBody: Buffer.from(raw),
+      },
+      deps,
+    );
+  return { orders, queued, deliver, deps };
+}
+
+/** `assessment:order-received` as Kombo's SDK models it: every field but the candidate's e-mail null. */
+const orderData = (overrides: Record<string, unknown> = {}) => ({
+  id: 'B5KQKhAgsT3ZW6wQjVaTfLJs',
+  package_id: 'backend-screen',
+  status: 'OPEN',
+  integration_id: 'teamtailor:globex',
+  candidate: { email: 'Ada@Example.com', remote_id: null, first_name: null, last_name: null, phone: null },
+  application: { remote_id: null },
+  job: { remote_id: null, name: null, job_code: null, description: null, location: null, hiring_team: [] },
+  ...overrides,
+});
+const event = (data: unknown = orderData(), type = 'assessment:order-received') =>
+  JSON.stringify({ id: 'evt_1', type, data });
+
+describe('Kombo order webhook', () => {
+  it('signs as Kombo documents: HMAC-SHA256 of the body, base64url without padding; nothing else matches', () => {
+    const raw = Buffer.from(event());
+    const digest = createHmac('sha256', SECRET).update(raw).digest();
+    expect(komboSignatureOf(SECRET, raw)).toBe(digest.toString('base64url'));
+    expect(komboSignatureMatches(SECRET, raw, digest.toString('base64url'))).toBe(true);
+    for (const other of [digest.toString('base64'), digest.toString('hex'), `${digest.toString('base64url')}=`, ''])
+      expect(komboSignatureMatches(SECRET, raw, other)).toBe(false);
+  });
+
+  it('refuses a forged or re-serialised body with 401 before reading it: nothing recorded or queued', async () => {
+    const { deliver, orders, queued } = kombo();
+    const raw = event();
+    const reserialised = JSON.stringify(JSON.parse(raw), null, 2);
+    expect(await deliver(reserialised, komboSignatureOf(SECRET, Buffer.from(raw)))).toMatchObject({ status: 401 });
+    expect(await deliver('not JSON', 'forged')).toMatchObject({ status: 401 });
+    expect(await deliver(raw, komboSignatureOf('another-secret-of-16+', Buffer.from(raw)))).toMatchObject({
+      status: 401,
+    });
+    expect(await deliver(raw, null)).toMatchObject({ status: 401 });
+    expect(await deliver(raw, komboSignatureOf(SECRET, Buffer.from(raw)), 'no-such-connection')).toMatchObject({
+      status: 401,
+    });
+    expect(orders.orders.size).toBe(0);
+    expect(queued).toHaveLength(0);
+  });
+
+  it('records a delivery once, answers 2xx and queues it; a duplicate delivery finds it and makes nothing new', async () => {
+    const { deliver, orders, queued } = kombo();
+    expect(await deliver(event())).toMatchObject({ status: 200 });
+    expect(await deliver(event())).toMatchObject({ status: 200 });
+    expect(orders.orders.size).toBe(1);
+    const [order] = [...orders.orders.values()];
+    expect(order).toMatchObject({
+      source: 'kombo',
+      atsOrderId: 'B5KQKhAgsT3ZW6wQjVaTfLJs',
+      integrationId: 'teamtailor:globex',
+      testId: 'backend-screen',
+      candidateEmail: 'ada@example.com',
+      state: 'received',
+    });
+    expect(order?.candidateName).toBeUndefined();
+    // Queued while it waits for its work (the worker makes each step once); one order all the same.
+    expect(new Set(queued.map((q) => q.orderId))).toEqual(new Set([order?.orderId]));
+  });
+
+  it('answers 422 with a message the recruiter reads: unknown package, no e-mail, an integration not set up', async () => {
+    const { deliver, orders } = kombo();
+    const cases = [
+      [orderData({ package_id: 'gone' }), /no longer offered/],
+      [orderData({ candidate: { email: 'not an address', first_name: null } }), /no valid e-mail/],
+      [orderData({ integration_id: 'greenhouse:someone-else' }), /not set up for this ATS account/],
+    ] as const;
+    for (const [data, message] of cases) {
+      const answer = await deliver(event(data));
+      expect(answer.status).toBe(422);
+      expect((answer.body as { message: string }).message).toMatch(message);
+    }
+    expect(orders.orders.size).toBe(0);
+  });
+
+  it('answers 400 naming the field when the order cannot be read, and takes other events without an order', async () => {
+    const { deliver, orders } = kombo();
+    const missingId = await deliver(event(orderData({ id: undefined })));
+    expect(missingId.status).toBe(400);
+    expect(JSON.stringify(missingId.body)).toMatch(/data\.id/);
+    expect(await deliver(event({ changed_models: [] }, 'data-changed'))).toMatchObject({ status: 200 });
+    expect(orders.orders.size).toBe(0);
+  });
+});
+
+describe('Kombo orders missed while the webhook was down', () => {
+  const page = (ids: string[], next?: string) => ({
+    orders: ids.map((id) => ({ ...orderData({ id }), candidate: { email: `${id}@example.com` } }) as never),
+    unreadable: 1,
+    next,
+  });
+
+  it('fetches each integration’s OPEN orders, cursor by cursor: one order per Kombo order with its webhook', async () => {
+    const { deliver, orders, queued, deps } = kombo();
+    await deliver(event(orderData({ id: 'a' })));
+    const asked: string[] = [];
+    const api: Pick<KomboApi, 'listOrders'> = {
+      async listOrders(integrationId, query) {
+        asked.push(`${integrationId} ${query.statuses?.join(',')} ${query.cursor ?? '-'}`);
+        if (integrationId === 'workday:initech') return page([]);
+        return query.cursor ? page(['c']) : page(['a', 'b'], 'page-2');
+      },
+    };
+    const totals = await fetchMissedKomboOrders(connection as never, api as KomboApi, deps);
+    expect(asked).toEqual(['teamtailor:globex OPEN -', 'teamtailor:globex OPEN page-2', 'workday:initech OPEN -']);
+    expect(totals).toEqual({ recorded: 2, unreadable: 3, unknownPackage: 0 });
+    expect([...orders.orders.values()].map((o) => o.atsOrderId).sort()).toEqual(['a', 'b', 'c']);
+    // The order its webhook recorded is queued again only while it waits: still one order.
+    expect(new Set(queued.map((q) => q.atsOrderId))).toEqual(new Set(['a', 'b', 'c']));
+  });
+});
