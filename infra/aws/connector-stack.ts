@@ -72,7 +72,7 @@ export class ConnectorStack extends Stack {
       value: `${api.apiEndpoint}/orders/ashby`,
       description: 'Ashby Assessments: the base URL Ashby calls assessment.list, .start and .cancel on',
     });
-    // Kombo: one webhook per Kombo account, i.e. per connection taking Kombo orders: the base, the connection's id after.
+    // Kombo: one webhook per Kombo account (a connection taking Kombo orders): the base, then the connection's id.
     new CfnOutput(this, 'KomboWebhookBaseUrl', {
       value: `${api.apiEndpoint}/orders/kombo`,
       description: "Kombo: the order webhook's URL is this, a slash, and the connection's id",

@@ -147,7 +147,8 @@ export function komboRefused(method: string, path: string, response: HttpRespons
   const credential = status === 401 || status === 403;
   return new OutwardCallError(
     rateLimited ? 'kombo-rate-limited' : credential ? 'kombo-unauthorized' : 'kombo-refused',
-    `Kombo answered ${status}${code ? ` ${code}` : ''} to ${method} ${path.split('?')[0]}${message ? `: ${message}` : ''}`,
+    `Kombo answered ${status}${code ? ` ${code}` : ''} to ${method} ${path.split('?')[0]}` +
+      (message ? `: ${message}` : ''),
     {
       status,
       retryable: rateLimited || credential || status >= 500,

@@ -1,15 +1,18 @@
 import type { LocalStack } from '../../infra/local/local-stack';
 import type { TakeHomeTest } from '../../infra/local/sandbox/ats/greenhouse/assessments';
+import type { KomboSandboxOrder } from '../../infra/local/sandbox/kombo/server';
 
 /** A candidate whose assessment a recruiter ordered from inside the ATS. */
 export interface OrderCandidate {
-  source: 'greenhouse' | 'ashby';
+  source: 'greenhouse' | 'ashby' | 'kombo';
   applicationId: string;
   email: string;
   name: string;
   /** Greenhouse's take-home test row; Ashby's assessment id. */
   test?: TakeHomeTest | undefined;
   assessmentId?: string | undefined;
+  /** Kombo's order, as Kombo keeps it. */
+  kombo?: KomboSandboxOrder | undefined;
   /** Ids the ATS got back from its repeated orders of this one candidate and test. */
   answeredIds: string[];
   noShow: boolean;
@@ -20,8 +23,9 @@ type Check = (name: string, items: unknown[], bad: (item: any) => string | undef
 const TEST_ID = 'backend-screen';
 
 /**
- * `count` orders, half from Greenhouse (Send Test clicked two or three times at once), half from Ashby (Start
- * Assessment twice at once: one order, a 409): placed 25 at a time, while the stage flow's candidates move.
+ * `count` orders, a third each from Greenhouse (Send Test clicked two or three times at once), Ashby (Start
+ * Assessment twice at once) and Kombo (the webhook delivered two or three times at once; a fifth while the webhook
+ * is down, for the reconciler to fetch), placed 10 at a time while the stage flow's candidates move.
  */
 export async function placeOrders(
   s: LocalStack,
@@ -31,7 +35,7 @@ export async function placeOrders(
 ): Promise<OrderCandidate[]> {
   const placed: OrderCandidate[] = [];
   for (let i = 0; i < count; i++) {
-    const source = i % 2 === 0 ? 'greenhouse' : 'ashby';
+    const source = (['greenhouse', 'ashby', 'kombo'] as const)[i % 3] as OrderCandidate['source'];
     const email = `order-${i}+${source}@candidates.example.com`;
     const name = `Order${i} Candidate${i}`;
     const applicationId =
@@ -39,16 +43,19 @@ export async function placeOrders(
         ? String(
             s.greenhouse.addCandidate({ first_name: `Order${i}`, last_name: `Candidate${i}`, email, job_id: 3301 }).id,
           )
-        : s.ashby.addCandidate({ firstName: `Order${i}`, lastName: `Candidate${i}`, email }).id;
+        : source === 'ashby'
+          ? s.ashby.addCandidate({ firstName: `Order${i}`, lastName: `Candidate${i}`, email }).id
+          : '';
     placed.push({ source, applicationId, email, name, answeredIds: [], noShow: random() < noShowRate });
   }
   for (let i = 0; i < placed.length; i += 10)
-    await Promise.all(placed.slice(i, i + 10).map((c) => order(s, c, 2 + Math.floor(random() * 2))));
+    await Promise.all(placed.slice(i, i + 10).map((c) => order(s, c, 2 + Math.floor(random() * 2), random)));
   return placed;
 }
 
 /** The recruiter's clicks, sent at once; clicked again (at most three rounds) while the ATS got no answer. */
-async function order(s: LocalStack, c: OrderCandidate, times: number): Promise<void> {
+async function order(s: LocalStack, c: OrderCandidate, times: number, random: () => number): Promise<void> {
+  if (c.source === 'kombo') return komboOrder(s, c, times, random);
   for (let round = 0; round < 3 && c.answeredIds.length === 0; round++) {
     if (c.source === 'greenhouse') {
       const sent = await Promise.allSettled(
@@ -73,6 +80,24 @@ async function order(s: LocalStack, c: OrderCandidate, times: number): Promise<v
         c.answeredIds.push(result.value.assessment_id as string);
     c.assessmentId = c.answeredIds[0];
   }
+}
+
+/** Kombo's order for the candidate, its webhook delivered `times` at once, or (a fifth) not while it is down. */
+async function komboOrder(s: LocalStack, c: OrderCandidate, times: number, random: () => number): Promise<void> {
+  const integrations = s.connections.find((x) => x.orders?.kombo)?.orders?.kombo?.integrations ?? [];
+  const integrationId = integrations[Math.floor(random() * integrations.length)] as string;
+  const down = random() < 0.2;
+  const [first, last] = c.name.split(' ');
+  c.kombo = await s.kombo.placeOrder({
+    integrationId,
+    packageId: TEST_ID,
+    email: c.email,
+    firstName: first ?? null,
+    lastName: last ?? null,
+    deliver: false,
+  });
+  c.answeredIds.push(c.kombo.id);
+  if (!down) await Promise.all(Array.from({ length: times }, () => s.kombo.deliver(c.kombo as KomboSandboxOrder)));
 }
 
 /** The orders' records, by candidate e-mail. */
@@ -113,6 +138,7 @@ export async function takeOrderedInterviews(
 /** The order's end as its ATS shows it: complete with a score, or (for a no-show) expired or cancelled. */
 function shownInAts(s: LocalStack, c: OrderCandidate): string {
   if (c.source === 'greenhouse') return c.test?.status === 'complete' ? 'complete' : (c.test?.partner_status ?? 'none');
+  if (c.source === 'kombo') return c.kombo?.status ?? 'none';
   const activity = s.ashby.assessments.assessments.find((a) => a.assessment_id === c.assessmentId);
   return activity?.status ?? 'none';
 }
@@ -150,11 +176,28 @@ export function checkOrders(
     const record = records.get(c.email)?.[0];
     const want = c.noShow ? 'expired' : 'completed';
     const shown = shownInAts(s, c);
-    const expected = { greenhouse: c.noShow ? 'expired' : 'complete', ashby: c.noShow ? 'Cancelled' : 'Completed' };
+    const expected = {
+      greenhouse: c.noShow ? 'expired' : 'complete',
+      ashby: c.noShow ? 'Cancelled' : 'Completed',
+      kombo: c.noShow ? 'CANCELLED' : 'COMPLETED',
+    };
     const told = record?.state === want && record.announced === want;
     return told && shown === expected[c.source]
       ? undefined
       : `${c.source} ${c.email}: ${record?.state}, told ${record?.announced}, the ATS shows ${shown}` +
+          (c.kombo ? ` (deliveries ${c.kombo.deliveries.join(', ') || 'none'})` : '') +
           (c.test ? ` (${c.test.patches} PATCHes; pulls: ${c.test.pulls.join(', ') || 'none'})` : '');
   });
+  // Kombo takes one result per order, only while it is OPEN: a second PUT is refused; the connector never sends one.
+  check(
+    'orders: Kombo result PUT once per order, every call documented',
+    [...placed.filter((c) => c.kombo), ...s.kombo.undocumented.map((call) => ({ undocumented: call }))],
+    (c: OrderCandidate | { undocumented: string }) => {
+      if ('undocumented' in c) return `undocumented call: ${c.undocumented}`;
+      const puts = (c.kombo?.resultPuts ?? 0) + (c.kombo?.refusedPuts ?? 0);
+      return puts === 1
+        ? undefined
+        : `kombo ${c.email}: ${c.kombo?.resultPuts} results taken, ${c.kombo?.refusedPuts} refused`;
+    },
+  );
 }

@@ -15,7 +15,7 @@ describe('Chaos: a small fixed-seed run with per-candidate invitations', () => {
         ...CHAOS_DEFAULTS,
         candidates: 16,
         strangers: 2,
-        // Orders run the same way in either mode (the chaos run of the other file and `npm run chaos` hold 40 and more).
+        // Orders run the same way in either mode (the other chaos file and `npm run chaos` hold more).
         orders: 12,
         seed: 11,
         crashRate: 0.3,

@@ -15,7 +15,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
         ...CHAOS_DEFAULTS,
         candidates: 24,
         strangers: 4,
-        orders: 8,
+        orders: 9,
         seed: 7,
         crashRate: 0.3,
         timeoutMs: 8 * 60_000,
@@ -29,9 +29,9 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
           violations: 0,
           detail: [],
         });
-      expect(report.invariants.map((i) => i.name)).toHaveLength(18);
-      // Orders from inside Greenhouse and Ashby went through the same faults.
-      expect(report.invariants.find((i) => i.name.startsWith('orders: every order ended'))?.checked).toBe(8);
+      expect(report.invariants.map((i) => i.name)).toHaveLength(19);
+      // Orders from inside Greenhouse, Ashby and Kombo went through the same faults.
+      expect(report.invariants.find((i) => i.name.startsWith('orders: every order ended'))?.checked).toBe(9);
       // About one report message per written-back report, whatever the reconciler and the webhooks found.
       expect(report.invariants.find((i) => i.name.includes('report messages per'))?.checked).toBeGreaterThan(0);
       // Every function's AWS calls were held against its policy (the check saw calls to hold).

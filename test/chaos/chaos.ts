@@ -46,7 +46,7 @@ export interface ChaosOptions {
   dropStageChangeRate: number;
   /** Share of invited candidates who never take the interview: each reminded once and expired once. */
   noShowRate: number;
-  /** Assessments ordered from inside the ATS (half Greenhouse Send Test, half Ashby Start Assessment). */
+  /** Assessments ordered from inside the ATS (a third each: Greenhouse Send Test, Ashby Start Assessment, Kombo). */
   orders: number;
   timeoutMs: number;
   workDir: string;
@@ -302,9 +302,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       );
     }
     for (const ats of Object.values(s.ats)) ats.setFaults({ dropStageChangeRate: 0 });
-    // Recruiters order the assessment from inside Greenhouse and Ashby too, each order sent more than once.
+    // Recruiters order the assessment from inside Greenhouse, Ashby and (through Kombo) other ATSs, each order sent
+    // more than once.
+    // Kombo: a few writes at once per integration (its 429 a wait), and some results' answers lost after the write.
+    s.kombo.concurrencyLimit = 3;
+    s.kombo.writeDelayMs = 100;
+    s.kombo.lostAnswerRate = 0.1;
+    s.kombo.random = random;
     const ordered = await placeOrders(s, options.orders, random, options.noShowRate);
-    options.progress(`${ordered.length} assessments ordered from inside Greenhouse and Ashby, each more than once`);
+    options.progress(
+      `${ordered.length} assessments ordered from inside Greenhouse, Ashby and Kombo, each more than once`,
+    );
     // Some deliveries again later, out of order with everything sent since.
     for (const c of candidates.filter(() => random() < 0.1)) await s.ats[c.kind].resendStageChange(c.applicationId);
     options.progress(
@@ -436,7 +444,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await untilCounted('orders ended and told', { table: s.tables.orders, match: told, total: ordered.length }, 3000);
     // Greenhouse reads a told end by calling `test_status` after the PATCH: what it shows is final once those finish.
     await s.greenhouse.assessments.settled(30_000);
-    // A message that failed comes back after the visibility timeout (6 × the functions' 3 s): wait two of them at least.
+    // A message that failed comes back after the visibility timeout (6 × the functions' 3 s): wait two at least.
     await s.waitForQuiet(Math.max(2 * 6 * 3000, deadline - Date.now()));
 
     // ----- invariants
@@ -642,6 +650,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         meaning: 'a worker stopped between sending and recording; not sent again (each was sent once)',
       },
       {
+        name: 'Kombo orders fetched by the reconciler',
+        count: ordered.filter((o) => o.kombo && o.kombo.deliveries.length === 0).length,
+        meaning: 'their webhook never came (the endpoint down); one order each, checked above',
+      },
+      {
+        name: 'Kombo results taken, their answer lost',
+        count: s.kombo.calls.filter((c) => c.route.endsWith('/result') && c.status === 502).length,
+        meaning: 'found taken when looked up again: never PUT a second time',
+      },
+      {
+        name: 'Kombo writes refused 429 (concurrency)',
+        count: s.kombo.calls.filter((c) => c.status === 429).length,
+        meaning: 'put back with a delay, as the deferrals above',
+      },
+      {
         name: 'interviews adopted by name after a lost answer',
         count: capture.lines.filter((l) => l.includes('adopted an interview created by an earlier attempt')).length,
         meaning: 'a second create avoided',
@@ -680,8 +703,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     capture.restore();
     // The functions' log lines, kept for a reader when asked (CHAOS_LOG_FILE): ids only, as every log line.
     if (process.env.CHAOS_LOG_FILE) writeFileSync(process.env.CHAOS_LOG_FILE, capture.lines.join('\n'));
-    const orderCandidates = ordered.map((o) => ({ ...o, kind: o.source }));
-    const logLeaks = scanLogs(capture.lines, s, [...candidates, ...orderCandidates]);
+    const logLeaks = scanLogs(capture.lines, s, [...candidates, ...ordered]);
     return {
       options: { ...options, progress: undefined } as never,
       invariants,
@@ -701,7 +723,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 }
 
 /** Every secret, candidate e-mail, name and phone number that must never appear in a log line. */
-function scanLogs(lines: string[], stack: LocalStack, candidates: Candidate[]): string[] {
+function scanLogs(lines: string[], stack: LocalStack, candidates: Pick<Candidate, 'email' | 'name'>[]): string[] {
   const needles: { what: string; value: string }[] = [];
   for (const secrets of Object.values(stack.secrets)) {
     for (const [field, value] of Object.entries(secrets))

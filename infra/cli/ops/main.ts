@@ -16,6 +16,9 @@ import { readOpsOutputs } from '../../aws/stack-outputs';
 import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationLine, iso } from './lines';
 import { orderLines, orderUrlLines, printPartnerKey, scanOrders } from './orders';
 import { errorMessage } from '../../../shared/errors';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { fileSecretStore, secretsManagerStore } from '../doctor/secret-store';
+import { komboPackages } from './kombo';
 
 /**
  * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
@@ -33,7 +36,10 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
   purge --connection C --candidate ID         forget a candidate: delete every record held about them
   urls --connections FILE                     each connection's webhook URLs and order endpoints (from ApiUrl)
   orders [--connection C]                     assessment orders by source and state; those with work left or failed
-  partner-key --connection C                  a new key to give the customer for its ATS's order calls`;
+  partner-key --connection C                  a new key to give the customer for its ATS's order calls
+  kombo-packages --connection C [--connections FILE] [--publish [--remove]]
+                                              each Kombo integration's packages against the configured tests;
+                                              --publish makes them so, --remove deletes those no longer configured`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -48,6 +54,8 @@ const { values, positionals } = parseArgs({
     report: { type: 'string' },
     candidate: { type: 'string' },
     connections: { type: 'string' },
+    publish: { type: 'boolean', default: false },
+    remove: { type: 'boolean', default: false },
   },
 });
 
@@ -152,10 +160,25 @@ function printUrls(): void {
   }
 }
 
+/** The connection's Kombo packages: compared, or published (the secret from Secrets Manager with --aws). */
+async function publishKomboPackages(): Promise<void> {
+  const id = require('connection');
+  const local = existsSync(values.stack) ? JSON.parse(readFileSync(values.stack, 'utf8')) : undefined;
+  const file = values.connections ?? local?.files?.connections ?? fail(`--connections is required\n${USAGE}`);
+  const connection = loadConnectionsFile(file).find((c) => c.id === id) ?? fail(`no connection ${id} in ${file}`);
+  const secrets = values.aws
+    ? secretsManagerStore(new SecretsManagerClient({}))
+    : fileSecretStore(local?.files?.secrets ?? fail('no local secrets: run npm start, or pass --aws'));
+  process.exitCode = await komboPackages(connection, secrets, { publish: values.publish, remove: values.remove }, (l) =>
+    console.log(l),
+  );
+}
+
 async function main(): Promise<void> {
   const [command, sub] = positionals;
   if (command === 'urls') return printUrls();
   if (command === 'partner-key') return printPartnerKey(require('connection'));
+  if (command === 'kombo-packages') return publishKomboPackages();
   const t = target();
   const store = dynamoMappingStore({ tables: t.tables, client: t.dynamo });
   if (command === 'dlq' && sub === 'list') {

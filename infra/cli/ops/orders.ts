@@ -16,6 +16,8 @@ export function orderUrlLines(connection: Connection, apiUrl: string): string[] 
     for (const call of GREENHOUSE_CALLS)
       lines.push(`${connection.id} (Greenhouse Assessment Partner ${call}): ${apiUrl}/orders/greenhouse/${call}`);
   if (connection.orders?.ashby) lines.push(`${connection.id} (Ashby Assessments base URL): ${apiUrl}/orders/ashby`);
+  if (connection.orders?.kombo)
+    lines.push(`${connection.id} (Kombo order webhook, in Kombo's dashboard): ${apiUrl}/orders/kombo/${connection.id}`);
   return lines;
 }
 

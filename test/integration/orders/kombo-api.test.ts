@@ -7,6 +7,7 @@ import type { OrderRecord } from '../../../shared/orders/records';
 import type { ConnectionContext } from '../../../shared/pipeline/ports';
 import { type KomboSandbox, startKomboSandbox } from '../../../infra/local/sandbox/kombo/server';
 import { connectionDocument } from '../../helpers/connections';
+import { komboPackages } from '../../../infra/cli/ops/kombo';
 
 const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
 const INTEGRATION = 'teamtailor:globex';
@@ -74,7 +75,7 @@ describe('Kombo: results and packages against the Kombo sandbox', () => {
     return { placed, order };
   };
 
-  it('PUTs one COMPLETED result with completed_at, a public result_url, the score out of 100 and TEXT attributes', async () => {
+  it('PUTs one COMPLETED result: completed_at, a public result_url, the score of 100, TEXT attributes', async () => {
     const { placed, order } = await orderFor('completed');
     expect(await komboAnnouncer(context).announce(order, undefined)).toEqual({ warnings: [] });
     expect(placed.status).toBe('COMPLETED');
@@ -92,7 +93,7 @@ describe('Kombo: results and packages against the Kombo sandbox', () => {
     expect(placed.refusedPuts).toBe(0);
   });
 
-  it('PUTs CANCELLED with the interview link on expiry; an order the ATS closed is a refusal for good, not retried', async () => {
+  it('PUTs CANCELLED with the link on expiry; an order the ATS closed is a refusal for good', async () => {
     const { placed, order } = await orderFor('expired', { profileUrl: undefined, score: undefined });
     expect(komboResultOf(order, 'https://fallback.example.com')).toMatchObject({
       status: 'CANCELLED',
@@ -149,5 +150,18 @@ describe('Kombo: results and packages against the Kombo sandbox', () => {
       changed: [],
       removed: [],
     });
+  });
+
+  it('ops kombo-packages: shows the difference and exits 1, publishes with --publish, then exits 0', async () => {
+    const secrets = { where: 'test', read: async () => context.secrets, write: async () => undefined };
+    kombo.packages.set(INTEGRATION, []);
+    const lines: string[] = [];
+    const print = (line: string) => void lines.push(line);
+    expect(await komboPackages(connection, secrets as never, { publish: false, remove: false }, print)).toBe(1);
+    expect(lines.join('\n')).toMatch(/teamtailor:globex: \+ backend-screen, \+ culture/);
+    expect(kombo.packages.get(INTEGRATION)).toEqual([]);
+    expect(await komboPackages(connection, secrets as never, { publish: true, remove: false }, print)).toBe(0);
+    expect(await komboPackages(connection, secrets as never, { publish: false, remove: false }, print)).toBe(0);
+    expect(lines.at(-1)).toBe('teamtailor:globex: in sync');
   });
 });

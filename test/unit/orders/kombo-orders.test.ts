@@ -103,7 +103,7 @@ describe('Kombo order webhook', () => {
     expect(queued).toHaveLength(0);
   });
 
-  it('records a delivery once, answers 2xx and queues it; a duplicate delivery finds it and makes nothing new', async () => {
+  it('records a delivery once, answers 2xx and queues it; a duplicate finds it and makes nothing new', async () => {
     const { deliver, orders, queued } = kombo();
     expect(await deliver(event())).toMatchObject({ status: 200 });
     expect(await deliver(event())).toMatchObject({ status: 200 });
@@ -122,7 +122,7 @@ describe('Kombo order webhook', () => {
     expect(new Set(queued.map((q) => q.orderId))).toEqual(new Set([order?.orderId]));
   });
 
-  it('answers 422 with a message the recruiter reads: unknown package, no e-mail, an integration not set up', async () => {
+  it('answers 422 with a message for the recruiter: unknown package, no e-mail, integration not set up', async () => {
     const { deliver, orders } = kombo();
     const cases = [
       [orderData({ package_id: 'gone' }), /no longer offered/],
@@ -137,7 +137,7 @@ describe('Kombo order webhook', () => {
     expect(orders.orders.size).toBe(0);
   });
 
-  it('answers 400 naming the field when the order cannot be read, and takes other events without an order', async () => {
+  it('answers 400 naming the field when the order cannot be read; takes other events, no order', async () => {
     const { deliver, orders } = kombo();
     const missingId = await deliver(event(orderData({ id: undefined })));
     expect(missingId.status).toBe(400);
@@ -154,7 +154,7 @@ describe('Kombo orders missed while the webhook was down', () => {
     next,
   });
 
-  it('fetches each integration’s OPEN orders, cursor by cursor: one order per Kombo order with its webhook', async () => {
+  it('fetches each integration’s OPEN orders, cursor by cursor: one order per Kombo order', async () => {
     const { deliver, orders, queued, deps } = kombo();
     await deliver(event(orderData({ id: 'a' })));
     const asked: string[] = [];

@@ -56,6 +56,12 @@ export interface KomboSandbox {
   concurrencyLimit: number;
   /** How long a write is in flight (so that concurrent writes overlap). */
   writeDelayMs: number;
+  /**
+   * Share of result PUTs taken whose answer is lost (a 502 after the write, as a proxy in between may give): the
+   * partner cannot know the result was taken.
+   */
+  lostAnswerRate: number;
+  random: () => number;
   /** Warnings answered with each result PUT to an integration (Kombo shows them in its dashboard). */
   resultWarnings: Map<string, string[]>;
   /** Where `order-received` goes (the connection's webhook URL). */
@@ -95,6 +101,8 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
     undocumented: [],
     concurrencyLimit: 30,
     writeDelayMs: 20,
+    lostAnswerRate: 0,
+    random: Math.random,
     resultWarnings: new Map(),
     register: (url) => {
       webhookUrl = url;
@@ -302,6 +310,8 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
           order.status = status as KomboSandboxOrder['status'];
           order.result = body as unknown as KomboResultPut;
           order.resultPuts++;
+          if (sandbox.random() < sandbox.lostAnswerRate)
+            return sendJson(response, 502, error('PLATFORM.UNKNOWN_ERROR', 'Bad gateway'));
           const warnings = (sandbox.resultWarnings.get(integrationId) ?? []).map((message) => ({ message }));
           sendJson(response, 200, { status: 'success', data: {}, warnings });
         });
@@ -309,11 +319,26 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
     },
   ];
 
+  const control = async (
+    request: import('node:http').IncomingMessage,
+    response: import('node:http').ServerResponse,
+  ): Promise<void> => {
+    if (request.method === 'GET') return sendJson(response, 200, { orders: sandbox.orders });
+    const body = await readJson(request);
+    const { integration_id: integrationId, package_id: packageId, email } = body ?? {};
+    if (typeof integrationId !== 'string' || typeof packageId !== 'string' || typeof email !== 'string')
+      return sendJson(response, 400, { message: 'integration_id, package_id and email are required' });
+    const order = await sandbox.placeOrder({ integrationId, packageId, email });
+    sendJson(response, 200, order);
+  };
+
   const running: RunningServer = await listen(async (request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     const matched = matchRoute(routes, request.method ?? 'GET', url.pathname);
     const integrationId = integrationOf({ request });
     const route = `${request.method} ${matched?.route.pattern ?? url.pathname}`;
+    // Kombo's Assessment UI, for a person trying it: place an order (its webhook delivered), see every order.
+    if (url.pathname === '/_sandbox/orders') return control(request, response);
     const record = () => sandbox.calls.push({ route, status: response.statusCode, integrationId });
     response.on('finish', record);
     if (request.headers.authorization !== `Bearer ${apiKey}`)
