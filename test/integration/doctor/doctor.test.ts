@@ -70,6 +70,27 @@ describe('npm run doctor on the local stack', () => {
     }
   }, 120_000);
 
+  it('shows each Kombo integration’s packages against the configured tests, and the command that publishes them', async () => {
+    const { stack } = held;
+    const inSync = await runDoctor(['--stack', stack.stackFile, '--connection', 'demo-workable']);
+    expect(inSync.output).toContain('✓ kombo orders: teamtailor:globex-demo offers the 1 configured package(s)');
+    expect(inSync.output).toContain('✓ kombo orders: smartrecruiters:initech-demo offers the 1 configured package(s)');
+    const published = stack.kombo.packages.get('teamtailor:globex-demo') ?? [];
+    stack.kombo.packages.set('teamtailor:globex-demo', [
+      { id: 'retired-test', type: 'VIDEO_INTERVIEW', name: 'Retired', description: 'Retired', updated_at: '' },
+    ]);
+    try {
+      const differs = await runDoctor(['--stack', stack.stackFile, '--connection', 'demo-workable']);
+      expect(differs.output).toContain('✗ kombo orders: teamtailor:globex-demo packages differ: + backend-screen');
+      expect(differs.output).toContain('- retired-test (kept: --remove deletes it)');
+      expect(differs.output).toContain('npm run ops -- kombo-packages --connection demo-workable --publish');
+      expect(differs.output).not.toMatch(SECRET_FIELDS);
+      expect(differs.code).toBe(1);
+    } finally {
+      stack.kombo.packages.set('teamtailor:globex-demo', published);
+    }
+  }, 120_000);
+
   it('checks a trigger for all jobs against every open job, naming one opened without the stage', async () => {
     const jobs = held.stack.greenhouse.state.jobs;
     // Six jobs opened since, the last without the AI interview stage; with the demo's two open ones, eight.

@@ -116,4 +116,52 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     });
     expect(await emailsTo(stack, address)).toHaveLength(1);
   });
+
+  it('Kombo: a forged body 401; a delivery twice plus the reconciler’s fetch → one order, one e-mail, one PUT', async () => {
+    const { stack } = held;
+    const kombo = stack.kombo;
+    const address = email();
+    const order = await kombo.placeOrder({
+      integrationId: 'teamtailor:globex-demo',
+      packageId: 'backend-screen',
+      email: address,
+      deliver: false,
+    });
+    // Re-serialised (the signature was of the bytes Kombo sent) and forged: refused before parsing, nothing kept.
+    expect(await kombo.deliver(order, { body: (raw) => JSON.stringify(JSON.parse(raw), null, 1) })).toBe(401);
+    expect(await kombo.deliver(order, { body: (raw) => raw.replace(address, `x${address}`) })).toBe(401);
+    expect(order.status).toBe('OPEN');
+    // Delivered twice, and fetched by the reconciler while still OPEN: one order.
+    expect(await Promise.all([kombo.deliver(order), kombo.deliver(order)])).toEqual([200, 200]);
+    await stack.reconcileNow();
+    const interviewId = await invitedInterviewId(stack, address);
+    await stack.waitForQuiet(20_000);
+    await stack.reconcileNow();
+    await stack.waitForQuiet(20_000);
+    expect(await emailsTo(stack, address)).toHaveLength(1);
+    takeInterview(stack, interviewId, { name: 'Lea Novak', email: address }, { ai_match_score: 88 });
+    await waitFor(() => order.status === 'COMPLETED', 20_000, 'the result PUT');
+    expect(order.result).toMatchObject({
+      status: 'COMPLETED',
+      score: 88,
+      max_score: 100,
+      result_url: expect.stringMatching(/^https:\/\//),
+      completed_at: expect.any(String),
+    });
+    await stack.reconcileNow();
+    await stack.waitForQuiet(20_000);
+    expect(order.resultPuts + order.refusedPuts).toBe(1);
+    expect(kombo.undocumented).toEqual([]);
+  });
+
+  it('Kombo: an unknown package is rejected with 422 and a message the ATS shows; nothing recorded', async () => {
+    const { stack } = held;
+    const order = await stack.kombo.placeOrder({
+      integrationId: 'smartrecruiters:initech-demo',
+      packageId: 'not-offered',
+      email: email(),
+    });
+    expect(order.deliveries).toEqual([422]);
+    expect(order).toMatchObject({ status: 'REJECTED', rejectedMessage: expect.stringContaining('no longer offered') });
+  });
 });
