@@ -25,6 +25,10 @@ export function parseConnections(document: unknown, source = 'connections file')
   const ids = connections.map((c) => c.id);
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);
   if (duplicate) problems.push(`connections: id ${duplicate} is used twice`);
+  // A Kombo integration is one customer's ATS: served by two connections, each would take its orders.
+  const integrations = connections.flatMap((c) => (c.orders?.kombo?.integrations ?? []).map((i) => [i, c.id]));
+  const shared = integrations.find(([i], index) => integrations.findIndex(([j]) => j === i) !== index);
+  if (shared) problems.push(`connections: Kombo integration ${shared[0]} is listed by more than one connection`);
   if (problems.length) throw new ConfigError(`${source} is invalid:\n  ${problems.join('\n  ')}`);
   return connections;
 }

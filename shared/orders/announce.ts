@@ -1,6 +1,6 @@
 import type { AssessmentUpdate } from '../ats/port';
 import type { ConnectionContext } from '../pipeline/ports';
-import { OutwardCallError } from '../errors';
+import { isPermanent, OutwardCallError } from '../errors';
 import { sendHttpRequest } from '../http';
 import type { KomboResult } from './kombo-client';
 import { komboApiFor } from './kombo-orders';
@@ -142,10 +142,13 @@ export function komboAnnouncer(context: ConnectionContext): OrderAnnouncer {
         });
       const result = komboResultOf(order, new URL(context.connection.interviewService.baseUrl).origin);
       const statusInKombo = async () =>
-        (await api.listOrders(integrationId, { ids: [atsOrderId] }, signal)).orders.find((o) => o.id === atsOrderId)
+        (await api.listOrders(integrationId, { ids: [atsOrderId] }, signal)).statuses.find((o) => o.id === atsOrderId)
           ?.status;
       const before = await statusInKombo();
       if (before === result.status) return undefined;
+      // Completed after its expiry was told: Kombo keeps an order's end, so the cancellation stands (said, not failed).
+      if (before === 'CANCELLED' && order.announced === 'expired')
+        return { warnings: ['Kombo keeps the order CANCELLED (its expiry was told): the late result is not shown'] };
       if (before !== undefined && before !== 'OPEN')
         throw new OutwardCallError('kombo-order-closed', `the order is ${before} in Kombo: no result is taken`, {
           retryable: false,
@@ -155,8 +158,7 @@ export function komboAnnouncer(context: ConnectionContext): OrderAnnouncer {
         return { warnings: await api.putResult(integrationId, atsOrderId, result, signal) };
       } catch (error) {
         // Refused because it closed just now: by this very result (another worker's PUT), or by the ATS.
-        if (error instanceof OutwardCallError && !error.retryable && (await statusInKombo()) === result.status)
-          return undefined;
+        if (!signal?.aborted && isPermanent(error) && (await statusInKombo()) === result.status) return undefined;
         throw error;
       }
     },
@@ -192,7 +194,8 @@ export function komboResultOf(order: OrderRecord, fallbackUrl: string): KomboRes
     status: 'COMPLETED',
     result_url: order.profileUrl ?? fallbackUrl,
     completed_at: completedAt,
-    ...(order.score === undefined ? {} : { score: order.score, max_score: 100 }),
+    // The AI match score is out of 100; one outside it is held to it rather than refused.
+    ...(order.score === undefined ? {} : { score: Math.min(100, Math.max(0, order.score)), max_score: 100 }),
     attributes,
   };
 }

@@ -1,10 +1,11 @@
 import * as v from 'valibot';
-import { OutwardCallError } from '../errors';
+import { errorMessage, OutwardCallError } from '../errors';
 import { sendHttpRequest, type HttpResponse } from '../http';
 import { parseRetryAfter } from '../http/retry';
 import {
   komboErrorSchema,
   komboOrderSchema,
+  komboOrderStatusSchema,
   komboOrdersPageSchema,
   komboPackagesSchema,
   komboWarningsSchema,
@@ -14,7 +15,8 @@ import {
 /** A package as Kombo takes it: every field required; the connector publishes its tests as video interviews. */
 export interface KomboPackage {
   id: string;
-  type: 'VIDEO_INTERVIEW';
+  /** `VIDEO_INTERVIEW` for the connector's own; a package published otherwise is kept as Kombo has it. */
+  type: string;
   name: string;
   description: string;
 }
@@ -30,19 +32,32 @@ export interface KomboResult {
 }
 
 export interface KomboApi {
-  /** One page of an integration's orders (`statuses`, `ids` filter); the items that did not read are counted. */
+  /**
+   * One page of an integration's orders (`statuses`, `ids`, `createdAfter` filter): those that read, each order's
+   * id and status however the rest reads, and how many did not read.
+   */
   listOrders(
     integrationId: string,
-    query: { statuses?: readonly string[]; ids?: readonly string[]; cursor?: string | undefined },
+    query: {
+      statuses?: readonly string[];
+      ids?: readonly string[];
+      createdAfter?: string | undefined;
+      cursor?: string | undefined;
+    },
     signal?: AbortSignal,
-  ): Promise<{ orders: KomboOrder[]; unreadable: number; next: string | undefined }>;
+  ): Promise<{
+    orders: KomboOrder[];
+    statuses: { id: string; status: string }[];
+    unreadable: number;
+    next: string | undefined;
+  }>;
   putResult(integrationId: string, orderId: string, result: KomboResult, signal?: AbortSignal): Promise<string[]>;
   getPackages(integrationId: string, signal?: AbortSignal): Promise<KomboPackage[]>;
   /** Replaces the integration's whole list: a package left out is deleted. Answers Kombo's warnings. */
   setPackages(integrationId: string, packages: readonly KomboPackage[], signal?: AbortSignal): Promise<string[]>;
 }
 
-const PAGE_SIZE = 100;
+const PAGE_SIZE = 250;
 /** A concurrency 429 carries no Retry-After: the write is tried again after this. */
 const CONCURRENCY_WAIT_MS = 2000;
 
@@ -55,18 +70,28 @@ export function komboClient(options: { baseUrl: string; apiKey: string; timeoutM
     body: unknown,
     signal: AbortSignal | undefined,
   ): Promise<HttpResponse> => {
-    const response = await sendHttpRequest({
-      url: `${options.baseUrl.replace(/\/$/, '')}${path}`,
-      method,
-      headers: {
-        authorization: `Bearer ${options.apiKey}`,
-        'x-integration-id': integrationId,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      timeoutMs: options.timeoutMs,
-      signal,
-    });
+    let response: HttpResponse;
+    try {
+      response = await sendHttpRequest({
+        url: `${options.baseUrl.replace(/\/$/, '')}${path}`,
+        method,
+        headers: {
+          authorization: `Bearer ${options.apiKey}`,
+          'x-integration-id': integrationId,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        timeoutMs: options.timeoutMs,
+        signal,
+      });
+    } catch (error) {
+      // No answer in time (a timeout, a lost connection, the worker's deadline) is never a verdict: retried.
+      throw new OutwardCallError('kombo-unavailable', `${method} ${path.split('?')[0]}: ${errorMessage(error)}`, {
+        retryable: true,
+        mayHaveSucceeded: method !== 'GET',
+        cause: error,
+      });
+    }
     if (response.status >= 200 && response.status < 300) return response;
     throw komboRefused(method, path, response);
   };
@@ -77,13 +102,17 @@ export function komboClient(options: { baseUrl: string; apiKey: string; timeoutM
       return undefined;
     }
   };
-  const warnings = (response: HttpResponse): string[] =>
-    (v.parse(komboWarningsSchema, json(response) ?? {}).warnings ?? []).map((w) => w.message ?? '(no message)');
+  // A 2xx is done whatever its body: warnings are read when they are there, never a reason to fail.
+  const warnings = (response: HttpResponse): string[] => {
+    const parsed = v.safeParse(komboWarningsSchema, json(response));
+    return parsed.success ? (parsed.output.warnings ?? []).map((w) => w.message ?? '(no message)') : [];
+  };
   return {
     async listOrders(integrationId, query, signal) {
       const params = new URLSearchParams({ page_size: String(PAGE_SIZE) });
       if (query.statuses?.length) params.set('statuses', query.statuses.join(','));
       if (query.ids?.length) params.set('ids', query.ids.join(','));
+      if (query.createdAfter) params.set('created_after', query.createdAfter);
       if (query.cursor) params.set('cursor', query.cursor);
       const response = await call(integrationId, 'GET', `/assessment/orders?${params}`, undefined, signal);
       const page = v.safeParse(komboOrdersPageSchema, json(response));
@@ -93,13 +122,16 @@ export function komboClient(options: { baseUrl: string; apiKey: string; timeoutM
           status: response.status,
         });
       const orders: KomboOrder[] = [];
+      const statuses: { id: string; status: string }[] = [];
       let unreadable = 0;
       for (const item of page.output.data.results) {
         const parsed = v.safeParse(komboOrderSchema, item);
         if (parsed.success) orders.push(parsed.output);
         else unreadable++;
+        const status = v.safeParse(komboOrderStatusSchema, item);
+        if (status.success) statuses.push(status.output);
       }
-      return { orders, unreadable, next: page.output.data.next ?? undefined };
+      return { orders, statuses, unreadable, next: page.output.data.next ?? undefined };
     },
     async putResult(integrationId, orderId, result, signal) {
       const path = `/assessment/orders/${encodeURIComponent(orderId)}/result`;
@@ -116,7 +148,7 @@ export function komboClient(options: { baseUrl: string; apiKey: string; timeoutM
         });
       return parsed.output.data.packages.map((p) => ({
         id: p.id,
-        type: 'VIDEO_INTERVIEW',
+        type: p.type,
         name: p.name ?? '',
         description: p.description ?? '',
       }));
@@ -144,7 +176,8 @@ export function komboRefused(method: string, path: string, response: HttpRespons
   const message = parsed.success ? parsed.output.error.message : undefined;
   const status = response.status;
   const rateLimited = status === 429;
-  const credential = status === 401 || status === 403;
+  // A refused key, or a set-up error (409), is fixed by an operator; a 408 is a time-out: each is tried again.
+  const credential = status === 401 || status === 403 || status === 409 || status === 408;
   return new OutwardCallError(
     rateLimited ? 'kombo-rate-limited' : credential ? 'kombo-unauthorized' : 'kombo-refused',
     `Kombo answered ${status}${code ? ` ${code}` : ''} to ${method} ${path.split('?')[0]}` +

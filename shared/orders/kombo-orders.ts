@@ -4,6 +4,7 @@ import type { Connection, ConnectionSecrets } from '../config';
 import { hmacSha256 } from '../http';
 import { normaliseEmail } from '../pipeline/records';
 import { describeFirstIssue } from '../validation';
+import { errorCode } from '../errors';
 import { komboClient, type KomboApi } from './kombo-client';
 import { komboEventSchema, komboOrderReceivedSchema, type KomboOrder } from './kombo.schemas';
 import type { PartnerAnswer, PartnerDependencies, PartnerRequest } from './partner-calls';
@@ -18,9 +19,10 @@ import { orderIdFor, type OrderRecord } from './records';
 export type KomboConfig = NonNullable<NonNullable<Connection['orders']>['kombo']>;
 
 /**
- * `X-Kombo-Signature`: HMAC-SHA256 of the raw body, keyed by the webhook secret, base64url without padding (Kombo's
- * webhook docs). Kombo does not say whether it signs the bytes it sends; the bytes are what is checked here. The
- * encoding is this one line.
+ * `X-Kombo-Signature`: HMAC-SHA256 of the body, keyed by the webhook secret, base64url without padding (Kombo's
+ * webhook docs). Whether Kombo signs the bytes it sends or a re-serialisation is unconfirmed (assessment-partner
+ * facts, section 4): the bytes are what is checked here, and this line is the one to change once Kombo's hosted
+ * sandbox shows otherwise. Until then a refused signature leaves the order OPEN, and the reconciler fetches it.
  */
 export const komboSignatureOf = (secret: string, rawBody: Buffer): string =>
   hmacSha256(secret, rawBody).toString('base64url');
@@ -73,7 +75,8 @@ export async function handleKomboWebhook(
     const issue = describeFirstIssue(parsed.issues, { fallbackField: 'data' });
     if (issue.message.startsWith('candidate.email'))
       return toRecruiter('The candidate has no valid e-mail address, so the AI interview cannot be sent.');
-    return refusal(400, `data.${issue.message}`);
+    // Signed by Kombo and unreadable all the same: it would be so on every delivery and fetch, so it is rejected.
+    return toRecruiter(`The order could not be read (data.${issue.message}); the AI interview was not sent.`);
   }
   const order = parsed.output;
   if (!kombo.integrations.includes(order.integration_id))
@@ -96,8 +99,8 @@ export type RecordKomboOutcome =
   | { kind: 'not-open' | 'unknown-package'; record?: undefined };
 
 /**
- * Records a Kombo order once (its id a digest of Kombo's order id: a delivery again, or the reconciler's fetch of
- * it, finds it recorded) and queues its work while it waits for it.
+ * Records a Kombo order once (its id a digest of the integration and Kombo's order id: a delivery again, or the
+ * reconciler's fetch of it, finds it recorded) and queues its work while it waits for it.
  */
 export async function recordKomboOrder(
   connection: Connection,
@@ -112,7 +115,7 @@ export async function recordKomboOrder(
   const name = [order.candidate.first_name, order.candidate.last_name].filter(Boolean).join(' ');
   const { created, record } = await deps.orders.recordOrder({
     connectionId: connection.id,
-    orderId: orderIdFor('kombo', connection.id, [order.id]),
+    orderId: orderIdFor('kombo', connection.id, [integrationId, order.id]),
     source: 'kombo',
     testId: order.package_id,
     state: 'received',
@@ -131,13 +134,14 @@ export async function recordKomboOrder(
   return { kind: created ? 'recorded' : 'known', record };
 }
 
-/** How many pages of OPEN orders one reconciler run reads per integration; the rest wait for the next run. */
+/** How many pages (of 250) of OPEN orders one reconciler run reads per integration; the rest, the next run. */
 const MAX_PAGES = 10;
 
 export interface MissedOrdersTotals {
   recorded: number;
   unreadable: number;
   unknownPackage: number;
+  failedIntegrations: number;
 }
 
 /**
@@ -151,23 +155,37 @@ export async function fetchMissedKomboOrders(
   signal?: AbortSignal,
 ): Promise<MissedOrdersTotals> {
   const kombo = connection.orders?.kombo;
-  const totals = { recorded: 0, unreadable: 0, unknownPackage: 0 };
+  const totals = { recorded: 0, unreadable: 0, unknownPackage: 0, failedIntegrations: 0 };
   if (!kombo) return totals;
+  // Orders older than their test's expiry would only expire: the look-back is the longest expiry and a day.
+  const lookBackDays = Math.max(...kombo.tests.map((t) => t.expireAfterDays)) + 1;
+  const createdAfter = new Date(deps.now() - lookBackDays * 86_400_000).toISOString();
   for (const integrationId of kombo.integrations) {
     let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const listed = await api.listOrders(integrationId, { statuses: ['OPEN'], cursor }, signal);
-      totals.unreadable += listed.unreadable;
-      for (const order of listed.orders) {
-        const outcome = await recordKomboOrder(connection, kombo, integrationId, order, deps);
-        if (outcome.kind === 'recorded') totals.recorded++;
-        if (outcome.kind === 'unknown-package') totals.unknownPackage++;
+    try {
+      for (let page = 0; page < MAX_PAGES && !signal?.aborted; page++) {
+        const listed = await api.listOrders(integrationId, { statuses: ['OPEN'], createdAfter, cursor }, signal);
+        totals.unreadable += listed.unreadable;
+        for (const order of listed.orders) {
+          const outcome = await recordKomboOrder(connection, kombo, integrationId, order, deps);
+          if (outcome.kind === 'recorded') totals.recorded++;
+          if (outcome.kind === 'unknown-package') totals.unknownPackage++;
+        }
+        cursor = listed.next;
+        if (!cursor) break;
       }
-      cursor = listed.next;
-      if (!cursor) break;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      // One integration that cannot be read (disconnected in Kombo, say) does not stop the others: said, retried.
+      totals.failedIntegrations++;
+      deps.logger.warn('kombo: the orders of one integration could not be read', {
+        connectionId: connection.id,
+        integrationId,
+        code: errorCode(error),
+      });
     }
   }
-  if (totals.recorded || totals.unreadable || totals.unknownPackage)
+  if (totals.recorded || totals.unreadable || totals.unknownPackage || totals.failedIntegrations)
     deps.logger.info('kombo: missed orders fetched', { connectionId: connection.id, ...totals });
   return totals;
 }

@@ -26,6 +26,9 @@ export const komboOrderSchema = v.looseObject({
 });
 export type KomboOrder = v.InferOutput<typeof komboOrderSchema>;
 
+/** Only an order's id and status: what the result's look-up reads, whatever the rest of the order is. */
+export const komboOrderStatusSchema = v.looseObject({ id: v.string(), status: v.string() });
+
 /** The webhook's envelope; its `data` is read once the type says it is an order. */
 export const komboEventSchema = v.looseObject({ id, type: v.pipe(v.string(), v.maxLength(200)), data: v.unknown() });
 

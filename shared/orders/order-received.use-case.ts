@@ -79,9 +79,15 @@ export async function handleOrderReceived(
     deps.logger.info('order: candidate invited', { ...log, test: order.testId });
     return { outcome: 'invited' };
   } catch (error) {
-    if (!isPermanent(error)) throw error;
+    if (!isPermanent(error) || errorCode(error) === 'aborted') throw error;
     const reason = errorCode(error);
-    await deps.orders.recordOrderStep(key, { owner, move: 'fail', data: { failureReason: reason }, now: now() });
+    const at = now();
+    await deps.orders.recordOrderStep(key, {
+      owner,
+      move: 'fail',
+      data: { failureReason: reason, endedAt: at },
+      now: at,
+    });
     deps.logger.error('order: failed for good', { ...log, code: reason });
     return { outcome: 'failed', reason };
   }

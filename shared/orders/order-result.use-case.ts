@@ -107,7 +107,8 @@ export async function announceOrder(
   try {
     warnings = (await deps.announcerFor(context, order).announce(order, run.signal))?.warnings ?? [];
   } catch (error) {
-    if (isPermanent(error)) {
+    // The worker's deadline aborting the call is no verdict: the message comes back.
+    if (isPermanent(error) && errorCode(error) !== 'aborted') {
       // A refusal for good (the ATS no longer has the test): recorded with its reason, never retried forever.
       const failureReason = `announce-refused: ${errorCode(error)}`;
       await deps.orders.recordOrderStep(key, {

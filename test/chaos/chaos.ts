@@ -10,7 +10,7 @@ import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shar
 import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
-import { checkOrders, orderRecords, placeOrders, takeOrderedInterviews } from './chaos-orders';
+import { checkOrders, keptCancelled, orderRecords, placeOrders, takeOrderedInterviews } from './chaos-orders';
 
 export interface ChaosOptions {
   candidates: number;
@@ -238,9 +238,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       trigger.reminders = { afterHours: 30 / 3600, max: 1 };
       trigger.expireAfterDays = 100 / 86_400;
     }
-    // Ordered assessments expire as the invitations do.
+    // Ordered assessments expire as the invitations do, counted from the order: their invitations queue behind the
+    // stage flow's, so the window grows with the run (half a second a candidate) for the takers to take them first.
     for (const source of Object.values(connection.orders ?? {}) as { tests: Record<string, any>[] }[])
-      for (const test of source.tests) test.expireAfterDays = 100 / 86_400;
+      for (const test of source.tests) test.expireAfterDays = (100 + options.candidates / 2) / 86_400;
   }
   writeFileSync(configPath, JSON.stringify(template));
 
@@ -310,6 +311,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     s.kombo.lostAnswerRate = 0.1;
     s.kombo.random = random;
     const ordered = await placeOrders(s, options.orders, random, options.noShowRate);
+    // Until the last order's expiry is due (as the invitations' below), an idle pipeline is only waiting for it.
+    const ordersExpiryDue = Date.now() + (100 + options.candidates / 2) * 1000 + 10_000;
     options.progress(
       `${ordered.length} assessments ordered from inside Greenhouse, Ashby and Kombo, each more than once`,
     );
@@ -441,7 +444,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       async () => Date.now() > expiryDue && (await settled()),
     );
     const told = (r: Record<string, any>) => ['completed', 'expired'].includes(r.state) && r.announced === r.state;
-    await untilCounted('orders ended and told', { table: s.tables.orders, match: told, total: ordered.length }, 3000);
+    await untilCounted(
+      'orders ended and told',
+      { table: s.tables.orders, match: told, total: ordered.length },
+      3000,
+      async () => Date.now() > ordersExpiryDue && (await settled()),
+    );
     // Greenhouse reads a told end by calling `test_status` after the PATCH: what it shows is final once those finish.
     await s.greenhouse.assessments.settled(30_000);
     // A message that failed comes back after the visibility timeout (6 × the functions' 3 s): wait two at least.
@@ -568,11 +576,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       });
     }
 
+    const orderRecordsAtEnd = await orderRecords(scanTable, s);
     checkOrders(
       check,
       s,
       ordered,
-      await orderRecords(scanTable, s),
+      orderRecordsAtEnd,
       (address) => emails.filter((m) => m.destination.to.includes(address)).length,
     );
 
@@ -653,6 +662,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         name: 'Kombo orders fetched by the reconciler',
         count: ordered.filter((o) => o.kombo && o.kombo.deliveries.length === 0).length,
         meaning: 'their webhook never came (the endpoint down); one order each, checked above',
+      },
+      {
+        name: 'Kombo orders taken after their expiry was told',
+        count: ordered.filter((o) => keptCancelled(o, orderRecordsAtEnd.get(o.email)?.[0])).length,
+        meaning: 'Kombo keeps them CANCELLED (a result only while OPEN): logged, not PUT again',
       },
       {
         name: 'Kombo results taken, their answer lost',

@@ -117,7 +117,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     expect(await emailsTo(stack, address)).toHaveLength(1);
   });
 
-  it('Kombo: a forged body 401; a delivery twice plus the reconciler’s fetch → one order, one e-mail, one PUT', async () => {
+  it('Kombo: a forged body 401; two deliveries and the reconciler’s fetch → one order, e-mail and PUT', async () => {
     const { stack } = held;
     const kombo = stack.kombo;
     const address = email();

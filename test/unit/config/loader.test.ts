@@ -91,6 +91,23 @@ describe('Function: parseConnections', () => {
     );
   });
 
+  it('refuses a Kombo integration listed by two connections (each would take its orders)', () => {
+    const kombo = (id: string) =>
+      connectionDocument({
+        id,
+        orders: {
+          kombo: {
+            integrations: ['teamtailor:acme'],
+            tests: [{ id: 't', name: 'T', interview: { questions: [{ question: 'q', time: 2, type: 'audio' }] } }],
+          },
+        },
+      }).connections[0];
+    expect(parseConnections({ connections: [kombo('a')] })[0]?.orders?.kombo?.baseUrl).toBe('https://api.kombo.dev/v1');
+    expect(() => parseConnections({ connections: [kombo('a'), kombo('b')] })).toThrow(
+      'Kombo integration teamtailor:acme is listed by more than one connection',
+    );
+  });
+
   it('refuses a document without connections', () => {
     expect(() => parseConnections({})).toThrow('connections');
     expect(() => parseConnections({ connections: [] })).toThrow('at least one connection');

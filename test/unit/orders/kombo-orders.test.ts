@@ -137,11 +137,14 @@ describe('Kombo order webhook', () => {
     expect(orders.orders.size).toBe(0);
   });
 
-  it('answers 400 naming the field when the order cannot be read; takes other events, no order', async () => {
+  it('rejects a signed order it cannot read (422 naming the field); takes other events, no order', async () => {
     const { deliver, orders } = kombo();
+    // As unreadable on every delivery and fetch: rejected, so the recruiter sees why rather than waiting.
     const missingId = await deliver(event(orderData({ id: undefined })));
-    expect(missingId.status).toBe(400);
+    expect(missingId.status).toBe(422);
     expect(JSON.stringify(missingId.body)).toMatch(/data\.id/);
+    const notJson = await deliver('{"id":');
+    expect(notJson).toMatchObject({ status: 400, body: { message: 'body: expected a JSON document' } });
     expect(await deliver(event({ changed_models: [] }, 'data-changed'))).toMatchObject({ status: 200 });
     expect(orders.orders.size).toBe(0);
   });
@@ -150,24 +153,32 @@ describe('Kombo order webhook', () => {
 describe('Kombo orders missed while the webhook was down', () => {
   const page = (ids: string[], next?: string) => ({
     orders: ids.map((id) => ({ ...orderData({ id }), candidate: { email: `${id}@example.com` } }) as never),
+    statuses: [],
     unreadable: 1,
     next,
   });
 
-  it('fetches each integration’s OPEN orders, cursor by cursor: one order per Kombo order', async () => {
+  it('fetches each integration’s recent OPEN orders, cursor by cursor: one order per Kombo order', async () => {
     const { deliver, orders, queued, deps } = kombo();
     await deliver(event(orderData({ id: 'a' })));
     const asked: string[] = [];
     const api: Pick<KomboApi, 'listOrders'> = {
       async listOrders(integrationId, query) {
-        asked.push(`${integrationId} ${query.statuses?.join(',')} ${query.cursor ?? '-'}`);
-        if (integrationId === 'workday:initech') return page([]);
+        asked.push(`${integrationId} ${query.statuses?.join(',')} ${query.cursor ?? '-'} ${query.createdAfter}`);
+        // One integration that cannot be read (disconnected in Kombo) stops none of the others.
+        if (integrationId === 'workday:initech') throw new Error('401 from Kombo');
         return query.cursor ? page(['c']) : page(['a', 'b'], 'page-2');
       },
     };
     const totals = await fetchMissedKomboOrders(connection as never, api as KomboApi, deps);
-    expect(asked).toEqual(['teamtailor:globex OPEN -', 'teamtailor:globex OPEN page-2', 'workday:initech OPEN -']);
-    expect(totals).toEqual({ recorded: 2, unreadable: 3, unknownPackage: 0 });
+    // Orders created within the longest expiry (14 days) and a day: older ones would only expire.
+    const since = new Date(Date.UTC(2026, 10, 26) - 15 * 86_400_000).toISOString();
+    expect(asked).toEqual([
+      `teamtailor:globex OPEN - ${since}`,
+      `teamtailor:globex OPEN page-2 ${since}`,
+      `workday:initech OPEN - ${since}`,
+    ]);
+    expect(totals).toEqual({ recorded: 2, unreadable: 2, unknownPackage: 0, failedIntegrations: 1 });
     expect([...orders.orders.values()].map((o) => o.atsOrderId).sort()).toEqual(['a', 'b', 'c']);
     // The order its webhook recorded is queued again only while it waits: still one order.
     expect(new Set(queued.map((q) => q.atsOrderId))).toEqual(new Set(['a', 'b', 'c']));

@@ -37,6 +37,7 @@ export interface KomboSandboxOrder {
   result: KomboResultPut | undefined;
   resultPuts: number;
   refusedPuts: number;
+  created_at: string;
   /** What each delivery of its webhook was answered; the message shown to the recruiter when rejected. */
   deliveries: number[];
   rejectedMessage: string | undefined;
@@ -120,6 +121,7 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
           last_name: input.lastName ?? null,
         },
         application: { remote_id: null },
+        created_at: new Date().toISOString(),
         result: undefined,
         resultPuts: 0,
         refusedPuts: 0,
@@ -263,13 +265,15 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
         const integrationId = integrationOf({ request }) as string;
         const statuses = url.searchParams.get('statuses')?.split(',');
         const ids = url.searchParams.get('ids')?.split(',');
+        const createdAfter = url.searchParams.get('created_after');
         const size = Math.min(250, Math.max(1, Number(url.searchParams.get('page_size') ?? 100) || 100));
         const start = Number(url.searchParams.get('cursor') ?? 0) || 0;
         const matching = sandbox.orders.filter(
           (o) =>
             o.integration_id === integrationId &&
             (!statuses || statuses.includes(o.status)) &&
-            (!ids || ids.includes(o.id)),
+            (!ids || ids.includes(o.id)) &&
+            (!createdAfter || o.created_at >= createdAfter),
         );
         const page = matching.slice(start, start + size).map(({ integration_id: _i, result: _r, ...o }) => ({
           id: o.id,
