@@ -305,10 +305,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const ats of Object.values(s.ats)) ats.setFaults({ dropStageChangeRate: 0 });
     // Recruiters order the assessment from inside Greenhouse, Ashby and (through Kombo) other ATSs, each order sent
     // more than once.
-    // Kombo: a few writes at once per integration (its 429 a wait), and some results' answers lost after the write.
-    s.kombo.concurrencyLimit = 3;
-    s.kombo.writeDelayMs = 100;
-    s.kombo.lostAnswerRate = 0.1;
+    // Kombo: one write at a time per integration, each slow (a second one meets the 429, a wait), and a quarter of
+    // the results' answers lost after Kombo took them.
+    s.kombo.concurrencyLimit = 1;
+    s.kombo.writeDelayMs = 400;
+    s.kombo.lostAnswerRate = 0.25;
     s.kombo.random = random;
     const ordered = await placeOrders(s, options.orders, random, options.noShowRate);
     // Until the last order's expiry is due (as the invitations' below), an idle pipeline is only waiting for it.

@@ -122,6 +122,21 @@ describe('Kombo order webhook', () => {
     expect(new Set(queued.map((q) => q.orderId))).toEqual(new Set([order?.orderId]));
   });
 
+  it('a crash between recording and queueing loses nothing: no 2xx, and the next delivery queues it', async () => {
+    const { deliver, orders, queued, deps } = kombo();
+    const enqueue = deps.enqueue;
+    deps.enqueue = async () => {
+      throw new Error('SQS unreachable');
+    };
+    // Kombo gets no 2xx: the order stays OPEN there (a delivery again, or the reconciler's fetch, brings it back).
+    await expect(deliver(event())).rejects.toThrow('SQS unreachable');
+    expect([...orders.orders.values()].map((o) => o.state)).toEqual(['received']);
+    deps.enqueue = enqueue;
+    expect(await deliver(event())).toMatchObject({ status: 200 });
+    expect(orders.orders.size).toBe(1);
+    expect(queued).toHaveLength(1);
+  });
+
   it('answers 422 with a message for the recruiter: unknown package, no e-mail, integration not set up', async () => {
     const { deliver, orders } = kombo();
     const cases = [
