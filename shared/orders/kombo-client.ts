@@ -63,25 +63,88 @@ const CONCURRENCY_WAIT_MS = 2000;
 
 /** Kombo's API for one account (`Authorization: Bearer <key>`), each call naming its integration. */
 export function komboClient(options: { baseUrl: string; apiKey: string; timeoutMs: number }): KomboApi {
-  const call = async (
+  return new KomboClient(options);
+}
+
+interface KomboCall {
+  integrationId: string;
+  method: 'GET' | 'PUT';
+  path: string;
+  body?: unknown;
+  signal?: AbortSignal | undefined;
+}
+
+class KomboClient implements KomboApi {
+  public constructor(private readonly options: { baseUrl: string; apiKey: string; timeoutMs: number }) {}
+
+  public async listOrders(
     integrationId: string,
-    method: 'GET' | 'PUT',
-    path: string,
-    body: unknown,
-    signal: AbortSignal | undefined,
-  ): Promise<HttpResponse> => {
+    query: Parameters<KomboApi['listOrders']>[1],
+    signal?: AbortSignal,
+  ): ReturnType<KomboApi['listOrders']> {
+    const params = new URLSearchParams({ page_size: String(PAGE_SIZE) });
+    if (query.statuses?.length) params.set('statuses', query.statuses.join(','));
+    if (query.ids?.length) params.set('ids', query.ids.join(','));
+    if (query.createdAfter) params.set('created_after', query.createdAfter);
+    if (query.cursor) params.set('cursor', query.cursor);
+    const response = await this.call({ integrationId, method: 'GET', path: `/assessment/orders?${params}`, signal });
+    const page = v.safeParse(komboOrdersPageSchema, jsonOf(response));
+    if (!page.success)
+      throw new OutwardCallError('kombo-unreadable', 'GET /assessment/orders: the answer has no data.results', {
+        retryable: true,
+        status: response.status,
+      });
+    const orders: KomboOrder[] = [];
+    const statuses: { id: string; status: string }[] = [];
+    let unreadable = 0;
+    for (const item of page.output.data.results) {
+      const parsed = v.safeParse(komboOrderSchema, item);
+      if (parsed.success) orders.push(parsed.output);
+      else unreadable++;
+      const status = v.safeParse(komboOrderStatusSchema, item);
+      if (status.success) statuses.push(status.output);
+    }
+    return { orders, statuses, unreadable, next: page.output.data.next ?? undefined };
+  }
+
+  public async putResult(integrationId: string, orderId: string, result: KomboResult, signal?: AbortSignal) {
+    const path = `/assessment/orders/${encodeURIComponent(orderId)}/result`;
+    return warningsOf(await this.call({ integrationId, method: 'PUT', path, body: result, signal }));
+  }
+
+  public async getPackages(integrationId: string, signal?: AbortSignal): Promise<KomboPackage[]> {
+    const response = await this.call({ integrationId, method: 'GET', path: '/assessment/packages', signal });
+    const parsed = v.safeParse(komboPackagesSchema, jsonOf(response));
+    if (!parsed.success)
+      throw new OutwardCallError('kombo-unreadable', 'GET /assessment/packages: the answer has no data.packages', {
+        retryable: true,
+      });
+    return parsed.output.data.packages.map((p) => ({
+      id: p.id,
+      type: p.type,
+      name: p.name ?? '',
+      description: p.description ?? '',
+    }));
+  }
+
+  public async setPackages(integrationId: string, packages: readonly KomboPackage[], signal?: AbortSignal) {
+    const path = '/assessment/packages';
+    return warningsOf(await this.call({ integrationId, method: 'PUT', path, body: { packages }, signal }));
+  }
+
+  private async call({ integrationId, method, path, body, signal }: KomboCall): Promise<HttpResponse> {
     let response: HttpResponse;
     try {
       response = await sendHttpRequest({
-        url: `${options.baseUrl.replace(/\/$/, '')}${path}`,
+        url: `${this.options.baseUrl.replace(/\/$/, '')}${path}`,
         method,
         headers: {
-          authorization: `Bearer ${options.apiKey}`,
+          authorization: `Bearer ${this.options.apiKey}`,
           'x-integration-id': integrationId,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        timeoutMs: options.timeoutMs,
+        timeoutMs: this.options.timeoutMs,
         signal,
       });
     } catch (error) {
@@ -94,69 +157,21 @@ export function komboClient(options: { baseUrl: string; apiKey: string; timeoutM
     }
     if (response.status >= 200 && response.status < 300) return response;
     throw komboRefused(method, path, response);
-  };
-  const json = (response: HttpResponse): unknown => {
-    try {
-      return JSON.parse(response.bodyText);
-    } catch {
-      return undefined;
-    }
-  };
-  // A 2xx is done whatever its body: warnings are read when they are there, never a reason to fail.
-  const warnings = (response: HttpResponse): string[] => {
-    const parsed = v.safeParse(komboWarningsSchema, json(response));
-    return parsed.success ? (parsed.output.warnings ?? []).map((w) => w.message ?? '(no message)') : [];
-  };
-  return {
-    async listOrders(integrationId, query, signal) {
-      const params = new URLSearchParams({ page_size: String(PAGE_SIZE) });
-      if (query.statuses?.length) params.set('statuses', query.statuses.join(','));
-      if (query.ids?.length) params.set('ids', query.ids.join(','));
-      if (query.createdAfter) params.set('created_after', query.createdAfter);
-      if (query.cursor) params.set('cursor', query.cursor);
-      const response = await call(integrationId, 'GET', `/assessment/orders?${params}`, undefined, signal);
-      const page = v.safeParse(komboOrdersPageSchema, json(response));
-      if (!page.success)
-        throw new OutwardCallError('kombo-unreadable', 'GET /assessment/orders: the answer has no data.results', {
-          retryable: true,
-          status: response.status,
-        });
-      const orders: KomboOrder[] = [];
-      const statuses: { id: string; status: string }[] = [];
-      let unreadable = 0;
-      for (const item of page.output.data.results) {
-        const parsed = v.safeParse(komboOrderSchema, item);
-        if (parsed.success) orders.push(parsed.output);
-        else unreadable++;
-        const status = v.safeParse(komboOrderStatusSchema, item);
-        if (status.success) statuses.push(status.output);
-      }
-      return { orders, statuses, unreadable, next: page.output.data.next ?? undefined };
-    },
-    async putResult(integrationId, orderId, result, signal) {
-      const path = `/assessment/orders/${encodeURIComponent(orderId)}/result`;
-      return warnings(await call(integrationId, 'PUT', path, result, signal));
-    },
-    async getPackages(integrationId, signal) {
-      const parsed = v.safeParse(
-        komboPackagesSchema,
-        json(await call(integrationId, 'GET', '/assessment/packages', undefined, signal)),
-      );
-      if (!parsed.success)
-        throw new OutwardCallError('kombo-unreadable', 'GET /assessment/packages: the answer has no data.packages', {
-          retryable: true,
-        });
-      return parsed.output.data.packages.map((p) => ({
-        id: p.id,
-        type: p.type,
-        name: p.name ?? '',
-        description: p.description ?? '',
-      }));
-    },
-    async setPackages(integrationId, packages, signal) {
-      return warnings(await call(integrationId, 'PUT', '/assessment/packages', { packages }, signal));
-    },
-  };
+  }
+}
+
+function jsonOf(response: HttpResponse): unknown {
+  try {
+    return JSON.parse(response.bodyText);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A 2xx is done whatever its body: warnings are read when they are there, never a reason to fail. */
+function warningsOf(response: HttpResponse): string[] {
+  const parsed = v.safeParse(komboWarningsSchema, jsonOf(response));
+  return parsed.success ? (parsed.output.warnings ?? []).map((w) => w.message ?? '(no message)') : [];
 }
 
 /**

@@ -81,7 +81,10 @@ export async function handleKomboWebhook(
   const order = parsed.output;
   if (!kombo.integrations.includes(order.integration_id))
     return toRecruiter('AI interviews are not set up for this ATS account: ask the interview vendor to add it.');
-  const answer = await recordKomboOrder(found.connection, kombo, order.integration_id, order, deps);
+  const answer = await recordKomboOrder(
+    { connection: found.connection, integrationId: order.integration_id, order },
+    deps,
+  );
   if (answer.kind === 'unknown-package')
     return toRecruiter(`This AI interview (${order.package_id}) is no longer offered: choose another assessment.`);
   deps.logger.info('kombo order received', {
@@ -103,14 +106,12 @@ export type RecordKomboOutcome =
  * reconciler's fetch of it, finds it recorded) and queues its work while it waits for it.
  */
 export async function recordKomboOrder(
-  connection: Connection,
-  kombo: KomboConfig,
-  integrationId: string,
-  order: KomboOrder,
+  placed: { connection: Connection; integrationId: string; order: KomboOrder },
   deps: Pick<PartnerDependencies, 'orders' | 'enqueue' | 'now'>,
 ): Promise<RecordKomboOutcome> {
+  const { connection, integrationId, order } = placed;
   if (order.status !== 'OPEN') return { kind: 'not-open' };
-  if (!kombo.tests.some((t) => t.id === order.package_id)) return { kind: 'unknown-package' };
+  if (!connection.orders?.kombo?.tests.some((t) => t.id === order.package_id)) return { kind: 'unknown-package' };
   const now = deps.now();
   const name = [order.candidate.first_name, order.candidate.last_name].filter(Boolean).join(' ');
   const { created, record } = await deps.orders.recordOrder({
@@ -167,7 +168,7 @@ export async function fetchMissedKomboOrders(
         const listed = await api.listOrders(integrationId, { statuses: ['OPEN'], createdAfter, cursor }, signal);
         totals.unreadable += listed.unreadable;
         for (const order of listed.orders) {
-          const outcome = await recordKomboOrder(connection, kombo, integrationId, order, deps);
+          const outcome = await recordKomboOrder({ connection, integrationId, order }, deps);
           if (outcome.kind === 'recorded') totals.recorded++;
           if (outcome.kind === 'unknown-package') totals.unknownPackage++;
         }
