@@ -45,13 +45,20 @@ function parse(body: string): WatchedMessage | undefined {
 
 export function createQueueWatch(now: () => number = Date.now): QueueWatch {
   const entries = new Map<string, Entry>();
+  /**
+   * Copies sent back to wait, by message and deferral count: kept apart from the message's own entry, so a copy
+   * outlives the original coming back (its worker stopped before acknowledging it) and being finished.
+   */
+  const copies = new Map<string, Entry>();
   const received = new Map<string, Map<string, Record<string, unknown>>>();
   const keyOf = (message: WatchedMessage) => message.enqueueId ?? `${message.kind}#${message.connectionId}`;
+  const copyKey = (message: WatchedMessage) => `${keyOf(message)}#${message.deferrals ?? 0}`;
   return {
     received(body, receiveCount) {
       const message = parse(body);
       if (!message) return;
       const key = keyOf(message);
+      copies.delete(copyKey(message));
       entries.set(key, { ...message, state: 'in-flight', receiveCount });
       const kind = received.get(message.kind) ?? new Map<string, Record<string, unknown>>();
       received.set(message.kind, kind.set(key, message as unknown as Record<string, unknown>));
@@ -59,14 +66,14 @@ export function createQueueWatch(now: () => number = Date.now): QueueWatch {
     handled(body, acknowledged) {
       const message = parse(body);
       const entry = message && entries.get(keyOf(message));
-      // A deferred message is acknowledged too: its copy is what is left.
-      if (!message || !entry || entry.state === 'deferred') return;
+      // A deferred message is acknowledged too: its copy (kept apart) is what is left.
+      if (!message || !entry) return;
       // Only what is unfinished is kept: a stack that serves for hours holds no record of finished messages.
       if (acknowledged) entries.delete(keyOf(message));
       else entry.state = 'failed';
     },
     deferred(message, delaySeconds, code) {
-      entries.set(keyOf(message), {
+      copies.set(copyKey(message), {
         ...message,
         state: 'deferred',
         reason: code,
@@ -74,10 +81,10 @@ export function createQueueWatch(now: () => number = Date.now): QueueWatch {
       });
     },
     distinctReceived: (kind, match = () => true) => [...(received.get(kind)?.values() ?? [])].filter(match).length,
-    waiting: () => [...entries.values()].filter((entry) => entry.state === 'deferred'),
+    waiting: () => [...copies.values()],
     describeUnfinished() {
       const groups = new Map<string, { count: number; maxDeferrals: number; nextDueAt: number | undefined }>();
-      for (const entry of entries.values()) {
+      for (const entry of [...entries.values(), ...copies.values()]) {
         const why =
           entry.state === 'deferred'
             ? `deferred (${entry.reason})`

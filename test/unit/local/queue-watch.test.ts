@@ -38,6 +38,23 @@ describe('Function: createQueueWatch', () => {
     expect(watch.distinctReceived('report-created', (m) => m.reportId === 'rep-a')).toBe(1);
   });
 
+  it('keeps a deferred copy when its original comes back and is finished (its worker stopped before the ack)', () => {
+    let now = 1_000_000;
+    const watch = createQueueWatch(() => now);
+    watch.received(body(report('a')), 1);
+    watch.deferred(report('a', 1), 600, 'rate-limited');
+    // The worker's invocation ran out before acknowledging: the original comes back and is finished.
+    watch.received(body(report('a')), 2);
+    watch.handled(body(report('a')), true);
+    now += 60_000;
+    expect(watch.describeUnfinished()).toEqual([
+      '1 × report-created of demo-workable: deferred (rate-limited); up to 1 deferrals; the next back in 540 s',
+    ]);
+    watch.received(body(report('a', 1)), 1);
+    watch.handled(body(report('a', 1)), true);
+    expect(watch.describeUnfinished()).toEqual([]);
+  });
+
   it('ignores a body that is not a message', () => {
     const watch = createQueueWatch();
     watch.received('not json', 1);
