@@ -9,6 +9,8 @@ import { errorCode, hasCode, retryAfterMs } from '../../shared/errors';
 
 /** SendMessage takes a DelaySeconds of 900 at most (Amazon SQS API Reference, SendMessage). */
 const SQS_MAX_DELAY_SECONDS = 900;
+/** A guessed wait doubles at most this many times (8 × the guess). */
+const MAX_DOUBLINGS = 3;
 /** The rate-limit codes of the interview-service client and of the ATS adapters. */
 const RATE_LIMITED_CODES: ReadonlySet<string> = new Set(['rate-limited', 'ats-rate-limited']);
 
@@ -86,7 +88,8 @@ export function requestedWaitMs(error: unknown): number | undefined {
  * At least the wait asked for, plus up to 50 % so a burst of messages deferred by the same Retry-After does not
  * come back at the same instant and meet the same limit. A wait the outside world named exactly (Retry-After, a
  * window's reset, a lease's end) is kept as it is, spread by the jitter; only a guessed one (a 429 that said
- * nothing) doubles with each earlier deferral.
+ * nothing) doubles with each earlier deferral, up to 8 times the guess: a rate window is seconds to a minute, and a
+ * message waiting a quarter of an hour for one helps no one.
  */
 export function deferralDelaySeconds(
   waitMs: number,
@@ -94,7 +97,7 @@ export function deferralDelaySeconds(
   random: () => number = Math.random,
   exact = false,
 ): number {
-  const base = Math.max(1, Math.ceil(waitMs / 1000)) * (exact ? 1 : 2 ** deferrals);
+  const base = Math.max(1, Math.ceil(waitMs / 1000)) * (exact ? 1 : 2 ** Math.min(deferrals, MAX_DOUBLINGS));
   return Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil(base * (1 + random() / 2)));
 }
 

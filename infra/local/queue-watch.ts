@@ -14,6 +14,8 @@ export interface QueueWatch {
   distinctReceived(kind: string, match?: (message: Record<string, unknown>) => boolean): number;
   /** Messages whose last copy was sent back to wait, and has not been received since. */
   waiting(): WatchedMessage[];
+  /** When the last of those copies is due back; undefined when none waits. */
+  lastDueAt(): number | undefined;
   /** One line per group of messages not finished: kind, connection, state and reason, with a count. */
   describeUnfinished(): string[];
 }
@@ -82,6 +84,10 @@ export function createQueueWatch(now: () => number = Date.now): QueueWatch {
     },
     distinctReceived: (kind, match = () => true) => [...(received.get(kind)?.values() ?? [])].filter(match).length,
     waiting: () => [...copies.values()],
+    lastDueAt: () => {
+      const due = [...copies.values()].map((copy) => copy.dueAt ?? 0);
+      return due.length ? Math.max(...due) : undefined;
+    },
     describeUnfinished() {
       const groups = new Map<string, { count: number; maxDeferrals: number; nextDueAt: number | undefined }>();
       for (const entry of [...entries.values(), ...copies.values()]) {

@@ -30,6 +30,6 @@ describe('Chaos: a small fixed-seed run with per-candidate invitations', () => {
       expect(report.invariants.find((i) => i.name.startsWith('every claimed'))?.checked).toBe(16);
       expect(report.logLeaks).toEqual([]);
     },
-    7 * 60_000,
+    10 * 60_000,
   );
 });

@@ -43,7 +43,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
       ).toBeGreaterThanOrEqual(5);
       expect(report.invariants.find((i) => i.name.startsWith('every claimed'))?.checked).toBe(24);
     },
-    9 * 60_000,
+    12 * 60_000,
   );
 
   it('writes no secret, API key, candidate e-mail, name or phone number to any log line', () => {

@@ -453,8 +453,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     // Greenhouse reads a told end by calling `test_status` after the PATCH: what it shows is final once those finish.
     await s.greenhouse.assessments.settled(30_000);
-    // A message that failed comes back after the visibility timeout (6 × the functions' 3 s): wait two at least.
-    await s.waitForQuiet(Math.max(2 * 6 * 3000, deadline - Date.now()));
+    // A message that failed comes back after the visibility timeout (6 × the functions' 3 s): wait two at least, and
+    // until the last copy sent back to wait is due and taken (at most three minutes past the run's deadline).
+    const copiesDue = (s.watch.lastDueAt() ?? 0) - Date.now() + 2 * 6 * 3000;
+    await s.waitForQuiet(Math.min(180_000, Math.max(2 * 6 * 3000, deadline - Date.now(), copiesDue)));
 
     // ----- invariants
     const finalRecords = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));

@@ -71,7 +71,9 @@ describe('Function: deferralDelaySeconds', () => {
     [7_000, 0, 0.999, 11],
     [7_000, 2, 0, 28],
     [400, 0, 0, 1],
-    [45_000, 6, 0.5, 900],
+    [45_000, 6, 0.5, 450],
+    [10_000, 9, 0, 80],
+    [400_000, 3, 0.5, 900],
   ])('waits %i ms after %i deferrals (random %d) → %i s', (waitMs, deferrals, random, expected) => {
     expect(deferralDelaySeconds(waitMs, deferrals, () => random)).toBe(expected);
   });
