@@ -180,13 +180,7 @@ function warningsOf(response: HttpResponse): string[] {
  * 4xx (an order no longer OPEN, invalid input) is for good.
  */
 export function komboRefused(method: string, path: string, response: HttpResponse): OutwardCallError {
-  let parsedBody: unknown;
-  try {
-    parsedBody = JSON.parse(response.bodyText);
-  } catch {
-    parsedBody = undefined;
-  }
-  const parsed = v.safeParse(komboErrorSchema, parsedBody);
+  const parsed = v.safeParse(komboErrorSchema, jsonOf(response));
   const code = parsed.success ? (parsed.output.error.code ?? undefined) : undefined;
   const message = parsed.success ? parsed.output.error.message : undefined;
   const status = response.status;
