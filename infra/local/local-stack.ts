@@ -27,6 +27,7 @@ import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
 import { lambdaContext, type SqsEventSource, type SqsHandler, startSqsEventSource } from './sqs-event-source';
 import { createQueueWatch, type QueueWatch } from './queue-watch';
+import { connectionOfBody } from './fair-buffer';
 import { registerWebhooks } from '../cli/doctor/register';
 import { fileSecretStore } from '../cli/doctor/secret-store';
 import { errorMessage } from '../../shared/errors';
@@ -309,6 +310,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         duplicateRate: options.duplicateDeliveryRate,
         shortDeadline: options.shortDeadline,
         watch,
+        tenantOf: connectionOfBody,
       });
     const invite = worker('invite-worker', queues.stage, inviteWorker);
     const writeback = worker('writeback-worker', queues.report, writebackWorker);

@@ -4,6 +4,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import type { LocalFunction } from './lambda-runtime';
 import type { QueueWatch } from './queue-watch';
 import { errorMessage } from '../../shared/errors';
+import { createFairBuffer } from './fair-buffer';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -29,7 +30,15 @@ export interface SqsEventSourceOptions {
   shortDeadline?: { rate: number; remainingMs: number } | undefined;
   /** Told of every record handed to the worker and of its outcome (infra/local/queue-watch.ts). */
   watch?: Pick<QueueWatch, 'received' | 'handled'> | undefined;
+  /**
+   * A message's tenant (its `MessageGroupId`), read from its body: the queue is served as an SQS fair queue
+   * (infra/local/fair-buffer.ts). Without it, in the emulator's order.
+   */
+  tenantOf?: ((body: string) => string) | undefined;
 }
+
+/** The most messages the event source reads ahead of its invocations to serve a fair queue. */
+const FAIR_READ_AHEAD = 1_000;
 
 export interface SqsEventSourceStats {
   invocations: number;
@@ -152,58 +161,73 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
    */
   const receiveSignal = (waitSeconds: number) =>
     AbortSignal.any([controller.signal, AbortSignal.timeout((waitSeconds + 5) * 1000)]);
+  const receive = (max: number, waitSeconds: number) =>
+    client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitSeconds,
+        // local-aws-sqs answers the receive count only through AttributeNames.
+        AttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+      }),
+      { abortSignal: receiveSignal(waitSeconds) },
+    );
+  const batchSize = options.batchSize ?? 10;
+  // Messages read ahead and not yet handed to an invocation: fair queues only; a message waits there at most the
+  // function's timeout twice, well within its visibility timeout (six times it).
+  const fair = options.tenantOf ? createFairBuffer(options.tenantOf, 2 * timeoutMs) : undefined;
+  /** A fair queue's next batch: everything visible read ahead (bounded), then the batch picked fairly. */
+  async function fairBatch(received: Message[], full: boolean): Promise<Message[]> {
+    if (!fair) return received;
+    fair.add(received);
+    // Bounded: each receive takes up to a batch, and the buffer is capped.
+    for (let more = full; more && fair.size < FAIR_READ_AHEAD && !controller.signal.aborted; ) {
+      const ahead = (await receive(batchSize, 0)).Messages ?? [];
+      fair.add(ahead);
+      more = ahead.length === batchSize;
+    }
+    return fair.take(batchSize);
+  }
   async function poll(): Promise<void> {
     while (!controller.signal.aborted) {
       try {
-        const quiet = idle;
+        const quiet = idle && !fair?.size;
         if (quiet && watching) {
           await new Promise((resolve) => setTimeout(resolve, 200));
           continue;
         }
         if (quiet) watching = true;
-        const received = await client
-          .send(
-            new ReceiveMessageCommand({
-              QueueUrl: options.queueUrl,
-              // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any
-              // message is there): an idle queue is watched for one message at a time, up to SQS's 20-s wait,
-              // then that message's batch is gathered for the batching window; a busy one is read in batches
-              // with the stack's 1-second maximum batching window.
-              MaxNumberOfMessages: quiet ? 1 : (options.batchSize ?? 10),
-              WaitTimeSeconds: quiet ? 20 : (options.waitTimeSeconds ?? 1),
-              // local-aws-sqs answers the receive count only through AttributeNames.
-              AttributeNames: ['All'],
-              MessageSystemAttributeNames: ['All'],
-            }),
-            { abortSignal: receiveSignal(20) },
-          )
-          .finally(() => {
-            if (quiet) watching = false;
-          });
-        const batchSize = options.batchSize ?? 10;
-        if (quiet && received.Messages?.length && batchSize > 1) {
+        // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any message is
+        // there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, then that message's
+        // batch is gathered for the batching window; a busy one is read in batches with the stack's 1-second
+        // maximum batching window (none while messages read ahead wait).
+        const received = await receive(
+          quiet ? 1 : batchSize,
+          quiet ? 20 : fair?.size ? 0 : (options.waitTimeSeconds ?? 1),
+        ).finally(() => {
+          if (quiet) watching = false;
+        });
+        const messages = received.Messages ?? [];
+        if (quiet && messages.length && batchSize > 1) {
           // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch,
           // up to the window (local-aws-sqs answers this receive once the batch is full or the wait is over).
-          const more = await client.send(
-            new ReceiveMessageCommand({
-              QueueUrl: options.queueUrl,
-              MaxNumberOfMessages: batchSize - received.Messages.length,
-              WaitTimeSeconds: options.waitTimeSeconds ?? 1,
-              AttributeNames: ['All'],
-              MessageSystemAttributeNames: ['All'],
-            }),
-            { abortSignal: receiveSignal(options.waitTimeSeconds ?? 1) },
-          );
-          received.Messages.push(...(more.Messages ?? []));
+          const more = await receive(batchSize - messages.length, options.waitTimeSeconds ?? 1);
+          messages.push(...(more.Messages ?? []));
         }
         // A batch that came back short found the queue drained: as Lambda scales its pollers down, one watches.
-        idle = (received.Messages?.length ?? 0) < batchSize;
-        if (received.Messages?.length) {
-          if (Math.random() < (options.duplicateRate ?? 0)) {
-            stats.duplicated += received.Messages.length;
-            await Promise.all([invoke(received.Messages), invoke(received.Messages)]);
-          } else {
-            await invoke(received.Messages);
+        idle = messages.length < batchSize;
+        const batch = await fairBatch(messages, !idle);
+        if (batch.length) {
+          try {
+            if (Math.random() < (options.duplicateRate ?? 0)) {
+              stats.duplicated += batch.length;
+              await Promise.all([invoke(batch), invoke(batch)]);
+            } else {
+              await invoke(batch);
+            }
+          } finally {
+            fair?.done(batch);
           }
         }
       } catch (error) {
