@@ -2,12 +2,15 @@
  * How every AWS SDK client of the functions is configured, on purpose rather than by default. The SDK's default
  * is three attempts with no request timeout at all: a call could hang until the function's own deadline. Here a
  * connection that does not open in 1 s, or an answer that does not come in 5 s, throws (and is retried up to the
- * attempts given), well inside the 60-s worker and the 10-s webhook functions. Connection reuse is the SDK v3
- * default; `AWS_NODEJS_CONNECTION_REUSE_ENABLED` was SDK v2's switch and means nothing here.
+ * attempts given), well inside the 60-s worker and the 10-s webhook functions. The request timeout only warns
+ * unless `throwOnRequestTimeout` is set (`@smithy/node-http-handler` 4.x): without it, a call to a stalled endpoint
+ * held a whole invocation until the function's timeout, and its batch until the queue's visibility timeout.
+ * Connection reuse is the SDK v3 default; `AWS_NODEJS_CONNECTION_REUSE_ENABLED` was SDK v2's switch and means
+ * nothing here.
  */
 export const AWS_CLIENT_CONFIG = {
   maxAttempts: 3,
-  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000 },
+  requestHandler: { connectionTimeout: 1_000, requestTimeout: 5_000, throwOnRequestTimeout: true },
 } as const;
 
 /**

@@ -45,6 +45,24 @@ describe("The worker's deadline reaches the AWS SDK calls", () => {
     expect(error).toMatchObject({ name: 'AbortError' });
   });
 
+  it("throws on an answer past the client's request timeout, rather than waiting for the function's", async () => {
+    // The stack's handler settings, with a short timeout and one attempt to keep the test quick.
+    const client = new DynamoDBClient({
+      ...AWS_CLIENT_CONFIG,
+      maxAttempts: 1,
+      requestHandler: { ...AWS_CLIENT_CONFIG.requestHandler, requestTimeout: 300 },
+      endpoint: server.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const stalled = dynamoMappingStore({ client, tables: { jobs: 'jobs', applications: 'applications', events: 'e' } });
+    const outcome = await Promise.race([
+      stalled.getJob({ connectionId: 'acme', atsJobId: '1', triggerId: 't' }).catch((e: unknown) => e as Error),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5_000)),
+    ]);
+    expect(outcome).toMatchObject({ name: 'TimeoutError' });
+  });
+
   it('leaves the message to be retried (a batch item failure), not acknowledged', async () => {
     const handler = sqsBatchHandler(
       v.object({ v: v.literal(1), kind: v.literal('stage-entered'), enqueueId: v.string() }) as never,
