@@ -177,6 +177,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
   // Messages read ahead and not yet handed to an invocation: fair queues only; a message waits there at most the
   // function's timeout twice, well within its visibility timeout (six times it).
   const fair = options.tenantOf ? createFairBuffer(options.tenantOf, 2 * timeoutMs) : undefined;
+  /** When a receive last found the queue empty (every poller of the source). */
+  let emptyAt = 0;
   /** A fair queue's next batch: everything visible read ahead (bounded), then the batch picked fairly. */
   async function fairBatch(received: Message[], full: boolean): Promise<Message[]> {
     if (!fair) return received;
@@ -184,6 +186,7 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     // Bounded: each receive takes up to a batch, and the buffer is capped.
     for (let more = full; more && fair.size < FAIR_READ_AHEAD && !controller.signal.aborted; ) {
       const ahead = (await receive(batchSize, 0)).Messages ?? [];
+      if (!ahead.length) emptyAt = Date.now();
       fair.add(ahead);
       more = ahead.length === batchSize;
     }
@@ -201,14 +204,18 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any message is
         // there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, then that message's
         // batch is gathered for the batching window; a busy one is read in batches with the stack's 1-second
-        // maximum batching window (none while messages read ahead wait).
-        const received = await receive(
-          quiet ? 1 : batchSize,
-          quiet ? 20 : fair?.size ? 0 : (options.waitTimeSeconds ?? 1),
-        ).finally(() => {
-          if (quiet) watching = false;
-        });
+        // maximum batching window. While messages read ahead wait, the queue is asked without waiting, and only once
+        // a batching window has passed since it was last found empty: reading ahead costs no more receives than
+        // Lambda's pollers make.
+        const windowMs = (options.waitTimeSeconds ?? 1) * 1000;
+        const askQueue = !fair?.size || Date.now() - emptyAt >= windowMs;
+        const received = askQueue
+          ? await receive(quiet ? 1 : batchSize, quiet ? 20 : fair?.size ? 0 : windowMs / 1000).finally(() => {
+              if (quiet) watching = false;
+            })
+          : { Messages: [] };
         const messages = received.Messages ?? [];
+        if (askQueue && !messages.length) emptyAt = Date.now();
         if (quiet && messages.length && batchSize > 1) {
           // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch,
           // up to the window (local-aws-sqs answers this receive once the batch is full or the wait is over).

@@ -393,6 +393,13 @@ if (trickleKind) {
         await sleep(everyMs);
       }
     };
+    // Not measured: each function's first environments, each job's interview and each kind's cost on both
+    // connections, so neither the trickle alone nor the trickle beside the burst pays for a cold start the other
+    // does not.
+    const warm = [cohortOf(stack, trickleKind, 10), cohortOf(stack, ats, 10)];
+    for (const cohort of warm) await moveIn(cohort, 10);
+    await follow(stack, direct, warm, warm, 'warm-up');
+    endProgress();
     const alone = cohortOf(stack, trickleKind, trickleCount);
     await Promise.all([trickle(alone), follow(stack, direct, [alone], [alone], 'trickle alone')]);
     endProgress();
