@@ -5,7 +5,7 @@ import { errorCode, isPermanent } from '../pipeline/errors';
 import type { ConnectionContext, InviteDependencies, RunOptions } from '../pipeline/ports';
 import { runSteps, type Step } from '../pipeline/steps';
 import { WORKER_TIMING } from '../pipeline/constants';
-import { refusalReason } from '../errors';
+import { definitelyNotSent, refusalReason } from '../errors';
 import type { OrderKey, OrderRecord, OrderStore } from './records';
 
 /** A refusal for good of an order's work: the order fails with its code as the reason. */
@@ -172,16 +172,21 @@ function inviteEmailStep(
           const refused = refusalReason(error);
           // The e-mail is the order's only channel: a definite refusal fails the order (Greenhouse is told nothing).
           if (refused) throw new OrderRefusedError('mail-refused', `SES refused the invitation e-mail: ${refused}`);
+          // An answer that did not come may hide a sent e-mail, never sent again: uncertain now, as the stage
+          // flow's (a redelivery could only record the same). One shown unsent is tried again.
+          if (!definitelyNotSent(error)) return { uncertain: true };
           throw error;
         }),
     clearStart: () => record({ step: { name: 'inviteEmail', record: undefined } }),
-    recordDone: (_result, outcome) =>
-      record({
+    recordDone: (result, outcome) => {
+      const uncertain = outcome === 'uncertain' || (result as { uncertain?: boolean } | undefined)?.uncertain;
+      return record({
         step: {
           name: 'inviteEmail',
-          record: { ...step, doneAt: now(), ...(outcome === 'uncertain' ? { outcome } : {}) },
+          record: { ...step, doneAt: now(), ...(uncertain ? { outcome: 'uncertain' as const } : {}) },
         },
         move: 'invite',
-      }),
+      });
+    },
   };
 }

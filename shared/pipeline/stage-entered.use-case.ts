@@ -25,7 +25,7 @@ import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
-import { refusalReason } from '../errors';
+import { definitelyNotSent, errorMessage, refusalReason } from '../errors';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
@@ -386,9 +386,13 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
         })
         .catch((error: unknown) => {
           // A definite refusal (an unverified sender, an SES sandbox recipient) fails this channel, not the
-          // invitation: the note with the same link still goes to the ATS. Anything else is tried again.
+          // invitation: the note with the same link still goes to the ATS. An answer that did not come (a timeout,
+          // a lost connection, a 5xx) may hide a sent e-mail, which is never sent again: it is recorded uncertain
+          // now and the invitation goes on, rather than after a redelivery that could only record the same.
+          // Only an e-mail shown unsent (a 4xx that is not a refusal for good, such as throttling) is tried again.
           const refused = refusalReason(error);
           if (refused) return { refused };
+          if (!definitelyNotSent(error)) return { uncertain: errorMessage(error) };
           throw error;
         }),
     clearStart: () => recordStep({ step: { name: 'inviteEmail', record: undefined }, last: false }),
@@ -404,11 +408,13 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
         await recordStep({ step: { name: 'inviteEmail', record: done }, last });
         return;
       }
-      const uncertain = outcome === 'uncertain';
+      const unanswered = (result as { uncertain?: string } | undefined)?.uncertain;
+      const uncertain = outcome === 'uncertain' || unanswered !== undefined;
       if (uncertain)
-        deps.logger.warn('stage entered: the invite e-mail may have gone out before a crash; not sent again', {
+        deps.logger.warn('stage entered: the invite e-mail may have gone out; not sent again', {
           ...input.log,
           interviewId: input.interview.interviewId,
+          ...(unanswered === undefined ? {} : { reason: unanswered }),
         });
       const started = record.steps.inviteEmail?.startedAt;
       const done = uncertain ? { startedAt: started, doneAt: started ?? now(), outcome: 'uncertain' as const } : {};

@@ -73,6 +73,18 @@ describe('An order placed from the ATS', () => {
     expect(failed?.steps.inviteEmail).toBeUndefined();
   });
 
+  it('records an e-mail whose answer was lost as uncertain at once, never sent again', async () => {
+    const { deps, orders, order } = await ordered();
+    deps.mailer.sendInvite.mockRejectedValueOnce(new MailerError('TimeoutError', false, new Error('timed out')));
+    expect(await handleOrderReceived(order, deps)).toEqual({ outcome: 'invited' });
+    expect(await orders.getOrder(order)).toMatchObject({
+      state: 'invited',
+      steps: { inviteEmail: { outcome: 'uncertain' } },
+    });
+    expect(await handleOrderReceived(order, deps)).not.toEqual({ outcome: 'invited' });
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+  });
+
   it('is held elsewhere while another worker holds the claim', async () => {
     const { deps, orders, order } = await ordered();
     await orders.claimOrder(order, { owner: 'other', now: NOW, durationMs: 60_000 });

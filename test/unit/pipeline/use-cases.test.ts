@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { LeaseLostError } from '../../../shared/mapping/errors';
+import { MailerError } from '../../../shared/mail/ses.mailer';
 import {
   clearInterviewCache,
   ensureInterviewForTrigger,
@@ -252,6 +253,31 @@ describe('Use case: handleStageEntered', () => {
     expect(ats.findNote).not.toHaveBeenCalled();
     expect(ats.postNote).toHaveBeenCalledTimes(2);
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+  });
+
+  it('records an e-mail whose answer was lost as uncertain at once; one shown unsent is retried', async () => {
+    const store = new MemoryMappingStore();
+    const { context, ats } = fakeContext();
+    const deps = dependencies(store, context);
+    // SES took the request and no answer came: it may have sent it. The note with the link still goes out.
+    vi.mocked(deps.mailer.sendInvite).mockRejectedValueOnce(
+      new MailerError('TimeoutError', false, new Error('request timed out')),
+    );
+    expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'invited',
+      steps: { inviteEmail: { outcome: 'uncertain' }, inviteNote: { doneAt: NOW } },
+    });
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+    // Throttled (a 4xx, nothing sent): tried again, and nothing is recorded as done.
+    const other = new MemoryMappingStore();
+    const throttled = dependencies(other, context);
+    vi.mocked(throttled.mailer.sendInvite).mockRejectedValueOnce(
+      new MailerError('TooManyRequestsException', true, new Error('throttled')),
+    );
+    await expect(handleStageEntered(stageMessage(), throttled)).rejects.toMatchObject({ code: 'mail-failed' });
+    expect((await other.getApplication(APPLICATION))?.steps.inviteEmail).toBeUndefined();
   });
 
   it('looks the note up after a takeover from a worker that did not stop cleanly', async () => {
