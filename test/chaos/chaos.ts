@@ -659,7 +659,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       {
         name: 'invite e-mails recorded as uncertain',
         count: finalRecords.filter((r) => r.steps?.inviteEmail?.outcome === 'uncertain').length,
-        meaning: 'a worker stopped between sending and recording; not sent again (each was sent once)',
+        meaning: "a worker stopped between sending and recording, or SES's answer did not come; never sent twice",
       },
       {
         name: 'Kombo orders fetched by the reconciler',
