@@ -174,8 +174,8 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
       { abortSignal: receiveSignal(waitSeconds) },
     );
   const batchSize = options.batchSize ?? 10;
-  // Messages read ahead and not yet handed to an invocation: fair queues only; a message waits there at most the
-  // function's timeout twice, well within its visibility timeout (six times it).
+  // Messages read ahead and not yet handed to an invocation: fair queues only. One that has waited there twice the
+  // function's timeout goes first whatever its connection, well within its visibility timeout (six times it).
   const fair = options.tenantOf ? createFairBuffer(options.tenantOf, 2 * timeoutMs) : undefined;
   /** When a receive last found the queue empty (every poller of the source). */
   let emptyAt = 0;
