@@ -5,7 +5,7 @@ import { errorCode, isPermanent } from '../pipeline/errors';
 import type { ConnectionContext, InviteDependencies, RunOptions } from '../pipeline/ports';
 import { runSteps, type Step } from '../pipeline/steps';
 import { WORKER_TIMING } from '../pipeline/constants';
-import { definitelyNotSent, refusalReason } from '../errors';
+import { refusalReason } from '../errors';
 import type { OrderKey, OrderRecord, OrderStore } from './records';
 
 /** A refusal for good of an order's work: the order fails with its code as the reason. */
@@ -153,11 +153,16 @@ function inviteEmailStep(
   const { order, deps, test } = run;
   const now = deps.now ?? Date.now;
   const step = order.steps.inviteEmail;
+  // When the e-mail was started: by an earlier worker, or by this one (kept when it ends uncertain).
+  let startedAt = step?.startedAt;
   return {
     name: 'invite-emailed',
     done: step?.doneAt !== undefined,
     started: step?.startedAt !== undefined,
-    recordStart: () => record({ step: { name: 'inviteEmail', record: { startedAt: now() } } }),
+    recordStart: () => {
+      startedAt = now();
+      return record({ step: { name: 'inviteEmail', record: { startedAt } } });
+    },
     perform: () =>
       deps.mailer
         .sendInvite({
@@ -171,22 +176,22 @@ function inviteEmailStep(
         .catch((error: unknown) => {
           const refused = refusalReason(error);
           // The e-mail is the order's only channel: a definite refusal fails the order (Greenhouse is told nothing).
+          // An answer that did not come is recorded uncertain and never sent again (steps.ts).
           if (refused) throw new OrderRefusedError('mail-refused', `SES refused the invitation e-mail: ${refused}`);
-          // An answer that did not come may hide a sent e-mail, never sent again: uncertain now, as the stage
-          // flow's (a redelivery could only record the same). One shown unsent is tried again.
-          if (!definitelyNotSent(error)) return { uncertain: true };
           throw error;
         }),
     clearStart: () => record({ step: { name: 'inviteEmail', record: undefined } }),
-    recordDone: (result, outcome) => {
-      const uncertain = outcome === 'uncertain' || (result as { uncertain?: boolean } | undefined)?.uncertain;
-      return record({
+    recordDone: (_result, outcome) =>
+      record({
         step: {
           name: 'inviteEmail',
-          record: { ...step, doneAt: now(), ...(uncertain ? { outcome: 'uncertain' as const } : {}) },
+          record: {
+            ...(startedAt === undefined ? {} : { startedAt }),
+            doneAt: now(),
+            ...(outcome === 'uncertain' ? { outcome } : {}),
+          },
         },
         move: 'invite',
-      });
-    },
+      }),
   };
 }

@@ -25,7 +25,7 @@ import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
-import { definitelyNotSent, errorMessage, refusalReason } from '../errors';
+import { refusalReason } from '../errors';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
@@ -369,11 +369,16 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
 /** The invitation e-mail through SES. SES cannot be asked whether it sent: a started one is uncertain on resume. */
 function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url: string }): Step<unknown> {
   const { trigger, event, record, deps, now, recordStep } = input;
+  // When the e-mail was started: by an earlier worker, or by this one (kept when it ends uncertain).
+  let startedAt = record.steps.inviteEmail?.startedAt;
   return {
     name: 'invite-emailed',
     done: stepDone(record.steps.inviteEmail),
     started: record.steps.inviteEmail?.startedAt !== undefined,
-    recordStart: () => recordStep({ step: { name: 'inviteEmail', record: { startedAt: now() } }, last: false }),
+    recordStart: () => {
+      startedAt = now();
+      return recordStep({ step: { name: 'inviteEmail', record: { startedAt } }, last: false });
+    },
     perform: () =>
       deps.mailer
         .sendInvite({
@@ -386,17 +391,14 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
         })
         .catch((error: unknown) => {
           // A definite refusal (an unverified sender, an SES sandbox recipient) fails this channel, not the
-          // invitation: the note with the same link still goes to the ATS. An answer that did not come (a timeout,
-          // a lost connection, a 5xx) may hide a sent e-mail, which is never sent again: it is recorded uncertain
-          // now and the invitation goes on, rather than after a redelivery that could only record the same.
-          // Only an e-mail shown unsent (a 4xx that is not a refusal for good, such as throttling) is tried again.
+          // invitation: the note with the same link still goes to the ATS. An answer that did not come is recorded
+          // uncertain and never sent again, one shown unsent (throttling) is tried again (steps.ts).
           const refused = refusalReason(error);
           if (refused) return { refused };
-          if (!definitelyNotSent(error)) return { uncertain: errorMessage(error) };
           throw error;
         }),
     clearStart: () => recordStep({ step: { name: 'inviteEmail', record: undefined }, last: false }),
-    async recordDone(result, outcome, last) {
+    async recordDone(result, outcome, last, cause) {
       const refused = (result as { refused?: string } | undefined)?.refused;
       if (refused) {
         deps.logger.error('stage entered: SES refused the invite e-mail; the ATS note carries the link', {
@@ -408,16 +410,14 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
         await recordStep({ step: { name: 'inviteEmail', record: done }, last });
         return;
       }
-      const unanswered = (result as { uncertain?: string } | undefined)?.uncertain;
-      const uncertain = outcome === 'uncertain' || unanswered !== undefined;
+      const uncertain = outcome === 'uncertain';
       if (uncertain)
         deps.logger.warn('stage entered: the invite e-mail may have gone out; not sent again', {
           ...input.log,
           interviewId: input.interview.interviewId,
-          ...(unanswered === undefined ? {} : { reason: unanswered }),
+          ...(cause === undefined ? {} : { reason: cause }),
         });
-      const started = record.steps.inviteEmail?.startedAt;
-      const done = uncertain ? { startedAt: started, doneAt: started ?? now(), outcome: 'uncertain' as const } : {};
+      const done = uncertain ? { startedAt, doneAt: startedAt ?? now(), outcome: 'uncertain' as const } : {};
       await recordStep({ step: { name: 'inviteEmail', record: { doneAt: now(), ...done } }, last });
     },
   };

@@ -1,13 +1,15 @@
 import { pacedStep } from '../ats/pacer';
 import { afterSideEffect, type SideEffectPoint } from './fault-injection';
-import { definitelyNotSent } from '../errors';
+import { definitelyNotSent, errorMessage } from '../errors';
 
 /**
  * One outward side effect of an application (an invitation on the service, the invite e-mail, a note), made
  * crash-safe the same way for all (architecture: "Side effects as steps"): record that it started where the outside
  * system cannot tell, perform it, record it done. A step found started and not done on resume is either looked up
  * where the outside system can be asked (an invitation by interview and e-mail, a note by its marker) or recorded
- * as uncertain where it cannot (an e-mail), never performed blindly a second time.
+ * as uncertain where it cannot (an e-mail), never performed blindly a second time. For the same reason a step that
+ * records its start and cannot be looked up is recorded uncertain at once when its answer does not come (a timeout, a
+ * lost connection, a 5xx): a redelivery could only record the same, after the queue's visibility timeout.
  */
 export interface Step<R> {
   /** Also the chaos run's crash point: the moment the world is ahead of the mapping tables. */
@@ -21,13 +23,17 @@ export interface Step<R> {
   /** After a start: whether the effect happened, and what it gave. Without one, a started step is uncertain. */
   lookup?: () => Promise<R | undefined>;
   perform: () => Promise<R>;
-  /** A refusal that means the effect did not happen: the start is cleared so a later try performs it again. */
+  /**
+   * A failure that shows the effect did not happen (`definitelyNotSent`: a refusal, throttling): the start is cleared
+   * so a later try performs it again.
+   */
   clearStart?: () => Promise<void>;
   /**
-   * Records the step done (`uncertain`: it may have happened, it is not done again). `last`: no step follows,
-   * so the same write can close the whole sequence (e.g. move the application to `invited`).
+   * Records the step done (`uncertain`: it may have happened, it is not done again; `cause` says why, when its
+   * answer did not come). `last`: no step follows, so the same write can close the whole sequence (e.g. move the
+   * application to `invited`).
    */
-  recordDone(result: R | undefined, outcome: StepOutcome, last: boolean): Promise<void>;
+  recordDone(result: R | undefined, outcome: StepOutcome, last: boolean, cause?: string): Promise<void>;
 }
 
 export type StepOutcome = 'performed' | 'found' | 'uncertain';
@@ -56,8 +62,15 @@ async function performStep<R>(step: Step<R>, key: string, last: boolean): Promis
   try {
     result = await step.perform();
   } catch (error) {
-    if (definitelyNotSent(error)) await step.clearStart?.();
-    throw error;
+    if (definitelyNotSent(error)) {
+      await step.clearStart?.();
+      throw error;
+    }
+    // An answer that did not come may hide the effect: one that can be looked up is, on the next try; one that
+    // cannot is uncertain now.
+    if (!step.recordStart || step.lookup) throw error;
+    await step.recordDone(undefined, 'uncertain', last, errorMessage(error));
+    return 'uncertain';
   }
   afterSideEffect(step.name, key);
   await step.recordDone(result, 'performed', last);

@@ -79,7 +79,7 @@ describe('An order placed from the ATS', () => {
     expect(await handleOrderReceived(order, deps)).toEqual({ outcome: 'invited' });
     expect(await orders.getOrder(order)).toMatchObject({
       state: 'invited',
-      steps: { inviteEmail: { outcome: 'uncertain' } },
+      steps: { inviteEmail: { outcome: 'uncertain', startedAt: NOW } },
     });
     expect(await handleOrderReceived(order, deps)).not.toEqual({ outcome: 'invited' });
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);

@@ -266,7 +266,7 @@ describe('Use case: handleStageEntered', () => {
     expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
     expect(await store.getApplication(APPLICATION)).toMatchObject({
       state: 'invited',
-      steps: { inviteEmail: { outcome: 'uncertain' }, inviteNote: { doneAt: NOW } },
+      steps: { inviteEmail: { outcome: 'uncertain', startedAt: NOW }, inviteNote: { doneAt: NOW } },
     });
     expect(ats.postNote).toHaveBeenCalledTimes(1);
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
