@@ -124,25 +124,29 @@ export function planDeferral(
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
-  const { retryAfterMs, turnAt, turnCalls } = (error ?? {}) as {
+  const { retryAfterMs, turnAt, turnCalls, turnWhole } = (error ?? {}) as {
     retryAfterMs?: unknown;
     turnAt?: unknown;
     turnCalls?: unknown;
+    turnWhole?: unknown;
   };
+  // The turn the message held before is spent either way.
+  const {
+    turnAt: _turn,
+    turnCalls: _calls,
+    turnWhole: _whole,
+    ...rest
+  } = message as QueueMessage & { turnAt?: number; turnCalls?: number; turnWhole?: boolean };
   // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
   if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted') {
     const calls = typeof turnCalls === 'number' ? turnCalls : 1;
+    const turn = { turnAt, turnCalls: calls, ...(turnWhole === true ? { turnWhole } : {}) };
     return {
-      message: { ...message, deferrals: deferrals + 1, turnAt, turnCalls: calls },
+      message: { ...rest, deferrals: deferrals + 1, ...turn } as QueueMessage,
       delaySeconds: turnDelaySeconds(typeof retryAfterMs === 'number' ? retryAfterMs : turnAt - Date.now()),
     };
   }
   const delaySeconds = deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
-  const {
-    turnAt: _turn,
-    turnCalls: _calls,
-    ...rest
-  } = message as QueueMessage & { turnAt?: number; turnCalls?: number };
   return { message: { ...rest, deferrals: deferrals + 1 } as QueueMessage, delaySeconds };
 }
 

@@ -23,6 +23,8 @@ export class AtsError extends OutwardCallError {
   public readonly turnAt: number | undefined;
   /** The calls the turn holds intervals for. */
   public readonly turnCalls: number | undefined;
+  /** The message's work had not begun: it runs whole in that turn. */
+  public readonly turnWhole: boolean | undefined;
 
   public constructor(
     code: AtsErrorCode,
@@ -33,6 +35,7 @@ export class AtsError extends OutwardCallError {
       paced?: boolean;
       turnAt?: number;
       turnCalls?: number;
+      turnWhole?: boolean;
       mayHaveSucceeded?: boolean;
       cause?: unknown;
     } = {},
@@ -43,6 +46,7 @@ export class AtsError extends OutwardCallError {
     this.paced = context.paced ?? context.turnAt !== undefined;
     this.turnAt = context.turnAt;
     this.turnCalls = context.turnCalls;
+    this.turnWhole = context.turnWhole;
   }
 }
 

@@ -229,10 +229,14 @@ export type Admission<T> =
   | { admitted: true; value: T }
   | { admitted: false; turnAt: number; turnCalls: number; waitMs: number; returnInMs: number };
 
-/** A turn reserved on the schedule: when it begins, and how many calls' intervals it holds. */
+/**
+ * A turn reserved on the schedule: when it begins, and how many calls' intervals it holds; `whole` when the message's
+ * work had not begun before it went back for it (so its run there shows what its kind costs).
+ */
 export interface Turn {
   at: number;
   calls: number;
+  whole?: boolean | undefined;
 }
 
 /** Paces a connection's ATS calls across every environment: the port the pacer (./pacer.ts) implements. */

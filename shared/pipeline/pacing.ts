@@ -9,12 +9,20 @@ import type { ConnectionContext } from './ports';
  */
 export async function withinRateWindow<T>(
   context: ConnectionContext,
-  message: { kind: string; turnAt?: number | undefined; turnCalls?: number | undefined },
+  message: {
+    kind: string;
+    turnAt?: number | undefined;
+    turnCalls?: number | undefined;
+    turnWhole?: boolean | undefined;
+  },
   signal: AbortSignal | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
   if (!context.pacer) return work();
-  const turn = message.turnAt === undefined ? undefined : { at: message.turnAt, calls: message.turnCalls ?? 1 };
+  const turn =
+    message.turnAt === undefined
+      ? undefined
+      : { at: message.turnAt, calls: message.turnCalls ?? 1, whole: message.turnWhole === true };
   const admission = await context.pacer.admit(message.kind, turn, signal, work);
   if (admission.admitted) return admission.value;
   const turnIn = Math.ceil(Math.max(0, admission.waitMs) / 1000);
@@ -22,6 +30,11 @@ export async function withinRateWindow<T>(
   throw new AtsError(
     ATS_ERROR_CODES.rateLimited,
     `connection ${context.connection.id}: its turn on the ATS's rate limit is in ${turnIn} s`,
-    { retryAfterMs: Math.floor(admission.returnInMs), turnAt: admission.turnAt, turnCalls: admission.turnCalls },
+    {
+      retryAfterMs: Math.floor(admission.returnInMs),
+      turnAt: admission.turnAt,
+      turnCalls: admission.turnCalls,
+      turnWhole: true,
+    },
   );
 }

@@ -17,6 +17,8 @@ const deferrals = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)));
 const turnAt = v.optional(v.pipe(v.number(), v.minValue(0)));
 /** The calls that turn holds intervals for. */
 const turnCalls = v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)));
+/** The message's work had not begun when it went back for that turn: its run there shows what its kind costs. */
+const turnWhole = v.optional(v.boolean());
 
 /** The delivery (or reconciler run) the message came from: every log line about it carries this id. */
 const correlationId = v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,100}$/)));
@@ -33,7 +35,7 @@ const envelope = {
 };
 
 /** What a message that calls the ATS carries: its turn on the connection's schedule. */
-const turn = { turnAt, turnCalls };
+const turn = { turnAt, turnCalls, turnWhole };
 
 /** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
 export const stageEnteredMessageSchema = v.object({

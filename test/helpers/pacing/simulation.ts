@@ -156,7 +156,7 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
   const queue = setup.messages.map((work, i) => ({
     work,
     stepsDone: 0,
-    turn: undefined as { at: number; calls: number } | undefined,
+    turn: undefined as { at: number; calls: number; whole?: boolean } | undefined,
     at: clock.now + Math.floor(i / 20) * waveMs,
   }));
   let finished = 0;
@@ -199,7 +199,8 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
           finished++;
           done.push(message);
         } else {
-          message.turn = { at: admission.turnAt, calls: admission.turnCalls };
+          // Its work has not begun: it runs whole in the turn it comes back for (as the worker's deferral marks it).
+          message.turn = { at: admission.turnAt, calls: admission.turnCalls, whole: true };
           back(message, turnDelaySeconds(admission.returnInMs) * 1000);
         }
       } catch (error) {

@@ -174,6 +174,51 @@ describe('the pacer', () => {
     expect(reservations).toHaveLength(reserved);
   });
 
+  it('learns what a kind costs from runs back for turns not begun in, not from runs cut mid-way', async () => {
+    const { pacer, run, clock } = setup();
+    const calls = (n: number) => async () => {
+      for (let i = 0; i < n; i++) await pacer.beforeCall('GET /a');
+    };
+    // The first invitation is cold (a list not cached yet): three calls. A burst books the schedule far ahead.
+    await run(() => pacer.admit('invitation', undefined, undefined, calls(3)));
+    await run(() => burst(pacer));
+    const booked = async () => {
+      const admission = await run(() => pacer.admit('invitation', undefined, undefined, calls(0)));
+      return admission.admitted ? undefined : admission;
+    };
+    expect(await booked()).toMatchObject({ turnCalls: 3 });
+    // Runs back for a turn taken mid-way make fewer calls (part of the work was done): they teach nothing.
+    for (let i = 0; i < 5; i++) {
+      const turn = { at: clock.now, calls: 3 };
+      await run(() => pacer.admit('invitation', turn, undefined, calls(1)));
+    }
+    expect(await booked()).toMatchObject({ turnCalls: 3 });
+    // Whole runs back for their turns, as in a burst, cost two: the kind is booked at two.
+    for (let i = 0; i < 5; i++) {
+      const turn = { at: clock.now, calls: 3, whole: true };
+      await run(() => pacer.admit('invitation', turn, undefined, calls(2)));
+    }
+    expect(await booked()).toMatchObject({ turnCalls: 2 });
+  });
+
+  it('books a burst at what a warm run costs, not at the cold first run of the environment', async () => {
+    const { pacer, run } = setup();
+    let cached = false;
+    // An invitation reads a list the environment caches (once), then makes two calls.
+    const invitation = async () => {
+      if (!cached) await pacer.beforeCall('GET /stages');
+      cached = true;
+      await pacer.beforeCall('GET /opportunity');
+      await pacer.beforeCall('POST /note');
+    };
+    const burst = await run(() =>
+      Promise.all(Array.from({ length: 100 }, () => pacer.admit('invitation', undefined, undefined, invitation))),
+    );
+    const booked = burst.flatMap((admission) => (admission.admitted ? [] : [admission.turnCalls]));
+    expect(booked.length).toBeGreaterThan(50);
+    expect(new Set(booked)).toEqual(new Set([2]));
+  });
+
   it('books a kind at what another environment of the connection learnt, before it has run one', async () => {
     const clock = new VirtualClock();
     const schedule = memorySchedule(clock, 0);
@@ -183,10 +228,12 @@ describe('the pacer', () => {
     const second = environment();
     let done = false;
     void (async () => {
-      // The first environment learns that an invitation costs three calls, and records it with a reservation.
-      await first.admit('invitation', undefined, undefined, async () => {
-        for (let i = 0; i < 3; i++) await first.beforeCall('GET /a');
-      });
+      // The first environment learns that an invitation costs three calls (its first run, a cold one, is its own),
+      // and records it with a reservation.
+      for (let run = 0; run < 2; run++)
+        await first.admit('invitation', undefined, undefined, async () => {
+          for (let i = 0; i < 3; i++) await first.beforeCall('GET /a');
+        });
       await first.admit('other', undefined, undefined, async () => undefined);
       // The second books a burst far ahead, then its first invitation: the turn it gives holds three calls.
       await Promise.all(Array.from({ length: 200 }, () => second.admit('other', undefined, undefined, async () => 0)));

@@ -12,7 +12,7 @@ import { AtsError } from '../../../shared/ats/errors';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
 import { ClaimHeldElsewhereError, InterviewNotReadyError } from '../../../shared/pipeline/errors';
 import { WORKER_TIMING } from '../../../shared/pipeline/constants';
-import { reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
+import { type QueueMessage, reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
 import { reportCreatedMessage } from '../../helpers/pipeline-records';
 
 const NOW = Date.UTC(2026, 10, 22, 9, 0, 0);
@@ -96,6 +96,25 @@ describe('Function: planDeferral', () => {
       message: reportMessage({ deferrals: 3 }),
       delaySeconds: 5,
     });
+  });
+
+  it('carries a turn the message goes back for, marked whole only when its work had not begun', () => {
+    const turn = (turnWhole?: boolean) =>
+      new AtsError('ats-rate-limited', 'its turn is later', {
+        retryAfterMs: 4_000,
+        turnAt: 1_000_000,
+        turnCalls: 3,
+        ...(turnWhole === undefined ? {} : { turnWhole }),
+      });
+    const untouched = planDeferral(reportMessage(), turn(true), () => 0)?.message;
+    expect(untouched).toMatchObject({ turnAt: 1_000_000, turnCalls: 3, turnWhole: true, deferrals: 1 });
+    // Back again, cut mid-way this time: the new turn is not whole.
+    const cut = planDeferral(untouched as QueueMessage, turn(), () => 0)?.message;
+    expect(cut).toMatchObject({ turnAt: 1_000_000, turnCalls: 3, deferrals: 2 });
+    expect(cut).not.toHaveProperty('turnWhole');
+    // Deferred for another reason (a 429): no turn goes with it.
+    const later = planDeferral(untouched as QueueMessage, rateLimitedByAts(5_000), () => 0)?.message;
+    for (const field of ['turnAt', 'turnCalls', 'turnWhole']) expect(later).not.toHaveProperty(field);
   });
 
   it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', () => {
