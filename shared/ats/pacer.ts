@@ -75,6 +75,13 @@ const ARRIVAL_SLACK_MS = 1_500;
  */
 const DEFAULT_CALLS = 1;
 /**
+ * A kind is booked at the lower median of its last runs, not their mean: a message that needs more than its turn
+ * holds goes on in a block of its own from the step that does not fit, while one that needs less leaves intervals
+ * no one uses. A write-back of two calls, or four with a stage move (one in three), booked at the mean's three,
+ * wasted a call in two of three and was cut in the third all the same.
+ */
+const COST_RUNS = 25;
+/**
  * While a kind's cost is unknown in this environment, one of its messages runs to show it; the others wait in the
  * worker for it (PROBE_WAIT_MS at most, and half their time left; then at the guessed cost), so a burst is not booked
  * at a guess. The probe itself waits as long for a later call's turn. Longer waits would hold worker environments
@@ -183,10 +190,10 @@ export class Pacer implements CallGate, AtsPacing {
   private window: AnnouncedWindow | undefined;
   /**
    * What each kind of message, and each kind's step, has cost: the first run that showed it whole (`first`), and the
-   * mean of those after it. An environment's first run is a cold one (a stage list not cached yet), so a burst is
-   * not booked at it once a second run has shown what the others cost.
+   * last COST_RUNS after it (`runs`). An environment's first run is a cold one (a stage list not cached yet), so a
+   * burst is not booked at it once a second run has shown what the others cost.
    */
-  private readonly costs = new Map<string, { first: number; runs: number; calls: number }>();
+  private readonly costs = new Map<string, { first: number; runs: number[] }>();
   /**
    * At least what a kind or a step costs, shown by a first run cut in it (its calls and one more): until one runs
    * whole, the next is given as much.
@@ -308,10 +315,8 @@ export class Pacer implements CallGate, AtsPacing {
     // A run cut in a step gave it a floor until one showed it whole: this one.
     this.floors.delete(key);
     const cost = this.costs.get(key);
-    this.costs.set(
-      key,
-      cost ? { ...cost, runs: cost.runs + 1, calls: cost.calls + calls } : { first: calls, runs: 0, calls: 0 },
-    );
+    if (cost) cost.runs = [...cost.runs.slice(1 - COST_RUNS), calls];
+    else this.costs.set(key, { first: calls, runs: [] });
     // What a cold run showed is this environment's alone.
     if (!this.warm(key)) return;
     const rounded = this.expected(key, 0);
@@ -319,12 +324,12 @@ export class Pacer implements CallGate, AtsPacing {
   }
 
   /**
-   * The calls a message of a kind (or a step) is expected to make, to the nearest call: as learnt here, else as
-   * another environment of the connection showed it; `unknown` until one has.
+   * The calls a message of a kind (or a step) is booked at: the lower median of its last runs here, else what
+   * another environment of the connection showed, else its cold first run here; `unknown` until one has.
    */
   private expected(key: string, unknown: number): number {
     const cost = this.costs.get(key);
-    const shown = cost?.runs ? Math.round(cost.calls / cost.runs) : (this.shared.get(key) ?? cost?.first ?? unknown);
+    const shown = cost?.runs.length ? lowerMedian(cost.runs) : (this.shared.get(key) ?? cost?.first ?? unknown);
     return Math.max(shown, this.floors.get(key) ?? 0);
   }
 
@@ -356,7 +361,7 @@ export class Pacer implements CallGate, AtsPacing {
 
   /** Shown by a run after this environment's first, or by another environment. */
   private warm(key: string): boolean {
-    return (this.costs.get(key)?.runs ?? 0) > 0 || this.shared.has(key);
+    return (this.costs.get(key)?.runs.length ?? 0) > 0 || this.shared.has(key);
   }
 
   /** Whether the message runs as the probe of a kind not learnt yet: when none is out, it is. */
@@ -522,6 +527,12 @@ export class Pacer implements CallGate, AtsPacing {
       this.reserving = false;
     }
   }
+}
+
+/** The lower of the two middle values (or the middle one). */
+function lowerMedian(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as number;
 }
 
 /**

@@ -201,6 +201,21 @@ describe('the pacer', () => {
     expect(await booked()).toMatchObject({ turnCalls: 2 });
   });
 
+  it('books a kind at what most of its runs cost: two, where one run in three costs four', async () => {
+    const { pacer, run, clock } = setup();
+    const calls = (n: number) => async () => {
+      for (let i = 0; i < n; i++) await pacer.beforeCall('GET /a');
+    };
+    await run(() => pacer.admit('write-back', undefined, undefined, calls(2)));
+    for (let i = 0; i < 12; i++) {
+      const turn = { at: clock.now, calls: 4, whole: true };
+      await run(() => pacer.admit('write-back', turn, undefined, calls(i % 3 === 2 ? 4 : 2)));
+    }
+    await run(() => burst(pacer));
+    const later = await run(() => pacer.admit('write-back', undefined, undefined, calls(0)));
+    expect(later).toMatchObject({ admitted: false, turnCalls: 2 });
+  });
+
   it('books a burst at what a warm run costs, not at the cold first run of the environment', async () => {
     const { pacer, run } = setup();
     let cached = false;
