@@ -59,7 +59,19 @@ export async function handleStageEntered(
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
   if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
-  return withinRateWindow(context, message, signal, () => confirmAndInvite(message, context, deps, options));
+  const paced = { ...message, kind: pacingKind(message.event.stage) };
+  return withinRateWindow(context, paced, signal, () => confirmAndInvite(message, context, deps, options));
+}
+
+/**
+ * What a stage change costs depends on its stage: one with a trigger confirms and invites (on Lever two calls), one
+ * without only confirms (one). Each stage's cost is learnt apart (shared/ats/pacer.ts), so the stage changes a
+ * write-back's move brings are not booked at an invitation's cost (on Lever at 10 per s, 66 of them in a burst of
+ * 200 left one interval each unused).
+ */
+function pacingKind(stage: { id?: string | undefined; name?: string | undefined }): string {
+  const named = (stage.id ?? stage.name ?? '').replaceAll('/', '_').slice(0, 100);
+  return `stage-entered@${named}`;
 }
 
 /** The stage change confirmed with the ATS, then each trigger it starts: claimed, the interview ensured, invited. */

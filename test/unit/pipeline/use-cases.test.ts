@@ -255,6 +255,19 @@ describe('Use case: handleStageEntered', () => {
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
   });
 
+  it("paces a stage change by its stage: each stage's cost on the ATS is learnt apart", async () => {
+    const store = new MemoryMappingStore();
+    const { context } = fakeContext();
+    const admit = vi.fn(async (_kind: string, _turn: unknown, _signal: unknown, work: () => Promise<unknown>) => ({
+      admitted: true as const,
+      value: await work(),
+    }));
+    Object.assign(context, { pacer: { admit, waitMs: () => 0 } });
+    await handleStageEntered(stageMessage(), dependencies(store, context));
+    await handleStageEntered(stageMessage({ stage: { name: 'AI Interview' } }), dependencies(store, context));
+    expect(admit.mock.calls.map(([kind]) => kind)).toEqual(['stage-entered@9001', 'stage-entered@AI Interview']);
+  });
+
   it('records an e-mail whose answer was lost as uncertain at once; one shown unsent is retried', async () => {
     const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
