@@ -67,11 +67,11 @@ const RETURN_EARLY_MS = 1_500;
 const ARRIVAL_SLACK_MS = 1_500;
 
 /**
- * What a message costs in calls until one of its kind, or of another kind of the connection, has shown it. Then it
- * is booked at what the connection's costliest kind shown costs: while the schedule is booked far ahead, the probe of
- * a new kind (the first write-back after a burst of invitations) cannot run before its turn, and every message of the
- * kind booked meanwhile at one call went back for the rest of its calls (measured on Lever at 10 per s: 89 of 100
- * write-backs booked so, the write-backs at half the rate).
+ * What a message of a kind not shown yet is booked at while no kind of the connection has been shown either. Once
+ * one has, such a message is booked at the connection's costliest kind (`guess`): while the schedule is booked far
+ * ahead, the probe of a new kind (the first write-back after a burst of invitations) cannot run before its turn, and
+ * every message of the kind booked meanwhile at one call went back for the rest of its calls (measured on Lever at
+ * 10 per s: 89 of 100 write-backs booked so, the write-backs at half the rate).
  */
 const DEFAULT_CALLS = 1;
 /**
@@ -377,11 +377,12 @@ export class Pacer implements CallGate, AtsPacing {
    */
   private async probeOrWait(kind: string, signal: AbortSignal | undefined): Promise<boolean> {
     const until = this.now() + Math.min(PROBE_WAIT_MS, timeLeftMs(signal, this.now) / 2);
-    for (;;) {
+    for (let poll = 0; poll <= PROBE_WAIT_MS / PROBE_POLL_MS; poll++) {
       if (this.claimProbe(kind)) return true;
       if (this.warm(kind) || this.now() >= until) return false;
       await this.sleep(PROBE_POLL_MS, signal);
     }
+    return false;
   }
 
   /**
