@@ -131,23 +131,29 @@ export function planDeferral(
     turnWhole?: unknown;
   };
   // The turn the message held before is spent either way.
+  const rest = withoutTurn(message);
+  // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
+  if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted') {
+    const calls = typeof turnCalls === 'number' ? turnCalls : 1;
+    const turn = { turnAt, turnCalls: calls, ...(turnWhole === true ? { turnWhole } : {}) };
+    return {
+      message: { ...rest, deferrals: deferrals + 1, ...turn },
+      delaySeconds: turnDelaySeconds(typeof retryAfterMs === 'number' ? retryAfterMs : turnAt - Date.now()),
+    };
+  }
+  const delaySeconds = deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
+  return { message: { ...rest, deferrals: deferrals + 1 }, delaySeconds };
+}
+
+/** The message without the turn it held: spent once it ran in it, or it went back for another reason. */
+function withoutTurn(message: QueueMessage): QueueMessage {
   const {
     turnAt: _turn,
     turnCalls: _calls,
     turnWhole: _whole,
     ...rest
   } = message as QueueMessage & { turnAt?: number; turnCalls?: number; turnWhole?: boolean };
-  // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
-  if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted') {
-    const calls = typeof turnCalls === 'number' ? turnCalls : 1;
-    const turn = { turnAt, turnCalls: calls, ...(turnWhole === true ? { turnWhole } : {}) };
-    return {
-      message: { ...rest, deferrals: deferrals + 1, ...turn } as QueueMessage,
-      delaySeconds: turnDelaySeconds(typeof retryAfterMs === 'number' ? retryAfterMs : turnAt - Date.now()),
-    };
-  }
-  const delaySeconds = deferralDelaySeconds(waitMs, deferrals, random, typeof retryAfterMs === 'number');
-  return { message: { ...rest, deferrals: deferrals + 1 } as QueueMessage, delaySeconds };
+  return rest as QueueMessage;
 }
 
 /**
@@ -164,5 +170,6 @@ export function planDeferralPastDeadline(
   const deferrals = message.deferrals ?? 0;
   if (!deadlinePassed || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
   const delaySeconds = Math.min(SQS_MAX_DELAY_SECONDS, Math.max(1, Math.ceil((leaseEndsAt - now) / 1000)));
-  return { message: { ...message, deferrals: deferrals + 1 }, delaySeconds };
+  // Its turn is spent and part of its work may be done: it books a new one when it comes back.
+  return { message: { ...withoutTurn(message), deferrals: deferrals + 1 }, delaySeconds };
 }

@@ -33,6 +33,9 @@ export interface RateSchedule {
   reserve(connectionId: string, spanMs: number, notBefore: number, costs?: SharedCosts): Promise<number>;
 }
 
+/** The most costs one reservation records (a burst learns a handful of kinds); the rest wait for the next. */
+export const MAX_COSTS_PER_RESERVATION = 20;
+
 /** Costs in calls by kind (`invitation`, `write-back/stage-moved`): this environment's to record, the schedule's. */
 export interface SharedCosts {
   publish: Record<string, number>;
@@ -232,7 +235,7 @@ export class Pacer implements CallGate, AtsPacing {
     // The first messages of a kind not learnt yet show what it costs, one at a time; new ones wait for them.
     const probe = reserved === undefined ? await this.probeOrWait(kind, signal) : this.claimProbe(kind);
     try {
-      const slots = reserved?.calls ?? Math.max(1, this.expected(kind, this.guess()));
+      const slots = reserved?.calls ?? Math.max(1, this.booked(kind));
       const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
       const wait = turn - this.now();
       // A message back for its turn came back with its group, to wait for it here; a new one waits a moment at most.
@@ -344,7 +347,12 @@ export class Pacer implements CallGate, AtsPacing {
    */
   private blockFor(ticket: Ticket, needs: number): number {
     const inStepsDone = ticket.calls - ticket.reads - (ticket.step?.calls ?? 0);
-    return Math.max(ticket.reads + needs, this.expected(ticket.kind, this.guess()) - inStepsDone);
+    return Math.max(ticket.reads + needs, this.booked(ticket.kind) - inStepsDone);
+  }
+
+  /** What a message of a kind is booked at: what the kind has cost, or, not shown yet, the guess. */
+  private booked(kind: string): number {
+    return this.known(kind) ? this.expected(kind, 0) : this.guess();
   }
 
   /** What a kind not shown yet is booked at (DEFAULT_CALLS): the costliest kind shown (steps' keys hold a `/`). */
@@ -504,8 +512,8 @@ export class Pacer implements CallGate, AtsPacing {
         const batch = this.waiting.splice(0);
         const spans = batch.reduce((sum, request) => sum + request.spanMs, 0);
         const notBefore = Math.max(...batch.map((request) => request.notBefore));
-        const publish = Object.fromEntries(this.unpublished);
-        this.unpublished.clear();
+        const publish = Object.fromEntries([...this.unpublished].slice(0, MAX_COSTS_PER_RESERVATION));
+        for (const key of Object.keys(publish)) this.unpublished.delete(key);
         try {
           let at = await this.options.schedule.reserve(this.options.connectionId, spans, notBefore, {
             publish,

@@ -5,7 +5,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { RateSchedule, SharedCosts } from '../ats/pacer';
+import { MAX_COSTS_PER_RESERVATION, type RateSchedule, type SharedCosts } from '../ats/pacer';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES } from './constants';
@@ -17,8 +17,6 @@ const MAX_TRIES = 4;
 
 /** The item's attributes that hold a cost in calls: `cost:` and the kind (`cost:invitation/invite-note-posted`). */
 const COST_PREFIX = 'cost:';
-/** At most this many costs recorded in one reservation (a burst learns a handful of kinds). */
-const MAX_PUBLISHED = 20;
 
 /**
  * Each connection's schedule of ATS turns on the events table (`pace#<connection>`, `nextFreeAt` in epoch ms): one
@@ -123,7 +121,7 @@ interface CostRecord {
 function recordCosts(publish: Record<string, number>): CostRecord {
   const entries = Object.entries(publish)
     .filter(([, calls]) => Number.isFinite(calls) && calls >= 0)
-    .slice(0, MAX_PUBLISHED);
+    .slice(0, MAX_COSTS_PER_RESERVATION);
   return {
     set: entries.map((_, i) => `, #cost${i} = :cost${i}`).join(''),
     names: Object.fromEntries(entries.map(([kind], i) => [`#cost${i}`, `${COST_PREFIX}${kind}`])),

@@ -34,7 +34,8 @@ export async function withinRateWindow<T>(
       retryAfterMs: Math.floor(admission.returnInMs),
       turnAt: admission.turnAt,
       turnCalls: admission.turnCalls,
-      turnWhole: true,
+      // Whole only when no earlier run did part of its work.
+      turnWhole: message.turnAt === undefined || message.turnWhole === true,
     },
   );
 }

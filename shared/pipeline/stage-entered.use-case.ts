@@ -70,7 +70,8 @@ export async function handleStageEntered(
  * 200 left one interval each unused).
  */
 function pacingKind(stage: { id?: string | undefined; name?: string | undefined }): string {
-  const named = (stage.id ?? stage.name ?? '').replaceAll('/', '_').slice(0, 100);
+  // By name where the ATS sends one: a stage's id may differ from job to job (Greenhouse), its name does not.
+  const named = (stage.name ?? stage.id ?? '').replaceAll('/', '_').slice(0, 100);
   return `stage-entered@${named}`;
 }
 

@@ -69,6 +69,7 @@ async function performStep<R>(step: Step<R>, key: string, last: boolean): Promis
     // An answer that did not come may hide the effect: one that can be looked up is, on the next try; one that
     // cannot is uncertain now.
     if (!step.recordStart || step.lookup) throw error;
+    afterSideEffect(step.name, key);
     await step.recordDone(undefined, 'uncertain', last, errorMessage(error));
     return 'uncertain';
   }

@@ -115,6 +115,9 @@ describe('Function: planDeferral', () => {
     // Deferred for another reason (a 429): no turn goes with it.
     const later = planDeferral(untouched as QueueMessage, rateLimitedByAts(5_000), () => 0)?.message;
     for (const field of ['turnAt', 'turnCalls', 'turnWhole']) expect(later).not.toHaveProperty(field);
+    // Cut by the worker's deadline: part of its work may be done, and its turn is spent.
+    const cutShort = planDeferralPastDeadline(untouched as QueueMessage, true, Date.now() + 5_000)?.message;
+    for (const field of ['turnAt', 'turnCalls', 'turnWhole']) expect(cutShort).not.toHaveProperty(field);
   });
 
   it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', () => {
