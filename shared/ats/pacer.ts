@@ -28,9 +28,15 @@ export interface CallGate {
 export interface RateSchedule {
   /**
    * Reserves `spanMs` of the schedule, starting at `notBefore` at the earliest; returns where the span starts. The
-   * same write records the costs `costs.publish` holds, and hands the schedule's to `costs.seen`.
+   * same write records the costs `options.publish` holds, and hands the schedule's to `options.seen`. With
+   * `options.latest`, a span that cannot start by then is not reserved: the answer is where it would have started.
    */
-  reserve(connectionId: string, spanMs: number, notBefore: number, costs?: SharedCosts): Promise<number>;
+  reserve(connectionId: string, spanMs: number, notBefore: number, options?: ReserveOptions): Promise<number>;
+}
+
+export interface ReserveOptions extends Partial<SharedCosts> {
+  /** Reserve only a span that starts by this moment (a call of no message takes a near turn or none). */
+  latest?: number;
 }
 
 /** The most costs one reservation records (a burst learns a handful of kinds); the rest wait for the next. */
@@ -439,10 +445,10 @@ export class Pacer implements CallGate, AtsPacing {
       mine.turnAt = await this.reserve(mine.slots * this.intervalMs, this.now());
       mine.used = 0;
     }
-    const due = mine ? mine.turnAt + mine.used * this.intervalMs : await this.reserve(this.intervalMs, this.now());
+    const due = mine ? mine.turnAt + mine.used * this.intervalMs : await this.nearTurn(where, signal);
     const wait = due - this.now();
     if (wait > 0) {
-      // A turn too far off: the message goes back for it, keeping it (a sweep's page just stops).
+      // A turn too far off: the message goes back for it, keeping it.
       const patience = mine?.probe ? PROBE_WAIT_MS : WAIT_IN_WORKER_MS;
       if (inBlock ? wait >= timeLeftMs(signal, this.now) : !this.holds(wait, patience, signal)) {
         const turn = mine && !inBlock ? { at: due, calls: mine.slots } : undefined;
@@ -458,6 +464,23 @@ export class Pacer implements CallGate, AtsPacing {
       else mine.reads++;
     }
     if (this.window && this.now() < this.window.resetAt) this.window.remaining--;
+  }
+
+  /**
+   * The turn of a call of no message (a sweep's page, the doctor's probe): one interval, reserved only when it comes
+   * within what a worker waits; else nothing is reserved and the call is kept back. A turn reserved and not taken
+   * would be an interval no one uses: a sweep run every moment against a booked schedule pushed it on an interval a
+   * run, faster than the ATS's rate, and the connection's messages never reached their turns.
+   */
+  private async nearTurn(where: string, signal: AbortSignal | undefined): Promise<number> {
+    const now = this.now();
+    const latest = now + Math.min(WAIT_IN_WORKER_MS, timeLeftMs(signal, this.now) - WORK_ROOM_MS - 1);
+    const at =
+      latest < now
+        ? Number.POSITIVE_INFINITY
+        : await this.options.schedule.reserve(this.options.connectionId, this.intervalMs, now, { latest });
+    if (at > latest) throw spent(where, Number.isFinite(at) ? at - now : WORK_ROOM_MS, 'its turn is later');
+    return at;
   }
 
   public afterAnswer(status: number, headers: Headers): void {

@@ -5,7 +5,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { MAX_COSTS_PER_RESERVATION, type RateSchedule, type SharedCosts } from '../ats/pacer';
+import { MAX_COSTS_PER_RESERVATION, type RateSchedule, type ReserveOptions } from '../ats/pacer';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES } from './constants';
@@ -35,38 +35,56 @@ export class DynamoRateSchedule implements RateSchedule {
     this.table = options.table;
   }
 
-  public async reserve(connectionId: string, spanMs: number, notBefore: number, costs?: SharedCosts): Promise<number> {
+  public async reserve(
+    connectionId: string,
+    spanMs: number,
+    notBefore: number,
+    options: ReserveOptions = {},
+  ): Promise<number> {
     const span = Math.max(0, Math.round(spanMs));
-    const record = recordCosts(costs?.publish ?? {});
+    const record = recordCosts(options.publish ?? {});
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
       const idle = attempt % 2 === 0 ? this.idleLast : !this.idleLast;
       const answer = idle
         ? await this.restart(connectionId, span, notBefore, record)
-        : await this.pushOn(connectionId, span, notBefore, record);
+        : await this.pushOn(connectionId, span, record, { notBefore, latest: options.latest });
       if (answer !== undefined) {
         this.idleLast = idle;
-        costs?.seen(answer.costs);
+        if (answer.reserved) options.seen?.(answer.costs);
         return answer.start;
       }
     }
     throw new Error(`the rate schedule of connection ${connectionId} changed under ${MAX_TRIES} reservations`);
   }
 
-  /** The schedule is free from `notBefore` or later: pushed on by `span`; its old free moment is the turn. */
-  private async pushOn(connectionId: string, span: number, notBefore: number, record: CostRecord): Promise<Answer> {
+  /**
+   * The schedule is free from `notBefore` or later (and by `latest`, when given): pushed on by `span`; its old free
+   * moment is the turn. Free only after `latest`: nothing is reserved, and that moment is the answer.
+   */
+  private async pushOn(
+    connectionId: string,
+    span: number,
+    record: CostRecord,
+    { notBefore, latest }: { notBefore: number; latest: number | undefined },
+  ): Promise<Answer> {
+    const bounded = latest !== undefined;
     const result = await this.update(connectionId, record, {
       UpdateExpression: `SET nextFreeAt = nextFreeAt + :span, #ttl = :ttl${record.set}`,
-      ConditionExpression: 'nextFreeAt >= :notBefore',
+      ConditionExpression: `nextFreeAt >= :notBefore${bounded ? ' AND nextFreeAt <= :latest' : ''}`,
       ExpressionAttributeValues: marshall({
         ':span': span,
         ':notBefore': notBefore,
         ':ttl': ttlAfter(notBefore),
+        ...(bounded ? { ':latest': latest } : {}),
         ...record.values,
       }),
       ReturnValues: 'ALL_OLD',
+      ...(bounded ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
     });
-    const old = result?.Attributes?.nextFreeAt?.N;
-    return old === undefined ? undefined : { start: Number(old), costs: costsOf(result?.Attributes) };
+    const old = Number(result.item?.nextFreeAt?.N ?? Number.NaN);
+    if (!Number.isFinite(old)) return undefined;
+    if (result.refused) return old >= notBefore ? { start: old, reserved: false, costs: {} } : undefined;
+    return { start: old, reserved: true, costs: costsOf(result.item) };
   }
 
   /** The schedule is idle (or new): it starts again at `notBefore`, which is the turn. */
@@ -82,16 +100,17 @@ export class DynamoRateSchedule implements RateSchedule {
       }),
       ReturnValues: 'ALL_OLD',
     });
-    return result ? { start: notBefore, costs: costsOf(result.Attributes) } : undefined;
+    return result.refused ? undefined : { start: notBefore, reserved: true, costs: costsOf(result.item) };
   }
 
+  /** The update's old item, or, when its condition refused it, whatever item it was given back (ALL_OLD). */
   private async update(
     connectionId: string,
     record: CostRecord,
     input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>,
-  ) {
+  ): Promise<{ refused: boolean; item: Record<string, AttributeValue> | undefined }> {
     try {
-      return await this.client.send(
+      const result = await this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: marshall({ pk: `pace#${connectionId}` }),
@@ -100,8 +119,9 @@ export class DynamoRateSchedule implements RateSchedule {
         }),
         { abortSignal: currentDeadline() },
       );
+      return { refused: false, item: result.Attributes };
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
+      if (error instanceof ConditionalCheckFailedException) return { refused: true, item: error.Item };
       throw error;
     }
   }
@@ -109,7 +129,7 @@ export class DynamoRateSchedule implements RateSchedule {
 
 const ttlAfter = (at: number) => Math.floor(at / 1000) + SCHEDULE_TTL_SECONDS;
 
-type Answer = { start: number; costs: Record<string, number> } | undefined;
+type Answer = { start: number; reserved: boolean; costs: Record<string, number> } | undefined;
 
 /** The costs to record, as an update's SET clauses with their names and values. */
 interface CostRecord {

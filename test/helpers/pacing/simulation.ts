@@ -38,14 +38,15 @@ export function memorySchedule(clock: VirtualClock, latencyMs = 4): RateSchedule
   const next = new Map<string, number>();
   const recorded = new Map<string, Record<string, number>>();
   return {
-    async reserve(connectionId, spanMs, notBefore, costs) {
+    async reserve(connectionId, spanMs, notBefore, options = {}) {
       await clock.sleep(latencyMs);
       const free = next.get(connectionId) ?? 0;
       const start = Math.max(free, notBefore);
+      if (options.latest !== undefined && start > options.latest) return start;
       next.set(connectionId, start + Math.max(0, spanMs));
       const old = recorded.get(connectionId) ?? {};
-      recorded.set(connectionId, { ...old, ...costs?.publish });
-      costs?.seen(old);
+      recorded.set(connectionId, { ...old, ...options.publish });
+      options.seen?.(old);
       return start;
     },
   };

@@ -57,6 +57,10 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     expect(await environments[0]!.reserve(connection, 0, now + 60_000)).toBe(now + 60_000);
     expect(await environments[1]!.reserve(connection, 100, now)).toBe(now + 60_000);
     expect(await environments[1]!.reserve(`${connection}-idle`, 100, now)).toBe(now);
+    // A call of no message takes a near turn or none: free only after its `latest`, nothing is reserved.
+    expect(await environments[0]!.reserve(connection, 100, now, { latest: now + 1_000 })).toBe(now + 60_100);
+    expect(await environments[1]!.reserve(connection, 100, now, { latest: now + 60_100 })).toBe(now + 60_100);
+    expect(await environments[0]!.reserve(connection, 0, now)).toBe(now + 60_200);
     // What one environment learnt a kind costs goes with its reservation; the other reads it back with its own.
     let seen: Record<string, number> = {};
     const record = (publish: Record<string, number>) => ({ publish, seen: (c: Record<string, number>) => (seen = c) });

@@ -10,9 +10,9 @@ function setup(schedule?: (clock: VirtualClock) => RateSchedule) {
   const inner = schedule ? schedule(clock) : memorySchedule(clock, 0);
   const reservations: { spanMs: number; notBefore: number }[] = [];
   const recorded: RateSchedule = {
-    reserve: (connectionId, spanMs, notBefore) => {
+    reserve: (connectionId, spanMs, notBefore, options) => {
       reservations.push({ spanMs, notBefore });
-      return inner.reserve(connectionId, spanMs, notBefore);
+      return inner.reserve(connectionId, spanMs, notBefore, options);
     },
   };
   const pacer = new Pacer({
@@ -37,7 +37,7 @@ function setup(schedule?: (clock: VirtualClock) => RateSchedule) {
     if (result && 'error' in result) throw result.error;
     return (result as { value: T }).value;
   };
-  return { clock, pacer, reservations, run };
+  return { clock, pacer, reservations, run, inner };
 }
 
 /** Two hundred messages at once: the schedule is booked further ahead than a worker waits. */
@@ -265,5 +265,17 @@ describe('the pacer', () => {
     await run(() => burst(pacer));
     const page = await run(() => pacer.beforeCall('GET /v3/application_stages')).catch((error: unknown) => error);
     expect(page).toMatchObject({ code: 'ats-rate-limited', paced: true, turnAt: undefined });
+  });
+
+  it('takes no turn for a call of no message it refuses, however often a sweep runs', async () => {
+    const { pacer, run, inner, clock } = setup();
+    // An idle schedule: the call takes its turn and goes out.
+    await run(() => pacer.beforeCall('GET /v3/application_stages'));
+    await run(() => burst(pacer));
+    const freeAt = () => inner.reserve('c', 0, clock.now);
+    const before = await run(freeAt);
+    for (let i = 0; i < 50; i++)
+      await run(() => pacer.beforeCall('GET /v3/application_stages')).catch((error: unknown) => error);
+    expect(await run(freeAt)).toBe(before);
   });
 });
