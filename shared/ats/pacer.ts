@@ -523,12 +523,14 @@ export class Pacer implements CallGate, AtsPacing {
         notBefore,
         done: (start) => (start instanceof Error ? reject(start) : resolve(start)),
       });
-      if (!this.reserving) void this.reserveWaiting();
+      if (this.reserving) return;
+      this.reserving = true;
+      // A batch's messages ask in the same turn of the event loop: the write waits for its end, and holds them all.
+      setImmediate(() => void this.reserveWaiting());
     });
   }
 
   private async reserveWaiting(): Promise<void> {
-    this.reserving = true;
     try {
       // Bounded: each round takes every request waiting, and a round's requests were made before it began.
       for (let round = 0; round < 1_000 && this.waiting.length; round++) {

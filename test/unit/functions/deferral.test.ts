@@ -270,13 +270,13 @@ describe('Function: backlogRecorder', () => {
     const recordBacklog = vi.fn().mockResolvedValue(undefined);
     const backlog = backlogRecorder(() => ({ recordBacklog }));
     await backlog('acme', NOW + 10_000);
-    await backlog('acme', NOW + 12_000);
+    await backlog('acme', NOW + 25_000);
     await backlog('globex', NOW + 10_000);
-    await backlog('acme', NOW + 30_000);
+    await backlog('acme', NOW + 50_000);
     expect(recordBacklog.mock.calls).toEqual([
       ['acme', NOW + 10_000],
       ['globex', NOW + 10_000],
-      ['acme', NOW + 30_000],
+      ['acme', NOW + 50_000],
     ]);
     const failing = backlogRecorder(() => ({ recordBacklog: vi.fn().mockRejectedValue(new Error('throttled')) }));
     await expect(failing('acme', NOW)).resolves.toBeUndefined();
