@@ -474,12 +474,11 @@ export class Pacer implements CallGate, AtsPacing {
    */
   private async nearTurn(where: string, signal: AbortSignal | undefined): Promise<number> {
     const now = this.now();
-    const latest = now + Math.min(WAIT_IN_WORKER_MS, timeLeftMs(signal, this.now) - WORK_ROOM_MS - 1);
-    const at =
-      latest < now
-        ? Number.POSITIVE_INFINITY
-        : await this.options.schedule.reserve(this.options.connectionId, this.intervalMs, now, { latest });
-    if (at > latest) throw spent(where, Number.isFinite(at) ? at - now : WORK_ROOM_MS, 'its turn is later');
+    const room = Math.min(WAIT_IN_WORKER_MS, timeLeftMs(signal, this.now) - WORK_ROOM_MS - 1);
+    if (room < 0) throw spent(where, WORK_ROOM_MS, 'its turn is later');
+    const latest = now + room;
+    const at = await this.options.schedule.reserve(this.options.connectionId, this.intervalMs, now, { latest });
+    if (at > latest) throw spent(where, at - now, 'its turn is later');
     return at;
   }
 
