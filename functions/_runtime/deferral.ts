@@ -129,18 +129,24 @@ export function planDeferral(
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
-  const { retryAfterMs, turnAt, turnCalls, turnWhole } = (error ?? {}) as {
+  const { retryAfterMs, turnAt, turnCalls, turnWhole, turnKind } = (error ?? {}) as {
     retryAfterMs?: unknown;
     turnAt?: unknown;
     turnCalls?: unknown;
     turnWhole?: unknown;
+    turnKind?: unknown;
   };
   // The turn the message held before is spent either way.
   const rest = withoutTurn(message);
   // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
   if (typeof turnAt === 'number' && message.kind !== 'candidate-deleted') {
     const calls = typeof turnCalls === 'number' ? turnCalls : 1;
-    const turn = { turnAt, turnCalls: calls, ...(turnWhole === true ? { turnWhole } : {}) };
+    const turn = {
+      turnAt,
+      turnCalls: calls,
+      ...(turnWhole === true ? { turnWhole } : {}),
+      ...(typeof turnKind === 'string' ? { turnKind } : {}),
+    };
     return {
       message: { ...rest, deferrals: deferrals + 1, ...turn },
       delaySeconds: turnDelaySeconds(typeof retryAfterMs === 'number' ? retryAfterMs : turnAt - Date.now()),
@@ -156,8 +162,9 @@ function withoutTurn(message: QueueMessage): QueueMessage {
     turnAt: _turn,
     turnCalls: _calls,
     turnWhole: _whole,
+    turnKind: _kind,
     ...rest
-  } = message as QueueMessage & { turnAt?: number; turnCalls?: number; turnWhole?: boolean };
+  } = message as QueueMessage & { turnAt?: number; turnCalls?: number; turnWhole?: boolean; turnKind?: string };
   return rest as QueueMessage;
 }
 

@@ -25,6 +25,8 @@ export class AtsError extends OutwardCallError {
   public readonly turnCalls: number | undefined;
   /** The message's work had not begun: it runs whole in that turn. */
   public readonly turnWhole: boolean | undefined;
+  /** The sort of work the turn was booked for, where the message alone does not say it. */
+  public readonly turnKind: string | undefined;
 
   public constructor(
     code: AtsErrorCode,
@@ -36,6 +38,7 @@ export class AtsError extends OutwardCallError {
       turnAt?: number;
       turnCalls?: number;
       turnWhole?: boolean;
+      turnKind?: string;
       mayHaveSucceeded?: boolean;
       cause?: unknown;
     } = {},
@@ -47,6 +50,7 @@ export class AtsError extends OutwardCallError {
     this.turnAt = context.turnAt;
     this.turnCalls = context.turnCalls;
     this.turnWhole = context.turnWhole;
+    this.turnKind = context.turnKind;
   }
 }
 

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sleep as defaultSleep, timeLeftMs } from '../http';
 import { AtsError, ATS_ERROR_CODES } from './errors';
-import type { Admission, AtsPacing, Turn } from './port';
+import type { Admission, AtsPacing, Like, Turn } from './port';
 
 /** An ATS's rate limit: `limit` calls per `windowMs`. */
 export interface RateLimit {
@@ -48,7 +48,7 @@ export interface SharedCosts {
   seen(costs: Record<string, number>): void;
 }
 
-export type { Admission, Turn } from './port';
+export type { Admission, Like, Turn } from './port';
 
 /**
  * The share of the ATS's rate the schedule gives out: the rest absorbs a call sent a little late or early (a queue's
@@ -59,12 +59,14 @@ const RATE_SHARE = 0.95;
 /**
  * Messages that go back for later turns come back on a grid every environment of the connection shares: each at the
  * grid's last moment RETURN_EARLY_MS before its turn, so those whose turns fall in the same step come back in one
- * receive, and wait there for their own turn. A longer step saves SQS requests and holds worker environments every
- * customer's messages share: measured at Greenhouse's 50 per 10 s on 5 + 5 environments, 3 s steps gave 4.42 SQS
- * requests per candidate, 5 s 4.19 and 10 s 3.84, while another customer's stage flow p95 beside the burst went
- * from 6.4 s (1 s steps) to 8.9-11 s and 9-13 s. Other customers' latency comes first.
+ * receive, and wait there for their own turn. A step holds RETURN_GROUP_CALLS of the connection's calls (about a
+ * batch of messages of two calls), in whole seconds from 1 s to MAX_RETURN_GRID_MS: at a slow rate a 1-s step
+ * brought its messages back one to a receive (Workable's 10 per 10 s: 10.9 SQS requests per candidate). A longer
+ * step holds a worker environment the longer; the queues are served as fair queues, so another customer's messages
+ * are not held behind the group (measured with the trickle beside a burst, docs/benchmark.md).
  */
-const RETURN_GRID_MS = 1_000;
+const RETURN_GROUP_CALLS = 20;
+const MAX_RETURN_GRID_MS = 10_000;
 /**
  * A turn this close is waited for in the worker by a message that did not come back for it: a longer wait would hold
  * an environment every customer's messages share (a burst's first batches would fill them all).
@@ -138,6 +140,8 @@ interface Ticket {
   calls: number;
   /** The message came back for a turn it reserved. */
   returning: boolean;
+  /** Its turn was booked for its kind's whole cost (`Turn.whole`): the block holds what the kind costs. */
+  bookedWhole: boolean;
   /**
    * The first message of a kind this environment has not seen cost: it shows what the kind costs, so it waits in the
    * worker for its later calls' turns (PROBE_WAIT_MS at most), where others go back for them.
@@ -186,7 +190,7 @@ export interface PacerOptions {
 export class Pacer implements CallGate, AtsPacing {
   /** Between two calls at the share of the rate the schedule gives out. */
   public readonly intervalMs: number;
-  /** The grid messages going back for their turns come back on (RETURN_GRID_MS). */
+  /** The grid messages going back for their turns come back on (RETURN_GROUP_CALLS). */
   public readonly groupMs: number;
   /**
    * A message back for its turn waits for it in the worker when it is this close: it arrives at most this much before
@@ -220,7 +224,10 @@ export class Pacer implements CallGate, AtsPacing {
   public constructor(options: PacerOptions) {
     this.options = options;
     this.intervalMs = options.rate.windowMs / (options.rate.limit * RATE_SHARE);
-    this.groupMs = RETURN_GRID_MS;
+    this.groupMs = Math.min(
+      MAX_RETURN_GRID_MS,
+      Math.max(1, Math.round((RETURN_GROUP_CALLS * this.intervalMs) / 1000)) * 1000,
+    );
     this.holdMs = this.groupMs + RETURN_EARLY_MS + ARRIVAL_SLACK_MS;
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
@@ -235,13 +242,14 @@ export class Pacer implements CallGate, AtsPacing {
     reserved: Turn | undefined,
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
+    like?: Like,
   ): Promise<Admission<T>> {
     // A run of a message whose work has not begun shows what its kind costs: its first, or one back for its turn.
     const whole = reserved === undefined || reserved.whole === true;
     // The first messages of a kind not learnt yet show what it costs, one at a time; new ones wait for them.
     const probe = reserved === undefined ? await this.probeOrWait(kind, signal) : this.claimProbe(kind);
     try {
-      const slots = reserved?.calls ?? Math.max(1, this.booked(kind));
+      const slots = reserved?.calls ?? Math.max(1, this.booked(kind, like));
       const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
       const wait = turn - this.now();
       // A message back for its turn came back with its group, to wait for it here; a new one waits a moment at most.
@@ -264,6 +272,7 @@ export class Pacer implements CallGate, AtsPacing {
         calls: 0,
         reads: 0,
         returning: reserved !== undefined,
+        bookedWhole: reserved?.whole === true,
         probe,
       };
       // What a kind costs is shown by a whole run (one back for a turn taken mid-run has done part of its work): all
@@ -288,15 +297,17 @@ export class Pacer implements CallGate, AtsPacing {
   public async runStep<T>(ticket: Ticket, name: string, step: () => Promise<T>): Promise<T> {
     const key = `${ticket.kind}/${name}`;
     const needs = this.stepNeeds(key);
-    // A message back for the turn a step took runs its first step in it as it is: the environment that reserved it
-    // may have learnt a little more or less.
-    if (needs > ticket.slots - ticket.used && !(ticket.returning && ticket.calls === 0)) {
+    if (needs > ticket.slots - ticket.used && !this.runsAsItIs(ticket, key)) {
       ticket.turnNeeded ??= ticket.calls + needs;
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
       const wait = at - this.now();
       if (!this.holds(wait, WAIT_IN_WORKER_MS, ticket.signal))
-        throw spent(`step ${name}`, this.returnInMs(at, ticket.signal), 'its turn is later', { at, calls });
+        throw spent(`step ${name}`, this.returnInMs(at, ticket.signal), 'its turn is later', {
+          at,
+          calls,
+          kind: ticket.kind,
+        });
       Object.assign(ticket, { turnAt: at, slots: calls, used: 0 });
     }
     const under = { key, calls: 0 };
@@ -308,6 +319,17 @@ export class Pacer implements CallGate, AtsPacing {
     } finally {
       ticket.step = undefined;
     }
+  }
+
+  /**
+   * Whether a step runs in the room there is, whatever it is thought to cost: the first step of a message back for the
+   * turn a step took (the environment that reserved it may have learnt a little more or less), or a step of a message
+   * booked whole for its kind whose cost is known only from this environment's first run, a cold one (a list not
+   * cached yet). Given that run's cost, a burst's write-backs with a stage move, booked at their kind's cost, were all
+   * cut before the move in every environment until one ran warm (51 of 56 at Greenhouse 50 per 10 s).
+   */
+  private runsAsItIs(ticket: Ticket, key: string): boolean {
+    return (ticket.returning && ticket.calls === 0) || (ticket.bookedWhole && !this.warm(key));
   }
 
   /**
@@ -356,9 +378,13 @@ export class Pacer implements CallGate, AtsPacing {
     return Math.max(ticket.reads + needs, this.booked(ticket.kind) - inStepsDone);
   }
 
-  /** What a message of a kind is booked at: what the kind has cost, or, not shown yet, the guess. */
-  private booked(kind: string): number {
-    return this.known(kind) ? this.expected(kind, 0) : this.guess();
+  /**
+   * What a message of a kind is booked at: what the kind has cost, or, not shown yet, what the kind it is `like` costs
+   * and its calls more (that kind's guess when it is not shown either), else the guess.
+   */
+  private booked(kind: string, like?: Like): number {
+    if (this.known(kind)) return this.expected(kind, 0);
+    return like ? this.booked(like.kind) + like.more : this.guess();
   }
 
   /** What a kind not shown yet is booked at (DEFAULT_CALLS): the costliest kind shown (steps' keys hold a `/`). */
@@ -451,7 +477,7 @@ export class Pacer implements CallGate, AtsPacing {
       // A turn too far off: the message goes back for it, keeping it.
       const patience = mine?.probe ? PROBE_WAIT_MS : WAIT_IN_WORKER_MS;
       if (inBlock ? wait >= timeLeftMs(signal, this.now) : !this.holds(wait, patience, signal)) {
-        const turn = mine && !inBlock ? { at: due, calls: mine.slots } : undefined;
+        const turn = mine && !inBlock ? { at: due, calls: mine.slots, kind: mine.kind } : undefined;
         throw spent(where, turn ? this.returnInMs(due, signal) : wait, 'its turn is later', turn);
       }
       await this.sleep(wait, signal);
@@ -576,6 +602,6 @@ function spent(where: string, waitMs: number, why: string, turn?: Turn): AtsErro
   return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: ${why}; not sent`, {
     retryAfterMs: Math.ceil(waitMs),
     paced: true,
-    ...(turn === undefined ? {} : { turnAt: turn.at, turnCalls: turn.calls }),
+    ...(turn === undefined ? {} : { turnAt: turn.at, turnCalls: turn.calls, turnKind: turn.kind }),
   });
 }

@@ -224,6 +224,16 @@ export interface AtsSetup {
   ): Promise<{ id: string; issuedSecret?: string | undefined }>;
 }
 
+/**
+ * What a kind not shown yet is booked at: what another kind costs, and `more` calls (a write-back with a stage move is
+ * one without it, and the move). In a burst every message of a new kind is booked before the first has run: booked at
+ * the costliest kind shown, the write-backs with a move were cut before it, and their kind was never learnt whole.
+ */
+export interface Like {
+  kind: string;
+  more: number;
+}
+
 /** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
 export type Admission<T> =
   | { admitted: true; value: T }
@@ -237,6 +247,8 @@ export interface Turn {
   at: number;
   calls: number;
   whole?: boolean | undefined;
+  /** The sort of work it was booked for (the kind the message was admitted as). */
+  kind?: string | undefined;
 }
 
 /** Paces a connection's ATS calls across every environment: the port the pacer (./pacer.ts) implements. */
@@ -247,6 +259,7 @@ export interface AtsPacing {
     reserved: Turn | undefined,
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
+    like?: Like,
   ): Promise<Admission<T>>;
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
   waitMs(calls?: number): number;

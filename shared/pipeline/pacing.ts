@@ -1,4 +1,5 @@
 import { AtsError, ATS_ERROR_CODES } from '../ats/errors';
+import type { Like } from '../ats/port';
 import type { ConnectionContext } from './ports';
 
 /**
@@ -14,16 +15,20 @@ export async function withinRateWindow<T>(
     turnAt?: number | undefined;
     turnCalls?: number | undefined;
     turnWhole?: boolean | undefined;
+    turnKind?: string | undefined;
   },
   signal: AbortSignal | undefined,
   work: () => Promise<T>,
+  like?: Like,
 ): Promise<T> {
   if (!context.pacer) return work();
   const turn =
     message.turnAt === undefined
       ? undefined
       : { at: message.turnAt, calls: message.turnCalls ?? 1, whole: message.turnWhole === true };
-  const admission = await context.pacer.admit(message.kind, turn, signal, work);
+  // A message back for its turn counts toward the sort it was booked for.
+  const kind = message.turnKind ?? message.kind;
+  const admission = await context.pacer.admit(kind, turn, signal, work, like);
   if (admission.admitted) return admission.value;
   const turnIn = Math.ceil(Math.max(0, admission.waitMs) / 1000);
   // Back in the queue until shortly before the turn, with the messages whose turns are near it (pacer.ts).
@@ -36,6 +41,7 @@ export async function withinRateWindow<T>(
       turnCalls: admission.turnCalls,
       // Whole only when no earlier run did part of its work.
       turnWhole: message.turnAt === undefined || message.turnWhole === true,
+      turnKind: kind,
     },
   );
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { httpsLink } from '../validation';
-import type { ApplicationRef } from '../ats/port';
+import type { ApplicationRef, Like } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
@@ -47,7 +47,50 @@ export async function handleReportCreated(
 ): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
-  return withinRateWindow(context, message, options.signal, () => writeBack(message, context, deps, options));
+  const early = await sortBeforeTurn(message, context, options.signal);
+  const paced = early?.kind ? { ...message, kind: early.kind } : message;
+  const run = { ...options, listed: early?.reports };
+  return withinRateWindow(context, paced, options.signal, () => writeBack(message, context, deps, run), early?.like);
+}
+
+/**
+ * What a write-back costs depends on its sort: one with a stage move makes the move's calls more. A message on a
+ * paced connection that holds no turn yet reads its report before it books one, so each sort is booked at its own
+ * cost (one with a move, until its cost is shown, as one without and the move's calls): booked at a write-back's
+ * usual cost, one with a move was cut before it and came back for it, claiming the application again (at Greenhouse
+ * 50 per 10 s, 66 of 200). The list read here serves the run when the turn is now; one that goes back reads it again
+ * when it comes back, and carries its sort (`turnKind`).
+ */
+async function sortBeforeTurn(
+  message: ReportCreatedMessage,
+  context: ConnectionContext,
+  signal: AbortSignal | undefined,
+): Promise<WriteBackKind | undefined> {
+  if (!context.pacer || message.turnAt !== undefined) return undefined;
+  const reports = await context.interviews.listReports(
+    { interview_id: message.interviewId, candidate_id: message.candidateId },
+    { signal },
+  );
+  const report = reports.find((r) => r.report_id === message.reportId);
+  if (!report) return { reports };
+  const rule = context.connection.writeBack.advance;
+  const stay = `${message.kind}:stay`;
+  if (!rule || !decideAdvance(rule, report).advance) return { reports, kind: stay };
+  return { reports, kind: `${message.kind}:move`, like: { kind: stay, more: MOVE_CALLS } };
+}
+
+/**
+ * What a stage move adds to a write-back: every adapter's move reads where the application stands, then moves it.
+ * Booked at one, the burst's write-backs with a move at Greenhouse 50 per 10 s were cut before their move's second
+ * call (50 of 55), and each left its turn's other interval unused (the share of the rate fell from 93 % to 86 %).
+ */
+const MOVE_CALLS = 2;
+
+/** The report list read before a write-back's turn, and how the write-back is paced. */
+interface WriteBackKind {
+  reports: InterviewReport[];
+  kind?: string;
+  like?: Like;
 }
 
 /** One report message's write-back: what it runs with. */
@@ -55,9 +98,12 @@ interface ReportRun {
   message: ReportCreatedMessage;
   context: ConnectionContext;
   deps: PipelineDependencies;
-  options: RunOptions & { receiveCount?: number };
+  options: WriteBackOptions;
   log: Record<string, unknown>;
 }
+
+/** How a write-back runs; `listed`, the report list read before its turn, when it was. */
+type WriteBackOptions = RunOptions & { receiveCount?: number; listed?: InterviewReport[] | undefined };
 
 /** The claim on the report's application, with the record as claimed. */
 interface ClaimedWriteBack extends ClaimedWork {
@@ -70,7 +116,7 @@ async function writeBack(
   message: ReportCreatedMessage,
   context: ConnectionContext,
   deps: PipelineDependencies,
-  options: RunOptions & { receiveCount?: number },
+  options: WriteBackOptions,
 ): Promise<ReportCreatedResult> {
   const log = {
     connectionId: message.connectionId,
@@ -93,10 +139,12 @@ async function reportAndApplication(
   run: ReportRun,
 ): Promise<{ report: InterviewReport; application: ApplicationRecord } | ReportCreatedResult> {
   const { message, context, deps, options } = run;
-  const reports = await context.interviews.listReports(
-    { interview_id: message.interviewId, candidate_id: message.candidateId },
-    { signal: options.signal },
-  );
+  const reports =
+    options.listed ??
+    (await context.interviews.listReports(
+      { interview_id: message.interviewId, candidate_id: message.candidateId },
+      { signal: options.signal },
+    ));
   const report = reports.find((r) => r.report_id === message.reportId);
   if (!report) {
     if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives)

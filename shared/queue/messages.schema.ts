@@ -19,6 +19,11 @@ const turnAt = v.optional(v.pipe(v.number(), v.minValue(0)));
 const turnCalls = v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)));
 /** The message's work had not begun when it went back for that turn: its run there shows what its kind costs. */
 const turnWhole = v.optional(v.boolean());
+/**
+ * The sort of work the turn was booked for (a write-back with a stage move or without), where the message alone does
+ * not say it: its run there counts toward that sort's cost.
+ */
+const turnKind = v.optional(v.pipe(v.string(), v.maxLength(200)));
 
 /** The delivery (or reconciler run) the message came from: every log line about it carries this id. */
 const correlationId = v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]{1,100}$/)));
@@ -35,7 +40,7 @@ const envelope = {
 };
 
 /** What a message that calls the ATS carries: its turn on the connection's schedule. */
-const turn = { turnAt, turnCalls, turnWhole };
+const turn = { turnAt, turnCalls, turnWhole, turnKind };
 
 /** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
 export const stageEnteredMessageSchema = v.object({

@@ -176,6 +176,29 @@ describe('the pacer', () => {
     expect(reservations).toHaveLength(reserved);
   });
 
+  it("runs a step in a turn booked whole for its kind, when only this environment's cold run showed it", async () => {
+    const { pacer, run, clock, reservations } = setup();
+    // The move's first run here is cold: a stage list not cached yet, then the lookup and the move.
+    const writeBack = (moveCalls: number) => async () => {
+      await pacedStep('note', () => pacer.beforeCall('POST /note'));
+      await pacedStep('move', async () => {
+        for (let i = 0; i < moveCalls; i++) await pacer.beforeCall('GET or POST');
+      });
+    };
+    await run(() => pacer.admit('write-back', undefined, undefined, writeBack(3)));
+    await run(() => burst(pacer));
+    // Not booked whole (back for a block taken mid-run), the room is not trusted: it goes back before the move.
+    const cut = await run(() =>
+      pacer.admit('write-back', { at: clock.now, calls: 3 }, undefined, writeBack(2)).catch((error: unknown) => error),
+    );
+    expect(cut).toMatchObject({ code: 'ats-rate-limited', paced: true });
+    // Booked whole at three calls (a note, and a move of two): the move runs in the two left, reserving nothing.
+    const reserved = reservations.length;
+    const turn = { at: clock.now, calls: 3, whole: true };
+    expect(await run(() => pacer.admit('write-back', turn, undefined, writeBack(2)))).toMatchObject({ admitted: true });
+    expect(reservations).toHaveLength(reserved);
+  });
+
   it('learns what a kind costs from runs back for turns not begun in, not from runs cut mid-way', async () => {
     const { pacer, run, clock } = setup();
     const calls = (n: number) => async () => {
@@ -216,6 +239,33 @@ describe('the pacer', () => {
     await run(() => burst(pacer));
     const later = await run(() => pacer.admit('write-back', undefined, undefined, calls(0)));
     expect(later).toMatchObject({ admitted: false, turnCalls: 2 });
+  });
+
+  it('books a kind not shown yet like the kind it names, and its calls more, until it shows its own', async () => {
+    const { pacer, run, clock } = setup();
+    const calls = (n: number) => async () => {
+      for (let i = 0; i < n; i++) await pacer.beforeCall('GET /a');
+    };
+    const like = { kind: 'write-back:stay', more: 1 };
+    // Neither shown: the guess (one call) and one more.
+    await run(() => burst(pacer));
+    expect(await run(() => pacer.admit('write-back:move', undefined, undefined, calls(0), like))).toMatchObject({
+      admitted: false,
+      turnCalls: 2,
+    });
+    // A write-back without a move shows three calls (its first run, and one warm): one with a move is booked at four.
+    clock.now += 600_000;
+    for (let i = 0; i < 2; i++) await run(() => pacer.admit('write-back:stay', undefined, undefined, calls(3)));
+    await run(() => burst(pacer));
+    const later = await run(() => pacer.admit('write-back:move', undefined, undefined, calls(0), like));
+    expect(later).toMatchObject({ admitted: false, turnCalls: 4 });
+    // Once its own cost is shown (two calls), that is what it is booked at.
+    clock.now += 600_000;
+    for (let i = 0; i < 2; i++) await run(() => pacer.admit('write-back:move', undefined, undefined, calls(2), like));
+    await run(() => burst(pacer));
+    expect(await run(() => pacer.admit('write-back:move', undefined, undefined, calls(0), like))).toMatchObject({
+      turnCalls: 2,
+    });
   });
 
   it('books a burst at what a warm run costs, not at the cold first run of the environment', async () => {

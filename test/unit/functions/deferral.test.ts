@@ -1,5 +1,6 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
+import * as v from 'valibot';
 import {
   backlogRecorder,
   deferralDelaySeconds,
@@ -98,26 +99,30 @@ describe('Function: planDeferral', () => {
     });
   });
 
-  it('carries a turn the message goes back for, marked whole only when its work had not begun', () => {
+  it('carries a turn the message goes back for and its sort, marked whole only when its work had not begun', () => {
     const turn = (turnWhole?: boolean) =>
       new AtsError('ats-rate-limited', 'its turn is later', {
         retryAfterMs: 4_000,
         turnAt: 1_000_000,
         turnCalls: 3,
+        turnKind: 'report-created:move',
         ...(turnWhole === undefined ? {} : { turnWhole }),
       });
     const untouched = planDeferral(reportMessage(), turn(true), () => 0)?.message;
     expect(untouched).toMatchObject({ turnAt: 1_000_000, turnCalls: 3, turnWhole: true, deferrals: 1 });
+    expect(untouched).toMatchObject({ turnKind: 'report-created:move' });
+    // The copy is a valid message of its kind.
+    expect(v.safeParse(reportCreatedMessageSchema, untouched).success).toBe(true);
     // Back again, cut mid-way this time: the new turn is not whole.
     const cut = planDeferral(untouched as QueueMessage, turn(), () => 0)?.message;
     expect(cut).toMatchObject({ turnAt: 1_000_000, turnCalls: 3, deferrals: 2 });
     expect(cut).not.toHaveProperty('turnWhole');
     // Deferred for another reason (a 429): no turn goes with it.
     const later = planDeferral(untouched as QueueMessage, rateLimitedByAts(5_000), () => 0)?.message;
-    for (const field of ['turnAt', 'turnCalls', 'turnWhole']) expect(later).not.toHaveProperty(field);
+    for (const field of ['turnAt', 'turnCalls', 'turnWhole', 'turnKind']) expect(later).not.toHaveProperty(field);
     // Cut by the worker's deadline: part of its work may be done, and its turn is spent.
     const cutShort = planDeferralPastDeadline(untouched as QueueMessage, true, Date.now() + 5_000)?.message;
-    for (const field of ['turnAt', 'turnCalls', 'turnWhole']) expect(cutShort).not.toHaveProperty(field);
+    for (const field of ['turnAt', 'turnCalls', 'turnWhole', 'turnKind']) expect(cutShort).not.toHaveProperty(field);
   });
 
   it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', () => {

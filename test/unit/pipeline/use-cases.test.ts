@@ -433,6 +433,43 @@ describe('Use case: handleReportCreated', () => {
     expect(record?.steps.stageMove).toBeUndefined();
   });
 
+  it('paces a write-back by its sort (a move or not), read before its turn and carried when it goes back', async () => {
+    const store = new MemoryMappingStore();
+    const { context, interviews } = fakeContext();
+    const kinds: string[] = [];
+    // The first admission turns the message away for a later turn; the second runs it.
+    const admit = vi.fn(async (kind: string, turn: unknown, _signal: unknown, work: () => Promise<unknown>) => {
+      kinds.push(kind);
+      return turn === undefined && kinds.length === 1
+        ? { admitted: false as const, turnAt: NOW + 30_000, turnCalls: 3, waitMs: 30_000, returnInMs: 28_000 }
+        : { admitted: true as const, value: await work() };
+    });
+    Object.assign(context, { pacer: { admit, waitMs: () => 0 } });
+    await invited(store);
+    const deps = dependencies(store, context);
+    const away = await handleReportCreated(reportMessage, deps).catch((error: unknown) => error);
+    expect(away).toMatchObject({ code: 'ats-rate-limited', turnKind: 'report-created:move', turnCalls: 3 });
+    // Back with its turn: booked as a move, it reads the report again in its run, not before it.
+    const back = {
+      ...reportMessage,
+      turnAt: NOW + 30_000,
+      turnCalls: 3,
+      turnWhole: true,
+      turnKind: 'report-created:move',
+    };
+    expect(await handleReportCreated(back, deps)).toMatchObject({ outcome: 'written-back', advanced: true });
+    expect(interviews.listReports).toHaveBeenCalledTimes(2);
+    // A report below the bar is a write-back without a move; admitted at once, its run uses the list read before.
+    interviews.listReports.mockClear();
+    interviews.listReports.mockResolvedValue([reportFactory({ report_id: 'rep-2', ai_match_score: 60 })]);
+    const other = new MemoryMappingStore();
+    await invited(other);
+    const low = { ...reportMessage, reportId: 'rep-2' };
+    expect(await handleReportCreated(low, dependencies(other, context))).toMatchObject({ flagged: true });
+    expect(kinds).toEqual(['report-created:move', 'report-created:move', 'report-created:stay']);
+    expect(interviews.listReports).toHaveBeenCalledTimes(1);
+  });
+
   it('prefers the ATS application id the service sends, when it maps to this interview', async () => {
     const store = new MemoryMappingStore();
     const { context, interviews } = fakeContext();
