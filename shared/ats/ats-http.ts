@@ -38,6 +38,8 @@ export interface AtsRequest {
   readOnly?: boolean;
   /** A write whose repeat changes nothing (a tag set or taken off): sent again after a 5xx or a lost answer too. */
   idempotent?: boolean;
+  /** A list read once for the environment's cache (a job's stages): no part of what the work asking costs. */
+  cacheFill?: boolean;
 }
 
 /** The body as JSON, or undefined when it is not (an empty 204, an HTML error page). */
@@ -170,7 +172,7 @@ export class AtsHttpClient {
     const gate = this.options.gate;
     let refreshed = false;
     const attempt = async (): Promise<{ where: string; body: unknown; headers: Headers }> => {
-      await gate?.beforeCall(where, request.signal);
+      await gate?.beforeCall(where, request.signal, request.cacheFill === true);
       let response = await this.send(request, url, await this.options.authorization(false), isWrite);
       gate?.afterAnswer(response.status, response.headers);
       if (response.status === 401 && !refreshed) {

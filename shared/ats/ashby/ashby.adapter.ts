@@ -448,7 +448,14 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     const cached = this.stageIds.get(`${interviewPlanId}#${name}`);
     if (cached) return cached;
     const stages = await this.http.request(
-      { method: 'POST', path: '/interviewStage.list', body: { interviewPlanId }, signal, readOnly: true },
+      {
+        method: 'POST',
+        path: '/interviewStage.list',
+        body: { interviewPlanId },
+        signal,
+        readOnly: true,
+        cacheFill: true,
+      },
       interviewStagesSchema,
     );
     for (const s of stages.results) this.stageIds.set(`${interviewPlanId}#${s.title}`, s.id);

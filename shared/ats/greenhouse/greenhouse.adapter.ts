@@ -544,7 +544,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     if (cached) return cached;
     const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
     const found = await searchPages(
-      this.listPage(first, jobInterviewStageSchema, signal),
+      this.listPage(first, jobInterviewStageSchema, signal, true),
       (stages) => {
         for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
         return stages.find((s) => s.name === name);
@@ -559,9 +559,15 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * One page of a v3 list (a bare array, the items read one by one): `first` for the first page, then the URL the
    * `Link` header named.
    */
-  private listPage<T>(first: string, item: v.GenericSchema<unknown, T>, signal: AbortSignal | undefined) {
+  private listPage<T>(
+    first: string,
+    item: v.GenericSchema<unknown, T>,
+    signal: AbortSignal | undefined,
+    cacheFill = false,
+  ) {
     return async (next: string | undefined) => {
-      const page = await this.http.page({ method: 'GET', path: next ?? first, signal }, v.array(v.unknown()));
+      const request = { method: 'GET' as const, path: next ?? first, signal, cacheFill };
+      const page = await this.http.page(request, v.array(v.unknown()));
       return { page: validItems(page.body, item), next: page.next };
     };
   }

@@ -457,7 +457,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
 
   private async stages(signal?: AbortSignal): Promise<Map<string, string>> {
     if (!this.stageNames) {
-      const stages = await this.http.request({ method: 'GET', path: '/v1/stages', signal }, stagesSchema);
+      const stages = await this.http.request(
+        { method: 'GET', path: '/v1/stages', signal, cacheFill: true },
+        stagesSchema,
+      );
       this.stageNames = new Map(stages.data.map((s) => [s.id, s.text]));
     }
     return this.stageNames;

@@ -268,6 +268,21 @@ describe('the pacer', () => {
     });
   });
 
+  it("books a kind at its calls without the list an environment's first run read for its cache", async () => {
+    const { pacer, run } = setup();
+    // The first run reads the stage list for the environment's cache, then makes the kind's two calls.
+    await run(() =>
+      pacer.admit('invitation', undefined, undefined, async () => {
+        await pacer.beforeCall('GET /v1/stages', undefined, true);
+        await pacer.beforeCall('GET /v1/opportunities/1');
+        await pacer.beforeCall('POST /v1/opportunities/1/notes');
+      }),
+    );
+    await run(() => burst(pacer));
+    const later = await run(() => pacer.admit('invitation', undefined, undefined, async () => undefined));
+    expect(later).toMatchObject({ admitted: false, turnCalls: 2 });
+  });
+
   it('books a burst at what a warm run costs, not at the cold first run of the environment', async () => {
     const { pacer, run } = setup();
     let cached = false;
