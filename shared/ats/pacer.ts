@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sleep as defaultSleep, timeLeftMs } from '../http';
 import { AtsError, ATS_ERROR_CODES } from './errors';
-import type { Admission, AtsPacing, Like, Turn } from './port';
+import type { Admission, AtsPacing, Like, PacedKind, Turn } from './port';
 
 /** An ATS's rate limit: `limit` calls per `windowMs`. */
 export interface RateLimit {
@@ -52,7 +52,7 @@ export interface SharedCosts {
   seen(costs: Record<string, number>): void;
 }
 
-export type { Admission, Like, Turn } from './port';
+export type { Admission, Like, PacedKind, Turn } from './port';
 
 /**
  * The share of the ATS's rate the schedule gives out: the rest absorbs a call sent a little late or early (a queue's
@@ -245,12 +245,12 @@ export class Pacer implements CallGate, AtsPacing {
    * when close, and its work runs; a later turn is returned and the work does not run.
    */
   public async admit<T>(
-    kind: string,
+    paced: PacedKind,
     reserved: Turn | undefined,
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
-    like?: Like,
   ): Promise<Admission<T>> {
+    const { kind, like } = typeof paced === 'string' ? { kind: paced, like: undefined } : paced;
     // A run of a message whose work has not begun shows what its kind costs: its first, or one back for its turn.
     const whole = reserved === undefined || reserved.whole === true;
     // The first messages of a kind not learnt yet show what it costs, one at a time; new ones wait for them.

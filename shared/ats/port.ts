@@ -234,6 +234,9 @@ export interface Like {
   more: number;
 }
 
+/** The kind a message is paced as: its name, and, for a kind that may not be shown yet, what it is `like`. */
+export type PacedKind = string | { kind: string; like?: Like | undefined };
+
 /** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
 export type Admission<T> =
   | { admitted: true; value: T }
@@ -255,11 +258,10 @@ export interface Turn {
 export interface AtsPacing {
   /** Runs `work` in its turn when the turn is close; otherwise answers the turn the message comes back for. */
   admit<T>(
-    kind: string,
+    kind: PacedKind,
     reserved: Turn | undefined,
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
-    like?: Like,
   ): Promise<Admission<T>>;
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
   waitMs(calls?: number): number;

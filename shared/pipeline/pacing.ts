@@ -16,10 +16,11 @@ export async function withinRateWindow<T>(
     turnCalls?: number | undefined;
     turnWhole?: boolean | undefined;
     turnKind?: string | undefined;
+    /** What a kind not shown yet is booked like (shared/ats/port.ts). */
+    like?: Like | undefined;
   },
   signal: AbortSignal | undefined,
   work: () => Promise<T>,
-  like?: Like,
 ): Promise<T> {
   if (!context.pacer) return work();
   const turn =
@@ -28,7 +29,8 @@ export async function withinRateWindow<T>(
       : { at: message.turnAt, calls: message.turnCalls ?? 1, whole: message.turnWhole === true };
   // A message back for its turn counts toward the sort it was booked for.
   const kind = message.turnKind ?? message.kind;
-  const admission = await context.pacer.admit(kind, turn, signal, work, like);
+  const paced = message.like ? { kind, like: message.like } : kind;
+  const admission = await context.pacer.admit(paced, turn, signal, work);
   if (admission.admitted) return admission.value;
   const turnIn = Math.ceil(Math.max(0, admission.waitMs) / 1000);
   // Back in the queue until shortly before the turn, with the messages whose turns are near it (pacer.ts).

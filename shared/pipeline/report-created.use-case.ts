@@ -48,9 +48,9 @@ export async function handleReportCreated(
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
   const early = await sortBeforeTurn(message, context, options.signal);
-  const paced = early?.kind ? { ...message, kind: early.kind } : message;
+  const paced = early?.kind ? { ...message, kind: early.kind, like: early.like } : message;
   const run = { ...options, listed: early?.reports };
-  return withinRateWindow(context, paced, options.signal, () => writeBack(message, context, deps, run), early?.like);
+  return withinRateWindow(context, paced, options.signal, () => writeBack(message, context, deps, run));
 }
 
 /**

@@ -249,7 +249,9 @@ describe('the pacer', () => {
     const like = { kind: 'write-back:stay', more: 1 };
     // Neither shown: the guess (one call) and one more.
     await run(() => burst(pacer));
-    expect(await run(() => pacer.admit('write-back:move', undefined, undefined, calls(0), like))).toMatchObject({
+    expect(
+      await run(() => pacer.admit({ kind: 'write-back:move', like }, undefined, undefined, calls(0))),
+    ).toMatchObject({
       admitted: false,
       turnCalls: 2,
     });
@@ -257,13 +259,16 @@ describe('the pacer', () => {
     clock.now += 600_000;
     for (let i = 0; i < 2; i++) await run(() => pacer.admit('write-back:stay', undefined, undefined, calls(3)));
     await run(() => burst(pacer));
-    const later = await run(() => pacer.admit('write-back:move', undefined, undefined, calls(0), like));
+    const later = await run(() => pacer.admit({ kind: 'write-back:move', like }, undefined, undefined, calls(0)));
     expect(later).toMatchObject({ admitted: false, turnCalls: 4 });
     // Once its own cost is shown (two calls), that is what it is booked at.
     clock.now += 600_000;
-    for (let i = 0; i < 2; i++) await run(() => pacer.admit('write-back:move', undefined, undefined, calls(2), like));
+    for (let i = 0; i < 2; i++)
+      await run(() => pacer.admit({ kind: 'write-back:move', like }, undefined, undefined, calls(2)));
     await run(() => burst(pacer));
-    expect(await run(() => pacer.admit('write-back:move', undefined, undefined, calls(0), like))).toMatchObject({
+    expect(
+      await run(() => pacer.admit({ kind: 'write-back:move', like }, undefined, undefined, calls(0))),
+    ).toMatchObject({
       turnCalls: 2,
     });
   });

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
+import type { PacedKind } from '../../../shared/ats/port';
 import { LeaseLostError } from '../../../shared/mapping/errors';
 import { MailerError } from '../../../shared/mail/ses.mailer';
 import {
@@ -438,8 +439,10 @@ describe('Use case: handleReportCreated', () => {
     const { context, interviews } = fakeContext();
     const kinds: string[] = [];
     // The first admission turns the message away for a later turn; the second runs it.
-    const admit = vi.fn(async (kind: string, turn: unknown, _signal: unknown, work: () => Promise<unknown>) => {
-      kinds.push(kind);
+    const admit = vi.fn(async (paced: PacedKind, turn: unknown, _signal: unknown, work: () => Promise<unknown>) => {
+      kinds.push(typeof paced === 'string' ? paced : paced.kind);
+      // A write-back with a move, until its cost is shown, is booked as one without and the move's calls.
+      if (typeof paced !== 'string') expect(paced.like).toEqual({ kind: 'report-created:stay', more: 2 });
       return turn === undefined && kinds.length === 1
         ? { admitted: false as const, turnAt: NOW + 30_000, turnCalls: 3, waitMs: 30_000, returnInMs: 28_000 }
         : { admitted: true as const, value: await work() };
@@ -467,6 +470,7 @@ describe('Use case: handleReportCreated', () => {
     const low = { ...reportMessage, reportId: 'rep-2' };
     expect(await handleReportCreated(low, dependencies(other, context))).toMatchObject({ flagged: true });
     expect(kinds).toEqual(['report-created:move', 'report-created:move', 'report-created:stay']);
+    expect(admit.mock.calls.filter(([paced]) => typeof paced !== 'string')).toHaveLength(1);
     expect(interviews.listReports).toHaveBeenCalledTimes(1);
   });
 
