@@ -398,7 +398,7 @@ export class Pacer implements CallGate, AtsPacing {
    * What a kind not shown yet is booked at (DEFAULT_CALLS): the costliest kind shown of its family, else of all
    * (steps' keys hold a `/`).
    */
-  private guess(kind = ''): number {
+  private guess(kind: string): number {
     const family = familyOf(kind);
     let most = 0;
     let mostOfFamily = 0;
