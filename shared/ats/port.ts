@@ -77,6 +77,11 @@ export interface AtsAdapter {
    * not signed (Lever), and fills in what the webhook did not carry. Others confirm what they parsed.
    */
   confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation>;
+  /**
+   * Where the ATS's webhooks name a stage by id only (Lever), the name of a stage this adapter has already read, with
+   * no call; undefined when it has read none yet.
+   */
+  knownStageName?(stageId: string): string | undefined;
   /** A 2xx from the ATS is a note written; `noteId` is there when the answer carried one. */
   postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string | undefined }>;
   /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Trigger } from '../config';
-import type { ApplicationRef, StageEnteredEvent } from '../ats/port';
+import type { ApplicationRef, AtsAdapter, StageEnteredEvent } from '../ats/port';
 import { boundStageEnteredEvent } from '../ats/bounds';
 import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
@@ -58,7 +58,9 @@ export async function handleStageEntered(
   const { signal } = options;
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
-  if (!mayMatchTriggers(context.connection, message.event)) return [{ outcome: 'no-matching-trigger' }];
+  if (!mayMatchTriggers(context.connection, namedStage(message.event, context.ats))) {
+    return [{ outcome: 'no-matching-trigger' }];
+  }
   const paced = { ...message, kind: pacingKind(message.event.stage) };
   return withinRateWindow(context, paced, signal, () => confirmAndInvite(message, context, deps, options));
 }
@@ -73,6 +75,16 @@ function pacingKind(stage: { id?: string | undefined; name?: string | undefined 
   // By name where the ATS sends one: a stage's id may differ from job to job (Greenhouse), its name does not.
   const named = (stage.name ?? stage.id ?? '').replaceAll('/', '_').slice(0, 100);
   return `stage-entered@${named}`;
+}
+
+/**
+ * The event's stage named from what the adapter has already read, with no call: a stage change that no trigger can
+ * match (on Lever, the stage a write-back moved the application to) then costs the ATS nothing.
+ */
+function namedStage(event: StageEnteredEvent, ats: AtsAdapter): StageEnteredEvent {
+  if (event.stage.name !== undefined || event.stage.id === undefined) return event;
+  const name = ats.knownStageName?.(event.stage.id);
+  return name === undefined ? event : { ...event, stage: { ...event.stage, name } };
 }
 
 /** The stage change confirmed with the ATS, then each trigger it starts: claimed, the interview ensured, invited. */

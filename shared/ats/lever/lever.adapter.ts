@@ -455,6 +455,10 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     return `/v1/opportunities/${opportunity}/${resource}?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
   }
 
+  knownStageName(stageId: string): string | undefined {
+    return this.stageNames?.get(stageId);
+  }
+
   private async stages(signal?: AbortSignal): Promise<Map<string, string>> {
     if (!this.stageNames) {
       const stages = await this.http.request(

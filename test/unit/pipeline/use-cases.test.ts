@@ -342,6 +342,32 @@ describe('Use case: handleStageEntered', () => {
       { outcome: 'unknown-connection' },
     ]);
   });
+
+  it('drops a stage change named by id alone, with no ATS call, where the adapter knows its name', async () => {
+    const { context, ats } = fakeContext();
+    const names: Record<string, string> = { '9001': 'AI Interview', '9002': 'Offer' };
+    const knownStageName = vi.fn((id: string): string | undefined => names[id]);
+    Object.assign(ats, { knownStageName });
+    // As Lever's confirmation, which fills in the stage's name.
+    ats.confirmStageEntered.mockImplementation(async (event) => ({
+      confirmed: true,
+      event: { ...event, atsJobId: '3301', stage: { ...event.stage, name: names[event.stage.id ?? ''] } },
+    }));
+    const deps = dependencies(new MemoryMappingStore(), context);
+    // Lever's webhooks carry the stage's id only: the stage a write-back moved the application to costs nothing.
+    expect(await handleStageEntered(stageMessage({ stage: { id: '9002' } }), deps)).toEqual([
+      { outcome: 'no-matching-trigger' },
+    ]);
+    expect(ats.confirmStageEntered).not.toHaveBeenCalled();
+    // A stage not read yet, or the trigger's own, is confirmed with the ATS as before.
+    await handleStageEntered({ ...stageMessage({ stage: { id: '9003' } }), enqueueId: 'enq-2' }, deps);
+    expect(ats.confirmStageEntered).toHaveBeenCalledTimes(1);
+    expect(await handleStageEntered(stageMessage({ stage: { id: '9001' } }), deps)).toEqual([
+      { triggerId: 'ai-screen', outcome: 'invited' },
+    ]);
+    expect(ats.confirmStageEntered).toHaveBeenCalledTimes(2);
+    expect(knownStageName).toHaveBeenCalledWith('9002');
+  });
 });
 
 describe('Use case: handleReportCreated', () => {
