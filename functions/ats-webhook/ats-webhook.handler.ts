@@ -3,21 +3,23 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { createLogger } from '../../shared/observability/logger';
 import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
+import { stageNamesReader } from '../../shared/pipeline/stage-names';
 import { QueuePublisher, type CandidateDeletedMessage, type StageEnteredMessage } from '../../shared/queue';
 import { webhookConnection } from '../_runtime/webhook-connection';
 import { boundStageEnteredEvent } from '../../shared/ats/bounds';
-import type { AtsAdapter } from '../../shared/ats/port';
+import type { AtsAdapter, StageEnteredEvent } from '../../shared/ats/port';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { errorCode } from '../../shared/pipeline/errors';
-import { stageSubject } from '../../shared/pipeline/ports';
+import { type ConnectionContext, stageSubject } from '../../shared/pipeline/ports';
 import { errorName } from '../../shared/errors';
 
 const publisher = new QueuePublisher();
 const MAX_DELETED_APPLICATION_IDS = 100;
 const store = mappingStore();
 const ledger = queueLedger();
+const sharedStageNames = stageNamesReader(store);
 const logger = createLogger('ats-webhook');
 
 /**
@@ -44,19 +46,26 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     logger.warn('ats webhook refused', { connectionId, reason: verification.reason });
     return jsonResponse(401, { error: verification.reason });
   }
+  const parsed = context.ats.parseWebhook(request);
+  // A stage change no trigger can match is answered before anything is recorded: where the delivery names its stage
+  // by id alone (Lever), by the names the invite worker shared.
+  if (parsed.kind === 'stage-entered' && !mayMatchTriggers(context.connection, await named(context, parsed.event)))
+    return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
   const replayKey = verification.replayKey;
   const ttlSeconds = verification.replayTtlSeconds ?? 3600;
   if (replayKey && !(await store.rememberReplayKey(connectionId, replayKey, Date.now(), ttlSeconds))) {
     logger.warn('ats webhook refused: delivery seen before', { connectionId });
     return jsonResponse(401, { error: 'this delivery was seen before' });
   }
-  const parsed = context.ats.parseWebhook(request);
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  if (parsed.kind === 'stage-entered' && !mayMatchTriggers(context.connection, parsed.event))
-    return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
   return enqueue(connectionId, messageOf(connectionId, parsed, body), replayKey);
+}
+
+/** The delivery's stage named from the shared names, where its adapter names stages by id alone. */
+function named(context: ConnectionContext, event: StageEnteredEvent): Promise<StageEnteredEvent> | StageEnteredEvent {
+  return context.ats.knownStageNames ? sharedStageNames(context.connection.id, event) : event;
 }
 
 type Delivery = Extract<ReturnType<AtsAdapter['parseWebhook']>, { kind: 'stage-entered' | 'candidate-deleted' }>;

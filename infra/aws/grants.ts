@@ -48,7 +48,12 @@ function grantWebhooks({ functions, tables, queues }: GrantedResources): void {
   queues.stage.queue.grantSendMessages(functions.atsWebhook);
   // Replay keys of webhooks that sign a per-delivery token (Lever): recorded, and removed when enqueueing fails.
   // The queue ledger (PutItem): each stage change enqueued is recorded, so the sweep does not enqueue it again.
-  allow(functions.atsWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
+  // GetItem: the stage names the invite worker shared, where a delivery names its stage by id alone (Lever).
+  allow(
+    functions.atsWebhook,
+    ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem'],
+    [tables.events.tableArn],
+  );
   queues.report.queue.grantSendMessages(functions.interviewWebhook);
   // The queue ledger: a report enqueued is recorded (a conditional put), and taken back when enqueueing fails.
   allow(functions.interviewWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);

@@ -78,10 +78,10 @@ export interface AtsAdapter {
    */
   confirmStageEntered(event: StageEnteredEvent, signal?: AbortSignal): Promise<StageConfirmation>;
   /**
-   * Where the ATS's webhooks name a stage by id only (Lever), the name of a stage this adapter has already read, with
-   * no call; undefined when it has read none yet.
+   * Where the ATS's webhooks name a stage by id only (Lever), the names of the stages this adapter has already read,
+   * by id, with no call (empty until it has read them).
    */
-  knownStageName?(stageId: string): string | undefined;
+  knownStageNames?(): ReadonlyMap<string, string>;
   /** A 2xx from the ATS is a note written; `noteId` is there when the answer carried one. */
   postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string | undefined }>;
   /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */

@@ -10,7 +10,10 @@ import { MAPPING_TABLES } from './constants';
 
 import { DynamoTables } from './dynamo-tables';
 
-/** The events table's records: replay keys, parked reports, sweep progress. */
+/** How long the stage names a worker read are used by the webhook function, at most (a stage may be renamed). */
+const STAGE_NAMES_TTL_SECONDS = 24 * 3600;
+
+/** The events table's records: replay keys, stage names, parked reports, sweep progress. */
 export class DynamoEventRecords extends DynamoTables {
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
     try {
@@ -40,6 +43,36 @@ export class DynamoEventRecords extends DynamoTables {
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
     await this.send(
       new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }),
+    );
+  }
+
+  public async rememberStageNames(connectionId: string, names: Record<string, string>, now: number): Promise<void> {
+    await this.send(
+      new PutItemCommand({
+        TableName: this.tables.events,
+        Item: marshall({
+          pk: `stage-names#${connectionId}`,
+          kind: 'stage-names',
+          connectionId,
+          names,
+          [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + STAGE_NAMES_TTL_SECONDS,
+        }),
+      }),
+    );
+  }
+
+  public async stageNames(connectionId: string, now: number): Promise<Record<string, string> | undefined> {
+    const result = await this.send(
+      new GetItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `stage-names#${connectionId}` }) }),
+    );
+    const item = result.Item ? unmarshall(result.Item) : undefined;
+    // TTL deletion lags: names past their day are not used.
+    const expiresAt = Number(item?.[MAPPING_TABLES.ttlAttribute] ?? 0);
+    if (!item || expiresAt < Math.floor(now / 1000) || typeof item.names !== 'object') return undefined;
+    return Object.fromEntries(
+      Object.entries(item.names as Record<string, unknown>).filter(
+        (entry): entry is [string, string] => typeof entry[1] === 'string',
+      ),
     );
   }
 

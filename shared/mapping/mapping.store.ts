@@ -54,6 +54,8 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     beginStep: (...args) => steps.beginStep(...args),
     expireApplication: (...args) => steps.expireApplication(...args),
     rememberReplayKey: (...args) => events.rememberReplayKey(...args),
+    rememberStageNames: (...args) => events.rememberStageNames(...args),
+    stageNames: (...args) => events.stageNames(...args),
     forgetReplayKey: (...args) => events.forgetReplayKey(...args),
     listParkedReports: (...args) => events.listParkedReports(...args),
     parkedReport: (...args) => events.parkedReport(...args),

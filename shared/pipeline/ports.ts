@@ -200,6 +200,12 @@ export interface MappingStore {
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */
   forgetReplayKey(connectionId: string, key: string): Promise<void>;
+  /**
+   * The names of the ATS's stages by id, as a worker read them (Lever's webhooks carry a stage's id only), kept for a
+   * day for the webhook function; `stageNames` answers undefined once they are older.
+   */
+  rememberStageNames(connectionId: string, names: Record<string, string>, now: number): Promise<void>;
+  stageNames(connectionId: string, now: number): Promise<Record<string, string> | undefined>;
   isReportParked(connectionId: string, reportId: string): Promise<boolean>;
   unparkReport(connectionId: string, reportId: string): Promise<void>;
   purgeCandidate(

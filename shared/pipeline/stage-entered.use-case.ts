@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Trigger } from '../config';
-import type { ApplicationRef, AtsAdapter, StageEnteredEvent } from '../ats/port';
+import type { ApplicationRef, StageEnteredEvent } from '../ats/port';
 import { boundStageEnteredEvent } from '../ats/bounds';
 import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
@@ -23,6 +23,7 @@ import type {
 import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
+import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { refusalReason } from '../errors';
@@ -58,7 +59,7 @@ export async function handleStageEntered(
   const { signal } = options;
   const context = await deps.contextFor(message.connectionId);
   if (!context) return [{ outcome: 'unknown-connection' }];
-  if (!mayMatchTriggers(context.connection, namedStage(message.event, context.ats))) {
+  if (!mayMatchTriggers(context.connection, withStageName(message.event, context.ats.knownStageNames?.()))) {
     return [{ outcome: 'no-matching-trigger' }];
   }
   const paced = { ...message, kind: pacingKind(message.event.stage) };
@@ -75,16 +76,6 @@ function pacingKind(stage: { id?: string | undefined; name?: string | undefined 
   // By name where the ATS sends one: a stage's id may differ from job to job (Greenhouse), its name does not.
   const named = (stage.name ?? stage.id ?? '').replaceAll('/', '_').slice(0, 100);
   return `stage-entered@${named}`;
-}
-
-/**
- * The event's stage named from what the adapter has already read, with no call: a stage change that no trigger can
- * match (on Lever, the stage a write-back moved the application to) then costs the ATS nothing.
- */
-function namedStage(event: StageEnteredEvent, ats: AtsAdapter): StageEnteredEvent {
-  if (event.stage.name !== undefined || event.stage.id === undefined) return event;
-  const name = ats.knownStageName?.(event.stage.id);
-  return name === undefined ? event : { ...event, stage: { ...event.stage, name } };
 }
 
 /** The stage change confirmed with the ATS, then each trigger it starts: claimed, the interview ensured, invited. */
@@ -114,6 +105,10 @@ async function confirmAndInvite(
     deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
     return [{ outcome: 'failed', reason: errorCode(error) }];
   }
+  // The stage names read to confirm it serve the webhook function too (Lever), written once per environment.
+  await shareStageNames(message.connectionId, context.ats, deps.store, Date.now()).catch((error: unknown) =>
+    deps.logger.warn('stage entered: the stage names could not be shared', { ...log, code: errorCode(error) }),
+  );
   const triggers = matchTriggers(context.connection, event);
   if (triggers.length === 0) return [{ outcome: 'no-matching-trigger' }];
   const results: StageEnteredResult[] = [];

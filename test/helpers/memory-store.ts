@@ -239,6 +239,17 @@ export class MemoryMappingStore implements MappingStore {
     this.replayKeys.delete(`${connectionId}#${key}`);
   }
 
+  public readonly sharedStageNames = new Map<string, Record<string, string>>();
+
+  public async rememberStageNames(connectionId: string, names: Record<string, string>): Promise<void> {
+    this.sharedStageNames.set(connectionId, { ...names });
+  }
+
+  public async stageNames(connectionId: string): Promise<Record<string, string> | undefined> {
+    const names = this.sharedStageNames.get(connectionId);
+    return names ? { ...names } : undefined;
+  }
+
   public async isReportParked(connectionId: string, reportId: string): Promise<boolean> {
     return this.parked.has(`${connectionId}#${reportId}`);
   }

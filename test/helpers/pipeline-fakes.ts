@@ -40,6 +40,8 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     claimWriteBack: vi.fn(),
     rememberReplayKey: vi.fn().mockResolvedValue(true),
     forgetReplayKey: vi.fn().mockResolvedValue(undefined),
+    rememberStageNames: vi.fn().mockResolvedValue(undefined),
+    stageNames: vi.fn().mockResolvedValue(undefined),
     isReportParked: vi.fn().mockResolvedValue(false),
     purgeCandidate: vi.fn().mockResolvedValue({ applications: 0 }),
     unparkReport: vi.fn().mockResolvedValue(undefined),

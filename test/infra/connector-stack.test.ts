@@ -197,14 +197,14 @@ describe('Stack: ConnectorStack', () => {
       expect(resources[functionId(name)]!.Properties).not.toHaveProperty('ReservedConcurrentExecutions');
   });
 
-  it('lets the ATS webhook write replay keys and ledger records in the events table, nothing else', () => {
+  it('lets the ATS webhook write replay keys and ledger records, read stage names, in the events table only', () => {
     const role = (resources[functionId('AtsWebhook')]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
     const statements = ofType('AWS::IAM::Policy')
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
     expect(statements).toHaveLength(1);
-    expect([...statements[0].Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:PutItem']);
+    expect([...statements[0].Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
     expect(JSON.stringify(statements[0].Resource)).toContain('EventsTable');
   });
 

@@ -455,8 +455,8 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     return `/v1/opportunities/${opportunity}/${resource}?perform_as=${encodeURIComponent(this.connection.atsUserId)}`;
   }
 
-  knownStageName(stageId: string): string | undefined {
-    return this.stageNames?.get(stageId);
+  knownStageNames(): ReadonlyMap<string, string> {
+    return this.stageNames ?? new Map();
   }
 
   private async stages(signal?: AbortSignal): Promise<Map<string, string>> {

@@ -175,6 +175,40 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
     expect(stack.sources.invite.stats.records - before).toBe(1);
   });
 
+  it('lever: a stage change to a stage no trigger has is answered at once, by the names shared', async () => {
+    // The end-to-end run above confirmed a stage change: the invite worker has read Lever's stages and shared them.
+    const secret = secretOf('lever');
+    const toReview = () => {
+      const token = randomUUID();
+      const triggeredAt = Date.now();
+      return JSON.stringify({
+        triggeredAt,
+        token,
+        signature: createHmac('sha256', secret).update(`${token}${triggeredAt}`).digest('hex'),
+        event: 'candidateStageChange',
+        data: { opportunityId: 'o', toStageId: 'd3e4-hm-review' },
+      });
+    };
+    // A webhook environment whose copy of the names is older than the worker's reading reads them again within 5 s.
+    const answered = async () => ((await (await post('lever', toReview(), {})).json()) as { status: string }).status;
+    await waitFor(async () => (await answered()) === 'ignored', 30_000, 'a delivery answered by the shared names');
+    await stack.waitForQuiet();
+    const replayKeys = async () =>
+      (await scanTable(stack, stack.tables.events)).filter((r) => r.kind === 'replay-key').length;
+    const before = { records: stack.sources.invite.stats.records, replayKeys: await replayKeys() };
+    const answer = await post('lever', toReview(), {});
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ status: 'ignored', reason: 'no-matching-trigger' });
+    await stack.waitForQuiet();
+    // Nothing enqueued and nothing recorded: not even the delivery's replay key.
+    expect(stack.sources.invite.stats.records - before.records).toBe(0);
+    expect(await replayKeys()).toBe(before.replayKeys);
+    // The trigger's own stage is still enqueued (and confirmed with Lever by the worker).
+    expect((await post('lever', forgers.lever(secret).body, {})).status).toBe(200);
+    await stack.waitForQuiet();
+    expect(stack.sources.invite.stats.records - before.records).toBe(1);
+  });
+
   it("lever: the 'Verify connection' test deliveries are answered 200 and enqueue nothing", async () => {
     await stack.waitForQuiet();
     const before = stack.sources.invite.stats.records;

@@ -346,14 +346,16 @@ describe('Use case: handleStageEntered', () => {
   it('drops a stage change named by id alone, with no ATS call, where the adapter knows its name', async () => {
     const { context, ats } = fakeContext();
     const names: Record<string, string> = { '9001': 'AI Interview', '9002': 'Offer' };
-    const knownStageName = vi.fn((id: string): string | undefined => names[id]);
-    Object.assign(ats, { knownStageName });
+    const knownStageNames = vi.fn(() => new Map(Object.entries(names)));
+    Object.assign(ats, { knownStageNames });
     // As Lever's confirmation, which fills in the stage's name.
     ats.confirmStageEntered.mockImplementation(async (event) => ({
       confirmed: true,
       event: { ...event, atsJobId: '3301', stage: { ...event.stage, name: names[event.stage.id ?? ''] } },
     }));
-    const deps = dependencies(new MemoryMappingStore(), context);
+    const store = new MemoryMappingStore();
+    vi.spyOn(store, 'rememberStageNames');
+    const deps = dependencies(store, context);
     // Lever's webhooks carry the stage's id only: the stage a write-back moved the application to costs nothing.
     expect(await handleStageEntered(stageMessage({ stage: { id: '9002' } }), deps)).toEqual([
       { outcome: 'no-matching-trigger' },
@@ -366,7 +368,10 @@ describe('Use case: handleStageEntered', () => {
       { triggerId: 'ai-screen', outcome: 'invited' },
     ]);
     expect(ats.confirmStageEntered).toHaveBeenCalledTimes(2);
-    expect(knownStageName).toHaveBeenCalledWith('9002');
+    expect(knownStageNames).toHaveBeenCalled();
+    // What it read is shared with the webhook function, once for this environment's adapter.
+    expect(deps.store.rememberStageNames).toHaveBeenCalledTimes(1);
+    expect(deps.store.rememberStageNames).toHaveBeenCalledWith('acme-greenhouse', names, expect.any(Number));
   });
 });
 
