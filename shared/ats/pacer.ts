@@ -66,11 +66,11 @@ const RATE_SHARE = 0.95;
  * receive, and wait there for their own turn. A step holds RETURN_GROUP_CALLS of the connection's calls (more than a
  * batch of ten messages of two or three calls, so the receive that brings a group back is full and does not wait the
  * event source's batching window; with 20, on Lever at 10 per s with one environment per worker, each group came back
- * while the environment still held the one before, a second late, and the run used 81 % of the rate; with 30, 91 %),
- * in whole seconds from 1 s to MAX_RETURN_GRID_MS: at a slow rate a 1-s step brought its messages back one to a
- * receive (Workable's 10 per 10 s: 10.9 SQS requests per candidate). A longer step holds a worker environment
- * the longer; the queues are served as fair queues, so another customer's messages
- * are not held behind the group (measured with the trickle beside a burst, docs/benchmark.md).
+ * while the environment still held the one before, a second late, and the run used 81 % of the rate; with 30, 87 to
+ * 91 %), in whole seconds from 1 s to MAX_RETURN_GRID_MS: at a slow rate a 1-s step brought its messages back one to
+ * a receive (Workable's 10 per 10 s: 10.9 SQS requests per candidate). A longer step holds a worker environment
+ * the longer; the queues are served as fair queues, so another customer's messages are not held behind the group
+ * (measured with the trickle beside a burst, docs/benchmark.md).
  */
 const RETURN_GROUP_CALLS = 30;
 const MAX_RETURN_GRID_MS = 10_000;
