@@ -93,6 +93,18 @@ export function httpStatus(error: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
+/**
+ * The request never left: the connection was refused, its host not found, or it was not established within the
+ * client's connection timeout (`@smithy/node-http-handler` destroys the request before any byte of it is written, and
+ * says so only in its message). Any other error without an answer may have carried the request out.
+ */
+export function connectionNeverOpened(error: unknown): boolean {
+  const code = field(error, 'code');
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return true;
+  const message = text(field(error, 'message')) ?? '';
+  return field(error, 'name') === 'TimeoutError' && message.includes('did not establish a connection');
+}
+
 /** How long the system asked to wait, in ms, when it said. */
 export function retryAfterMs(error: unknown): number | undefined {
   const wait = field(error, 'retryAfterMs');

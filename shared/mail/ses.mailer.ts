@@ -4,7 +4,7 @@ import { inviteTemplateFor } from './invite-templates';
 import { singleLine, TEXT_LIMITS } from '../validation';
 import { SES_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
-import { errorName, httpStatus, OutwardCallError } from '../errors';
+import { connectionNeverOpened, errorName, httpStatus, OutwardCallError } from '../errors';
 
 export interface SesMailerOptions {
   /** The verified sender used when a trigger names none. */
@@ -80,11 +80,12 @@ export class SesMailer implements Mailer {
         { abortSignal: currentDeadline() },
       )
       .catch((error: unknown) => {
-        // A 4xx from SES (throttling, a refused address) means nothing was sent; a 5xx or no answer at all means it
-        // may have been: the step then stays started and is recorded as uncertain, never sent again.
+        // A 4xx from SES (throttling, a refused address) means nothing was sent, and so does a connection that never
+        // opened (a busy machine can miss the 1-s connection timeout); a 5xx or a lost answer means it may have been:
+        // the step then stays started and is recorded as uncertain, never sent again.
         const status = httpStatus(error);
         const refusedBeforeSending = typeof status === 'number' && status >= 400 && status < 500;
-        throw new MailerError(errorName(error), refusedBeforeSending, error);
+        throw new MailerError(errorName(error), refusedBeforeSending || connectionNeverOpened(error), error);
       });
     return { messageId: result.MessageId ?? '' };
   }

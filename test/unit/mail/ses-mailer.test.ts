@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectionNeverOpened } from '../../../shared/errors';
 import { type MailerError, SesMailer } from '../../../shared/mail/ses.mailer';
 import { startRecordingServer } from '../../helpers/local-http';
 
@@ -66,5 +67,32 @@ describe('Class: SesMailer, as configured for the functions', () => {
   it('reads throttling as not sent and to be tried again', async () => {
     answer = { status: 429, type: 'TooManyRequestsException' };
     expect(await send()).toMatchObject({ definitelyNotSent: true, refused: false, retryable: true });
+  });
+
+  it('reads a connection that never opened as not sent, to be tried again (not an uncertain e-mail)', async () => {
+    // A port nothing listens on: the connection is refused before any byte of the request leaves.
+    const closed = await startRecordingServer((_request, response) => response.end());
+    await closed.close();
+    process.env.AWS_ENDPOINT_URL_SESV2 = closed.url;
+    try {
+      expect(await send()).toMatchObject({ definitelyNotSent: true, refused: false, retryable: true });
+    } finally {
+      process.env.AWS_ENDPOINT_URL_SESV2 = server.url;
+    }
+    // Not established within the client's connection timeout, as @smithy/node-http-handler words it.
+    const notEstablished = Object.assign(
+      new Error(
+        '@smithy/node-http-handler - the request socket did not establish a connection with the server within the ' +
+          'configured timeout of 1000 ms.',
+      ),
+      { name: 'TimeoutError' },
+    );
+    expect(connectionNeverOpened(notEstablished)).toBe(true);
+    // A request that timed out after it was sent may have been carried out.
+    const sentThenTimedOut = Object.assign(new Error('a request has exceeded the configured 5000 ms requestTimeout.'), {
+      name: 'TimeoutError',
+      code: 'ETIMEDOUT',
+    });
+    expect(connectionNeverOpened(sentThenTimedOut)).toBe(false);
   });
 });
