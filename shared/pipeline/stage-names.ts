@@ -10,12 +10,11 @@ import type { MappingStore } from './ports';
 /** The event's stage named from `names` where the delivery gave its id alone; the event as it was otherwise. */
 export function withStageName(
   event: StageEnteredEvent,
-  names: ReadonlyMap<string, string> | Readonly<Record<string, string>> | undefined,
+  names: ReadonlyMap<string, string> | undefined,
 ): StageEnteredEvent {
   const id = event.stage.id;
-  if (event.stage.name !== undefined || id === undefined || !names) return event;
-  const name = names instanceof Map ? names.get(id) : (names as Readonly<Record<string, string>>)[id];
-  return typeof name === 'string' ? { ...event, stage: { ...event.stage, name } } : event;
+  const name = event.stage.name === undefined && id !== undefined ? names?.get(id) : undefined;
+  return name === undefined ? event : { ...event, stage: { ...event.stage, name } };
 }
 
 /** A worker environment shares its names again when it has read more, or half a day after it last did. */
@@ -44,7 +43,7 @@ const NAMES_FRESH_MS = 10 * 60_000;
 const NAMES_RELOAD_MS = 5_000;
 
 export function stageNamesReader(store: Pick<MappingStore, 'stageNames'>, now: () => number = Date.now) {
-  const read = new Map<string, { names: Record<string, string>; at: number }>();
+  const read = new Map<string, { names: ReadonlyMap<string, string>; at: number }>();
   /** The delivery's stage named where it came by id alone; a failed read leaves it unnamed (it is enqueued). */
   return async (connectionId: string, event: StageEnteredEvent): Promise<StageEnteredEvent> => {
     const id = event.stage.id;
@@ -52,9 +51,10 @@ export function stageNamesReader(store: Pick<MappingStore, 'stageNames'>, now: (
     const at = now();
     let copy = read.get(connectionId);
     const age = copy ? at - copy.at : Number.POSITIVE_INFINITY;
-    const stale = age >= NAMES_FRESH_MS || (!Object.hasOwn(copy?.names ?? {}, id) && age >= NAMES_RELOAD_MS);
+    const stale = age >= NAMES_FRESH_MS || (!copy?.names.has(id) && age >= NAMES_RELOAD_MS);
     if (stale) {
-      copy = { names: (await store.stageNames(connectionId, at).catch(() => undefined)) ?? {}, at };
+      const names = await store.stageNames(connectionId, at).catch(() => undefined);
+      copy = { names: new Map(Object.entries(names ?? {})), at };
       read.set(connectionId, copy);
     }
     return withStageName(event, copy?.names);
