@@ -18,9 +18,12 @@ type StepsUpdate = (form: 'path' | 'map') => { update: UpdateParts; condition: s
  */
 export class DynamoSteps extends DynamoTables {
   public async recordStep(key: ApplicationKey, write: StepWrite): Promise<void> {
-    const { step, owner, finish } = write;
+    const { step, before, owner, finish } = write;
     const written = await this.updateSteps(key, (form) => {
-      const stepSet = step?.record ? { [step.name]: step.record } : {};
+      const stepSet = {
+        ...(before ? { [before.name]: before.record } : {}),
+        ...(step?.record ? { [step.name]: step.record } : {}),
+      };
       const update = withNames(
         buildUpdate({
           set: {
@@ -30,6 +33,7 @@ export class DynamoSteps extends DynamoTables {
             updatedAt: Date.now(),
           },
           remove: [
+            ...(before ? oldFieldsOf(before.name) : []),
             ...(step ? oldFieldsOf(step.name) : []),
             ...(step && !step.record && form === 'path' ? [`steps.${step.name}`] : []),
             ...(finish ? ['leaseOwner', 'leaseUntil'] : []),

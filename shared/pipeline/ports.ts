@@ -55,6 +55,8 @@ export interface StepData {
 export interface StepWrite {
   /** The step under its name; `record: undefined` takes a start back (a refusal meant the effect did not happen). */
   step?: { name: StepName; record: StepRecord | undefined };
+  /** A step done in the same run just before `step`, recorded by the same write (the report link with its note). */
+  before?: { name: StepName; record: StepRecord };
   /**
    * The claim's holder: the write is made only while it holds the lease (else a LeaseLostError). Without one, only
    * while the application exists: a step finished after a privacy purge re-creates nothing.

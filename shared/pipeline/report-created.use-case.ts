@@ -10,10 +10,11 @@ import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
+import { afterSideEffect } from './fault-injection';
 import { runSteps, type Step } from './steps';
 import { withinRateWindow } from './pacing';
 import type { StageMatcher } from '../config';
-import type { ConnectionContext, PipelineDependencies, RunOptions, StepData, StepWrite } from './ports';
+import type { ConnectionContext, PipelineDependencies, RunOptions, StepWrite } from './ports';
 import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
@@ -192,8 +193,8 @@ async function claimReport(run: ReportRun): Promise<ClaimedWriteBack | ReportCre
 }
 
 /**
- * The write-back is the order of its steps (steps.ts): the report link where the ATS has a link field, the note,
- * then the move where the rule says so, then the status.
+ * The write-back is the order of its steps (steps.ts): the note (with the report link before it where the ATS has a
+ * link field), then the move where the rule says so, then the status.
  */
 async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promise<ReportCreatedResult> {
   const { context, deps, options, message } = run;
@@ -208,17 +209,15 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const decision = decideAdvance(rule, report);
   const now = deps.now ?? Date.now;
   const input: WriteBackStepsInput = { context, deps, key, owner, target, record, report, signal: options.signal, now };
-  const reportLink = context.ats.attachReportLink ? httpsLink(report.report_url) : undefined;
   const status = decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
   await runSteps(
     [
-      ...(reportLink ? [reportLinkStep(input, reportLink)] : []),
       reportNoteStep(input, decision, rule !== undefined),
       ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
       ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),
     ],
-    `${key.connectionId}#${report.report_id}`,
+    writeBackKey(input),
   );
   // An operator attached this parked report by hand: it is no longer unmatched.
   if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
@@ -245,25 +244,11 @@ interface WriteBackStepsInput {
 }
 
 /**
- * The report link on the application, where the ATS has a link field (Lever's links, which live on the contact): a
- * step of its own, so a message that comes back between it and the note does not attach it again. Only a crash
- * between the call and its record attaches it once more (the same URL on the same contact): it is not looked up.
- */
-function reportLinkStep(input: WriteBackStepsInput, link: string): Step<void> {
-  const { context, target, record, signal, now } = input;
-  return {
-    name: 'report-link-attached',
-    done: stepDone(record.steps.reportLink),
-    started: false,
-    perform: () => context.ats.attachReportLink?.(target, link, signal) ?? Promise.resolve(),
-    recordDone: (_result, _outcome, last) =>
-      recordWriteBackStep(input, { step: { name: 'reportLink', record: { doneAt: now() } }, last }),
-  };
-}
-
-/**
- * The report note. A second claim of the same report means an earlier worker may have posted the note and stopped:
- * it is looked up by its marker first.
+ * The report note, and before it the report link where the ATS has a link field (Lever's links, which live on the
+ * contact): one paced step, recorded by one write. A note that fails after the link was attached records the link
+ * alone, so the message that comes back posts the note without attaching the link again; only a crash between the
+ * link and its record attaches it once more (the same URL on the same contact): it is not looked up. A second claim of
+ * the same report means an earlier worker may have posted the note and stopped: it is looked up by its marker first.
  */
 function reportNoteStep(
   input: WriteBackStepsInput,
@@ -272,15 +257,34 @@ function reportNoteStep(
 ): Step<{ noteId?: string | undefined }> {
   const { context, target, record, report, signal, now } = input;
   const marker = `ai-interview-report:${report.report_id}`;
+  const link = context.ats.attachReportLink && !stepDone(record.steps.reportLink) && httpsLink(report.report_url);
+  // The link is recorded with the note, or alone when the note did not follow it.
+  let linkDone: { name: 'reportLink'; record: { doneAt: number } } | undefined;
+  const postNote = () =>
+    postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal);
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),
     // A second claim may follow a worker that posted and stopped; not one that stopped with nothing half-done.
     started: !startedClean(record),
     lookup: () => context.ats.findNote(target, marker, signal),
-    perform: () => postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal),
-    recordDone: (note, _outcome, last) =>
+    perform: async () => {
+      if (!link) return postNote();
+      await context.ats.attachReportLink?.(target, link, signal);
+      afterSideEffect('report-link-attached', writeBackKey(input));
+      linkDone = { name: 'reportLink', record: { doneAt: now() } };
+      try {
+        return await postNote();
+      } catch (error) {
+        await recordWriteBackStep(input, { step: linkDone, last: false });
+        throw error;
+      }
+    },
+    recordDone: (note, outcome, last) =>
       recordWriteBackStep(input, {
+        // A note found was posted after its link.
+        before:
+          linkDone ?? (outcome === 'found' && link ? { name: 'reportLink', record: { doneAt: now() } } : undefined),
         step: { name: 'reportNote', record: { doneAt: now(), value: note?.noteId } },
         data: { flaggedForReview: hasRule && !decision.advance },
         last,
@@ -304,15 +308,20 @@ function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher): Step<
   };
 }
 
+/** The write-back's name for the chaos run's crash points. */
+const writeBackKey = (input: Pick<WriteBackStepsInput, 'key' | 'report'>) =>
+  `${input.key.connectionId}#${input.report.report_id}`;
+
 /** A write-back step recorded under the claim; the last one ends the write-back. */
 function recordWriteBackStep(
   input: Pick<WriteBackStepsInput, 'deps' | 'key' | 'owner'>,
-  write: { step?: StepWrite['step']; data?: StepData; last: boolean },
+  write: Pick<StepWrite, 'step' | 'before' | 'data'> & { last: boolean },
 ): Promise<void> {
-  const { step, data, last } = write;
+  const { step, before, data, last } = write;
   return input.deps.store.recordStep(input.key, {
     owner: input.owner,
     step,
+    before,
     data,
     ...(last ? { finish: 'written_back' } : {}),
   });

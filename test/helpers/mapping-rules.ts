@@ -153,10 +153,11 @@ export function mappingRules(store: () => MappingStore): void {
     const resumed = await store().claimWriteBack(input, 'rep-4', lease('wb3', NOW + 61_000));
     expect(resumed).toMatchObject({ kind: 'claimed', record: { writeBackAttempts: 2, leaseOwner: 'wb3' } });
     const note = { name: 'reportNote', record: { doneAt: NOW, value: 'n1' } } as const;
-    await store().recordStep(input, { owner: 'wb3', step: note, finish: 'written_back' });
+    const link = { name: 'reportLink', record: { doneAt: NOW } } as const;
+    await store().recordStep(input, { owner: 'wb3', before: link, step: note, finish: 'written_back' });
     expect(await store().claimWriteBack(input, 'rep-4', lease('wb4', NOW + 200_000))).toMatchObject({
       kind: 'done',
-      record: { state: 'written_back', steps: { reportNote: { value: 'n1' } } },
+      record: { state: 'written_back', steps: { reportLink: { doneAt: NOW }, reportNote: { value: 'n1' } } },
     });
   });
 

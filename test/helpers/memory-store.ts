@@ -5,6 +5,7 @@ import {
   newClaim,
   type ApplicationClaimInput,
   type ApplicationKey,
+  type ApplicationSteps,
   type ApplicationRecord,
   type ApplicationState,
   type ClaimApplicationResult,
@@ -95,13 +96,13 @@ export class MemoryMappingStore implements MappingStore {
   }
 
   public async recordStep(key: ApplicationKey, write: StepWrite): Promise<void> {
-    const { step, owner, finish, data } = write;
+    const { step, before, owner, finish, data } = write;
     const record = this.applications.get(appId(key));
     if (owner !== undefined && record?.leaseOwner !== owner)
       throw new LeaseLostError(`application ${key.atsApplicationId}`);
     // Without a holder, a step is recorded while the application exists: a purge is never undone.
     if (!record) return;
-    const steps = { ...record.steps };
+    const steps: ApplicationSteps = { ...record.steps, ...(before ? { [before.name]: before.record } : {}) };
     if (step?.record) steps[step.name] = step.record;
     else if (step) delete steps[step.name];
     const set = { ...data, steps, updatedAt: Date.now(), ...(finish ? { state: finish } : {}) };

@@ -419,7 +419,27 @@ describe('Use case: handleReportCreated', () => {
     });
   });
 
-  it('attaches the report link as a step of its own, recorded, and not again once recorded', async () => {
+  it('attaches the report link with the note, both recorded by one write', async () => {
+    const store = new MemoryMappingStore();
+    const { context, ats } = fakeContext();
+    const attachReportLink = vi.fn().mockResolvedValue(undefined);
+    Object.assign(ats, { attachReportLink });
+    await invited(store);
+    const recordStep = vi.spyOn(store, 'recordStep');
+    expect(await handleReportCreated(reportMessage, dependencies(store, context))).toMatchObject({
+      outcome: 'written-back',
+    });
+    expect(attachReportLink.mock.invocationCallOrder[0]).toBeLessThan(ats.postNote.mock.invocationCallOrder[0] ?? 0);
+    const linkWrites = recordStep.mock.calls.filter(([, write]) => write.before?.name === 'reportLink');
+    expect(linkWrites.map(([, write]) => write.step?.name)).toEqual(['reportNote']);
+    expect(recordStep.mock.calls.filter(([, write]) => write.step?.name === 'reportLink')).toEqual([]);
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      state: 'written_back',
+      steps: { reportLink: { doneAt: NOW }, reportNote: { doneAt: NOW } },
+    });
+  });
+
+  it('records the link alone when the note fails after it, and does not attach it again', async () => {
     const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
     const attachReportLink = vi.fn().mockResolvedValue(undefined);
