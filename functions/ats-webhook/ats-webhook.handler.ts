@@ -12,7 +12,7 @@ import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { errorCode } from '../../shared/pipeline/errors';
-import { type ConnectionContext, stageSubject } from '../../shared/pipeline/ports';
+import { type ConnectionContext, type DeliveryReplay, stageSubject } from '../../shared/pipeline/ports';
 import { errorName } from '../../shared/errors';
 
 const publisher = new QueuePublisher();
@@ -51,16 +51,30 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   // by id alone (Lever), by the names the invite worker shared.
   if (parsed.kind === 'stage-entered' && !mayMatchTriggers(context.connection, await named(context, parsed.event)))
     return jsonResponse(200, { status: 'ignored', reason: 'no-matching-trigger' });
-  const replayKey = verification.replayKey;
-  const ttlSeconds = verification.replayTtlSeconds ?? 3600;
-  if (replayKey && !(await store.rememberReplayKey(connectionId, replayKey, Date.now(), ttlSeconds))) {
+  const replay = verification.replayKey
+    ? { key: verification.replayKey, ttlSeconds: verification.replayTtlSeconds ?? 3600 }
+    : undefined;
+  if (replay && !(await claimReplayKey(connectionId, replay, parsed))) {
     logger.warn('ats webhook refused: delivery seen before', { connectionId });
     return jsonResponse(401, { error: 'this delivery was seen before' });
   }
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  return enqueue(connectionId, messageOf(connectionId, parsed, body), replayKey);
+  return enqueue(connectionId, messageOf(connectionId, parsed, body), replay);
+}
+
+type Accepted = StageEnteredMessage | CandidateDeletedMessage;
+
+/**
+ * A signed delivery's replay key, refused when seen: a stage change's with its queue ledger record, in one write
+ * before its message is sent (what `enqueue` records after sending for a delivery without one).
+ */
+function claimReplayKey(connectionId: string, replay: DeliveryReplay, parsed: Parsed): Promise<boolean> {
+  const now = Date.now();
+  if (parsed.kind === 'stage-entered')
+    return ledger.claimDelivery(connectionId, replay, stageSubject(parsed.event.atsApplicationId), now);
+  return store.rememberReplayKey(connectionId, replay.key, now, replay.ttlSeconds);
 }
 
 /** The delivery's stage named from the shared names, where its adapter names stages by id alone. */
@@ -68,14 +82,11 @@ function named(context: ConnectionContext, event: StageEnteredEvent): Promise<St
   return context.ats.knownStageNames ? sharedStageNames(context.connection.id, event) : event;
 }
 
-type Delivery = Extract<ReturnType<AtsAdapter['parseWebhook']>, { kind: 'stage-entered' | 'candidate-deleted' }>;
+type Parsed = ReturnType<AtsAdapter['parseWebhook']>;
+type Delivery = Extract<Parsed, { kind: 'stage-entered' | 'candidate-deleted' }>;
 
 /** The queue message of an accepted delivery. */
-function messageOf(
-  connectionId: string,
-  parsed: Delivery,
-  body: Buffer,
-): StageEnteredMessage | CandidateDeletedMessage {
+function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accepted {
   const envelope = { v: 1, enqueueId: randomUUID(), correlationId: currentCorrelationId(), connectionId } as const;
   if (parsed.kind === 'stage-entered')
     return {
@@ -98,21 +109,26 @@ function messageOf(
 /** On the stage queue, recorded in the queue ledger; 503 when SQS did not take it (the ATS delivers again). */
 async function enqueue(
   connectionId: string,
-  message: StageEnteredMessage | CandidateDeletedMessage,
-  replayKey: string | undefined,
+  message: Accepted,
+  replay: DeliveryReplay | undefined,
 ): Promise<APIGatewayProxyStructuredResultV2> {
+  const subjects = message.kind === 'stage-entered' ? [stageSubject(message.event.atsApplicationId)] : [];
   try {
     await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
   } catch (error) {
     logger.error('ats webhook: could not enqueue', { connectionId, kind: message.kind, code: errorName(error) });
-    if (replayKey) await store.forgetReplayKey(connectionId, replayKey).catch(() => undefined);
+    // Taken back, so the ATS's next delivery is accepted and the sweep does not wait for a message never sent.
+    if (replay) {
+      await store.forgetReplayKey(connectionId, replay.key).catch(() => undefined);
+      await ledger.forgetEnqueued(connectionId, subjects).catch(() => undefined);
+    }
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });
   }
-  if (message.kind === 'stage-entered') {
-    // The sweep does not enqueue this stage change again while its message is pending.
+  // The sweep does not enqueue this stage change again while its message is pending (recorded with the replay key).
+  if (subjects.length && !replay) {
     await ledger
-      .recordEnqueued(connectionId, [stageSubject(message.event.atsApplicationId)], message.receivedAt)
+      .recordEnqueued(connectionId, subjects, message.receivedAt)
       .catch((error: unknown) =>
         logger.warn('ats webhook: the queue ledger could not be written', { connectionId, code: errorCode(error) }),
       );

@@ -13,26 +13,38 @@ import { DynamoTables } from './dynamo-tables';
 /** How long the stage names a worker read are used by the webhook function, at most (a stage may be renamed). */
 const STAGE_NAMES_TTL_SECONDS = 24 * 3600;
 
+/** A signed delivery's replay key: refused while its TTL has not passed. */
+export interface ReplayKey {
+  connectionId: string;
+  key: string;
+  now: number;
+  ttlSeconds: number;
+}
+
+/** The write of a replay key, on the condition it was not seen (also a step of the queue ledger's `claimDelivery`). */
+export function replayKeyPut(table: string, replay: ReplayKey) {
+  const { connectionId, key, now, ttlSeconds } = replay;
+  return {
+    TableName: table,
+    Item: marshall({
+      pk: `replay#${connectionId}#${key}`,
+      kind: 'replay-key',
+      connectionId,
+      seenAt: now,
+      [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + ttlSeconds,
+    }),
+    // TTL deletion lags; an expired key counts as unseen.
+    ConditionExpression: 'attribute_not_exists(pk) OR #expiresAt < :nowSeconds',
+    ExpressionAttributeNames: { '#expiresAt': MAPPING_TABLES.ttlAttribute },
+    ExpressionAttributeValues: marshall({ ':nowSeconds': Math.floor(now / 1000) }),
+  };
+}
+
 /** The events table's records: replay keys, stage names, parked reports, sweep progress. */
 export class DynamoEventRecords extends DynamoTables {
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
     try {
-      await this.send(
-        new PutItemCommand({
-          TableName: this.tables.events,
-          Item: marshall({
-            pk: `replay#${connectionId}#${key}`,
-            kind: 'replay-key',
-            connectionId,
-            seenAt: now,
-            [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + ttlSeconds,
-          }),
-          // TTL deletion lags; an expired key counts as unseen.
-          ConditionExpression: 'attribute_not_exists(pk) OR #expiresAt < :nowSeconds',
-          ExpressionAttributeNames: { '#expiresAt': MAPPING_TABLES.ttlAttribute },
-          ExpressionAttributeValues: marshall({ ':nowSeconds': Math.floor(now / 1000) }),
-        }),
-      );
+      await this.send(new PutItemCommand(replayKeyPut(this.tables.events, { connectionId, key, now, ttlSeconds })));
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;

@@ -114,6 +114,12 @@ export interface QueueLedger {
    * the caller is to enqueue it (one conditional write), false when a message for it is still pending.
    */
   claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean>;
+  /**
+   * A signed delivery about to be enqueued (a Lever stage change): its replay key and its subject recorded as
+   * enqueued by one write, before its message is sent. False when the key was seen (within its TTL): nothing is
+   * written. A message that could not be sent takes both back (`forgetEnqueued`, `forgetReplayKey`).
+   */
+  claimDelivery(connectionId: string, replay: DeliveryReplay, subject: string, now: number): Promise<boolean>;
   /** Of `subjects`, those enqueued at `since` or later. */
   enqueuedSince(connectionId: string, subjects: readonly string[], since: number): Promise<Set<string>>;
   /** Records `subjects` as enqueued at `now`, unconditionally (a webhook always enqueues). */
@@ -124,6 +130,12 @@ export interface QueueLedger {
   recordBacklog(connectionId: string, until: number): Promise<void>;
   /** Until when the connection's queue holds messages waiting for its ATS, if it does. */
   backlogUntil(connectionId: string): Promise<number | undefined>;
+}
+
+/** A signed delivery's replay key (refused when seen again within `ttlSeconds`). */
+export interface DeliveryReplay {
+  key: string;
+  ttlSeconds: number;
 }
 
 /** The ledger's subject for a report (the write-back queue) and for an application's stage change (the stage queue). */

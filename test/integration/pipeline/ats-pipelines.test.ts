@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhookSecretOf } from '../../helpers/connections';
@@ -173,6 +173,13 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
     expect(replay.status).toBe(401);
     await stack.waitForQuiet();
     expect(stack.sources.invite.stats.records - before).toBe(1);
+    // The accepted delivery's replay key and its queue ledger record (the sweep waits for its message) were written
+    // together: both are there.
+    const signedFields = JSON.parse(fresh.body) as { token: string; triggeredAt: number };
+    const signed = createHash('sha256').update(`${signedFields.token}${signedFields.triggeredAt}`).digest('hex');
+    const events = await scanTable(stack, stack.tables.events);
+    expect(events.filter((r) => String(r.pk).endsWith(`#lever-signed:${signed}`))).toHaveLength(1);
+    expect(events.filter((r) => String(r.pk).endsWith('#stage#o') && r.kind === 'enqueued')).toHaveLength(1);
   });
 
   it('lever: a stage change to a stage no trigger has is answered at once, by the names shared', async () => {
