@@ -64,6 +64,12 @@ export interface AtsNote {
 }
 
 /**
+ * The calls every adapter's `moveToStage` makes when it moves (where the application stands, then the move), once the
+ * stage lists it caches are read. The pacer books a write-back with a move at this much more than one without.
+ */
+export const MOVE_CALLS = 2;
+
+/**
  * What the pipeline needs of an ATS. Kept small and ATS-neutral: authenticate and read a webhook, post a
  * note, move a stage, and look for a note already posted.
  */
@@ -86,7 +92,10 @@ export interface AtsAdapter {
   postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string | undefined }>;
   /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */
   findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined>;
-  /** Moves the application; already being in the target stage counts as done. */
+  /**
+   * Moves the application; already being in the target stage counts as done. A move reads where the application
+   * stands, then moves it: `MOVE_CALLS` calls besides the stage lists the adapter caches.
+   */
   moveToStage(
     target: ApplicationRef,
     stage: StageMatcher,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { httpsLink } from '../validation';
-import type { ApplicationRef, Like } from '../ats/port';
+import { MOVE_CALLS, type ApplicationRef, type Like } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
@@ -77,15 +77,10 @@ async function sortBeforeTurn(
   const rule = context.connection.writeBack.advance;
   const stay = `${message.kind}:stay`;
   if (!rule || !decideAdvance(rule, report).advance) return { reports, kind: stay };
+  // Booked at one call more, the burst's write-backs with a move at Greenhouse 50 per 10 s were cut before the move's
+  // second call (50 of 55), each leaving its turn's other interval unused (the share of the rate fell from 93 to 86 %).
   return { reports, kind: `${message.kind}:move`, like: { kind: stay, more: MOVE_CALLS } };
 }
-
-/**
- * What a stage move adds to a write-back: every adapter's move reads where the application stands, then moves it.
- * Booked at one, the burst's write-backs with a move at Greenhouse 50 per 10 s were cut before their move's second
- * call (50 of 55), and each left its turn's other interval unused (the share of the rate fell from 93 % to 86 %).
- */
-const MOVE_CALLS = 2;
 
 /** The report list read before a write-back's turn, and how the write-back is paced. */
 interface WriteBackKind {

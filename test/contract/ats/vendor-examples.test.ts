@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAtsAdapter } from '../../../shared/ats';
+import { MOVE_CALLS } from '../../../shared/ats/port';
 import { parseConnections, type ConnectionSecrets } from '../../../shared/config';
 import { connectionDocument } from '../../helpers/connections';
 import { loadFixture, loadRawFixture } from '../../helpers/fixtures';
@@ -22,6 +23,18 @@ const noRetry = { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, slee
 const base: ConnectionSecrets = { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32) };
 const hmacHex = (secret: string, data: Buffer | string) => createHmac('sha256', secret).update(data).digest('hex');
 const connectionOf = (overrides: Record<string, unknown>) => parseConnections(connectionDocument(overrides))[0]!;
+
+/**
+ * A move that moves, once the adapter has read the stages it caches, makes the calls the pacer books a move at
+ * (`MOVE_CALLS`): where the application stands, then the move.
+ */
+async function expectMoveCost(calls: readonly StubCall[], move: () => Promise<{ moved: boolean }>): Promise<void> {
+  // An OAuth token (Greenhouse) is asked of the vendor's authorization server, not of the rate-limited API.
+  const apiCalls = () => calls.filter((c) => !c.url.pathname.endsWith('/token')).length;
+  const before = apiCalls();
+  expect(await move()).toMatchObject({ moved: true });
+  expect(apiCalls() - before).toBe(MOVE_CALLS);
+}
 
 describe('Contract: Greenhouse examples (developers.greenhouse.io webhooks; harvestdocs v3 reference)', () => {
   const adapterWith = (serve: (call: StubCall) => StubAnswer) => {
@@ -71,6 +84,7 @@ describe('Contract: Greenhouse examples (developers.greenhouse.io webhooks; harv
       from_stage_id: 71416,
       to_stage_id: 71417,
     });
+    await expectMoveCost(calls, () => adapter.moveToStage(target, { name: 'Hiring Manager Review' }));
     expect(await adapter.moveToStage(target, { name: 'Assessment' })).toEqual({ moved: false, stageId: '71416' });
     expect(await adapter.findNote(target, 'ai-interview-report:r-71')).toEqual({ noteId: '90002' });
   });
@@ -144,6 +158,7 @@ describe('Contract: Lever examples (help.lever.co webhooks; NangoHQ notes model)
     const ref = { atsApplicationId: '250d8f03-0002', atsCandidateId: '7a1c9d2e-0001', atsJobId: 'posting-backend-01' };
     expect(await adapter.moveToStage(ref, { id: 'c1b2-ai-interview' })).toMatchObject({ moved: false });
     expect(await adapter.moveToStage(ref, { id: 'd3e4-hm-review' })).toMatchObject({ moved: true });
+    await expectMoveCost(calls, () => adapter.moveToStage(ref, { id: 'd3e4-hm-review' }));
     expect(calls.find((c) => c.method === 'PUT')?.body).toEqual({ stage: 'd3e4-hm-review' });
     expect(await adapter.findNote(ref, 'ai-interview-report:r-72')).toEqual({ noteId: 'a3f1e9c2-note-2' });
     const deletion = adapter.parseWebhook(signed('lever-candidate-deleted.json'));
@@ -196,6 +211,7 @@ describe('Contract: Ashby examples (webhook payloads OpenAPI; RPC answers)', () 
       applicationId: '5e1c4a2b-0001',
       interviewStageId: '3ae2b801-0006',
     });
+    await expectMoveCost(calls, () => adapter.moveToStage(ref, { name: 'Hiring Manager Review' }));
     expect(await adapter.findNote(ref, 'ai-interview-report:r-73')).toEqual({ noteId: 'n-0002' });
     const refusing = adapterWith((call) =>
       route(call) === 'POST /application.info'
@@ -237,6 +253,7 @@ describe('Contract: Workable examples (workable.readme.io candidate-events, cand
     expect(adapter.parseWebhook({ headers, rawBody })).toMatchObject({ event: { stage: { name: 'AI Interview' } } });
     expect(await adapter.moveToStage(ref, { name: 'AI Interview' })).toEqual({ moved: false, stageId: 'ai-interview' });
     expect(await adapter.moveToStage(ref, { name: 'Hiring Manager Review' })).toMatchObject({ moved: true });
+    await expectMoveCost(calls, () => adapter.moveToStage(ref, { name: 'Hiring Manager Review' }));
     expect(calls.find((c) => c.url.pathname.endsWith('/move'))?.body).toMatchObject({
       target_stage: 'hiring-manager-review',
     });
