@@ -419,12 +419,18 @@ describe('Use case: handleReportCreated', () => {
     });
   });
 
-  it('attaches the report link with the note, both recorded by one write', async () => {
+  /** An invited application on an ATS with a link field (Lever's), its link attached by `attachReportLink`. */
+  const withReportLink = async () => {
     const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
     const attachReportLink = vi.fn().mockResolvedValue(undefined);
     Object.assign(ats, { attachReportLink });
     await invited(store);
+    return { store, context, ats, attachReportLink };
+  };
+
+  it('attaches the report link with the note, both recorded by one write', async () => {
+    const { store, context, ats, attachReportLink } = await withReportLink();
     const recordStep = vi.spyOn(store, 'recordStep');
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toMatchObject({
       outcome: 'written-back',
@@ -440,11 +446,7 @@ describe('Use case: handleReportCreated', () => {
   });
 
   it('records the link alone when the note fails after it, and does not attach it again', async () => {
-    const store = new MemoryMappingStore();
-    const { context, ats } = fakeContext();
-    const attachReportLink = vi.fn().mockResolvedValue(undefined);
-    Object.assign(ats, { attachReportLink });
-    await invited(store);
+    const { store, context, ats, attachReportLink } = await withReportLink();
     const deps = dependencies(store, context);
     // The link is attached; the note then meets a spent window, and the message goes back for its turn.
     ats.postNote.mockRejectedValueOnce(new AtsError('ats-rate-limited', 'POST /v3/notes: 429', { status: 429 }));
