@@ -54,14 +54,15 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   const replay = verification.replayKey
     ? { key: verification.replayKey, ttlSeconds: verification.replayTtlSeconds ?? 3600 }
     : undefined;
-  if (replay && !(await claimReplayKey(connectionId, replay, parsed))) {
+  const claimedAt = Date.now();
+  if (replay && !(await claimReplayKey(connectionId, replay, parsed, claimedAt))) {
     logger.warn('ats webhook refused: delivery seen before', { connectionId });
     return jsonResponse(401, { error: 'this delivery was seen before' });
   }
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  return enqueue(connectionId, messageOf(connectionId, parsed, body), replay);
+  return enqueue(connectionId, messageOf(connectionId, parsed, body), replay && { ...replay, claimedAt });
 }
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage;
@@ -70,8 +71,7 @@ type Accepted = StageEnteredMessage | CandidateDeletedMessage;
  * A signed delivery's replay key, refused when seen: a stage change's with its queue ledger record, in one write
  * before its message is sent (what `enqueue` records after sending for a delivery without one).
  */
-function claimReplayKey(connectionId: string, replay: DeliveryReplay, parsed: Parsed): Promise<boolean> {
-  const now = Date.now();
+function claimReplayKey(connectionId: string, replay: DeliveryReplay, parsed: Parsed, now: number): Promise<boolean> {
   if (parsed.kind === 'stage-entered')
     return ledger.claimDelivery(connectionId, replay, stageSubject(parsed.event.atsApplicationId), now);
   return store.rememberReplayKey(connectionId, replay.key, now, replay.ttlSeconds);
@@ -110,7 +110,7 @@ function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accept
 async function enqueue(
   connectionId: string,
   message: Accepted,
-  replay: DeliveryReplay | undefined,
+  replay: (DeliveryReplay & { claimedAt: number }) | undefined,
 ): Promise<APIGatewayProxyStructuredResultV2> {
   const subjects = message.kind === 'stage-entered' ? [stageSubject(message.event.atsApplicationId)] : [];
   try {
@@ -118,10 +118,12 @@ async function enqueue(
   } catch (error) {
     logger.error('ats webhook: could not enqueue', { connectionId, kind: message.kind, code: errorName(error) });
     // Taken back, so the ATS's next delivery is accepted and the sweep does not wait for a message never sent.
-    if (replay) {
-      await store.forgetReplayKey(connectionId, replay.key).catch(() => undefined);
-      await ledger.forgetEnqueued(connectionId, subjects).catch(() => undefined);
-    }
+    const [subject] = subjects;
+    if (replay)
+      await (subject
+        ? ledger.releaseDelivery(connectionId, replay, subject, replay.claimedAt)
+        : store.forgetReplayKey(connectionId, replay.key)
+      ).catch(() => undefined);
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });
   }

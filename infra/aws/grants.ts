@@ -47,7 +47,8 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
 function grantWebhooks({ functions, tables, queues }: GrantedResources): void {
   queues.stage.queue.grantSendMessages(functions.atsWebhook);
   // Replay keys of webhooks that sign a per-delivery token (Lever): recorded, and removed when enqueueing fails.
-  // The queue ledger (PutItem): each stage change enqueued is recorded, so the sweep does not enqueue it again.
+  // The queue ledger: each stage change enqueued is recorded (PutItem, or with a Lever replay key in one transaction
+  // of two puts), so the sweep does not enqueue it again; taken back (DeleteItem) when enqueueing fails.
   // GetItem: the stage names the invite worker shared, where a delivery names its stage by id alone (Lever).
   allow(
     functions.atsWebhook,

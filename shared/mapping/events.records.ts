@@ -21,13 +21,16 @@ export interface ReplayKey {
   ttlSeconds: number;
 }
 
+/** The events-table key of a replay key. */
+export const replayKeyPk = (connectionId: string, key: string) => `replay#${connectionId}#${key}`;
+
 /** The write of a replay key, on the condition it was not seen (also a step of the queue ledger's `claimDelivery`). */
 export function replayKeyPut(table: string, replay: ReplayKey) {
   const { connectionId, key, now, ttlSeconds } = replay;
   return {
     TableName: table,
     Item: marshall({
-      pk: `replay#${connectionId}#${key}`,
+      pk: replayKeyPk(connectionId, key),
       kind: 'replay-key',
       connectionId,
       seenAt: now,
@@ -54,7 +57,7 @@ export class DynamoEventRecords extends DynamoTables {
 
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
     await this.send(
-      new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: `replay#${connectionId}#${key}` }) }),
+      new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: replayKeyPk(connectionId, key) }) }),
     );
   }
 

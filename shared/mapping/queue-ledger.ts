@@ -15,7 +15,7 @@ import { stageSubject, type DeliveryReplay, type QueueLedger } from '../pipeline
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES } from './constants';
-import { replayKeyPut } from './events.records';
+import { replayKeyPk, replayKeyPut } from './events.records';
 
 export interface DynamoQueueLedgerOptions {
   /** The events table: the ledger's records live beside the deliveries, with a TTL. */
@@ -70,6 +70,25 @@ export class DynamoQueueLedger implements QueueLedger {
       const seen = error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code;
       if (seen === 'ConditionalCheckFailed') return false;
       throw error;
+    }
+  }
+
+  public async releaseDelivery(connectionId: string, replay: DeliveryReplay, subject: string, claimedAt: number) {
+    await this.send(
+      new DeleteItemCommand({ TableName: this.table, Key: marshall({ pk: replayKeyPk(connectionId, replay.key) }) }),
+    );
+    try {
+      await this.send(
+        new DeleteItemCommand({
+          TableName: this.table,
+          Key: marshall({ pk: enqueuedKey(connectionId, subject) }),
+          // A record written since (another message for the subject) stays: its message is pending.
+          ConditionExpression: 'enqueuedAt = :claimedAt',
+          ExpressionAttributeValues: marshall({ ':claimedAt': claimedAt }),
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
 

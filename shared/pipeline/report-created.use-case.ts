@@ -11,6 +11,7 @@ import { decideAdvance, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
 import { afterSideEffect } from './fault-injection';
+import { errorName } from '../errors';
 import { runSteps, type Step } from './steps';
 import { withinRateWindow } from './pacing';
 import type { StageMatcher } from '../config';
@@ -241,9 +242,10 @@ interface WriteBackStepsInput {
 /**
  * The report note, and before it the report link where the ATS has a link field (Lever's links, which live on the
  * contact): one paced step, recorded by one write. A note that fails after the link was attached records the link
- * alone, so the message that comes back posts the note without attaching the link again; only a crash between the
- * link and its record attaches it once more (the same URL on the same contact): it is not looked up. A second claim of
- * the same report means an earlier worker may have posted the note and stopped: it is looked up by its marker first.
+ * alone, so the message that comes back posts the note without attaching the link again. A crash between the link and
+ * its record, a link call whose answer did not come, or a record of the link alone that failed attaches it once more
+ * (the same URL on the same contact): it is not looked up. A second claim of the same report means an earlier worker
+ * may have posted the note and stopped: it is looked up by its marker first.
  */
 function reportNoteStep(
   input: WriteBackStepsInput,
@@ -271,7 +273,10 @@ function reportNoteStep(
       try {
         return await postNote();
       } catch (error) {
-        await recordWriteBackStep(input, { step: linkDone, last: false });
+        // The note's own failure is what decides the retry; a link not recorded is only attached once more.
+        await recordWriteBackStep(input, { step: linkDone, last: false }).catch((recordError: unknown) =>
+          input.deps.logger.warn('report: the report link could not be recorded', { code: errorName(recordError) }),
+        );
         throw error;
       }
     },

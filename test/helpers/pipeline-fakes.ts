@@ -131,6 +131,12 @@ export class MemoryQueueLedger implements QueueLedger {
     return true;
   }
 
+  public async releaseDelivery(connectionId: string, replay: DeliveryReplay, subject: string, claimedAt: number) {
+    this.replayKeys.delete(`${connectionId}#${replay.key}`);
+    if (this.enqueuedAt.get(`${connectionId}#${subject}`) === claimedAt)
+      this.enqueuedAt.delete(`${connectionId}#${subject}`);
+  }
+
   public async claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean> {
     const key = `${connectionId}#${subject}`;
     const at = this.enqueuedAt.get(key);

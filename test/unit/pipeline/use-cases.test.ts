@@ -445,6 +445,18 @@ describe('Use case: handleReportCreated', () => {
     });
   });
 
+  it("tells the note's failure, not the link's record's, when both fail", async () => {
+    const { store, context, ats } = await withReportLink();
+    const recordStep = store.recordStep.bind(store);
+    vi.spyOn(store, 'recordStep').mockImplementation((key, write) =>
+      write.step?.name === 'reportLink' ? Promise.reject(new Error('DynamoDB unavailable')) : recordStep(key, write),
+    );
+    ats.postNote.mockRejectedValueOnce(new AtsError('ats-rate-limited', 'POST /v3/notes: 429', { status: 429 }));
+    await expect(handleReportCreated(reportMessage, dependencies(store, context))).rejects.toMatchObject({
+      code: 'ats-rate-limited',
+    });
+  });
+
   it('records the link alone when the note fails after it, and does not attach it again', async () => {
     const { store, context, ats, attachReportLink } = await withReportLink();
     const deps = dependencies(store, context);
