@@ -54,15 +54,18 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   const replay = verification.replayKey
     ? { key: verification.replayKey, ttlSeconds: verification.replayTtlSeconds ?? 3600 }
     : undefined;
+  // A stage change's subject in the queue ledger (the sweep does not enqueue it again while its message is pending).
+  const subject = parsed.kind === 'stage-entered' ? stageSubject(parsed.event.atsApplicationId) : undefined;
   const claimedAt = Date.now();
-  if (replay && !(await claimReplayKey(connectionId, replay, parsed, claimedAt))) {
+  if (replay && !(await claimReplayKey(connectionId, replay, subject, claimedAt))) {
     logger.warn('ats webhook refused: delivery seen before', { connectionId });
     return jsonResponse(401, { error: 'this delivery was seen before' });
   }
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  return enqueue(connectionId, messageOf(connectionId, parsed, body), replay && { ...replay, claimedAt });
+  const message = messageOf(connectionId, parsed, body);
+  return enqueue(connectionId, message, subject, replay && { ...replay, claimedAt });
 }
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage;
@@ -71,9 +74,13 @@ type Accepted = StageEnteredMessage | CandidateDeletedMessage;
  * A signed delivery's replay key, refused when seen: a stage change's with its queue ledger record, in one write
  * before its message is sent (what `enqueue` records after sending for a delivery without one).
  */
-function claimReplayKey(connectionId: string, replay: DeliveryReplay, parsed: Parsed, now: number): Promise<boolean> {
-  if (parsed.kind === 'stage-entered')
-    return ledger.claimDelivery(connectionId, replay, stageSubject(parsed.event.atsApplicationId), now);
+function claimReplayKey(
+  connectionId: string,
+  replay: DeliveryReplay,
+  subject: string | undefined,
+  now: number,
+): Promise<boolean> {
+  if (subject) return ledger.claimDelivery(connectionId, replay, subject, now);
   return store.rememberReplayKey(connectionId, replay.key, now, replay.ttlSeconds);
 }
 
@@ -82,8 +89,7 @@ function named(context: ConnectionContext, event: StageEnteredEvent): Promise<St
   return context.ats.knownStageNames ? sharedStageNames(context.connection.id, event) : event;
 }
 
-type Parsed = ReturnType<AtsAdapter['parseWebhook']>;
-type Delivery = Extract<Parsed, { kind: 'stage-entered' | 'candidate-deleted' }>;
+type Delivery = Extract<ReturnType<AtsAdapter['parseWebhook']>, { kind: 'stage-entered' | 'candidate-deleted' }>;
 
 /** The queue message of an accepted delivery. */
 function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accepted {
@@ -110,15 +116,14 @@ function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accept
 async function enqueue(
   connectionId: string,
   message: Accepted,
+  subject: string | undefined,
   replay: (DeliveryReplay & { claimedAt: number }) | undefined,
 ): Promise<APIGatewayProxyStructuredResultV2> {
-  const subjects = message.kind === 'stage-entered' ? [stageSubject(message.event.atsApplicationId)] : [];
   try {
     await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
   } catch (error) {
     logger.error('ats webhook: could not enqueue', { connectionId, kind: message.kind, code: errorName(error) });
     // Taken back, so the ATS's next delivery is accepted and the sweep does not wait for a message never sent.
-    const [subject] = subjects;
     if (replay)
       await (subject
         ? ledger.releaseDelivery(connectionId, replay, subject, replay.claimedAt)
@@ -128,9 +133,9 @@ async function enqueue(
     return jsonResponse(503, { error: 'try again later' });
   }
   // The sweep does not enqueue this stage change again while its message is pending (recorded with the replay key).
-  if (subjects.length && !replay) {
+  if (subject && !replay) {
     await ledger
-      .recordEnqueued(connectionId, subjects, message.receivedAt)
+      .recordEnqueued(connectionId, [subject], message.receivedAt)
       .catch((error: unknown) =>
         logger.warn('ats webhook: the queue ledger could not be written', { connectionId, code: errorCode(error) }),
       );

@@ -5,7 +5,7 @@ import {
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { SweepProgress } from '../pipeline/ports';
+import type { DeliveryReplay, SweepProgress } from '../pipeline/ports';
 import { MAPPING_TABLES } from './constants';
 
 import { DynamoTables } from './dynamo-tables';
@@ -13,12 +13,10 @@ import { DynamoTables } from './dynamo-tables';
 /** How long the stage names a worker read are used by the webhook function, at most (a stage may be renamed). */
 const STAGE_NAMES_TTL_SECONDS = 24 * 3600;
 
-/** A signed delivery's replay key: refused while its TTL has not passed. */
-export interface ReplayKey {
+/** A connection's replay key seen `now`: refused while its TTL has not passed. */
+export interface ReplayKey extends DeliveryReplay {
   connectionId: string;
-  key: string;
   now: number;
-  ttlSeconds: number;
 }
 
 /** The events-table key of a replay key. */

@@ -61,7 +61,7 @@ export class DynamoQueueLedger implements QueueLedger {
   }
 
   public async claimDelivery(connectionId: string, replay: DeliveryReplay, subject: string, now: number) {
-    const replayPut = replayKeyPut(this.table, { connectionId, key: replay.key, now, ttlSeconds: replay.ttlSeconds });
+    const replayPut = replayKeyPut(this.table, { ...replay, connectionId, now });
     const enqueued = { TableName: this.table, Item: this.enqueuedItem(connectionId, subject, now) };
     try {
       await this.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: replayPut }, { Put: enqueued }] }));
