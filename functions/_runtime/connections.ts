@@ -89,7 +89,13 @@ function pacerFor(connection: Connection): Pacer | undefined {
   // A rate above 1,000 calls a second is no limit any ATS has: such a connection (a lifted limit) is not paced.
   if (!rate || !table || rate.limit > rate.windowMs) return undefined;
   schedule ??= new DynamoRateSchedule({ table });
-  return new Pacer({ connectionId: connection.id, rate, schedule });
+  return new Pacer({ connectionId: connection.id, rate, schedule, batchingWindowMs: batchingWindowMs() });
+}
+
+/** The function's event source's batching window, when its environment names one (a worker's). */
+function batchingWindowMs(): number | undefined {
+  const seconds = Number(process.env[ENV.batchingWindowSeconds] || Number.NaN);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
 }
 
 function sameSecrets(a: ConnectionSecrets, b: ConnectionSecrets): boolean {

@@ -12,6 +12,8 @@ export const ENV = {
   reportQueueUrl: 'REPORT_QUEUE_URL',
   mailFrom: 'MAIL_FROM',
   retentionDays: 'RETENTION_DAYS',
+  /** A worker's event source's batching window (WORKER_TIMING.batchingWindowSeconds), read by its pacers. */
+  batchingWindowSeconds: 'BATCHING_WINDOW_SECONDS',
 } as const;
 
 export function requireEnv(name: string): string {

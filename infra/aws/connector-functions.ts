@@ -20,6 +20,7 @@ import {
   ESM_REQUIRE_BANNER,
   FUNCTION_CONCURRENCY,
   FUNCTION_ENTRIES,
+  FUNCTION_ENVIRONMENT,
   LAMBDA_RUNTIME_MODULES,
   type FunctionName,
 } from './functions';
@@ -80,7 +81,12 @@ function connectorFunction(
     memorySize: 512,
     timeout: Duration.seconds(shape.timeoutSeconds),
     // Powertools reads these (the level is never set in code): the service is the function's name.
-    environment: { ...settings.environment, POWERTOOLS_SERVICE_NAME: name, POWERTOOLS_LOG_LEVEL: logLevel },
+    environment: {
+      ...settings.environment,
+      ...FUNCTION_ENVIRONMENT[name],
+      POWERTOOLS_SERVICE_NAME: name,
+      POWERTOOLS_LOG_LEVEL: logLevel,
+    },
     // Lambda's JSON log format, its level matching Powertools' so that neither drops what the other keeps.
     loggingFormat: LoggingFormat.JSON,
     applicationLogLevelV2: ApplicationLogLevel[logLevel],
@@ -109,20 +115,23 @@ function connectorFunction(
   });
 }
 
-/** Each worker reads its queue in batches of 10, reporting failures per message, at most `maxConcurrency` at once. */
+/**
+ * Each worker reads its queue in batches of 10 gathered for its batching window (the environment its pacers read
+ * holds the same), reporting failures per message, at most `maxConcurrency` at once.
+ */
 export function connectWorkers(
   functions: ConnectorFunctions,
   queues: { stage: WorkerQueue; report: WorkerQueue },
   maxConcurrency: number = FUNCTION_CONCURRENCY.worker,
 ): void {
-  for (const [worker, queue] of [
-    [functions.inviteWorker, queues.stage.queue],
-    [functions.writebackWorker, queues.report.queue],
+  for (const [worker, queue, windowSeconds] of [
+    [functions.inviteWorker, queues.stage.queue, WORKER_TIMING.batchingWindowSeconds.invite],
+    [functions.writebackWorker, queues.report.queue, WORKER_TIMING.batchingWindowSeconds.writeback],
   ] as const)
     worker.addEventSource(
       new SqsEventSource(queue, {
         batchSize: 10,
-        maxBatchingWindow: Duration.seconds(1),
+        maxBatchingWindow: Duration.seconds(windowSeconds),
         reportBatchItemFailures: true,
         maxConcurrency,
       }),

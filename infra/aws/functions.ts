@@ -1,3 +1,6 @@
+import { ENV } from '../../functions/_runtime/env';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
+
 /** The six functions and how they are bundled; the stack and the benchmark both read this. */
 export const FUNCTION_ENTRIES = {
   AtsWebhook: 'functions/ats-webhook/ats-webhook.handler.ts',
@@ -15,6 +18,15 @@ export type FunctionName = keyof typeof FUNCTION_ENTRIES;
  * runs at most this many (its maximum concurrency), each webhook function is reserved this many.
  */
 export const FUNCTION_CONCURRENCY = { worker: 5, webhook: 10 } as const;
+
+/**
+ * What a function's environment holds of its own, beside the stack's tables and queues: the same in the stack and on
+ * one machine. A worker's pacers send messages back early enough for its event source's batching window.
+ */
+export const FUNCTION_ENVIRONMENT: Partial<Record<FunctionName, Record<string, string>>> = {
+  InviteWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.invite) },
+  WritebackWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.writeback) },
+};
 
 /**
  * Modules the Lambda Node.js 24 runtime provides. Leaving the SDK clients out keeps bundles under 100 KB and

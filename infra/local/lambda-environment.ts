@@ -30,6 +30,8 @@ faultInjection.afterSideEffect = (point, key) => {
   if (Atomics.load(answer, 1) === 1) throw new SimulatedCrash(point);
 };
 
+// A worker thread's process.env is its own copy: the function's variables reach no other environment.
+Object.assign(process.env, data.environment);
 const started = Date.now();
 const module = (await import(data.entry)) as { handler?: (event: unknown, context: Context) => Promise<unknown> };
 const handler = module.handler;

@@ -8,7 +8,7 @@ import { deferralObserver } from '../../functions/_runtime/deferral';
 import type { SideEffectPoint } from '../../shared/pipeline/fault-injection';
 import { faultInjection } from '../../shared/pipeline/fault-injection';
 import type { QueueMessage } from '../../shared/queue';
-import { FUNCTION_ENTRIES, type FunctionName } from '../aws/functions';
+import { FUNCTION_ENTRIES, FUNCTION_ENVIRONMENT, type FunctionName } from '../aws/functions';
 import type { AwsCall } from './aws-calls';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -19,6 +19,8 @@ export interface EnvironmentData {
   environmentId: string;
   /** The handler module's file URL. */
   entry: string;
+  /** The function's own environment variables (FUNCTION_ENVIRONMENT), over the process's. */
+  environment: Record<string, string>;
   recordAwsCalls: boolean;
   /** Two int32s: [answered, crash] for the synchronous side-effect question. */
   sideEffects: SharedArrayBuffer;
@@ -98,7 +100,8 @@ const BOOTSTRAP = pathToFileURL(join(import.meta.dirname, 'lambda-environment.ts
 /**
  * A function's execution environments on one machine: a worker thread each, started cold when none is free (up to
  * `maxEnvironments`), reused while warm, discarded when an invocation times out or the environment fails. The
- * environments see the process's environment variables as they were when each started.
+ * environments see the process's environment variables as they were when each started, with the function's own
+ * (FUNCTION_ENVIRONMENT) over them.
  */
 export function startLocalFunction(options: LocalFunctionOptions): LocalFunction {
   const environments: Environment[] = [];
@@ -132,6 +135,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       functionName: options.name,
       environmentId: id,
       entry: pathToFileURL(options.entry ?? join(ROOT, FUNCTION_ENTRIES[options.name])).href,
+      environment: FUNCTION_ENVIRONMENT[options.name] ?? {},
       recordAwsCalls: options.awsCalls !== undefined,
       sideEffects,
     };

@@ -6,6 +6,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
 import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
+import { ENV } from '../../functions/_runtime/env';
 import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
 import { FUNCTION_CONCURRENCY, type FunctionName } from '../aws/functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
@@ -298,7 +300,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       deferralObserver.deferred = undefined;
     });
     // Each worker polls its own queue, as its event source mapping does on AWS.
-    const worker = (name: string, queue: { url: string; arn: string }, handler: typeof inviteWorker) =>
+    const worker = (
+      name: string,
+      queue: { url: string; arn: string },
+      handler: typeof inviteWorker,
+      waitTimeSeconds: number,
+    ) =>
       startSqsEventSource({
         name,
         queueUrl: functionQueueUrl(queue.url),
@@ -311,9 +318,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         shortDeadline: options.shortDeadline,
         watch,
         tenantOf: connectionOfBody,
+        waitTimeSeconds,
       });
-    const invite = worker('invite-worker', queues.stage, inviteWorker);
-    const writeback = worker('writeback-worker', queues.report, writebackWorker);
+    const { batchingWindowSeconds } = WORKER_TIMING;
+    const invite = worker('invite-worker', queues.stage, inviteWorker, batchingWindowSeconds.invite);
+    const writeback = worker('writeback-worker', queues.report, writebackWorker, batchingWindowSeconds.writeback);
     cleanups.push(
       () => invite.stop(),
       () => writeback.stop(),
@@ -474,10 +483,15 @@ function environmentHandlers(
   };
 }
 
-/** Every handler imported here, one module state for all (for debugging): each handler runs as its function. */
+/**
+ * Every handler imported here, one module state for all (for debugging): each handler runs as its function. The two
+ * workers share one pacer per connection, which sends messages back early enough for the longer of their queues'
+ * batching windows (a message back early waits in the worker).
+ */
 async function oneProcessHandlers(): Promise<Handlers> {
   const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
   resetConnectionCaches();
+  process.env[ENV.batchingWindowSeconds] = String(Math.max(...Object.values(WORKER_TIMING.batchingWindowSeconds)));
   clearInterviewCache();
   const as =
     <E, R>(fn: FunctionName, handler: (event: E, context: Context) => Promise<R>) =>

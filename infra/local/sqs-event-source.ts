@@ -18,7 +18,10 @@ export interface SqsEventSourceOptions {
   /** Parallel invocations at most, like the event source's maximum concurrency. */
   maxConcurrency?: number;
   functionTimeoutMs?: number;
-  /** The maximum batching window (the stack sets 1 s): how long a batch is gathered before the function runs. */
+  /**
+   * The maximum batching window (the stack's, WORKER_TIMING.batchingWindowSeconds): how long a batch is gathered
+   * before the function runs.
+   */
   waitTimeSeconds?: number;
   client?: SQSClient;
   /** Share of batches also handed to a second, concurrent invocation (SQS delivers at least once). */
@@ -203,10 +206,9 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         if (quiet) watching = true;
         // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any message is
         // there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, then that message's
-        // batch is gathered for the batching window; a busy one is read in batches with the stack's 1-second
-        // maximum batching window. While messages read ahead wait, the queue is asked without waiting, and only once
-        // a batching window has passed since it was last found empty: reading ahead costs no more receives than
-        // Lambda's pollers make.
+        // batch is gathered for the batching window; a busy one is read in batches with the stack's maximum batching
+        // window. While messages read ahead wait, the queue is asked without waiting, and only once a batching window
+        // has passed since it was last found empty: reading ahead costs no more receives than Lambda's pollers make.
         const windowMs = (options.waitTimeSeconds ?? 1) * 1000;
         const askQueue = !fair?.size || Date.now() - emptyAt >= windowMs;
         const received = askQueue

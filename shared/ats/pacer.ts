@@ -56,13 +56,13 @@ export type { Admission, Like, PacedKind, Turn } from './port';
 
 /**
  * The share of the ATS's rate the schedule gives out: the rest absorbs a call sent a little late or early (a queue's
- * delay counts in whole seconds, a batch is gathered for a second), so no window the ATS counts from its first
- * call holds more than its limit.
+ * delay counts in whole seconds, an event source gathers a batch for its window), so no window the ATS counts from
+ * its first call holds more than its limit.
  */
 const RATE_SHARE = 0.95;
 /**
  * Messages that go back for later turns come back on a grid every environment of the connection shares: each at the
- * grid's last moment RETURN_EARLY_MS before its turn, so those whose turns fall in the same step come back in one
+ * grid's last moment `returnEarlyMs` before its turn, so those whose turns fall in the same step come back in one
  * receive, and wait there for their own turn. A step holds RETURN_GROUP_CALLS of the connection's calls (more than a
  * batch of ten messages of two or three calls, so the receive that brings a group back is full and does not wait the
  * event source's batching window; with 20, on Lever at 10 per s with one environment per worker, each group came back
@@ -75,12 +75,19 @@ const RATE_SHARE = 0.95;
 const RETURN_GROUP_CALLS = 30;
 const MAX_RETURN_GRID_MS = 10_000;
 /**
- * A turn this close is waited for in the worker by a message that did not come back for it: a longer wait would hold
- * an environment every customer's messages share (a burst's first batches would fill them all).
+ * A turn this close is waited for in the worker by a message that did not come back for it, at least (more when its
+ * queue's batching window would bring it back later than that: `waitInWorkerMs`); a call of no message waits this
+ * much at most. A longer wait would hold an environment every customer's messages share (a burst's first batches
+ * would fill them all).
  */
 const WAIT_IN_WORKER_MS = 3_000;
-/** A queue's delay counts in whole seconds, and the event source gathers a batch for a second more. */
-const RETURN_EARLY_MS = 1_500;
+/**
+ * A message goes back this much earlier than its event source's batching window before its turn (`returnEarlyMs`): a
+ * group that does not fill a batch waits the window there, and one that does waits in the worker.
+ */
+const RETURN_MARGIN_MS = 500;
+/** The batching window of the queue a message goes back to, unless the worker's environment names it. */
+const DEFAULT_BATCHING_WINDOW_MS = 1_000;
 /** A message comes back up to a second before the moment asked (the delay is rounded down), or a little after it. */
 const ARRIVAL_SLACK_MS = 1_500;
 
@@ -105,8 +112,8 @@ const COST_RUNS = 25;
 /**
  * While a kind's cost is unknown in this environment, one of its messages runs to show it; the others wait in the
  * worker for it (PROBE_WAIT_MS at most, and half their time left; then at the guessed cost), so a burst is not booked
- * at a guess. The probe itself waits as long for a later call's turn. Longer waits would hold worker environments
- * every customer shares.
+ * at a guess. The probe itself waits as long for a later call's turn (or the longer wait a message of its queue has).
+ * Longer waits would hold worker environments every customer shares.
  */
 const PROBE_WAIT_MS = 5_000;
 const PROBE_POLL_MS = 100;
@@ -185,6 +192,11 @@ export interface PacerOptions {
   connectionId: string;
   rate: RateLimit;
   schedule: RateSchedule;
+  /**
+   * How long the event source of the queue this environment's messages go back to gathers a batch that is not full
+   * (its maximum batching window); 1 s unless given.
+   */
+  batchingWindowMs?: number | undefined;
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -207,6 +219,13 @@ export class Pacer implements CallGate, AtsPacing {
    * it (the grid's moment before it), so it is not sent back again.
    */
   public readonly holdMs: number;
+  /** How long before its turn a message sent back for it comes back: its queue's batching window and a margin. */
+  public readonly returnEarlyMs: number;
+  /**
+   * A turn this close is waited for in the worker by a message that did not come back for it (WAIT_IN_WORKER_MS),
+   * or closer than it could go back and return in time for (its queue's delay rounded, and its batching window).
+   */
+  private readonly waitInWorkerMs: number;
   private readonly options: PacerOptions;
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -238,7 +257,9 @@ export class Pacer implements CallGate, AtsPacing {
       MAX_RETURN_GRID_MS,
       Math.max(1, Math.round((RETURN_GROUP_CALLS * this.intervalMs) / 1000)) * 1000,
     );
-    this.holdMs = this.groupMs + RETURN_EARLY_MS + ARRIVAL_SLACK_MS;
+    this.returnEarlyMs = (options.batchingWindowMs ?? DEFAULT_BATCHING_WINDOW_MS) + RETURN_MARGIN_MS;
+    this.holdMs = this.groupMs + this.returnEarlyMs + ARRIVAL_SLACK_MS;
+    this.waitInWorkerMs = Math.max(WAIT_IN_WORKER_MS, this.returnEarlyMs + 1_000);
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
   }
@@ -263,7 +284,7 @@ export class Pacer implements CallGate, AtsPacing {
       const turn = reserved?.at ?? (await this.reserve(slots * this.intervalMs, this.now()));
       const wait = turn - this.now();
       // A message back for its turn came back with its group, to wait for it here; a new one waits a moment at most.
-      if (!this.holds(wait, reserved ? this.holdMs : WAIT_IN_WORKER_MS, signal))
+      if (!this.holds(wait, reserved ? this.holdMs : this.waitInWorkerMs, signal))
         return {
           admitted: false,
           turnAt: turn,
@@ -312,7 +333,7 @@ export class Pacer implements CallGate, AtsPacing {
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
       const wait = at - this.now();
-      if (!this.holds(wait, WAIT_IN_WORKER_MS, ticket.signal))
+      if (!this.holds(wait, this.waitInWorkerMs, ticket.signal))
         throw spent(`step ${name}`, this.returnInMs(at, ticket.signal), 'its turn is later', {
           at,
           calls,
@@ -453,13 +474,13 @@ export class Pacer implements CallGate, AtsPacing {
   }
 
   /**
-   * How long a message whose turn is at `turn` stays in the queue: until the grid's last moment RETURN_EARLY_MS before
-   * its turn, where it meets the others that go back for turns near its own; later, up to RETURN_EARLY_MS before the
+   * How long a message whose turn is at `turn` stays in the queue: until the grid's last moment `returnEarlyMs` before
+   * its turn, where it meets the others that go back for turns near its own; later, up to `returnEarlyMs` before the
    * turn, when a worker with the time this one has (`signal`) could not wait from that moment to the turn.
    */
   public returnInMs(turn: number, signal?: AbortSignal): number {
     const now = this.now();
-    const latest = turn - RETURN_EARLY_MS;
+    const latest = turn - this.returnEarlyMs;
     const grid = Math.floor(latest / this.groupMs) * this.groupMs;
     const hold = Math.min(this.holdMs, timeLeftMs(signal, this.now) - WORK_ROOM_MS) - HOLD_SLACK_MS;
     // It may arrive a second before the moment asked (a queue's delay counts whole seconds).
@@ -494,7 +515,7 @@ export class Pacer implements CallGate, AtsPacing {
     const wait = due - this.now();
     if (wait > 0) {
       // A turn too far off: the message goes back for it, keeping it.
-      const patience = mine?.probe ? PROBE_WAIT_MS : WAIT_IN_WORKER_MS;
+      const patience = mine?.probe ? Math.max(PROBE_WAIT_MS, this.waitInWorkerMs) : this.waitInWorkerMs;
       if (inBlock ? wait >= timeLeftMs(signal, this.now) : !this.holds(wait, patience, signal)) {
         const turn = mine && !inBlock ? { at: due, calls: mine.slots, kind: mine.kind } : undefined;
         throw spent(where, turn ? this.returnInMs(due, signal) : wait, 'its turn is later', turn);
@@ -518,7 +539,7 @@ export class Pacer implements CallGate, AtsPacing {
 
   /**
    * The turn of a call of no message (a sweep's page, the doctor's probe): one interval, reserved only when it comes
-   * within what a worker waits; else nothing is reserved and the call is kept back. A turn reserved and not taken
+   * within WAIT_IN_WORKER_MS; else nothing is reserved and the call is kept back. A turn reserved and not taken
    * would be an interval no one uses: a sweep run every moment against a booked schedule pushed it on an interval a
    * run, faster than the ATS's rate, and the connection's messages never reached their turns.
    */

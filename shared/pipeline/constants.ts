@@ -4,6 +4,17 @@ export const WORKER_TIMING = {
   workerTimeoutSeconds: 60,
   /** SQS visibility timeout = 6 × the worker timeout (AWS: "Using Lambda with Amazon SQS", visibility timeout). */
   visibilityTimeoutMultiplier: 6,
+  /**
+   * Each worker's event source gathers a batch that is not full for up to this long before the worker runs (its
+   * maximum batching window). A burst's stage changes come all at once and fill their batches. The reports come one at
+   * a time as invitations go out (about 2 a second at Greenhouse's 50 per 10 s), and most go back for a later turn:
+   * with 1 s, each batch of two to six cost two receives, a send back and a delete (Greenhouse 50 per 10 s, 5 + 5
+   * environments: 4.17 to 4.31 SQS requests per candidate); with 5 s, 3.73 and 3.79 (docs/benchmark.md). A
+   * report's write-back starts up to 5 s later on a quiet queue (on AWS, a queue with very little traffic may wait up
+   * to 20 s whatever the window, as Lambda's SQS documentation says), which no recruiter waits on. The pacer sends
+   * messages back for their turns early enough for the window (`BATCHING_WINDOW_SECONDS`, shared/ats/pacer.ts).
+   */
+  batchingWindowSeconds: { invite: 1, writeback: 5 },
   /** A claim outlives one invocation, never the visibility timeout: a retry after a crash finds it expired. */
   applicationLeaseMs: 60_000,
   jobLeaseMs: 60_000,

@@ -162,6 +162,22 @@ describe('Stack: ConnectorStack', () => {
     }
   });
 
+  it("gathers each worker's batches for its window, the one its pacers send messages back early enough for", () => {
+    const windows = ['InviteWorker', 'WritebackWorker'].map((name) => {
+      const id = functionId(name);
+      const [, mapping] = ofType('AWS::Lambda::EventSourceMapping').find(
+        ([, m]) => m.Properties.FunctionName?.Ref === id,
+      ) ?? [undefined, undefined];
+      const seconds = mapping?.Properties.MaximumBatchingWindowInSeconds;
+      expect(resources[id]!.Properties.Environment.Variables.BATCHING_WINDOW_SECONDS).toBe(String(seconds));
+      return seconds;
+    });
+    expect(windows).toEqual([
+      WORKER_TIMING.batchingWindowSeconds.invite,
+      WORKER_TIMING.batchingWindowSeconds.writeback,
+    ]);
+  });
+
   it('runs the reconciler on a schedule', () => {
     const [[, rule] = []] = ofType('AWS::Events::Rule');
     expect(rule?.Properties.ScheduleExpression).toMatch(/^rate\(\d+ minutes\)$/);

@@ -1,11 +1,20 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LocalFunction, startLocalFunction } from '../../../infra/local/lambda-runtime';
+import { ENV } from '../../../functions/_runtime/env';
+import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 
 // The local runtime isolates what Lambda isolates: each execution environment has its own module state, is reused
 // while warm, is discarded after a timeout, and two functions never share one.
 const ENTRY = join(import.meta.dirname, '..', '..', 'helpers', 'lambda', 'module-state.handler.ts');
-type Answer = { invocations: number; threadId: number; loadedAt: number; remainingMs: number; fn: string };
+type Answer = {
+  invocations: number;
+  threadId: number;
+  loadedAt: number;
+  remainingMs: number;
+  fn: string;
+  env?: string;
+};
 
 describe('Local Lambda runtime: one module state per execution environment', () => {
   const started: LocalFunction[] = [];
@@ -51,6 +60,19 @@ describe('Local Lambda runtime: one module state per execution environment', () 
     expect(after.invocations).toBe(1);
     expect(after.threadId).not.toBe(first.threadId);
     expect(fn.stats.coldStarts).toBe(2);
+  });
+
+  it("gives each function's environments its own variables, and no other function's", async () => {
+    const parent = process.env[ENV.batchingWindowSeconds];
+    const [invite, writeback] = [start('InviteWorker', 1), start('WritebackWorker', 1)];
+    const event = { env: ENV.batchingWindowSeconds };
+    const answers = [await invoke(invite, event), await invoke(writeback, event)];
+    expect(answers.map((a) => a.env)).toEqual([
+      String(WORKER_TIMING.batchingWindowSeconds.invite),
+      String(WORKER_TIMING.batchingWindowSeconds.writeback),
+    ]);
+    // The process that runs them keeps its own.
+    expect(process.env[ENV.batchingWindowSeconds]).toBe(parent);
   });
 
   it('keeps the environment warm after the handler throws, and passes the error on', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionContext, resetConnectionCaches } from '../../../functions/_runtime/connections';
 import { connectionDocument } from '../../helpers/connections';
+import type { Pacer } from '../../../shared/ats/pacer';
 
 const dir = mkdtempSync(join(tmpdir(), 'connector-contexts-'));
 const secretsFile = join(dir, 'secrets.json');
@@ -16,7 +17,12 @@ const secretsOf = (clientSecret: string) => ({
     atsClientSecret: clientSecret,
   },
 });
-const saved = { connections: process.env.CONNECTIONS_FILE, secrets: process.env.SECRETS_FILE };
+const saved = {
+  connections: process.env.CONNECTIONS_FILE,
+  secrets: process.env.SECRETS_FILE,
+  events: process.env.EVENTS_TABLE,
+  window: process.env.BATCHING_WINDOW_SECONDS,
+};
 
 beforeAll(() => {
   writeFileSync(join(dir, 'connections.json'), JSON.stringify(connectionDocument()));
@@ -29,6 +35,8 @@ afterAll(() => {
   for (const [name, value] of [
     ['CONNECTIONS_FILE', saved.connections],
     ['SECRETS_FILE', saved.secrets],
+    ['EVENTS_TABLE', saved.events],
+    ['BATCHING_WINDOW_SECONDS', saved.window],
   ] as const)
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
@@ -54,5 +62,18 @@ describe('Function: connectionContext', () => {
     const rotated = await connectionContext('acme-greenhouse');
     expect(rotated).not.toBe(first);
     expect(rotated?.secrets.atsClientSecret).toBe('rotated');
+  });
+
+  it("paces with the function's batching window: a message goes back early enough for it", async () => {
+    process.env.EVENTS_TABLE = 'events';
+    const earlyMs = async (window: string | undefined) => {
+      if (window === undefined) delete process.env.BATCHING_WINDOW_SECONDS;
+      else process.env.BATCHING_WINDOW_SECONDS = window;
+      resetConnectionCaches();
+      return ((await connectionContext('acme-greenhouse'))?.pacer as Pacer | undefined)?.returnEarlyMs;
+    };
+    const [none, invite, writeback] = [await earlyMs(undefined), await earlyMs('1'), await earlyMs('5')];
+    expect(invite).toBe(none);
+    expect((writeback as number) - (invite as number)).toBe(4_000);
   });
 });
