@@ -111,6 +111,20 @@ describe('the pacer', () => {
     expect(pacer.waitMs()).toBe(0);
   });
 
+  it('waits for a spent window whose reset is nearer than an interval, and sends the call after it', async () => {
+    const { pacer, run, clock } = setup();
+    // A tenth of a second before a whole second (the ATS announces its reset in whole seconds).
+    clock.now = Math.ceil(clock.now / 1000) * 1000 + 900;
+    const resetAt = clock.now + 100;
+    pacer.afterAnswer(200, window(0, resetAt));
+    expect(pacer.intervalMs).toBeGreaterThan(100);
+    await run(() => pacer.beforeCall('GET /v3/applications'));
+    expect(clock.now).toBeGreaterThanOrEqual(resetAt);
+    // One further off than an interval is not waited for: nothing is sent.
+    pacer.afterAnswer(200, window(0, clock.now + 5_000));
+    await expect(run(() => pacer.beforeCall('GET /v3/applications'))).rejects.toMatchObject({ paced: true });
+  });
+
   it('takes a 429 as a spent window until the reset it announces, for every message of the environment', async () => {
     const { pacer, reservations, run, clock } = setup();
     const resetAt = clock.now + 8_000;
