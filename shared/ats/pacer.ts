@@ -226,6 +226,12 @@ export class Pacer implements CallGate, AtsPacing {
    * or closer than it could go back and return in time for (its queue's delay rounded, and its batching window).
    */
   private readonly waitInWorkerMs: number;
+  /**
+   * A spent window's reset this close is waited for (`guard`): an interval at most, and no more than the schedule's
+   * share of the rate leaves spare in a window (the window opened by a call sent that much late holds one call more
+   * of the schedule's: the limit and one over it).
+   */
+  private readonly resetWaitMs: number;
   private readonly options: PacerOptions;
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -260,6 +266,7 @@ export class Pacer implements CallGate, AtsPacing {
     this.returnEarlyMs = (options.batchingWindowMs ?? DEFAULT_BATCHING_WINDOW_MS) + RETURN_MARGIN_MS;
     this.holdMs = this.groupMs + this.returnEarlyMs + ARRIVAL_SLACK_MS;
     this.waitInWorkerMs = Math.max(WAIT_IN_WORKER_MS, this.returnEarlyMs + 1_000);
+    this.resetWaitMs = Math.min(this.intervalMs, options.rate.limit * this.intervalMs - options.rate.windowMs);
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
   }
@@ -571,10 +578,11 @@ export class Pacer implements CallGate, AtsPacing {
 
   /**
    * Never sends into a window the ATS announced as spent: the schedule moves past its reset, and nothing is sent until
-   * then. A reset less than an interval away is waited for here, once, and the call then goes out in its place; before,
-   * its message went back and lost its turn. A window the ATS starts at its first call (Workable's) ends a little after
-   * the schedule's when that call went out a little late: on Workable with one environment per worker, messages went
-   * back so three to six times in a run's last minute (83 and 79 % of the rate; 87 % since, docs/benchmark.md).
+   * then. A reset within `resetWaitMs` (and the invocation's deadline) is waited for here, and the call then goes out;
+   * before, its message went back and lost its turn. A window the ATS starts at its first call (Workable's) ends a
+   * little after the schedule's when that call went out a little late, and is announced spent just before the
+   * schedule's next call: on Workable with one environment per worker, 83 and 79 % of the rate before, 87 % since
+   * (docs/benchmark.md). A further reset keeps the call back, as does a window still spent after the wait.
    */
   private async guard(where: string, signal: AbortSignal | undefined, waited = false): Promise<void> {
     const window = this.window;
@@ -582,7 +590,7 @@ export class Pacer implements CallGate, AtsPacing {
     if (!window || now >= window.resetAt || window.remaining > 0) return;
     this.pushSchedule(window.resetAt);
     const wait = window.resetAt - now;
-    if (waited || !this.holds(wait, this.intervalMs, signal)) throw spent(where, wait, "the ATS's window is spent");
+    if (waited || !this.holds(wait, this.resetWaitMs, signal)) throw spent(where, wait, "the ATS's window is spent");
     await this.sleep(wait, signal);
     await this.guard(where, signal, true);
   }

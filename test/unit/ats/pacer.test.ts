@@ -5,7 +5,7 @@ import { memorySchedule, VirtualClock } from '../../helpers/pacing/simulation';
 // What the pacer does, not when: which calls go out, which are kept back (nothing sent), what the schedule is told.
 const RATE = { limit: 50, windowMs: 10_000 };
 
-function setup(schedule?: (clock: VirtualClock) => RateSchedule, batchingWindowMs?: number) {
+function setup(schedule?: (clock: VirtualClock) => RateSchedule, batchingWindowMs?: number, rate = RATE) {
   const clock = new VirtualClock();
   const inner = schedule ? schedule(clock) : memorySchedule(clock, 0);
   const reservations: { spanMs: number; notBefore: number }[] = [];
@@ -17,7 +17,7 @@ function setup(schedule?: (clock: VirtualClock) => RateSchedule, batchingWindowM
   };
   const pacer = new Pacer({
     connectionId: 'c',
-    rate: RATE,
+    rate,
     schedule: recorded,
     batchingWindowMs,
     now: () => clock.now,
@@ -111,18 +111,31 @@ describe('the pacer', () => {
     expect(pacer.waitMs()).toBe(0);
   });
 
-  it('waits for a spent window whose reset is nearer than an interval, and sends the call after it', async () => {
-    const { pacer, run, clock } = setup();
+  it('waits for a spent window whose reset is near, and sends the call after it in its own place', async () => {
+    const { pacer, reservations, run, clock } = setup();
     // A tenth of a second before a whole second (the ATS announces its reset in whole seconds).
     clock.now = Math.ceil(clock.now / 1000) * 1000 + 900;
     const resetAt = clock.now + 100;
-    pacer.afterAnswer(200, window(0, resetAt));
-    expect(pacer.intervalMs).toBeGreaterThan(100);
-    await run(() => pacer.beforeCall('GET /v3/applications'));
-    expect(clock.now).toBeGreaterThanOrEqual(resetAt);
-    // One further off than an interval is not waited for: nothing is sent.
-    pacer.afterAnswer(200, window(0, clock.now + 5_000));
-    await expect(run(() => pacer.beforeCall('GET /v3/applications'))).rejects.toMatchObject({ paced: true });
+    const admission = await run(() =>
+      pacer.admit('invitation', { at: clock.now, calls: 1 }, undefined, async () => {
+        pacer.afterAnswer(200, window(0, resetAt));
+        const before = reservations.length;
+        await pacer.beforeCall('GET /v3/applications');
+        return { sentAt: clock.now, booked: reservations.slice(before).filter((r) => r.spanMs > 0).length };
+      }),
+    );
+    // Sent after the reset, in the turn the message held: nothing more was booked for it.
+    expect(admission).toMatchObject({ admitted: true, value: { booked: 0 } });
+    expect((admission as { value: { sentAt: number } }).value.sentAt).toBeGreaterThanOrEqual(resetAt);
+  });
+
+  it('keeps a call back when waiting for the reset would put one call over the limit in the next window', async () => {
+    // At 10 per second the schedule spaces calls 105 ms apart and leaves 53 ms of a window spare: a call sent 80 ms
+    // late opens a window that holds it and ten of the schedule's.
+    const { pacer, run, clock } = setup(undefined, undefined, { limit: 10, windowMs: 1_000 });
+    clock.now = Math.ceil(clock.now / 1000) * 1000 + 920;
+    pacer.afterAnswer(200, window(0, clock.now + 80));
+    await expect(run(() => pacer.beforeCall('GET /candidates'))).rejects.toMatchObject({ paced: true });
   });
 
   it('takes a 429 as a spent window until the reset it announces, for every message of the environment', async () => {
