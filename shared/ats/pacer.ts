@@ -581,8 +581,8 @@ export class Pacer implements CallGate, AtsPacing {
    * then. A reset within `resetWaitMs` (and the invocation's deadline) is waited for here, and the call then goes out;
    * before, its message went back and lost its turn. A window the ATS starts at its first call (Workable's) ends a
    * little after the schedule's when that call went out a little late, and is announced spent just before the
-   * schedule's next call: on Workable with one environment per worker, 83 and 79 % of the rate before, 87 % since
-   * (docs/benchmark.md). A further reset keeps the call back, as does a window still spent after the wait.
+   * schedule's next call. A further reset keeps the call back (a wait of up to an interval recovered such turns on
+   * Workable, and could put one call over the limit: docs/benchmark.md), as does a window still spent after the wait.
    */
   private async guard(where: string, signal: AbortSignal | undefined, waited = false): Promise<void> {
     const window = this.window;
