@@ -55,6 +55,12 @@ describe('log lines and metrics of a real run', () => {
     const { report_id: reportId } = takeInterview(stack, interviewId, { name: 'Lina Park', email });
     await waitFor(() => reportNotes(stack, reportId).length > 0, 20_000, 'the report note');
     await stack.waitForQuiet();
+    // A worker thread's lines reach this process's output a moment after its work is done.
+    await waitFor(
+      () => lines().some((l) => l.message === 'report handled' && l.reportId === reportId),
+      10_000,
+      "the write-back's last line",
+    );
 
     const logged = lines().filter((l) => typeof l.level === 'string');
     expect(logged.length).toBeGreaterThan(3);
