@@ -166,6 +166,8 @@ interface Ticket {
   probe: boolean;
   /** Calls sent outside steps (reads): a run that comes back makes them again. */
   reads: number;
+  /** Intervals of its block were left unused for a spent window's reset (`pastSpentWindow`). */
+  skipped?: boolean;
   /** The step under way (pacedStep) and the calls it has sent: a run that comes back makes them again. */
   step?: { key: string; calls: number } | undefined;
   /**
@@ -505,15 +507,16 @@ export class Pacer implements CallGate, AtsPacing {
   public async beforeCall(where: string, signal?: AbortSignal, cacheFill = false): Promise<void> {
     const ticket = tickets.getStore();
     const mine = ticket?.pacer === this ? ticket : undefined;
-    await this.guard(where, signal);
+    const moved = mine ? await this.pastSpentWindow(mine, where, signal) : await this.guard(where, signal);
     // A message's calls go out an interval apart from its turn. Past the intervals it holds, it reserves a new block
     // with room for the calls a return would make again (its reads, the step under way's, this one) and what its kind
     // or step costs. A call of no message (a sweep's page, a follow-up) reserves one interval.
-    const inBlock = mine !== undefined && mine.used < mine.slots;
-    if (mine && !inBlock) {
+    const inBlock = mine !== undefined && mine.used < mine.slots && !moved;
+    if (mine && !inBlock && !moved) {
       const step = mine.step;
-      mine.turnNeeded ??= mine.calls + 1;
-      if (step) this.raiseFloor(step.key, step.calls + 1);
+      // A block cut short by a spent window says nothing of what the kind or the step costs.
+      if (!mine.skipped) mine.turnNeeded ??= mine.calls + 1;
+      if (step && !mine.skipped) this.raiseFloor(step.key, step.calls + 1);
       mine.slots = this.blockFor(mine, step ? this.stepNeeds(step.key, true) : 1);
       mine.turnAt = await this.reserve(mine.slots * this.intervalMs, this.now());
       mine.used = 0;
@@ -584,15 +587,44 @@ export class Pacer implements CallGate, AtsPacing {
    * schedule's next call. A further reset keeps the call back (a wait of up to an interval recovered such turns on
    * Workable, and could put one call over the limit: docs/benchmark.md), as does a window still spent after the wait.
    */
-  private async guard(where: string, signal: AbortSignal | undefined, waited = false): Promise<void> {
+  private async guard(where: string, signal: AbortSignal | undefined, waited = false): Promise<false> {
     const window = this.window;
     const now = this.now();
-    if (!window || now >= window.resetAt || window.remaining > 0) return;
+    if (!window || now >= window.resetAt || window.remaining > 0) return false;
     this.pushSchedule(window.resetAt);
     const wait = window.resetAt - now;
     if (waited || !this.holds(wait, this.resetWaitMs, signal)) throw spent(where, wait, "the ATS's window is spent");
     await this.sleep(wait, signal);
-    await this.guard(where, signal, true);
+    return this.guard(where, signal, true);
+  }
+
+  /**
+   * A message's call into a window the ATS announced as spent, with a reset further than the guard waits for, moves
+   * past the reset: to the first interval of its own block at or after it (calls on the schedule's intervals never put
+   * a window the ATS starts at its first call over its limit), the intervals before it left unused. With none left, it
+   * takes a block as long as the rest of its own from the reset, and goes back carrying it when that is far (true).
+   * Before, its message went back without a turn, lost the rest of its block, and took a new turn at the end of the
+   * schedule when it came back (Workable announces its reset in whole seconds, rounded up, so most were further
+   * than the guard's wait). A block already spent takes its new one from the reset below; a call due after the reset
+   * is guarded when it goes out.
+   */
+  private async pastSpentWindow(mine: Ticket, where: string, signal: AbortSignal | undefined): Promise<boolean> {
+    const window = this.window;
+    const now = this.now();
+    if (!window || now >= window.resetAt || window.remaining > 0 || window.resetAt - now <= this.resetWaitMs)
+      return this.guard(where, signal);
+    this.pushSchedule(window.resetAt);
+    if (mine.used >= mine.slots || mine.turnAt + mine.used * this.intervalMs >= window.resetAt) return false;
+    const first = Math.ceil((window.resetAt - mine.turnAt) / this.intervalMs);
+    mine.skipped = true;
+    if (first < mine.slots) {
+      mine.used = first;
+      return false;
+    }
+    const left = mine.slots - mine.used;
+    mine.turnAt = await this.reserve(left * this.intervalMs, window.resetAt);
+    Object.assign(mine, { slots: left, used: 0 });
+    return true;
   }
 
   private pushSchedule(resetAt: number): void {

@@ -138,6 +138,47 @@ describe('the pacer', () => {
     await expect(run(() => pacer.beforeCall('GET /candidates'))).rejects.toMatchObject({ paced: true });
   });
 
+  it("moves a message's call past a spent window's far reset to its own next interval, keeping its turn", async () => {
+    // Workable's 10 per 10 s: the guard waits half a second for a reset at most; this one is two seconds off.
+    const { pacer, reservations, run, clock } = setup(undefined, undefined, { limit: 10, windowMs: 10_000 });
+    clock.now = Math.ceil(clock.now / 1000) * 1000;
+    const turnAt = clock.now;
+    const resetAt = clock.now + 2_000;
+    const admission = await run(() =>
+      pacer.admit('write-back', { at: turnAt, calls: 3 }, undefined, async () => {
+        await pacer.beforeCall('GET /candidates/1');
+        pacer.afterAnswer(200, window(0, resetAt));
+        const before = reservations.length;
+        await pacer.beforeCall('POST /candidates/1/comments');
+        return { sentAt: clock.now, booked: reservations.slice(before).filter((r) => r.spanMs > 0).length };
+      }),
+    );
+    // Sent after the reset, on an interval of the block the message held: nothing more was booked for it.
+    expect(admission).toMatchObject({ admitted: true, value: { booked: 0 } });
+    const { sentAt } = (admission as { value: { sentAt: number } }).value;
+    expect(sentAt).toBeGreaterThanOrEqual(resetAt);
+    const intervals = (sentAt - turnAt) / pacer.intervalMs;
+    expect(Math.abs(intervals - Math.round(intervals))).toBeLessThan(0.01);
+    expect(Math.round(intervals)).toBeLessThan(3);
+  });
+
+  it("gives a message's call with no interval left past a spent window's reset a block from it", async () => {
+    const { pacer, reservations, run, clock } = setup(undefined, undefined, { limit: 10, windowMs: 10_000 });
+    await run(() => burst(pacer));
+    const resetAt = clock.now + 3_000;
+    const admission = await run(() =>
+      pacer.admit('invitation', { at: clock.now, calls: 1 }, undefined, async () => {
+        pacer.afterAnswer(200, window(0, resetAt));
+        return pacer.beforeCall('POST /candidates/1/comments').catch((error: unknown) => error);
+      }),
+    );
+    // Nothing sent; the message goes back carrying a turn after the reset (it used to go back without one).
+    const kept = (admission as { value: { turnAt?: number; turnCalls?: number } }).value;
+    expect(kept).toMatchObject({ code: 'ats-rate-limited', paced: true, turnCalls: 1 });
+    expect(kept.turnAt).toBeGreaterThanOrEqual(resetAt - 1000);
+    expect(reservations.some((r) => r.spanMs > 0 && r.notBefore >= resetAt - 1000)).toBe(true);
+  });
+
   it('takes a 429 as a spent window until the reset it announces, for every message of the environment', async () => {
     const { pacer, reservations, run, clock } = setup();
     const resetAt = clock.now + 8_000;
