@@ -338,7 +338,7 @@ export class Pacer implements CallGate, AtsPacing {
     const key = `${ticket.kind}/${name}`;
     const needs = this.stepNeeds(key);
     if (needs > ticket.slots - ticket.used && !this.runsAsItIs(ticket, key)) {
-      ticket.turnNeeded ??= ticket.calls + needs;
+      if (!ticket.skipped) ticket.turnNeeded ??= ticket.calls + needs;
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
       const wait = at - this.now();
@@ -507,18 +507,18 @@ export class Pacer implements CallGate, AtsPacing {
   public async beforeCall(where: string, signal?: AbortSignal, cacheFill = false): Promise<void> {
     const ticket = tickets.getStore();
     const mine = ticket?.pacer === this ? ticket : undefined;
-    const moved = mine ? await this.pastSpentWindow(mine, where, signal) : await this.guard(where, signal);
+    const resetAt = mine ? this.pastSpentWindow(mine) : 0;
+    if (!resetAt) await this.guard(where, signal);
     // A message's calls go out an interval apart from its turn. Past the intervals it holds, it reserves a new block
     // with room for the calls a return would make again (its reads, the step under way's, this one) and what its kind
     // or step costs. A call of no message (a sweep's page, a follow-up) reserves one interval.
-    const inBlock = mine !== undefined && mine.used < mine.slots && !moved;
-    if (mine && !inBlock && !moved) {
+    const inBlock = mine !== undefined && mine.used < mine.slots;
+    if (mine && !inBlock) {
       const step = mine.step;
-      // A block cut short by a spent window says nothing of what the kind or the step costs.
       if (!mine.skipped) mine.turnNeeded ??= mine.calls + 1;
       if (step && !mine.skipped) this.raiseFloor(step.key, step.calls + 1);
       mine.slots = this.blockFor(mine, step ? this.stepNeeds(step.key, true) : 1);
-      mine.turnAt = await this.reserve(mine.slots * this.intervalMs, this.now());
+      mine.turnAt = await this.reserve(mine.slots * this.intervalMs, Math.max(this.now(), resetAt));
       mine.used = 0;
     }
     const due = mine ? mine.turnAt + mine.used * this.intervalMs : await this.nearTurn(where, signal);
@@ -587,44 +587,40 @@ export class Pacer implements CallGate, AtsPacing {
    * schedule's next call. A further reset keeps the call back (a wait of up to an interval recovered such turns on
    * Workable, and could put one call over the limit: docs/benchmark.md), as does a window still spent after the wait.
    */
-  private async guard(where: string, signal: AbortSignal | undefined, waited = false): Promise<false> {
+  private async guard(where: string, signal: AbortSignal | undefined, waited = false): Promise<void> {
     const window = this.window;
     const now = this.now();
-    if (!window || now >= window.resetAt || window.remaining > 0) return false;
+    if (!window || now >= window.resetAt || window.remaining > 0) return;
     this.pushSchedule(window.resetAt);
     const wait = window.resetAt - now;
     if (waited || !this.holds(wait, this.resetWaitMs, signal)) throw spent(where, wait, "the ATS's window is spent");
     await this.sleep(wait, signal);
-    return this.guard(where, signal, true);
+    await this.guard(where, signal, true);
   }
 
   /**
    * A message's call into a window the ATS announced as spent, with a reset further than the guard waits for, moves
-   * past the reset: to the first interval of its own block at or after it (calls on the schedule's intervals never put
-   * a window the ATS starts at its first call over its limit), the intervals before it left unused. With none left, it
-   * takes a block as long as the rest of its own from the reset, and goes back carrying it when that is far (true).
-   * Before, its message went back without a turn, lost the rest of its block, and took a new turn at the end of the
-   * schedule when it came back (Workable announces its reset in whole seconds, rounded up, so most were further
-   * than the guard's wait). A block already spent takes its new one from the reset below; a call due after the reset
-   * is guarded when it goes out.
+   * past the reset: to the first interval of its own block at or after it, when the rest of the step under way fits
+   * there too (calls sent at the schedule's intervals never put a window the ATS starts at its first call over its
+   * limit), the intervals before it left unused. Otherwise its block counts as spent, and it takes a new one from the
+   * reset, sized as any block taken mid-run (`blockFor`): its message goes back carrying it when it is further than
+   * the worker waits. Before, the message went back without a turn, the rest of its block went unused, and it took a
+   * new turn at the end of the schedule when it came back (Workable announces its reset in whole seconds, rounded up,
+   * so most were further than the guard's wait). A call due at or after the reset is guarded when it goes out.
+   * Returns the moment the message's next block may start from.
    */
-  private async pastSpentWindow(mine: Ticket, where: string, signal: AbortSignal | undefined): Promise<boolean> {
+  private pastSpentWindow(mine: Ticket): number {
     const window = this.window;
     const now = this.now();
-    if (!window || now >= window.resetAt || window.remaining > 0 || window.resetAt - now <= this.resetWaitMs)
-      return this.guard(where, signal);
+    if (!window || now >= window.resetAt || window.remaining > 0 || window.resetAt - now <= this.resetWaitMs) return 0;
     this.pushSchedule(window.resetAt);
-    if (mine.used >= mine.slots || mine.turnAt + mine.used * this.intervalMs >= window.resetAt) return false;
-    const first = Math.ceil((window.resetAt - mine.turnAt) / this.intervalMs);
+    if (mine.used >= mine.slots || mine.turnAt + mine.used * this.intervalMs >= window.resetAt) return window.resetAt;
+    // A block cut short so says nothing of what the kind or the step costs.
     mine.skipped = true;
-    if (first < mine.slots) {
-      mine.used = first;
-      return false;
-    }
-    const left = mine.slots - mine.used;
-    mine.turnAt = await this.reserve(left * this.intervalMs, window.resetAt);
-    Object.assign(mine, { slots: left, used: 0 });
-    return true;
+    const first = Math.ceil((window.resetAt - mine.turnAt) / this.intervalMs);
+    const rest = mine.step ? Math.max(1, this.stepNeeds(mine.step.key) - mine.step.calls) : 1;
+    mine.used = first + rest <= mine.slots ? first : mine.slots;
+    return window.resetAt;
   }
 
   private pushSchedule(resetAt: number): void {

@@ -175,8 +175,56 @@ describe('the pacer', () => {
     // Nothing sent; the message goes back carrying a turn after the reset (it used to go back without one).
     const kept = (admission as { value: { turnAt?: number; turnCalls?: number } }).value;
     expect(kept).toMatchObject({ code: 'ats-rate-limited', paced: true, turnCalls: 1 });
-    expect(kept.turnAt).toBeGreaterThanOrEqual(resetAt - 1000);
-    expect(reservations.some((r) => r.spanMs > 0 && r.notBefore >= resetAt - 1000)).toBe(true);
+    expect(kept.turnAt).toBeGreaterThanOrEqual(resetAt);
+    expect(reservations.some((r) => r.spanMs > 0 && r.notBefore >= resetAt)).toBe(true);
+  });
+
+  it("sends a call in a block from a spent window's reset, waiting for it in the worker when near", async () => {
+    const { pacer, run, clock } = setup(undefined, undefined, { limit: 10, windowMs: 10_000 });
+    clock.now = Math.ceil(clock.now / 1000) * 1000;
+    // Announced in whole seconds: two seconds off, further than the guard waits, nearer than a worker does.
+    const announcedReset = clock.now + 2_000;
+    const admission = await run(() =>
+      pacer.admit('invitation', { at: clock.now, calls: 1 }, undefined, async () => {
+        pacer.afterAnswer(200, window(0, clock.now + 1_500));
+        await pacer.beforeCall('POST /candidates/1/comments');
+        return clock.now;
+      }),
+    );
+    expect(admission).toMatchObject({ admitted: true });
+    expect((admission as { value: number }).value).toBeGreaterThanOrEqual(announcedReset);
+  });
+
+  it("keeps a step whole past a spent window's reset: back before a lookup whose write would not fit", async () => {
+    const { pacer, run, clock } = setup(undefined, undefined, { limit: 10, windowMs: 10_000 });
+    const writeBack =
+      (sent: string[], spendAfterNote = false) =>
+      async () => {
+        await pacedStep('note', async () => {
+          await pacer.beforeCall('POST /note');
+          sent.push('note');
+          if (spendAfterNote) pacer.afterAnswer(200, window(0, clock.now + 1_500));
+        });
+        await pacedStep('move', async () => {
+          await pacer.beforeCall('GET /candidates/1');
+          sent.push('lookup');
+          await pacer.beforeCall('POST /candidates/1/move');
+          sent.push('move');
+        });
+      };
+    await run(() => pacer.admit('write-back', undefined, undefined, writeBack([])));
+    await run(() => burst(pacer));
+    clock.now = Math.ceil(clock.now / 1000) * 1000;
+    // A block of three: the note, then a reset two intervals on, where the move's two calls no longer fit.
+    const sent: string[] = [];
+    const cut = await run(() =>
+      pacer
+        .admit('write-back', { at: clock.now, calls: 3 }, undefined, writeBack(sent, true))
+        .catch((error: unknown) => error),
+    );
+    expect(sent).toEqual(['note']);
+    expect(cut).toMatchObject({ code: 'ats-rate-limited', paced: true });
+    expect((cut as { turnCalls: number }).turnCalls).toBeGreaterThanOrEqual(2);
   });
 
   it('takes a 429 as a spent window until the reset it announces, for every message of the environment', async () => {
