@@ -499,9 +499,14 @@ export class Pacer implements CallGate, AtsPacing {
 
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
   public waitMs(calls = 1): number {
-    const now = this.now();
+    const resetAt = this.spentUntil(calls);
+    return resetAt ? resetAt - this.now() : 0;
+  }
+
+  /** The reset of the window the ATS last announced, while it has room for fewer than `calls`; else 0. */
+  private spentUntil(calls = 1): number {
     const window = this.window;
-    return window && now < window.resetAt && window.remaining < calls ? window.resetAt - now : 0;
+    return window && this.now() < window.resetAt && window.remaining < calls ? window.resetAt : 0;
   }
 
   public async beforeCall(where: string, signal?: AbortSignal, cacheFill = false): Promise<void> {
@@ -588,11 +593,10 @@ export class Pacer implements CallGate, AtsPacing {
    * Workable, and could put one call over the limit: docs/benchmark.md), as does a window still spent after the wait.
    */
   private async guard(where: string, signal: AbortSignal | undefined, waited = false): Promise<void> {
-    const window = this.window;
-    const now = this.now();
-    if (!window || now >= window.resetAt || window.remaining > 0) return;
-    this.pushSchedule(window.resetAt);
-    const wait = window.resetAt - now;
+    const resetAt = this.spentUntil();
+    if (!resetAt) return;
+    this.pushSchedule(resetAt);
+    const wait = resetAt - this.now();
     if (waited || !this.holds(wait, this.resetWaitMs, signal)) throw spent(where, wait, "the ATS's window is spent");
     await this.sleep(wait, signal);
     await this.guard(where, signal, true);
@@ -610,17 +614,16 @@ export class Pacer implements CallGate, AtsPacing {
    * Returns the moment the message's next block may start from.
    */
   private pastSpentWindow(mine: Ticket): number {
-    const window = this.window;
-    const now = this.now();
-    if (!window || now >= window.resetAt || window.remaining > 0 || window.resetAt - now <= this.resetWaitMs) return 0;
-    this.pushSchedule(window.resetAt);
-    if (mine.used >= mine.slots || mine.turnAt + mine.used * this.intervalMs >= window.resetAt) return window.resetAt;
+    const resetAt = this.spentUntil();
+    if (!resetAt || resetAt - this.now() <= this.resetWaitMs) return 0;
+    this.pushSchedule(resetAt);
+    if (mine.used >= mine.slots || mine.turnAt + mine.used * this.intervalMs >= resetAt) return resetAt;
     // A block cut short so says nothing of what the kind or the step costs.
     mine.skipped = true;
-    const first = Math.ceil((window.resetAt - mine.turnAt) / this.intervalMs);
+    const first = Math.ceil((resetAt - mine.turnAt) / this.intervalMs);
     const rest = mine.step ? Math.max(1, this.stepNeeds(mine.step.key) - mine.step.calls) : 1;
     mine.used = first + rest <= mine.slots ? first : mine.slots;
-    return window.resetAt;
+    return resetAt;
   }
 
   private pushSchedule(resetAt: number): void {
