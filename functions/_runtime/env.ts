@@ -14,6 +14,8 @@ export const ENV = {
   retentionDays: 'RETENTION_DAYS',
   /** A worker's event source's batching window (WORKER_TIMING.batchingWindowSeconds), read by its pacers. */
   batchingWindowSeconds: 'BATCHING_WINDOW_SECONDS',
+  /** How a report's webhook gathers reports on the clock (WORKER_TIMING.reportGatherSeconds); 0 sends at once. */
+  reportGatherSeconds: 'REPORT_GATHER_SECONDS',
 } as const;
 
 export function requireEnv(name: string): string {

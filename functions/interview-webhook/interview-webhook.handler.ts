@@ -7,7 +7,7 @@ import { reportCreatedDataSchema, webhookDeliverySchema } from '../../shared/int
 import { errorCode } from '../../shared/pipeline/errors';
 import { createLogger } from '../../shared/observability/logger';
 import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
-import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
+import { gatherDelaySeconds, QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
@@ -75,7 +75,8 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
 
 /**
  * On the report queue, unless the queue ledger finds this report pending (its webhook came lately, or the
- * reconciler found it); 503 when SQS did not take it, the ledger's record taken back.
+ * reconciler found it); 503 when SQS did not take it, the ledger's record taken back. Out of sight until the next
+ * multiple of the gathering period on the clock (WORKER_TIMING.reportGatherSeconds), with the other reports of it.
  */
 async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxyStructuredResultV2> {
   const { connectionId, reportId } = message;
@@ -92,7 +93,9 @@ async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxySt
     return jsonResponse(200, { status: 'accepted', pending: true });
   }
   try {
-    await publisher.publish(requireEnv(ENV.reportQueueUrl), message);
+    await publisher.publish(requireEnv(ENV.reportQueueUrl), message, {
+      delaySeconds: gatherDelaySeconds(gatherSeconds()),
+    });
   } catch (error) {
     // Not sent: the record is taken back so the service's retry (or the reconciler) enqueues it.
     await ledger.forgetEnqueued(connectionId, [subject]).catch(() => undefined);
@@ -101,4 +104,10 @@ async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxySt
   }
   logger.info('interview webhook: report enqueued', { connectionId, reportId });
   return jsonResponse(200, { status: 'accepted' });
+}
+
+/** The function's gathering period (REPORT_GATHER_SECONDS, set by the stack); the stack's default when unset. */
+function gatherSeconds(): number {
+  const set = Number(process.env[ENV.reportGatherSeconds] ?? Number.NaN);
+  return Number.isFinite(set) && set >= 0 ? set : WORKER_TIMING.reportGatherSeconds;
 }

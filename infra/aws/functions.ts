@@ -21,11 +21,13 @@ export const FUNCTION_CONCURRENCY = { worker: 5, webhook: 10 } as const;
 
 /**
  * What a function's environment holds of its own, beside the stack's tables and queues: the same in the stack and on
- * one machine. A worker's pacers send messages back early enough for its event source's batching window.
+ * one machine. A worker's pacers send messages back early enough for its event source's batching window; the report
+ * webhook gathers reports on the clock.
  */
 export const FUNCTION_ENVIRONMENT: Partial<Record<FunctionName, Record<string, string>>> = {
   InviteWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.invite) },
   WritebackWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.writeback) },
+  InterviewWebhook: { [ENV.reportGatherSeconds]: String(WORKER_TIMING.reportGatherSeconds) },
 };
 
 /**

@@ -69,6 +69,8 @@ export interface LocalFunctionOptions {
   awsCalls?: AwsCall[] | undefined;
   /** Another handler module than the function's own (tests of the runtime itself). */
   entry?: string;
+  /** Environment variables over the function's own (FUNCTION_ENVIRONMENT): a local run's settings. */
+  environment?: Record<string, string> | undefined;
 }
 
 interface Environment {
@@ -135,7 +137,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       functionName: options.name,
       environmentId: id,
       entry: pathToFileURL(options.entry ?? join(ROOT, FUNCTION_ENTRIES[options.name])).href,
-      environment: FUNCTION_ENVIRONMENT[options.name] ?? {},
+      environment: { ...FUNCTION_ENVIRONMENT[options.name], ...options.environment },
       recordAwsCalls: options.awsCalls !== undefined,
       sideEffects,
     };

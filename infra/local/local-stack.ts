@@ -68,6 +68,11 @@ export interface LocalStackOptions {
   /** 0 turns the timer off; `reconcileNow()` still runs it. */
   reconcileIntervalMs?: number;
   reportDelayMs?: number;
+  /**
+   * The report webhook's gathering period in seconds (WORKER_TIMING.reportGatherSeconds, the stack's, by default):
+   * the integration tests, which send a report or two at a time, shorten it.
+   */
+  reportGatherSeconds?: number;
   /** Execution environments (and event-source pollers) per worker; default: the stack's. */
   maxConcurrency?: number;
   logLevel?: string;
@@ -266,8 +271,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const functions: Partial<Record<FunctionName, LocalFunction>> = {};
     const handlers =
       runtime === 'environments'
-        ? environmentHandlers(functions, { concurrency, awsCalls })
-        : await oneProcessHandlers();
+        ? environmentHandlers(functions, { concurrency, awsCalls, reportGatherSeconds: options.reportGatherSeconds })
+        : await oneProcessHandlers(options.reportGatherSeconds);
     cleanups.push(async () => {
       await Promise.all(Object.values(functions).map((fn) => fn.stop()));
     });
@@ -468,10 +473,19 @@ interface Handlers {
 /** Each function in its own execution environments: the workers up to the event sources' concurrency. */
 function environmentHandlers(
   functions: Partial<Record<FunctionName, LocalFunction>>,
-  options: { concurrency: number; awsCalls: AwsCall[] | undefined },
+  options: { concurrency: number; awsCalls: AwsCall[] | undefined; reportGatherSeconds: number | undefined },
 ): Handlers {
+  const gather = options.reportGatherSeconds;
+  const environments: Partial<Record<FunctionName, Record<string, string>>> = {
+    InterviewWebhook: gather === undefined ? {} : { [ENV.reportGatherSeconds]: String(gather) },
+  };
   const start = (name: FunctionName, maxEnvironments: number) =>
-    (functions[name] = startLocalFunction({ name, maxEnvironments, awsCalls: options.awsCalls }));
+    (functions[name] = startLocalFunction({
+      name,
+      maxEnvironments,
+      awsCalls: options.awsCalls,
+      environment: environments[name],
+    }));
   return {
     atsWebhook: asHandler(start('AtsWebhook', FUNCTION_CONCURRENCY.webhook)),
     interviewWebhook: asHandler(start('InterviewWebhook', FUNCTION_CONCURRENCY.webhook)),
@@ -488,10 +502,11 @@ function environmentHandlers(
  * workers share one pacer per connection, which sends messages back early enough for the longer of their queues'
  * batching windows (a message back early waits in the worker).
  */
-async function oneProcessHandlers(): Promise<Handlers> {
+async function oneProcessHandlers(reportGatherSeconds: number | undefined): Promise<Handlers> {
   const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
   resetConnectionCaches();
   process.env[ENV.batchingWindowSeconds] = String(Math.max(...Object.values(WORKER_TIMING.batchingWindowSeconds)));
+  process.env[ENV.reportGatherSeconds] = String(reportGatherSeconds ?? WORKER_TIMING.reportGatherSeconds);
   clearInterviewCache();
   const as =
     <E, R>(fn: FunctionName, handler: (event: E, context: Context) => Promise<R>) =>

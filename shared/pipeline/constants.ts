@@ -15,6 +15,15 @@ export const WORKER_TIMING = {
    * messages back for their turns early enough for the window (`BATCHING_WINDOW_SECONDS`, shared/ats/pacer.ts).
    */
   batchingWindowSeconds: { invite: 1, writeback: 5 },
+  /**
+   * A report's webhook puts it on the queue out of sight until the next multiple of this many seconds on the clock
+   * (`gatherDelaySeconds`), so the reports of a busy connection reach the write-back worker together, a batch at a
+   * time, where they came one or two to a batch: each batch costs two receives, a delete and, in a burst paced to an
+   * ATS's rate, the send that puts its reports back for their turns. A report's write-back starts up to this much
+   * later on a quiet connection; no recruiter waits on it to the second, and Lambda's SQS documentation already
+   * allows a quiet queue 20 s. Figures: docs/benchmark.md.
+   */
+  reportGatherSeconds: 20,
   /** A claim outlives one invocation, never the visibility timeout: a retry after a crash finds it expired. */
   applicationLeaseMs: 60_000,
   jobLeaseMs: 60_000,

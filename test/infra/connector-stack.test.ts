@@ -178,6 +178,12 @@ describe('Stack: ConnectorStack', () => {
     ]);
   });
 
+  it("gathers the reports' webhook sends on the stack's period", () => {
+    const variables = resources[functionId('InterviewWebhook')]!.Properties.Environment.Variables;
+    expect(variables.REPORT_GATHER_SECONDS).toBe(String(WORKER_TIMING.reportGatherSeconds));
+    expect(WORKER_TIMING.reportGatherSeconds).toBeGreaterThan(0);
+  });
+
   it('runs the reconciler on a schedule', () => {
     const [[, rule] = []] = ofType('AWS::Events::Rule');
     expect(rule?.Properties.ScheduleExpression).toMatch(/^rate\(\d+ minutes\)$/);
