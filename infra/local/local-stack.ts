@@ -27,7 +27,13 @@ import { PARTNER_CALL_NAMES, type PartnerUrls } from './sandbox/ats/greenhouse/a
 import type { LeverSandbox } from './sandbox/ats/lever/server';
 import type { RunningServer } from './sandbox/http-kit';
 import { startInterviewServiceSandbox, type InterviewServiceSandbox } from './sandbox/interview-service/server';
-import { lambdaContext, type SqsEventSource, type SqsHandler, startSqsEventSource } from './sqs-event-source';
+import {
+  eventSourceBatches,
+  lambdaContext,
+  type SqsEventSource,
+  type SqsHandler,
+  startSqsEventSource,
+} from './sqs-event-source';
 import { createQueueWatch, type QueueWatch } from './queue-watch';
 import { connectionOfBody } from './fair-buffer';
 import { registerWebhooks } from '../cli/doctor/register';
@@ -73,7 +79,7 @@ export interface LocalStackOptions {
    * the integration tests, which send a report or two at a time, shorten it.
    */
   reportGatherSeconds?: number;
-  /** Execution environments (and event-source pollers) per worker; default: the stack's. */
+  /** Execution environments per worker (and its event source's pollers, two at least); default: the stack's. */
   maxConcurrency?: number;
   logLevel?: string;
   /** Requests per window of each ATS sandbox (defaults: the documented limits). */
@@ -317,7 +323,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         queueArn: queue.arn,
         handler,
         functionTimeoutMs,
-        maxConcurrency: concurrency,
+        maxConcurrency: eventSourceBatches(runtime, concurrency),
         client: functionSqs,
         duplicateRate: options.duplicateDeliveryRate,
         shortDeadline: options.shortDeadline,

@@ -40,6 +40,23 @@ export interface SqsEventSourceOptions {
   tenantOf?: ((body: string) => string) | undefined;
 }
 
+/**
+ * An SQS event source reads two batches at once at the least (its maximum concurrency is 2 to 1,000: AWS Lambda,
+ * "Configuring scaling behavior for SQS event source mappings"), and does not account for the function's reserved
+ * concurrency: a batch read while every environment is busy waits for one (Lambda retries a throttled invocation
+ * until the batch's visibility timeout). So a function run in one environment has its next batch gathered while it
+ * works, not after.
+ */
+const MIN_EVENT_SOURCE_BATCHES = 2;
+
+/**
+ * How many batches a worker's event source reads at once: its environments, two at the least; in one process (no
+ * environments to wait for), its concurrency.
+ */
+export function eventSourceBatches(runtime: 'environments' | 'one-process', environments: number): number {
+  return runtime === 'environments' ? Math.max(MIN_EVENT_SOURCE_BATCHES, environments) : environments;
+}
+
 /** The most messages the event source reads ahead of its invocations to serve a fair queue. */
 const FAIR_READ_AHEAD = 1_000;
 

@@ -378,7 +378,9 @@ const p50p95 = (values: number[]) => `${percentile(values, 50)} / ${percentile(v
 const topology = values['one-process']
   ? 'Topology: every function in this one process, one module state for all (--one-process: not for figures)'
   : `Topology: each function in its own execution environments (worker threads), as on Lambda: ` +
-    `InviteWorker ≤ ${values.concurrency}, WritebackWorker ≤ ${values.concurrency}, ` +
+    `InviteWorker ≤ ${values.concurrency}, WritebackWorker ≤ ${values.concurrency} ` +
+    `(their event sources read up to ${Math.max(2, Number(values.concurrency))} batches at once; ` +
+    `an SQS event source reads 2 at the least), ` +
     `each webhook function ≤ ${FUNCTION_CONCURRENCY.webhook}; the workers' timeout ${values['worker-timeout']} s`;
 if (trickleKind) {
   console.log(topology);

@@ -18,7 +18,7 @@ type Answer = {
 
 describe('Local Lambda runtime: one module state per execution environment', () => {
   const started: LocalFunction[] = [];
-  const start = (name: 'InviteWorker' | 'WritebackWorker', maxEnvironments: number) => {
+  const start = (name: 'InviteWorker' | 'WritebackWorker' | 'InterviewWebhook', maxEnvironments: number) => {
     const fn = startLocalFunction({ name, maxEnvironments, entry: ENTRY });
     started.push(fn);
     return fn;
@@ -73,6 +73,21 @@ describe('Local Lambda runtime: one module state per execution environment', () 
     ]);
     // The process that runs them keeps its own.
     expect(process.env[ENV.batchingWindowSeconds]).toBe(parent);
+  });
+
+  it("puts a local run's settings over the function's own variables", async () => {
+    const fn = startLocalFunction({
+      name: 'InterviewWebhook',
+      maxEnvironments: 1,
+      entry: ENTRY,
+      environment: { [ENV.reportGatherSeconds]: '0' },
+    });
+    started.push(fn);
+    const answer = await invoke(fn, { env: ENV.reportGatherSeconds });
+    expect(answer.env).toBe('0');
+    // Without it, the function's own: the stack's period.
+    const own = start('InterviewWebhook', 1);
+    expect((await invoke(own, { env: ENV.reportGatherSeconds })).env).toBe(String(WORKER_TIMING.reportGatherSeconds));
   });
 
   it('keeps the environment warm after the handler throws, and passes the error on', async () => {
