@@ -108,6 +108,7 @@ async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxySt
 
 /** The function's gathering period (REPORT_GATHER_SECONDS, set by the stack); the stack's default when unset. */
 function gatherSeconds(): number {
-  const set = Number(process.env[ENV.reportGatherSeconds] ?? Number.NaN);
+  const text = process.env[ENV.reportGatherSeconds]?.trim();
+  const set = text ? Number(text) : Number.NaN;
   return Number.isFinite(set) && set >= 0 ? set : WORKER_TIMING.reportGatherSeconds;
 }

@@ -47,9 +47,16 @@ describe("Pipeline: the report webhook gathers a period's reports on the clock",
     return Number(answer.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
   };
 
-  it('keeps two reports out of sight until the end of their period, then writes both back from one batch', async () => {
+  it('keeps two reports out of sight until the end of their period, then writes both back', async () => {
     const reports = [await tookInterview(), await tookInterview()];
     await stack.waitForQuiet(30_000);
+    // The webhook function warm, so both deliveries land early in the period whatever a cold start takes.
+    const warm = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event: 'interview.started', data: {} }),
+    });
+    expect(warm.status).toBe(200);
     // Both webhooks early in one period: their release is at least 8 s away.
     const periodMs = GATHER_SECONDS * 1000;
     const into = Date.now() % periodMs;
@@ -77,8 +84,9 @@ describe("Pipeline: the report webhook gathers a period's reports on the clock",
     // Not before their period ended (a delay counts in whole seconds, rounded down).
     expect(Date.now()).toBeGreaterThanOrEqual(releaseAt - 1000);
     await stack.waitForQuiet(30_000);
-    expect(stack.sources.writeback.stats.invocations - before.invocations).toBe(1);
+    // Each handled once (the event source may split the period's two between pollers: SQS makes no promise).
     expect(stack.sources.writeback.stats.records - before.records).toBe(2);
+    expect(stack.sources.writeback.stats.failures - before.failures).toBe(0);
     for (const r of reports) expect(reportNotes(stack, r.report_id)).toHaveLength(1);
     expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
   }, 90_000);
