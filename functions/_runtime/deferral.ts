@@ -1,4 +1,5 @@
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
+import { SQS_MAX_DELAY_SECONDS } from '../../shared/queue/gather';
 import type { QueueMessage } from '../../shared/queue';
 import { type DelayedBatchPublisher, lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { requireEnv } from './env';
@@ -7,8 +8,6 @@ import { ATS_ERROR_CODES } from '../../shared/ats/errors';
 import type { QueueLedger } from '../../shared/pipeline/ports';
 import { errorCode, hasCode, retryAfterMs } from '../../shared/errors';
 
-/** SendMessage takes a DelaySeconds of 900 at most (Amazon SQS API Reference, SendMessage). */
-const SQS_MAX_DELAY_SECONDS = 900;
 /** A guessed wait doubles at most this many times (8 × the guess). */
 const MAX_DOUBLINGS = 3;
 /** The rate-limit codes of the interview-service client and of the ATS adapters. */
