@@ -166,6 +166,8 @@ interface Ticket {
   probe: boolean;
   /** Calls sent outside steps (reads): a run that comes back makes them again. */
   reads: number;
+  /** The call in flight was counted (not a cache fill): a 429 takes it back out (`afterAnswer`). */
+  counted?: boolean;
   /** Intervals of its block were left unused for a spent window's reset (`pastSpentWindow`). */
   skipped?: boolean;
   /** The step under way (pacedStep) and the calls it has sent: a run that comes back makes them again. */
@@ -338,7 +340,9 @@ export class Pacer implements CallGate, AtsPacing {
     const key = `${ticket.kind}/${name}`;
     const needs = this.stepNeeds(key);
     if (needs > ticket.slots - ticket.used && !this.runsAsItIs(ticket, key)) {
-      if (!ticket.skipped) ticket.turnNeeded ??= ticket.calls + needs;
+      // What the step has shown it costs, not the two calls a step cut before is given at least (a lookup and its
+      // write): learnt as the kind's cost, that guess booked a burst's invitations on Lever at three calls for two.
+      if (!ticket.skipped) ticket.turnNeeded ??= ticket.calls + Math.max(1, this.expected(key, 0));
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
       const wait = at - this.now();
@@ -543,6 +547,7 @@ export class Pacer implements CallGate, AtsPacing {
       // A list read once for the environment's cache (a stage list) makes an environment's first run of a kind cost a
       // call more than its others: learnt as part of the kind, it booked every message of the kind at that cost until
       // a second run there (on Lever, a burst's write-backs at three calls for two, a third of the rate unused).
+      mine.counted = !cacheFill;
       if (!cacheFill) {
         mine.calls++;
         if (mine.step) mine.step.calls++;
@@ -573,6 +578,7 @@ export class Pacer implements CallGate, AtsPacing {
     const announced = announcedWindow(headers, now);
     if (announced) this.window = announced;
     if (status !== 429) return;
+    this.uncount();
     // A 429's Retry-After is the wait the ATS asks for (an injected or burst 429 within a window); else its window's
     // announced reset; else a whole window.
     const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
@@ -582,6 +588,21 @@ export class Pacer implements CallGate, AtsPacing {
         : (announced?.resetAt ?? announcedResetAt(headers, now) ?? now + this.options.rate.windowMs);
     this.window = { remaining: 0, resetAt };
     this.pushSchedule(resetAt);
+  }
+
+  /**
+   * A call the ATS refused (429) is no part of what its message's kind or step costs: it is sent again, and counted
+   * then. Counted, the retry of a refused note ran past its block and gave the note step a floor of two calls, and
+   * every later invitation in that environment was cut before its note (on Lever, a burst's invitations at 70 % of
+   * the rate for a minute).
+   */
+  private uncount(): void {
+    const mine = tickets.getStore();
+    if (mine?.pacer !== this || !mine.counted) return;
+    mine.counted = false;
+    mine.calls--;
+    if (mine.step) mine.step.calls--;
+    else mine.reads--;
   }
 
   /**

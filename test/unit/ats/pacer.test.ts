@@ -412,6 +412,57 @@ describe('the pacer', () => {
     expect(later).toMatchObject({ admitted: false, turnCalls: 2 });
   });
 
+  it('learns, from a run cut before a step, what the step has shown, not the two calls it is given', async () => {
+    const { pacer, run, clock, inner } = setup();
+    let book = true;
+    // An invitation reads the opportunity, then posts its note; meanwhile another environment books the schedule.
+    const invitation = async () => {
+      await pacer.beforeCall('GET /opportunity');
+      if (book) await inner.reserve('c', 60_000, clock.now);
+      await pacedStep('note', () => pacer.beforeCall('POST /note'));
+    };
+    const cut = () =>
+      run(() => pacer.admit('invitation', undefined, undefined, invitation).catch((error: unknown) => error));
+    // The first, in a turn of one call (a kind not shown yet), is cut in its note: a step of one call at least.
+    expect(await cut()).toMatchObject({ paced: true });
+    // The next, booked at the two calls the first needed, is cut before its note (given two: a lookup and a write).
+    clock.now += 120_000;
+    expect(await cut()).toMatchObject({ paced: true });
+    // What it needed was its read and the one call the note has shown: the kind is booked at two, not three.
+    clock.now += 120_000;
+    book = false;
+    await run(() => inner.reserve('c', 60_000, clock.now));
+    const later = await run(() => pacer.admit('invitation', undefined, undefined, async () => undefined));
+    expect(later).toMatchObject({ admitted: false, turnCalls: 2 });
+  });
+
+  it('counts no call the ATS refused (429) in what its kind or step costs', async () => {
+    const { pacer, run, clock, inner } = setup();
+    let refuse = false;
+    let book = false;
+    // An invitation reads the opportunity and posts its note; a refused note is sent again (kept back: window spent).
+    const invitation = async () => {
+      await pacer.beforeCall('GET /opportunity');
+      if (book) await inner.reserve('c', 60_000, clock.now);
+      await pacedStep('note', async () => {
+        await pacer.beforeCall('POST /note');
+        if (!refuse) return;
+        pacer.afterAnswer(429, new Headers());
+        await pacer.beforeCall('POST /note');
+      });
+    };
+    const admit = () => run(() => pacer.admit('invitation', undefined, undefined, invitation));
+    for (let i = 0; i < 2; i++) await admit();
+    refuse = true;
+    await expect(admit()).rejects.toMatchObject({ paced: true });
+    // Past the window: a note still costs one call, so the next runs in its turn of two, though the schedule is
+    // booked far ahead once it began.
+    clock.now += 60_000;
+    refuse = false;
+    book = true;
+    await expect(admit()).resolves.toMatchObject({ admitted: true });
+  });
+
   it('books a burst at what a warm run costs, not at the cold first run of the environment', async () => {
     const { pacer, run } = setup();
     let cached = false;
