@@ -153,7 +153,7 @@ interface Ticket {
   turnAt: number;
   slots: number;
   used: number;
-  /** Calls the run has sent. */
+  /** Calls the run has sent, those the ATS refused (429) left out. */
   calls: number;
   /** The message came back for a turn it reserved. */
   returning: boolean;
@@ -164,17 +164,21 @@ interface Ticket {
    * worker for its later calls' turns (PROBE_WAIT_MS at most), where others go back for them.
    */
   probe: boolean;
-  /** Calls sent outside steps (reads): a run that comes back makes them again. */
+  /** Calls sent outside steps (reads), those refused left out: a run that comes back makes them again. */
   reads: number;
-  /** The call in flight was counted (not a cache fill): a 429 takes it back out (`afterAnswer`). */
-  counted?: boolean;
+  /**
+   * Where the last call sent was counted (the step it went out in, or the reads); none for a cache fill or once a 429
+   * took it back out (`uncount`).
+   */
+  counted?: { key: string; calls: number } | 'read' | undefined;
   /** Intervals of its block were left unused for a spent window's reset (`pastSpentWindow`). */
   skipped?: boolean;
   /** The step under way (pacedStep) and the calls it has sent: a run that comes back makes them again. */
   step?: { key: string; calls: number } | undefined;
   /**
    * What the message's turn had to hold at least (its kind's cost), once it ran past it: the calls it sent before,
-   * and what the step or call that did not fit needs. A run cut there shows no more of what its kind costs.
+   * and what the step or call that did not fit has shown it needs. A run cut there shows no more of what its kind
+   * costs.
    */
   turnNeeded?: number;
 }
@@ -340,8 +344,8 @@ export class Pacer implements CallGate, AtsPacing {
     const key = `${ticket.kind}/${name}`;
     const needs = this.stepNeeds(key);
     if (needs > ticket.slots - ticket.used && !this.runsAsItIs(ticket, key)) {
-      // What the step has shown it costs, not the two calls a step cut before is given at least (a lookup and its
-      // write): learnt as the kind's cost, that guess booked a burst's invitations on Lever at three calls for two.
+      // What the step has shown it costs: the two calls a step cut before is given at least (a lookup and its write)
+      // keep its block whole, and are no measure of the kind.
       if (!ticket.skipped) ticket.turnNeeded ??= ticket.calls + Math.max(1, this.expected(key, 0));
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
@@ -547,7 +551,7 @@ export class Pacer implements CallGate, AtsPacing {
       // A list read once for the environment's cache (a stage list) makes an environment's first run of a kind cost a
       // call more than its others: learnt as part of the kind, it booked every message of the kind at that cost until
       // a second run there (on Lever, a burst's write-backs at three calls for two, a third of the rate unused).
-      mine.counted = !cacheFill;
+      mine.counted = cacheFill ? undefined : (mine.step ?? 'read');
       if (!cacheFill) {
         mine.calls++;
         if (mine.step) mine.step.calls++;
@@ -591,18 +595,17 @@ export class Pacer implements CallGate, AtsPacing {
   }
 
   /**
-   * A call the ATS refused (429) is no part of what its message's kind or step costs: it is sent again, and counted
-   * then. Counted, the retry of a refused note ran past its block and gave the note step a floor of two calls, and
-   * every later invitation in that environment was cut before its note (on Lever, a burst's invitations at 70 % of
-   * the rate for a minute).
+   * A call the ATS refused (429) is no part of what its message's kind or step costs: when it is sent again, that
+   * call counts. Its interval stays used: it was taken.
    */
   private uncount(): void {
     const mine = tickets.getStore();
-    if (mine?.pacer !== this || !mine.counted) return;
-    mine.counted = false;
+    const counted = mine?.pacer === this ? mine.counted : undefined;
+    if (!mine || !counted) return;
+    mine.counted = undefined;
     mine.calls--;
-    if (mine.step) mine.step.calls--;
-    else mine.reads--;
+    if (counted === 'read') mine.reads--;
+    else counted.calls--;
   }
 
   /**

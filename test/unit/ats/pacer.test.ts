@@ -425,9 +425,10 @@ describe('the pacer', () => {
       run(() => pacer.admit('invitation', undefined, undefined, invitation).catch((error: unknown) => error));
     // The first, in a turn of one call (a kind not shown yet), is cut in its note: a step of one call at least.
     expect(await cut()).toMatchObject({ paced: true });
-    // The next, booked at the two calls the first needed, is cut before its note (given two: a lookup and a write).
+    // The next, booked at the two calls the first needed, is cut before its note, which it is given two calls for (a
+    // lookup and a write): it goes back for a block of three, its read and those two.
     clock.now += 120_000;
-    expect(await cut()).toMatchObject({ paced: true });
+    expect(await cut()).toMatchObject({ paced: true, turnCalls: 3 });
     // What it needed was its read and the one call the note has shown: the kind is booked at two, not three.
     clock.now += 120_000;
     book = false;
@@ -461,6 +462,34 @@ describe('the pacer', () => {
     refuse = false;
     book = true;
     await expect(admit()).resolves.toMatchObject({ admitted: true });
+  });
+
+  it('counts a refused read once it is answered, and takes back no counted call for a refused cache fill', async () => {
+    const { pacer, run, clock, inner } = setup();
+    const refused = new Set<string>();
+    // An invitation reads the stage list for the environment's cache, then the opportunity, then posts its note; a
+    // refused call is sent again once (as the ATS client does), past the window's reset.
+    const send = async (where: string, cacheFill = false) => {
+      await pacer.beforeCall(where, undefined, cacheFill);
+      if (!refused.delete(where)) return;
+      pacer.afterAnswer(429, window(0, clock.now + 1_000));
+      await clock.sleep(2_000);
+      await pacer.beforeCall(where, undefined, cacheFill);
+    };
+    const invitation = async () => {
+      await send('GET /stages', true);
+      await send('GET /opportunity');
+      await pacedStep('note', () => send('POST /note'));
+    };
+    refused.add('GET /opportunity');
+    await run(() => pacer.admit('invitation', undefined, undefined, invitation));
+    refused.add('GET /stages');
+    refused.add('GET /opportunity');
+    await run(() => pacer.admit('invitation', undefined, undefined, invitation));
+    // Two calls a run, whatever was refused on the way.
+    await run(() => inner.reserve('c', 60_000, clock.now));
+    const later = await run(() => pacer.admit('invitation', undefined, undefined, async () => undefined));
+    expect(later).toMatchObject({ admitted: false, turnCalls: 2 });
   });
 
   it('books a burst at what a warm run costs, not at the cold first run of the environment', async () => {
