@@ -42,10 +42,12 @@ describe('Pipeline: a rate-limited ATS on the local stack', () => {
       ai_match_score: 55,
       delay_ms: 0,
     });
-    // Enough 429s that the worker's 3.2 s deadline passed while it waited, and the message went back on the queue.
+    // Refused, sent again and refused again, and the message back on the queue for later (a refused call is no part of
+    // what a write-back costs, so the pacer does not book the retries as the kind's calls: the message goes back
+    // after its second 429).
     await waitFor(
       async () =>
-        workableRequests() - before >= 6 &&
+        workableRequests() - before >= 2 &&
         (await stack.queueDepths()).report > 0 &&
         stack.sources.writeback.stats.inFlight === 0,
       30_000,
