@@ -170,7 +170,7 @@ interface Ticket {
    * Where the last call sent was counted (the step it went out in, or the reads); none for a cache fill or once a 429
    * took it back out (`uncount`).
    */
-  counted?: { key: string; calls: number } | 'read' | undefined;
+  counted?: Ticket['step'] | 'read';
   /** Intervals of its block were left unused for a spent window's reset (`pastSpentWindow`). */
   skipped?: boolean;
   /** The step under way (pacedStep) and the calls it has sent: a run that comes back makes them again. */
@@ -344,9 +344,9 @@ export class Pacer implements CallGate, AtsPacing {
     const key = `${ticket.kind}/${name}`;
     const needs = this.stepNeeds(key);
     if (needs > ticket.slots - ticket.used && !this.runsAsItIs(ticket, key)) {
-      // What the step has shown it costs: the two calls a step cut before is given at least (a lookup and its write)
-      // keep its block whole, and are no measure of the kind.
-      if (!ticket.skipped) ticket.turnNeeded ??= ticket.calls + Math.max(1, this.expected(key, 0));
+      // What the step has shown it costs (a step cut here is known, or has a floor): the two calls a step cut before
+      // is given at least (a lookup and its write) keep its block whole, and are no measure of the kind.
+      if (!ticket.skipped) ticket.turnNeeded ??= ticket.calls + this.expected(key, 0);
       const calls = this.blockFor(ticket, needs);
       const at = await this.reserve(calls * this.intervalMs, this.now());
       const wait = at - this.now();
