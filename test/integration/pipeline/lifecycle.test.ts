@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
-import { createAtsAdapter } from '../../../shared/ats';
+import { connectionRate, createAtsAdapter } from '../../../shared/ats';
+import { Pacer } from '../../../shared/ats/pacer';
 import type { AtsKind } from '../../../shared/config';
 import { dynamoMappingStore } from '../../../shared/mapping';
+import { DynamoRateSchedule } from '../../../shared/mapping/rate-schedule';
 import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 import { AI_INTERVIEW_STATUSES, statusTag, type AiInterviewStatus } from '../../../shared/pipeline/status';
 import { dueFollowUp, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
@@ -21,7 +23,10 @@ const silent = { info: () => undefined, warn: () => undefined, error: () => unde
 /** The tag each ATS shows a status as: single tokens on Workable, labels elsewhere. */
 const tagOf = (kind: AtsKind, status: AiInterviewStatus) => statusTag(status, kind === 'workable' ? 'token' : 'label');
 
-/** `call` again while the ATS says its rate-limit window is spent, for 30 s at most. */
+/**
+ * `call` again while the ATS says its rate-limit window is spent, or its turn on the schedule is later, for 30 s at most:
+ * as the worker's message would come back for it.
+ */
 async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -52,11 +57,18 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     faultInjection.afterSideEffect = undefined;
   });
 
-  /** The invite worker's follow-up, on the real tables and the real ATS sandbox, with a fake clock and mailer. */
+  /**
+   * The invite worker's follow-up, on the real tables and the real ATS sandbox, with a fake clock and mailer. Its ATS
+   * calls take their turns on the connection's shared schedule, as the worker's do, with the stack's own workers.
+   */
   function followUps(kind: AtsKind, clock: { now: number }) {
     const connection = stack.connections.find((c) => c.ats === kind)!;
     const secrets = stack.secrets[connection.secretRef]!;
-    const context = { connection, secrets, ats: createAtsAdapter(connection, secrets) };
+    const rate = connectionRate(connection);
+    const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
+    const pacer = rate && new Pacer({ connectionId: connection.id, rate, schedule });
+    const ats = createAtsAdapter(connection, secrets, pacer ? { gate: pacer } : {});
+    const context = { connection, secrets, ats, ...(pacer ? { pacer } : {}) };
     const sent: InviteEmail[] = [];
     const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
     const deps = {
@@ -131,8 +143,8 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
 
       clock.now = start + 7 * 24 * HOUR + 1;
       expect(dueFollowUp(g.connection.triggers[0]!, record, clock.now)).toEqual({ action: 'expire' });
-      expect((await g.run(record, 'expire')).outcome).toBe('expired');
-      expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
+      expect((await inOpenWindow(async () => g.run(await g.record(application.id), 'expire'))).outcome).toBe('expired');
+      expect((await inOpenWindow(async () => g.run(await g.record(application.id), 'expire'))).outcome).toBe('expired');
       const notes = stack.ats[kind].notesOf(application.id).filter((n) => n.includes('AI interview not completed by'));
       expect(notes).toHaveLength(1);
       expect(stack.ats[kind].tagsOf(application.id)).toEqual([tagOf(kind, 'expired')]);
@@ -167,7 +179,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     clock.now += 30 * 24 * HOUR;
     expect(dueFollowUp(g.connection.triggers[0]!, done, clock.now)).toBeUndefined();
     expect((await g.run(done, 'remind', 1)).outcome).toBe('not-due');
-    expect((await g.run(done, 'expire')).outcome).toBe('not-due');
+    expect((await inOpenWindow(() => g.run(done, 'expire'))).outcome).toBe('not-due');
     expect(g.sent).toHaveLength(1);
     expect(stack.lever.tagsOf(application.id)).toHaveLength(1);
     expect(stack.lever.tagsOf(application.id)[0]).toMatch(/^AI interview: (advanced|flagged for review)$/);
@@ -211,10 +223,10 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     const clock = { now: Date.now() + 8 * 24 * HOUR };
     const g = followUps('workable', clock);
     // The reminders it was due go first (a late run), then the invitation expires.
-    expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('not-due');
+    expect((await inOpenWindow(async () => g.run(await g.record(application.id), 'expire'))).outcome).toBe('not-due');
     expect((await g.run(await g.record(application.id), 'remind', 0)).outcome).toBe('reminded');
     expect((await g.run(await g.record(application.id), 'remind', 1)).outcome).toBe('reminded');
-    expect((await g.run(await g.record(application.id), 'expire')).outcome).toBe('expired');
+    expect((await inOpenWindow(async () => g.run(await g.record(application.id), 'expire'))).outcome).toBe('expired');
     expect(stack.ats.workable.tagsOf(application.id)).toEqual(['ai-interview-expired']);
     const { report_id: reportId } = takeInterview(stack, interviewId, { name: 'Pia Workable', email });
     await waitFor(

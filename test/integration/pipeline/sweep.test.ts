@@ -81,15 +81,24 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     throw new Error(`${kind}: the sweep did not finish in 30 runs`);
   }
 
-  /** Waits for the invite through one retry of its message; a timeout says what is left on the queues, and why. */
-  async function invitedWithinRetry(email: string) {
+  /**
+   * Waits for the invite through one retry of its message; a timeout says what is left on the queues, and why, and
+   * what the connector recorded of the application (its state and steps, no personal data).
+   */
+  async function invitedWithinRetry(email: string, kind: AtsKind, applicationId: string) {
     // The queues' visibility timeout is six times the workers' timeout.
     const withinMs = 6 * LOCAL_DEFAULTS.functionTimeoutMs + 30_000;
     try {
       await waitFor(async () => (await emailsTo(held.stack, email)).length > 0, withinMs, `the invite to ${email}`);
     } catch (error) {
       const left = held.stack.watch.describeUnfinished();
-      throw new Error(`${(error as Error).message}; left on the queues: ${left.join('; ') || 'nothing'}`);
+      const { connectionId, deps } = sweepDeps(kind);
+      const records = await deps.store.findApplicationsByAtsId(connectionId, applicationId);
+      const recorded = records.map((r) => `${r.state} (steps: ${Object.keys(r.steps).join(', ') || 'none'})`);
+      throw new Error(
+        `${(error as Error).message}; left on the queues: ${left.join('; ') || 'nothing'}; ` +
+          `recorded: ${recorded.join('; ') || 'nothing'}`,
+      );
     }
   }
 
@@ -115,7 +124,7 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
         'a reconciler run that sweeps it',
       );
       // Within a retry: a worker's attempt that failed on a busy machine comes back after the visibility timeout.
-      await invitedWithinRetry(email);
+      await invitedWithinRetry(email, kind, String(application.id));
       await held.stack.waitForQuiet();
       // A second sweep reads the whole stage again and finds every application known: nothing enqueued or sent.
       const again = await sweepUntilDone(kind);
