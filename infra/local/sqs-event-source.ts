@@ -206,15 +206,9 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     // Bounded: each receive takes up to a batch, and the buffer is capped.
     for (let more = full; more && fair.size < FAIR_READ_AHEAD && !controller.signal.aborted; ) {
       const ahead = (await receive(batchSize, 0)).Messages ?? [];
+      if (!ahead.length) emptyAt = Date.now();
       fair.add(ahead);
       more = ahead.length === batchSize;
-      // Read to its end (a receive that came back short took all there was): once the messages read ahead are handed
-      // out, one poller watches the queue, as after a batch that came back short. Before, the next polls asked again,
-      // for nothing: receives SQS's own fair queues, which read nothing ahead, never make.
-      if (!more) {
-        emptyAt = Date.now();
-        idle = true;
-      }
     }
     return fair.take(batchSize);
   }
