@@ -150,7 +150,7 @@ function inviteEmailStep(
   link: { url: string },
   record: (write: Omit<Parameters<OrderStore['recordOrderStep']>[1], 'owner'>) => Promise<void>,
 ): Step<unknown> {
-  const { order, deps, test } = run;
+  const { order, deps, test, signal } = run;
   const now = deps.now ?? Date.now;
   const step = order.steps.inviteEmail;
   // When the e-mail was started: by an earlier worker, or by this one (kept when it ends uncertain).
@@ -159,6 +159,7 @@ function inviteEmailStep(
     name: 'invite-emailed',
     done: step?.doneAt !== undefined,
     started: step?.startedAt !== undefined,
+    signal,
     recordStart: () => {
       startedAt = now();
       return record({ step: { name: 'inviteEmail', record: { startedAt } } });

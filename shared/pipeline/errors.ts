@@ -28,12 +28,30 @@ export class ReportNotVisibleError extends Error {
 }
 
 /**
+ * A step that cannot be looked up (the invite e-mail) was not begun: the worker's deadline was too near for its call
+ * to be answered before it, and a call the deadline cuts is uncertain, never made again. Nothing was recorded or
+ * sent: the message comes back shortly, with the claim handed back (time is not a verdict).
+ */
+export class NoRoomBeforeDeadlineError extends Error {
+  public readonly code = 'no-room-before-deadline';
+  public readonly retryable = true;
+  public readonly definitelyNotSent = true;
+  /** Back on the queue as soon as SQS allows: the next delivery has a whole invocation's time. */
+  public readonly retryAfterMs = 1_000;
+
+  public constructor(step: string, leftMs: number) {
+    super(`${step}: ${Math.round(leftMs)} ms left before the worker's deadline; not begun, tried again`);
+    this.name = 'NoRoomBeforeDeadlineError';
+  }
+}
+
+/**
  * The worker stopped with nothing half-done: the ATS refused the call unsent (the pacer found its window spent)
- * or answered 429 (nothing was written). The claim can be handed back at once, and its next holder need not look
- * for a note the refused call never wrote.
+ * or answered 429 (nothing was written), or a step was not begun for want of time before the deadline. The claim can
+ * be handed back at once, and its next holder need not look for a note the refused call never wrote.
  */
 export function stoppedUnsent(error: unknown): boolean {
-  return hasCode(error, 'ats-rate-limited') && !mayHaveSucceeded(error);
+  return (hasCode(error, 'ats-rate-limited') && !mayHaveSucceeded(error)) || error instanceof NoRoomBeforeDeadlineError;
 }
 
 /**

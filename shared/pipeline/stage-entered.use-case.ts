@@ -388,13 +388,14 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
 
 /** The invitation e-mail through SES. SES cannot be asked whether it sent: a started one is uncertain on resume. */
 function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url: string }): Step<unknown> {
-  const { trigger, event, record, deps, now, recordStep } = input;
+  const { trigger, event, record, deps, now, recordStep, signal } = input;
   // When the e-mail was started: by an earlier worker, or by this one (kept when it ends uncertain).
   let startedAt = record.steps.inviteEmail?.startedAt;
   return {
     name: 'invite-emailed',
     done: stepDone(record.steps.inviteEmail),
     started: record.steps.inviteEmail?.startedAt !== undefined,
+    signal,
     recordStart: () => {
       startedAt = now();
       return recordStep({ step: { name: 'inviteEmail', record: { startedAt } }, last: false });

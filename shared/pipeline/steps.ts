@@ -1,6 +1,15 @@
 import { pacedStep } from '../ats/pacer';
 import { afterSideEffect, type SideEffectPoint } from './fault-injection';
 import { definitelyNotSent, errorMessage } from '../errors';
+import { timeLeftMs } from '../http/deadline';
+import { NoRoomBeforeDeadlineError } from './errors';
+
+/**
+ * The time a step that records its start and cannot be looked up (an e-mail) needs before the worker's deadline to
+ * begin: its call is then answered before the deadline, not cut by it and left uncertain (never sent). An e-mail's
+ * call takes tens of milliseconds, a busy machine's up to a second or two.
+ */
+export const UNCERTAIN_STEP_ROOM_MS = 2_000;
 
 /**
  * One outward side effect of an application (an invitation on the service, the invite e-mail, a note), made
@@ -20,6 +29,11 @@ export interface Step<R> {
   started: boolean;
   /** Records the start, before the effect; steps whose lookup needs no record of it leave this out. */
   recordStart?: () => Promise<void>;
+  /**
+   * The worker's deadline. A step that records its start and has no lookup begins only with `UNCERTAIN_STEP_ROOM_MS`
+   * left before it; otherwise nothing is recorded and a NoRoomBeforeDeadlineError brings the message back.
+   */
+  signal?: AbortSignal | undefined;
   /** After a start: whether the effect happened, and what it gave. Without one, a started step is uncertain. */
   lookup?: () => Promise<R | undefined>;
   perform: () => Promise<R>;
@@ -56,6 +70,10 @@ async function performStep<R>(step: Step<R>, key: string, last: boolean): Promis
       await step.recordDone(found, 'found', last);
       return 'found';
     }
+  }
+  if (step.recordStart && !step.lookup) {
+    const left = timeLeftMs(step.signal);
+    if (left < UNCERTAIN_STEP_ROOM_MS) throw new NoRoomBeforeDeadlineError(step.name, left);
   }
   await step.recordStart?.();
   let result: R;

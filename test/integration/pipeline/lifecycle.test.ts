@@ -8,6 +8,8 @@ import { Pacer } from '../../../shared/ats/pacer';
 import type { AtsKind } from '../../../shared/config';
 import { dynamoMappingStore } from '../../../shared/mapping';
 import { DynamoRateSchedule } from '../../../shared/mapping/rate-schedule';
+import { deadlineAfter } from '../../../shared/http/deadline';
+import { NoRoomBeforeDeadlineError } from '../../../shared/pipeline/errors';
 import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 import { AI_INTERVIEW_STATUSES, statusTag, type AiInterviewStatus } from '../../../shared/pipeline/status';
 import { dueFollowUp, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
@@ -24,8 +26,8 @@ const silent = { info: () => undefined, warn: () => undefined, error: () => unde
 const tagOf = (kind: AtsKind, status: AiInterviewStatus) => statusTag(status, kind === 'workable' ? 'token' : 'label');
 
 /**
- * `call` again while the ATS says its rate-limit window is spent, or its turn on the schedule is later, for 30 s at most:
- * as the worker's message would come back for it.
+ * `call` again while the ATS says its rate-limit window is spent, or its turn on the schedule is later, for 30 s at
+ * most: as the worker's message would come back for it.
  */
 async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
@@ -83,7 +85,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
         },
       },
     };
-    const run = (record: ApplicationRecord, action: 'remind' | 'expire', reminder?: number) =>
+    const run = (record: ApplicationRecord, action: 'remind' | 'expire', reminder?: number, signal?: AbortSignal) =>
       handleFollowUp(
         {
           v: 1,
@@ -97,6 +99,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
           ...(reminder === undefined ? {} : { reminder }),
         } satisfies FollowUpMessage,
         deps,
+        signal,
       );
     const record = async (applicationId: string) =>
       (await store.findApplicationsByAtsId(connection.id, applicationId))[0] as ApplicationRecord;
@@ -162,6 +165,9 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
       if (point === 'reminder-emailed' && crashes++ === 0) throw new SimulatedCrash(point);
     };
     const record = await g.record(application.id);
+    // Too near the worker's deadline for SES's answer: not begun (a begun reminder is never sent again), back later.
+    await expect(g.run(record, 'remind', 0, deadlineAfter(1_000))).rejects.toThrow(NoRoomBeforeDeadlineError);
+    expect(g.sent).toHaveLength(0);
     await expect(g.run(record, 'remind', 0)).rejects.toThrow(SimulatedCrash);
     // SQS gives the message again: the reminder was begun, so it is never sent again.
     expect((await g.run(await g.record(application.id), 'remind', 0)).outcome).toBe('not-due');

@@ -94,7 +94,9 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       const left = held.stack.watch.describeUnfinished();
       const { connectionId, deps } = sweepDeps(kind);
       const records = await deps.store.findApplicationsByAtsId(connectionId, applicationId);
-      const recorded = records.map((r) => `${r.state} (steps: ${Object.keys(r.steps).join(', ') || 'none'})`);
+      const steps = (r: (typeof records)[number]) =>
+        Object.entries(r.steps).map(([name, step]) => `${name}${step?.outcome ? ` (${step.outcome})` : ''}`);
+      const recorded = records.map((r) => `${r.state}, steps: ${steps(r).join(', ') || 'none'}`);
       throw new Error(
         `${(error as Error).message}; left on the queues: ${left.join('; ') || 'nothing'}; ` +
           `recorded: ${recorded.join('; ') || 'nothing'}`,

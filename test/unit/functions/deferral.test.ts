@@ -11,7 +11,11 @@ import {
 import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { AtsError } from '../../../shared/ats/errors';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
-import { ClaimHeldElsewhereError, InterviewNotReadyError } from '../../../shared/pipeline/errors';
+import {
+  ClaimHeldElsewhereError,
+  InterviewNotReadyError,
+  NoRoomBeforeDeadlineError,
+} from '../../../shared/pipeline/errors';
 import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { type QueueMessage, reportCreatedMessageSchema, type ReportCreatedMessage } from '../../../shared/queue';
 import { reportCreatedMessage } from '../../helpers/pipeline-records';
@@ -240,6 +244,25 @@ describe('Function: sqsBatchHandler with deferral', () => {
     expect(entries[0]?.message).toEqual(reportMessage({ deferrals: 1 }));
     expect(entries[0]?.delaySeconds).toBeGreaterThanOrEqual(1);
     expect(entries[0]?.delaySeconds).toBeLessThanOrEqual(2);
+  });
+
+  it('sends back for a second a record whose e-mail was not begun for want of time before the deadline', async () => {
+    const publishDelayed = vi.fn().mockResolvedValue([true]);
+    const handler = sqsBatchHandler(
+      reportCreatedMessageSchema,
+      async (message) => {
+        if (message.reportId !== 'fine') throw new NoRoomBeforeDeadlineError('invite-emailed', 1_200);
+      },
+      logger,
+      { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
+    );
+    const response = await handler(
+      event(sqsRecordFactory(reportMessage(), 'a'), sqsRecordFactory(reportMessage({ reportId: 'fine' }), 'b')),
+      context,
+    );
+    // Not a failure (no visibility timeout, no step toward the DLQ): back as soon as SQS allows, with its time.
+    expect(response.batchItemFailures).toEqual([]);
+    expect(publishDelayed).toHaveBeenCalledWith('q', [{ message: reportMessage({ deferrals: 1 }), delaySeconds: 1 }]);
   });
 
   it('leaves to SQS a record that failed before its deadline, or whose deferrals are spent', () => {

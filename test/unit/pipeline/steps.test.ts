@@ -1,5 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { runStep, type Step } from '../../../shared/pipeline/steps';
+import { deadlineAfter } from '../../../shared/http/deadline';
+import { NoRoomBeforeDeadlineError, stoppedUnsent } from '../../../shared/pipeline/errors';
+import { runStep, type Step, UNCERTAIN_STEP_ROOM_MS } from '../../../shared/pipeline/steps';
 
 const lost = Object.assign(new Error('no answer in 5 s'), { definitelyNotSent: false });
 const throttled = Object.assign(new Error('throttled'), { definitelyNotSent: true });
@@ -43,6 +45,33 @@ describe('A side effect run as a step', () => {
       const step = failingStep(lost, shape);
       await expect(runStep(step, 'app-1')).rejects.toBe(lost);
       expect(step.recordDone).not.toHaveBeenCalled();
+    }
+  });
+
+  it('is not begun when the deadline leaves no room for its answer and nothing can look it up', async () => {
+    const sent = { messageId: 'm1' };
+    const step = (signal: AbortSignal, lookup: boolean) => ({
+      ...failingStep(lost, { recordStart: true, lookup }),
+      perform: vi.fn(() => Promise.resolve(sent)),
+      signal,
+    });
+    // Too near the deadline: a call the deadline cut would be uncertain, and never made again.
+    const near = step(deadlineAfter(UNCERTAIN_STEP_ROOM_MS - 500), false);
+    const refused = await runStep(near, 'app-1').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(NoRoomBeforeDeadlineError);
+    // Retryable, nothing half-done: the claim is handed back and the message comes back shortly.
+    expect(refused).toMatchObject({ retryable: true, retryAfterMs: 1_000 });
+    expect(stoppedUnsent(refused)).toBe(true);
+    expect(near.recordStart).not.toHaveBeenCalled();
+    expect(near.perform).not.toHaveBeenCalled();
+    expect(near.recordDone).not.toHaveBeenCalled();
+    // With the room, it is performed; a step that can be looked up needs none.
+    for (const performed of [
+      step(deadlineAfter(UNCERTAIN_STEP_ROOM_MS + 5_000), false),
+      step(deadlineAfter(500), true),
+    ]) {
+      expect(await runStep(performed, 'app-1')).toBe('performed');
+      expect(performed.recordDone).toHaveBeenCalledWith(sent, 'performed', true);
     }
   });
 });
