@@ -1,14 +1,13 @@
 import type { ApplicationRef } from '../ats/port';
 import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
-import { timeLeftMs } from '../http/deadline';
-import { ClaimHeldElsewhereError, errorCode, isPermanent, NoRoomBeforeDeadlineError } from './errors';
+import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, InviteDependencies, PipelineDependencies, WorkContext } from './ports';
 import { postNoteOnce } from './post-note';
 import { reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { withinRateWindow } from './pacing';
-import { runSteps, type Step, UNCERTAIN_STEP_ROOM_MS } from './steps';
+import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
 
 const HOUR_MS = 3_600_000;
@@ -143,8 +142,7 @@ async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpO
   const url = record.candidateInviteUrl ?? job?.inviteUrl;
   if (!url) return { outcome: 'not-due' };
   // Begun, a reminder is never sent again: it begins only with room for SES's answer before the deadline (steps.ts).
-  const left = timeLeftMs(run.signal);
-  if (left < UNCERTAIN_STEP_ROOM_MS) throw new NoRoomBeforeDeadlineError(reminderStep(n), left);
+  ensureRoomBeforeDeadline(reminderStep(n), run.signal);
   const begun = now();
   if (!(await deps.store.beginStep(record, reminderStep(n), { kind: 'once', state: 'invited', now: begun })))
     return { outcome: 'not-due' };

@@ -11,6 +11,12 @@ import { NoRoomBeforeDeadlineError } from './errors';
  */
 export const UNCERTAIN_STEP_ROOM_MS = 2_000;
 
+/** Throws a NoRoomBeforeDeadlineError, before anything of `what` is recorded, when the deadline leaves it no room. */
+export function ensureRoomBeforeDeadline(what: string, signal: AbortSignal | undefined): void {
+  const left = timeLeftMs(signal);
+  if (left < UNCERTAIN_STEP_ROOM_MS) throw new NoRoomBeforeDeadlineError(what, left);
+}
+
 /**
  * One outward side effect of an application (an invitation on the service, the invite e-mail, a note), made
  * crash-safe the same way for all (architecture: "Side effects as steps"): record that it started where the outside
@@ -71,10 +77,7 @@ async function performStep<R>(step: Step<R>, key: string, last: boolean): Promis
       return 'found';
     }
   }
-  if (step.recordStart && !step.lookup) {
-    const left = timeLeftMs(step.signal);
-    if (left < UNCERTAIN_STEP_ROOM_MS) throw new NoRoomBeforeDeadlineError(step.name, left);
-  }
+  if (step.recordStart && !step.lookup) ensureRoomBeforeDeadline(step.name, step.signal);
   await step.recordStart?.();
   let result: R;
   try {
