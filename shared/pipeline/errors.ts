@@ -51,7 +51,7 @@ export class NoRoomBeforeDeadlineError extends Error {
  * be handed back at once, and its next holder need not look for a note the refused call never wrote.
  */
 export function stoppedUnsent(error: unknown): boolean {
-  return (hasCode(error, 'ats-rate-limited') && !mayHaveSucceeded(error)) || error instanceof NoRoomBeforeDeadlineError;
+  return (hasCode(error, 'ats-rate-limited') && !mayHaveSucceeded(error)) || hasCode(error, 'no-room-before-deadline');
 }
 
 /**
