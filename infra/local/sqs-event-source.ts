@@ -169,20 +169,12 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
   }
 
   /**
-   * As Lambda's event source: while the queue is empty, one long poll waits for the next message (SQS answers as soon
-   * as one is there) and the other pollers ask nothing; once messages come in full batches, every poller takes
-   * batches until one comes back short (the queue drained). One poller gathers a batch at a time, its receives one
-   * after another (`gatherInTurn`), while the batches gathered before run: local-aws-sqs holds a poll until it can
-   * fill it, so two polls waiting at once split a group between them and one comes back empty, where SQS would answer
-   * both with what is there.
+   * As Lambda's event source: while the queue is empty, one long poll (by any poller not running an invocation)
+   * waits for the next message (SQS answers as soon as one is there) and the other pollers ask nothing; once
+   * messages come in full batches, every poller takes batches until one comes back short (the queue drained).
    */
   let idle = true;
-  let gathering: Promise<unknown> = Promise.resolve();
-  function gatherInTurn<T>(work: () => Promise<T>): Promise<T> {
-    const turn = gathering.then(work);
-    gathering = turn.catch(() => undefined);
-    return turn;
-  }
+  let watching = false;
   /**
    * A receive's signal: stopped with the source, or given up 5 s after its long poll should have answered, so a poll
    * the emulator never answers cannot leave the queue unwatched (the next poll takes over).
@@ -220,35 +212,38 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
     }
     return fair.take(batchSize);
   }
-  /** The next batch: read as Lambda's pollers read (see `idle`), then picked fairly from what was read ahead. */
-  async function gatherBatch(): Promise<Message[]> {
-    const quiet = idle && !fair?.size;
-    // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any message is
-    // there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, then that message's batch
-    // is gathered for the batching window; a busy one is read in batches with the stack's maximum batching window.
-    // While messages read ahead wait, the queue is asked without waiting, and only once a batching window has passed
-    // since it was last found empty: reading ahead costs no more receives than Lambda's pollers make.
-    const windowMs = (options.waitTimeSeconds ?? 1) * 1000;
-    const askQueue = !fair?.size || Date.now() - emptyAt >= windowMs;
-    const received = askQueue
-      ? await receive(quiet ? 1 : batchSize, quiet ? 20 : fair?.size ? 0 : windowMs / 1000)
-      : { Messages: [] };
-    const messages = received.Messages ?? [];
-    if (askQueue && !messages.length) emptyAt = Date.now();
-    if (quiet && messages.length && batchSize > 1) {
-      // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch, up to
-      // the window (local-aws-sqs answers this receive once the batch is full or the wait is over).
-      const more = await receive(batchSize - messages.length, options.waitTimeSeconds ?? 1);
-      messages.push(...(more.Messages ?? []));
-    }
-    // A batch that came back short found the queue drained: as Lambda scales its pollers down, one watches.
-    idle = messages.length < batchSize;
-    return fairBatch(messages, !idle);
-  }
   async function poll(): Promise<void> {
     while (!controller.signal.aborted) {
       try {
-        const batch = await gatherInTurn(gatherBatch);
+        const quiet = idle && !fair?.size;
+        if (quiet && watching) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          continue;
+        }
+        if (quiet) watching = true;
+        // local-aws-sqs holds a long poll until it can fill the whole batch (SQS answers as soon as any message is
+        // there): an idle queue is watched for one message at a time, up to SQS's 20-s wait, then that message's
+        // batch is gathered for the batching window; a busy one is read in batches with the stack's maximum batching
+        // window. While messages read ahead wait, the queue is asked without waiting, and only once a batching window
+        // has passed since it was last found empty: reading ahead costs no more receives than Lambda's pollers make.
+        const windowMs = (options.waitTimeSeconds ?? 1) * 1000;
+        const askQueue = !fair?.size || Date.now() - emptyAt >= windowMs;
+        const received = askQueue
+          ? await receive(quiet ? 1 : batchSize, quiet ? 20 : fair?.size ? 0 : windowMs / 1000).finally(() => {
+              if (quiet) watching = false;
+            })
+          : { Messages: [] };
+        const messages = received.Messages ?? [];
+        if (askQueue && !messages.length) emptyAt = Date.now();
+        if (quiet && messages.length && batchSize > 1) {
+          // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch,
+          // up to the window (local-aws-sqs answers this receive once the batch is full or the wait is over).
+          const more = await receive(batchSize - messages.length, options.waitTimeSeconds ?? 1);
+          messages.push(...(more.Messages ?? []));
+        }
+        // A batch that came back short found the queue drained: as Lambda scales its pollers down, one watches.
+        idle = messages.length < batchSize;
+        const batch = await fairBatch(messages, !idle);
         if (batch.length) {
           try {
             if (Math.random() < (options.duplicateRate ?? 0)) {

@@ -68,13 +68,12 @@ const RATE_SHARE = 0.95;
  * event source's batching window; with 20, on Lever at 10 per s with one environment per worker, each group came back
  * while the environment still held the one before, a second late, and the run used 81 % of the rate; with 30, 87 to
  * 91 %), in whole seconds from 1 s to MAX_RETURN_GRID_MS: at a slow rate a 1-s step brought its messages back one to
- * a receive (Workable's 10 per 10 s: 10.9 SQS requests per candidate). A step is 20 s at most, the report webhook's
- * gathering period (on Workable, 4.8 SQS requests a candidate with 10 s, 4.6 with 20 or 30 s). A longer step holds a
- * worker environment the longer; the queues are served as fair queues, so another customer's messages are not held
- * behind the group (measured with the trickle beside a burst, docs/benchmark.md).
+ * a receive (Workable's 10 per 10 s: 10.9 SQS requests per candidate). A longer step holds a worker environment
+ * the longer; the queues are served as fair queues, so another customer's messages are not held behind the group
+ * (measured with the trickle beside a burst, docs/benchmark.md).
  */
 const RETURN_GROUP_CALLS = 30;
-const MAX_RETURN_GRID_MS = 20_000;
+const MAX_RETURN_GRID_MS = 10_000;
 /**
  * A turn this close is waited for in the worker by a message that did not come back for it, at least (more when its
  * queue's batching window would bring it back later than that: `waitInWorkerMs`); a call of no message waits this
