@@ -206,7 +206,7 @@ describe('Workable sandbox: names in webhooks and reads, slugs in moves', () => 
   });
 });
 
-describe('Lever sandbox: a signature token per webhook, notes in fields, 429 without Retry-After', () => {
+describe('Lever sandbox: a signature token per webhook, notes in fields, bursts then 429 without Retry-After', () => {
   let sandbox: LeverSandbox;
   let receiver: Receiver;
   let tokens: Record<string, string> = {};
@@ -253,8 +253,10 @@ describe('Lever sandbox: a signature token per webhook, notes in fields, 429 wit
     const note = ((await notes.json()) as { data: Record<string, unknown>[] }).data[0];
     expect(note).toMatchObject({ fields: [{ type: 'note', value: 'Report [m-2]' }], secret: true });
     expect(note).not.toHaveProperty('value');
+    // A token bucket of 3 a second, bursts to 6: full again after the wait, one taken by the read above.
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await fetch(`${sandbox.url}/v1/stages`, { headers: auth }));
+    for (let i = 0; i < 8; i++) answers.push(await fetch(`${sandbox.url}/v1/stages`, { headers: auth }));
+    expect(answers.slice(0, 5).map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     const refused = answers.find((a) => a.status === 429);
     expect(refused).toBeDefined();
     expect(refused?.headers.get('retry-after')).toBeNull();

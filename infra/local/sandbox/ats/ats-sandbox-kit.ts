@@ -7,6 +7,7 @@ import { addLatency, answeredByFault, noFaults, type AtsFaults } from './faults'
 import {
   deliverSigned,
   FixedWindowLimiter,
+  TokenBucketLimiter,
   receives,
   type DeliveryRecord,
   type WebhookTarget,
@@ -137,8 +138,11 @@ export interface AtsSandboxSpec {
   kind: AtsKind;
   port: number;
   jobs: KitJob[];
-  /** Requests per window, counted per principal (`authenticate`), each window from its first request. */
-  rateLimit: { limit: number; windowMs: number };
+  /**
+   * Requests per window, counted per principal (`authenticate`), each window from its first request; with `burst`, a
+   * token bucket instead: `limit` per `windowMs` sustained, `burst` at most at once.
+   */
+  rateLimit: { limit: number; windowMs: number; burst?: number };
   /** Answers 429: each ATS announces the wait its own way. */
   rateLimited(response: ServerResponse, resetMs: number): void;
   /** Headers every answer carries about the caller's window (Workable's `X-Rate-Limit-*`), if the ATS sends any. */
@@ -187,7 +191,9 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     throttled: 0,
     faults: noFaults(),
   };
-  const limiter = new FixedWindowLimiter(spec.rateLimit.limit, spec.rateLimit.windowMs);
+  const { limit, windowMs, burst } = spec.rateLimit;
+  const limiter =
+    burst === undefined ? new FixedWindowLimiter(limit, windowMs) : new TokenBucketLimiter(limit, windowMs, burst);
   const random = seededRandom(options.seed ?? 11);
   const previous = new Map<string, string>();
 

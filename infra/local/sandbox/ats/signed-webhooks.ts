@@ -63,6 +63,41 @@ export async function deliverSigned(
   return record;
 }
 
+/** What a sandbox's limiter answers a request: let in or not, what is left, and how long until the next is let in. */
+export interface RateAnswer {
+  allowed: boolean;
+  remaining: number;
+  resetMs: number;
+}
+
+/**
+ * A token bucket per key: `limit` requests per `windowMs` sustained, and up to `burst` at once from a full bucket, as
+ * Lever counts ("10 requests per second steady state per API key, bursts to 20", ats-facts). Each key's bucket starts
+ * full; `resetMs` is how long until it holds a request again.
+ */
+export class TokenBucketLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  public constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly burst: number,
+  ) {}
+
+  public take(key: string, now = Date.now()): RateAnswer {
+    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) * this.limit) / this.windowMs);
+    bucket.at = now;
+    this.buckets.set(key, bucket);
+    if (bucket.tokens < 1) {
+      const resetMs = Math.ceil(((1 - bucket.tokens) * this.windowMs) / this.limit);
+      return { allowed: false, remaining: 0, resetMs };
+    }
+    bucket.tokens -= 1;
+    return { allowed: true, remaining: Math.floor(bucket.tokens), resetMs: 0 };
+  }
+}
+
 /** A fixed-window limiter: `limit` requests per `windowMs` per key, answering how long until the window resets. */
 export class FixedWindowLimiter {
   private readonly windows = new Map<string, { start: number; count: number }>();
@@ -78,7 +113,7 @@ export class FixedWindowLimiter {
     private readonly aligned = false,
   ) {}
 
-  public take(key: string, now = Date.now()): { allowed: boolean; remaining: number; resetMs: number } {
+  public take(key: string, now = Date.now()): RateAnswer {
     let window = this.windows.get(key);
     if (!window || now - window.start >= this.windowMs) {
       window = { start: this.aligned ? now - (now % this.windowMs) : now, count: 0 };

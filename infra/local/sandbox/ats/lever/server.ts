@@ -74,11 +74,12 @@ export interface LeverSandbox extends AtsSandbox {
   verifyConnection(): Promise<{ event: string; status: number | undefined }[]>;
 }
 
-/** A stand-in of Lever's v1 API (Basic auth, ~10 requests per second) and its webhooks. */
+/** A stand-in of Lever's v1 API (Basic auth, 10 requests per second with bursts to 20) and its webhooks. */
 export async function startLeverSandbox(
   options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
 ): Promise<LeverSandbox> {
   let kitRef: KitContext | undefined;
+  const rate = options.rateLimit ?? 10;
   const secretNotes = new Map<string, boolean>();
   const sandbox = await startAtsSandbox({
     kind: 'lever',
@@ -87,7 +88,9 @@ export async function startLeverSandbox(
       { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
       { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
     ],
-    rateLimit: { limit: options.rateLimit ?? 10, windowMs: options.rateWindowMs ?? 1000 },
+    // A token bucket per key: 10 requests a second sustained, bursts to 20 (ats-facts: "~10 req/s steady per key with
+    // burst to 20"); a limit given here keeps the same proportion.
+    rateLimit: { limit: rate, windowMs: options.rateWindowMs ?? 1000, burst: 2 * rate },
     // Lever's 429 carries no Retry-After and no rate headers (ats-facts, Corrections 2026-11).
     rateLimited: (response) => sendJson(response, 429, { code: 'TooManyRequests', message: 'Rate limit exceeded' }),
     issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),
