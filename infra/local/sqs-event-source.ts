@@ -170,8 +170,9 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
 
   /**
    * As Lambda's event source: while the queue is empty, one long poll (by any poller not running an invocation)
-   * waits for the next message (SQS answers as soon as one is there) and the other pollers ask nothing; once
-   * messages come in full batches, every poller takes batches until one comes back short (the queue drained).
+   * waits for the next message (SQS answers as soon as one is there) and gathers its batch, and the other pollers
+   * ask nothing; once messages come in full batches, every poller takes batches until one comes back short (the
+   * queue drained).
    */
   let idle = true;
   let watching = false;
@@ -228,18 +229,23 @@ export function startSqsEventSource(options: SqsEventSourceOptions): SqsEventSou
         // has passed since it was last found empty: reading ahead costs no more receives than Lambda's pollers make.
         const windowMs = (options.waitTimeSeconds ?? 1) * 1000;
         const askQueue = !fair?.size || Date.now() - emptyAt >= windowMs;
-        const received = askQueue
-          ? await receive(quiet ? 1 : batchSize, quiet ? 20 : fair?.size ? 0 : windowMs / 1000).finally(() => {
-              if (quiet) watching = false;
-            })
-          : { Messages: [] };
-        const messages = received.Messages ?? [];
-        if (askQueue && !messages.length) emptyAt = Date.now();
-        if (quiet && messages.length && batchSize > 1) {
-          // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch,
-          // up to the window (local-aws-sqs answers this receive once the batch is full or the wait is over).
-          const more = await receive(batchSize - messages.length, options.waitTimeSeconds ?? 1);
-          messages.push(...(more.Messages ?? []));
+        const messages: Message[] = [];
+        try {
+          const received = askQueue
+            ? await receive(quiet ? 1 : batchSize, quiet ? 20 : fair?.size ? 0 : windowMs / 1000)
+            : { Messages: [] };
+          messages.push(...(received.Messages ?? []));
+          if (askQueue && !messages.length) emptyAt = Date.now();
+          if (quiet && messages.length && batchSize > 1) {
+            // As Lambda's batching window: the first message of a quiet queue waits for others to join its batch,
+            // up to the window (local-aws-sqs answers this receive once the batch is full or the wait is over). No
+            // other poller watches meanwhile: local-aws-sqs would give it one of the group this batch gathers (SQS
+            // answers each poll with what is there), and a group back for its turns would run as two batches.
+            const more = await receive(batchSize - messages.length, options.waitTimeSeconds ?? 1);
+            messages.push(...(more.Messages ?? []));
+          }
+        } finally {
+          if (quiet) watching = false;
         }
         // A batch that came back short found the queue drained: as Lambda scales its pollers down, one watches.
         idle = messages.length < batchSize;
