@@ -16,6 +16,11 @@ export const ENV = {
   batchingWindowSeconds: 'BATCHING_WINDOW_SECONDS',
   /** How a report's webhook gathers reports on the clock (WORKER_TIMING.reportGatherSeconds); 0 sends at once. */
   reportGatherSeconds: 'REPORT_GATHER_SECONDS',
+  /**
+   * The write-back worker's timeout, read by the report webhook: a report's turn booked ahead brings the message back
+   * when such a worker can wait for it.
+   */
+  writebackTimeoutSeconds: 'WRITEBACK_TIMEOUT_SECONDS',
 } as const;
 
 export function requireEnv(name: string): string {

@@ -13,7 +13,10 @@ import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { describeFirstIssue } from '../../shared/validation';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
-import { reportSubject } from '../../shared/pipeline/ports';
+import { type ConnectionContext, reportSubject } from '../../shared/pipeline/ports';
+import { bookReportTurn } from '../../shared/pipeline/report-turn';
+import { turnDelaySeconds } from '../_runtime/deferral';
+import { deadlineSignal } from '../_runtime/deadline';
 import { queueLedger } from '../_runtime/store';
 import { errorName } from '../../shared/errors';
 
@@ -59,7 +62,7 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     delivery.output.data,
   );
   if (!ids.success) return jsonResponse(400, { error: describeFirstIssue(ids.issues, { prefix: 'data' }).message });
-  return enqueue({
+  return enqueue(loaded.context, {
     v: 1,
     kind: 'report-created',
     enqueueId: randomUUID(),
@@ -76,9 +79,13 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
 /**
  * On the report queue, unless the queue ledger finds this report pending (its webhook came lately, or the
  * reconciler found it); 503 when SQS did not take it, the ledger's record taken back. Out of sight until the next
- * multiple of the gathering period on the clock (WORKER_TIMING.reportGatherSeconds), with the other reports of it.
+ * multiple of the gathering period on the clock (WORKER_TIMING.reportGatherSeconds), with the other reports of it;
+ * or, where its connection's ATS schedule is booked far ahead, until shortly before the turn booked for it here.
  */
-async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxyStructuredResultV2> {
+async function enqueue(
+  context: ConnectionContext,
+  message: ReportCreatedMessage,
+): Promise<APIGatewayProxyStructuredResultV2> {
   const { connectionId, reportId } = message;
   const subject = reportSubject(reportId);
   const claimed = await ledger
@@ -92,9 +99,11 @@ async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxySt
     logger.info('interview webhook: report already pending', { connectionId, reportId });
     return jsonResponse(200, { status: 'accepted', pending: true });
   }
+  const gatherDelay = gatherDelaySeconds(gatherSeconds());
+  const booked = await turnAhead(context, message, gatherDelay);
   try {
-    await publisher.publish(requireEnv(ENV.reportQueueUrl), message, {
-      delaySeconds: gatherDelaySeconds(gatherSeconds()),
+    await publisher.publish(requireEnv(ENV.reportQueueUrl), booked?.message ?? message, {
+      delaySeconds: booked ? turnDelaySeconds(booked.returnInMs) : gatherDelay,
     });
   } catch (error) {
     // Not sent: the record is taken back so the service's retry (or the reconciler) enqueues it.
@@ -104,6 +113,40 @@ async function enqueue(message: ReportCreatedMessage): Promise<APIGatewayProxySt
   }
   logger.info('interview webhook: report enqueued', { connectionId, reportId });
   return jsonResponse(200, { status: 'accepted' });
+}
+
+/** After a look found a connection's schedule free soon, the next report books no turn ahead for this long. */
+const QUIET_RECHECK_MS = 30_000;
+const quietUntil = new Map<string, number>();
+
+/**
+ * The report's turn, booked here where its connection's ATS schedule is booked far ahead (a burst's backlog), so the
+ * message is received once, for its turn (bookReportTurn). A schedule found free sooner is not looked at again for
+ * QUIET_RECHECK_MS: no read of the report or of the schedule per report while a connection is quiet. A read or a
+ * write that fails only leaves the message to book its turn when it runs.
+ */
+async function turnAhead(context: ConnectionContext, message: ReportCreatedMessage, gatherDelaySeconds: number) {
+  const { connectionId } = message;
+  if (!context.pacer || (quietUntil.get(connectionId) ?? 0) > Date.now()) return undefined;
+  try {
+    const booked = await bookReportTurn(message, context, gatherDelaySeconds * 1000, writebackDeadline());
+    if (!booked) quietUntil.set(connectionId, Date.now() + QUIET_RECHECK_MS);
+    return booked;
+  } catch (error) {
+    logger.warn('interview webhook: no turn booked ahead', { connectionId, code: errorCode(error) });
+    return undefined;
+  }
+}
+
+/**
+ * When a write-back worker invoked now would stop (its invocation's deadline, with the margin the worker keeps): the
+ * time it has to wait for a turn. The stack names the worker's timeout (WRITEBACK_TIMEOUT_SECONDS).
+ */
+function writebackDeadline(): AbortSignal {
+  const text = process.env[ENV.writebackTimeoutSeconds]?.trim();
+  const seconds = text ? Number(text) : Number.NaN;
+  const timeoutMs = (Number.isFinite(seconds) && seconds > 0 ? seconds : WORKER_TIMING.workerTimeoutSeconds) * 1000;
+  return deadlineSignal({ getRemainingTimeInMillis: () => timeoutMs });
 }
 
 /** The function's gathering period (REPORT_GATHER_SECONDS, set by the stack); the stack's default when unset. */

@@ -22,12 +22,17 @@ export const FUNCTION_CONCURRENCY = { worker: 5, webhook: 10 } as const;
 /**
  * What a function's environment holds of its own, beside the stack's tables and queues: the same in the stack and on
  * one machine. A worker's pacers send messages back early enough for its event source's batching window; the report
- * webhook gathers reports on the clock.
+ * webhook gathers reports on the clock, and books a report's turn as the write-back worker would.
  */
 export const FUNCTION_ENVIRONMENT: Partial<Record<FunctionName, Record<string, string>>> = {
   InviteWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.invite) },
   WritebackWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.writeback) },
-  InterviewWebhook: { [ENV.reportGatherSeconds]: String(WORKER_TIMING.reportGatherSeconds) },
+  InterviewWebhook: {
+    [ENV.reportGatherSeconds]: String(WORKER_TIMING.reportGatherSeconds),
+    // It books a report's turn ahead on a backlogged schedule: the message goes back to the write-back queue's source.
+    [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.writeback),
+    [ENV.writebackTimeoutSeconds]: String(WORKER_TIMING.workerTimeoutSeconds),
+  },
 };
 
 /**

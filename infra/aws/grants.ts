@@ -57,7 +57,12 @@ function grantWebhooks({ functions, tables, queues }: GrantedResources): void {
   );
   queues.report.queue.grantSendMessages(functions.interviewWebhook);
   // The queue ledger: a report enqueued is recorded (a conditional put), and taken back when enqueueing fails.
-  allow(functions.interviewWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
+  // UpdateItem: a report's turn booked ahead on its connection's ATS schedule (`pace#`), on a backlogged schedule.
+  allow(
+    functions.interviewWebhook,
+    ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
+    [tables.events.tableArn],
+  );
 }
 
 function grantInviteWorker({ functions, tables, queues }: GrantedResources, sesArns: string[]): void {

@@ -277,8 +277,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const functions: Partial<Record<FunctionName, LocalFunction>> = {};
     const handlers =
       runtime === 'environments'
-        ? environmentHandlers(functions, { concurrency, awsCalls, reportGatherSeconds: options.reportGatherSeconds })
-        : await oneProcessHandlers(options.reportGatherSeconds);
+        ? environmentHandlers(functions, {
+            concurrency,
+            awsCalls,
+            reportGatherSeconds: options.reportGatherSeconds,
+            functionTimeoutMs,
+          })
+        : await oneProcessHandlers(options.reportGatherSeconds, functionTimeoutMs);
     cleanups.push(async () => {
       await Promise.all(Object.values(functions).map((fn) => fn.stop()));
     });
@@ -479,11 +484,19 @@ interface Handlers {
 /** Each function in its own execution environments: the workers up to the event sources' concurrency. */
 function environmentHandlers(
   functions: Partial<Record<FunctionName, LocalFunction>>,
-  options: { concurrency: number; awsCalls: AwsCall[] | undefined; reportGatherSeconds: number | undefined },
+  options: {
+    concurrency: number;
+    awsCalls: AwsCall[] | undefined;
+    reportGatherSeconds: number | undefined;
+    functionTimeoutMs: number;
+  },
 ): Handlers {
   const gather = options.reportGatherSeconds;
   const environments: Partial<Record<FunctionName, Record<string, string>>> = {
-    InterviewWebhook: gather === undefined ? {} : { [ENV.reportGatherSeconds]: String(gather) },
+    InterviewWebhook: {
+      ...(gather === undefined ? {} : { [ENV.reportGatherSeconds]: String(gather) }),
+      [ENV.writebackTimeoutSeconds]: String(options.functionTimeoutMs / 1000),
+    },
   };
   const start = (name: FunctionName, maxEnvironments: number) =>
     (functions[name] = startLocalFunction({
@@ -508,11 +521,15 @@ function environmentHandlers(
  * workers share one pacer per connection, which sends messages back early enough for the longer of their queues'
  * batching windows (a message back early waits in the worker).
  */
-async function oneProcessHandlers(reportGatherSeconds: number | undefined): Promise<Handlers> {
+async function oneProcessHandlers(
+  reportGatherSeconds: number | undefined,
+  functionTimeoutMs: number,
+): Promise<Handlers> {
   const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
   resetConnectionCaches();
   process.env[ENV.batchingWindowSeconds] = String(Math.max(...Object.values(WORKER_TIMING.batchingWindowSeconds)));
   process.env[ENV.reportGatherSeconds] = String(reportGatherSeconds ?? WORKER_TIMING.reportGatherSeconds);
+  process.env[ENV.writebackTimeoutSeconds] = String(functionTimeoutMs / 1000);
   clearInterviewCache();
   const as =
     <E, R>(fn: FunctionName, handler: (event: E, context: Context) => Promise<R>) =>

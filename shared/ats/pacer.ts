@@ -41,6 +41,12 @@ export interface RateSchedule {
 export interface ReserveOptions extends Partial<SharedCosts> {
   /** Reserve only a span that starts by this moment (a call of no message takes a near turn or none). */
   latest?: number;
+  /**
+   * Reserve only on a schedule busy until `notBefore` or later (a backlog): a freer one is left as it is, and the
+   * answer is where it is free, before `notBefore` (or -Infinity, a schedule never used). `seen` hears its costs
+   * either way.
+   */
+  busyOnly?: boolean;
 }
 
 /** The most costs one reservation records (a burst learns a handful of kinds); the rest wait for the next. */
@@ -263,6 +269,8 @@ export class Pacer implements CallGate, AtsPacing {
   private waiting: { spanMs: number; notBefore: number; done: (start: number | Error) => void }[] = [];
   private reserving = false;
   private pushedTo = 0;
+  /** Whether a turn booked ahead (`bookAhead`) has heard the schedule's costs. */
+  private heard = false;
 
   public constructor(options: PacerOptions) {
     this.options = options;
@@ -337,6 +345,41 @@ export class Pacer implements CallGate, AtsPacing {
     } finally {
       if (probe) this.probing.delete(kind);
     }
+  }
+
+  /**
+   * A turn booked for a message of `paced` before it is on its queue (a report as it is enqueued), only where the
+   * connection's schedule is booked so far ahead that the message, visible in `visibleInMs`, would go back for its
+   * turn (further than `holdMs` then: a burst's backlog). It goes on the queue carrying the turn, out of sight until
+   * shortly before it (`returnInMs`, for a worker with the time `workerDeadline` leaves), and is received once instead
+   * of once to book a turn and again for it. Undefined on a freer schedule: nothing is booked, and the message books
+   * when it runs.
+   */
+  public async bookAhead(
+    paced: PacedKind,
+    visibleInMs: number,
+    workerDeadline?: AbortSignal,
+  ): Promise<{ turn: Turn; returnInMs: number } | undefined> {
+    const { kind, like } = typeof paced === 'string' ? { kind: paced, like: undefined } : paced;
+    const busyFrom = this.now() + visibleInMs + this.holdMs;
+    const ahead = (spanMs: number) =>
+      this.options.schedule.reserve(this.options.connectionId, spanMs, busyFrom, {
+        busyOnly: true,
+        seen: (costs) => {
+          for (const [key, shown] of Object.entries(costs)) this.shared.set(key, shown);
+        },
+      });
+    // An environment that runs no message (a webhook's) hears the costs the schedule holds before its first booking
+    // (each booking hears them again): booked at a guess, a message goes back from its turn for the rest of its calls.
+    // Once: while the schedule holds no cost of the kind (its workers learn it, and record it with a reservation of
+    // theirs), a read more per message would find none.
+    const unheard = !this.heard && !this.known(kind) && !(like && this.known(like.kind));
+    this.heard = true;
+    if (unheard && !((await ahead(0)) >= busyFrom)) return undefined;
+    const calls = Math.max(1, this.booked(kind, like));
+    const at = await ahead(calls * this.intervalMs);
+    if (!(at >= busyFrom)) return undefined;
+    return { turn: { at, calls, whole: true, kind }, returnInMs: this.returnInMs(at, workerDeadline) };
   }
 
   /** A step of the message under way (pacedStep): room for what it costs, taken before it begins. */

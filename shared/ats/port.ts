@@ -277,6 +277,16 @@ export interface AtsPacing {
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
   ): Promise<Admission<T>>;
+  /**
+   * A turn booked for a message before it is enqueued (to be visible in `visibleInMs`), only where the schedule is
+   * booked so far ahead that the message would go back for its turn; with how long it stays out of sight (for a
+   * worker with the time `workerDeadline` leaves). Undefined on a freer schedule: the message books when it runs.
+   */
+  bookAhead(
+    kind: PacedKind,
+    visibleInMs: number,
+    workerDeadline?: AbortSignal,
+  ): Promise<{ turn: Turn; returnInMs: number } | undefined>;
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
   waitMs(calls?: number): number;
 }

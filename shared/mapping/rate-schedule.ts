@@ -43,6 +43,16 @@ export class DynamoRateSchedule implements RateSchedule {
   ): Promise<number> {
     const span = Math.max(0, Math.round(spanMs));
     const record = recordCosts(options.publish ?? {});
+    if (options.busyOnly) {
+      // One write: a busy schedule is pushed on, a freer one only read (the refused write answers its item).
+      const answer = await this.pushOn(connectionId, span, record, {
+        notBefore,
+        latest: options.latest,
+        busyOnly: true,
+      });
+      if (answer) options.seen?.(answer.costs);
+      return answer?.start ?? Number.NEGATIVE_INFINITY;
+    }
     for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
       const idle = attempt % 2 === 0 ? this.idleLast : !this.idleLast;
       const answer = idle
@@ -65,9 +75,10 @@ export class DynamoRateSchedule implements RateSchedule {
     connectionId: string,
     span: number,
     record: CostRecord,
-    { notBefore, latest }: { notBefore: number; latest: number | undefined },
+    { notBefore, latest, busyOnly = false }: { notBefore: number; latest: number | undefined; busyOnly?: boolean },
   ): Promise<Answer> {
     const bounded = latest !== undefined;
+    const answerRefused = bounded || busyOnly;
     const result = await this.update(connectionId, record, {
       UpdateExpression: `SET nextFreeAt = nextFreeAt + :span, #ttl = :ttl${record.set}`,
       ConditionExpression: `nextFreeAt >= :notBefore${bounded ? ' AND nextFreeAt <= :latest' : ''}`,
@@ -79,10 +90,11 @@ export class DynamoRateSchedule implements RateSchedule {
         ...record.values,
       }),
       ReturnValues: 'ALL_OLD',
-      ...(bounded ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+      ...(answerRefused ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
     });
     const old = Number(result.item?.nextFreeAt?.N ?? Number.NaN);
     if (!Number.isFinite(old)) return undefined;
+    if (result.refused && busyOnly) return { start: old, reserved: false, costs: costsOf(result.item) };
     if (result.refused) return old >= notBefore ? { start: old, reserved: false, costs: {} } : undefined;
     return { start: old, reserved: true, costs: costsOf(result.item) };
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { httpsLink } from '../validation';
-import { MOVE_CALLS, type ApplicationRef, type Like } from '../ats/port';
+import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
@@ -14,6 +14,7 @@ import { afterSideEffect } from './fault-injection';
 import { errorName } from '../errors';
 import { runSteps, type Step } from './steps';
 import { withinRateWindow } from './pacing';
+import { sortBeforeTurn } from './report-turn';
 import type { StageMatcher } from '../config';
 import type { ConnectionContext, PipelineDependencies, RunOptions, StepWrite } from './ports';
 import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
@@ -53,41 +54,6 @@ export async function handleReportCreated(
   const paced = early?.kind ? { ...message, kind: early.kind, like: early.like } : message;
   const run = { ...options, listed: early?.reports };
   return withinRateWindow(context, paced, options.signal, () => writeBack(message, context, deps, run));
-}
-
-/**
- * What a write-back costs depends on its sort: one with a stage move makes the move's calls more. A message on a
- * paced connection that holds no turn yet reads its report before it books one, so each sort is booked at its own
- * cost (one with a move, until its cost is shown, as one without and the move's calls): booked at a write-back's
- * usual cost, one with a move was cut before it and came back for it, claiming the application again (at Greenhouse
- * 50 per 10 s, 66 of 200). The list read here serves the run when the turn is now; one that goes back reads it again
- * when it comes back, and carries its sort (`turnKind`).
- */
-async function sortBeforeTurn(
-  message: ReportCreatedMessage,
-  context: ConnectionContext,
-  signal: AbortSignal | undefined,
-): Promise<WriteBackKind | undefined> {
-  if (!context.pacer || message.turnAt !== undefined) return undefined;
-  const reports = await context.interviews.listReports(
-    { interview_id: message.interviewId, candidate_id: message.candidateId },
-    { signal },
-  );
-  const report = reports.find((r) => r.report_id === message.reportId);
-  if (!report) return { reports };
-  const rule = context.connection.writeBack.advance;
-  const stay = `${message.kind}:stay`;
-  if (!rule || !decideAdvance(rule, report).advance) return { reports, kind: stay };
-  // Booked at one call more, the burst's write-backs with a move at Greenhouse 50 per 10 s were cut before the move's
-  // second call (50 of 55), each leaving its turn's other interval unused (the share of the rate fell from 93 to 86 %).
-  return { reports, kind: `${message.kind}:move`, like: { kind: stay, more: MOVE_CALLS } };
-}
-
-/** The report list read before a write-back's turn, and how the write-back is paced. */
-interface WriteBackKind {
-  reports: InterviewReport[];
-  kind?: string;
-  like?: Like;
 }
 
 /** One report message's write-back: what it runs with. */

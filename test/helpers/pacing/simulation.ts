@@ -43,6 +43,10 @@ export function memorySchedule(clock: VirtualClock, latencyMs = 4): RateSchedule
       const free = next.get(connectionId) ?? 0;
       const start = Math.max(free, notBefore);
       if (options.latest !== undefined && start > options.latest) return start;
+      if (options.busyOnly && free < notBefore) {
+        options.seen?.(recorded.get(connectionId) ?? {});
+        return next.has(connectionId) ? free : Number.NEGATIVE_INFINITY;
+      }
       next.set(connectionId, start + Math.max(0, spanMs));
       const old = recorded.get(connectionId) ?? {};
       recorded.set(connectionId, { ...old, ...options.publish });

@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
+import { DynamoRateSchedule } from '../../../shared/mapping/rate-schedule';
 import { waitFor } from '../../helpers/local-http';
 import { invitedInterviewId, reportNotes, startTestStack, takeInterview } from '../../helpers/local-stack';
 
@@ -46,6 +47,37 @@ describe("Pipeline: the report webhook gathers a period's reports on the clock",
     );
     return Number(answer.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
   };
+
+  // First: a webhook environment that found its connection's schedule free looks again only after a while.
+  it("books a report's turn as it is enqueued on a backlogged schedule: received once, in its turn", async () => {
+    const report = await tookInterview();
+    await stack.waitForQuiet(30_000);
+    // A burst's backlog: the connection's ATS schedule booked 40 s ahead, further than a message would wait for.
+    const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
+    const turnAt = await schedule.reserve(CONNECTION, 40_000, Date.now());
+    const before = { ...stack.sources.writeback.stats };
+
+    const answer = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event: 'interview_report.created', data: report }),
+    });
+    expect(answer.status).toBe(200);
+    expect(await delayed()).toBe(1);
+    // Out of sight past its gathering period, until shortly before its turn.
+    await new Promise((resolve) => setTimeout(resolve, (GATHER_SECONDS + 6) * 1000));
+    expect(await delayed()).toBe(1);
+    expect(stack.sources.writeback.stats.records - before.records).toBe(0);
+
+    await waitFor(() => reportNotes(stack, report.report_id).length === 1, 60_000, 'the report note');
+    // In its turn, after the 40 s booked before it (a call goes out at its turn, give or take the milliseconds).
+    expect(Date.now()).toBeGreaterThanOrEqual(turnAt + 39_000);
+    await stack.waitForQuiet(30_000);
+    // Received once, for its turn: never to book one and go back for it.
+    expect(stack.sources.writeback.stats.records - before.records).toBe(1);
+    expect(stack.sources.writeback.stats.failures - before.failures).toBe(0);
+    expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
+  }, 120_000);
 
   it('keeps two reports out of sight until the end of their period, then writes both back', async () => {
     const reports = [await tookInterview(), await tookInterview()];

@@ -68,6 +68,15 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     await environments[0]!.reserve(connection, 100, now, record({ 'write-back/stage-moved': 2, invitation: 1 }));
     await environments[1]!.reserve(connection, 100, now, record({}));
     expect(seen).toEqual({ 'write-back/stage-moved': 2, invitation: 1 });
+    // A turn booked ahead (a report as it is enqueued) only on a backlog: busy from `notBefore` on, the schedule is
+    // pushed on; freer, it is only read, and its costs heard all the same; never used, it is not there.
+    const ahead = () => ({ busyOnly: true, ...record({}) });
+    expect(await environments[0]!.reserve(connection, 100, now + 60_000, ahead())).toBe(now + 60_400);
+    seen = {};
+    expect(await environments[1]!.reserve(connection, 100, now + 61_000, ahead())).toBe(now + 60_500);
+    expect(seen).toEqual({ 'write-back/stage-moved': 2, invitation: 1 });
+    expect(await environments[1]!.reserve(connection, 0, now)).toBe(now + 60_500);
+    expect(await environments[0]!.reserve(`${connection}-never`, 100, now, ahead())).toBe(Number.NEGATIVE_INFINITY);
   });
 
   /** Sweeps until a run reads the list to its end (a run that finds the ATS's window spent leaves it to the next). */

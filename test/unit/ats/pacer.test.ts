@@ -554,4 +554,37 @@ describe('the pacer', () => {
       await run(() => pacer.beforeCall('GET /v3/application_stages')).catch((error: unknown) => error);
     expect(await run(freeAt)).toBe(before);
   });
+
+  it('books a turn ahead for a message not yet enqueued only on a backlogged schedule, at its end', async () => {
+    const { pacer, run, inner, clock } = setup(undefined, 5_000);
+    const freeAt = () => inner.reserve('c', 0, clock.now);
+    // Free soon: nothing is booked, and the schedule is as it was.
+    await run(() => pacer.beforeCall('GET /v3/stages'));
+    const idle = await run(freeAt);
+    expect(await run(() => pacer.bookAhead('report-created:stay', 20_000))).toBeUndefined();
+    expect(await run(freeAt)).toBe(idle);
+    // A burst booked it far ahead: the turn is where the schedule was free, and it holds the kind's calls.
+    await run(() => burst(pacer));
+    const end = await run(freeAt);
+    const booked = await run(() =>
+      pacer.bookAhead({ kind: 'report-created:move', like: { kind: 'other', more: 2 } }, 0),
+    );
+    expect(booked?.turn).toMatchObject({ at: end, whole: true, kind: 'report-created:move' });
+    // Booked like the kind it names, and its calls more.
+    const calls = booked?.turn.calls ?? 0;
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(await run(freeAt)).toBe(end + calls * pacer.intervalMs);
+    // Out of sight until shortly before it, early enough for the queue's batching window, and near enough to wait for.
+    const backAt = clock.now + (booked?.returnInMs ?? Number.NaN);
+    expect(backAt + 5_000).toBeLessThan(end);
+    expect(end - (backAt - 1_000)).toBeLessThanOrEqual(pacer.holdMs);
+    // Run in that turn, it reserves nothing more.
+    clock.now = backAt;
+    const turn = booked?.turn;
+    expect(await run(() => pacer.admit('report-created:move', turn, undefined, async () => 'ran'))).toEqual({
+      admitted: true,
+      value: 'ran',
+    });
+    expect(await run(freeAt)).toBe(end + calls * pacer.intervalMs);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deadlineSignal } from '../../../functions/_runtime/sqs-batch';
+import { deadlineSignal } from '../../../functions/_runtime/deadline';
 
 describe('Function: deadlineSignal', () => {
   it.each([
