@@ -130,8 +130,9 @@ async function turnAhead(context: ConnectionContext, message: ReportCreatedMessa
   if (!context.pacer || (quietUntil.get(connectionId) ?? 0) > Date.now()) return undefined;
   try {
     const booked = await bookReportTurn(message, context, gatherDelaySeconds * 1000, writebackDeadline());
-    if (!booked) quietUntil.set(connectionId, Date.now() + QUIET_RECHECK_MS);
-    return booked;
+    if (booked.message) return booked;
+    if (booked.freeSoon) quietUntil.set(connectionId, Date.now() + QUIET_RECHECK_MS);
+    return undefined;
   } catch (error) {
     logger.warn('interview webhook: no turn booked ahead', { connectionId, code: errorCode(error) });
     return undefined;

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sleep as defaultSleep, timeLeftMs } from '../http';
 import { AtsError, ATS_ERROR_CODES } from './errors';
-import type { Admission, AtsPacing, Like, PacedKind, Turn } from './port';
+import type { Admission, AtsPacing, BookedAhead, Like, PacedKind, Turn } from './port';
 
 /** An ATS's rate limit: `limit` calls per `windowMs`. */
 export interface RateLimit {
@@ -58,7 +58,7 @@ export interface SharedCosts {
   seen(costs: Record<string, number>): void;
 }
 
-export type { Admission, Like, PacedKind, Turn } from './port';
+export type { Admission, BookedAhead, Like, PacedKind, Turn } from './port';
 
 /**
  * The share of the ATS's rate the schedule gives out: the rest absorbs a call sent a little late or early (a queue's
@@ -127,6 +127,12 @@ const PROBE_POLL_MS = 100;
 const WORK_ROOM_MS = 3_000;
 /** A message sent back for its turn comes back this much closer to it than a worker could wait at most. */
 const HOLD_SLACK_MS = 500;
+/**
+ * How often an environment that books turns ahead (a webhook's) reads the schedule for the cost of a kind it does not
+ * know yet: a read a message would cost a burst's webhooks one DynamoDB request a report while the workers have not
+ * recorded it.
+ */
+const HEAR_COSTS_EVERY_MS = 15_000;
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
 
@@ -269,8 +275,8 @@ export class Pacer implements CallGate, AtsPacing {
   private waiting: { spanMs: number; notBefore: number; done: (start: number | Error) => void }[] = [];
   private reserving = false;
   private pushedTo = 0;
-  /** Whether a turn booked ahead (`bookAhead`) has heard the schedule's costs. */
-  private heard = false;
+  /** When a booking ahead (`bookAhead`) of a kind not known here reads the schedule's costs again. */
+  private hearAgainAt = Number.NEGATIVE_INFINITY;
 
   public constructor(options: PacerOptions) {
     this.options = options;
@@ -350,16 +356,12 @@ export class Pacer implements CallGate, AtsPacing {
   /**
    * A turn booked for a message of `paced` before it is on its queue (a report as it is enqueued), only where the
    * connection's schedule is booked so far ahead that the message, visible in `visibleInMs`, would go back for its
-   * turn (further than `holdMs` then: a burst's backlog). It goes on the queue carrying the turn, out of sight until
-   * shortly before it (`returnInMs`, for a worker with the time `workerDeadline` leaves), and is received once instead
-   * of once to book a turn and again for it. Undefined on a freer schedule: nothing is booked, and the message books
-   * when it runs.
+   * turn (further than `holdMs` then: a burst's backlog), and only at what its kind is known to cost. It goes on the
+   * queue carrying the turn, out of sight until shortly before it (`returnInMs`, for a worker with the time
+   * `workerDeadline` leaves), and is received once instead of once to book a turn and again for it. Otherwise nothing
+   * is booked (`freeSoon` when the schedule was freer) and the message books when it runs.
    */
-  public async bookAhead(
-    paced: PacedKind,
-    visibleInMs: number,
-    workerDeadline?: AbortSignal,
-  ): Promise<{ turn: Turn; returnInMs: number } | undefined> {
+  public async bookAhead(paced: PacedKind, visibleInMs: number, workerDeadline?: AbortSignal): Promise<BookedAhead> {
     const { kind, like } = typeof paced === 'string' ? { kind: paced, like: undefined } : paced;
     const busyFrom = this.now() + visibleInMs + this.holdMs;
     const ahead = (spanMs: number) =>
@@ -369,16 +371,19 @@ export class Pacer implements CallGate, AtsPacing {
           for (const [key, shown] of Object.entries(costs)) this.shared.set(key, shown);
         },
       });
-    // An environment that runs no message (a webhook's) hears the costs the schedule holds before its first booking
-    // (each booking hears them again): booked at a guess, a message goes back from its turn for the rest of its calls.
-    // Once: while the schedule holds no cost of the kind (its workers learn it, and record it with a reservation of
-    // theirs), a read more per message would find none.
-    const unheard = !this.heard && !this.known(kind) && !(like && this.known(like.kind));
-    this.heard = true;
-    if (unheard && !((await ahead(0)) >= busyFrom)) return undefined;
+    // An environment that runs no message (a webhook's) knows a kind's cost from the schedule (every booking hears
+    // it). A kind it does not know is not booked at a guess (at an invitation's cost, a write-back of fewer calls left
+    // intervals unused: Greenhouse 50 per 10 s on 1 + 1, 86 % of the rate): its messages book when they run, the
+    // workers learn it and record it with their reservations, and the schedule is heard again now and then.
+    const known = () => this.known(kind) || (like !== undefined && this.known(like.kind));
+    if (!known() && this.now() >= this.hearAgainAt) {
+      this.hearAgainAt = this.now() + HEAR_COSTS_EVERY_MS;
+      if (!((await ahead(0)) >= busyFrom)) return { freeSoon: true };
+    }
+    if (!known()) return { freeSoon: false };
     const calls = Math.max(1, this.booked(kind, like));
     const at = await ahead(calls * this.intervalMs);
-    if (!(at >= busyFrom)) return undefined;
+    if (!(at >= busyFrom)) return { freeSoon: true };
     return { turn: { at, calls, whole: true, kind }, returnInMs: this.returnInMs(at, workerDeadline) };
   }
 

@@ -268,6 +268,9 @@ export interface Turn {
   kind?: string | undefined;
 }
 
+/** A turn booked ahead, or none: `freeSoon` when the schedule was freer than the message would wait for. */
+export type BookedAhead = { turn: Turn; returnInMs: number } | { turn?: undefined; freeSoon: boolean };
+
 /** Paces a connection's ATS calls across every environment: the port the pacer (./pacer.ts) implements. */
 export interface AtsPacing {
   /** Runs `work` in its turn when the turn is close; otherwise answers the turn the message comes back for. */
@@ -279,14 +282,10 @@ export interface AtsPacing {
   ): Promise<Admission<T>>;
   /**
    * A turn booked for a message before it is enqueued (to be visible in `visibleInMs`), only where the schedule is
-   * booked so far ahead that the message would go back for its turn; with how long it stays out of sight (for a
-   * worker with the time `workerDeadline` leaves). Undefined on a freer schedule: the message books when it runs.
+   * booked so far ahead that the message would go back for its turn, at what its kind is known to cost; with how long
+   * it stays out of sight (for a worker with the time `workerDeadline` leaves).
    */
-  bookAhead(
-    kind: PacedKind,
-    visibleInMs: number,
-    workerDeadline?: AbortSignal,
-  ): Promise<{ turn: Turn; returnInMs: number } | undefined>;
+  bookAhead(kind: PacedKind, visibleInMs: number, workerDeadline?: AbortSignal): Promise<BookedAhead>;
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
   waitMs(calls?: number): number;
 }

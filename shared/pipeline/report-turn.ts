@@ -10,21 +10,21 @@ import { decideAdvance } from './report-note';
  * on the queue carrying the turn, as one sent back for it does, out of sight until shortly before it (`returnInMs`).
  * So it is received once, not once to book a turn and again for it. Its sort is read as the worker reads it
  * (sortBeforeTurn). `workerDeadline`: when the write-back worker that receives it stops (its invocation's deadline),
- * which bounds how long it waits for the turn. Undefined where the message books as it runs: an unpaced connection, a
- * report not listed yet, a schedule free sooner.
+ * which bounds how long it waits for the turn. Otherwise the message books as it runs (`freeSoon` when the schedule
+ * was: an unpaced connection, a report not listed yet, a sort whose cost is not known yet are not).
  */
 export async function bookReportTurn(
   message: ReportCreatedMessage,
   context: ConnectionContext,
   visibleInMs: number,
   workerDeadline?: AbortSignal,
-): Promise<{ message: ReportCreatedMessage; returnInMs: number } | undefined> {
-  if (!context.pacer) return undefined;
+): Promise<{ message: ReportCreatedMessage; returnInMs: number } | { message?: undefined; freeSoon: boolean }> {
+  if (!context.pacer) return { freeSoon: false };
   const sort = await sortBeforeTurn(message, context, undefined);
-  if (!sort?.kind) return undefined;
+  if (!sort?.kind) return { freeSoon: false };
   const paced = sort.like ? { kind: sort.kind, like: sort.like } : sort.kind;
   const booked = await context.pacer.bookAhead(paced, visibleInMs, workerDeadline);
-  if (!booked) return undefined;
+  if (!booked.turn) return { freeSoon: booked.freeSoon };
   const { turn, returnInMs } = booked;
   return {
     message: { ...message, turnAt: turn.at, turnCalls: turn.calls, turnWhole: true, turnKind: turn.kind },

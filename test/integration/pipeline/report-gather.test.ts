@@ -4,6 +4,8 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { DynamoRateSchedule } from '../../../shared/mapping/rate-schedule';
+import { checkAwsCalls } from '../../../infra/local/iam-conformance';
+import { recordedCalls, synthesizeForLocal } from '../../helpers/iam';
 import { waitFor } from '../../helpers/local-http';
 import { invitedInterviewId, reportNotes, startTestStack, takeInterview } from '../../helpers/local-stack';
 
@@ -17,7 +19,7 @@ describe("Pipeline: the report webhook gathers a period's reports on the clock",
   let token: string;
 
   beforeAll(async () => {
-    stack = await startTestStack(WORK_DIR, { reportGatherSeconds: GATHER_SECONDS });
+    stack = await startTestStack(WORK_DIR, { reportGatherSeconds: GATHER_SECONDS, recordAwsCalls: true });
     token = Object.values(stack.secrets)[0]!.interviewWebhookToken;
   });
   afterAll(async () => {
@@ -52,9 +54,11 @@ describe("Pipeline: the report webhook gathers a period's reports on the clock",
   it("books a report's turn as it is enqueued on a backlogged schedule: received once, in its turn", async () => {
     const report = await tookInterview();
     await stack.waitForQuiet(30_000);
-    // A burst's backlog: the connection's ATS schedule booked 40 s ahead, further than a message would wait for.
+    // A burst's backlog: the connection's ATS schedule booked 40 s ahead, further than a message would wait for, by
+    // a worker that recorded what a write-back costs (a kind not recorded is not booked ahead, at a guess).
     const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
-    const turnAt = await schedule.reserve(CONNECTION, 40_000, Date.now());
+    const publish = { 'report-created:stay': 1, 'report-created:move': 3 };
+    const turnAt = await schedule.reserve(CONNECTION, 40_000, Date.now(), { publish });
     const before = { ...stack.sources.writeback.stats };
 
     const answer = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${token}`, {
@@ -77,6 +81,11 @@ describe("Pipeline: the report webhook gathers a period's reports on the clock",
     expect(stack.sources.writeback.stats.records - before.records).toBe(1);
     expect(stack.sources.writeback.stats.failures - before.failures).toBe(0);
     expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
+    // The webhook's booking is a call its policy grants (the emulators check none).
+    const recorded = recordedCalls(stack);
+    expect(recorded).toContainEqual(expect.objectContaining({ fn: 'InterviewWebhook', action: 'dynamodb:UpdateItem' }));
+    const { template, names } = synthesizeForLocal(stack, WORK_DIR);
+    expect(checkAwsCalls(template, recorded, names)).toEqual([]);
   }, 120_000);
 
   it('keeps two reports out of sight until the end of their period, then writes both back', async () => {

@@ -561,26 +561,30 @@ describe('the pacer', () => {
     // Free soon: nothing is booked, and the schedule is as it was.
     await run(() => pacer.beforeCall('GET /v3/stages'));
     const idle = await run(freeAt);
-    expect(await run(() => pacer.bookAhead('report-created:stay', 20_000))).toBeUndefined();
+    expect(await run(() => pacer.bookAhead('other', 20_000))).toEqual({ freeSoon: true });
     expect(await run(freeAt)).toBe(idle);
-    // A burst booked it far ahead: the turn is where the schedule was free, and it holds the kind's calls.
+    // A burst booked it far ahead: a kind whose cost nobody has shown is not booked at a guess.
     await run(() => burst(pacer));
     const end = await run(freeAt);
+    expect(await run(() => pacer.bookAhead('report-created:stay', 0))).toEqual({ freeSoon: false });
+    expect(await run(freeAt)).toBe(end);
+    // One booked like a kind shown: the turn is where the schedule was free, and it holds the kind's calls.
     const booked = await run(() =>
       pacer.bookAhead({ kind: 'report-created:move', like: { kind: 'other', more: 2 } }, 0),
     );
-    expect(booked?.turn).toMatchObject({ at: end, whole: true, kind: 'report-created:move' });
+    expect(booked.turn).toMatchObject({ at: end, whole: true, kind: 'report-created:move' });
+    if (!booked.turn) return;
+    const { turn, returnInMs } = booked;
     // Booked like the kind it names, and its calls more.
-    const calls = booked?.turn.calls ?? 0;
+    const calls = turn.calls;
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(await run(freeAt)).toBe(end + calls * pacer.intervalMs);
     // Out of sight until shortly before it, early enough for the queue's batching window, and near enough to wait for.
-    const backAt = clock.now + (booked?.returnInMs ?? Number.NaN);
+    const backAt = clock.now + returnInMs;
     expect(backAt + 5_000).toBeLessThan(end);
     expect(end - (backAt - 1_000)).toBeLessThanOrEqual(pacer.holdMs);
     // Run in that turn, it reserves nothing more.
     clock.now = backAt;
-    const turn = booked?.turn;
     expect(await run(() => pacer.admit('report-created:move', turn, undefined, async () => 'ran'))).toEqual({
       admitted: true,
       value: 'ran',
