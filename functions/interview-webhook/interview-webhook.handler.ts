@@ -115,6 +115,11 @@ async function enqueue(
   return jsonResponse(200, { status: 'accepted' });
 }
 
+/**
+ * The report's read before its turn is booked here takes this long at most: the report is recorded as pending in the
+ * queue ledger already, and a webhook cut by its timeout before it enqueues would leave it to the reconciler.
+ */
+const BOOK_AHEAD_READ_MS = 2_000;
 /** After a look found a connection's schedule free soon, the next report books no turn ahead for this long. */
 const QUIET_RECHECK_MS = 30_000;
 const quietUntil = new Map<string, number>();
@@ -129,7 +134,8 @@ async function turnAhead(context: ConnectionContext, message: ReportCreatedMessa
   const { connectionId } = message;
   if (!context.pacer || (quietUntil.get(connectionId) ?? 0) > Date.now()) return undefined;
   try {
-    const booked = await bookReportTurn(message, context, gatherDelaySeconds * 1000, writebackDeadline());
+    const read = AbortSignal.timeout(BOOK_AHEAD_READ_MS);
+    const booked = await bookReportTurn(message, context, gatherDelaySeconds * 1000, writebackDeadline(), read);
     if (booked.message) return booked;
     if (booked.freeSoon) quietUntil.set(connectionId, Date.now() + QUIET_RECHECK_MS);
     return undefined;

@@ -10,7 +10,7 @@ import { decideAdvance } from './report-note';
  * on the queue carrying the turn, as one sent back for it does, out of sight until shortly before it (`returnInMs`).
  * So it is received once, not once to book a turn and again for it. Its sort is read as the worker reads it
  * (sortBeforeTurn). `workerDeadline`: when the write-back worker that receives it stops (its invocation's deadline),
- * which bounds how long it waits for the turn. Otherwise the message books as it runs (`freeSoon` when the schedule
+ * which bounds how long it waits for the turn; `signal`, how long the report's read may take. Otherwise the message books as it runs (`freeSoon` when the schedule
  * was: an unpaced connection, a report not listed yet, a sort whose cost is not known yet are not).
  */
 export async function bookReportTurn(
@@ -18,9 +18,10 @@ export async function bookReportTurn(
   context: ConnectionContext,
   visibleInMs: number,
   workerDeadline?: AbortSignal,
+  signal?: AbortSignal,
 ): Promise<{ message: ReportCreatedMessage; returnInMs: number } | { message?: undefined; freeSoon: boolean }> {
   if (!context.pacer) return { freeSoon: false };
-  const sort = await sortBeforeTurn(message, context, undefined);
+  const sort = await sortBeforeTurn(message, context, signal);
   if (!sort?.kind) return { freeSoon: false };
   const paced = sort.like ? { kind: sort.kind, like: sort.like } : sort.kind;
   const booked = await context.pacer.bookAhead(paced, visibleInMs, workerDeadline);
