@@ -134,8 +134,11 @@ async function turnAhead(context: ConnectionContext, message: ReportCreatedMessa
   const { connectionId } = message;
   if (!context.pacer || (quietUntil.get(connectionId) ?? 0) > Date.now()) return undefined;
   try {
-    const read = AbortSignal.timeout(BOOK_AHEAD_READ_MS);
-    const booked = await bookReportTurn(message, context, gatherDelaySeconds * 1000, writebackDeadline(), read);
+    const booked = await bookReportTurn(message, context, {
+      visibleInMs: gatherDelaySeconds * 1000,
+      workerDeadline: writebackDeadline(),
+      signal: AbortSignal.timeout(BOOK_AHEAD_READ_MS),
+    });
     if (booked.message) return booked;
     if (booked.freeSoon) quietUntil.set(connectionId, Date.now() + QUIET_RECHECK_MS);
     return undefined;

@@ -5,26 +5,25 @@ import type { ConnectionContext } from './ports';
 import { decideAdvance } from './report-note';
 
 /**
- * A report's turn on its connection's ATS schedule, booked as the report is enqueued (to be visible in `visibleInMs`)
- * where the schedule is booked so far ahead that the message would go back for its turn (a burst's backlog): it goes
- * on the queue carrying the turn, as one sent back for it does, out of sight until shortly before it (`returnInMs`).
- * So it is received once, not once to book a turn and again for it. Its sort is read as the worker reads it
- * (sortBeforeTurn). `workerDeadline`: when the write-back worker that receives it stops (its invocation's deadline),
- * which bounds how long it waits for the turn; `signal`, how long the report's read may take. Otherwise the message books as it runs (`freeSoon` when the schedule
- * was: an unpaced connection, a report not listed yet, a sort whose cost is not known yet are not).
+ * A report's turn on its connection's ATS schedule, booked as the report is enqueued (to be visible in
+ * `timing.visibleInMs`) where the schedule is booked so far ahead that the message would go back for its turn (a
+ * burst's backlog): it goes on the queue carrying the turn, as one sent back for it does, out of sight until shortly
+ * before it (`returnInMs`). So it is received once, not once to book a turn and again for it. Its sort is read as the
+ * worker reads it (sortBeforeTurn), for as long as `timing.signal` allows. `timing.workerDeadline`: when the
+ * write-back worker that receives it stops (its invocation's deadline), which bounds how long it waits for the turn.
+ * Otherwise the message books as it runs (`freeSoon` when the schedule was: an unpaced connection, a report not
+ * listed yet, a sort whose cost is not known yet are not).
  */
 export async function bookReportTurn(
   message: ReportCreatedMessage,
   context: ConnectionContext,
-  visibleInMs: number,
-  workerDeadline?: AbortSignal,
-  signal?: AbortSignal,
+  timing: { visibleInMs: number; workerDeadline?: AbortSignal; signal?: AbortSignal },
 ): Promise<{ message: ReportCreatedMessage; returnInMs: number } | { message?: undefined; freeSoon: boolean }> {
   if (!context.pacer) return { freeSoon: false };
-  const sort = await sortBeforeTurn(message, context, signal);
+  const sort = await sortBeforeTurn(message, context, timing.signal);
   if (!sort?.kind) return { freeSoon: false };
   const paced = sort.like ? { kind: sort.kind, like: sort.like } : sort.kind;
-  const booked = await context.pacer.bookAhead(paced, visibleInMs, workerDeadline);
+  const booked = await context.pacer.bookAhead(paced, timing.visibleInMs, timing.workerDeadline);
   if (!booked.turn) return { freeSoon: booked.freeSoon };
   const { turn, returnInMs } = booked;
   return {
