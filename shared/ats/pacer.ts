@@ -303,7 +303,7 @@ export class Pacer implements CallGate, AtsPacing {
     signal: AbortSignal | undefined,
     work: () => Promise<T>,
   ): Promise<Admission<T>> {
-    const { kind, like } = typeof paced === 'string' ? { kind: paced, like: undefined } : paced;
+    const { kind, like } = kindOf(paced);
     // A run of a message whose work has not begun shows what its kind costs: its first, or one back for its turn.
     const whole = reserved === undefined || reserved.whole === true;
     // The first messages of a kind not learnt yet show what it costs, one at a time; new ones wait for them.
@@ -362,14 +362,12 @@ export class Pacer implements CallGate, AtsPacing {
    * is booked (`freeSoon` when the schedule was freer) and the message books when it runs.
    */
   public async bookAhead(paced: PacedKind, visibleInMs: number, workerDeadline?: AbortSignal): Promise<BookedAhead> {
-    const { kind, like } = typeof paced === 'string' ? { kind: paced, like: undefined } : paced;
+    const { kind, like } = kindOf(paced);
     const busyFrom = this.now() + visibleInMs + this.holdMs;
     const ahead = (spanMs: number) =>
       this.options.schedule.reserve(this.options.connectionId, spanMs, busyFrom, {
         busyOnly: true,
-        seen: (costs) => {
-          for (const [key, shown] of Object.entries(costs)) this.shared.set(key, shown);
-        },
+        seen: (costs) => this.hear(costs),
       });
     // An environment that runs no message (a webhook's) knows a kind's cost from the schedule (every booking hears
     // it). A kind it does not know is not booked at a guess (at an invitation's cost, a write-back of fewer calls left
@@ -705,6 +703,11 @@ export class Pacer implements CallGate, AtsPacing {
     this.reserve(0, resetAt).catch(() => undefined);
   }
 
+  /** What the schedule holds of the connection's costs (what other environments learnt, or this one published). */
+  private hear(costs: Record<string, number>): void {
+    for (const [key, calls] of Object.entries(costs)) this.shared.set(key, calls);
+  }
+
   /** One reservation on the shared schedule for every message of this environment that asks at the same moment. */
   private reserve(spanMs: number, notBefore: number): Promise<number> {
     return new Promise((resolve, reject) => {
@@ -732,11 +735,9 @@ export class Pacer implements CallGate, AtsPacing {
         try {
           let at = await this.options.schedule.reserve(this.options.connectionId, spans, notBefore, {
             publish,
-            seen: (costs) => {
-              for (const [key, calls] of Object.entries(costs)) this.shared.set(key, calls);
-            },
+            seen: (costs) => this.hear(costs),
           });
-          for (const [key, calls] of Object.entries(publish)) this.shared.set(key, calls);
+          this.hear(publish);
           for (const request of batch) {
             request.done(at);
             at += request.spanMs;
@@ -751,6 +752,11 @@ export class Pacer implements CallGate, AtsPacing {
       this.reserving = false;
     }
   }
+}
+
+/** A paced kind's name, and the kind whose cost it takes until it has shown its own. */
+function kindOf(paced: PacedKind): { kind: string; like?: Like | undefined } {
+  return typeof paced === 'string' ? { kind: paced, like: undefined } : paced;
 }
 
 /** A kind's family: its name before `@` or `:` (`stage-entered@<stage>`, `report-created:<sort>`). */

@@ -15,6 +15,11 @@ export const AWS_CLIENT_CONFIG = {
 
 /**
  * SES makes one attempt: an SDK retry after a 5xx or a reset could send the invitation a second time, behind
- * the step that recorded the e-mail as started. A lost answer is recorded as uncertain instead, never resent.
+ * the step that recorded the e-mail as started. A lost answer is recorded as uncertain instead, never resent; so
+ * its answer is waited for longer (15 s, still inside the function's deadline, which aborts the call first): a late
+ * answer is an invitation known to be sent, a timed-out one an e-mail the candidate may never get.
  */
-export const SES_CLIENT_CONFIG = { ...AWS_CLIENT_CONFIG, maxAttempts: 1 } as const;
+export const SES_CLIENT_CONFIG = {
+  maxAttempts: 1,
+  requestHandler: { ...AWS_CLIENT_CONFIG.requestHandler, requestTimeout: 15_000 },
+} as const;
