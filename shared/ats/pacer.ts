@@ -347,6 +347,8 @@ export class Pacer implements CallGate, AtsPacing {
         throw error;
       }
       if (whole) this.learn(kind, ticket.calls);
+      // What this run showed reaches the schedule now, for bookings ahead, not with this environment's next turn.
+      if (this.unpublished.size && !this.reserving) this.reserve(0, this.now()).catch(() => undefined);
       return { admitted: true, value };
     } finally {
       if (probe) this.probing.delete(kind);
@@ -370,15 +372,15 @@ export class Pacer implements CallGate, AtsPacing {
         seen: (costs) => this.hear(costs),
       });
     // An environment that runs no message (a webhook's) knows a kind's cost from the schedule (every booking hears
-    // it). A kind it does not know is not booked at a guess (at an invitation's cost, a write-back of fewer calls left
-    // intervals unused: Greenhouse 50 per 10 s on 1 + 1, 86 % of the rate): its messages book when they run, the
-    // workers learn it and record it with their reservations, and the schedule is heard again now and then.
+    // it; a worker records a cost as soon as it learns it). A kind nobody has shown yet is booked at a guess: a burst's
+    // reports arrive while its invitations hold the schedule, before any write-back has run, and booked at nothing
+    // they were each received twice (Workable 10 per 10 s: 4.4 SQS requests a candidate). Where this environment does
+    // not know it, the schedule is heard first, now and then, and a schedule found free books nothing.
     const known = () => this.known(kind) || (like !== undefined && this.known(like.kind));
     if (!known() && this.now() >= this.hearAgainAt) {
       this.hearAgainAt = this.now() + HEAR_COSTS_EVERY_MS;
       if (!((await ahead(0)) >= busyFrom)) return { freeSoon: true };
     }
-    if (!known()) return { freeSoon: false };
     const calls = Math.max(1, this.booked(kind, like));
     const at = await ahead(calls * this.intervalMs);
     if (!(at >= busyFrom)) return { freeSoon: true };

@@ -38,7 +38,9 @@ function setup(schedule?: (clock: VirtualClock) => RateSchedule, batchingWindowM
     if (result && 'error' in result) throw result.error;
     return (result as { value: T }).value;
   };
-  return { clock, pacer, reservations, run, inner };
+  /** Turns taken: a reservation of no span takes none (it records costs learnt, or pushes past a reset). */
+  const turns = () => reservations.filter((reservation) => reservation.spanMs > 0).length;
+  return { clock, pacer, reservations, turns, run, inner };
 }
 
 /** Two hundred messages at once: the schedule is booked further ahead than a worker waits. */
@@ -50,21 +52,21 @@ const window = (remaining: number, resetAt: number) =>
 
 describe('the pacer', () => {
   it('gives a message a later turn when the schedule is booked, and runs it then without reserving again', async () => {
-    const { pacer, reservations, run, clock } = setup();
+    const { pacer, turns, run, clock } = setup();
     // A burst booked the schedule: the next message's turn is later than a worker waits.
     await run(() => burst(pacer));
     const later = await run(() => pacer.admit('invitation', undefined, undefined, async () => 'ran'));
     expect(later).toMatchObject({ admitted: false });
     const { turnAt, turnCalls } = later as { turnAt: number; turnCalls: number };
     expect(turnAt).toBeGreaterThan(clock.now);
-    const reserved = reservations.length;
+    const reserved = turns();
     clock.now = turnAt - 500;
     const turn = { at: turnAt, calls: turnCalls };
     expect(await run(() => pacer.admit('invitation', turn, undefined, async () => 'ran'))).toEqual({
       admitted: true,
       value: 'ran',
     });
-    expect(reservations).toHaveLength(reserved);
+    expect(turns()).toBe(reserved);
   });
 
   it.each([
@@ -257,7 +259,7 @@ describe('the pacer', () => {
   });
 
   it('gives a step its room before it begins: back before a lookup, never between it and its write', async () => {
-    const { pacer, run, clock, reservations } = setup();
+    const { pacer, run, clock, turns } = setup();
     // A write-back makes its note, and a stage move of two calls (a lookup and its write), once shown whole.
     const writeBack = (calls: string[]) => async () => {
       await pacedStep('note', async () => {
@@ -284,7 +286,7 @@ describe('the pacer', () => {
     // Back for that turn, with its note done: the move runs in it, reserving nothing more.
     const { turnAt } = cut as { turnAt: number };
     clock.now = turnAt;
-    const reserved = reservations.length;
+    const reserved = turns();
     const moved: string[] = [];
     await run(() =>
       pacer.admit('write-back', { at: turnAt, calls: 2 }, undefined, async () => {
@@ -297,11 +299,11 @@ describe('the pacer', () => {
       }),
     );
     expect(moved).toEqual(['lookup', 'move']);
-    expect(reservations).toHaveLength(reserved);
+    expect(turns()).toBe(reserved);
   });
 
   it("runs a step in a turn booked whole for its kind, when only this environment's cold run showed it", async () => {
-    const { pacer, run, clock, reservations } = setup();
+    const { pacer, run, clock, turns } = setup();
     // The move's first run here is cold: a stage list not cached yet, then the lookup and the move.
     const writeBack = (moveCalls: number) => async () => {
       await pacedStep('note', () => pacer.beforeCall('POST /note'));
@@ -317,10 +319,10 @@ describe('the pacer', () => {
     );
     expect(cut).toMatchObject({ code: 'ats-rate-limited', paced: true });
     // Booked whole at three calls (a note, and a move of two): the move runs in the two left, reserving nothing.
-    const reserved = reservations.length;
+    const reserved = turns();
     const turn = { at: clock.now, calls: 3, whole: true };
     expect(await run(() => pacer.admit('write-back', turn, undefined, writeBack(2)))).toMatchObject({ admitted: true });
-    expect(reservations).toHaveLength(reserved);
+    expect(turns()).toBe(reserved);
   });
 
   it('learns what a kind costs from runs back for turns not begun in, not from runs cut mid-way', async () => {
@@ -555,6 +557,29 @@ describe('the pacer', () => {
     expect(await run(freeAt)).toBe(before);
   });
 
+  it('books ahead at what a worker learnt as soon as it learnt it, before that worker reserves again', async () => {
+    const clock = new VirtualClock();
+    const schedule = memorySchedule(clock, 0);
+    const environment = () =>
+      new Pacer({ connectionId: 'c', rate: RATE, schedule, now: () => clock.now, sleep: clock.sleep });
+    const worker = environment();
+    const webhook = environment();
+    let booked: Awaited<ReturnType<Pacer['bookAhead']>> | undefined;
+    void (async () => {
+      // A write-back costs three calls: the worker's first run is cold (its own), the second records it.
+      for (let run = 0; run < 2; run++)
+        await worker.admit('report-created:stay', undefined, undefined, async () => {
+          for (let i = 0; i < 3; i++) await worker.beforeCall('POST /note');
+        });
+      // The webhook's environment backlogs the schedule, then books a report: at three calls, with no other turn of
+      // the worker's in between.
+      await Promise.all(Array.from({ length: 200 }, () => webhook.admit('other', undefined, undefined, async () => 0)));
+      booked = await webhook.bookAhead('report-created:stay', 0);
+    })();
+    await clock.run(() => booked !== undefined, 600_000);
+    expect(booked?.turn).toMatchObject({ calls: 3, kind: 'report-created:stay' });
+  });
+
   it('books a turn ahead for a message not yet enqueued only on a backlogged schedule, at its end', async () => {
     const { pacer, run, inner, clock } = setup(undefined, 5_000);
     const freeAt = () => inner.reserve('c', 0, clock.now);
@@ -563,11 +588,14 @@ describe('the pacer', () => {
     const idle = await run(freeAt);
     expect(await run(() => pacer.bookAhead('other', 20_000))).toEqual({ freeSoon: true });
     expect(await run(freeAt)).toBe(idle);
-    // A burst booked it far ahead: a kind whose cost nobody has shown is not booked at a guess.
+    // A burst booked it far ahead: a kind whose cost nobody has shown is booked at a guess, where the schedule was free.
     await run(() => burst(pacer));
+    const guessed = await run(freeAt);
+    const first = await run(() => pacer.bookAhead('report-created:stay', 0));
+    expect(first.turn).toMatchObject({ at: guessed, whole: true, kind: 'report-created:stay' });
     const end = await run(freeAt);
-    expect(await run(() => pacer.bookAhead('report-created:stay', 0))).toEqual({ freeSoon: false });
-    expect(await run(freeAt)).toBe(end);
+    expect(end).toBe(guessed + (first.turn?.calls ?? 0) * pacer.intervalMs);
+    expect(first.turn?.calls).toBeGreaterThanOrEqual(1);
     // One booked like a kind shown: the turn is where the schedule was free, and it holds the kind's calls.
     const booked = await run(() =>
       pacer.bookAhead({ kind: 'report-created:move', like: { kind: 'other', more: 2 } }, 0),
