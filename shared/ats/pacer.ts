@@ -347,8 +347,9 @@ export class Pacer implements CallGate, AtsPacing {
         throw error;
       }
       if (whole) this.learn(kind, ticket.calls);
-      // What this run showed reaches the schedule now, for bookings ahead, not with this environment's next turn.
-      if (this.unpublished.size && !this.reserving) this.reserve(0, this.now()).catch(() => undefined);
+      // What this run showed reaches the schedule now, for bookings ahead, not with this environment's next turn: a
+      // round of reservations under way took what it records before this was learnt, so one more round is asked for.
+      if (this.unpublished.size && this.waiting.length === 0) this.reserve(0, this.now()).catch(() => undefined);
       return { admitted: true, value };
     } finally {
       if (probe) this.probing.delete(kind);
@@ -358,8 +359,8 @@ export class Pacer implements CallGate, AtsPacing {
   /**
    * A turn booked for a message of `paced` before it is on its queue (a report as it is enqueued), only where the
    * connection's schedule is booked so far ahead that the message, visible in `visibleInMs`, would go back for its
-   * turn (further than `holdMs` then: a burst's backlog), and only at what its kind is known to cost. It goes on the
-   * queue carrying the turn, out of sight until shortly before it (`returnInMs`, for a worker with the time
+   * turn (further than `holdMs` then: a burst's backlog), at what its kind costs (or, not shown yet, the guess). It
+   * goes on the queue carrying the turn, out of sight until shortly before it (`returnInMs`, for a worker with the time
    * `workerDeadline` leaves), and is received once instead of once to book a turn and again for it. Otherwise nothing
    * is booked (`freeSoon` when the schedule was freer) and the message books when it runs.
    */

@@ -282,8 +282,8 @@ export interface AtsPacing {
   ): Promise<Admission<T>>;
   /**
    * A turn booked for a message before it is enqueued (to be visible in `visibleInMs`), only where the schedule is
-   * booked so far ahead that the message would go back for its turn, at what its kind is known to cost; with how long
-   * it stays out of sight (for a worker with the time `workerDeadline` leaves).
+   * booked so far ahead that the message would go back for its turn, at what its kind costs (not shown yet, a
+   * guess); with how long it stays out of sight (for a worker with the time `workerDeadline` leaves).
    */
   bookAhead(kind: PacedKind, visibleInMs: number, workerDeadline?: AbortSignal): Promise<BookedAhead>;
   /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */

@@ -11,8 +11,8 @@ import { decideAdvance } from './report-note';
  * before it (`returnInMs`). So it is received once, not once to book a turn and again for it. Its sort is read as the
  * worker reads it (sortBeforeTurn), for as long as `timing.signal` allows. `timing.workerDeadline`: when the
  * write-back worker that receives it stops (its invocation's deadline), which bounds how long it waits for the turn.
- * Otherwise the message books as it runs (`freeSoon` when the schedule was: an unpaced connection, a report not
- * listed yet, a sort whose cost is not known yet are not).
+ * Otherwise the message books as it runs (`freeSoon` when the schedule was: an unpaced connection or a report not
+ * listed yet is not).
  */
 export async function bookReportTurn(
   message: ReportCreatedMessage,

@@ -588,7 +588,7 @@ describe('the pacer', () => {
     const idle = await run(freeAt);
     expect(await run(() => pacer.bookAhead('other', 20_000))).toEqual({ freeSoon: true });
     expect(await run(freeAt)).toBe(idle);
-    // A burst booked it far ahead: a kind whose cost nobody has shown is booked at a guess, where the schedule was free.
+    // A burst booked it far ahead: a kind of no cost shown yet is booked at a guess, where the schedule was free.
     await run(() => burst(pacer));
     const guessed = await run(freeAt);
     const first = await run(() => pacer.bookAhead('report-created:stay', 0));
