@@ -43,6 +43,17 @@ function setup(schedule?: (clock: VirtualClock) => RateSchedule, batchingWindowM
   return { clock, pacer, reservations, turns, run, inner };
 }
 
+/** `count` execution environments of one connection, each with its pacer, on one schedule and one clock. */
+function environments(count: number) {
+  const clock = new VirtualClock();
+  const schedule = memorySchedule(clock, 0);
+  const pacers = Array.from(
+    { length: count },
+    () => new Pacer({ connectionId: 'c', rate: RATE, schedule, now: () => clock.now, sleep: clock.sleep }),
+  );
+  return { clock, pacers };
+}
+
 /** Two hundred messages at once: the schedule is booked further ahead than a worker waits. */
 const burst = (pacer: Pacer, kind = 'other') =>
   Promise.all(Array.from({ length: 200 }, () => pacer.admit(kind, undefined, undefined, async () => undefined)));
@@ -513,12 +524,8 @@ describe('the pacer', () => {
   });
 
   it('books a kind at what another environment of the connection learnt, before it has run one', async () => {
-    const clock = new VirtualClock();
-    const schedule = memorySchedule(clock, 0);
-    const environment = () =>
-      new Pacer({ connectionId: 'c', rate: RATE, schedule, now: () => clock.now, sleep: clock.sleep });
-    const first = environment();
-    const second = environment();
+    const { clock, pacers } = environments(2);
+    const [first, second] = pacers as [Pacer, Pacer];
     let done = false;
     void (async () => {
       // The first environment learns that an invitation costs three calls (its first run, a cold one, is its own),
@@ -558,12 +565,8 @@ describe('the pacer', () => {
   });
 
   it('books ahead at what a worker learnt as soon as it learnt it, before that worker reserves again', async () => {
-    const clock = new VirtualClock();
-    const schedule = memorySchedule(clock, 0);
-    const environment = () =>
-      new Pacer({ connectionId: 'c', rate: RATE, schedule, now: () => clock.now, sleep: clock.sleep });
-    const worker = environment();
-    const webhook = environment();
+    const { clock, pacers } = environments(2);
+    const [worker, webhook] = pacers as [Pacer, Pacer];
     let booked: Awaited<ReturnType<Pacer['bookAhead']>> | undefined;
     void (async () => {
       // A write-back costs three calls: the worker's first run is cold (its own), the second records it.
