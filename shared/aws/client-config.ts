@@ -20,6 +20,7 @@ export const AWS_CLIENT_CONFIG = {
  * answer is an invitation known to be sent, a timed-out one an e-mail the candidate may never get.
  */
 export const SES_CLIENT_CONFIG = {
+  ...AWS_CLIENT_CONFIG,
   maxAttempts: 1,
   requestHandler: { ...AWS_CLIENT_CONFIG.requestHandler, requestTimeout: 15_000 },
 } as const;

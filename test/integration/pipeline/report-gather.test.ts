@@ -55,7 +55,7 @@ describe("Pipeline: the report webhook gathers a period's reports on the clock",
     const report = await tookInterview();
     await stack.waitForQuiet(30_000);
     // A burst's backlog: the connection's ATS schedule booked 40 s ahead, further than a message would wait for, by
-    // a worker that recorded what a write-back costs (a kind not recorded is not booked ahead, at a guess).
+    // a worker that recorded what a write-back costs (so the report is booked at its cost, not at the guess).
     const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
     const publish = { 'report-created:stay': 1, 'report-created:move': 3 };
     const turnAt = await schedule.reserve(CONNECTION, 40_000, Date.now(), { publish });
