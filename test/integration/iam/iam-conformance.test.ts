@@ -98,7 +98,7 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
       expect.arrayContaining(['dynamodb:ConditionCheckItem', 'dynamodb:Query', 'sqs:SendMessage', 'ses:SendEmail']),
     );
     expect(checkAwsCalls(template, recorded, names)).toEqual([]);
-  });
+  }, 90_000);
 
   it('finds the call a removed grant no longer allows', () => {
     const recorded = calls().filter((c) => c.fn === 'WritebackWorker' && c.action === 'dynamodb:UpdateItem');

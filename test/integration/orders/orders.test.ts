@@ -36,7 +36,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
       responseErrors: [],
     });
     expect(sent.patches).toBeGreaterThanOrEqual(1);
-  });
+  }, 90_000);
 
   it('Greenhouse: a PATCH refused 403 (sent with the inbound key) is retried once the secret is right', async () => {
     const { stack } = held;
