@@ -14,6 +14,7 @@ import { mappingStore, queueLedger } from '../_runtime/store';
 import { errorCode } from '../../shared/pipeline/errors';
 import { type ConnectionContext, type DeliveryReplay, stageSubject } from '../../shared/pipeline/ports';
 import { errorName } from '../../shared/errors';
+import { withDeadline } from '../../shared/aws/deadline';
 
 const publisher = new QueuePublisher();
 const MAX_DELETED_APPLICATION_IDS = 100;
@@ -21,6 +22,11 @@ const store = mappingStore();
 const ledger = queueLedger();
 const sharedStageNames = stageNamesReader(store);
 const logger = createLogger('ats-webhook');
+/**
+ * The send to SQS gives up this long before the function's timeout (a quarter of a short one), so a slow queue
+ * still leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
+ */
+const ANSWER_MARGIN_MS = 2_000;
 
 /**
  * `POST /webhooks/ats/{connectionId}`: authenticate over the raw bytes, parse, match a trigger, enqueue.
@@ -30,10 +36,14 @@ const logger = createLogger('ats-webhook');
 export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
   // One correlation id per delivery (API Gateway's request id): the worker's lines about it carry the same.
   const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
-  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event));
+  const remaining =
+    typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
+  const sendBy =
+    remaining === undefined ? undefined : Date.now() + remaining - Math.min(ANSWER_MARGIN_MS, remaining / 4);
+  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event, sendBy));
 }
 
-async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
+async function receive(event: APIGatewayProxyEventV2, sendBy?: number): Promise<APIGatewayProxyStructuredResultV2> {
   const connectionId = event.pathParameters?.connectionId ?? '';
   const body = rawBody(event);
   if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
@@ -54,35 +64,19 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   const replay = verification.replayKey
     ? { key: verification.replayKey, ttlSeconds: verification.replayTtlSeconds ?? 3600 }
     : undefined;
-  // A stage change's subject in the queue ledger (the sweep does not enqueue it again while its message is pending).
-  const subject = parsed.kind === 'stage-entered' ? stageSubject(parsed.event.atsApplicationId) : undefined;
-  const claimedAt = Date.now();
-  if (replay && !(await claimReplayKey(connectionId, replay, subject, claimedAt))) {
+  if (replay && !(await store.rememberReplayKey(connectionId, replay.key, Date.now(), replay.ttlSeconds))) {
     logger.warn('ats webhook refused: delivery seen before', { connectionId });
     return jsonResponse(401, { error: 'this delivery was seen before' });
   }
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
-  const message = messageOf(connectionId, parsed, body);
-  return enqueue(connectionId, message, subject, replay && { ...replay, claimedAt });
+  // A stage change's subject in the queue ledger (the sweep does not enqueue it again while its message is pending).
+  const subject = parsed.kind === 'stage-entered' ? stageSubject(parsed.event.atsApplicationId) : undefined;
+  return enqueue(connectionId, messageOf(connectionId, parsed, body), { subject, replay, sendBy });
 }
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage;
-
-/**
- * A signed delivery's replay key, refused when seen: a stage change's with its queue ledger record, in one write
- * before its message is sent (what `enqueue` records after sending for a delivery without one).
- */
-function claimReplayKey(
-  connectionId: string,
-  replay: DeliveryReplay,
-  subject: string | undefined,
-  now: number,
-): Promise<boolean> {
-  if (subject) return ledger.claimDelivery(connectionId, replay, subject, now);
-  return store.rememberReplayKey(connectionId, replay.key, now, replay.ttlSeconds);
-}
 
 /** The delivery's stage named from the shared names, where its adapter names stages by id alone. */
 function named(context: ConnectionContext, event: StageEnteredEvent): Promise<StageEnteredEvent> | StageEnteredEvent {
@@ -112,28 +106,28 @@ function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accept
   };
 }
 
-/** On the stage queue, recorded in the queue ledger; 503 when SQS did not take it (the ATS delivers again). */
+/**
+ * On the stage queue, then recorded in the queue ledger; 503 when SQS did not take it (the ATS delivers again).
+ * The ledger says a stage change's message is pending only once it was sent: a delivery cut short before (the
+ * function's timeout, a lost answer) leaves no record, so the next sweep finds the application. Its replay key,
+ * claimed before, is taken back when the send fails, so the ATS's next delivery is accepted.
+ */
 async function enqueue(
   connectionId: string,
   message: Accepted,
-  subject: string | undefined,
-  replay: (DeliveryReplay & { claimedAt: number }) | undefined,
+  where: { subject: string | undefined; replay: DeliveryReplay | undefined; sendBy: number | undefined },
 ): Promise<APIGatewayProxyStructuredResultV2> {
+  const { subject, replay, sendBy } = where;
   try {
-    await publisher.publish(requireEnv(ENV.stageQueueUrl), message);
+    const send = () => publisher.publish(requireEnv(ENV.stageQueueUrl), message);
+    await (sendBy === undefined ? send() : withDeadline(AbortSignal.timeout(Math.max(1, sendBy - Date.now())), send));
   } catch (error) {
     logger.error('ats webhook: could not enqueue', { connectionId, kind: message.kind, code: errorName(error) });
-    // Taken back, so the ATS's next delivery is accepted and the sweep does not wait for a message never sent.
-    if (replay)
-      await (subject
-        ? ledger.releaseDelivery(connectionId, replay, subject, replay.claimedAt)
-        : store.forgetReplayKey(connectionId, replay.key)
-      ).catch(() => undefined);
+    if (replay) await store.forgetReplayKey(connectionId, replay.key).catch(() => undefined);
     // 5xx: Ashby does not retry 4xx, and every ATS retries a 5xx.
     return jsonResponse(503, { error: 'try again later' });
   }
-  // The sweep does not enqueue this stage change again while its message is pending (recorded with the replay key).
-  if (subject && !replay) {
+  if (subject) {
     await ledger
       .recordEnqueued(connectionId, [subject], message.receivedAt)
       .catch((error: unknown) =>

@@ -51,6 +51,11 @@ interface RunTotals {
   swept: number;
   followUps: number;
   failed: string[];
+  /**
+   * Connections whose run left work for the next: reports not all read (cut short, or an interview's unreadable),
+   * or a trigger's list not read to its end (the ATS's window spent, a backlog yielded to, pages left).
+   */
+  unfinished: string[];
   /** Connections the run had no time left for: the next run starts elsewhere and takes them up. */
   notStarted: string[];
 }
@@ -74,12 +79,15 @@ export function handler(_event: unknown, context?: Context): Promise<RunTotals> 
 
 async function reconcileAll(correlationId: string, endsAt: number): Promise<RunTotals> {
   const connections = connectionRegistry().all();
+  /** Connections a part of whose work stopped before its end, without failing. */
+  const left = new Set<string>();
   const totals: RunTotals = {
     connections: connections.length,
     enqueued: 0,
     swept: 0,
     followUps: 0,
     failed: [],
+    unfinished: [],
     notStarted: [],
   };
   const { notStarted } = await forEachFairly(
@@ -87,12 +95,13 @@ async function reconcileAll(correlationId: string, endsAt: number): Promise<RunT
     { remainingMs: () => endsAt - Date.now() },
     async (c, signal) => {
       const failures = await Promise.all([
-        attempt('reconcile', c, () => reconcileReports(c, correlationId, signal, totals)),
-        attempt('sweep', c, () => sweepAndFollowUp(c, correlationId, signal, totals)),
+        attempt('reconcile', c, () => reconcileReports(c, { correlationId, signal, totals, left })),
+        attempt('sweep', c, () => sweepAndFollowUp(c, { correlationId, signal, totals, left })),
         ...(c.orders ? [attempt('orders', c, () => resumeOrders(c, correlationId, totals))] : []),
         ...(c.orders?.kombo ? [attempt('kombo-orders', c, () => fetchKomboOrders(c, correlationId, signal))] : []),
       ]);
       if (failures.some(Boolean)) totals.failed.push(c.id);
+      else if (left.has(c.id)) totals.unfinished.push(c.id);
     },
   );
   totals.notStarted = notStarted.map((c) => c.id);
@@ -101,6 +110,15 @@ async function reconcileAll(correlationId: string, endsAt: number): Promise<RunT
       notStarted: notStarted.length,
     });
   return totals;
+}
+
+/** What one connection's parts of the run share. */
+interface ConnectionRun {
+  correlationId: string;
+  signal: AbortSignal;
+  totals: RunTotals;
+  /** Connections a part of whose work stopped before its end, without failing. */
+  left: Set<string>;
 }
 
 /** Runs one part of a connection's work; true when it failed (logged with its code). */
@@ -115,8 +133,9 @@ async function attempt(part: string, connection: Connection, work: () => Promise
 }
 
 /** The service's side: reports whose webhook never came, enqueued for write-back. */
-async function reconcileReports(c: Connection, correlationId: string, signal: AbortSignal, totals: RunTotals) {
+async function reconcileReports(c: Connection, { correlationId, signal, totals, left }: ConnectionRun) {
   const result = await reconcileConnection(c.id, deps, signal);
+  if (result.cutShort || result.failedInterviews.length) left.add(c.id);
   const messages: ReportCreatedMessage[] = result.enqueued.map((report) => ({
     v: 1,
     kind: 'report-created',
@@ -138,7 +157,7 @@ async function reconcileReports(c: Connection, correlationId: string, signal: Ab
 }
 
 /** The ATS's side: applications in a trigger's stage whose stage change never arrived; then the follow-ups due. */
-async function sweepAndFollowUp(c: Connection, correlationId: string, signal: AbortSignal, totals: RunTotals) {
+async function sweepAndFollowUp(c: Connection, { correlationId, signal, totals, left }: ConnectionRun) {
   const stageQueue = requireEnv(ENV.stageQueueUrl);
   const enqueue = (messages: Parameters<typeof publisher.publishAll>[1]) =>
     publisher.publishAll(
@@ -147,6 +166,7 @@ async function sweepAndFollowUp(c: Connection, correlationId: string, signal: Ab
     );
   const sweep = await sweepConnection(c.id, { ...deps, enqueue }, signal);
   totals.swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
+  if (sweep.triggers.some((t) => t.state !== 'done' && t.state !== 'not-due')) left.add(c.id);
   // Invitations with no report: the reminders and expiries now due (the invite worker sends them).
   const due = await followUpsDue(c, deps, Date.now());
   await publisher.publishAll(

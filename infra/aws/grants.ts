@@ -46,9 +46,9 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
 
 function grantWebhooks({ functions, tables, queues }: GrantedResources): void {
   queues.stage.queue.grantSendMessages(functions.atsWebhook);
-  // Replay keys of webhooks that sign a per-delivery token (Lever): recorded, and removed when enqueueing fails.
-  // The queue ledger: each stage change enqueued is recorded (PutItem, or with a Lever replay key in one transaction
-  // of two puts), so the sweep does not enqueue it again; taken back (DeleteItem) when enqueueing fails.
+  // Replay keys of webhooks that sign a per-delivery token (Lever): recorded before enqueueing, and removed
+  // (DeleteItem) when enqueueing fails. The queue ledger: each stage change enqueued is recorded once sent (PutItem),
+  // so the sweep does not enqueue it again.
   // GetItem: the stage names the invite worker shared, where a delivery names its stage by id alone (Lever).
   allow(
     functions.atsWebhook,

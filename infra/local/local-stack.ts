@@ -142,7 +142,8 @@ export interface LocalStack {
   /** How the functions run, and each one's environments, cold starts and timeouts (`environments` runtime). */
   runtime: LocalRuntime;
   functions: Partial<Record<FunctionName, LocalFunctionStats>>;
-  reconcileNow(): Promise<{ enqueued: number; swept: number; followUps: number }>;
+  /** One reconciler run now (or the one under way): what it enqueued, and the connections it left work for. */
+  reconcileNow(): Promise<ReconcileResult>;
   dlqDepths(): Promise<{ stage: number; report: number }>;
   queueDepths(): Promise<{ stage: number; report: number }>;
   /** Both queues empty (nothing visible, in flight or delayed) and no worker busy. */
@@ -153,6 +154,19 @@ export interface LocalStack {
    */
   waitForQuiet(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** A reconciler run's totals (functions/reconciler): what it enqueued, and the connections it left work for. */
+export interface ReconcileResult {
+  enqueued: number;
+  swept: number;
+  followUps: number;
+  /** Connections a part of whose run failed. */
+  failed: string[];
+  /** Connections whose run stopped before the end of their reports or a trigger's list, without failing. */
+  unfinished: string[];
+  /** Connections the run had no time left for. */
+  notStarted: string[];
 }
 
 /** Fills `${NAME}` placeholders of the local connections file; an unknown name is an error, not an empty string. */
@@ -371,8 +385,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     registerOrderPartners(connections, secrets, { gatewayUrl: gateway.url, sandboxes });
     await publishKomboPackages(connections, secrets, gateway.url, kombo);
 
-    let reconciling: Promise<{ enqueued: number; swept: number; followUps: number }> | undefined;
-    const reconcileNow = (): Promise<{ enqueued: number; swept: number; followUps: number }> => {
+    let reconciling: Promise<ReconcileResult> | undefined;
+    const reconcileNow = (): Promise<ReconcileResult> => {
       reconciling ??= reconciler({}).finally(() => (reconciling = undefined));
       return reconciling;
     };
@@ -471,7 +485,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   }
 }
 
-type ReconcileResult = { enqueued: number; swept: number; followUps: number };
 interface Handlers {
   atsWebhook: HttpHandler;
   interviewWebhook: HttpHandler;

@@ -14,16 +14,16 @@ import { DynamoTables } from './dynamo-tables';
 const STAGE_NAMES_TTL_SECONDS = 24 * 3600;
 
 /** A connection's replay key seen `now`: refused while its TTL has not passed. */
-export interface ReplayKey extends DeliveryReplay {
+interface ReplayKey extends DeliveryReplay {
   connectionId: string;
   now: number;
 }
 
 /** The events-table key of a replay key. */
-export const replayKeyPk = (connectionId: string, key: string) => `replay#${connectionId}#${key}`;
+const replayKeyPk = (connectionId: string, key: string) => `replay#${connectionId}#${key}`;
 
-/** The write of a replay key, on the condition it was not seen (also a step of the queue ledger's `claimDelivery`). */
-export function replayKeyPut(table: string, replay: ReplayKey) {
+/** The write of a replay key, on the condition it was not seen. */
+function replayKeyPut(table: string, replay: ReplayKey) {
   const { connectionId, key, now, ttlSeconds } = replay;
   return {
     TableName: table,

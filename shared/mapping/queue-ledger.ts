@@ -6,16 +6,13 @@ import {
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  TransactionCanceledException,
-  TransactWriteItemsCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { stageSubject, type DeliveryReplay, type QueueLedger } from '../pipeline/ports';
+import { stageSubject, type QueueLedger } from '../pipeline/ports';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES } from './constants';
-import { replayKeyPk, replayKeyPut } from './events.records';
 
 export interface DynamoQueueLedgerOptions {
   /** The events table: the ledger's records live beside the deliveries, with a TTL. */
@@ -58,38 +55,6 @@ export class DynamoQueueLedger implements QueueLedger {
       'attribute_not_exists(pk) OR enqueuedAt < :since',
       { ':since': now - graceMs },
     );
-  }
-
-  public async claimDelivery(connectionId: string, replay: DeliveryReplay, subject: string, now: number) {
-    const replayPut = replayKeyPut(this.table, { ...replay, connectionId, now });
-    const enqueued = { TableName: this.table, Item: this.enqueuedItem(connectionId, subject, now) };
-    try {
-      await this.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: replayPut }, { Put: enqueued }] }));
-      return true;
-    } catch (error) {
-      const seen = error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code;
-      if (seen === 'ConditionalCheckFailed') return false;
-      throw error;
-    }
-  }
-
-  public async releaseDelivery(connectionId: string, replay: DeliveryReplay, subject: string, claimedAt: number) {
-    await this.send(
-      new DeleteItemCommand({ TableName: this.table, Key: marshall({ pk: replayKeyPk(connectionId, replay.key) }) }),
-    );
-    try {
-      await this.send(
-        new DeleteItemCommand({
-          TableName: this.table,
-          Key: marshall({ pk: enqueuedKey(connectionId, subject) }),
-          // A record written since (another message for the subject) stays: its message is pending.
-          ConditionExpression: 'enqueuedAt = :claimedAt',
-          ExpressionAttributeValues: marshall({ ':claimedAt': claimedAt }),
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
   }
 
   public async enqueuedSince(connectionId: string, subjects: readonly string[], since: number): Promise<Set<string>> {

@@ -114,19 +114,6 @@ export interface QueueLedger {
    * the caller is to enqueue it (one conditional write), false when a message for it is still pending.
    */
   claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean>;
-  /**
-   * A signed delivery about to be enqueued (a Lever stage change): its replay key and its subject recorded as
-   * enqueued by one write, before its message is sent. False when the key was seen (within its TTL): nothing is
-   * written. A message that could not be sent takes both back (`releaseDelivery`).
-   */
-  claimDelivery(connectionId: string, replay: DeliveryReplay, subject: string, now: number): Promise<boolean>;
-  /**
-   * Takes back what `claimDelivery` wrote at `claimedAt` for a message that could not be sent: the replay key, and
-   * the ledger record unless a later one replaced it (another message for the subject, still pending). An earlier
-   * message's record, replaced by the claim, is not restored: the sweep may enqueue that subject again, and the
-   * application's claim makes it harmless.
-   */
-  releaseDelivery(connectionId: string, replay: DeliveryReplay, subject: string, claimedAt: number): Promise<void>;
   /** Of `subjects`, those enqueued at `since` or later. */
   enqueuedSince(connectionId: string, subjects: readonly string[], since: number): Promise<Set<string>>;
   /** Records `subjects` as enqueued at `now`, unconditionally (a webhook always enqueues). */

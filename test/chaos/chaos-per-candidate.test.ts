@@ -11,6 +11,7 @@ describe('Chaos: a small fixed-seed run with per-candidate invitations', () => {
   it(
     'keeps every invariant: one invitation each on the service, every report matched by its candidate id',
     async () => {
+      const progress: string[] = [];
       const report = await runChaos({
         ...CHAOS_DEFAULTS,
         candidates: 16,
@@ -22,10 +23,11 @@ describe('Chaos: a small fixed-seed run with per-candidate invitations', () => {
         perCandidateInvites: true,
         timeoutMs: 6 * 60_000,
         workDir: WORK_DIR,
-        progress: () => undefined,
+        // Kept for a failure's message: which phase ended, when, and why.
+        progress: (line) => void progress.push(line),
       });
-      const violated = report.invariants.filter((i) => i.violations > 0);
-      expect(violated, formatChaosReport(report)).toEqual([]);
+      const violated = report.invariants.filter((i) => i.violations > 0).map(({ name, detail }) => ({ name, detail }));
+      expect(violated, `${formatChaosReport(report)}\n${progress.join('\n')}`).toEqual([]);
       expect(report.invariants.filter((i) => i.name.startsWith('per-candidate:'))).toHaveLength(2);
       expect(report.invariants.find((i) => i.name.startsWith('every claimed'))?.checked).toBe(16);
       expect(report.logLeaks).toEqual([]);

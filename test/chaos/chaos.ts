@@ -324,14 +324,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         `${dropped.size} stage changes never sent (the sweep must find them)`,
     );
     // The reconciler's schedule, compressed: reports whose webhook never came, stage changes the sweep finds,
-    // reminders and expiries. The pipeline has settled when it is idle and a run found nothing more to enqueue.
+    // reminders and expiries. The pipeline has settled when it is idle and a whole run found nothing more to
+    // enqueue: a run that failed, or left a list unread (a 429, a backlog it yielded to), found nothing yet.
     let lastReconcile = 0;
     let lastEnqueued = Number.POSITIVE_INFINITY;
     const reconcile = async (everyMs: number): Promise<void> => {
       if (Date.now() - lastReconcile <= everyMs) return;
       lastReconcile = Date.now();
       lastEnqueued = await s.reconcileNow().then(
-        (r) => r.enqueued + r.swept + r.followUps,
+        (r) =>
+          r.failed.length + r.unfinished.length + r.notStarted.length
+            ? Number.POSITIVE_INFINITY
+            : r.enqueued + r.swept + r.followUps,
         () => Number.POSITIVE_INFINITY,
       );
     };
@@ -366,8 +370,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     await takeOrderedInterviews(s, ordered, await orderRecords(scanTable, s), random);
 
-    // Every invited candidate takes the interview; a few strangers take one too.
-    const records = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
+    // Every invited candidate takes the interview; a few strangers take one too. An application with no interview
+    // (never invited in time) has none to take: the invariants below say why.
+    const records = (await scan(s, s.tables.applications)).filter(
+      (r) => byApplication.has(r.atsApplicationId) && r.interviewId !== undefined,
+    );
     const expected = new Map<string, { applicationId: string; kind: AtsKind; connectionId: string }>();
     const noShows = new Set<string>();
     for (const record of records) {

@@ -6,7 +6,6 @@ import type {
   InviteDependencies,
   Mailer,
   MappingStore,
-  DeliveryReplay,
   QueueLedger,
 } from '../../shared/pipeline/ports';
 import type { ApplicationRecord } from '../../shared/pipeline/records';
@@ -120,23 +119,6 @@ export function readyToInvite(
 export class MemoryQueueLedger implements QueueLedger {
   public readonly enqueuedAt = new Map<string, number>();
   public readonly backlog = new Map<string, number>();
-  /** Replay keys claimed with a delivery: until when each is refused. */
-  public readonly replayKeys = new Map<string, number>();
-
-  public async claimDelivery(connectionId: string, replay: DeliveryReplay, subject: string, now: number) {
-    const until = this.replayKeys.get(`${connectionId}#${replay.key}`);
-    if (until !== undefined && until > now) return false;
-    this.replayKeys.set(`${connectionId}#${replay.key}`, now + replay.ttlSeconds * 1000);
-    this.enqueuedAt.set(`${connectionId}#${subject}`, now);
-    return true;
-  }
-
-  public async releaseDelivery(connectionId: string, replay: DeliveryReplay, subject: string, claimedAt: number) {
-    this.replayKeys.delete(`${connectionId}#${replay.key}`);
-    if (this.enqueuedAt.get(`${connectionId}#${subject}`) === claimedAt)
-      this.enqueuedAt.delete(`${connectionId}#${subject}`);
-  }
-
   public async claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean> {
     const key = `${connectionId}#${subject}`;
     const at = this.enqueuedAt.get(key);

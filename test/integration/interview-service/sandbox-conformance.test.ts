@@ -226,6 +226,8 @@ describe('Sandbox: interview service conformance (raw HTTP)', () => {
           candidate_email: 'elif@example.com',
           ats_job_id: '3301',
           ats_job_application_id: '4401',
+          // Long enough for the two reads below on a busy machine, well inside the webhook's wait.
+          delay_ms: 1500,
         }),
       });
       const { candidate_id: candidateId, report_id: reportId } = (await completion.json()) as any;

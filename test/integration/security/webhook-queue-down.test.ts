@@ -1,7 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { webhookSecretOf } from '../../helpers/connections';
 import { runningEmulators, scanTable } from '../../helpers/local-stack';
 import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
@@ -34,7 +35,7 @@ function leverStageChange(secret: string, opportunityId: string): APIGatewayProx
   };
 }
 
-describe('ATS webhook: a delivery the queue did not take', () => {
+describe('ATS webhook: a delivery the queue did not take, or took too late', () => {
   let stack: LocalStack;
   let atsWebhook: HttpHandler;
 
@@ -79,5 +80,46 @@ describe('ATS webhook: a delivery the queue did not take', () => {
     expect(await recorded()).toEqual([...Array(before + 1).fill('replay-key'), 'enqueued'].sort());
     // And once accepted, the same delivery again is a replay.
     expect((await atsWebhook(delivery)).statusCode).toBe(401);
+  });
+  it('records a stage change as pending once sent: one cut short before is found by the next sweep', async () => {
+    const connection = stack.connections.find((c) => c.ats === 'lever')!;
+    const secret = webhookSecretOf(stack.secrets[connection.secretRef]!);
+    // In the trigger's stage in Lever, its own webhook not sent: only the delivery below tells the connector.
+    stack.lever.setFaults({ dropStageChangeRate: 1 });
+    const application = stack.lever.addCandidate({ firstName: 'Cut', lastName: 'Short', email: 'cut@example.com' });
+    await stack.lever.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
+    stack.lever.setFaults({ dropStageChangeRate: 0 });
+    const delivery = { ...leverStageChange(secret, application.id), pathParameters: { connectionId: connection.id } };
+    const ledgerRecords = async () =>
+      (await scanTable(stack, stack.tables.events)).filter((r) => String(r.pk).endsWith(`#stage#${application.id}`));
+    const replayKeys = async () =>
+      (await scanTable(stack, stack.tables.events)).filter((r) => r.kind === 'replay-key').length;
+    const keysBefore = await replayKeys();
+
+    // The function is cut short while SQS takes the message (its timeout, say): the send never answers.
+    let atTheSend: { ledger: unknown[]; replayKeys: number } | undefined;
+    const send = SQSClient.prototype.send;
+    const spy = vi.spyOn(SQSClient.prototype, 'send').mockImplementation(async function (this: SQSClient, ...args) {
+      const command: unknown = args[0];
+      if (command instanceof SendMessageCommand && String(command.input.MessageBody).includes(application.id)) {
+        atTheSend = { ledger: await ledgerRecords(), replayKeys: await replayKeys() };
+        return new Promise(() => undefined);
+      }
+      return (send as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    });
+    try {
+      void atsWebhook(delivery);
+      for (let i = 0; i < 100 && !atTheSend; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      spy.mockRestore();
+    }
+    // The replay key was claimed before the send; nothing says a message is pending.
+    expect(atTheSend).toEqual({ ledger: [], replayKeys: keysBefore + 1 });
+
+    // Lever's next delivery of it is a replay; the sweep finds the application at once and enqueues it.
+    expect((await atsWebhook(delivery)).statusCode).toBe(401);
+    const run = await stack.reconcileNow();
+    expect(run.swept).toBeGreaterThanOrEqual(1);
+    expect(await ledgerRecords()).toHaveLength(1);
   });
 });
