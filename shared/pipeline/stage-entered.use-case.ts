@@ -20,7 +20,14 @@ import type {
   StepWrite,
   WorkContext,
 } from './ports';
-import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
+import {
+  normaliseEmail,
+  stepDone,
+  type ApplicationKey,
+  type ApplicationRecord,
+  type StepName,
+  type StepRecord,
+} from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { shareStageNames, withStageName } from './stage-names';
@@ -241,6 +248,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     fromStageId: event.stage.id,
   };
   const email = candidateEmail(event);
+  const writes = inviteWrites(deps, key, owner, { interviewId: interview.interviewId, candidateEmail: email });
   const steps = inviteSteps({
     context,
     trigger,
@@ -256,15 +264,14 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     now,
     signal,
     log,
-    recordStep: ({ step, data, last }) =>
-      deps.store.recordStep(key, {
-        owner,
-        step,
-        data: { interviewId: interview.interviewId, candidateEmail: email, ...data },
-        ...(last ? { finish: 'invited' } : {}),
-      }),
+    recordStep: writes.record,
   });
-  await runSteps(steps, `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`);
+  try {
+    await runSteps(steps, `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`);
+  } finally {
+    // A step that failed (a 429, a refusal, no answer) does not take the carried mark with it.
+    await writes.flush().catch(() => undefined);
+  }
   deps.logger.info('stage entered: invited', {
     ...log,
     interviewId: interview.interviewId,
@@ -274,6 +281,38 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     note: channels.postNote,
   });
   return { outcome: 'invited' };
+}
+
+/**
+ * The invitation's writes to its application record. A step done and not last may be carried (`carry`): recorded by
+ * the run's next write instead of one of its own (the e-mail's done mark by the note's), one write fewer an
+ * invitation. A later step that fails has it written before the failure goes on (`flush`); only a crash in between
+ * leaves it started and not done, as a crash before its own write would: the e-mail is recorded uncertain on resume
+ * and never sent again.
+ */
+function inviteWrites(
+  deps: PipelineDependencies,
+  key: ApplicationKey,
+  owner: string,
+  fixed: StepData,
+): { record: InviteStepsInput['recordStep']; flush: () => Promise<void> } {
+  let carried: { name: StepName; record: StepRecord } | undefined;
+  const record: InviteStepsInput['recordStep'] = async ({ step, data, last, carry }) => {
+    if (carry && !last && step?.record) {
+      carried = { name: step.name, record: step.record };
+      return;
+    }
+    const before = carried;
+    carried = undefined;
+    await deps.store.recordStep(key, {
+      owner,
+      step,
+      ...(before ? { before } : {}),
+      data: { ...fixed, ...data },
+      ...(last ? { finish: 'invited' } : {}),
+    });
+  };
+  return { record, flush: () => (carried ? record({ last: false }) : Promise.resolve()) };
 }
 
 /** The job's interview for this trigger, created once (ensure-interview.use-case.ts). */
@@ -320,7 +359,7 @@ interface InviteStepsInput extends WorkContext {
   recipient: string | undefined;
   channels: InviteChannels;
   target: ApplicationRef;
-  recordStep: (write: { step?: StepWrite['step']; data?: StepData; last: boolean }) => Promise<void>;
+  recordStep: (write: { step?: StepWrite['step']; data?: StepData; last: boolean; carry?: boolean }) => Promise<void>;
 }
 
 /** The invitation as steps, in order: the service's own invitation, the e-mail, the note with the link. */
@@ -439,7 +478,8 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
           ...(cause === undefined ? {} : { reason: cause }),
         });
       const done = uncertain ? { startedAt, doneAt: startedAt ?? now(), outcome: 'uncertain' as const } : {};
-      await recordStep({ step: { name: 'inviteEmail', record: { doneAt: now(), ...done } }, last });
+      // Sent: carried by the next step's write (`inviteWrites`); an uncertain one is recorded at once.
+      await recordStep({ step: { name: 'inviteEmail', record: { doneAt: now(), ...done } }, last, carry: !uncertain });
     },
   };
 }

@@ -234,6 +234,46 @@ describe('Use case: handleStageEntered', () => {
     expect(store.markApplicationFailed).not.toHaveBeenCalled();
   });
 
+  it("records the sent e-mail with the note's write; a crash between leaves it uncertain, never resent", async () => {
+    const store = new MemoryMappingStore();
+    const { context, ats } = fakeContext();
+    const deps = dependencies(store, context);
+    const writes: StepWrite[] = [];
+    const recordStep = store.recordStep.bind(store);
+    vi.spyOn(store, 'recordStep').mockImplementation(async (key, write) => {
+      writes.push(write);
+      return recordStep(key, write);
+    });
+    expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
+    // Two writes: the e-mail's start, then the note's, which carries the e-mail's done mark and ends the claim.
+    expect(writes.map((w) => [w.step?.name, w.before?.name, w.finish])).toEqual([
+      ['inviteEmail', undefined, undefined],
+      ['inviteNote', 'inviteEmail', 'invited'],
+    ]);
+    expect(await store.getApplication(APPLICATION)).toMatchObject({
+      steps: { inviteEmail: { doneAt: NOW }, inviteNote: { doneAt: NOW } },
+    });
+
+    // The worker dies between the e-mail and the note's write: its mark was never written.
+    const dying = new MemoryMappingStore();
+    const died = new Error('the environment died');
+    vi.spyOn(dying, 'recordStep').mockImplementation(async function (this: MemoryMappingStore, key, write) {
+      if (write.before) throw died;
+      return MemoryMappingStore.prototype.recordStep.call(this, key, write);
+    });
+    const first = dependencies(dying, context);
+    await expect(handleStageEntered(stageMessage(), first)).rejects.toBe(died);
+    vi.mocked(dying.recordStep).mockRestore();
+    // Its lease ran out; the message comes back to another worker.
+    const later = { ...dependencies(dying, context), now: () => NOW + 10 * 60_000 };
+    expect(await handleStageEntered(stageMessage(), later)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
+    expect((await dying.getApplication(APPLICATION))?.steps.inviteEmail).toMatchObject({ outcome: 'uncertain' });
+    expect(first.mailer.sendInvite).toHaveBeenCalledTimes(1);
+    expect(later.mailer.sendInvite).not.toHaveBeenCalled();
+    // The note the dead worker may have posted is looked up by its marker before one is posted.
+    expect(ats.findNote).toHaveBeenCalledTimes(1);
+  });
+
   it('hands the claim back at once after a 429 on the note, and the next claim posts it without a lookup', async () => {
     const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
