@@ -45,7 +45,7 @@ const publisher = new QueuePublisher();
 /** Work stops this long before the Lambda deadline, so the run ends with its results said rather than cut off. */
 const DEADLINE_MARGIN_MS = 5_000;
 
-interface RunTotals {
+export interface RunTotals {
   connections: number;
   enqueued: number;
   swept: number;

@@ -1,3 +1,4 @@
+import type { RunTotals } from '../../functions/reconciler/reconciler.handler';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -156,18 +157,8 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** A reconciler run's totals (functions/reconciler): what it enqueued, and the connections it left work for. */
-export interface ReconcileResult {
-  enqueued: number;
-  swept: number;
-  followUps: number;
-  /** Connections a part of whose run failed. */
-  failed: string[];
-  /** Connections whose run stopped before the end of their reports or a trigger's list, without failing. */
-  unfinished: string[];
-  /** Connections the run had no time left for. */
-  notStarted: string[];
-}
+/** A reconciler run's totals: what it enqueued, and the connections it left work for (failed, unfinished...). */
+type ReconcileResult = RunTotals;
 
 /** Fills `${NAME}` placeholders of the local connections file; an unknown name is an error, not an empty string. */
 export function renderConfig(template: string, values: Record<string, string>): string {
