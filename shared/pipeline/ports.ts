@@ -55,7 +55,10 @@ export interface StepData {
 export interface StepWrite {
   /** The step under its name; `record: undefined` takes a start back (a refusal meant the effect did not happen). */
   step?: { name: StepName; record: StepRecord | undefined };
-  /** A step done in the same run just before `step`, recorded by the same write (the report link with its note). */
+  /**
+   * A step done in the same run before this write, recorded by it (the report link with its note; an invitation's
+   * sent e-mail with the next write, which may carry no `step` of its own).
+   */
   before?: { name: StepName; record: StepRecord };
   /**
    * The claim's holder: the write is made only while it holds the lease (else a LeaseLostError). Without one, only

@@ -34,6 +34,7 @@ import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { refusalReason } from '../errors';
+import { withDeadline } from '../aws/deadline';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
 
@@ -269,8 +270,8 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
   try {
     await runSteps(steps, `${key.connectionId}#${key.atsApplicationId}#${trigger.id}`);
   } finally {
-    // A step that failed (a 429, a refusal, no answer) does not take the carried mark with it.
-    await writes.flush().catch(() => undefined);
+    // A step that failed (a 429, a refusal, no answer, the deadline) does not take the carried mark with it.
+    await writes.flush();
   }
   deps.logger.info('stage entered: invited', {
     ...log,
@@ -282,6 +283,9 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
   });
   return { outcome: 'invited' };
 }
+
+/** How long the flush of a carried mark may take: within the margin the worker keeps before its timeout. */
+const FLUSH_WINDOW_MS = 1_000;
 
 /**
  * The invitation's writes to its application record. A step done and not last may be carried (`carry`): recorded by
@@ -304,15 +308,31 @@ function inviteWrites(
     }
     const before = carried;
     carried = undefined;
-    await deps.store.recordStep(key, {
-      owner,
-      step,
-      ...(before ? { before } : {}),
-      data: { ...fixed, ...data },
-      ...(last ? { finish: 'invited' } : {}),
-    });
+    try {
+      await deps.store.recordStep(key, {
+        owner,
+        step,
+        ...(before ? { before } : {}),
+        data: { ...fixed, ...data },
+        ...(last ? { finish: 'invited' } : {}),
+      });
+    } catch (error) {
+      // Not written (throttled, no answer): still carried, for the flush. A lost lease is another worker's now.
+      if (errorCode(error) !== 'lease-lost') carried ??= before;
+      throw error;
+    }
   };
-  return { record, flush: () => (carried ? record({ last: false }) : Promise.resolve()) };
+  // Its own short window: the worker's deadline, when it is what ended the run, has fired already.
+  const flush = () =>
+    carried
+      ? withDeadline(AbortSignal.timeout(FLUSH_WINDOW_MS), () => record({ last: false })).catch((error: unknown) =>
+          deps.logger.warn('stage entered: the sent e-mail could not be recorded; it will read as uncertain', {
+            ...key,
+            code: errorCode(error),
+          }),
+        )
+      : Promise.resolve();
+  return { record, flush };
 }
 
 /** The job's interview for this trigger, created once (ensure-interview.use-case.ts). */

@@ -666,7 +666,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       {
         name: 'invite e-mails recorded as uncertain',
         count: finalRecords.filter((r) => r.steps?.inviteEmail?.outcome === 'uncertain').length,
-        meaning: "a worker stopped between sending and recording, or SES's answer did not come; never sent twice",
+        meaning: "a worker stopped after sending, before the next step's write, or SES did not answer; never resent",
       },
       {
         name: 'Kombo orders fetched by the reconciler',

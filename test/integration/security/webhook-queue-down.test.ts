@@ -1,6 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { webhookSecretOf } from '../../helpers/connections';
@@ -9,7 +9,7 @@ import { startLocalStack, type LocalStack } from '../../../infra/local/local-sta
 import { ENV } from '../../../functions/_runtime/env';
 
 const WORK_DIR = `.local/test-queue-down-${process.pid}`;
-type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+type HttpHandler = (event: APIGatewayProxyEventV2, context?: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /** A signed Lever stage change into the AI interview stage, as Lever delivers it (token + triggeredAt signed). */
 function leverStageChange(secret: string, opportunityId: string): APIGatewayProxyEventV2 {
@@ -121,5 +121,34 @@ describe('ATS webhook: a delivery the queue did not take, or took too late', () 
     const run = await stack.reconcileNow();
     expect(run.swept).toBeGreaterThanOrEqual(1);
     expect(await ledgerRecords()).toHaveLength(1);
+  });
+  it('gives up a send that does not answer before the timeout: 503, and the next delivery is accepted', async () => {
+    const connection = stack.connections.find((c) => c.ats === 'lever')!;
+    const secret = webhookSecretOf(stack.secrets[connection.secretRef]!);
+    const opportunityId = `o-${randomUUID().slice(0, 8)}`;
+    const delivery = { ...leverStageChange(secret, opportunityId), pathParameters: { connectionId: connection.id } };
+    // SQS takes the request and never answers; only the call's abort signal ends it.
+    const send = SQSClient.prototype.send;
+    const spy = vi.spyOn(SQSClient.prototype, 'send').mockImplementation(function (this: SQSClient, ...args) {
+      const [command, options]: unknown[] = args;
+      if (command instanceof SendMessageCommand && String(command.input.MessageBody).includes(opportunityId)) {
+        const signal = (options as { abortSignal?: AbortSignal } | undefined)?.abortSignal;
+        return new Promise((_, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+      }
+      return (send as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    });
+    const started = Date.now();
+    const answer = await atsWebhook(delivery, { getRemainingTimeInMillis: () => 1_000 } as Context).finally(() =>
+      spy.mockRestore(),
+    );
+    // Answered within the function's second, leaving nothing that says a message is pending.
+    expect(answer.statusCode).toBe(503);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    const ledger = (await scanTable(stack, stack.tables.events)).filter((r) =>
+      String(r.pk).endsWith(`#stage#${opportunityId}`),
+    );
+    expect(ledger).toEqual([]);
+    // Its replay key was taken back: Lever's next delivery of it is accepted.
+    expect((await atsWebhook(delivery)).statusCode).toBe(200);
   });
 });
