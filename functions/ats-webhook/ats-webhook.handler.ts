@@ -15,6 +15,7 @@ import { errorCode } from '../../shared/pipeline/errors';
 import { type ConnectionContext, type DeliveryReplay, stageSubject } from '../../shared/pipeline/ports';
 import { errorName } from '../../shared/errors';
 import { withDeadline } from '../../shared/aws/deadline';
+import { deadlineSignal } from '../_runtime/deadline';
 
 const publisher = new QueuePublisher();
 const MAX_DELETED_APPLICATION_IDS = 100;
@@ -22,11 +23,6 @@ const store = mappingStore();
 const ledger = queueLedger();
 const sharedStageNames = stageNamesReader(store);
 const logger = createLogger('ats-webhook');
-/**
- * The send to SQS gives up this long before the function's timeout (a quarter of a short one), so a slow queue
- * still leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
- */
-const ANSWER_MARGIN_MS = 2_000;
 
 /**
  * `POST /webhooks/ats/{connectionId}`: authenticate over the raw bytes, parse, match a trigger, enqueue.
@@ -36,14 +32,16 @@ const ANSWER_MARGIN_MS = 2_000;
 export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
   // One correlation id per delivery (API Gateway's request id): the worker's lines about it carry the same.
   const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
-  const remaining =
-    typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : undefined;
-  const sendBy =
-    remaining === undefined ? undefined : Date.now() + remaining - Math.min(ANSWER_MARGIN_MS, remaining / 4);
-  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event, sendBy));
+  // The send to SQS gives up shortly before the function's timeout (the workers' margin), so a slow queue still
+  // leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
+  const sendWithin = context ? deadlineSignal(context) : undefined;
+  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event, sendWithin));
 }
 
-async function receive(event: APIGatewayProxyEventV2, sendBy?: number): Promise<APIGatewayProxyStructuredResultV2> {
+async function receive(
+  event: APIGatewayProxyEventV2,
+  sendWithin?: AbortSignal,
+): Promise<APIGatewayProxyStructuredResultV2> {
   const connectionId = event.pathParameters?.connectionId ?? '';
   const body = rawBody(event);
   if (body.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: `body exceeds ${MAX_WEBHOOK_BYTES} bytes` });
@@ -73,7 +71,7 @@ async function receive(event: APIGatewayProxyEventV2, sendBy?: number): Promise<
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
   // A stage change's subject in the queue ledger (the sweep does not enqueue it again while its message is pending).
   const subject = parsed.kind === 'stage-entered' ? stageSubject(parsed.event.atsApplicationId) : undefined;
-  return enqueue(connectionId, messageOf(connectionId, parsed, body), { subject, replay, sendBy });
+  return enqueue(connectionId, messageOf(connectionId, parsed, body), { subject, replay, sendWithin });
 }
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage;
@@ -115,12 +113,12 @@ function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accept
 async function enqueue(
   connectionId: string,
   message: Accepted,
-  where: { subject: string | undefined; replay: DeliveryReplay | undefined; sendBy: number | undefined },
+  where: { subject: string | undefined; replay: DeliveryReplay | undefined; sendWithin: AbortSignal | undefined },
 ): Promise<APIGatewayProxyStructuredResultV2> {
-  const { subject, replay, sendBy } = where;
+  const { subject, replay, sendWithin } = where;
   try {
     const send = () => publisher.publish(requireEnv(ENV.stageQueueUrl), message);
-    await (sendBy === undefined ? send() : withDeadline(AbortSignal.timeout(Math.max(1, sendBy - Date.now())), send));
+    await (sendWithin ? withDeadline(sendWithin, send) : send());
   } catch (error) {
     logger.error('ats webhook: could not enqueue', { connectionId, kind: message.kind, code: errorName(error) });
     if (replay) await store.forgetReplayKey(connectionId, replay.key).catch(() => undefined);
