@@ -4,9 +4,15 @@ import { createLogger } from '../../shared/observability/logger';
 import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
 import { stageNamesReader } from '../../shared/pipeline/stage-names';
-import { QueuePublisher, type CandidateDeletedMessage, type StageEnteredMessage } from '../../shared/queue';
+import {
+  QueuePublisher,
+  type ApplicationChangedMessage,
+  type CandidateDeletedMessage,
+  type StageEnteredMessage,
+} from '../../shared/queue';
 import { webhookConnection } from '../_runtime/webhook-connection';
 import { boundStageEnteredEvent } from '../../shared/ats/bounds';
+import { deliveryIdOf } from '../../shared/validation';
 import type { AtsAdapter, StageEnteredEvent } from '../../shared/ats/port';
 import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
@@ -74,14 +80,17 @@ async function receive(
   return enqueue(connectionId, messageOf(connectionId, parsed, body), { subject, replay, sendWithin });
 }
 
-type Accepted = StageEnteredMessage | CandidateDeletedMessage;
+type Accepted = StageEnteredMessage | CandidateDeletedMessage | ApplicationChangedMessage;
 
 /** The delivery's stage named from the shared names, where its adapter names stages by id alone. */
 function named(context: ConnectionContext, event: StageEnteredEvent): Promise<StageEnteredEvent> | StageEnteredEvent {
   return context.ats.knownStageNames ? sharedStageNames(context.connection.id, event) : event;
 }
 
-type Delivery = Extract<ReturnType<AtsAdapter['parseWebhook']>, { kind: 'stage-entered' | 'candidate-deleted' }>;
+type Delivery = Extract<
+  ReturnType<AtsAdapter['parseWebhook']>,
+  { kind: 'stage-entered' | 'candidate-deleted' | 'application-changed' }
+>;
 
 /** The queue message of an accepted delivery. */
 function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accepted {
@@ -92,6 +101,15 @@ function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accept
       kind: 'stage-entered',
       receivedAt: Date.now(),
       event: boundStageEnteredEvent(parsed.event, body),
+    };
+  if (parsed.kind === 'application-changed')
+    return {
+      ...envelope,
+      kind: 'application-changed',
+      receivedAt: Date.now(),
+      deliveryId: deliveryIdOf(parsed.event.deliveryId, body),
+      atsApplicationId: parsed.event.atsApplicationId,
+      change: parsed.event.change,
     };
   return {
     ...envelope,

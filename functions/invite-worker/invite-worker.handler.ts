@@ -6,6 +6,7 @@ import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
 import { handleCandidateDeleted } from '../../shared/pipeline/candidate-deleted.use-case';
 import { handleFollowUp } from '../../shared/pipeline/follow-up.use-case';
+import { handleApplicationChanged } from '../../shared/pipeline/application-changed.use-case';
 import { handleOrderWork } from '../../shared/orders/order-work.use-case';
 import { orderDependencies, pipelineDependencies } from '../_runtime/pipeline';
 import { deferToOwnQueue } from '../_runtime/deferral';
@@ -40,8 +41,19 @@ export const handler = sqsBatchHandler(
         throw new ClaimHeldElsewhereError(`order ${message.orderId}`, run.leaseMs);
       return;
     }
+    if (message.kind === 'application-changed') {
+      const result = await handleApplicationChanged(message, deps, run);
+      logger.info('application change handled', {
+        connectionId: message.connectionId,
+        change: message.change,
+        ...result,
+      });
+      if (result.outcome === 'left') metrics.count('CandidateLeft', message.connectionId);
+      return;
+    }
     if (message.kind === 'follow-up') {
       const result = await handleFollowUp(message, deps, run.signal, run.leaseMs);
+      if (result.outcome === 'left') metrics.count('CandidateLeft', message.connectionId);
       logger.info('follow-up handled', { connectionId: message.connectionId, action: message.action, ...result });
       if (result.outcome === 'reminded') metrics.count('Reminded', message.connectionId);
       if (result.outcome === 'expired') metrics.count('Expired', message.connectionId);

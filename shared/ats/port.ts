@@ -40,9 +40,33 @@ export interface CandidateDeletedEvent {
   atsApplicationIds: string[];
 }
 
+/** Why a candidate's application left the hiring process, as the ATS says it. */
+export const EXIT_KINDS = ['rejected', 'withdrawn', 'hired', 'archived'] as const;
+export type ExitKind = (typeof EXIT_KINDS)[number];
+
+/**
+ * Where an application stands in the ATS now, by one documented read: still in the process (and in which stage,
+ * where the read says it), or out of it and why (`reason`: the ATS's own reason text, never candidate data).
+ */
+export type ApplicationStanding =
+  | { active: true; stageId?: string | undefined; stageName?: string | undefined }
+  | { active: false; exit: ExitKind; reason?: string | undefined };
+
+/**
+ * The ATS says an application left the process (rejected, archived, disqualified, withdrawn, hired) or came back (an
+ * unreject, an unarchive, an unhire). A hint only: the worker reads the application's standing before it acts, so an
+ * unsigned body (Lever), a late or reordered delivery never decides anything by itself.
+ */
+export interface ApplicationChangedEvent {
+  deliveryId: string;
+  atsApplicationId: string;
+  change: 'left' | 'returned';
+}
+
 export type WebhookParseResult =
   | { kind: 'ping' }
   | { kind: 'candidate-deleted'; event: CandidateDeletedEvent }
+  | { kind: 'application-changed'; event: ApplicationChangedEvent }
   | { kind: 'ignored'; reason: string }
   | { kind: 'stage-entered'; event: StageEnteredEvent }
   | { kind: 'invalid'; message: string };
@@ -94,13 +118,20 @@ export interface AtsAdapter {
   findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined>;
   /**
    * Moves the application; already being in the target stage counts as done. A move reads where the application
-   * stands, then moves it: `MOVE_CALLS` calls besides the stage lists the adapter caches.
+   * stands, then moves it: `MOVE_CALLS` calls besides the stage lists the adapter caches. An application that read
+   * shows out of the process (rejected, archived, hired) is never moved: answered unmoved, with its `exit`.
    */
   moveToStage(
     target: ApplicationRef,
     stage: StageMatcher,
     signal?: AbortSignal,
-  ): Promise<{ moved: boolean; stageId: string }>;
+  ): Promise<{ moved: boolean; stageId: string; exit?: ExitKind | undefined }>;
+  /**
+   * Where the application stands now (still in the process, or out of it and why), by one documented read: looked at
+   * before the connector contacts a candidate again (a reminder, the expiry, a re-invitation), since the webhook that
+   * said they left may never have come.
+   */
+  readStanding(target: ApplicationRef, signal?: AbortSignal): Promise<ApplicationStanding>;
   /**
    * Where the deletion webhook is not signed over its body (Lever), checks with the ATS's API that the candidate
    * is really gone before anything is purged. Others sign what they send and need no check.
@@ -118,9 +149,15 @@ export interface AtsAdapter {
   ): Promise<{ events: StageEnteredEvent[]; next: string | undefined }>;
   /**
    * Shows the AI interview's status where recruiters filter (`writeBack.status: tags`): adds `tag` and removes
-   * `others` (the other statuses' tags). Idempotent: a tag already there is not added twice.
+   * `others` (the other statuses' tags). Idempotent: a tag already there is not added twice. `tag` undefined: only
+   * removes (a candidate who left, where the connection shows no status for them).
    */
-  setStatusTag?(target: ApplicationRef, tag: string, others: readonly string[], signal?: AbortSignal): Promise<void>;
+  setStatusTag?(
+    target: ApplicationRef,
+    tag: string | undefined,
+    others: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void>;
   /**
    * True where a tag belongs to the candidate, not to one application (Greenhouse, Ashby): the status shown is then
    * that of the candidate's application furthest along, so one application's status never erases another's.
@@ -209,7 +246,7 @@ export interface AtsSetup {
    * probe, names a missing permission, and lists the ones no read can show.
    */
   requiredPermissions(features: { statusTags: boolean }): RequiredPermission[];
-  /** The events the connector needs the ATS to send (the stage change, and the privacy signals). */
+  /** The events the connector needs the ATS to send (the stage change, a candidate leaving or coming back, privacy). */
   readonly webhookEvents: readonly string[];
   /** One read only working credentials allow; resolves with what it read, throws the ATS's refusal. */
   probeAccess(signal?: AbortSignal): Promise<string>;

@@ -75,6 +75,11 @@ const trigger = v.object({
   ),
   /** Days after the invite when an invitation with no report expires (a note, and the status); off when absent. */
   expireAfterDays: v.optional(v.pipe(v.number(), v.minValue(0.0001), v.maxValue(365))),
+  /**
+   * A candidate who enters the stage again after their invitation expired or was cancelled (they left the process):
+   * `on-reentry` invites them once more per re-entry, `never` leaves them be.
+   */
+  reinvite: v.optional(v.picklist(['on-reentry', 'never'], 'must be on-reentry or never'), 'on-reentry'),
 });
 
 /** A test a recruiter can order inside the ATS's assessment framework: one interview template of the connection. */
@@ -158,6 +163,11 @@ const writeBack = v.object({
    * Workable (reported to keep a tag as its first word, lower-cased), `label` elsewhere.
    */
   statusTagFormat: v.optional(v.picklist(['label', 'token'], 'must be label or token')),
+  /**
+   * The status of a candidate who left the process after their invitation (rejected, withdrew, hired): `cancelled`
+   * shows "AI interview: cancelled", `removed` takes every AI interview status tag off.
+   */
+  statusOnExit: v.optional(v.picklist(['cancelled', 'removed'], 'must be cancelled or removed'), 'cancelled'),
 });
 
 export const connectionSchema = v.pipe(

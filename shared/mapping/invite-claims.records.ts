@@ -9,6 +9,13 @@ import { buildUpdate, withNames } from './expressions';
 
 import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
 
+/** Whether this delivery is a re-entry that invites again (application-states.ts, `reinvite`). */
+export const mayReinvite = (input: ApplicationClaimInput, record: ApplicationRecord, deliveryId: string): boolean =>
+  input.mayReinvite === true &&
+  mayMove(record.state, 'reinvite') &&
+  record.reportId === undefined &&
+  record.entryDeliveryId !== deliveryId;
+
 /** The invite's claim on application × trigger and its steps. */
 export class DynamoInviteClaims extends DynamoTables {
   /**
@@ -20,13 +27,13 @@ export class DynamoInviteClaims extends DynamoTables {
     input: ApplicationClaimInput,
     lease: Lease,
   ): Promise<ClaimApplicationResult> {
-    const fresh = newClaim(input, lease);
+    const fresh = newClaim(input, lease, delivery.deliveryId);
     try {
       await this.send(this.claimTransaction(delivery, input, fresh));
       return { kind: 'claimed', record: fresh, resumed: false };
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
-      return this.afterRefusedClaim(error, input, lease);
+      return this.afterRefusedClaim(error, input, lease, delivery.deliveryId);
     }
   }
 
@@ -87,6 +94,7 @@ export class DynamoInviteClaims extends DynamoTables {
     error: TransactionCanceledException,
     input: ApplicationClaimInput,
     lease: Lease,
+    deliveryId: string,
   ): Promise<ClaimApplicationResult> {
     const [deliveryReason, claimReason, tombstoneReason] = error.CancellationReasons ?? [];
     if (tombstoneReason?.Code === 'ConditionalCheckFailed') return { kind: 'candidate-deleted' };
@@ -96,6 +104,7 @@ export class DynamoInviteClaims extends DynamoTables {
     if (!record) throw error;
     if (mayMove(record.state, 'reclaimInvite') && record.reportId === undefined)
       return this.reclaimFailedInvite(input, record, lease);
+    if (mayReinvite(input, record, deliveryId)) return this.reinvite(input, record, lease, deliveryId);
     if (record.state !== 'claimed') return { kind: 'already-invited', record };
     if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now) return { kind: 'held-elsewhere', record };
     return this.takeOverClaim(input, record, lease);
@@ -132,6 +141,47 @@ export class DynamoInviteClaims extends DynamoTables {
     );
     const condition = `${from.condition} AND attribute_not_exists(#reportId)`;
     return this.resume(input, previous, { update, condition });
+  }
+
+  /**
+   * The candidate entered the stage anew after their invitation expired or they left the process: one new invitation,
+   * its steps begun afresh. Only a delivery other than the one that began the current invitation makes it, once: the
+   * first to claim records itself as the new invitation's entry, so its duplicates and the sweep find it claimed.
+   */
+  private async reinvite(
+    input: ApplicationClaimInput,
+    previous: ApplicationRecord,
+    lease: Lease,
+    deliveryId: string,
+  ): Promise<ClaimApplicationResult> {
+    const from = stateCondition('reinvite');
+    const update = withNames(
+      buildUpdate({
+        set: {
+          state: MOVES.reinvite.to,
+          steps: {},
+          entryDeliveryId: deliveryId,
+          leaseOwner: lease.owner,
+          leaseUntil: lease.now + lease.durationMs,
+          updatedAt: lease.now,
+          stageId: input.stageId,
+          atsJobId: input.atsJobId,
+          candidateEmail: input.candidateEmail,
+        },
+        remove: ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedDays'],
+        increment: ['reinvitations'],
+        extraValues: { ...from.values, ':delivery': deliveryId },
+      }),
+      'state',
+      'reportId',
+      'entryDeliveryId',
+    );
+    const condition =
+      `${from.condition} AND attribute_not_exists(#reportId) AND ` +
+      '(attribute_not_exists(#entryDeliveryId) OR #entryDeliveryId <> :delivery)';
+    const taken = await this.updateApplicationWhen(input, update, condition);
+    if ('updated' in taken) return { kind: 'claimed', record: taken.updated, resumed: false };
+    return { kind: 'already-invited', record: taken.refused ?? previous };
   }
 
   /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */

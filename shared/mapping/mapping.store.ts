@@ -9,6 +9,7 @@ import { DynamoApplicationReads } from './application-reads.records';
 import { DynamoSteps } from './steps.records';
 import { DynamoEventRecords } from './events.records';
 import { DynamoCandidatePurge } from './candidate-purge.records';
+import { DynamoLifecycle } from './lifecycle.records';
 
 export type { DynamoMappingStoreOptions, MappingTableNames } from './dynamo-tables';
 
@@ -31,6 +32,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
   const steps = new DynamoSteps(shared);
   const events = new DynamoEventRecords(shared);
   const purge = new DynamoCandidatePurge(shared);
+  const lifecycle = new DynamoLifecycle(shared);
   return {
     getJob: (...args) => jobs.getJob(...args),
     leaseJob: (...args) => jobs.leaseJob(...args),
@@ -53,6 +55,9 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     recordStep: (...args) => steps.recordStep(...args),
     beginStep: (...args) => steps.beginStep(...args),
     expireApplication: (...args) => steps.expireApplication(...args),
+    recordExit: (...args) => lifecycle.recordExit(...args),
+    undoExit: (...args) => lifecycle.undoExit(...args),
+    applyOperatorRequest: (...args) => lifecycle.applyOperatorRequest(...args),
     rememberReplayKey: (...args) => events.rememberReplayKey(...args),
     rememberStageNames: (...args) => events.rememberStageNames(...args),
     stageNames: (...args) => events.stageNames(...args),

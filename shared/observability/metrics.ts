@@ -10,6 +10,7 @@ export const PIPELINE_METRICS = [
   'Unmatched',
   'Deferred',
   'Reminded',
+  'CandidateLeft',
   'Expired',
   /** Assessment orders: placed from inside the ATS, completed by their report, and malformed answers reported. */
   'OrderReceived',

@@ -50,6 +50,8 @@ export function triggerForTest(test: OrderTest): Trigger {
     stage: { name: test.name },
     interview: test.interview,
     invite: { email: true, atsNote: false, from: test.from },
+    // An order is invited again only by a new order (Greenhouse's new url), never by a stage entry.
+    reinvite: 'never',
   };
 }
 

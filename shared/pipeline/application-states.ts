@@ -19,15 +19,27 @@ import type { ApplicationState } from './records';
  * A report claims an application still `claimed` too: the candidate used the link before the invitation's last
  * step was recorded. `failed` is re-claimed by a new stage entry only without a report, and reopened by an operator
  * only with one.
+ *
+ * The candidate's place in the hiring process, as the ATS says it (application-changed.use-case.ts):
+ *
+ *    invited ──leave: rejected, withdrawn, hired──▶ left ──rejoin: the exit undone──▶ invited or expired (as before)
+ *    expired ──leave──▶ left                        left ──claimReport (a late report: a note, never a stage move)
+ *    expired, left ──reinvite: the candidate enters the stage anew, a delivery other than the first──▶ claimed
  */
 export const MOVES = {
   invite: { from: ['claimed'], to: 'invited' },
   reclaimInvite: { from: ['failed'], to: 'claimed' },
-  claimReport: { from: ['claimed', 'invited', 'expired'], to: 'completed' },
+  reinvite: { from: ['expired', 'left'], to: 'claimed' },
+  claimReport: { from: ['claimed', 'invited', 'expired', 'left'], to: 'completed' },
   writeBack: { from: ['completed'], to: 'written_back' },
   expire: { from: ['invited'], to: 'expired' },
   fail: { from: ['claimed', 'completed'], to: 'failed' },
   reopenWriteBack: { from: ['failed'], to: 'completed' },
+  leave: { from: ['invited', 'expired'], to: 'left' },
+  /** Back to where it was (`leftFrom`): `invited`, or `expired` for an invitation that had expired. */
+  rejoin: { from: ['left'], to: 'invited' },
+  /** An operator's extension (`npm run ops -- extend`): an expired invitation opens again. */
+  extend: { from: ['invited', 'expired'], to: 'invited' },
 } as const satisfies Record<string, { from: readonly ApplicationState[]; to: ApplicationState }>;
 
 export type Move = keyof typeof MOVES;

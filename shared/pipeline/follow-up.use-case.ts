@@ -1,11 +1,11 @@
-import type { ApplicationRef } from '../ats/port';
 import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, InviteDependencies, PipelineDependencies, WorkContext } from './ports';
 import { postNoteOnce } from './post-note';
-import { reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
+import { invitationMarker, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
+import { actOnStanding, targetOf } from './application-changed.use-case';
 import { withinRateWindow } from './pacing';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
@@ -41,7 +41,8 @@ export function dueFollowUp(
   const next = remindersBegun(record);
   if (reminders && next < reminders.max && since >= (next + 1) * reminders.afterHours * HOUR_MS)
     return { action: 'remind', reminder: next };
-  if (trigger.expireAfterDays !== undefined && since >= trigger.expireAfterDays * DAY_MS) return { action: 'expire' };
+  if (trigger.expireAfterDays !== undefined && since >= (trigger.expireAfterDays + (record.extendedDays ?? 0)) * DAY_MS)
+    return { action: 'expire' };
   return undefined;
 }
 
@@ -81,13 +82,27 @@ export async function followUpsDue(
   return due;
 }
 
-export type FollowUpOutcome = 'reminded' | 'expired' | 'not-due' | 'unknown-connection' | 'failed';
+export type FollowUpOutcome =
+  | 'reminded'
+  | 'expired'
+  | 'resent'
+  | 'extended'
+  | 'left'
+  | 'not-due'
+  | 'not-open'
+  | 'unknown-connection'
+  | 'failed';
 
 /**
  * A reminder or an expiry, crash-safe like the invitation. A reminder is begun in the mapping table before it is
  * sent (one caller wins); one begun and not recorded sent is never sent again. The expiry moves the application
  * from `invited` to `expired` (never backwards: a report that came first wins), then writes one note (found again
  * by its marker after a crash) and the status. A report that comes after the expiry is still written back.
+ *
+ * Before it contacts the candidate or writes the expiry, it reads where the application stands in the ATS (one
+ * documented read): a candidate who left the process (the webhook that said so may never have come) gets nothing
+ * more, and their invitation moves to `left`. An operator's `resend` (the link e-mailed again) and `extend` (days added
+ * to the expiry) are carried out once per request id.
  */
 export async function handleFollowUp(
   message: FollowUpMessage,
@@ -109,10 +124,15 @@ export async function handleFollowUp(
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs };
   try {
-    if (message.action === 'remind') return await remind(run, message.reminder ?? 0);
-    // An expiry writes to the ATS (its status): it takes its turn on the connection's schedule, and keeps it when it
-    // goes back, as every message does, rather than joining the end of a burst again each time.
-    return await withinRateWindow(context, message, signal, () => expire(run));
+    if (message.action === 'extend') return await extend(run, message);
+    // Each reads the application in the ATS first: it takes its turn on the connection's schedule, and keeps it when
+    // it goes back, as every message does, rather than joining the end of a burst again each time.
+    return await withinRateWindow(context, message, signal, async () => {
+      if (!(await stillInProcess(run))) return { outcome: 'left' as const };
+      if (message.action === 'resend') return resend(run, message);
+      if (message.action === 'remind') return remind(run, message.reminder ?? 0);
+      return expire(run);
+    });
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
@@ -128,38 +148,95 @@ interface FollowUpRun extends WorkContext {
   leaseMs: number;
 }
 
-/** The n-th reminder (0-based), when the record says it is due. */
-async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpOutcome }> {
-  const { record, trigger, deps, now, log } = run;
-  // Due again by the record itself: the message may be late, or the application may have moved on.
-  const due = dueFollowUp(trigger, record, now());
-  if (due?.action !== 'remind' || due.reminder !== n || !record.candidateEmail) return { outcome: 'not-due' };
+/**
+ * Whether the candidate is still in the process, as the ATS says now; one who left has their exit recorded (no
+ * reminder, no expiry note, the status "cancelled"). Only an invitation with something still to do is read.
+ */
+async function stillInProcess(run: FollowUpRun): Promise<boolean> {
+  const { record, context, deps, now, signal } = run;
+  if (record.state !== 'invited' && record.state !== 'expired') return true;
+  const standing = await context.ats.readStanding(targetOf(record), signal);
+  if (standing.active) return true;
+  await actOnStanding({ context, deps, now, signal }, record, standing);
+  return false;
+}
+
+/** The invitation e-mailed again (`npm run ops -- resend`), once per request, only to a candidate still invited. */
+async function resend(run: FollowUpRun, message: FollowUpMessage): Promise<{ outcome: FollowUpOutcome }> {
+  const { record, deps, now, log } = run;
+  if (!message.requestId || !record.candidateEmail) return { outcome: 'not-open' };
+  ensureRoomBeforeDeadline('resend', run.signal);
+  const request = { id: message.requestId, kind: 'resend' as const, now: now() };
+  const { applied } = await deps.store.applyOperatorRequest(record, request);
+  if (!applied) return { outcome: 'not-open' };
+  const sent = await sendLink(run, record.candidateEmail, false);
+  await deps.store.recordStep(record, { step: { name: 'resend', record: { startedAt: request.now, doneAt: now() } } });
+  deps.logger.info('follow-up: the invitation was sent again', { ...log, sent });
+  return { outcome: 'resent' };
+}
+
+/** Days added to the invitation's expiry (`npm run ops -- extend`), once per request; an expired one opens again. */
+async function extend(run: FollowUpRun, message: FollowUpMessage): Promise<{ outcome: FollowUpOutcome }> {
+  const { record, context, deps, now, signal, log } = run;
+  if (!message.requestId || !message.days) return { outcome: 'not-open' };
+  const request = { id: message.requestId, kind: 'extend' as const, days: message.days, now: now() };
+  const { applied, record: after } = await deps.store.applyOperatorRequest(record, request);
+  if (!applied || !after) return { outcome: 'not-open' };
+  if (record.state === 'expired')
+    await withinRateWindow(context, message, signal, () =>
+      showStatus({ context, key: record, target: targetOf(record), deps, signal }, 'invited'),
+    );
+  deps.logger.info('follow-up: the invitation was extended', {
+    ...log,
+    days: message.days,
+    extendedDays: after.extendedDays,
+  });
+  return { outcome: 'extended' };
+}
+
+/**
+ * The invitation's link e-mailed (a reminder, or a resend): SES's refusal is said, not thrown, since the e-mail is
+ * begun once and never sent again. Answers whether SES took it.
+ */
+async function sendLink(run: FollowUpRun, to: string, reminder: boolean): Promise<boolean> {
+  const { record, trigger, deps, log } = run;
   const job = await deps.store.getJob({
     connectionId: record.connectionId,
     atsJobId: record.atsJobId,
     triggerId: record.triggerId,
   });
   const url = record.candidateInviteUrl ?? job?.inviteUrl;
-  if (!url) return { outcome: 'not-due' };
-  // Begun, a reminder is never sent again: it begins only with room for SES's answer before the deadline (steps.ts).
-  ensureRoomBeforeDeadline(reminderStep(n), run.signal);
-  const begun = now();
-  if (!(await deps.store.beginStep(record, reminderStep(n), { kind: 'once', state: 'invited', now: begun })))
-    return { outcome: 'not-due' };
-  await deps.mailer
+  if (!url) return false;
+  return deps.mailer
     .sendInvite({
-      to: record.candidateEmail,
+      to,
       candidateName: '',
       jobName: job?.interviewName.replace(/ \(ref [^)]*\)$/, '') ?? `Job ${record.atsJobId}`,
       inviteUrl: url,
       language: trigger.interview.language,
       from: trigger.invite.from,
-      reminder: true,
+      reminder,
     })
-    .catch(async (error: unknown) => {
-      // SES refused before sending: the reminder was not sent; it stays begun (not sent later either), and said.
-      deps.logger.warn('follow-up: the reminder e-mail was not sent', { ...log, code: errorCode(error) });
+    .then(() => true)
+    .catch((error: unknown) => {
+      // SES refused before sending: not sent; it stays begun (not sent later either), and said.
+      deps.logger.warn('follow-up: the e-mail was not sent', { ...log, code: errorCode(error) });
+      return false;
     });
+}
+
+/** The n-th reminder (0-based), when the record says it is due. */
+async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpOutcome }> {
+  const { record, trigger, deps, now, log } = run;
+  // Due again by the record itself: the message may be late, or the application may have moved on.
+  const due = dueFollowUp(trigger, record, now());
+  if (due?.action !== 'remind' || due.reminder !== n || !record.candidateEmail) return { outcome: 'not-due' };
+  // Begun, a reminder is never sent again: it begins only with room for SES's answer before the deadline (steps.ts).
+  ensureRoomBeforeDeadline(reminderStep(n), run.signal);
+  const begun = now();
+  if (!(await deps.store.beginStep(record, reminderStep(n), { kind: 'once', state: 'invited', now: begun })))
+    return { outcome: 'not-due' };
+  await sendLink(run, record.candidateEmail, true);
   afterSideEffect('reminder-emailed', `${record.connectionId}#${record.atsApplicationId}`);
   await deps.store.recordStep(record, { step: { name: reminderStep(n), record: { startedAt: begun, doneAt: now() } } });
   deps.logger.info('follow-up: reminder sent', { ...log, reminder: n + 1 });
@@ -170,12 +247,7 @@ async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpO
 async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
   const { record, trigger, context, deps, now, signal, log, leaseMs } = run;
   const due = dueFollowUp(trigger, record, now());
-  const target: ApplicationRef = {
-    atsApplicationId: record.atsApplicationId,
-    atsCandidateId: record.atsCandidateId,
-    atsJobId: record.atsJobId,
-    fromStageId: record.stageId,
-  };
+  const target = targetOf(record);
   if (record.state !== 'expired' && due?.action !== 'expire') {
     // Expired, then a report came: an expiry that stopped between showing its status and reading the claim again
     // may have shown "expired" over the report's status. Its claim now fails, and shows the claimed one again.
@@ -190,7 +262,7 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
   if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease)))
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
   const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
-  const marker = `ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`;
+  const marker = invitationMarker(`ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`, expired);
   const note: Step<unknown> = {
     name: 'expiry-note-posted',
     done: stepDone(expired.steps.expiryNote),

@@ -5,6 +5,7 @@ import type { InterviewService } from '../interview-service/port';
 /** A report as the service lists it. */
 type InterviewReport = Awaited<ReturnType<InterviewService['listReports']>>[number];
 import type {
+  ApplicationExit,
   ApplicationKey,
   ApplicationRecord,
   ApplicationState,
@@ -40,6 +41,20 @@ export interface ApplicationClaimInput extends ApplicationKey {
   atsJobId: string;
   stageId?: string | undefined;
   candidateEmail?: string | undefined;
+  /**
+   * The trigger invites again when the candidate enters its stage anew after the invitation expired or they left
+   * (`reinvite: on-reentry`): a delivery other than the one that began the invitation claims it once more.
+   */
+  mayReinvite?: boolean | undefined;
+}
+
+/** An operator's request on an invitation (`npm run ops -- resend|extend`), carried out once by its id. */
+export interface OperatorRequest {
+  id: string;
+  kind: 'resend' | 'extend';
+  /** `extend`: the days added to the trigger's expiry. */
+  days?: number | undefined;
+  now: number;
 }
 
 /** What the application's own data gains with a step: the interview, the invitation's candidate id and link. */
@@ -93,10 +108,11 @@ export interface Lease {
 }
 
 /** A new claim on application × trigger, as the first delivery records it: held by `lease`, no step done yet. */
-export function newClaim(input: ApplicationClaimInput, lease: Lease): ApplicationRecord {
+export function newClaim(input: ApplicationClaimInput, lease: Lease, entryDeliveryId?: string): ApplicationRecord {
   const { connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail } = input;
   return {
     ...{ connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail },
+    entryDeliveryId,
     state: 'claimed',
     steps: {},
     leaseOwner: lease.owner,
@@ -158,6 +174,19 @@ export interface MappingStore {
    * reminder begun before, an expiry note held, a status ranked higher) or the application moved on or is gone.
    */
   beginStep(key: ApplicationKey, name: StepName, begin: StepBegin): Promise<boolean>;
+  /**
+   * The candidate left the process: an invitation (`invited`, `expired`) moves to `left` (`leftFrom` keeps where it
+   * was); an application in any other state keeps its state and records the exit, so a write-back moves no stage.
+   * Answers the record as it now stands (undefined when there is none).
+   */
+  recordExit(key: ApplicationKey, exit: ApplicationExit): Promise<ApplicationRecord | undefined>;
+  /** The exit undone: `left` returns to `leftFrom` with its status claim taken off; any other loses its exit record. */
+  undoExit(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined>;
+  /** An operator's request, carried out once by its id: `applied` for the one caller that did (see OperatorRequest). */
+  applyOperatorRequest(
+    key: ApplicationKey,
+    request: OperatorRequest,
+  ): Promise<{ applied: boolean; record: ApplicationRecord | undefined }>;
   /** `invited` → `expired`; the record when it is expired (now or before), undefined when it moved on. */
   expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined>;
   /** The statuses the candidate's applications in the connection claimed (for ATSs that tag candidates). */

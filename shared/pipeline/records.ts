@@ -1,7 +1,19 @@
 /** The mapping between ATS ids and the service's ids, as the use cases see it (stored by shared/mapping). */
 
-/** `expired`: invited, no report by the trigger's `expireAfterDays`; a report that comes later is written back. */
-export const APPLICATION_STATES = ['claimed', 'invited', 'completed', 'written_back', 'failed', 'expired'] as const;
+/**
+ * `expired`: invited, no report by the trigger's `expireAfterDays`; a report that comes later is written back.
+ * `left`: the candidate left the hiring process after the invitation (rejected, withdrawn, hired): no reminder, no
+ * expiry; `leftFrom` keeps where the invitation was, for an undo (an unreject) to return it there.
+ */
+export const APPLICATION_STATES = [
+  'claimed',
+  'invited',
+  'completed',
+  'written_back',
+  'failed',
+  'expired',
+  'left',
+] as const;
 export type ApplicationState = (typeof APPLICATION_STATES)[number];
 
 export interface JobKey {
@@ -60,6 +72,21 @@ export interface ApplicationRecord extends ApplicationKey {
   flaggedForReview?: boolean | undefined;
   failureReason?: string | undefined;
   expiredAt?: number | undefined;
+  /**
+   * The candidate left the process, as the ATS said it (a webhook or a look before contacting): kept on an application
+   * whose report came or comes anyway, so its write-back never moves a stage.
+   */
+  exit?: ApplicationExit | undefined;
+  /** Where the invitation was when the candidate left (`left`): an undo returns it there. */
+  leftFrom?: 'invited' | 'expired' | undefined;
+  /** The stage entry that began the current invitation: a re-entry is another one (not a duplicate of it). */
+  entryDeliveryId?: string | undefined;
+  /** Invitations made again after the first (a re-entry after an expiry or an exit): 0 or absent for the first. */
+  reinvitations?: number | undefined;
+  /** Days an operator added to the trigger's `expireAfterDays` (`npm run ops -- extend`). */
+  extendedDays?: number | undefined;
+  /** The ids of operators' requests carried out on this invitation (`resend`, `extend`), each once. */
+  operatorRequests?: string[] | undefined;
   createdAt: number;
   updatedAt: number;
 }
@@ -78,7 +105,20 @@ export type StepName =
   | 'stageMove'
   | 'status'
   | 'expiryNote'
+  | 'resend'
+  | `failureNote-${string}`
   | `reminder${number}`;
+
+/** Why and when the candidate left the process. */
+export interface ApplicationExit {
+  kind: 'rejected' | 'withdrawn' | 'hired' | 'archived';
+  reason?: string | undefined;
+  at: number;
+}
+
+/** A note's marker for the current invitation: the first invitation's markers as before, later ones numbered. */
+export const invitationMarker = (base: string, record: Pick<ApplicationRecord, 'reinvitations'>): string =>
+  record.reinvitations ? `${base}:${record.reinvitations + 1}` : base;
 
 /** The n-th reminder's step (n from 0). */
 export const reminderStep = (n: number): StepName => `reminder${n + 1}`;

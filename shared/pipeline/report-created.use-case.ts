@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { httpsLink } from '../validation';
-import type { ApplicationRef } from '../ats/port';
+import type { ApplicationRef, ExitKind } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ReportNotVisibleError } from './errors';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
-import { decideAdvance, formatReportNote } from './report-note';
+import { decideAdvance, decisionAfterExit, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
 import { afterSideEffect } from './fault-injection';
@@ -17,7 +17,7 @@ import { withinRateWindow } from './pacing';
 import { sortBeforeTurn } from './report-turn';
 import type { StageMatcher } from '../config';
 import type { ConnectionContext, PipelineDependencies, RunOptions, StepWrite } from './ports';
-import { normaliseEmail, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
+import { normaliseEmail, stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -168,14 +168,15 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
     fromStageId: record.stageId,
   };
   const rule = context.connection.writeBack.advance;
-  const decision = decideAdvance(rule, report);
   const now = deps.now ?? Date.now;
   const input: WriteBackStepsInput = { context, deps, key, owner, target, record, report, signal: options.signal, now };
-  const status = decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
+  const exit = await exitBeforeAdvance(input, decideAdvance(rule, report));
+  const decision = exit ? decisionAfterExit(exit) : decideAdvance(rule, report);
+  const status = exit ? 'completed' : decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
   await runSteps(
     [
-      reportNoteStep(input, decision, rule !== undefined),
+      reportNoteStep(input, decision, rule !== undefined && !exit),
       ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
       ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),
     ],
@@ -185,6 +186,30 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
   deps.logger.info('report written back', { ...claimed.log, advanced: decision.advance });
   return { outcome: 'written-back', advanced: decision.advance, flagged: rule !== undefined && !decision.advance };
+}
+
+/**
+ * A candidate who left the process (rejected, withdrew, hired) is never moved, whatever their result: the exit the
+ * connector recorded, or, where the result would move them and the note is not written yet, the application's standing
+ * read once from the ATS (the webhook of the exit may never have come). The move reads again before it moves.
+ */
+async function exitBeforeAdvance(
+  input: WriteBackStepsInput,
+  decision: ReturnType<typeof decideAdvance>,
+): Promise<Pick<ApplicationExit, 'kind'> | undefined> {
+  const { record, context, deps, now, signal } = input;
+  if (record.exit) return record.exit;
+  if (!decision.advance || stepDone(record.steps.reportNote)) return undefined;
+  const standing = await context.ats.readStanding(input.target, signal);
+  if (standing.active) return undefined;
+  const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
+  await deps.store.recordExit(record, exit);
+  deps.logger.info('report: the candidate left the process; the stage is not moved', {
+    connectionId: record.connectionId,
+    atsApplicationId: record.atsApplicationId,
+    exit: exit.kind,
+  });
+  return exit;
 }
 
 /** The first claim of the report, or one taken over from a clean stop: nothing earlier can still land unseen. */
@@ -259,7 +284,10 @@ function reportNoteStep(
 }
 
 /** The stage move: safe to perform again, since a move finds the application already in the target stage. */
-function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher): Step<{ stageId: string }> {
+function stageMoveStep(
+  input: WriteBackStepsInput,
+  toStage: StageMatcher,
+): Step<{ stageId: string; exit?: ExitKind | undefined }> {
   const { context, target, record, signal, now } = input;
   return {
     name: 'stage-moved',
@@ -268,7 +296,11 @@ function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher): Step<
     perform: () => context.ats.moveToStage(target, toStage, signal),
     recordDone: (moved, _outcome, last) =>
       recordWriteBackStep(input, {
-        step: { name: 'stageMove', record: { doneAt: now(), value: moved?.stageId } },
+        // Left the process between the note and the move: not moved, and said so on the step.
+        step: {
+          name: 'stageMove',
+          record: { doneAt: now(), value: moved?.exit ? `not-moved:${moved.exit}` : moved?.stageId },
+        },
         last,
       }),
   };

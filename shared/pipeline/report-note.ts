@@ -1,6 +1,7 @@
 import type { AdvanceRule } from '../config';
 import type { InterviewReport } from '../interview-service';
 import { httpsLink, quoted, singleLine, TEXT_LIMITS } from '../validation';
+import type { ApplicationExit } from './records';
 
 export interface AdvanceDecision {
   advance: boolean;
@@ -30,6 +31,21 @@ export function decideAdvance(rule: AdvanceRule | undefined, report: InterviewRe
     explanation:
       `Advanced automatically: AI match score ${report.ai_match_score} ≥ ${rule.minAiMatchScore} ` +
       `and ${plural(violations, 'proctoring violation')}.`,
+  };
+}
+
+const EXIT_PHRASES: Record<ApplicationExit['kind'], string> = {
+  rejected: 'was rejected',
+  withdrawn: 'withdrew',
+  hired: 'was hired',
+  archived: 'was archived',
+};
+
+/** The decision for a candidate who left the process before their result came: the result is noted, never acted on. */
+export function decisionAfterExit(exit: Pick<ApplicationExit, 'kind'>): AdvanceDecision {
+  return {
+    advance: false,
+    explanation: `Stage not moved: the candidate ${EXIT_PHRASES[exit.kind]} before the result came.`,
   };
 }
 

@@ -21,6 +21,7 @@ import type {
   WorkContext,
 } from './ports';
 import {
+  invitationMarker,
   normaliseEmail,
   stepDone,
   type ApplicationKey,
@@ -189,6 +190,7 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
       atsJobId: event.atsJobId,
       stageId: event.stage.id,
       candidateEmail: candidateEmail(event),
+      mayReinvite: trigger.reinvite !== 'never',
     },
     { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
   );
@@ -507,7 +509,7 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
 /** The note with the link; after a takeover the earlier worker may have posted it: looked up by its marker. */
 function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<unknown> {
   const { context, target, record, signal, now, recordStep, channels } = input;
-  const marker = `ai-interview-invite:${target.atsApplicationId}:${input.trigger.id}`;
+  const marker = invitationMarker(`ai-interview-invite:${target.atsApplicationId}:${input.trigger.id}`, record);
   return {
     name: 'invite-note-posted',
     done: stepDone(record.steps.inviteNote),

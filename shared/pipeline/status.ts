@@ -6,12 +6,24 @@ import type { ApplicationKey, ApplicationRecord } from './records';
 import type { Step } from './steps';
 
 /** The statuses recruiters filter on, in the order an application passes them; a status never moves back. */
-export const AI_INTERVIEW_STATUSES = ['invited', 'expired', 'completed', 'flagged for review', 'advanced'] as const;
+export const AI_INTERVIEW_STATUSES = [
+  'invited',
+  'expired',
+  'cancelled',
+  'completed',
+  'flagged for review',
+  'advanced',
+] as const;
 export type AiInterviewStatus = (typeof AI_INTERVIEW_STATUSES)[number];
 
+/**
+ * A status's rank: a status is never shown over one ranked higher. `cancelled` (the candidate left the process) ranks
+ * with `expired`; an undo of the exit or a new invitation starts the ranks again (the status claim is taken off).
+ */
 const RANK: Record<AiInterviewStatus, number> = {
   invited: 1,
   expired: 2,
+  cancelled: 2,
   completed: 3,
   'flagged for review': 4,
   advanced: 4,
@@ -56,10 +68,13 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
   const setStatusTag = context.ats.setStatusTag?.bind(context.ats);
   if (!setStatusTag) return;
   const format = statusTagFormatOf(context.connection);
+  const removedOnExit = context.connection.writeBack.statusOnExit === 'removed';
   const show = async (shown: AiInterviewStatus) => {
-    const others = AI_INTERVIEW_STATUSES.filter((s) => s !== shown).map((s) => statusTag(s, format));
+    // A candidate who left shows no status at all where the connection says so: every status tag is taken off.
+    const tag = shown === 'cancelled' && removedOnExit ? undefined : statusTag(shown, format);
+    const others = AI_INTERVIEW_STATUSES.map((s) => statusTag(s, format)).filter((t) => t !== tag);
     try {
-      await setStatusTag(target, statusTag(shown, format), others, signal);
+      await setStatusTag(target, tag, others, signal);
     } catch (error) {
       // A refusal of the tag (a key without the permission) never undoes the invitation or the write-back it
       // follows: said, and left. Anything that may pass on a retry goes up.
@@ -101,7 +116,7 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
 const enabled = (context: ConnectionContext) =>
   context.connection.writeBack.status === 'tags' && context.ats.setStatusTag !== undefined;
 
-/** The status after an expiry (not a step of a sequence: the expiry's note is recorded before it). */
+/** The status after an expiry, an exit or its undo (not a step of a sequence: its state change is recorded before). */
 export async function showStatus(place: StatusPlace, status: AiInterviewStatus): Promise<void> {
   if (!enabled(place.context)) return;
   await applyStatus(place, status);

@@ -67,6 +67,19 @@ export const candidateDeletedMessageSchema = v.object({
 });
 
 /**
+ * v1 of "the ATS says an application left the process, or came back" (a hint: the worker reads the application's
+ * standing before it acts). Travels on the stage-events queue.
+ */
+export const applicationChangedMessageSchema = v.object({
+  ...envelope,
+  ...turn,
+  kind: v.literal('application-changed'),
+  deliveryId: safeIdSchema,
+  atsApplicationId: atsIdSchema,
+  change: v.picklist(['left', 'returned']),
+});
+
+/**
  * v1 of "an invitation is due a follow-up" (the reconciler's schedule): reminder `reminder` (0-based), or the
  * expiry. Ids only; the worker reads the application and does nothing if it moved on.
  */
@@ -76,8 +89,12 @@ export const followUpMessageSchema = v.object({
   kind: v.literal('follow-up'),
   atsApplicationId: atsIdSchema,
   triggerId: text,
-  action: v.picklist(['remind', 'expire']),
+  action: v.picklist(['remind', 'expire', 'resend', 'extend']),
   reminder: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10))),
+  /** An operator's `resend` or `extend` (`npm run ops`): carried out once by this id, however often it is delivered. */
+  requestId: v.optional(safeIdSchema),
+  /** `extend`: the days added to the invitation's expiry. */
+  days: v.optional(v.pipe(v.number(), v.minValue(0.0001), v.maxValue(365))),
 });
 
 /**
@@ -96,6 +113,7 @@ export const orderWorkMessageSchema = v.object({
 export const stageQueueMessageSchema = v.variant('kind', [
   stageEnteredMessageSchema,
   candidateDeletedMessageSchema,
+  applicationChangedMessageSchema,
   followUpMessageSchema,
   orderWorkMessageSchema,
 ]);
@@ -117,10 +135,12 @@ export type StageEnteredMessage = v.InferOutput<typeof stageEnteredMessageSchema
 export type ReportCreatedMessage = v.InferOutput<typeof reportCreatedMessageSchema>;
 export type CandidateDeletedMessage = v.InferOutput<typeof candidateDeletedMessageSchema>;
 export type FollowUpMessage = v.InferOutput<typeof followUpMessageSchema>;
+export type ApplicationChangedMessage = v.InferOutput<typeof applicationChangedMessageSchema>;
 export type OrderWorkMessage = v.InferOutput<typeof orderWorkMessageSchema>;
 export type QueueMessage =
   | StageEnteredMessage
   | ReportCreatedMessage
   | CandidateDeletedMessage
+  | ApplicationChangedMessage
   | FollowUpMessage
   | OrderWorkMessage;

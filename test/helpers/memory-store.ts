@@ -1,9 +1,11 @@
 import { mayMove } from '../../shared/pipeline/application-states';
+import { mayReinvite } from '../../shared/mapping/invite-claims.records';
 import { LeaseLostError } from '../../shared/mapping/errors';
 import {
   begunStep,
   newClaim,
   type ApplicationClaimInput,
+  type ApplicationExit,
   type ApplicationKey,
   type ApplicationSteps,
   type ApplicationRecord,
@@ -14,6 +16,7 @@ import {
   type Lease,
   type LeaseJobResult,
   type MappingStore,
+  type OperatorRequest,
   type StepBegin,
   type StepName,
   type StepRecord,
@@ -73,21 +76,32 @@ export class MemoryMappingStore implements MappingStore {
     if (seen !== undefined && seen !== delivery.enqueueId) return { kind: 'duplicate-delivery' };
     const existing = this.applications.get(appId(input));
     if (!existing) {
-      const fresh = newClaim(input, lease);
+      const fresh = newClaim(input, lease, delivery.deliveryId);
       this.deliveries.set(`${delivery.source}#${delivery.deliveryId}`, delivery.enqueueId);
       this.applications.set(appId(input), fresh);
       return { kind: 'claimed', record: copy(fresh), resumed: false };
     }
-    return this.claimExisting(existing, input, lease);
+    return this.claimExisting(existing, input, lease, delivery.deliveryId);
   }
 
-  private claimExisting(record: ApplicationRecord, input: ApplicationClaimInput, lease: Lease): ClaimApplicationResult {
+  private claimExisting(
+    record: ApplicationRecord,
+    input: ApplicationClaimInput,
+    lease: Lease,
+    deliveryId: string,
+  ): ClaimApplicationResult {
     const held = { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now };
     const claims = { inviteClaims: (record.inviteClaims ?? 0) + 1 };
+    const { stageId, atsJobId, candidateEmail } = input;
     if (mayMove(record.state, 'reclaimInvite') && record.reportId === undefined) {
-      const { stageId, atsJobId, candidateEmail } = input;
       const set = { ...held, ...claims, state: 'claimed', stageId, atsJobId, candidateEmail };
       return { kind: 'claimed', record: this.put(update(record, set, ['failureReason'])), resumed: true };
+    }
+    if (mayReinvite(input, record, deliveryId)) {
+      const again = { reinvitations: (record.reinvitations ?? 0) + 1, entryDeliveryId: deliveryId, steps: {} };
+      const set = { ...held, ...again, state: 'claimed', stageId, atsJobId, candidateEmail };
+      const remove = ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedDays'];
+      return { kind: 'claimed', record: this.put(update(record, set, remove)), resumed: false };
     }
     if (record.state !== 'claimed') return { kind: 'already-invited', record: copy(record) };
     if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now)
@@ -227,6 +241,43 @@ export class MemoryMappingStore implements MappingStore {
     if (record && mayMove(record.state, 'expire'))
       return this.put(update(record, { state: 'expired', expiredAt: now, updatedAt: now }));
     return record?.state === 'expired' ? copy(record) : undefined;
+  }
+
+  public async recordExit(key: ApplicationKey, exit: ApplicationExit): Promise<ApplicationRecord | undefined> {
+    const record = this.applications.get(appId(key));
+    if (!record) return undefined;
+    if (mayMove(record.state, 'leave'))
+      return this.put(update(record, { state: 'left', leftFrom: record.state, exit, updatedAt: exit.at }));
+    if (record.state === 'left' || record.exit) return copy(record);
+    return this.put(update(record, { exit, updatedAt: exit.at }));
+  }
+
+  public async undoExit(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
+    const record = this.applications.get(appId(key));
+    if (!record) return undefined;
+    if (record.state === 'left' && record.leftFrom) {
+      const steps = { ...record.steps };
+      delete steps.status;
+      return this.put(update(record, { state: record.leftFrom, steps, updatedAt: now }, ['exit', 'leftFrom']));
+    }
+    if (record.state !== 'left' && record.exit) return this.put(update(record, { updatedAt: now }, ['exit']));
+    return copy(record);
+  }
+
+  public async applyOperatorRequest(key: ApplicationKey, request: OperatorRequest) {
+    const record = this.applications.get(appId(key));
+    const extend = request.kind === 'extend';
+    const open = record && (extend ? mayMove(record.state, 'extend') : record.state === 'invited');
+    if (!record || !open || record.operatorRequests?.includes(request.id))
+      return { applied: false, record: record && copy(record) };
+    const operatorRequests = [...(record.operatorRequests ?? []), request.id];
+    if (!extend)
+      return { applied: true, record: this.put(update(record, { operatorRequests, updatedAt: request.now })) };
+    const steps = { ...record.steps };
+    delete steps.status;
+    const extendedDays = (record.extendedDays ?? 0) + (request.days ?? 0);
+    const set = { operatorRequests, extendedDays, steps, state: 'invited', updatedAt: request.now };
+    return { applied: true, record: this.put(update(record, set, ['expiredAt'])) };
   }
 
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number) {

@@ -29,6 +29,8 @@ const STEP_LABELS: [StepName | RegExp, string][] = [
   ['inviteNote', 'invite note posted'],
   [/^reminder\d+$/, 'reminder'],
   ['expiryNote', 'expiry note posted'],
+  ['resend', 'link sent again'],
+  [/^failureNote-/, 'failure note posted'],
   ['reportLink', 'report link attached'],
   ['reportNote', 'report note posted'],
   ['stageMove', 'moved'],
@@ -52,10 +54,15 @@ function stepLines(steps: ApplicationSteps): string[] {
 export function applicationStatusLines(r: ApplicationRecord): string[] {
   const failure = r.failureReason ? ` (${r.failureReason})` : '';
   const remarks = r.flaggedForReview ? ', flagged for review' : '';
+  const exit = r.exit
+    ? ` (the candidate left: ${r.exit.kind} ${iso(r.exit.at)}${r.leftFrom ? `, was ${r.leftFrom}` : ''})`
+    : '';
+  const again = r.reinvitations ? `, invitation ${r.reinvitations + 1}` : '';
+  const extended = r.extendedDays ? `, expiry extended ${r.extendedDays} day(s)` : '';
   return [
     `application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), ` +
-      `trigger ${r.triggerId}: ${r.state}${failure}`,
-    `  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${remarks}`,
+      `trigger ${r.triggerId}: ${r.state}${failure}${exit}`,
+    `  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${remarks}${again}${extended}`,
     `  ${'claimed'.padEnd(20)} ${iso(r.createdAt)}`,
     ...stepLines(r.steps),
     `  ${'last change'.padEnd(20)} ${iso(r.updatedAt)}`,

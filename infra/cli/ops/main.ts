@@ -19,6 +19,7 @@ import { errorMessage } from '../../../shared/errors';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { fileSecretStore, secretsManagerStore } from '../doctor/secret-store';
 import { komboPackages } from './kombo';
+import { requestOnInvitation, type InvitationRequest } from './invitations';
 
 /**
  * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
@@ -33,6 +34,8 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
   failed [--connection C]                     applications the ATS or the service refused for good, with the reason
   match --connection C --report R --application A   write a parked report back to application A
   retry --connection C --application A        once the cause is fixed, write back again a failed write-back's report
+  resend --connection C --application A       e-mail the invitation's link again (once; not to a candidate who left)
+  extend --connection C --application A [--days N]   add N days (default 7) to the invitation's expiry (once)
   purge --connection C --candidate ID         forget a candidate: delete every record held about them
   urls --connections FILE                     each connection's webhook URLs and order endpoints (from ApiUrl)
   orders [--connection C]                     assessment orders by source and state; those with work left or failed
@@ -54,6 +57,7 @@ const { values, positionals } = parseArgs({
     report: { type: 'string' },
     candidate: { type: 'string' },
     connections: { type: 'string' },
+    days: { type: 'string' },
     publish: { type: 'boolean', default: false },
     remove: { type: 'boolean', default: false },
   },
@@ -274,6 +278,20 @@ async function main(): Promise<void> {
       await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, reportAgain(connectionId, report));
       console.log(`trigger ${r.triggerId}: report ${r.reportId} queued for write-back again`);
     }
+    return;
+  }
+  if (command === 'resend' || command === 'extend') {
+    const days = Number(values.days ?? 7);
+    if (command === 'extend' && !(days > 0 && days <= 365)) fail('--days must be a number of days from 1 to 365');
+    const request: InvitationRequest = {
+      action: command,
+      connectionId: require('connection'),
+      applicationId: require('application'),
+      days,
+    };
+    const publisher = new QueuePublisher({ client: t.sqs });
+    for (const line of await requestOnInvitation(request, { store, publisher, stageQueueUrl: t.queues.stage.url }))
+      console.log(line);
     return;
   }
   if (command === 'match') {

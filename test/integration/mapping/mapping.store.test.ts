@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { lifecycleRules } from '../../helpers/lifecycle-rules';
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -29,6 +30,7 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
   });
 
   mappingRules(() => store);
+  lifecycleRules(() => store);
 
   it('reads an application recorded before the steps map as steps, and goes on with it as before', async () => {
     // As an item stood before the map: each step in fields of its own, no `steps`.

@@ -1,4 +1,5 @@
 import { beforeEach, describe } from 'vitest';
+import { lifecycleRules } from '../../helpers/lifecycle-rules';
 import { MemoryMappingStore } from '../../helpers/memory-store';
 import { mappingRules } from '../../helpers/mapping-rules';
 
@@ -9,4 +10,5 @@ describe('Repositories: the in-memory store holds the same rules as DynamoDB', (
   });
 
   mappingRules(() => store);
+  lifecycleRules(() => store);
 });

@@ -36,7 +36,21 @@ export interface KitApplication {
   jobId: string;
   stageId: string;
   status: 'active' | 'archived';
+  /** Why it left the process, while it is out (`status: 'archived'`): set and cleared by `changeLifecycle`. */
+  exit?: KitExit | undefined;
   updatedAt: string;
+}
+
+/** A recruiter's action on an application's place in the process, as a sandbox control (`/_sandbox/lifecycle`). */
+export const LIFECYCLE_ACTIONS = ['reject', 'withdraw', 'hire', 'unreject'] as const;
+export type LifecycleAction = (typeof LIFECYCLE_ACTIONS)[number];
+
+/** An application out of the process: rejected by the company, withdrawn by the candidate, or hired. */
+export interface KitExit {
+  kind: 'rejected' | 'withdrawn' | 'hired';
+  /** The ATS's reason text (a rejection reason, an archive reason). */
+  reason: string;
+  at: string;
 }
 export interface KitNote {
   id: string;
@@ -90,6 +104,17 @@ export interface AtsSandboxView {
    * sends the deletion webhook where the ATS has one.
    */
   deleteCandidate(applicationId: string): Promise<void>;
+  /**
+   * Rejects (archives, disqualifies), withdraws, hires or unrejects the application as a recruiter would, and sends
+   * the webhook(s) the ATS documents for it (`deliver: false`: the webhook is lost, as one never delivered).
+   */
+  changeLifecycle(input: {
+    applicationId: string;
+    action: LifecycleAction;
+    reason?: string | undefined;
+    deliver?: boolean | undefined;
+    repeat?: number | undefined;
+  }): Promise<DeliveryRecord[]>;
   /** The application's current stage sent again as a new delivery. */
   resendStageChange(applicationId: string): Promise<DeliveryRecord[]>;
   notesOf(applicationId: string): string[];
@@ -163,6 +188,16 @@ export interface AtsSandboxSpec {
     target: WebhookTarget,
     previousStageId: string | undefined,
   ): SignedDelivery[];
+  /**
+   * The signed webhook(s) the ATS sends when an application leaves the process or comes back (`application.exit` is
+   * already set or cleared), as the vendor documents them; empty where it documents none for that action.
+   */
+  lifecycleChange(
+    kit: KitContext,
+    application: KitApplication,
+    target: WebhookTarget,
+    action: LifecycleAction,
+  ): SignedDelivery[];
   /** The signed webhook a deleted candidate produces, where the ATS has one. */
   candidateDeleted?(
     candidate: KitCandidate,
@@ -172,6 +207,25 @@ export interface AtsSandboxSpec {
   /** Secrets the ATS issues when a webhook is registered (Lever's signature token per event type). */
   issueSecrets?(): Record<string, string>;
   ping?(secret: string): SignedDelivery | undefined;
+}
+
+const DEFAULT_REASONS: Record<KitExit['kind'], string> = {
+  rejected: 'Not a fit',
+  withdrawn: 'Withdrew',
+  hired: 'Hired',
+};
+
+/** The application's place in the process after `action`: out of it with its reason, or back in it. */
+export function applyLifecycle(application: KitApplication, action: LifecycleAction, reason?: string): void {
+  application.updatedAt = new Date().toISOString();
+  if (action === 'unreject') {
+    application.exit = undefined;
+    application.status = 'active';
+    return;
+  }
+  const kind = action === 'reject' ? 'rejected' : action === 'withdraw' ? 'withdrawn' : 'hired';
+  application.exit = { kind, reason: reason ?? DEFAULT_REASONS[kind], at: application.updatedAt };
+  application.status = 'archived';
 }
 
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
@@ -282,6 +336,20 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
     },
     {
       method: 'POST',
+      pattern: '/_sandbox/lifecycle',
+      handle: async ({ request, response }) => {
+        const body = await kit.json(request);
+        const deliveries = await sandbox.changeLifecycle({
+          applicationId: String(body.applicationId ?? body.application_id),
+          action: body.action as LifecycleAction,
+          reason: typeof body.reason === 'string' ? body.reason : undefined,
+          deliver: body.deliver !== false,
+        });
+        sendJson(response, 200, { deliveries });
+      },
+    },
+    {
+      method: 'POST',
       pattern: '/_sandbox/webhooks/enabled',
       handle: async ({ request, response }) => {
         sandbox.setWebhooksEnabled((await kit.json(request)).enabled !== false);
@@ -389,6 +457,20 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: nu
         if (delivery && receives(target, delivery.event))
           await deliverSigned(target, delivery.body, delivery.headers, state.deliveries, 'deleted', delivery.eventId);
       }
+    },
+    async changeLifecycle(input) {
+      const application = kit.application(input.applicationId);
+      if (!application) throw new Error(`applicationId: no application ${input.applicationId}`);
+      if (!LIFECYCLE_ACTIONS.includes(input.action)) throw new Error(`action: one of ${LIFECYCLE_ACTIONS.join(', ')}`);
+      applyLifecycle(application, input.action, input.reason);
+      if (input.deliver === false) return [];
+      const records: DeliveryRecord[] = [];
+      for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++)
+        for (const target of state.webhooks)
+          for (const d of spec.lifecycleChange(kit, application, target, input.action))
+            if (receives(target, d.event))
+              records.push(await deliverSigned(target, d.body, d.headers, state.deliveries, input.action, d.eventId));
+      return records;
     },
     async moveCandidate(input) {
       const application = kit.application(input.applicationId);

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { MappingStore } from '../../../shared/pipeline/ports';
+import type { FollowUpMessage, QueuePublisher } from '../../../shared/queue';
+
+/** What an operator asks of a candidate's invitation: its link e-mailed again, or days added to its expiry. */
+export interface InvitationRequest {
+  action: 'resend' | 'extend';
+  connectionId: string;
+  applicationId: string;
+  days?: number | undefined;
+}
+
+/**
+ * `ops resend` and `ops extend`: one follow-up message per trigger whose invitation it can act on, with one request
+ * id for the command. The invite worker carries a request out once, recorded on the application, however often its
+ * message is delivered; it reads the application in the ATS first, and a candidate who left is not contacted.
+ */
+export async function requestOnInvitation(
+  request: InvitationRequest,
+  deps: { store: Pick<MappingStore, 'findApplicationsByAtsId'>; publisher: QueuePublisher; stageQueueUrl: string },
+): Promise<string[]> {
+  const { action, connectionId, applicationId } = request;
+  const records = await deps.store.findApplicationsByAtsId(connectionId, applicationId);
+  if (!records.length) return [`no application ${applicationId} for connection ${connectionId}`];
+  const open = action === 'resend' ? ['invited'] : ['invited', 'expired'];
+  const requestId = `ops-${randomUUID()}`;
+  const lines: string[] = [];
+  for (const record of records) {
+    if (!open.includes(record.state)) {
+      lines.push(`trigger ${record.triggerId}: the invitation is ${record.state}; nothing to ${action}`);
+      continue;
+    }
+    const message: FollowUpMessage = {
+      v: 1,
+      kind: 'follow-up',
+      enqueueId: randomUUID(),
+      connectionId,
+      receivedAt: Date.now(),
+      atsApplicationId: applicationId,
+      triggerId: record.triggerId,
+      action,
+      requestId,
+      ...(action === 'extend' ? { days: request.days } : {}),
+    };
+    await deps.publisher.publish(deps.stageQueueUrl, message);
+    lines.push(
+      `trigger ${record.triggerId}: ${action} queued (request ${requestId}); ` +
+        `npm run ops -- status --connection ${connectionId} --application ${applicationId} shows it done`,
+    );
+  }
+  return lines;
+}

@@ -1,0 +1,97 @@
+import { expect, it } from 'vitest';
+import type { MappingStore } from '../../shared/pipeline';
+import { claimInput, delivery, lease, NOW } from './mapping-rules';
+
+/**
+ * The mapping store's rules for a candidate's place in the process after the invitation (an exit, its undo, a
+ * re-entry, an operator's request): one suite for the DynamoDB repositories and the in-memory store.
+ */
+export function lifecycleRules(store: () => MappingStore): void {
+  /** An application invited through `evt`, its status shown as `invited`. */
+  async function invited(evt: string) {
+    const input = claimInput();
+    await store().claimApplication(delivery(evt), { ...input, mayReinvite: true }, lease('w1'));
+    await store().recordStep(input, { owner: 'w1', finish: 'invited' });
+    await store().beginStep(input, 'status', { kind: 'rank', value: 'invited', rank: 1, now: NOW });
+    return input;
+  }
+  const exit = { kind: 'rejected', reason: 'Not a fit', at: NOW } as const;
+
+  it('moves an invitation to left on an exit, keeping where it was, and back there on its undo', async () => {
+    const input = await invited('evt-left');
+    await store().expireApplication(input, NOW);
+    const left = await store().recordExit(input, exit);
+    expect(left).toMatchObject({ state: 'left', leftFrom: 'expired', exit });
+    // Reported again (a duplicate webhook), nothing changes.
+    expect(await store().recordExit(input, { ...exit, at: NOW + 5 })).toMatchObject({ state: 'left', exit });
+    expect(await store().beginStep(input, 'reminder1', { kind: 'once', state: 'invited', now: NOW })).toBe(false);
+    const back = await store().undoExit(input, NOW + 10);
+    expect(back).toMatchObject({ state: 'expired' });
+    expect(back?.exit).toBeUndefined();
+    // The status claim starts again: the invitation's own status can be shown under `cancelled`'s rank.
+    expect(back?.steps.status).toBeUndefined();
+  });
+
+  it('keeps the state of an application whose report came and records the exit for its write-back', async () => {
+    const input = await invited('evt-late');
+    await store().claimWriteBack(input, 'rep-1', lease('w2'));
+    expect(await store().recordExit(input, { ...exit, kind: 'hired' })).toMatchObject({
+      state: 'completed',
+      exit: { kind: 'hired' },
+    });
+    expect((await store().undoExit(input, NOW + 1))?.exit).toBeUndefined();
+  });
+
+  it('lets a late report claim an invitation whose candidate left', async () => {
+    const input = await invited('evt-left-report');
+    await store().recordExit(input, exit);
+    expect(await store().claimWriteBack(input, 'rep-2', lease('w2'))).toMatchObject({
+      kind: 'claimed',
+      record: { state: 'completed', exit: { kind: 'rejected' } },
+    });
+  });
+
+  it('invites again once per re-entry after an expiry: never on the delivery that began the invitation', async () => {
+    const input = await invited('evt-entry-1');
+    await store().expireApplication(input, NOW);
+    const again = { ...input, mayReinvite: true };
+    expect(await store().claimApplication(delivery('evt-entry-1', 'enq-x'), again, lease('w2'))).toMatchObject({
+      kind: 'duplicate-delivery',
+    });
+    const reentry = await store().claimApplication(delivery('evt-entry-2'), again, lease('w3'));
+    expect(reentry).toMatchObject({ kind: 'claimed', resumed: false, record: { state: 'claimed', reinvitations: 1 } });
+    if (reentry.kind === 'claimed') expect(reentry.record.steps).toEqual({});
+    // The same re-entry delivered again, and once more after the new invitation was sent: one invitation.
+    for (const [evt, owner] of [
+      ['evt-entry-2', 'w4'],
+      ['evt-entry-2', 'w5'],
+    ] as const)
+      expect(
+        (await store().claimApplication(delivery(evt, `enq-${owner}`), again, lease(owner, NOW + 1))).kind,
+      ).not.toBe('claimed');
+    await store().recordStep(input, { owner: 'w3', finish: 'invited' });
+    expect((await store().claimApplication(delivery('evt-entry-2', 'enq-w6'), again, lease('w6'))).kind).not.toBe(
+      'claimed',
+    );
+    // A trigger that never re-invites leaves an expired invitation be.
+    await store().expireApplication(input, NOW + 2);
+    const never = await store().claimApplication(delivery('evt-entry-3'), input, lease('w7'));
+    expect(never.kind).not.toBe('claimed');
+  });
+
+  it('carries out an operator request once: a resend while invited, an extension that opens an expired one', async () => {
+    const input = await invited('evt-ops');
+    const resend = { id: 'req-1', kind: 'resend', now: NOW } as const;
+    expect((await store().applyOperatorRequest(input, resend)).applied).toBe(true);
+    expect((await store().applyOperatorRequest(input, resend)).applied).toBe(false);
+    await store().expireApplication(input, NOW);
+    expect((await store().applyOperatorRequest(input, { ...resend, id: 'req-2' })).applied).toBe(false);
+    const extend = { id: 'req-3', kind: 'extend', days: 3, now: NOW } as const;
+    const extended = await store().applyOperatorRequest(input, extend);
+    expect(extended).toMatchObject({ applied: true, record: { state: 'invited', extendedDays: 3 } });
+    expect(extended.record?.expiredAt).toBeUndefined();
+    expect((await store().applyOperatorRequest(input, extend)).applied).toBe(false);
+    expect((await store().applyOperatorRequest(input, { ...extend, id: 'req-4' })).record?.extendedDays).toBe(6);
+    expect((await store().getApplication(input))?.operatorRequests).toEqual(['req-1', 'req-3', 'req-4']);
+  });
+}
