@@ -9,6 +9,8 @@ export type SideEffectPoint =
   | 'stage-moved'
   | 'reminder-emailed'
   | 'expiry-note-posted'
+  /** A note telling the recruiter why an invitation could not go out (shared/pipeline/failure-note.ts). */
+  | 'failure-note-posted'
   | 'status-shown'
   /** An assessment order's end told to its ATS (shared/orders/order-result.use-case.ts). */
   | 'order-announced';

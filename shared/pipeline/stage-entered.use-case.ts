@@ -33,8 +33,9 @@ import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
+import { tellInviteFailure, type FailurePlace, type InviteFailure } from './failure-note';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
-import { refusalReason } from '../errors';
+import { errorName, refusalReason } from '../errors';
 import { withDeadline } from '../aws/deadline';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
@@ -164,8 +165,30 @@ async function inviteForTrigger(run: TriggerRun): Promise<TriggerResult> {
   try {
     return await invite(run, claimed);
   } catch (error) {
-    return endClaimedWork(claimed, error, run.deps, () => afterLostLease(claimed.key, run.deps, claimed.log));
+    const ended = await endClaimedWork(claimed, error, run.deps, () =>
+      afterLostLease(claimed.key, run.deps, claimed.log),
+    );
+    // The service refused for good: nothing reached the candidate, and the recruiter is told so in the ATS.
+    if (ended.outcome === 'failed' && errorName(error).startsWith('InterviewService'))
+      await tellInviteFailure(failurePlace(run, claimed.record), {
+        cause: 'service-refused',
+        code: errorCode(error),
+        notSent: true,
+      });
+    return ended;
   }
+}
+
+/** Where an invitation's failure is told: the application as claimed, in the ATS it came from. */
+function failurePlace(run: TriggerRun, record: ApplicationRecord): FailurePlace {
+  const { event, context, deps, options } = run;
+  const target = {
+    atsApplicationId: record.atsApplicationId,
+    atsCandidateId: event.atsCandidateId,
+    atsJobId: event.atsJobId,
+    fromStageId: event.stage.id,
+  };
+  return { context, record, target, deps, now: deps.now ?? Date.now, signal: options.signal };
 }
 
 const candidateEmail = (event: ConfirmedEvent) =>
@@ -239,6 +262,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     const reason = 'the candidate has no usable e-mail address and the trigger posts no invite note';
     await deps.store.markApplicationFailed(key, owner, reason);
     deps.logger.warn('stage entered: no way to invite', log);
+    await tellInviteFailure(failurePlace(run, record), { cause: 'no-email', notSent: true });
     return { outcome: 'failed', reason: 'no-invite-channel' };
   }
   const now = deps.now ?? Date.now;
@@ -275,6 +299,10 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     // A step that failed (a 429, a refusal, no answer, the deadline) does not take the carried mark with it.
     await writes.flush();
   }
+  // The link reached the ATS (its note) but not the candidate: the recruiter reads why, and what to do.
+  const emailFailure =
+    trigger.invite.email && !channels.serviceEmails ? emailFailureOf(channels, writes, record) : undefined;
+  if (emailFailure) await tellInviteFailure(failurePlace(run, record), { ...emailFailure, notSent: false });
   deps.logger.info('stage entered: invited', {
     ...log,
     interviewId: interview.interviewId,
@@ -301,9 +329,11 @@ function inviteWrites(
   key: ApplicationKey,
   owner: string,
   fixed: StepData,
-): { record: InviteStepsInput['recordStep']; flush: () => Promise<void> } {
+): { record: InviteStepsInput['recordStep']; flush: () => Promise<void>; emailRefused: () => string | undefined } {
   let carried: { name: StepName; record: StepRecord } | undefined;
+  let refused: string | undefined;
   const record: InviteStepsInput['recordStep'] = async ({ step, data, last, carry }) => {
+    if (step?.name === 'inviteEmail' && step.record?.outcome === 'refused') refused = step.record.value;
     if (carry && !last && step?.record) {
       carried = { name: step.name, record: step.record };
       return;
@@ -334,7 +364,19 @@ function inviteWrites(
           }),
         )
       : Promise.resolve();
-  return { record, flush };
+  return { record, flush, emailRefused: () => refused };
+}
+
+/** Why the invitation e-mail did not go out, where the trigger e-mails: no usable address, or SES refused it. */
+function emailFailureOf(
+  channels: InviteChannels,
+  writes: { emailRefused: () => string | undefined },
+  record: ApplicationRecord,
+): { cause: InviteFailure; code?: string | undefined } | undefined {
+  if (!channels.recipient) return { cause: 'no-email' };
+  const earlier = record.steps.inviteEmail;
+  const refused = writes.emailRefused() ?? (earlier?.outcome === 'refused' ? (earlier.value ?? 'refused') : undefined);
+  return refused ? { cause: 'email-refused', code: refused } : undefined;
 }
 
 /** The job's interview for this trigger, created once (ensure-interview.use-case.ts). */

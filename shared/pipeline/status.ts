@@ -7,6 +7,7 @@ import type { Step } from './steps';
 
 /** The statuses recruiters filter on, in the order an application passes them; a status never moves back. */
 export const AI_INTERVIEW_STATUSES = [
+  'failed',
   'invited',
   'expired',
   'cancelled',
@@ -21,6 +22,8 @@ export type AiInterviewStatus = (typeof AI_INTERVIEW_STATUSES)[number];
  * with `expired`; an undo of the exit or a new invitation starts the ranks again (the status claim is taken off).
  */
 const RANK: Record<AiInterviewStatus, number> = {
+  // The invitation could not go out; a later invitation (a new stage entry once the cause is fixed) shows over it.
+  failed: 1,
   invited: 1,
   expired: 2,
   cancelled: 2,

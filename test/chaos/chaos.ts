@@ -210,6 +210,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     'stage-moved': 0,
     'reminder-emailed': 0,
     'expiry-note-posted': 0,
+    'failure-note-posted': 0,
     'status-shown': 0,
     'order-announced': 0,
   };

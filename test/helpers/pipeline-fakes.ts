@@ -62,6 +62,7 @@ export function fakeContext(document = connectionDocument()) {
     postNote: vi.fn().mockResolvedValue({ noteId: 'note-new' }),
     findNote: vi.fn().mockResolvedValue(undefined),
     moveToStage: vi.fn().mockResolvedValue({ moved: true, stageId: '9002' }),
+    readStanding: vi.fn().mockResolvedValue({ active: true, stageId: '9001' }),
   };
   const interviews = {
     createInterview: vi

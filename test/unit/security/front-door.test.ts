@@ -170,7 +170,11 @@ describe('Finding 5: fields that reach people are clean', () => {
     const [result] = await handleStageEntered(message, deps);
     expect(result).toMatchObject({ outcome: 'invited' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
-    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    // The invitation's note with the link, then one telling the recruiter why no e-mail went out.
+    expect(ats.postNote).toHaveBeenCalledTimes(2);
+    expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Interview link');
+    expect(ats.postNote.mock.calls[1]?.[1].body).toContain('no usable e-mail address');
+    expect(ats.postNote.mock.calls[1]?.[1].body).not.toContain('victim@example.com');
     expect(deps.logger.warn).toHaveBeenCalledWith(
       expect.stringContaining('not one mailbox'),
       expect.not.objectContaining({ email: expect.anything() }),

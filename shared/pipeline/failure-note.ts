@@ -1,0 +1,82 @@
+import type { ApplicationRef } from '../ats/port';
+import { errorCode, isPermanent } from './errors';
+import { postNoteOnce } from './post-note';
+import type { ConnectionContext, PipelineDependencies } from './ports';
+import { invitationMarker, type ApplicationRecord, type StepName } from './records';
+import { showStatus } from './status';
+import { runSteps, type Step } from './steps';
+
+/** Why an invitation could not go out, each with what the recruiter reads in the ATS and what they can do. */
+export const INVITE_FAILURES = {
+  'no-email': {
+    what: 'the candidate has no usable e-mail address in the ATS',
+    todo: 'Add one to the candidate and move them into the stage again, or send them the interview link yourself.',
+  },
+  'email-refused': {
+    what: 'the mail service refused the invitation e-mail',
+    todo: 'Check the address with the candidate, then move them into the stage again or send the link yourself.',
+  },
+  'service-refused': {
+    what: 'the interview service refused the interview or the invitation',
+    todo: "Ask your AI interview administrator to check the connection's interview template, then move the candidate into the stage again.",
+  },
+} as const;
+export type InviteFailure = keyof typeof INVITE_FAILURES;
+
+/** The note a recruiter reads: what failed (with the refusal's code where there is one) and what to do. */
+export function formatFailureNote(cause: InviteFailure, code?: string): string {
+  const { what, todo } = INVITE_FAILURES[cause];
+  return `AI interview invitation not sent: ${what}${code ? ` (${code})` : ''}.\n${todo}`;
+}
+
+/** Where the failure is told: the connection, the application as recorded, what it runs with. */
+export interface FailurePlace {
+  context: ConnectionContext;
+  record: ApplicationRecord;
+  target: ApplicationRef;
+  deps: Pick<PipelineDependencies, 'store' | 'logger'>;
+  now: () => number;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Tells the recruiter in the ATS that the invitation could not go out, once per cause for this invitation: one note
+ * (its start recorded first, so a worker that stopped looks for it by its marker before posting again), then, where
+ * nothing reached the candidate (`notSent`), the status "failed". An ATS that refuses the note for good is logged and
+ * left: the refusal that caused it is already recorded for the operator (`npm run ops -- failed`).
+ */
+export async function tellInviteFailure(
+  place: FailurePlace,
+  failure: { cause: InviteFailure; code?: string | undefined; notSent: boolean },
+): Promise<void> {
+  const { context, record, target, deps, now, signal } = place;
+  const name: StepName = `failureNote-${failure.cause}`;
+  const marker = invitationMarker(
+    `ai-interview-failed:${record.atsApplicationId}:${record.triggerId}:${failure.cause}`,
+    record,
+  );
+  const step = record.steps[name];
+  const note: Step<unknown> = {
+    name: 'failure-note-posted',
+    done: step?.doneAt !== undefined,
+    started: step?.startedAt !== undefined,
+    recordStart: () => deps.store.recordStep(record, { step: { name, record: { startedAt: now() } } }),
+    lookup: () => context.ats.findNote(target, marker, signal),
+    perform: () =>
+      postNoteOnce(context.ats, target, { body: formatFailureNote(failure.cause, failure.code), marker }, signal),
+    recordDone: () =>
+      deps.store.recordStep(record, { step: { name, record: { startedAt: step?.startedAt, doneAt: now() } } }),
+  };
+  try {
+    await runSteps([note], `${record.connectionId}#${record.atsApplicationId}`);
+    if (failure.notSent) await showStatus({ context, key: record, target, deps, signal }, 'failed');
+  } catch (error) {
+    if (!isPermanent(error)) throw error;
+    deps.logger.warn('the invitation failure could not be told in the ATS', {
+      connectionId: record.connectionId,
+      atsApplicationId: record.atsApplicationId,
+      cause: failure.cause,
+      code: errorCode(error),
+    });
+  }
+}

@@ -1,0 +1,239 @@
+import { describe, expect, it, vi } from 'vitest';
+import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
+import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
+import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
+import type { ApplicationChangedMessage, FollowUpMessage } from '../../../shared/queue';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryMappingStore } from '../../helpers/memory-store';
+import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
+import {
+  applicationRecord,
+  jobRecord,
+  NOW,
+  reportCreatedMessage,
+  stageEnteredMessage,
+} from '../../helpers/pipeline-records';
+
+const DAY = 86_400_000;
+const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+
+/** A connection with reminders, an expiry and status tags, its store holding one invitation of application 4401. */
+function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Record<string, unknown> = {}) {
+  const document = connectionDocument({
+    writeBack: { status: 'tags', advance: { minAiMatchScore: 75, toStage: { name: 'Hiring Manager Review' } } },
+  });
+  Object.assign(document.connections[0]?.triggers as object[] as never, {
+    0: {
+      ...((document.connections[0]?.triggers as Record<string, unknown>[])[0] ?? {}),
+      reminders: { afterHours: 24, max: 2 },
+      expireAfterDays: 7,
+      ...trigger,
+    },
+  });
+  const { context, ats } = fakeContext(document);
+  const setStatusTag = vi.fn().mockResolvedValue(undefined);
+  Object.assign(ats, { setStatusTag });
+  const store = new MemoryMappingStore().seed({
+    jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    applications: [
+      applicationRecord({
+        state: 'invited',
+        entryDeliveryId: 'evt-1',
+        steps: { inviteEmail: { doneAt: NOW } },
+        ...record,
+      }),
+    ],
+  });
+  const deps = dependencies(store, context);
+  return { store, deps, ats, setStatusTag, context };
+}
+
+const followUp = (action: FollowUpMessage['action'], extra: Partial<FollowUpMessage> = {}): FollowUpMessage => ({
+  v: 1,
+  kind: 'follow-up',
+  enqueueId: `enq-${action}`,
+  connectionId: 'acme-greenhouse',
+  receivedAt: NOW,
+  atsApplicationId: '4401',
+  triggerId: 'ai-screen',
+  action,
+  ...extra,
+});
+
+const changed = (change: 'left' | 'returned', deliveryId = `d-${change}`): ApplicationChangedMessage => ({
+  v: 1,
+  kind: 'application-changed',
+  enqueueId: `enq-${deliveryId}`,
+  connectionId: 'acme-greenhouse',
+  receivedAt: NOW,
+  deliveryId,
+  atsApplicationId: '4401',
+  change,
+});
+
+describe('Use case: a candidate who leaves the process after the invitation', () => {
+  it('cancels the invitation on an exit the ATS confirms: no reminder, no expiry, the status cancelled', async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected', reason: 'Not a fit' });
+    expect(await handleApplicationChanged(changed('left'), deps)).toEqual({ outcome: 'left' });
+    expect(await store.getApplication(key)).toMatchObject({
+      state: 'left',
+      leftFrom: 'invited',
+      exit: { kind: 'rejected', reason: 'Not a fit' },
+    });
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: cancelled',
+      expect.arrayContaining(['AI interview: invited']),
+      undefined,
+    );
+    deps.now = () => NOW + 8 * DAY;
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('not-due');
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).not.toHaveBeenCalled();
+    // A duplicate of the exit reads nothing: no record it concerns.
+    ats.readStanding.mockClear();
+    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('nothing-to-do');
+    expect(ats.readStanding).not.toHaveBeenCalled();
+  });
+
+  it('acts on what the ATS says now, not on the hint: an exit hint for an active candidate changes nothing', async () => {
+    const { store, deps } = invitedCandidate();
+    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
+    expect((await store.getApplication(key))?.state).toBe('invited');
+  });
+
+  it('catches an exit whose webhook never came by looking before the reminder and before the expiry', async () => {
+    for (const action of ['remind', 'expire'] as const) {
+      const { store, deps, ats } = invitedCandidate();
+      deps.now = () => NOW + (action === 'remind' ? 25 * 3_600_000 : 8 * DAY);
+      ats.readStanding.mockResolvedValue({ active: false, exit: 'hired' });
+      expect((await handleFollowUp(followUp(action, { reminder: 0 }), deps)).outcome).toBe('left');
+      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+      expect(ats.postNote).not.toHaveBeenCalled();
+      expect(await store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'hired' } });
+    }
+  });
+
+  it('returns an invitation to where it was when the exit is undone, and reminds again', async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    await handleApplicationChanged(changed('left'), deps);
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+    expect((await handleApplicationChanged(changed('returned'), deps)).outcome).toBe('returned');
+    expect(await store.getApplication(key)).toMatchObject({ state: 'invited' });
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: invited',
+      expect.anything(),
+      undefined,
+    );
+    deps.now = () => NOW + 25 * 3_600_000;
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('reminded');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+  });
+
+  it('writes a late report back for a candidate who left, and never moves their stage', async () => {
+    const { store, deps, ats } = invitedCandidate();
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'hired' });
+    await handleApplicationChanged(changed('left'), deps);
+    const [result] = [await handleReportCreated(reportCreatedMessage(), deps)];
+    expect(result).toMatchObject({ outcome: 'written-back', advanced: false });
+    expect(ats.moveToStage).not.toHaveBeenCalled();
+    expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Stage not moved: the candidate was hired');
+    expect((await store.getApplication(key))?.state).toBe('written_back');
+  });
+
+  it('reads before an advancing write-back: an exit the connector never heard of moves nothing', async () => {
+    const { deps, ats } = invitedCandidate();
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect(ats.moveToStage).not.toHaveBeenCalled();
+    expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Stage not moved: the candidate was rejected');
+  });
+});
+
+describe('Use case: a candidate who enters the stage again', () => {
+  it('makes exactly one new invitation per re-entry after an expiry, however often it is delivered', async () => {
+    const { store, deps, ats } = invitedCandidate({ state: 'expired', expiredAt: NOW });
+    const reentry = stageEnteredMessage({ deliveryId: 'evt-2' });
+    const results = [];
+    for (const enqueueId of ['enq-a', 'enq-b', 'enq-c'])
+      results.push(...(await handleStageEntered({ ...reentry, enqueueId }, deps)));
+    expect(results.map((r) => r.outcome).filter((o) => o === 'invited')).toHaveLength(1);
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+    expect(await store.getApplication(key)).toMatchObject({
+      state: 'invited',
+      reinvitations: 1,
+      entryDeliveryId: 'evt-2',
+    });
+    // The note of the second invitation is its own (another marker), not the first one's found again.
+    expect(ats.postNote.mock.calls[0]?.[1].marker).toBe('ai-interview-invite:4401:ai-screen:2');
+    // The first entry's own delivery again invites nobody.
+    expect((await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps))[0]?.outcome).not.toBe(
+      'invited',
+    );
+  });
+
+  it('leaves an expired invitation be where the trigger never re-invites', async () => {
+    const { deps } = invitedCandidate({ state: 'expired', expiredAt: NOW }, { reinvite: 'never' });
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-2' }), deps);
+    expect(result?.outcome).toBe('already-invited');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+});
+
+describe("Use case: an operator's resend and extension", () => {
+  it('resends the link once per request, only to a candidate still in the process', async () => {
+    const { store, deps, ats } = invitedCandidate();
+    const resend = followUp('resend', { requestId: 'ops-1' });
+    expect((await handleFollowUp(resend, deps)).outcome).toBe('resent');
+    expect((await handleFollowUp({ ...resend, enqueueId: 'again' }, deps)).outcome).toBe('not-open');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+    expect((await store.getApplication(key))?.steps.resend?.doneAt).toBe(NOW);
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'withdrawn' });
+    expect((await handleFollowUp(followUp('resend', { requestId: 'ops-2' }), deps)).outcome).toBe('left');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+  });
+
+  it('extends the expiry once per request, and opens an expired invitation again', async () => {
+    const { store, deps, setStatusTag } = invitedCandidate(
+      { state: 'expired', expiredAt: NOW },
+      { reminders: undefined },
+    );
+    const extend = followUp('extend', { requestId: 'ops-3', days: 5 });
+    expect((await handleFollowUp(extend, deps)).outcome).toBe('extended');
+    expect((await handleFollowUp(extend, deps)).outcome).toBe('not-open');
+    expect(await store.getApplication(key)).toMatchObject({ state: 'invited', extendedDays: 5 });
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: invited',
+      expect.anything(),
+      undefined,
+    );
+    // Due at 7 + 5 days, not 7.
+    deps.now = () => NOW + 8 * DAY;
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
+    deps.now = () => NOW + 13 * DAY;
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
+  });
+});
+
+describe('Use case: an invitation that cannot go out is told in the ATS', () => {
+  it('notes a missing e-mail once, however often the message is retried', async () => {
+    const { deps, ats, context } = invitedCandidate();
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    });
+    const noEmail = stageEnteredMessage({ candidate: { name: 'Ana' } });
+    const run = { ...deps, store, contextFor: async () => context };
+    for (let i = 0; i < 3; i++) await handleStageEntered(noEmail, run);
+    const failureNotes = ats.postNote.mock.calls.filter((c) => String(c[1].body).includes('not sent'));
+    expect(failureNotes).toHaveLength(1);
+    expect(failureNotes[0]?.[1].body).toContain('no usable e-mail address');
+    expect(failureNotes[0]?.[1].body).toContain('move them into the stage again');
+  });
+});
