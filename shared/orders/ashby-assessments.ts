@@ -9,7 +9,7 @@ import {
   type PartnerDependencies,
   type PartnerRequest,
 } from './partner-calls';
-import { ORDER_OPEN_STATES, orderIdFor, type OrderRecord } from './records';
+import { ORDER_OPEN_STATES, orderUuidFor, type OrderRecord } from './records';
 
 /**
  * Ashby Assessments, served by the connector (assessment-partner facts, section 2): Ashby POSTs `assessment.list`,
@@ -19,12 +19,15 @@ import { ORDER_OPEN_STATES, orderIdFor, type OrderRecord } from './records';
 export const ASHBY_CALLS = ['assessment.list', 'assessment.start', 'assessment.cancel'] as const;
 export type AshbyCall = (typeof ASHBY_CALLS)[number];
 
-/** Ashby's error envelope, as its own API answers. */
-const refusal = (status: number, message: string): PartnerAnswer => ({
+/**
+ * Ashby's error envelope, as its own API answers it: `errors` and, beside them, `errorInfo` with a stable `code`
+ * (Ashby's assessment OpenAPI; the example in assessment-partner facts).
+ */
+const refusal = (status: number, code: string, message: string): PartnerAnswer => ({
   status,
-  body: { success: false, errors: [message] },
+  body: { success: false, errors: [message], errorInfo: { code, message } },
 });
-const badRequest = (message: string) => refusal(400, message);
+const badRequest = (message: string) => refusal(400, 'invalid_input', message);
 /** Ashby shows a 422's `message` to the recruiter. */
 const toRecruiter = (message: string): PartnerAnswer => ({ status: 422, body: { message } });
 /** A start again for the same application and type, after orders of it ended: a new order, up to this many. */
@@ -32,8 +35,8 @@ const MAX_REORDERS = 20;
 
 export async function handleAshbyPartner(request: PartnerRequest<AshbyCall>, deps: PartnerDependencies) {
   const tenant = await authenticatePartner('ashby', request.headers.authorization, deps);
-  if (!tenant) return refusal(401, 'the API key is not valid');
-  if (request.method !== 'POST') return refusal(405, `${request.call} takes POST`);
+  if (!tenant) return refusal(401, 'unauthorized', 'the API key is not valid');
+  if (request.method !== 'POST') return refusal(405, 'method_not_allowed', `${request.call} takes POST`);
   switch (request.call) {
     case 'assessment.list':
       return {
@@ -51,9 +54,10 @@ export async function handleAshbyPartner(request: PartnerRequest<AshbyCall>, dep
 }
 
 /**
- * Records the order (its id a digest of the application, the assessment type and how many orders of them ended
- * before), answers its id at once and queues the rest; the same id to a repeat while the order waits for its work,
- * 409 once the candidate is being invited, as Ashby expects.
+ * Records the order (its id a UUID derived from the application, the assessment type and how many orders of them
+ * ended before: Ashby types `assessment_id` `format: uuid`), answers its id at once and queues the rest. A start
+ * repeated while the order is open answers the same id (Ashby's retry after an answer it lost still learns it); only
+ * an order still waiting for its work is queued again.
  */
 async function start(
   request: PartnerRequest<AshbyCall>,
@@ -71,7 +75,7 @@ async function start(
     const { connection } = tenant;
     const order: OrderRecord = {
       connectionId: connection.id,
-      orderId: orderIdFor('ashby', connection.id, [application.ashby_id, testId, ...(round ? [String(round)] : [])]),
+      orderId: orderUuidFor('ashby', connection.id, [application.ashby_id, testId, ...(round ? [String(round)] : [])]),
       source: 'ashby',
       testId,
       state: 'received',
@@ -86,10 +90,9 @@ async function start(
     const { created, record } = await deps.orders.recordOrder(order);
     const open = (ORDER_OPEN_STATES as readonly string[]).includes(record.state);
     if (!created && !open) continue;
-    // A start again while the order waits for its work (Ashby's retry of an answer it lost, a second click) gets
-    // the same id, and the order queued again; once the candidate is being invited, 409 as Ashby expects.
-    if (!created && record.state !== 'received') return refusal(409, 'the candidate is already being assessed');
-    await deps.enqueue(record);
+    // A start again while the order is open (Ashby's retry of an answer it lost, a second click) gets the same id;
+    // the order is queued again only while it waits for its work (the worker makes each step once).
+    if (created || record.state === 'received') await deps.enqueue(record);
     deps.logger.info('ashby order received', { connectionId: connection.id, orderId: record.orderId });
     return { status: 200, body: { success: true, results: { assessment_id: record.orderId } } };
   }
@@ -106,7 +109,7 @@ async function cancel(
   if (!read.ok) return read.answer;
   const key = { connectionId: connection.id, orderId: read.body.assessment_id };
   const { moved, record } = await deps.orders.moveOrder(key, 'cancel', { now: deps.now() });
-  if (!record) return refusal(404, 'assessment_id: no such assessment');
+  if (!record) return refusal(404, 'not_found', 'assessment_id: no such assessment');
   if (moved) deps.logger.info('ashby order cancelled', key);
   return { status: 200, body: { success: true, results: { assessment_id: record.orderId } } };
 }

@@ -50,8 +50,8 @@ export async function handleGreenhousePartner(
 }
 
 /**
- * Records the order once (its id is a digest of the test, the profile URL and the e-mail, so the same order sent
- * again is the same record), answers its id at once, and queues the rest while the order waits for its work.
+ * Records the order once (its id is a digest of the test, the profile URL, the e-mail and the completion url, so the
+ * same order sent again is the same record), answers its id at once, and queues the rest while the order waits for its work.
  */
 async function sendTest(
   request: PartnerRequest<PartnerCall>,
@@ -65,7 +65,9 @@ async function sendTest(
     return { status: 404, body: { errors: [`partner_test_id: no test ${body.partner_test_id}`] } };
   const { candidate } = body;
   const email = normaliseEmail(candidate.email);
-  const naturalKey = [body.partner_test_id, candidate.greenhouse_profile_url ?? '', email];
+  // The completion `url` is the take-home test's own: a recruiter's new "Send Test" carries a new one, so a new order
+  // (and a new e-mail); the same url again is the same order.
+  const naturalKey = [body.partner_test_id, candidate.greenhouse_profile_url ?? '', email, body.url];
   const now = deps.now();
   const name = [candidate.preferred_name ?? candidate.first_name, candidate.last_name].filter(Boolean).join(' ');
   const { record } = await deps.orders.recordOrder({

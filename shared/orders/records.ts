@@ -118,6 +118,22 @@ export function orderIdFor(source: OrderSource, connectionId: string, naturalKey
   return `ord_${digest.slice(0, 32)}`;
 }
 
+/**
+ * An order id in UUID form (8-4-4-4-12 hex, the version nibble 8: a name-based UUID), derived like `orderIdFor` from
+ * the order's natural key, for an ATS that types its id `format: uuid` (Ashby's `assessment_id`).
+ */
+export function orderUuidFor(source: OrderSource, connectionId: string, naturalKey: readonly string[]): string {
+  const hex = createHash('sha256')
+    .update(JSON.stringify([source, connectionId, ...naturalKey]))
+    .digest('hex')
+    .slice(0, 32)
+    .split('');
+  hex[12] = '8';
+  hex[16] = ((Number.parseInt(hex[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
+  const h = hex.join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 /** The order's own fields a step may set. */
 export type OrderData = Partial<
   Pick<

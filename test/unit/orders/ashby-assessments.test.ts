@@ -79,10 +79,12 @@ describe('Ashby Assessments endpoints', () => {
     });
   });
 
-  it('starts once: the same id while it waits, 409 once invited; a new order after the last one ended', async () => {
+  it('starts once: a UUID, the same id to a repeat while the order is open; a new order after the last one ended', async () => {
     const { call, orders, queued } = ashby();
     const first = await call('assessment.start', start());
-    expect(first).toMatchObject({ status: 200, body: { success: true, results: { assessment_id: /^ord_/ } } });
+    // Ashby types assessment_id `format: uuid`.
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(first).toMatchObject({ status: 200, body: { success: true, results: { assessment_id: uuid } } });
     // Ashby's retry of an answer it lost (or a second click) while the order waits: the same id, queued again.
     expect(await call('assessment.start', start())).toEqual(first);
     expect(orders.orders.size).toBe(1);
@@ -95,15 +97,29 @@ describe('Ashby Assessments endpoints', () => {
       atsApplicationId: 'a-1',
       atsCandidateId: 'c-1',
     });
-    // Its work begun (the candidate being invited): 409, nothing queued.
+    // Its work begun (the candidate being invited): a start repeated after an answer Ashby lost still learns the
+    // same id, and nothing is queued again.
     await orders.claimOrder(key, { owner: 'w', now: Date.now(), durationMs: 60_000 });
     await orders.recordOrderStep(key, { owner: 'w', move: 'createInterview' });
-    expect(await call('assessment.start', start())).toMatchObject({ status: 409 });
+    expect(await call('assessment.start', start())).toEqual(first);
     expect(queued).toHaveLength(2);
     expect(await call('assessment.cancel', { assessment_id: id })).toMatchObject({ status: 200 });
     const again = await call('assessment.start', start());
     expect(again.status).toBe(200);
     expect((again.body as { results: { assessment_id: string } }).results.assessment_id).not.toBe(id);
+  });
+
+  it("answers errors in Ashby's envelope: errors, and errorInfo with a code beside them", async () => {
+    const { call } = ashby();
+    const noEmail = start({ candidate: { ...start().candidate, email: 'nope' } });
+    expect(await call('assessment.start', noEmail)).toMatchObject({
+      status: 400,
+      body: { success: false, errors: [expect.any(String)], errorInfo: { code: 'invalid_input' } },
+    });
+    expect(await call('assessment.cancel', { assessment_id: 'unknown' })).toMatchObject({
+      status: 404,
+      body: { errorInfo: { code: 'not_found' } },
+    });
   });
 
   it('answers 422 with a message for the recruiter, 400 naming the field, 404 for an unknown cancel', async () => {

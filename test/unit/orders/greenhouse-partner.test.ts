@@ -123,6 +123,21 @@ describe('Greenhouse Assessment Partner endpoints', () => {
     expect(await call('send_test', { body: sendTest({ partner_test_id: 'unknown' }) })).toMatchObject({ status: 404 });
   });
 
+  it('makes a new order of a send_test with a new url for the same candidate and test, leaving the first as it was', async () => {
+    const { call, orders, queued } = partner();
+    const first = await call('send_test', { body: sendTest() });
+    const firstOrder = structuredClone([...orders.orders.values()][0]);
+    const url = 'https://app.greenhouse.io/integrations/testing_partners/take_home_tests/67890';
+    const second = await call('send_test', { body: sendTest({ url }) });
+    expect(second.status).toBe(200);
+    const secondId = (second.body as { partner_interview_id: string }).partner_interview_id;
+    expect(secondId).not.toBe((first.body as { partner_interview_id: string }).partner_interview_id);
+    expect(orders.orders.size).toBe(2);
+    expect([...orders.orders.values()].find((o) => o.orderId === secondId)).toMatchObject({ completionUrl: url });
+    expect([...orders.orders.values()].find((o) => o.orderId === firstOrder?.orderId)).toEqual(firstOrder);
+    expect(queued.map((o) => o.orderId)).toEqual([firstOrder?.orderId, secondId]);
+  });
+
   it('refuses a malformed send_test with 400 naming the field, and records nothing', async () => {
     const { call, orders } = partner();
     const noEmail = sendTest({ candidate: { ...sendTest().candidate, email: null } });
