@@ -15,6 +15,10 @@ export interface AtsDemoSummary {
   foundBySweep: number;
   remindersSent: number;
   expired: number;
+  /** Candidates rejected after their invitation and never contacted again (no reminder, no expiry note). */
+  leftNotContacted: number;
+  /** Invitations made again to a candidate who came back into the stage after their invitation expired. */
+  reinvited: number;
   /** Applications per status tag shown in the ATS. */
   statuses: Record<string, number>;
 }
@@ -93,7 +97,8 @@ interface AtsDemoRun {
   applications: { id: string }[];
   emails: string[];
   lost: { id: string; email: string };
-  absent: { id: string; email: string };
+  absent: { id: string; email: string; reminders: number; expiryNotes: number };
+  left: { id: string; email: string };
 }
 
 /**
@@ -176,24 +181,68 @@ async function runOnAts(
   });
   log(`  ${kind}: a stage change whose webhook never came was found by the sweep; the candidate was invited`);
 
-  // A candidate who never takes the interview: reminded once, then the invitation expires.
+  // A candidate who never takes the interview: reminded once, then the invitation expires. Beside them, a candidate
+  // rejected right after their invitation: never reminded, never expired, their status "cancelled".
   const absentEmail = emailOf(kind, 'Gil', 'Absent');
   const absent = ats.addCandidate({ firstName: 'Gil', lastName: 'Absent', email: absentEmail });
+  const leftEmail = emailOf(kind, 'Hana', 'Left');
+  const left = ats.addCandidate({ firstName: 'Hana', lastName: 'Left', email: leftEmail });
   await ats.moveCandidate({ applicationId: absent.id, stageName: 'AI Interview' });
+  await ats.moveCandidate({ applicationId: left.id, stageName: 'AI Interview' });
+  await until(
+    `${kind} invitation before the rejection`,
+    async () => invitesTo(await sesStore(), leftEmail),
+    (n) => n > 0,
+    timeoutMs,
+  );
+  await ats.changeLifecycle({ applicationId: left.id, action: 'reject' });
+  const cancelled = () => ats.tagsOf(left.id).some((tag) => statusOfTag(tag) === 'cancelled');
+  await until(`${kind} rejection cancels the invitation`, cancelled, Boolean, timeoutMs);
+  log(`  ${kind}: a candidate rejected after their invitation shows "cancelled"; no reminder or expiry follows`);
   // The reminder and the expiry come from the reconciler's schedule too, in the demo's seconds.
   const expiryNote = () => ats.notesOf(absent.id).filter((n) => n.includes('AI interview not completed by'));
   await until(`${kind} reminder and expiry`, expiryNote, (notes) => notes.length > 0, timeoutMs);
   const reminders = (await sesStore()).emails.filter((m) => m.destination.to.includes(absentEmail) && isReminder(m));
   log(`  ${kind}: a candidate who never took the interview was reminded ${reminders.length}× and expired`);
+  const expiryNotes = expiryNote().length;
+
+  // The expired candidate is moved on, then back into the stage: one new invitation, which they take.
+  await ats.moveCandidate({ applicationId: absent.id, stageName: ADVANCE_STAGE });
+  await ats.moveCandidate({ applicationId: absent.id, stageName: 'AI Interview' });
+  const again = await until(
+    `${kind} re-invitation`,
+    async () => invitesTo(await sesStore(), absentEmail),
+    (n) => n >= 2,
+    timeoutMs,
+  );
+  const second = (await sesStore()).emails.filter((m) => m.destination.to.includes(absentEmail) && !isReminder(m))[
+    again - 1
+  ];
+  stack.interview.completeInterview({
+    interview_id: /\/invite\/([\w-]+)/.exec(second?.body.text ?? '')?.[1] as string,
+    candidate_name: 'Gil Absent',
+    candidate_email: absentEmail,
+    ai_match_score: 58,
+    proctoring_violations: 0,
+    delay_ms: 0,
+  });
+  const gilReport = () => ats.notesOf(absent.id).filter((n) => n.includes('ai-interview-report:'));
+  await until(`${kind} report after the re-invitation`, gilReport, (notes) => notes.length > 0, timeoutMs);
+  log(`  ${kind}: moved back into the stage after expiring, the candidate was invited once more and took it`);
   return {
     kind,
     connectionId,
     applications,
     emails,
     lost: { id: lost.id, email: lostEmail },
-    absent: { id: absent.id, email: absentEmail },
+    absent: { id: absent.id, email: absentEmail, reminders: reminders.length, expiryNotes },
+    left: { id: left.id, email: leftEmail },
   };
 }
+
+/** The invitations (not reminders) SES holds for one address. */
+const invitesTo = (store: SesStore, address: string) =>
+  store.emails.filter((m) => m.destination.to.includes(address) && !isReminder(m)).length;
 
 /** What one ATS and the e-mails show once the pipeline is quiet. */
 async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSummary> {
@@ -204,7 +253,7 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
     ats.notesOf(a.id).filter((n) => n.includes('ai-interview-report:')),
   );
   const statuses: Record<string, number> = {};
-  for (const application of [...run.applications, run.lost, run.absent])
+  for (const application of [...run.applications, run.lost, run.absent, run.left])
     for (const tag of ats.tagsOf(application.id)) {
       // Keyed by the status, whichever way the ATS spells its tag (Workable's single tokens).
       const status = statusOfTag(tag) ?? tag;
@@ -220,8 +269,15 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
     stageMoves: run.applications.filter((a) => ats.stageNameOf(a.id) === ADVANCE_STAGE).length,
     flaggedForReview: reportNotes.filter((n) => n.includes('Flagged for review')).length,
     foundBySweep: to(run.lost.email).filter((m) => !isReminder(m)).length,
-    remindersSent: to(run.absent.email).filter(isReminder).length,
-    expired: ats.notesOf(run.absent.id).filter((n) => n.includes('AI interview not completed by')).length,
+    // As they stood before the candidate came back into the stage (their second invitation is taken at once).
+    remindersSent: run.absent.reminders,
+    expired: run.absent.expiryNotes,
+    leftNotContacted:
+      to(run.left.email).length === 1 &&
+      !ats.notesOf(run.left.id).some((n) => n.includes('AI interview not completed by'))
+        ? 1
+        : 0,
+    reinvited: to(run.absent.email).filter((m) => !isReminder(m)).length - 1,
     statuses,
   };
 }
@@ -306,6 +362,8 @@ export function formatSummary(summary: DemoSummary): string {
     ['found by the sweep', 'foundBySweep'],
     ['reminders sent', 'remindersSent'],
     ['expired', 'expired'],
+    ['left, not contacted', 'leftNotContacted'],
+    ['re-invited on re-entry', 'reinvited'],
   ];
   const statuses = [...new Set(kinds.flatMap((k) => Object.keys(summary.byAts[k]?.statuses ?? {})))].sort();
   const width = 22;
@@ -346,8 +404,11 @@ export function checkSummary(summary: DemoSummary, candidates = DEMO_CANDIDATES.
     if (result.foundBySweep !== 1) return `${kind} sweep: expected 1 invitation, got ${result.foundBySweep}`;
     if (result.remindersSent !== 1) return `${kind} reminders: expected 1, got ${result.remindersSent}`;
     if (result.expired !== 1) return `${kind} expiry: expected 1 note, got ${result.expired}`;
+    if (result.leftNotContacted !== 1) return `${kind} rejected candidate: contacted again after the rejection`;
+    if (result.reinvited !== 1) return `${kind} re-entry: expected 1 new invitation, got ${result.reinvited}`;
+    if (result.statuses.cancelled !== 1) return `${kind} rejected candidate: the status does not show "cancelled"`;
     const tagged = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
-    if (tagged !== candidates + 2) return `${kind} statuses: expected ${candidates + 2} tagged, got ${tagged}`;
+    if (tagged !== candidates + 3) return `${kind} statuses: expected ${candidates + 3} tagged, got ${tagged}`;
   }
   const orders = checkOrders(summary.orders);
   if (orders) return orders;

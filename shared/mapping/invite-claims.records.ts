@@ -144,7 +144,7 @@ export class DynamoInviteClaims extends DynamoTables {
   }
 
   /**
-   * The candidate entered the stage anew after their invitation expired or they left the process: one new invitation,
+   * The candidate entered the stage anew after their invitation expired: one new invitation,
    * its steps begun afresh. Only a delivery other than the one that began the current invitation makes it, once: the
    * first to claim records itself as the new invitation's entry, so its duplicates and the sweep find it claimed.
    */

@@ -24,12 +24,14 @@ import type { ApplicationState } from './records';
  *
  *    invited ──leave: rejected, withdrawn, hired──▶ left ──rejoin: the exit undone──▶ invited or expired (as before)
  *    expired ──leave──▶ left                        left ──claimReport (a late report: a note, never a stage move)
- *    expired, left ──reinvite: the candidate enters the stage anew, a delivery other than the first──▶ claimed
+ *    expired ──reinvite: the candidate enters the stage anew, a delivery other than the first──▶ claimed
+ *    (a stage entry of a candidate who `left` reads the ATS first: back in the process, the exit is undone, and an
+ *    invitation that had expired is then invited again)
  */
 export const MOVES = {
   invite: { from: ['claimed'], to: 'invited' },
   reclaimInvite: { from: ['failed'], to: 'claimed' },
-  reinvite: { from: ['expired', 'left'], to: 'claimed' },
+  reinvite: { from: ['expired'], to: 'claimed' },
   claimReport: { from: ['claimed', 'invited', 'expired', 'left'], to: 'completed' },
   writeBack: { from: ['completed'], to: 'written_back' },
   expire: { from: ['invited'], to: 'expired' },

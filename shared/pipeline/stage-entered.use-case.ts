@@ -33,6 +33,7 @@ import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { withinRateWindow } from './pacing';
 import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
+import { actOnStanding, targetOf } from './application-changed.use-case';
 import { tellInviteFailure, type FailurePlace, type InviteFailure } from './failure-note';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { errorName, refusalReason } from '../errors';
@@ -205,18 +206,24 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   };
   const owner = (deps.newOwner ?? randomUUID)();
   const delivery = { source: `${context.connection.ats}:${key.connectionId}`, deliveryId: event.deliveryId };
-  const claim = await deps.store.claimApplication(
-    { ...delivery, enqueueId: run.message.enqueueId },
-    {
-      ...key,
-      atsCandidateId: event.atsCandidateId,
-      atsJobId: event.atsJobId,
-      stageId: event.stage.id,
-      candidateEmail: candidateEmail(event),
-      mayReinvite: trigger.reinvite !== 'never',
-    },
-    { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
-  );
+  const claimOnce = () =>
+    deps.store.claimApplication(
+      { ...delivery, enqueueId: run.message.enqueueId },
+      {
+        ...key,
+        atsCandidateId: event.atsCandidateId,
+        atsJobId: event.atsJobId,
+        stageId: event.stage.id,
+        candidateEmail: candidateEmail(event),
+        mayReinvite: trigger.reinvite !== 'never',
+      },
+      { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
+    );
+  let claim = await claimOnce();
+  // A candidate who left is in the stage again: back in the process (an unreject), their invitation returns to where
+  // it was, and one that had expired is invited again, as any re-entry after an expiry.
+  if (claim.kind === 'already-invited' && claim.record.state === 'left' && (await returnedToProcess(run, claim.record)))
+    claim = await claimOnce();
   const log = {
     connectionId: key.connectionId,
     atsApplicationId: key.atsApplicationId,
@@ -236,6 +243,14 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   const startedClean = !claim.resumed || record.cleanStop === `invite:${(record.inviteClaims ?? 0) - 1}`;
   const cleanStop = startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined;
   return { key, owner, log, record, startedClean, cleanStop, failedLine: 'stage entered: failed permanently' };
+}
+
+/** Whether the candidate who left is back in the process, as the ATS says now: their exit is then undone. */
+async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Promise<boolean> {
+  const { context, deps, options } = run;
+  const standing = await context.ats.readStanding(targetOf(record), options.signal);
+  const place = { context, deps, now: deps.now ?? Date.now, signal: options.signal };
+  return (await actOnStanding(place, record, standing)) === 'returned';
 }
 
 /** The channels this trigger invites through, for this candidate. */
@@ -476,7 +491,13 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
       // answers the same invitation, and sends no e-mail when told not to (the first call sent it, if any).
       return found ? invite({ candidateId: found.candidate_id, disableEmail: true }) : undefined;
     },
-    perform: () => invite({ jobApplicationId: event.atsApplicationId, disableEmail: !input.channels.serviceEmails }),
+    // A new invitation after an expiry or an exit sends the candidate's own invitation again (the same link).
+    perform: () =>
+      invite({
+        candidateId: record.serviceCandidateId,
+        jobApplicationId: event.atsApplicationId,
+        disableEmail: !input.channels.serviceEmails,
+      }),
     async recordDone(invited, _outcome, last) {
       if (!invited) return;
       link.url = invited.inviteUrl;

@@ -40,8 +40,9 @@ export const webhookUrls = (apiUrl: string, connectionId: string) => ({
 /** The Greenhouse events the connector needs, as Dev Center names them. */
 const GREENHOUSE_WEBHOOK_STEPS = [
   'Greenhouse has no API for webhooks: in Greenhouse, Configure → Dev Center → Web Hooks → Web Hooks, create one',
-  'per event: "Candidate or Prospect Stage Change", "Delete Candidate", "Merge Candidate" and "Candidate',
-  'Anonymized", each with Endpoint URL {url} and Secret key the atsWebhookSecret of secret {secret}.',
+  'per event: "Candidate or Prospect Stage Change", "Candidate/Prospect Rejected", "Candidate/Prospect Unrejected",',
+  '"Candidate Hired", "Candidate Unhired", "Delete Candidate", "Merge Candidate" and "Candidate Anonymized", each',
+  'with Endpoint URL {url} and Secret key the atsWebhookSecret of secret {secret}.',
   'A webhook whose first ping fails is created disabled: check each is enabled in that list.',
 ];
 

@@ -36,6 +36,7 @@ import {
   tagSchema,
   webhookInfoSchema,
 } from './ashby.schemas';
+import { APPLICATION_PLACE_ACTIONS, applicationChangeOf, exitOf, standingOf } from './ashby.lifecycle';
 
 export type AshbyAdapterOptions = AtsAdapterOptions;
 
@@ -96,8 +97,12 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
       const deliveryId = deliveryOf(`${action}|${atsCandidateId}`);
       return { kind: 'candidate-deleted', event: { deliveryId, atsCandidateId, atsApplicationIds: [] } };
     }
-    // A stage move also fires applicationUpdate (docs: related-webhooks); candidateStageChange carries it.
-    if (action !== 'candidateStageChange') return { kind: 'ignored', reason: `action ${action} is not handled` };
+    if (!APPLICATION_PLACE_ACTIONS.includes(action))
+      return { kind: 'ignored', reason: `action ${action} is not handled` };
+    // An exit (a move into an Archived-type stage, a hire) or its undo, never a stage entry.
+    const changed = applicationChangeOf(action, envelope.value.data, envelope.value.webhookActionId);
+    if (changed) return changed;
+    // A stage move also fires applicationUpdate (docs: related-webhooks); candidateStageChange carries the entry.
     const parsed = readPart(envelope.value.data, candidateStageChangeSchema, 'data');
     if (!parsed.ok) return parsed.result;
     const { application } = parsed.value;
@@ -182,17 +187,11 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
    * plan.
    */
   public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
-    const info = await this.http.request(
-      {
-        method: 'POST',
-        path: '/application.info',
-        body: { applicationId: target.atsApplicationId },
-        signal,
-        readOnly: true,
-      },
-      applicationInfoSchema,
-    );
-    const current = info.results.currentInterviewStage;
+    const application = await this.applicationInfo(target.atsApplicationId, signal);
+    const current = application.currentInterviewStage;
+    // Archived (rejected, withdrawn) or hired: never moved, whatever stage the rule names.
+    const exit = exitOf(application);
+    if (exit) return { moved: false, stageId: current.id, exit };
     const stageId =
       stageIdForJob(stage, target.atsJobId) ??
       stage.id ??
@@ -210,13 +209,27 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     return { moved: true, stageId };
   };
 
+  /** `application.info {applicationId}`: `status`, `archiveReason{text, reasonType}`, `currentInterviewStage`. */
+  public readonly readStanding: AtsMethod<'readStanding'> = async (target, signal) => {
+    return standingOf(await this.applicationInfo(target.atsApplicationId, signal));
+  };
+
   /** `assessment.update` (ASPEC): an ordered assessment's progress, result or cancellation; needs `candidatesWrite`. */
   public readonly updateAssessment: AtsMethod<'updateAssessment'> = async (update, signal) => {
     await this.http.write({ method: 'POST', path: '/assessment.update', body: update, signal }, v.unknown());
   };
 
-  /** The stage change, and the privacy signals (ats-facts, Corrections 2026-11). */
-  public readonly webhookEvents = ['candidateStageChange', 'candidateDelete', 'candidateMerge'] as const;
+  /**
+   * The stage change (also a rejection or withdrawal: a move into an Archived-type stage), a hire, an update (an
+   * unarchive), and the privacy signals (ats-facts, Corrections 2026-11). `webhook.create` takes one type per webhook.
+   */
+  public readonly webhookEvents = [
+    'candidateStageChange',
+    'candidateHire',
+    'applicationUpdate',
+    'candidateDelete',
+    'candidateMerge',
+  ] as const;
 
   public readonly probeAccess: SetupMethod<'probeAccess'> = async (signal) => {
     await this.rpc('/job.list', { limit: 1 }, jobListSchema, signal);
@@ -383,7 +396,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
   /**
    * The status as a candidate tag (Ashby's reference: candidateTag.list, candidateTag.create, candidate.addTag,
    * candidate.removeTag, candidate.info): the tag is found or created by its title, added, and the other status
-   * tags the candidate has are removed. Adding a tag the candidate has changes nothing.
+   * tags the candidate has are removed (only removed, with no tag). Adding a tag the candidate has changes nothing.
    */
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const candidateId = target.atsCandidateId;
@@ -400,8 +413,9 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
         },
         v.unknown(),
       );
-    const tagId = await this.tagId(tag, true, signal);
-    if (held.some((t) => t.id === tagId)) return;
+    // No tag: the status is only taken off (a candidate who left, where the connection shows none for them).
+    const tagId = tag === undefined ? undefined : await this.tagId(tag, true, signal);
+    if (!tagId || held.some((t) => t.id === tagId)) return;
     await this.http.write(
       { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal, idempotent: true },
       v.unknown(),
@@ -438,6 +452,10 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     const id = this.tagIds.get(title);
     if (!id) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `Ashby has no tag "${title}" after creating it`);
     return id;
+  }
+
+  private async applicationInfo(applicationId: string, signal?: AbortSignal) {
+    return (await this.rpc('/application.info', { applicationId }, applicationInfoSchema, signal)).results;
   }
 
   private rpc<T>(path: string, body: unknown, schema: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T> {

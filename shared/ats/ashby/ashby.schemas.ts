@@ -43,11 +43,37 @@ export const notesListSchema = v.object({
   moreDataAvailable: v.optional(v.boolean(), false),
   nextCursor: v.nullish(v.string()),
 });
+/** An application's place in the process (Ashby application schema: `status` enum Active, Hired, Archived, Lead). */
+export const applicationStatusSchema = v.picklist(['Active', 'Hired', 'Archived', 'Lead']);
+/**
+ * While archived, why (`archiveReason{id, text, reasonType}`; `reasonType` RejectedByCandidate, RejectedByOrg or
+ * Other, Ashby's archive reason OpenAPI): only the text and the type are read.
+ */
+export const archiveReasonSchema = v.object({ text: v.nullish(v.string()), reasonType: v.nullish(v.string()) });
+/**
+ * `application.info`: where the application stands (its status, archive reason and current stage). `status` is
+ * optional here only so that a move, which read no status before, refuses nothing it used to accept; the standing
+ * read requires it (ashby.lifecycle.ts).
+ */
 export const applicationInfoSchema = v.object({
   results: v.object({
     id: v.string(),
-    currentInterviewStage: v.object({ id: v.string(), interviewPlanId: v.nullish(v.string()) }),
+    status: v.optional(applicationStatusSchema),
+    archiveReason: v.nullish(archiveReasonSchema),
+    currentInterviewStage: v.object({
+      id: v.string(),
+      title: v.nullish(v.string()),
+      interviewPlanId: v.nullish(v.string()),
+    }),
   }),
+});
+export type AshbyApplicationInfo = v.InferOutput<typeof applicationInfoSchema>['results'];
+/**
+ * `candidateStageChange`, `applicationUpdate` and `candidateHire` all carry the application (webhook payloads OpenAPI):
+ * read for its id and status only, to tell an exit or its undo from a stage entry.
+ */
+export const applicationPlaceSchema = v.object({
+  application: v.object({ id: atsIdSchema, status: v.optional(v.string()), updatedAt: v.optional(v.string()) }),
 });
 export const interviewStagesSchema = v.object({ results: v.array(v.object({ id: v.string(), title: v.string() })) });
 

@@ -15,6 +15,7 @@ import {
   type StageQuery,
   sweepDeliveryId,
   type CandidateDeletedEvent,
+  type ExitKind,
   type StageEnteredEvent,
   type WebhookParseResult,
 } from '../port';
@@ -38,6 +39,7 @@ import {
   tokenResponseSchema,
 } from './greenhouse.schemas';
 import { errorCode, errorMessage, httpStatus } from '../../errors';
+import { APPLICATION_CHANGES, readApplicationChange, standingOf } from './greenhouse.lifecycle';
 
 export const GREENHOUSE_DEFAULT_AUTH_URL = 'https://auth.greenhouse.io/token';
 /** Tokens are refreshed this long before Greenhouse says they expire. */
@@ -53,6 +55,8 @@ const OPEN_APPLICATION_STATUSES: ReadonlySet<string> = new Set(['in_process', 'a
 export interface GreenhouseAdapterOptions extends AtsAdapterOptions {
   now?: () => number;
 }
+
+type ApplicationRow = v.InferOutput<typeof applicationSchema>;
 
 const idText = (value: string | number | null | undefined): string | undefined =>
   value === null || value === undefined ? undefined : String(value);
@@ -119,6 +123,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     const privacy = readPrivacySignal(envelope.action, envelope.payload);
     if (privacy)
       return privacy.ok ? { kind: 'candidate-deleted', event: { deliveryId, ...privacy.value } } : privacy.result;
+    const changed = readApplicationChange(envelope.action, envelope.payload, deliveryId);
+    if (changed) return changed;
     if (envelope.action !== 'candidate_stage_change')
       return { kind: 'ignored', reason: `action ${envelope.action} is not handled` };
     const parsed = readPart(envelope.payload, candidateStageChangeSchema, 'payload');
@@ -126,6 +132,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     const application = parsed.value.application;
     const job = application.jobs?.[0];
     if (application.prospect || !job) return { kind: 'ignored', reason: 'a prospect without a job' };
+    // A rejected or hired application is out of the process whatever stage it shows: never a stage entry (its own
+    // reject_candidate / hire_candidate webhook says it left).
     if (application.status && application.status !== 'active')
       return { kind: 'ignored', reason: `application is ${application.status}` };
     const candidate = application.candidate;
@@ -182,12 +190,21 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * `POST /v3/applications/{id}/move {from_stage_id, to_stage_id}` answers 204. `from_stage_id` must be the
    * application's current `job_interview_stage_id` (422 otherwise), so it is read from the application just
    * before the move, never taken from the webhook: a retried move sees the application already in the target
-   * stage and stops.
+   * stage and stops. The same read shows a rejected or hired application, which is never moved (Harvest moves
+   * only active applications, `_applications.md`): answered unmoved with its exit, without the move call.
    */
   public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
     const stageId = await this.resolveStageId(stage, target.atsJobId, signal);
-    const move = async (): Promise<{ moved: boolean; stageId: string }> => {
-      const current = await this.currentStageId(target.atsApplicationId, signal);
+    const unmovedIfLeft = (application: ApplicationRow) => {
+      const standing = standingOf(application);
+      const current = idText(application.job_interview_stage_id) ?? '';
+      return standing.active ? undefined : { moved: false, stageId: current, exit: standing.exit };
+    };
+    const move = async (): Promise<{ moved: boolean; stageId: string; exit?: ExitKind }> => {
+      const application = await this.applicationRow(target.atsApplicationId, signal);
+      const left = unmovedIfLeft(application);
+      if (left) return left;
+      const current = idText(application.job_interview_stage_id);
       if (current === stageId) return { moved: false, stageId };
       await this.http.write(
         {
@@ -204,11 +221,24 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       return await move();
     } catch (error) {
       // The application moved between the read and the move (a recruiter, or an earlier attempt whose answer
-      // was lost): read it once more; in the target stage it is done, elsewhere the refusal stands.
+      // was lost), or was rejected or hired meanwhile: read it once more; out of the process it is unmoved with its
+      // exit, in the target stage it is done, elsewhere the refusal stands.
       if (httpStatus(error) !== 422) throw error;
-      if ((await this.currentStageId(target.atsApplicationId, signal)) === stageId) return { moved: false, stageId };
+      const again = await this.applicationRow(target.atsApplicationId, signal);
+      const left = unmovedIfLeft(again);
+      if (left) return left;
+      if (idText(again.job_interview_stage_id) === stageId) return { moved: false, stageId };
       throw error;
     }
+  };
+
+  /**
+   * The pre-reminder read of the lifecycle table (ats-routes.md, 2026-11c): `GET /v3/applications?ids=<id>`, its
+   * `status` (`rejected`, `hired`, else still in process) and `job_interview_stage_id` (harvestdocs
+   * /reference/get_v3-applications).
+   */
+  public readonly readStanding: AtsMethod<'readStanding'> = async (target, signal) => {
+    return standingOf(await this.applicationRow(target.atsApplicationId, signal));
   };
 
   /** A stage in v3's `job_interview_stage_id` namespace: per job (`idsByJob`), a global id, or by exact name. */
@@ -220,13 +250,18 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     return this.stageIdByName(jobId, stage.name, signal);
   }
 
-  /** Greenhouse has no webhook API: the customer creates them in Dev Center (ats-facts §1.1). */
-  public readonly webhookEvents = [
+  /**
+   * Greenhouse has no webhook API for a customer's own connection: the customer creates them in Dev Center (ats-facts
+   * §1.1; `/v3/webhooks` is partners-only, Corrections 2026-11b). The stage change, a candidate leaving or coming back
+   * (webhooks/_candidate_events.md), and the privacy signals.
+   */
+  public readonly webhookEvents: readonly string[] = [
     'candidate_stage_change',
+    ...Object.keys(APPLICATION_CHANGES),
     'delete_candidate',
     'merge_candidate',
     'candidate_anonymized',
-  ] as const;
+  ];
 
   /**
    * Harvest v3 scopes (ats-facts, Corrections 2026-11b; harvestdocs /docs/authentication): reads are probed with one
@@ -297,12 +332,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
 
   /** `GET /v3/applications?ids=`, then its job's name and whether its candidate has an e-mail address. */
   public readonly readApplication: SetupMethod<'readApplication'> = async (applicationId, signal) => {
-    const list = await this.http.request(
-      { method: 'GET', path: `/v3/applications?ids=${encodeURIComponent(applicationId)}`, signal },
-      v.array(v.unknown()),
-    );
-    const application = validItems(list, applicationSchema).find((a) => String(a.id) === applicationId);
-    if (!application) throw new AtsError(ATS_ERROR_CODES.notFound, `Greenhouse has no application ${applicationId}`);
+    const application = await this.applicationRow(applicationId, signal);
     const jobId = idText(application.job_id) ?? '';
     const candidateId = idText(application.candidate_id) ?? '';
     const { jobs, candidates } = await this.partiesOf([application], signal);
@@ -437,6 +467,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
         if (errorCode(error) !== ATS_ERROR_CODES.notFound) throw error;
       }
     }
+    // No status to show (a candidate who left, where the connection shows none): the others removed, nothing added.
+    if (tag === undefined) return;
     const tagId = await this.candidateTagId(tag, true, signal);
     if (rows.some((r) => String(r.candidate_tag_id) === tagId)) return;
     try {
@@ -527,15 +559,15 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     return validItems(await this.http.request({ method: 'GET', path, signal }, v.array(v.unknown())), item);
   }
 
-  /** `GET /v3/applications?ids=` (a list, even of one): the application's current stage id. */
-  private async currentStageId(applicationId: string, signal?: AbortSignal): Promise<string | undefined> {
+  /** `GET /v3/applications?ids=` (a list, even of one; no `/v3/applications/{id}` is documented): one application. */
+  private async applicationRow(applicationId: string, signal?: AbortSignal): Promise<ApplicationRow> {
     const list = await this.http.request(
       { method: 'GET', path: `/v3/applications?ids=${encodeURIComponent(applicationId)}`, signal },
       v.array(v.unknown()),
     );
     const application = validItems(list, applicationSchema).find((a) => String(a.id) === applicationId);
     if (!application) throw new AtsError(ATS_ERROR_CODES.notFound, `Greenhouse has no application ${applicationId}`);
-    return idText(application.job_interview_stage_id);
+    return application;
   }
 
   /** Stage names are per job: `GET /v3/job_interview_stages?job_ids=`, every page, cached per warm function. */

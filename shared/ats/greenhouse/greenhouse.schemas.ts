@@ -47,8 +47,20 @@ export const noteCreatedSchema = v.object({ id });
 /** `GET /v3/job_interview_stages?job_ids=` items (`/reference/get_v3-application-stages`). */
 export const jobInterviewStageSchema = v.object({ id, job_id: v.nullish(id), name: v.string() });
 /**
+ * A rejection reason as Greenhouse's webhooks (webhooks/_candidate_events.md, "Candidate/Prospect rejected") and
+ * Harvest v1 records show it: `{id, name, type: {id, name}}`, the type "They rejected us" for a withdrawal
+ * (harvest/_rejection_reasons.md). Only the names are read.
+ */
+const rejectionReasonSchema = v.object({
+  name: v.nullish(v.string()),
+  type: v.nullish(v.object({ name: v.nullish(v.string()) })),
+});
+
+/**
  * `GET /v3/applications?ids=` items: flat in v3. `job_interview_stage_id` is the stage a move is made from
- * (`/reference/post_v3-applications-id-move`); `status` is `in_process` while the application is open.
+ * (`/reference/post_v3-applications-id-move`); `status` is `in_process` while the application is open, `rejected`
+ * or `hired` once it left (the `status` filter's values, ats-facts Corrections 2026-11b). Whether a v3 record carries
+ * `rejection_reason` is not documented: read where it is there, and a shape other than the webhooks' is no reason.
  */
 export const applicationSchema = v.object({
   id,
@@ -57,7 +69,15 @@ export const applicationSchema = v.object({
   job_interview_stage_id: v.nullish(id),
   stage_name: v.nullish(v.string()),
   status: v.nullish(v.string()),
+  rejection_reason: v.fallback(v.nullish(rejectionReasonSchema), undefined),
 });
+
+/**
+ * The webhooks of an application leaving the process or coming back (`reject_candidate`, `unreject_candidate`,
+ * `hire_candidate`, `unhire_candidate`; webhooks/_candidate_events.md): only the application's id is read, since
+ * the worker reads where the application stands before it acts.
+ */
+export const applicationChangeSchema = v.object({ application: v.object({ id }) });
 
 /** `GET /v3/jobs` items: the id and the name a recruiter knows the job by. */
 export const jobSchema = v.object({ id, name: v.nullish(v.string()), status: v.nullish(v.string()) });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, stageIdForJob } from '../../config';
-import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
+import type { AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
@@ -9,15 +9,14 @@ import type {
   AtsMethod,
   SetupMethod,
   ApplicationRef,
+  ApplicationStanding,
   AtsAdapter,
   AtsSetup,
   RegisteredWebhook,
   StageEnteredEvent,
 } from '../port';
 import {
-  candidateDeletedDataSchema,
   leverSignedFieldsSchema,
-  leverWebhookSchema,
   noteCreatedSchema,
   noteSchema,
   notesPageSchema,
@@ -25,7 +24,6 @@ import {
   opportunityListSchema,
   opportunityPageSchema,
   opportunitySchema,
-  stageChangeDataSchema,
   stagesSchema,
   userSchema,
   webhookCreatedSchema,
@@ -36,10 +34,27 @@ import { describeFirstIssue } from '../../validation';
 import { searchPages, validItems } from '../lists';
 import { sweepDeliveryId } from '../port';
 import { errorCode } from '../../errors';
+import { LEVER_WEBHOOK_EVENTS, parseLeverWebhook } from './lever.webhooks';
 
 export type LeverAdapterOptions = AtsAdapterOptions;
 
+type Opportunity = v.InferOutput<typeof opportunitySchema>['data'];
+
 const stageIdOf = (stage: string | { id: string }): string => (typeof stage === 'string' ? stage : stage.id);
+
+/**
+ * An opportunity's place in the pipeline as one read shows it. Lever archives every opportunity that leaves, rejected
+ * or withdrawn or hired ("Opportunities exit your pipeline by being archived for one of two reasons: rejected ... or
+ * hired", ats-routes.json); the read names the archive reason by id only, and telling hired from not takes
+ * `GET /v1/archive_reasons`, a second call: so every exit is 'archived', with the reason's id.
+ */
+function standingOf(opportunity: Opportunity, knownStageNames: ReadonlyMap<string, string>): ApplicationStanding {
+  if (opportunity.archived)
+    return { active: false, exit: 'archived', reason: opportunity.archived.reason ?? undefined };
+  const stageId = stageIdOf(opportunity.stage);
+  const stageName = typeof opportunity.stage === 'string' ? knownStageNames.get(stageId) : opportunity.stage.text;
+  return { active: true, stageId, stageName };
+}
 
 /**
  * Lever (ats-facts §2). Its webhook signs only `token + triggeredAt`, never the body, so the body is treated
@@ -104,42 +119,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     return (perEvent && Object.hasOwn(perEvent, event) ? perEvent[event] : undefined) ?? this.secrets.atsWebhookSecret;
   }
 
-  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
-    const read = readWebhookBody(request.rawBody, leverWebhookSchema);
-    if (!read.ok) return read.result;
-    const webhook = read.value;
-    // Lever's "Verify connection" sends signed test deliveries that name no opportunity: answered 200.
-    if (isVerificationPayload(webhook.data))
-      return { kind: 'ignored', reason: `a ${webhook.event} test delivery (no opportunity)` };
-    if (webhook.event === 'candidateDeleted') {
-      const deleted = readPart(webhook.data, candidateDeletedDataSchema, 'data');
-      const contact = deleted.ok ? (deleted.value.contactId ?? deleted.value.candidateId) : undefined;
-      if (!deleted.ok || !contact)
-        return { kind: 'invalid', message: 'data.contactId: a deleted candidate needs an id' };
-      return {
-        kind: 'candidate-deleted',
-        event: {
-          deliveryId: webhook.token,
-          atsCandidateId: contact,
-          atsApplicationIds: deleted.value.opportunityId ? [deleted.value.opportunityId] : [],
-        },
-      };
-    }
-    if (webhook.event !== 'candidateStageChange')
-      return { kind: 'ignored', reason: `event ${webhook.event} is not handled` };
-    const data = readPart(webhook.data, stageChangeDataSchema, 'data');
-    if (!data.ok) return data.result;
-    return {
-      kind: 'stage-entered',
-      event: {
-        deliveryId: webhook.token,
-        atsApplicationId: data.value.opportunityId,
-        atsCandidateId: data.value.contactId ?? data.value.candidateId ?? data.value.opportunityId,
-        stage: { id: data.value.toStageId },
-        candidate: {},
-      },
-    };
-  };
+  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => parseLeverWebhook(request);
 
   /**
    * `candidateDeleted` is signed over `token + triggeredAt` only, so its ids are a claim: a purge happens only when
@@ -172,18 +152,9 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
 
   /** The opportunity as the API has it: its stage must be the one the webhook claims. */
   public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = async (event, signal) => {
-    let opportunity: v.InferOutput<typeof opportunitySchema>['data'];
+    let opportunity: Opportunity;
     try {
-      opportunity = (
-        await this.http.request(
-          {
-            method: 'GET',
-            path: `/v1/opportunities/${encodeURIComponent(event.atsApplicationId)}?expand=applications`,
-            signal,
-          },
-          opportunitySchema,
-        )
-      ).data;
+      opportunity = await this.readOpportunity(event.atsApplicationId, 'applications', signal);
     } catch (error) {
       if (errorCode(error) === ATS_ERROR_CODES.notFound)
         return { confirmed: false, reason: 'the opportunity does not exist' };
@@ -250,15 +221,22 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
     const stageId =
       stage.id ?? stageIdForJob(stage, target.atsJobId) ?? (await this.stageIdByName(stage.name as string, signal));
-    const opportunity = await this.http.request(
-      { method: 'GET', path: `/v1/opportunities/${encodeURIComponent(target.atsApplicationId)}`, signal },
-      opportunitySchema,
-    );
-    if (stageIdOf(opportunity.data.stage) === stageId) return { moved: false, stageId };
+    const opportunity = await this.readOpportunity(target.atsApplicationId, undefined, signal);
+    // An archived opportunity has left the pipeline: it is never moved, whatever stage it was archived in.
+    const standing = standingOf(opportunity, this.knownStageNames());
+    if (!standing.active) return { moved: false, stageId: stageIdOf(opportunity.stage), exit: standing.exit };
+    if (stageIdOf(opportunity.stage) === stageId) return { moved: false, stageId };
     const path = this.opportunityPath(target, 'stage');
     await this.http.write({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
     return { moved: true, stageId };
   };
+
+  /**
+   * `GET /v1/opportunities/{id}` (the pre-reminder read of ats-routes.md's lifecycle table): `archived` null is in the
+   * pipeline, in `stage`; otherwise archived, with the archive reason's id.
+   */
+  public readonly readStanding: AtsMethod<'readStanding'> = async (target, signal) =>
+    standingOf(await this.readOpportunity(target.atsApplicationId, undefined, signal), this.knownStageNames());
 
   /** `POST /v1/opportunities/{id}/addLinks` (links live on the contact; NangoHQ update-opportunity-links). */
   public readonly attachReportLink: AtsMethod<'attachReportLink'> = async (target, url, signal) => {
@@ -274,7 +252,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   };
 
   /** One webhook per event, each with its own signature token (ats-facts, Corrections 2026-11). */
-  public readonly webhookEvents = ['candidateStageChange', 'candidateDeleted'] as const;
+  public readonly webhookEvents = LEVER_WEBHOOK_EVENTS;
 
   public readonly probeAccess: SetupMethod<'probeAccess'> = async (signal) => {
     await this.http.request({ method: 'GET', path: '/v1/opportunities?limit=1', signal }, opportunityListSchema);
@@ -336,12 +314,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   };
 
   public readonly readApplication: SetupMethod<'readApplication'> = async (applicationId, signal) => {
-    const opportunity = (
-      await this.http.request(
-        { method: 'GET', path: `/v1/opportunities/${encodeURIComponent(applicationId)}?expand=applications`, signal },
-        opportunitySchema,
-      )
-    ).data;
+    const opportunity = await this.readOpportunity(applicationId, 'applications', signal);
     const stageId = stageIdOf(opportunity.stage);
     const posting = opportunity.applications.find(
       (a): a is { id: string; posting: string } => typeof a !== 'string' && Boolean(a.posting),
@@ -421,7 +394,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
   /**
    * The status as an opportunity tag: `POST /opportunities/{id}/addTags` and `/removeTags` `{tags}` (Lever's
    * documented assessment pattern "updates tags", hire.lever.co/developer/usecases; NangoHQ and Pipedream tag
-   * actions). Adding a tag the opportunity has is a no-op, so a retry adds nothing.
+   * actions). Adding a tag the opportunity has is a no-op, so a retry adds nothing. No `tag`: only the removal.
    */
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const opportunity = encodeURIComponent(target.atsApplicationId);
@@ -437,6 +410,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
         },
         v.unknown(),
       );
+    if (tag === undefined) return;
     await this.http.write(
       {
         method: 'POST',
@@ -448,6 +422,15 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
       v.unknown(),
     );
   };
+
+  /**
+   * `GET /v1/opportunities/{id}` (`?expand=applications` where the posting is needed): the one read of an opportunity
+   * behind the stage check, the move, the standing and the doctor's view.
+   */
+  private async readOpportunity(id: string, expand: 'applications' | undefined, signal?: AbortSignal) {
+    const path = `/v1/opportunities/${encodeURIComponent(id)}${expand ? `?expand=${expand}` : ''}`;
+    return (await this.http.request({ method: 'GET', path, signal }, opportunitySchema)).data;
+  }
 
   /** An opportunity's sub-resource, written as the configured user (`perform_as`). */
   private opportunityPath(target: ApplicationRef, resource: 'notes' | 'stage'): string {
@@ -475,10 +458,4 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     if (!match) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `Lever has no stage named "${name}"`);
     return match[0];
   }
-}
-
-/** A delivery whose `data` is an object naming no opportunity and no candidate: Lever's connection test. */
-function isVerificationPayload(data: unknown): boolean {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data === undefined || data === null;
-  return !['opportunityId', 'candidateId', 'contactId'].some((key) => Object.hasOwn(data, key));
 }

@@ -26,6 +26,13 @@ export const stageChangeDataSchema = v.object({
   toStageId: atsIdSchema,
 });
 
+/**
+ * An opportunity's `archived`: null while it is in the pipeline, else `{archivedAt, reason}`, `reason` an archive
+ * reason id, hired or not (Lever's opportunity description in the openSDKs mirror, ats-routes.json). Only the
+ * reason is read.
+ */
+export const archivedSchema = v.nullish(v.object({ reason: v.nullish(v.pipe(v.string(), v.nonEmpty())) }));
+
 /** `GET /v1/opportunities/{id}?expand=applications`: what the API says, which the connector acts on. */
 export const opportunitySchema = v.object({
   data: v.object({
@@ -34,7 +41,7 @@ export const opportunitySchema = v.object({
     emails: v.optional(v.array(v.string()), []),
     contact: v.nullish(v.string()),
     stage: v.union([v.string(), v.object({ id: v.string(), text: v.optional(v.string()) })]),
-    archived: v.nullish(v.unknown()),
+    archived: archivedSchema,
     applications: v.optional(
       v.array(v.union([v.string(), v.object({ id: v.string(), posting: v.nullish(v.string()) })])),
       [],
@@ -78,6 +85,19 @@ export const noteSchema = v.object({
     [],
   ),
 });
+
+/**
+ * `candidateArchiveChange` (help.lever.co 20087284427677, "archived or unarchived"): `toArchived` is where the
+ * opportunity went, null (or absent) when it was unarchived. Only the ids and that are read; the rest ([impl]
+ * `fromArchived`) is left unread, and the worker re-reads the opportunity anyway (the body is not signed).
+ */
+export const archiveChangeDataSchema = v.object({
+  opportunityId: atsIdSchema,
+  toArchived: archivedSchema,
+});
+
+/** `candidateHired` (same article, "marked as Hired"): the opportunity's id is all that is read. */
+export const candidateHiredDataSchema = v.object({ opportunityId: atsIdSchema });
 
 /** `candidateDeleted` (help.lever.co, Configuring webhooks); ids only, exact keys partly unconfirmed. */
 export const candidateDeletedDataSchema = v.object({

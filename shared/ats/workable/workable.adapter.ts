@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
-import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
+import type { AtsAdapterOptions } from '../webhook-body';
 import { digestMatches, hmacSha256 } from '../../http';
 import { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import {
   confirmAsParsed,
   type AtsMethod,
+  type ApplicationRef,
   type SetupMethod,
   type AtsAdapter,
   type AtsJob,
@@ -31,12 +31,12 @@ import {
   jobStagesSchema,
   memberSchema,
   membersSchema,
-  movedCandidateSchema,
   subscriptionCreatedSchema,
   subscriptionSchema,
   subscriptionsSchema,
-  workableEnvelopeSchema,
 } from './workable.schemas';
+import { standingOfCandidate, type WorkableJobStage } from './workable.standing';
+import { parseCandidateMoved } from './workable.webhook';
 
 export type WorkableAdapterOptions = AtsAdapterOptions;
 
@@ -53,8 +53,8 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
   private readonly connection: Connection;
   private readonly secrets: ConnectionSecrets;
   private readonly http: AtsHttpClient;
-  /** Per job: the stages as `{slug, name}`, read once per warm function. */
-  private readonly jobStages = new Map<string, { slug: string; name: string }[]>();
+  /** Per job: the stages as `{slug, name, kind}`, read once per warm function. */
+  private readonly jobStages = new Map<string, WorkableJobStage[]>();
   /** Some trigger names its stage by slug: a stage-entered event then needs the slug of the stage it names. */
   private readonly triggersBySlug: boolean;
   private sweepJobs: Promise<AtsJob[]> | undefined;
@@ -82,42 +82,8 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
       : { valid: false, reason: 'signature does not match' };
   };
 
-  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
-    const read = readWebhookBody(request.rawBody, workableEnvelopeSchema);
-    if (!read.ok) return read.result;
-    const envelope = read.value;
-    if (envelope.event_type !== 'candidate_moved')
-      return { kind: 'ignored', reason: `event ${envelope.event_type} is not handled` };
-    const parsed = readPart(envelope.data, movedCandidateSchema, 'data');
-    if (!parsed.ok) return parsed.result;
-    const candidate = parsed.value;
-    // Disqualification and hiring arrive as candidate_moved too.
-    if (candidate.disqualified) return { kind: 'ignored', reason: 'the candidate is disqualified' };
-    const deliveryId =
-      envelope.id ??
-      envelope.firing_id ??
-      `derived:${createHash('sha256')
-        .update(`${candidate.id}|${candidate.stage}|${candidate.updated_at ?? envelope.fired_at ?? ''}`)
-        .digest('hex')
-        .slice(0, 40)}`;
-    return {
-      kind: 'stage-entered',
-      event: {
-        deliveryId,
-        atsJobId: candidate.job.shortcode,
-        jobName: candidate.job.title ?? undefined,
-        // A Workable candidate belongs to one job: it is the application.
-        atsApplicationId: candidate.id,
-        atsCandidateId: candidate.id,
-        // The name; the slug is filled in by confirmStageEntered where a trigger is configured by slug.
-        stage: { name: candidate.stage },
-        candidate: {
-          name: candidate.name ?? ([candidate.firstname, candidate.lastname].filter(Boolean).join(' ') || undefined),
-          email: candidate.email ?? undefined,
-        },
-      },
-    };
-  };
+  /** Read only after `verifyWebhook`; see workable.webhook.ts for what each `candidate_moved` becomes. */
+  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => parseCandidateMoved(request.rawBody);
 
   /**
    * The webhook is signed over its whole body, so what it says stands; where a trigger names its stage by slug
@@ -170,15 +136,19 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
 
   /**
    * `POST /spi/v3/candidates/{id}/move {member_id, target_stage}` with the stage's slug (reference: move-candidate).
-   * The candidate read names its stage, so "already there" compares names.
+   * The candidate read names its stage, so "already there" compares names; a candidate it shows disqualified or
+   * hired is left where they are.
    */
   public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
     const wanted = await this.resolveStage(stage, target.atsJobId, signal);
-    const current = await this.http.request(
-      { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`, signal },
-      candidateSchema,
-    );
-    if (current.candidate.stage === wanted.name) return { moved: false, stageId: wanted.slug };
+    const { candidate } = await this.readCandidate(target, signal);
+    const stages = await this.stagesOf(target.atsJobId, signal);
+    const standing = standingOfCandidate(candidate, stages);
+    if (!standing.active) {
+      const stageId = stages.find((s) => s.name === candidate.stage)?.slug ?? '';
+      return { moved: false, stageId, exit: standing.exit };
+    }
+    if (candidate.stage === wanted.name) return { moved: false, stageId: wanted.slug };
     await this.http.write(
       {
         method: 'POST',
@@ -191,7 +161,19 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     return { moved: true, stageId: wanted.slug };
   };
 
-  /** One subscription for `candidate_moved` on every job and stage (reference: webhook-subscriptions). */
+  /**
+   * `GET /spi/v3/candidates/{id}` (reference: job-candidates-show; the lifecycle's pre-reminder read): one read, no
+   * stage list; the stage's slug is given only where this job's stages are already held.
+   */
+  public readonly readStanding: AtsMethod<'readStanding'> = async (target, signal) => {
+    const { candidate } = await this.readCandidate(target, signal);
+    return standingOfCandidate(candidate, this.jobStages.get(target.atsJobId));
+  };
+
+  /**
+   * One subscription for `candidate_moved` on every job and stage (reference: webhook-subscriptions): no `args`, so
+   * moves out of a stage, disqualifications and hires reach the connector too (Workable has no event of their own).
+   */
   public readonly webhookEvents = ['candidate_moved'] as const;
 
   /**
@@ -363,8 +345,11 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const path = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`;
     const current = (await this.http.request({ method: 'GET', path, signal }, candidateTagsSchema)).candidate.tags;
-    const next = [...current.filter((t) => t !== tag && !others.includes(t)), tag];
-    if (current.includes(tag) && current.every((t) => !others.includes(t))) return;
+    const kept = current.filter((t) => t !== tag && !others.includes(t));
+    // No tag: the others removed only (a candidate who left shows no status).
+    const next = tag === undefined ? kept : [...kept, tag];
+    const tagShown = tag === undefined || current.includes(tag);
+    if (tagShown && current.every((t) => !others.includes(t))) return;
     await this.http.write(
       { method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal, idempotent: true },
       v.unknown(),
@@ -388,7 +373,15 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     return found;
   }
 
-  private async stagesOf(shortcode: string, signal?: AbortSignal): Promise<{ slug: string; name: string }[]> {
+  /** `GET /spi/v3/candidates/{id}`: the candidate's stage by name, and whether they were disqualified or hired. */
+  private readCandidate(target: ApplicationRef, signal?: AbortSignal) {
+    return this.http.request(
+      { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`, signal },
+      candidateSchema,
+    );
+  }
+
+  private async stagesOf(shortcode: string, signal?: AbortSignal): Promise<WorkableJobStage[]> {
     const cached = this.jobStages.get(shortcode);
     if (cached) return cached;
     const list = await this.http.request(

@@ -26,12 +26,27 @@ export const movedCandidateSchema = v.object({
   email: v.nullish(v.string()),
   job: v.object({ shortcode: atsIdSchema, title: v.nullish(v.string()) }),
   stage: stageName,
-  disqualified: v.optional(v.boolean(), false),
+  disqualified: v.optional(v.nullable(v.boolean()), false),
+  disqualified_at: v.nullish(v.string()),
+  // Documented on the candidate details the payload is "similar to" (reference: job-candidates-show), not in the
+  // event's own field list: read where it comes, otherwise the worker's read finds the hire.
+  hired_at: v.nullish(v.string()),
   updated_at: v.nullish(v.string()),
 });
 
-/** `GET /candidates/{id}` (reference: job-candidates-show): the stage by name again. */
-export const candidateSchema = v.object({ candidate: v.object({ id: v.string(), stage: stageName }) });
+/**
+ * `GET /candidates/{id}` (reference: job-candidates-show), as a move and the standing read it: the stage by name,
+ * and whether the candidate left the process, disqualified (with the recruiter's reason) or hired (`hired_at`).
+ */
+export const candidateSchema = v.object({
+  candidate: v.object({
+    id: v.string(),
+    stage: stageName,
+    disqualified: v.optional(v.nullable(v.boolean()), false),
+    disqualification_reason: v.nullish(v.string()),
+    hired_at: v.nullish(v.string()),
+  }),
+});
 
 /** `GET /candidates/{id}/activities` (reference: candidate-activities): comments are items with action "comment". */
 export const activitiesSchema = v.object({
@@ -46,7 +61,8 @@ export const activitySchema = v.object({
 
 /** `GET /jobs/{shortcode}/stages`: the map from a stage's name to the slug a move needs. */
 export const jobStagesSchema = v.object({ stages: v.array(v.unknown()) });
-export const jobStageSchema = v.object({ slug: v.string(), name: v.string() });
+/** `kind` ("hired" for the job's hired stage) comes from a mirror of the reference; read where it comes. */
+export const jobStageSchema = v.object({ slug: v.string(), name: v.string(), kind: v.nullish(v.string()) });
 
 /** `GET /candidates/{id}` as the dry run reads it: the job, the stage's name, whether there is an e-mail address. */
 export const candidateViewSchema = v.object({

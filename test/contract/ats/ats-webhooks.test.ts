@@ -37,7 +37,7 @@ describe('Contract: Ashby webhooks (developers.ashbyhq.com: authenticating-webho
     }
   });
 
-  it('reads candidateStageChange, derives a stable delivery key, and ignores the applicationUpdate fan-out', () => {
+  it('reads candidateStageChange, derives a stable delivery key, and reads the applicationUpdate fan-out as a hint', () => {
     const first = adapter.parseWebhook({ headers: {}, rawBody: body });
     expect(first).toMatchObject({
       kind: 'stage-entered',
@@ -56,9 +56,10 @@ describe('Contract: Ashby webhooks (developers.ashbyhq.com: authenticating-webho
       (adapter.parseWebhook({ headers: {}, rawBody: later }) as { event: { deliveryId: string } }).event.deliveryId,
     ).not.toBe((first as { event: { deliveryId: string } }).event.deliveryId);
     const fanOut = Buffer.from(body.toString().replace('"candidateStageChange"', '"applicationUpdate"'));
-    expect(adapter.parseWebhook({ headers: {}, rawBody: fanOut })).toEqual({
-      kind: 'ignored',
-      reason: 'action applicationUpdate is not handled',
+    // An Active application's update is a hint that a candidate who left may be back: the worker reads before acting.
+    expect(adapter.parseWebhook({ headers: {}, rawBody: fanOut })).toMatchObject({
+      kind: 'application-changed',
+      event: { atsApplicationId: '5e1c4a2b-0001', change: 'returned' },
     });
     expect(adapter.parseWebhook({ headers: {}, rawBody: Buffer.from('{"action":"ping","data":{}}') })).toEqual({
       kind: 'ping',
@@ -123,9 +124,10 @@ describe('Contract: Lever webhooks (signature over token + triggeredAt)', () => 
         candidate: {},
       },
     });
-    expect(adapter.parseWebhook({ headers: {}, rawBody: signedBody({ event: 'candidateHired' }) }).kind).toBe(
-      'ignored',
-    );
+    expect(adapter.parseWebhook({ headers: {}, rawBody: signedBody({ event: 'candidateHired' }) })).toMatchObject({
+      kind: 'application-changed',
+      event: { atsApplicationId: '250d8f03-aaaa', change: 'left' },
+    });
   });
 });
 
@@ -149,7 +151,7 @@ describe('Contract: Workable webhooks (X-Workable-Signature)', () => {
     expect(adapter.verifyWebhook({ headers: {}, rawBody: body }, NOW).valid).toBe(false);
   });
 
-  it('reads candidate_moved with the stage name, and ignores a disqualification', () => {
+  it('reads candidate_moved with the stage name, and a disqualification as the candidate leaving', () => {
     expect(adapter.parseWebhook({ headers: {}, rawBody: body })).toEqual({
       kind: 'stage-entered',
       event: {
@@ -163,7 +165,11 @@ describe('Contract: Workable webhooks (X-Workable-Signature)', () => {
       },
     });
     const disqualified = Buffer.from(body.toString().replace('"disqualified":false', '"disqualified":true'));
-    expect(adapter.parseWebhook({ headers: {}, rawBody: disqualified }).kind).toBe('ignored');
+    // A disqualification is the candidate leaving the process, never a stage entry.
+    expect(adapter.parseWebhook({ headers: {}, rawBody: disqualified })).toMatchObject({
+      kind: 'application-changed',
+      event: { atsApplicationId: '3fc9a8', change: 'left' },
+    });
     expect(
       adapter.parseWebhook({ headers: {}, rawBody: Buffer.from('{"event_type":"candidate_created","data":{}}') }).kind,
     ).toBe('ignored');

@@ -227,7 +227,12 @@ describe('Lever sandbox: a signature token per webhook, notes in fields, bursts 
   };
 
   it('issues one token per event type and signs each event with its own', async () => {
-    expect(Object.keys(tokens).sort()).toEqual(['candidateDeleted', 'candidateStageChange']);
+    expect(Object.keys(tokens).sort()).toEqual([
+      'candidateArchiveChange',
+      'candidateDeleted',
+      'candidateHired',
+      'candidateStageChange',
+    ]);
     expect(tokens.candidateDeleted).not.toBe(tokens.candidateStageChange);
     const application = sandbox.addCandidate({ firstName: 'Cy', lastName: 'Doe', email: 'cy@example.com' });
     await sandbox.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });

@@ -266,9 +266,9 @@ describe('a new customer: nothing registered yet', () => {
     const second = await runDoctor(['--stack', held.stack.stackFile, '--register-webhooks']);
     expect(second.output).not.toContain(': registered (');
     expect(sectionOf(second.output, 'demo-workable')).toContain('✓ candidate_moved: already registered');
-    // Created once each: two Lever webhooks, three Ashby ones, one Workable subscription.
-    expect(held.stack.ats.lever.requests()['POST /v1/webhooks']).toBe(2);
-    expect(held.stack.ats.ashby.requests()['POST /webhook.create']).toBe(3);
+    // Created once each: four Lever webhooks, five Ashby ones, one Workable subscription.
+    expect(held.stack.ats.lever.requests()['POST /v1/webhooks']).toBe(4);
+    expect(held.stack.ats.ashby.requests()['POST /webhook.create']).toBe(5);
     expect(held.stack.ats.workable.requests()['POST /spi/v3/subscriptions']).toBe(1);
     const secrets = JSON.parse(readFileSync(join(held.workDir, 'secrets.json'), 'utf8')) as Record<
       string,
@@ -276,7 +276,9 @@ describe('a new customer: nothing registered yet', () => {
     >;
     const lever = secrets[held.stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string];
     expect(Object.keys(lever?.atsWebhookSecrets as object).sort()).toEqual([
+      'candidateArchiveChange',
       'candidateDeleted',
+      'candidateHired',
       'candidateStageChange',
     ]);
 

@@ -3,42 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
-import { connectionRate, createAtsAdapter } from '../../../shared/ats';
-import { Pacer } from '../../../shared/ats/pacer';
+import { createAtsAdapter } from '../../../shared/ats';
 import type { AtsKind } from '../../../shared/config';
 import { dynamoMappingStore } from '../../../shared/mapping';
-import { DynamoRateSchedule } from '../../../shared/mapping/rate-schedule';
 import { deadlineAfter } from '../../../shared/http/deadline';
 import { NoRoomBeforeDeadlineError } from '../../../shared/pipeline/errors';
 import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 import { AI_INTERVIEW_STATUSES, statusTag, type AiInterviewStatus } from '../../../shared/pipeline/status';
-import { dueFollowUp, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
-import type { InviteEmail } from '../../../shared/pipeline/ports';
-import type { ApplicationRecord } from '../../../shared/pipeline/records';
-import type { FollowUpMessage } from '../../../shared/queue';
+import { dueFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { waitFor } from '../../helpers/local-http';
 import { emailsTo, invitedInterviewId, startTestStack, takeInterview } from '../../helpers/local-stack';
+import { followUps as followUpsOf, inOpenWindow } from '../../helpers/follow-ups';
 
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
 const HOUR = 3_600_000;
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 /** The tag each ATS shows a status as: single tokens on Workable, labels elsewhere. */
 const tagOf = (kind: AtsKind, status: AiInterviewStatus) => statusTag(status, kind === 'workable' ? 'token' : 'label');
-
-/**
- * `call` again while the ATS says its rate-limit window is spent, or its turn on the schedule is later, for 30 s at
- * most: as the worker's message would come back for it.
- */
-async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await call();
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'ats-rate-limited' || attempt >= 30) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-}
 
 describe('A candidate who never takes the interview: reminders, expiry and the status in the ATS', () => {
   let stack: LocalStack;
@@ -59,52 +39,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     faultInjection.afterSideEffect = undefined;
   });
 
-  /**
-   * The invite worker's follow-up, on the real tables and the real ATS sandbox, with a fake clock and mailer. Its ATS
-   * calls take their turns on the connection's shared schedule, as the worker's do, with the stack's own workers.
-   */
-  function followUps(kind: AtsKind, clock: { now: number }) {
-    const connection = stack.connections.find((c) => c.ats === kind)!;
-    const secrets = stack.secrets[connection.secretRef]!;
-    const rate = connectionRate(connection);
-    const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
-    const pacer = rate && new Pacer({ connectionId: connection.id, rate, schedule });
-    const ats = createAtsAdapter(connection, secrets, pacer ? { gate: pacer } : {});
-    const context = { connection, secrets, ats, ...(pacer ? { pacer } : {}) };
-    const sent: InviteEmail[] = [];
-    const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
-    const deps = {
-      store,
-      contextFor: async () => context as never,
-      logger: silent,
-      now: () => clock.now,
-      mailer: {
-        sendInvite: async (email: InviteEmail) => {
-          sent.push(email);
-          return { messageId: `m${sent.length}` };
-        },
-      },
-    };
-    const run = (record: ApplicationRecord, action: 'remind' | 'expire', reminder?: number, signal?: AbortSignal) =>
-      handleFollowUp(
-        {
-          v: 1,
-          kind: 'follow-up',
-          enqueueId: `e-${Math.random()}`,
-          connectionId: connection.id,
-          receivedAt: clock.now,
-          atsApplicationId: record.atsApplicationId,
-          triggerId: record.triggerId,
-          action,
-          ...(reminder === undefined ? {} : { reminder }),
-        } satisfies FollowUpMessage,
-        deps,
-        signal,
-      );
-    const record = async (applicationId: string) =>
-      (await store.findApplicationsByAtsId(connection.id, applicationId))[0] as ApplicationRecord;
-    return { connection, sent, run, record };
-  }
+  const followUps = (kind: AtsKind, clock: { now: number }) => followUpsOf(stack, kind, clock);
 
   async function invited(kind: AtsKind, name: string) {
     const email = `${name}.${kind}@candidates.example.com`;

@@ -24,14 +24,13 @@ function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Reco
   const document = connectionDocument({
     writeBack: { status: 'tags', advance: { minAiMatchScore: 75, toStage: { name: 'Hiring Manager Review' } } },
   });
-  Object.assign(document.connections[0]?.triggers as object[] as never, {
-    0: {
-      ...((document.connections[0]?.triggers as Record<string, unknown>[])[0] ?? {}),
-      reminders: { afterHours: 24, max: 2 },
-      expireAfterDays: 7,
-      ...trigger,
-    },
-  });
+  const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+  connection.triggers = connection.triggers.map((t) => ({
+    ...t,
+    reminders: { afterHours: 24, max: 2 },
+    expireAfterDays: 7,
+    ...trigger,
+  }));
   const { context, ats } = fakeContext(document);
   const setStatusTag = vi.fn().mockResolvedValue(undefined);
   Object.assign(ats, { setStatusTag });
@@ -176,6 +175,19 @@ describe('Use case: a candidate who enters the stage again', () => {
     expect((await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps))[0]?.outcome).not.toBe(
       'invited',
     );
+  });
+
+  it('undoes the exit of a candidate who left and is in the stage again, inviting anew only one whose had expired', async () => {
+    for (const leftFrom of ['invited', 'expired'] as const) {
+      const { store, deps } = invitedCandidate({ state: 'left', leftFrom, exit: { kind: 'rejected', at: NOW } });
+      const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-back' }), deps);
+      expect(result?.outcome).toBe(leftFrom === 'invited' ? 'already-invited' : 'invited');
+      const after = await store.getApplication(key);
+      expect(after?.state).toBe('invited');
+      expect(after?.reinvitations ?? 0).toBe(leftFrom === 'invited' ? 0 : 1);
+      expect(after?.exit).toBeUndefined();
+      expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(leftFrom === 'invited' ? 0 : 1);
+    }
   });
 
   it('leaves an expired invitation be where the trigger never re-invites', async () => {

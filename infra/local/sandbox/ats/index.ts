@@ -54,6 +54,14 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
       }),
     resendStageChange: async (id) => [await sandbox.resendStageChange(Number(id))],
     deleteCandidate: async (id) => void (await sandbox.deleteCandidate(Number(id))),
+    changeLifecycle: (input) =>
+      sandbox.changeLifecycle({
+        application_id: Number(input.applicationId),
+        action: input.action,
+        reason: input.reason,
+        deliver: input.deliver,
+        repeat: input.repeat,
+      }),
     notesOf: (id) => {
       const found = application(id);
       return sandbox.state.notes.filter((n) => found && n.candidate_id === found.candidate_id).map((n) => n.body);

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { callAsAts, sendJson, type Route } from '../../http-kit';
 import type { KitContext } from '../ats-sandbox-kit';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * Ashby's side of Ashby Assessments (assessment-partner facts, sections 2 and 5): Ashby calls the partner's
  * `assessment.list`, `assessment.start` and `assessment.cancel` at the base URL the partner gave it, with the
@@ -109,6 +110,8 @@ export class AshbyAssessments {
     const id = (answer.body as { results?: { assessment_id?: unknown } } | undefined)?.results?.assessment_id;
     if (answer.status !== 200 || typeof id !== 'string')
       return { status: answer.status, message: (answer.body as { message?: string } | undefined)?.message };
+    // Ashby's assessment OpenAPI types `assessment_id` `format: uuid`: anything else is no activity.
+    if (!UUID.test(id)) return { status: 502, message: `assessment_id ${id} is not a uuid` };
     if (!this.assessments.some((a) => a.assessment_id === id))
       this.assessments.push({
         assessment_id: id,

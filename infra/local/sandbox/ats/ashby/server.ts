@@ -1,6 +1,13 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
-import { startAtsSandbox, type AtsSandbox, type KitApplication, type KitContext } from '../ats-sandbox-kit';
+import {
+  startAtsSandbox,
+  type AtsSandbox,
+  type KitApplication,
+  type KitContext,
+  type KitExit,
+  type LifecycleAction,
+} from '../ats-sandbox-kit';
 import { AshbyAssessments } from './assessments';
 
 export interface AshbySandbox extends AtsSandbox {
@@ -10,6 +17,9 @@ export interface AshbySandbox extends AtsSandbox {
 
 export const ASHBY_SANDBOX_DEFAULTS = { port: 4030, apiKey: 'ashby-sandbox-key' } as const;
 const PLAN_ID = 'c0f1a2b3-plan-backend';
+/** The plan's stages of type Archived and Hired, where Ashby puts an application that left. */
+const ARCHIVED_STAGE = { id: '3ae2b801-archived', name: 'Archived' };
+const HIRED_STAGE = { id: '3ae2b801-hired', name: 'Hired' };
 
 const signed = (secret: string, document: { action: string; [key: string]: unknown }) => {
   const body = Buffer.from(JSON.stringify(document));
@@ -51,12 +61,30 @@ function cursorPage<T>(all: readonly T[], body: Record<string, unknown>, json: (
   };
 }
 
+/**
+ * Where an application that left stands, as Ashby's application schema has it: rejected and withdrawn are `Archived`
+ * in the plan's Archived-type stage with an `archiveReason{id, text, reasonType}` (RejectedByOrg, RejectedByCandidate:
+ * Ashby's archive reason OpenAPI) and `archivedAt`; hired is `Hired` in the Hired-type stage, with no archive reason.
+ * Ashby moves an application into those stages; the sandbox shows them while `exit` is set and keeps the stage it
+ * left, so an unarchive moves it back there.
+ */
+function placeJson(exit: KitExit | undefined) {
+  if (!exit) return { status: 'Active', archiveReason: null, archivedAt: null, stage: undefined };
+  if (exit.kind === 'hired')
+    return { status: 'Hired', archiveReason: null, archivedAt: null, stage: { ...HIRED_STAGE, type: 'Hired' } };
+  const reasonType = exit.kind === 'withdrawn' ? 'RejectedByCandidate' : 'RejectedByOrg';
+  const archiveReason = { id: `reason-${reasonType}`, text: exit.reason, reasonType, customFields: [] };
+  return { status: 'Archived', archiveReason, archivedAt: exit.at, stage: { ...ARCHIVED_STAGE, type: 'Archived' } };
+}
+
 function applicationJson(kit: KitContext, application: KitApplication) {
   const { candidate, job } = kit.parties(application);
-  const stage = kit.stage(job.id, application.stageId) ?? { id: application.stageId, name: application.stageId };
+  const current = kit.stage(job.id, application.stageId) ?? { id: application.stageId, name: application.stageId };
+  const { stage: exitStage, ...place } = placeJson(application.exit);
+  const stage = exitStage ?? { ...current, type: 'Active' };
   return {
     id: application.id,
-    status: 'Active',
+    ...place,
     createdAt: application.updatedAt,
     updatedAt: application.updatedAt,
     candidate: {
@@ -64,10 +92,31 @@ function applicationJson(kit: KitContext, application: KitApplication) {
       name: `${candidate.firstName} ${candidate.lastName}`,
       primaryEmailAddress: { value: candidate.email, type: 'Personal', isPrimary: true },
     },
-    currentInterviewStage: { id: stage.id, title: stage.name, type: 'Active', interviewPlanId: PLAN_ID },
+    currentInterviewStage: { id: stage.id, title: stage.name, type: stage.type, interviewPlanId: PLAN_ID },
     job: { id: job.id, title: job.name },
     hiringTeam: [],
   };
+}
+
+/**
+ * What Ashby sends when an application leaves or comes back, related deliveries sharing one `webhookActionId` (docs:
+ * related-webhooks): a rejection or withdrawal is a move into the Archived-type stage (`candidateStageChange`, status
+ * Archived) with its `applicationUpdate`; a hire is `candidateHire` (data.application, and data.offer when there is
+ * one: the sandbox has none), which "also triggers applicationUpdate and candidateStageChange"; an unarchive moves the
+ * application back to its stage, Active.
+ */
+function lifecycleDeliveries(kit: KitContext, application: KitApplication, secret: string, action: LifecycleAction) {
+  // One action, one id: a resend of the same action (the kit's `repeat`) is Ashby's retry of the same deliveries.
+  const webhookActionId = createHash('sha256')
+    .update(`${application.id}|${action}|${application.updatedAt}`)
+    .digest('hex')
+    .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, '$1-$2-$3-$4-$5');
+  const data = { application: applicationJson(kit, application) };
+  const actions =
+    action === 'hire'
+      ? ['candidateHire', 'applicationUpdate', 'candidateStageChange']
+      : ['candidateStageChange', 'applicationUpdate'];
+  return actions.map((name) => signed(secret, { action: name, webhookActionId, data }));
 }
 
 /** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
@@ -154,8 +203,10 @@ export async function startAshbySandbox(
           pattern: '/application.list',
           handle: async ({ request, response }) => {
             const body = await kit.json(request);
+            // `status` one of Hired, Archived, Active, Lead (application.list OpenAPI): the status each is shown with.
             const all = kit.state.applications.filter(
-              (a) => (!body.jobId || a.jobId === body.jobId) && (body.status !== 'Active' || a.status === 'active'),
+              (a) =>
+                (!body.jobId || a.jobId === body.jobId) && (!body.status || placeJson(a.exit).status === body.status),
             );
             sendJson(
               response,
@@ -329,6 +380,7 @@ export async function startAshbySandbox(
         signed(target.secret, { action: 'applicationUpdate', webhookActionId, data }),
       ];
     },
+    lifecycleChange: (kit, application, target, action) => lifecycleDeliveries(kit, application, target.secret, action),
     // `candidateDelete` names the deleted candidate only (webhook payloads OpenAPI).
     candidateDeleted: (candidate, _applications, target) =>
       signed(target.secret, {

@@ -15,6 +15,7 @@ import {
   type Job,
   type Note,
   type Stage,
+  type LifecycleInput,
   type StageMove,
 } from './state';
 
@@ -39,7 +40,12 @@ const moveBody = v.object({
   to_stage_id: v.optional(v.union([v.number(), v.string()])),
 });
 
-/** The v3 read of an application: flat, with the stage a move is made from (`job_interview_stage_id`). */
+/**
+ * The v3 read of an application: flat, with the stage a move is made from (`job_interview_stage_id`), `status`
+ * `in_process` while open and `rejected` / `hired` once out, and `rejected_at` (harvestdocs
+ * /reference/get_v3-applications; ats-facts Corrections 2026-11 and 2026-11b). No rejection reason: the v3 record is
+ * not documented to carry one (`GET /v3/rejection_details?application_ids=` has it).
+ */
 const applicationV3 = (a: Application) => ({
   id: a.id,
   candidate_id: a.candidate_id,
@@ -47,7 +53,9 @@ const applicationV3 = (a: Application) => ({
   job_interview_stage_id: a.current_stage.id,
   stage_name: a.current_stage.name,
   status: a.status === 'active' ? 'in_process' : a.status,
+  prospect: false,
   applied_at: '2026-11-01T09:00:00Z',
+  rejected_at: a.status === 'rejected' ? (a.rejected_at ?? null) : null,
 });
 const idList = (value: string) => value.split(',').map((id) => Number(id.trim()));
 
@@ -134,6 +142,8 @@ export function harvestRoutes(
       },
       () => state.applications,
       applicationV3,
+      // The filter's own word for an open application is `active` (its enum has no `in_process`).
+      { status: (a, value) => a.status === value },
     ),
     // The applications in an interview stage now: `current=true` keeps the rows without `exited_at`
     // (harvestdocs /reference/get_v3-application-stages).
@@ -347,6 +357,7 @@ export interface RecruiterActions {
   deleteCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
+  changeLifecycle(input: LifecycleInput): Promise<DeliveryRecord[]>;
   assessments: GreenhouseAssessments;
 }
 
@@ -400,6 +411,24 @@ export function controlRoutes(actions: RecruiterActions): Route[] {
         },
       }),
     ),
+    {
+      method: 'POST',
+      pattern: '/_sandbox/lifecycle',
+      handle: async ({ request, response }) => {
+        const body = JSON.parse((await readBody(request)).toString() || '{}') as Record<string, unknown>;
+        try {
+          const deliveries = await actions.changeLifecycle({
+            application_id: Number(body.application_id ?? body.applicationId),
+            action: body.action as LifecycleInput['action'],
+            reason: typeof body.reason === 'string' ? body.reason : undefined,
+            deliver: body.deliver !== false,
+          });
+          sendJson(response, 200, { deliveries });
+        } catch (error) {
+          sendJson(response, 404, { error: errorMessage(error) });
+        }
+      },
+    },
     {
       method: 'POST',
       pattern: '/_sandbox/faults',

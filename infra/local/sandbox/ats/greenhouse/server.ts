@@ -13,6 +13,7 @@ import {
   seededState,
   type Application,
   type GreenhouseSandboxState,
+  type LifecycleInput,
   type StageMove,
 } from './state';
 
@@ -40,6 +41,12 @@ export interface GreenhouseSandbox {
   mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   /** Anonymises the application's candidate (name and e-mail) and sends `candidate_anonymized`. */
   anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
+  /**
+   * Rejects, withdraws (a rejection whose reason type is "They rejected us"), hires or unrejects (unhires, when hired)
+   * the application as a recruiter would, and sends `reject_candidate`, `hire_candidate`, `unreject_candidate` or
+   * `unhire_candidate`, `repeat` times with one event id (`deliver: false`: the webhook is lost).
+   */
+  changeLifecycle(input: LifecycleInput): Promise<DeliveryRecord[]>;
   /** Greenhouse's side of the Assessment Partner API: the partner's registration, "Send Test", the PATCH. */
   assessments: GreenhouseAssessments;
   close(): Promise<void>;
@@ -74,6 +81,11 @@ export async function startGreenhouseSandbox(
     deleteCandidate: (id: number) => webhooks.candidateDeleted(id),
     mergeCandidate: (id: number) => webhooks.candidateMerged(id),
     anonymizeCandidate: (id: number) => webhooks.candidateAnonymized(id),
+    changeLifecycle: async (input: LifecycleInput) => {
+      const event = records.changeLifecycle(input.application_id, input.action, input.reason);
+      if (input.deliver === false) return [];
+      return webhooks.lifecycleChange(records.application(input.application_id), event, input.repeat);
+    },
     assessments,
   };
   const api = harvestRoutes(
@@ -202,6 +214,7 @@ export async function startGreenhouseSandbox(
     deleteCandidate: actions.deleteCandidate,
     mergeCandidate: actions.mergeCandidate,
     anonymizeCandidate: actions.anonymizeCandidate,
+    changeLifecycle: actions.changeLifecycle,
     assessments,
     close: running.close,
   };

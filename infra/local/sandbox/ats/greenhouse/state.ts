@@ -1,6 +1,7 @@
 import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
 import type { CallShape } from '../../http-kit';
 import { noFaults, type AtsFaults } from '../faults';
+import { LIFECYCLE_ACTIONS, type LifecycleAction } from '../ats-sandbox-kit';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
   port: 4020,
@@ -38,12 +39,24 @@ export interface Candidate {
   last_name: string;
   email_addresses: { value: string; type: string }[];
 }
+/**
+ * A rejection reason: `{id, name, type: {id, name}}`, the type one of "We rejected them", "They rejected us" (a
+ * withdrawal) or "None specified" (harvest/_rejection_reasons.md; webhooks/_candidate_events.md).
+ */
+export interface RejectionReason {
+  id: number;
+  name: string;
+  type: { id: number; name: string };
+}
 export interface Application {
   id: number;
   candidate_id: number;
   job_id: number;
   status: 'active' | 'rejected' | 'hired';
   current_stage: Stage;
+  /** Set while the application is rejected, with its reason (webhooks/_candidate_events.md, "rejected"). */
+  rejected_at?: string | null;
+  rejection_reason?: RejectionReason | null;
 }
 /** A row of `GET /v3/application_stages`: one stage one application entered, and left unless it is current. */
 export interface ApplicationStage {
@@ -81,6 +94,8 @@ export interface GreenhouseSandboxState {
   appliedTags: { id: number; candidate_id: number; candidate_tag_id: number }[];
   /** Each stage an application entered (`/v3/application_stages`); the current one has no `exited_at`. */
   applicationStages: ApplicationStage[];
+  /** The organisation's rejection reasons, each of one of the three types (`GET /v3/rejection_reasons` in Harvest). */
+  rejectionReasons: RejectionReason[];
   /** Answers 429 given because the window was spent (not injected faults). */
   throttled: number;
   faults: AtsFaults;
@@ -104,6 +119,29 @@ const SEEDED_JOBS: Job[] = [
   { id: 3399, name: 'Recruiting Coordinator', stages: [{ id: 9900, name: 'Hired' }], status: 'closed' },
 ];
 
+/** Greenhouse's reason types, by what each means (harvest/_rejection_reasons.md); ids vary per organisation. */
+const REASON_TYPES = {
+  rejected: { id: 1, name: 'We rejected them' },
+  withdrawn: { id: 2, name: 'They rejected us' },
+} as const;
+
+const SEEDED_REJECTION_REASONS: RejectionReason[] = [
+  { id: 14, name: 'Lacking skill(s)/qualification(s)', type: REASON_TYPES.rejected },
+  { id: 15, name: 'Candidate withdrew', type: REASON_TYPES.withdrawn },
+];
+
+/** The webhook a recruiter's lifecycle action fires (webhooks/_candidate_events.md). */
+export type LifecycleEvent = 'reject_candidate' | 'unreject_candidate' | 'hire_candidate' | 'unhire_candidate';
+
+/** A recruiter's lifecycle action on an application (`deliver: false`: its webhook is lost; `repeat`: sent again). */
+export interface LifecycleInput {
+  application_id: number;
+  action: LifecycleAction;
+  reason?: string | undefined;
+  deliver?: boolean | undefined;
+  repeat?: number | undefined;
+}
+
 /** A recruiter's move of an application into a stage of its job, by the stage's id or name. */
 export interface StageMove {
   application_id: number;
@@ -124,6 +162,7 @@ export function seededState(): GreenhouseSandboxState {
     candidateTags: [],
     appliedTags: [],
     applicationStages: [],
+    rejectionReasons: structuredClone(SEEDED_REJECTION_REASONS),
     requests: {},
     calls: {},
     throttled: 0,
@@ -203,6 +242,46 @@ export class GreenhouseRecords {
     application.current_stage = stage;
     this.enterStage(application);
     return application;
+  }
+
+  /**
+   * A recruiter rejects the application (a withdrawal is a rejection whose reason type is "They rejected us"), marks
+   * it hired (an offer accepted), or undoes either ("Unreject", "Unhire"): the application as Greenhouse then holds
+   * it, and the webhook that fires. A hired application is not rejected, nor a left one hired, without the undo.
+   */
+  public changeLifecycle(applicationId: number, action: LifecycleAction, reason?: string): LifecycleEvent {
+    const application = this.application(applicationId);
+    if (!LIFECYCLE_ACTIONS.includes(action)) throw new Error(`action: one of ${LIFECYCLE_ACTIONS.join(', ')}`);
+    if (action === 'unreject') {
+      if (application.status === 'active')
+        throw new Error(`application ${applicationId} is neither rejected nor hired`);
+      const event = application.status === 'hired' ? 'unhire_candidate' : 'unreject_candidate';
+      Object.assign(application, { status: 'active', rejected_at: null, rejection_reason: null });
+      return event;
+    }
+    if (application.status === 'hired') throw new Error(`application ${applicationId} is hired: unhire it first`);
+    if (action === 'hire') {
+      if (application.status !== 'active') throw new Error(`application ${applicationId} is ${application.status}`);
+      application.status = 'hired';
+      return 'hire_candidate';
+    }
+    const type = action === 'withdraw' ? REASON_TYPES.withdrawn : REASON_TYPES.rejected;
+    Object.assign(application, {
+      status: 'rejected',
+      rejected_at: new Date().toISOString(),
+      rejection_reason: this.rejectionReason(type, reason),
+    });
+    return 'reject_candidate';
+  }
+
+  /** The reason of that type and name, the first of its type when no name is given; a new name is added. */
+  private rejectionReason(type: RejectionReason['type'], name: string | undefined): RejectionReason {
+    const reasons = this.state.rejectionReasons;
+    const known = reasons.find((r) => r.type.id === type.id && (name === undefined || r.name === name));
+    if (known) return known;
+    const added = { id: this.newId(), name: name ?? type.name, type };
+    reasons.push(added);
+    return added;
   }
 
   /** The candidate of the application deleted, with every application of theirs: the ids deleted. */

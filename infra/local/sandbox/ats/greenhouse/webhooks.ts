@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { seededRandom } from '../../http-kit';
-import { deliverSigned, type DeliveryRecord } from '../signed-webhooks';
-import type { Application, GreenhouseRecords } from './state';
+import { deliverSigned, receives, type DeliveryRecord } from '../signed-webhooks';
+import type { Application, GreenhouseRecords, LifecycleEvent } from './state';
 
 /**
  * Greenhouse unicode-escapes its JSON before signing (webhooks/_introduction.md); re-serialising breaks the signature.
@@ -54,6 +54,25 @@ export class GreenhouseWebhooks {
     return record as DeliveryRecord;
   }
 
+  /**
+   * An application rejected, hired, unrejected or unhired, its webhook sent `repeat` times (the same event id):
+   * `reject_candidate`, `unreject_candidate` and `unhire_candidate` carry the application as a stage change does, with
+   * its `status`, `rejected_at`, `rejection_reason` and (rejected) `rejection_details`; `hire_candidate` carries no
+   * status and no stage but the accepted `offer` (webhooks/_candidate_events.md).
+   */
+  public async lifecycleChange(application: Application, event: LifecycleEvent, repeat = 1): Promise<DeliveryRecord[]> {
+    const body = greenhouseJson({
+      action: event,
+      payload: {
+        application: event === 'hire_candidate' ? this.hiredPayload(application) : this.payloadOf(application),
+      },
+    });
+    const eventId = randomUUID();
+    const results: DeliveryRecord[] = [];
+    for (let i = 0; i < Math.max(1, repeat); i++) results.push(...(await this.send(body, event, eventId)));
+    return results;
+  }
+
   /** "Delete candidate": the person and the ids of the applications deleted. */
   public candidateDeleted(applicationId: number): Promise<DeliveryRecord[]> {
     const { candidate, deleted } = this.records.deleteCandidate(applicationId);
@@ -88,32 +107,63 @@ export class GreenhouseWebhooks {
   }
 
   private stageChangeBody(application: Application): Buffer {
+    return greenhouseJson({ action: 'candidate_stage_change', payload: { application: this.payloadOf(application) } });
+  }
+
+  /** The application as the stage-change, reject, unreject and unhire webhooks show it (status active|rejected|hired). */
+  private payloadOf(application: Application) {
     const candidate = this.records.candidateOf(application);
-    const job = this.records.jobOf(application);
-    return greenhouseJson({
-      action: 'candidate_stage_change',
-      payload: {
-        application: {
-          id: application.id,
-          status: application.status,
-          prospect: false,
-          applied_at: new Date().toISOString(),
-          url: `https://app.greenhouse.io/people/${candidate.id}?application_id=${application.id}`,
-          current_stage: { ...application.current_stage, interviews: [] },
-          candidate: { ...candidate, phone_numbers: [], attachments: [], custom_fields: {} },
-          jobs: [{ id: job.id, name: job.name, requisition_id: `REQ-${job.id}` }],
-          custom_fields: {},
-        },
+    const rejected = application.status === 'rejected';
+    return {
+      id: application.id,
+      rejected_at: rejected ? (application.rejected_at ?? null) : null,
+      prospect: false,
+      status: application.status,
+      applied_at: new Date().toISOString(),
+      url: `https://app.greenhouse.io/people/${candidate.id}?application_id=${application.id}`,
+      rejection_reason: rejected ? (application.rejection_reason ?? null) : null,
+      rejection_details: rejected ? { custom_fields: {} } : null,
+      current_stage: { ...application.current_stage, interviews: [] },
+      candidate: { ...candidate, phone_numbers: [], attachments: [], custom_fields: {} },
+      jobs: [this.jobPayload(application)],
+      custom_fields: {},
+    };
+  }
+
+  /** "Candidate hired": the application with its accepted offer, no status and no current stage. */
+  private hiredPayload(application: Application) {
+    const candidate = this.records.candidateOf(application);
+    const now = new Date().toISOString();
+    return {
+      id: application.id,
+      url: `https://app.greenhouse.io/people/${candidate.id}?application_id=${application.id}`,
+      candidate: { ...candidate, phone_numbers: [], attachments: [], custom_fields: {} },
+      jobs: [this.jobPayload(application)],
+      custom_fields: {},
+      offer: {
+        id: this.records.newId(),
+        version: 1,
+        created_at: now,
+        sent_at: now.slice(0, 10),
+        resolved_at: now,
+        starts_at: now.slice(0, 10),
+        custom_fields: {},
       },
-    });
+    };
+  }
+
+  private jobPayload(application: Application) {
+    const job = this.records.jobOf(application);
+    return { id: job.id, name: job.name, requisition_id: `REQ-${job.id}` };
   }
 
   private async send(body: Buffer, action: string, eventId = randomUUID()): Promise<DeliveryRecord[]> {
     const { state } = this.records;
     const results: DeliveryRecord[] = [];
     for (const target of state.webhooks) {
-      // A disabled webhook (its ping failed, or an admin switched it off) is sent nothing.
-      if (target.enabled === false) continue;
+      // A disabled webhook (its ping failed, or an admin switched it off) is sent nothing; a webhook is made for one
+      // event ("When"), and a target made for others is not sent this one (a ping goes to the webhook being saved).
+      if (target.enabled === false || (action !== 'ping' && !receives(target, action))) continue;
       const signature = createHmac('sha256', target.secret).update(body).digest('hex');
       const headers = {
         signature: `sha256 ${signature}`,

@@ -1,13 +1,13 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
-import { receives, secretFor } from '../signed-webhooks';
+import { receives, secretFor, type WebhookTarget } from '../signed-webhooks';
 import { startAtsSandbox } from '../ats-sandbox-kit';
-import type { AtsSandbox, KitApplication, KitContext, KitStage } from '../ats-sandbox-kit';
+import type { AtsSandbox, KitContext, KitStage, SignedDelivery } from '../ats-sandbox-kit';
+import { LEVER_WEBHOOK_EVENTS, leverDelivery, lifecycleDeliveries, opportunityJson } from './payloads';
+
+export { LEVER_ARCHIVE_REASON_IDS, LEVER_WEBHOOK_EVENTS } from './payloads';
 
 export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key', userIds: ['lever-user-1'] } as const;
-
-/** The webhooks the connector registers: one per event type, each with the signature token Lever issues for it. */
-export const LEVER_WEBHOOK_EVENTS = ['candidateStageChange', 'candidateDeleted'] as const;
 
 /** Lever's stages are global: every posting shares them. */
 /** `GET /opportunities` filters and paging (Lever API reference, "List all opportunities"). */
@@ -24,34 +24,6 @@ const STAGES: KitStage[] = [
   { id: 'd3e4-hm-review', name: 'Hiring Manager Review' },
   { id: 'offer', name: 'Offer' },
 ];
-
-/** Signs `token + triggeredAt` only, never the body (the scheme embloy's verifier implements). */
-function leverDelivery(secret: string, event: string, data: Record<string, unknown>) {
-  const token = randomBytes(16).toString('hex');
-  const triggeredAt = Date.now();
-  const signature = createHmac('sha256', secret).update(`${token}${triggeredAt}`).digest('hex');
-  return {
-    body: Buffer.from(JSON.stringify({ triggeredAt, event, token, signature, data })),
-    headers: {},
-    eventId: token,
-    event,
-  };
-}
-
-function opportunityJson(kit: KitContext, application: KitApplication, expand: boolean) {
-  const { candidate } = kit.parties(application);
-  return {
-    id: application.id,
-    name: `${candidate.firstName} ${candidate.lastName}`,
-    contact: candidate.id,
-    emails: [candidate.email],
-    stage: application.stageId,
-    archived: application.status === 'archived' ? { reason: 'hired' } : null,
-    applications: expand
-      ? [{ id: `app-${application.id}`, posting: application.jobId, type: 'posting' }]
-      : [`app-${application.id}`],
-  };
-}
 
 /** A note as Lever reads it back: the text written as `value` is in `fields[].value` (NangoHQ's notes model). */
 function noteJson(note: { id: string; body: string; author?: string | undefined; at: string }, secret: boolean) {
@@ -81,6 +53,9 @@ export async function startLeverSandbox(
   let kitRef: KitContext | undefined;
   const rate = options.rateLimit ?? 10;
   const secretNotes = new Map<string, boolean>();
+  // The last lifecycle deliveries per opportunity and webhook: a repeat of one change resends the same deliveries
+  // (the same `token`, which the connector keys a delivery on), as a retry by Lever would.
+  const lastLifecycle = new WeakMap<WebhookTarget, Map<string, { change: string; deliveries: SignedDelivery[] }>>();
   const sandbox = await startAtsSandbox({
     kind: 'lever',
     port: options.port ?? LEVER_SANDBOX_DEFAULTS.port,
@@ -294,6 +269,16 @@ export async function startLeverSandbox(
         contactId: candidate.id,
         opportunityId: applications[0]?.id ?? null,
       }),
+    lifecycleChange: (_kit, application, target, action) => {
+      const change = `${action} ${application.updatedAt}`;
+      const ofTarget = lastLifecycle.get(target) ?? new Map();
+      lastLifecycle.set(target, ofTarget);
+      const last = ofTarget.get(application.id);
+      if (last?.change === change) return last.deliveries;
+      const deliveries = lifecycleDeliveries(application, target, action);
+      ofTarget.set(application.id, { change, deliveries });
+      return deliveries;
+    },
     stageChange: (_kit, application, target, previousStageId) => [
       leverDelivery(secretFor(target, 'candidateStageChange'), 'candidateStageChange', {
         opportunityId: application.id,

@@ -1,7 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
 import { startAtsSandbox } from '../ats-sandbox-kit';
-import type { AtsSandbox, KitApplication, KitContext, KitStage } from '../ats-sandbox-kit';
+import type { AtsSandbox, KitApplication, KitContext, KitStage, SignedDelivery } from '../ats-sandbox-kit';
+import type { WebhookTarget } from '../signed-webhooks';
 
 /**
  * One page of a Workable list: `limit` (50 by default, 100 at most) items after `since_id`, and `paging.next`, the
@@ -37,12 +38,17 @@ export const WORKABLE_SANDBOX_DEFAULTS = {
   rateWindowMs: 10_000,
 } as const;
 
+/** The slug of a job's hired stage, the one of kind "hired" in the job's stage list. */
+const HIRED_STAGE = 'hired';
+
 /** A stage's slug (`id` here) is what moves and the job's stage list use; its name is what candidates show. */
 const STAGES: KitStage[] = [
   { id: 'applied', name: 'Applied' },
   { id: 'ai-interview', name: 'AI Interview' },
   { id: 'hiring-manager-review', name: 'Hiring Manager Review' },
   { id: 'offer', name: 'Offer' },
+  // Last, so the stages before it keep their places: a hire is a move here (ats-routes.md, lifecycle).
+  { id: HIRED_STAGE, name: 'Hired' },
 ];
 
 /**
@@ -51,6 +57,7 @@ const STAGES: KitStage[] = [
  */
 function candidateJson(kit: KitContext, application: KitApplication) {
   const { candidate, job } = kit.parties(application);
+  const stageId = stageShown(application);
   return {
     id: application.id,
     name: `${candidate.firstName} ${candidate.lastName}`,
@@ -58,12 +65,53 @@ function candidateJson(kit: KitContext, application: KitApplication) {
     lastname: candidate.lastName,
     email: candidate.email,
     job: { shortcode: job.id, title: job.name },
-    stage: kit.stage(job.id, application.stageId)?.name ?? application.stageId,
+    stage: kit.stage(job.id, stageId)?.name ?? stageId,
     tags: kit.state.tags[application.id] ?? [],
-    disqualified: application.status === 'archived',
+    ...exitFields(application),
     account: { subdomain: WORKABLE_SANDBOX_DEFAULTS.subdomain, name: 'Acme' },
     updated_at: application.updatedAt,
   };
+}
+
+/** A hired candidate is in the job's hired stage; the others where they were put. */
+const stageShown = (application: KitApplication): string =>
+  application.exit?.kind === 'hired' ? HIRED_STAGE : application.stageId;
+
+/**
+ * How Workable shows a candidate out of the process (reference: candidate-events, job-candidates-show): a rejection
+ * and a withdrawal are both a disqualification with its free-text reason (there is no withdrawn flag), a hire is
+ * `hired_at` (with the move into the hired stage). `disqualified_at` is documented on the details and the webhook.
+ */
+function exitFields(application: KitApplication) {
+  const exit = application.exit;
+  const disqualified = exit !== undefined && exit.kind !== 'hired';
+  return {
+    disqualified,
+    disqualification_reason: disqualified ? exit.reason : null,
+    disqualified_at: disqualified ? exit.at : null,
+    hired_at: exit?.kind === 'hired' ? exit.at : null,
+  };
+}
+
+/** The `candidate_moved` delivery of the candidate as of now (reference: webhooks: state at delivery), signed. */
+function candidateMoved(kit: KitContext, application: KitApplication, target: WebhookTarget): SignedDelivery[] {
+  const body = Buffer.from(
+    JSON.stringify({
+      id: randomUUID(),
+      event_type: 'candidate_moved',
+      fired_at: new Date().toISOString(),
+      resource_type: 'candidate',
+      data: candidateJson(kit, application),
+    }),
+  );
+  return [
+    {
+      body,
+      headers: { 'x-workable-signature': createHmac('sha256', target.secret).update(body).digest('hex') },
+      eventId: randomUUID(),
+      event: 'candidate_moved',
+    },
+  ];
 }
 
 /**
@@ -287,13 +335,18 @@ export function startWorkableSandbox(
             const all = kit.state.applications.filter(
               (a) =>
                 (!shortcode || a.jobId === shortcode) &&
-                (!stage || a.stageId === stage) &&
+                (!stage || stageShown(a) === stage) &&
                 (!email || kit.parties(a).candidate.email.toLowerCase() === email),
             );
             sendJson(
               response,
               200,
-              page(url, all, 'candidates', (a) => ({ ...candidateJson(kit, a), stage: a.stageId })),
+              page(url, all, 'candidates', (a) => {
+                // The list gives the slug, `disqualified`, its reason and `hired_at`; `disqualified_at` is
+                // documented on the details only.
+                const { disqualified_at: _onDetailsOnly, ...listed } = candidateJson(kit, a);
+                return { ...listed, stage: stageShown(a) };
+              }),
             );
           },
         },
@@ -305,30 +358,20 @@ export function startWorkableSandbox(
             const job = kit.job(params.shortcode as string);
             if (!job) return notFound(response);
             sendJson(response, 200, {
-              stages: job.stages.map((s, position) => ({ slug: s.id, name: s.name, kind: 'interview', position })),
+              stages: job.stages.map((s, position) => ({
+                slug: s.id,
+                name: s.name,
+                kind: s.id === HIRED_STAGE ? 'hired' : 'interview',
+                position,
+              })),
             });
           },
         },
       ];
     },
-    stageChange: (kit, application, target) => {
-      const body = Buffer.from(
-        JSON.stringify({
-          id: randomUUID(),
-          event_type: 'candidate_moved',
-          fired_at: new Date().toISOString(),
-          resource_type: 'candidate',
-          data: candidateJson(kit, application),
-        }),
-      );
-      return [
-        {
-          body,
-          headers: { 'x-workable-signature': createHmac('sha256', target.secret).update(body).digest('hex') },
-          eventId: randomUUID(),
-          event: 'candidate_moved',
-        },
-      ];
-    },
+    stageChange: (kit, application, target) => candidateMoved(kit, application, target),
+    // No event of their own (reference: webhook-subscriptions-candidates-employees): a disqualification, its revert
+    // and a hire arrive as candidate_moved, the candidate as of delivery ([impl]; unconfirmed for disqualifying).
+    lifecycleChange: (kit, application, target) => candidateMoved(kit, application, target),
   });
 }

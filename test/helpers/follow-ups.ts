@@ -1,0 +1,82 @@
+import { connectionRate, createAtsAdapter } from '../../shared/ats';
+import { Pacer } from '../../shared/ats/pacer';
+import type { AtsKind } from '../../shared/config';
+import { dynamoMappingStore } from '../../shared/mapping';
+import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
+import { handleFollowUp } from '../../shared/pipeline/follow-up.use-case';
+import type { InviteEmail } from '../../shared/pipeline/ports';
+import type { ApplicationRecord } from '../../shared/pipeline/records';
+import type { FollowUpMessage } from '../../shared/queue';
+import type { LocalStack } from '../../infra/local/local-stack';
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * `call` again while the ATS says its rate-limit window is spent, or its turn on the schedule is later, for 30 s at
+ * most: as the worker's message would come back for it.
+ */
+export async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ats-rate-limited' || attempt >= 30) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+/**
+ * The invite worker's follow-up, on the stack's real tables and real ATS sandbox, with a fake clock and mailer. Its ATS
+ * calls take their turns on the connection's shared schedule, as the worker's do, with the stack's own workers.
+ */
+export function followUps(stack: LocalStack, kind: AtsKind, clock: { now: number }) {
+  const connection = stack.connections.find((c) => c.ats === kind);
+  if (!connection) throw new Error(`no ${kind} connection in the stack`);
+  const secrets = stack.secrets[connection.secretRef];
+  if (!secrets) throw new Error(`no secrets for ${connection.id}`);
+  const rate = connectionRate(connection);
+  const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
+  const pacer = rate && new Pacer({ connectionId: connection.id, rate, schedule });
+  const ats = createAtsAdapter(connection, secrets, pacer ? { gate: pacer } : {});
+  const context = { connection, secrets, ats, ...(pacer ? { pacer } : {}) };
+  const sent: InviteEmail[] = [];
+  const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
+  const deps = {
+    store,
+    contextFor: async () => context as never,
+    logger: silent,
+    now: () => clock.now,
+    mailer: {
+      sendInvite: async (email: InviteEmail) => {
+        sent.push(email);
+        return { messageId: `m${sent.length}` };
+      },
+    },
+  };
+  type Extra = Pick<FollowUpMessage, 'reminder' | 'requestId' | 'days'>;
+  const run = (
+    record: ApplicationRecord,
+    action: FollowUpMessage['action'],
+    extra?: number | Partial<Extra>,
+    signal?: AbortSignal,
+  ) =>
+    handleFollowUp(
+      {
+        v: 1,
+        kind: 'follow-up',
+        enqueueId: `e-${Math.random()}`,
+        connectionId: connection.id,
+        receivedAt: clock.now,
+        atsApplicationId: record.atsApplicationId,
+        triggerId: record.triggerId,
+        action,
+        ...(typeof extra === 'number' ? { reminder: extra } : (extra ?? {})),
+      } satisfies FollowUpMessage,
+      deps,
+      signal,
+    );
+  const record = async (applicationId: string) =>
+    (await store.findApplicationsByAtsId(connection.id, applicationId))[0] as ApplicationRecord;
+  return { connection, sent, run, record, store };
+}
