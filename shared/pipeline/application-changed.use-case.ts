@@ -27,44 +27,78 @@ export const targetOf = (record: ApplicationRecord): ApplicationRef => ({
 /**
  * Acts on the application's standing as the ATS says it now, for one of its records: an exit is recorded (an
  * invitation moves to `left`, and shows "cancelled"), or an exit undone returns the invitation to where it was (and
- * its status). Answers what changed.
+ * its status). Answers what changed. The status is shown after the state is written, and again on a retry until its
+ * claim says it was (`statusOwed`): a rate limit between the two never leaves a left candidate shown as invited.
  */
 export async function actOnStanding(
   place: StandingPlace,
   record: ApplicationRecord,
   standing: ApplicationStanding,
 ): Promise<'left' | 'returned' | 'unchanged'> {
-  const { context, deps, now, signal } = place;
-  const target = targetOf(record);
+  const { deps, now } = place;
   const log = {
     connectionId: record.connectionId,
     atsApplicationId: record.atsApplicationId,
     triggerId: record.triggerId,
   };
-  if (!standing.active) {
-    if (record.state === 'left' || record.exit) return 'unchanged';
+  let after = record;
+  let outcome: 'left' | 'returned' | 'unchanged' = 'unchanged';
+  if (!standing.active && record.state !== 'left' && !record.exit) {
     const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
-    const after = await deps.store.recordExit(record, exit);
-    if (after?.state !== 'left') return after?.exit ? 'left' : 'unchanged';
-    await showStatus({ context, key: record, target, deps, signal }, 'cancelled');
-    deps.logger.info('the candidate left the process: no more reminders or expiry', { ...log, exit: standing.exit });
-    return 'left';
+    after = (await deps.store.recordExit(record, exit)) ?? record;
+    if (after.exit) outcome = 'left';
+    if (after.state === 'left')
+      deps.logger.info('the candidate left the process: no more reminders or expiry', { ...log, exit: standing.exit });
+  } else if (standing.active && (record.state === 'left' || record.exit)) {
+    after = (await deps.store.undoExit(record, now())) ?? record;
+    outcome = 'returned';
+    if (record.state === 'left')
+      deps.logger.info('the candidate is back in the process: the invitation is as it was', {
+        ...log,
+        state: after.state,
+      });
   }
-  if (record.state !== 'left' && !record.exit) return 'unchanged';
-  const after = await deps.store.undoExit(record, now());
-  if (record.state === 'left' && (after?.state === 'invited' || after?.state === 'expired')) {
-    await showStatus({ context, key: record, target, deps, signal }, after.state);
-    deps.logger.info('the candidate is back in the process: the invitation is as it was', {
-      ...log,
-      state: after.state,
-    });
-  }
-  return 'returned';
+  await showOwedStatus(place, after);
+  return outcome;
 }
 
-/** Records an exit or its undo could change: a 'left' hint concerns the others, a 'returned' one those that left. */
-const concerned = (record: ApplicationRecord, change: ApplicationChangedMessage['change']): boolean =>
-  change === 'left' ? record.state !== 'left' && record.exit === undefined : record.state === 'left' || !!record.exit;
+/**
+ * The status an exit or its undo owes the ATS, where statuses are shown: "cancelled" for an invitation that left, the
+ * invitation's own for one whose exit was undone (its status claim was taken off with the exit). A status is claimed
+ * before its tag is shown, so a left invitation shows "cancelled" again on every retry (a tag already there changes
+ * nothing; only a retry or a repeated exit comes here). An undo whose tag was cut short shows its claim with the
+ * invitation's next status.
+ */
+export function statusOwed(
+  context: ConnectionContext,
+  record: ApplicationRecord,
+): 'cancelled' | 'invited' | 'expired' | undefined {
+  if (context.connection.writeBack.status !== 'tags') return undefined;
+  if (record.state === 'left') return 'cancelled';
+  if ((record.state === 'invited' || record.state === 'expired') && record.steps.status === undefined)
+    return record.state;
+  return undefined;
+}
+
+/** Shows the status the record owes the ATS, if any. */
+export async function showOwedStatus(place: StandingPlace, record: ApplicationRecord): Promise<void> {
+  const owed = statusOwed(place.context, record);
+  if (!owed) return;
+  const { context, deps, signal } = place;
+  await showStatus({ context, key: record, target: targetOf(record), deps, signal }, owed);
+}
+
+/**
+ * Records an exit or its undo could change: a 'left' hint concerns the others, a 'returned' one those that left; both
+ * concern a record whose status is still owed after an earlier try stopped between its write and its status.
+ */
+const concerned = (
+  context: ConnectionContext,
+  record: ApplicationRecord,
+  change: ApplicationChangedMessage['change'],
+) =>
+  statusOwed(context, record) !== undefined ||
+  (change === 'left' ? record.state !== 'left' && record.exit === undefined : record.state === 'left' || !!record.exit);
 
 /**
  * The ATS said an application left the process or came back: a hint, acted on only after one read of what the ATS says
@@ -79,7 +113,7 @@ export async function handleApplicationChanged(
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
   const records = (await deps.store.findApplicationsByAtsId(message.connectionId, message.atsApplicationId)).filter(
-    (r) => concerned(r, message.change),
+    (r) => concerned(context, r, message.change),
   );
   const first = records[0];
   if (!first) return { outcome: 'nothing-to-do' };

@@ -5,7 +5,7 @@ import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, InviteDependencies, PipelineDependencies, WorkContext } from './ports';
 import { postNoteOnce } from './post-note';
 import { invitationMarker, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
-import { actOnStanding, targetOf } from './application-changed.use-case';
+import { actOnStanding, showOwedStatus, targetOf } from './application-changed.use-case';
 import { withinRateWindow } from './pacing';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
@@ -154,6 +154,8 @@ interface FollowUpRun extends WorkContext {
  */
 async function stillInProcess(run: FollowUpRun): Promise<boolean> {
   const { record, context, deps, now, signal } = run;
+  // Left already: nothing to send; the status its exit owes is shown if an earlier try stopped before it.
+  if (record.state === 'left') await showOwedStatus({ context, deps, now, signal }, record);
   if (record.state !== 'invited' && record.state !== 'expired') return true;
   const standing = await context.ats.readStanding(targetOf(record), signal);
   if (standing.active) return true;
@@ -181,11 +183,10 @@ async function extend(run: FollowUpRun, message: FollowUpMessage): Promise<{ out
   if (!message.requestId || !message.days) return { outcome: 'not-open' };
   const request = { id: message.requestId, kind: 'extend' as const, days: message.days, now: now() };
   const { applied, record: after } = await deps.store.applyOperatorRequest(record, request);
+  // An expired invitation opened again owes its status "invited" (shown again on a retry until it is).
+  if (after)
+    await withinRateWindow(context, message, signal, () => showOwedStatus({ context, deps, now, signal }, after));
   if (!applied || !after) return { outcome: 'not-open' };
-  if (record.state === 'expired')
-    await withinRateWindow(context, message, signal, () =>
-      showStatus({ context, key: record, target: targetOf(record), deps, signal }, 'invited'),
-    );
   deps.logger.info('follow-up: the invitation was extended', {
     ...log,
     days: message.days,

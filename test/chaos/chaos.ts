@@ -11,6 +11,7 @@ import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
 import { checkOrders, keptCancelled, orderRecords, placeOrders, takeOrderedInterviews } from './chaos-orders';
+import { checkLifecycle, entriesOf, leaveAndUndo, pickLifecycleRoles, reenter } from './chaos-lifecycle';
 
 export interface ChaosOptions {
   candidates: number;
@@ -46,6 +47,11 @@ export interface ChaosOptions {
   dropStageChangeRate: number;
   /** Share of invited candidates who never take the interview: each reminded once and expired once. */
   noShowRate: number;
+  /**
+   * Share of the other invited candidates rejected or withdrawn before they take it (a third of those webhooks lost),
+   * four in ten of them unrejected a few seconds later; half the non-completers enter the stage again once expired.
+   */
+  leaveRate: number;
   /** Assessments ordered from inside the ATS (a third each: Greenhouse Send Test, Ashby Start Assessment, Kombo). */
   orders: number;
   timeoutMs: number;
@@ -72,6 +78,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   strangers: 10,
   dropStageChangeRate: 0.15,
   noShowRate: 0.1,
+  leaveRate: 0.06,
   orders: 40,
   timeoutMs: 15 * 60_000,
   workDir: '.local/chaos',
@@ -378,13 +385,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     const expected = new Map<string, { applicationId: string; kind: AtsKind; connectionId: string }>();
     const noShows = new Set<string>();
-    for (const record of records) {
+    // Some never take the interview: reminded once, then their invitation expires.
+    for (const record of records) if (random() < options.noShowRate) noShows.add(record.atsApplicationId);
+    const roles = pickLifecycleRoles(
+      records.map((r) => r.atsApplicationId as string).filter((id) => !noShows.has(id)),
+      [...noShows],
+      options.leaveRate,
+      random,
+    );
+    /** The candidate takes the interview their record invites them to; its report is expected written back. */
+    const take = (record: Record<string, any>) => {
       const candidate = byApplication.get(record.atsApplicationId) as Candidate;
-      // Some never take the interview: reminded once, then their invitation expires.
-      if (random() < options.noShowRate) {
-        noShows.add(record.atsApplicationId);
-        continue;
-      }
       // A per-candidate link carries the candidate's id; some candidates type another address on it.
       const typedOther = options.perCandidateInvites && random() < 0.2;
       const { report_id } = s.interview.completeInterview({
@@ -401,7 +412,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         kind: candidate.kind,
         connectionId: record.connectionId,
       });
-    }
+    };
+    for (const record of records)
+      if (!noShows.has(record.atsApplicationId) && !roles.leavers.has(record.atsApplicationId)) take(record);
+    // The leavers leave instead (some of their webhooks lost); some are unrejected and carry on as non-completers.
+    const { lost } = await leaveAndUndo(s, candidates, roles, random);
+    for (const id of roles.undone) noShows.add(id);
+    options.progress(
+      `${roles.leavers.size} candidates left the process after their invitation (${lost} of those webhooks lost), ` +
+        `${roles.undone.size} came back`,
+    );
     const strangers: { reportId: string; connectionId: string }[] = [];
     // Strangers take an interview someone was invited to; with no invitation at all there is none to take.
     for (let i = 0; i < (records.length ? options.strangers : 0); i++) {
@@ -452,6 +472,26 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       3000,
       async () => Date.now() > expiryDue && (await settled()),
     );
+    const stayedOut = (r: Record<string, any>) =>
+      roles.leavers.has(r.atsApplicationId) && !roles.undone.has(r.atsApplicationId) && r.state === 'left';
+    const leftTotal = roles.leavers.size - roles.undone.size;
+    await untilCounted('exits recorded', { table: s.tables.applications, match: stayedOut, total: leftTotal }, 3000);
+    // The expired who enter the stage again: one new invitation each, which they take.
+    await reenter(s, candidates, roles, random);
+    const reinvited = (r: Record<string, any>) =>
+      roles.reentrants.has(r.atsApplicationId) && r.reinvitations === 1 && !['claimed', 'expired'].includes(r.state);
+    await untilCounted(
+      're-invitations',
+      { table: s.tables.applications, match: reinvited, total: roles.reentrants.size },
+      3000,
+    );
+    for (const record of (await scan(s, s.tables.applications)).filter(reinvited)) take(record);
+    const reentered = (r: Record<string, any>) => reinvited(r) && r.state === 'written_back';
+    await untilCounted(
+      're-entrants written back',
+      { table: s.tables.applications, match: reentered, total: roles.reentrants.size },
+      3000,
+    );
     const told = (r: Record<string, any>) => ['completed', 'expired'].includes(r.state) && r.announced === r.state;
     await untilCounted(
       'orders ended and told',
@@ -471,7 +511,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const finalEvents = await scan(s, s.tables.events);
     const allEmails = (
       (await (await fetch(`${s.emulators.endpoints.ses}/store`)).json()) as {
-        emails: { destination: { to: string[] }; subject?: string }[];
+        emails: { destination: { to: string[] }; subject?: string; at?: number }[];
       }
     ).emails;
     const isReminder = (m: { subject?: string }) => (m.subject ?? '').startsWith('Reminder');
@@ -486,18 +526,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const count = s.interview.state.interviews.filter((i) => i.interview_name.endsWith(`(ref ${ref})`)).length;
       return count === 1 ? undefined : `${ref}: ${count} interviews`;
     });
-    check('at most one invite e-mail per application × trigger', candidates, (c: Candidate) => {
+    check('one invite e-mail at most per stage entry (re-entries included)', candidates, (c: Candidate) => {
       const count = emails.filter((m) => m.destination.to.includes(c.email)).length;
-      return count <= 1 ? undefined : `${c.kind} ${c.applicationId}: ${count} e-mails`;
+      const again = finalRecords.find((r) => r.atsApplicationId === c.applicationId)?.reinvitations ?? 0;
+      const entries = entriesOf(roles, c.applicationId);
+      return count <= entries && again <= entries - 1
+        ? undefined
+        : `${c.kind} ${c.applicationId}: ${count} e-mails, ${again} re-invitations for ${entries} entries`;
     });
-    check('at most one invite note per application × trigger', candidates, (c: Candidate) => {
+    check('one invite note at most per stage entry (re-entries included)', candidates, (c: Candidate) => {
       const count = s.ats[c.kind].notesOf(c.applicationId).filter((n) => n.includes('ai-interview-invite:')).length;
-      return count <= 1 ? undefined : `${c.kind} ${c.applicationId}: ${count} invite notes`;
+      const entries = entriesOf(roles, c.applicationId);
+      return count <= entries
+        ? undefined
+        : `${c.kind} ${c.applicationId}: ${count} invite notes for ${entries} entries`;
     });
     check('every claimed application invited', candidates, (c: Candidate) => {
       const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
       if (!record) return `${c.kind} ${c.applicationId}: never claimed`;
-      return ['invited', 'completed', 'written_back', 'expired'].includes(record.state)
+      return ['invited', 'completed', 'written_back', 'expired', 'left'].includes(record.state)
         ? undefined
         : `${c.kind} ${c.applicationId}: ${record.state} ${record.failureReason ?? ''}`;
     });
@@ -540,7 +587,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     check(
       'every non-completer reminded once, expired once, no report note',
-      candidates.filter((c) => noShows.has(c.applicationId)),
+      candidates.filter((c) => noShows.has(c.applicationId) && !roles.reentrants.has(c.applicationId)),
       (c: Candidate) => {
         const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
         const reminders = allEmails.filter((m) => isReminder(m) && m.destination.to.includes(c.email)).length;
@@ -564,9 +611,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             : 'flagged for review'
           : record?.state === 'expired'
             ? 'expired'
-            : record?.state === 'invited'
-              ? 'invited'
-              : undefined;
+            : record?.state === 'left'
+              ? 'cancelled'
+              : record?.state === 'invited'
+                ? 'invited'
+                : undefined;
       const tags = s.ats[c.kind].tagsOf(c.applicationId).filter((t) => statusOfTag(t) !== undefined);
       return expected && tags.length === 1 && statusOfTag(tags[0] as string) === expected
         ? undefined
@@ -586,6 +635,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         return parked ? `report ${reportId}: parked` : undefined;
       });
     }
+
+    checkLifecycle(check, s, { candidates, roles, records: finalRecords, emails: allEmails });
 
     const orderRecordsAtEnd = await orderRecords(scanTable, s);
     checkOrders(

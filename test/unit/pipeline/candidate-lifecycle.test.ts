@@ -40,7 +40,7 @@ function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Reco
       applicationRecord({
         state: 'invited',
         entryDeliveryId: 'evt-1',
-        steps: { inviteEmail: { doneAt: NOW } },
+        steps: { inviteEmail: { doneAt: NOW }, status: { value: 'invited', rank: 1, startedAt: NOW } },
         ...record,
       }),
     ],
@@ -93,10 +93,37 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
-    // A duplicate of the exit reads nothing: no record it concerns.
-    ats.readStanding.mockClear();
-    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('nothing-to-do');
-    expect(ats.readStanding).not.toHaveBeenCalled();
+    // A duplicate of the exit changes nothing (the status shown again is the same tag).
+    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
+    expect((await store.getApplication(key))?.state).toBe('left');
+    // An undo hint for an invitation that never left reads nothing: no record it concerns.
+    const fresh = invitedCandidate();
+    expect((await handleApplicationChanged(changed('returned'), fresh.deps)).outcome).toBe('nothing-to-do');
+    expect(fresh.ats.readStanding).not.toHaveBeenCalled();
+  });
+
+  it('shows "cancelled" on the retry when the ATS refused the status after the exit was recorded', async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    const throttled = Object.assign(new Error('429'), { code: 'ats-rate-limited', retryable: true });
+    setStatusTag.mockRejectedValueOnce(throttled);
+    deps.now = () => NOW + 25 * 3_600_000;
+    // The reminder's look finds the exit, records it, and is cut short showing the status.
+    await expect(handleFollowUp(followUp('remind', { reminder: 0 }), deps)).rejects.toMatchObject({
+      code: 'ats-rate-limited',
+    });
+    expect((await store.getApplication(key))?.state).toBe('left');
+    // Its retry, or the exit's own webhook, shows what is owed; nothing is sent.
+    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: cancelled',
+      expect.anything(),
+      undefined,
+    );
+    expect((await store.getApplication(key))?.steps.status?.value).toBe('cancelled');
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('not-due');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 
   it('acts on what the ATS says now, not on the hint: an exit hint for an active candidate changes nothing', async () => {

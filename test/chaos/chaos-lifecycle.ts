@@ -1,0 +1,139 @@
+import type { LocalStack } from '../../infra/local/local-stack';
+import type { AtsKind } from '../../shared/config';
+
+/** One candidate of the run, as the lifecycle part needs them. */
+interface LifecycleCandidate {
+  kind: AtsKind;
+  applicationId: string;
+  email: string;
+}
+
+/** Who leaves the process after their invitation, who comes back, and who enters the stage again after expiring. */
+export interface LifecycleRoles {
+  /** Rejected or withdrawn after the invitation (their webhook delivered, or lost: the look before contact). */
+  leavers: Set<string>;
+  /** Of the leavers, those a recruiter unrejected a few seconds later: they carry on as non-completers. */
+  undone: Set<string>;
+  /** Non-completers moved out of the stage and back in once their invitation expired: invited once more. */
+  reentrants: Set<string>;
+}
+
+/**
+ * Picks the roles among the invited candidates: of those who would take the interview, `leaveRate` leave instead,
+ * four in ten of them unrejected later; of the non-completers, half enter the stage again after they expire. A small
+ * run still has at least two leavers (one undone) and one re-entrant.
+ */
+export function pickLifecycleRoles(
+  completers: string[],
+  noShows: string[],
+  leaveRate: number,
+  random: () => number,
+): LifecycleRoles {
+  const leavers = completers.filter(() => random() < leaveRate);
+  for (const id of completers)
+    if (leavers.length < 2 && completers.length >= 8 && !leavers.includes(id)) leavers.push(id);
+  const undone = leavers.filter((_, i) => i === 0 || random() < 0.4);
+  const reentrants = noShows.filter((_, i) => i === 0 || random() < 0.5);
+  return { leavers: new Set(leavers), undone: new Set(undone), reentrants: new Set(reentrants) };
+}
+
+/** The leavers leave (a third of their webhooks lost), then the undone ones are unrejected, after `undoAfterMs`. */
+export async function leaveAndUndo(
+  stack: LocalStack,
+  candidates: LifecycleCandidate[],
+  roles: LifecycleRoles,
+  random: () => number,
+  undoAfterMs = 3000,
+): Promise<{ lost: number }> {
+  let lost = 0;
+  for (const c of candidates.filter((c) => roles.leavers.has(c.applicationId))) {
+    const deliver = random() >= 1 / 3;
+    if (!deliver) lost++;
+    await stack.ats[c.kind].changeLifecycle({
+      applicationId: c.applicationId,
+      action: random() < 0.5 ? 'reject' : 'withdraw',
+      deliver,
+    });
+  }
+  await new Promise((resolve) => setTimeout(resolve, undoAfterMs));
+  for (const c of candidates.filter((c) => roles.undone.has(c.applicationId)))
+    await stack.ats[c.kind].changeLifecycle({ applicationId: c.applicationId, action: 'unreject' });
+  return { lost };
+}
+
+/** The re-entrants move on, then back into the stage, their stage change delivered two or three times. */
+export async function reenter(
+  stack: LocalStack,
+  candidates: LifecycleCandidate[],
+  roles: LifecycleRoles,
+  random: () => number,
+): Promise<void> {
+  for (const c of candidates.filter((c) => roles.reentrants.has(c.applicationId))) {
+    await stack.ats[c.kind].moveCandidate({ applicationId: c.applicationId, stageName: 'Hiring Manager Review' });
+    await stack.ats[c.kind].moveCandidate({
+      applicationId: c.applicationId,
+      stageName: 'AI Interview',
+      repeat: 2 + Math.floor(random() * 2),
+    });
+  }
+}
+
+type Check = (name: string, items: unknown[], bad: (item: any) => string | undefined) => void;
+type Email = { destination: { to: string[] }; subject?: string; at?: number };
+
+/**
+ * The lifecycle's invariants: no e-mail to a candidate after their exit reached the connector; a candidate who left
+ * and stayed out ends cancelled, never expired; a re-entrant is invited once more and written back. (One invitation
+ * per stage entry is checked with the invitations, in chaos.ts.)
+ */
+export function checkLifecycle(
+  check: Check,
+  stack: LocalStack,
+  input: {
+    candidates: LifecycleCandidate[];
+    roles: LifecycleRoles;
+    records: Record<string, any>[];
+    emails: Email[];
+  },
+): void {
+  const { candidates, roles, records, emails } = input;
+  const recordOf = (c: LifecycleCandidate) => records.find((r) => r.atsApplicationId === c.applicationId);
+  const to = (c: LifecycleCandidate) => emails.filter((m) => m.destination.to.includes(c.email));
+  check(
+    'no e-mail to a candidate after their exit reached the connector',
+    candidates.filter((c) => recordOf(c)?.exit),
+    (c: LifecycleCandidate) => {
+      const exitAt = recordOf(c)?.exit?.at as number;
+      // SES keeps whole seconds: a mail in the second the exit was recorded may have been begun before it.
+      const after = to(c).filter((m) => (m.at ?? 0) * 1000 >= exitAt + 1000).length;
+      return after ? `${c.kind} ${c.applicationId}: ${after} e-mails after the exit` : undefined;
+    },
+  );
+  const stayedOut = candidates.filter((c) => roles.leavers.has(c.applicationId) && !roles.undone.has(c.applicationId));
+  check('every candidate who left and stayed out ends cancelled, never expired', stayedOut, (c: LifecycleCandidate) => {
+    const record = recordOf(c);
+    const expiries = stack.ats[c.kind]
+      .notesOf(c.applicationId)
+      .filter((n) => n.includes('AI interview not completed by')).length;
+    return record?.state === 'left' && expiries === 0
+      ? undefined
+      : `${c.kind} ${c.applicationId}: ${record?.state}, ${expiries} expiry notes`;
+  });
+  check(
+    'every re-entrant invited once more and written back',
+    candidates.filter((c) => roles.reentrants.has(c.applicationId)),
+    (c: LifecycleCandidate) => {
+      const record = recordOf(c);
+      const reports = stack.ats[c.kind]
+        .notesOf(c.applicationId)
+        .filter((n) => n.includes('ai-interview-report:')).length;
+      return record?.reinvitations === 1 && record.state === 'written_back' && reports === 1
+        ? undefined
+        : `${c.kind} ${c.applicationId}: ${record?.state}, ${record?.reinvitations ?? 0} re-invitations, ${reports} report notes`;
+    },
+  );
+}
+
+/** The stage entries a candidate made: two for a re-entrant, one for every other. */
+export const entriesOf = (roles: LifecycleRoles, applicationId: string): number =>
+  roles.reentrants.has(applicationId) ? 2 : 1;
