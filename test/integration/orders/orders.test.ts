@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, takeInterview, useTestStack } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, scanTable, takeInterview, useTestStack } from '../../helpers/local-stack';
 
 const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 const email = () => `cand-${randomUUID().slice(0, 8)}@candidates.example.com`;
@@ -68,6 +68,33 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     const test = gh.assessments.tests.at(-1) as (typeof gh.assessments.tests)[number];
     await waitFor(() => test.status === 'complete', 30_000, 'the completion after the fix');
     expect(test).toMatchObject({ partner_score: 77, partner_profile_url: expect.stringMatching(/^https:\/\//) });
+  });
+
+  it('Greenhouse: a new take-home test (a new url) is a new order and one more e-mail; the first is untouched', async () => {
+    const { stack } = held;
+    const gh = stack.greenhouse;
+    const address = email();
+    const application = gh.addCandidate({ first_name: 'Lia', last_name: 'Moss', email: address, job_id: 3301 });
+    const first = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: 'backend-screen' });
+    const firstId = first.partner_interview_id;
+    await invitedInterviewId(stack, address);
+    await stack.waitForQuiet();
+    const firstOrder = (await scanTable(stack, stack.tables.orders)).find((o) => o.orderId === firstId);
+    // The same test again (a second click): the same order, no e-mail.
+    const again = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: 'backend-screen' });
+    expect(again.partner_interview_id).toBe(firstId);
+    const second = await gh.assessments.sendTest({
+      application_id: application.id,
+      partner_test_id: 'backend-screen',
+      newTest: true,
+    });
+    expect(second.partner_interview_id).not.toBe(firstId);
+    await waitFor(async () => (await emailsTo(stack, address)).length === 2, 20_000, 'the second invitation');
+    await stack.waitForQuiet();
+    expect(await emailsTo(stack, address)).toHaveLength(2);
+    const orders = await scanTable(stack, stack.tables.orders);
+    expect(orders.find((o) => o.orderId === firstId)).toEqual(firstOrder);
+    expect(orders.find((o) => o.orderId === second.partner_interview_id)?.state).toBe('invited');
   });
 
   it('Greenhouse: an unknown key gets 401, a malformed send_test 400 naming the field', async () => {

@@ -77,12 +77,21 @@ export class GreenhouseAssessments {
     throw new Error(`list_tests answered ${answer.status}`);
   }
 
-  /** A recruiter's "Send Test" (or the stage's auto-send rule): `send_test` for the application. */
-  public async sendTest(input: { application_id: number; partner_test_id: string }): Promise<TakeHomeTest> {
+  /**
+   * A recruiter's "Send Test" (or the stage's auto-send rule): `send_test` for the application. `newTest`: a new
+   * take-home test of the same partner test (a resend after the first expired), with its own completion url.
+   */
+  public async sendTest(input: {
+    application_id: number;
+    partner_test_id: string;
+    newTest?: boolean;
+  }): Promise<TakeHomeTest> {
     const application = this.records.application(input.application_id);
     const candidate = this.records.candidateOf(application);
     // One take-home test per application and partner test: a second click sends the same test (and its url) again.
-    const test = this.testFor(application.id, input.partner_test_id);
+    const test = input.newTest
+      ? this.newTest(application.id, input.partner_test_id)
+      : this.testFor(application.id, input.partner_test_id);
     const answer = await this.call('send_test', 'POST', {
       partner_test_id: input.partner_test_id,
       candidate: {
@@ -108,8 +117,14 @@ export class GreenhouseAssessments {
 
   /** The application's take-home test of `partnerTestId`, made on its first send. */
   private testFor(applicationId: number, partnerTestId: string): TakeHomeTest {
-    const existing = this.tests.find((t) => t.application_id === applicationId && t.partner_test_id === partnerTestId);
-    if (existing) return existing;
+    const existing = this.tests.findLast(
+      (t) => t.application_id === applicationId && t.partner_test_id === partnerTestId,
+    );
+    return existing ?? this.newTest(applicationId, partnerTestId);
+  }
+
+  /** A new take-home test of the application: its own id, so its own completion url. */
+  private newTest(applicationId: number, partnerTestId: string): TakeHomeTest {
     const test: TakeHomeTest = {
       id: this.records.newId(),
       application_id: applicationId,
