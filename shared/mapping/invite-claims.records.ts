@@ -4,7 +4,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newClaim, type ApplicationClaimInput, type ClaimApplicationResult, type Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
-import { toApplication } from './legacy-steps';
+import { LEGACY_STEP_FIELDS, toApplication } from './legacy-steps';
 import { buildUpdate, withNames } from './expressions';
 
 import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
@@ -132,7 +132,7 @@ export class DynamoInviteClaims extends DynamoTables {
           atsJobId: input.atsJobId,
           candidateEmail: input.candidateEmail,
         },
-        remove: ['failureReason'],
+        remove: ['failureReason', 'exit'],
         increment: ['inviteClaims'],
         extraValues: from.values,
       }),
@@ -168,7 +168,8 @@ export class DynamoInviteClaims extends DynamoTables {
           atsJobId: input.atsJobId,
           candidateEmail: input.candidateEmail,
         },
-        remove: ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedDays'],
+        // The old step fields of an item written before the steps map go too: the new invitation's steps begin afresh.
+        remove: ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedUntil', ...LEGACY_STEP_FIELDS],
         increment: ['reinvitations'],
         extraValues: { ...from.values, ':delivery': deliveryId },
       }),

@@ -26,6 +26,11 @@ const OLD_FIELDS: Partial<Record<StepName, readonly string[]>> = {
 const KEPT_OLD_FIELDS = ['remindersStarted', 'remindersSent', 'lastReminderAt', 'statusTag', 'statusRank'];
 const ALL_OLD_FIELDS = new Set([...Object.values(OLD_FIELDS).flat(), ...KEPT_OLD_FIELDS]);
 
+/** Every old step field: taken away when an invitation begins afresh (a re-invitation). */
+export const LEGACY_STEP_FIELDS: readonly string[] = [...ALL_OLD_FIELDS].filter((f): f is string => f !== undefined);
+/** The old fields of the status: taken away when its claim starts again (an undone exit, an extension). */
+export const LEGACY_STATUS_FIELDS: readonly string[] = ['statusTag', 'statusRank'];
+
 /** The old fields a write of `name` takes away, so the map alone says where that step stands. */
 export const oldFieldsOf = (name: StepName): readonly string[] => OLD_FIELDS[name] ?? [];
 

@@ -9,7 +9,7 @@ import {
   type PartnerDependencies,
   type PartnerRequest,
 } from './partner-calls';
-import { ORDER_OPEN_STATES, orderUuidFor, type OrderRecord } from './records';
+import { ORDER_OPEN_STATES, orderIdFor, orderUuidFor, type OrderRecord } from './records';
 
 /**
  * Ashby Assessments, served by the connector (assessment-partner facts, section 2): Ashby POSTs `assessment.list`,
@@ -73,9 +73,19 @@ async function start(
   const name = [candidate.first_name, candidate.last_name].filter(Boolean).join(' ');
   for (let round = 0; round < MAX_REORDERS; round++) {
     const { connection } = tenant;
+    const naturalKey = [application.ashby_id, testId, ...(round ? [String(round)] : [])];
+    // An order placed before ids were UUIDs keeps its id while it is open: a repeat never orders it twice.
+    const earlier = await deps.orders.getOrder({
+      connectionId: connection.id,
+      orderId: orderIdFor('ashby', connection.id, naturalKey),
+    });
+    if (earlier && (ORDER_OPEN_STATES as readonly string[]).includes(earlier.state)) {
+      if (earlier.state === 'received') await deps.enqueue(earlier);
+      return { status: 200, body: { success: true, results: { assessment_id: earlier.orderId } } };
+    }
     const order: OrderRecord = {
       connectionId: connection.id,
-      orderId: orderUuidFor('ashby', connection.id, [application.ashby_id, testId, ...(round ? [String(round)] : [])]),
+      orderId: orderUuidFor('ashby', connection.id, naturalKey),
       source: 'ashby',
       testId,
       state: 'received',

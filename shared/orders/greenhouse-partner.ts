@@ -69,6 +69,13 @@ async function sendTest(
   // (and a new e-mail); the same url again is the same order.
   const naturalKey = [body.partner_test_id, candidate.greenhouse_profile_url ?? '', email, body.url];
   const now = deps.now();
+  // An order placed before the url was part of its key is the same order when its url is the same.
+  const earlierId = orderIdFor('greenhouse', tenant.connection.id, naturalKey.slice(0, 3));
+  const earlier = await deps.orders.getOrder({ connectionId: tenant.connection.id, orderId: earlierId });
+  if (earlier?.completionUrl === body.url) {
+    if (earlier.state === 'received') await deps.enqueue(earlier);
+    return { status: 200, body: { partner_interview_id: earlier.orderId } };
+  }
   const name = [candidate.preferred_name ?? candidate.first_name, candidate.last_name].filter(Boolean).join(' ');
   const { record } = await deps.orders.recordOrder({
     connectionId: tenant.connection.id,

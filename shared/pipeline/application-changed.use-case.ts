@@ -72,9 +72,11 @@ export async function actOnStanding(
 export function statusOwed(
   context: ConnectionContext,
   record: ApplicationRecord,
+  retry = true,
 ): 'cancelled' | 'invited' | 'expired' | undefined {
   if (context.connection.writeBack.status !== 'tags') return undefined;
-  if (record.state === 'left') return 'cancelled';
+  // A new hint about a left invitation whose claim says "cancelled" costs no tag calls; a retry shows it again.
+  if (record.state === 'left') return retry || record.steps.status?.value !== 'cancelled' ? 'cancelled' : undefined;
   if ((record.state === 'invited' || record.state === 'expired') && record.steps.status === undefined)
     return record.state;
   return undefined;
@@ -97,8 +99,10 @@ const concerned = (
   record: ApplicationRecord,
   change: ApplicationChangedMessage['change'],
 ) =>
-  statusOwed(context, record) !== undefined ||
-  (change === 'left' ? record.state !== 'left' && record.exit === undefined : record.state === 'left' || !!record.exit);
+  statusOwed(context, record, false) !== undefined ||
+  (change === 'left'
+    ? record.state !== 'left' && (record.exit === undefined || record.state === 'invited' || record.state === 'expired')
+    : record.state === 'left' || !!record.exit);
 
 /**
  * The ATS said an application left the process or came back: a hint, acted on only after one read of what the ATS says
@@ -118,9 +122,11 @@ export async function handleApplicationChanged(
   const first = records[0];
   if (!first) return { outcome: 'nothing-to-do' };
   const leaseMs = options.leaseMs ?? 60_000;
-  if (message.change === 'left' && records.some((r) => r.state === 'claimed'))
-    throw new ClaimHeldElsewhereError(`the invitation of application ${message.atsApplicationId}`, leaseMs);
   const now = deps.now ?? Date.now;
+  // An invitation being sent comes back after its holder's lease; one whose holder stopped is left to its next
+  // contact's look, and the others are acted on now.
+  if (message.change === 'left' && records.some((r) => r.state === 'claimed' && (r.leaseUntil ?? 0) >= now()))
+    throw new ClaimHeldElsewhereError(`the invitation of application ${message.atsApplicationId}`, leaseMs);
   const place: StandingPlace = { context, deps, now, signal: options.signal };
   try {
     return await withinRateWindow(context, message, options.signal, async () => {

@@ -17,6 +17,12 @@ const DAY_MS = 24 * HOUR_MS;
 export const invitedAt = ({ steps, createdAt }: ApplicationRecord): number =>
   steps.inviteEmail?.doneAt ?? steps.inviteNote?.doneAt ?? steps.serviceInvite?.doneAt ?? createdAt;
 
+/** When the invitation expires: `expireAfterDays` after it, or later where an operator extended it; none if off. */
+export function expiryOf(trigger: Pick<Trigger, 'expireAfterDays'>, record: ApplicationRecord): number | undefined {
+  if (trigger.expireAfterDays === undefined) return undefined;
+  return Math.max(invitedAt(record) + trigger.expireAfterDays * DAY_MS, record.extendedUntil ?? 0);
+}
+
 /** How many reminders were begun (sent, or interrupted and never sent again). */
 const remindersBegun = (record: ApplicationRecord): number => {
   let n = 0;
@@ -41,8 +47,8 @@ export function dueFollowUp(
   const next = remindersBegun(record);
   if (reminders && next < reminders.max && since >= (next + 1) * reminders.afterHours * HOUR_MS)
     return { action: 'remind', reminder: next };
-  if (trigger.expireAfterDays !== undefined && since >= (trigger.expireAfterDays + (record.extendedDays ?? 0)) * DAY_MS)
-    return { action: 'expire' };
+  const expiresAt = expiryOf(trigger, record);
+  if (expiresAt !== undefined && now >= expiresAt) return { action: 'expire' };
   return undefined;
 }
 
@@ -128,6 +134,11 @@ export async function handleFollowUp(
     // Each reads the application in the ATS first: it takes its turn on the connection's schedule, and keeps it when
     // it goes back, as every message does, rather than joining the end of a burst again each time.
     return await withinRateWindow(context, message, signal, async () => {
+      // Left already: nothing is sent; a retry shows the status its exit owes (its tag may have been cut short).
+      if (record.state === 'left') {
+        await showOwedStatus({ context, deps, now, signal }, record);
+        return { outcome: 'not-due' as const };
+      }
       if (!(await stillInProcess(run))) return { outcome: 'left' as const };
       if (message.action === 'resend') return resend(run, message);
       if (message.action === 'remind') return remind(run, message.reminder ?? 0);
@@ -154,8 +165,6 @@ interface FollowUpRun extends WorkContext {
  */
 async function stillInProcess(run: FollowUpRun): Promise<boolean> {
   const { record, context, deps, now, signal } = run;
-  // Left already: nothing to send; the status its exit owes is shown if an earlier try stopped before it.
-  if (record.state === 'left') await showOwedStatus({ context, deps, now, signal }, record);
   if (record.state !== 'invited' && record.state !== 'expired') return true;
   const standing = await context.ats.readStanding(targetOf(record), signal);
   if (standing.active) return true;
@@ -169,6 +178,7 @@ async function resend(run: FollowUpRun, message: FollowUpMessage): Promise<{ out
   if (!message.requestId || !record.candidateEmail) return { outcome: 'not-open' };
   ensureRoomBeforeDeadline('resend', run.signal);
   const request = { id: message.requestId, kind: 'resend' as const, now: now() };
+  // Begun with the request (one write): a crash before SES leaves it begun, shown by `ops status`, never sent twice.
   const { applied } = await deps.store.applyOperatorRequest(record, request);
   if (!applied) return { outcome: 'not-open' };
   const sent = await sendLink(run, record.candidateEmail, false);
@@ -181,7 +191,14 @@ async function resend(run: FollowUpRun, message: FollowUpMessage): Promise<{ out
 async function extend(run: FollowUpRun, message: FollowUpMessage): Promise<{ outcome: FollowUpOutcome }> {
   const { record, context, deps, now, signal, log } = run;
   if (!message.requestId || !message.days) return { outcome: 'not-open' };
-  const request = { id: message.requestId, kind: 'extend' as const, days: message.days, now: now() };
+  // N days from the later of now and the expiry as it stands: an invitation long expired opens for N whole days.
+  const from = Math.max(now(), expiryOf(run.trigger, record) ?? 0);
+  const request = {
+    id: message.requestId,
+    kind: 'extend' as const,
+    extendedUntil: from + message.days * DAY_MS,
+    now: now(),
+  };
   const { applied, record: after } = await deps.store.applyOperatorRequest(record, request);
   // An expired invitation opened again owes its status "invited" (shown again on a retry until it is).
   if (after)
@@ -190,7 +207,7 @@ async function extend(run: FollowUpRun, message: FollowUpMessage): Promise<{ out
   deps.logger.info('follow-up: the invitation was extended', {
     ...log,
     days: message.days,
-    extendedDays: after.extendedDays,
+    until: new Date(after.extendedUntil ?? 0).toISOString(),
   });
   return { outcome: 'extended' };
 }

@@ -52,8 +52,8 @@ export interface ApplicationClaimInput extends ApplicationKey {
 export interface OperatorRequest {
   id: string;
   kind: 'resend' | 'extend';
-  /** `extend`: the days added to the trigger's expiry. */
-  days?: number | undefined;
+  /** `extend`: when the invitation now expires (N days after the later of now and its expiry as it stood). */
+  extendedUntil?: number | undefined;
   now: number;
 }
 

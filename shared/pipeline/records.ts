@@ -83,8 +83,8 @@ export interface ApplicationRecord extends ApplicationKey {
   entryDeliveryId?: string | undefined;
   /** Invitations made again after the first (a re-entry after an expiry or an exit): 0 or absent for the first. */
   reinvitations?: number | undefined;
-  /** Days an operator added to the trigger's `expireAfterDays` (`npm run ops -- extend`). */
-  extendedDays?: number | undefined;
+  /** When the invitation expires after an operator's extension (`npm run ops -- extend`), if later than its own. */
+  extendedUntil?: number | undefined;
   /** The ids of operators' requests carried out on this invitation (`resend`, `extend`), each once. */
   operatorRequests?: string[] | undefined;
   createdAt: number;

@@ -248,7 +248,17 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
 /** Whether the candidate who left is back in the process, as the ATS says now: their exit is then undone. */
 async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Promise<boolean> {
   const { context, deps, options } = run;
-  const standing = await context.ats.readStanding(targetOf(record), options.signal);
+  const standing = await context.ats.readStanding(targetOf(record), options.signal).catch((error: unknown) => {
+    // Refused for good (a merged or deleted application): not back; the stage change ends here, the message with it.
+    if (!isPermanent(error)) throw error;
+    deps.logger.warn('stage entered: the ATS refused the read of a candidate who had left', {
+      connectionId: record.connectionId,
+      atsApplicationId: record.atsApplicationId,
+      code: errorCode(error),
+    });
+    return undefined;
+  });
+  if (!standing) return false;
   const place = { context, deps, now: deps.now ?? Date.now, signal: options.signal };
   return (await actOnStanding(place, record, standing)) === 'returned';
 }

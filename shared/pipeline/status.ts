@@ -91,11 +91,13 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
   };
   // Where tags belong to the candidate, the tag shows the status of their application furthest along: one
   // application's status never takes another's off (ats-facts, Corrections 2026-11b).
+  // Across applications, "cancelled" (one application left) never hides another one's status.
+  const acrossRank = (s: AiInterviewStatus) => (s === 'cancelled' ? 0 : RANK[s]);
   const furthestForCandidate = async (status: AiInterviewStatus): Promise<AiInterviewStatus> => {
     if (!context.ats.tagsCandidates) return status;
     const claimed = await deps.store.candidateStatuses(key.connectionId, target.atsCandidateId);
     return [status, ...AI_INTERVIEW_STATUSES.filter((s) => claimed.includes(s))].reduce((a, b) =>
-      RANK[b] > RANK[a] ? b : a,
+      acrossRank(b) > acrossRank(a) ? b : a,
     );
   };
   const showClaimed = async (unless: AiInterviewStatus | undefined) => {

@@ -16,6 +16,7 @@ export function lifecycleRules(store: () => MappingStore): void {
     return input;
   }
   const exit = { kind: 'rejected', reason: 'Not a fit', at: NOW } as const;
+  const DAY = 86_400_000;
 
   it('moves an invitation to left on an exit, keeping where it was, and back there on its undo', async () => {
     const input = await invited('evt-left');
@@ -40,6 +41,14 @@ export function lifecycleRules(store: () => MappingStore): void {
       exit: { kind: 'hired' },
     });
     expect((await store().undoExit(input, NOW + 1))?.exit).toBeUndefined();
+  });
+
+  it('keeps no exit on an invitation still being sent: its next contact looks again', async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-claimed'), input, lease('w1'));
+    const during = await store().recordExit(input, exit);
+    expect(during?.state).toBe('claimed');
+    expect(during?.exit).toBeUndefined();
   });
 
   it('lets a late report claim an invitation whose candidate left', async () => {
@@ -82,16 +91,21 @@ export function lifecycleRules(store: () => MappingStore): void {
   it('carries out an operator request once: a resend while invited, an extension that opens an expired one', async () => {
     const input = await invited('evt-ops');
     const resend = { id: 'req-1', kind: 'resend', now: NOW } as const;
-    expect((await store().applyOperatorRequest(input, resend)).applied).toBe(true);
+    expect(await store().applyOperatorRequest(input, resend)).toMatchObject({
+      applied: true,
+      record: { steps: { resend: { startedAt: NOW } } },
+    });
     expect((await store().applyOperatorRequest(input, resend)).applied).toBe(false);
     await store().expireApplication(input, NOW);
     expect((await store().applyOperatorRequest(input, { ...resend, id: 'req-2' })).applied).toBe(false);
-    const extend = { id: 'req-3', kind: 'extend', days: 3, now: NOW } as const;
+    const extend = { id: 'req-3', kind: 'extend', extendedUntil: NOW + 3 * DAY, now: NOW } as const;
     const extended = await store().applyOperatorRequest(input, extend);
-    expect(extended).toMatchObject({ applied: true, record: { state: 'invited', extendedDays: 3 } });
+    expect(extended).toMatchObject({ applied: true, record: { state: 'invited', extendedUntil: NOW + 3 * DAY } });
     expect(extended.record?.expiredAt).toBeUndefined();
+    expect(extended.record?.steps.status).toBeUndefined();
     expect((await store().applyOperatorRequest(input, extend)).applied).toBe(false);
-    expect((await store().applyOperatorRequest(input, { ...extend, id: 'req-4' })).record?.extendedDays).toBe(6);
+    const later = { ...extend, id: 'req-4', extendedUntil: NOW + 6 * DAY };
+    expect((await store().applyOperatorRequest(input, later)).record?.extendedUntil).toBe(NOW + 6 * DAY);
     expect((await store().getApplication(input))?.operatorRequests).toEqual(['req-1', 'req-3', 'req-4']);
   });
 }

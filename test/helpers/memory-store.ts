@@ -95,12 +95,12 @@ export class MemoryMappingStore implements MappingStore {
     const { stageId, atsJobId, candidateEmail } = input;
     if (mayMove(record.state, 'reclaimInvite') && record.reportId === undefined) {
       const set = { ...held, ...claims, state: 'claimed', stageId, atsJobId, candidateEmail };
-      return { kind: 'claimed', record: this.put(update(record, set, ['failureReason'])), resumed: true };
+      return { kind: 'claimed', record: this.put(update(record, set, ['failureReason', 'exit'])), resumed: true };
     }
     if (mayReinvite(input, record, deliveryId)) {
       const again = { reinvitations: (record.reinvitations ?? 0) + 1, entryDeliveryId: deliveryId, steps: {} };
       const set = { ...held, ...again, state: 'claimed', stageId, atsJobId, candidateEmail };
-      const remove = ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedDays'];
+      const remove = ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedUntil'];
       return { kind: 'claimed', record: this.put(update(record, set, remove)), resumed: false };
     }
     if (record.state !== 'claimed') return { kind: 'already-invited', record: copy(record) };
@@ -248,7 +248,9 @@ export class MemoryMappingStore implements MappingStore {
     if (!record) return undefined;
     if (mayMove(record.state, 'leave'))
       return this.put(update(record, { state: 'left', leftFrom: record.state, exit, updatedAt: exit.at }));
-    if (record.state === 'left' || record.exit) return copy(record);
+    // Kept only where a report came: an invitation being sent or failed is looked at before its next contact.
+    if (record.state === 'left' || record.exit || !['completed', 'written_back'].includes(record.state))
+      return copy(record);
     return this.put(update(record, { exit, updatedAt: exit.at }));
   }
 
@@ -271,12 +273,19 @@ export class MemoryMappingStore implements MappingStore {
     if (!record || !open || record.operatorRequests?.includes(request.id))
       return { applied: false, record: record && copy(record) };
     const operatorRequests = [...(record.operatorRequests ?? []), request.id];
-    if (!extend)
-      return { applied: true, record: this.put(update(record, { operatorRequests, updatedAt: request.now })) };
+    if (!extend) {
+      const steps = { ...record.steps, resend: { startedAt: request.now } };
+      return { applied: true, record: this.put(update(record, { operatorRequests, steps, updatedAt: request.now })) };
+    }
     const steps = { ...record.steps };
     delete steps.status;
-    const extendedDays = (record.extendedDays ?? 0) + (request.days ?? 0);
-    const set = { operatorRequests, extendedDays, steps, state: 'invited', updatedAt: request.now };
+    const set = {
+      operatorRequests,
+      extendedUntil: request.extendedUntil,
+      steps,
+      state: 'invited',
+      updatedAt: request.now,
+    };
     return { applied: true, record: this.put(update(record, set, ['expiredAt'])) };
   }
 

@@ -58,7 +58,7 @@ export function applicationStatusLines(r: ApplicationRecord): string[] {
     ? ` (the candidate left: ${r.exit.kind} ${iso(r.exit.at)}${r.leftFrom ? `, was ${r.leftFrom}` : ''})`
     : '';
   const again = r.reinvitations ? `, invitation ${r.reinvitations + 1}` : '';
-  const extended = r.extendedDays ? `, expiry extended ${r.extendedDays} day(s)` : '';
+  const extended = r.extendedUntil ? `, expiry extended to ${iso(r.extendedUntil)}` : '';
   return [
     `application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), ` +
       `trigger ${r.triggerId}: ${r.state}${failure}${exit}`,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConnections } from '../../../shared/config';
 import { type AshbyCall, handleAshbyPartner } from '../../../shared/orders/ashby-assessments';
 import { issuePartnerKey, type PartnerDependencies } from '../../../shared/orders/partner-calls';
-import type { OrderRecord } from '../../../shared/orders/records';
+import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryOrderStore } from '../../helpers/memory-orders';
 
@@ -120,6 +120,28 @@ describe('Ashby Assessments endpoints', () => {
       status: 404,
       body: { errorInfo: { code: 'not_found' } },
     });
+  });
+
+  it('answers an order placed before ids were UUIDs with its own id while it is open', async () => {
+    const { call, orders } = ashby();
+    const legacyId = orderIdFor('ashby', connection?.id ?? '', ['a-1', 'backend-screen']);
+    await orders.recordOrder({
+      connectionId: connection?.id ?? '',
+      orderId: legacyId,
+      source: 'ashby',
+      testId: 'backend-screen',
+      state: 'invited',
+      candidateEmail: 'kemi@example.com',
+      atsApplicationId: 'a-1',
+      steps: {},
+      createdAt: 1,
+      updatedAt: 1,
+    });
+    expect(await call('assessment.start', start())).toMatchObject({
+      status: 200,
+      body: { results: { assessment_id: legacyId } },
+    });
+    expect(orders.orders.size).toBe(1);
   });
 
   it('answers 422 with a message for the recruiter, 400 naming the field, 404 for an unknown cancel', async () => {

@@ -8,7 +8,7 @@ import {
   partnerKeyOf,
 } from '../../../shared/orders/greenhouse-partner';
 import { idsFromProfileUrl } from '../../../shared/orders/greenhouse-partner.schemas';
-import type { OrderRecord } from '../../../shared/orders/records';
+import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryOrderStore } from '../../helpers/memory-orders';
 
@@ -136,6 +136,27 @@ describe('Greenhouse Assessment Partner endpoints', () => {
     expect([...orders.orders.values()].find((o) => o.orderId === secondId)).toMatchObject({ completionUrl: url });
     expect([...orders.orders.values()].find((o) => o.orderId === firstOrder?.orderId)).toEqual(firstOrder);
     expect(queued.map((o) => o.orderId)).toEqual([firstOrder?.orderId, secondId]);
+  });
+
+  it('answers a send_test of an order placed before the url was in its key with that order, for the same url', async () => {
+    const { call, orders } = partner();
+    const body = sendTest();
+    const key = [body.partner_test_id, body.candidate.greenhouse_profile_url, body.candidate.email.toLowerCase()];
+    const legacyId = orderIdFor('greenhouse', connection?.id ?? '', key);
+    await orders.recordOrder({
+      connectionId: connection?.id ?? '',
+      orderId: legacyId,
+      source: 'greenhouse',
+      testId: body.partner_test_id,
+      state: 'invited',
+      candidateEmail: body.candidate.email.toLowerCase(),
+      completionUrl: body.url,
+      steps: {},
+      createdAt: 1,
+      updatedAt: 1,
+    });
+    expect(await call('send_test', { body })).toEqual({ status: 200, body: { partner_interview_id: legacyId } });
+    expect(orders.orders.size).toBe(1);
   });
 
   it('refuses a malformed send_test with 400 naming the field, and records nothing', async () => {

@@ -93,9 +93,10 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
-    // A duplicate of the exit changes nothing (the status shown again is the same tag).
-    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
-    expect((await store.getApplication(key))?.state).toBe('left');
+    // A duplicate of the exit reads nothing: its status claim already says "cancelled".
+    ats.readStanding.mockClear();
+    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('nothing-to-do');
+    expect(ats.readStanding).not.toHaveBeenCalled();
     // An undo hint for an invitation that never left reads nothing: no record it concerns.
     const fresh = invitedCandidate();
     expect((await handleApplicationChanged(changed('returned'), fresh.deps)).outcome).toBe('nothing-to-do');
@@ -113,8 +114,10 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
       code: 'ats-rate-limited',
     });
     expect((await store.getApplication(key))?.state).toBe('left');
-    // Its retry, or the exit's own webhook, shows what is owed; nothing is sent.
-    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
+    // Its retry shows the status the exit owes; nothing is sent.
+    const calls = setStatusTag.mock.calls.length;
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('not-due');
+    expect(setStatusTag.mock.calls.length).toBe(calls + 1);
     expect(setStatusTag).toHaveBeenLastCalledWith(
       expect.anything(),
       'AI interview: cancelled',
@@ -246,7 +249,8 @@ describe("Use case: an operator's resend and extension", () => {
     const extend = followUp('extend', { requestId: 'ops-3', days: 5 });
     expect((await handleFollowUp(extend, deps)).outcome).toBe('extended');
     expect((await handleFollowUp(extend, deps)).outcome).toBe('not-open');
-    expect(await store.getApplication(key)).toMatchObject({ state: 'invited', extendedDays: 5 });
+    // Five days after the later of now and the invitation's own expiry (seven days after it was sent).
+    expect(await store.getApplication(key)).toMatchObject({ state: 'invited', extendedUntil: NOW + 12 * DAY });
     expect(setStatusTag).toHaveBeenLastCalledWith(
       expect.anything(),
       'AI interview: invited',
