@@ -50,7 +50,8 @@ export async function tellInviteFailure(
   failure: { cause: InviteFailure; code?: string | undefined; notSent: boolean },
 ): Promise<void> {
   const { context, record, target, deps, now, signal } = place;
-  const name: StepName = `failureNote-${failure.cause}`;
+  // A step name is a DynamoDB attribute name in an expression: letters and digits only (`failureNoteEmailRefused`).
+  const name: StepName = `failureNote${failure.cause.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}`;
   const marker = invitationMarker(
     `ai-interview-failed:${record.atsApplicationId}:${record.triggerId}:${failure.cause}`,
     record,

@@ -106,7 +106,7 @@ export type StepName =
   | 'status'
   | 'expiryNote'
   | 'resend'
-  | `failureNote-${string}`
+  | `failureNote${string}`
   | `reminder${number}`;
 
 /** Why and when the candidate left the process. */

@@ -12,16 +12,19 @@ import type { LocalStack } from '../../infra/local/local-stack';
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /**
- * `call` again while the ATS says its rate-limit window is spent, or its turn on the schedule is later, for 30 s at
- * most: as the worker's message would come back for it.
+ * `call` again while the ATS says its rate-limit window is spent, or its turn on the schedule is later, for 60 s at
+ * most, each time after the wait the refusal names (1 to 10 s): as the worker's message would come back for it.
  */
 export async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
     try {
       return await call();
     } catch (error) {
-      if ((error as { code?: string }).code !== 'ats-rate-limited' || attempt >= 30) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const { code, retryAfterMs } = error as { code?: string; retryAfterMs?: number };
+      if (code !== 'ats-rate-limited' || Date.now() > deadline) throw error;
+      const waitMs = Math.min(10_000, Math.max(1_000, retryAfterMs ?? 1_000));
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }
 }

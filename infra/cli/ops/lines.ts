@@ -30,7 +30,7 @@ const STEP_LABELS: [StepName | RegExp, string][] = [
   [/^reminder\d+$/, 'reminder'],
   ['expiryNote', 'expiry note posted'],
   ['resend', 'link sent again'],
-  [/^failureNote-/, 'failure note posted'],
+  [/^failureNote/, 'failure note posted'],
   ['reportLink', 'report link attached'],
   ['reportNote', 'report note posted'],
   ['stageMove', 'moved'],

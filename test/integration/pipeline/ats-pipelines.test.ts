@@ -222,7 +222,12 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
     await stack.waitForQuiet();
     const before = stack.sources.invite.stats.records;
     const answers = await stack.lever.verifyConnection();
-    expect(answers.map((a) => a.event).sort()).toEqual(['candidateDeleted', 'candidateStageChange']);
+    expect(answers.map((a) => a.event).sort()).toEqual([
+      'candidateArchiveChange',
+      'candidateDeleted',
+      'candidateHired',
+      'candidateStageChange',
+    ]);
     expect(answers.every((a) => a.status === 200)).toBe(true);
     await stack.waitForQuiet();
     expect(stack.sources.invite.stats.records - before).toBe(0);

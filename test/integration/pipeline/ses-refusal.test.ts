@@ -61,7 +61,13 @@ describe('Invites survive e-mail refusal: SES refuses, the ATS note with the lin
     });
     expect(listed).toContain(`application ${application.id}`);
     expect(listed).toContain('refused by SES (MessageRejected)');
-  });
+    // The recruiter reads why in the ATS, once: the message came twice.
+    const told = stack.ats.greenhouse
+      .notesOf(application.id)
+      .filter((n) => n.includes('AI interview invitation not sent'));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain('the mail service refused the invitation e-mail (MessageRejected)');
+  }, 90_000);
 
   it('e-mails everyone else as before', async () => {
     const email = `ses-${randomUUID().slice(0, 8)}@candidates.example.com`;
