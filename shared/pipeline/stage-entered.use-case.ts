@@ -36,7 +36,8 @@ import { statusStep } from './status';
 import { actOnStanding, targetOf } from './application-changed.use-case';
 import { tellInviteFailure, type FailurePlace, type InviteFailure } from './failure-note';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
-import { errorName, refusalReason } from '../errors';
+import { refusalReason } from '../errors';
+import { InterviewServiceError } from '../interview-service/errors';
 import { withDeadline } from '../aws/deadline';
 
 type ConfirmedEvent = StageEnteredEvent & { atsJobId: string };
@@ -170,7 +171,7 @@ async function inviteForTrigger(run: TriggerRun): Promise<TriggerResult> {
       afterLostLease(claimed.key, run.deps, claimed.log),
     );
     // The service refused for good: nothing reached the candidate, and the recruiter is told so in the ATS.
-    if (ended.outcome === 'failed' && errorName(error).startsWith('InterviewService'))
+    if (ended.outcome === 'failed' && error instanceof InterviewServiceError)
       await tellInviteFailure(failurePlace(run, claimed.record), {
         cause: 'service-refused',
         code: errorCode(error),

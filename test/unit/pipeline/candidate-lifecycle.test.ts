@@ -3,6 +3,9 @@ import { handleApplicationChanged } from '../../../shared/pipeline/application-c
 import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
 import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
+import { clearInterviewCache } from '../../../shared/pipeline/ensure-interview.use-case';
+import { InterviewServiceError } from '../../../shared/interview-service/errors';
+import { ERROR_CODES } from '../../../shared/interview-service/constants';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import type { ApplicationChangedMessage, FollowUpMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
@@ -31,7 +34,7 @@ function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Reco
     expireAfterDays: 7,
     ...trigger,
   }));
-  const { context, ats } = fakeContext(document);
+  const { context, ats, interviews } = fakeContext(document);
   const setStatusTag = vi.fn().mockResolvedValue(undefined);
   Object.assign(ats, { setStatusTag });
   const store = new MemoryMappingStore().seed({
@@ -46,7 +49,7 @@ function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Reco
     ],
   });
   const deps = dependencies(store, context);
-  return { store, deps, ats, setStatusTag, context };
+  return { store, deps, ats, setStatusTag, context, interviews };
 }
 
 const followUp = (action: FollowUpMessage['action'], extra: Partial<FollowUpMessage> = {}): FollowUpMessage => ({
@@ -278,5 +281,33 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
     expect(failureNotes).toHaveLength(1);
     expect(failureNotes[0]?.[1].body).toContain('no usable e-mail address');
     expect(failureNotes[0]?.[1].body).toContain('move them into the stage again');
+  });
+
+  it('notes the service refusing the interview once, with the status "failed", however often it is retried', async () => {
+    const { deps, ats, context, interviews, setStatusTag } = invitedCandidate();
+    const refused = new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'custom_question_list: too long');
+    interviews.createInterview.mockRejectedValue(refused);
+    // The job's interview is not known in this environment either: it is created, and refused.
+    clearInterviewCache();
+    const store = new MemoryMappingStore();
+    let clock = NOW;
+    // Each retry comes after the job's lease of the one before ran out (a minute).
+    const run = { ...deps, store, contextFor: async () => context, now: () => clock };
+    for (let i = 0; i < 3; i++) {
+      expect((await handleStageEntered(stageEnteredMessage(), run))[0]?.outcome).not.toBe('invited');
+      clock += 5 * 60_000;
+    }
+    const notes = ats.postNote.mock.calls.filter((c) => String(c[1].body).includes('not sent'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]?.[1].body).toContain(
+      'the interview service refused the interview or the invitation (invalid-request)',
+    );
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: failed',
+      expect.anything(),
+      undefined,
+    );
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 });
