@@ -16,6 +16,16 @@ export const mayReinvite = (input: ApplicationClaimInput, record: ApplicationRec
   record.reportId === undefined &&
   record.entryDeliveryId !== deliveryId;
 
+/** What a claim taken again writes: its holder's lease, and the application as this stage entry names it. */
+const claimedAgain = (input: ApplicationClaimInput, lease: Lease) => ({
+  leaseOwner: lease.owner,
+  leaseUntil: lease.now + lease.durationMs,
+  updatedAt: lease.now,
+  stageId: input.stageId,
+  atsJobId: input.atsJobId,
+  candidateEmail: input.candidateEmail,
+});
+
 /** The invite's claim on application × trigger and its steps. */
 export class DynamoInviteClaims extends DynamoTables {
   /**
@@ -123,15 +133,7 @@ export class DynamoInviteClaims extends DynamoTables {
     const from = stateCondition('reclaimInvite');
     const update = withNames(
       buildUpdate({
-        set: {
-          state: MOVES.reclaimInvite.to,
-          leaseOwner: lease.owner,
-          leaseUntil: lease.now + lease.durationMs,
-          updatedAt: lease.now,
-          stageId: input.stageId,
-          atsJobId: input.atsJobId,
-          candidateEmail: input.candidateEmail,
-        },
+        set: { state: MOVES.reclaimInvite.to, ...claimedAgain(input, lease) },
         remove: ['failureReason', 'exit'],
         increment: ['inviteClaims'],
         extraValues: from.values,
@@ -157,17 +159,7 @@ export class DynamoInviteClaims extends DynamoTables {
     const from = stateCondition('reinvite');
     const update = withNames(
       buildUpdate({
-        set: {
-          state: MOVES.reinvite.to,
-          steps: {},
-          entryDeliveryId: deliveryId,
-          leaseOwner: lease.owner,
-          leaseUntil: lease.now + lease.durationMs,
-          updatedAt: lease.now,
-          stageId: input.stageId,
-          atsJobId: input.atsJobId,
-          candidateEmail: input.candidateEmail,
-        },
+        set: { state: MOVES.reinvite.to, steps: {}, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
         // The old step fields of an item written before the steps map go too: the new invitation's steps begin afresh.
         remove: ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedUntil', ...LEGACY_STEP_FIELDS],
         increment: ['reinvitations'],

@@ -110,12 +110,14 @@ export function checkLifecycle(
     },
   );
   const stayedOut = candidates.filter((c) => roles.leavers.has(c.applicationId) && !roles.undone.has(c.applicationId));
-  check('every candidate who left and stayed out ends cancelled, never expired', stayedOut, (c: LifecycleCandidate) => {
+  check('every leaver who stayed out ends cancelled, not expired after', stayedOut, (c: LifecycleCandidate) => {
     const record = recordOf(c);
+    // An invitation may have expired before the candidate left (the run's leavers leave once everyone is invited).
+    const expiredBefore = record?.expiredAt !== undefined && record.expiredAt < (record.exit?.at ?? 0);
     const expiries = stack.ats[c.kind]
       .notesOf(c.applicationId)
       .filter((n) => n.includes('AI interview not completed by')).length;
-    return record?.state === 'left' && expiries === 0
+    return record?.state === 'left' && (expiries === 0 || (expiries === 1 && expiredBefore))
       ? undefined
       : `${c.kind} ${c.applicationId}: ${record?.state}, ${expiries} expiry notes`;
   });
@@ -134,6 +136,12 @@ export function checkLifecycle(
   );
 }
 
-/** The stage entries a candidate made: two for a re-entrant, one for every other. */
-export const entriesOf = (roles: LifecycleRoles, applicationId: string): number =>
-  roles.reentrants.has(applicationId) ? 2 : 1;
+/**
+ * The stage entries a candidate made: one, one more for a re-entrant, and one more for an unrejected leaver on an ATS
+ * whose undo moves the application back into its stage (Ashby's unarchive; Workable's requalify, a `candidate_moved`):
+ * arriving after the invitation expired, that entry invites them anew.
+ */
+export const entriesOf = (roles: LifecycleRoles, c: LifecycleCandidate): number =>
+  1 +
+  (roles.reentrants.has(c.applicationId) ? 1 : 0) +
+  (roles.undone.has(c.applicationId) && (c.kind === 'ashby' || c.kind === 'workable') ? 1 : 0);

@@ -28,7 +28,11 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
       // Every violated invariant with its detail, and the run's whole table, in one failure.
       const violated = report.invariants.filter((i) => i.violations > 0).map(({ name, detail }) => ({ name, detail }));
       expect(violated, `${table}\n${progress.join('\n')}`).toEqual([]);
-      expect(report.invariants.map((i) => i.name)).toHaveLength(19);
+      expect(report.invariants.map((i) => i.name)).toHaveLength(22);
+      // Candidates left the process after their invitation, and the run checked what reached them after.
+      expect(
+        report.invariants.find((i) => i.name.startsWith('no e-mail to a candidate after'))?.checked,
+      ).toBeGreaterThan(0);
       // Orders from inside Greenhouse, Ashby and Kombo went through the same faults.
       expect(report.invariants.find((i) => i.name.startsWith('orders: every order ended'))?.checked).toBe(9);
       // About one report message per written-back report, whatever the reconciler and the webhooks found.

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 import { statusOfTag } from '../../../shared/pipeline/status';
 import { QueuePublisher } from '../../../shared/queue';
 import { requestOnInvitation } from '../../../infra/cli/ops/invitations';
 import { followUps, inOpenWindow } from '../../helpers/follow-ups';
-import { emailsTo, invitedInterviewId, startTestStack, takeInterview } from '../../helpers/local-stack';
+import { emailsTo, invitedInterviewId, takeInterview, useTestStack } from '../../helpers/local-stack';
 import { waitFor } from '../../helpers/local-http';
 
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
@@ -22,18 +19,12 @@ const isReminder = (m: { subject?: string }) => (m.subject ?? '').startsWith('Re
  * operator's resend and extension. Reminders and the expiry run the invite worker's follow-up with a fake clock.
  */
 describe('A candidate after the invitation: exits, late reports, re-entries, resends', () => {
+  const held = useTestStack('candidate-exit', {
+    lifecycle: { status: 'tags', reminders: { afterHours: 48, max: 2 }, expireAfterDays: 7 },
+  });
   let stack: LocalStack;
-  let workDir: string;
-
-  beforeAll(async () => {
-    workDir = mkdtempSync(join(tmpdir(), 'candidate-exit-'));
-    stack = await startTestStack(workDir, {
-      lifecycle: { status: 'tags', reminders: { afterHours: 48, max: 2 }, expireAfterDays: 7 },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(workDir, { recursive: true, force: true });
+  beforeAll(() => {
+    stack = held.stack;
   });
 
   async function invited(kind: AtsKind, name: string) {
