@@ -5,6 +5,7 @@ import { invocationKeys, withLogContext } from '../../shared/observability/log-c
 import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
 import { sweepConnection } from '../../shared/pipeline/sweep.use-case';
 import { followUpsDue } from '../../shared/pipeline/follow-up.use-case';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { Connection } from '../../shared/config';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
@@ -168,20 +169,33 @@ async function sweepAndFollowUp(c: Connection, { correlationId, signal, totals, 
   const sweep = await sweepConnection(c.id, { ...deps, enqueue }, signal);
   totals.swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
   if (sweep.triggers.some((t) => t.state !== 'done' && t.state !== 'not-due')) left.add(c.id);
-  // Invitations with no report: the reminders and expiries now due (the invite worker sends them).
-  const due = await followUpsDue(c, deps, Date.now());
+  // Invitations with no report: the reminders and expiries now due (the invite worker sends them), each enqueued
+  // once while its message is pending (the queue ledger), not again by every run behind a paced queue.
+  const now = Date.now();
+  const due = await followUpsDue(c, deps, now);
+  const subjects = due.map((d) => d.subject);
+  const pending = subjects.length
+    ? await deps.ledger.enqueuedSince(c.id, subjects, now - WORKER_TIMING.enqueueGraceMs)
+    : new Set<string>();
+  const fresh = due.filter((d) => !pending.has(d.subject));
+  if (!fresh.length) return;
   await publisher.publishAll(
     stageQueue,
-    due.map((followUp) => ({
+    fresh.map(({ followUp }) => ({
       v: 1,
       kind: 'follow-up',
       enqueueId: randomUUID(),
       correlationId,
-      receivedAt: Date.now(),
+      receivedAt: now,
       ...followUp,
     })),
   );
-  totals.followUps += due.length;
+  await deps.ledger.recordEnqueued(
+    c.id,
+    fresh.map((d) => d.subject),
+    now,
+  );
+  totals.followUps += fresh.length;
 }
 
 /** Kombo orders missed while the webhook was down (Kombo keeps them OPEN): recorded and queued as it would have. */

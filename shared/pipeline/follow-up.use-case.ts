@@ -52,37 +52,48 @@ export function dueFollowUp(
   return undefined;
 }
 
+/** A follow-up due: its message's fields, and its subject in the queue ledger (one pending message per subject). */
+export interface DueFollowUp {
+  followUp: Omit<FollowUpMessage, 'v' | 'kind' | 'enqueueId' | 'receivedAt'>;
+  subject: string;
+}
+
 /**
  * The follow-ups due for a connection's invitations, as messages for the invite worker: for each ready interview of a
  * trigger with reminders or an expiry, its applications still `invited` (no report). Run on the reconciler's
- * schedule; the worker re-reads each application and does nothing if it moved on, so a message sent twice is
- * harmless.
+ * schedule, which enqueues only those whose subject (the invitation, its round, the follow-up) it did not enqueue
+ * lately: a follow-up reads the ATS first and may wait for its turn, and the next run must not pile copies behind
+ * it. The worker re-reads each application and does nothing if it moved on, so a message sent twice is harmless.
  */
 export async function followUpsDue(
   connection: Connection,
   deps: Pick<PipelineDependencies, 'store'>,
   now: number,
-): Promise<Omit<FollowUpMessage, 'v' | 'kind' | 'enqueueId' | 'receivedAt'>[]> {
+): Promise<DueFollowUp[]> {
   const triggers = new Map(
     connection.triggers
       .filter((t) => t.reminders !== undefined || t.expireAfterDays !== undefined)
       .map((t) => [t.id, t] as const),
   );
   if (!triggers.size) return [];
-  const due: Omit<FollowUpMessage, 'v' | 'kind' | 'enqueueId' | 'receivedAt'>[] = [];
+  const due: DueFollowUp[] = [];
   const jobs = (await deps.store.listJobs(connection.id)).filter((j) => j.interviewId && triggers.has(j.triggerId));
   for (const job of jobs) {
     const trigger = triggers.get(job.triggerId) as Trigger;
     for (const record of await deps.store.listApplicationsByInterview(job.interviewId as string)) {
       if (record.connectionId !== connection.id || record.triggerId !== trigger.id) continue;
       const followUp = dueFollowUp(trigger, record, now);
-      if (followUp)
-        due.push({
+      if (!followUp) continue;
+      const what = followUp.action === 'remind' ? `remind${followUp.reminder}` : `expire${record.extendedUntil ?? ''}`;
+      due.push({
+        followUp: {
           connectionId: connection.id,
           atsApplicationId: record.atsApplicationId,
           triggerId: trigger.id,
           ...followUp,
-        });
+        },
+        subject: `followUp#${record.atsApplicationId}#${trigger.id}#${record.reinvitations ?? 0}#${what}`,
+      });
     }
   }
   return due;
