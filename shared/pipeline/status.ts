@@ -19,14 +19,16 @@ export type AiInterviewStatus = (typeof AI_INTERVIEW_STATUSES)[number];
 
 /**
  * A status's rank: a status is never shown over one ranked higher. `cancelled` (the candidate left the process) ranks
- * with `expired`; an undo of the exit or a new invitation starts the ranks again (the status claim is taken off).
+ * between `expired` and `completed`; an undo of the exit or a new invitation starts the ranks again (the status claim
+ * is taken off).
  */
 const RANK: Record<AiInterviewStatus, number> = {
   // The invitation could not go out; a later invitation (a new stage entry once the cause is fixed) shows over it.
   failed: 1,
   invited: 1,
   expired: 2,
-  cancelled: 2,
+  // Above `expired`: an expiry racing the exit never shows over it; a late report still does.
+  cancelled: 2.5,
   completed: 3,
   'flagged for review': 4,
   advanced: 4,
