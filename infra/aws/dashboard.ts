@@ -50,7 +50,9 @@ export function addOperatorDashboard(stack: Stack, resources: DashboardResources
     }),
     new GraphWidget({
       title: DASHBOARD_WIDGETS.outcomes,
-      left: (['Advanced', 'Flagged', 'Failed', 'Unmatched', 'Deferred', 'Reminded', 'Expired'] as const).map(business),
+      left: (
+        ['Advanced', 'Flagged', 'Failed', 'Unmatched', 'Deferred', 'Reminded', 'Expired', 'CandidateLeft'] as const
+      ).map(business),
       width: 12,
     }),
     new LogQueryWidget({

@@ -73,7 +73,8 @@ async function greenhouseOrder(stack: LocalStack, log: (line: string) => void, u
 
 /**
  * Ashby: a candidate enters the stage whose assessment is automated ("Automate on Stage Entry"); a second start
- * answers the same assessment id; the candidate takes the interview; `assessment.update` brings the result under the activity.
+ * answers the same assessment id; the candidate takes the interview; `assessment.update` brings the result under
+ * the activity.
  */
 async function ashbyOrder(stack: LocalStack, log: (line: string) => void, until: Until) {
   const ashby = stack.ashby;

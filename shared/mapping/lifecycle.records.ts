@@ -83,7 +83,8 @@ export class DynamoLifecycle extends DynamoTables {
     const from = extend
       ? stateCondition('extend')
       : { condition: '#state = :invited', values: { ':invited': 'invited' } };
-    const condition = `${from.condition} AND (attribute_not_exists(#operatorRequests) OR NOT contains(#operatorRequests, :request))`;
+    const once = '(attribute_not_exists(#operatorRequests) OR NOT contains(#operatorRequests, :request))';
+    const condition = `${from.condition} AND ${once}`;
     const applied = await this.updateStepsWhen(key, condition, (form) => {
       const resend = { startedAt: request.now };
       const update = withNames(

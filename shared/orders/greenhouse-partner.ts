@@ -51,7 +51,8 @@ export async function handleGreenhousePartner(
 
 /**
  * Records the order once (its id is a digest of the test, the profile URL, the e-mail and the completion url, so the
- * same order sent again is the same record), answers its id at once, and queues the rest while the order waits for its work.
+ * same order sent again is the same record), answers its id at once, and queues the rest while the order waits for
+ * its work.
  */
 async function sendTest(
   request: PartnerRequest<PartnerCall>,

@@ -18,7 +18,9 @@ export const INVITE_FAILURES = {
   },
   'service-refused': {
     what: 'the interview service refused the interview or the invitation',
-    todo: "Ask your AI interview administrator to check the connection's interview template, then move the candidate into the stage again.",
+    todo:
+      "Ask your AI interview administrator to check the connection's interview template, then move the candidate " +
+      'into the stage again.',
   },
 } as const;
 export type InviteFailure = keyof typeof INVITE_FAILURES;
@@ -51,7 +53,8 @@ export async function tellInviteFailure(
 ): Promise<void> {
   const { context, record, target, deps, now, signal } = place;
   // A step name is a DynamoDB attribute name in an expression: letters and digits only (`failureNoteEmailRefused`).
-  const name: StepName = `failureNote${failure.cause.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}`;
+  const camel = failure.cause.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase());
+  const name: StepName = `failureNote${camel}`;
   const marker = invitationMarker(
     `ai-interview-failed:${record.atsApplicationId}:${record.triggerId}:${failure.cause}`,
     record,

@@ -131,7 +131,8 @@ export function checkLifecycle(
         .filter((n) => n.includes('ai-interview-report:')).length;
       return record?.reinvitations === 1 && record.state === 'written_back' && reports === 1
         ? undefined
-        : `${c.kind} ${c.applicationId}: ${record?.state}, ${record?.reinvitations ?? 0} re-invitations, ${reports} report notes`;
+        : `${c.kind} ${c.applicationId}: ${record?.state}, ${record?.reinvitations ?? 0} re-invitations, ` +
+            `${reports} report notes`;
     },
   );
 }

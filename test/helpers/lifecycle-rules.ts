@@ -88,7 +88,7 @@ export function lifecycleRules(store: () => MappingStore): void {
     expect(never.kind).not.toBe('claimed');
   });
 
-  it('carries out an operator request once: a resend while invited, an extension that opens an expired one', async () => {
+  it('carries out an operator request once: a resend while invited, an extension opening an expired one', async () => {
     const input = await invited('evt-ops');
     const resend = { id: 'req-1', kind: 'resend', now: NOW } as const;
     expect(await store().applyOperatorRequest(input, resend)).toMatchObject({

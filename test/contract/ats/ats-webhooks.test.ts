@@ -37,7 +37,7 @@ describe('Contract: Ashby webhooks (developers.ashbyhq.com: authenticating-webho
     }
   });
 
-  it('reads candidateStageChange, derives a stable delivery key, and reads the applicationUpdate fan-out as a hint', () => {
+  it('reads candidateStageChange, derives a stable delivery key, and reads the applicationUpdate as a hint', () => {
     const first = adapter.parseWebhook({ headers: {}, rawBody: body });
     expect(first).toMatchObject({
       kind: 'stage-entered',

@@ -100,7 +100,7 @@ describe('Class: AshbyAdapter, lifecycle (against the Ashby sandbox over HTTP)',
     expect(sandbox.requests()['POST /application.changeStage'] ?? 0).toBe(0);
   });
 
-  it('unreject: the update reads as a return, the move back as a stage entry; standing active; moved again', async () => {
+  it('unreject: the update a return, the move back a stage entry; standing active; moved again', async () => {
     const { application, parsed, target } = await afterLifecycle(['reject', 'unreject']);
     expect(parsed.map((p) => p.action)).toEqual([
       'candidateStageChange',

@@ -106,7 +106,7 @@ describe('Greenhouse sandbox: an application leaving the process and coming back
     await expectLeft(target, delivery, 'rejected');
   });
 
-  it('withdraw: reject_candidate with a "They rejected us" reason; the v3 read, without the type, says rejected', async () => {
+  it('withdraw: reject_candidate, "They rejected us"; the v3 read, without the type, says rejected', async () => {
     const target = await invited();
     const delivery = await act(target, 'withdraw', 'reject_candidate');
     expect(delivery.request.body).toContain('"name":"They rejected us"');

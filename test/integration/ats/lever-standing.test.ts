@@ -119,7 +119,7 @@ describe('Class: LeverAdapter, an opportunity leaving and coming back (against t
     expect(sandbox.movesOf(application.id)).toEqual(['AI Interview', 'Hiring Manager Review']);
   });
 
-  it('a repeated delivery of one change carries the same token: one delivery id, verified once as a replay key', async () => {
+  it('a repeated delivery carries the same token: one delivery id, verified once as a replay key', async () => {
     const { application } = await invitedOpportunity();
     const deliveries = await deliveriesOf(application.id, 'reject', 2);
     expect(deliveries).toHaveLength(2);

@@ -70,7 +70,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     expect(test).toMatchObject({ partner_score: 77, partner_profile_url: expect.stringMatching(/^https:\/\//) });
   });
 
-  it('Greenhouse: a new take-home test (a new url) is a new order and one more e-mail; the first is untouched', async () => {
+  it('Greenhouse: a new take-home test (a new url) is a new order, one more e-mail; the first untouched', async () => {
     const { stack } = held;
     const gh = stack.greenhouse;
     const address = email();
@@ -112,7 +112,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     expect(JSON.stringify(await malformed.json())).toMatch(/candidate\.email/);
   });
 
-  it('Ashby: Start Assessment → a UUID → the same id again once invited → assessment.update with the result', async () => {
+  it('Ashby: Start Assessment → a UUID → the same id once invited → assessment.update with the result', async () => {
     const { stack } = held;
     const ashby = stack.ashby;
     const address = email();

@@ -79,7 +79,7 @@ describe('Ashby Assessments endpoints', () => {
     });
   });
 
-  it('starts once: a UUID, the same id to a repeat while the order is open; a new order after the last one ended', async () => {
+  it('starts once: a UUID, the same id while the order is open; a new order after the last one ended', async () => {
     const { call, orders, queued } = ashby();
     const first = await call('assessment.start', start());
     // Ashby types assessment_id `format: uuid`.

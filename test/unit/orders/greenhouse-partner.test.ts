@@ -123,7 +123,7 @@ describe('Greenhouse Assessment Partner endpoints', () => {
     expect(await call('send_test', { body: sendTest({ partner_test_id: 'unknown' }) })).toMatchObject({ status: 404 });
   });
 
-  it('makes a new order of a send_test with a new url for the same candidate and test, leaving the first as it was', async () => {
+  it('makes a new order of a send_test with a new url, same candidate and test; the first as it was', async () => {
     const { call, orders, queued } = partner();
     const first = await call('send_test', { body: sendTest() });
     const firstOrder = structuredClone([...orders.orders.values()][0]);
@@ -138,7 +138,7 @@ describe('Greenhouse Assessment Partner endpoints', () => {
     expect(queued.map((o) => o.orderId)).toEqual([firstOrder?.orderId, secondId]);
   });
 
-  it('answers a send_test of an order placed before the url was in its key with that order, for the same url', async () => {
+  it('answers a send_test of an order keyed before the url was, with that order, for the same url', async () => {
     const { call, orders } = partner();
     const body = sendTest();
     const key = [body.partner_test_id, body.candidate.greenhouse_profile_url, body.candidate.email.toLowerCase()];

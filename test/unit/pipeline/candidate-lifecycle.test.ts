@@ -132,7 +132,7 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 
-  it('acts on what the ATS says now, not on the hint: an exit hint for an active candidate changes nothing', async () => {
+  it('acts on what the ATS says now, not on the hint: an exit hint for an active candidate: nothing', async () => {
     const { store, deps } = invitedCandidate();
     expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
     expect((await store.getApplication(key))?.state).toBe('invited');
@@ -210,7 +210,7 @@ describe('Use case: a candidate who enters the stage again', () => {
     );
   });
 
-  it('undoes the exit of a candidate who left and is in the stage again, inviting anew only one whose had expired', async () => {
+  it('undoes the exit of a candidate back in the stage, inviting anew only one whose had expired', async () => {
     for (const leftFrom of ['invited', 'expired'] as const) {
       const { store, deps } = invitedCandidate({ state: 'left', leftFrom, exit: { kind: 'rejected', at: NOW } });
       const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-back' }), deps);
@@ -283,7 +283,7 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
     expect(failureNotes[0]?.[1].body).toContain('move them into the stage again');
   });
 
-  it('notes the service refusing the interview once, with the status "failed", however often it is retried', async () => {
+  it('notes the service refusing the interview once, with the status "failed", however often retried', async () => {
     const { deps, ats, context, interviews, setStatusTag } = invitedCandidate();
     const refused = new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'custom_question_list: too long');
     interviews.createInterview.mockRejectedValue(refused);

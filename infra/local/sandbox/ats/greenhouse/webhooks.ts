@@ -110,7 +110,7 @@ export class GreenhouseWebhooks {
     return greenhouseJson({ action: 'candidate_stage_change', payload: { application: this.payloadOf(application) } });
   }
 
-  /** The application as the stage-change, reject, unreject and unhire webhooks show it (status active|rejected|hired). */
+  /** The application as the stage-change, reject, unreject and unhire webhooks show it (active|rejected|hired). */
   private payloadOf(application: Application) {
     const candidate = this.records.candidateOf(application);
     const rejected = application.status === 'rejected';
