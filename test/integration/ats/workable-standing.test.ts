@@ -127,7 +127,7 @@ describe('Workable adapter against the Workable sandbox: a candidate leaving and
     expect(sandbox.movesOf(application.id).at(-1)).toBe('Hiring Manager Review');
   });
 
-  it('serves the exit as Workable shows it: details with disqualified_at, the list without, hired in Hired', async () => {
+  it('serves the exit as Workable shows it: details with disqualified_at, the list without; hired', async () => {
     const { application: rejected } = await invited('cy');
     const { application: hired } = await invited('di');
     await sandbox.changeLifecycle({ applicationId: rejected.id, action: 'reject', reason: 'Too junior' });
