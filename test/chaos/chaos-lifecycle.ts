@@ -32,7 +32,8 @@ export function pickLifecycleRoles(
   const leavers = completers.filter(() => random() < leaveRate);
   for (const id of completers)
     if (leavers.length < 2 && completers.length >= 8 && !leavers.includes(id)) leavers.push(id);
-  const undone = leavers.filter((_, i) => i === 0 || random() < 0.4);
+  // The first comes back and the last stays out, whatever the draw, so even a small run has both.
+  const undone = leavers.filter((_, i) => i === 0 || (i < leavers.length - 1 && random() < 0.4));
   const reentrants = noShows.filter((_, i) => i === 0 || random() < 0.5);
   return { leavers: new Set(leavers), undone: new Set(undone), reentrants: new Set(reentrants) };
 }
