@@ -161,7 +161,16 @@ export class DynamoInviteClaims extends DynamoTables {
       buildUpdate({
         set: { state: MOVES.reinvite.to, steps: {}, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
         // The old step fields of an item written before the steps map go too: the new invitation's steps begin afresh.
-        remove: ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedUntil', ...LEGACY_STEP_FIELDS],
+        remove: [
+          'expiredAt',
+          'exit',
+          'leftFrom',
+          'returnedAt',
+          'failureReason',
+          'cleanStop',
+          'extendedUntil',
+          ...LEGACY_STEP_FIELDS,
+        ],
         increment: ['reinvitations'],
         extraValues: { ...from.values, ':delivery': deliveryId },
       }),

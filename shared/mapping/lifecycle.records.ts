@@ -53,7 +53,7 @@ export class DynamoLifecycle extends DynamoTables {
     const back = await this.updateStepsWhen(key, '#state = :left AND attribute_exists(#leftFrom)', (form) => {
       const update = withNames(
         buildUpdate({
-          set: { updatedAt: now, ...(form === 'map' ? { steps: {} } : {}) },
+          set: { updatedAt: now, returnedAt: now, ...(form === 'map' ? { steps: {} } : {}) },
           remove: ['exit', 'leftFrom', ...LEGACY_STATUS_FIELDS, ...(form === 'path' ? ['steps.status'] : [])],
           extraValues: { ':left': 'left' },
         }),

@@ -85,6 +85,8 @@ export async function followUpsDue(
       const followUp = dueFollowUp(trigger, record, now);
       if (!followUp) continue;
       const what = followUp.action === 'remind' ? `remind${followUp.reminder}` : `expire${record.extendedUntil ?? ''}`;
+      // An invitation back from an exit is due its follow-ups anew: one enqueued while it was left did nothing.
+      const since = record.returnedAt !== undefined ? `@${record.returnedAt}` : '';
       due.push({
         followUp: {
           connectionId: connection.id,
@@ -92,7 +94,7 @@ export async function followUpsDue(
           triggerId: trigger.id,
           ...followUp,
         },
-        subject: `followUp#${record.atsApplicationId}#${trigger.id}#${record.reinvitations ?? 0}#${what}`,
+        subject: `followUp#${record.atsApplicationId}#${trigger.id}#${record.reinvitations ?? 0}#${what}${since}`,
       });
     }
   }

@@ -79,6 +79,11 @@ export interface ApplicationRecord extends ApplicationKey {
   exit?: ApplicationExit | undefined;
   /** Where the invitation was when the candidate left (`left`): an undo returns it there. */
   leftFrom?: 'invited' | 'expired' | undefined;
+  /**
+   * When an undo of the exit last returned the invitation to where it was: its follow-ups are due anew from then (one
+   * consumed while it was `left` did nothing), so they are other subjects in the queue ledger.
+   */
+  returnedAt?: number | undefined;
   /** The stage entry that began the current invitation: a re-entry is another one (not a duplicate of it). */
   entryDeliveryId?: string | undefined;
   /** Invitations made again after the first (a re-entry after an expiry or an exit): 0 or absent for the first. */

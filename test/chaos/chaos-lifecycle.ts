@@ -38,18 +38,23 @@ export function pickLifecycleRoles(
   return { leavers: new Set(leavers), undone: new Set(undone), reentrants: new Set(reentrants) };
 }
 
-/** The leavers leave (a third of their webhooks lost), then the undone ones are unrejected, after `undoAfterMs`. */
+/**
+ * The leavers leave (a third of their webhooks lost), then the undone ones are unrejected, after `undoAfterMs`.
+ * Answers whose exit webhook was lost, and when each left.
+ */
 export async function leaveAndUndo(
   stack: LocalStack,
   candidates: LifecycleCandidate[],
   roles: LifecycleRoles,
   random: () => number,
   undoAfterMs = 3000,
-): Promise<{ lost: number }> {
-  let lost = 0;
+): Promise<{ lost: Set<string>; leftAt: Map<string, number> }> {
+  const lost = new Set<string>();
+  const leftAt = new Map<string, number>();
   for (const c of candidates.filter((c) => roles.leavers.has(c.applicationId))) {
     const deliver = random() >= 1 / 3;
-    if (!deliver) lost++;
+    if (!deliver) lost.add(c.applicationId);
+    leftAt.set(c.applicationId, Date.now());
     await stack.ats[c.kind].changeLifecycle({
       applicationId: c.applicationId,
       action: random() < 0.5 ? 'reject' : 'withdraw',
@@ -59,7 +64,7 @@ export async function leaveAndUndo(
   await new Promise((resolve) => setTimeout(resolve, undoAfterMs));
   for (const c of candidates.filter((c) => roles.undone.has(c.applicationId)))
     await stack.ats[c.kind].changeLifecycle({ applicationId: c.applicationId, action: 'unreject' });
-  return { lost };
+  return { lost, leftAt };
 }
 
 /** The re-entrants move on, then back into the stage, their stage change delivered two or three times. */
@@ -79,12 +84,32 @@ export async function reenter(
   }
 }
 
+/** Who left, and how the run told the connector: whose exit webhook was lost, when each left. */
+export interface Exits {
+  lost: Set<string>;
+  leftAt: Map<string, number>;
+}
+
+/**
+ * A leaver the connector cannot know left: their exit webhook was lost and their invitation had expired by then (its
+ * read of the application, a moment before it wrote the expiry, found them in the process), so nothing more contacts
+ * them and nothing looks again. Their invitation stays expired, which is what it is.
+ */
+export const unseenExit = (exits: Exits, record: Record<string, any> | undefined): boolean =>
+  record !== undefined &&
+  exits.lost.has(record.atsApplicationId) &&
+  record.expiredAt !== undefined &&
+  record.expiredAt < (exits.leftAt.get(record.atsApplicationId) ?? 0) + READ_TO_EXPIRY_MS;
+
+/** The most an expiry's write may follow its read of the application, under the run's faults (timeouts, 429s). */
+const READ_TO_EXPIRY_MS = 10_000;
+
 type Check = (name: string, items: unknown[], bad: (item: any) => string | undefined) => void;
 type Email = { destination: { to: string[] }; subject?: string; at?: number };
 
 /**
  * The lifecycle's invariants: no e-mail to a candidate after their exit reached the connector; a candidate who left
- * and stayed out ends cancelled, never expired; a re-entrant is invited once more and written back. (One invitation
+ * and stayed out ends cancelled, never expired (unless the connector could not know: `unseenExit`); a re-entrant is invited once more and written back. (One invitation
  * per stage entry is checked with the invitations, in chaos.ts.)
  */
 export function checkLifecycle(
@@ -93,11 +118,12 @@ export function checkLifecycle(
   input: {
     candidates: LifecycleCandidate[];
     roles: LifecycleRoles;
+    exits: Exits;
     records: Record<string, any>[];
     emails: Email[];
   },
 ): void {
-  const { candidates, roles, records, emails } = input;
+  const { candidates, roles, exits, records, emails } = input;
   const recordOf = (c: LifecycleCandidate) => records.find((r) => r.atsApplicationId === c.applicationId);
   const to = (c: LifecycleCandidate) => emails.filter((m) => m.destination.to.includes(c.email));
   check(
@@ -118,9 +144,15 @@ export function checkLifecycle(
     const expiries = stack.ats[c.kind]
       .notesOf(c.applicationId)
       .filter((n) => n.includes('AI interview not completed by')).length;
+    // An exit the connector could not know leaves the invitation expired (a later stage delivery may still tell it).
+    if (unseenExit(exits, record) && record?.state === 'expired')
+      return expiries === 1
+        ? undefined
+        : `${c.kind} ${c.applicationId}: exit unseen, expired, ${expiries} expiry notes`;
     return record?.state === 'left' && (expiries === 0 || (expiries === 1 && expiredBefore))
       ? undefined
-      : `${c.kind} ${c.applicationId}: ${record?.state}, ${expiries} expiry notes`;
+      : `${c.kind} ${c.applicationId}: ${record?.state}, ${expiries} expiry notes, webhook ` +
+          `${exits.lost.has(c.applicationId) ? 'lost' : 'sent'}, expired ${(record?.expiredAt ?? 0) - (exits.leftAt.get(c.applicationId) ?? 0)} ms after leaving`;
   });
   check(
     'every re-entrant invited once more and written back',

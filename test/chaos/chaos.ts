@@ -11,7 +11,7 @@ import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
 import { checkOrders, keptCancelled, orderRecords, placeOrders, takeOrderedInterviews } from './chaos-orders';
-import { checkLifecycle, entriesOf, leaveAndUndo, pickLifecycleRoles, reenter } from './chaos-lifecycle';
+import { checkLifecycle, entriesOf, leaveAndUndo, pickLifecycleRoles, reenter, unseenExit } from './chaos-lifecycle';
 
 export interface ChaosOptions {
   candidates: number;
@@ -416,10 +416,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const record of records)
       if (!noShows.has(record.atsApplicationId) && !roles.leavers.has(record.atsApplicationId)) take(record);
     // The leavers leave instead (some of their webhooks lost); some are unrejected and carry on as non-completers.
-    const { lost } = await leaveAndUndo(s, candidates, roles, random);
+    const exits = await leaveAndUndo(s, candidates, roles, random);
     for (const id of roles.undone) noShows.add(id);
     options.progress(
-      `${roles.leavers.size} candidates left the process after their invitation (${lost} of those webhooks lost), ` +
+      `${roles.leavers.size} candidates left the process after their invitation (${exits.lost.size} of those webhooks lost), ` +
         `${roles.undone.size} came back`,
     );
     const strangers: { reportId: string; connectionId: string }[] = [];
@@ -472,8 +472,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       3000,
       async () => Date.now() > expiryDue && (await settled()),
     );
+    // A leaver whose exit the connector cannot know (lost, and expired already) ends expired, checked below.
     const stayedOut = (r: Record<string, any>) =>
-      roles.leavers.has(r.atsApplicationId) && !roles.undone.has(r.atsApplicationId) && r.state === 'left';
+      roles.leavers.has(r.atsApplicationId) &&
+      !roles.undone.has(r.atsApplicationId) &&
+      (r.state === 'left' || unseenExit(exits, r));
     const leftTotal = roles.leavers.size - roles.undone.size;
     await untilCounted('exits recorded', { table: s.tables.applications, match: stayedOut, total: leftTotal }, 3000);
     // The expired who enter the stage again: one new invitation each, which they take.
@@ -624,7 +627,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const tags = s.ats[c.kind].tagsOf(c.applicationId).filter((t) => statusOfTag(t) !== undefined);
       return expected && tags.length === 1 && statusOfTag(tags[0] as string) === expected
         ? undefined
-        : `${c.kind} ${c.applicationId}: ${record?.state} shows ${JSON.stringify(tags)}`;
+        : `${c.kind} ${c.applicationId}: ${record?.state} shows ${JSON.stringify(tags)} (claim ` +
+            `${record?.steps?.status?.value}, exit ${record?.exit?.at ?? '-'}, expired ${record?.expiredAt ?? '-'}, ` +
+            `from ${record?.leftFrom ?? '-'}, re-invitations ${record?.reinvitations ?? 0})`;
     });
 
     if (options.perCandidateInvites) {
@@ -641,7 +646,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       });
     }
 
-    checkLifecycle(check, s, { candidates, roles, records: finalRecords, emails: allEmails });
+    checkLifecycle(check, s, { candidates, roles, exits, records: finalRecords, emails: allEmails });
 
     const orderRecordsAtEnd = await orderRecords(scanTable, s);
     checkOrders(

@@ -27,7 +27,8 @@ export function lifecycleRules(store: () => MappingStore): void {
     expect(await store().recordExit(input, { ...exit, at: NOW + 5 })).toMatchObject({ state: 'left', exit });
     expect(await store().beginStep(input, 'reminder1', { kind: 'once', state: 'invited', now: NOW })).toBe(false);
     const back = await store().undoExit(input, NOW + 10);
-    expect(back).toMatchObject({ state: 'expired' });
+    // When it came back is kept: its follow-ups are due anew from then.
+    expect(back).toMatchObject({ state: 'expired', returnedAt: NOW + 10 });
     expect(back?.exit).toBeUndefined();
     // The status claim starts again: the invitation's own status can be shown under `cancelled`'s rank.
     expect(back?.steps.status).toBeUndefined();

@@ -100,7 +100,7 @@ export class MemoryMappingStore implements MappingStore {
     if (mayReinvite(input, record, deliveryId)) {
       const again = { reinvitations: (record.reinvitations ?? 0) + 1, entryDeliveryId: deliveryId, steps: {} };
       const set = { ...held, ...again, state: 'claimed', stageId, atsJobId, candidateEmail };
-      const remove = ['expiredAt', 'exit', 'leftFrom', 'failureReason', 'cleanStop', 'extendedUntil'];
+      const remove = ['expiredAt', 'exit', 'leftFrom', 'returnedAt', 'failureReason', 'cleanStop', 'extendedUntil'];
       return { kind: 'claimed', record: this.put(update(record, set, remove)), resumed: false };
     }
     if (record.state !== 'claimed') return { kind: 'already-invited', record: copy(record) };
@@ -260,7 +260,9 @@ export class MemoryMappingStore implements MappingStore {
     if (record.state === 'left' && record.leftFrom) {
       const steps = { ...record.steps };
       delete steps.status;
-      return this.put(update(record, { state: record.leftFrom, steps, updatedAt: now }, ['exit', 'leftFrom']));
+      return this.put(
+        update(record, { state: record.leftFrom, steps, returnedAt: now, updatedAt: now }, ['exit', 'leftFrom']),
+      );
     }
     if (record.state !== 'left' && record.exit) return this.put(update(record, { updatedAt: now }, ['exit']));
     return copy(record);

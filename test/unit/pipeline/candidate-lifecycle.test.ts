@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
-import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { followUpsDue, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
 import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
 import { clearInterviewCache } from '../../../shared/pipeline/ensure-interview.use-case';
@@ -166,6 +166,32 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     deps.now = () => NOW + 25 * 3_600_000;
     expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('reminded');
     expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+  });
+
+  it('makes a follow-up consumed while the candidate was out due again once they are back', async () => {
+    const reminded = { startedAt: NOW, doneAt: NOW };
+    const { store, deps, ats, context } = invitedCandidate({
+      steps: { inviteEmail: { doneAt: NOW }, reminder1: reminded, reminder2: reminded },
+    });
+    const expiry = NOW + 8 * DAY;
+    const subjectsAt = async (now: number) =>
+      (await followUpsDue(context.connection, deps, now)).map((d) => `${d.followUp.action}:${d.subject}`);
+    const [before] = await subjectsAt(expiry);
+    expect(before).toMatch(/^expire:/);
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    await handleApplicationChanged(changed('left'), deps);
+    // The expiry enqueued meanwhile finds the candidate out: it does nothing.
+    deps.now = () => expiry;
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
+    expect(await subjectsAt(expiry)).toEqual([]);
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+    await handleApplicationChanged(changed('returned'), deps);
+    // Back, the expiry is a new subject: the queue ledger's mark of the consumed one does not hold it back.
+    const [after] = await subjectsAt(expiry);
+    expect(after).toMatch(/^expire:/);
+    expect(after).not.toBe(before);
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
+    expect(await store.getApplication(key)).toMatchObject({ state: 'expired' });
   });
 
   it('writes a late report back for a candidate who left, and never moves their stage', async () => {
