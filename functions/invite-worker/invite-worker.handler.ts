@@ -28,7 +28,7 @@ let orderDeps: ReturnType<typeof orderDependencies> | undefined;
  */
 export const handler = sqsBatchHandler(
   stageQueueMessageSchema,
-  async (message, _record, run) => {
+  async (message, record, run) => {
     if (message.kind === 'candidate-deleted') {
       await handleCandidateDeleted(message, deps, run.signal);
       return;
@@ -42,7 +42,8 @@ export const handler = sqsBatchHandler(
       return;
     }
     if (message.kind === 'application-changed') {
-      const result = await handleApplicationChanged(message, deps, run);
+      const receiveCount = Number(record.attributes?.ApproximateReceiveCount ?? '1');
+      const result = await handleApplicationChanged(message, deps, { receiveCount, ...run });
       logger.info('application change handled', {
         connectionId: message.connectionId,
         change: message.change,

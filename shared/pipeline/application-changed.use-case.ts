@@ -65,9 +65,10 @@ export async function actOnStanding(
 /**
  * The status an exit or its undo owes the ATS, where statuses are shown: "cancelled" for an invitation that left, the
  * invitation's own for one whose exit was undone (its status claim was taken off with the exit). A status is claimed
- * before its tag is shown, so a left invitation shows "cancelled" again on every retry (a tag already there changes
- * nothing; only a retry or a repeated exit comes here). An undo whose tag was cut short shows its claim with the
- * invitation's next status.
+ * before its tag is shown, so a claim may stand over a tag never shown (an ATS error, a lost answer, a crash between
+ * the two): on a `retry` (the same work again: its message handed over once more, or a look that found it so) the
+ * claimed status is owed again (a tag already there changes nothing), and an invitation back from an exit or opened
+ * again by an extension shows its own again. A new hint about a left invitation whose claim says "cancelled" costs no tag calls.
  */
 export function statusOwed(
   context: ConnectionContext,
@@ -75,11 +76,11 @@ export function statusOwed(
   retry = true,
 ): 'cancelled' | 'invited' | 'expired' | undefined {
   if (context.connection.writeBack.status !== 'tags') return undefined;
-  // A new hint about a left invitation whose claim says "cancelled" costs no tag calls; a retry shows it again.
-  if (record.state === 'left') return retry || record.steps.status?.value !== 'cancelled' ? 'cancelled' : undefined;
-  if ((record.state === 'invited' || record.state === 'expired') && record.steps.status === undefined)
-    return record.state;
-  return undefined;
+  const claimed = record.steps.status?.value;
+  if (record.state === 'left') return retry || claimed !== 'cancelled' ? 'cancelled' : undefined;
+  if (record.state !== 'invited' && record.state !== 'expired') return undefined;
+  const reopened = (record.returnedAt !== undefined || record.extendedUntil !== undefined) && claimed === record.state;
+  return claimed === undefined || (retry && reopened) ? record.state : undefined;
 }
 
 /** Shows the status the record owes the ATS, if any. */
@@ -92,14 +93,16 @@ export async function showOwedStatus(place: StandingPlace, record: ApplicationRe
 
 /**
  * Records an exit or its undo could change: a 'left' hint concerns the others, a 'returned' one those that left; both
- * concern a record whose status is still owed after an earlier try stopped between its write and its status.
+ * concern a record whose status is still owed after an earlier try stopped between its write and its status (on a
+ * `retry`, one whose claimed status may never have been shown).
  */
 const concerned = (
   context: ConnectionContext,
   record: ApplicationRecord,
   change: ApplicationChangedMessage['change'],
+  retry: boolean,
 ) =>
-  statusOwed(context, record, false) !== undefined ||
+  statusOwed(context, record, retry) !== undefined ||
   (change === 'left'
     ? record.state !== 'left' && (record.exit === undefined || record.state === 'invited' || record.state === 'expired')
     : record.state === 'left' || !!record.exit);
@@ -117,7 +120,7 @@ export async function handleApplicationChanged(
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
   const records = (await deps.store.findApplicationsByAtsId(message.connectionId, message.atsApplicationId)).filter(
-    (r) => concerned(context, r, message.change),
+    (r) => concerned(context, r, message.change, (options.receiveCount ?? 1) > 1),
   );
   const first = records[0];
   if (!first) return { outcome: 'nothing-to-do' };

@@ -313,6 +313,8 @@ export interface PipelineLogger {
 export interface RunOptions {
   signal?: AbortSignal | undefined;
   leaseMs?: number | undefined;
+  /** How many times the queue has handed the message over (1 the first time): above 1, an earlier try may have begun. */
+  receiveCount?: number | undefined;
 }
 
 /** What every use case is given. */

@@ -46,7 +46,7 @@ export interface ReportCreatedResult {
 export async function handleReportCreated(
   message: ReportCreatedMessage,
   deps: PipelineDependencies,
-  options: RunOptions & { receiveCount?: number } = {},
+  options: RunOptions = {},
 ): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
@@ -66,7 +66,7 @@ interface ReportRun {
 }
 
 /** How a write-back runs; `listed`, the report list read before its turn, when it was. */
-type WriteBackOptions = RunOptions & { receiveCount?: number; listed?: InterviewReport[] | undefined };
+type WriteBackOptions = RunOptions & { listed?: InterviewReport[] | undefined };
 
 /** The claim on the report's application, with the record as claimed. */
 interface ClaimedWriteBack extends ClaimedWork {

@@ -132,6 +132,45 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 
+  it('shows the claimed status again when the exit hint itself is retried after its tag failed', async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    const failed = Object.assign(new Error('500'), { code: 'ats-unavailable', retryable: true });
+    setStatusTag.mockRejectedValueOnce(failed);
+    // The exit is recorded and "cancelled" claimed; the tag is not shown.
+    await expect(handleApplicationChanged(changed('left'), deps)).rejects.toMatchObject({ code: 'ats-unavailable' });
+    expect((await store.getApplication(key))?.steps.status?.value).toBe('cancelled');
+    // Another delivery of the hint (a first receive) costs no tag call; the message handed over again shows it.
+    expect((await handleApplicationChanged(changed('left', 'd-other'), deps)).outcome).toBe('nothing-to-do');
+    expect(setStatusTag).toHaveBeenCalledOnce();
+    await handleApplicationChanged(changed('left'), deps, { receiveCount: 2 });
+    expect(setStatusTag).toHaveBeenCalledTimes(2);
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: cancelled',
+      expect.anything(),
+      undefined,
+    );
+    // The same for an undo cut short between its claim and its tag: its retry shows "invited".
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+    setStatusTag.mockRejectedValueOnce(failed);
+    await expect(handleApplicationChanged(changed('returned'), deps)).rejects.toMatchObject({
+      code: 'ats-unavailable',
+    });
+    expect(await store.getApplication(key)).toMatchObject({
+      state: 'invited',
+      steps: { status: { value: 'invited' } },
+    });
+    await handleApplicationChanged(changed('returned'), deps, { receiveCount: 2 });
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: invited',
+      expect.anything(),
+      undefined,
+    );
+    expect(setStatusTag).toHaveBeenCalledTimes(4);
+  });
+
   it('acts on what the ATS says now, not on the hint: an exit hint for an active candidate: nothing', async () => {
     const { store, deps } = invitedCandidate();
     expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
