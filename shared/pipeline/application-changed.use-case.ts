@@ -119,8 +119,10 @@ export async function handleApplicationChanged(
 ): Promise<{ outcome: ApplicationChangedOutcome; reason?: string }> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
+  // The same message again: handed over once more by SQS, or its copy put back for later (a deferral).
+  const retry = (options.receiveCount ?? 1) > 1 || (message.deferrals ?? 0) > 0;
   const records = (await deps.store.findApplicationsByAtsId(message.connectionId, message.atsApplicationId)).filter(
-    (r) => concerned(context, r, message.change, (options.receiveCount ?? 1) > 1),
+    (r) => concerned(context, r, message.change, retry),
   );
   const first = records[0];
   if (!first) return { outcome: 'nothing-to-do' };

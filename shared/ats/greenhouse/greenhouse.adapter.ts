@@ -444,18 +444,21 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * (`GET /v3/applied_candidate_tags?candidate_ids=`); a row of another status is removed by the row's own id
    * (`DELETE /v3/applied_candidate_tags/{id}`), and the status applied (`POST /v3/applied_candidate_tags
    * {candidate_id, candidate_tag_id}`) unless a row has it. Tag ids come from the organisation's tags
-   * (`GET /v3/candidate_tags`, every page, once per warm function; `POST {name}` only for a name not listed, as
+   * (`GET /v3/candidate_tags`, every page, once per warm function and again only for a tag it has not seen;
+   * `POST {name}` only for a name not listed, as
    * whether Greenhouse answers an existing name with that tag is undocumented). Never a `/v1/` route: Harvest v1
    * is out of service and refuses a v3 token.
    */
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const candidateId = Number(target.atsCandidateId) || target.atsCandidateId;
     const rows = await this.appliedTags(target.atsCandidateId, signal);
-    const otherIds = new Set<string>();
-    for (const name of others) {
-      const id = await this.candidateTagId(name, false, signal);
-      if (id !== undefined) otherIds.add(id);
-    }
+    // The catalogue is listed again only when the candidate holds a tag this function has not seen (another
+    // function may have created it since), or the status's own tag is not known yet: once a call (and once more
+    // after a create another function won).
+    const known = new Set(this.tagIds.values());
+    const listed = rows.some((r) => !known.has(String(r.candidate_tag_id)));
+    if (listed) await this.listTags(signal);
+    const otherIds = new Set(others.map((name) => this.tagIds.get(name)).filter((id) => id !== undefined));
     for (const row of rows.filter((r) => otherIds.has(String(r.candidate_tag_id)))) {
       try {
         await this.http.write(
@@ -469,7 +472,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     }
     // No status to show (a candidate who left, where the connection shows none): the others removed, nothing added.
     if (tag === undefined) return;
-    const tagId = await this.candidateTagId(tag, true, signal);
+    const tagId = await this.candidateTagId(tag, listed, signal);
     if (rows.some((r) => String(r.candidate_tag_id) === tagId)) return;
     try {
       await this.http.write(
@@ -504,42 +507,48 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     return rows;
   }
 
-  /** A candidate tag's id by its name, the organisation's list read once per warm function; created when asked. */
-  private async candidateTagId(name: string, create: true, signal?: AbortSignal): Promise<string>;
-  private async candidateTagId(name: string, create: false, signal?: AbortSignal): Promise<string | undefined>;
-  private async candidateTagId(name: string, create: boolean, signal?: AbortSignal): Promise<string | undefined> {
-    if (!this.tagIds.has(name)) {
-      await searchPages(
-        this.listPage('/v3/candidate_tags?per_page=500', tagSchema, signal),
-        (page) => {
-          for (const t of page) this.tagIds.set(t.name, String(t.id));
-          return undefined;
-        },
-        'candidate tags',
-      );
-    }
+  /** The organisation's tags (`GET /v3/candidate_tags`, every page), into this function's map of names to ids. */
+  private async listTags(signal?: AbortSignal): Promise<void> {
+    const listed = new Map<string, string>();
+    await searchPages(
+      this.listPage('/v3/candidate_tags?per_page=500', tagSchema, signal),
+      (page) => {
+        for (const t of page) listed.set(t.name, String(t.id));
+        return undefined;
+      },
+      'candidate tags',
+    );
+    // Swapped in whole: a call running beside this one never reads a map half filled.
+    this.tagIds.clear();
+    for (const [name, id] of listed) this.tagIds.set(name, id);
+  }
+
+  /**
+   * A status tag's id by its name: from the list (read again when the name is unknown, unless `listed` just now), or
+   * created when the list has no such tag.
+   */
+  private async candidateTagId(name: string, listed: boolean, signal?: AbortSignal): Promise<string> {
+    if (!this.tagIds.has(name) && !listed) await this.listTags(signal);
     const known = this.tagIds.get(name);
-    if (known !== undefined || !create) return known;
-    let created: v.InferOutput<typeof tagSchema> | undefined;
+    if (known !== undefined) return known;
     try {
-      created = await this.http.write(
+      const created = await this.http.write(
         { method: 'POST', path: '/v3/candidate_tags', body: { name }, signal },
         tagSchema,
       );
+      if (created) {
+        this.tagIds.set(name, String(created.id));
+        return String(created.id);
+      }
     } catch (error) {
       // Another worker created it since the list was read (or an earlier attempt did, its answer lost): the list,
       // read again, has it.
       if (httpStatus(error) !== 422) throw error;
-      this.tagIds.clear();
-      const listed = await this.candidateTagId(name, false, signal);
-      if (listed === undefined) throw error;
-      return listed;
     }
-    if (created) this.tagIds.set(name, String(created.id));
-    else this.tagIds.clear();
-    const id = created ? String(created.id) : await this.candidateTagId(name, false, signal);
-    if (id === undefined) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `no candidate tag "${name}"`);
-    return id;
+    await this.listTags(signal);
+    const found = this.tagIds.get(name);
+    if (found === undefined) throw new AtsError(ATS_ERROR_CODES.malformedResponse, `no candidate tag "${name}"`);
+    return found;
   }
 
   /** The applications' candidates and jobs, one read each by the plural id filters (at most 50 ids a read). */

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { AI_INTERVIEW_STATUSES, statusTag } from '../../../shared/pipeline/status';
 import { route, stubbedGreenhouse, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
 
 // Harvest v3 tags, as ../shared/spec/ats-facts.md "Corrections, 2026-11b" gives them: the organisation's tags
 // (`/v3/candidate_tags`) and one row per tag applied to a candidate (`/v3/applied_candidate_tags`), removed by the
 // row's own id. Harvest v1 is out of service: a v3 token sent to `/v1/` is refused.
 
-const STATUSES = ['invited', 'expired', 'completed', 'flagged for review', 'advanced'].map((s) => `AI interview: ${s}`);
+const STATUSES = AI_INTERVIEW_STATUSES.map((s) => statusTag(s));
 const json = (status: number, body: unknown): StubAnswer => ({ status, json: body });
 
 /** A Greenhouse organisation in memory: tags, applied rows, and every call recorded. */
@@ -107,6 +108,28 @@ describe('Adapter: Greenhouse status tags through Harvest v3 only', () => {
     ]);
     const queries = gh.calls.filter((c) => c.method === 'GET').flatMap((c) => [...c.url.searchParams.keys()]);
     expect(new Set(queries)).toEqual(new Set(['candidate_ids', 'per_page']));
+  });
+
+  it("removes a status another worker's tag shows, listing the organisation's tags once a show at most", async () => {
+    const gh = greenhouseTags();
+    const mine = gh.worker();
+    await mine.show('AI interview: invited');
+    // Another environment shows "cancelled", a tag this one has never seen (created after its list).
+    await gh.worker().show('AI interview: cancelled');
+    const listsBefore = gh.calls.filter((c) => route(c).startsWith('GET /v3/candidate_tags')).length;
+    await mine.show('AI interview: expired');
+    expect(gh.shown(7702)).toEqual(['Referral', 'AI interview: expired']);
+    const lists = gh.calls.filter((c) => route(c).startsWith('GET /v3/candidate_tags')).length - listsBefore;
+    expect(lists).toBe(1);
+    // Warm and with every tag seen, a show lists nothing: its rows, a removal, the new row.
+    const before = gh.calls.length;
+    await mine.show('AI interview: invited');
+    expect(gh.calls.slice(before).map(route)).toEqual([
+      'GET /v3/applied_candidate_tags?candidate_ids=7702&per_page=500',
+      expect.stringMatching(/^DELETE \/v3\/applied_candidate_tags\/\d+$/),
+      'POST /v3/applied_candidate_tags',
+    ]);
+    expect(gh.shown(7702)).toEqual(['Referral', 'AI interview: invited']);
   });
 
   it('creates a tag only after the list shows it missing, and lists before it applies', async () => {
