@@ -68,7 +68,8 @@ export async function actOnStanding(
  * before its tag is shown, so a claim may stand over a tag never shown (an ATS error, a lost answer, a crash between
  * the two): on a `retry` (the same work again: its message handed over once more, or a look that found it so) the
  * claimed status is owed again (a tag already there changes nothing), and an invitation back from an exit or opened
- * again by an extension shows its own again. A new hint about a left invitation whose claim says "cancelled" costs no tag calls.
+ * again by an extension shows its own again. A new hint about a left invitation whose claim says "cancelled" costs no
+ * tag calls.
  */
 export function statusOwed(
   context: ConnectionContext,

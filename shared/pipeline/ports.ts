@@ -313,7 +313,7 @@ export interface PipelineLogger {
 export interface RunOptions {
   signal?: AbortSignal | undefined;
   leaseMs?: number | undefined;
-  /** How many times the queue has handed the message over (1 the first time): above 1, an earlier try may have begun. */
+  /** How many times the queue has handed the message over (1 the first time): above 1, an earlier try began. */
   receiveCount?: number | undefined;
 }
 

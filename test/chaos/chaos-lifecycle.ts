@@ -109,8 +109,8 @@ type Email = { destination: { to: string[] }; subject?: string; at?: number };
 
 /**
  * The lifecycle's invariants: no e-mail to a candidate after their exit reached the connector; a candidate who left
- * and stayed out ends cancelled, never expired (unless the connector could not know: `unseenExit`); a re-entrant is invited once more and written back. (One invitation
- * per stage entry is checked with the invitations, in chaos.ts.)
+ * and stayed out ends cancelled, never expired (unless the connector could not know: `unseenExit`); a re-entrant is
+ * invited once more and written back. (One invitation per stage entry is checked with the invitations, in chaos.ts.)
  */
 export function checkLifecycle(
   check: Check,
@@ -136,6 +136,8 @@ export function checkLifecycle(
       return after ? `${c.kind} ${c.applicationId}: ${after} e-mails after the exit` : undefined;
     },
   );
+  const expiredAfter = (record: Record<string, any> | undefined) =>
+    (record?.expiredAt ?? 0) - (exits.leftAt.get(record?.atsApplicationId) ?? 0);
   const stayedOut = candidates.filter((c) => roles.leavers.has(c.applicationId) && !roles.undone.has(c.applicationId));
   check('every leaver who stayed out ends cancelled, not expired after', stayedOut, (c: LifecycleCandidate) => {
     const record = recordOf(c);
@@ -152,7 +154,7 @@ export function checkLifecycle(
     return record?.state === 'left' && (expiries === 0 || (expiries === 1 && expiredBefore))
       ? undefined
       : `${c.kind} ${c.applicationId}: ${record?.state}, ${expiries} expiry notes, webhook ` +
-          `${exits.lost.has(c.applicationId) ? 'lost' : 'sent'}, expired ${(record?.expiredAt ?? 0) - (exits.leftAt.get(c.applicationId) ?? 0)} ms after leaving`;
+          `${exits.lost.has(c.applicationId) ? 'lost' : 'sent'}, expired ${expiredAfter(record)} ms after leaving`;
   });
   check(
     'every re-entrant invited once more and written back',

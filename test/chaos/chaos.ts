@@ -419,8 +419,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const exits = await leaveAndUndo(s, candidates, roles, random);
     for (const id of roles.undone) noShows.add(id);
     options.progress(
-      `${roles.leavers.size} candidates left the process after their invitation (${exits.lost.size} of those webhooks lost), ` +
-        `${roles.undone.size} came back`,
+      `${roles.leavers.size} candidates left the process after their invitation ` +
+        `(${exits.lost.size} of those webhooks lost), ${roles.undone.size} came back`,
     );
     const strangers: { reportId: string; connectionId: string }[] = [];
     // Strangers take an interview someone was invited to; with no invitation at all there is none to take.

@@ -202,7 +202,10 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
       .catch((e: unknown) => e);
     // Cut short by the caller's deadline: not a verdict (the message is retried), and not tried again here.
     expect(aborted).toMatchObject({ code: 'unavailable', retryable: true });
-    expect(requests('GET /interviews') - beforeAbort).toBe(1);
+    // A request sent before the abort reaches the sandbox at most once (on a busy machine the abort may come before
+    // it is sent at all); a retry would make two.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(requests('GET /interviews') - beforeAbort).toBeLessThanOrEqual(1);
   });
 
   it('reports network errors as unavailable', async () => {
