@@ -8,7 +8,7 @@ import {
   type SecretsProvider,
 } from '../../shared/config';
 import { secretsManagerProvider } from '../../shared/config/secrets-manager';
-import { connectionRate, createAtsAdapter } from '../../shared/ats';
+import { connectionRate, createAtsAdapter, PROFILES } from '../../shared/ats';
 import { Pacer, type RateSchedule } from '../../shared/ats/pacer';
 import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
 import { InterviewServiceClient } from '../../shared/interview-service';
@@ -89,7 +89,13 @@ function pacerFor(connection: Connection): Pacer | undefined {
   // A rate above 1,000 calls a second is no limit any ATS has: such a connection (a lifted limit) is not paced.
   if (!rate || !table || rate.limit > rate.windowMs) return undefined;
   schedule ??= new DynamoRateSchedule({ table });
-  return new Pacer({ connectionId: connection.id, rate, schedule, batchingWindowMs: batchingWindowMs() });
+  return new Pacer({
+    connectionId: connection.id,
+    rate,
+    rateHeaders: PROFILES[connection.ats]?.rateHeaders,
+    schedule,
+    batchingWindowMs: batchingWindowMs(),
+  });
 }
 
 /** The function's event source's batching window, when its environment names one (a worker's). */

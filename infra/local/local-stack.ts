@@ -6,6 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
 import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
+import { PROFILES } from '../../shared/ats/profiles';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { ENV } from '../../functions/_runtime/env';
@@ -561,13 +562,16 @@ export interface LifecycleSettings {
   expireAfterDays?: number;
 }
 
-/** Each sandbox's window unless it is given another: the ATS's documented one (Ashby's is not published). */
-const SANDBOX_WINDOWS_MS: Record<AtsKind, number> = {
-  greenhouse: 30_000,
-  ashby: 10_000,
-  lever: 1_000,
-  workable: 10_000,
-};
+/**
+ * Each sandbox's window unless it is given another: the one its ATS's profile documents (Ashby publishes none; its
+ * sandbox counts 10-s windows).
+ */
+const SANDBOX_WINDOWS_MS = Object.fromEntries(
+  Object.entries(PROFILES).map(([kind, profile]) => [
+    kind,
+    'windowMs' in profile.rate ? profile.rate.windowMs : 10_000,
+  ]),
+) as Record<AtsKind, number>;
 
 /**
  * A connection paces itself to its `atsRateLimit`, else to its ATS's documented rate (which each sandbox keeps by

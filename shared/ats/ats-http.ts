@@ -2,7 +2,8 @@ import * as v from 'valibot';
 import { HTTP_DEFAULTS, defaultRetryPolicy, parseRetryAfter, redactUrl, sendHttpRequest, withRetry } from '../http';
 import type { RetryHooks, RetryPolicy } from '../http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
-import { announcedResetAt, type CallGate } from './pacer';
+import type { CallGate } from './pacer';
+import { announcedResetAt, PROFILES, type RateHeaders } from './profiles';
 import type { AtsAdapterOptions } from './webhook-body';
 import { describeFirstIssue } from '../validation';
 import { errorMessage, mayHaveSucceeded } from '../errors';
@@ -20,6 +21,8 @@ export interface AtsHttpOptions {
   failureInBody?: (body: unknown) => string | undefined;
   /** Asked before each call is sent and told of each answer: the connection's pacing (shared/ats/pacer.ts). */
   gate?: CallGate | undefined;
+  /** The headers the ATS announces its window in (its profile's): a 429 without Retry-After waits for its reset. */
+  rateHeaders?: RateHeaders | undefined;
 }
 
 /** A page of a list and, where the ATS gives one, the URL of the next page (RFC 8288 `Link: <…>; rel="next"`). */
@@ -98,6 +101,7 @@ export class AtsHttpClient {
       retry,
       gate,
       sleep,
+      rateHeaders: PROFILES[connection.ats as keyof typeof PROFILES]?.rateHeaders,
       ...extra,
     });
   }
@@ -184,7 +188,7 @@ export class AtsHttpClient {
       if (response.status < 200 || response.status >= 300) {
         const retryAfter =
           parseRetryAfter(response.headers, now()) ??
-          (response.status === 429 ? resetWaitMs(response.headers, now()) : undefined);
+          (response.status === 429 ? resetWaitMs(this.options.rateHeaders, response.headers, now()) : undefined);
         throw atsErrorForStatus(
           { status: response.status, retryAfterMs: retryAfter },
           where,
@@ -209,8 +213,8 @@ export class AtsHttpClient {
 }
 
 /** The wait until the rate-limit reset a 429 announced, where it announced one that can be believed. */
-function resetWaitMs(headers: Headers, now: number): number | undefined {
-  const at = announcedResetAt(headers, now);
+function resetWaitMs(names: RateHeaders | undefined, headers: Headers, now: number): number | undefined {
+  const at = announcedResetAt(names, headers, now);
   return at === undefined ? undefined : at - now;
 }
 

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sleep as defaultSleep, timeLeftMs } from '../http';
 import { AtsError, ATS_ERROR_CODES } from './errors';
+import { announcedResetAt, announcedWindow, type RateHeaders } from './profiles';
 import type { Admission, AtsPacing, BookedAhead, Like, PacedKind, Turn } from './port';
 
 /** An ATS's rate limit: `limit` calls per `windowMs`. */
@@ -133,27 +134,10 @@ const HOLD_SLACK_MS = 500;
  * recorded it.
  */
 const HEAR_COSTS_EVERY_MS = 15_000;
-/** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
-const MAX_RESET_WAIT_MS = 15 * 60_000;
-
-/** The window an ATS announces in its answers (Greenhouse `X-RateLimit-*`, Workable `X-Rate-Limit-*`). */
+/** The window an ATS announces in its answers (the rate headers its profile names). */
 export interface AnnouncedWindow {
   remaining: number;
   resetAt: number;
-}
-
-/** The moment the ATS's window resets, in epoch seconds as announced; undefined when absent or not believable. */
-export function announcedResetAt(headers: Headers, now: number): number | undefined {
-  const reset = Number(headers.get('x-ratelimit-reset') ?? headers.get('x-rate-limit-reset') ?? Number.NaN);
-  if (!Number.isFinite(reset) || reset <= 0) return undefined;
-  const at = reset * 1000;
-  return at > now && at - now <= MAX_RESET_WAIT_MS ? at : undefined;
-}
-
-function announcedWindow(headers: Headers, now: number): AnnouncedWindow | undefined {
-  const remaining = Number(headers.get('x-ratelimit-remaining') ?? headers.get('x-rate-limit-remaining') ?? Number.NaN);
-  const resetAt = announcedResetAt(headers, now);
-  return Number.isFinite(remaining) && resetAt !== undefined ? { remaining, resetAt } : undefined;
 }
 
 /** The message being worked: the block of intervals its calls take, and what it has sent. */
@@ -211,6 +195,8 @@ export function pacedStep<T>(name: string, step: () => Promise<T>): Promise<T> {
 export interface PacerOptions {
   connectionId: string;
   rate: RateLimit;
+  /** The headers the ATS announces its window in (its profile's), if it announces one. */
+  rateHeaders?: RateHeaders | undefined;
   schedule: RateSchedule;
   /**
    * How long the event source of the queue this environment's messages go back to gathers a batch that is not full
@@ -628,7 +614,7 @@ export class Pacer implements CallGate, AtsPacing {
 
   public afterAnswer(status: number, headers: Headers): void {
     const now = this.now();
-    const announced = announcedWindow(headers, now);
+    const announced = announcedWindow(this.options.rateHeaders, headers, now);
     if (announced) this.window = announced;
     if (status !== 429) return;
     this.uncount();
@@ -638,7 +624,9 @@ export class Pacer implements CallGate, AtsPacing {
     const resetAt =
       Number.isFinite(retryAfter) && retryAfter > 0
         ? now + retryAfter * 1000
-        : (announced?.resetAt ?? announcedResetAt(headers, now) ?? now + this.options.rate.windowMs);
+        : (announced?.resetAt ??
+          announcedResetAt(this.options.rateHeaders, headers, now) ??
+          now + this.options.rate.windowMs);
     this.window = { remaining: 0, resetAt };
     this.pushSchedule(resetAt);
   }

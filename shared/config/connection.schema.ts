@@ -200,8 +200,8 @@ export const connectionSchema = v.pipe(
     atsTimeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(60_000)), 10_000),
     /**
      * The ATS account's rate limit: calls are paced to `requests` per `perSeconds` across every environment. Unset,
-     * the ATS's documented rate applies (Greenhouse 50 per 10 s, Lever 10 per second, Workable 10 per 10 s; Ashby
-     * publishes none and is not paced unless this is set).
+     * the rate its ATS's profile documents applies (shared/ats/<kind>/profile.ts; Ashby publishes none and is not
+     * paced unless this is set).
      */
     atsRateLimit: v.optional(
       v.object({

@@ -1,4 +1,4 @@
-import { connectionRate, createAtsAdapter } from '../../shared/ats';
+import { connectionRate, createAtsAdapter, PROFILES } from '../../shared/ats';
 import { Pacer } from '../../shared/ats/pacer';
 import type { AtsKind } from '../../shared/config';
 import { dynamoMappingStore } from '../../shared/mapping';
@@ -40,7 +40,8 @@ export function followUps(stack: LocalStack, kind: AtsKind, clock: { now: number
   if (!secrets) throw new Error(`no secrets for ${connection.id}`);
   const rate = connectionRate(connection);
   const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
-  const pacer = rate && new Pacer({ connectionId: connection.id, rate, schedule });
+  const pacer =
+    rate && new Pacer({ connectionId: connection.id, rate, rateHeaders: PROFILES[kind].rateHeaders, schedule });
   const ats = createAtsAdapter(connection, secrets, pacer ? { gate: pacer } : {});
   const context = { connection, secrets, ats, ...(pacer ? { pacer } : {}) };
   const sent: InviteEmail[] = [];

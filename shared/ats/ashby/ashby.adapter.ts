@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { type ConnectionSecrets, stageIdForJob, stageMatches } from '../../config';
-import { digestMatches, hmacSha256 } from '../../http';
+import { verifyHeaderSignature } from '../signatures';
+import { ashbyProfile } from './profile';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
@@ -65,17 +66,10 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
   }
 
   /**
-   * `Ashby-Signature: sha256=<hex>`, HMAC-SHA256 of the raw body with the secret token (docs: authenticating-webhooks).
+   * HMAC-SHA256 of the raw body with the secret token, in the header its profile names (docs: authenticating-webhooks).
    */
-  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) => {
-    const secret = this.secrets.atsWebhookSecret;
-    const header = request.headers['ashby-signature']?.trim();
-    if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
-    if (!header?.startsWith('sha256=')) return { valid: false, reason: 'no Ashby-Signature: sha256=<hex> header' };
-    return digestMatches(hmacSha256(secret, request.rawBody), header.slice('sha256='.length), 'hex')
-      ? { valid: true }
-      : { valid: false, reason: 'signature does not match' };
-  };
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) =>
+    verifyHeaderSignature(ashbyProfile.signature, this.secrets.atsWebhookSecret, request);
 
   public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
     const envelope = readWebhookBody(request.rawBody, ashbyEnvelopeSchema);

@@ -1,6 +1,8 @@
 import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
-import { HTTP_DEFAULTS, digestMatches, hmacSha256, parseRetryAfter, redactUrl, sendHttpRequest } from '../../http';
+import { HTTP_DEFAULTS, parseRetryAfter, redactUrl, sendHttpRequest } from '../../http';
+import { verifyHeaderSignature } from '../signatures';
+import { greenhouseProfile } from './profile';
 import { AtsHttpClient, basicAuth, safeJson } from '../ats-http';
 import { deliveryIdOf } from '../../validation';
 import { readPart, readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
@@ -95,19 +97,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * `Signature: sha256 <hex>`: HMAC-SHA256 of the raw body with the webhook's secret key. Greenhouse
    * unicode-escapes its JSON before signing, so only the bytes as received verify (webhooks/_introduction.md).
    */
-  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) => {
-    const secret = this.secrets.atsWebhookSecret;
-    const header = request.headers.signature;
-    if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
-    if (!header) return { valid: false, reason: 'no Signature header' };
-    // Exactly the algorithm, one space and one digest: nothing before, between or after.
-    const [algorithm, digest, ...rest] = header.trim().split(' ');
-    if (algorithm !== 'sha256' || !digest || rest.length)
-      return { valid: false, reason: 'Signature is not "sha256 <hex>"' };
-    return digestMatches(hmacSha256(secret, request.rawBody), digest, 'hex')
-      ? { valid: true }
-      : { valid: false, reason: 'signature does not match' };
-  };
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) =>
+    verifyHeaderSignature(greenhouseProfile.signature, this.secrets.atsWebhookSecret, request);
 
   /** The whole body is signed and carries the job and the candidate: nothing to re-read. */
   public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = (event) => {
@@ -119,7 +110,10 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     if (!read.ok) return read.result;
     const envelope = read.value;
     if (envelope.action === 'ping') return { kind: 'ping' };
-    const deliveryId = deliveryIdOf(request.headers['greenhouse-event-id'], request.rawBody);
+    const deliveryId = deliveryIdOf(
+      request.headers[greenhouseProfile.signature.deliveryHeader.toLowerCase()],
+      request.rawBody,
+    );
     const privacy = readPrivacySignal(envelope.action, envelope.payload);
     if (privacy)
       return privacy.ok ? { kind: 'candidate-deleted', event: { deliveryId, ...privacy.value } } : privacy.result;

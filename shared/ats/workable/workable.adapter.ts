@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import type { AtsAdapterOptions } from '../webhook-body';
-import { digestMatches, hmacSha256 } from '../../http';
+import { verifyHeaderSignature } from '../signatures';
+import { workableProfile } from './profile';
 import { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import {
@@ -67,20 +68,12 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
   }
 
   /**
-   * `X-Workable-Signature`: HMAC-SHA256 of the raw body with the account token or the OAuth app secret. Workable
+   * HMAC-SHA256 of the raw body with the account token or the OAuth app secret, in its profile's header. Workable
    * does not state the encoding and neither has been confirmed against a live account: hex and base64 are
    * both accepted, each compared in constant time.
    */
-  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) => {
-    const secret = this.secrets.atsWebhookSecret;
-    const header = request.headers['x-workable-signature']?.trim();
-    if (!secret) return { valid: false, reason: 'the connection has no webhook secret' };
-    if (!header) return { valid: false, reason: 'no X-Workable-Signature header' };
-    const expected = hmacSha256(secret, request.rawBody);
-    return digestMatches(expected, header, 'hex') || digestMatches(expected, header, 'base64')
-      ? { valid: true }
-      : { valid: false, reason: 'signature does not match' };
-  };
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) =>
+    verifyHeaderSignature(workableProfile.signature, this.secrets.atsWebhookSecret, request);
 
   /** Read only after `verifyWebhook`; see workable.webhook.ts for what each `candidate_moved` becomes. */
   public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => parseCandidateMoved(request.rawBody);

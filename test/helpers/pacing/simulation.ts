@@ -1,4 +1,5 @@
 import { Pacer, pacedStep, type RateSchedule } from '../../../shared/ats/pacer';
+import { greenhouseProfile } from '../../../shared/ats/greenhouse/profile';
 import { turnDelaySeconds } from '../../../functions/_runtime/deferral';
 
 /** Time that moves only when every task waits: each sleep is a timer, run in order of its end. */
@@ -154,7 +155,15 @@ export async function runBurst(setup: BurstSetup, limitMs: number): Promise<Burs
   const rate = { limit: setup.limit, windowMs: setup.windowMs };
   const pacers = Array.from(
     { length: setup.environments },
-    () => new Pacer({ connectionId: 'c', rate, schedule, now: () => clock.now, sleep: clock.sleep }),
+    () =>
+      new Pacer({
+        connectionId: 'c',
+        rate,
+        rateHeaders: greenhouseProfile.rateHeaders,
+        schedule,
+        now: () => clock.now,
+        sleep: clock.sleep,
+      }),
   );
   // The messages arrive as an ATS's webhooks bring them: `arrivalsPerSecond`, in waves of 20.
   const waveMs = (20 / (setup.arrivalsPerSecond ?? 40)) * 1000;

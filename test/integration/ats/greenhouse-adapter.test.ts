@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/local/sandbox/ats/greenhouse/server';
 import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
 import { Pacer, type RateSchedule } from '../../../shared/ats/pacer';
+import { greenhouseProfile } from '../../../shared/ats/greenhouse/profile';
 import { parseConnections } from '../../../shared/config';
 import { connectionDocument } from '../../helpers/connections';
 
@@ -113,7 +114,12 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     const limited = await startGreenhouseSandbox({ port: 0, rateLimit: 5, rateWindowMs: 600_000 });
     try {
       // The connection's pacer, on a schedule of its own: its guard keeps to the window the ATS announces.
-      const pacer = new Pacer({ connectionId: 'c', rate: { limit: 1_000, windowMs: 1_000 }, schedule: turnsAtOnce });
+      const pacer = new Pacer({
+        connectionId: 'c',
+        rate: { limit: 1_000, windowMs: 1_000 },
+        rateHeaders: greenhouseProfile.rateHeaders,
+        schedule: turnsAtOnce,
+      });
       const gh = new GreenhouseAdapter({
         gate: pacer,
         connection: parseConnections(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectionRate, createAtsAdapter } from '../../../shared/ats';
+import { connectionRate, createAtsAdapter, PROFILES } from '../../../shared/ats';
 import { Pacer } from '../../../shared/ats/pacer';
 import type { AtsKind } from '../../../shared/config';
 import { DynamoQueueLedger, DynamoRateSchedule, dynamoMappingStore } from '../../../shared/mapping';
@@ -23,7 +23,9 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     // Paced as the functions pace it: the ATS's documented rate, on the connection's schedule in the events table.
     const schedule = new DynamoRateSchedule({ table: held.stack.tables.events, client: held.stack.dynamo });
     const rate = connectionRate(configured);
-    const pacer = rate ? new Pacer({ connectionId: connection.id, rate, schedule }) : undefined;
+    const pacer = rate
+      ? new Pacer({ connectionId: connection.id, rate, rateHeaders: PROFILES[connection.ats].rateHeaders, schedule })
+      : undefined;
     const ats = createAtsAdapter(configured, secrets, pacer ? { gate: pacer } : {});
     const context = { connection: configured, secrets, ats, pacer };
     const enqueued: StageEnteredMessage[] = [];

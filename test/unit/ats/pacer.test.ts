@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Pacer, pacedStep, type RateSchedule } from '../../../shared/ats/pacer';
+import { greenhouseProfile } from '../../../shared/ats/greenhouse/profile';
 import { memorySchedule, VirtualClock } from '../../helpers/pacing/simulation';
 
 // What the pacer does, not when: which calls go out, which are kept back (nothing sent), what the schedule is told.
@@ -15,9 +16,11 @@ function setup(schedule?: (clock: VirtualClock) => RateSchedule, batchingWindowM
       return inner.reserve(connectionId, spanMs, notBefore, options);
     },
   };
+  // An ATS that announces its window as Greenhouse does (X-RateLimit-*).
   const pacer = new Pacer({
     connectionId: 'c',
     rate,
+    rateHeaders: greenhouseProfile.rateHeaders,
     schedule: recorded,
     batchingWindowMs,
     now: () => clock.now,
@@ -49,7 +52,15 @@ function environments(count: number) {
   const schedule = memorySchedule(clock, 0);
   const pacers = Array.from(
     { length: count },
-    () => new Pacer({ connectionId: 'c', rate: RATE, schedule, now: () => clock.now, sleep: clock.sleep }),
+    () =>
+      new Pacer({
+        connectionId: 'c',
+        rate: RATE,
+        rateHeaders: greenhouseProfile.rateHeaders,
+        schedule,
+        now: () => clock.now,
+        sleep: clock.sleep,
+      }),
   );
   return { clock, pacers };
 }

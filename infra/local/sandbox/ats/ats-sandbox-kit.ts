@@ -170,7 +170,7 @@ export interface AtsSandboxSpec {
   rateLimit: { limit: number; windowMs: number; burst?: number };
   /** Answers 429: each ATS announces the wait its own way. */
   rateLimited(response: ServerResponse, resetMs: number): void;
-  /** Headers every answer carries about the caller's window (Workable's `X-Rate-Limit-*`), if the ATS sends any. */
+  /** Headers every answer carries about the caller's window (its profile's rate headers), if the ATS sends any. */
   rateHeaders?(window: { remaining: number; resetMs: number }): Record<string, string>;
   credentials: AtsSandbox['credentials'];
   /** The principal the rate limit counts against, or undefined for 401. */

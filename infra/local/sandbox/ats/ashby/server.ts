@@ -1,4 +1,6 @@
-import { createHash, createHmac, randomUUID } from 'node:crypto';
+import { ashbyProfile } from '../../../../../shared/ats/ashby/profile';
+import { signatureFor } from '../../../../../shared/ats/signatures';
+import { createHash, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
 import {
   startAtsSandbox,
@@ -25,7 +27,7 @@ const signed = (secret: string, document: { action: string; [key: string]: unkno
   const body = Buffer.from(JSON.stringify(document));
   return {
     body,
-    headers: { 'ashby-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` },
+    headers: { [ashbyProfile.signature.header.toLowerCase()]: signatureFor(ashbyProfile.signature, secret, body) },
     eventId: randomUUID(),
     event: document.action,
   };

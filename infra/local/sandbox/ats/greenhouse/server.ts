@@ -1,3 +1,4 @@
+import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerFailure, callShape, listen, matchRoute, readBody, seededRandom, sendJson } from '../../http-kit';
@@ -111,10 +112,11 @@ export async function startGreenhouseSandbox(
     if (!issued || issued.expiresAt < Date.now())
       return sendJson(response, 401, { message: 'Invalid or expired access token' });
     const limit = limiter.take(issued.clientId);
+    const names = greenhouseProfile.rateHeaders;
     const rateHeaders = {
-      'x-ratelimit-limit': String(rateLimit),
-      'x-ratelimit-remaining': String(limit.remaining),
-      'x-ratelimit-reset': String(Math.ceil((Date.now() + limit.resetMs) / 1000)),
+      [names.limit]: String(rateLimit),
+      [names.remaining]: String(limit.remaining),
+      [names.reset]: String(Math.ceil((Date.now() + limit.resetMs) / 1000)),
     };
     const roll = random();
     if (!limit.allowed || roll < state.faults.rate429) {

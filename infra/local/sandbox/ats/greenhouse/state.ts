@@ -1,3 +1,4 @@
+import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
 import type { CallShape } from '../../http-kit';
 import { noFaults, type AtsFaults } from '../faults';
@@ -7,12 +8,9 @@ export const GREENHOUSE_SANDBOX_DEFAULTS = {
   port: 4020,
   clientId: 'greenhouse-sandbox-client',
   clientSecret: 'greenhouse-sandbox-secret',
-  /**
-   * Harvest v3: fixed 30-second windows; the ceiling is not published, 75 is one observed `X-RateLimit-Limit`
-   * (ats-facts, Corrections 2026-11).
-   */
-  rateLimit: 75,
-  rateWindowMs: 30_000,
+  /** Harvest v3's windows, as its profile documents them. */
+  rateLimit: greenhouseProfile.rate.requests,
+  rateWindowMs: greenhouseProfile.rate.windowMs,
   tokenTtlSeconds: 3600,
   /** Users of the organisation a token may act as (`sub`). */
   userIds: ['4080'] as readonly string[],

@@ -1,4 +1,6 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
+import { signatureFor } from '../../../../../shared/ats/signatures';
+import { randomUUID } from 'node:crypto';
 import { seededRandom } from '../../http-kit';
 import { deliverSigned, receives, type DeliveryRecord } from '../signed-webhooks';
 import type { Application, GreenhouseRecords, LifecycleEvent } from './state';
@@ -164,10 +166,10 @@ export class GreenhouseWebhooks {
       // A disabled webhook (its ping failed, or an admin switched it off) is sent nothing; a webhook is made for one
       // event ("When"), and a target made for others is not sent this one (a ping goes to the webhook being saved).
       if (target.enabled === false || (action !== 'ping' && !receives(target, action))) continue;
-      const signature = createHmac('sha256', target.secret).update(body).digest('hex');
+      const scheme = greenhouseProfile.signature;
       const headers = {
-        signature: `sha256 ${signature}`,
-        'greenhouse-event-id': eventId,
+        [scheme.header.toLowerCase()]: signatureFor(scheme, target.secret, body),
+        [scheme.deliveryHeader.toLowerCase()]: eventId,
         'user-agent': 'Greenhouse-Sandbox',
       };
       results.push(await deliverSigned(target, body, headers, state.deliveries, action, eventId));

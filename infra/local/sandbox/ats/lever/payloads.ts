@@ -1,4 +1,6 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { leverProfile } from '../../../../../shared/ats/lever/profile';
+import { signatureFor } from '../../../../../shared/ats/signatures';
+import { randomBytes } from 'node:crypto';
 import { secretFor, type WebhookTarget } from '../signed-webhooks';
 import type { KitApplication, KitContext, KitExit, LifecycleAction, SignedDelivery } from '../ats-sandbox-kit';
 
@@ -27,7 +29,7 @@ export const LEVER_ARCHIVE_REASON_IDS: Readonly<Record<KitExit['kind'], string>>
 export function leverDelivery(secret: string, event: string, data: Record<string, unknown>): SignedDelivery {
   const token = randomBytes(16).toString('hex');
   const triggeredAt = Date.now();
-  const signature = createHmac('sha256', secret).update(`${token}${triggeredAt}`).digest('hex');
+  const signature = signatureFor(leverProfile.signature, secret, `${token}${triggeredAt}`);
   return {
     body: Buffer.from(JSON.stringify({ triggeredAt, event, token, signature, data })),
     headers: {},

@@ -1,3 +1,4 @@
+import { leverProfile } from '../../../../../shared/ats/lever/profile';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
 import { receives, secretFor, type WebhookTarget } from '../signed-webhooks';
@@ -51,7 +52,7 @@ export async function startLeverSandbox(
   options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
 ): Promise<LeverSandbox> {
   let kitRef: KitContext | undefined;
-  const rate = options.rateLimit ?? 10;
+  const rate = options.rateLimit ?? leverProfile.rate.requests;
   const secretNotes = new Map<string, boolean>();
   // The last lifecycle deliveries per opportunity and webhook: a repeat of one change resends the same deliveries
   // (the same `token`, which the connector keys a delivery on), as a retry by Lever would.
@@ -63,9 +64,12 @@ export async function startLeverSandbox(
       { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
       { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
     ],
-    // A token bucket per key: 10 requests a second sustained, bursts to 20 (ats-facts: "~10 req/s steady per key with
-    // burst to 20"); a limit given here keeps the same proportion.
-    rateLimit: { limit: rate, windowMs: options.rateWindowMs ?? 1000, burst: 2 * rate },
+    // A token bucket per key, as Lever's profile documents it; a limit given here keeps the same proportion of burst.
+    rateLimit: {
+      limit: rate,
+      windowMs: options.rateWindowMs ?? leverProfile.rate.windowMs,
+      burst: (rate * leverProfile.rate.burst) / leverProfile.rate.requests,
+    },
     // Lever's 429 carries no Retry-After and no rate headers (ats-facts, Corrections 2026-11).
     rateLimited: (response) => sendJson(response, 429, { code: 'TooManyRequests', message: 'Rate limit exceeded' }),
     issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),

@@ -1,4 +1,6 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { workableProfile } from '../../../../../shared/ats/workable/profile';
+import { signatureFor } from '../../../../../shared/ats/signatures';
+import { randomUUID } from 'node:crypto';
 import { sendJson, type RouteContext } from '../../http-kit';
 import { startAtsSandbox } from '../ats-sandbox-kit';
 import type { AtsSandbox, KitApplication, KitContext, KitStage, SignedDelivery } from '../ats-sandbox-kit';
@@ -33,9 +35,9 @@ export const WORKABLE_SANDBOX_DEFAULTS = {
   memberIds: ['workable-member-1'],
   /** A member who left: listed only with `status=inactive` or `all`. */
   inactiveMemberIds: ['workable-member-0'],
-  /** Account tokens: 10 requests per 10 seconds (reference: rate-limits). */
-  rateLimit: 10,
-  rateWindowMs: 10_000,
+  /** An account token's window, as Workable's profile documents it. */
+  rateLimit: workableProfile.rate.requests,
+  rateWindowMs: workableProfile.rate.windowMs,
 } as const;
 
 /** The slug of a job's hired stage, the one of kind "hired" in the job's stage list. */
@@ -107,7 +109,7 @@ function candidateMoved(kit: KitContext, application: KitApplication, target: We
   return [
     {
       body,
-      headers: { 'x-workable-signature': createHmac('sha256', target.secret).update(body).digest('hex') },
+      headers: { [SIGNATURE.header.toLowerCase()]: signatureFor(SIGNATURE, target.secret, body) },
       eventId: randomUUID(),
       event: 'candidate_moved',
     },
@@ -134,16 +136,19 @@ function activitiesOf(kit: KitContext, application: KitApplication) {
   return [...comments, ...moves].sort((a, b) => b.created_at.localeCompare(a.created_at));
 }
 
+const SIGNATURE = workableProfile.signature;
+
 /** A stand-in of Workable's SPI v3 (bearer token, 10 requests per 10 s) and its signed webhooks. */
 export function startWorkableSandbox(
   options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
 ): Promise<AtsSandbox> {
   const limit = options.rateLimit ?? WORKABLE_SANDBOX_DEFAULTS.rateLimit;
   // Every answer carries the window (reference: rate-limits); the reset is "the timestamp of the next interval".
+  const names = workableProfile.rateHeaders;
   const rateHeaders = (window: { remaining: number; resetMs: number }) => ({
-    'x-rate-limit-limit': String(limit),
-    'x-rate-limit-remaining': String(window.remaining),
-    'x-rate-limit-reset': String(Math.ceil((Date.now() + window.resetMs) / 1000)),
+    [names.limit]: String(limit),
+    [names.remaining]: String(window.remaining),
+    [names.reset]: String(Math.ceil((Date.now() + window.resetMs) / 1000)),
   });
   return startAtsSandbox({
     kind: 'workable',
@@ -157,7 +162,7 @@ export function startWorkableSandbox(
     // interval", reference: rate-limits): here each starts at its first request.
     rateLimit: { limit, windowMs: options.rateWindowMs ?? WORKABLE_SANDBOX_DEFAULTS.rateWindowMs },
     rateHeaders,
-    // No Retry-After: the wait is in X-Rate-Limit-Reset.
+    // No Retry-After: the wait is in the reset header.
     rateLimited: (response, resetMs) =>
       sendJson(response, 429, { error: 'Too many requests' }, rateHeaders({ remaining: 0, resetMs })),
     credentials: { atsApiKey: WORKABLE_SANDBOX_DEFAULTS.token },

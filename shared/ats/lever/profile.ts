@@ -1,0 +1,46 @@
+import type { VendorProfile } from '../profile';
+
+/** Lever's API, as the connector meets it (ats-routes.json `ats.lever`; ats-facts, Corrections 2026-11). */
+export const leverProfile = {
+  kind: 'lever',
+  rate: {
+    counted: 'token-bucket',
+    requests: 10,
+    windowMs: 1_000,
+    burst: 20,
+    source: 'ats-routes.json ats.lever.rateLimit ("about 10 requests/s per key with bursts to 20")',
+  },
+  throttled: {
+    retryAfter: false,
+    body: '{code: "TooManyRequests", message}',
+    source: 'ats-routes.json ats.lever.rateLimit ("429 without Retry-After or rate headers")',
+  },
+  errors: {
+    body: '{code, message}',
+    inSuccess: false,
+    source: 'hire.lever.co developer documentation, "Errors"',
+  },
+  paging: {
+    style: 'offset-token',
+    maxPageSize: 100,
+    source:
+      'ats-routes.json ats.lever.routes[].paging ("limit 1-100; answer {data, hasNext, next}; pass next back as offset")',
+  },
+  signature: {
+    header: undefined,
+    format: '<digest>',
+    signs: 'token+triggeredAt',
+    encoding: 'hex',
+    source: 'ats-routes.json ats.lever.webhooks[].signature ("hex HMAC-SHA256(signatureToken, token + triggeredAt)")',
+  },
+  stepCalls: {
+    invitation: 4,
+    writeBack: 4,
+    writeBackMove: 7,
+    reminder: 1,
+    expiry: 5,
+    exit: 3,
+    sweepPage: 1,
+    source: 'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")',
+  },
+} as const satisfies VendorProfile;

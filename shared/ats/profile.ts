@@ -1,0 +1,93 @@
+import type { AtsKind } from '../config';
+
+/** Where a vendor fact comes from: the spec's key path or the vendor's page, as a reader can check it. */
+interface Sourced {
+  source: string;
+}
+
+/**
+ * How a vendor counts its rate limit: a window of `requests` per `windowMs` from the caller's first call, a token
+ * bucket (`requests` per `windowMs` sustained, `burst` at most at once), calls in flight at once, or no published
+ * limit at all.
+ */
+export type RateCounting =
+  | { counted: 'window-from-first-call'; requests: number; windowMs: number }
+  | { counted: 'token-bucket'; requests: number; windowMs: number; burst: number }
+  | { counted: 'concurrency'; inFlight: number }
+  | { counted: 'unpublished' };
+
+/** The headers every answer carries about the caller's window; the reset is a moment in epoch seconds. */
+export interface RateHeaders {
+  limit: string;
+  remaining: string;
+  reset: string;
+}
+
+/** The work the pipeline does as one message, whose calls a profile declares (a warm environment, one page). */
+export const STEP_KINDS = [
+  'invitation',
+  'writeBack',
+  'writeBackMove',
+  'reminder',
+  'expiry',
+  'exit',
+  'sweepPage',
+] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
+
+/**
+ * One vendor as the connector meets it, declared once: its rate limit and how it is counted, the headers announcing
+ * it, its 429 and error envelopes, its paging, its webhook signature, and the calls each step of the pipeline costs.
+ * Plain data; each fact carries its source, and test/contract/ats/profiles.test.ts holds them to the vendors'
+ * fixtures, the adapters and the sandboxes.
+ */
+export interface VendorProfile {
+  kind: AtsKind;
+  rate: RateCounting & Sourced;
+  /** Absent where the vendor announces no window (Lever, Ashby). */
+  rateHeaders?: RateHeaders & Sourced;
+  /** A 429: whether it names its wait in `Retry-After` (seconds), and its body. */
+  throttled: { retryAfter: boolean; body: string } & Sourced;
+  /** How a refusal reads: its body's shape; `inSuccess` where a refusal may come as HTTP 200. */
+  errors: { body: string; inSuccess: boolean } & Sourced;
+  paging: {
+    style: 'link-header' | 'offset-token' | 'next-url-in-body' | 'cursor-in-body';
+    maxPageSize: number;
+  } & Sourced;
+  /**
+   * How a webhook is signed: HMAC-SHA256 with the webhook's secret over `signs`, sent in `header` (or the body's
+   * `signature` field where there is none) as `format` shows it, the digest in `encoding`.
+   */
+  signature: {
+    header: string | undefined;
+    /** The header naming each delivery, where the vendor sends one. */
+    deliveryHeader?: string;
+    format: string;
+    signs: 'raw-body' | 'token+triggeredAt';
+    encoding: 'hex' | 'hex-or-base64';
+  } & Sourced;
+  /** The ATS calls each step costs, status tags on, in a warm environment (caches filled, one page, no retry). */
+  stepCalls: Record<StepKind, number> & Sourced;
+}
+
+/** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
+const MAX_RESET_WAIT_MS = 15 * 60_000;
+
+/** The window an answer announces (its vendor's rate headers), or undefined where it announces none. */
+export function announcedWindow(
+  names: RateHeaders | undefined,
+  headers: Headers,
+  now: number,
+): { remaining: number; resetAt: number } | undefined {
+  const remaining = Number(names ? (headers.get(names.remaining) ?? Number.NaN) : Number.NaN);
+  const resetAt = announcedResetAt(names, headers, now);
+  return Number.isFinite(remaining) && resetAt !== undefined ? { remaining, resetAt } : undefined;
+}
+
+/** The moment the vendor's window resets, as announced in epoch seconds; undefined when absent or not believable. */
+export function announcedResetAt(names: RateHeaders | undefined, headers: Headers, now: number): number | undefined {
+  const reset = Number(names ? (headers.get(names.reset) ?? Number.NaN) : Number.NaN);
+  if (!Number.isFinite(reset) || reset <= 0) return undefined;
+  const at = reset * 1000;
+  return at > now && at - now <= MAX_RESET_WAIT_MS ? at : undefined;
+}

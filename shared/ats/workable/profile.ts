@@ -1,0 +1,54 @@
+import type { VendorProfile } from '../profile';
+
+/** Workable's SPI v3, as the connector meets it with an account token (ats-routes.json `ats.workable`). */
+export const workableProfile = {
+  kind: 'workable',
+  rate: {
+    counted: 'window-from-first-call',
+    requests: 10,
+    windowMs: 10_000,
+    source:
+      'ats-routes.json ats.workable.rateLimit ("account tokens 10 requests / 10 s"; OAuth and partner tokens ' +
+      '50 / 10 s, set with atsRateLimit); workable.readme.io/reference/rate-limits',
+  },
+  rateHeaders: {
+    limit: 'X-Rate-Limit-Limit',
+    remaining: 'X-Rate-Limit-Remaining',
+    reset: 'X-Rate-Limit-Reset',
+    source:
+      'ats-routes.json ats.workable.rateLimit (X-Rate-Limit-Limit, X-Rate-Limit-Remaining, X-Rate-Limit-Reset: ' +
+      '"timestamp of next interval")',
+  },
+  throttled: {
+    retryAfter: false,
+    body: '{error}',
+    source: 'ats-routes.json ats.workable.rateLimit ("no Retry-After")',
+  },
+  errors: {
+    body: '{error}',
+    inSuccess: false,
+    source: 'workable.readme.io/reference (error answers)',
+  },
+  paging: {
+    style: 'next-url-in-body',
+    maxPageSize: 100,
+    source: 'ats-routes.json ats.workable.routes[].paging ("paging.next is a full URL to follow verbatim")',
+  },
+  signature: {
+    header: 'X-Workable-Signature',
+    format: '<digest>',
+    signs: 'raw-body',
+    encoding: 'hex-or-base64',
+    source: 'ats-routes.json ats.workable.webhooks[].signature ("X-Workable-Signature"; hex vs base64 not stated)',
+  },
+  stepCalls: {
+    invitation: 3,
+    writeBack: 3,
+    writeBackMove: 6,
+    reminder: 1,
+    expiry: 5,
+    exit: 3,
+    sweepPage: 1,
+    source: 'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")',
+  },
+} as const satisfies VendorProfile;
