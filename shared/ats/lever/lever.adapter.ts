@@ -204,7 +204,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     return searchPages(
       async (offset) => {
         const page = await this.http.request(
-          { method: 'GET', path: offset ? `${path}&offset=${encodeURIComponent(offset)}` : path, signal },
+          { method: 'GET', path: offset ? `${path}&offset=${asGivenToken(offset)}` : path, signal },
           notesPageSchema,
         );
         return { page: validItems(page.data, noteSchema), next: page.hasNext ? (page.next ?? undefined) : undefined };
@@ -333,7 +333,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     const found: RegisteredWebhook[] = [];
     await searchPages(
       async (offset) => {
-        const path = `/v1/webhooks?limit=100${offset ? `&offset=${encodeURIComponent(offset)}` : ''}`;
+        const path = `/v1/webhooks?limit=100${offset ? `&offset=${asGivenToken(offset)}` : ''}`;
         const page = await this.http.request({ method: 'GET', path, signal }, webhooksPageSchema);
         return {
           page: validItems(page.data, webhookSchema),

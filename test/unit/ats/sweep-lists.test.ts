@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAtsAdapter } from '../../../shared/ats';
+import { type AtsSetup, createAtsAdapter } from '../../../shared/ats';
 import { WorkableAdapter } from '../../../shared/ats/workable/workable.adapter';
 import { parseConnections } from '../../../shared/config';
 import { statusOfTag, statusTag, AI_INTERVIEW_STATUSES } from '../../../shared/pipeline/status';
@@ -36,7 +36,7 @@ function adapterOf(ats: 'lever' | 'workable', answer: (call: StubCall) => StubAn
       { stage: connection.triggers[0]!.stage, jobs: connection.triggers[0]!.jobs },
       cursor,
     );
-  return { list, calls: stub.calls };
+  return { list, calls: stub.calls, adapter };
 }
 
 describe('Adapter: the Lever sweep lists the trigger’s postings, unarchived', () => {
@@ -65,6 +65,44 @@ describe('Adapter: the Lever sweep lists the trigger’s postings, unarchived', 
     await lever.list(first.next);
     // The token came back percent-encoded: passed on as it was, not encoded a second time.
     expect(lever.calls.at(-1)?.url.search).toContain('offset=%5B1588160522345%2C%2203b8%22%5D');
+  });
+});
+
+describe('Adapter: Lever page tokens passed on as given on every list', () => {
+  it('finds a note on a later page and lists every webhook page, each token as Lever gave it', async () => {
+    const token = '%5B1588160522345%2C%2203b8%22%5D';
+    const lever = adapterOf(
+      'lever',
+      (call) => {
+        const later = call.url.searchParams.has('offset');
+        if (call.url.pathname === '/v1/opportunities/opp-1/notes')
+          return later
+            ? json(200, { data: [{ id: 'note-2', fields: [{ value: 'AI interview ai-marker' }] }], hasNext: false })
+            : json(200, { data: [{ id: 'note-1', fields: [{ value: 'other' }] }], hasNext: true, next: token });
+        if (call.url.pathname === '/v1/webhooks')
+          return later
+            ? json(200, { data: [{ id: 'w-2', event: 'candidateHired', url: 'https://h/2' }], hasNext: false })
+            : json(200, {
+                data: [{ id: 'w-1', event: 'candidateStageChange', url: 'https://h/1' }],
+                hasNext: true,
+                next: token,
+              });
+        return notFound(call);
+      },
+      'all',
+    );
+    const adapter = lever.adapter;
+    const found = await adapter.findNote(
+      { atsApplicationId: 'opp-1', atsCandidateId: 'c-1', atsJobId: 'p-1' },
+      'ai-marker',
+    );
+    expect(found).toEqual({ noteId: 'note-2' });
+    const hooks = await (adapter as unknown as AtsSetup).listWebhooks?.({});
+    expect(hooks?.map((w) => w.id)).toEqual(['w-1', 'w-2']);
+    const pages = lever.calls.filter((c) => c.url.searchParams.has('offset'));
+    expect(pages).toHaveLength(2);
+    // Not encoded a second time (%25...): the token as it came.
+    for (const page of pages) expect(page.url.search).toContain(`offset=${token}`);
   });
 });
 
