@@ -25,7 +25,8 @@ export const ashbyProfile = {
     style: 'cursor-in-body',
     maxPageSize: 100,
     source:
-      'ats-routes.json ats.ashby.routes[].paging ("body {cursor, limit}; answer {results, moreDataAvailable, nextCursor}")',
+      'ats-routes.json ats.ashby.routes[].paging ("body {cursor, limit}; answer {results, moreDataAvailable, ' +
+      'nextCursor}")',
   },
   signature: {
     header: 'Ashby-Signature',

@@ -1,6 +1,9 @@
 import type { VendorProfile } from '../profile';
 
-/** Greenhouse Harvest v3, as the connector meets it (ats-routes.json `ats.greenhouse`; ats-facts, Corrections 2026-11). */
+/**
+ * Greenhouse Harvest v3 as the connector meets it (ats-routes.json `ats.greenhouse`; ats-facts, Corrections
+ * 2026-11).
+ */
 export const greenhouseProfile = {
   kind: 'greenhouse',
   rate: {

@@ -24,7 +24,8 @@ export const leverProfile = {
     style: 'offset-token',
     maxPageSize: 100,
     source:
-      'ats-routes.json ats.lever.routes[].paging ("limit 1-100; answer {data, hasNext, next}; pass next back as offset")',
+      'ats-routes.json ats.lever.routes[].paging ("limit 1-100; answer {data, hasNext, next}; pass next back as ' +
+      'offset")',
   },
   signature: {
     header: undefined,
