@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
 import { createAtsAdapter } from '../../../shared/ats';
 import { missingAtsSecret, parseConnections, type ConnectionSecrets } from '../../../shared/config';
 import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
@@ -364,12 +365,13 @@ describe('The corrections after the table', () => {
       }
       return json(200, []);
     });
-    const adapter = createAtsAdapter(
-      connectionOf({ atsAuthUrl: 'https://auth.example.test/token' }),
-      { ...base, atsWebhookSecret: SECRET, atsClientId: 'id', atsClientSecret: 'secret' },
-      { fetch: stub.fetch, ...noRetry },
-    );
-    (adapter as unknown as { now: () => number }).now = () => clock;
+    const adapter = new GreenhouseAdapter({
+      connection: connectionOf({ atsAuthUrl: 'https://auth.example.test/token' }),
+      secrets: { ...base, atsWebhookSecret: SECRET, atsClientId: 'id', atsClientSecret: 'secret' },
+      fetch: stub.fetch,
+      ...noRetry,
+      now: () => clock,
+    });
     await adapter.findNote(target, 'x');
     clock += 5 * 60_000;
     await adapter.findNote(target, 'x');

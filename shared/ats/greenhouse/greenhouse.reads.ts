@@ -1,0 +1,63 @@
+import * as v from 'valibot';
+import type { AtsHttpClient } from '../ats-http';
+import { AtsError, ATS_ERROR_CODES } from '../errors';
+import { validItems } from '../lists';
+import { applicationSchema, candidateSchema, jobSchema } from './greenhouse.schemas';
+
+/** A v3 id filter takes at most 50 ids (/docs/list-endpoints). */
+export const MAX_FILTER_IDS = 50;
+
+export type ApplicationRow = v.InferOutput<typeof applicationSchema>;
+
+export const idText = (value: string | number | null | undefined): string | undefined =>
+  value === null || value === undefined ? undefined : String(value);
+
+/** The Harvest v3 reads every part of the adapter shares: a list's pages, the plural id filters, one application. */
+export class GreenhouseReads {
+  public constructor(private readonly http: AtsHttpClient) {}
+
+  /** The applications' candidates and jobs, one read each by the plural id filters (at most 50 ids a read). */
+  public async partiesOf(applications: readonly v.InferOutput<typeof applicationSchema>[], signal?: AbortSignal) {
+    const ids = (values: (string | number | null | undefined)[]) =>
+      [...new Set(values.map(idText).filter((x): x is string => Boolean(x)))].map(encodeURIComponent).join(',');
+    const candidateIds = ids(applications.map((a) => a.candidate_id));
+    const jobIds = ids(applications.map((a) => a.job_id));
+    const [candidates, jobs] = await Promise.all([
+      candidateIds ? this.idsRead(`/v3/candidates?ids=${candidateIds}`, candidateSchema, signal) : [],
+      jobIds ? this.idsRead(`/v3/jobs?ids=${jobIds}`, jobSchema, signal) : [],
+    ]);
+    return { candidates, jobs };
+  }
+
+  public async idsRead<T>(path: string, item: v.GenericSchema<unknown, T>, signal?: AbortSignal): Promise<T[]> {
+    return validItems(await this.http.request({ method: 'GET', path, signal }, v.array(v.unknown())), item);
+  }
+
+  /** `GET /v3/applications?ids=` (a list, even of one; no `/v3/applications/{id}` is documented): one application. */
+  public async applicationRow(applicationId: string, signal?: AbortSignal): Promise<ApplicationRow> {
+    const list = await this.http.request(
+      { method: 'GET', path: `/v3/applications?ids=${encodeURIComponent(applicationId)}`, signal },
+      v.array(v.unknown()),
+    );
+    const application = validItems(list, applicationSchema).find((a) => String(a.id) === applicationId);
+    if (!application) throw new AtsError(ATS_ERROR_CODES.notFound, `Greenhouse has no application ${applicationId}`);
+    return application;
+  }
+
+  /**
+   * One page of a v3 list (a bare array, the items read one by one): `first` for the first page, then the URL the
+   * `Link` header named.
+   */
+  public listPage<T>(
+    first: string,
+    item: v.GenericSchema<unknown, T>,
+    signal: AbortSignal | undefined,
+    cacheFill = false,
+  ) {
+    return async (next: string | undefined) => {
+      const request = { method: 'GET' as const, path: next ?? first, signal, cacheFill };
+      const page = await this.http.page(request, v.array(v.unknown()));
+      return { page: validItems(page.body, item), next: page.next };
+    };
+  }
+}
