@@ -55,7 +55,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     const fetchImpl = options.fetch ?? fetch;
     const timeoutMs = options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs;
     const now = options.now ?? Date.now;
-    this.token = new GreenhouseToken(options.connection, options.secrets, fetchImpl, timeoutMs, now);
+    const { connection, secrets } = options;
+    this.token = new GreenhouseToken({ connection, secrets, fetch: fetchImpl, timeoutMs, now });
     this.http = AtsHttpClient.forAdapter(
       options,
       async (refresh) => `Bearer ${await this.token.accessToken(undefined, refresh)}`,

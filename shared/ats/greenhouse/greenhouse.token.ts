@@ -15,13 +15,25 @@ export class GreenhouseToken {
   private token: { value: string; refreshAt: number } | undefined;
   private tokenRequest: Promise<string> | undefined;
 
-  public constructor(
-    private readonly connection: Connection,
-    private readonly secrets: ConnectionSecrets,
-    private readonly fetchImpl: typeof fetch,
-    private readonly timeoutMs: number,
-    private readonly now: () => number,
-  ) {}
+  private readonly connection: Connection;
+  private readonly secrets: ConnectionSecrets;
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+  private readonly now: () => number;
+
+  public constructor(options: {
+    connection: Connection;
+    secrets: ConnectionSecrets;
+    fetch: typeof fetch;
+    timeoutMs: number;
+    now: () => number;
+  }) {
+    this.connection = options.connection;
+    this.secrets = options.secrets;
+    this.fetchImpl = options.fetch;
+    this.timeoutMs = options.timeoutMs;
+    this.now = options.now;
+  }
 
   /**
    * The access token, asked for once for the calls that need one at the same moment: one token in use at a time,
