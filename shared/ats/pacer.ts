@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sleep as defaultSleep, timeLeftMs } from '../http';
 import { AtsError, ATS_ERROR_CODES } from './errors';
-import { announcedResetAt, announcedWindow, type RateHeaders } from './profiles';
+import { type AnnouncedWindow, announcedResetAt, announcedWindow, type RateHeaders } from './profile';
 import type { Admission, AtsPacing, BookedAhead, Like, PacedKind, Turn } from './port';
 
 /** An ATS's rate limit: `limit` calls per `windowMs`. */
@@ -134,11 +134,6 @@ const HOLD_SLACK_MS = 500;
  * recorded it.
  */
 const HEAR_COSTS_EVERY_MS = 15_000;
-/** The window an ATS announces in its answers (the rate headers its profile names). */
-export interface AnnouncedWindow {
-  remaining: number;
-  resetAt: number;
-}
 
 /** The message being worked: the block of intervals its calls take, and what it has sent. */
 interface Ticket {

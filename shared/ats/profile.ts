@@ -23,6 +23,10 @@ export interface RateHeaders {
   reset: string;
 }
 
+/** Where every profile's step costs come from: each port method's calls, counted warm. */
+export const STEP_CALLS_SOURCE =
+  'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")';
+
 /** The work the pipeline does as one message, whose calls a profile declares (a warm environment, one page). */
 export const STEP_KINDS = [
   'invitation',
@@ -73,12 +77,18 @@ export interface VendorProfile {
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
 
+/** The window an ATS announces in its answers: the calls left in it, and when it resets. */
+export interface AnnouncedWindow {
+  remaining: number;
+  resetAt: number;
+}
+
 /** The window an answer announces (its vendor's rate headers), or undefined where it announces none. */
 export function announcedWindow(
   names: RateHeaders | undefined,
   headers: Headers,
   now: number,
-): { remaining: number; resetAt: number } | undefined {
+): AnnouncedWindow | undefined {
   const remaining = Number(names ? (headers.get(names.remaining) ?? Number.NaN) : Number.NaN);
   const resetAt = announcedResetAt(names, headers, now);
   return Number.isFinite(remaining) && resetAt !== undefined ? { remaining, resetAt } : undefined;

@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { STEP_CALLS_SOURCE, type VendorProfile } from '../profile';
 
 /** Ashby's RPC API, as the connector meets it (ats-routes.json `ats.ashby`). */
 export const ashbyProfile = {
@@ -43,6 +43,6 @@ export const ashbyProfile = {
     expiry: 6,
     exit: 4,
     sweepPage: 1,
-    source: 'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")',
+    source: STEP_CALLS_SOURCE,
   },
 } as const satisfies VendorProfile;

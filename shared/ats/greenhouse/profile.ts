@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { STEP_CALLS_SOURCE, type VendorProfile } from '../profile';
 
 /**
  * Greenhouse Harvest v3 as the connector meets it (ats-routes.json `ats.greenhouse`; ats-facts, Corrections
@@ -54,6 +54,6 @@ export const greenhouseProfile = {
     expiry: 6,
     exit: 4,
     sweepPage: 6,
-    source: 'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")',
+    source: STEP_CALLS_SOURCE,
   },
 } as const satisfies VendorProfile;

@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { STEP_CALLS_SOURCE, type VendorProfile } from '../profile';
 
 /** Lever's API, as the connector meets it (ats-routes.json `ats.lever`; ats-facts, Corrections 2026-11). */
 export const leverProfile = {
@@ -42,6 +42,6 @@ export const leverProfile = {
     expiry: 5,
     exit: 3,
     sweepPage: 1,
-    source: 'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")',
+    source: STEP_CALLS_SOURCE,
   },
 } as const satisfies VendorProfile;

@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { STEP_CALLS_SOURCE, type VendorProfile } from '../profile';
 
 /** Workable's SPI v3, as the connector meets it with an account token (ats-routes.json `ats.workable`). */
 export const workableProfile = {
@@ -49,6 +49,6 @@ export const workableProfile = {
     expiry: 5,
     exit: 3,
     sweepPage: 1,
-    source: 'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")',
+    source: STEP_CALLS_SOURCE,
   },
 } as const satisfies VendorProfile;
