@@ -62,6 +62,21 @@ module.exports = {
       '^infra/local/',
       'The operator CLIs run against AWS as well as the local stack: they never import the local runtime.',
     ),
+    never(
+      'steps-without-vendor-edge',
+      '^shared/pipeline/steps\\.ts$',
+      '^shared/(ats|pacing)/',
+      "The pipeline's crash-safety primitive knows nothing of an ATS or of pacing.",
+    ),
+    {
+      name: 'webhooks-without-pacing-or-service-client',
+      comment:
+        'A webhook authenticates, validates, records and enqueues: it reaches neither the pacing nor the ' +
+        "interview service's client, directly or through what it imports.",
+      severity: 'error',
+      from: { path: '^functions/(ats|interview)-webhook/' },
+      to: { path: '^shared/(pacing/|interview-service/client\\.ts$)', reachable: true },
+    },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],
   options: {

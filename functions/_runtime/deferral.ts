@@ -1,5 +1,5 @@
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
-import { SQS_MAX_DELAY_SECONDS } from '../../shared/queue/gather';
+import { SQS_MAX_DELAY_SECONDS } from '../../shared/queue/limits';
 import type { QueueMessage } from '../../shared/queue';
 import { type DelayedBatchPublisher, lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { requireEnv } from './env';
@@ -128,11 +128,10 @@ export function planDeferral(
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
   if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
-  const { retryAfterMs, turnAt, turnCalls, turnWhole, turnKind } = (error ?? {}) as {
+  const { retryAfterMs, turnAt, turnCalls, turnKind } = (error ?? {}) as {
     retryAfterMs?: unknown;
     turnAt?: unknown;
     turnCalls?: unknown;
-    turnWhole?: unknown;
     turnKind?: unknown;
   };
   // The turn the message held before is spent either way.
@@ -143,7 +142,6 @@ export function planDeferral(
     const turn = {
       turnAt,
       turnCalls: calls,
-      ...(turnWhole === true ? { turnWhole } : {}),
       ...(typeof turnKind === 'string' ? { turnKind } : {}),
     };
     return {
@@ -160,10 +158,9 @@ function withoutTurn(message: QueueMessage): QueueMessage {
   const {
     turnAt: _turn,
     turnCalls: _calls,
-    turnWhole: _whole,
     turnKind: _kind,
     ...rest
-  } = message as QueueMessage & { turnAt?: number; turnCalls?: number; turnWhole?: boolean; turnKind?: string };
+  } = message as QueueMessage & { turnAt?: number; turnCalls?: number; turnKind?: string };
   return rest as QueueMessage;
 }
 

@@ -12,15 +12,6 @@ export const ENV = {
   reportQueueUrl: 'REPORT_QUEUE_URL',
   mailFrom: 'MAIL_FROM',
   retentionDays: 'RETENTION_DAYS',
-  /** A worker's event source's batching window (WORKER_TIMING.batchingWindowSeconds), read by its pacers. */
-  batchingWindowSeconds: 'BATCHING_WINDOW_SECONDS',
-  /** How a report's webhook gathers reports on the clock (WORKER_TIMING.reportGatherSeconds); 0 sends at once. */
-  reportGatherSeconds: 'REPORT_GATHER_SECONDS',
-  /**
-   * The write-back worker's timeout, read by the report webhook: a report's turn booked ahead brings the message back
-   * when such a worker can wait for it.
-   */
-  writebackTimeoutSeconds: 'WRITEBACK_TIMEOUT_SECONDS',
 } as const;
 
 export function requireEnv(name: string): string {

@@ -3,7 +3,7 @@ import { orderAnnouncer } from '../../shared/orders/announce';
 import type { OrderResultDependencies } from '../../shared/orders/order-result.use-case';
 import type { PipelineDependencies, PipelineLogger } from '../../shared/pipeline/ports';
 import { ENV, requireEnv } from './env';
-import { connectionContext } from './connections';
+import { connectionContext } from './work-context';
 import { mappingStore } from './store';
 
 /**

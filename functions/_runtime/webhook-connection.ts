@@ -1,11 +1,11 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { ConnectionContext, PipelineLogger } from '../../shared/pipeline/ports';
-import { connectionContext } from './connections';
+import type { PipelineLogger, WebhookContext } from '../../shared/pipeline/ports';
+import { webhookContext } from './connections';
 import { jsonResponse } from './http';
 import { errorCode, errorMessage } from '../../shared/errors';
 
 export type WebhookConnection =
-  | { ok: true; context: ConnectionContext }
+  | { ok: true; context: WebhookContext }
   | { ok: false; response: APIGatewayProxyStructuredResultV2 };
 
 /**
@@ -17,7 +17,7 @@ export type WebhookConnection =
 export async function webhookConnection(
   connectionId: string,
   logger: PipelineLogger,
-  load: (connectionId: string) => Promise<ConnectionContext | undefined> = connectionContext,
+  load: (connectionId: string) => Promise<WebhookContext | undefined> = webhookContext,
 ): Promise<WebhookConnection> {
   try {
     const context = await load(connectionId);

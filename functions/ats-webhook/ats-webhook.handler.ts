@@ -18,7 +18,7 @@ import { ENV, requireEnv } from '../_runtime/env';
 import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { errorCode } from '../../shared/pipeline/errors';
-import { type ConnectionContext, type DeliveryReplay, stageSubject } from '../../shared/pipeline/ports';
+import { type DeliveryReplay, stageSubject, type WebhookContext } from '../../shared/pipeline/ports';
 import { errorName } from '../../shared/errors';
 import { withDeadline } from '../../shared/aws/deadline';
 import { deadlineSignal } from '../_runtime/deadline';
@@ -83,7 +83,7 @@ async function receive(
 type Accepted = StageEnteredMessage | CandidateDeletedMessage | ApplicationChangedMessage;
 
 /** The delivery's stage named from the shared names, where its adapter names stages by id alone. */
-function named(context: ConnectionContext, event: StageEnteredEvent): Promise<StageEnteredEvent> | StageEnteredEvent {
+function named(context: WebhookContext, event: StageEnteredEvent): Promise<StageEnteredEvent> | StageEnteredEvent {
   return context.ats.knownStageNames ? sharedStageNames(context.connection.id, event) : event;
 }
 

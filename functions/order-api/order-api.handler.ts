@@ -10,7 +10,7 @@ import { handleKomboWebhook } from '../../shared/orders/kombo-orders';
 import type { PartnerAnswer, PartnerDependencies } from '../../shared/orders/partner-calls';
 import type { OrderRecord } from '../../shared/orders/records';
 import { QueuePublisher } from '../../shared/queue';
-import { connectionContext } from '../_runtime/connections';
+import { connectionContext } from '../_runtime/work-context';
 import { ENV, requireEnv } from '../_runtime/env';
 import { lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 

@@ -84,7 +84,6 @@ function connectorFunction(
     environment: {
       ...settings.environment,
       ...FUNCTION_ENVIRONMENT[name],
-      POWERTOOLS_SERVICE_NAME: name,
       POWERTOOLS_LOG_LEVEL: logLevel,
     },
     // Lambda's JSON log format, its level matching Powertools' so that neither drops what the other keeps.

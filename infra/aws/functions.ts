@@ -1,6 +1,3 @@
-import { ENV } from '../../functions/_runtime/env';
-import { WORKER_TIMING } from '../../shared/pipeline/constants';
-
 /** The six functions and how they are bundled; the stack and the benchmark both read this. */
 export const FUNCTION_ENTRIES = {
   AtsWebhook: 'functions/ats-webhook/ats-webhook.handler.ts',
@@ -21,19 +18,11 @@ export const FUNCTION_CONCURRENCY = { worker: 5, webhook: 10 } as const;
 
 /**
  * What a function's environment holds of its own, beside the stack's tables and queues: the same in the stack and on
- * one machine. A worker's pacers send messages back early enough for its event source's batching window; the report
- * webhook gathers reports on the clock, and books a report's turn as the write-back worker would.
+ * one machine. Powertools reads the service from it, so every log line names its function.
  */
-export const FUNCTION_ENVIRONMENT: Partial<Record<FunctionName, Record<string, string>>> = {
-  InviteWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.invite) },
-  WritebackWorker: { [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.writeback) },
-  InterviewWebhook: {
-    [ENV.reportGatherSeconds]: String(WORKER_TIMING.reportGatherSeconds),
-    // It books a report's turn ahead on a backlogged schedule: the message goes back to the write-back queue's source.
-    [ENV.batchingWindowSeconds]: String(WORKER_TIMING.batchingWindowSeconds.writeback),
-    [ENV.writebackTimeoutSeconds]: String(WORKER_TIMING.workerTimeoutSeconds),
-  },
-};
+export const FUNCTION_ENVIRONMENT: Partial<Record<FunctionName, Record<string, string>>> = Object.fromEntries(
+  Object.keys(FUNCTION_ENTRIES).map((name) => [name, { POWERTOOLS_SERVICE_NAME: name }]),
+);
 
 /**
  * Modules the Lambda Node.js 24 runtime provides. Leaving the SDK clients out keeps bundles under 100 KB and

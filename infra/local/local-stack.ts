@@ -9,7 +9,6 @@ import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets
 import { PROFILES } from '../../shared/ats/profiles';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
-import { ENV } from '../../functions/_runtime/env';
 import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
 import { FUNCTION_CONCURRENCY, type FunctionName } from '../aws/functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
@@ -76,11 +75,6 @@ export interface LocalStackOptions {
   /** 0 turns the timer off; `reconcileNow()` still runs it. */
   reconcileIntervalMs?: number;
   reportDelayMs?: number;
-  /**
-   * The report webhook's gathering period in seconds (WORKER_TIMING.reportGatherSeconds, the stack's, by default):
-   * the integration tests, which send a report or two at a time, shorten it.
-   */
-  reportGatherSeconds?: number;
   /** Execution environments per worker (and its event source's pollers, two at least); default: the stack's. */
   maxConcurrency?: number;
   logLevel?: string;
@@ -286,10 +280,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ? environmentHandlers(functions, {
             concurrency,
             awsCalls,
-            reportGatherSeconds: options.reportGatherSeconds,
-            functionTimeoutMs,
           })
-        : await oneProcessHandlers(options.reportGatherSeconds, functionTimeoutMs);
+        : await oneProcessHandlers();
     cleanups.push(async () => {
       await Promise.all(Object.values(functions).map((fn) => fn.stop()));
     });
@@ -492,24 +484,10 @@ function environmentHandlers(
   options: {
     concurrency: number;
     awsCalls: AwsCall[] | undefined;
-    reportGatherSeconds: number | undefined;
-    functionTimeoutMs: number;
   },
 ): Handlers {
-  const gather = options.reportGatherSeconds;
-  const environments: Partial<Record<FunctionName, Record<string, string>>> = {
-    InterviewWebhook: {
-      ...(gather === undefined ? {} : { [ENV.reportGatherSeconds]: String(gather) }),
-      [ENV.writebackTimeoutSeconds]: String(options.functionTimeoutMs / 1000),
-    },
-  };
   const start = (name: FunctionName, maxEnvironments: number) =>
-    (functions[name] = startLocalFunction({
-      name,
-      maxEnvironments,
-      awsCalls: options.awsCalls,
-      environment: environments[name],
-    }));
+    (functions[name] = startLocalFunction({ name, maxEnvironments, awsCalls: options.awsCalls }));
   return {
     atsWebhook: asHandler(start('AtsWebhook', FUNCTION_CONCURRENCY.webhook)),
     interviewWebhook: asHandler(start('InterviewWebhook', FUNCTION_CONCURRENCY.webhook)),
@@ -522,19 +500,12 @@ function environmentHandlers(
 }
 
 /**
- * Every handler imported here, one module state for all (for debugging): each handler runs as its function. The two
- * workers share one pacer per connection, which sends messages back early enough for the longer of their queues'
- * batching windows (a message back early waits in the worker).
+ * Every handler imported here, one module state for all (for debugging): each handler runs as its function, and the
+ * two workers share one gate per connection.
  */
-async function oneProcessHandlers(
-  reportGatherSeconds: number | undefined,
-  functionTimeoutMs: number,
-): Promise<Handlers> {
+async function oneProcessHandlers(): Promise<Handlers> {
   const { resetConnectionCaches } = await import('../../functions/_runtime/connections');
   resetConnectionCaches();
-  process.env[ENV.batchingWindowSeconds] = String(Math.max(...Object.values(WORKER_TIMING.batchingWindowSeconds)));
-  process.env[ENV.reportGatherSeconds] = String(reportGatherSeconds ?? WORKER_TIMING.reportGatherSeconds);
-  process.env[ENV.writebackTimeoutSeconds] = String(functionTimeoutMs / 1000);
   clearInterviewCache();
   const as =
     <E, R>(fn: FunctionName, handler: (event: E, context: Context) => Promise<R>) =>

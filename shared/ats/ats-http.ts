@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { HTTP_DEFAULTS, defaultRetryPolicy, parseRetryAfter, redactUrl, sendHttpRequest, withRetry } from '../http';
 import type { RetryHooks, RetryPolicy } from '../http';
 import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
-import type { CallGate } from './pacer';
+import type { CallGate } from './call-gate';
 import { announcedResetAt, PROFILES, type RateHeaders } from './profiles';
 import type { AtsAdapterOptions } from './webhook-body';
 import { describeFirstIssue } from '../validation';
@@ -19,7 +19,7 @@ export interface AtsHttpOptions {
   now?: () => number;
   /** A refusal hidden in a successful answer (Ashby's HTTP 200 with `success: false`); undefined when none. */
   failureInBody?: (body: unknown) => string | undefined;
-  /** Asked before each call is sent and told of each answer: the connection's pacing (shared/ats/pacer.ts). */
+  /** Asked before each call is sent and told of each answer: the connection's pacing (shared/pacing/). */
   gate?: CallGate | undefined;
   /** The headers the ATS announces its window in (its profile's): a 429 without Retry-After waits for its reset. */
   rateHeaders?: RateHeaders | undefined;
@@ -41,8 +41,6 @@ export interface AtsRequest {
   readOnly?: boolean;
   /** A write whose repeat changes nothing (a tag set or taken off): sent again after a 5xx or a lost answer too. */
   idempotent?: boolean;
-  /** A list read once for the environment's cache (a job's stages): no part of what the work asking costs. */
-  cacheFill?: boolean;
 }
 
 /** The body as JSON, or undefined when it is not (an empty 204, an HTML error page). */
@@ -79,7 +77,7 @@ function errorDetail(text: string): string {
 /**
  * The HTTP side every ATS adapter shares: auth header, one re-authentication after a 401, bounded retries that wait
  * as Retry-After (or the rate-limit reset header) says, and writes retried only when the ATS refused them outright
- * (429), never after an answer that may hide a write (5xx, timeout). Pacing is the gate's (shared/ats/pacer.ts).
+ * (429), never after an answer that may hide a write (5xx, timeout). Pacing is the gate's (shared/pacing/).
  */
 export class AtsHttpClient {
   private readonly options: AtsHttpOptions;
@@ -176,7 +174,7 @@ export class AtsHttpClient {
     const gate = this.options.gate;
     let refreshed = false;
     const attempt = async (): Promise<{ where: string; body: unknown; headers: Headers }> => {
-      await gate?.beforeCall(where, request.signal, request.cacheFill === true);
+      await gate?.beforeCall(where, request.signal);
       let response = await this.send(request, url, await this.options.authorization(false), isWrite);
       gate?.afterAnswer(response.status, response.headers);
       if (response.status === 401 && !refreshed) {
@@ -205,7 +203,7 @@ export class AtsHttpClient {
     return withRetry(attempt, this.policy, {
       sleep: this.options.sleep,
       signal: request.signal,
-      // A call the pacer kept back waits in the queue for its turn, not in the worker; a write is sent again only
+      // A call the pacing kept back waits in the queue for its turn, not in the worker; a write is sent again only
       // when the ATS refused it outright.
       shouldRetry: (error) => !(error instanceof AtsError && error.paced) && (!isWrite || !mayHaveSucceeded(error)),
     });

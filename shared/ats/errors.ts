@@ -16,16 +16,14 @@ export type AtsErrorCode = (typeof ATS_ERROR_CODES)[keyof typeof ATS_ERROR_CODES
 export class AtsError extends OutwardCallError {
   declare public readonly code: AtsErrorCode;
   /**
-   * The pacer kept the call back (nothing was sent): the message waits in the queue, not in the worker. `turnAt`,
+   * The pacing kept the call back (nothing was sent): the message waits in the queue, not in the worker. `turnAt`,
    * where set, is the turn it reserved on the connection's schedule, which it keeps when it comes back.
    */
   public readonly paced: boolean;
   public readonly turnAt: number | undefined;
   /** The calls the turn holds intervals for. */
   public readonly turnCalls: number | undefined;
-  /** The message's work had not begun: it runs whole in that turn. */
-  public readonly turnWhole: boolean | undefined;
-  /** The sort of work the turn was booked for, where the message alone does not say it. */
+  /** The step the turn was booked for (shared/ats/profile.ts STEP_KINDS). */
   public readonly turnKind: string | undefined;
 
   public constructor(
@@ -37,7 +35,6 @@ export class AtsError extends OutwardCallError {
       paced?: boolean;
       turnAt?: number;
       turnCalls?: number;
-      turnWhole?: boolean;
       turnKind?: string;
       mayHaveSucceeded?: boolean;
       cause?: unknown;
@@ -49,7 +46,6 @@ export class AtsError extends OutwardCallError {
     this.paced = context.paced ?? context.turnAt !== undefined;
     this.turnAt = context.turnAt;
     this.turnCalls = context.turnCalls;
-    this.turnWhole = context.turnWhole;
     this.turnKind = context.turnKind;
   }
 }

@@ -6,11 +6,11 @@ import { LeverAdapter } from './lever/lever.adapter';
 import { WorkableAdapter } from './workable/workable.adapter';
 import type { AtsAdapter } from './port';
 import { documentedRate, PROFILES } from './profiles';
-import type { CallGate, RateLimit } from './pacer';
+import type { CallGate } from './call-gate';
 
 export * from './port';
 export * from './errors';
-export { documentedRate, PROFILES, type VendorProfile } from './profiles';
+export { declaredStepCalls, documentedRate, PROFILES, type VendorProfile } from './profiles';
 
 /** The ATS kinds with an adapter; a connection to any other is refused when the config loads. */
 export const SUPPORTED_ATS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
@@ -18,7 +18,7 @@ export const SUPPORTED_ATS = ['greenhouse', 'ashby', 'lever', 'workable'] as con
 export interface AdapterDependencies {
   fetch?: typeof fetch;
   timeoutMs?: number;
-  /** The connection's pacing (shared/ats/pacer.ts): the functions pass one, the doctor and most tests none. */
+  /** The connection's pacing (shared/pacing/): the functions pass one, the doctor and most tests none. */
   gate?: CallGate;
 }
 
@@ -26,7 +26,7 @@ export interface AdapterDependencies {
  * The rate a connection's calls are paced to: its `atsRateLimit` where set, else the one its ATS's profile documents
  * for one credential (./<kind>/profile.ts; Ashby publishes none).
  */
-export function connectionRate(connection: Connection): RateLimit | undefined {
+export function connectionRate(connection: Connection): { limit: number; windowMs: number } | undefined {
   const own = connection.atsRateLimit;
   if (own) return { limit: own.requests, windowMs: Math.round(own.perSeconds * 1000) };
   return connection.ats in PROFILES ? documentedRate(connection.ats) : undefined;

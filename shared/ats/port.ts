@@ -89,7 +89,7 @@ export interface AtsNote {
 
 /**
  * The calls every adapter's `moveToStage` makes when it moves (where the application stands, then the move), once the
- * stage lists it caches are read. The pacer books a write-back with a move at this much more than one without.
+ * stage lists it caches are read.
  */
 export const MOVE_CALLS = 2;
 
@@ -275,57 +275,8 @@ export interface AtsSetup {
   ): Promise<{ id: string; issuedSecret?: string | undefined }>;
 }
 
-/**
- * What a kind not shown yet is booked at: what another kind costs, and `more` calls (a write-back with a stage move is
- * one without it, and the move). In a burst every message of a new kind is booked before the first has run: booked at
- * the costliest kind shown, the write-backs with a move were cut before it, and their kind was never learnt whole.
- */
-export interface Like {
-  kind: string;
-  more: number;
-}
-
-/** The kind a message is paced as: its name, and, for a kind that may not be shown yet, what it is `like`. */
-export type PacedKind = string | { kind: string; like?: Like | undefined };
-
-/** A message was admitted and its work ran (`value`), or its work did not run and it comes back for its turn. */
-export type Admission<T> =
-  | { admitted: true; value: T }
-  | { admitted: false; turnAt: number; turnCalls: number; waitMs: number; returnInMs: number };
-
-/**
- * A turn reserved on the schedule: when it begins, and how many calls' intervals it holds; `whole` when the message's
- * work had not begun before it went back for it (so its run there shows what its kind costs).
- */
-export interface Turn {
-  at: number;
-  calls: number;
-  whole?: boolean | undefined;
-  /** The sort of work it was booked for (the kind the message was admitted as). */
-  kind?: string | undefined;
-}
-
-/** A turn booked ahead, or none: `freeSoon` when the schedule was freer than the message would wait for. */
-export type BookedAhead = { turn: Turn; returnInMs: number } | { turn?: undefined; freeSoon: boolean };
-
-/** Paces a connection's ATS calls across every environment: the port the pacer (./pacer.ts) implements. */
-export interface AtsPacing {
-  /** Runs `work` in its turn when the turn is close; otherwise answers the turn the message comes back for. */
-  admit<T>(
-    kind: PacedKind,
-    reserved: Turn | undefined,
-    signal: AbortSignal | undefined,
-    work: () => Promise<T>,
-  ): Promise<Admission<T>>;
-  /**
-   * A turn booked for a message before it is enqueued (to be visible in `visibleInMs`), only where the schedule is
-   * booked so far ahead that the message would go back for its turn, at what its kind costs (not shown yet, a
-   * guess); with how long it stays out of sight (for a worker with the time `workerDeadline` leaves).
-   */
-  bookAhead(kind: PacedKind, visibleInMs: number, workerDeadline?: AbortSignal): Promise<BookedAhead>;
-  /** How long until the ATS takes `calls` calls, by the window it last announced; 0 when it does now. */
-  waitMs(calls?: number): number;
-}
+/** The work the pipeline does as one message, whose calls each vendor's profile declares. */
+export type { StepKind } from './profile';
 
 /** A port method's type, for an adapter that types each of its methods by the port it implements. */
 export type AtsMethod<K extends keyof AtsAdapter> = NonNullable<AtsAdapter[K]>;

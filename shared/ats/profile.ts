@@ -25,7 +25,8 @@ export interface RateHeaders {
 
 /** Where every profile's step costs come from: each port method's calls, counted warm. */
 export const STEP_CALLS_SOURCE =
-  'counted from each port method, warm (docs/architecture.md, "Each vendor declared once")';
+  'counted from each port method, warm, and from npm run bench\'s calls per route (docs/architecture.md, "Each vendor ' +
+  'declared once")';
 
 /** The work the pipeline does as one message, whose calls a profile declares (a warm environment, one page). */
 export const STEP_KINDS = [
@@ -70,8 +71,10 @@ export interface VendorProfile {
     signs: 'raw-body' | 'token+triggeredAt';
     encoding: 'hex' | 'hex-or-base64';
   } & Sourced;
-  /** The ATS calls each step costs, status tags on, in a warm environment (caches filled, one page, no retry). */
+  /** The ATS calls each step costs, status tags off, in a warm environment (caches filled, one page, no retry). */
   stepCalls: Record<StepKind, number> & Sourced;
+  /** The calls status tags add to each step (`writeBack.status: tags`): the tag list read, the old tag off, the new on. */
+  statusTagCalls: Record<StepKind, number> & Sourced;
 }
 
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */

@@ -3,7 +3,7 @@ import { ashbyProfile } from './ashby/profile';
 import { greenhouseProfile } from './greenhouse/profile';
 import { leverProfile } from './lever/profile';
 import { workableProfile } from './workable/profile';
-import type { VendorProfile } from './profile';
+import { STEP_KINDS, type StepKind, type VendorProfile } from './profile';
 
 export { announcedResetAt, announcedWindow, type RateHeaders, type VendorProfile } from './profile';
 
@@ -19,4 +19,12 @@ export const PROFILES: Readonly<Record<AtsKind, VendorProfile>> = {
 export function documentedRate(kind: AtsKind): { limit: number; windowMs: number } | undefined {
   const rate = PROFILES[kind].rate;
   return 'requests' in rate ? { limit: rate.requests, windowMs: rate.windowMs } : undefined;
+}
+
+/** The calls each step of a connection costs, as its ATS's profile declares them, with its status tags or without. */
+export function declaredStepCalls(kind: AtsKind, statusTags: boolean): Record<StepKind, number> {
+  const { stepCalls, statusTagCalls } = PROFILES[kind];
+  return Object.fromEntries(
+    STEP_KINDS.map((step) => [step, stepCalls[step] + (statusTags ? statusTagCalls[step] : 0)]),
+  ) as Record<StepKind, number>;
 }

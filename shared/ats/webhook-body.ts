@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets } from '../config';
 import type { RetryHooks, RetryPolicy } from '../http';
-import type { CallGate } from './pacer';
+import type { CallGate } from './call-gate';
 import type { WebhookParseResult } from './port';
 import { describeFirstIssue } from '../validation';
 
@@ -13,7 +13,7 @@ export interface AtsAdapterOptions {
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   sleep?: RetryHooks['sleep'];
-  /** The connection's pacing, asked before each call (shared/ats/pacer.ts); none in the doctor and most tests. */
+  /** The connection's pacing, asked before each call (shared/pacing/); none in the doctor and most tests. */
   gate?: CallGate | undefined;
 }
 

@@ -7,6 +7,5 @@ export {
 export { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
 export { LeaseLostError } from './errors';
 export { DynamoQueueLedger, type DynamoQueueLedgerOptions } from './queue-ledger';
-export { DynamoRateSchedule } from './rate-schedule';
 export { DeadlineReachedError, PageCapError } from './paging';
 export { DynamoOrderStore } from './orders.records';

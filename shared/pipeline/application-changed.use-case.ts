@@ -1,8 +1,7 @@
 import type { ApplicationRef, ApplicationStanding } from '../ats/port';
 import type { ApplicationChangedMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
-import { withinRateWindow } from './pacing';
-import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
+import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
 import type { ApplicationRecord } from './records';
 import { showStatus } from './status';
 
@@ -135,12 +134,11 @@ export async function handleApplicationChanged(
     throw new ClaimHeldElsewhereError(`the invitation of application ${message.atsApplicationId}`, leaseMs);
   const place: StandingPlace = { context, deps, now, signal: options.signal };
   try {
-    return await withinRateWindow(context, message, options.signal, async () => {
-      const standing = await context.ats.readStanding(targetOf(first), options.signal);
-      const outcomes: ('left' | 'returned' | 'unchanged')[] = [];
-      for (const record of records) outcomes.push(await actOnStanding(place, record, standing));
-      return { outcome: outcomes.find((o) => o !== 'unchanged') ?? 'unchanged' };
-    });
+    await context.turns?.take('exit', heldTurn(message), options.signal);
+    const standing = await context.ats.readStanding(targetOf(first), options.signal);
+    const outcomes: ('left' | 'returned' | 'unchanged')[] = [];
+    for (const record of records) outcomes.push(await actOnStanding(place, record, standing));
+    return { outcome: outcomes.find((o) => o !== 'unchanged') ?? 'unchanged' };
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.warn('application changed: the ATS refused the read', {

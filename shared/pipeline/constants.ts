@@ -6,24 +6,10 @@ export const WORKER_TIMING = {
   visibilityTimeoutMultiplier: 6,
   /**
    * Each worker's event source gathers a batch that is not full for up to this long before the worker runs (its
-   * maximum batching window). A burst's stage changes come all at once and fill their batches. The reports come one at
-   * a time as invitations go out (about 2 a second at Greenhouse's 50 per 10 s), and most go back for a later turn:
-   * with 1 s, each batch of two to six cost two receives, a send back and a delete (Greenhouse 50 per 10 s, 5 + 5
-   * environments: 4.17 to 4.31 SQS requests per candidate); with 5 s, 3.73 and 3.79 (docs/benchmark.md). A
-   * report's write-back starts up to 5 s later on a quiet queue (on AWS, a queue with very little traffic may wait up
-   * to 20 s whatever the window, as Lambda's SQS documentation says), which no recruiter waits on. The pacer sends
-   * messages back for their turns early enough for the window (`BATCHING_WINDOW_SECONDS`, shared/ats/pacer.ts).
+   * maximum batching window): a burst's messages fill their batches, and a report's write-back starts within a second
+   * on a quiet queue. A message going back for its turn comes back early enough for it (shared/pacing/turn.ts).
    */
-  batchingWindowSeconds: { invite: 1, writeback: 5 },
-  /**
-   * A report's webhook puts it on the queue out of sight until the next multiple of this many seconds on the clock
-   * (`gatherDelaySeconds`), so the reports of a busy connection reach the write-back worker together, a batch at a
-   * time, where they came one or two to a batch: each batch costs two receives, a delete and, in a burst paced to an
-   * ATS's rate, the send that puts its reports back for their turns. A report's write-back starts up to this much
-   * later on a quiet connection; no recruiter waits on it to the second, and Lambda's SQS documentation already
-   * allows a quiet queue 20 s. Figures: docs/benchmark.md.
-   */
-  reportGatherSeconds: 20,
+  batchingWindowSeconds: { invite: 1, writeback: 1 },
   /** A claim outlives one invocation, never the visibility timeout: a retry after a crash finds it expired. */
   applicationLeaseMs: 60_000,
   jobLeaseMs: 60_000,

@@ -2,11 +2,16 @@ import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
-import type { ConnectionContext, InviteDependencies, PipelineDependencies, WorkContext } from './ports';
+import {
+  type ConnectionContext,
+  heldTurn,
+  type InviteDependencies,
+  type PipelineDependencies,
+  type WorkContext,
+} from './ports';
 import { postNoteOnce } from './post-note';
 import { invitationMarker, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { actOnStanding, showOwedStatus, targetOf } from './application-changed.use-case';
-import { withinRateWindow } from './pacing';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
 
@@ -146,17 +151,16 @@ export async function handleFollowUp(
     if (message.action === 'extend') return await extend(run, message);
     // Each reads the application in the ATS first: it takes its turn on the connection's schedule, and keeps it when
     // it goes back, as every message does, rather than joining the end of a burst again each time.
-    return await withinRateWindow(context, message, signal, async () => {
-      // Left already: nothing is sent; a retry shows the status its exit owes (its tag may have been cut short).
-      if (record.state === 'left') {
-        await showOwedStatus({ context, deps, now, signal }, record);
-        return { outcome: 'not-due' as const };
-      }
-      if (!(await stillInProcess(run))) return { outcome: 'left' as const };
-      if (message.action === 'resend') return resend(run, message);
-      if (message.action === 'remind') return remind(run, message.reminder ?? 0);
-      return expire(run);
-    });
+    await context.turns?.take(message.action === 'expire' ? 'expiry' : 'reminder', heldTurn(message), signal);
+    // Left already: nothing is sent; a retry shows the status its exit owes (its tag may have been cut short).
+    if (record.state === 'left') {
+      await showOwedStatus({ context, deps, now, signal }, record);
+      return { outcome: 'not-due' as const };
+    }
+    if (!(await stillInProcess(run))) return { outcome: 'left' as const };
+    if (message.action === 'resend') return await resend(run, message);
+    if (message.action === 'remind') return await remind(run, message.reminder ?? 0);
+    return await expire(run);
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
@@ -214,8 +218,10 @@ async function extend(run: FollowUpRun, message: FollowUpMessage): Promise<{ out
   };
   const { applied, record: after } = await deps.store.applyOperatorRequest(record, request);
   // An expired invitation opened again owes its status "invited" (shown again on a retry until it is).
-  if (after)
-    await withinRateWindow(context, message, signal, () => showOwedStatus({ context, deps, now, signal }, after));
+  if (after) {
+    await context.turns?.take('exit', heldTurn(message), signal);
+    await showOwedStatus({ context, deps, now, signal }, after);
+  }
   if (!applied || !after) return { outcome: 'not-open' };
   deps.logger.info('follow-up: the invitation was extended', {
     ...log,

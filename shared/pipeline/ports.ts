@@ -1,5 +1,5 @@
 import type { Connection, ConnectionSecrets } from '../config';
-import type { AtsAdapter, AtsPacing } from '../ats/port';
+import type { AtsAdapter, StepKind } from '../ats/port';
 import type { InterviewService } from '../interview-service/port';
 
 /** A report as the service lists it. */
@@ -293,14 +293,39 @@ export interface ReportQueue {
   enqueueReports(reports: readonly ReportToWriteBack[]): Promise<void>;
 }
 
+/** What a webhook function has of a connection: no pacing, no interview-service client. */
+export type WebhookContext = Pick<ConnectionContext, 'connection' | 'secrets' | 'ats'>;
+
 /** Per-connection collaborators, built once per warm function and cached. */
 export interface ConnectionContext {
   connection: Connection;
   secrets: ConnectionSecrets;
   ats: AtsAdapter;
-  /** Paces the connection's ATS calls across every environment (shared/ats/pacer.ts); absent where nothing paces. */
-  pacer?: AtsPacing | undefined;
+  /** The connection's turns on its ATS's rate limit (shared/pacing/turn.ts); absent where nothing paces. */
+  turns?: AtsTurns | undefined;
   interviews: InterviewService;
+}
+
+/** A turn a message holds on its connection's schedule (it went back for it): when it begins, the calls it holds. */
+export interface HeldTurn {
+  at: number;
+  calls: number;
+}
+
+/** Each message's turn on its connection's ATS schedule, booked by what its step declares (shared/pacing/turn.ts). */
+export interface AtsTurns {
+  /** Waits for the turn (`held` when the message went back for one), or throws the message back carrying it. */
+  take(step: StepKind, held: HeldTurn | undefined, signal?: AbortSignal): Promise<void>;
+  /** A turn for work of no message (a sweep's page), taken only when it is near: answers whether it was. */
+  takeNear(step: StepKind, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** The turn a message carries back from the queue, if it went back for one. */
+export function heldTurn(message: {
+  turnAt?: number | undefined;
+  turnCalls?: number | undefined;
+}): HeldTurn | undefined {
+  return message.turnAt === undefined ? undefined : { at: message.turnAt, calls: message.turnCalls ?? 1 };
 }
 
 export interface PipelineLogger {

@@ -13,10 +13,8 @@ import { postNoteOnce } from './post-note';
 import { afterSideEffect } from './fault-injection';
 import { errorName } from '../errors';
 import { runSteps, type Step } from './steps';
-import { withinRateWindow } from './pacing';
-import { sortBeforeTurn } from './report-turn';
 import type { StageMatcher } from '../config';
-import type { ConnectionContext, PipelineDependencies, RunOptions, StepWrite } from './ports';
+import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions, type StepWrite } from './ports';
 import { normaliseEmail, stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
@@ -50,10 +48,7 @@ export async function handleReportCreated(
 ): Promise<ReportCreatedResult> {
   const context = await deps.contextFor(message.connectionId);
   if (!context) return { outcome: 'unknown-connection' };
-  const early = await sortBeforeTurn(message, context, options.signal);
-  const paced = early?.kind ? { ...message, kind: early.kind, like: early.like } : message;
-  const run = { ...options, listed: early?.reports };
-  return withinRateWindow(context, paced, options.signal, () => writeBack(message, context, deps, run));
+  return writeBack(message, context, deps, options);
 }
 
 /** One report message's write-back: what it runs with. */
@@ -65,8 +60,7 @@ interface ReportRun {
   log: Record<string, unknown>;
 }
 
-/** How a write-back runs; `listed`, the report list read before its turn, when it was. */
-type WriteBackOptions = RunOptions & { listed?: InterviewReport[] | undefined };
+type WriteBackOptions = RunOptions;
 
 /** The claim on the report's application, with the record as claimed. */
 interface ClaimedWriteBack extends ClaimedWork {
@@ -88,7 +82,17 @@ async function writeBack(
     source: message.source,
   };
   const run: ReportRun = { message, context, deps, options, log };
-  const claimed = await claimReport(run);
+  const found = await reportAndApplication(run);
+  if ('outcome' in found) return found;
+  const { report, application } = found;
+  if (application.state === 'written_back' && application.reportId === report.report_id)
+    return { outcome: 'already-written-back' };
+  // Its turn on the ATS's rate limit, by what its sort declares, once its application shows it is not done (a
+  // duplicate never books); a later turn sends it back before anything is claimed.
+  const rule = context.connection.writeBack.advance;
+  const move = rule !== undefined && decideAdvance(rule, report).advance;
+  await context.turns?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal);
+  const claimed = await claimReport(run, found);
   if (!('record' in claimed)) return claimed;
   try {
     return await writeBackSteps(run, claimed);
@@ -102,12 +106,10 @@ async function reportAndApplication(
   run: ReportRun,
 ): Promise<{ report: InterviewReport; application: ApplicationRecord } | ReportCreatedResult> {
   const { message, context, deps, options } = run;
-  const reports =
-    options.listed ??
-    (await context.interviews.listReports(
-      { interview_id: message.interviewId, candidate_id: message.candidateId },
-      { signal: options.signal },
-    ));
+  const reports = await context.interviews.listReports(
+    { interview_id: message.interviewId, candidate_id: message.candidateId },
+    { signal: options.signal },
+  );
   const report = reports.find((r) => r.report_id === message.reportId);
   if (!report) {
     if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives)
@@ -125,10 +127,10 @@ async function reportAndApplication(
 }
 
 /** The write-back claimed for this report, or why there is nothing to do (done, another report, another worker). */
-async function claimReport(run: ReportRun): Promise<ClaimedWriteBack | ReportCreatedResult> {
-  const found = await reportAndApplication(run);
-  if ('outcome' in found) return found;
-  const { report, application } = found;
+async function claimReport(
+  run: ReportRun,
+  { report, application }: { report: InterviewReport; application: ApplicationRecord },
+): Promise<ClaimedWriteBack | ReportCreatedResult> {
   const { deps, options } = run;
   const key: ApplicationKey = {
     connectionId: application.connectionId,

@@ -11,14 +11,15 @@ import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
-import type {
-  ConnectionContext,
-  InviteDependencies,
-  PipelineDependencies,
-  RunOptions,
-  StepData,
-  StepWrite,
-  WorkContext,
+import {
+  type ConnectionContext,
+  heldTurn,
+  type InviteDependencies,
+  type PipelineDependencies,
+  type RunOptions,
+  type StepData,
+  type StepWrite,
+  type WorkContext,
 } from './ports';
 import {
   invitationMarker,
@@ -30,7 +31,6 @@ import {
   type StepRecord,
 } from './records';
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
-import { withinRateWindow } from './pacing';
 import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
 import { actOnStanding, targetOf } from './application-changed.use-case';
@@ -74,20 +74,9 @@ export async function handleStageEntered(
   if (!mayMatchTriggers(context.connection, withStageName(message.event, context.ats.knownStageNames?.()))) {
     return [{ outcome: 'no-matching-trigger' }];
   }
-  const paced = { ...message, kind: pacingKind(message.event.stage) };
-  return withinRateWindow(context, paced, signal, () => confirmAndInvite(message, context, deps, options));
-}
-
-/**
- * What a stage change costs depends on its stage: one with a trigger confirms and invites (on Lever two calls), one
- * without only confirms (one). Each stage's cost is learnt apart (shared/ats/pacer.ts), so the stage changes a
- * write-back's move brings are not booked at an invitation's cost (on Lever at 10 per s, 66 of them in a burst of
- * 200 left one interval each unused).
- */
-function pacingKind(stage: { id?: string | undefined; name?: string | undefined }): string {
-  // By name where the ATS sends one: a stage's id may differ from job to job (Greenhouse), its name does not.
-  const named = (stage.name ?? stage.id ?? '').replaceAll('/', '_').slice(0, 100);
-  return `stage-entered@${named}`;
+  // Its turn on the ATS's rate limit, by what an invitation declares; the claims that follow make a duplicate harmless.
+  await context.turns?.take('invitation', heldTurn(message), signal);
+  return confirmAndInvite(message, context, deps, options);
 }
 
 /** The stage change confirmed with the ATS, then each trigger it starts: claimed, the interview ensured, invited. */

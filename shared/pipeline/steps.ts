@@ -1,4 +1,3 @@
-import { pacedStep } from '../ats/pacer';
 import { afterSideEffect, type SideEffectPoint } from './fault-injection';
 import { definitelyNotSent, errorMessage } from '../errors';
 import { timeLeftMs } from '../http/deadline';
@@ -61,8 +60,7 @@ export type StepOutcome = 'performed' | 'found' | 'uncertain';
 /** Runs one step to done; `key` names the application for the chaos run's crash points. */
 export async function runStep<R>(step: Step<R>, key: string, last = true): Promise<StepOutcome | 'skipped'> {
   if (step.done) return 'skipped';
-  // Its calls to the ATS go together, in a turn with room for them (a message comes back for one, not mid-step).
-  return pacedStep(step.name, () => performStep(step, key, last));
+  return performStep(step, key, last);
 }
 
 async function performStep<R>(step: Step<R>, key: string, last: boolean): Promise<StepOutcome> {

@@ -7,13 +7,6 @@ import { stageSubject, type ConnectionContext, type PipelineDependencies, type Q
 import type { Trigger } from '../config';
 import type { StageEnteredEvent } from '../ats/port';
 
-/**
- * The calls one page of a sweep makes at most (Greenhouse: the open jobs and their stages on a pass's first page,
- * then the stage's rows, their applications, candidates and jobs): a page starts only when the ATS's announced
- * window has room for all of them, so none stops half read and is read again.
- */
-const SWEEP_PAGE_CALLS = 6;
-
 export interface SweepTriggerResult {
   triggerId: string;
   /** Applications read from the ATS's list in this run, and those of them the connector did not know. */
@@ -130,13 +123,13 @@ async function readPages(
 ): Promise<void> {
   const { connectionId, context, deps, signal, now } = run;
   while (outcome.pages < context.connection.sweep.maxPagesPerRun && !signal?.aborted) {
-    // The ATS said its window is spent: the list waits for the next run rather than spend a 429.
-    if ((context.pacer?.waitMs(SWEEP_PAGE_CALLS) ?? 0) > 0) {
-      outcome.state = 'rate-limited';
-      return;
-    }
     let page: Awaited<ReturnType<ListPage>>;
     try {
+      // A page takes the calls its profile declares, on a near turn only: a busy schedule keeps it for the next run.
+      if (context.turns && !(await context.turns.takeNear('sweepPage', signal))) {
+        outcome.state = 'rate-limited';
+        return;
+      }
       page = await run.list({ stage: trigger.stage, jobs: trigger.jobs }, place.cursor, signal);
     } catch (error) {
       outcome.state = isPermanent(error) ? 'failed' : 'rate-limited';

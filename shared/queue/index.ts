@@ -1,5 +1,4 @@
 export * from './messages.schema';
 export { QueuePublisher, QueuePublishError, type PublishOptions } from './queue.publisher';
-export { gatherDelaySeconds } from './gather';
 // lazyQueuePublisher is imported by its own path (./lazy-publisher): through this index, the static SDK import
 // of QueuePublisher would come along and load the SQS client at cold start, which is what it exists to avoid.

@@ -12,17 +12,12 @@ const deferrals = v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)));
 
 /**
  * The turn the message reserved on its connection's ATS schedule (epoch ms) when it went back to wait for it: it
- * runs then without reserving again (shared/ats/pacer.ts).
+ * runs then without reserving again (shared/pacing/turn.ts).
  */
 const turnAt = v.optional(v.pipe(v.number(), v.minValue(0)));
 /** The calls that turn holds intervals for. */
 const turnCalls = v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)));
-/** The message's work had not begun when it went back for that turn: its run there shows what its kind costs. */
-const turnWhole = v.optional(v.boolean());
-/**
- * The sort of work the turn was booked for (a write-back with a stage move or without), where the message alone does
- * not say it: its run there counts toward that sort's cost.
- */
+/** The step the turn was booked for (a write-back with a stage move or without): for the operator's eye. */
 const turnKind = v.optional(v.pipe(v.string(), v.maxLength(200)));
 
 /** The delivery (or reconciler run) the message came from: every log line about it carries this id. */
@@ -40,7 +35,7 @@ const envelope = {
 };
 
 /** What a message that calls the ATS carries: its turn on the connection's schedule. */
-const turn = { turnAt, turnCalls, turnWhole, turnKind };
+const turn = { turnAt, turnCalls, turnKind };
 
 /** v1 of "a candidate entered a stage", as the ats-webhook function enqueues it. */
 export const stageEnteredMessageSchema = v.object({

@@ -1,5 +1,5 @@
-import { connectionRate, createAtsAdapter, PROFILES } from '../../shared/ats';
-import { Pacer } from '../../shared/ats/pacer';
+import { connectionRate, createAtsAdapter, declaredStepCalls, PROFILES } from '../../shared/ats';
+import { CallPacer, Turns } from '../../shared/pacing';
 import type { AtsKind } from '../../shared/config';
 import { dynamoMappingStore } from '../../shared/mapping';
 import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
@@ -40,10 +40,12 @@ export function followUps(stack: LocalStack, kind: AtsKind, clock: { now: number
   if (!secrets) throw new Error(`no secrets for ${connection.id}`);
   const rate = connectionRate(connection);
   const schedule = new DynamoRateSchedule({ table: stack.tables.events, client: stack.dynamo });
-  const pacer =
-    rate && new Pacer({ connectionId: connection.id, rate, rateHeaders: PROFILES[kind].rateHeaders, schedule });
-  const ats = createAtsAdapter(connection, secrets, pacer ? { gate: pacer } : {});
-  const context = { connection, secrets, ats, ...(pacer ? { pacer } : {}) };
+  const connectionId = connection.id;
+  const gate = rate && new CallPacer({ connectionId, rate, rateHeaders: PROFILES[kind].rateHeaders, schedule });
+  const stepCalls = declaredStepCalls(kind, connection.writeBack.status === 'tags');
+  const turns = rate && new Turns({ connectionId, rate, schedule, stepCalls });
+  const ats = createAtsAdapter(connection, secrets, gate ? { gate } : {});
+  const context = { connection, secrets, ats, ...(turns ? { turns } : {}) };
   const sent: InviteEmail[] = [];
   const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
   const deps = {

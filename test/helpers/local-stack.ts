@@ -57,14 +57,12 @@ export function runningEmulators(): LocalStackOptions['running'] {
 
 /**
  * The local stack as integration tests run it, on the lane's emulators: no reconciler timer (tests run it by hand),
- * reports at once and not gathered (a test sends one or two at a time; the bench, chaos and `npm start` gather them
- * as the stack does), no log lines, in a work folder of the test's own; `options` adds to or overrides these.
+ * reports at once, no log lines, in a work folder of the test's own; `options` adds to or overrides these.
  */
 export function startTestStack(workDir: string, options: LocalStackOptions = {}): Promise<LocalStack> {
   return startLocalStack({
     reconcileIntervalMs: 0,
     reportDelayMs: 0,
-    reportGatherSeconds: 0,
     workDir,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'SILENT',
     running: runningEmulators(),

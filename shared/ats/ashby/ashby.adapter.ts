@@ -466,7 +466,6 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
         body: { interviewPlanId },
         signal,
         readOnly: true,
-        cacheFill: true,
       },
       interviewStagesSchema,
     );

@@ -286,7 +286,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     if (cached) return cached;
     const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
     const found = await searchPages(
-      this.reads.listPage(first, jobInterviewStageSchema, signal, true),
+      this.reads.listPage(first, jobInterviewStageSchema, signal),
       (stages) => {
         for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
         return stages.find((s) => s.name === name);

@@ -48,14 +48,9 @@ export class GreenhouseReads {
    * One page of a v3 list (a bare array, the items read one by one): `first` for the first page, then the URL the
    * `Link` header named.
    */
-  public listPage<T>(
-    first: string,
-    item: v.GenericSchema<unknown, T>,
-    signal: AbortSignal | undefined,
-    cacheFill = false,
-  ) {
+  public listPage<T>(first: string, item: v.GenericSchema<unknown, T>, signal: AbortSignal | undefined) {
     return async (next: string | undefined) => {
-      const request = { method: 'GET' as const, path: next ?? first, signal, cacheFill };
+      const request = { method: 'GET' as const, path: next ?? first, signal };
       const page = await this.http.page(request, v.array(v.unknown()));
       return { page: validItems(page.body, item), next: page.next };
     };

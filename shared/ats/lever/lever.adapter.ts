@@ -444,10 +444,7 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
 
   private async stages(signal?: AbortSignal): Promise<Map<string, string>> {
     if (!this.stageNames) {
-      const stages = await this.http.request(
-        { method: 'GET', path: '/v1/stages', signal, cacheFill: true },
-        stagesSchema,
-      );
+      const stages = await this.http.request({ method: 'GET', path: '/v1/stages', signal }, stagesSchema);
       this.stageNames = new Map(stages.data.map((s) => [s.id, s.text]));
     }
     return this.stageNames;

@@ -378,7 +378,7 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     const cached = this.jobStages.get(shortcode);
     if (cached) return cached;
     const list = await this.http.request(
-      { method: 'GET', path: `/spi/v3/jobs/${encodeURIComponent(shortcode)}/stages`, signal, cacheFill: true },
+      { method: 'GET', path: `/spi/v3/jobs/${encodeURIComponent(shortcode)}/stages`, signal },
       jobStagesSchema,
     );
     const stages = validItems(list.stages, jobStageSchema);

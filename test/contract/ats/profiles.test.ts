@@ -109,8 +109,11 @@ describe('Contract: each vendor declared once, in its profile', () => {
       const cells = (rows[i] ?? '')
         .split('|')
         .slice(2, 6)
-        .map((c) => Number(c.trim()));
-      expect(cells, step).toEqual(columns.map((kind) => PROFILES[kind].stepCalls[step]));
+        .map((c) => c.trim());
+      const declared = columns.map(
+        (kind) => `${PROFILES[kind].stepCalls[step]} + ${PROFILES[kind].statusTagCalls[step]}`,
+      );
+      expect(cells, step).toEqual(declared);
     });
   });
 

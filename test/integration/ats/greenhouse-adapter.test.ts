@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/local/sandbox/ats/greenhouse/server';
 import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
-import { Pacer, type RateSchedule } from '../../../shared/ats/pacer';
+import { CallPacer, type RateSchedule } from '../../../shared/pacing';
 import { greenhouseProfile } from '../../../shared/ats/greenhouse/profile';
 import { parseConnections } from '../../../shared/config';
 import { connectionDocument } from '../../helpers/connections';
 
-/** A schedule that always has room now: the pacer's own pacing out of the way, its guard left. */
+/** A schedule that always has room now: the gate's guard alone at work. */
 const turnsAtOnce: RateSchedule = { reserve: async (_connection, _span, notBefore) => notBefore };
 
 describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', () => {
@@ -113,8 +113,8 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     // A window of 10 minutes allowing 5 requests for the API credential.
     const limited = await startGreenhouseSandbox({ port: 0, rateLimit: 5, rateWindowMs: 600_000 });
     try {
-      // The connection's pacer, on a schedule of its own: its guard keeps to the window the ATS announces.
-      const pacer = new Pacer({
+      // The connection's gate, on a schedule of its own: it keeps to the window the ATS announces.
+      const pacer = new CallPacer({
         connectionId: 'c',
         rate: { limit: 1_000, windowMs: 1_000 },
         rateHeaders: greenhouseProfile.rateHeaders,

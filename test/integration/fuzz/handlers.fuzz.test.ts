@@ -126,10 +126,7 @@ describe('Property: no input crashes a handler, answers 5xx or enqueues anything
       reconcileIntervalMs: 0,
       workDir: WORK_DIR,
       logLevel: process.env.FUZZ_LOG_LEVEL ?? 'SILENT',
-      reportGatherSeconds: 0,
     });
-    // The handlers below run in this process: the reports they enqueue are not gathered either.
-    process.env.REPORT_GATHER_SECONDS = '0';
     atsWebhook = (await import('../../../functions/ats-webhook/ats-webhook.handler')).handler;
     interviewWebhook = (await import('../../../functions/interview-webhook/interview-webhook.handler')).handler;
     inviteWorker = (await import('../../../functions/invite-worker/invite-worker.handler'))
@@ -138,7 +135,6 @@ describe('Property: no input crashes a handler, answers 5xx or enqueues anything
       .handler as unknown as SqsHandler;
   });
   afterAll(async () => {
-    delete process.env.REPORT_GATHER_SECONDS;
     await stack?.stop();
     rmSync(WORK_DIR, { recursive: true, force: true });
     // The issue asks for at least 10,000 cases a run.

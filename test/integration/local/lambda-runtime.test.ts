@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LocalFunction, startLocalFunction } from '../../../infra/local/lambda-runtime';
-import { ENV } from '../../../functions/_runtime/env';
-import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 
 // The local runtime isolates what Lambda isolates: each execution environment has its own module state, is reused
 // while warm, is discarded after a timeout, and two functions never share one.
@@ -63,16 +61,13 @@ describe('Local Lambda runtime: one module state per execution environment', () 
   });
 
   it("gives each function's environments its own variables, and no other function's", async () => {
-    const parent = process.env[ENV.batchingWindowSeconds];
+    const parent = process.env.POWERTOOLS_SERVICE_NAME;
     const [invite, writeback] = [start('InviteWorker', 1), start('WritebackWorker', 1)];
-    const event = { env: ENV.batchingWindowSeconds };
+    const event = { env: 'POWERTOOLS_SERVICE_NAME' };
     const answers = [await invoke(invite, event), await invoke(writeback, event)];
-    expect(answers.map((a) => a.env)).toEqual([
-      String(WORKER_TIMING.batchingWindowSeconds.invite),
-      String(WORKER_TIMING.batchingWindowSeconds.writeback),
-    ]);
+    expect(answers.map((a) => a.env)).toEqual(['InviteWorker', 'WritebackWorker']);
     // The process that runs them keeps its own.
-    expect(process.env[ENV.batchingWindowSeconds]).toBe(parent);
+    expect(process.env.POWERTOOLS_SERVICE_NAME).toBe(parent);
   });
 
   it("puts a local run's settings over the function's own variables", async () => {
@@ -80,14 +75,13 @@ describe('Local Lambda runtime: one module state per execution environment', () 
       name: 'InterviewWebhook',
       maxEnvironments: 1,
       entry: ENTRY,
-      environment: { [ENV.reportGatherSeconds]: '0' },
+      environment: { POWERTOOLS_SERVICE_NAME: 'local-run' },
     });
     started.push(fn);
-    const answer = await invoke(fn, { env: ENV.reportGatherSeconds });
-    expect(answer.env).toBe('0');
-    // Without it, the function's own: the stack's period.
+    expect((await invoke(fn, { env: 'POWERTOOLS_SERVICE_NAME' })).env).toBe('local-run');
+    // Without it, the function's own.
     const own = start('InterviewWebhook', 1);
-    expect((await invoke(own, { env: ENV.reportGatherSeconds })).env).toBe(String(WORKER_TIMING.reportGatherSeconds));
+    expect((await invoke(own, { env: 'POWERTOOLS_SERVICE_NAME' })).env).toBe('InterviewWebhook');
   });
 
   it('keeps the environment warm after the handler throws, and passes the error on', async () => {

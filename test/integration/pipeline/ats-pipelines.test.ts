@@ -247,7 +247,8 @@ describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', ()
   });
 
   it('ashby: a connection whose secret lacks the webhook secret is refused, naming the field', async () => {
-    const { connectionContext, resetConnectionCaches } = await import('../../../functions/_runtime/connections');
+    const { resetConnectionCaches } = await import('../../../functions/_runtime/connections');
+    const { connectionContext } = await import('../../../functions/_runtime/work-context');
     const { writeFileSync, readFileSync } = await import('node:fs');
     const path = process.env.SECRETS_FILE as string;
     const original = readFileSync(path, 'utf8');

@@ -73,7 +73,6 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
       reconcileIntervalMs: 0,
       reportDelayMs: 100,
       // Reports one or two at a time: not gathered (test/integration/pipeline/report-gather.test.ts proves it).
-      reportGatherSeconds: 0,
       workDir: `.local/test-${process.pid}`,
       logLevel: 'SILENT',
     });

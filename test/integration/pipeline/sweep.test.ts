@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { connectionRate, createAtsAdapter, PROFILES } from '../../../shared/ats';
-import { Pacer } from '../../../shared/ats/pacer';
+import { connectionRate, createAtsAdapter, declaredStepCalls, PROFILES } from '../../../shared/ats';
+import { CallPacer, Turns } from '../../../shared/pacing';
 import type { AtsKind } from '../../../shared/config';
-import { DynamoQueueLedger, DynamoRateSchedule, dynamoMappingStore } from '../../../shared/mapping';
+import { DynamoQueueLedger, dynamoMappingStore } from '../../../shared/mapping';
+import { DynamoRateSchedule } from '../../../shared/mapping/rate-schedule';
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import type { StageEnteredMessage } from '../../../shared/queue';
 import { LOCAL_DEFAULTS } from '../../../infra/local/local-stack';
@@ -23,11 +24,13 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     // Paced as the functions pace it: the ATS's documented rate, on the connection's schedule in the events table.
     const schedule = new DynamoRateSchedule({ table: held.stack.tables.events, client: held.stack.dynamo });
     const rate = connectionRate(configured);
-    const pacer = rate
-      ? new Pacer({ connectionId: connection.id, rate, rateHeaders: PROFILES[connection.ats].rateHeaders, schedule })
-      : undefined;
+    const { rateHeaders } = PROFILES[connection.ats];
+    const stepCalls = declaredStepCalls(connection.ats, connection.writeBack.status === 'tags');
+    const connectionId = connection.id;
+    const pacer = rate ? new CallPacer({ connectionId, rate, rateHeaders, schedule }) : undefined;
+    const turns = rate ? new Turns({ connectionId, rate, schedule, stepCalls }) : undefined;
     const ats = createAtsAdapter(configured, secrets, pacer ? { gate: pacer } : {});
-    const context = { connection: configured, secrets, ats, pacer };
+    const context = { connection: configured, secrets, ats, turns };
     const enqueued: StageEnteredMessage[] = [];
     return {
       connectionId: connection.id,
@@ -60,25 +63,10 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     expect(await environments[0]!.reserve(connection, 0, now + 60_000)).toBe(now + 60_000);
     expect(await environments[1]!.reserve(connection, 100, now)).toBe(now + 60_000);
     expect(await environments[1]!.reserve(`${connection}-idle`, 100, now)).toBe(now);
-    // A call of no message takes a near turn or none: free only after its `latest`, nothing is reserved.
-    expect(await environments[0]!.reserve(connection, 100, now, { latest: now + 1_000 })).toBe(now + 60_100);
-    expect(await environments[1]!.reserve(connection, 100, now, { latest: now + 60_100 })).toBe(now + 60_100);
+    // Work of no message takes a near turn or none: free only after its `latest`, nothing is reserved.
+    expect(await environments[0]!.reserve(connection, 100, now, now + 1_000)).toBe(now + 60_100);
+    expect(await environments[1]!.reserve(connection, 100, now, now + 60_100)).toBe(now + 60_100);
     expect(await environments[0]!.reserve(connection, 0, now)).toBe(now + 60_200);
-    // What one environment learnt a kind costs goes with its reservation; the other reads it back with its own.
-    let seen: Record<string, number> = {};
-    const record = (publish: Record<string, number>) => ({ publish, seen: (c: Record<string, number>) => (seen = c) });
-    await environments[0]!.reserve(connection, 100, now, record({ 'write-back/stage-moved': 2, invitation: 1 }));
-    await environments[1]!.reserve(connection, 100, now, record({}));
-    expect(seen).toEqual({ 'write-back/stage-moved': 2, invitation: 1 });
-    // A turn booked ahead (a report as it is enqueued) only on a backlog: busy from `notBefore` on, the schedule is
-    // pushed on; freer, it is only read, and its costs heard all the same; never used, it is not there.
-    const ahead = () => ({ busyOnly: true, ...record({}) });
-    expect(await environments[0]!.reserve(connection, 100, now + 60_000, ahead())).toBe(now + 60_400);
-    seen = {};
-    expect(await environments[1]!.reserve(connection, 100, now + 61_000, ahead())).toBe(now + 60_500);
-    expect(seen).toEqual({ 'write-back/stage-moved': 2, invitation: 1 });
-    expect(await environments[1]!.reserve(connection, 0, now)).toBe(now + 60_500);
-    expect(await environments[0]!.reserve(`${connection}-never`, 100, now, ahead())).toBe(Number.NEGATIVE_INFINITY);
   });
 
   /** Sweeps until a run reads the list to its end (a run that finds the ATS's window spent leaves it to the next). */

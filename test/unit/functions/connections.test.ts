@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectionContext, resetConnectionCaches } from '../../../functions/_runtime/connections';
+import { resetConnectionCaches, webhookContext } from '../../../functions/_runtime/connections';
+import { connectionContext } from '../../../functions/_runtime/work-context';
 import { connectionDocument } from '../../helpers/connections';
-import type { Pacer } from '../../../shared/ats/pacer';
+import { Turns } from '../../../shared/pacing';
 
 const dir = mkdtempSync(join(tmpdir(), 'connector-contexts-'));
 const secretsFile = join(dir, 'secrets.json');
@@ -21,7 +22,6 @@ const saved = {
   connections: process.env.CONNECTIONS_FILE,
   secrets: process.env.SECRETS_FILE,
   events: process.env.EVENTS_TABLE,
-  window: process.env.BATCHING_WINDOW_SECONDS,
 };
 
 beforeAll(() => {
@@ -36,7 +36,6 @@ afterAll(() => {
     ['CONNECTIONS_FILE', saved.connections],
     ['SECRETS_FILE', saved.secrets],
     ['EVENTS_TABLE', saved.events],
-    ['BATCHING_WINDOW_SECONDS', saved.window],
   ] as const)
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
@@ -64,16 +63,17 @@ describe('Function: connectionContext', () => {
     expect(rotated?.secrets.atsClientSecret).toBe('rotated');
   });
 
-  it("paces with the function's batching window: a message goes back early enough for it", async () => {
+  it("paces a worker's context where the schedule's table is named; a webhook's context has no pacing", async () => {
+    delete process.env.EVENTS_TABLE;
+    resetConnectionCaches();
+    expect((await connectionContext('acme-greenhouse'))?.turns).toBeUndefined();
     process.env.EVENTS_TABLE = 'events';
-    const earlyMs = async (window: string | undefined) => {
-      if (window === undefined) delete process.env.BATCHING_WINDOW_SECONDS;
-      else process.env.BATCHING_WINDOW_SECONDS = window;
-      resetConnectionCaches();
-      return ((await connectionContext('acme-greenhouse'))?.pacer as Pacer | undefined)?.returnEarlyMs;
-    };
-    const [none, invite, writeback] = [await earlyMs(undefined), await earlyMs('1'), await earlyMs('5')];
-    expect(invite).toBe(none);
-    expect((writeback as number) - (invite as number)).toBe(4_000);
+    resetConnectionCaches();
+    const worker = await connectionContext('acme-greenhouse');
+    expect(worker?.turns).toBeInstanceOf(Turns);
+    expect(worker?.interviews).toBeDefined();
+    const webhook = await webhookContext('acme-greenhouse');
+    expect(Object.keys(webhook ?? {}).sort()).toEqual(['ats', 'connection', 'secrets']);
+    expect(await webhookContext('acme-nobody')).toBeUndefined();
   });
 });

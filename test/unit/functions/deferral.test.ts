@@ -103,30 +103,23 @@ describe('Function: planDeferral', () => {
     });
   });
 
-  it('carries a turn the message goes back for and its sort, marked whole only when its work had not begun', () => {
-    const turn = (turnWhole?: boolean) =>
-      new AtsError('ats-rate-limited', 'its turn is later', {
-        retryAfterMs: 4_000,
-        turnAt: 1_000_000,
-        turnCalls: 3,
-        turnKind: 'report-created:move',
-        ...(turnWhole === undefined ? {} : { turnWhole }),
-      });
-    const untouched = planDeferral(reportMessage(), turn(true), () => 0)?.message;
-    expect(untouched).toMatchObject({ turnAt: 1_000_000, turnCalls: 3, turnWhole: true, deferrals: 1 });
-    expect(untouched).toMatchObject({ turnKind: 'report-created:move' });
+  it('carries a turn the message goes back for and the step it was booked for', () => {
+    const turn = new AtsError('ats-rate-limited', 'its turn is later', {
+      retryAfterMs: 4_000,
+      turnAt: 1_000_000,
+      turnCalls: 7,
+      turnKind: 'writeBackMove',
+    });
+    const untouched = planDeferral(reportMessage(), turn, () => 0)?.message;
+    expect(untouched).toMatchObject({ turnAt: 1_000_000, turnCalls: 7, turnKind: 'writeBackMove', deferrals: 1 });
     // The copy is a valid message of its kind.
     expect(v.safeParse(reportCreatedMessageSchema, untouched).success).toBe(true);
-    // Back again, cut mid-way this time: the new turn is not whole.
-    const cut = planDeferral(untouched as QueueMessage, turn(), () => 0)?.message;
-    expect(cut).toMatchObject({ turnAt: 1_000_000, turnCalls: 3, deferrals: 2 });
-    expect(cut).not.toHaveProperty('turnWhole');
     // Deferred for another reason (a 429): no turn goes with it.
     const later = planDeferral(untouched as QueueMessage, rateLimitedByAts(5_000), () => 0)?.message;
-    for (const field of ['turnAt', 'turnCalls', 'turnWhole', 'turnKind']) expect(later).not.toHaveProperty(field);
+    for (const field of ['turnAt', 'turnCalls', 'turnKind']) expect(later).not.toHaveProperty(field);
     // Cut by the worker's deadline: part of its work may be done, and its turn is spent.
     const cutShort = planDeferralPastDeadline(untouched as QueueMessage, true, Date.now() + 5_000)?.message;
-    for (const field of ['turnAt', 'turnCalls', 'turnWhole', 'turnKind']) expect(cutShort).not.toHaveProperty(field);
+    for (const field of ['turnAt', 'turnCalls', 'turnKind']) expect(cutShort).not.toHaveProperty(field);
   });
 
   it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', () => {
@@ -275,9 +268,9 @@ describe('Function: sqsBatchHandler with deferral', () => {
     });
   });
 
-  it('carries the turn the pacer reserved, and comes back when the pacer said, whatever the earlier deferrals', () => {
+  it('carries the turn it booked, and comes back when its turns said, whatever the earlier deferrals', () => {
     const now = Date.now();
-    // The pacer names when the message should be back: the grid's moment shortly before its turn (pacer.ts).
+    // The turns name when the message should be back: shortly before its turn (shared/pacing/turn.ts).
     const turn = Object.assign(rateLimitedByAts(21_400), { turnAt: now + 25_000, turnCalls: 2 });
     const planned = planDeferral(reportMessage({ deferrals: 4 }), turn, () => 0.999);
     expect(planned?.message).toEqual(reportMessage({ deferrals: 5, turnAt: now + 25_000, turnCalls: 2 }));

@@ -84,8 +84,8 @@ describe('Use case: sweepConnection runs on spare rate budget only', () => {
     });
     let waitMs = 0;
     Object.assign(ats, { listApplicationsInStage });
-    // The connection's pacer, as far as the sweep asks it: how long until the ATS takes a page's calls.
-    Object.assign(context, { pacer: { waitMs: () => waitMs } });
+    // The connection's turns, as far as the sweep asks them: a near turn for a page's calls, or none.
+    Object.assign(context, { turns: { take: vi.fn(), takeNear: async () => waitMs === 0 } });
     const ledger = new MemoryQueueLedger();
     const enqueued: StageEnteredMessage[] = [];
     const deps = {

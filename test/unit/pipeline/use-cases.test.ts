@@ -1,6 +1,5 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
-import type { PacedKind } from '../../../shared/ats/port';
 import { LeaseLostError } from '../../../shared/mapping/errors';
 import { MailerError } from '../../../shared/mail/ses.mailer';
 import {
@@ -296,18 +295,18 @@ describe('Use case: handleStageEntered', () => {
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
   });
 
-  it("paces a stage change by its stage: each stage's cost on the ATS is learnt apart", async () => {
+  it("takes a stage change's turn as an invitation declares it, and the turn it went back for", async () => {
     const store = new MemoryMappingStore();
     const { context } = fakeContext();
-    const admit = vi.fn(async (_kind: string, _turn: unknown, _signal: unknown, work: () => Promise<unknown>) => ({
-      admitted: true as const,
-      value: await work(),
-    }));
-    Object.assign(context, { pacer: { admit, waitMs: () => 0 } });
+    const take = vi.fn(async () => undefined);
+    Object.assign(context, { turns: { take, takeNear: vi.fn() } });
     await handleStageEntered(stageMessage(), dependencies(store, context));
-    await handleStageEntered(stageMessage({ stage: { id: '9002' } }), dependencies(store, context));
-    // By name where the ATS sends one (an id may differ from job to job), else by id.
-    expect(admit.mock.calls.map(([kind]) => kind)).toEqual(['stage-entered@AI Interview', 'stage-entered@9002']);
+    const back = { ...stageMessage({ stage: { id: '9002' } }), turnAt: NOW + 5_000, turnCalls: 3 };
+    await handleStageEntered(back, dependencies(store, context));
+    expect(take.mock.calls.map((call: unknown[]) => call.slice(0, 2))).toEqual([
+      ['invitation', undefined],
+      ['invitation', { at: NOW + 5_000, calls: 3 }],
+    ]);
   });
 
   it('records an e-mail whose answer was lost as uncertain at once; one shown unsent is retried', async () => {
@@ -539,44 +538,41 @@ describe('Use case: handleReportCreated', () => {
     expect(record?.steps.stageMove).toBeUndefined();
   });
 
-  it('paces a write-back by its sort (a move or not), read before its turn and carried when it goes back', async () => {
+  it("takes a write-back's turn by its sort unless it is done; a later turn sends it back unclaimed", async () => {
     const store = new MemoryMappingStore();
-    const { context, interviews } = fakeContext();
-    const kinds: string[] = [];
-    // The first admission turns the message away for a later turn; the second runs it.
-    const admit = vi.fn(async (paced: PacedKind, turn: unknown, _signal: unknown, work: () => Promise<unknown>) => {
-      kinds.push(typeof paced === 'string' ? paced : paced.kind);
-      // A write-back with a move, until its cost is shown, is booked as one without and the move's calls.
-      if (typeof paced !== 'string') expect(paced.like).toEqual({ kind: 'report-created:stay', more: 2 });
-      return turn === undefined && kinds.length === 1
-        ? { admitted: false as const, turnAt: NOW + 30_000, turnCalls: 3, waitMs: 30_000, returnInMs: 28_000 }
-        : { admitted: true as const, value: await work() };
+    const { context, interviews, ats } = fakeContext();
+    const taken: unknown[] = [];
+    // The first turn is later: the message goes back carrying it; the second runs in it.
+    const take = vi.fn(async (step: string, held: unknown) => {
+      taken.push([step, held]);
+      if (taken.length === 1)
+        throw new AtsError('ats-rate-limited', 'later', { turnAt: NOW + 30_000, turnCalls: 7, turnKind: step });
     });
-    Object.assign(context, { pacer: { admit, waitMs: () => 0 } });
+    Object.assign(context, { turns: { take, takeNear: vi.fn() } });
     await invited(store);
     const deps = dependencies(store, context);
     const away = await handleReportCreated(reportMessage, deps).catch((error: unknown) => error);
-    expect(away).toMatchObject({ code: 'ats-rate-limited', turnKind: 'report-created:move', turnCalls: 3 });
-    // Back with its turn: booked as a move, it reads the report again in its run, not before it.
-    const back = {
-      ...reportMessage,
-      turnAt: NOW + 30_000,
-      turnCalls: 3,
-      turnWhole: true,
-      turnKind: 'report-created:move',
-    };
+    expect(away).toMatchObject({ code: 'ats-rate-limited', turnKind: 'writeBackMove', turnCalls: 7 });
+    // Sent back before anything is claimed: nothing held, nothing written.
+    const after = await store.getApplication(APPLICATION);
+    expect(after?.leaseOwner).toBeUndefined();
+    expect(after?.writeBackAttempts).toBeUndefined();
+    expect(ats.postNote).not.toHaveBeenCalled();
+    const back = { ...reportMessage, turnAt: NOW + 30_000, turnCalls: 7, turnKind: 'writeBackMove' };
     expect(await handleReportCreated(back, deps)).toMatchObject({ outcome: 'written-back', advanced: true });
-    expect(interviews.listReports).toHaveBeenCalledTimes(2);
-    // A report below the bar is a write-back without a move; admitted at once, its run uses the list read before.
-    interviews.listReports.mockClear();
+    // Done: a duplicate finds it so before any turn.
+    expect(await handleReportCreated(reportMessage, deps)).toEqual({ outcome: 'already-written-back' });
+    // A report below the bar is a write-back without a move.
     interviews.listReports.mockResolvedValue([reportFactory({ report_id: 'rep-2', ai_match_score: 60 })]);
     const other = new MemoryMappingStore();
     await invited(other);
     const low = { ...reportMessage, reportId: 'rep-2' };
     expect(await handleReportCreated(low, dependencies(other, context))).toMatchObject({ flagged: true });
-    expect(kinds).toEqual(['report-created:move', 'report-created:move', 'report-created:stay']);
-    expect(admit.mock.calls.filter(([paced]) => typeof paced !== 'string')).toHaveLength(1);
-    expect(interviews.listReports).toHaveBeenCalledTimes(1);
+    expect(taken).toEqual([
+      ['writeBackMove', undefined],
+      ['writeBackMove', { at: NOW + 30_000, calls: 7 }],
+      ['writeBack', undefined],
+    ]);
   });
 
   it('prefers the ATS application id the service sends, when it maps to this interview', async () => {

@@ -1,0 +1,97 @@
+import { sleep as defaultSleep, timeLeftMs } from '../http';
+import type { CallGate } from '../ats/call-gate';
+import { AtsError, ATS_ERROR_CODES } from '../ats/errors';
+import { type AnnouncedWindow, announcedResetAt, announcedWindow, type RateHeaders } from '../ats/profile';
+import { intervalMs, type RateLimit, type RateSchedule } from './schedule';
+
+export interface GateOptions {
+  connectionId: string;
+  rate: RateLimit;
+  /** The headers the ATS announces its window in (its profile's), if it announces one. */
+  rateHeaders?: RateHeaders | undefined;
+  schedule: RateSchedule;
+  now?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/**
+ * The connection's call gate in this environment, asked before each call and told of each answer (the seam of the
+ * AWS SDK's client rate limiter). Calls go out an interval apart here, so a message's calls keep to the intervals its
+ * turn holds. The ATS's headers are the ground truth: nothing is sent into a window it announced as spent; a reset
+ * close enough is waited for, a further one keeps the call back (nothing sent, retryable), and a spent window or a
+ * 429 moves the shared schedule past its reset, so no environment's turn falls inside it.
+ */
+export class CallPacer implements CallGate {
+  public readonly intervalMs: number;
+  /**
+   * A spent window's reset this close is waited for: an interval at most, and no more than the schedule's share of the
+   * rate leaves spare in a window (a window the ATS starts at a call sent that much late holds one call more).
+   */
+  private readonly resetWaitMs: number;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private window: AnnouncedWindow | undefined;
+  private nextCallAt = 0;
+  private pushedTo = 0;
+
+  public constructor(private readonly options: GateOptions) {
+    this.intervalMs = intervalMs(options.rate);
+    this.resetWaitMs = Math.min(this.intervalMs, options.rate.limit * this.intervalMs - options.rate.windowMs);
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? defaultSleep;
+  }
+
+  /** How long until the ATS takes a call, by the window it last announced; 0 when it does now. */
+  public waitMs(): number {
+    const window = this.window;
+    return window && window.remaining < 1 && this.now() < window.resetAt ? window.resetAt - this.now() : 0;
+  }
+
+  public async beforeCall(where: string, signal?: AbortSignal): Promise<void> {
+    const spent = this.waitMs();
+    if (spent > 0) {
+      this.pushSchedule(this.now() + spent);
+      if (spent > this.resetWaitMs || spent >= timeLeftMs(signal, this.now)) throw keptBack(where, spent);
+      await this.sleep(spent, signal);
+    }
+    const at = Math.max(this.now(), this.nextCallAt);
+    this.nextCallAt = at + this.intervalMs;
+    const wait = at - this.now();
+    if (wait >= timeLeftMs(signal, this.now)) throw keptBack(where, wait);
+    if (wait > 0) await this.sleep(wait, signal);
+    if (this.window && this.now() < this.window.resetAt) this.window.remaining--;
+  }
+
+  public afterAnswer(status: number, headers: Headers): void {
+    const now = this.now();
+    const announced = announcedWindow(this.options.rateHeaders, headers, now);
+    if (announced) this.window = announced;
+    if (status !== 429) return;
+    // A 429's Retry-After is the wait the ATS asks for; else its window's announced reset; else a whole window.
+    const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
+    const resetAt =
+      Number.isFinite(retryAfter) && retryAfter > 0
+        ? now + retryAfter * 1000
+        : (announced?.resetAt ??
+          announcedResetAt(this.options.rateHeaders, headers, now) ??
+          now + this.options.rate.windowMs);
+    this.window = { remaining: 0, resetAt };
+    this.pushSchedule(resetAt);
+  }
+
+  /** The turns after a spent window's reset are taken from there: nobody's message is sent into it. */
+  private pushSchedule(resetAt: number): void {
+    if (resetAt <= this.pushedTo) return;
+    this.pushedTo = resetAt;
+    this.options.schedule.reserve(this.options.connectionId, 0, resetAt).catch(() => undefined);
+  }
+}
+
+/** A call the gate kept back (nothing was sent): retryable after `waitMs`. */
+export function keptBack(where: string, waitMs: number, turn?: { at: number; calls: number; step: string }): AtsError {
+  return new AtsError(ATS_ERROR_CODES.rateLimited, `${where}: its turn on the ATS's rate limit is later; not sent`, {
+    retryAfterMs: Math.ceil(waitMs),
+    paced: true,
+    ...(turn ? { turnAt: turn.at, turnCalls: turn.calls, turnKind: turn.step } : {}),
+  });
+}

@@ -1,0 +1,78 @@
+import { sleep as defaultSleep, timeLeftMs } from '../http';
+import type { StepKind } from '../ats/profile';
+import { keptBack } from './gate';
+import { intervalMs, type RateLimit, type RateSchedule } from './schedule';
+
+/**
+ * A turn this close is waited for in the worker; a later one sends the message back for it. A longer wait would hold
+ * an environment every customer's messages share.
+ */
+const HOLD_MS = 4_000;
+/**
+ * A message going back for its turn comes back this much before it: its queue's delay counts in whole seconds
+ * (rounded down), and its event source gathers a batch for up to a second.
+ */
+const RETURN_EARLY_MS = 2_000;
+
+/** A turn a message holds on its connection's schedule: when it begins, and the calls it holds intervals for. */
+export interface HeldTurn {
+  at: number;
+  calls: number;
+}
+
+export interface TurnsOptions {
+  connectionId: string;
+  rate: RateLimit;
+  schedule: RateSchedule;
+  /** What each step costs in calls, as its vendor's profile declares it. */
+  stepCalls: Readonly<Record<StepKind, number>>;
+  now?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/**
+ * Each message's turn on its connection's shared schedule. After its claim (so a duplicate never books), a message
+ * books the calls its step declares, in one conditional write from the schedule's free moment. A turn within
+ * HOLD_MS is waited for; a later one sends the message back carrying it (a retryable rate-limit error naming the
+ * turn, which the worker defers), and the message runs in it when it returns, without booking again. Calls beyond
+ * the declaration are the gate's to catch (./gate.ts).
+ */
+export class Turns {
+  private readonly intervalMs: number;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+
+  public constructor(private readonly options: TurnsOptions) {
+    this.intervalMs = intervalMs(options.rate);
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? defaultSleep;
+  }
+
+  /** Waits for the message's turn (`held` when it went back for one), or throws it back to the queue carrying it. */
+  public async take(step: StepKind, held: HeldTurn | undefined, signal?: AbortSignal): Promise<void> {
+    const calls = held?.calls ?? this.options.stepCalls[step];
+    const at = held?.at ?? (await this.reserve(calls, this.now()));
+    const wait = at - this.now();
+    if (wait <= 0) return;
+    // Waited for only with the time to do the work after it (half of what the invocation has left).
+    if (wait <= HOLD_MS && wait < timeLeftMs(signal, this.now) / 2) return this.sleep(wait, signal);
+    throw keptBack(`${step}`, Math.max(0, wait - RETURN_EARLY_MS), { at, calls, step });
+  }
+
+  /**
+   * A turn for work of no message (a sweep's page), taken only when it comes within HOLD_MS: answers whether it was;
+   * a turn reserved and not taken would be intervals no one uses.
+   */
+  public async takeNear(step: StepKind, signal?: AbortSignal): Promise<boolean> {
+    const now = this.now();
+    const latest = now + Math.min(HOLD_MS, timeLeftMs(signal, this.now) / 2);
+    const at = await this.reserve(this.options.stepCalls[step], now, latest);
+    if (at > latest) return false;
+    if (at > now) await this.sleep(at - now, signal);
+    return true;
+  }
+
+  private reserve(calls: number, notBefore: number, latest?: number): Promise<number> {
+    return this.options.schedule.reserve(this.options.connectionId, calls * this.intervalMs, notBefore, latest);
+  }
+}
