@@ -25,8 +25,8 @@ export interface RateHeaders {
 
 /** Where every profile's step costs come from: each port method's calls, counted warm. */
 export const STEP_CALLS_SOURCE =
-  'counted from each port method, warm, and from npm run bench\'s calls per route (docs/architecture.md, "Each vendor ' +
-  'declared once")';
+  'counted from each port method, warm, and from the calls per route npm run bench prints (docs/architecture.md, ' +
+  '"Each vendor declared once")';
 
 /** The work the pipeline does as one message, whose calls a profile declares (a warm environment, one page). */
 export const STEP_KINDS = [
@@ -73,7 +73,7 @@ export interface VendorProfile {
   } & Sourced;
   /** The ATS calls each step costs, status tags off, in a warm environment (caches filled, one page, no retry). */
   stepCalls: Record<StepKind, number> & Sourced;
-  /** The calls status tags add to each step (`writeBack.status: tags`): the tag list read, the old tag off, the new on. */
+  /** The calls status tags add to each step (`writeBack.status: tags`): the tags read, the old one off, the new on. */
   statusTagCalls: Record<StepKind, number> & Sourced;
 }
 
