@@ -41,6 +41,8 @@ export class Turns {
   private readonly intervalMs: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The bookings asked for in this turn of the event loop: a batch's messages share one write. */
+  private waiting: { calls: number; done: (at: number | Error) => void }[] = [];
 
   public constructor(private readonly options: TurnsOptions) {
     this.intervalMs = intervalMs(options.rate);
@@ -51,7 +53,7 @@ export class Turns {
   /** Waits for the message's turn (`held` when it went back for one), or throws it back to the queue carrying it. */
   public async take(step: StepKind, held: HeldTurn | undefined, signal?: AbortSignal): Promise<void> {
     const calls = held?.calls ?? this.options.stepCalls[step];
-    const at = held?.at ?? (await this.reserve(calls, this.now()));
+    const at = held?.at ?? (await this.reserveTogether(calls));
     const wait = at - this.now();
     if (wait <= 0) return;
     // Waited for only with the time to do the work after it (half of what the invocation has left).
@@ -70,6 +72,33 @@ export class Turns {
     if (at > latest) return false;
     if (at > now) await this.sleep(at - now, signal);
     return true;
+  }
+
+  /**
+   * One reservation for every booking this environment asks for in the same turn of the event loop (a batch's
+   * messages begin together), each its span of it in the order asked.
+   */
+  private reserveTogether(calls: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ calls, done: (at) => (at instanceof Error ? reject(at) : resolve(at)) });
+      if (this.waiting.length === 1) setImmediate(() => void this.reserveWaiting());
+    });
+  }
+
+  private async reserveWaiting(): Promise<void> {
+    const batch = this.waiting.splice(0);
+    try {
+      let at = await this.reserve(
+        batch.reduce((sum, booking) => sum + booking.calls, 0),
+        this.now(),
+      );
+      for (const booking of batch) {
+        booking.done(at);
+        at += booking.calls * this.intervalMs;
+      }
+    } catch (error) {
+      for (const booking of batch) booking.done(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   private reserve(calls: number, notBefore: number, latest?: number): Promise<number> {
