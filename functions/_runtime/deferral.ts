@@ -46,7 +46,7 @@ export const deferralObserver: {
 /**
  * A backlog recorded to within this much of a new one is not written again: a few writes a burst, not one a message.
  * A sweep that runs before the queue is through only meets a booked schedule: a page takes a turn only when one is
- * free within a worker's short wait (shared/ats/pacer.ts), so it makes no call the queue's messages needed. At
+ * free within a worker's short wait (shared/pacing/turn.ts), so it makes no call the queue's messages needed. At
  * Greenhouse 50 per 10 s on 5 + 5 environments, 5 s wrote 52 marks for 200 candidates.
  */
 const BACKLOG_SLACK_MS = 30_000;
@@ -106,9 +106,9 @@ export function deferralDelaySeconds(
 }
 
 /**
- * The delay of a message going back for the turn it reserved: the pacer names when it should be back (`returnInMs`,
- * shortly before its turn, with the others whose turns are near); a queue's delay counts in whole seconds, so it is
- * rounded down, never past the turn.
+ * The delay of a message going back for the turn it reserved: its turns name when it should be back (shortly
+ * before its turn, shared/pacing/turn.ts); a queue's delay counts in whole seconds, so it is rounded down, never past
+ * the turn.
  */
 export function turnDelaySeconds(returnInMs: number): number {
   return Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.floor(returnInMs / 1000)));

@@ -46,7 +46,7 @@ export class NoRoomBeforeDeadlineError extends Error {
 }
 
 /**
- * The worker stopped with nothing half-done: the ATS refused the call unsent (the pacer found its window spent)
+ * The worker stopped with nothing half-done: the ATS refused the call unsent (the call gate found its window spent)
  * or answered 429 (nothing was written), or a step was not begun for want of time before the deadline. The claim can
  * be handed back at once, and its next holder need not look for a note the refused call never wrote.
  */

@@ -25,7 +25,7 @@ const hmacHex = (secret: string, data: Buffer | string) => createHmac('sha256', 
 const connectionOf = (overrides: Record<string, unknown>) => parseConnections(connectionDocument(overrides))[0]!;
 
 /**
- * A move that moves, once the adapter has read the stages it caches, makes the calls the pacer books a move at
+ * A move that moves, once the adapter has read the stages it caches, makes the calls a profile declares a move at
  * (`MOVE_CALLS`): where the application stands, then the move.
  */
 async function expectMoveCost(calls: readonly StubCall[], move: () => Promise<{ moved: boolean }>): Promise<void> {

@@ -114,14 +114,14 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     const limited = await startGreenhouseSandbox({ port: 0, rateLimit: 5, rateWindowMs: 600_000 });
     try {
       // The connection's gate, on a schedule of its own: it keeps to the window the ATS announces.
-      const pacer = new CallPacer({
+      const gate = new CallPacer({
         connectionId: 'c',
         rate: { limit: 1_000, windowMs: 1_000 },
         rateHeaders: greenhouseProfile.rateHeaders,
         schedule: turnsAtOnce,
       });
       const gh = new GreenhouseAdapter({
-        gate: pacer,
+        gate,
         connection: parseConnections(
           connectionDocument({ atsBaseUrl: limited.url, atsAuthUrl: `${limited.url}/token` }),
         )[0]!,
@@ -146,7 +146,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
       expect(sixth).toMatchObject({ code: 'ats-rate-limited', retryable: true });
       expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(5_000);
       expect((sixth as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(601_000);
-      expect(pacer.waitMs()).toBeGreaterThan(5_000);
+      expect(gate.waitMs()).toBeGreaterThan(5_000);
       // Kept back by the connector: the ATS answered no 429.
       expect(limited.state.throttled).toBe(0);
     } finally {

@@ -101,7 +101,7 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     };
     const record = await g.record(application.id);
     // Too near the worker's deadline for the ATS's read and SES's answer: not begun (a begun reminder is never sent
-    // again), back later; the pacer or the reminder's own room check sends it back, nothing recorded.
+    // again), back later; its turn or the reminder's own room check sends it back, nothing recorded.
     const tooLate = await g.run(record, 'remind', 0, deadlineAfter(1_000)).catch((error: unknown) => error);
     expect(
       tooLate instanceof NoRoomBeforeDeadlineError || (tooLate as { code?: string }).code === 'ats-rate-limited',

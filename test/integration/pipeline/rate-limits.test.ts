@@ -42,9 +42,7 @@ describe('Pipeline: a rate-limited ATS on the local stack', () => {
       ai_match_score: 55,
       delay_ms: 0,
     });
-    // Refused, sent again and refused again, and the message back on the queue for later (a refused call is no part of
-    // what a write-back costs, so the pacer does not book the retries as the kind's calls: the message goes back
-    // after its second 429).
+    // Refused, sent again and refused again, and the message back on the queue for later (after its second 429).
     await waitFor(
       async () =>
         workableRequests() - before >= 2 &&

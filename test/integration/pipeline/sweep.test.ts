@@ -27,15 +27,15 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
     const { rateHeaders } = PROFILES[connection.ats];
     const stepCalls = declaredStepCalls(connection.ats, connection.writeBack.status === 'tags');
     const connectionId = connection.id;
-    const pacer = rate ? new CallPacer({ connectionId, rate, rateHeaders, schedule }) : undefined;
+    const gate = rate ? new CallPacer({ connectionId, rate, rateHeaders, schedule }) : undefined;
     const turns = rate ? new Turns({ connectionId, rate, schedule, stepCalls }) : undefined;
-    const ats = createAtsAdapter(configured, secrets, pacer ? { gate: pacer } : {});
+    const ats = createAtsAdapter(configured, secrets, gate ? { gate } : {});
     const context = { connection: configured, secrets, ats, turns };
     const enqueued: StageEnteredMessage[] = [];
     return {
       connectionId: connection.id,
       enqueued,
-      pacer,
+      gate,
       deps: {
         store: dynamoMappingStore({ tables: held.stack.tables, client: held.stack.dynamo }),
         ledger: new DynamoQueueLedger({ table: held.stack.tables.events, client: held.stack.dynamo }),
@@ -166,13 +166,13 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
       const throttledBefore = view.throttled();
       // Runs of at most 4 pages: the list takes several runs, its place kept between them. A run that finds the
       // ATS's window spent stops (Workable's 10 requests per 10 s) and the next run, a little later, goes on.
-      const { connectionId, deps, enqueued, pacer } = sweepDeps(kind, 4);
+      const { connectionId, deps, enqueued, gate } = sweepDeps(kind, 4);
       const runs = [];
       for (let run = 0; run < 40 && runs.at(-1)?.state !== 'done'; run++) {
         const outcome = (await sweepConnection(connectionId, deps)).triggers[0]!;
         runs.push(outcome);
         // As the reconciler's next run would: after the window the ATS announced has reset (3 s at least).
-        const wait = Math.min(31_000, Math.max(3_000, pacer?.waitMs() ?? 0));
+        const wait = Math.min(31_000, Math.max(3_000, gate?.waitMs() ?? 0));
         if (outcome.state === 'rate-limited') await new Promise((r) => setTimeout(r, wait));
       }
       // The sandbox counts one window per API credential, which the tests before may have spent: the first run
