@@ -25,10 +25,10 @@ export interface AtsHttpOptions {
   rateHeaders?: RateHeaders | undefined;
 }
 
-/** A page of a list and, where the ATS gives one, the URL of the next page (RFC 8288 `Link: <…>; rel="next"`). */
-export interface AtsPage<T> {
+/** An answer read by its schema, with its headers (where a list's next page may be: shared/ats/paging.ts). */
+export interface AtsAnswer<T> {
   body: T;
-  next: string | undefined;
+  headers: Headers;
 }
 
 export interface AtsRequest {
@@ -57,16 +57,6 @@ export function safeJson(text: string): unknown {
  * delay, so a worker slot every connection shares is never held idle by one connection's limit.
  */
 const ATS_WAIT_IN_SLOT_MS = 5_000;
-
-/** The `rel="next"` target of an RFC 8288 `Link` header (Greenhouse v3 pages by it alone). */
-export function linkNext(header: string | null): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(',')) {
-    const match = /^\s*<([^>]*)>\s*;(.*)$/.exec(part);
-    if (match && /(^|;)\s*rel\s*=\s*"?next"?\s*(;|$)/i.test(match[2] as string)) return match[1];
-  }
-  return undefined;
-}
 
 function errorDetail(text: string): string {
   const body = safeJson(text) as { message?: unknown; error?: unknown } | undefined;
@@ -112,16 +102,16 @@ export class AtsHttpClient {
 
   /** A read: the answer must match `schema`, or the read fails naming the field. */
   public async request<T>(request: AtsRequest, schema: v.GenericSchema<unknown, T>): Promise<T> {
-    return (await this.page(request, schema)).body;
+    return (await this.answer(request, schema)).body;
   }
 
-  /** A read of one page of a list: the answer, and the next page's URL where the `Link` header names one. */
-  public async page<T>(request: AtsRequest, schema: v.GenericSchema<unknown, T>): Promise<AtsPage<T>> {
+  /** A read whose headers matter too (a list's page, whose next page may be named in a `Link` header). */
+  public async answer<T>(request: AtsRequest, schema: v.GenericSchema<unknown, T>): Promise<AtsAnswer<T>> {
     const { where, body, headers } = await this.exchange(request);
     const parsed = v.safeParse(schema, body);
     if (!parsed.success)
       throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: ${describeFirstIssue(parsed.issues).message}`);
-    return { body: parsed.output, next: linkNext(headers.get('link')) };
+    return { body: parsed.output, headers };
   }
 
   /**

@@ -37,12 +37,6 @@ export const rpcEnvelopeSchema = v.object({
 });
 
 export const noteResultSchema = v.object({ results: v.object({ id: v.string() }) });
-/** `candidate.listNotes`: a page of notes; an item is read only for its id and the marker in it. */
-export const notesListSchema = v.object({
-  results: v.array(v.unknown()),
-  moreDataAvailable: v.optional(v.boolean(), false),
-  nextCursor: v.nullish(v.string()),
-});
 /** An application's place in the process (Ashby application schema: `status` enum Active, Hired, Archived, Lead). */
 export const applicationStatusSchema = v.picklist(['Active', 'Hired', 'Archived', 'Lead']);
 /**
@@ -85,7 +79,10 @@ export const candidateMergeSchema = v.object({
   mergedCandidate: v.nullish(v.object({ id: v.nullish(v.string()) })),
 });
 
-/** `job.list` (cursor pages): a job's id, title, and the interview plan its stages belong to. */
+/**
+ * `job.list` (cursor pages, as shared/ats/paging.ts reads them; the access probe reads one page): a job's id, title,
+ * and the interview plan its stages belong to.
+ */
 export const jobListSchema = v.object({
   results: v.array(v.unknown()),
   moreDataAvailable: v.optional(v.boolean(), false),
@@ -109,19 +106,6 @@ export const webhookInfoSchema = v.object({
   }),
 });
 
-/** `application.list`: a page of applications (each the shape `candidateStageChange` carries), cursor-paged. */
-export const applicationListSchema = v.object({
-  results: v.array(v.unknown()),
-  moreDataAvailable: v.optional(v.boolean(), false),
-  nextCursor: v.nullish(v.string()),
-});
-
-/** `candidateTag.list`: cursor pages (`nextCursor` while `moreDataAvailable`, Ashby OpenAPI). */
-export const tagListSchema = v.object({
-  results: v.array(v.unknown()),
-  moreDataAvailable: v.optional(v.boolean()),
-  nextCursor: v.optional(v.nullable(v.string())),
-});
 /** `candidateTag.list` / `candidateTag.create`: a tag's id and title. */
 export const tagSchema = v.object({ id: v.string(), title: v.string() });
 export const tagCreatedSchema = v.object({ results: tagSchema });

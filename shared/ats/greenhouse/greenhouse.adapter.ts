@@ -63,7 +63,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
       { fetch: fetchImpl, timeoutMs, now },
     );
     this.reads = new GreenhouseReads(this.http);
-    this.sweep = new GreenhouseSweep(this.http, this.reads);
+    this.sweep = new GreenhouseSweep(this.reads);
     this.tags = new GreenhouseTags(this.http, this.reads);
   }
 

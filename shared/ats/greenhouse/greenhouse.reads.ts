@@ -2,7 +2,9 @@ import * as v from 'valibot';
 import type { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { validItems } from '../lists';
+import { Pager } from '../paging';
 import { applicationSchema, candidateSchema, jobSchema } from './greenhouse.schemas';
+import { greenhouseProfile } from './profile';
 
 /** A v3 id filter takes at most 50 ids (/docs/list-endpoints). */
 export const MAX_FILTER_IDS = 50;
@@ -14,7 +16,12 @@ export const idText = (value: string | number | null | undefined): string | unde
 
 /** The Harvest v3 reads every part of the adapter shares: a list's pages, the plural id filters, one application. */
 export class GreenhouseReads {
-  public constructor(private readonly http: AtsHttpClient) {}
+  /** v3 lists page by the `Link` header alone (its profile's paging). */
+  public readonly pager: Pager;
+
+  public constructor(private readonly http: AtsHttpClient) {
+    this.pager = new Pager(http, greenhouseProfile.paging.style);
+  }
 
   /** The applications' candidates and jobs, one read each by the plural id filters (at most 50 ids a read). */
   public async partiesOf(applications: readonly v.InferOutput<typeof applicationSchema>[], signal?: AbortSignal) {
@@ -49,10 +56,6 @@ export class GreenhouseReads {
    * `Link` header named.
    */
   public listPage<T>(first: string, item: v.GenericSchema<unknown, T>, signal: AbortSignal | undefined) {
-    return async (next: string | undefined) => {
-      const request = { method: 'GET' as const, path: next ?? first, signal };
-      const page = await this.http.page(request, v.array(v.unknown()));
-      return { page: validItems(page.body, item), next: page.next };
-    };
+    return this.pager.pages({ first: { method: 'GET', path: first, signal } }, item);
   }
 }

@@ -1,5 +1,3 @@
-import * as v from 'valibot';
-import type { AtsHttpClient } from '../ats-http';
 import { readCursor, searchPages, validItems, writeCursor } from '../lists';
 import { type AtsMethod, type StageEnteredEvent, type StageQuery, sweepDeliveryId } from '../port';
 import { type GreenhouseReads, idText, MAX_FILTER_IDS } from './greenhouse.reads';
@@ -19,10 +17,7 @@ const OPEN_APPLICATION_STATUSES: ReadonlySet<string> = new Set(['in_process', 'a
 
 /** The sweep's look at a trigger's stage on Harvest v3. */
 export class GreenhouseSweep {
-  public constructor(
-    private readonly http: AtsHttpClient,
-    private readonly reads: GreenhouseReads,
-  ) {}
+  public constructor(private readonly reads: GreenhouseReads) {}
 
   /**
    * The applications in the trigger's stage now, found as Harvest v3 documents it (ats-facts, Corrections 2026-11b):
@@ -43,8 +38,8 @@ export class GreenhouseSweep {
       current: 'true',
       per_page: '50',
     }).toString()}`;
-    const page = await this.http.page({ method: 'GET', path: position.next || first, signal }, v.array(v.unknown()));
-    const rows = validItems(page.body, applicationStageSchema).filter((r) => !r.exited_at);
+    const page = await this.reads.pager.page({ first: { method: 'GET', path: first, signal } }, position.next);
+    const rows = validItems(page.items, applicationStageSchema).filter((r) => !r.exited_at);
     const stageOf = new Map(rows.map((r) => [idText(r.application_id), idText(r.job_interview_stage_id)]));
     const applicationIds = [...stageOf.keys()].filter((id): id is string => Boolean(id));
     const read = applicationIds.length

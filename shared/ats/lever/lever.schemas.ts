@@ -51,12 +51,7 @@ export const opportunitySchema = v.object({
 
 /** `GET /v1/opportunities?contact_id=`: only whether any is left matters. */
 export const opportunityListSchema = v.object({ data: v.array(v.unknown()) });
-/** `GET /v1/opportunities?stage_id=`: a page (`hasNext`, `next`), each item read for its ids. */
-export const opportunityPageSchema = v.object({
-  data: v.array(v.unknown()),
-  hasNext: v.optional(v.boolean(), false),
-  next: v.nullish(v.string()),
-});
+/** An item of a `GET /v1/opportunities?stage_id=` page (read by shared/ats/paging.ts), read for its ids. */
 export const listedOpportunitySchema = v.object({
   id: v.string(),
   contact: v.nullish(v.string()),
@@ -67,15 +62,9 @@ export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), 
 export const noteCreatedSchema = v.object({
   data: v.object({ noteId: v.optional(v.string()), id: v.optional(v.string()) }),
 });
-/** `GET /v1/opportunities/{id}/notes`: `{data, next, hasNext}`, paged by `offset=<next>`. */
-export const notesPageSchema = v.object({
-  data: v.array(v.unknown()),
-  hasNext: v.optional(v.boolean(), false),
-  next: v.nullish(v.string()),
-});
 /**
- * A note (NangoHQ's Lever notes model): `{id, text, fields: [{type, text, value}], …}`; what was written as the
- * note's `value` is read back in `fields[].value`.
+ * A note of `GET /v1/opportunities/{id}/notes`, paged by `offset=<next>` (NangoHQ's Lever notes model): `{id, text,
+ * fields: [{type, text, value}], …}`; what was written as the note's `value` is read back in `fields[].value`.
  */
 export const noteSchema = v.object({
   id: v.string(),
@@ -111,12 +100,7 @@ export const userSchema = v.object({
   data: v.object({ id: v.string(), accessRole: v.nullish(v.string()), deactivatedAt: v.nullish(v.unknown()) }),
 });
 
-/** `GET /v1/webhooks` (help.lever.co 4402565460237): a page of webhooks, read one by one. */
-export const webhooksPageSchema = v.object({
-  data: v.array(v.unknown()),
-  hasNext: v.optional(v.boolean(), false),
-  next: v.nullish(v.string()),
-});
+/** A webhook of `GET /v1/webhooks` (help.lever.co 4402565460237), read one by one from its pages. */
 export const webhookSchema = v.object({
   id: v.string(),
   event: v.string(),

@@ -1,9 +1,15 @@
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import type { ConnectionSecrets } from '../../config';
+import { digestMatches, hmacSha256 } from '../../http';
+import { describeFirstIssue } from '../../validation';
 import { readPart, readWebhookBody } from '../webhook-body';
-import type { InboundWebhook, WebhookParseResult } from '../port';
+import type { InboundWebhook, WebhookParseResult, WebhookVerification } from '../port';
 import {
   archiveChangeDataSchema,
   candidateDeletedDataSchema,
   candidateHiredDataSchema,
+  leverSignedFieldsSchema,
   leverWebhookSchema,
   stageChangeDataSchema,
 } from './lever.schemas';
@@ -19,6 +25,52 @@ export const LEVER_WEBHOOK_EVENTS = [
   'candidateHired',
   'candidateDeleted',
 ] as const;
+
+/** What a Lever delivery is verified with: the connection's signature tokens and its freshness window. */
+export interface LeverWebhookKeys {
+  secrets: ConnectionSecrets;
+  freshnessMinutes: number;
+}
+
+/**
+ * HMAC-SHA256 of `token + triggeredAt` with the webhook's signature token, hex (embloy's verifier, citing
+ * Lever's docs). Each Lever webhook (one per event type) has its own token: the body's `event` chooses it. A
+ * `triggeredAt` outside the freshness window is stale; what was signed is the replay key.
+ */
+export function verifyLeverWebhook(request: InboundWebhook, now: number, keys: LeverWebhookKeys): WebhookVerification {
+  let document: unknown;
+  try {
+    document = JSON.parse(request.rawBody.toString('utf8'));
+  } catch {
+    return { valid: false, reason: 'no signed fields: body is not JSON' };
+  }
+  const fields = v.safeParse(leverSignedFieldsSchema, document);
+  if (!fields.success)
+    return {
+      valid: false,
+      reason: `no signed fields: ${describeFirstIssue(fields.issues, { fallbackField: 'body' }).field} missing`,
+    };
+  const { event, token, triggeredAt, signature } = fields.output;
+  const secret = signatureToken(keys.secrets, event);
+  if (!secret) return { valid: false, reason: `the connection has no signature token for ${event} webhooks` };
+  if (!digestMatches(hmacSha256(secret, `${token}${triggeredAt}`), signature, 'hex'))
+    return { valid: false, reason: 'signature does not match' };
+  const windowMs = keys.freshnessMinutes * 60_000;
+  if (Math.abs(now - Number(triggeredAt)) > windowMs)
+    return {
+      valid: false,
+      reason: `stale: triggeredAt is outside the ${keys.freshnessMinutes}-minute window`,
+    };
+  // The replay key is what was signed, hashed to a bounded key: no other (token, triggeredAt) signs the same.
+  const signed = createHash('sha256').update(`${token}${triggeredAt}`).digest('hex');
+  return { valid: true, replayKey: `lever-signed:${signed}`, replayTtlSeconds: Math.ceil((2 * windowMs) / 1000) };
+}
+
+/** The token of the webhook for `event`, else the connection's one token. */
+function signatureToken(secrets: ConnectionSecrets, event: string): string | undefined {
+  const perEvent = secrets.atsWebhookSecrets;
+  return (perEvent && Object.hasOwn(perEvent, event) ? perEvent[event] : undefined) ?? secrets.atsWebhookSecret;
+}
 
 /**
  * A verified Lever delivery read for what it hints at. Lever signs `token + triggeredAt` only, never `data`, so every

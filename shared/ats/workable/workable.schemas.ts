@@ -48,11 +48,10 @@ export const candidateSchema = v.object({
   }),
 });
 
-/** `GET /candidates/{id}/activities` (reference: candidate-activities): comments are items with action "comment". */
-export const activitiesSchema = v.object({
-  activities: v.array(v.unknown()),
-  paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
-});
+/**
+ * An item of `GET /candidates/{id}/activities` (reference: candidate-activities; its pages read by
+ * shared/ats/paging.ts): comments are items with action "comment".
+ */
 export const activitySchema = v.object({
   id: v.union([v.string(), v.number()]),
   action: v.nullish(v.string()),
@@ -74,18 +73,14 @@ export const candidateViewSchema = v.object({
   }),
 });
 
-/** `GET /jobs` (reference: jobs): a job's shortcode and title. */
+/** `GET /jobs` (reference: jobs): a job's shortcode and title; the access probe reads one page. */
 export const jobsSchema = v.object({
   jobs: v.array(v.unknown()),
   paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
 });
 export const jobSchema = v.object({ shortcode: v.string(), title: v.nullish(v.string()) });
 
-/** `GET /members` (reference: members): whether the member writes are made as exists and is active. */
-export const membersSchema = v.object({
-  members: v.array(v.unknown()),
-  paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
-});
+/** An item of `GET /members` (reference: members): whether the member writes are made as exists and is active. */
 export const memberSchema = v.object({ id: v.string(), active: v.nullish(v.boolean()) });
 
 /** `GET /subscriptions` (reference: webhook-subscriptions): the account's webhook subscriptions. */
@@ -98,11 +93,7 @@ export const subscriptionSchema = v.object({
 });
 export const subscriptionCreatedSchema = v.object({ id: v.union([v.string(), v.number()]) });
 
-/** `GET /jobs/{shortcode}/candidates?stage=` (reference: job-candidates-index): the list gives the stage's slug. */
-export const jobCandidatesSchema = v.object({
-  candidates: v.array(v.unknown()),
-  paging: v.nullish(v.object({ next: v.nullish(v.string()) })),
-});
+/** An item of `GET /candidates?shortcode=&stage=` (reference: job-candidates-index), listed by the stage's slug. */
 export const listedCandidateSchema = v.object({
   id: atsIdSchema,
   name: v.nullish(v.string()),

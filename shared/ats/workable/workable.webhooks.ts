@@ -4,6 +4,12 @@ import type { WebhookParseResult } from '../port';
 import { movedCandidateSchema, workableEnvelopeSchema } from './workable.schemas';
 
 /**
+ * One subscription for `candidate_moved` on every job and stage (reference: webhook-subscriptions): no `args`, so
+ * moves out of a stage, disqualifications and hires reach the connector too (Workable has no event of their own).
+ */
+export const WORKABLE_WEBHOOK_EVENTS = ['candidate_moved'] as const;
+
+/**
  * The delivery's id where the envelope has one; otherwise one derived from what the payload says happened, so a
  * replay of the same delivery (Workable replays until it gets a 200: reference: webhooks) gets the same id.
  */
