@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FixedWindowLimiter, TokenBucketLimiter } from '../../../infra/local/sandbox/ats/signed-webhooks';
+import { FixedWindowLimiter, TokenBucketLimiter } from '../../../infra/local/sandbox/ats/limits';
 
 // The sandboxes count as the vendors do: per key, in windows fixed on the clock where the vendor's are
 // (Greenhouse's 30-second windows, Workable's intervals), else from a key's first request.

@@ -1,17 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { VendorProfile } from '../../../../shared/ats/profile';
 import type { AtsKind } from '../../../../shared/config';
-import { answerFailure, callShape, listen, matchRoute, readBody, seededRandom, sendJson } from '../http-kit';
-import type { CallShape, Route, RouteContext } from '../http-kit';
-import { addLatency, answeredByFault, noFaults, type AtsFaults } from './faults';
+import { errorMessage } from '../../../../shared/errors';
+import { readBody, seededRandom, sendJson } from '../http-kit';
+import type { CallShape, Route } from '../http-kit';
+import { startEdge, type EdgeSpec, type EdgeState } from './edge';
+import { noFaults } from './faults';
+import type { RateOptions } from './limits';
 import {
   deliverSigned,
-  FixedWindowLimiter,
-  TokenBucketLimiter,
-  receives,
+  sendChange,
+  switchWebhooks,
   type DeliveryRecord,
-  type WebhookTarget,
+  type SignedDelivery,
+  type WebhookHub,
 } from './signed-webhooks';
+import type { WebhookTarget } from './signed-webhooks';
+
+export type { SignedDelivery } from './signed-webhooks';
 
 export interface KitStage {
   id: string;
@@ -61,7 +68,7 @@ export interface KitNote {
   at: string;
 }
 
-export interface AtsSandboxState {
+export interface AtsSandboxState extends EdgeState {
   jobs: KitJob[];
   candidates: KitCandidate[];
   applications: KitApplication[];
@@ -72,12 +79,6 @@ export interface AtsSandboxState {
   tags: Record<string, string[]>;
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
-  requests: Record<string, number>;
-  /** The distinct shapes of the API requests served (infra/local/sandbox/http-kit.ts, `callShape`), by key. */
-  calls: Record<string, CallShape>;
-  /** 429s answered because the caller's window was spent (injected 429s are not counted). */
-  throttled: number;
-  faults: AtsFaults;
 }
 
 /** What the local stack, the demo and the tests need of any ATS sandbox. */
@@ -99,10 +100,7 @@ export interface AtsSandboxView {
     stageId?: string;
     repeat?: number;
   }): Promise<DeliveryRecord[]>;
-  /**
-   * Deletes the candidate of the application and all their applications, as a recruiter would in the ATS, and
-   * sends the deletion webhook where the ATS has one.
-   */
+  /** Deletes the application's candidate with all their applications, and sends the deletion webhook if any. */
   deleteCandidate(applicationId: string): Promise<void>;
   /**
    * Rejects (archives, disqualifies), withdraws, hires or unrejects the application as a recruiter would, and sends
@@ -151,43 +149,17 @@ export interface KitContext {
   json(request: IncomingMessage): Promise<Record<string, unknown>>;
 }
 
-export interface SignedDelivery {
-  body: Buffer;
-  headers: Record<string, string>;
-  eventId: string;
-  /** The ATS's event type, which decides the webhooks it goes to. */
-  event?: string;
-}
-
-export interface AtsSandboxSpec {
-  kind: AtsKind;
+/** One ATS's sandbox: its profile, seed state, door, route table and webhooks; the kit does the rest. */
+export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unpublishedRate' | 'authenticate' | 'unauthorized'> {
+  profile: VendorProfile;
   port: number;
   jobs: KitJob[];
-  /**
-   * Requests per window, counted per principal (`authenticate`), each window from its first request; with `burst`, a
-   * token bucket instead: `limit` per `windowMs` sustained, `burst` at most at once.
-   */
-  rateLimit: { limit: number; windowMs: number; burst?: number };
-  /** Answers 429: each ATS announces the wait its own way. */
-  rateLimited(response: ServerResponse, resetMs: number): void;
-  /** Headers every answer carries about the caller's window (its profile's rate headers), if the ATS sends any. */
-  rateHeaders?(window: { remaining: number; resetMs: number }): Record<string, string>;
   credentials: AtsSandbox['credentials'];
-  /** The principal the rate limit counts against, or undefined for 401. */
-  authenticate(request: IncomingMessage): string | undefined;
-  unauthorized(response: ServerResponse): void;
-  /** Answers a query parameter the route does not document, as the ATS refuses one. */
-  unknownParameter(response: ServerResponse, name: string): void;
-  /** The query parameters of a route that lists none (Ashby's RPC routes take theirs in the body: none). */
+  unknownParameter: NonNullable<EdgeSpec['unknownParameter']>;
   defaultQuery?: readonly string[];
   routes(kit: KitContext): Route[];
   /** The signed webhook(s) one stage change produces (Ashby also fans out an applicationUpdate). */
-  stageChange(
-    kit: KitContext,
-    application: KitApplication,
-    target: WebhookTarget,
-    previousStageId: string | undefined,
-  ): SignedDelivery[];
+  stageChange(kit: KitContext, application: KitApplication, target: WebhookTarget, from?: string): SignedDelivery[];
   /**
    * The signed webhook(s) the ATS sends when an application leaves the process or comes back (`application.exit` is
    * already set or cleared), as the vendor documents them; empty where it documents none for that action.
@@ -199,14 +171,15 @@ export interface AtsSandboxSpec {
     action: LifecycleAction,
   ): SignedDelivery[];
   /** The signed webhook a deleted candidate produces, where the ATS has one. */
-  candidateDeleted?(
-    candidate: KitCandidate,
-    applications: KitApplication[],
-    target: WebhookTarget,
-  ): SignedDelivery | undefined;
+  candidateDeleted?(candidate: KitCandidate, applications: KitApplication[], target: WebhookTarget): SignedDelivery;
   /** Secrets the ATS issues when a webhook is registered (Lever's signature token per event type). */
   issueSecrets?(): Record<string, string>;
-  ping?(secret: string): SignedDelivery | undefined;
+  ping?(secret: string): SignedDelivery;
+}
+
+export interface SandboxOptions extends RateOptions {
+  port?: number;
+  seed?: number;
 }
 
 const DEFAULT_REASONS: Record<KitExit['kind'], string> = {
@@ -217,6 +190,7 @@ const DEFAULT_REASONS: Record<KitExit['kind'], string> = {
 
 /** The application's place in the process after `action`: out of it with its reason, or back in it. */
 export function applyLifecycle(application: KitApplication, action: LifecycleAction, reason?: string): void {
+  if (!LIFECYCLE_ACTIONS.includes(action)) throw new Error(`action: one of ${LIFECYCLE_ACTIONS.join(', ')}`);
   application.updatedAt = new Date().toISOString();
   if (action === 'unreject') {
     application.exit = undefined;
@@ -228,307 +202,244 @@ export function applyLifecycle(application: KitApplication, action: LifecycleAct
   application.status = 'archived';
 }
 
-/** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
-export async function startAtsSandbox(spec: AtsSandboxSpec, options: { seed?: number } = {}): Promise<AtsSandbox> {
-  const state: AtsSandboxState = {
-    jobs: structuredClone(spec.jobs),
-    candidates: [],
-    applications: [],
-    notes: [],
-    moves: [],
-    links: [],
-    tags: {},
-    deliveries: [],
-    webhooks: [],
-    requests: {},
-    calls: {},
-    throttled: 0,
-    faults: noFaults(),
-  };
-  const { limit, windowMs, burst } = spec.rateLimit;
-  const limiter =
-    burst === undefined ? new FixedWindowLimiter(limit, windowMs) : new TokenBucketLimiter(limit, windowMs, burst);
-  const random = seededRandom(options.seed ?? 11);
-  const previous = new Map<string, string>();
+/** A request's JSON body, `{}` when empty; a body that is not JSON throws (answered 400). */
+export async function jsonBody(request: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = (await readBody(request)).toString('utf8');
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
 
-  async function send(application: KitApplication, fromStageId: string | undefined): Promise<DeliveryRecord[]> {
-    const records: DeliveryRecord[] = [];
-    for (const target of state.webhooks) {
-      for (const delivery of spec.stageChange(kit, application, target, fromStageId)) {
-        if (!receives(target, delivery.event)) continue;
-        records.push(
-          await deliverSigned(
-            target,
-            delivery.body,
-            delivery.headers,
-            state.deliveries,
-            'stage-change',
-            delivery.eventId,
-          ),
-        );
+/**
+ * The sandbox's own routes (`/_sandbox/<path>`), outside the vendor's API: its state, and each recruiter action as
+ * a POST of its JSON input, answered with what it did (201 for a new candidate) or 404 with why it could not.
+ */
+export function controlRoutes(state: object, actions: Record<string, (body: Record<string, unknown>) => unknown>) {
+  const posted = ([path, act]: [string, (body: Record<string, unknown>) => unknown]): Route => ({
+    method: 'POST',
+    pattern: `/_sandbox/${path}`,
+    handle: async ({ request, response }) => {
+      const body = await jsonBody(request);
+      try {
+        sendJson(response, path === 'candidates' ? 201 : 200, await act(body));
+      } catch (error) {
+        sendJson(response, 404, { error: errorMessage(error) });
       }
-    }
-    return records;
-  }
+    },
+  });
+  const read: Route = {
+    method: 'GET',
+    pattern: '/_sandbox/state',
+    handle: ({ response }) => sendJson(response, 200, state),
+  };
+  return [read, ...Object.entries(actions).map(posted)];
+}
 
+/** The records a sandbox starts with: its seeded jobs, nobody applied yet, no faults. */
+function seededState(jobs: KitJob[]): AtsSandboxState {
+  return {
+    ...{ jobs: structuredClone(jobs), candidates: [], applications: [], notes: [], moves: [], links: [], tags: {} },
+    ...{ deliveries: [], webhooks: [], requests: {}, calls: {}, throttled: 0, faults: noFaults() },
+  };
+}
+
+/** The records as the route tables reach them; `moved`: a stage change made through the API. */
+function kitContext(state: AtsSandboxState, moved: (application: KitApplication, from: string) => void): KitContext {
   const kit: KitContext = {
     state,
     application: (id) => state.applications.find((a) => a.id === id),
     candidate: (id) => state.candidates.find((c) => c.id === id),
     job: (id) => state.jobs.find((j) => j.id === id),
-    stage: (jobId, stageId) => state.jobs.find((j) => j.id === jobId)?.stages.find((s) => s.id === stageId),
+    stage: (jobId, stageId) => kit.job(jobId)?.stages.find((s) => s.id === stageId),
     parties: (application) => {
-      const candidate = state.candidates.find((c) => c.id === application.candidateId);
-      const job = state.jobs.find((j) => j.id === application.jobId);
+      const candidate = kit.candidate(application.candidateId);
+      const job = kit.job(application.jobId);
       if (!candidate || !job) throw new Error(`sandbox state: application ${application.id} lost its candidate or job`);
       return { candidate, job };
     },
     moveByApi(application, toStageId) {
-      state.moves.push({
-        applicationId: application.id,
-        fromStageId: application.stageId,
-        toStageId,
-        at: new Date().toISOString(),
-      });
       const from = application.stageId;
-      application.stageId = toStageId;
-      application.updatedAt = new Date().toISOString();
-      void send(application, from);
+      enterStage(state, application, toStageId);
+      moved(application, from);
     },
     addNote(application, body, author) {
-      const note: KitNote = {
+      const at = new Date().toISOString();
+      const note = {
         id: randomUUID(),
         applicationId: application.id,
         candidateId: application.candidateId,
         body,
         author,
-        at: new Date().toISOString(),
+        at,
       };
       state.notes.push(note);
       return note;
     },
-    async json(request) {
-      const text = (await readBody(request)).toString('utf8');
-      return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    },
+    json: jsonBody,
   };
+  return kit;
+}
 
-  const api = spec.routes(kit);
-  const control: Route[] = [
-    { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/candidates',
-      handle: async ({ request, response }) =>
-        sendJson(response, 201, sandbox.addCandidate((await kit.json(request)) as never)),
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/move',
-      handle: async ({ request, response }) =>
-        sendJson(response, 200, { deliveries: await sandbox.moveCandidate((await kit.json(request)) as never) }),
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/delete-candidate',
-      handle: async ({ request, response }) =>
-        sendJson(response, 200, await sandbox.deleteCandidate(String((await kit.json(request)).applicationId))),
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/lifecycle',
-      handle: async ({ request, response }) => {
-        const body = await kit.json(request);
-        const deliveries = await sandbox.changeLifecycle({
-          applicationId: String(body.applicationId ?? body.application_id),
-          action: body.action as LifecycleAction,
-          reason: typeof body.reason === 'string' ? body.reason : undefined,
-          deliver: body.deliver !== false,
-        });
-        sendJson(response, 200, { deliveries });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/webhooks/enabled',
-      handle: async ({ request, response }) => {
-        sandbox.setWebhooksEnabled((await kit.json(request)).enabled !== false);
-        sendJson(response, 200, { webhooks: state.webhooks.length });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/faults',
-      handle: async ({ request, response }) =>
-        sendJson(response, 200, Object.assign(state.faults, await kit.json(request))),
-    },
-  ];
+/** The application moved into `toStageId`, the move recorded. */
+function enterStage(state: AtsSandboxState, application: KitApplication, toStageId: string): void {
+  const at = new Date().toISOString();
+  state.moves.push({ applicationId: application.id, fromStageId: application.stageId, toStageId, at });
+  application.stageId = toStageId;
+  application.updatedAt = at;
+}
 
-  async function handleApi(context: RouteContext, route: Route): Promise<void> {
-    const name = `${context.request.method} ${route.pattern}`;
-    state.requests[name] = (state.requests[name] ?? 0) + 1;
-    await addLatency(state.faults);
-    const principal = spec.authenticate(context.request);
-    if (!principal) return spec.unauthorized(context.response);
-    const limit = limiter.take(principal);
-    for (const [name, value] of Object.entries(spec.rateHeaders?.(limit) ?? {}))
-      context.response.setHeader(name, value);
-    const roll = random();
-    if (!limit.allowed) {
-      state.throttled++;
-      return spec.rateLimited(context.response, Math.max(1000, limit.resetMs));
-    }
-    // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
-    if (roll < state.faults.rate429) return spec.rateLimited(context.response, 1000);
-    if (await answeredByFault(context.response, state.faults, roll, random, name)) return;
-    try {
-      const documented = route.query ?? spec.defaultQuery;
-      const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
-      if (unknown) return spec.unknownParameter(context.response, unknown);
-      await route.handle(context);
-    } finally {
-      const shape = callShape(context.request, route.pattern, context.url);
-      state.calls[JSON.stringify(shape)] = shape;
-    }
-  }
+/** A new candidate with one application, in the first stage of the job (the demo job unless said). */
+function addCandidate(kit: KitContext, input: Parameters<AtsSandboxView['addCandidate']>[0]): KitApplication {
+  const job = kit.job(input.jobId ?? (kit.state.jobs[0] as KitJob).id);
+  if (!job) throw new Error(`jobId: no job ${input.jobId}`);
+  const { firstName, lastName, email } = input;
+  const candidate: KitCandidate = { id: randomUUID(), firstName, lastName, email };
+  const stageId = (job.stages[0] as KitStage).id;
+  const updatedAt = new Date().toISOString();
+  const application: KitApplication = {
+    ...{ id: randomUUID(), candidateId: candidate.id, jobId: job.id, stageId, status: 'active', updatedAt },
+  };
+  kit.state.candidates.push(candidate);
+  kit.state.applications.push(application);
+  return application;
+}
 
-  let baseUrl = '';
-  const running = await listen((request, response) => {
-    const url = new URL(request.url ?? '/', baseUrl);
-    const method = request.method ?? 'GET';
-    const controlMatch = matchRoute(control, method, url.pathname);
-    const apiMatch = controlMatch ? undefined : matchRoute(api, method, url.pathname);
-    const work = controlMatch
-      ? controlMatch.route.handle({ request, response, url, params: controlMatch.params })
-      : apiMatch
-        ? handleApi({ request, response, url, params: apiMatch.params }, apiMatch.route)
-        : sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
-    Promise.resolve(work).catch((error: unknown) => {
-      // A body that is not JSON is the client's mistake, as a real API would say.
-      if (error instanceof SyntaxError && !response.headersSent) sendJson(response, 400, { message: error.message });
-      else answerFailure(request, response, error);
+/** The application, or a refusal naming it. */
+function need(kit: KitContext, applicationId: string): KitApplication {
+  const application = kit.application(applicationId);
+  if (!application) throw new Error(`applicationId: no application ${applicationId}`);
+  return application;
+}
+
+/** What a recruiter does in the ATS, and the webhooks each action sends (the sandbox's methods). */
+function recruiter(spec: AtsSandboxSpec, kit: KitContext, hub: WebhookHub) {
+  const { state } = kit;
+  const previous = new Map<string, string>();
+  const stageChange = (application: KitApplication, repeat?: number, droppable = false) =>
+    sendChange(hub, {
+      action: 'stage-change',
+      deliveries: (target) => spec.stageChange(kit, application, target, previous.get(application.id)),
+      repeat,
+      droppable,
     });
-  }, spec.port);
-  baseUrl = running.url;
-
-  const sandbox: AtsSandbox = {
-    kind: spec.kind,
-    url: running.url,
-    state,
-    credentials: spec.credentials,
-    demoJobId: (state.jobs[0] as KitJob).id,
-    async registerWebhook(input) {
-      const target: WebhookTarget = { ...input, issued: spec.issueSecrets?.() };
-      state.webhooks.push(target);
-      const ping = spec.ping?.(target.secret);
-      if (ping) await deliverSigned(target, ping.body, ping.headers, state.deliveries, 'ping', ping.eventId);
-      return { issued: target.issued };
+  const actions = {
+    moveByApi: (application: KitApplication, from: string) => {
+      previous.set(application.id, from);
+      void stageChange(application);
     },
-    addCandidate(input) {
-      const job = kit.job(input.jobId ?? sandbox.demoJobId);
-      if (!job) throw new Error(`jobId: no job ${input.jobId}`);
-      const candidate: KitCandidate = {
-        id: randomUUID(),
-        firstName: input.firstName,
-        lastName: input.lastName,
-        email: input.email,
-      };
-      const application: KitApplication = {
-        id: randomUUID(),
-        candidateId: candidate.id,
-        jobId: job.id,
-        stageId: (job.stages[0] as KitStage).id,
-        status: 'active',
-        updatedAt: new Date().toISOString(),
-      };
-      state.candidates.push(candidate);
-      state.applications.push(application);
-      return application;
-    },
-    async deleteCandidate(applicationId) {
-      const application = kit.application(applicationId);
-      if (!application) throw new Error(`applicationId: no application ${applicationId}`);
-      const { candidate } = kit.parties(application);
-      const removed = state.applications.filter((a) => a.candidateId === candidate.id);
-      state.candidates = state.candidates.filter((c) => c.id !== candidate.id);
-      state.applications = state.applications.filter((a) => a.candidateId !== candidate.id);
-      for (const target of state.webhooks) {
-        const delivery = spec.candidateDeleted?.(candidate, removed, target);
-        if (delivery && receives(target, delivery.event))
-          await deliverSigned(target, delivery.body, delivery.headers, state.deliveries, 'deleted', delivery.eventId);
-      }
-    },
-    async changeLifecycle(input) {
-      const application = kit.application(input.applicationId);
-      if (!application) throw new Error(`applicationId: no application ${input.applicationId}`);
-      if (!LIFECYCLE_ACTIONS.includes(input.action)) throw new Error(`action: one of ${LIFECYCLE_ACTIONS.join(', ')}`);
-      applyLifecycle(application, input.action, input.reason);
-      if (input.deliver === false) return [];
-      const records: DeliveryRecord[] = [];
-      for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++)
-        for (const target of state.webhooks)
-          for (const d of spec.lifecycleChange(kit, application, target, input.action))
-            if (receives(target, d.event))
-              records.push(await deliverSigned(target, d.body, d.headers, state.deliveries, input.action, d.eventId));
-      return records;
-    },
-    async moveCandidate(input) {
-      const application = kit.application(input.applicationId);
-      if (!application) throw new Error(`applicationId: no application ${input.applicationId}`);
+    async moveCandidate(input: Parameters<AtsSandboxView['moveCandidate']>[0]) {
+      const application = need(kit, input.applicationId);
       const stage = kit
         .job(application.jobId)
         ?.stages.find((s) => s.id === input.stageId || s.name === input.stageName);
       if (!stage) throw new Error(`stage: no stage ${input.stageId ?? input.stageName}`);
-      state.moves.push({
-        applicationId: application.id,
-        fromStageId: application.stageId,
-        toStageId: stage.id,
-        at: new Date().toISOString(),
-      });
       previous.set(application.id, application.stageId);
-      application.stageId = stage.id;
-      application.updatedAt = new Date().toISOString();
-      const records: DeliveryRecord[] = [];
-      if (state.faults.dropStageChangeRate > 0 && random() < state.faults.dropStageChangeRate) {
-        const dropped = { eventId: randomUUID(), url: '', action: 'stage-change', at: Date.now(), dropped: true };
-        state.deliveries.push(dropped);
-        return [dropped];
-      }
-      const deliveries = state.webhooks.flatMap((target) =>
-        spec
-          .stageChange(kit, application, target, previous.get(application.id))
-          .filter((d) => receives(target, d.event))
-          .map((d) => ({ target, d })),
-      );
-      for (let i = 0; i < Math.max(1, input.repeat ?? 1); i++) {
-        for (const { target, d } of deliveries)
-          records.push(await deliverSigned(target, d.body, d.headers, state.deliveries, 'stage-change', d.eventId));
-      }
-      return records;
+      enterStage(state, application, stage.id);
+      return stageChange(application, input.repeat, true);
     },
-    resendStageChange: (applicationId) =>
-      send(kit.application(applicationId) as KitApplication, previous.get(applicationId)),
+    resendStageChange: (applicationId: string) => stageChange(need(kit, applicationId)),
+    async deleteCandidate(applicationId: string) {
+      const { candidate } = kit.parties(need(kit, applicationId));
+      const removed = state.applications.filter((a) => a.candidateId === candidate.id);
+      state.candidates = state.candidates.filter((c) => c.id !== candidate.id);
+      state.applications = state.applications.filter((a) => a.candidateId !== candidate.id);
+      const deleted = (target: WebhookTarget) => spec.candidateDeleted?.(candidate, removed, target);
+      await sendChange(hub, { action: 'deleted', deliveries: (target) => [deleted(target) ?? []].flat() });
+    },
+    async changeLifecycle(input: Parameters<AtsSandboxView['changeLifecycle']>[0]) {
+      const application = need(kit, input.applicationId);
+      applyLifecycle(application, input.action, input.reason);
+      if (input.deliver === false) return [];
+      const deliveries = (target: WebhookTarget) => spec.lifecycleChange(kit, application, target, input.action);
+      return sendChange(hub, { action: input.action, deliveries, repeat: input.repeat });
+    },
+  };
+  return actions;
+}
+
+/** The sandbox's own routes: the recruiter's actions, webhooks switched on and off, faults. */
+function kitControls(sandbox: AtsSandbox): Route[] {
+  return controlRoutes(sandbox.state, {
+    candidates: (body) => sandbox.addCandidate(body as never),
+    move: async (body) => ({ deliveries: await sandbox.moveCandidate(body as never) }),
+    'delete-candidate': (body) => sandbox.deleteCandidate(String(body.applicationId)),
+    lifecycle: async (body) => ({
+      deliveries: await sandbox.changeLifecycle({
+        applicationId: String(body.applicationId ?? body.application_id),
+        action: body.action as LifecycleAction,
+        reason: typeof body.reason === 'string' ? body.reason : undefined,
+        deliver: body.deliver !== false,
+      }),
+    }),
+    'webhooks/enabled': (body) => {
+      sandbox.setWebhooksEnabled(body.enabled !== false);
+      return { webhooks: sandbox.state.webhooks.length };
+    },
+    faults: (body) => Object.assign(sandbox.state.faults, body),
+  });
+}
+
+/** What the records answer about an application, for the tests and the demo. */
+function readings(kit: KitContext): Pick<AtsSandboxView, 'notesOf' | 'tagsOf' | 'stageNameOf' | 'movesOf'> {
+  const { state } = kit;
+  const stageName = (application: KitApplication | undefined, stageId: string) =>
+    (application && kit.stage(application.jobId, stageId)?.name) ?? stageId;
+  return {
     notesOf: (applicationId) => state.notes.filter((n) => n.applicationId === applicationId).map((n) => n.body),
     tagsOf: (applicationId) =>
       state.tags[applicationId] ?? state.tags[kit.application(applicationId)?.candidateId ?? ''] ?? [],
-    stageNameOf(applicationId) {
-      const application = kit.application(applicationId) as KitApplication;
-      return kit.stage(application.jobId, application.stageId)?.name ?? application.stageId;
+    stageNameOf: (applicationId) => {
+      const application = need(kit, applicationId);
+      return stageName(application, application.stageId);
     },
-    movesOf: (applicationId) => {
-      const application = kit.application(applicationId);
-      return state.moves
+    movesOf: (applicationId) =>
+      state.moves
         .filter((m) => m.applicationId === applicationId)
-        .map((m) => (application && kit.stage(application.jobId, m.toStageId)?.name) ?? m.toStageId);
+        .map((m) => stageName(kit.application(applicationId), m.toStageId)),
+  };
+}
+
+/** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
+export async function startAtsSandbox(spec: AtsSandboxSpec, options: SandboxOptions = {}): Promise<AtsSandbox> {
+  const state = seededState(spec.jobs);
+  const hub: WebhookHub = { state, random: seededRandom(options.seed ?? 11) };
+  const hooks: { moved?: (application: KitApplication, from: string) => void } = {};
+  const kit = kitContext(state, (application, from) => hooks.moved?.(application, from));
+  const { moveByApi, ...actions } = recruiter(spec, kit, hub);
+  hooks.moved = moveByApi;
+  const sandbox: AtsSandbox = {
+    ...{
+      kind: spec.profile.kind,
+      url: '',
+      state,
+      credentials: spec.credentials,
+      demoJobId: (spec.jobs[0] as KitJob).id,
     },
-    setWebhooksEnabled: (enabled) => {
-      for (const target of state.webhooks) target.enabled = enabled;
+    ...actions,
+    ...readings(kit),
+    async registerWebhook(input) {
+      const target: WebhookTarget = { ...input, issued: spec.issueSecrets?.() };
+      state.webhooks.push(target);
+      const ping = spec.ping?.(target.secret);
+      if (ping) await deliverSigned(target, ping, state.deliveries, 'ping');
+      return { issued: target.issued };
     },
+    addCandidate: (input) => addCandidate(kit, input),
+    setWebhooksEnabled: (enabled) => switchWebhooks(state.webhooks, enabled),
     setFaults: (faults) => void Object.assign(state.faults, faults),
     requests: () => state.requests,
     calls: () => Object.values(state.calls),
     throttled: () => state.throttled,
-    close: running.close,
+    close: async () => undefined,
   };
-  return sandbox;
+  const edge = await startEdge(
+    {
+      ...spec,
+      seed: options.seed ?? 11,
+      port: options.port ?? spec.port,
+      rate: options,
+      api: spec.routes(kit),
+      open: kitControls(sandbox),
+    },
+    state,
+  );
+  return Object.assign(sandbox, { url: edge.url, close: edge.close });
 }

@@ -1,5 +1,6 @@
 import type { AtsKind } from '../../../../shared/config';
 import type { AtsSandboxView } from './ats-sandbox-kit';
+import { switchWebhooks } from './signed-webhooks';
 import { startAshbySandbox, type AshbySandbox } from './ashby/server';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from './greenhouse/server';
 import { startLeverSandbox, type LeverSandbox } from './lever/server';
@@ -26,9 +27,7 @@ export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
       await sandbox.registerWebhook(target);
       return {};
     },
-    setWebhooksEnabled: (enabled) => {
-      for (const target of sandbox.state.webhooks) target.enabled = enabled;
-    },
+    setWebhooksEnabled: (enabled) => switchWebhooks(sandbox.state.webhooks, enabled),
     addCandidate: (input) => {
       const created = sandbox.addCandidate({
         first_name: input.firstName,

@@ -1,5 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { VendorProfile } from '../../../../shared/ats/profile';
+import { signatureFor } from '../../../../shared/ats/signatures';
 import { errorMessage } from '../../../../shared/errors';
+import type { AtsFaults } from './faults';
 
 export interface WebhookTarget {
   url: string;
@@ -21,6 +24,11 @@ export function receives(target: WebhookTarget, event: string | undefined): bool
   return event === undefined || target.events === undefined || target.events.includes(event);
 }
 
+/** Switches every webhook on or off, as an admin (or the ATS after failed deliveries) would. */
+export function switchWebhooks(webhooks: WebhookTarget[], enabled: boolean): void {
+  for (const target of webhooks) target.enabled = enabled;
+}
+
 /** The secret a delivery of `event` is signed with: the one the ATS issued for it, else the customer's. */
 export function secretFor(target: WebhookTarget, event: string): string {
   return target.issued && Object.hasOwn(target.issued, event) ? (target.issued[event] as string) : target.secret;
@@ -37,22 +45,55 @@ export interface DeliveryRecord {
   at: number;
 }
 
+export interface SignedDelivery {
+  body: Buffer;
+  headers: Record<string, string>;
+  eventId: string;
+  /** The ATS's event type, which decides the webhooks it goes to. */
+  event?: string;
+}
+
+/**
+ * A webhook signed as its vendor's profile says: HMAC-SHA256 of the raw body in the profile's header (with the
+ * delivery's id where the vendor names one), or, where the vendor signs `token + triggeredAt` (Lever), the token,
+ * the moment and the signature in the body itself. `serialize`: the vendor's own JSON (Greenhouse escapes `<>&`).
+ */
+export function signDelivery(
+  scheme: VendorProfile['signature'],
+  secret: string,
+  document: Record<string, unknown>,
+  options: { event?: string; serialize?: (document: unknown) => Buffer } = {},
+): SignedDelivery {
+  const serialize = options.serialize ?? ((d: unknown) => Buffer.from(JSON.stringify(d)));
+  if (scheme.signs === 'token+triggeredAt') {
+    const token = randomBytes(16).toString('hex');
+    const triggeredAt = Date.now();
+    const signature = signatureFor(scheme, secret, `${token}${triggeredAt}`);
+    const body = serialize({ triggeredAt, ...document, token, signature });
+    return { body, headers: {}, eventId: token, event: options.event };
+  }
+  const body = serialize(document);
+  const eventId = randomUUID();
+  const headers: Record<string, string> = {};
+  if (scheme.header) headers[scheme.header.toLowerCase()] = signatureFor(scheme, secret, body);
+  if (scheme.deliveryHeader) headers[scheme.deliveryHeader.toLowerCase()] = eventId;
+  return { body, headers, eventId, event: options.event };
+}
+
 /** Posts the exact bytes it signed; records each delivery's answer. */
 export async function deliverSigned(
   target: WebhookTarget,
-  body: Buffer,
-  headers: Record<string, string>,
+  delivery: SignedDelivery,
   deliveries: DeliveryRecord[],
   action: string,
-  eventId: string = randomUUID(),
 ): Promise<DeliveryRecord> {
-  const record: DeliveryRecord = { eventId, url: target.url, action, at: Date.now() };
+  const record: DeliveryRecord = { eventId: delivery.eventId, url: target.url, action, at: Date.now() };
   deliveries.push(record);
   try {
     const response = await fetch(target.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body,
+      headers: { 'content-type': 'application/json', ...delivery.headers },
+      body: delivery.body,
       signal: AbortSignal.timeout(30_000),
     });
     await response.arrayBuffer();
@@ -63,65 +104,35 @@ export async function deliverSigned(
   return record;
 }
 
-/** What a sandbox's limiter answers a request: let in or not, what is left, and how long until the next is let in. */
-export interface RateAnswer {
-  allowed: boolean;
-  remaining: number;
-  resetMs: number;
+/** Where a sandbox's webhooks go and are recorded, with the draw that decides a dropped stage change. */
+export interface WebhookHub {
+  state: { webhooks: WebhookTarget[]; deliveries: DeliveryRecord[]; faults: AtsFaults };
+  random: () => number;
 }
 
-/**
- * A token bucket per key: `limit` requests per `windowMs` sustained, and up to `burst` at once from a full bucket, as
- * Lever counts ("10 requests per second steady state per API key, bursts to 20", ats-facts). Each key's bucket starts
- * full; `resetMs` is how long until it holds a request again.
- */
-export class TokenBucketLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-
-  public constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
-    private readonly burst: number,
-  ) {}
-
-  public take(key: string, now = Date.now()): RateAnswer {
-    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
-    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) * this.limit) / this.windowMs);
-    bucket.at = now;
-    this.buckets.set(key, bucket);
-    if (bucket.tokens < 1) {
-      const resetMs = Math.ceil(((1 - bucket.tokens) * this.windowMs) / this.limit);
-      return { allowed: false, remaining: 0, resetMs };
-    }
-    bucket.tokens -= 1;
-    return { allowed: true, remaining: Math.floor(bucket.tokens), resetMs: 0 };
-  }
+/** One change's webhooks: `deliveries` per target, sent `repeat` times (a resend is the same delivery, same id). */
+export interface Change {
+  action: string;
+  deliveries(target: WebhookTarget): SignedDelivery[];
+  repeat?: number | undefined;
+  /** A recruiter's stage change, whose webhook the `dropStageChangeRate` fault may never send. */
+  droppable?: boolean;
 }
 
-/** A fixed-window limiter: `limit` requests per `windowMs` per key, answering how long until the window resets. */
-export class FixedWindowLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-
-  /**
-   * `limit` requests per window per key (the vendor's unit: an API credential, a token). `aligned` windows are
-   * fixed on the clock (each starts at a multiple of `windowMs`), as Greenhouse's 30-second windows and Workable's
-   * intervals are; otherwise a key's window starts at its first request.
-   */
-  public constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
-    private readonly aligned = false,
-  ) {}
-
-  public take(key: string, now = Date.now()): RateAnswer {
-    let window = this.windows.get(key);
-    if (!window || now - window.start >= this.windowMs) {
-      window = { start: this.aligned ? now - (now % this.windowMs) : now, count: 0 };
-      this.windows.set(key, window);
-    }
-    const resetMs = window.start + this.windowMs - now;
-    if (window.count >= this.limit) return { allowed: false, remaining: 0, resetMs };
-    window.count++;
-    return { allowed: true, remaining: this.limit - window.count, resetMs };
+/** Sends a change to every webhook that takes its events, in order; answers each delivery's record. */
+export async function sendChange(hub: WebhookHub, change: Change): Promise<DeliveryRecord[]> {
+  const { state } = hub;
+  if (change.droppable && state.faults.dropStageChangeRate > 0 && hub.random() < state.faults.dropStageChangeRate) {
+    const dropped = { eventId: randomUUID(), url: '', action: change.action, at: Date.now(), dropped: true };
+    state.deliveries.push(dropped);
+    return [dropped];
   }
+  const planned = state.webhooks.flatMap((target) =>
+    change.deliveries(target).flatMap((delivery) => (receives(target, delivery.event) ? [{ target, delivery }] : [])),
+  );
+  const records: DeliveryRecord[] = [];
+  for (let i = 0; i < Math.max(1, change.repeat ?? 1); i++)
+    for (const { target, delivery } of planned)
+      records.push(await deliverSigned(target, delivery, state.deliveries, change.action));
+  return records;
 }

@@ -1,15 +1,19 @@
-import { ashbyProfile } from '../../../../../shared/ats/ashby/profile';
-import { signatureFor } from '../../../../../shared/ats/signatures';
 import { createHash, randomUUID } from 'node:crypto';
-import { sendJson, type RouteContext } from '../../http-kit';
-import {
-  startAtsSandbox,
-  type AtsSandbox,
-  type KitApplication,
-  type KitContext,
-  type KitExit,
-  type LifecycleAction,
+import type { ServerResponse } from 'node:http';
+import { ashbyProfile } from '../../../../../shared/ats/ashby/profile';
+import { sendJson, type Route } from '../../http-kit';
+import { startAtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
+import type {
+  AtsSandbox,
+  KitApplication,
+  KitContext,
+  KitExit,
+  KitJob,
+  KitStage,
+  LifecycleAction,
 } from '../ats-sandbox-kit';
+import { bodyPage } from '../paging';
+import { signDelivery, type WebhookTarget } from '../signed-webhooks';
 import { AshbyAssessments } from './assessments';
 
 export interface AshbySandbox extends AtsSandbox {
@@ -20,63 +24,68 @@ export interface AshbySandbox extends AtsSandbox {
 export const ASHBY_SANDBOX_DEFAULTS = { port: 4030, apiKey: 'ashby-sandbox-key' } as const;
 const PLAN_ID = 'c0f1a2b3-plan-backend';
 /** The plan's stages of type Archived and Hired, where Ashby puts an application that left. */
-const ARCHIVED_STAGE = { id: '3ae2b801-archived', name: 'Archived' };
-const HIRED_STAGE = { id: '3ae2b801-hired', name: 'Hired' };
+const ARCHIVED_STAGE = { id: '3ae2b801-archived', name: 'Archived', type: 'Archived' };
+const HIRED_STAGE = { id: '3ae2b801-hired', name: 'Hired', type: 'Hired' };
 
-const signed = (secret: string, document: { action: string; [key: string]: unknown }) => {
-  const body = Buffer.from(JSON.stringify(document));
-  return {
-    body,
-    headers: { [ashbyProfile.signature.header.toLowerCase()]: signatureFor(ashbyProfile.signature, secret, body) },
-    eventId: randomUUID(),
-    event: document.action,
-  };
-};
+const JOBS: KitJob[] = [
+  {
+    id: '4071538b-backend',
+    name: 'Backend Engineer',
+    stages: [
+      { id: '3ae2b801-applied', name: 'Application Review' },
+      { id: '3ae2b801-ai', name: 'AI Interview' },
+      { id: '3ae2b801-hm', name: 'Hiring Manager Review' },
+      { id: '3ae2b801-offer', name: 'Offer' },
+      // A stage whose activity is the partner's assessment, "Automate on Stage Entry" (assessments.ts).
+      { id: '3ae2b801-assessment', name: 'Skills Assessment' },
+    ],
+  },
+  // A closed job of another hiring process, without the AI interview stage: "all jobs" means open ones.
+  {
+    id: '9c2e01aa-closed',
+    name: 'Support Engineer',
+    stages: [{ id: '9c2e01aa-hired', name: 'Hired' }],
+    state: 'closed',
+  },
+];
+
+const signed = (secret: string, document: { action: string; [key: string]: unknown }) =>
+  signDelivery(ashbyProfile.signature, secret, document, { event: document.action });
+
+/** Ashby's answers: HTTP 200 with `success` either way (errors inside the body, as Ashby does). */
+const ok = (response: ServerResponse, results: unknown) => sendJson(response, 200, { success: true, results });
+const failed = (response: ServerResponse, error: string) =>
+  sendJson(response, 200, { success: false, errors: [error] });
+
+/** One cursor page (Ashby OpenAPI): `limit` (100 at most) from the `cursor`; `moreDataAvailable`, `nextCursor`. */
+const page = <T>(all: readonly T[], body: Record<string, unknown>, show?: (item: T) => unknown) => ({
+  success: true,
+  ...bodyPage(ashbyProfile.paging, all, { limit: body.limit, token: body.cursor }, show),
+});
 
 /** Ashby's webhook object (`webhook.create`, `webhook.info`). */
-const webhookJson = (w: { id?: string; url: string; events?: string[]; enabled?: boolean }) => ({
+const webhookJson = (w: WebhookTarget) => ({
   id: w.id,
   webhookType: w.events?.[0],
   requestUrl: w.url,
   enabled: w.enabled !== false,
 });
 
-/** Ashby's answers: HTTP 200 with `success` either way (errors inside the body, as Ashby does). */
-const ok = (response: Parameters<typeof sendJson>[0], results: unknown) =>
-  sendJson(response, 200, { success: true, results });
-const failed = (response: Parameters<typeof sendJson>[0], error: string) =>
-  sendJson(response, 200, { success: false, errors: [error] });
+const jobStatus = (state: string | undefined) =>
+  state === 'closed' ? 'Closed' : state === 'archived' ? 'Archived' : state === 'draft' ? 'Draft' : 'Open';
 
 /**
- * One cursor page of a list, as Ashby's list endpoints answer (OpenAPI): `limit` items (100 at most and by default)
- * from the body's `cursor`, `moreDataAvailable`, and the `nextCursor` while there is more.
- */
-function cursorPage<T>(all: readonly T[], body: Record<string, unknown>, json: (item: T) => unknown = (i) => i) {
-  const limit = Math.min(100, Math.max(1, Number(body.limit ?? 100) || 100));
-  const offset = Number(Buffer.from(String(body.cursor ?? ''), 'base64url').toString() || 0);
-  const more = offset + limit < all.length;
-  return {
-    success: true,
-    results: all.slice(offset, offset + limit).map(json),
-    moreDataAvailable: more,
-    ...(more ? { nextCursor: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
-  };
-}
-
-/**
- * Where an application that left stands, as Ashby's application schema has it: rejected and withdrawn are `Archived`
- * in the plan's Archived-type stage with an `archiveReason{id, text, reasonType}` (RejectedByOrg, RejectedByCandidate:
- * Ashby's archive reason OpenAPI) and `archivedAt`; hired is `Hired` in the Hired-type stage, with no archive reason.
- * Ashby moves an application into those stages; the sandbox shows them while `exit` is set and keeps the stage it
- * left, so an unarchive moves it back there.
+ * Where an application that left stands (Ashby's application and archive reason schemas): rejected and withdrawn
+ * are `Archived` in the plan's Archived-type stage with an `archiveReason{id, text, reasonType}` (RejectedByOrg,
+ * RejectedByCandidate) and `archivedAt`; hired is `Hired` in the Hired-type stage. The sandbox shows those stages
+ * while `exit` is set and keeps the stage it left, so an unarchive moves it back there.
  */
 function placeJson(exit: KitExit | undefined) {
   if (!exit) return { status: 'Active', archiveReason: null, archivedAt: null, stage: undefined };
-  if (exit.kind === 'hired')
-    return { status: 'Hired', archiveReason: null, archivedAt: null, stage: { ...HIRED_STAGE, type: 'Hired' } };
+  if (exit.kind === 'hired') return { status: 'Hired', archiveReason: null, archivedAt: null, stage: HIRED_STAGE };
   const reasonType = exit.kind === 'withdrawn' ? 'RejectedByCandidate' : 'RejectedByOrg';
   const archiveReason = { id: `reason-${reasonType}`, text: exit.reason, reasonType, customFields: [] };
-  return { status: 'Archived', archiveReason, archivedAt: exit.at, stage: { ...ARCHIVED_STAGE, type: 'Archived' } };
+  return { status: 'Archived', archiveReason, archivedAt: exit.at, stage: ARCHIVED_STAGE };
 }
 
 function applicationJson(kit: KitContext, application: KitApplication) {
@@ -101,299 +110,188 @@ function applicationJson(kit: KitContext, application: KitApplication) {
 }
 
 /**
- * What Ashby sends when an application leaves or comes back, related deliveries sharing one `webhookActionId` (docs:
- * related-webhooks): a rejection or withdrawal is a move into the Archived-type stage (`candidateStageChange`, status
- * Archived) with its `applicationUpdate`; a hire is `candidateHire` (data.application, and data.offer when there is
- * one: the sandbox has none), which "also triggers applicationUpdate and candidateStageChange"; an unarchive moves the
- * application back to its stage, Active.
+ * Related deliveries share one `webhookActionId`, at the top level of each (docs: related-webhooks): a move is
+ * candidateStageChange with applicationUpdate; a rejection or withdrawal is a move into the Archived-type stage; a
+ * hire is `candidateHire` (data.offer when there is one: the sandbox has none), which "also triggers
+ * applicationUpdate and candidateStageChange"; an unarchive moves the application back to its stage, Active.
  */
-function lifecycleDeliveries(kit: KitContext, application: KitApplication, secret: string, action: LifecycleAction) {
-  // One action, one id: a resend of the same action (the kit's `repeat`) is Ashby's retry of the same deliveries.
-  const webhookActionId = createHash('sha256')
-    .update(`${application.id}|${action}|${application.updatedAt}`)
-    .digest('hex')
-    .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12}).*$/, '$1-$2-$3-$4-$5');
+function changeDeliveries(kit: KitContext, application: KitApplication, secret: string, action?: LifecycleAction) {
+  // One action, one id, whichever webhook (one per type) it goes to; a stage change sent again is a new action.
+  const webhookActionId = action
+    ? createHash('sha256').update(`${application.id}|${action}|${application.updatedAt}`).digest('hex')
+    : randomUUID();
   const data = { application: applicationJson(kit, application) };
-  const actions =
-    action === 'hire'
-      ? ['candidateHire', 'applicationUpdate', 'candidateStageChange']
-      : ['candidateStageChange', 'applicationUpdate'];
-  return actions.map((name) => signed(secret, { action: name, webhookActionId, data }));
+  const hire = ['candidateHire', 'applicationUpdate', 'candidateStageChange'];
+  return (action === 'hire' ? hire : ['candidateStageChange', 'applicationUpdate']).map((name) =>
+    signed(secret, { action: name, webhookActionId, data }),
+  );
+}
+
+type Rpc = (body: Record<string, unknown>, response: ServerResponse) => void;
+
+/** Ashby's API as a table of RPC routes (POST, parameters in the JSON body). */
+function ashbyRoutes(kit: KitContext, assessments: AshbyAssessments): Route[] {
+  const tags: { id: string; title: string }[] = [];
+  const rpc = (name: string, handle: Rpc): Route => ({
+    method: 'POST',
+    pattern: `/${name}`,
+    handle: async ({ request, response }) => handle(await kit.json(request), response),
+  });
+  const withApplication = (handle: (application: KitApplication, response: ServerResponse) => void) =>
+    ((body, response) => {
+      const application = kit.application(String(body.applicationId));
+      return application ? handle(application, response) : failed(response, 'application_not_found');
+    }) satisfies Rpc;
+  return [
+    assessments.route(),
+    // Open, closed and archived jobs unless `status` (Draft, Open, Closed, Archived) says (Ashby OpenAPI, job.list).
+    rpc('job.list', (body, response) => {
+      const wanted = Array.isArray(body.status) ? body.status.map(String) : undefined;
+      const listed = (j: KitJob) => (wanted ? wanted.includes(jobStatus(j.state)) : jobStatus(j.state) !== 'Draft');
+      const show = (j: KitJob) => ({
+        id: j.id,
+        title: j.name,
+        status: jobStatus(j.state),
+        defaultInterviewPlanId: PLAN_ID,
+      });
+      sendJson(response, 200, page(kit.state.jobs.filter(listed), body, show));
+    }),
+    // `status` (Hired, Archived, Active, Lead) and `jobId` filters; no stage filter (application.list OpenAPI).
+    rpc('application.list', (body, response) => {
+      const listed = (a: KitApplication) =>
+        (!body.jobId || a.jobId === body.jobId) && (!body.status || placeJson(a.exit).status === body.status);
+      sendJson(
+        response,
+        200,
+        page(kit.state.applications.filter(listed), body, (a) => applicationJson(kit, a)),
+      );
+    }),
+    rpc('job.info', (body, response) => {
+      const job = kit.job(String(body.id));
+      if (!job) return failed(response, 'job_not_found');
+      ok(response, { id: job.id, title: job.name, status: 'Open', defaultInterviewPlanId: PLAN_ID });
+    }),
+    // docs: setting-up-webhooks; one webhook per type and URL ("Duplicate webhook" otherwise).
+    rpc('webhook.create', (body, response) => {
+      const { webhookType: type, requestUrl: url, secretToken } = body;
+      if (typeof type !== 'string' || typeof url !== 'string')
+        return failed(response, 'invalid_input: webhookType, requestUrl');
+      if (kit.state.webhooks.some((w) => w.url === url && w.events?.includes(type)))
+        return failed(response, 'duplicate_webhook');
+      const secret = typeof secretToken === 'string' ? secretToken : '';
+      const target = { id: randomUUID(), url, secret, events: [type], enabled: true };
+      kit.state.webhooks.push(target);
+      ok(response, webhookJson(target));
+    }),
+    rpc('webhook.info', (body, response) => {
+      const found = kit.state.webhooks.find((w) => w.id === String(body.webhookId));
+      return found ? ok(response, webhookJson(found)) : failed(response, 'webhook_not_found');
+    }),
+    rpc('candidateTag.list', (body, response) => sendJson(response, 200, page(tags, body))),
+    rpc('candidateTag.create', (body, response) => {
+      const title = String(body.title ?? '');
+      if (!title) return failed(response, 'invalid_input: title');
+      const tag = tags.find((t) => t.title === title) ?? { id: randomUUID(), title };
+      if (!tags.includes(tag)) tags.push(tag);
+      ok(response, tag);
+    }),
+    rpc('candidate.info', (body, response) => {
+      const id = String(body.id);
+      if (!kit.candidate(id)) return failed(response, 'candidate_not_found');
+      ok(response, { id, tags: tags.filter((t) => (kit.state.tags[id] ?? []).includes(t.title)) });
+    }),
+    ...(['addTag', 'removeTag'] as const).map((action) =>
+      rpc(`candidate.${action}`, (body, response) => {
+        const candidateId = String(body.candidateId);
+        const tag = tags.find((t) => t.id === body.tagId);
+        if (!kit.candidate(candidateId)) return failed(response, 'candidate_not_found');
+        if (!tag) return failed(response, 'tag_not_found');
+        const held = new Set(kit.state.tags[candidateId] ?? []);
+        if (action === 'addTag') held.add(tag.title);
+        else held.delete(tag.title);
+        kit.state.tags[candidateId] = [...held];
+        ok(response, { id: candidateId });
+      }),
+    ),
+    rpc('candidate.createNote', (body, response) => {
+      const application = kit.state.applications.find((a) => a.candidateId === body.candidateId);
+      if (!application) return failed(response, 'candidate_not_found');
+      const text = typeof body.note === 'string' ? body.note : (body.note as { value?: unknown } | undefined)?.value;
+      if (typeof text !== 'string') return failed(response, 'invalid_input: note');
+      const note = kit.addNote(application, text);
+      ok(response, { id: note.id, content: note.body, createdAt: note.at });
+    }),
+    rpc('candidate.listNotes', (body, response) => {
+      const notes = kit.state.notes.filter((n) => n.candidateId === body.candidateId);
+      ok(
+        response,
+        notes.map((n) => ({ id: n.id, content: n.body, createdAt: n.at })),
+      );
+    }),
+    rpc(
+      'application.info',
+      withApplication((application, response) => ok(response, applicationJson(kit, application))),
+    ),
+    rpc('interviewStage.list', (body, response) => {
+      if (body.interviewPlanId !== PLAN_ID) return failed(response, 'interview_plan_not_found');
+      const stages = kit.state.jobs[0]?.stages ?? [];
+      const shown = (s: KitStage, i: number) => ({ id: s.id, title: s.name, type: 'Active', orderInInterviewPlan: i });
+      ok(
+        response,
+        stages.map((s, i) => ({ ...shown(s, i), interviewPlanId: PLAN_ID })),
+      );
+    }),
+    rpc('application.changeStage', (body, response) =>
+      withApplication((application) => {
+        if (!kit.stage(application.jobId, String(body.interviewStageId)))
+          return failed(response, 'invalid_input: interviewStageId');
+        kit.moveByApi(application, String(body.interviewStageId));
+        ok(response, applicationJson(kit, application));
+      })(body, response),
+    ),
+  ];
 }
 
 /** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
-export async function startAshbySandbox(
-  options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
-): Promise<AshbySandbox> {
+export async function startAshbySandbox(options: SandboxOptions = {}): Promise<AshbySandbox> {
   const assessments = new AshbyAssessments();
-  const sandbox = await startAtsSandbox({
-    kind: 'ashby',
-    port: options.port ?? ASHBY_SANDBOX_DEFAULTS.port,
-    jobs: [
-      {
-        id: '4071538b-backend',
-        name: 'Backend Engineer',
-        stages: [
-          { id: '3ae2b801-applied', name: 'Application Review' },
-          { id: '3ae2b801-ai', name: 'AI Interview' },
-          { id: '3ae2b801-hm', name: 'Hiring Manager Review' },
-          { id: '3ae2b801-offer', name: 'Offer' },
-          // A stage whose activity is the partner's assessment, "Automate on Stage Entry" (assessments.ts).
-          { id: '3ae2b801-assessment', name: 'Skills Assessment' },
-        ],
+  const basic = `Basic ${Buffer.from(`${ASHBY_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`;
+  const sandbox = await startAtsSandbox(
+    {
+      profile: ashbyProfile,
+      port: ASHBY_SANDBOX_DEFAULTS.port,
+      jobs: JOBS,
+      // No general limit is published: a per-key window stands in, with the 429 and Retry-After its OpenAPI implies.
+      unpublishedRate: { limit: 50, windowMs: 10_000 },
+      credentials: { atsApiKey: ASHBY_SANDBOX_DEFAULTS.apiKey },
+      authenticate: (request) => (request.headers.authorization === basic ? 'key' : undefined),
+      unauthorized: (response) => sendJson(response, 401, { success: false, errors: ['invalid_api_key'] }),
+      // RPC: every parameter is a body field; a query string is refused in Ashby's 200-with-errors form.
+      defaultQuery: [],
+      unknownParameter: (response, name) =>
+        sendJson(response, 200, {
+          success: false,
+          errors: [{ message: `Unknown parameter ${name}`, parameter: name }],
+        }),
+      routes: (kit) => {
+        assessments.attach(kit);
+        return ashbyRoutes(kit, assessments);
       },
-      // A closed job of another hiring process, without the AI interview stage: "all jobs" means open ones.
-      {
-        id: '9c2e01aa-closed',
-        name: 'Support Engineer',
-        stages: [{ id: '9c2e01aa-hired', name: 'Hired' }],
-        state: 'closed',
-      },
-    ],
-    // Ashby's numbers are unconfirmed; a per-key window with 429 + Retry-After is what its OpenAPI implies.
-    rateLimit: { limit: options.rateLimit ?? 50, windowMs: options.rateWindowMs ?? 10_000 },
-    rateLimited: (response, resetMs) =>
-      sendJson(
-        response,
-        429,
-        { success: false, errors: ['rate_limit_exceeded'] },
-        { 'retry-after': String(Math.ceil(resetMs / 1000)) },
-      ),
-    credentials: { atsApiKey: ASHBY_SANDBOX_DEFAULTS.apiKey },
-    authenticate: (request) =>
-      request.headers.authorization === `Basic ${Buffer.from(`${ASHBY_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`
-        ? 'key'
-        : undefined,
-    unauthorized: (response) => sendJson(response, 401, { success: false, errors: ['invalid_api_key'] }),
-    // RPC: every parameter is a body field; a query string is refused in Ashby's 200-with-errors form.
-    defaultQuery: [],
-    unknownParameter: (response, name) =>
-      sendJson(response, 200, { success: false, errors: [{ message: `Unknown parameter ${name}`, parameter: name }] }),
-    routes: (kit) => {
-      const ashbyTags: { id: string; title: string }[] = [];
-      assessments.attach(kit);
-      return [
-        assessments.route(),
-        {
-          method: 'POST',
-          pattern: '/job.list',
-          // Open, closed and archived jobs unless `status` (an array of Draft, Open, Closed, Archived) says; cursor
-          // pages of `limit` (at most 100) with `moreDataAvailable` and `nextCursor` (Ashby OpenAPI, job.list).
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            const statusOf = (state: string | undefined) =>
-              state === 'closed' ? 'Closed' : state === 'archived' ? 'Archived' : state === 'draft' ? 'Draft' : 'Open';
-            const wanted = Array.isArray(body.status) ? (body.status as unknown[]).map(String) : undefined;
-            const all = kit.state.jobs.filter((j) =>
-              wanted ? wanted.includes(statusOf(j.state)) : statusOf(j.state) !== 'Draft',
-            );
-            sendJson(
-              response,
-              200,
-              cursorPage(all, body, (j) => ({
-                id: j.id,
-                title: j.name,
-                status: statusOf(j.state),
-                defaultInterviewPlanId: PLAN_ID,
-              })),
-            );
-          },
-        },
-        {
-          // Cursor pages of `limit` (at most 100), `status` and `jobId` filters; no stage filter.
-          method: 'POST',
-          pattern: '/application.list',
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            // `status` one of Hired, Archived, Active, Lead (application.list OpenAPI): the status each is shown with.
-            const all = kit.state.applications.filter(
-              (a) =>
-                (!body.jobId || a.jobId === body.jobId) && (!body.status || placeJson(a.exit).status === body.status),
-            );
-            sendJson(
-              response,
-              200,
-              cursorPage(all, body, (a) => applicationJson(kit, a)),
-            );
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/job.info',
-          handle: async ({ request, response }) => {
-            const job = kit.job(String((await kit.json(request)).id));
-            if (!job) return failed(response, 'job_not_found');
-            ok(response, { id: job.id, title: job.name, status: 'Open', defaultInterviewPlanId: PLAN_ID });
-          },
-        },
-        {
-          // docs: setting-up-webhooks; one webhook per type and URL ("Duplicate webhook" otherwise).
-          method: 'POST',
-          pattern: '/webhook.create',
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            if (typeof body.webhookType !== 'string' || typeof body.requestUrl !== 'string')
-              return failed(response, 'invalid_input: webhookType, requestUrl');
-            if (
-              kit.state.webhooks.some((w) => w.url === body.requestUrl && w.events?.includes(String(body.webhookType)))
-            )
-              return failed(response, 'duplicate_webhook');
-            const target = {
-              id: randomUUID(),
-              url: body.requestUrl,
-              secret: typeof body.secretToken === 'string' ? body.secretToken : '',
-              events: [body.webhookType],
-              enabled: true,
-            };
-            kit.state.webhooks.push(target);
-            ok(response, webhookJson(target));
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/webhook.info',
-          handle: async ({ request, response }) => {
-            const id = String((await kit.json(request)).webhookId);
-            const found = kit.state.webhooks.find((w) => w.id === id);
-            if (!found) return failed(response, 'webhook_not_found');
-            ok(response, webhookJson(found));
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/candidateTag.list',
-          // Cursor pages of `limit` (100 by default) with `moreDataAvailable` and `nextCursor` (Ashby OpenAPI).
-          handle: async ({ request, response }) =>
-            sendJson(response, 200, cursorPage(ashbyTags, await kit.json(request))),
-        },
-        {
-          method: 'POST',
-          pattern: '/candidateTag.create',
-          handle: async ({ request, response }) => {
-            const title = String((await kit.json(request)).title ?? '');
-            if (!title) return failed(response, 'invalid_input: title');
-            const tag = ashbyTags.find((t) => t.title === title) ?? { id: randomUUID(), title };
-            if (!ashbyTags.includes(tag)) ashbyTags.push(tag);
-            ok(response, tag);
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/candidate.info',
-          handle: async ({ request, response }) => {
-            const id = String((await kit.json(request)).id);
-            if (!kit.candidate(id)) return failed(response, 'candidate_not_found');
-            const held = kit.state.tags[id] ?? [];
-            ok(response, { id, tags: ashbyTags.filter((t) => held.includes(t.title)) });
-          },
-        },
-        ...(['addTag', 'removeTag'] as const).map((action) => ({
-          method: 'POST',
-          pattern: `/candidate.${action}`,
-          handle: async ({ request, response }: RouteContext) => {
-            const body = await kit.json(request);
-            const candidateId = String(body.candidateId);
-            const tag = ashbyTags.find((t) => t.id === body.tagId);
-            if (!kit.candidate(candidateId)) return failed(response, 'candidate_not_found');
-            if (!tag) return failed(response, 'tag_not_found');
-            const held = new Set(kit.state.tags[candidateId] ?? []);
-            if (action === 'addTag') held.add(tag.title);
-            else held.delete(tag.title);
-            kit.state.tags[candidateId] = [...held];
-            ok(response, { id: candidateId });
-          },
-        })),
-        {
-          method: 'POST',
-          pattern: '/candidate.createNote',
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            const application = kit.state.applications.find((a) => a.candidateId === body.candidateId);
-            if (!application) return failed(response, 'candidate_not_found');
-            if (typeof body.note !== 'string' && typeof (body.note as { value?: unknown })?.value !== 'string')
-              return failed(response, 'invalid_input: note');
-            const text = typeof body.note === 'string' ? body.note : (body.note as { value: string }).value;
-            const note = kit.addNote(application, text);
-            ok(response, { id: note.id, content: note.body, createdAt: note.at });
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/candidate.listNotes',
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            ok(
-              response,
-              kit.state.notes
-                .filter((n) => n.candidateId === body.candidateId)
-                .map((n) => ({ id: n.id, content: n.body, createdAt: n.at })),
-            );
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/application.info',
-          handle: async ({ request, response }) => {
-            const application = kit.application(String((await kit.json(request)).applicationId));
-            if (!application) return failed(response, 'application_not_found');
-            ok(response, applicationJson(kit, application));
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/interviewStage.list',
-          handle: async ({ request, response }) => {
-            if ((await kit.json(request)).interviewPlanId !== PLAN_ID)
-              return failed(response, 'interview_plan_not_found');
-            ok(
-              response,
-              (kit.state.jobs[0]?.stages ?? []).map((s, i) => ({
-                id: s.id,
-                title: s.name,
-                type: 'Active',
-                orderInInterviewPlan: i,
-                interviewPlanId: PLAN_ID,
-              })),
-            );
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/application.changeStage',
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            const application = kit.application(String(body.applicationId));
-            if (!application) return failed(response, 'application_not_found');
-            if (!kit.stage(application.jobId, String(body.interviewStageId)))
-              return failed(response, 'invalid_input: interviewStageId');
-            kit.moveByApi(application, String(body.interviewStageId));
-            ok(response, applicationJson(kit, application));
-          },
-        },
-      ];
+      stageChange: (kit, application, target) => changeDeliveries(kit, application, target.secret),
+      lifecycleChange: (kit, application, target, action) => changeDeliveries(kit, application, target.secret, action),
+      // `candidateDelete` names the deleted candidate only (webhook payloads OpenAPI).
+      candidateDeleted: (candidate, _applications, target) =>
+        signed(target.secret, {
+          action: 'candidateDelete',
+          webhookActionId: randomUUID(),
+          data: { candidate: { id: candidate.id } },
+        }),
+      ping: (secret) => signed(secret, { action: 'ping', data: { webhookId: randomUUID() } }),
     },
-    // One move fires candidateStageChange and, related to it, applicationUpdate; related deliveries share one
-    // webhookActionId, at the top level of each (docs: related-webhooks, "Common Payload Data").
-    stageChange: (kit, application, target) => {
-      const webhookActionId = randomUUID();
-      const data = { application: applicationJson(kit, application) };
-      return [
-        signed(target.secret, { action: 'candidateStageChange', webhookActionId, data }),
-        signed(target.secret, { action: 'applicationUpdate', webhookActionId, data }),
-      ];
-    },
-    lifecycleChange: (kit, application, target, action) => lifecycleDeliveries(kit, application, target.secret, action),
-    // `candidateDelete` names the deleted candidate only (webhook payloads OpenAPI).
-    candidateDeleted: (candidate, _applications, target) =>
-      signed(target.secret, {
-        action: 'candidateDelete',
-        webhookActionId: randomUUID(),
-        data: { candidate: { id: candidate.id } },
-      }),
-    ping: (secret) => signed(secret, { action: 'ping', data: { webhookId: randomUUID() } }),
-  });
+    options,
+  );
   // "Automate on Stage Entry": a move into a stage with an automated assessment starts it, as Ashby does.
-  const move = sandbox.moveCandidate.bind(sandbox);
+  const move = sandbox.moveCandidate;
   sandbox.moveCandidate = async (input) => {
     const deliveries = await move(input);
     await assessments.stageEntered(input.applicationId, sandbox.stageNameOf(input.applicationId));

@@ -1,50 +1,41 @@
 import type { ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { readBody, sendJson, type Route } from '../../http-kit';
-import type { DeliveryRecord } from '../signed-webhooks';
-import type { GreenhouseAssessments } from './assessments';
+import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import { describeFirstIssue } from '../../../../../shared/validation';
-import { errorMessage } from '../../../../../shared/errors';
-import {
-  GREENHOUSE_SANDBOX_DEFAULTS,
-  type Application,
-  type ApplicationStage,
-  type Candidate,
-  type GreenhouseRecords,
-  type GreenhouseSandboxState,
-  type Job,
-  type Note,
-  type Stage,
-  type LifecycleInput,
-  type StageMove,
-} from './state';
+import { sendJson, type Route, type RouteContext } from '../../http-kit';
+import { jsonBody } from '../ats-sandbox-kit';
+import { linkPage, readLinkCursor, type LinkCursor } from '../paging';
+import { GREENHOUSE_SANDBOX_DEFAULTS, type Application, type GreenhouseRecords, type Job } from './state';
 
 const unprocessable = (response: ServerResponse, field: string, message: string) =>
   sendJson(response, 422, { message: 'Validation error', errors: [{ message, field }] });
+const notFound = (response: ServerResponse, message = 'Resource not found') => sendJson(response, 404, { message });
 
+const id = v.union([v.number(), v.string()]);
 const noteBody = v.object({
-  candidate_id: v.union([v.number(), v.string()]),
-  application_id: v.optional(v.union([v.number(), v.string()])),
+  candidate_id: id,
+  application_id: v.optional(id),
   body: v.pipe(v.string(), v.nonEmpty('body is required')),
   note_type: v.optional(v.string(), 'NOTE'),
   visibility: v.picklist(['admin_only', 'private', 'public'], 'visibility must be admin_only, private or public'),
-  user_id: v.union([v.number(), v.string()]),
+  user_id: id,
 });
-const candidateTagBody = v.object({ name: v.pipe(v.string(), v.minLength(1)) });
-const appliedTagBody = v.object({
-  candidate_id: v.union([v.number(), v.string()]),
-  candidate_tag_id: v.union([v.number(), v.string()]),
-});
-const moveBody = v.object({
-  from_stage_id: v.optional(v.union([v.number(), v.string()])),
-  to_stage_id: v.optional(v.union([v.number(), v.string()])),
-});
+const appliedTagBody = v.object({ candidate_id: id, candidate_tag_id: id });
+const moveBody = v.object({ from_stage_id: v.optional(id), to_stage_id: v.optional(id) });
+
+/** The body, checked by `schema`; a refusal (422, its field named) answered, and undefined, when it does not fit. */
+async function parsed<S extends v.GenericSchema>(context: RouteContext, schema: S, message?: string) {
+  const result = v.safeParse(schema, await jsonBody(context.request));
+  if (result.success) return result.output as v.InferOutput<S>;
+  const { field } = describeFirstIssue(result.issues, { fallbackField: 'body' });
+  unprocessable(context.response, field, message ?? result.issues[0]?.message ?? 'invalid');
+  return undefined;
+}
 
 /**
- * The v3 read of an application: flat, with the stage a move is made from (`job_interview_stage_id`), `status`
- * `in_process` while open and `rejected` / `hired` once out, and `rejected_at` (harvestdocs
- * /reference/get_v3-applications; ats-facts Corrections 2026-11 and 2026-11b). No rejection reason: the v3 record is
- * not documented to carry one (`GET /v3/rejection_details?application_ids=` has it).
+ * The v3 read of an application (harvestdocs /reference/get_v3-applications; ats-facts Corrections 2026-11 and
+ * 2026-11b): flat, with `job_interview_stage_id`, `status` `in_process` while open, and `rejected_at`. No rejection
+ * reason: the v3 record is not documented to carry one.
  */
 const applicationV3 = (a: Application) => ({
   id: a.id,
@@ -57,385 +48,208 @@ const applicationV3 = (a: Application) => ({
   applied_at: '2026-11-01T09:00:00Z',
   rejected_at: a.status === 'rejected' ? (a.rejected_at ?? null) : null,
 });
-const idList = (value: string) => value.split(',').map((id) => Number(id.trim()));
 
-/**
- * A v3 list endpoint (/docs/pagination, /docs/list-endpoints): a bare JSON array; plural id filters of at most
- * 50 ids; `per_page` 1–500; the next page only in `Link: <…?cursor=…>; rel="next"`, and a cursor request
- * carries no other parameter. A parameter the endpoint does not have is refused (422), not ignored.
- */
-function listRoute<T>(
-  baseUrl: () => string,
-  pattern: string,
-  filters: Record<string, (item: T, ids: number[]) => boolean>,
-  items: () => T[],
-  show: (item: T) => unknown,
-  textFilters: Record<string, (item: T, value: string) => boolean> = {},
-): Route {
-  return {
-    method: 'GET',
-    pattern,
-    handle: ({ response, url }) => {
-      const params = [...url.searchParams.keys()];
-      const cursor = url.searchParams.get('cursor');
-      let offset = 0;
-      let query: URLSearchParams = url.searchParams;
-      if (cursor !== null) {
-        if (params.length > 1) return unprocessable(response, 'cursor', 'a cursor request takes no other parameter');
-        try {
-          const decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { q: string; o: number };
-          query = new URLSearchParams(decoded.q);
-          offset = decoded.o;
-        } catch {
-          return unprocessable(response, 'cursor', 'is not a cursor this API issued');
-        }
-      }
-      for (const key of query.keys())
-        if (key !== 'per_page' && !Object.hasOwn(filters, key) && !Object.hasOwn(textFilters, key))
-          return unprocessable(response, key, 'is not a parameter of this endpoint');
-      const perPage = Number(query.get('per_page') ?? GREENHOUSE_SANDBOX_DEFAULTS.defaultPerPage);
-      if (!Number.isInteger(perPage) || perPage < 1 || perPage > GREENHOUSE_SANDBOX_DEFAULTS.maxPerPage)
-        return unprocessable(response, 'per_page', 'must be between 1 and 500');
-      let selected = items();
-      for (const [key, keep] of Object.entries(filters)) {
-        const value = query.get(key);
-        if (value === null) continue;
-        const ids = idList(value);
-        if (ids.length > GREENHOUSE_SANDBOX_DEFAULTS.maxFilterIds || ids.some((id) => !Number.isInteger(id)))
-          return unprocessable(response, key, 'must be a list of at most 50 ids');
-        selected = selected.filter((item) => keep(item, ids));
-      }
-      for (const [key, keep] of Object.entries(textFilters)) {
-        const value = query.get(key);
-        if (value !== null) selected = selected.filter((item) => keep(item, value));
-      }
-      const page = selected.slice(offset, offset + perPage);
-      const headers: Record<string, string> = {};
-      if (offset + perPage < selected.length) {
-        const next = Buffer.from(JSON.stringify({ q: query.toString(), o: offset + perPage })).toString('base64url');
-        headers.link = `<${baseUrl()}${pattern}?cursor=${next}>; rel="next"`;
-      }
-      sendJson(response, 200, page.map(show), headers);
-    },
-  };
+/** A v3 list: its items, how each shows, its plural id filters and its other filters. */
+interface List<T> {
+  pattern: string;
+  items(): readonly T[];
+  show?(item: T): unknown;
+  ids: Record<string, (item: T, ids: number[]) => boolean>;
+  text?: Record<string, (item: T, value: string) => boolean>;
+}
+
+/** Where the page starts: a cursor request carries no other parameter; a parameter the list lacks is refused. */
+function pageStart<T>(list: List<T>, { response, url }: RouteContext): LinkCursor | undefined {
+  const cursor = url.searchParams.get('cursor');
+  if (cursor !== null && [...url.searchParams.keys()].length > 1)
+    return void unprocessable(response, 'cursor', 'a cursor request takes no other parameter');
+  const start = cursor === null ? { query: url.searchParams, offset: 0 } : readLinkCursor(cursor);
+  if (!start) return void unprocessable(response, 'cursor', 'is not a cursor this API issued');
+  const known = (key: string) =>
+    key === 'per_page' || Object.hasOwn(list.ids, key) || Object.hasOwn(list.text ?? {}, key);
+  const unknown = [...start.query.keys()].find((key) => !known(key));
+  return unknown === undefined ? start : void unprocessable(response, unknown, 'is not a parameter of this endpoint');
+}
+
+/** The items the query's filters keep: plural id filters of at most 50 ids; undefined once a filter is refused. */
+function filtered<T>(list: List<T>, query: URLSearchParams, response: ServerResponse): readonly T[] | undefined {
+  let selected = list.items();
+  for (const [key, keep] of Object.entries(list.ids)) {
+    const ids = query
+      .get(key)
+      ?.split(',')
+      .map((id) => Number(id.trim()));
+    if (!ids) continue;
+    if (ids.length > GREENHOUSE_SANDBOX_DEFAULTS.maxFilterIds || ids.some((id) => !Number.isInteger(id)))
+      return void unprocessable(response, key, 'must be a list of at most 50 ids');
+    selected = selected.filter((item) => keep(item, ids));
+  }
+  for (const [key, keep] of Object.entries(list.text ?? {})) {
+    const value = query.get(key);
+    if (value !== null) selected = selected.filter((item) => keep(item, value));
+  }
+  return selected;
 }
 
 /**
- * Harvest v3 as a table of routes over the organisation's records (`moved`: a move through the API, which changes
- * the stage in Greenhouse and so fires the stage-change webhook too).
+ * A v3 list endpoint (/docs/pagination, /docs/list-endpoints): a bare JSON array, `per_page` 1–500 (the profile's
+ * largest page), the next page only in the Link header. A parameter the endpoint lacks is refused (422).
  */
-export function harvestRoutes(
-  records: GreenhouseRecords,
-  baseUrl: () => string,
-  moved: (applicationId: number, stageId: number) => void,
-): Route[] {
+function listRoute<T>(list: List<T>): Route {
+  const handle = (context: RouteContext) => {
+    const start = pageStart(list, context);
+    if (!start) return;
+    const perPage = Number(start.query.get('per_page') ?? GREENHOUSE_SANDBOX_DEFAULTS.defaultPerPage);
+    if (!Number.isInteger(perPage) || perPage < 1 || perPage > greenhouseProfile.paging.maxPageSize)
+      return unprocessable(context.response, 'per_page', 'must be between 1 and 500');
+    const selected = filtered(list, start.query, context.response);
+    if (!selected) return;
+    const page = linkPage(selected, { ...start, perPage, route: `${context.url.origin}${list.pattern}` });
+    sendJson(context.response, 200, page.items.map(list.show ?? ((item) => item)), page.headers);
+  };
+  return { method: 'GET', pattern: list.pattern, handle };
+}
+
+/** `POST /v3/applications/:id/move` (204): only from the stage the application is in now (stale requests fail). */
+async function move(records: GreenhouseRecords, context: RouteContext, moved: (id: number, stageId: number) => void) {
+  const application = records.state.applications.find((a) => a.id === Number(context.params.id));
+  if (!application) return notFound(context.response);
+  const body = await parsed(context, moveBody, 'invalid body');
+  if (!body) return;
+  const refuse = (field: string, message: string) => unprocessable(context.response, field, message);
+  if (application.status !== 'active') return refuse('application_id', 'application is not in process');
+  if (body.from_stage_id === undefined) return refuse('from_stage_id', 'from_stage_id is required');
+  if (Number(body.from_stage_id) !== application.current_stage.id)
+    return refuse('from_stage_id', 'the application is not in this stage');
+  const stages = records.jobOf(application).stages;
+  const index = stages.findIndex((s) => s.id === application.current_stage.id);
+  const to = body.to_stage_id;
+  const target = to === undefined ? stages[index + 1] : stages.find((s) => s.id === Number(to));
+  if (!target) return refuse('to_stage_id', 'stage is not part of this job');
+  context.response.writeHead(204).end();
+  // A move through the API changes the stage in Greenhouse, which fires the stage-change webhook too.
+  moved(application.id, target.id);
+}
+
+async function addNote(records: GreenhouseRecords, context: RouteContext) {
+  const body = await parsed(context, noteBody);
+  if (!body) return;
+  const candidate = records.state.candidates.find((c) => c.id === Number(body.candidate_id));
+  if (!candidate) return notFound(context.response, `candidate ${body.candidate_id} not found`);
+  const note = {
+    ...{ id: records.newId(), candidate_id: candidate.id, body: body.body, type: body.note_type },
+    ...{ visibility: `${body.visibility}_visible`, user_id: body.user_id, created_at: new Date().toISOString() },
+    ...(body.application_id === undefined ? {} : { application_id: Number(body.application_id) }),
+  };
+  records.state.notes.push(note);
+  sendJson(context.response, 201, note);
+}
+
+/** A new organisation tag; an existing name is refused (undocumented), so a client lists before it creates. */
+async function createTag(records: GreenhouseRecords, context: RouteContext) {
+  const body = await parsed(context, v.object({ name: v.pipe(v.string(), v.minLength(1)) }), 'is required');
+  if (!body) return;
+  if (records.state.candidateTags.some((t) => t.name === body.name))
+    return unprocessable(context.response, 'name', 'has already been taken');
+  const tag = { id: records.newId(), name: body.name };
+  records.state.candidateTags.push(tag);
+  sendJson(context.response, 201, tag);
+}
+
+async function applyTag(records: GreenhouseRecords, context: RouteContext) {
+  const body = await parsed(context, appliedTagBody, 'is required');
+  if (!body) return;
+  const [candidateId, tagId] = [Number(body.candidate_id), Number(body.candidate_tag_id)];
   const { state } = records;
+  if (!state.candidates.some((c) => c.id === candidateId))
+    return notFound(context.response, `candidate ${candidateId} not found`);
+  if (!state.candidateTags.some((t) => t.id === tagId))
+    return notFound(context.response, `candidate tag ${tagId} not found`);
+  if (state.appliedTags.some((r) => r.candidate_id === candidateId && r.candidate_tag_id === tagId))
+    return unprocessable(context.response, 'candidate_tag_id', 'is already applied to this candidate');
+  const row = { id: records.newId(), candidate_id: candidateId, candidate_tag_id: tagId };
+  state.appliedTags.push(row);
+  sendJson(context.response, 201, row);
+}
+
+/** Harvest v3's lists. Tags are two resources: the organisation's tags, and a row per tag applied to a candidate. */
+function harvestLists(records: GreenhouseRecords): Route[] {
+  const { state } = records;
+  const byId = <T extends { id: number }>(item: T, ids: number[]) => ids.includes(item.id);
+  const stages = () => state.jobs.flatMap((j) => j.stages.map((s, sort_order) => ({ ...s, job_id: j.id, sort_order })));
   return [
-    listRoute<Application>(
-      baseUrl,
-      '/v3/applications',
-      {
-        ids: (a, ids) => ids.includes(a.id),
+    listRoute({
+      pattern: '/v3/applications',
+      items: () => state.applications,
+      show: applicationV3,
+      ids: {
+        ids: byId,
         candidate_ids: (a, ids) => ids.includes(a.candidate_id),
         job_ids: (a, ids) => ids.includes(a.job_id),
         stage_ids: (a, ids) => ids.includes(a.current_stage.id),
       },
-      () => state.applications,
-      applicationV3,
       // The filter's own word for an open application is `active` (its enum has no `in_process`).
-      { status: (a, value) => a.status === value },
-    ),
-    // The applications in an interview stage now: `current=true` keeps the rows without `exited_at`
-    // (harvestdocs /reference/get_v3-application-stages).
-    listRoute<ApplicationStage>(
-      baseUrl,
-      '/v3/application_stages',
-      {
-        ids: (r, ids) => ids.includes(r.id),
+      text: { status: (a, value) => a.status === value },
+    }),
+    // `current=true` keeps the rows without `exited_at` (harvestdocs /reference/get_v3-application-stages).
+    listRoute({
+      pattern: '/v3/application_stages',
+      items: () => state.applicationStages,
+      ids: {
+        ids: byId,
         application_ids: (r, ids) => ids.includes(r.application_id),
         job_interview_stage_ids: (r, ids) => ids.includes(r.job_interview_stage_id),
       },
-      () => state.applicationStages,
-      (r) => r,
-      {
-        current: (r, value) =>
-          value === 'true' ? r.exited_at === null : value === 'false' ? r.exited_at !== null : true,
+      text: {
+        current: (r, value) => (value === 'true' ? r.exited_at === null : value !== 'false' || r.exited_at !== null),
       },
-    ),
-    {
-      method: 'POST',
-      pattern: '/v3/applications/:id/move',
-      handle: async ({ request, response, params }) => {
-        const application = state.applications.find((a) => a.id === Number(params.id));
-        if (!application) return sendJson(response, 404, { message: 'Resource not found' });
-        const parsed = v.safeParse(moveBody, JSON.parse((await readBody(request)).toString() || '{}'));
-        if (!parsed.success) return unprocessable(response, 'body', 'invalid body');
-        if (application.status !== 'active')
-          return unprocessable(response, 'application_id', 'application is not in process');
-        const job = state.jobs.find((j) => j.id === application.job_id) as Job;
-        // The guard against stale requests: the move is made from the stage the application is in now.
-        if (parsed.output.from_stage_id === undefined)
-          return unprocessable(response, 'from_stage_id', 'from_stage_id is required');
-        if (Number(parsed.output.from_stage_id) !== application.current_stage.id)
-          return unprocessable(response, 'from_stage_id', 'the application is not in this stage');
-        const index = job.stages.findIndex((s) => s.id === application.current_stage.id);
-        const target =
-          parsed.output.to_stage_id === undefined
-            ? job.stages[index + 1]
-            : job.stages.find((s) => s.id === Number(parsed.output.to_stage_id));
-        if (!target) return unprocessable(response, 'to_stage_id', 'stage is not part of this job');
-        // 204 No Content (/reference/post_v3-applications-id-move).
-        response.writeHead(204).end();
-        // A move through the API changes the stage in Greenhouse, which fires the stage-change webhook too.
-        moved(application.id, target.id);
-      },
-    },
-    {
-      method: 'POST',
+    }),
+    listRoute({
       pattern: '/v3/notes',
-      handle: async ({ request, response }) => {
-        let document: unknown;
-        try {
-          document = JSON.parse((await readBody(request)).toString());
-        } catch {
-          return sendJson(response, 400, { message: 'body is not JSON' });
-        }
-        const parsed = v.safeParse(noteBody, document);
-        if (!parsed.success) {
-          const { field } = describeFirstIssue(parsed.issues, { fallbackField: 'body' });
-          return unprocessable(response, field, parsed.issues[0]?.message ?? 'invalid');
-        }
-        const candidate = state.candidates.find((c) => c.id === Number(parsed.output.candidate_id));
-        if (!candidate)
-          return sendJson(response, 404, { message: `candidate ${parsed.output.candidate_id} not found` });
-        const note: Note = {
-          id: records.newId(),
-          candidate_id: candidate.id,
-          body: parsed.output.body,
-          type: parsed.output.note_type,
-          visibility: `${parsed.output.visibility}_visible`,
-          user_id: parsed.output.user_id,
-          created_at: new Date().toISOString(),
-        };
-        if (parsed.output.application_id !== undefined) note.application_id = Number(parsed.output.application_id);
-        state.notes.push(note);
-        sendJson(response, 201, note);
-      },
-    },
-    listRoute<Note>(
-      baseUrl,
-      '/v3/notes',
-      {
-        candidate_ids: (n, ids) => ids.includes(n.candidate_id),
-      },
-      () => state.notes,
-      (n) => n,
-    ),
-    // Tags in v3 are two resources: the organisation's tags, and a row per tag applied to a candidate, removed by
-    // the row's own id (ats-facts, Corrections 2026-11b; harvestdocs /reference/get_v3-applied-candidate-tags).
-    listRoute<{ id: number; name: string }>(
-      baseUrl,
-      '/v3/candidate_tags',
-      { ids: (t, ids) => ids.includes(t.id) },
-      () => state.candidateTags,
-      (t) => t,
-    ),
-    {
-      method: 'POST',
-      pattern: '/v3/candidate_tags',
-      handle: async ({ request, response }) => {
-        const parsed = v.safeParse(candidateTagBody, JSON.parse((await readBody(request)).toString() || '{}'));
-        if (!parsed.success) return unprocessable(response, 'name', 'is required');
-        // Whether Greenhouse answers an existing name with that tag is undocumented: refused here, so a client
-        // lists before it creates.
-        if (state.candidateTags.some((t) => t.name === parsed.output.name))
-          return unprocessable(response, 'name', 'has already been taken');
-        const tag = { id: records.newId(), name: parsed.output.name };
-        state.candidateTags.push(tag);
-        sendJson(response, 201, tag);
-      },
-    },
-    listRoute<GreenhouseSandboxState['appliedTags'][number]>(
-      baseUrl,
-      '/v3/applied_candidate_tags',
-      {
-        ids: (r, ids) => ids.includes(r.id),
+      items: () => state.notes,
+      ids: { candidate_ids: (n, ids) => ids.includes(n.candidate_id) },
+    }),
+    listRoute({ pattern: '/v3/candidate_tags', items: () => state.candidateTags, ids: { ids: byId } }),
+    listRoute({
+      pattern: '/v3/applied_candidate_tags',
+      items: () => state.appliedTags,
+      ids: {
+        ids: byId,
         candidate_ids: (r, ids) => ids.includes(r.candidate_id),
         candidate_tag_ids: (r, ids) => ids.includes(r.candidate_tag_id),
       },
-      () => state.appliedTags,
-      (r) => r,
-    ),
-    {
-      method: 'POST',
-      pattern: '/v3/applied_candidate_tags',
-      handle: async ({ request, response }) => {
-        const parsed = v.safeParse(appliedTagBody, JSON.parse((await readBody(request)).toString() || '{}'));
-        if (!parsed.success) {
-          const { field } = describeFirstIssue(parsed.issues, { fallbackField: 'body' });
-          return unprocessable(response, field, 'is required');
-        }
-        const candidateId = Number(parsed.output.candidate_id);
-        const tagId = Number(parsed.output.candidate_tag_id);
-        if (!state.candidates.some((c) => c.id === candidateId))
-          return sendJson(response, 404, { message: `candidate ${candidateId} not found` });
-        if (!state.candidateTags.some((t) => t.id === tagId))
-          return sendJson(response, 404, { message: `candidate tag ${tagId} not found` });
-        if (state.appliedTags.some((r) => r.candidate_id === candidateId && r.candidate_tag_id === tagId))
-          return unprocessable(response, 'candidate_tag_id', 'is already applied to this candidate');
-        const row = { id: records.newId(), candidate_id: candidateId, candidate_tag_id: tagId };
-        state.appliedTags.push(row);
-        sendJson(response, 201, row);
-      },
-    },
-    {
-      method: 'DELETE',
-      pattern: '/v3/applied_candidate_tags/:id',
-      handle: ({ response, params }) => {
-        const index = state.appliedTags.findIndex((r) => r.id === Number(params.id));
-        if (index < 0) return sendJson(response, 404, { message: 'Resource not found' });
-        state.appliedTags.splice(index, 1);
-        response.writeHead(204).end();
-      },
-    },
-    listRoute<Job>(
-      baseUrl,
-      '/v3/jobs',
-      { ids: (j, ids) => ids.includes(j.id) },
-      () => state.jobs,
-      (j) => ({ id: j.id, name: j.name, status: j.status ?? 'open' }),
-      { status: (j, value) => (j.status ?? 'open') === value },
-    ),
-    listRoute<Candidate>(
-      baseUrl,
-      '/v3/candidates',
-      { ids: (c, ids) => ids.includes(c.id) },
-      () => state.candidates,
-      (c) => c,
-    ),
-    listRoute<Stage & { job_id: number; sort_order: number }>(
-      baseUrl,
-      '/v3/job_interview_stages',
-      { job_ids: (s, ids) => ids.includes(s.job_id) },
-      () => state.jobs.flatMap((j) => j.stages.map((s, i) => ({ ...s, job_id: j.id, sort_order: i }))),
-      (s) => ({ id: s.id, job_id: s.job_id, name: s.name, sort_order: s.sort_order, active: true }),
-    ),
+    }),
+    listRoute<Job>({
+      pattern: '/v3/jobs',
+      items: () => state.jobs,
+      show: (j) => ({ id: j.id, name: j.name, status: j.status ?? 'open' }),
+      ids: { ids: byId },
+      text: { status: (j, value) => (j.status ?? 'open') === value },
+    }),
+    listRoute({ pattern: '/v3/candidates', items: () => state.candidates, ids: { ids: byId } }),
+    listRoute({
+      pattern: '/v3/job_interview_stages',
+      items: stages,
+      show: (s) => ({ id: s.id, job_id: s.job_id, name: s.name, sort_order: s.sort_order, active: true }),
+      ids: { job_ids: (s, ids) => ids.includes(s.job_id) },
+    }),
   ];
 }
 
-/** A recruiter's "Send Test" on an application, and the tests Greenhouse keeps. */
-function assessmentRoutes(assessments: GreenhouseAssessments): Route[] {
+/** Harvest v3 as a table of routes over the organisation's records (`moved`: a move made through the API). */
+export function harvestRoutes(records: GreenhouseRecords, moved: (id: number, stageId: number) => void): Route[] {
+  const removeTag = ({ response, params }: RouteContext) => {
+    const index = records.state.appliedTags.findIndex((r) => r.id === Number(params.id));
+    if (index < 0) return notFound(response);
+    records.state.appliedTags.splice(index, 1);
+    response.writeHead(204).end();
+  };
   return [
-    {
-      method: 'POST',
-      pattern: '/_sandbox/send-test',
-      handle: async ({ request, response }) => {
-        const input = JSON.parse((await readBody(request)).toString() || '{}') as {
-          application_id: number;
-          partner_test_id: string;
-        };
-        try {
-          sendJson(response, 200, await assessments.sendTest(input));
-        } catch (error) {
-          sendJson(response, 502, { error: errorMessage(error) });
-        }
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/_sandbox/take-home-tests',
-      handle: ({ response }) => sendJson(response, 200, assessments.tests),
-    },
-  ];
-}
-
-/** What a test or the demo does as a recruiter would (`/_sandbox/…`): the same actions as the sandbox's methods. */
-export interface RecruiterActions {
-  state: GreenhouseSandboxState;
-  addCandidate: GreenhouseRecords['addCandidate'];
-  moveCandidate(input: StageMove): Promise<DeliveryRecord[]>;
-  deleteCandidate(applicationId: number): Promise<DeliveryRecord[]>;
-  mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
-  anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
-  changeLifecycle(input: LifecycleInput): Promise<DeliveryRecord[]>;
-  assessments: GreenhouseAssessments;
-}
-
-/** The sandbox's own routes, outside Greenhouse's API. */
-export function controlRoutes(actions: RecruiterActions): Route[] {
-  const { state, addCandidate, moveCandidate, deleteCandidate, mergeCandidate, anonymizeCandidate } = actions;
-  return [
-    ...assessmentRoutes(actions.assessments),
-    { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/candidates',
-      handle: async ({ request, response }) => {
-        const input = JSON.parse((await readBody(request)).toString()) as {
-          first_name: string;
-          last_name: string;
-          email: string;
-          job_id: number;
-        };
-        sendJson(response, 201, addCandidate(input));
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/move',
-      handle: async ({ request, response }) => {
-        const input = JSON.parse((await readBody(request)).toString()) as Parameters<
-          RecruiterActions['moveCandidate']
-        >[0];
-        try {
-          sendJson(response, 200, { deliveries: await moveCandidate(input) });
-        } catch (error) {
-          sendJson(response, 404, { error: errorMessage(error) });
-        }
-      },
-    },
-    ...(['delete', 'merge', 'anonymize'] as const).map(
-      (what): Route => ({
-        method: 'POST',
-        pattern: `/_sandbox/${what}-candidate`,
-        handle: async ({ request, response }) => {
-          const { application_id: id } = JSON.parse((await readBody(request)).toString() || '{}') as {
-            application_id?: number;
-          };
-          const act = { delete: deleteCandidate, merge: mergeCandidate, anonymize: anonymizeCandidate }[what];
-          try {
-            sendJson(response, 200, { deliveries: await act(Number(id)) });
-          } catch (error) {
-            sendJson(response, 404, { error: errorMessage(error) });
-          }
-        },
-      }),
-    ),
-    {
-      method: 'POST',
-      pattern: '/_sandbox/lifecycle',
-      handle: async ({ request, response }) => {
-        const body = JSON.parse((await readBody(request)).toString() || '{}') as Record<string, unknown>;
-        try {
-          const deliveries = await actions.changeLifecycle({
-            application_id: Number(body.application_id ?? body.applicationId),
-            action: body.action as LifecycleInput['action'],
-            reason: typeof body.reason === 'string' ? body.reason : undefined,
-            deliver: body.deliver !== false,
-          });
-          sendJson(response, 200, { deliveries });
-        } catch (error) {
-          sendJson(response, 404, { error: errorMessage(error) });
-        }
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/faults',
-      handle: async ({ request, response }) => {
-        Object.assign(state.faults, JSON.parse((await readBody(request)).toString()));
-        sendJson(response, 200, state.faults);
-      },
-    },
+    ...harvestLists(records),
+    { method: 'POST', pattern: '/v3/applications/:id/move', handle: (context) => move(records, context, moved) },
+    { method: 'POST', pattern: '/v3/notes', handle: (context) => addNote(records, context) },
+    { method: 'POST', pattern: '/v3/candidate_tags', handle: (context) => createTag(records, context) },
+    { method: 'POST', pattern: '/v3/applied_candidate_tags', handle: (context) => applyTag(records, context) },
+    { method: 'DELETE', pattern: '/v3/applied_candidate_tags/:id', handle: removeTag },
   ];
 }

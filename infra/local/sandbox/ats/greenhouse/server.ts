@@ -1,22 +1,16 @@
-import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerFailure, callShape, listen, matchRoute, readBody, seededRandom, sendJson } from '../../http-kit';
-import type { Route } from '../../http-kit';
-import { addLatency, answeredByFault } from '../faults';
-import { FixedWindowLimiter, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
-import { controlRoutes, harvestRoutes } from './routes';
-import { GreenhouseWebhooks } from './webhooks';
+import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
+import { errorMessage } from '../../../../../shared/errors';
+import { callShape, readBody, sendJson, shapeOf, type Route } from '../../http-kit';
+import { controlRoutes, jsonBody, type SandboxOptions } from '../ats-sandbox-kit';
+import { recordCall, startEdge } from '../edge';
+import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
 import { GreenhouseAssessments } from './assessments';
-import {
-  GREENHOUSE_SANDBOX_DEFAULTS,
-  GreenhouseRecords,
-  seededState,
-  type Application,
-  type GreenhouseSandboxState,
-  type LifecycleInput,
-  type StageMove,
-} from './state';
+import { harvestRoutes } from './routes';
+import { GREENHOUSE_SANDBOX_DEFAULTS, GreenhouseRecords, seededState } from './state';
+import type { Application, GreenhouseSandboxState, LifecycleInput, StageMove } from './state';
+import { GreenhouseWebhooks } from './webhooks';
 
 export { GREENHOUSE_SANDBOX_DEFAULTS, type GreenhouseSandboxState } from './state';
 
@@ -30,15 +24,12 @@ export interface GreenhouseSandbox {
   /** A further application of an existing candidate, to another job (a candidate applies more than once). */
   addApplication(input: { candidate_id: number; job_id: number }): Application;
   /** Moves the application and sends the signed `candidate_stage_change` webhook `repeat` times (same event id). */
-  moveCandidate(input: StageMove & { repeat?: number }): Promise<DeliveryRecord[]>;
+  moveCandidate(input: StageMove & { repeat?: number | undefined }): Promise<DeliveryRecord[]>;
   /** Sends the application's current stage again as a new event (a new Greenhouse-Event-ID). */
   resendStageChange(applicationId: number): Promise<DeliveryRecord>;
   /** Deletes the application's candidate and sends the signed `delete_candidate` webhook, as Greenhouse does. */
   deleteCandidate(applicationId: number): Promise<DeliveryRecord[]>;
-  /**
-   * Merges the application's candidate into a new record: the applications move to it, and `merge_candidate`
-   * is sent (instead of `delete_candidate`, as when both webhooks are configured).
-   */
+  /** Merges the application's candidate into a new record, which takes the applications: `merge_candidate`. */
   mergeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
   /** Anonymises the application's candidate (name and e-mail) and sends `candidate_anonymized`. */
   anonymizeCandidate(applicationId: number): Promise<DeliveryRecord[]>;
@@ -53,107 +44,31 @@ export interface GreenhouseSandbox {
   close(): Promise<void>;
 }
 
-/**
- * A stand-in of Greenhouse Harvest v3 and its webhooks, on 127.0.0.1: the organisation's records (state.ts), the API
- * as a table of routes (routes.ts), the signed webhooks (webhooks.ts), and here what every API call passes first: the
- * OAuth token, the rate limit per API credential, injected faults.
- */
-export async function startGreenhouseSandbox(
-  options: { port?: number; seed?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
-): Promise<GreenhouseSandbox> {
-  const state = seededState();
-  const records = new GreenhouseRecords(state);
-  const webhooks = new GreenhouseWebhooks(records, (options.seed ?? 7) + 1);
-  const tokens = new Map<string, { expiresAt: number; clientId: string }>();
-  const rateLimit = options.rateLimit ?? GREENHOUSE_SANDBOX_DEFAULTS.rateLimit;
-  // Fixed windows counted per API credential (the client id), whatever token it was given. Whether they are fixed on
-  // the clock or start at a window's first request is not documented: they start at the first request here.
-  const limiter = new FixedWindowLimiter(rateLimit, options.rateWindowMs ?? GREENHOUSE_SANDBOX_DEFAULTS.rateWindowMs);
-  const random = seededRandom(options.seed ?? 7);
-  let baseUrl = '';
-  const assessments = new GreenhouseAssessments(records, () => baseUrl);
+/** The OAuth tokens issued (RFC 6749 client credentials), each acting for the API credential that asked. */
+class Tokens {
+  private readonly issued = new Map<string, { expiresAt: number; clientId: string }>();
 
-  const moveCandidate = (input: Parameters<GreenhouseSandbox['moveCandidate']>[0]) =>
-    webhooks.stageChange(records.move(input), input.repeat);
-  const actions = {
-    state,
-    addCandidate: (input: Parameters<GreenhouseRecords['addCandidate']>[0]) => records.addCandidate(input),
-    moveCandidate,
-    deleteCandidate: (id: number) => webhooks.candidateDeleted(id),
-    mergeCandidate: (id: number) => webhooks.candidateMerged(id),
-    anonymizeCandidate: (id: number) => webhooks.candidateAnonymized(id),
-    changeLifecycle: async (input: LifecycleInput) => {
-      const event = records.changeLifecycle(input.application_id, input.action, input.reason);
-      if (input.deliver === false) return [];
-      return webhooks.lifecycleChange(records.application(input.application_id), event, input.repeat);
-    },
-    assessments,
-  };
-  const api = harvestRoutes(
-    records,
-    () => baseUrl,
-    (applicationId, stageId) => void moveCandidate({ application_id: applicationId, stage_id: stageId }),
-  );
-  const control = controlRoutes(actions);
-
-  async function handleApi(
-    request: IncomingMessage,
-    response: ServerResponse,
-    route: Route,
-    params: Record<string, string>,
-    url: URL,
-  ): Promise<void> {
-    const name = `${request.method} ${route.pattern}`;
-    state.requests[name] = (state.requests[name] ?? 0) + 1;
-    await addLatency(state.faults);
+  /** The credential a bearer token acts for, while it lasts: the principal its rate window counts against. */
+  public principal(request: IncomingMessage): string | undefined {
     const auth = request.headers.authorization ?? '';
-    const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-    const issued = tokens.get(token);
-    if (!issued || issued.expiresAt < Date.now())
-      return sendJson(response, 401, { message: 'Invalid or expired access token' });
-    const limit = limiter.take(issued.clientId);
-    const names = greenhouseProfile.rateHeaders;
-    const rateHeaders = {
-      [names.limit]: String(rateLimit),
-      [names.remaining]: String(limit.remaining),
-      [names.reset]: String(Math.ceil((Date.now() + limit.resetMs) / 1000)),
-    };
-    const roll = random();
-    if (!limit.allowed || roll < state.faults.rate429) {
-      // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
-      const retryAfter = limit.allowed ? 1 : Math.max(1, Math.ceil(limit.resetMs / 1000));
-      if (!limit.allowed) state.throttled++;
-      return sendJson(
-        response,
-        429,
-        { message: 'Too many requests' },
-        { ...rateHeaders, 'retry-after': String(retryAfter) },
-      );
-    }
-    if (await answeredByFault(response, state.faults, roll, random, name)) return;
-    for (const [name, value] of Object.entries(rateHeaders)) response.setHeader(name, value);
-    try {
-      await route.handle({ request, response, params, url });
-    } finally {
-      const shape = callShape(request, route.pattern, url);
-      state.calls[JSON.stringify(shape)] = shape;
-    }
+    const issued = this.issued.get(auth.startsWith('Bearer ') ? auth.slice(7) : '');
+    return issued && issued.expiresAt >= Date.now() ? issued.clientId : undefined;
   }
 
-  async function issueToken(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const { clientId, clientSecret } = GREENHOUSE_SANDBOX_DEFAULTS;
-    const expected = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
-    const form = new URLSearchParams((await readBody(request)).toString());
-    if (request.headers.authorization !== expected) return sendJson(response, 401, { error: 'invalid_client' });
+  /** `POST /token`: a form body, recorded by its field names; `sub` a user of the organisation the token acts as. */
+  public async issue(state: GreenhouseSandboxState, request: IncomingMessage, response: ServerResponse) {
+    const { clientId, clientSecret, userIds, tokenTtlSeconds } = GREENHOUSE_SANDBOX_DEFAULTS;
+    const form = new URLSearchParams((await readBody(request)).toString('utf8'));
+    recordCall(state, shapeOf('POST', '/token', new URL(request.url ?? '/', 'http://x'), Object.fromEntries(form)));
+    if (request.headers.authorization !== `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`)
+      return sendJson(response, 401, { error: 'invalid_client' });
     if (form.get('grant_type') !== 'client_credentials')
       return sendJson(response, 400, { error: 'unsupported_grant_type' });
-    // A token acts as `sub` when one is given: a user of the organisation.
     const sub = form.get('sub');
-    if (sub !== null && !GREENHOUSE_SANDBOX_DEFAULTS.userIds.includes(sub))
+    if (sub !== null && !userIds.includes(sub))
       return sendJson(response, 400, { error: 'invalid_grant', error_description: 'sub is not a user' });
-    const token = randomUUID();
-    const expiresAt = Date.now() + GREENHOUSE_SANDBOX_DEFAULTS.tokenTtlSeconds * 1000;
-    tokens.set(token, { expiresAt, clientId });
+    const [token, expiresAt] = [randomUUID(), Date.now() + tokenTtlSeconds * 1000];
+    this.issued.set(token, { expiresAt, clientId });
     // Greenhouse says when the token ends, not how long it lasts (ats-facts, Corrections 2026-11).
     sendJson(response, 200, {
       access_token: token,
@@ -161,63 +76,125 @@ export async function startGreenhouseSandbox(
       expires_at: new Date(expiresAt).toISOString(),
     });
   }
+}
 
-  const running = await listen((request, response) => {
-    const url = new URL(request.url ?? '/', baseUrl);
-    const method = request.method ?? 'GET';
-    const work = (async () => {
-      if (method === 'POST' && url.pathname === '/token') {
-        // A form body (RFC 6749 client credentials): its field names are recorded as a JSON body's would be.
-        const form = new URLSearchParams((await readBody(request)).toString('utf8'));
-        const shape = {
-          method,
-          route: '/token',
-          query: [...url.searchParams.keys()],
-          body: [...new Set(form.keys())].sort(),
-        };
-        state.calls[JSON.stringify(shape)] = shape;
-        return issueToken(request, response);
-      }
-      // Harvest v1/v2 are out of service and took another credential: a v3 token is refused there.
-      if (/^\/v[12]\//.test(url.pathname)) {
-        const shape = callShape(request, url.pathname, url);
-        state.calls[JSON.stringify(shape)] = shape;
-        return sendJson(response, 401, { message: 'Harvest v1 and v2 do not accept this credential' });
-      }
-      const patched = /^\/integrations\/testing_partners\/take_home_tests\/(\d+)$/.exec(url.pathname);
-      if (method === 'PATCH' && patched) {
-        const shape = callShape(request, '/integrations/testing_partners/take_home_tests/:id', url);
-        state.calls[JSON.stringify(shape)] = shape;
-        return assessments.patchCompleted(request, response, Number(patched[1]));
-      }
-      const controlMatch = matchRoute(control, method, url.pathname);
-      if (controlMatch) return controlMatch.route.handle({ request, response, params: controlMatch.params, url });
-      const apiMatch = matchRoute(api, method, url.pathname);
-      if (apiMatch) return handleApi(request, response, apiMatch.route, apiMatch.params, url);
-      sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
-    })();
-    work.catch((error: unknown) => answerFailure(request, response, error));
-  }, options.port ?? GREENHOUSE_SANDBOX_DEFAULTS.port);
-  baseUrl = running.url;
+type Actions = Omit<GreenhouseSandbox, 'url' | 'close' | 'clientId' | 'clientSecret'>;
 
+/** What a recruiter does in Greenhouse, and the webhooks each action sends (the sandbox's methods). */
+function recruiter(
+  records: GreenhouseRecords,
+  webhooks: GreenhouseWebhooks,
+  assessments: GreenhouseAssessments,
+): Actions {
+  const { state } = records;
   return {
-    url: running.url,
-    clientId: GREENHOUSE_SANDBOX_DEFAULTS.clientId,
-    clientSecret: GREENHOUSE_SANDBOX_DEFAULTS.clientSecret,
     state,
-    async registerWebhook(target) {
-      state.webhooks.push(target);
-      return webhooks.ping(target.url);
-    },
-    addCandidate: actions.addCandidate,
-    addApplication: (input) => records.addApplication(input),
-    moveCandidate,
-    resendStageChange: (applicationId) => webhooks.resendStageChange(applicationId),
-    deleteCandidate: actions.deleteCandidate,
-    mergeCandidate: actions.mergeCandidate,
-    anonymizeCandidate: actions.anonymizeCandidate,
-    changeLifecycle: actions.changeLifecycle,
     assessments,
-    close: running.close,
+    registerWebhook: async (target) => {
+      state.webhooks.push(target);
+      return webhooks.ping(target);
+    },
+    addCandidate: (input) => records.addCandidate(input),
+    addApplication: (input) => records.addApplication(input),
+    moveCandidate: (input) => webhooks.stageChange(records.move(input), input.repeat),
+    resendStageChange: (id) => webhooks.resendStageChange(id),
+    deleteCandidate: (id) => webhooks.candidateDeleted(id),
+    mergeCandidate: (id) => webhooks.candidateMerged(id),
+    anonymizeCandidate: (id) => webhooks.candidateAnonymized(id),
+    changeLifecycle: async (input) => {
+      const event = records.changeLifecycle(input.application_id, input.action, input.reason);
+      if (input.deliver === false) return [];
+      return webhooks.lifecycleChange(records.application(input.application_id), event, input.repeat);
+    },
   };
+}
+
+/** The sandbox's own routes (`/_sandbox/…`): a recruiter's actions, "Send Test", the tests Greenhouse keeps. */
+function controls(actions: Actions): Route[] {
+  const deliveries = (act: (id: number) => Promise<DeliveryRecord[]>) => async (body: Record<string, unknown>) => ({
+    deliveries: await act(Number(body.application_id)),
+  });
+  const sendTest: Route = {
+    method: 'POST',
+    pattern: '/_sandbox/send-test',
+    handle: async ({ request, response }) => {
+      const input = (await jsonBody(request)) as { application_id: number; partner_test_id: string };
+      const sent = await actions.assessments.sendTest(input).catch((error: unknown) => new Error(errorMessage(error)));
+      sendJson(response, sent instanceof Error ? 502 : 200, sent instanceof Error ? { error: sent.message } : sent);
+    },
+  };
+  const tests: Route = {
+    method: 'GET',
+    pattern: '/_sandbox/take-home-tests',
+    handle: ({ response }) => sendJson(response, 200, actions.assessments.tests),
+  };
+  return [
+    sendTest,
+    tests,
+    ...controlRoutes(actions.state, {
+      candidates: (body) => actions.addCandidate(body as never),
+      move: async (body) => ({ deliveries: await actions.moveCandidate(body as never) }),
+      'delete-candidate': deliveries(actions.deleteCandidate),
+      'merge-candidate': deliveries(actions.mergeCandidate),
+      'anonymize-candidate': deliveries(actions.anonymizeCandidate),
+      lifecycle: async (body) => ({
+        deliveries: await actions.changeLifecycle({
+          application_id: Number(body.application_id ?? body.applicationId),
+          action: body.action as LifecycleInput['action'],
+          reason: typeof body.reason === 'string' ? body.reason : undefined,
+          deliver: body.deliver !== false,
+        }),
+      }),
+      faults: (body) => Object.assign(actions.state.faults, body),
+    }),
+  ];
+}
+
+/**
+ * A stand-in of Greenhouse Harvest v3 and its webhooks, on the kit's edge: the organisation's records (state.ts),
+ * the API as a table of routes (routes.ts), the signed webhooks (webhooks.ts); the OAuth token here.
+ */
+export async function startGreenhouseSandbox(options: SandboxOptions = {}): Promise<GreenhouseSandbox> {
+  const records = new GreenhouseRecords(seededState());
+  const { state } = records;
+  const webhooks = new GreenhouseWebhooks(records, (options.seed ?? 7) + 1);
+  const tokens = new Tokens();
+  let baseUrl = '';
+  const assessments = new GreenhouseAssessments(records, () => baseUrl);
+  const actions = recruiter(records, webhooks, assessments);
+  const patch: Route = {
+    method: 'PATCH',
+    pattern: '/integrations/testing_partners/take_home_tests/:id',
+    handle: ({ request, response, url, params }) => {
+      recordCall(state, callShape(request, '/integrations/testing_partners/take_home_tests/:id', url));
+      return assessments.patchCompleted(request, response, Number(params.id));
+    },
+  };
+  const token: Route = { method: 'POST', pattern: '/token', handle: (c) => tokens.issue(state, c.request, c.response) };
+  const moved = (id: number, stageId: number) => void actions.moveCandidate({ application_id: id, stage_id: stageId });
+  const running = await startEdge(
+    {
+      ...{
+        profile: greenhouseProfile,
+        port: options.port ?? GREENHOUSE_SANDBOX_DEFAULTS.port,
+        seed: options.seed ?? 7,
+      },
+      // Counted per API credential (the client id), whatever token it was given, each window from its first request.
+      rate: options,
+      authenticate: (request) => tokens.principal(request),
+      unauthorized: (response) => sendJson(response, 401, { message: 'Invalid or expired access token' }),
+      api: harvestRoutes(records, moved),
+      open: [token, patch, ...controls(actions)],
+      // Harvest v1/v2 are out of service and took another credential: a v3 token is refused there.
+      unrouted: ({ response, url }, record) => {
+        if (!/^\/v[12]\//.test(url.pathname)) return sendJson(response, 404, { message: `No route ${url.pathname}` });
+        record(url.pathname);
+        sendJson(response, 401, { message: 'Harvest v1 and v2 do not accept this credential' });
+      },
+    },
+    state,
+  );
+  baseUrl = running.url;
+  const { clientId, clientSecret } = GREENHOUSE_SANDBOX_DEFAULTS;
+  return { ...actions, url: running.url, clientId, clientSecret, close: running.close };
 }

@@ -1,22 +1,17 @@
-import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
-import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
-import type { CallShape } from '../../http-kit';
-import { noFaults, type AtsFaults } from '../faults';
+import type { EdgeState } from '../edge';
+import { noFaults } from '../faults';
 import { LIFECYCLE_ACTIONS, type LifecycleAction } from '../ats-sandbox-kit';
+import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
   port: 4020,
   clientId: 'greenhouse-sandbox-client',
   clientSecret: 'greenhouse-sandbox-secret',
-  /** Harvest v3's windows, as its profile documents them. */
-  rateLimit: greenhouseProfile.rate.requests,
-  rateWindowMs: greenhouseProfile.rate.windowMs,
   tokenTtlSeconds: 3600,
   /** Users of the organisation a token may act as (`sub`). */
   userIds: ['4080'] as readonly string[],
-  /** v3 lists: `per_page` 1–500, 100 by default; id filters take at most 50 ids (/docs/list-endpoints). */
+  /** v3 lists: `per_page` 100 by default; id filters take at most 50 ids (/docs/list-endpoints). */
   defaultPerPage: 100,
-  maxPerPage: 500,
   maxFilterIds: 50,
 } as const;
 
@@ -37,10 +32,7 @@ export interface Candidate {
   last_name: string;
   email_addresses: { value: string; type: string }[];
 }
-/**
- * A rejection reason: `{id, name, type: {id, name}}`, the type one of "We rejected them", "They rejected us" (a
- * withdrawal) or "None specified" (harvest/_rejection_reasons.md; webhooks/_candidate_events.md).
- */
+/** A rejection reason, its type "We rejected them", "They rejected us" (a withdrawal) or "None specified". */
 export interface RejectionReason {
   id: number;
   name: string;
@@ -76,7 +68,7 @@ export interface Note {
   created_at: string;
 }
 
-export interface GreenhouseSandboxState {
+export interface GreenhouseSandboxState extends EdgeState {
   jobs: Job[];
   candidates: Candidate[];
   applications: Application[];
@@ -84,19 +76,13 @@ export interface GreenhouseSandboxState {
   moves: { application_id: number; from_stage_id: number; to_stage_id: number; at: string }[];
   deliveries: DeliveryRecord[];
   webhooks: WebhookTarget[];
-  requests: Record<string, number>;
-  /** The distinct shapes of the API requests served (the token request included), by key. */
-  calls: Record<string, CallShape>;
   /** The organisation's candidate tags (`/v3/candidate_tags`), and the tags applied to candidates, one row each. */
   candidateTags: { id: number; name: string }[];
   appliedTags: { id: number; candidate_id: number; candidate_tag_id: number }[];
   /** Each stage an application entered (`/v3/application_stages`); the current one has no `exited_at`. */
   applicationStages: ApplicationStage[];
-  /** The organisation's rejection reasons, each of one of the three types (`GET /v3/rejection_reasons` in Harvest). */
+  /** The organisation's rejection reasons, each of one of the three types (`GET /v3/rejection_reasons`). */
   rejectionReasons: RejectionReason[];
-  /** Answers 429 given because the window was spent (not injected faults). */
-  throttled: number;
-  faults: AtsFaults;
 }
 
 /** A job's interview plan: its stages' names in order, numbered from `firstId`. */
@@ -123,11 +109,6 @@ const REASON_TYPES = {
   withdrawn: { id: 2, name: 'They rejected us' },
 } as const;
 
-const SEEDED_REJECTION_REASONS: RejectionReason[] = [
-  { id: 14, name: 'Lacking skill(s)/qualification(s)', type: REASON_TYPES.rejected },
-  { id: 15, name: 'Candidate withdrew', type: REASON_TYPES.withdrawn },
-];
-
 /** The webhook a recruiter's lifecycle action fires (webhooks/_candidate_events.md). */
 export type LifecycleEvent = 'reject_candidate' | 'unreject_candidate' | 'hire_candidate' | 'unhire_candidate';
 
@@ -143,28 +124,20 @@ export interface LifecycleInput {
 /** A recruiter's move of an application into a stage of its job, by the stage's id or name. */
 export interface StageMove {
   application_id: number;
-  stage_id?: number;
-  stage_name?: string;
+  stage_id?: number | undefined;
+  stage_name?: string | undefined;
 }
 
-/** A new organisation: the seeded jobs, nobody applied yet, no faults. */
+/** A new organisation: the seeded jobs and rejection reasons, nobody applied yet, no faults. */
 export function seededState(): GreenhouseSandboxState {
+  const rejectionReasons = [
+    { id: 14, name: 'Lacking skill(s)/qualification(s)', type: REASON_TYPES.rejected },
+    { id: 15, name: 'Candidate withdrew', type: REASON_TYPES.withdrawn },
+  ];
   return {
-    jobs: structuredClone(SEEDED_JOBS),
-    candidates: [],
-    applications: [],
-    notes: [],
-    moves: [],
-    deliveries: [],
-    webhooks: [],
-    candidateTags: [],
-    appliedTags: [],
-    applicationStages: [],
-    rejectionReasons: structuredClone(SEEDED_REJECTION_REASONS),
-    requests: {},
-    calls: {},
-    throttled: 0,
-    faults: noFaults(),
+    ...{ jobs: structuredClone(SEEDED_JOBS), candidates: [], applications: [], notes: [], moves: [], deliveries: [] },
+    ...{ webhooks: [], candidateTags: [], appliedTags: [], applicationStages: [], rejectionReasons },
+    ...{ requests: {}, calls: {}, throttled: 0, faults: noFaults() },
   };
 }
 
@@ -183,7 +156,7 @@ export class GreenhouseRecords {
 
   public application(applicationId: number): Application {
     const application = this.state.applications.find((a) => a.id === applicationId);
-    if (!application) throw new Error(`application ${applicationId} does not exist`);
+    if (!application) throw new Error(`application_id: no application ${applicationId}`);
     return application;
   }
 
@@ -197,11 +170,12 @@ export class GreenhouseRecords {
 
   public addCandidate(input: { first_name: string; last_name: string; email: string; job_id: number }): Application {
     if (!this.state.jobs.some((j) => j.id === input.job_id)) throw new Error(`job_id: no job ${input.job_id}`);
-    const candidate: Candidate = {
+    const { first_name, last_name, email } = input;
+    const candidate = {
       id: this.newId(),
-      first_name: input.first_name,
-      last_name: input.last_name,
-      email_addresses: [{ value: input.email, type: 'personal' }],
+      first_name,
+      last_name,
+      email_addresses: [{ value: email, type: 'personal' }],
     };
     this.state.candidates.push(candidate);
     return this.addApplication({ candidate_id: candidate.id, job_id: input.job_id });
@@ -212,13 +186,8 @@ export class GreenhouseRecords {
     if (!job) throw new Error(`job_id: no job ${input.job_id}`);
     if (!this.state.candidates.some((c) => c.id === input.candidate_id))
       throw new Error(`candidate_id: no candidate ${input.candidate_id}`);
-    const application: Application = {
-      id: this.newId(),
-      candidate_id: input.candidate_id,
-      job_id: job.id,
-      status: 'active',
-      current_stage: job.stages[0] as Stage,
-    };
+    const current_stage = job.stages[0] as Stage;
+    const application: Application = { id: this.newId(), ...input, status: 'active', current_stage };
     this.state.applications.push(application);
     this.enterStage(application);
     return application;
@@ -226,16 +195,16 @@ export class GreenhouseRecords {
 
   /** The application moved into a stage of its job (by id or name), recorded as Greenhouse lists it. */
   public move(input: StageMove): Application {
-    const application = this.state.applications.find((a) => a.id === input.application_id);
-    if (!application) throw new Error(`application_id: no application ${input.application_id}`);
+    const application = this.application(input.application_id);
     const job = this.jobOf(application);
     const stage = job.stages.find((s) => s.id === input.stage_id || s.name === input.stage_name);
     if (!stage) throw new Error(`stage: job ${job.id} has no stage ${input.stage_id ?? input.stage_name}`);
+    const at = new Date().toISOString();
     this.state.moves.push({
       application_id: application.id,
       from_stage_id: application.current_stage.id,
       to_stage_id: stage.id,
-      at: new Date().toISOString(),
+      at,
     });
     application.current_stage = stage;
     this.enterStage(application);
@@ -244,8 +213,8 @@ export class GreenhouseRecords {
 
   /**
    * A recruiter rejects the application (a withdrawal is a rejection whose reason type is "They rejected us"), marks
-   * it hired (an offer accepted), or undoes either ("Unreject", "Unhire"): the application as Greenhouse then holds
-   * it, and the webhook that fires. A hired application is not rejected, nor a left one hired, without the undo.
+   * it hired, or undoes either ("Unreject", "Unhire"): the webhook that fires. A hired application is not rejected,
+   * nor a left one hired, without the undo.
    */
   public changeLifecycle(applicationId: number, action: LifecycleAction, reason?: string): LifecycleEvent {
     const application = this.application(applicationId);
@@ -264,11 +233,8 @@ export class GreenhouseRecords {
       return 'hire_candidate';
     }
     const type = action === 'withdraw' ? REASON_TYPES.withdrawn : REASON_TYPES.rejected;
-    Object.assign(application, {
-      status: 'rejected',
-      rejected_at: new Date().toISOString(),
-      rejection_reason: this.rejectionReason(type, reason),
-    });
+    const rejection_reason = this.rejectionReason(type, reason);
+    Object.assign(application, { status: 'rejected', rejected_at: new Date().toISOString(), rejection_reason });
     return 'reject_candidate';
   }
 
@@ -312,11 +278,9 @@ export class GreenhouseRecords {
     const at = new Date().toISOString();
     for (const row of this.state.applicationStages)
       if (row.application_id === application.id && row.exited_at === null) row.exited_at = at;
+    const stage = application.current_stage.id;
     this.state.applicationStages.push({
-      id: this.newId(),
-      application_id: application.id,
-      job_interview_stage_id: application.current_stage.id,
-      entered_at: at,
+      ...{ id: this.newId(), application_id: application.id, job_interview_stage_id: stage, entered_at: at },
       exited_at: null,
     });
   }

@@ -1,24 +1,40 @@
-import { leverProfile } from '../../../../../shared/ats/lever/profile';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sendJson, type RouteContext } from '../../http-kit';
-import { receives, secretFor, type WebhookTarget } from '../signed-webhooks';
-import { startAtsSandbox } from '../ats-sandbox-kit';
-import type { AtsSandbox, KitContext, KitStage, SignedDelivery } from '../ats-sandbox-kit';
-import { LEVER_WEBHOOK_EVENTS, leverDelivery, lifecycleDeliveries, opportunityJson } from './payloads';
-
-export { LEVER_ARCHIVE_REASON_IDS, LEVER_WEBHOOK_EVENTS } from './payloads';
+import { leverProfile } from '../../../../../shared/ats/lever/profile';
+import { sendJson, type Route, type RouteContext } from '../../http-kit';
+import { startAtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
+import type { AtsSandbox, KitApplication, KitContext, KitExit, KitStage, LifecycleAction } from '../ats-sandbox-kit';
+import { bodyPage } from '../paging';
+import { deliverSigned, receives, secretFor, signDelivery, type WebhookTarget } from '../signed-webhooks';
 
 export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key', userIds: ['lever-user-1'] } as const;
 
-/** Lever's stages are global: every posting shares them. */
+/**
+ * The webhooks the connector registers: one per event type, each with the signature token Lever issues for it
+ * (help.lever.co 20087284427677 names the events; 4402565460237 the token per webhook).
+ */
+export const LEVER_WEBHOOK_EVENTS = [
+  'candidateStageChange',
+  'candidateArchiveChange',
+  'candidateHired',
+  'candidateDeleted',
+] as const;
+
+/** Archive reason ids of the account (`GET /v1/archive_reasons`: texts per account): one per way of leaving. */
+export const LEVER_ARCHIVE_REASON_IDS: Readonly<Record<KitExit['kind'], string>> = {
+  rejected: 'reason-rejected',
+  withdrawn: 'reason-withdrew',
+  hired: 'reason-hired',
+};
+
 /** `GET /opportunities` filters and paging (Lever API reference, "List all opportunities"). */
-const LEVER_OPPORTUNITY_FILTERS = [
+const OPPORTUNITY_FILTERS = [
   ...['limit', 'offset', 'include', 'expand', 'tag', 'email', 'origin', 'source', 'confidentiality', 'stage_id'],
   ...['posting_id', 'archived_posting_id', 'created_at_start', 'created_at_end', 'updated_at_start'],
   ...['updated_at_end', 'advanced_at_start', 'advanced_at_end', 'archived_at_start', 'archived_at_end'],
   ...['archived', 'archive_reason_id', 'snoozed', 'contact_id'],
 ];
 
+/** Lever's stages are global: every posting shares them. */
 const STAGES: KitStage[] = [
   { id: 'applicant-new', name: 'New applicant' },
   { id: 'c1b2-ai-interview', name: 'AI Interview' },
@@ -26,18 +42,224 @@ const STAGES: KitStage[] = [
   { id: 'offer', name: 'Offer' },
 ];
 
+/** A webhook of `event`, signed with that event's own token; ids only in `data`, as every Lever webhook. */
+const delivery = (target: WebhookTarget, event: string, data: Record<string, unknown>) =>
+  signDelivery(leverProfile.signature, secretFor(target, event), { event, data }, { event });
+
+const idsOf = (application: KitApplication) => ({
+  opportunityId: application.id,
+  candidateId: application.candidateId,
+  contactId: application.candidateId,
+});
+
+/** `archived` as the opportunity carries it: null in the pipeline, else `{archivedAt, reason}` (epoch ms, an id). */
+function archivedJson(application: KitApplication) {
+  if (application.status !== 'archived') return null;
+  const exit = application.exit;
+  return {
+    archivedAt: Date.parse(exit?.at ?? application.updatedAt),
+    reason: LEVER_ARCHIVE_REASON_IDS[exit?.kind ?? 'rejected'],
+  };
+}
+
+function opportunityJson(kit: KitContext, application: KitApplication, expand = false) {
+  const { candidate } = kit.parties(application);
+  const ref = `app-${application.id}`;
+  return {
+    id: application.id,
+    name: `${candidate.firstName} ${candidate.lastName}`,
+    contact: candidate.id,
+    emails: [candidate.email],
+    stage: application.stageId,
+    archived: archivedJson(application),
+    applications: expand ? [{ id: ref, posting: application.jobId, type: 'posting' }] : [ref],
+  };
+}
+
 /** A note as Lever reads it back: the text written as `value` is in `fields[].value` (NangoHQ's notes model). */
 function noteJson(note: { id: string; body: string; author?: string | undefined; at: string }, secret: boolean) {
+  const fields = [{ type: 'note', text: 'Note', value: note.body }];
+  const at = Date.parse(note.at);
   return {
     id: note.id,
     text: 'Note',
-    fields: [{ type: 'note', text: 'Note', value: note.body }],
+    fields,
     user: note.author ?? null,
     secret,
     completedAt: null,
-    createdAt: Date.parse(note.at),
+    createdAt: at,
     deletedAt: null,
   };
+}
+
+/**
+ * What Lever sends for a lifecycle action (ats-routes.json, Lever webhooks): a rejection, a withdrawal and an
+ * unarchive are `candidateArchiveChange` (`toArchived` null when unarchived); a hire is `candidateHired` and, since
+ * Lever archives hired opportunities, a `candidateArchiveChange` with the hired reason too.
+ */
+function lifecycleDeliveries(application: KitApplication, target: WebhookTarget, action: LifecycleAction) {
+  const toArchived = action === 'unreject' ? null : archivedJson(application);
+  const archiveChange = delivery(target, 'candidateArchiveChange', { ...idsOf(application), toArchived });
+  return action === 'hire' ? [delivery(target, 'candidateHired', idsOf(application)), archiveChange] : [archiveChange];
+}
+
+/** The opportunities of `GET /opportunities`: `contact_id`, `stage_id`, `posting_id` (repeatable), `archived`. */
+function opportunitiesOf(kit: KitContext, url: URL) {
+  const [contact, archived] = [url.searchParams.get('contact_id'), url.searchParams.get('archived')];
+  const [stages, postings] = [url.searchParams.getAll('stage_id'), url.searchParams.getAll('posting_id')];
+  return kit.state.applications.filter(
+    (a) =>
+      (!contact || a.candidateId === contact) &&
+      (!stages.length || stages.includes(a.stageId)) &&
+      (!postings.length || postings.includes(a.jobId)) &&
+      // "if unspecified, results include both archived and unarchived"
+      (archived === null || (archived === 'true') === (a.status === 'archived')),
+  );
+}
+
+const badRequest = (response: RouteContext['response'], message: string) =>
+  sendJson(response, 400, { code: 'BadRequestError', message });
+
+/** Webhooks made through the API (help.lever.co 4402565460237): one per event, with its own signature token. */
+async function createWebhook(kit: KitContext, { request, response }: RouteContext) {
+  const body = await kit.json(request);
+  if (!(LEVER_WEBHOOK_EVENTS as readonly unknown[]).includes(body.event) || typeof body.url !== 'string')
+    return badRequest(response, 'event and url are required');
+  const [id, event, signatureToken] = [randomUUID(), String(body.event), randomBytes(24).toString('hex')];
+  kit.state.webhooks.push({
+    id,
+    url: body.url,
+    secret: signatureToken,
+    issued: { [event]: signatureToken },
+    events: [event],
+  });
+  sendJson(response, 201, { data: { id, event, url: body.url, configuration: { signatureToken } } });
+}
+
+/** UI-made webhooks are listed too, one row per event. */
+const webhookRows = (w: WebhookTarget, i: number) =>
+  (w.events ?? [...LEVER_WEBHOOK_EVENTS]).map((event) => ({
+    id: w.id ?? `ui-${i}-${event}`,
+    event,
+    url: w.url,
+    createdAt: 0,
+  }));
+
+type OpportunityHandler = (context: RouteContext, application: KitApplication, body: Record<string, unknown>) => void;
+
+/** Lever's v1 API as a table of routes; opportunity routes 404 without it, writes 400 without `perform_as`. */
+function leverRoutes(kit: KitContext, secretNotes: Map<string, boolean>): Route[] {
+  const opportunity = (at: { query: string[]; method?: string; asUser?: boolean }, handle: OpportunityHandler) => ({
+    method: at.method ?? 'POST',
+    query: at.query,
+    handle: async (context: RouteContext) => {
+      const application = kit.application(context.params.id as string);
+      if (!application)
+        return sendJson(context.response, 404, { code: 'ResourceNotFound', message: 'Opportunity not found' });
+      if (at.asUser !== false && at.query.includes('perform_as') && !context.url.searchParams.get('perform_as'))
+        return badRequest(context.response, 'perform_as is required');
+      return handle(context, application, at.method === 'GET' ? {} : await kit.json(context.request));
+    },
+  });
+  const tagging = (action: 'addTags' | 'removeTags'): Route => ({
+    pattern: `/v1/opportunities/:id/${action}`,
+    ...opportunity({ query: ['perform_as'] }, ({ response }, application, { tags }) => {
+      if (!Array.isArray(tags)) return badRequest(response, 'tags');
+      const held = new Set(kit.state.tags[application.id] ?? []);
+      for (const tag of tags) action === 'addTags' ? held.add(String(tag)) : held.delete(String(tag));
+      kit.state.tags[application.id] = [...held];
+      sendJson(response, 200, { data: { ...opportunityJson(kit, application), tags: [...held] } });
+    }),
+  });
+  return [
+    {
+      method: 'GET',
+      pattern: '/v1/users/:id',
+      query: [],
+      handle: ({ response, params }) => {
+        if (!(LEVER_SANDBOX_DEFAULTS.userIds as readonly string[]).includes(params.id as string))
+          return sendJson(response, 404, { code: 'ResourceNotFound', message: 'User not found' });
+        sendJson(response, 200, { data: { id: params.id, accessRole: 'admin', deactivatedAt: null } });
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/webhooks',
+      query: ['limit', 'offset'],
+      handle: ({ response }) =>
+        sendJson(response, 200, { data: kit.state.webhooks.flatMap(webhookRows), hasNext: false }),
+    },
+    { method: 'POST', pattern: '/v1/webhooks', query: [], handle: (context) => createWebhook(kit, context) },
+    {
+      method: 'GET',
+      pattern: '/v1/stages',
+      query: [],
+      handle: ({ response }) =>
+        sendJson(response, 200, { data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false }),
+    },
+    {
+      // `limit` 1–100 and an opaque `offset` from the previous page's `next`, while `hasNext`.
+      method: 'GET',
+      pattern: '/v1/opportunities',
+      query: OPPORTUNITY_FILTERS,
+      handle: ({ response, url }) => {
+        const asked = { limit: url.searchParams.get('limit') ?? undefined, token: url.searchParams.get('offset') };
+        sendJson(
+          response,
+          200,
+          bodyPage(leverProfile.paging, opportunitiesOf(kit, url), asked, (a) => opportunityJson(kit, a)),
+        );
+      },
+    },
+    {
+      pattern: '/v1/opportunities/:id',
+      ...opportunity({ query: ['expand'], method: 'GET' }, ({ response, url }, application) => {
+        const expand = url.searchParams.get('expand') === 'applications';
+        sendJson(response, 200, { data: opportunityJson(kit, application, expand) });
+      }),
+    },
+    {
+      pattern: '/v1/opportunities/:id/notes',
+      ...opportunity({ query: ['perform_as', 'note_id'] }, ({ response, url }, application, body) => {
+        if (typeof body.value !== 'string' || !body.value) return badRequest(response, 'value is required');
+        const note = kit.addNote(application, body.value, url.searchParams.get('perform_as') ?? undefined);
+        secretNotes.set(note.id, body.secret === true);
+        sendJson(response, 201, { data: { noteId: note.id } });
+      }),
+    },
+    {
+      pattern: '/v1/opportunities/:id/notes',
+      ...opportunity({ query: ['limit', 'offset'], method: 'GET' }, ({ response, url }, application) => {
+        const notes = kit.state.notes.filter((n) => n.applicationId === application.id);
+        const asked = { limit: url.searchParams.get('limit') ?? undefined, token: url.searchParams.get('offset') };
+        sendJson(
+          response,
+          200,
+          bodyPage(leverProfile.paging, notes, asked, (n) => noteJson(n, secretNotes.get(n.id) ?? false)),
+        );
+      }),
+    },
+    {
+      pattern: '/v1/opportunities/:id/stage',
+      ...opportunity({ query: ['perform_as'], method: 'PUT' }, ({ response }, application, body) => {
+        const stage = STAGES.find((s) => s.id === body.stage);
+        if (!stage) return badRequest(response, 'stage does not exist');
+        kit.moveByApi(application, stage.id);
+        sendJson(response, 200, { data: opportunityJson(kit, application) });
+      }),
+    },
+    tagging('addTags'),
+    tagging('removeTags'),
+    {
+      pattern: '/v1/opportunities/:id/addLinks',
+      ...opportunity({ query: ['perform_as'], asUser: false }, ({ response }, application, body) => {
+        for (const url of (body.links as string[] | undefined) ?? [])
+          if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url))
+            kit.state.links.push({ applicationId: application.id, url });
+        sendJson(response, 200, { data: opportunityJson(kit, application) });
+      }),
+    },
+  ];
 }
 
 export interface LeverSandbox extends AtsSandbox {
@@ -47,289 +269,55 @@ export interface LeverSandbox extends AtsSandbox {
   verifyConnection(): Promise<{ event: string; status: number | undefined }[]>;
 }
 
-/** A stand-in of Lever's v1 API (Basic auth, 10 requests per second with bursts to 20) and its webhooks. */
-export async function startLeverSandbox(
-  options: { port?: number; rateLimit?: number | undefined; rateWindowMs?: number | undefined } = {},
-): Promise<LeverSandbox> {
-  let kitRef: KitContext | undefined;
-  const rate = options.rateLimit ?? leverProfile.rate.requests;
+/** Posts `event` to every webhook of it, unrecorded; answers each one's status. */
+async function post(sandbox: AtsSandbox, event: string, data: Record<string, unknown>) {
+  const answers: { event: string; status: number | undefined }[] = [];
+  for (const target of sandbox.state.webhooks)
+    if (receives(target, event))
+      answers.push({ event, status: (await deliverSigned(target, delivery(target, event, data), [], event)).status });
+  return answers;
+}
+
+/** A stand-in of Lever's v1 API (Basic auth, the token bucket of its profile) and its webhooks. */
+export async function startLeverSandbox(options: SandboxOptions = {}): Promise<LeverSandbox> {
   const secretNotes = new Map<string, boolean>();
-  // The last lifecycle deliveries per opportunity and webhook: a repeat of one change resends the same deliveries
-  // (the same `token`, which the connector keys a delivery on), as a retry by Lever would.
-  const lastLifecycle = new WeakMap<WebhookTarget, Map<string, { change: string; deliveries: SignedDelivery[] }>>();
-  const sandbox = await startAtsSandbox({
-    kind: 'lever',
-    port: options.port ?? LEVER_SANDBOX_DEFAULTS.port,
-    jobs: [
-      { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
-      { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
-    ],
-    // A token bucket per key, as Lever's profile documents it; a limit given here keeps the same proportion of burst.
-    rateLimit: {
-      limit: rate,
-      windowMs: options.rateWindowMs ?? leverProfile.rate.windowMs,
-      burst: (rate * leverProfile.rate.burst) / leverProfile.rate.requests,
+  const basic = `Basic ${Buffer.from(`${LEVER_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`;
+  const sandbox = await startAtsSandbox(
+    {
+      profile: leverProfile,
+      port: LEVER_SANDBOX_DEFAULTS.port,
+      jobs: [
+        { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
+        { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
+      ],
+      issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),
+      credentials: { atsApiKey: LEVER_SANDBOX_DEFAULTS.apiKey },
+      authenticate: (request) => (request.headers.authorization === basic ? 'key' : undefined),
+      unauthorized: (response) => sendJson(response, 401, { code: 'Unauthorized', message: 'Invalid API key' }),
+      unknownParameter: (response, name) => badRequest(response, `Unknown query parameter: ${name}`),
+      routes: (kit) => leverRoutes(kit, secretNotes),
+      candidateDeleted: (candidate, applications, target) =>
+        delivery(target, 'candidateDeleted', {
+          ...{ candidateId: candidate.id, contactId: candidate.id, opportunityId: applications[0]?.id ?? null },
+        }),
+      lifecycleChange: (_kit, application, target, action) => lifecycleDeliveries(application, target, action),
+      stageChange: (_kit, application, target, from) => [
+        delivery(target, 'candidateStageChange', {
+          ...idsOf(application),
+          fromStageId: from ?? null,
+          toStageId: application.stageId,
+        }),
+      ],
     },
-    // Lever's 429 carries no Retry-After and no rate headers (ats-facts, Corrections 2026-11).
-    rateLimited: (response) => sendJson(response, 429, { code: 'TooManyRequests', message: 'Rate limit exceeded' }),
-    issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),
-    credentials: { atsApiKey: LEVER_SANDBOX_DEFAULTS.apiKey },
-    authenticate: (request) =>
-      request.headers.authorization === `Basic ${Buffer.from(`${LEVER_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`
-        ? 'key'
-        : undefined,
-    unauthorized: (response) => sendJson(response, 401, { code: 'Unauthorized', message: 'Invalid API key' }),
-    unknownParameter: (response, name) =>
-      sendJson(response, 400, { code: 'BadRequestError', message: `Unknown query parameter: ${name}` }),
-    routes: (kit) => {
-      kitRef = kit;
-      const opportunity = (id: string) => kit.application(id);
-      const notFound = (response: Parameters<typeof sendJson>[0]) =>
-        sendJson(response, 404, { code: 'ResourceNotFound', message: 'Opportunity not found' });
-      const needsPerformAs = (url: URL, response: Parameters<typeof sendJson>[0]) => {
-        if (url.searchParams.get('perform_as')) return false;
-        sendJson(response, 400, { code: 'BadRequestError', message: 'perform_as is required' });
-        return true;
-      };
-      return [
-        {
-          method: 'GET',
-          pattern: '/v1/users/:id',
-          query: [],
-          handle: ({ response, params }) => {
-            if (!(LEVER_SANDBOX_DEFAULTS.userIds as readonly string[]).includes(params.id as string))
-              return sendJson(response, 404, { code: 'ResourceNotFound', message: 'User not found' });
-            sendJson(response, 200, { data: { id: params.id, accessRole: 'admin', deactivatedAt: null } });
-          },
-        },
-        {
-          // Webhooks made through the API (help.lever.co 4402565460237); UI-made ones are listed too.
-          method: 'GET',
-          pattern: '/v1/webhooks',
-          query: ['limit', 'offset'],
-          handle: ({ response }) =>
-            sendJson(response, 200, {
-              data: kit.state.webhooks.flatMap((w, i) =>
-                (w.events ?? [...LEVER_WEBHOOK_EVENTS]).map((event) => ({
-                  id: w.id ?? `ui-${i}-${event}`,
-                  event,
-                  url: w.url,
-                  createdAt: 0,
-                })),
-              ),
-              hasNext: false,
-            }),
-        },
-        {
-          // One webhook per event, with its own signature token.
-          method: 'POST',
-          pattern: '/v1/webhooks',
-          query: [],
-          handle: async ({ request, response }) => {
-            const body = await kit.json(request);
-            if (!(LEVER_WEBHOOK_EVENTS as readonly unknown[]).includes(body.event) || typeof body.url !== 'string')
-              return sendJson(response, 400, { code: 'BadRequestError', message: 'event and url are required' });
-            const token = randomBytes(24).toString('hex');
-            const event = String(body.event);
-            const id = randomUUID();
-            kit.state.webhooks.push({ id, url: body.url, secret: token, issued: { [event]: token }, events: [event] });
-            sendJson(response, 201, { data: { id, event, url: body.url, configuration: { signatureToken: token } } });
-          },
-        },
-        {
-          method: 'GET',
-          pattern: '/v1/stages',
-          query: [],
-          handle: ({ response }) =>
-            sendJson(response, 200, { data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false }),
-        },
-        {
-          // Opportunities of a contact (`contact_id`); a deleted contact has none.
-          method: 'GET',
-          pattern: '/v1/opportunities',
-          query: LEVER_OPPORTUNITY_FILTERS,
-          // Filters `contact_id`, `stage_id` and `posting_id` (both repeatable) and `archived` ("if unspecified,
-          // results include both archived and unarchived"); `limit` 1–100 and an opaque `offset` from `next`.
-          handle: ({ response, url }) => {
-            const contact = url.searchParams.get('contact_id');
-            const stages = url.searchParams.getAll('stage_id');
-            const postings = url.searchParams.getAll('posting_id');
-            const archived = url.searchParams.get('archived');
-            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
-            const offset = Number(Buffer.from(url.searchParams.get('offset') ?? '', 'base64url').toString() || 0);
-            const all = kit.state.applications.filter(
-              (a) =>
-                (!contact || a.candidateId === contact) &&
-                (!stages.length || stages.includes(a.stageId)) &&
-                (!postings.length || postings.includes(a.jobId)) &&
-                (archived === null || (archived === 'true') === (a.status === 'archived')),
-            );
-            const hasNext = offset + limit < all.length;
-            sendJson(response, 200, {
-              data: all.slice(offset, offset + limit).map((a) => opportunityJson(kit, a, false)),
-              hasNext,
-              ...(hasNext ? { next: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
-            });
-          },
-        },
-        {
-          method: 'GET',
-          pattern: '/v1/opportunities/:id',
-          query: ['expand'],
-          handle: ({ response, params, url }) => {
-            const application = opportunity(params.id as string);
-            if (!application) return notFound(response);
-            sendJson(response, 200, {
-              data: opportunityJson(kit, application, url.searchParams.get('expand') === 'applications'),
-            });
-          },
-        },
-        {
-          method: 'POST',
-          pattern: '/v1/opportunities/:id/notes',
-          query: ['perform_as', 'note_id'],
-          handle: async ({ request, response, params, url }) => {
-            const application = opportunity(params.id as string);
-            if (!application) return notFound(response);
-            if (needsPerformAs(url, response)) return;
-            const body = await kit.json(request);
-            if (typeof body.value !== 'string' || !body.value)
-              return sendJson(response, 400, { code: 'BadRequestError', message: 'value is required' });
-            const note = kit.addNote(application, body.value, url.searchParams.get('perform_as') ?? undefined);
-            secretNotes.set(note.id, body.secret === true);
-            sendJson(response, 201, { data: { noteId: note.id } });
-          },
-        },
-        {
-          // `limit` 1–100 and an opaque `offset` from the previous page's `next`, while `hasNext`.
-          method: 'GET',
-          pattern: '/v1/opportunities/:id/notes',
-          query: ['limit', 'offset'],
-          handle: ({ response, params, url }) => {
-            if (!opportunity(params.id as string)) return notFound(response);
-            const limit = Math.min(100, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
-            const offset = Number(Buffer.from(url.searchParams.get('offset') ?? '', 'base64url').toString() || 0);
-            const notes = kit.state.notes.filter((n) => n.applicationId === params.id);
-            const page = notes.slice(offset, offset + limit);
-            const hasNext = offset + limit < notes.length;
-            sendJson(response, 200, {
-              data: page.map((n) => noteJson(n, secretNotes.get(n.id) ?? false)),
-              hasNext,
-              ...(hasNext ? { next: Buffer.from(String(offset + limit)).toString('base64url') } : {}),
-            });
-          },
-        },
-        {
-          method: 'PUT',
-          pattern: '/v1/opportunities/:id/stage',
-          query: ['perform_as'],
-          handle: async ({ request, response, params, url }) => {
-            const application = opportunity(params.id as string);
-            if (!application) return notFound(response);
-            if (needsPerformAs(url, response)) return;
-            const requested = (await kit.json(request)).stage;
-            const stage = STAGES.find((s) => s.id === requested);
-            if (!stage) return sendJson(response, 400, { code: 'BadRequestError', message: 'stage does not exist' });
-            kit.moveByApi(application, stage.id);
-            sendJson(response, 200, { data: opportunityJson(kit, application, false) });
-          },
-        },
-        ...(['addTags', 'removeTags'] as const).map((action) => ({
-          method: 'POST',
-          pattern: `/v1/opportunities/:id/${action}`,
-          query: ['perform_as'],
-          handle: async ({ request, response, params, url }: RouteContext) => {
-            const application = opportunity(params.id as string);
-            if (!application) return notFound(response);
-            if (needsPerformAs(url, response)) return;
-            const tags = (await kit.json(request)).tags;
-            if (!Array.isArray(tags)) return sendJson(response, 400, { code: 'BadRequestError', message: 'tags' });
-            const held = new Set(kit.state.tags[application.id] ?? []);
-            for (const tag of tags) action === 'addTags' ? held.add(String(tag)) : held.delete(String(tag));
-            kit.state.tags[application.id] = [...held];
-            sendJson(response, 200, { data: { ...opportunityJson(kit, application, false), tags: [...held] } });
-          },
-        })),
-        {
-          method: 'POST',
-          pattern: '/v1/opportunities/:id/addLinks',
-          query: ['perform_as'],
-          handle: async ({ request, response, params }) => {
-            const application = opportunity(params.id as string);
-            if (!application) return notFound(response);
-            const links = (await kit.json(request)).links as string[];
-            for (const url of links ?? [])
-              if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url))
-                kit.state.links.push({ applicationId: application.id, url });
-            sendJson(response, 200, { data: opportunityJson(kit, application, false) });
-          },
-        },
-      ];
-    },
-    // Signed with the deletion webhook's own token; ids only, as every Lever webhook.
-    candidateDeleted: (candidate, applications, target) =>
-      leverDelivery(secretFor(target, 'candidateDeleted'), 'candidateDeleted', {
-        candidateId: candidate.id,
-        contactId: candidate.id,
-        opportunityId: applications[0]?.id ?? null,
-      }),
-    lifecycleChange: (_kit, application, target, action) => {
-      const change = `${action} ${application.updatedAt}`;
-      const ofTarget = lastLifecycle.get(target) ?? new Map();
-      lastLifecycle.set(target, ofTarget);
-      const last = ofTarget.get(application.id);
-      if (last?.change === change) return last.deliveries;
-      const deliveries = lifecycleDeliveries(application, target, action);
-      ofTarget.set(application.id, { change, deliveries });
-      return deliveries;
-    },
-    stageChange: (_kit, application, target, previousStageId) => [
-      leverDelivery(secretFor(target, 'candidateStageChange'), 'candidateStageChange', {
-        opportunityId: application.id,
-        candidateId: application.candidateId,
-        contactId: application.candidateId,
-        fromStageId: previousStageId ?? null,
-        toStageId: application.stageId,
-      }),
-    ],
-  });
-  return Object.assign(sandbox, {
-    async verifyConnection() {
-      const answers: { event: string; status: number | undefined }[] = [];
-      for (const target of sandbox.state.webhooks) {
-        for (const event of LEVER_WEBHOOK_EVENTS) {
-          if (!receives(target, event)) continue;
-          const delivery = leverDelivery(secretFor(target, event), event, {});
-          const response = await fetch(target.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: delivery.body,
-            signal: AbortSignal.timeout(10_000),
-          }).catch(() => undefined);
-          await response?.arrayBuffer();
-          answers.push({ event, status: response?.status });
-        }
-      }
-      return answers;
-    },
-    async claimStageChange(applicationId: string, toStageId: string) {
-      const application = kitRef?.application(applicationId);
-      if (!application) throw new Error(`no application ${applicationId}`);
-      for (const target of sandbox.state.webhooks) {
-        if (!receives(target, 'candidateStageChange')) continue;
-        const delivery = leverDelivery(secretFor(target, 'candidateStageChange'), 'candidateStageChange', {
-          opportunityId: application.id,
-          candidateId: application.candidateId,
-          contactId: application.candidateId,
-          fromStageId: application.stageId,
-          toStageId,
-        });
-        await fetch(target.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: delivery.body,
-        });
-      }
-    },
-  });
+    options,
+  );
+  const verifyConnection = async () =>
+    (await Promise.all(LEVER_WEBHOOK_EVENTS.map((e) => post(sandbox, e, {})))).flat();
+  const claimStageChange = async (applicationId: string, toStageId: string) => {
+    const application = sandbox.state.applications.find((a) => a.id === applicationId);
+    if (!application) throw new Error(`no application ${applicationId}`);
+    const data = { ...idsOf(application), fromStageId: application.stageId, toStageId };
+    await post(sandbox, 'candidateStageChange', data);
+  };
+  return Object.assign(sandbox, { verifyConnection, claimStageChange });
 }
