@@ -63,6 +63,14 @@ function answerThrottled(response: ServerResponse, profile: VendorProfile, limit
   sendJson(response, 429, throttledBody(profile), headers);
 }
 
+/** The route's answer, or the vendor's refusal of a query parameter the route does not document. */
+async function answer(spec: EdgeSpec, context: RouteContext, route: Route): Promise<void> {
+  const documented = route.query ?? spec.defaultQuery;
+  const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
+  if (unknown && spec.unknownParameter) return spec.unknownParameter(context.response, unknown);
+  await route.handle(context);
+}
+
 /** Records the shape of a call served (the API's and the vendor's routes outside its gate). */
 export function recordCall(state: EdgeState, shape: CallShape): void {
   state.calls[JSON.stringify(shape)] = shape;
@@ -83,29 +91,26 @@ export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<Runni
     await addLatency(state.faults);
     const principal = spec.authenticate(context.request);
     if (!principal) return spec.unauthorized(context.response);
-    const window = limiter.take(principal);
-    for (const [header, value] of Object.entries(rateHeaders(spec.profile, limit, window)))
-      context.response.setHeader(header, value);
     const roll = random();
-    if (!window.allowed) {
-      state.throttled++;
-      return answerThrottled(context.response, spec.profile, limit, Math.max(1000, window.resetMs));
-    }
-    // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
-    if (roll < state.faults.rate429) return answerThrottled(context.response, spec.profile, limit, 1000);
-    if (await answeredByFault(context.response, state.faults, roll, random, name)) return;
+    if (!admitted(context.response, principal, roll)) return;
+    if (await answeredByFault(context.response, state.faults, { roll, random }, name)) return;
     try {
-      await answer(context, route);
+      await answer(spec, context, route);
     } finally {
       recordCall(state, callShape(context.request, route.pattern, context.url));
     }
   }
 
-  async function answer(context: RouteContext, route: Route): Promise<void> {
-    const documented = route.query ?? spec.defaultQuery;
-    const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
-    if (unknown && spec.unknownParameter) return spec.unknownParameter(context.response, unknown);
-    await route.handle(context);
+  /** Counts the call against the principal's window, announced on the answer; a 429 where it is spent. */
+  function admitted(response: ServerResponse, principal: string, roll: number): boolean {
+    const window = limiter.take(principal);
+    for (const [header, value] of Object.entries(rateHeaders(spec.profile, limit, window)))
+      response.setHeader(header, value);
+    if (!window.allowed) state.throttled++;
+    // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
+    const waitMs = !window.allowed ? Math.max(1000, window.resetMs) : roll < state.faults.rate429 ? 1000 : 0;
+    if (waitMs) answerThrottled(response, spec.profile, limit, waitMs);
+    return !waitMs;
   }
 
   let baseUrl = '';

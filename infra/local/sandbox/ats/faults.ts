@@ -34,22 +34,21 @@ export async function addLatency(faults: AtsFaults): Promise<void> {
 export async function answeredByFault(
   response: ServerResponse,
   faults: AtsFaults,
-  roll: number,
-  random: () => number,
+  draw: { roll: number; random: () => number },
   route?: string,
 ): Promise<boolean> {
   if (route !== undefined && faults.forbiddenRoutes?.includes(route)) {
     sendJson(response, 403, { message: 'This API key lacks the permission for this endpoint' });
     return true;
   }
-  if (roll < faults.rate429 + faults.rate500) {
+  if (draw.roll < faults.rate429 + faults.rate500) {
     sendJson(response, 500, { message: 'Internal error' });
     return true;
   }
-  if (faults.rate403 && random() < faults.rate403) {
+  if (faults.rate403 && draw.random() < faults.rate403) {
     sendJson(response, 403, { message: 'This API key lacks the permission for this endpoint' });
     return true;
   }
-  if (random() < faults.slowRate) await new Promise((resolve) => setTimeout(resolve, faults.slowMs));
+  if (draw.random() < faults.slowRate) await new Promise((resolve) => setTimeout(resolve, faults.slowMs));
   return false;
 }

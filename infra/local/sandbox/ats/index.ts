@@ -15,74 +15,54 @@ export const ATS_SANDBOX_PORTS: Record<AtsKind, number> = {
   workable: 4050,
 };
 
-/** Greenhouse's sandbox keeps Greenhouse's numeric ids; this view speaks the common sandbox interface. */
-export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
-  const application = (id: string) => sandbox.state.applications.find((a) => String(a.id) === id);
+/** What Greenhouse's records say of an application, by its id as the common interface spells it. */
+function greenhouseReadings(
+  sandbox: GreenhouseSandbox,
+): Pick<AtsSandboxView, 'notesOf' | 'stageNameOf' | 'tagsOf' | 'movesOf'> {
+  const { state } = sandbox;
+  const application = (id: string) => state.applications.find((a) => String(a.id) === id);
+  const stageName = (id: number) => state.jobs.flatMap((j) => j.stages).find((s) => s.id === id)?.name ?? String(id);
   return {
-    kind: 'greenhouse',
-    url: sandbox.url,
-    credentials: { atsClientId: sandbox.clientId, atsClientSecret: sandbox.clientSecret },
-    demoJobId: '3301',
-    registerWebhook: async (target) => {
-      await sandbox.registerWebhook(target);
-      return {};
-    },
-    setWebhooksEnabled: (enabled) => switchWebhooks(sandbox.state.webhooks, enabled),
-    addCandidate: (input) => {
-      const created = sandbox.addCandidate({
-        first_name: input.firstName,
-        last_name: input.lastName,
-        email: input.email,
-        job_id: Number(input.jobId ?? 3301),
-      });
-      return {
-        id: String(created.id),
-        candidateId: String(created.candidate_id),
-        jobId: String(created.job_id),
-        stageId: String(created.current_stage.id),
-        status: 'active',
-        updatedAt: new Date().toISOString(),
-      };
-    },
-    moveCandidate: (input) =>
-      sandbox.moveCandidate({
-        application_id: Number(input.applicationId),
-        stage_name: input.stageName,
-        stage_id: input.stageId === undefined ? undefined : Number(input.stageId),
-        repeat: input.repeat,
-      }),
-    resendStageChange: async (id) => [await sandbox.resendStageChange(Number(id))],
-    deleteCandidate: async (id) => void (await sandbox.deleteCandidate(Number(id))),
-    changeLifecycle: (input) =>
-      sandbox.changeLifecycle({
-        application_id: Number(input.applicationId),
-        action: input.action,
-        reason: input.reason,
-        deliver: input.deliver,
-        repeat: input.repeat,
-      }),
-    notesOf: (id) => {
-      const found = application(id);
-      return sandbox.state.notes.filter((n) => found && n.candidate_id === found.candidate_id).map((n) => n.body);
-    },
+    notesOf: (id) => state.notes.filter((n) => n.candidate_id === application(id)?.candidate_id).map((n) => n.body),
     stageNameOf: (id) => application(id)?.current_stage.name ?? '',
     tagsOf: (id) => {
       const candidate = application(id)?.candidate_id ?? -1;
-      const held = sandbox.state.appliedTags.filter((r) => r.candidate_id === candidate).map((r) => r.candidate_tag_id);
-      return sandbox.state.candidateTags.filter((t) => held.includes(t.id)).map((t) => t.name);
+      const held = state.appliedTags.filter((r) => r.candidate_id === candidate).map((r) => r.candidate_tag_id);
+      return state.candidateTags.filter((t) => held.includes(t.id)).map((t) => t.name);
     },
-    movesOf: (id) => {
-      const found = application(id);
-      const stages = sandbox.state.jobs.flatMap((j) => j.stages);
-      return sandbox.state.moves
-        .filter((m) => m.application_id === found?.id)
-        .map((m) => stages.find((s) => s.id === m.to_stage_id)?.name ?? String(m.to_stage_id));
+    movesOf: (id) =>
+      state.moves.filter((m) => m.application_id === application(id)?.id).map((m) => stageName(m.to_stage_id)),
+  };
+}
+
+/** Greenhouse's sandbox keeps Greenhouse's numeric ids; this view speaks the common sandbox interface. */
+export function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
+  const { state } = sandbox;
+  return {
+    ...{ kind: 'greenhouse', url: sandbox.url, demoJobId: '3301', close: sandbox.close },
+    credentials: { atsClientId: sandbox.clientId, atsClientSecret: sandbox.clientSecret },
+    registerWebhook: async (target) => ({ issued: void (await sandbox.registerWebhook(target)) }),
+    setWebhooksEnabled: (enabled) => switchWebhooks(state.webhooks, enabled),
+    addCandidate: ({ firstName: first_name, lastName: last_name, email, jobId }) => {
+      const created = sandbox.addCandidate({ first_name, last_name, email, job_id: Number(jobId ?? 3301) });
+      const { id, candidate_id, job_id, current_stage } = created;
+      const updatedAt = new Date().toISOString();
+      const ids = { id: String(id), candidateId: String(candidate_id), jobId: String(job_id) };
+      return { ...ids, stageId: String(current_stage.id), status: 'active', updatedAt };
     },
-    setFaults: (faults) => void Object.assign(sandbox.state.faults, faults),
-    requests: () => sandbox.state.requests,
-    calls: () => Object.values(sandbox.state.calls),
-    throttled: () => sandbox.state.throttled,
-    close: sandbox.close,
+    moveCandidate: ({ applicationId, stageName: stage_name, stageId, repeat }) => {
+      const stage_id = stageId === undefined ? undefined : Number(stageId);
+      return sandbox.moveCandidate({ application_id: Number(applicationId), stage_name, stage_id, repeat });
+    },
+    resendStageChange: async (id) => [await sandbox.resendStageChange(Number(id))],
+    deleteCandidate: async (id) => void (await sandbox.deleteCandidate(Number(id))),
+    changeLifecycle: ({ applicationId, ...input }) =>
+      sandbox.changeLifecycle({ application_id: Number(applicationId), ...input }),
+    ...greenhouseReadings(sandbox),
+    setFaults: (faults) => void Object.assign(state.faults, faults),
+    requests: () => state.requests,
+    calls: () => Object.values(state.calls),
+    throttled: () => state.throttled,
   };
 }
 

@@ -47,6 +47,18 @@ const updateBody = v.object({
   metadata: v.optional(v.array(item)),
 });
 
+/** The activity after an accepted update: cancelled, completed with its result, or started. */
+function applyUpdate(found: AshbyAssessment, update: v.InferOutput<typeof updateBody>): void {
+  found.updates++;
+  found.metadata = update.metadata ?? found.metadata;
+  if (update.cancelled_reason) {
+    Object.assign(found, { status: 'Cancelled', cancelledReason: String(update.cancelled_reason.value) });
+  } else if (update.assessment_result) {
+    const profileUrl = String(update.assessment_profile_url?.value);
+    Object.assign(found, { status: 'Completed', result: update.assessment_result, profileUrl });
+  } else if (update.assessment_status?.value === 'Started') found.status = 'Started';
+}
+
 const failed = (response: ServerResponse, error: string, status = 200) =>
   sendJson(response, status, { success: false, errors: [error] });
 
@@ -149,17 +161,7 @@ export class AshbyAssessments {
         if (!found) return failed(response, 'assessment_not_found');
         const problem = this.refusal(update);
         if (problem) return failed(response, problem);
-        found.updates++;
-        found.metadata = update.metadata ?? found.metadata;
-        if (update.cancelled_reason) {
-          Object.assign(found, { status: 'Cancelled', cancelledReason: String(update.cancelled_reason.value) });
-        } else if (update.assessment_result) {
-          Object.assign(found, {
-            status: 'Completed',
-            result: update.assessment_result,
-            profileUrl: String(update.assessment_profile_url?.value),
-          });
-        } else if (update.assessment_status?.value === 'Started') found.status = 'Started';
+        applyUpdate(found, update);
         sendJson(response, 200, { success: true, results: {} });
       },
     };

@@ -129,23 +129,25 @@ function changeDeliveries(kit: KitContext, application: KitApplication, secret: 
 
 type Rpc = (body: Record<string, unknown>, response: ServerResponse) => void;
 
-/** Ashby's API as a table of RPC routes (POST, parameters in the JSON body). */
-function ashbyRoutes(kit: KitContext, assessments: AshbyAssessments): Route[] {
-  const tags: { id: string; title: string }[] = [];
-  const rpc = (name: string, handle: Rpc): Route => ({
-    method: 'POST',
-    pattern: `/${name}`,
-    handle: async ({ request, response }) => handle(await kit.json(request), response),
-  });
-  const withApplication = (handle: (application: KitApplication, response: ServerResponse) => void) =>
-    ((body, response) => {
-      const application = kit.application(String(body.applicationId));
-      return application ? handle(application, response) : failed(response, 'application_not_found');
-    }) satisfies Rpc;
+/** A route of Ashby's RPC API: a POST whose parameters are the JSON body's fields. */
+const rpc = (kit: KitContext, name: string, handle: Rpc): Route => ({
+  method: 'POST',
+  pattern: `/${name}`,
+  handle: async ({ request, response }) => handle(await kit.json(request), response),
+});
+
+/** An RPC about one application (`applicationId`): `application_not_found` without it. */
+const withApplication = (kit: KitContext, handle: (application: KitApplication, response: ServerResponse) => void) =>
+  ((body, response) => {
+    const application = kit.application(String(body.applicationId));
+    return application ? handle(application, response) : failed(response, 'application_not_found');
+  }) satisfies Rpc;
+
+/** Ashby's jobs, applications and stages, as a table of RPC routes. */
+function processRoutes(kit: KitContext): Route[] {
   return [
-    assessments.route(),
     // Open, closed and archived jobs unless `status` (Draft, Open, Closed, Archived) says (Ashby OpenAPI, job.list).
-    rpc('job.list', (body, response) => {
+    rpc(kit, 'job.list', (body, response) => {
       const wanted = Array.isArray(body.status) ? body.status.map(String) : undefined;
       const listed = (j: KitJob) => (wanted ? wanted.includes(jobStatus(j.state)) : jobStatus(j.state) !== 'Draft');
       const show = (j: KitJob) => ({
@@ -157,7 +159,7 @@ function ashbyRoutes(kit: KitContext, assessments: AshbyAssessments): Route[] {
       sendJson(response, 200, page(kit.state.jobs.filter(listed), body, show));
     }),
     // `status` (Hired, Archived, Active, Lead) and `jobId` filters; no stage filter (application.list OpenAPI).
-    rpc('application.list', (body, response) => {
+    rpc(kit, 'application.list', (body, response) => {
       const listed = (a: KitApplication) =>
         (!body.jobId || a.jobId === body.jobId) && (!body.status || placeJson(a.exit).status === body.status);
       sendJson(
@@ -166,13 +168,40 @@ function ashbyRoutes(kit: KitContext, assessments: AshbyAssessments): Route[] {
         page(kit.state.applications.filter(listed), body, (a) => applicationJson(kit, a)),
       );
     }),
-    rpc('job.info', (body, response) => {
+    rpc(kit, 'job.info', (body, response) => {
       const job = kit.job(String(body.id));
       if (!job) return failed(response, 'job_not_found');
       ok(response, { id: job.id, title: job.name, status: 'Open', defaultInterviewPlanId: PLAN_ID });
     }),
-    // docs: setting-up-webhooks; one webhook per type and URL ("Duplicate webhook" otherwise).
-    rpc('webhook.create', (body, response) => {
+    rpc(
+      kit,
+      'application.info',
+      withApplication(kit, (application, response) => ok(response, applicationJson(kit, application))),
+    ),
+    rpc(kit, 'interviewStage.list', (body, response) => {
+      if (body.interviewPlanId !== PLAN_ID) return failed(response, 'interview_plan_not_found');
+      const stages = kit.state.jobs[0]?.stages ?? [];
+      const shown = (s: KitStage, i: number) => ({ id: s.id, title: s.name, type: 'Active', orderInInterviewPlan: i });
+      ok(
+        response,
+        stages.map((s, i) => ({ ...shown(s, i), interviewPlanId: PLAN_ID })),
+      );
+    }),
+    rpc(kit, 'application.changeStage', (body, response) =>
+      withApplication(kit, (application) => {
+        if (!kit.stage(application.jobId, String(body.interviewStageId)))
+          return failed(response, 'invalid_input: interviewStageId');
+        kit.moveByApi(application, String(body.interviewStageId));
+        ok(response, applicationJson(kit, application));
+      })(body, response),
+    ),
+  ];
+}
+
+/** Webhooks made through the API (docs: setting-up-webhooks), one per type and URL. */
+function webhookRoutes(kit: KitContext): Route[] {
+  return [
+    rpc(kit, 'webhook.create', (body, response) => {
       const { webhookType: type, requestUrl: url, secretToken } = body;
       if (typeof type !== 'string' || typeof url !== 'string')
         return failed(response, 'invalid_input: webhookType, requestUrl');
@@ -183,25 +212,32 @@ function ashbyRoutes(kit: KitContext, assessments: AshbyAssessments): Route[] {
       kit.state.webhooks.push(target);
       ok(response, webhookJson(target));
     }),
-    rpc('webhook.info', (body, response) => {
+    rpc(kit, 'webhook.info', (body, response) => {
       const found = kit.state.webhooks.find((w) => w.id === String(body.webhookId));
       return found ? ok(response, webhookJson(found)) : failed(response, 'webhook_not_found');
     }),
-    rpc('candidateTag.list', (body, response) => sendJson(response, 200, page(tags, body))),
-    rpc('candidateTag.create', (body, response) => {
+  ];
+}
+
+/** Candidates' tags (the organisation's, by title) and notes, as a table of RPC routes. */
+function candidateRoutes(kit: KitContext): Route[] {
+  const tags: { id: string; title: string }[] = [];
+  return [
+    rpc(kit, 'candidateTag.list', (body, response) => sendJson(response, 200, page(tags, body))),
+    rpc(kit, 'candidateTag.create', (body, response) => {
       const title = String(body.title ?? '');
       if (!title) return failed(response, 'invalid_input: title');
       const tag = tags.find((t) => t.title === title) ?? { id: randomUUID(), title };
       if (!tags.includes(tag)) tags.push(tag);
       ok(response, tag);
     }),
-    rpc('candidate.info', (body, response) => {
+    rpc(kit, 'candidate.info', (body, response) => {
       const id = String(body.id);
       if (!kit.candidate(id)) return failed(response, 'candidate_not_found');
       ok(response, { id, tags: tags.filter((t) => (kit.state.tags[id] ?? []).includes(t.title)) });
     }),
     ...(['addTag', 'removeTag'] as const).map((action) =>
-      rpc(`candidate.${action}`, (body, response) => {
+      rpc(kit, `candidate.${action}`, (body, response) => {
         const candidateId = String(body.candidateId);
         const tag = tags.find((t) => t.id === body.tagId);
         if (!kit.candidate(candidateId)) return failed(response, 'candidate_not_found');
@@ -213,7 +249,7 @@ function ashbyRoutes(kit: KitContext, assessments: AshbyAssessments): Route[] {
         ok(response, { id: candidateId });
       }),
     ),
-    rpc('candidate.createNote', (body, response) => {
+    rpc(kit, 'candidate.createNote', (body, response) => {
       const application = kit.state.applications.find((a) => a.candidateId === body.candidateId);
       if (!application) return failed(response, 'candidate_not_found');
       const text = typeof body.note === 'string' ? body.note : (body.note as { value?: unknown } | undefined)?.value;
@@ -221,34 +257,13 @@ function ashbyRoutes(kit: KitContext, assessments: AshbyAssessments): Route[] {
       const note = kit.addNote(application, text);
       ok(response, { id: note.id, content: note.body, createdAt: note.at });
     }),
-    rpc('candidate.listNotes', (body, response) => {
+    rpc(kit, 'candidate.listNotes', (body, response) => {
       const notes = kit.state.notes.filter((n) => n.candidateId === body.candidateId);
       ok(
         response,
         notes.map((n) => ({ id: n.id, content: n.body, createdAt: n.at })),
       );
     }),
-    rpc(
-      'application.info',
-      withApplication((application, response) => ok(response, applicationJson(kit, application))),
-    ),
-    rpc('interviewStage.list', (body, response) => {
-      if (body.interviewPlanId !== PLAN_ID) return failed(response, 'interview_plan_not_found');
-      const stages = kit.state.jobs[0]?.stages ?? [];
-      const shown = (s: KitStage, i: number) => ({ id: s.id, title: s.name, type: 'Active', orderInInterviewPlan: i });
-      ok(
-        response,
-        stages.map((s, i) => ({ ...shown(s, i), interviewPlanId: PLAN_ID })),
-      );
-    }),
-    rpc('application.changeStage', (body, response) =>
-      withApplication((application) => {
-        if (!kit.stage(application.jobId, String(body.interviewStageId)))
-          return failed(response, 'invalid_input: interviewStageId');
-        kit.moveByApi(application, String(body.interviewStageId));
-        ok(response, applicationJson(kit, application));
-      })(body, response),
-    ),
   ];
 }
 
@@ -275,7 +290,7 @@ export async function startAshbySandbox(options: SandboxOptions = {}): Promise<A
         }),
       routes: (kit) => {
         assessments.attach(kit);
-        return ashbyRoutes(kit, assessments);
+        return [assessments.route(), ...processRoutes(kit), ...webhookRoutes(kit), ...candidateRoutes(kit)];
       },
       stageChange: (kit, application, target) => changeDeliveries(kit, application, target.secret),
       lifecycleChange: (kit, application, target, action) => changeDeliveries(kit, application, target.secret, action),

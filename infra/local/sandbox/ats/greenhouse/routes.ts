@@ -172,10 +172,11 @@ async function applyTag(records: GreenhouseRecords, context: RouteContext) {
   sendJson(context.response, 201, row);
 }
 
-/** Harvest v3's lists. Tags are two resources: the organisation's tags, and a row per tag applied to a candidate. */
-function harvestLists(records: GreenhouseRecords): Route[] {
+const byId = <T extends { id: number }>(item: T, ids: number[]) => ids.includes(item.id);
+
+/** Harvest v3's lists of the hiring process: applications, the stages they entered, jobs and their stages. */
+function processLists(records: GreenhouseRecords): Route[] {
   const { state } = records;
-  const byId = <T extends { id: number }>(item: T, ids: number[]) => ids.includes(item.id);
   const stages = () => state.jobs.flatMap((j) => j.stages.map((s, sort_order) => ({ ...s, job_id: j.id, sort_order })));
   return [
     listRoute({
@@ -204,21 +205,6 @@ function harvestLists(records: GreenhouseRecords): Route[] {
         current: (r, value) => (value === 'true' ? r.exited_at === null : value !== 'false' || r.exited_at !== null),
       },
     }),
-    listRoute({
-      pattern: '/v3/notes',
-      items: () => state.notes,
-      ids: { candidate_ids: (n, ids) => ids.includes(n.candidate_id) },
-    }),
-    listRoute({ pattern: '/v3/candidate_tags', items: () => state.candidateTags, ids: { ids: byId } }),
-    listRoute({
-      pattern: '/v3/applied_candidate_tags',
-      items: () => state.appliedTags,
-      ids: {
-        ids: byId,
-        candidate_ids: (r, ids) => ids.includes(r.candidate_id),
-        candidate_tag_ids: (r, ids) => ids.includes(r.candidate_tag_id),
-      },
-    }),
     listRoute<Job>({
       pattern: '/v3/jobs',
       items: () => state.jobs,
@@ -236,6 +222,28 @@ function harvestLists(records: GreenhouseRecords): Route[] {
   ];
 }
 
+/** Candidates, notes and tags; tags are two resources: the organisation's, and a row per tag applied to a candidate. */
+function candidateLists(records: GreenhouseRecords): Route[] {
+  const { state } = records;
+  return [
+    listRoute({
+      pattern: '/v3/notes',
+      items: () => state.notes,
+      ids: { candidate_ids: (n, ids) => ids.includes(n.candidate_id) },
+    }),
+    listRoute({ pattern: '/v3/candidate_tags', items: () => state.candidateTags, ids: { ids: byId } }),
+    listRoute({
+      pattern: '/v3/applied_candidate_tags',
+      items: () => state.appliedTags,
+      ids: {
+        ids: byId,
+        candidate_ids: (r, ids) => ids.includes(r.candidate_id),
+        candidate_tag_ids: (r, ids) => ids.includes(r.candidate_tag_id),
+      },
+    }),
+  ];
+}
+
 /** Harvest v3 as a table of routes over the organisation's records (`moved`: a move made through the API). */
 export function harvestRoutes(records: GreenhouseRecords, moved: (id: number, stageId: number) => void): Route[] {
   const removeTag = ({ response, params }: RouteContext) => {
@@ -245,7 +253,8 @@ export function harvestRoutes(records: GreenhouseRecords, moved: (id: number, st
     response.writeHead(204).end();
   };
   return [
-    ...harvestLists(records),
+    ...processLists(records),
+    ...candidateLists(records),
     { method: 'POST', pattern: '/v3/applications/:id/move', handle: (context) => move(records, context, moved) },
     { method: 'POST', pattern: '/v3/notes', handle: (context) => addNote(records, context) },
     { method: 'POST', pattern: '/v3/candidate_tags', handle: (context) => createTag(records, context) },

@@ -15,58 +15,34 @@ export const GREENHOUSE_SANDBOX_DEFAULTS = {
   maxFilterIds: 50,
 } as const;
 
-export interface Stage {
-  id: number;
-  name: string;
-}
-export interface Job {
-  id: number;
-  name: string;
-  stages: Stage[];
-  /** `open` unless said (`GET /v3/jobs?status=`: open, draft, closed). */
-  status?: 'open' | 'draft' | 'closed';
-}
-export interface Candidate {
+export type Stage = { id: number; name: string };
+/** `status` open unless said (`GET /v3/jobs?status=`: open, draft, closed). */
+export type Job = { id: number; name: string; stages: Stage[]; status?: 'open' | 'draft' | 'closed' };
+export type Candidate = {
   id: number;
   first_name: string;
   last_name: string;
   email_addresses: { value: string; type: string }[];
-}
+};
 /** A rejection reason, its type "We rejected them", "They rejected us" (a withdrawal) or "None specified". */
-export interface RejectionReason {
-  id: number;
-  name: string;
-  type: { id: number; name: string };
-}
-export interface Application {
-  id: number;
-  candidate_id: number;
-  job_id: number;
+export type RejectionReason = { id: number; name: string; type: { id: number; name: string } };
+/** While rejected, with `rejected_at` and its reason (webhooks/_candidate_events.md, "rejected"). */
+export type Application = { id: number; candidate_id: number; job_id: number; current_stage: Stage } & {
   status: 'active' | 'rejected' | 'hired';
-  current_stage: Stage;
-  /** Set while the application is rejected, with its reason (webhooks/_candidate_events.md, "rejected"). */
   rejected_at?: string | null;
   rejection_reason?: RejectionReason | null;
-}
+};
 /** A row of `GET /v3/application_stages`: one stage one application entered, and left unless it is current. */
-export interface ApplicationStage {
-  id: number;
-  application_id: number;
-  job_interview_stage_id: number;
+export type ApplicationStage = { id: number; application_id: number; job_interview_stage_id: number } & {
   entered_at: string;
   exited_at: string | null;
-}
+};
 /** A note as v3 reads it back: `type`, and the visibility spelt `…_visible` (Airbyte's v3 example). */
-export interface Note {
-  id: number;
-  candidate_id: number;
-  application_id?: number;
-  body: string;
-  type: string;
+export type Note = { id: number; candidate_id: number; application_id?: number; body: string; type: string } & {
   visibility: string;
   user_id: number | string;
   created_at: string;
-}
+};
 
 export interface GreenhouseSandboxState extends EdgeState {
   jobs: Job[];
@@ -113,20 +89,13 @@ const REASON_TYPES = {
 export type LifecycleEvent = 'reject_candidate' | 'unreject_candidate' | 'hire_candidate' | 'unhire_candidate';
 
 /** A recruiter's lifecycle action on an application (`deliver: false`: its webhook is lost; `repeat`: sent again). */
-export interface LifecycleInput {
-  application_id: number;
-  action: LifecycleAction;
-  reason?: string | undefined;
+export type LifecycleInput = { application_id: number; action: LifecycleAction; reason?: string | undefined } & {
   deliver?: boolean | undefined;
   repeat?: number | undefined;
-}
+};
 
 /** A recruiter's move of an application into a stage of its job, by the stage's id or name. */
-export interface StageMove {
-  application_id: number;
-  stage_id?: number | undefined;
-  stage_name?: string | undefined;
-}
+export type StageMove = { application_id: number; stage_id?: number | undefined; stage_name?: string | undefined };
 
 /** A new organisation: the seeded jobs and rejection reasons, nobody applied yet, no faults. */
 export function seededState(): GreenhouseSandboxState {

@@ -147,30 +147,38 @@ const webhookRows = (w: WebhookTarget, i: number) =>
 
 type OpportunityHandler = (context: RouteContext, application: KitApplication, body: Record<string, unknown>) => void;
 
-/** Lever's v1 API as a table of routes; opportunity routes 404 without it, writes 400 without `perform_as`. */
-function leverRoutes(kit: KitContext, secretNotes: Map<string, boolean>): Route[] {
-  const opportunity = (at: { query: string[]; method?: string; asUser?: boolean }, handle: OpportunityHandler) => ({
-    method: at.method ?? 'POST',
-    query: at.query,
-    handle: async (context: RouteContext) => {
-      const application = kit.application(context.params.id as string);
-      if (!application)
-        return sendJson(context.response, 404, { code: 'ResourceNotFound', message: 'Opportunity not found' });
-      if (at.asUser !== false && at.query.includes('perform_as') && !context.url.searchParams.get('perform_as'))
-        return badRequest(context.response, 'perform_as is required');
-      return handle(context, application, at.method === 'GET' ? {} : await kit.json(context.request));
-    },
-  });
-  const tagging = (action: 'addTags' | 'removeTags'): Route => ({
-    pattern: `/v1/opportunities/:id/${action}`,
-    ...opportunity({ query: ['perform_as'] }, ({ response }, application, { tags }) => {
-      if (!Array.isArray(tags)) return badRequest(response, 'tags');
-      const held = new Set(kit.state.tags[application.id] ?? []);
-      for (const tag of tags) action === 'addTags' ? held.add(String(tag)) : held.delete(String(tag));
-      kit.state.tags[application.id] = [...held];
-      sendJson(response, 200, { data: { ...opportunityJson(kit, application), tags: [...held] } });
-    }),
-  });
+/** A route about one opportunity: 404 without it, a write 400 without `perform_as` where it takes one. */
+const opportunity = (
+  kit: KitContext,
+  at: { query: string[]; method?: string; asUser?: boolean },
+  handle: OpportunityHandler,
+) => ({
+  method: at.method ?? 'POST',
+  query: at.query,
+  handle: async (context: RouteContext) => {
+    const application = kit.application(context.params.id as string);
+    if (!application)
+      return sendJson(context.response, 404, { code: 'ResourceNotFound', message: 'Opportunity not found' });
+    if (at.asUser !== false && at.query.includes('perform_as') && !context.url.searchParams.get('perform_as'))
+      return badRequest(context.response, 'perform_as is required');
+    return handle(context, application, at.method === 'GET' ? {} : await kit.json(context.request));
+  },
+});
+
+/** `addTags`, `removeTags`: the opportunity's tags, by text. */
+const tagging = (kit: KitContext, action: 'addTags' | 'removeTags'): Route => ({
+  pattern: `/v1/opportunities/:id/${action}`,
+  ...opportunity(kit, { query: ['perform_as'] }, ({ response }, application, { tags }) => {
+    if (!Array.isArray(tags)) return badRequest(response, 'tags');
+    const held = new Set(kit.state.tags[application.id] ?? []);
+    for (const tag of tags) action === 'addTags' ? held.add(String(tag)) : held.delete(String(tag));
+    kit.state.tags[application.id] = [...held];
+    sendJson(response, 200, { data: { ...opportunityJson(kit, application), tags: [...held] } });
+  }),
+});
+
+/** Lever's users, webhooks, stages and the opportunities' list, as a table of routes. */
+function accountRoutes(kit: KitContext): Route[] {
   return [
     {
       method: 'GET',
@@ -211,16 +219,22 @@ function leverRoutes(kit: KitContext, secretNotes: Map<string, boolean>): Route[
         );
       },
     },
+  ];
+}
+
+/** One opportunity's routes: 404 without it, writes 400 without `perform_as` (the user the change is made as). */
+function opportunityRoutes(kit: KitContext, secretNotes: Map<string, boolean>): Route[] {
+  return [
     {
       pattern: '/v1/opportunities/:id',
-      ...opportunity({ query: ['expand'], method: 'GET' }, ({ response, url }, application) => {
+      ...opportunity(kit, { query: ['expand'], method: 'GET' }, ({ response, url }, application) => {
         const expand = url.searchParams.get('expand') === 'applications';
         sendJson(response, 200, { data: opportunityJson(kit, application, expand) });
       }),
     },
     {
       pattern: '/v1/opportunities/:id/notes',
-      ...opportunity({ query: ['perform_as', 'note_id'] }, ({ response, url }, application, body) => {
+      ...opportunity(kit, { query: ['perform_as', 'note_id'] }, ({ response, url }, application, body) => {
         if (typeof body.value !== 'string' || !body.value) return badRequest(response, 'value is required');
         const note = kit.addNote(application, body.value, url.searchParams.get('perform_as') ?? undefined);
         secretNotes.set(note.id, body.secret === true);
@@ -229,7 +243,7 @@ function leverRoutes(kit: KitContext, secretNotes: Map<string, boolean>): Route[
     },
     {
       pattern: '/v1/opportunities/:id/notes',
-      ...opportunity({ query: ['limit', 'offset'], method: 'GET' }, ({ response, url }, application) => {
+      ...opportunity(kit, { query: ['limit', 'offset'], method: 'GET' }, ({ response, url }, application) => {
         const notes = kit.state.notes.filter((n) => n.applicationId === application.id);
         const asked = { limit: url.searchParams.get('limit') ?? undefined, token: url.searchParams.get('offset') };
         sendJson(
@@ -241,18 +255,18 @@ function leverRoutes(kit: KitContext, secretNotes: Map<string, boolean>): Route[
     },
     {
       pattern: '/v1/opportunities/:id/stage',
-      ...opportunity({ query: ['perform_as'], method: 'PUT' }, ({ response }, application, body) => {
+      ...opportunity(kit, { query: ['perform_as'], method: 'PUT' }, ({ response }, application, body) => {
         const stage = STAGES.find((s) => s.id === body.stage);
         if (!stage) return badRequest(response, 'stage does not exist');
         kit.moveByApi(application, stage.id);
         sendJson(response, 200, { data: opportunityJson(kit, application) });
       }),
     },
-    tagging('addTags'),
-    tagging('removeTags'),
+    tagging(kit, 'addTags'),
+    tagging(kit, 'removeTags'),
     {
       pattern: '/v1/opportunities/:id/addLinks',
-      ...opportunity({ query: ['perform_as'], asUser: false }, ({ response }, application, body) => {
+      ...opportunity(kit, { query: ['perform_as'], asUser: false }, ({ response }, application, body) => {
         for (const url of (body.links as string[] | undefined) ?? [])
           if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url))
             kit.state.links.push({ applicationId: application.id, url });
@@ -295,7 +309,7 @@ export async function startLeverSandbox(options: SandboxOptions = {}): Promise<L
       authenticate: (request) => (request.headers.authorization === basic ? 'key' : undefined),
       unauthorized: (response) => sendJson(response, 401, { code: 'Unauthorized', message: 'Invalid API key' }),
       unknownParameter: (response, name) => badRequest(response, `Unknown query parameter: ${name}`),
-      routes: (kit) => leverRoutes(kit, secretNotes),
+      routes: (kit) => [...accountRoutes(kit), ...opportunityRoutes(kit, secretNotes)],
       candidateDeleted: (candidate, applications, target) =>
         delivery(target, 'candidateDeleted', {
           ...{ candidateId: candidate.id, contactId: candidate.id, opportunityId: applications[0]?.id ?? null },

@@ -159,25 +159,28 @@ const subscriptionJson = (w: WebhookTarget, i: number) => ({
   status: w.enabled === false ? 'disabled' : 'active',
 });
 
-type CandidateHandler = (context: RouteContext, application: KitApplication, body: Record<string, unknown>) => unknown;
+const LIST = ['limit', 'since_id', 'max_id'];
 
-/** Workable's SPI v3 as a table of routes: a candidate's routes 404 without it, its writes 422 without a member. */
-function workableRoutes(kit: KitContext): Route[] {
-  const candidate = (write: boolean, handle: CandidateHandler) => async (context: RouteContext) => {
-    const application = kit.application(context.params.id as string);
-    if (!application) return sendJson(context.response, 404, { error: 'Not found' });
-    const body = write ? await kit.json(context.request) : {};
-    if (write && context.request.method === 'POST' && !body.member_id)
-      return sendJson(context.response, 422, { error: 'member_id is required' });
-    return handle(context, application, body);
-  };
-  const list = ['limit', 'since_id', 'max_id'];
+type CandidateHandler = (context: RouteContext, application: KitApplication, body: Record<string, unknown>) => void;
+
+/** A route about one candidate (`:id`): 404 without it; a POST is made as a member (422 without `member_id`). */
+const candidate = (kit: KitContext, write: boolean, handle: CandidateHandler) => async (context: RouteContext) => {
+  const application = kit.application(context.params.id as string);
+  if (!application) return sendJson(context.response, 404, { error: 'Not found' });
+  const body = write ? await kit.json(context.request) : {};
+  if (write && context.request.method === 'POST' && !body.member_id)
+    return sendJson(context.response, 422, { error: 'member_id is required' });
+  return handle(context, application, body);
+};
+
+/** The account's jobs, members, subscriptions and candidate list, as a table of routes. */
+function accountRoutes(kit: KitContext): Route[] {
   return [
     {
       // Oldest first, every state unless `state` says (reference: jobs; ats-facts, Corrections 2026-11b).
       method: 'GET',
       pattern: '/spi/v3/jobs',
-      query: ['state', ...list, 'created_after', 'updated_after', 'include_fields'],
+      query: ['state', ...LIST, 'created_after', 'updated_after', 'include_fields'],
       handle: ({ response, url }) => {
         const state = url.searchParams.get('state');
         const jobs = kit.state.jobs.filter((j) => !state || (j.state ?? 'published') === state);
@@ -188,7 +191,7 @@ function workableRoutes(kit: KitContext): Route[] {
     {
       method: 'GET',
       pattern: '/spi/v3/members',
-      query: [...list, 'role', 'shortcode', 'email', 'name', 'status'],
+      query: [...LIST, 'role', 'shortcode', 'email', 'name', 'status'],
       handle: ({ response, url }) =>
         sendJson(
           response,
@@ -205,63 +208,8 @@ function workableRoutes(kit: KitContext): Route[] {
     { method: 'POST', pattern: '/spi/v3/subscriptions', query: [], handle: (context) => subscribe(kit, context) },
     {
       method: 'GET',
-      pattern: '/spi/v3/candidates/:id',
-      query: [],
-      handle: candidate(false, ({ response }, a) => sendJson(response, 200, { candidate: candidateJson(kit, a) })),
-    },
-    {
-      // Replaces the candidate's tags (reference: candidate-tags).
-      method: 'PUT',
-      pattern: '/spi/v3/candidates/:id/tags',
-      query: [],
-      handle: candidate(true, ({ response }, application, { tags }) => {
-        if (!Array.isArray(tags)) return sendJson(response, 422, { error: 'tags must be a list' });
-        kit.state.tags[application.id] = [...new Set(tags.map(String))];
-        response.writeHead(204).end();
-      }),
-    },
-    {
-      // 201 Created, with an empty body (the reference's example).
-      method: 'POST',
-      pattern: '/spi/v3/candidates/:id/comments',
-      query: [],
-      handle: candidate(true, ({ response }, application, body) => {
-        const text = (body.comment as { body?: unknown } | undefined)?.body;
-        if (typeof text !== 'string' || !text) return sendJson(response, 422, { error: 'comment.body is required' });
-        kit.addNote(application, text, String(body.member_id));
-        response.writeHead(201).end();
-      }),
-    },
-    {
-      method: 'GET',
-      pattern: '/spi/v3/candidates/:id/activities',
-      query: [...list, 'actions', 'updated_after'],
-      handle: candidate(false, ({ response, url }, application) => {
-        const all = activitiesOf(kit, application);
-        const list = { key: 'activities', all, after: 'max_id' as const, defaultLimit: 50 };
-        sendJson(
-          response,
-          200,
-          nextUrlPage(workableProfile.paging, url, list, (a) => a),
-        );
-      }),
-    },
-    {
-      // The move takes the stage's slug (reference: move-candidate); a name is not a slug.
-      method: 'POST',
-      pattern: '/spi/v3/candidates/:id/move',
-      query: [],
-      handle: candidate(true, ({ response }, application, body) => {
-        if (!kit.stage(application.jobId, String(body.target_stage)))
-          return sendJson(response, 422, { error: 'target_stage is not a stage of this job' });
-        kit.moveByApi(application, String(body.target_stage));
-        sendJson(response, 200, {});
-      }),
-    },
-    {
-      method: 'GET',
       pattern: '/spi/v3/candidates',
-      query: ['email', 'shortcode', 'stage', ...list, 'created_after', 'updated_after'],
+      query: ['email', 'shortcode', 'stage', ...LIST, 'created_after', 'updated_after'],
       handle: ({ response, url }) =>
         sendJson(
           response,
@@ -284,6 +232,67 @@ function workableRoutes(kit: KitContext): Route[] {
   ];
 }
 
+/** One candidate's routes: 404 without the candidate, a POST 422 without the member it is made as. */
+function candidateRoutes(kit: KitContext): Route[] {
+  return [
+    {
+      method: 'GET',
+      pattern: '/spi/v3/candidates/:id',
+      query: [],
+      handle: candidate(kit, false, ({ response }, a) => sendJson(response, 200, { candidate: candidateJson(kit, a) })),
+    },
+    {
+      // Replaces the candidate's tags (reference: candidate-tags).
+      method: 'PUT',
+      pattern: '/spi/v3/candidates/:id/tags',
+      query: [],
+      handle: candidate(kit, true, ({ response }, application, { tags }) => {
+        if (!Array.isArray(tags)) return sendJson(response, 422, { error: 'tags must be a list' });
+        kit.state.tags[application.id] = [...new Set(tags.map(String))];
+        response.writeHead(204).end();
+      }),
+    },
+    {
+      // 201 Created, with an empty body (the reference's example).
+      method: 'POST',
+      pattern: '/spi/v3/candidates/:id/comments',
+      query: [],
+      handle: candidate(kit, true, ({ response }, application, body) => {
+        const text = (body.comment as { body?: unknown } | undefined)?.body;
+        if (typeof text !== 'string' || !text) return sendJson(response, 422, { error: 'comment.body is required' });
+        kit.addNote(application, text, String(body.member_id));
+        response.writeHead(201).end();
+      }),
+    },
+    {
+      method: 'GET',
+      pattern: '/spi/v3/candidates/:id/activities',
+      query: [...LIST, 'actions', 'updated_after'],
+      handle: candidate(kit, false, ({ response, url }, application) => {
+        const all = activitiesOf(kit, application);
+        const list = { key: 'activities', all, after: 'max_id' as const, defaultLimit: 50 };
+        sendJson(
+          response,
+          200,
+          nextUrlPage(workableProfile.paging, url, list, (a) => a),
+        );
+      }),
+    },
+    {
+      // The move takes the stage's slug (reference: move-candidate); a name is not a slug.
+      method: 'POST',
+      pattern: '/spi/v3/candidates/:id/move',
+      query: [],
+      handle: candidate(kit, true, ({ response }, application, body) => {
+        if (!kit.stage(application.jobId, String(body.target_stage)))
+          return sendJson(response, 422, { error: 'target_stage is not a stage of this job' });
+        kit.moveByApi(application, String(body.target_stage));
+        sendJson(response, 200, {});
+      }),
+    },
+  ];
+}
+
 /** A stand-in of Workable's SPI v3 (a bearer account token, its profile's window) and its signed webhooks. */
 export function startWorkableSandbox(options: SandboxOptions = {}): Promise<AtsSandbox> {
   return startAtsSandbox(
@@ -296,7 +305,7 @@ export function startWorkableSandbox(options: SandboxOptions = {}): Promise<AtsS
         request.headers.authorization === `Bearer ${WORKABLE_SANDBOX_DEFAULTS.token}` ? 'token' : undefined,
       unauthorized: (response) => sendJson(response, 401, { error: 'Not authorized' }),
       unknownParameter: (response, name) => sendJson(response, 422, { error: `${name} is not a valid parameter` }),
-      routes: workableRoutes,
+      routes: (kit) => [...accountRoutes(kit), ...candidateRoutes(kit)],
       stageChange: candidateMoved,
       // No event of their own (reference: webhook-subscriptions-candidates-employees): a disqualification, its revert
       // and a hire arrive as candidate_moved, the candidate as of delivery ([impl]; unconfirmed for disqualifying).
