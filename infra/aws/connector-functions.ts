@@ -116,7 +116,8 @@ function connectorFunction(
 
 /**
  * Each worker reads its queue in batches of 10 gathered for its batching window (a message going back for its
- * turn comes back early enough for it: shared/pacing/turn.ts), reporting failures per message, at most `maxConcurrency` at once.
+ * turn comes back early enough for it: shared/pacing/turn.ts), reporting failures per message, at most
+ * `maxConcurrency` at once.
  */
 export function connectWorkers(
   functions: ConnectorFunctions,
