@@ -1,6 +1,6 @@
 import type { RateSchedule } from '../../../shared/pacing';
 
-/** A schedule in memory, as the DynamoDB one behaves: a busy one pushed on, an idle one started again at `notBefore`. */
+/** A schedule in memory, as the DynamoDB one behaves: a busy one pushed on, an idle one started again. */
 export function memorySchedule() {
   let nextFreeAt = Number.NEGATIVE_INFINITY;
   const reservations: { spanMs: number; notBefore: number; latest: number | undefined; start: number }[] = [];
