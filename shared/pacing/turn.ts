@@ -13,6 +13,13 @@ const HOLD_MS = 4_000;
  * (rounded down), and its event source gathers a batch for up to a second.
  */
 const RETURN_EARLY_MS = 2_000;
+/**
+ * Messages going back come back on a grid of this step on the clock, every environment's alike, each at the grid's
+ * last moment RETURN_EARLY_MS before its turn: those whose turns fall in one step come back in one receive, and wait
+ * for their own turns in the worker. Without it, each came back on its own (Greenhouse 50 per 10 s, 5 + 5
+ * environments: 4.18 SQS requests per candidate).
+ */
+const RETURN_GRID_MS = 5_000;
 
 /** A turn a message holds on its connection's schedule: when it begins, and the calls it holds intervals for. */
 export interface HeldTurn {
@@ -33,7 +40,7 @@ export interface TurnsOptions {
 /**
  * Each message's turn on its connection's shared schedule. After its claim (so a duplicate never books), a message
  * books the calls its step declares, in one conditional write from the schedule's free moment. A turn within
- * HOLD_MS is waited for; a later one sends the message back carrying it (a retryable rate-limit error naming the
+ * HOLD_MS is waited for; a later one sends the message back carrying it (on the return grid) (a retryable rate-limit error naming the
  * turn, which the worker defers), and the message runs in it when it returns, without booking again. Calls beyond
  * the declaration are the gate's to catch (./gate.ts).
  */
@@ -56,9 +63,12 @@ export class Turns {
     const at = held?.at ?? (await this.reserveTogether(calls));
     const wait = at - this.now();
     if (wait <= 0) return;
-    // Waited for only with the time to do the work after it (half of what the invocation has left).
-    if (wait <= HOLD_MS && wait < timeLeftMs(signal, this.now) / 2) return this.sleep(wait, signal);
-    throw keptBack(`${step}`, Math.max(0, wait - RETURN_EARLY_MS), { at, calls, step });
+    // Waited for only with the time to do the work after it (half of what the invocation has left); a message back
+    // for its turn came back on the grid, up to a step before it.
+    const patience = held ? HOLD_MS + RETURN_GRID_MS : HOLD_MS;
+    if (wait <= patience && wait < timeLeftMs(signal, this.now) / 2) return this.sleep(wait, signal);
+    const back = Math.floor((at - RETURN_EARLY_MS) / RETURN_GRID_MS) * RETURN_GRID_MS;
+    throw keptBack(`${step}`, Math.max(0, back - this.now()), { at, calls, step });
   }
 
   /**

@@ -11,6 +11,7 @@ import { type LocalStack, startLocalStack } from '../../infra/local/local-stack'
 import type { AtsSandboxView } from '../../infra/local/sandbox/ats';
 import { measureBundles } from './bundles';
 import { type AtsKind, ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
+import { documentedRate } from '../../shared/ats';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { connectionsDocument } from '../helpers/many-connections';
 
@@ -57,8 +58,8 @@ const asKind = (value: string, flag: string): AtsKind => {
 const ats = asKind(values.ats, '--ats');
 const trickleKind = values.trickle === undefined ? undefined : asKind(values.trickle, '--trickle');
 if (trickleKind === ats) throw new Error('--trickle: the trickle runs on another connection than --ats');
-/** Each ATS's documented window (ats-facts.md): Harvest v3's 30 s, Ashby's and Workable's 10 s, Lever's 1 s. */
-const DOCUMENTED_WINDOW_S: Record<AtsKind, number> = { greenhouse: 30, ashby: 10, lever: 1, workable: 10 };
+/** Each ATS's documented window, as its profile declares it (Ashby publishes none: 10 s). */
+const documentedWindowS = (kind: AtsKind) => (documentedRate(kind)?.windowMs ?? 10_000) / 1000;
 const NAMES: Record<AtsKind, string> = {
   greenhouse: 'Greenhouse',
   ashby: 'Ashby',
@@ -68,7 +69,7 @@ const NAMES: Record<AtsKind, string> = {
 const UNLIMITED = 100_000;
 const limited = values['ats-rate-limit'] !== undefined;
 const rateLimit = Number(values['ats-rate-limit'] ?? UNLIMITED);
-const windowSeconds = Number(values['ats-rate-window'] ?? DOCUMENTED_WINDOW_S[ats]);
+const windowSeconds = Number(values['ats-rate-window'] ?? documentedWindowS(ats));
 const candidates = Number(values.candidates ?? (trickleKind ? 500 : 200));
 for (const [flag, value] of Object.entries({ candidates, rateLimit, windowSeconds }))
   if (!(value > 0)) throw new Error(`${flag}: expected a positive number`);
