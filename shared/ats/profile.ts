@@ -23,11 +23,6 @@ export interface RateHeaders {
   reset: string;
 }
 
-/** Where every profile's step costs come from: each port method's calls, counted warm. */
-export const STEP_CALLS_SOURCE =
-  'counted from each port method, warm, and from the calls per route npm run bench prints (docs/architecture.md, ' +
-  '"Each vendor declared once")';
-
 /** The work the pipeline does as one message, whose calls a profile declares (a warm environment, one page). */
 export const STEP_KINDS = [
   'invitation',
@@ -71,10 +66,14 @@ export interface VendorProfile {
     signs: 'raw-body' | 'token+triggeredAt';
     encoding: 'hex' | 'hex-or-base64';
   } & Sourced;
-  /** The ATS calls each step costs, status tags off, in a warm environment (caches filled, one page, no retry). */
-  stepCalls: Record<StepKind, number> & Sourced;
+  /**
+   * The ATS calls each step costs, status tags off, in a warm environment (caches filled, one page, no retry). Every
+   * profile's source alike: each port method's calls, counted, and held to the calls per route `npm run bench` prints
+   * (docs/architecture.md, "Each vendor declared once").
+   */
+  stepCalls: Record<StepKind, number>;
   /** The calls status tags add to each step (`writeBack.status: tags`): the tags read, the old one off, the new on. */
-  statusTagCalls: Record<StepKind, number> & Sourced;
+  statusTagCalls: Record<StepKind, number>;
 }
 
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */

@@ -38,11 +38,11 @@ export interface TurnsOptions {
 }
 
 /**
- * Each message's turn on its connection's shared schedule. After its claim (so a duplicate never books), a message
- * books the calls its step declares, in one conditional write from the schedule's free moment. A turn within
- * HOLD_MS is waited for; a later one sends the message back carrying it (on the return grid) (a retryable rate-limit error naming the
- * turn, which the worker defers), and the message runs in it when it returns, without booking again. Calls beyond
- * the declaration are the gate's to catch (./gate.ts).
+ * Each message's turn on its connection's shared schedule. Once its record shows its work is not done (so a duplicate
+ * never books), a message books the calls its step declares, in one conditional write from the schedule's free
+ * moment. A turn within HOLD_MS is waited for; a later one sends the message back carrying it (a retryable rate-limit
+ * error naming the turn, which the worker defers; it comes back on the return grid), and the message runs in it when
+ * it returns, without booking again. Calls beyond the declaration are the gate's to catch (./gate.ts).
  */
 export class Turns {
   private readonly intervalMs: number;

@@ -1,4 +1,4 @@
-import { STEP_CALLS_SOURCE, type VendorProfile } from '../profile';
+import type { VendorProfile } from '../profile';
 
 /** Ashby's RPC API, as the connector meets it (ats-routes.json `ats.ashby`). */
 export const ashbyProfile = {
@@ -35,24 +35,6 @@ export const ashbyProfile = {
     encoding: 'hex',
     source: 'ats-routes.json ats.ashby.webhooks[].signature ("Ashby-Signature: sha256=<hex>")',
   },
-  stepCalls: {
-    invitation: 1,
-    writeBack: 1,
-    writeBackMove: 4,
-    reminder: 1,
-    expiry: 3,
-    exit: 1,
-    sweepPage: 1,
-    source: STEP_CALLS_SOURCE,
-  },
-  statusTagCalls: {
-    invitation: 2,
-    writeBack: 3,
-    writeBackMove: 3,
-    reminder: 0,
-    expiry: 3,
-    exit: 3,
-    sweepPage: 0,
-    source: STEP_CALLS_SOURCE,
-  },
+  stepCalls: { invitation: 1, writeBack: 1, writeBackMove: 4, reminder: 1, expiry: 3, exit: 1, sweepPage: 1 },
+  statusTagCalls: { invitation: 2, writeBack: 3, writeBackMove: 3, reminder: 0, expiry: 3, exit: 3, sweepPage: 0 },
 } as const satisfies VendorProfile;
