@@ -79,7 +79,9 @@ process.on('SIGTERM', () => void shutdown(exitCode));
 
 if (!values['no-demo']) {
   try {
-    const summary = await runDemo(stack);
+    // Each step's line says when it came, in seconds from the start: where a run's time goes.
+    const at = (line: string) => console.log(`${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s  ${line}`);
+    const summary = await runDemo(stack, at);
     console.log(formatSummary(summary));
     const problem = checkSummary(summary);
     if (problem) {
