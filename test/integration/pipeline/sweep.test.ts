@@ -81,21 +81,36 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
   }
 
   /**
-   * Waits for the invite through one retry of its message; a timeout says what is left on the queues, and why, and
-   * what the connector recorded of the application (its state and steps, no personal data).
+   * Waits for the invite through one retry of its message: its e-mail, or, where SES's answer did not come on a busy
+   * machine, the invitation recorded with its e-mail uncertain (never sent again: docs/architecture.md); answers
+   * which. A timeout says what is left on the queues, and why, and what the connector recorded of the application
+   * (its state and steps, no personal data).
    */
-  async function invitedWithinRetry(email: string, kind: AtsKind, applicationId: string) {
+  async function invitedWithinRetry(
+    email: string,
+    kind: AtsKind,
+    applicationId: string,
+  ): Promise<'sent' | 'uncertain'> {
     // The queues' visibility timeout is six times the workers' timeout.
     const withinMs = 6 * LOCAL_DEFAULTS.functionTimeoutMs + 30_000;
+    const { connectionId, deps } = sweepDeps(kind);
+    const records = () => deps.store.findApplicationsByAtsId(connectionId, applicationId);
+    const uncertain = async () =>
+      (await records()).some((r) => r.state === 'invited' && r.steps.inviteEmail?.outcome === 'uncertain');
     try {
-      await waitFor(async () => (await emailsTo(held.stack, email)).length > 0, withinMs, `the invite to ${email}`);
+      let outcome: 'sent' | 'uncertain' = 'sent';
+      const invited = async () => {
+        if ((await emailsTo(held.stack, email)).length > 0) return true;
+        if (await uncertain()) outcome = 'uncertain';
+        return outcome === 'uncertain';
+      };
+      await waitFor(invited, withinMs, `the invite to ${email}`);
+      return outcome;
     } catch (error) {
       const left = held.stack.watch.describeUnfinished();
-      const { connectionId, deps } = sweepDeps(kind);
-      const records = await deps.store.findApplicationsByAtsId(connectionId, applicationId);
-      const steps = (r: (typeof records)[number]) =>
+      const steps = (r: Awaited<ReturnType<typeof records>>[number]) =>
         Object.entries(r.steps).map(([name, step]) => `${name}${step?.outcome ? ` (${step.outcome})` : ''}`);
-      const recorded = records.map((r) => `${r.state}, steps: ${steps(r).join(', ') || 'none'}`);
+      const recorded = (await records()).map((r) => `${r.state}, steps: ${steps(r).join(', ') || 'none'}`);
       throw new Error(
         `${(error as Error).message}; left on the queues: ${left.join('; ') || 'nothing'}; ` +
           `recorded: ${recorded.join('; ') || 'nothing'}`,
@@ -125,14 +140,17 @@ describe('The ATS sweep: stage changes whose webhook never came', () => {
         'a reconciler run that sweeps it',
       );
       // Within a retry: a worker's attempt that failed on a busy machine comes back after the visibility timeout.
-      await invitedWithinRetry(email, kind, String(application.id));
+      const invite = await invitedWithinRetry(email, kind, String(application.id));
       await held.stack.waitForQuiet();
       // A second sweep reads the whole stage again and finds every application known: nothing enqueued or sent.
       const again = await sweepUntilDone(kind);
       expect(again.listed).toBeGreaterThanOrEqual(1);
       expect(again.enqueued).toBe(0);
       await held.stack.waitForQuiet();
-      expect(await emailsTo(held.stack, email)).toHaveLength(1);
+      // Once: an e-mail whose answer did not come is never sent again (it may have gone out).
+      const sent = await emailsTo(held.stack, email);
+      if (invite === 'sent') expect(sent).toHaveLength(1);
+      else expect(sent.length).toBeLessThanOrEqual(1);
     },
     200_000,
   );
