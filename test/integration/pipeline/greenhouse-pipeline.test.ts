@@ -1,14 +1,14 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalStack, type LocalStack } from '../../../infra/local/local-stack';
+import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
 import {
   emailsTo,
   invitedInterviewId,
   reportNotes,
-  runningEmulators,
   scanTable,
+  startTestStack,
   takeInterview,
 } from '../../helpers/local-stack';
 
@@ -68,14 +68,7 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
   }
 
   beforeAll(async () => {
-    stack = await startLocalStack({
-      running: runningEmulators(),
-      reconcileIntervalMs: 0,
-      reportDelayMs: 100,
-      // Reports one or two at a time: not gathered (test/integration/pipeline/report-gather.test.ts proves it).
-      workDir: `.local/test-${process.pid}`,
-      logLevel: 'SILENT',
-    });
+    stack = await startTestStack(`.local/test-${process.pid}`, { reportDelayMs: 100 });
     const secrets = Object.values(stack.secrets)[0]!;
     secret = secrets.atsWebhookSecret as string;
     interviewToken = secrets.interviewWebhookToken;
