@@ -1,5 +1,6 @@
 import type { AtsKind } from '../../shared/config';
 import type { LocalStack } from './local-stack';
+import { connectionRate } from '../../shared/ats';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from './sandbox/documented-routes';
 import { errorMessage } from '../../shared/errors';
@@ -21,6 +22,13 @@ export interface AtsDemoSummary {
   reinvited: number;
   /** Applications per status tag shown in the ATS. */
   statuses: Record<string, number>;
+  /** Every call the ATS served in the run, the doctor's at the start too. */
+  atsCalls: number;
+  /**
+   * The least time those calls take at the connection's rate (none where the ATS publishes no limit): the floor of
+   * that ATS's part of the run.
+   */
+  secondsAtRate: number | undefined;
 }
 
 export interface DemoSummary {
@@ -247,6 +255,9 @@ const invitesTo = (store: SesStore, address: string) =>
 /** What one ATS and the e-mails show once the pipeline is quiet. */
 async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSummary> {
   const ats = stack.ats[run.kind];
+  const atsCalls = Object.values(ats.requests()).reduce((sum, n) => sum + n, 0);
+  const connection = stack.connections.find((c) => c.id === run.connectionId);
+  const rate = connection && connectionRate(connection);
   const { emails } = (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as SesStore;
   const to = (address: string) => emails.filter((m) => m.destination.to.includes(address));
   const reportNotes = run.applications.flatMap((a) =>
@@ -279,6 +290,8 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
         : 0,
     reinvited: to(run.absent.email).filter((m) => !isReminder(m)).length - 1,
     statuses,
+    atsCalls,
+    secondsAtRate: rate && Math.round((atsCalls * rate.windowMs) / rate.limit / 1000),
   };
 }
 
@@ -364,6 +377,8 @@ export function formatSummary(summary: DemoSummary): string {
     ['expired', 'expired'],
     ['left, not contacted', 'leftNotContacted'],
     ['re-invited on re-entry', 'reinvited'],
+    ['ATS calls', 'atsCalls'],
+    ['seconds at its rate', 'secondsAtRate'],
   ];
   const statuses = [...new Set(kinds.flatMap((k) => Object.keys(summary.byAts[k]?.statuses ?? {})))].sort();
   const width = 22;
@@ -372,7 +387,7 @@ export function formatSummary(summary: DemoSummary): string {
   const header = `| ${''.padEnd(width)} ${kinds.map((k) => `| ${cell(k)} `).join('')}|`;
   const body = rows.map(
     ([label, key]) =>
-      `| ${label.padEnd(width)} ${kinds.map((k) => `| ${cell(summary.byAts[k]?.[key] ?? 0)} `).join('')}|`,
+      `| ${label.padEnd(width)} ${kinds.map((k) => `| ${cell(summary.byAts[k]?.[key] ?? '-')} `).join('')}|`,
   );
   const statusRows = statuses.map(
     (status) =>
