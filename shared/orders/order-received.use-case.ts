@@ -5,8 +5,9 @@ import { errorCode, isPermanent } from '../pipeline/errors';
 import type { ConnectionContext, InviteDependencies, RunOptions } from '../pipeline/ports';
 import { runSteps, type Step } from '../pipeline/steps';
 import { WORKER_TIMING } from '../pipeline/constants';
+import { waitForHolder } from '../pipeline/held-claim';
 import { refusalReason } from '../errors';
-import type { OrderKey, OrderRecord, OrderStore } from './records';
+import { isClaimable, type OrderKey, type OrderRecord, type OrderStore } from './records';
 
 /** A refusal for good of an order's work: the order fails with its code as the reason. */
 export class OrderRefusedError extends Error {
@@ -70,6 +71,12 @@ export async function handleOrderReceived(
   const now = deps.now ?? Date.now;
   const lease = { owner, now: now(), durationMs: run.leaseMs ?? WORKER_TIMING.applicationLeaseMs };
   const claim = await deps.orders.claimOrder(key, lease);
+  if (claim.kind === 'held-elsewhere') {
+    // A second copy beside the first (Send Test clicked twice): done once that worker invited.
+    const reader = { read: () => deps.orders.getOrder(key), now: deps.now, sleep: deps.sleep };
+    const invited = await waitForHolder(reader, (o) => !isClaimable(o.state), lease.durationMs);
+    return { outcome: invited ? 'done' : 'held-elsewhere' };
+  }
   if (claim.kind !== 'claimed') return { outcome: claim.kind === 'missing' ? 'unknown-order' : claim.kind };
   const order = claim.record;
   const test = context && orderTest(context.connection, order);

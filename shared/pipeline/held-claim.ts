@@ -1,24 +1,29 @@
 import { WORKER_TIMING } from './constants';
-import type { PipelineDependencies } from './ports';
-import type { ApplicationKey, ApplicationRecord } from './records';
+
+/** Where a waiting worker reads the held record, and its clock. */
+export interface HeldRecordReader<R> {
+  read: () => Promise<R | undefined>;
+  now?: (() => number) | undefined;
+  sleep?: ((ms: number) => Promise<void>) | undefined;
+}
 
 /**
  * Another worker holds the claim, most often on a duplicate delivery processed side by side. Poll it briefly:
  * true when that worker finished (the message can be acknowledged), false when it still holds it or its lease
- * ran out (the message must come back later).
+ * ran out (the message must come back later). At most `heldClaimWaitMs / jobPollMs` reads, whatever the clock says.
  */
-export async function waitForHolder(
-  deps: PipelineDependencies,
-  key: ApplicationKey,
-  finished: (record: ApplicationRecord) => boolean,
+export async function waitForHolder<R extends { leaseUntil?: number | undefined }>(
+  reader: HeldRecordReader<R>,
+  finished: (record: R) => boolean,
   leaseMs: number,
 ): Promise<boolean> {
-  const now = deps.now ?? Date.now;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const deadline = now() + Math.min(WORKER_TIMING.heldClaimWaitMs, leaseMs / 2);
-  while (now() < deadline) {
+  const now = reader.now ?? Date.now;
+  const sleep = reader.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const waitMs = Math.min(WORKER_TIMING.heldClaimWaitMs, leaseMs / 2);
+  const deadline = now() + waitMs;
+  for (let look = 0; look < Math.ceil(waitMs / WORKER_TIMING.jobPollMs) && now() < deadline; look++) {
     await sleep(WORKER_TIMING.jobPollMs);
-    const record = await deps.store.getApplication(key);
+    const record = await reader.read();
     if (!record) return false;
     if (finished(record)) return true;
     if (record.leaseUntil === undefined || record.leaseUntil < now()) return false;

@@ -145,7 +145,8 @@ async function claimReport(
   if (claim.kind === 'done') return { outcome: 'already-written-back' };
   if (claim.kind === 'busy') {
     const isDone = (r: ApplicationRecord) => r.state === 'written_back' && r.reportId === report.report_id;
-    return { outcome: (await waitForHolder(deps, key, isDone, leaseMs)) ? 'already-written-back' : 'held-elsewhere' };
+    const reader = { read: () => deps.store.getApplication(key), now: deps.now, sleep: deps.sleep };
+    return { outcome: (await waitForHolder(reader, isDone, leaseMs)) ? 'already-written-back' : 'held-elsewhere' };
   }
   if (claim.kind === 'other-report') {
     deps.logger.warn('report: the application was already written back with another report', log);

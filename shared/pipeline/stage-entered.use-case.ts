@@ -221,7 +221,8 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
     deliveryId: event.deliveryId,
   };
   if (claim.kind === 'held-elsewhere') {
-    const finished = await waitForHolder(deps, key, (r) => r.state !== 'claimed', leaseMs);
+    const reader = { read: () => deps.store.getApplication(key), now: deps.now, sleep: deps.sleep };
+    const finished = await waitForHolder(reader, (r) => r.state !== 'claimed', leaseMs);
     deps.logger.info('stage entered: another worker held the claim', { ...log, finished });
     return { outcome: finished ? 'already-invited' : 'held-elsewhere' };
   }

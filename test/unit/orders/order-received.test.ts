@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { MailerError } from '../../../shared/mail/ses.mailer';
 import { faultInjection, SimulatedCrash, clearInterviewCache } from '../../../shared/pipeline';
 import { handleOrderReceived } from '../../../shared/orders/order-received.use-case';
@@ -85,10 +85,28 @@ describe('An order placed from the ATS', () => {
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
   });
 
-  it('is held elsewhere while another worker holds the claim', async () => {
+  it('is held elsewhere while another worker holds the claim, after a bounded look', async () => {
     const { deps, orders, order } = await ordered();
     await orders.claimOrder(order, { owner: 'other', now: NOW, durationMs: 60_000 });
-    expect(await handleOrderReceived(order, deps)).toEqual({ outcome: 'held-elsewhere' });
+    const sleep = vi.fn(async () => undefined);
+    // The clock stands still: the look ends by its count, not by the clock.
+    expect(await handleOrderReceived(order, { ...deps, sleep })).toEqual({ outcome: 'held-elsewhere' });
+    expect(sleep).toHaveBeenCalledTimes(25);
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
+  it('is done when the worker holding the claim invites while it looks (a second copy beside the first)', async () => {
+    const { deps, orders, order } = await ordered();
+    const first = await orders.claimOrder(order, { owner: 'other', now: NOW, durationMs: 60_000 });
+    expect(first.kind).toBe('claimed');
+    let looks = 0;
+    const sleep = async () => {
+      looks += 1;
+      if (looks === 2) await orders.recordOrderStep(order, { owner: 'other', move: 'createInterview' });
+      if (looks === 3) await orders.recordOrderStep(order, { owner: 'other', move: 'invite', release: true });
+    };
+    expect(await handleOrderReceived(order, { ...deps, sleep })).toEqual({ outcome: 'done' });
+    expect(looks).toBe(3);
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 });
