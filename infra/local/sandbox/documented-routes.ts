@@ -26,6 +26,10 @@ export function documentedRoutes(): Record<AtsKind, DocumentedRoute[]> {
 /** `/v3/applications/:id/move` and `/v3/applications/{id}/move` are one template. */
 const template = (path: string) => path.replace(/:[A-Za-z]+|\{[^}]+\}/g, '{}');
 
+/** The query parameters the vendor documents for a sandbox's route, where it documents the route. */
+export const documentedQuery = (kind: AtsKind, method: string, pattern: string): string[] | undefined =>
+  documentedRoutes()[kind].find((r) => r.method === method && template(r.path) === template(pattern))?.query;
+
 /** A route's template matches a sandbox's template of the same route, or a concrete path (`/v3/applications/7`). */
 function matches(route: DocumentedRoute, path: string): boolean {
   const wanted = template(route.path);

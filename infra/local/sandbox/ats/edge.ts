@@ -1,18 +1,40 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { VendorProfile } from '../../../../shared/ats/profile';
+import { documentedQuery } from '../documented-routes';
 import { answerFailure, callShape, listen, matchRoute, seededRandom, sendJson } from '../http-kit';
 import type { CallShape, Route, RouteContext, RunningServer } from '../http-kit';
-import { addLatency, answeredByFault, type AtsFaults } from './faults';
 import { limiterOf, type RateAnswer, type RateOptions } from './limits';
 
-/** What every ATS sandbox counts of the API calls it served. */
-export interface EdgeState {
-  requests: Record<string, number>;
-  /** The distinct shapes of the API requests served (infra/local/sandbox/http-kit.ts, `callShape`), by key. */
-  calls: Record<string, CallShape>;
-  /** 429s answered because the caller's window was spent (injected 429s are not counted). */
-  throttled: number;
-  faults: AtsFaults;
+/**
+ * What every ATS sandbox counts of the API calls it served (`throttled`: 429s of a spent window), and its injected
+ * faults: shares of calls answered 429, 500, 403 (a key without the permission) or slowly, of recruiters' stage
+ * changes whose webhook is never sent, and routes the key was not granted (always 403).
+ */
+export const edgeState = () => ({
+  ...{ requests: {} as Record<string, number>, calls: {} as Record<string, CallShape>, throttled: 0 },
+  faults: {
+    ...{ rate429: 0, rate500: 0, rate403: 0, latencyMs: 0, slowRate: 0, slowMs: 0, dropStageChangeRate: 0 },
+    forbiddenRoutes: undefined as string[] | undefined,
+  },
+});
+export type EdgeState = ReturnType<typeof edgeState>;
+export type AtsFaults = EdgeState['faults'];
+/** What the tests read of a sandbox's edge (requests per route, faults included), and the faults they set. */
+export const edgeReadings = (state: EdgeState) => ({
+  setFaults: (faults: Partial<AtsFaults>) => void Object.assign(state.faults, faults),
+  requests: () => state.requests,
+  calls: () => Object.values(state.calls),
+  throttled: () => state.throttled,
+});
+
+/** What a route refuses by throwing it: answered with its status and the vendor's body. */
+export class Refusal extends Error {
+  public constructor(
+    public readonly status: number,
+    public readonly body: unknown,
+  ) {
+    super(`refused with ${status}`);
+  }
 }
 
 /** The API's door as a vendor keeps it: who is let in, and how it refuses. */
@@ -23,13 +45,11 @@ export interface EdgeSpec {
   rate: RateOptions;
   /** The window where the profile publishes none (Ashby). */
   unpublishedRate?: { limit: number; windowMs: number };
-  /** The principal the rate limit counts against, or undefined for 401. */
+  /** The principal the rate limit counts against; none is refused with `unauthorized`. */
   authenticate(request: IncomingMessage): string | undefined;
-  unauthorized(response: ServerResponse): void;
-  /** Answers a query parameter the route does not document, as the ATS refuses one. */
-  unknownParameter?(response: ServerResponse, name: string): void;
-  /** The query parameters of a route that lists none (Ashby's RPC routes take theirs in the body: none). */
-  defaultQuery?: readonly string[];
+  unauthorized: Refusal;
+  /** The refusal of a query parameter the vendor does not document for the route (documented-routes.json). */
+  unknownParameter?(name: string): Refusal;
   api: Route[];
   /** The sandbox's own routes (`/_sandbox/…`) and the vendor's routes outside the API's gate (an OAuth token). */
   open: Route[];
@@ -38,7 +58,7 @@ export interface EdgeSpec {
 }
 
 /** The 429 body a profile describes (`{message}`, `{code: "TooManyRequests", message}`), its bare fields saying why. */
-export function throttledBody(profile: VendorProfile): unknown {
+function throttledBody(profile: VendorProfile): unknown {
   const text = profile.throttled.body
     .replace(/([{,]\s*)(\w+)(?=\s*[,}])/g, '$1$2: "Too many requests"')
     .replace(/([{,]\s*)(\w+):/g, '$1"$2":');
@@ -49,26 +69,26 @@ export function throttledBody(profile: VendorProfile): unknown {
 function rateHeaders(profile: VendorProfile, limit: number, window: RateAnswer): Record<string, string> {
   const names = profile.rateHeaders;
   if (!names) return {};
-  return {
-    [names.limit]: String(limit),
-    [names.remaining]: String(window.remaining),
-    [names.reset]: String(Math.ceil((Date.now() + window.resetMs) / 1000)),
-  };
+  const reset = String(Math.ceil((Date.now() + window.resetMs) / 1000));
+  return { [names.limit]: String(limit), [names.remaining]: String(window.remaining), [names.reset]: reset };
 }
 
-/** A 429 as the profile has it, asking for `waitMs`: Retry-After where the vendor sends it, the window spent. */
-function answerThrottled(response: ServerResponse, profile: VendorProfile, limit: number, waitMs: number): void {
-  const headers = rateHeaders(profile, limit, { allowed: false, remaining: 0, resetMs: waitMs });
-  if (profile.throttled.retryAfter) headers['retry-after'] = String(Math.ceil(waitMs / 1000));
-  sendJson(response, 429, throttledBody(profile), headers);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const FORBIDDEN = new Refusal(403, { message: 'This API key lacks the permission for this endpoint' });
+
+/** After the 429 check (`roll` decided it): a route the key was not granted, an injected 500, 403 or slow answer. */
+async function injectFaults(faults: AtsFaults, route: string, draw: { roll: number; random: () => number }) {
+  if (faults.forbiddenRoutes?.includes(route)) throw FORBIDDEN;
+  if (draw.roll < faults.rate429 + faults.rate500) throw new Refusal(500, { message: 'Internal error' });
+  if (faults.rate403 && draw.random() < faults.rate403) throw FORBIDDEN;
+  if (draw.random() < faults.slowRate) await sleep(faults.slowMs);
 }
 
-/** The route's answer, or the vendor's refusal of a query parameter the route does not document. */
-async function answer(spec: EdgeSpec, context: RouteContext, route: Route): Promise<void> {
-  const documented = route.query ?? spec.defaultQuery;
-  const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
-  if (unknown && spec.unknownParameter) return spec.unknownParameter(context.response, unknown);
-  await route.handle(context);
+/** A refusal as the vendor answers it; a body that is not JSON is the client's mistake, as a real API would say. */
+function answerError(request: IncomingMessage, response: ServerResponse, error: unknown): void {
+  const refusal = error instanceof SyntaxError ? new Refusal(400, { message: error.message }) : error;
+  if (refusal instanceof Refusal && !response.headersSent) sendJson(response, refusal.status, refusal.body);
+  else answerFailure(request, response, error);
 }
 
 /** Records the shape of a call served (the API's and the vendor's routes outside its gate). */
@@ -77,9 +97,8 @@ export function recordCall(state: EdgeState, shape: CallShape): void {
 }
 
 /**
- * An ATS's API on 127.0.0.1: every API call is counted, delayed by injected latency, authenticated, let in by the
- * limiter its profile declares (announcing the window in the profile's headers, refusing with its 429), and
- * answered by an injected fault or by its route, which refuses a query parameter it does not document.
+ * An ATS's API on 127.0.0.1: each call counted, delayed by injected latency, authenticated, let in by its profile's
+ * limiter (its headers, its 429), then answered by an injected fault or its route.
  */
 export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<RunningServer> {
   const { limit, limiter } = limiterOf(spec.profile.rate, spec.rate, spec.unpublishedRate);
@@ -88,29 +107,36 @@ export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<Runni
   async function gate(context: RouteContext, route: Route): Promise<void> {
     const name = `${context.request.method} ${route.pattern}`;
     state.requests[name] = (state.requests[name] ?? 0) + 1;
-    await addLatency(state.faults);
+    if (state.faults.latencyMs) await sleep(state.faults.latencyMs);
     const principal = spec.authenticate(context.request);
-    if (!principal) return spec.unauthorized(context.response);
+    if (!principal) throw spec.unauthorized;
     const roll = random();
-    if (!admitted(context.response, principal, roll)) return;
-    if (await answeredByFault(context.response, state.faults, { roll, random }, name)) return;
+    admit(context.response, principal, roll);
+    await injectFaults(state.faults, name, { roll, random });
     try {
-      await answer(spec, context, route);
+      const documented = spec.unknownParameter && documentedQuery(spec.profile.kind, route.method, route.pattern);
+      const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
+      if (unknown) throw spec.unknownParameter?.(unknown);
+      await route.handle(context);
     } finally {
       recordCall(state, callShape(context.request, route.pattern, context.url));
     }
   }
 
   /** Counts the call against the principal's window, announced on the answer; a 429 where it is spent. */
-  function admitted(response: ServerResponse, principal: string, roll: number): boolean {
+  function admit(response: ServerResponse, principal: string, roll: number): void {
     const window = limiter.take(principal);
-    for (const [header, value] of Object.entries(rateHeaders(spec.profile, limit, window)))
-      response.setHeader(header, value);
+    const announce = (headers: Record<string, string>) => {
+      for (const [header, value] of Object.entries(headers)) response.setHeader(header, value);
+    };
+    announce(rateHeaders(spec.profile, limit, window));
     if (!window.allowed) state.throttled++;
     // An injected 429 asks for a one-second wait; only a spent window announces its whole reset.
     const waitMs = !window.allowed ? Math.max(1000, window.resetMs) : roll < state.faults.rate429 ? 1000 : 0;
-    if (waitMs) answerThrottled(response, spec.profile, limit, waitMs);
-    return !waitMs;
+    if (!waitMs) return;
+    announce(rateHeaders(spec.profile, limit, { allowed: false, remaining: 0, resetMs: waitMs }));
+    if (spec.profile.throttled.retryAfter) announce({ 'retry-after': String(Math.ceil(waitMs / 1000)) });
+    throw new Refusal(429, throttledBody(spec.profile));
   }
 
   let baseUrl = '';
@@ -121,18 +147,13 @@ export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<Runni
     const api = open ? undefined : matchRoute(spec.api, method, url.pathname);
     const context = { request, response, url, params: (open ?? api)?.params ?? {} };
     const record = (route: string) => recordCall(state, callShape(request, route, url));
-    const work = open
-      ? open.route.handle(context)
-      : api
-        ? gate(context, api.route)
-        : spec.unrouted
-          ? spec.unrouted(context, record)
-          : sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
-    Promise.resolve(work).catch((error: unknown) => {
-      // A body that is not JSON is the client's mistake, as a real API would say.
-      if (error instanceof SyntaxError && !response.headersSent) sendJson(response, 400, { message: error.message });
-      else answerFailure(request, response, error);
-    });
+    const work = async () => {
+      if (open) return open.route.handle(context);
+      if (api) return gate(context, api.route);
+      if (spec.unrouted) return spec.unrouted(context, record);
+      sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
+    };
+    work().catch((error: unknown) => answerError(request, response, error));
   }, spec.port);
   baseUrl = running.url;
   return running;

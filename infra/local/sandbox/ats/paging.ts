@@ -2,25 +2,18 @@ import type { VendorProfile } from '../../../../shared/ats/profile';
 
 /** A vendor's paging, as its profile declares it: the style and the largest page. */
 type Paging = VendorProfile['paging'];
-
 /** A page size as asked (`raw`), within 1 and the vendor's largest page; `fallback` when absent or unreadable. */
-export function pageLimit(paging: Paging, raw: unknown, fallback: number = paging.maxPageSize): number {
-  return Math.min(paging.maxPageSize, Math.max(1, Number(raw ?? fallback) || fallback));
-}
+const pageLimit = (paging: Paging, raw: unknown, fallback: number = paging.maxPageSize) =>
+  Math.min(paging.maxPageSize, Math.max(1, Number(raw ?? fallback) || fallback));
 
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-const decode = (token: string): unknown => JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-
-/**
- * A page in a body-paged style: from the opaque offset a previous page handed out, `{results, moreDataAvailable,
- * nextCursor}` where the cursor is in the body (Ashby), `{data, hasNext, next}` where it is an offset token (Lever).
- */
+/** A page from the offset the last one handed out: Ashby's `{results, moreDataAvailable, nextCursor}`, Lever's. */
 export function bodyPage<T>(
   paging: Paging,
   all: readonly T[],
   asked: { limit: unknown; token: unknown },
-  show: (item: T) => unknown = (item) => item,
-): Record<string, unknown> {
+  show = (item: T): unknown => item,
+) {
   const limit = pageLimit(paging, asked.limit);
   const offset = Number(Buffer.from(String(asked.token ?? ''), 'base64url').toString()) || 0;
   const items = all.slice(offset, offset + limit).map(show);
@@ -30,10 +23,7 @@ export function bodyPage<T>(
   return { data: items, hasNext: next !== undefined, ...(next ? { next } : {}) };
 }
 
-/**
- * A page where the next is a whole URL in the body (Workable's `paging.next`): `limit` items after the one whose id
- * is `after` (`since_id`, or `max_id` where the list runs newest first).
- */
+/** A page whose next is a whole URL in the body (Workable's `paging.next`), after `since_id` (or `max_id`). */
 export function nextUrlPage<T extends { id: string }>(
   paging: Paging,
   url: URL,
@@ -54,15 +44,11 @@ export function nextUrlPage<T extends { id: string }>(
 }
 
 /** Where a link-header page starts: the query its first page was asked with, and the offset. */
-export interface LinkCursor {
-  query: URLSearchParams;
-  offset: number;
-}
-
+export type LinkCursor = { query: URLSearchParams; offset: number };
 /** A cursor this sandbox handed out in a Link header, or undefined for one it did not. */
 export function readLinkCursor(cursor: string): LinkCursor | undefined {
   try {
-    const { q, o } = decode(cursor) as { q: string; o: number };
+    const { q, o } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { q: string; o: number };
     return { query: new URLSearchParams(q), offset: Number(o) };
   } catch {
     return undefined;
@@ -70,10 +56,7 @@ export function readLinkCursor(cursor: string): LinkCursor | undefined {
 }
 
 /** Link-header paging (Greenhouse): the page, and `Link: <…?cursor=…>; rel="next"` while there is more. */
-export function linkPage<T>(
-  all: readonly T[],
-  at: LinkCursor & { perPage: number; route: string },
-): { items: T[]; headers: Record<string, string> } {
+export function linkPage<T>(all: readonly T[], at: LinkCursor & { perPage: number; route: string }) {
   const end = at.offset + at.perPage;
   const headers: Record<string, string> = {};
   if (end < all.length) headers.link = `<${at.route}?cursor=${encode({ q: at.query.toString(), o: end })}>; rel="next"`;

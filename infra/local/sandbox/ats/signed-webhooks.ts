@@ -1,83 +1,52 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { VendorProfile } from '../../../../shared/ats/profile';
 import { signatureFor } from '../../../../shared/ats/signatures';
 import { errorMessage } from '../../../../shared/errors';
-import type { AtsFaults } from './faults';
-
-export interface WebhookTarget {
-  url: string;
-  /** The secret the customer chose, for ATSs that let them (Greenhouse, Ashby, Workable). */
-  secret: string;
-  /** Secrets the ATS issued itself, per event type (Lever: one webhook, and one signature token, per event). */
-  issued?: Record<string, string> | undefined;
-  /** The ATS's id for it, when it was made through the ATS's API. */
-  id?: string;
-  /** The events it is for; every event when absent (a webhook registered by the sandbox's control). */
-  events?: string[];
-  /** A disabled webhook is kept but sent nothing (Greenhouse disables one whose ping failed). */
-  enabled?: boolean;
-}
-
-/** Whether `target` is sent a delivery of `event`. */
-export function receives(target: WebhookTarget, event: string | undefined): boolean {
-  if (target.enabled === false) return false;
-  return event === undefined || target.events === undefined || target.events.includes(event);
-}
-
-/** Switches every webhook on or off, as an admin (or the ATS after failed deliveries) would. */
-export function switchWebhooks(webhooks: WebhookTarget[], enabled: boolean): void {
-  for (const target of webhooks) target.enabled = enabled;
-}
-
-/** The secret a delivery of `event` is signed with: the one the ATS issued for it, else the customer's. */
-export function secretFor(target: WebhookTarget, event: string): string {
-  return target.issued && Object.hasOwn(target.issued, event) ? (target.issued[event] as string) : target.secret;
-}
-
-export interface DeliveryRecord {
-  eventId: string;
-  url: string;
-  action: string;
-  status?: number;
-  error?: string;
-  /** Never sent: the stage change's webhook was dropped (a fault of the sandbox). */
-  dropped?: boolean;
-  at: number;
-}
-
-export interface SignedDelivery {
-  body: Buffer;
-  headers: Record<string, string>;
-  eventId: string;
-  /** The ATS's event type, which decides the webhooks it goes to. */
-  event?: string;
-}
+import type { AtsFaults } from './edge';
 
 /**
- * A webhook signed as its vendor's profile says: HMAC-SHA256 of the raw body in the profile's header (with the
- * delivery's id where the vendor names one), or, where the vendor signs `token + triggeredAt` (Lever), the token,
- * the moment and the signature in the body itself. `serialize`: the vendor's own JSON (Greenhouse escapes `<>&`).
+ * Where a webhook goes: `secret` the customer chose (Greenhouse, Ashby, Workable), `issued` the ATS's own per event
+ * type (Lever: one webhook and one signature token per event); `id` the ATS's, when made through its API; `events`
+ * it is for (every event when absent: one registered by the control); `enabled: false` kept but sent nothing.
+ */
+export type WebhookTarget = { url: string; secret: string; issued?: Record<string, string> | undefined } & {
+  id?: string;
+  events?: string[];
+  enabled?: boolean;
+};
+
+/** `dropped`: never sent, as the stage change's webhook was dropped (a fault of the sandbox). */
+export type DeliveryRecord = { eventId: string; url: string; action: string; at: number } & {
+  status?: number;
+  error?: string;
+  dropped?: boolean;
+};
+
+/** `event`: the ATS's event type, which decides the webhooks it goes to. */
+export type SignedDelivery = { body: Buffer; headers: Record<string, string>; eventId: string; event?: string };
+/**
+ * A webhook signed as the profile says, with the secret issued for its event or the customer's: in a header over the
+ * raw body, or over `token + triggeredAt` in the body (Lever). `serialize`: the vendor's JSON (Greenhouse's escapes).
  */
 export function signDelivery(
   scheme: VendorProfile['signature'],
-  secret: string,
+  target: WebhookTarget,
   document: Record<string, unknown>,
-  options: { event?: string; serialize?: (document: unknown) => Buffer } = {},
+  options: { event: string; serialize?: (document: unknown) => Buffer },
 ): SignedDelivery {
-  const serialize = options.serialize ?? ((d: unknown) => Buffer.from(JSON.stringify(d)));
+  const { event, serialize = (d: unknown) => Buffer.from(JSON.stringify(d)) } = options;
+  const secret = target.issued?.[event] ?? target.secret;
+  const eventId = randomUUID();
   if (scheme.signs === 'token+triggeredAt') {
-    const token = randomBytes(16).toString('hex');
-    const triggeredAt = Date.now();
+    const [token, triggeredAt] = [eventId.replaceAll('-', ''), Date.now()];
     const signature = signatureFor(scheme, secret, `${token}${triggeredAt}`);
-    const body = serialize({ triggeredAt, ...document, token, signature });
-    return { body, headers: {}, eventId: token, event: options.event };
+    return { body: serialize({ triggeredAt, ...document, token, signature }), headers: {}, eventId: token, event };
   }
   const body = serialize(document);
-  const eventId = randomUUID();
   const headers: Record<string, string> = {};
   if (scheme.header) headers[scheme.header.toLowerCase()] = signatureFor(scheme, secret, body);
   if (scheme.deliveryHeader) headers[scheme.deliveryHeader.toLowerCase()] = eventId;
-  return { body, headers, eventId, event: options.event };
+  return { body, headers, eventId, event };
 }
 
 /** Posts the exact bytes it signed; records each delivery's answer. */
@@ -90,12 +59,9 @@ export async function deliverSigned(
   const record: DeliveryRecord = { eventId: delivery.eventId, url: target.url, action, at: Date.now() };
   deliveries.push(record);
   try {
-    const response = await fetch(target.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...delivery.headers },
-      body: delivery.body,
-      signal: AbortSignal.timeout(30_000),
-    });
+    const headers = { 'content-type': 'application/json', ...delivery.headers };
+    const init = { method: 'POST', headers, body: delivery.body, signal: AbortSignal.timeout(30_000) };
+    const response = await fetch(target.url, init);
     await response.arrayBuffer();
     record.status = response.status;
   } catch (error) {
@@ -105,19 +71,16 @@ export async function deliverSigned(
 }
 
 /** Where a sandbox's webhooks go and are recorded, with the draw that decides a dropped stage change. */
-export interface WebhookHub {
+export type WebhookHub = {
   state: { webhooks: WebhookTarget[]; deliveries: DeliveryRecord[]; faults: AtsFaults };
   random: () => number;
-}
+};
 
-/** One change's webhooks: `deliveries` per target, sent `repeat` times (a resend is the same delivery, same id). */
-export interface Change {
-  action: string;
-  deliveries(target: WebhookTarget): SignedDelivery[];
+/** One change's webhooks, sent `repeat` times (the same delivery); `droppable`: a stage change a fault may drop. */
+type Change = { action: string; deliveries(target: WebhookTarget): SignedDelivery[] } & {
   repeat?: number | undefined;
-  /** A recruiter's stage change, whose webhook the `dropStageChangeRate` fault may never send. */
   droppable?: boolean;
-}
+};
 
 /** Sends a change to every webhook that takes its events, in order; answers each delivery's record. */
 export async function sendChange(hub: WebhookHub, change: Change): Promise<DeliveryRecord[]> {
@@ -127,8 +90,10 @@ export async function sendChange(hub: WebhookHub, change: Change): Promise<Deliv
     state.deliveries.push(dropped);
     return [dropped];
   }
+  const takes = (target: WebhookTarget, event?: string) =>
+    target.enabled !== false && (event === undefined || target.events === undefined || target.events.includes(event));
   const planned = state.webhooks.flatMap((target) =>
-    change.deliveries(target).flatMap((delivery) => (receives(target, delivery.event) ? [{ target, delivery }] : [])),
+    change.deliveries(target).flatMap((delivery) => (takes(target, delivery.event) ? [{ target, delivery }] : [])),
   );
   const records: DeliveryRecord[] = [];
   for (let i = 0; i < Math.max(1, change.repeat ?? 1); i++)

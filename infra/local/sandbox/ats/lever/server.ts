@@ -1,106 +1,64 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { leverProfile } from '../../../../../shared/ats/lever/profile';
+import { LEVER_WEBHOOK_EVENTS } from '../../../../../shared/ats/lever/lever.webhooks';
 import { sendJson, type Route, type RouteContext } from '../../http-kit';
-import { startAtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
-import type { AtsSandbox, KitApplication, KitContext, KitExit, KitStage, LifecycleAction } from '../ats-sandbox-kit';
+import { json, retag, startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
+import type { Body, KitApplication, KitChange, KitContext, KitNote } from '../ats-sandbox-kit';
+import { Refusal } from '../edge';
 import { bodyPage } from '../paging';
-import { deliverSigned, receives, secretFor, signDelivery, type WebhookTarget } from '../signed-webhooks';
+import { sendChange, signDelivery, type WebhookTarget } from '../signed-webhooks';
 
-export const LEVER_SANDBOX_DEFAULTS = { port: 4040, apiKey: 'lever-sandbox-key', userIds: ['lever-user-1'] } as const;
-
-/**
- * The webhooks the connector registers: one per event type, each with the signature token Lever issues for it
- * (help.lever.co 20087284427677 names the events; 4402565460237 the token per webhook).
- */
-export const LEVER_WEBHOOK_EVENTS = [
-  'candidateStageChange',
-  'candidateArchiveChange',
-  'candidateHired',
-  'candidateDeleted',
-] as const;
-
+const USER_IDS = ['lever-user-1'];
 /** Archive reason ids of the account (`GET /v1/archive_reasons`: texts per account): one per way of leaving. */
-export const LEVER_ARCHIVE_REASON_IDS: Readonly<Record<KitExit['kind'], string>> = {
-  rejected: 'reason-rejected',
-  withdrawn: 'reason-withdrew',
-  hired: 'reason-hired',
-};
-
-/** `GET /opportunities` filters and paging (Lever API reference, "List all opportunities"). */
-const OPPORTUNITY_FILTERS = [
-  ...['limit', 'offset', 'include', 'expand', 'tag', 'email', 'origin', 'source', 'confidentiality', 'stage_id'],
-  ...['posting_id', 'archived_posting_id', 'created_at_start', 'created_at_end', 'updated_at_start'],
-  ...['updated_at_end', 'advanced_at_start', 'advanced_at_end', 'archived_at_start', 'archived_at_end'],
-  ...['archived', 'archive_reason_id', 'snoozed', 'contact_id'],
-];
-
+const REASON_IDS = { rejected: 'reason-rejected', withdrawn: 'reason-withdrew', hired: 'reason-hired' };
 /** Lever's stages are global: every posting shares them. */
-const STAGES: KitStage[] = [
+const STAGES = [
   { id: 'applicant-new', name: 'New applicant' },
   { id: 'c1b2-ai-interview', name: 'AI Interview' },
   { id: 'd3e4-hm-review', name: 'Hiring Manager Review' },
   { id: 'offer', name: 'Offer' },
 ];
 
+const refusal = (status: number, code: string, message: string) => new Refusal(status, { code, message });
+const badRequest = (message: string) => refusal(400, 'BadRequestError', message);
 /** A webhook of `event`, signed with that event's own token; ids only in `data`, as every Lever webhook. */
-const delivery = (target: WebhookTarget, event: string, data: Record<string, unknown>) =>
-  signDelivery(leverProfile.signature, secretFor(target, event), { event, data }, { event });
+const delivery = (target: WebhookTarget, event: string, data: Body) =>
+  signDelivery(leverProfile.signature, target, { event, data }, { event });
 
-const idsOf = (application: KitApplication) => ({
-  opportunityId: application.id,
-  candidateId: application.candidateId,
-  contactId: application.candidateId,
-});
-
+const idsOf = (a: KitApplication) => ({ opportunityId: a.id, candidateId: a.candidateId, contactId: a.candidateId });
 /** `archived` as the opportunity carries it: null in the pipeline, else `{archivedAt, reason}` (epoch ms, an id). */
-function archivedJson(application: KitApplication) {
-  if (application.status !== 'archived') return null;
-  const exit = application.exit;
-  return {
-    archivedAt: Date.parse(exit?.at ?? application.updatedAt),
-    reason: LEVER_ARCHIVE_REASON_IDS[exit?.kind ?? 'rejected'],
-  };
+function archivedJson({ status, exit, updatedAt }: KitApplication) {
+  if (status !== 'archived') return null;
+  return { archivedAt: Date.parse(exit?.at ?? updatedAt), reason: REASON_IDS[exit?.kind ?? 'rejected'] };
 }
 
 function opportunityJson(kit: KitContext, application: KitApplication, expand = false) {
   const { candidate } = kit.parties(application);
   const ref = `app-${application.id}`;
   return {
-    id: application.id,
-    name: `${candidate.firstName} ${candidate.lastName}`,
-    contact: candidate.id,
-    emails: [candidate.email],
-    stage: application.stageId,
-    archived: archivedJson(application),
+    ...{ id: application.id, name: `${candidate.firstName} ${candidate.lastName}`, contact: candidate.id },
+    ...{ emails: [candidate.email], stage: application.stageId, archived: archivedJson(application) },
     applications: expand ? [{ id: ref, posting: application.jobId, type: 'posting' }] : [ref],
   };
 }
 
 /** A note as Lever reads it back: the text written as `value` is in `fields[].value` (NangoHQ's notes model). */
-function noteJson(note: { id: string; body: string; author?: string | undefined; at: string }, secret: boolean) {
-  const fields = [{ type: 'note', text: 'Note', value: note.body }];
-  const at = Date.parse(note.at);
-  return {
-    id: note.id,
-    text: 'Note',
-    fields,
-    user: note.author ?? null,
-    secret,
-    completedAt: null,
-    createdAt: at,
-    deletedAt: null,
-  };
-}
+const noteJson = (note: KitNote, secret: boolean) => ({
+  ...{ id: note.id, text: 'Note', fields: [{ type: 'note', text: 'Note', value: note.body }] },
+  ...{ user: note.author ?? null, secret, completedAt: null, createdAt: Date.parse(note.at), deletedAt: null },
+});
 
 /**
- * What Lever sends for a lifecycle action (ats-routes.json, Lever webhooks): a rejection, a withdrawal and an
- * unarchive are `candidateArchiveChange` (`toArchived` null when unarchived); a hire is `candidateHired` and, since
- * Lever archives hired opportunities, a `candidateArchiveChange` with the hired reason too.
+ * What Lever sends (ats-routes.json): `candidateStageChange`; `candidateArchiveChange` for an archive or unarchive
+ * (`toArchived` null); for a hire `candidateHired`, and the archive change as Lever archives hired opportunities.
  */
-function lifecycleDeliveries(application: KitApplication, target: WebhookTarget, action: LifecycleAction) {
+function changeDeliveries(application: KitApplication, target: WebhookTarget, { from, action }: KitChange) {
+  const ids = idsOf(application);
+  const moved = { ...ids, fromStageId: from ?? null, toStageId: application.stageId };
+  if (!action) return [delivery(target, 'candidateStageChange', moved)];
   const toArchived = action === 'unreject' ? null : archivedJson(application);
-  const archiveChange = delivery(target, 'candidateArchiveChange', { ...idsOf(application), toArchived });
-  return action === 'hire' ? [delivery(target, 'candidateHired', idsOf(application)), archiveChange] : [archiveChange];
+  const archiveChange = delivery(target, 'candidateArchiveChange', { ...ids, toArchived });
+  return action === 'hire' ? [delivery(target, 'candidateHired', ids), archiveChange] : [archiveChange];
 }
 
 /** The opportunities of `GET /opportunities`: `contact_id`, `stage_id`, `posting_id` (repeatable), `archived`. */
@@ -117,162 +75,88 @@ function opportunitiesOf(kit: KitContext, url: URL) {
   );
 }
 
-const badRequest = (response: RouteContext['response'], message: string) =>
-  sendJson(response, 400, { code: 'BadRequestError', message });
+/** A page of `limit` (1–100) from the opaque `offset` of the previous page's `next`, while `hasNext`. */
+function page<T>({ searchParams }: URL, all: readonly T[], show: (item: T) => unknown) {
+  const asked = { limit: searchParams.get('limit') ?? undefined, token: searchParams.get('offset') };
+  return bodyPage(leverProfile.paging, all, asked, show);
+}
 
 /** Webhooks made through the API (help.lever.co 4402565460237): one per event, with its own signature token. */
-async function createWebhook(kit: KitContext, { request, response }: RouteContext) {
-  const body = await kit.json(request);
-  if (!(LEVER_WEBHOOK_EVENTS as readonly unknown[]).includes(body.event) || typeof body.url !== 'string')
-    return badRequest(response, 'event and url are required');
-  const [id, event, signatureToken] = [randomUUID(), String(body.event), randomBytes(24).toString('hex')];
-  kit.state.webhooks.push({
-    id,
-    url: body.url,
-    secret: signatureToken,
-    issued: { [event]: signatureToken },
-    events: [event],
-  });
-  sendJson(response, 201, { data: { id, event, url: body.url, configuration: { signatureToken } } });
+async function createWebhook(kit: KitContext, { request }: RouteContext) {
+  const { event, url } = await kit.json(request);
+  if (!(LEVER_WEBHOOK_EVENTS as readonly unknown[]).includes(event) || typeof url !== 'string')
+    throw badRequest('event and url are required');
+  const [id, signatureToken, type] = [randomUUID(), randomBytes(24).toString('hex'), String(event)];
+  kit.state.webhooks.push({ id, url, secret: signatureToken, issued: { [type]: signatureToken }, events: [type] });
+  return { data: { id, event, url, configuration: { signatureToken } } };
 }
 
 /** UI-made webhooks are listed too, one row per event. */
-const webhookRows = (w: WebhookTarget, i: number) =>
-  (w.events ?? [...LEVER_WEBHOOK_EVENTS]).map((event) => ({
-    id: w.id ?? `ui-${i}-${event}`,
-    event,
-    url: w.url,
-    createdAt: 0,
-  }));
-
-type OpportunityHandler = (context: RouteContext, application: KitApplication, body: Record<string, unknown>) => void;
-
-/** A route about one opportunity: 404 without it, a write 400 without `perform_as` where it takes one. */
-const opportunity = (
-  kit: KitContext,
-  at: { query: string[]; method?: string; asUser?: boolean },
-  handle: OpportunityHandler,
-) => ({
-  method: at.method ?? 'POST',
-  query: at.query,
-  handle: async (context: RouteContext) => {
-    const application = kit.application(context.params.id as string);
-    if (!application)
-      return sendJson(context.response, 404, { code: 'ResourceNotFound', message: 'Opportunity not found' });
-    if (at.asUser !== false && at.query.includes('perform_as') && !context.url.searchParams.get('perform_as'))
-      return badRequest(context.response, 'perform_as is required');
-    return handle(context, application, at.method === 'GET' ? {} : await kit.json(context.request));
-  },
-});
-
-/** `addTags`, `removeTags`: the opportunity's tags, by text. */
-const tagging = (kit: KitContext, action: 'addTags' | 'removeTags'): Route => ({
-  pattern: `/v1/opportunities/:id/${action}`,
-  ...opportunity(kit, { query: ['perform_as'] }, ({ response }, application, { tags }) => {
-    if (!Array.isArray(tags)) return badRequest(response, 'tags');
-    const held = new Set(kit.state.tags[application.id] ?? []);
-    for (const tag of tags) action === 'addTags' ? held.add(String(tag)) : held.delete(String(tag));
-    kit.state.tags[application.id] = [...held];
-    sendJson(response, 200, { data: { ...opportunityJson(kit, application), tags: [...held] } });
-  }),
-});
+const webhookRows = ({ id, events, url }: WebhookTarget, i: number) =>
+  (events ?? LEVER_WEBHOOK_EVENTS).map((event) => ({ id: id ?? `ui-${i}-${event}`, event, url, createdAt: 0 }));
 
 /** Lever's users, webhooks, stages and the opportunities' list, as a table of routes. */
-function accountRoutes(kit: KitContext): Route[] {
-  return [
-    {
-      method: 'GET',
-      pattern: '/v1/users/:id',
-      query: [],
-      handle: ({ response, params }) => {
-        if (!(LEVER_SANDBOX_DEFAULTS.userIds as readonly string[]).includes(params.id as string))
-          return sendJson(response, 404, { code: 'ResourceNotFound', message: 'User not found' });
-        sendJson(response, 200, { data: { id: params.id, accessRole: 'admin', deactivatedAt: null } });
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/webhooks',
-      query: ['limit', 'offset'],
-      handle: ({ response }) =>
-        sendJson(response, 200, { data: kit.state.webhooks.flatMap(webhookRows), hasNext: false }),
-    },
-    { method: 'POST', pattern: '/v1/webhooks', query: [], handle: (context) => createWebhook(kit, context) },
-    {
-      method: 'GET',
-      pattern: '/v1/stages',
-      query: [],
-      handle: ({ response }) =>
-        sendJson(response, 200, { data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false }),
-    },
-    {
-      // `limit` 1–100 and an opaque `offset` from the previous page's `next`, while `hasNext`.
-      method: 'GET',
-      pattern: '/v1/opportunities',
-      query: OPPORTUNITY_FILTERS,
-      handle: ({ response, url }) => {
-        const asked = { limit: url.searchParams.get('limit') ?? undefined, token: url.searchParams.get('offset') };
-        sendJson(
-          response,
-          200,
-          bodyPage(leverProfile.paging, opportunitiesOf(kit, url), asked, (a) => opportunityJson(kit, a)),
-        );
-      },
-    },
-  ];
+const accountRoutes = (kit: KitContext): Route[] => [
+  json('GET /v1/users/:id', ({ params }) => {
+    if (!USER_IDS.includes(params.id as string)) throw refusal(404, 'ResourceNotFound', 'User not found');
+    return { data: { id: params.id, accessRole: 'admin', deactivatedAt: null } };
+  }),
+  json('GET /v1/webhooks', () => ({ data: kit.state.webhooks.flatMap(webhookRows), hasNext: false })),
+  json('POST /v1/webhooks', 201, (context) => createWebhook(kit, context)),
+  json('GET /v1/stages', () => ({ data: STAGES.map((s) => ({ id: s.id, text: s.name })), hasNext: false })),
+  json('GET /v1/opportunities', ({ url }) => page(url, opportunitiesOf(kit, url), (a) => opportunityJson(kit, a))),
+];
+
+type OpportunityHandler = (context: RouteContext, application: KitApplication, body: Body) => unknown;
+
+/** A route about one opportunity (`'PUT /stage'`): 404 without it; a write but `addLinks` 400 without `perform_as`. */
+function opportunity(kit: KitContext, at: string, handle: OpportunityHandler): Route {
+  const asUser = !at.startsWith('GET') && at !== 'POST /addLinks';
+  const [method, path = ''] = at.split(' ');
+  return json(`${method} /v1/opportunities/:id${path}`, async (context) => {
+    const application = kit.application(context.params.id as string);
+    if (!application) throw refusal(404, 'ResourceNotFound', 'Opportunity not found');
+    if (asUser && !context.url.searchParams.get('perform_as')) throw badRequest('perform_as is required');
+    return handle(context, application, method === 'GET' ? {} : await kit.json(context.request));
+  });
 }
 
-/** One opportunity's routes: 404 without it, writes 400 without `perform_as` (the user the change is made as). */
-function opportunityRoutes(kit: KitContext, secretNotes: Map<string, boolean>): Route[] {
+/** One opportunity's routes; `perform_as` is the user a change is made as. */
+function opportunityRoutes(kit: KitContext): Route[] {
+  const secretNotes = new Map<string, boolean>();
+  const shown = (a: KitApplication, extra = {}) => ({ data: { ...opportunityJson(kit, a), ...extra } });
+  const tagging = (action: 'addTags' | 'removeTags') =>
+    opportunity(kit, `POST /${action}`, (_context, application, { tags }) => {
+      if (!Array.isArray(tags)) throw badRequest('tags');
+      return shown(application, { tags: retag(kit.state, application.id, tags, action === 'addTags') });
+    });
   return [
-    {
-      pattern: '/v1/opportunities/:id',
-      ...opportunity(kit, { query: ['expand'], method: 'GET' }, ({ response, url }, application) => {
-        const expand = url.searchParams.get('expand') === 'applications';
-        sendJson(response, 200, { data: opportunityJson(kit, application, expand) });
-      }),
-    },
-    {
-      pattern: '/v1/opportunities/:id/notes',
-      ...opportunity(kit, { query: ['perform_as', 'note_id'] }, ({ response, url }, application, body) => {
-        if (typeof body.value !== 'string' || !body.value) return badRequest(response, 'value is required');
-        const note = kit.addNote(application, body.value, url.searchParams.get('perform_as') ?? undefined);
-        secretNotes.set(note.id, body.secret === true);
-        sendJson(response, 201, { data: { noteId: note.id } });
-      }),
-    },
-    {
-      pattern: '/v1/opportunities/:id/notes',
-      ...opportunity(kit, { query: ['limit', 'offset'], method: 'GET' }, ({ response, url }, application) => {
-        const notes = kit.state.notes.filter((n) => n.applicationId === application.id);
-        const asked = { limit: url.searchParams.get('limit') ?? undefined, token: url.searchParams.get('offset') };
-        sendJson(
-          response,
-          200,
-          bodyPage(leverProfile.paging, notes, asked, (n) => noteJson(n, secretNotes.get(n.id) ?? false)),
-        );
-      }),
-    },
-    {
-      pattern: '/v1/opportunities/:id/stage',
-      ...opportunity(kit, { query: ['perform_as'], method: 'PUT' }, ({ response }, application, body) => {
-        const stage = STAGES.find((s) => s.id === body.stage);
-        if (!stage) return badRequest(response, 'stage does not exist');
-        kit.moveByApi(application, stage.id);
-        sendJson(response, 200, { data: opportunityJson(kit, application) });
-      }),
-    },
-    tagging(kit, 'addTags'),
-    tagging(kit, 'removeTags'),
-    {
-      pattern: '/v1/opportunities/:id/addLinks',
-      ...opportunity(kit, { query: ['perform_as'], asUser: false }, ({ response }, application, body) => {
-        for (const url of (body.links as string[] | undefined) ?? [])
-          if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url))
-            kit.state.links.push({ applicationId: application.id, url });
-        sendJson(response, 200, { data: opportunityJson(kit, application) });
-      }),
-    },
+    opportunity(kit, 'GET', ({ url }, application) => ({
+      data: opportunityJson(kit, application, url.searchParams.get('expand') === 'applications'),
+    })),
+    opportunity(kit, 'POST /notes', ({ response, url }, application, body) => {
+      if (typeof body.value !== 'string' || !body.value) throw badRequest('value is required');
+      const note = kit.addNote(application, body.value, url.searchParams.get('perform_as') ?? undefined);
+      secretNotes.set(note.id, body.secret === true);
+      sendJson(response, 201, { data: { noteId: note.id } });
+    }),
+    opportunity(kit, 'GET /notes', ({ url }, application) => {
+      const notes = kit.state.notes.filter((n) => n.applicationId === application.id);
+      return page(url, notes, (n) => noteJson(n, secretNotes.get(n.id) ?? false));
+    }),
+    opportunity(kit, 'PUT /stage', (_context, application, body) => {
+      if (!STAGES.some((s) => s.id === body.stage)) throw badRequest('stage does not exist');
+      kit.moveByApi(application, String(body.stage));
+      return shown(application);
+    }),
+    tagging('addTags'),
+    tagging('removeTags'),
+    opportunity(kit, 'POST /addLinks', (_context, application, body) => {
+      for (const url of (body.links as string[] | undefined) ?? [])
+        if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url))
+          kit.state.links.push({ applicationId: application.id, url });
+      return shown(application);
+    }),
   ];
 }
 
@@ -283,55 +167,36 @@ export interface LeverSandbox extends AtsSandbox {
   verifyConnection(): Promise<{ event: string; status: number | undefined }[]>;
 }
 
-/** Posts `event` to every webhook of it, unrecorded; answers each one's status. */
-async function post(sandbox: AtsSandbox, event: string, data: Record<string, unknown>) {
-  const answers: { event: string; status: number | undefined }[] = [];
-  for (const target of sandbox.state.webhooks)
-    if (receives(target, event))
-      answers.push({ event, status: (await deliverSigned(target, delivery(target, event, data), [], event)).status });
-  return answers;
-}
-
 /** A stand-in of Lever's v1 API (Basic auth, the token bucket of its profile) and its webhooks. */
 export async function startLeverSandbox(options: SandboxOptions = {}): Promise<LeverSandbox> {
-  const secretNotes = new Map<string, boolean>();
-  const basic = `Basic ${Buffer.from(`${LEVER_SANDBOX_DEFAULTS.apiKey}:`).toString('base64')}`;
   const sandbox = await startAtsSandbox(
     {
-      profile: leverProfile,
-      port: LEVER_SANDBOX_DEFAULTS.port,
+      ...{ profile: leverProfile, port: 4040, apiKey: 'lever-sandbox-key' },
       jobs: [
         { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
         { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
       ],
       issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),
-      credentials: { atsApiKey: LEVER_SANDBOX_DEFAULTS.apiKey },
-      authenticate: (request) => (request.headers.authorization === basic ? 'key' : undefined),
-      unauthorized: (response) => sendJson(response, 401, { code: 'Unauthorized', message: 'Invalid API key' }),
-      unknownParameter: (response, name) => badRequest(response, `Unknown query parameter: ${name}`),
-      routes: (kit) => [...accountRoutes(kit), ...opportunityRoutes(kit, secretNotes)],
-      candidateDeleted: (candidate, applications, target) =>
-        delivery(target, 'candidateDeleted', {
-          ...{ candidateId: candidate.id, contactId: candidate.id, opportunityId: applications[0]?.id ?? null },
-        }),
-      lifecycleChange: (_kit, application, target, action) => lifecycleDeliveries(application, target, action),
-      stageChange: (_kit, application, target, from) => [
-        delivery(target, 'candidateStageChange', {
-          ...idsOf(application),
-          fromStageId: from ?? null,
-          toStageId: application.stageId,
-        }),
-      ],
+      unauthorized: refusal(401, 'Unauthorized', 'Invalid API key'),
+      unknownParameter: (name) => badRequest(`Unknown query parameter: ${name}`),
+      routes: (kit) => [...accountRoutes(kit), ...opportunityRoutes(kit)],
+      candidateDeleted: ({ id }, [first], target) =>
+        delivery(target, 'candidateDeleted', { candidateId: id, contactId: id, opportunityId: first?.id ?? null }),
+      changed: (_kit, application, target, change) => changeDeliveries(application, target, change),
     },
     options,
   );
-  const verifyConnection = async () =>
-    (await Promise.all(LEVER_WEBHOOK_EVENTS.map((e) => post(sandbox, e, {})))).flat();
+  /** Posts `event` to every webhook of it, unrecorded; answers each one's status. */
+  const post = async (event: string, data: Body) => {
+    const hub = { state: { ...sandbox.state, deliveries: [] }, random: Math.random };
+    const records = await sendChange(hub, { action: event, deliveries: (target) => [delivery(target, event, data)] });
+    return records.map((record) => ({ event, status: record.status }));
+  };
+  const verifyConnection = async () => (await Promise.all(LEVER_WEBHOOK_EVENTS.map((e) => post(e, {})))).flat();
   const claimStageChange = async (applicationId: string, toStageId: string) => {
     const application = sandbox.state.applications.find((a) => a.id === applicationId);
     if (!application) throw new Error(`no application ${applicationId}`);
-    const data = { ...idsOf(application), fromStageId: application.stageId, toStageId };
-    await post(sandbox, 'candidateStageChange', data);
+    await post('candidateStageChange', { ...idsOf(application), fromStageId: application.stageId, toStageId });
   };
   return Object.assign(sandbox, { verifyConnection, claimStageChange });
 }
