@@ -67,9 +67,8 @@ export function serviceApiRoutes(records: ServiceRecords): Route[] {
       method: 'POST',
       pattern: '/interview/invite',
       handle: async ({ request, response }) => {
-        const body = await readJsonBody(request, response);
-        if (body === undefined) return;
-        const parsed = v.safeParse(inviteBody, body);
+        const parsed = await apiBody(inviteBody, request, response);
+        if (parsed === undefined) return;
         const interview =
           parsed.success &&
           state.interviews.find(
@@ -93,9 +92,8 @@ export function serviceApiRoutes(records: ServiceRecords): Route[] {
       method: 'POST',
       pattern: '/custom/interview',
       handle: async ({ request, response }) => {
-        const body = await readJsonBody(request, response);
-        if (body === undefined) return;
-        const parsed = v.safeParse(createBody, body);
+        const parsed = await apiBody(createBody, request, response);
+        if (parsed === undefined) return;
         if (!parsed.success) return refuse(state, response, parsed.issues);
         const interview = records.createInterview(parsed.output, accountOf(request));
         envelope(response, 200, {
@@ -114,9 +112,8 @@ export function serviceApiRoutes(records: ServiceRecords): Route[] {
         );
         // An unknown id is the documented 400 "Invalid request", like a bad body.
         if (!interview) return envelope(response, 400, { status: false, message: INVALID_REQUEST });
-        const body = await readJsonBody(request, response);
-        if (body === undefined) return;
-        const parsed = v.safeParse(updateBody, body);
+        const parsed = await apiBody(updateBody, request, response);
+        if (parsed === undefined) return;
         if (!parsed.success) return refuse(state, response, parsed.issues);
         const { interview_name: name, ...settings } = parsed.output;
         if (name !== undefined) interview.interview_name = name;
@@ -244,6 +241,12 @@ async function controlBody<S extends v.GenericSchema>(
   if (parsed.success) return parsed.output;
   if (!response.headersSent) sendJson(response, 400, { error: firstIssueMessage(parsed.issues) });
   return undefined;
+}
+
+/** The API's JSON body checked by `schema`; undefined once a body that is no JSON document was answered. */
+async function apiBody<S extends v.GenericSchema>(schema: S, request: IncomingMessage, response: ServerResponse) {
+  const body = await readJsonBody(request, response);
+  return body === undefined ? undefined : v.safeParse(schema, body);
 }
 
 export async function readJsonBody(request: IncomingMessage, response: ServerResponse): Promise<unknown> {
