@@ -122,7 +122,7 @@ export function controlRoutes(sandbox: Actions, named: (body: Body) => object, m
     route(`POST /_sandbox/${path}`, async ({ request, response }) => {
       const body = await jsonBody(request);
       try {
-        sendJson(response, path === 'candidates' ? 201 : 200, await act(body));
+        sendJson(response, path === 'candidates' ? 201 : 200, (await act(body)) ?? {});
       } catch (error) {
         sendJson(response, 404, { error: errorMessage(error) });
       }
