@@ -76,6 +76,24 @@ export interface VendorProfile {
   statusTagCalls: Record<StepKind, number>;
 }
 
+/** One step's cost as the architecture page's table writes it: its calls, + what status tags add. */
+export type StepCost = `${number} + ${number}`;
+type CostPerStep<Steps extends readonly StepKind[]> = { [I in keyof Steps]: StepCost };
+
+/**
+ * A profile's `stepCalls` and `statusTagCalls` from its column of the architecture page's table (docs/architecture.md,
+ * "Each vendor declared once"): one cost a step, in `STEP_KINDS` order.
+ */
+export function stepCosts(
+  ...costs: CostPerStep<typeof STEP_KINDS>
+): Pick<VendorProfile, 'stepCalls' | 'statusTagCalls'> {
+  const split = STEP_KINDS.map((step, i) => [step, (costs[i] ?? '').split(' + ').map(Number)] as const);
+  return {
+    stepCalls: Object.fromEntries(split.map(([step, [calls]]) => [step, calls])) as Record<StepKind, number>,
+    statusTagCalls: Object.fromEntries(split.map(([step, [, tags]]) => [step, tags])) as Record<StepKind, number>,
+  };
+}
+
 /** The longest a reset header is believed for: a longer one is more likely a misread unit than a real window. */
 const MAX_RESET_WAIT_MS = 15 * 60_000;
 

@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { stepCosts, type VendorProfile } from '../profile';
 
 /** Ashby's RPC API, as the connector meets it (ats-routes.json `ats.ashby`). */
 export const ashbyProfile = {
@@ -35,6 +35,6 @@ export const ashbyProfile = {
     encoding: 'hex',
     source: 'ats-routes.json ats.ashby.webhooks[].signature ("Ashby-Signature: sha256=<hex>")',
   },
-  stepCalls: { invitation: 1, writeBack: 1, writeBackMove: 4, reminder: 1, expiry: 3, exit: 1, sweepPage: 1 },
-  statusTagCalls: { invitation: 2, writeBack: 3, writeBackMove: 3, reminder: 0, expiry: 3, exit: 3, sweepPage: 0 },
+  // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
+  ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '3 + 3', '1 + 3', '1 + 0'),
 } as const satisfies VendorProfile;

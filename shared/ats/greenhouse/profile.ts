@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { stepCosts, type VendorProfile } from '../profile';
 
 /**
  * Greenhouse Harvest v3 as the connector meets it (ats-routes.json `ats.greenhouse`; ats-facts, Corrections
@@ -46,6 +46,6 @@ export const greenhouseProfile = {
     encoding: 'hex',
     source: 'ats-routes.json ats.greenhouse.webhooks[].signature ("Signature: sha256 <hex>" over the raw body)',
   },
-  stepCalls: { invitation: 1, writeBack: 1, writeBackMove: 4, reminder: 1, expiry: 3, exit: 1, sweepPage: 6 },
-  statusTagCalls: { invitation: 2, writeBack: 3, writeBackMove: 3, reminder: 0, expiry: 3, exit: 3, sweepPage: 0 },
+  // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
+  ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '3 + 3', '1 + 3', '6 + 0'),
 } as const satisfies VendorProfile;

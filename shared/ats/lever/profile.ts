@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { stepCosts, type VendorProfile } from '../profile';
 
 /** Lever's API, as the connector meets it (ats-routes.json `ats.lever`; ats-facts, Corrections 2026-11). */
 export const leverProfile = {
@@ -34,6 +34,6 @@ export const leverProfile = {
     encoding: 'hex',
     source: 'ats-routes.json ats.lever.webhooks[].signature ("hex HMAC-SHA256(signatureToken, token + triggeredAt)")',
   },
-  stepCalls: { invitation: 2, writeBack: 2, writeBackMove: 5, reminder: 1, expiry: 3, exit: 1, sweepPage: 1 },
-  statusTagCalls: { invitation: 2, writeBack: 2, writeBackMove: 2, reminder: 0, expiry: 2, exit: 2, sweepPage: 0 },
+  // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
+  ...stepCosts('2 + 2', '2 + 2', '5 + 2', '1 + 0', '3 + 2', '1 + 2', '1 + 0'),
 } as const satisfies VendorProfile;

@@ -1,4 +1,4 @@
-import type { VendorProfile } from '../profile';
+import { stepCosts, type VendorProfile } from '../profile';
 
 /** Workable's SPI v3, as the connector meets it with an account token (ats-routes.json `ats.workable`). */
 export const workableProfile = {
@@ -41,6 +41,6 @@ export const workableProfile = {
     encoding: 'hex-or-base64',
     source: 'ats-routes.json ats.workable.webhooks[].signature ("X-Workable-Signature"; hex vs base64 not stated)',
   },
-  stepCalls: { invitation: 1, writeBack: 1, writeBackMove: 4, reminder: 1, expiry: 3, exit: 1, sweepPage: 1 },
-  statusTagCalls: { invitation: 2, writeBack: 2, writeBackMove: 2, reminder: 0, expiry: 2, exit: 2, sweepPage: 0 },
+  // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
+  ...stepCosts('1 + 2', '1 + 2', '4 + 2', '1 + 0', '3 + 2', '1 + 2', '1 + 0'),
 } as const satisfies VendorProfile;
