@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import { type ConnectionSecrets, stageIdForJob } from '../../config';
+import { stageIdForJob } from '../../config';
 import { verifyHeaderSignature } from '../signatures';
 import { ashbyProfile } from './profile';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
-import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { searchPages } from '../lists';
-import { confirmAsParsed, type AtsMethod, type SetupMethod, type AtsAdapter, type AtsSetup } from '../port';
-import { interviewStagesSchema, noteResultSchema, rpcEnvelopeSchema } from './ashby.schemas';
+import { WebhookApiAdapterBase } from '../adapter-base';
+import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
+import { noteResultSchema, rpcEnvelopeSchema } from './ashby.schemas';
 import { exitOf, standingOf } from './ashby.lifecycle';
 import { AshbyReads } from './ashby.reads';
 import { AshbySetup } from './ashby.setup';
@@ -21,21 +21,14 @@ export type AshbyAdapterOptions = AtsAdapterOptions;
  * Ashby (ats-facts §3): RPC-style POSTs with Basic auth, signed webhooks (ashby.webhooks.ts), errors inside HTTP 200;
  * the sweep (ashby.sweep.ts), status tags (ashby.tags.ts) and the doctor's probes and webhooks (ashby.setup.ts).
  */
-export class AshbyAdapter implements AtsAdapter, AtsSetup {
+export class AshbyAdapter extends WebhookApiAdapterBase<AshbyReads> implements AtsAdapter, AtsSetup {
   public readonly kind = 'ashby' as const;
   /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
   public readonly tagsCandidates = true;
-  private readonly secrets: ConnectionSecrets;
-  private readonly http: AtsHttpClient;
-  private readonly reads: AshbyReads;
-  private readonly setup: AshbySetup;
-  private readonly sweep: AshbySweep;
   private readonly tags: AshbyTags;
-  private readonly stageIds = new Map<string, string>();
 
   public constructor(options: AshbyAdapterOptions) {
-    this.secrets = options.secrets;
-    this.http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''), {
+    const http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''), {
       // Ashby refuses inside HTTP 200 (`success: false`); any other 2xx answer is an acceptance, and a read
       // still checks its `results` against its own schema.
       failureInBody: (body) => {
@@ -45,10 +38,9 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
         return `success: false ${JSON.stringify(errors).slice(0, 200)}`;
       },
     });
-    this.reads = new AshbyReads(this.http);
-    this.setup = new AshbySetup(this.http, this.reads);
-    this.sweep = new AshbySweep(this.reads);
-    this.tags = new AshbyTags(this.http, this.reads);
+    const reads = new AshbyReads(http);
+    super(options, { http, reads, sweep: new AshbySweep(reads), setup: new AshbySetup(http, reads) });
+    this.tags = new AshbyTags(http, reads);
   }
 
   /**
@@ -113,7 +105,7 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     const stageId =
       stageIdForJob(stage, target.atsJobId) ??
       stage.id ??
-      (await this.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
+      (await this.reads.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
     if (current.id === stageId) return { moved: false, stageId };
     await this.http.write(
       {
@@ -137,45 +129,8 @@ export class AshbyAdapter implements AtsAdapter, AtsSetup {
     await this.http.write({ method: 'POST', path: '/assessment.update', body: update, signal }, v.unknown());
   };
 
-  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = (query, cursor, signal) =>
-    this.sweep.listApplicationsInStage(query, cursor, signal);
-
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = (target, tag, others, signal) =>
     this.tags.setStatusTag(target, tag, others, signal);
 
   public readonly webhookEvents = ASHBY_WEBHOOK_EVENTS;
-
-  public readonly probeAccess: SetupMethod<'probeAccess'> = (signal) => this.setup.probeAccess(signal);
-
-  public readonly probeUser: SetupMethod<'probeUser'> = (signal) => this.setup.probeUser(signal);
-
-  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) =>
-    this.setup.requiredPermissions(features);
-
-  public readonly listJobs: SetupMethod<'listJobs'> = (limit, signal) => this.setup.listJobs(limit, signal);
-
-  public readonly listStages: SetupMethod<'listStages'> = (jobId, signal) => this.setup.listStages(jobId, signal);
-
-  public readonly readApplication: SetupMethod<'readApplication'> = (applicationId, signal) =>
-    this.setup.readApplication(applicationId, signal);
-
-  public readonly listWebhooks: SetupMethod<'listWebhooks'> = (knownIds, signal) =>
-    this.setup.listWebhooks(knownIds, signal);
-
-  public readonly createWebhook: SetupMethod<'createWebhook'> = (input, signal) =>
-    this.setup.createWebhook(input, signal);
-
-  private async stageIdByName(interviewPlanId: string, name: string, signal?: AbortSignal): Promise<string> {
-    const cached = this.stageIds.get(`${interviewPlanId}#${name}`);
-    if (cached) return cached;
-    const stages = await this.reads.rpc('/interviewStage.list', { interviewPlanId }, interviewStagesSchema, signal);
-    for (const s of stages.results) this.stageIds.set(`${interviewPlanId}#${s.title}`, s.id);
-    const match = stages.results.find((s) => s.title === name);
-    if (!match)
-      throw new AtsError(
-        ATS_ERROR_CODES.invalidRequest,
-        `interview plan ${interviewPlanId} has no stage named "${name}"`,
-      );
-    return match.id;
-  }
 }

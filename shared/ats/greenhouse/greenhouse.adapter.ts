@@ -1,24 +1,16 @@
 import * as v from 'valibot';
-import { type Connection, type ConnectionSecrets, type StageMatcher, stageIdForJob } from '../../config';
 import { httpStatus } from '../../errors';
 import { HTTP_DEFAULTS } from '../../http';
 import { AtsHttpClient } from '../ats-http';
-import { AtsError, ATS_ERROR_CODES } from '../errors';
-import { firstItems, searchPages } from '../lists';
-import {
-  confirmAsParsed,
-  type AtsAdapter,
-  type AtsMethod,
-  type AtsSetup,
-  type AtsStage,
-  type ExitKind,
-  type SetupMethod,
-} from '../port';
+import { AtsAdapterBase } from '../adapter-base';
+import { searchPages } from '../lists';
+import { confirmAsParsed, type AtsAdapter, type AtsMethod, type AtsSetup, type ExitKind } from '../port';
 import { verifyHeaderSignature } from '../signatures';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { APPLICATION_CHANGES, standingOf } from './greenhouse.lifecycle';
 import { type ApplicationRow, GreenhouseReads, idText } from './greenhouse.reads';
-import { jobInterviewStageSchema, jobSchema, noteCreatedSchema, noteSchema } from './greenhouse.schemas';
+import { noteCreatedSchema, noteSchema } from './greenhouse.schemas';
+import { GreenhouseSetup } from './greenhouse.setup';
 import { GreenhouseSweep } from './greenhouse.sweep';
 import { GreenhouseTags } from './greenhouse.tags';
 import { GreenhouseToken } from './greenhouse.token';
@@ -35,36 +27,27 @@ export interface GreenhouseAdapterOptions extends AtsAdapterOptions {
  * Greenhouse on Harvest v3 (ats-facts §1): OAuth client credentials (greenhouse.token.ts), notes, stage moves, signed
  * webhooks (greenhouse.webhooks.ts), the sweep (greenhouse.sweep.ts) and status tags (greenhouse.tags.ts).
  */
-export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
+export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implements AtsAdapter, AtsSetup {
   public readonly kind = 'greenhouse' as const;
   /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
   public readonly tagsCandidates = true;
-  private readonly connection: Connection;
-  private readonly secrets: ConnectionSecrets;
-  private readonly token: GreenhouseToken;
-  private readonly http: AtsHttpClient;
-  private readonly reads: GreenhouseReads;
-  private readonly sweep: GreenhouseSweep;
   private readonly tags: GreenhouseTags;
-  /** Stage names per job change rarely; one lookup per job per warm function. */
-  private readonly stageIds = new Map<string, string>();
 
   public constructor(options: GreenhouseAdapterOptions) {
-    this.connection = options.connection;
-    this.secrets = options.secrets;
     const fetchImpl = options.fetch ?? fetch;
     const timeoutMs = options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs;
     const now = options.now ?? Date.now;
     const { connection, secrets } = options;
-    this.token = new GreenhouseToken({ connection, secrets, fetch: fetchImpl, timeoutMs, now });
-    this.http = AtsHttpClient.forAdapter(
+    const token = new GreenhouseToken({ connection, secrets, fetch: fetchImpl, timeoutMs, now });
+    const http = AtsHttpClient.forAdapter(
       options,
-      async (refresh) => `Bearer ${await this.token.accessToken(undefined, refresh)}`,
+      async (refresh) => `Bearer ${await token.accessToken(undefined, refresh)}`,
       { fetch: fetchImpl, timeoutMs, now },
     );
-    this.reads = new GreenhouseReads(this.http);
-    this.sweep = new GreenhouseSweep(this.reads);
-    this.tags = new GreenhouseTags(this.http, this.reads);
+    const reads = new GreenhouseReads(http);
+    const setup = new GreenhouseSetup(http, reads, token, connection);
+    super(options, { http, reads, sweep: new GreenhouseSweep(reads), setup });
+    this.tags = new GreenhouseTags(http, reads);
   }
 
   /**
@@ -122,7 +105,7 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
    * only active applications, `_applications.md`): answered unmoved with its exit, without the move call.
    */
   public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
-    const stageId = await this.resolveStageId(stage, target.atsJobId, signal);
+    const stageId = await this.reads.resolveStageId(stage, target.atsJobId, signal);
     const unmovedIfLeft = (application: ApplicationRow) => {
       const standing = standingOf(application);
       const current = idText(application.job_interview_stage_id) ?? '';
@@ -169,20 +152,8 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     return standingOf(await this.reads.applicationRow(target.atsApplicationId, signal));
   };
 
-  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = (query, cursor, signal) =>
-    this.sweep.listApplicationsInStage(query, cursor, signal);
-
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = (target, tag, others, signal) =>
     this.tags.setStatusTag(target, tag, others, signal);
-
-  /** A stage in v3's `job_interview_stage_id` namespace: per job (`idsByJob`), a global id, or by exact name. */
-  public async resolveStageId(stage: StageMatcher, jobId: string, signal?: AbortSignal): Promise<string> {
-    const known = stageIdForJob(stage, jobId) ?? stage.id;
-    if (known !== undefined) return known;
-    if (stage.name === undefined)
-      throw new AtsError(ATS_ERROR_CODES.invalidRequest, `no stage is configured for job ${jobId} (idsByJob or name)`);
-    return this.stageIdByName(jobId, stage.name, signal);
-  }
 
   /**
    * Greenhouse has no webhook API for a customer's own connection: the customer creates them in Dev Center (ats-facts
@@ -196,104 +167,4 @@ export class GreenhouseAdapter implements AtsAdapter, AtsSetup {
     'merge_candidate',
     'candidate_anonymized',
   ];
-
-  /**
-   * Harvest v3 scopes (ats-facts, Corrections 2026-11b; harvestdocs /docs/authentication): reads are probed with one
-   * item of each list; writes have no harmless probe.
-   */
-  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) => {
-    // A list scope, probed with one item of its list (`harvest:<resource>:list`, `GET /v3/<resource>`).
-    const listed = (resource: string, feature: string) => ({
-      permission: `harvest:${resource}:list`,
-      feature,
-      probe: (signal?: AbortSignal) =>
-        this.http.request({ method: 'GET', path: `/v3/${resource}?per_page=1`, signal }, v.array(v.unknown())),
-    });
-    return [
-      listed('applications', 'stage changes and the sweep'),
-      listed('candidates', 'invitations (the candidate’s e-mail)'),
-      listed('jobs', 'interview names and the sweep'),
-      listed('job_interview_stages', 'stages by name'),
-      listed('application_stages', 'the sweep'),
-      listed('notes', 'notes found again after a retry'),
-      { permission: 'harvest:notes:create', feature: 'the invite and report notes' },
-      { permission: 'harvest:applications:move', feature: 'stage moves (writeBack.advance)' },
-      ...(features.statusTags
-        ? [
-            listed('candidate_tags', 'status tags'),
-            listed('applied_candidate_tags', 'status tags'),
-            { permission: 'harvest:candidate_tags:create', feature: 'status tags' },
-            { permission: 'harvest:applied_candidate_tags:create', feature: 'status tags' },
-            { permission: 'harvest:applied_candidate_tags:destroy', feature: 'status tags' },
-          ]
-        : []),
-    ];
-  };
-
-  /** A token for the configured user (`sub`), then one application read. */
-  public readonly probeAccess: SetupMethod<'probeAccess'> = async (signal) => {
-    await this.http.request({ method: 'GET', path: '/v3/applications?per_page=1', signal }, v.array(v.unknown()));
-    return 'a token for the configured user, and GET /v3/applications';
-  };
-
-  /** The token is issued for `sub` (the configured user): Greenhouse refuses one for a user it does not have. */
-  public readonly probeUser: SetupMethod<'probeUser'> = async (signal) => {
-    await this.token.accessToken(signal, true);
-    return { ok: true as const, what: `Greenhouse issues a token for user ${this.connection.atsUserId}` };
-  };
-
-  /** The open jobs, up to `limit`: `GET /v3/jobs?status=open` (v3 lists closed and draft ones too), every page. */
-  public readonly listJobs: SetupMethod<'listJobs'> = async (limit, signal) => {
-    return firstItems(
-      this.reads.listPage(`/v3/jobs?status=open&per_page=${Math.min(500, Math.max(1, limit))}`, jobSchema, signal),
-      limit,
-      (j) => ({ id: String(j.id), name: j.name ?? `Job ${j.id}` }),
-      'open jobs',
-    );
-  };
-
-  public readonly listStages: SetupMethod<'listStages'> = async (jobId, signal) => {
-    if (jobId === undefined) return [];
-    const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
-    const stages: AtsStage[] = [];
-    await searchPages(
-      this.reads.listPage(first, jobInterviewStageSchema, signal),
-      (page) => void stages.push(...page.map((s) => ({ id: String(s.id), name: s.name }))),
-      `stages of job ${jobId}`,
-    );
-    return stages;
-  };
-
-  /** `GET /v3/applications?ids=`, then its job's name and whether its candidate has an e-mail address. */
-  public readonly readApplication: SetupMethod<'readApplication'> = async (applicationId, signal) => {
-    const application = await this.reads.applicationRow(applicationId, signal);
-    const jobId = idText(application.job_id) ?? '';
-    const candidateId = idText(application.candidate_id) ?? '';
-    const { jobs, candidates } = await this.reads.partiesOf([application], signal);
-    return {
-      atsApplicationId: applicationId,
-      atsCandidateId: candidateId,
-      atsJobId: jobId,
-      jobName: jobs[0]?.name ?? undefined,
-      stage: { id: idText(application.job_interview_stage_id), name: application.stage_name ?? undefined },
-      hasEmail: (candidates[0]?.email_addresses.length ?? 0) > 0,
-    };
-  };
-
-  /** Stage names are per job: `GET /v3/job_interview_stages?job_ids=`, every page, cached per warm function. */
-  private async stageIdByName(jobId: string, name: string, signal?: AbortSignal): Promise<string> {
-    const cached = this.stageIds.get(`${jobId}#${name}`);
-    if (cached) return cached;
-    const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
-    const found = await searchPages(
-      this.reads.listPage(first, jobInterviewStageSchema, signal),
-      (stages) => {
-        for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
-        return stages.find((s) => s.name === name);
-      },
-      `stages of job ${jobId}`,
-    );
-    if (!found) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${jobId} has no stage named "${name}"`);
-    return String(found.id);
-  }
 }

@@ -1,9 +1,10 @@
 import * as v from 'valibot';
+import { type StageMatcher, stageIdForJob } from '../../config';
 import type { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
-import { validItems } from '../lists';
+import { searchPages, validItems } from '../lists';
 import { Pager } from '../paging';
-import { applicationSchema, candidateSchema, jobSchema } from './greenhouse.schemas';
+import { applicationSchema, candidateSchema, jobInterviewStageSchema, jobSchema } from './greenhouse.schemas';
 import { greenhouseProfile } from './profile';
 
 /** A v3 id filter takes at most 50 ids (/docs/list-endpoints). */
@@ -14,10 +15,15 @@ export type ApplicationRow = v.InferOutput<typeof applicationSchema>;
 export const idText = (value: string | number | null | undefined): string | undefined =>
   value === null || value === undefined ? undefined : String(value);
 
-/** The Harvest v3 reads every part of the adapter shares: a list's pages, the plural id filters, one application. */
+/**
+ * The Harvest v3 reads every part of the adapter shares: a list's pages, the plural id filters, one application, a
+ * stage's id.
+ */
 export class GreenhouseReads {
   /** v3 lists page by the `Link` header alone (its profile's paging). */
   public readonly pager: Pager;
+  /** Stage names per job change rarely; one lookup per job per warm function. */
+  private readonly stageIds = new Map<string, string>();
 
   public constructor(private readonly http: AtsHttpClient) {
     this.pager = new Pager(http, greenhouseProfile.paging.style);
@@ -57,5 +63,31 @@ export class GreenhouseReads {
    */
   public listPage<T>(first: string, item: v.GenericSchema<unknown, T>, signal: AbortSignal | undefined) {
     return this.pager.pages({ first: { method: 'GET', path: first, signal } }, item);
+  }
+
+  /** A stage in v3's `job_interview_stage_id` namespace: per job (`idsByJob`), a global id, or by exact name. */
+  public async resolveStageId(stage: StageMatcher, jobId: string, signal?: AbortSignal): Promise<string> {
+    const known = stageIdForJob(stage, jobId) ?? stage.id;
+    if (known !== undefined) return known;
+    if (stage.name === undefined)
+      throw new AtsError(ATS_ERROR_CODES.invalidRequest, `no stage is configured for job ${jobId} (idsByJob or name)`);
+    return this.stageIdByName(jobId, stage.name, signal);
+  }
+
+  /** Stage names are per job: `GET /v3/job_interview_stages?job_ids=`, every page, cached per warm function. */
+  private async stageIdByName(jobId: string, name: string, signal?: AbortSignal): Promise<string> {
+    const cached = this.stageIds.get(`${jobId}#${name}`);
+    if (cached) return cached;
+    const first = `/v3/job_interview_stages?job_ids=${encodeURIComponent(jobId)}&per_page=500`;
+    const found = await searchPages(
+      this.listPage(first, jobInterviewStageSchema, signal),
+      (stages) => {
+        for (const stage of stages) this.stageIds.set(`${jobId}#${stage.name}`, String(stage.id));
+        return stages.find((s) => s.name === name);
+      },
+      `stages of job ${jobId}`,
+    );
+    if (!found) throw new AtsError(ATS_ERROR_CODES.invalidRequest, `job ${jobId} has no stage named "${name}"`);
+    return String(found.id);
   }
 }

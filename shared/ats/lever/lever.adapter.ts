@@ -1,9 +1,10 @@
 import * as v from 'valibot';
-import { type Connection, type ConnectionSecrets, stageIdForJob } from '../../config';
+import { stageIdForJob } from '../../config';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { ATS_ERROR_CODES } from '../errors';
-import type { AtsMethod, SetupMethod, ApplicationRef, AtsAdapter, AtsSetup } from '../port';
+import { WebhookApiAdapterBase } from '../adapter-base';
+import type { AtsMethod, ApplicationRef, AtsAdapter, AtsSetup } from '../port';
 import { noteCreatedSchema, noteSchema, opportunityListSchema } from './lever.schemas';
 import { searchPages } from '../lists';
 import { errorCode } from '../../errors';
@@ -20,22 +21,18 @@ export type LeverAdapterOptions = AtsAdapterOptions;
  * lever.webhooks.ts, the shared reads lever.reads.ts, the sweep lever.sweep.ts, the doctor's probes and webhook
  * registration lever.setup.ts.
  */
-export class LeverAdapter implements AtsAdapter, AtsSetup {
+export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements AtsAdapter, AtsSetup {
   public readonly kind = 'lever' as const;
-  private readonly connection: Connection;
-  private readonly secrets: ConnectionSecrets;
-  private readonly http: AtsHttpClient;
-  private readonly reads: LeverReads;
-  private readonly setup: LeverSetup;
-  private readonly sweep: LeverSweep;
 
   public constructor(options: LeverAdapterOptions) {
-    this.connection = options.connection;
-    this.secrets = options.secrets;
-    this.http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''));
-    this.reads = new LeverReads(this.http);
-    this.setup = new LeverSetup(this.http, this.reads, this.connection);
-    this.sweep = new LeverSweep(this.reads);
+    const http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''));
+    const reads = new LeverReads(http);
+    super(options, {
+      http,
+      reads,
+      sweep: new LeverSweep(reads),
+      setup: new LeverSetup(http, reads, options.connection),
+    });
   }
 
   /** Lever signs `token + triggeredAt` with each webhook's own token (lever.webhooks.ts). */
@@ -171,9 +168,6 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
     );
   };
 
-  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = (query, cursor, signal) =>
-    this.sweep.listApplicationsInStage(query, cursor, signal);
-
   /**
    * The status as an opportunity tag: `POST /opportunities/{id}/addTags` and `/removeTags` `{tags}` (Lever's
    * documented assessment pattern "updates tags", hire.lever.co/developer/usecases; NangoHQ and Pipedream tag
@@ -212,26 +206,6 @@ export class LeverAdapter implements AtsAdapter, AtsSetup {
 
   /** One webhook per event, each with its own signature token (ats-facts, Corrections 2026-11). */
   public readonly webhookEvents = LEVER_WEBHOOK_EVENTS;
-
-  public readonly probeAccess: SetupMethod<'probeAccess'> = (signal) => this.setup.probeAccess(signal);
-
-  public readonly probeUser: SetupMethod<'probeUser'> = (signal) => this.setup.probeUser(signal);
-
-  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) =>
-    this.setup.requiredPermissions(features);
-
-  public readonly listJobs: SetupMethod<'listJobs'> = (limit, signal) => this.setup.listJobs(limit, signal);
-
-  public readonly listStages: SetupMethod<'listStages'> = (jobId, signal) => this.setup.listStages(jobId, signal);
-
-  public readonly readApplication: SetupMethod<'readApplication'> = (applicationId, signal) =>
-    this.setup.readApplication(applicationId, signal);
-
-  public readonly listWebhooks: SetupMethod<'listWebhooks'> = (knownIds, signal) =>
-    this.setup.listWebhooks(knownIds, signal);
-
-  public readonly createWebhook: SetupMethod<'createWebhook'> = (input, signal) =>
-    this.setup.createWebhook(input, signal);
 
   /** An opportunity's sub-resource, written as the configured user (`perform_as`). */
   private opportunityPath(target: ApplicationRef, resource: 'notes' | 'stage'): string {

@@ -1,10 +1,11 @@
 import * as v from 'valibot';
-import type { Connection, ConnectionSecrets, StageMatcher } from '../../config';
+import type { StageMatcher } from '../../config';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { verifyHeaderSignature } from '../signatures';
 import { workableProfile } from './profile';
 import { AtsHttpClient } from '../ats-http';
-import { confirmAsParsed, type AtsMethod, type SetupMethod, type AtsAdapter, type AtsSetup } from '../port';
+import { WebhookApiAdapterBase } from '../adapter-base';
+import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
 import { searchPages } from '../lists';
 import { activitySchema, candidateTagsSchema } from './workable.schemas';
 import { standingOfCandidate } from './workable.standing';
@@ -22,25 +23,16 @@ export type WorkableAdapterOptions = AtsAdapterOptions;
  * webhook's reading is workable.webhooks.ts, the shared reads workable.reads.ts, the sweep workable.sweep.ts, the
  * doctor's probes and subscriptions workable.setup.ts.
  */
-export class WorkableAdapter implements AtsAdapter, AtsSetup {
+export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implements AtsAdapter, AtsSetup {
   public readonly kind = 'workable' as const;
-  private readonly connection: Connection;
-  private readonly secrets: ConnectionSecrets;
-  private readonly http: AtsHttpClient;
-  private readonly reads: WorkableReads;
-  private readonly setup: WorkableSetup;
-  private readonly sweep: WorkableSweep;
   /** Some trigger names its stage by slug: a stage-entered event then needs the slug of the stage it names. */
   private readonly triggersBySlug: boolean;
 
   public constructor(options: WorkableAdapterOptions) {
-    this.connection = options.connection;
-    this.secrets = options.secrets;
+    const http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`);
+    const reads = new WorkableReads(http);
+    super(options, { http, reads, sweep: new WorkableSweep(reads), setup: new WorkableSetup(http, reads, options) });
     this.triggersBySlug = options.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob);
-    this.http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`);
-    this.reads = new WorkableReads(this.http);
-    this.setup = new WorkableSetup(this.http, this.reads, options);
-    this.sweep = new WorkableSweep(this.reads);
   }
 
   /**
@@ -136,9 +128,6 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
     return standingOfCandidate(candidate, this.reads.jobStages.get(target.atsJobId));
   };
 
-  public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = (query, cursor, signal) =>
-    this.sweep.listApplicationsInStage(query, cursor, signal);
-
   /**
    * The status as a candidate tag: `PUT /candidates/{id}/tags {tags}` replaces the candidate's tags (reference:
    * candidate-tags), so the current ones are read first and only the status tags change; unchanged, nothing is sent.
@@ -163,24 +152,4 @@ export class WorkableAdapter implements AtsAdapter, AtsSetup {
   }
 
   public readonly webhookEvents = WORKABLE_WEBHOOK_EVENTS;
-
-  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) =>
-    this.setup.requiredPermissions(features);
-
-  public readonly probeAccess: SetupMethod<'probeAccess'> = (signal) => this.setup.probeAccess(signal);
-
-  public readonly probeUser: SetupMethod<'probeUser'> = (signal) => this.setup.probeUser(signal);
-
-  public readonly listJobs: SetupMethod<'listJobs'> = (limit, signal) => this.setup.listJobs(limit, signal);
-
-  public readonly listStages: SetupMethod<'listStages'> = (jobId, signal) => this.setup.listStages(jobId, signal);
-
-  public readonly readApplication: SetupMethod<'readApplication'> = (applicationId, signal) =>
-    this.setup.readApplication(applicationId, signal);
-
-  public readonly listWebhooks: SetupMethod<'listWebhooks'> = (knownIds, signal) =>
-    this.setup.listWebhooks(knownIds, signal);
-
-  public readonly createWebhook: SetupMethod<'createWebhook'> = (input, signal) =>
-    this.setup.createWebhook(input, signal);
 }
