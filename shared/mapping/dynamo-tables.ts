@@ -11,6 +11,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ApplicationKey, ApplicationRecord, JobKey } from '../pipeline/records';
 import { MAPPING_TABLES, MAX_QUERY_PAGES, RETENTION_DEFAULTS } from './constants';
 import { LeaseLostError } from './errors';
+import { updateWhen } from './conditional-update';
 import { buildUpdate, withNames } from './expressions';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
@@ -127,22 +128,8 @@ export class DynamoTables {
     update: ReturnType<typeof buildUpdate>,
     condition: string,
   ): Promise<{ updated: ApplicationRecord } | { refused: ApplicationRecord | undefined }> {
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.tables.applications,
-          Key: applicationKey(key),
-          ...update,
-          ConditionExpression: condition,
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { updated: toApplication(unmarshall(result.Attributes ?? {})) };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return { refused: error.Item ? toApplication(unmarshall(error.Item)) : undefined };
-    }
+    const target = { TableName: this.tables.applications, Key: applicationKey(key), ConditionExpression: condition };
+    return updateWhen(this.send, target, update, toApplication);
   }
 
   /** An update of an application only its claim's holder may make (a lost lease is a LeaseLostError). */

@@ -1,5 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import { MOVES, type Move, stateCondition } from '../pipeline/application-states';
 
 export interface UpdateParts {
   UpdateExpression: string;
@@ -63,4 +64,23 @@ export function buildUpdate(options: {
 export function withNames(parts: UpdateParts, ...fields: string[]): UpdateParts {
   for (const field of fields) parts.ExpressionAttributeNames[`#${field}`] = field;
   return parts;
+}
+
+/**
+ * The update that makes `move` (application-states.ts): `#state` set to where the move goes, before the update's own
+ * fields, and the condition that the application is in a state the move starts from. `names`: the other fields a
+ * condition names.
+ */
+export function moveUpdate(
+  move: Move,
+  update: Parameters<typeof buildUpdate>[0],
+  ...names: string[]
+): { update: UpdateParts; condition: string } {
+  const from = stateCondition(move);
+  const parts = buildUpdate({
+    ...update,
+    set: { state: MOVES[move].to, ...update.set },
+    extraValues: { ...from.values, ...update.extraValues },
+  });
+  return { update: withNames(parts, 'state', ...names), condition: from.condition };
 }

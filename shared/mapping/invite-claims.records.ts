@@ -1,11 +1,11 @@
-import { MOVES, mayMove, stateCondition } from '../pipeline/application-states';
+import { mayMove } from '../pipeline/application-states';
 import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newClaim, type ApplicationClaimInput, type ClaimApplicationResult, type Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
 import { LEGACY_STEP_FIELDS, toApplication } from './legacy-steps';
-import { buildUpdate, withNames } from './expressions';
+import { buildUpdate, moveUpdate, withNames } from './expressions';
 
 import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
 
@@ -130,19 +130,13 @@ export class DynamoInviteClaims extends DynamoTables {
     previous: ApplicationRecord,
     lease: Lease,
   ): Promise<ClaimApplicationResult> {
-    const from = stateCondition('reclaimInvite');
-    const update = withNames(
-      buildUpdate({
-        set: { state: MOVES.reclaimInvite.to, ...claimedAgain(input, lease) },
-        remove: ['failureReason', 'exit'],
-        increment: ['inviteClaims'],
-        extraValues: from.values,
-      }),
-      'state',
+    const move = moveUpdate(
+      'reclaimInvite',
+      { set: claimedAgain(input, lease), remove: ['failureReason', 'exit'], increment: ['inviteClaims'] },
       'reportId',
     );
-    const condition = `${from.condition} AND attribute_not_exists(#reportId)`;
-    return this.resume(input, previous, { update, condition });
+    const condition = `${move.condition} AND attribute_not_exists(#reportId)`;
+    return this.resume(input, previous, { update: move.update, condition });
   }
 
   /**
@@ -156,10 +150,10 @@ export class DynamoInviteClaims extends DynamoTables {
     lease: Lease,
     deliveryId: string,
   ): Promise<ClaimApplicationResult> {
-    const from = stateCondition('reinvite');
-    const update = withNames(
-      buildUpdate({
-        set: { state: MOVES.reinvite.to, steps: {}, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
+    const move = moveUpdate(
+      'reinvite',
+      {
+        set: { steps: {}, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
         // The old step fields of an item written before the steps map go too: the new invitation's steps begin afresh.
         remove: [
           'expiredAt',
@@ -172,16 +166,15 @@ export class DynamoInviteClaims extends DynamoTables {
           ...LEGACY_STEP_FIELDS,
         ],
         increment: ['reinvitations'],
-        extraValues: { ...from.values, ':delivery': deliveryId },
-      }),
-      'state',
+        extraValues: { ':delivery': deliveryId },
+      },
       'reportId',
       'entryDeliveryId',
     );
     const condition =
-      `${from.condition} AND attribute_not_exists(#reportId) AND ` +
+      `${move.condition} AND attribute_not_exists(#reportId) AND ` +
       '(attribute_not_exists(#entryDeliveryId) OR #entryDeliveryId <> :delivery)';
-    const taken = await this.updateApplicationWhen(input, update, condition);
+    const taken = await this.updateApplicationWhen(input, move.update, condition);
     if ('updated' in taken) return { kind: 'claimed', record: taken.updated, resumed: false };
     return { kind: 'already-invited', record: taken.refused ?? previous };
   }

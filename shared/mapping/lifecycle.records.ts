@@ -4,7 +4,7 @@ import { stateCondition } from '../pipeline/application-states';
 import type { OperatorRequest } from '../pipeline/ports';
 import type { ApplicationExit, ApplicationKey, ApplicationRecord } from '../pipeline/records';
 import { errorMessage, errorName } from '../errors';
-import { buildUpdate, withNames, type UpdateParts } from './expressions';
+import { buildUpdate, moveUpdate, withNames, type UpdateParts } from './expressions';
 import { LEGACY_STATUS_FIELDS } from './legacy-steps';
 import { toApplication } from './legacy-steps';
 
@@ -19,15 +19,10 @@ type StepsForm = 'path' | 'map';
  */
 export class DynamoLifecycle extends DynamoTables {
   public async recordExit(key: ApplicationKey, exit: ApplicationExit): Promise<ApplicationRecord | undefined> {
-    const from = stateCondition('leave');
-    const leave = withNames(
-      buildUpdate({ set: { state: 'left', exit, updatedAt: exit.at }, extraValues: from.values }),
-      'state',
-      'leftFrom',
-    );
+    const { update: leave, condition } = moveUpdate('leave', { set: { exit, updatedAt: exit.at } }, 'leftFrom');
     // `leftFrom` is the state the invitation was in, copied in the same write.
     leave.UpdateExpression = leave.UpdateExpression.replace('SET ', 'SET #leftFrom = #state, ');
-    const left = await this.updateApplicationWhen(key, leave, from.condition);
+    const left = await this.updateApplicationWhen(key, leave, condition);
     if ('updated' in left) return left.updated;
     const record = left.refused;
     if (!record || record.state === 'left' || record.exit) return record;

@@ -23,6 +23,7 @@ import {
 } from '../orders/records';
 import { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
 import { LeaseLostError } from './errors';
+import { updateWhen } from './conditional-update';
 import { buildUpdate, withNames } from './expressions';
 
 const orderPk = (key: OrderKey) => `${key.connectionId}#${key.orderId}`;
@@ -191,22 +192,8 @@ export class DynamoOrderStore implements OrderStore {
     update: ReturnType<typeof buildUpdate>,
     condition: string,
   ): Promise<{ updated: OrderRecord } | { refused: OrderRecord | undefined }> {
-    try {
-      const result = await this.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: marshall({ pk: orderPk(key) }),
-          ...update,
-          ConditionExpression: condition,
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { updated: toOrder(unmarshall(result.Attributes ?? {})) };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return { refused: error.Item ? toOrder(unmarshall(error.Item)) : undefined };
-    }
+    const target = { TableName: this.table, Key: marshall({ pk: orderPk(key) }), ConditionExpression: condition };
+    return updateWhen(this.send, target, update, toOrder);
   }
 
   public async findOrderByInterview(interviewId: string, candidateEmail: string): Promise<OrderRecord | undefined> {

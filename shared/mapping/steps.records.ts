@@ -1,10 +1,10 @@
-import { MOVES, stateCondition } from '../pipeline/application-states';
+import { MOVES } from '../pipeline/application-states';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { begunStep, type StepBegin, type StepData, type StepWrite } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord, StepName, StepRecord } from '../pipeline/records';
 import { errorMessage, errorName } from '../errors';
 import { LeaseLostError } from './errors';
-import { buildUpdate, type UpdateParts, withNames } from './expressions';
+import { buildUpdate, moveUpdate, type UpdateParts, withNames } from './expressions';
 import { OLD_BEGIN_CONDITIONS, oldFieldsOf } from './legacy-steps';
 
 import { DynamoTables, applicationKey } from './dynamo-tables';
@@ -64,13 +64,9 @@ export class DynamoSteps extends DynamoTables {
   }
 
   public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
-    const from = stateCondition('expire');
-    const update = withNames(
-      buildUpdate({ set: { state: MOVES.expire.to, expiredAt: now, updatedAt: now }, extraValues: from.values }),
-      'state',
-    );
+    const { update, condition } = moveUpdate('expire', { set: { expiredAt: now, updatedAt: now } });
     // Only an invitation with no report expires; one already expired keeps its first time.
-    const expired = await this.updateApplicationWhen(key, update, from.condition);
+    const expired = await this.updateApplicationWhen(key, update, condition);
     if ('updated' in expired) return expired.updated;
     return expired.refused?.state === MOVES.expire.to ? expired.refused : undefined;
   }

@@ -1,7 +1,7 @@
 import { MOVES, stateCondition } from '../pipeline/application-states';
 import type { ClaimWriteBackResult, Lease } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
-import { buildUpdate, withNames } from './expressions';
+import { buildUpdate, moveUpdate, withNames } from './expressions';
 
 import { DynamoTables } from './dynamo-tables';
 
@@ -54,17 +54,12 @@ export class DynamoWriteBacks extends DynamoTables {
    * `completed` with no lease, so the next claim of its report resumes the steps not yet recorded.
    */
   public async reopenFailedWriteBack(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
-    const from = stateCondition('reopenWriteBack');
-    const update = withNames(
-      buildUpdate({
-        set: { state: MOVES.reopenWriteBack.to, updatedAt: Date.now() },
-        remove: ['failureReason', 'leaseOwner', 'leaseUntil'],
-        extraValues: from.values,
-      }),
-      'state',
+    const { update, condition } = moveUpdate(
+      'reopenWriteBack',
+      { set: { updatedAt: Date.now() }, remove: ['failureReason', 'leaseOwner', 'leaseUntil'] },
       'reportId',
     );
-    const reopened = await this.updateApplicationWhen(key, update, `${from.condition} AND attribute_exists(#reportId)`);
+    const reopened = await this.updateApplicationWhen(key, update, `${condition} AND attribute_exists(#reportId)`);
     return 'updated' in reopened ? reopened.updated : undefined;
   }
 }
