@@ -1,10 +1,13 @@
 /**
- * Invitation e-mails per interview language, as texts: `{name}`, `{job}` and `{url}` are filled in, each once, and
- * the paragraphs are separated by a blank line. Languages without a text of their own get English.
+ * Invitation e-mails per interview language, as texts: `{name}`, `{job}` and `{url}` are filled in, each once. The
+ * body is the greeting, the text, the link and the closing where there is one, separated by a blank line. Languages
+ * without a text of their own get English.
  */
 interface InviteText {
   subject: string;
-  paragraphs: readonly string[];
+  greeting: string;
+  text: string;
+  closing?: string;
 }
 
 export interface InviteTemplate {
@@ -15,53 +18,43 @@ export interface InviteTemplate {
 const INVITES: Record<string, InviteText> = {
   en: {
     subject: 'Your interview for {job}',
-    paragraphs: [
-      'Hello {name},',
+    greeting: 'Hello {name},',
+    text:
       'Thank you for applying for {job}. The next step is a short AI-led interview that you can take at a time ' +
-        'that suits you:',
-      '{url}',
-      'Good luck!',
-    ],
+      'that suits you:',
+    closing: 'Good luck!',
   },
   fr: {
     subject: 'Votre entretien pour le poste {job}',
-    paragraphs: [
-      'Bonjour {name},',
+    greeting: 'Bonjour {name},',
+    text:
       "Merci pour votre candidature au poste {job}. L'étape suivante est un court entretien mené par une IA, " +
-        'à passer quand cela vous convient :',
-      '{url}',
-      'Bonne chance !',
-    ],
+      'à passer quand cela vous convient :',
+    closing: 'Bonne chance !',
   },
   de: {
     subject: 'Ihr Interview für {job}',
-    paragraphs: [
-      'Hallo {name},',
+    greeting: 'Hallo {name},',
+    text:
       'vielen Dank für Ihre Bewerbung als {job}. Der nächste Schritt ist ein kurzes KI-gestütztes Interview, ' +
-        'das Sie zu einem passenden Zeitpunkt führen können:',
-      '{url}',
-      'Viel Erfolg!',
-    ],
+      'das Sie zu einem passenden Zeitpunkt führen können:',
+    closing: 'Viel Erfolg!',
   },
   es: {
     subject: 'Tu entrevista para {job}',
-    paragraphs: [
-      'Hola {name}:',
+    greeting: 'Hola {name}:',
+    text:
       'Gracias por postularte a {job}. El siguiente paso es una breve entrevista guiada por IA que puedes hacer ' +
-        'cuando te venga bien:',
-      '{url}',
-      '¡Mucha suerte!',
-    ],
+      'cuando te venga bien:',
+    closing: '¡Mucha suerte!',
   },
   pt: {
     subject: 'A sua entrevista para {job}',
-    paragraphs: [
-      'Olá {name},',
+    greeting: 'Olá {name},',
+    text:
       'Obrigado pela sua candidatura a {job}. O próximo passo é uma breve entrevista conduzida por IA, que pode ' +
-        'fazer quando lhe for conveniente:',
-      '{url}',
-      'Boa sorte!',
-    ],
+      'fazer quando lhe for conveniente:',
+    closing: 'Boa sorte!',
   },
 };
 
@@ -72,23 +65,28 @@ const INVITES: Record<string, InviteText> = {
 const REMINDERS: Record<string, InviteText> = {
   en: {
     subject: 'Reminder: your interview for {job}',
-    paragraphs: ['Hello,', 'Your AI-led interview for {job} is still waiting for you. You can take it here:', '{url}'],
+    greeting: 'Hello,',
+    text: 'Your AI-led interview for {job} is still waiting for you. You can take it here:',
   },
   fr: {
     subject: 'Rappel : votre entretien pour le poste {job}',
-    paragraphs: ['Bonjour,', 'Votre entretien mené par une IA pour le poste {job} vous attend toujours :', '{url}'],
+    greeting: 'Bonjour,',
+    text: 'Votre entretien mené par une IA pour le poste {job} vous attend toujours :',
   },
   de: {
     subject: 'Erinnerung: Ihr Interview für {job}',
-    paragraphs: ['Hallo,', 'Ihr KI-gestütztes Interview für {job} wartet noch auf Sie:', '{url}'],
+    greeting: 'Hallo,',
+    text: 'Ihr KI-gestütztes Interview für {job} wartet noch auf Sie:',
   },
   es: {
     subject: 'Recordatorio: tu entrevista para {job}',
-    paragraphs: ['Hola:', 'Tu entrevista guiada por IA para {job} te sigue esperando:', '{url}'],
+    greeting: 'Hola:',
+    text: 'Tu entrevista guiada por IA para {job} te sigue esperando:',
   },
   pt: {
     subject: 'Lembrete: a sua entrevista para {job}',
-    paragraphs: ['Olá,', 'A sua entrevista conduzida por IA para {job} ainda está à sua espera:', '{url}'],
+    greeting: 'Olá,',
+    text: 'A sua entrevista conduzida por IA para {job} ainda está à sua espera:',
   },
 };
 
@@ -106,6 +104,9 @@ export function inviteTemplateFor(language: string, reminder = false): InviteTem
   const text = textFor(reminder ? REMINDERS : INVITES, language);
   return {
     subject: (job) => fill(text.subject, { name: '', job, url: '' }),
-    body: (name, job, url) => text.paragraphs.map((p) => fill(p, { name, job, url })).join('\n\n'),
+    body: (name, job, url) =>
+      [text.greeting, text.text, '{url}', ...(text.closing === undefined ? [] : [text.closing])]
+        .map((p) => fill(p, { name, job, url }))
+        .join('\n\n'),
   };
 }

@@ -1,6 +1,6 @@
 import type { ApplicationRef, ApplicationStanding } from '../ats/port';
 import type { ApplicationChangedMessage } from '../queue/messages.schema';
-import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
+import { ClaimHeldElsewhereError, warnRefusedForGood } from './errors';
 import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
 import type { ApplicationRecord } from './records';
 import { showStatus } from './status';
@@ -140,12 +140,7 @@ export async function handleApplicationChanged(
     for (const record of records) outcomes.push(await actOnStanding(place, record, standing));
     return { outcome: outcomes.find((o) => o !== 'unchanged') ?? 'unchanged' };
   } catch (error) {
-    if (!isPermanent(error)) throw error;
-    deps.logger.warn('application changed: the ATS refused the read', {
-      connectionId: message.connectionId,
-      atsApplicationId: message.atsApplicationId,
-      code: errorCode(error),
-    });
-    return { outcome: 'unchanged', reason: errorCode(error) };
+    const code = warnRefusedForGood(error, deps.logger, 'application changed: the ATS refused the read', message);
+    return { outcome: 'unchanged', reason: code };
   }
 }

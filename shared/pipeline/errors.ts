@@ -1,6 +1,22 @@
-import { hasCode, mayHaveSucceeded } from '../errors';
+import { errorCode, hasCode, isPermanent, mayHaveSucceeded } from '../errors';
 
 export { errorCode, isPermanent } from '../errors';
+
+/**
+ * An ATS refusal no retry will change, said and left: a warning naming the application and the refusal's code, which
+ * it answers. Anything that may pass on a retry goes up.
+ */
+export function warnRefusedForGood(
+  error: unknown,
+  logger: { warn(message: string, attributes?: Record<string, unknown>): void },
+  line: string,
+  application: { connectionId: string; atsApplicationId: string },
+): string {
+  if (!isPermanent(error)) throw error;
+  const { connectionId, atsApplicationId } = application;
+  logger.warn(line, { connectionId, atsApplicationId, code: errorCode(error) });
+  return errorCode(error);
+}
 
 /** Another worker is creating this job's interview and did not finish in time: SQS retries the message later. */
 export class InterviewNotReadyError extends Error {

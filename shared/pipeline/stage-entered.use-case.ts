@@ -6,7 +6,7 @@ import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
-import { errorCode, isPermanent } from './errors';
+import { errorCode, isPermanent, warnRefusedForGood } from './errors';
 import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
@@ -241,12 +241,12 @@ async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Pr
   const { context, deps, options } = run;
   const standing = await context.ats.readStanding(targetOf(record), options.signal).catch((error: unknown) => {
     // Refused for good (a merged or deleted application): not back; the stage change ends here, the message with it.
-    if (!isPermanent(error)) throw error;
-    deps.logger.warn('stage entered: the ATS refused the read of a candidate who had left', {
-      connectionId: record.connectionId,
-      atsApplicationId: record.atsApplicationId,
-      code: errorCode(error),
-    });
+    warnRefusedForGood(
+      error,
+      deps.logger,
+      'stage entered: the ATS refused the read of a candidate who had left',
+      record,
+    );
     return undefined;
   });
   if (!standing) return false;

@@ -1,5 +1,5 @@
 import type { ApplicationRef } from '../ats/port';
-import { errorCode, isPermanent } from './errors';
+import { warnRefusedForGood } from './errors';
 import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 import type { ApplicationKey, ApplicationRecord } from './records';
@@ -83,12 +83,7 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
     } catch (error) {
       // A refusal of the tag (a key without the permission) never undoes the invitation or the write-back it
       // follows: said, and left. Anything that may pass on a retry goes up.
-      if (!isPermanent(error)) throw error;
-      deps.logger.warn('the status could not be shown in the ATS', {
-        connectionId: key.connectionId,
-        atsApplicationId: key.atsApplicationId,
-        code: errorCode(error),
-      });
+      warnRefusedForGood(error, deps.logger, 'the status could not be shown in the ATS', key);
     }
   };
   // Where tags belong to the candidate, the tag shows the status of their application furthest along: one

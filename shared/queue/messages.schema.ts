@@ -126,16 +126,16 @@ export const reportCreatedMessageSchema = v.object({
   atsApplicationId: v.optional(atsIdSchema),
 });
 
-export type StageEnteredMessage = v.InferOutput<typeof stageEnteredMessageSchema>;
-export type ReportCreatedMessage = v.InferOutput<typeof reportCreatedMessageSchema>;
-export type CandidateDeletedMessage = v.InferOutput<typeof candidateDeletedMessageSchema>;
-export type FollowUpMessage = v.InferOutput<typeof followUpMessageSchema>;
-export type ApplicationChangedMessage = v.InferOutput<typeof applicationChangedMessageSchema>;
-export type OrderWorkMessage = v.InferOutput<typeof orderWorkMessageSchema>;
+/** Every message the connector queues: the invite worker's, and the write-back worker's. */
 export type QueueMessage =
-  | StageEnteredMessage
-  | ReportCreatedMessage
-  | CandidateDeletedMessage
-  | ApplicationChangedMessage
-  | FollowUpMessage
-  | OrderWorkMessage;
+  | v.InferOutput<typeof stageQueueMessageSchema>
+  | v.InferOutput<typeof reportCreatedMessageSchema>;
+/** The queued message of one kind. */
+type MessageOf<Kind extends QueueMessage['kind']> = Extract<QueueMessage, { kind: Kind }>;
+
+export type StageEnteredMessage = MessageOf<'stage-entered'>;
+export type ReportCreatedMessage = MessageOf<'report-created'>;
+export type CandidateDeletedMessage = MessageOf<'candidate-deleted'>;
+export type FollowUpMessage = MessageOf<'follow-up'>;
+export type ApplicationChangedMessage = MessageOf<'application-changed'>;
+export type OrderWorkMessage = MessageOf<'order-work'>;

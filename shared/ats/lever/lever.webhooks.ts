@@ -4,7 +4,7 @@ import type { ConnectionSecrets } from '../../config';
 import { digestMatches, hmacSha256 } from '../../http';
 import { describeFirstIssue } from '../../validation';
 import { readPart, readWebhookBody } from '../webhook-body';
-import type { InboundWebhook, WebhookParseResult, WebhookVerification } from '../port';
+import type { ApplicationChangedEvent, InboundWebhook, WebhookParseResult, WebhookVerification } from '../port';
 import {
   archiveChangeDataSchema,
   candidateDeletedDataSchema,
@@ -124,24 +124,23 @@ function stageEntered(deliveryId: string, value: unknown): WebhookParseResult {
 function archiveChanged(deliveryId: string, value: unknown): WebhookParseResult {
   const data = readPart(value, archiveChangeDataSchema, 'data');
   if (!data.ok) return data.result;
-  return {
-    kind: 'application-changed',
-    event: {
-      deliveryId,
-      atsApplicationId: data.value.opportunityId,
-      change: data.value.toArchived ? 'left' : 'returned',
-    },
-  };
+  return applicationChanged(deliveryId, data.value.opportunityId, data.value.toArchived ? 'left' : 'returned');
 }
 
 /** `candidateHired`: the opportunity left the pipeline. Lever documents no "unhired" event. */
 function hired(deliveryId: string, value: unknown): WebhookParseResult {
   const data = readPart(value, candidateHiredDataSchema, 'data');
   if (!data.ok) return data.result;
-  return {
-    kind: 'application-changed',
-    event: { deliveryId, atsApplicationId: data.value.opportunityId, change: 'left' },
-  };
+  return applicationChanged(deliveryId, data.value.opportunityId, 'left');
+}
+
+/** An opportunity that left the pipeline or came back: a hint, which the worker checks with a read. */
+function applicationChanged(
+  deliveryId: string,
+  opportunityId: string,
+  change: ApplicationChangedEvent['change'],
+): WebhookParseResult {
+  return { kind: 'application-changed', event: { deliveryId, atsApplicationId: opportunityId, change } };
 }
 
 function candidateDeleted(deliveryId: string, value: unknown): WebhookParseResult {

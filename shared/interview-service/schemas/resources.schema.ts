@@ -120,6 +120,13 @@ export const customQuestionEvaluationSchema = v.looseObject({
   ai_evaluation: aiEvaluationSchema,
 });
 
+/** When a resource was made and last changed, and its status: tolerated on every resource, never read. */
+const dated = {
+  date_created: tolerant(timestampSchema),
+  date_modified: tolerant(timestampSchema),
+  status: tolerant(v.string()),
+};
+
 /**
  * Report fields. Strict: the three ids (they become keys), the scores (a rule decides on them) and the e-mail
  * when present. Everything else is tolerated: null, missing or of an unexpected type, it never refuses a report.
@@ -149,9 +156,7 @@ export const reportEntries = {
   coding_skills_evaluation: tolerant(aiEvaluationSchema),
   custom_exercise_evaluation: tolerant(aiEvaluationSchema),
   custom_question_evaluation: tolerantList(customQuestionEvaluationSchema),
-  date_created: tolerant(timestampSchema),
-  date_modified: tolerant(timestampSchema),
-  status: tolerant(v.string()),
+  ...dated,
 };
 
 export const interviewReportSchema = v.looseObject(reportEntries);
@@ -163,9 +168,7 @@ export const candidateInviteSchema = v.looseObject({
   interview_name: tolerant(v.string()),
   candidate_name: tolerant(v.string()),
   candidate_email_id: optionalString,
-  date_created: tolerant(timestampSchema),
-  date_modified: tolerant(timestampSchema),
-  status: tolerant(v.string()),
+  ...dated,
 });
 
 export const webhookSchema = v.looseObject({
@@ -173,9 +176,7 @@ export const webhookSchema = v.looseObject({
   url: v.string(),
   description: tolerant(v.string()),
   event: v.string(),
-  date_created: tolerant(timestampSchema),
-  date_modified: tolerant(timestampSchema),
-  status: tolerant(v.string()),
+  ...dated,
 });
 
 /**
@@ -187,9 +188,7 @@ export const interviewSummarySchema = v.looseObject({
   interview_id: idSchema,
   interview_name: v.string(),
   invite_url: optionalString,
-  date_created: tolerant(timestampSchema),
-  date_modified: tolerant(timestampSchema),
-  status: tolerant(v.string()),
+  ...dated,
 });
 
 /** `POST /interview/invite`: one invitation per candidate, each with its own link (`...?cid=`). */
