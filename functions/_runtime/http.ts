@@ -1,4 +1,6 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 
 /** The connector's webhook endpoints refuse bodies over 1 MiB before reading them further. */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
@@ -17,3 +19,20 @@ export function rawBody(event: APIGatewayProxyEventV2): Buffer {
 export function lowerCaseHeaders(event: APIGatewayProxyEventV2): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
 }
+
+/** An HTTP endpoint's work: the request, and the invocation's context (none in a local call or a test). */
+export type HttpWork = (
+  event: APIGatewayProxyEventV2,
+  context: Context | undefined,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/**
+ * The Lambda handler of an HTTP endpoint: its work runs with one correlation id per request (API Gateway's request
+ * id), so the lines it logs and the worker's lines about what it enqueued carry the same.
+ */
+export const httpHandler =
+  (work: HttpWork) =>
+  (event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+    const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
+    return withLogContext({ ...invocationKeys(context), ...correlation }, () => work(event, context));
+  };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createLogger } from '../../shared/observability/logger';
-import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
+import { currentCorrelationId } from '../../shared/observability/log-context';
 import { mayMatchTriggers } from '../../shared/pipeline/trigger-matching';
 import { stageNamesReader } from '../../shared/pipeline/stage-names';
 import {
@@ -15,7 +15,7 @@ import { boundStageEnteredEvent } from '../../shared/ats/bounds';
 import { deliveryIdOf } from '../../shared/validation';
 import type { AtsAdapter, StageEnteredEvent } from '../../shared/ats/port';
 import { ENV, requireEnv } from '../_runtime/env';
-import { jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+import { httpHandler, jsonResponse, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { errorCode } from '../../shared/pipeline/errors';
 import { type DeliveryReplay, stageSubject, type WebhookContext } from '../../shared/pipeline/ports';
@@ -35,14 +35,11 @@ const logger = createLogger('ats-webhook');
  * Answers exactly 200 when accepted (Greenhouse retries anything else) and 5xx when the queue is down, so the
  * ATS delivers again (Ashby does not retry 4xx).
  */
-export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
-  // One correlation id per delivery (API Gateway's request id): the worker's lines about it carry the same.
-  const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
+export const handler = httpHandler((event, context) =>
   // The send to SQS gives up shortly before the function's timeout (the workers' margin), so a slow queue still
   // leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
-  const sendWithin = context ? deadlineSignal(context) : undefined;
-  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event, sendWithin));
-}
+  receive(event, context ? deadlineSignal(context) : undefined),
+);
 
 async function receive(
   event: APIGatewayProxyEventV2,

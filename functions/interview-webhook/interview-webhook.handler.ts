@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import * as v from 'valibot';
 import { secretEquals } from '../../shared/http/signature';
 import { EVENT_KINDS } from '../../shared/interview-service/constants';
 import { reportCreatedDataSchema, webhookDeliverySchema } from '../../shared/interview-service/schemas';
 import { errorCode } from '../../shared/pipeline/errors';
 import { createLogger } from '../../shared/observability/logger';
-import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
+import { currentCorrelationId } from '../../shared/observability/log-context';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
-import { jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+import { httpHandler, jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { describeFirstIssue } from '../../shared/validation';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { reportSubject } from '../../shared/pipeline/ports';
@@ -27,11 +27,7 @@ const ledger = queueLedger();
  * report through the API. A report whose message is already pending (a repeated delivery, or one the reconciler
  * found first) is acknowledged without a second message: the queue ledger records each report enqueued.
  */
-export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
-  // One correlation id per delivery (API Gateway's request id): the worker's lines about it carry the same.
-  const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
-  return withLogContext({ ...invocationKeys(context), ...correlation }, () => receive(event));
-}
+export const handler = httpHandler(receive);
 
 async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const { connectionId = '', token = '' } = event.pathParameters ?? {};

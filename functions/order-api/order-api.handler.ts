@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { DynamoOrderStore } from '../../shared/mapping/orders.records';
 import { createLogger } from '../../shared/observability/logger';
 import { createMetrics } from '../../shared/observability/metrics';
-import { currentCorrelationId, invocationKeys, withLogContext } from '../../shared/observability/log-context';
+import { currentCorrelationId } from '../../shared/observability/log-context';
 import { ASHBY_CALLS, handleAshbyPartner, type AshbyCall } from '../../shared/orders/ashby-assessments';
 import { handleGreenhousePartner, PARTNER_CALLS, type PartnerCall } from '../../shared/orders/greenhouse-partner';
 import { handleKomboWebhook } from '../../shared/orders/kombo-orders';
@@ -12,7 +12,7 @@ import type { OrderRecord } from '../../shared/orders/records';
 import { QueuePublisher } from '../../shared/queue';
 import { connectionContext } from '../_runtime/work-context';
 import { ENV, requireEnv } from '../_runtime/env';
-import { lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
+import { httpHandler, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 
 const logger = createLogger('order-api');
 const metrics = createMetrics();
@@ -49,10 +49,7 @@ const deps: PartnerDependencies = {
  * `assessment:order-received`). Each authenticates its key (or signature) before reading the body, answers from
  * DynamoDB, and queues an order's work.
  */
-export function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
-  const correlation = { correlation_id: event.requestContext?.requestId ?? randomUUID() };
-  return withLogContext({ ...invocationKeys(context), ...correlation }, () => answer(event));
-}
+export const handler = httpHandler(answer);
 
 async function answer(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
   const { source = '', call = '' } = event.pathParameters ?? {};
