@@ -1,3 +1,6 @@
+/** A new list each time: a test that changes a document's question changes no other document. */
+const questions = () => [{ question: 'Tell us about a system you built.', time: 3, type: 'audio' }];
+
 /** A valid connections document; tests change one field to see how it is refused. */
 export function connectionDocument(overrides: Record<string, unknown> = {}): {
   connections: Record<string, unknown>[];
@@ -16,7 +19,7 @@ export function connectionDocument(overrides: Record<string, unknown> = {}): {
             id: 'ai-screen',
             jobs: ['3301'],
             stage: { name: 'AI Interview' },
-            interview: { questions: [{ question: 'Tell us about a system you built.', time: 3, type: 'audio' }] },
+            interview: { questions: questions() },
           },
         ],
         writeBack: { advance: { minAiMatchScore: 75, toStage: { name: 'Hiring Manager Review' } } },
@@ -25,6 +28,18 @@ export function connectionDocument(overrides: Record<string, unknown> = {}): {
     ],
   };
 }
+
+/**
+ * The fields that make connectionDocument's connection a Workable one: its account, the member writes are made as,
+ * and its trigger on the stage "AI Interview" in every job.
+ */
+export const workableFields = () => ({
+  id: 'acme-workable',
+  ats: 'workable',
+  atsBaseUrl: 'https://acme.workable.com',
+  atsUserId: 'member-1',
+  triggers: [{ id: 'ai-screen', stage: { name: 'AI Interview' }, interview: { questions: questions() } }],
+});
 
 /** The secret a webhook of `event` is signed with: the one the ATS issued for that event (Lever), else the one. */
 export function webhookSecretOf(

@@ -5,13 +5,26 @@ import type { ReportCreatedMessage, StageEnteredMessage } from '../../shared/que
 /** The records and messages the use-case tests start from: one application (4401) of job 3301, its report. */
 export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 
+/** Where the records are: the connection and its trigger. */
+const TRIGGER = { connectionId: 'acme-greenhouse', triggerId: 'ai-screen' };
+/** The application they name in the ATS. */
+const ATS_IDS = { atsApplicationId: '4401', atsCandidateId: '7702', atsJobId: '3301' };
+/** Its report, and the interview and candidate the service reports on. */
+const REPORT_IDS = { reportId: 'rep-1', interviewId: 'int-1', candidateId: 'cand-1' };
+
+/** A message's envelope, as the connection's functions enqueue it. */
+const envelope = <Kind extends string>(kind: Kind, enqueueId: string) => ({
+  v: 1 as const,
+  kind,
+  enqueueId,
+  connectionId: TRIGGER.connectionId,
+  receivedAt: NOW,
+});
+
 export function applicationRecord(overrides: Partial<ApplicationRecord> = {}): ApplicationRecord {
   return {
-    connectionId: 'acme-greenhouse',
-    atsApplicationId: '4401',
-    triggerId: 'ai-screen',
-    atsCandidateId: '7702',
-    atsJobId: '3301',
+    ...TRIGGER,
+    ...ATS_IDS,
     stageId: '9001',
     state: 'invited',
     candidateEmail: 'ana@example.com',
@@ -25,9 +38,8 @@ export function applicationRecord(overrides: Partial<ApplicationRecord> = {}): A
 
 export function jobRecord(overrides: Partial<JobRecord> = {}): JobRecord {
   return {
-    connectionId: 'acme-greenhouse',
-    atsJobId: '3301',
-    triggerId: 'ai-screen',
+    ...TRIGGER,
+    atsJobId: ATS_IDS.atsJobId,
     state: 'creating',
     interviewName: 'n',
     templateHash: 'h',
@@ -60,17 +72,11 @@ export function reportFactory(overrides: Partial<InterviewReport> = {}): Intervi
 /** A stage-entered message as the ATS webhook enqueues it; `event` fields override the defaults. */
 export function stageEnteredMessage(overrides: Partial<StageEnteredMessage['event']> = {}): StageEnteredMessage {
   return {
-    v: 1,
-    kind: 'stage-entered',
-    enqueueId: 'enq-1',
-    connectionId: 'acme-greenhouse',
-    receivedAt: NOW,
+    ...envelope('stage-entered', 'enq-1'),
     event: {
       deliveryId: 'evt-1',
-      atsJobId: '3301',
+      ...ATS_IDS,
       jobName: 'Backend Engineer',
-      atsApplicationId: '4401',
-      atsCandidateId: '7702',
       stage: { id: '9001', name: 'AI Interview' },
       candidate: { name: 'Ana Ruiz', email: 'Ana@Example.com' },
       ...overrides,
@@ -81,15 +87,9 @@ export function stageEnteredMessage(overrides: Partial<StageEnteredMessage['even
 /** A report-created message as the interview webhook enqueues it. */
 export function reportCreatedMessage(overrides: Partial<ReportCreatedMessage> = {}): ReportCreatedMessage {
   return {
-    v: 1,
-    kind: 'report-created',
-    enqueueId: 'enq-r',
-    connectionId: 'acme-greenhouse',
-    receivedAt: NOW,
+    ...envelope('report-created', 'enq-r'),
     source: 'webhook',
-    reportId: 'rep-1',
-    interviewId: 'int-1',
-    candidateId: 'cand-1',
+    ...REPORT_IDS,
     ...overrides,
   };
 }

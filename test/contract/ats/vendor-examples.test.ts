@@ -23,6 +23,31 @@ const noRetry = { retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, slee
 const base: ConnectionSecrets = { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32) };
 const hmacHex = (secret: string, data: Buffer | string) => createHmac('sha256', secret).update(data).digest('hex');
 const connectionOf = (overrides: Record<string, unknown>) => parseConnections(connectionDocument(overrides))[0]!;
+const LEVER_TOKENS = { candidateStageChange: 'stage-token-0123456789', candidateDeleted: 'delete-token-0123456789' };
+
+/** Each vendor's connection: its fields over connectionDocument's (a Greenhouse one). */
+const CONNECTIONS = {
+  greenhouse: { atsAuthUrl: 'https://auth.greenhouse.io/token' },
+  lever: { id: 'acme-lever', ats: 'lever', atsBaseUrl: 'https://api.lever.co', atsUserId: 'u-1' },
+  ashby: { id: 'acme-ashby', ats: 'ashby', atsBaseUrl: 'https://api.ashbyhq.com' },
+  workable: { id: 'acme-workable', ats: 'workable', atsBaseUrl: 'https://acme.workable.com' },
+};
+/** Each vendor's secrets, over the interview service's. */
+const SECRETS: Record<keyof typeof CONNECTIONS, Partial<ConnectionSecrets>> = {
+  greenhouse: { atsWebhookSecret: SECRET, atsClientId: 'id', atsClientSecret: 'secret' },
+  lever: { atsApiKey: 'key', atsWebhookSecrets: LEVER_TOKENS },
+  ashby: { atsWebhookSecret: SECRET, atsApiKey: 'key' },
+  workable: { atsWebhookSecret: SECRET, atsApiKey: 'key' },
+};
+type Serve = (call: StubCall) => StubAnswer;
+
+/** The vendor's adapter, every call it makes answered by `serve`, and the calls it made. */
+function adapterServing(vendor: keyof typeof CONNECTIONS, serve: Serve) {
+  const stub = stubFetch(serve);
+  const connection = connectionOf(CONNECTIONS[vendor]);
+  const adapter = createAtsAdapter(connection, { ...base, ...SECRETS[vendor] }, { fetch: stub.fetch, ...noRetry });
+  return { adapter, calls: stub.calls };
+}
 
 /**
  * A move that moves, once the adapter has read the stages it caches, makes the calls a profile declares a move at
@@ -37,15 +62,11 @@ async function expectMoveCost(calls: readonly StubCall[], move: () => Promise<{ 
 }
 
 describe('Contract: Greenhouse examples (developers.greenhouse.io webhooks; harvestdocs v3 reference)', () => {
-  const adapterWith = (serve: (call: StubCall) => StubAnswer) => {
-    const stub = stubFetch((call) => (call.url.pathname === '/token' ? answer('greenhouse-token.json') : serve(call)));
-    const adapter = createAtsAdapter(
-      connectionOf({ atsAuthUrl: 'https://auth.greenhouse.io/token' }),
-      { ...base, atsWebhookSecret: SECRET, atsClientId: 'id', atsClientSecret: 'secret' },
-      { fetch: stub.fetch, ...noRetry },
+  // The OAuth token comes from Greenhouse's authorization server.
+  const adapterWith = (serve: Serve) =>
+    adapterServing('greenhouse', (call) =>
+      call.url.pathname === '/token' ? answer('greenhouse-token.json') : serve(call),
     );
-    return { adapter, calls: stub.calls };
-  };
   const target = { atsApplicationId: '265277', atsCandidateId: '265772', atsJobId: '108279' };
 
   it('verifies and reads delete_candidate, merge_candidate and candidate_anonymized as purges', () => {
@@ -101,21 +122,12 @@ describe('Contract: Greenhouse examples (developers.greenhouse.io webhooks; harv
 });
 
 describe('Contract: Lever examples (help.lever.co webhooks; NangoHQ notes model)', () => {
-  const tokens = { candidateStageChange: 'stage-token-0123456789', candidateDeleted: 'delete-token-0123456789' };
-  const adapterWith = (serve: (call: StubCall) => StubAnswer) => {
-    const stub = stubFetch(serve);
-    const adapter = createAtsAdapter(
-      connectionOf({ id: 'acme-lever', ats: 'lever', atsBaseUrl: 'https://api.lever.co', atsUserId: 'u-1' }),
-      { ...base, atsApiKey: 'key', atsWebhookSecrets: tokens },
-      { fetch: stub.fetch, ...noRetry },
-    );
-    return { adapter, calls: stub.calls };
-  };
+  const adapterWith = (serve: Serve) => adapterServing('lever', serve);
   /** The fixture signed as Lever signs it, with the token of its event's webhook, delivered now. */
   const signed = (name: string) => {
     const document = loadFixture<Record<string, unknown>>(fixture(name));
     document.triggeredAt = Date.now();
-    const secret = tokens[document.event as keyof typeof tokens];
+    const secret = LEVER_TOKENS[document.event as keyof typeof LEVER_TOKENS];
     document.signature = hmacHex(secret, `${document.token}${document.triggeredAt}`);
     return { headers: {}, rawBody: Buffer.from(JSON.stringify(document)) };
   };
@@ -170,15 +182,7 @@ describe('Contract: Lever examples (help.lever.co webhooks; NangoHQ notes model)
 });
 
 describe('Contract: Ashby examples (webhook payloads OpenAPI; RPC answers)', () => {
-  const adapterWith = (serve: (call: StubCall) => StubAnswer) => {
-    const stub = stubFetch(serve);
-    const adapter = createAtsAdapter(
-      connectionOf({ id: 'acme-ashby', ats: 'ashby', atsBaseUrl: 'https://api.ashbyhq.com' }),
-      { ...base, atsWebhookSecret: SECRET, atsApiKey: 'key' },
-      { fetch: stub.fetch, ...noRetry },
-    );
-    return { adapter, calls: stub.calls };
-  };
+  const adapterWith = (serve: Serve) => adapterServing('ashby', serve);
   const ref = { atsApplicationId: '5e1c4a2b-0001', atsCandidateId: 'a9d2c3f4-0002', atsJobId: '4071538b-0005' };
 
   it('verifies and reads candidateDelete and candidateMerge as purges of the candidate that is gone', () => {
@@ -226,15 +230,7 @@ describe('Contract: Ashby examples (webhook payloads OpenAPI; RPC answers)', () 
 });
 
 describe('Contract: Workable examples (workable.readme.io candidate-events, candidate-activities)', () => {
-  const adapterWith = (serve: (call: StubCall) => StubAnswer) => {
-    const stub = stubFetch(serve);
-    const adapter = createAtsAdapter(
-      connectionOf({ id: 'acme-workable', ats: 'workable', atsBaseUrl: 'https://acme.workable.com' }),
-      { ...base, atsWebhookSecret: SECRET, atsApiKey: 'key' },
-      { fetch: stub.fetch, ...noRetry },
-    );
-    return { adapter, calls: stub.calls };
-  };
+  const adapterWith = (serve: Serve) => adapterServing('workable', serve);
   const ref = { atsApplicationId: '3fc9a8', atsCandidateId: '3fc9a8', atsJobId: 'GROOV005' };
 
   it('reads candidate_moved by stage name, moves by slug, writes a comment answered by an empty 201', async () => {

@@ -123,43 +123,40 @@ describe('Class: LeverAdapter, standing and moves of an archived opportunity', (
       return notFound(call);
     });
 
-  it('reads an opportunity in the pipeline as active, in its stage, with one read', async () => {
-    const { adapter, calls } = serving('lever-opportunity.json');
-    expect(await adapter.readStanding(target)).toEqual({
-      active: true,
-      stageId: 'c1b2-ai-interview',
-      stageName: undefined,
-    });
+  it.each([
+    [
+      'in the pipeline as active, in its stage',
+      'lever-opportunity.json',
+      { active: true, stageId: 'c1b2-ai-interview', stageName: undefined },
+    ],
+    [
+      'archived as archived, with its archive reason id',
+      'lever-opportunity-archived.json',
+      { active: false, exit: 'archived', reason: '63dd55b2-a99f-4e7b-985f-22c7bf80ab42' },
+    ],
+  ])('reads an opportunity %s, with one read', async (_what, opportunity, standing) => {
+    const { adapter, calls } = serving(opportunity);
+    expect(await adapter.readStanding(target)).toEqual(standing);
     expect(calls.map(route)).toEqual(['GET /v1/opportunities/250d8f03-0002']);
   });
 
-  it('reads an archived opportunity as archived, with its archive reason id, with one read', async () => {
-    const { adapter, calls } = serving('lever-opportunity-archived.json');
-    expect(await adapter.readStanding(target)).toEqual({
-      active: false,
-      exit: 'archived',
-      reason: '63dd55b2-a99f-4e7b-985f-22c7bf80ab42',
-    });
-    expect(calls.map(route)).toEqual(['GET /v1/opportunities/250d8f03-0002']);
-  });
-
-  it('answers a move of an archived opportunity unmoved, with its exit, and never moves it', async () => {
-    const { adapter, calls } = serving('lever-opportunity-archived.json');
-    expect(await adapter.moveToStage(target, { id: 'd3e4-hm-review' })).toEqual({
-      moved: false,
-      stageId: 'c1b2-ai-interview',
-      exit: 'archived',
-    });
-    expect(calls.map(route)).toEqual(['GET /v1/opportunities/250d8f03-0002']);
-  });
-
-  it('still moves an opportunity in the pipeline', async () => {
-    const { adapter, calls } = serving('lever-opportunity.json');
-    expect(await adapter.moveToStage(target, { id: 'd3e4-hm-review' })).toEqual({
-      moved: true,
-      stageId: 'd3e4-hm-review',
-    });
-    expect(calls.map(route)).toContain('PUT /v1/opportunities/250d8f03-0002/stage?perform_as=u-1');
+  it.each([
+    [
+      'an archived opportunity unmoved, with its exit, and never moves it',
+      'lever-opportunity-archived.json',
+      { moved: false, stageId: 'c1b2-ai-interview', exit: 'archived' },
+      ['GET /v1/opportunities/250d8f03-0002'],
+    ],
+    [
+      'an opportunity in the pipeline: it moves',
+      'lever-opportunity.json',
+      { moved: true, stageId: 'd3e4-hm-review' },
+      ['GET /v1/opportunities/250d8f03-0002', 'PUT /v1/opportunities/250d8f03-0002/stage?perform_as=u-1'],
+    ],
+  ])('answers a move of %s', async (_what, opportunity, result, routes) => {
+    const { adapter, calls } = serving(opportunity);
+    expect(await adapter.moveToStage(target, { id: 'd3e4-hm-review' })).toEqual(result);
+    expect(calls.map(route)).toEqual(routes);
   });
 
   it('refuses an opportunity read whose archive reason is not a string', async () => {

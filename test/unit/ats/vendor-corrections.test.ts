@@ -4,7 +4,7 @@ import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.ada
 import { createAtsAdapter } from '../../../shared/ats';
 import { missingAtsSecret, parseConnections, type ConnectionSecrets } from '../../../shared/config';
 import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
-import { connectionDocument } from '../../helpers/connections';
+import { connectionDocument, workableFields } from '../../helpers/connections';
 import { route, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
 
 // Each case drives a real adapter with a fetch that answers in the shape the vendor documents
@@ -45,20 +45,7 @@ const greenhouseMoving = () =>
   });
 
 const workableConnection = (overrides: Record<string, unknown> = {}) =>
-  connectionOf({
-    id: 'acme-workable',
-    ats: 'workable',
-    atsBaseUrl: 'https://acme.workable.com',
-    atsUserId: 'member-1',
-    triggers: [
-      {
-        id: 'ai-screen',
-        stage: { name: 'AI Interview' },
-        interview: { questions: [{ question: 'Tell us about a system you built.', time: 3, type: 'audio' }] },
-      },
-    ],
-    ...overrides,
-  });
+  connectionOf({ ...workableFields(), ...overrides });
 
 function workable(answer: (call: StubCall) => StubAnswer, overrides: Record<string, unknown> = {}) {
   const stub = stubFetch(answer);

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAtsAdapter } from '../../../shared/ats';
 import { parseConnections } from '../../../shared/config';
-import { connectionDocument } from '../../helpers/connections';
+import { connectionDocument, workableFields } from '../../helpers/connections';
 import { loadFixture, loadRawFixture } from '../../helpers/fixtures';
 import { route, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
 
@@ -21,21 +21,7 @@ const STAGES_WITH_HIRED = {
 
 function workable(answer: (call: StubCall) => StubAnswer) {
   const stub = stubFetch(answer);
-  const connection = parseConnections(
-    connectionDocument({
-      id: 'acme-workable',
-      ats: 'workable',
-      atsBaseUrl: 'https://acme.workable.com',
-      atsUserId: 'member-1',
-      triggers: [
-        {
-          id: 'ai-screen',
-          stage: { name: 'AI Interview' },
-          interview: { questions: [{ question: 'Tell us about a system you built.', time: 3, type: 'audio' }] },
-        },
-      ],
-    }),
-  )[0]!;
+  const connection = parseConnections(connectionDocument(workableFields()))[0]!;
   const adapter = createAtsAdapter(
     connection,
     { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsWebhookSecret: SECRET, atsApiKey: 'key' },

@@ -1,36 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { parseConnections } from '../../../shared/config';
 import { type AshbyCall, handleAshbyPartner } from '../../../shared/orders/ashby-assessments';
-import { issuePartnerKey, type PartnerDependencies } from '../../../shared/orders/partner-calls';
-import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
-import { connectionDocument } from '../../helpers/connections';
-import { MemoryOrderStore } from '../../helpers/memory-orders';
+import { issuePartnerKey } from '../../../shared/orders/partner-calls';
+import { orderIdFor } from '../../../shared/orders/records';
+import { BACKEND_SCREEN, orderingConnection, partnerDependencies } from '../../helpers/partner-calls';
 
-const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
-const [connection] = parseConnections(
-  connectionDocument({
-    ats: 'ashby',
-    orders: {
-      ashby: { tests: [{ id: 'backend-screen', name: 'Backend screen', interview: { questions: QUESTIONS } }] },
-    },
-  }),
-);
-const KEY = issuePartnerKey(connection?.id ?? '');
+const connection = orderingConnection({ ats: 'ashby', orders: { ashby: { tests: [BACKEND_SCREEN] } } });
+const KEY = issuePartnerKey(connection.id);
 const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 
 function ashby() {
-  const orders = new MemoryOrderStore();
-  const queued: OrderRecord[] = [];
-  const deps: PartnerDependencies = {
-    connectionFor: async (id) =>
-      id === connection?.id
-        ? { connection, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), ashbyPartnerKey: KEY } }
-        : undefined,
-    orders,
-    enqueue: async (order) => void queued.push(order),
-    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
-    now: () => Date.UTC(2026, 10, 26),
-  };
+  const { orders, queued, deps } = partnerDependencies(connection, { ashbyPartnerKey: KEY });
   const call = (name: AshbyCall, body: unknown, key = KEY) =>
     handleAshbyPartner(
       {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { parseConnections } from '../../../shared/config';
 import {
   type GreenhousePartnerDependencies,
   handleGreenhousePartner,
@@ -9,42 +8,24 @@ import {
 } from '../../../shared/orders/greenhouse-partner';
 import { idsFromProfileUrl } from '../../../shared/orders/greenhouse-partner.schemas';
 import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
-import { connectionDocument } from '../../helpers/connections';
-import { MemoryOrderStore } from '../../helpers/memory-orders';
+import { BACKEND_SCREEN, orderingConnection, partnerDependencies } from '../../helpers/partner-calls';
 
-const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
-const [connection] = parseConnections(
-  connectionDocument({
-    orders: {
-      greenhouse: { tests: [{ id: 'backend-screen', name: 'Backend screen', interview: { questions: QUESTIONS } }] },
-    },
-  }),
-);
+const connection = orderingConnection({ orders: { greenhouse: { tests: [BACKEND_SCREEN] } } });
 const KEY = issuePartnerKey('acme-greenhouse');
 const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 
 function partner() {
-  const orders = new MemoryOrderStore();
-  const queued: OrderRecord[] = [];
+  const { orders, queued, deps: base } = partnerDependencies(connection, { greenhousePartnerKey: KEY });
   const lines: { message: string; attributes?: Record<string, unknown> }[] = [];
   let counted = 0;
   const deps: GreenhousePartnerDependencies = {
-    connectionFor: async (id) =>
-      id === connection?.id
-        ? {
-            connection,
-            secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), greenhousePartnerKey: KEY },
-          }
-        : undefined,
-    orders,
-    enqueue: async (order) => void queued.push(order),
+    ...base,
     logger: {
       info: (message, attributes) => void lines.push({ message, attributes }),
       warn: (message, attributes) => void lines.push({ message, attributes }),
       error: (message, attributes) => void lines.push({ message, attributes }),
     },
     countResponseError: () => void counted++,
-    now: () => Date.UTC(2026, 10, 26),
   };
   const call = (name: PartnerCall, init: { method?: string; key?: string; body?: unknown; query?: string } = {}) =>
     handleGreenhousePartner(

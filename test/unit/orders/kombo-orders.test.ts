@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseConnections } from '../../../shared/config';
 import type { KomboApi } from '../../../shared/orders/kombo-client';
 import {
   fetchMissedKomboOrders,
@@ -8,40 +7,15 @@ import {
   komboSignatureMatches,
   komboSignatureOf,
 } from '../../../shared/orders/kombo-orders';
-import type { PartnerDependencies } from '../../../shared/orders/partner-calls';
-import type { OrderRecord } from '../../../shared/orders/records';
-import { connectionDocument } from '../../helpers/connections';
-import { MemoryOrderStore } from '../../helpers/memory-orders';
+import { BACKEND_SCREEN, orderingConnection, partnerDependencies } from '../../helpers/partner-calls';
 
-const QUESTIONS = [{ question: 'Walk us through a system you built.', time: 3, type: 'audio' }];
-const [connection] = parseConnections(
-  connectionDocument({
-    orders: {
-      kombo: {
-        integrations: ['teamtailor:globex', 'workday:initech'],
-        tests: [{ id: 'backend-screen', name: 'Backend screen', interview: { questions: QUESTIONS } }],
-      },
-    },
-  }),
-);
+const connection = orderingConnection({
+  orders: { kombo: { integrations: ['teamtailor:globex', 'workday:initech'], tests: [BACKEND_SCREEN] } },
+});
 const SECRET = 'kombo-webhook-secret-0123456789';
 
 function kombo() {
-  const orders = new MemoryOrderStore();
-  const queued: OrderRecord[] = [];
-  const deps: PartnerDependencies = {
-    connectionFor: async (id) =>
-      id === connection?.id
-        ? {
-            connection,
-            secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), komboWebhookSecret: SECRET },
-          }
-        : undefined,
-    orders,
-    enqueue: async (order) => void queued.push(order),
-    logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
-    now: () => Date.UTC(2026, 10, 26),
-  };
+  const { orders, queued, deps } = partnerDependencies(connection, { komboWebhookSecret: SECRET });
   /** `signature: null` sends none. */
   const deliver = (
     raw: string,

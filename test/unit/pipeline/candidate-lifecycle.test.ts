@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, type Mock, vi } from 'vitest';
 import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
 import { followUpsDue, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
@@ -51,6 +51,19 @@ function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Reco
   const deps = dependencies(store, context);
   return { store, deps, ats, setStatusTag, context, interviews };
 }
+
+/** The invitation of a candidate the ATS now shows rejected, whose next status tag fails (retryable) with `code`. */
+function rejectedWithTagFailing(message: string, code: string) {
+  const candidate = invitedCandidate();
+  candidate.ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+  const failure = Object.assign(new Error(message), { code, retryable: true });
+  candidate.setStatusTag.mockRejectedValueOnce(failure);
+  return { ...candidate, failure };
+}
+
+/** The status tag last shown is `tag`, whichever others were taken off. */
+const expectLastTag = (setStatusTag: Mock, tag: string) =>
+  expect(setStatusTag).toHaveBeenLastCalledWith(expect.anything(), tag, expect.anything(), undefined);
 
 const followUp = (action: FollowUpMessage['action'], extra: Partial<FollowUpMessage> = {}): FollowUpMessage => ({
   v: 1,
@@ -107,10 +120,7 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
   });
 
   it('shows "cancelled" on the retry when the ATS refused the status after the exit was recorded', async () => {
-    const { store, deps, ats, setStatusTag } = invitedCandidate();
-    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
-    const throttled = Object.assign(new Error('429'), { code: 'ats-rate-limited', retryable: true });
-    setStatusTag.mockRejectedValueOnce(throttled);
+    const { store, deps, setStatusTag } = rejectedWithTagFailing('429', 'ats-rate-limited');
     deps.now = () => NOW + 25 * 3_600_000;
     // The reminder's look finds the exit, records it, and is cut short showing the status.
     await expect(handleFollowUp(followUp('remind', { reminder: 0 }), deps)).rejects.toMatchObject({
@@ -121,22 +131,14 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     const calls = setStatusTag.mock.calls.length;
     expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('not-due');
     expect(setStatusTag.mock.calls.length).toBe(calls + 1);
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: cancelled',
-      expect.anything(),
-      undefined,
-    );
+    expectLastTag(setStatusTag, 'AI interview: cancelled');
     expect((await store.getApplication(key))?.steps.status?.value).toBe('cancelled');
     expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('not-due');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 
   it('shows the claimed status again when the exit hint itself is retried after its tag failed', async () => {
-    const { store, deps, ats, setStatusTag } = invitedCandidate();
-    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
-    const failed = Object.assign(new Error('500'), { code: 'ats-unavailable', retryable: true });
-    setStatusTag.mockRejectedValueOnce(failed);
+    const { store, deps, ats, setStatusTag, failure: failed } = rejectedWithTagFailing('500', 'ats-unavailable');
     // The exit is recorded and "cancelled" claimed; the tag is not shown.
     await expect(handleApplicationChanged(changed('left'), deps)).rejects.toMatchObject({ code: 'ats-unavailable' });
     expect((await store.getApplication(key))?.steps.status?.value).toBe('cancelled');
@@ -145,12 +147,7 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(setStatusTag).toHaveBeenCalledOnce();
     await handleApplicationChanged(changed('left'), deps, { receiveCount: 2 });
     expect(setStatusTag).toHaveBeenCalledTimes(2);
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: cancelled',
-      expect.anything(),
-      undefined,
-    );
+    expectLastTag(setStatusTag, 'AI interview: cancelled');
     // The same for an undo cut short between its claim and its tag: its retry shows "invited".
     ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
     setStatusTag.mockRejectedValueOnce(failed);
@@ -163,12 +160,7 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     });
     // Its copy put back for later (a deferral) is the same message again.
     await handleApplicationChanged({ ...changed('returned'), deferrals: 1 }, deps);
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: invited',
-      expect.anything(),
-      undefined,
-    );
+    expectLastTag(setStatusTag, 'AI interview: invited');
     expect(setStatusTag).toHaveBeenCalledTimes(4);
   });
 
@@ -197,12 +189,7 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
     expect((await handleApplicationChanged(changed('returned'), deps)).outcome).toBe('returned');
     expect(await store.getApplication(key)).toMatchObject({ state: 'invited' });
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: invited',
-      expect.anything(),
-      undefined,
-    );
+    expectLastTag(setStatusTag, 'AI interview: invited');
     deps.now = () => NOW + 25 * 3_600_000;
     expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('reminded');
     expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
@@ -320,12 +307,7 @@ describe("Use case: an operator's resend and extension", () => {
     expect((await handleFollowUp(extend, deps)).outcome).toBe('not-open');
     // Five days after the later of now and the invitation's own expiry (seven days after it was sent).
     expect(await store.getApplication(key)).toMatchObject({ state: 'invited', extendedUntil: NOW + 12 * DAY });
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: invited',
-      expect.anything(),
-      undefined,
-    );
+    expectLastTag(setStatusTag, 'AI interview: invited');
     // Due at 7 + 5 days, not 7.
     deps.now = () => NOW + 8 * DAY;
     expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
@@ -368,12 +350,7 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
     expect(notes[0]?.[1].body).toContain(
       'the interview service refused the interview or the invitation (invalid-request)',
     );
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: failed',
-      expect.anything(),
-      undefined,
-    );
+    expectLastTag(setStatusTag, 'AI interview: failed');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 });
