@@ -21,7 +21,6 @@ describe('Chaos: a small fixed-seed run with per-candidate invitations', () => {
         seed: 11,
         crashRate: 0.3,
         perCandidateInvites: true,
-        visibilityTimeoutSeconds: 6,
         timeoutMs: 6 * 60_000,
         workDir: WORK_DIR,
         // Kept for a failure's message: which phase ended, when, and why.

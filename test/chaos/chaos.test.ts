@@ -19,7 +19,6 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
         orders: 9,
         seed: 7,
         crashRate: 0.3,
-        visibilityTimeoutSeconds: 6,
         timeoutMs: 8 * 60_000,
         workDir: WORK_DIR,
         // Kept for a failure's message: which phase ended, when, and why.

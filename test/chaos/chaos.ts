@@ -55,12 +55,6 @@ export interface ChaosOptions {
   /** Assessments ordered from inside the ATS (a third each: Greenhouse Send Test, Ashby Start Assessment, Kombo). */
   orders: number;
   timeoutMs: number;
-  /**
-   * How long a crashed worker's message stays out of sight: 6 × the workers' 3-s timeout by default, as deployed.
-   * The suite's small runs take 2 × (still longer than an invocation lives, as SQS event sources require), so their
-   * crashes come back sooner; what the invariants hold does not depend on it.
-   */
-  visibilityTimeoutSeconds?: number;
   workDir: string;
   /** The functions in their own execution environments (the default), or all in this process (debugging). */
   runtime?: LocalRuntime;
@@ -266,7 +260,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       configPath,
       workDir: options.workDir,
       functionTimeoutMs: 3000,
-      ...(options.visibilityTimeoutSeconds ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds } : {}),
       reconcileIntervalMs: 0,
       reportDelayMs: 0,
       runtime: options.runtime ?? 'environments',
