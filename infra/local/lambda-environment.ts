@@ -16,27 +16,39 @@ import { errorMessage } from '../../shared/errors';
  */
 const data = workerData as EnvironmentData;
 const port = parentPort;
-if (!port) throw new Error('lambda-environment runs in a worker thread');
-const send = (message: FromEnvironment) => port.postMessage(message);
+const send = (message: FromEnvironment) => port?.postMessage(message);
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
-if (data.recordAwsCalls) recordAwsCalls((call) => send({ type: 'aws-call', call }));
-deferralObserver.deferred = (message, delaySeconds, code) => send({ type: 'deferred', message, delaySeconds, code });
-const answer = new Int32Array(data.sideEffects);
-faultInjection.afterSideEffect = (point, key) => {
-  Atomics.store(answer, 0, 0);
-  send({ type: 'side-effect', point, key });
-  // The parent answers at once; the bound keeps a parent that stopped from holding the worker for ever.
-  if (Atomics.wait(answer, 0, 0, 10_000) === 'timed-out') return;
-  if (Atomics.load(answer, 1) === 1) throw new SimulatedCrash(point);
-};
-
-// A worker thread's process.env is its own copy: the function's variables reach no other environment.
-Object.assign(process.env, data.environment);
-const started = Date.now();
-const module = (await import(data.entry)) as { handler?: (event: unknown, context: Context) => Promise<unknown> };
-const handler = module.handler;
-if (typeof handler !== 'function') throw new Error(`${data.entry} exports no handler`);
-send({ type: 'ready', initMs: Date.now() - started });
+/**
+ * Runs the environment: its seams set, then the handler module `load` imports (the cold init), then one invocation per
+ * message from the parent. The environment's bundle calls it with its handler (infra/local/function-bundle.ts).
+ */
+export async function runEnvironment(load: () => Promise<{ handler?: Handler }>): Promise<void> {
+  if (!port) throw new Error('lambda-environment runs in a worker thread');
+  if (data.recordAwsCalls) recordAwsCalls((call) => send({ type: 'aws-call', call }));
+  deferralObserver.deferred = (message, delaySeconds, code) => send({ type: 'deferred', message, delaySeconds, code });
+  const answer = new Int32Array(data.sideEffects);
+  faultInjection.afterSideEffect = (point, key) => {
+    Atomics.store(answer, 0, 0);
+    send({ type: 'side-effect', point, key });
+    // The parent answers at once; the bound keeps a parent that stopped from holding the worker for ever.
+    if (Atomics.wait(answer, 0, 0, 10_000) === 'timed-out') return;
+    if (Atomics.load(answer, 1) === 1) throw new SimulatedCrash(point);
+  };
+  // A worker thread's process.env is its own copy: the function's variables reach no other environment.
+  Object.assign(process.env, data.environment);
+  const started = Date.now();
+  const handler = (await load()).handler;
+  if (typeof handler !== 'function') throw new Error(`${data.entry} exports no handler`);
+  send({ type: 'ready', initMs: Date.now() - started });
+  port.on('message', (message: ToEnvironment) => {
+    void runAs(data.functionName, () => handler(message.event, context(message.requestId, message.deadline))).then(
+      (result) => send({ type: 'result', requestId: message.requestId, result }),
+      (error: unknown) =>
+        send({ type: 'error', requestId: message.requestId, message: errorMessage(error) ?? String(error) }),
+    );
+  });
+}
 
 function context(requestId: string, deadline: number): Context {
   return {
@@ -54,11 +66,3 @@ function context(requestId: string, deadline: number): Context {
     succeed: () => undefined,
   };
 }
-
-port.on('message', (message: ToEnvironment) => {
-  void runAs(data.functionName, () => handler(message.event, context(message.requestId, message.deadline))).then(
-    (result) => send({ type: 'result', requestId: message.requestId, result }),
-    (error: unknown) =>
-      send({ type: 'error', requestId: message.requestId, message: errorMessage(error) ?? String(error) }),
-  );
-});

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
 import { deferralObserver } from '../../functions/_runtime/deferral';
@@ -10,6 +8,7 @@ import { faultInjection } from '../../shared/pipeline/fault-injection';
 import type { QueueMessage } from '../../shared/queue';
 import { FUNCTION_ENTRIES, FUNCTION_ENVIRONMENT, type FunctionName } from '../aws/functions';
 import type { AwsCall } from './aws-calls';
+import { environmentBundle } from './function-bundle';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -17,7 +16,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 export interface EnvironmentData {
   functionName: FunctionName;
   environmentId: string;
-  /** The handler module's file URL. */
+  /** The handler module's path. */
   entry: string;
   /** The function's own environment variables (FUNCTION_ENVIRONMENT), over the process's. */
   environment: Record<string, string>;
@@ -81,23 +80,8 @@ interface Environment {
   pending?: { requestId: string; settle: (error: Error | undefined, result?: unknown) => void };
 }
 
-/**
- * Registers tsx in the new thread (it compiles the TypeScript sources, as `npm start` does), then imports the
- * environment's bootstrap. Eval'd worker code is CommonJS: `import()` reaches the ESM modules.
- */
-const BOOT = `
-const { workerData } = require('node:worker_threads');
-import(workerData.tsx).then((tsx) => { tsx.register(); return import(workerData.bootstrap); });
-`;
-// `require` finds tsx's CommonJS build of the API; its ESM build (beside it) is the one whose `register` works.
-const TSX_API = pathToFileURL(
-  createRequire(import.meta.url)
-    .resolve('tsx/esm/api')
-    .replace(/\.cjs$/, '.mjs'),
-).href;
 /** The longest an environment's cold init may take before it is discarded and the invocation fails (retried). */
 const INIT_LIMIT_MS = 30_000;
-const BOOTSTRAP = pathToFileURL(join(import.meta.dirname, 'lambda-environment.ts')).href;
 
 /**
  * A function's execution environments on one machine: a worker thread each, started cold when none is free (up to
@@ -106,6 +90,8 @@ const BOOTSTRAP = pathToFileURL(join(import.meta.dirname, 'lambda-environment.ts
  * (FUNCTION_ENVIRONMENT) over them.
  */
 export function startLocalFunction(options: LocalFunctionOptions): LocalFunction {
+  const entry = options.entry ?? join(ROOT, FUNCTION_ENTRIES[options.name]);
+  const bundle = environmentBundle(entry);
   const environments: Environment[] = [];
   const waiting: ((environment: Environment) => void)[] = [];
   const stats: LocalFunctionStats = {
@@ -136,12 +122,12 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
     const data: EnvironmentData = {
       functionName: options.name,
       environmentId: id,
-      entry: pathToFileURL(options.entry ?? join(ROOT, FUNCTION_ENTRIES[options.name])).href,
+      entry,
       environment: { ...FUNCTION_ENVIRONMENT[options.name], ...options.environment },
       recordAwsCalls: options.awsCalls !== undefined,
       sideEffects,
     };
-    const worker = new Worker(BOOT, { eval: true, workerData: { ...data, tsx: TSX_API, bootstrap: BOOTSTRAP } });
+    const worker = new Worker(new URL(bundle), { workerData: data });
     let ready!: () => void;
     let failed!: (error: Error) => void;
     const environment: Environment = {
@@ -154,7 +140,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       }),
     };
     environment.ready.catch(() => undefined);
-    // Lambda gives an environment's init 10 s; here it compiles the sources too, so a busy machine gets 30 s.
+    // Lambda gives an environment's init 10 s; a busy machine here gets 30 s.
     const initLimit = setTimeout(() => {
       failed(new Error(`${options.name}: its environment did not start within ${INIT_LIMIT_MS} ms`));
       discard(environment, new Error(`${options.name}: its environment did not start`));
