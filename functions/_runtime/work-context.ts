@@ -60,7 +60,11 @@ function pacingFor(connection: Connection): { gate: CallPacer; turns: Turns } | 
   if (!rate || !table || rate.limit > rate.windowMs) return undefined;
   schedule ??= new DynamoRateSchedule({ table });
   const connectionId = connection.id;
-  const stepCalls = declaredStepCalls(connection.ats, connection.writeBack.status === 'tags');
+  const stepCalls = declaredStepCalls(
+    connection.ats,
+    connection.writeBack.status === 'tags',
+    connection.writeBack.attachReport !== false,
+  );
   return {
     gate: new CallPacer({ connectionId, rate, rateHeaders: PROFILES[connection.ats].rateHeaders, schedule }),
     turns: new Turns({ connectionId, rate, schedule, stepCalls }),

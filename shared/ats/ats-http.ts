@@ -36,6 +36,8 @@ export interface AtsRequest {
   /** A path under the base URL, or a whole URL on the base URL's origin (a `Link` header's next page). */
   path: string;
   body?: unknown;
+  /** A multipart/form-data body instead of JSON (a file upload). */
+  form?: FormData | undefined;
   signal?: AbortSignal | undefined;
   /** A read sent as POST (Ashby's RPC API): safe to send again after a 5xx or a lost answer. */
   readOnly?: boolean;
@@ -124,6 +126,22 @@ export class AtsHttpClient {
     return parsed.success ? parsed.output : undefined;
   }
 
+  /**
+   * A form posted to a URL the ATS answered for it (Ashby's presigned storage URL): another host, so no credential and
+   * no pacing go with it. Any 2xx is the upload done; an answer that did not come may hide it.
+   */
+  public async postToStorage(url: string, form: FormData, signal?: AbortSignal): Promise<void> {
+    const where = `POST ${redactUrl(url)}`;
+    const response = await sendHttpRequest(
+      { url, method: 'POST', body: form, timeoutMs: this.options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs, signal },
+      this.fetchImpl,
+    ).catch((error: unknown) => {
+      throw new AtsError(ATS_ERROR_CODES.unavailable, errorMessage(error), { cause: error, mayHaveSucceeded: true });
+    });
+    if (response.status < 200 || response.status >= 300)
+      throw atsErrorForStatus({ status: response.status }, where, errorDetail(response.bodyText), true);
+  }
+
   private target(path: string): string {
     const base = this.options.baseUrl.replace(/\/+$/, '');
     if (!/^https?:\/\//i.test(path)) return base + path;
@@ -143,7 +161,7 @@ export class AtsHttpClient {
           accept: 'application/json',
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        body: request.body === undefined ? undefined : JSON.stringify(request.body),
+        body: request.form ?? (request.body === undefined ? undefined : JSON.stringify(request.body)),
         timeoutMs: this.options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
         signal: request.signal,
       },

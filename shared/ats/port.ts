@@ -163,6 +163,13 @@ export interface AtsAdapter {
    * that of the candidate's application furthest along, so one application's status never erases another's.
    */
   readonly tagsCandidates?: boolean;
+  /**
+   * The report file on the candidate's record (the application, or the candidate where the ATS keeps files there),
+   * under `file.name`, by the ATS's documented upload. Not idempotent: `findFile` first.
+   */
+  attachFile?(target: ApplicationRef, file: AtsFile, signal?: AbortSignal): Promise<{ fileId?: string | undefined }>;
+  /** A file attached earlier under `name`, through the ATS's documented list of the record's files. */
+  findFile?(target: ApplicationRef, name: string, signal?: AbortSignal): Promise<{ fileId: string } | undefined>;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */
   attachReportLink?(target: ApplicationRef, url: string, signal?: AbortSignal): Promise<void>;
   /**
@@ -170,6 +177,14 @@ export interface AtsAdapter {
    * update of an ordered assessment, as built by shared/orders/ (its status, result or cancellation).
    */
   updateAssessment?(update: AssessmentUpdate, signal?: AbortSignal): Promise<void>;
+}
+
+/** A file for the candidate's record: the interview report as a PDF. */
+export interface AtsFile {
+  /** The file's name on the record, with its extension; also what `findFile` matches. */
+  name: string;
+  contentType: string;
+  bytes: Uint8Array;
 }
 
 /** One update of an assessment the ATS ordered: its id, when, and the ATS's own fields of the update. */
@@ -245,7 +260,7 @@ export interface AtsSetup {
    * Each permission the configured features need (`statusTags`: writeBack.status is tags): the doctor runs each
    * probe, names a missing permission, and lists the ones no read can show.
    */
-  requiredPermissions(features: { statusTags: boolean }): RequiredPermission[];
+  requiredPermissions(features: { statusTags: boolean; reportFile?: boolean }): RequiredPermission[];
   /** The events the connector needs the ATS to send (the stage change, a candidate leaving or coming back, privacy). */
   readonly webhookEvents: readonly string[];
   /** One read only working credentials allow; resolves with what it read, throws the ATS's refusal. */

@@ -67,6 +67,12 @@ export interface VendorProfile {
     encoding: 'hex' | 'hex-or-base64';
   } & Sourced;
   /**
+   * Where the report file lands (the application, or the candidate where the ATS keeps files there), the largest file
+   * the vendor takes (undefined: none documented; the connector's own cap applies), and the calls attaching it adds to
+   * a write-back: its list to find an earlier copy, and the upload.
+   */
+  files: { on: 'application' | 'candidate'; maxBytes: number | undefined; calls: number } & Sourced;
+  /**
    * The ATS calls each step costs, status tags off, in a warm environment (caches filled, one page, no retry). Every
    * profile's source alike: each port method's calls, counted, and held to the calls per route `npm run bench` prints
    * (docs/architecture.md, "Each vendor declared once").

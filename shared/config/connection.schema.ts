@@ -168,6 +168,11 @@ const writeBack = v.object({
    * shows "AI interview: cancelled", `removed` takes every AI interview status tag off.
    */
   statusOnExit: v.optional(v.picklist(['cancelled', 'removed'], 'must be cancelled or removed'), 'cancelled'),
+  /**
+   * The report as a file on the candidate's record (the service's PDF at `report_url`), after the note: on by
+   * default. A report with no file, one the ATS refuses or one over its limit leaves the note with its link.
+   */
+  attachReport: v.optional(v.boolean('must be true or false'), true),
 });
 
 export const connectionSchema = v.pipe(
@@ -212,7 +217,7 @@ export const connectionSchema = v.pipe(
     /** Name of the secret (Secrets Manager in AWS, the local secrets file on one machine); never the secret itself. */
     secretRef: v.pipe(v.string(), v.regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a Secrets Manager secret name')),
     triggers: v.pipe(v.array(trigger), v.minLength(1, 'at least one trigger')),
-    writeBack: v.optional(writeBack, { note: { visibility: 'admin_only' }, status: 'off' }),
+    writeBack: v.optional(writeBack, { note: { visibility: 'admin_only' }, status: 'off', attachReport: true }),
     /**
      * The ATS sweep: every `everyMinutes`, each trigger's stage is listed through the ATS's API and any application
      * the connector does not know is treated as a stage change that never arrived. `maxPagesPerRun` bounds one run;

@@ -6,7 +6,8 @@ export interface HttpRequest {
   url: string;
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   headers?: Record<string, string>;
-  body?: string;
+  /** JSON or text; a multipart form (an upload) sets its own content type. */
+  body?: string | FormData;
   timeoutMs: number;
   /** The caller's deadline (e.g. shortly before the Lambda's); aborting it ends the call and any retries. */
   signal?: AbortSignal;

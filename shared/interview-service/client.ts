@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { readReportFile } from './report-file';
 import { HTTP_DEFAULTS, defaultRetryPolicy, parseRetryAfter, redactUrl, sendHttpRequest, withRetry } from '../http';
 import type { HttpResponse, RetryHooks, RetryPolicy } from '../http';
 import { API_KEY_HEADER, DOCUMENTED_LANGUAGES, PAGINATION } from './constants';
@@ -217,6 +218,9 @@ export class InterviewServiceClient implements InterviewService {
   };
 
   /** Every report matching `query`: small pages (each carries a transcript) until an empty one, by id once. */
+  public readonly readReportFile: ServiceMethod<'readReportFile'> = (url, options) =>
+    readReportFile(url, { ...options, timeoutMs: this.timeoutMs, fetch: this.fetchImpl });
+
   public readonly listAllReports: ServiceMethod<'listAllReports'> = async (query = {}, options = {}) => {
     return listAll((page, limit) => this.listReports({ ...query, page, limit }, options), {
       pageSize: PAGINATION.reportPageSize,

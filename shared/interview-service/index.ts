@@ -5,3 +5,4 @@ export type * from './types';
 export { InterviewServiceClient, type InterviewServiceClientOptions, type WarningLogger } from './client';
 export type { CallOptions, InterviewService, InviteInput } from './port';
 export { listAll, type ListAllOptions } from './list-all';
+export { ReportFileUnavailableError, type ReportFile } from './report-file';

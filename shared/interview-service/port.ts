@@ -39,6 +39,8 @@ export interface InterviewService {
   ): Promise<InterviewReport[]>;
   inviteCandidate(input: InviteInput, options?: CallOptions): Promise<Invitation>;
   findInvitation(interviewId: string, email: string, options?: CallOptions): Promise<CandidateInvite | undefined>;
+  /** The report file at its link, at most `maxBytes`, a PDF (./report-file.ts). */
+  readReportFile(url: string, options: CallOptions & { maxBytes: number }): Promise<Uint8Array>;
 }
 
 /** A port method's type, for the client that types each of its methods by the port it implements. */

@@ -47,6 +47,11 @@ export const WORKER_TIMING = {
    * reconciler's 10-minute runs, so a message that was lost after all is enqueued again by the run after it.
    */
   enqueueGraceMs: 30 * 60_000,
+  /**
+   * A report file that could not be read or uploaded (no answer, a 5xx) is tried on this many receives, then given up
+   * with a note saying so: the move and the status wait for it no longer.
+   */
+  reportFileReceives: 4,
   /** A report the API does not show yet is retried this many receives, then parked as unmatched. */
   reportNotFoundReceives: 3,
 } as const;

@@ -6,6 +6,8 @@ export type SideEffectPoint =
   | 'invite-note-posted'
   | 'report-link-attached'
   | 'report-note-posted'
+  /** The report file attached to the candidate's record (shared/pipeline/report-file.ts). */
+  | 'report-attached'
   | 'stage-moved'
   | 'reminder-emailed'
   | 'expiry-note-posted'

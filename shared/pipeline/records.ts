@@ -98,8 +98,8 @@ export interface ApplicationRecord extends ApplicationKey {
 
 /**
  * The application's outward side effects, each recorded under its own name on the application item (architecture:
- * "Side effects as steps"): the service's invitation, the invite e-mail and note, the report link and note, the stage
- * move, the status shown, the expiry's note, and each reminder (`reminder1`, `reminder2`...).
+ * "Side effects as steps"): the service's invitation, the invite e-mail and note, the report link, note and file, the
+ * stage move, the status shown, the expiry's note, and each reminder (`reminder1`, `reminder2`...).
  */
 export type StepName =
   | 'serviceInvite'
@@ -107,6 +107,7 @@ export type StepName =
   | 'inviteNote'
   | 'reportLink'
   | 'reportNote'
+  | 'reportFile'
   | 'stageMove'
   | 'status'
   | 'expiryNote'

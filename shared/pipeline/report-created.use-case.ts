@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { httpsLink } from '../validation';
+import { serviceLink } from '../validation';
 import type { ApplicationRef, ExitKind } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
@@ -10,6 +10,7 @@ import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
 import { postNoteOnce } from './post-note';
+import { attachesReportFile, reportFileStep } from './report-file';
 import { afterSideEffect } from './fault-injection';
 import { errorName } from '../errors';
 import { runSteps, type Step } from './steps';
@@ -159,7 +160,7 @@ async function claimReport(
 
 /**
  * The write-back is the order of its steps (steps.ts): the note (with the report link before it where the ATS has a
- * link field), then the move where the rule says so, then the status.
+ * link field), the report file (report-file.ts), then the move where the rule says so, then the status.
  */
 async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promise<ReportCreatedResult> {
   const { context, deps, options, message } = run;
@@ -177,9 +178,15 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const decision = exit ? decisionAfterExit(exit) : decideAdvance(rule, report);
   const status = exit ? 'completed' : decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
+  const reportFile = (value: string, last: boolean) =>
+    recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last });
+  const receiveCount = options.receiveCount ?? 1;
   await runSteps(
     [
       reportNoteStep(input, decision, rule !== undefined && !exit),
+      ...(attachesReportFile(context)
+        ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, recordDone: reportFile })]
+        : []),
       ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
       ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),
     ],
@@ -248,11 +255,13 @@ function reportNoteStep(
 ): Step<{ noteId?: string | undefined }> {
   const { context, target, record, report, signal, now } = input;
   const marker = `ai-interview-report:${report.report_id}`;
-  const link = context.ats.attachReportLink && !stepDone(record.steps.reportLink) && httpsLink(report.report_url);
+  const serviceUrl = context.connection.interviewService.baseUrl;
+  const link =
+    context.ats.attachReportLink && !stepDone(record.steps.reportLink) && serviceLink(report.report_url, serviceUrl);
   // The link is recorded with the note, or alone when the note did not follow it.
   let linkDone: { name: 'reportLink'; record: { doneAt: number } } | undefined;
   const postNote = () =>
-    postNoteOnce(context.ats, target, { body: formatReportNote(report, decision), marker }, signal);
+    postNoteOnce(context.ats, target, { body: formatReportNote(report, decision, serviceUrl), marker }, signal);
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),

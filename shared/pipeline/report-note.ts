@@ -1,6 +1,6 @@
 import type { AdvanceRule } from '../config';
 import type { InterviewReport } from '../interview-service';
-import { httpsLink, quoted, singleLine, TEXT_LIMITS } from '../validation';
+import { httpsLink, quoted, serviceLink, singleLine, TEXT_LIMITS } from '../validation';
 import type { ApplicationExit } from './records';
 
 export interface AdvanceDecision {
@@ -67,8 +67,11 @@ const label = (text: string) => singleLine(text, 100);
 const rated = (name: string, rating?: string | null, feedback?: string | null): string =>
   `${label(name)}: ${rating ? label(rating) : 'not rated'}${feedback ? ` ${quoted(feedback)}` : ''}`;
 
-/** The summary note written on the candidate's application; ids and links only, no contact details. */
-export function formatReportNote(report: InterviewReport, decision: AdvanceDecision): string {
+/**
+ * The summary note written on the candidate's application; ids and links only, no contact details. The service's
+ * links are shown when https, or on the service's own origin (`serviceBaseUrl`).
+ */
+export function formatReportNote(report: InterviewReport, decision: AdvanceDecision, serviceBaseUrl?: string): string {
   const violations = report.proctoring_violations ?? [];
   const lines = [
     `AI interview completed: ${singleLine(report.interview_name ?? report.interview_id, TEXT_LIMITS.name)}`,
@@ -104,8 +107,8 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
           (q.ai_evaluation.feedback ? ` ${quoted(q.ai_evaluation.feedback)}` : ''),
       ),
     );
-  // Only https: links: a `javascript:` or `data:` URL in a report is not shown as a link to a recruiter.
-  const reportLink = httpsLink(report.report_url);
+  // Only https: links (or the service's own): a `javascript:` or `data:` URL in a report is not shown to a recruiter.
+  const reportLink = serviceLink(report.report_url, serviceBaseUrl);
   if (reportLink) lines.push(`Report: ${reportLink}`);
   // The stream URL expires; the player link stays valid (facts "Behaviour").
   const recordingLink = httpsLink(report.interview_recording_player_url);

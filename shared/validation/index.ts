@@ -1,3 +1,3 @@
 export { describeFirstIssue, type IssueDescription } from './issues';
 export { deliveryIdOf, MAX_ID_LENGTH, SAFE_ID_PATTERN, safeIdSchema } from './ids';
-export { httpsLink, quoted, singleEmailAddress, singleLine, TEXT_LIMITS } from './text';
+export { httpsLink, quoted, serviceLink, singleEmailAddress, singleLine, TEXT_LIMITS } from './text';

@@ -54,3 +54,17 @@ export function httpsLink(raw: string | null | undefined): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * A link the interview service gave (a report, a recording): `https:`, or on the service's own origin as the
+ * connection configures it (`interviewService.baseUrl`, which is https in production and the sandbox on one machine).
+ */
+export function serviceLink(raw: string | null | undefined, serviceBaseUrl: string | undefined): string | undefined {
+  const https = httpsLink(raw);
+  if (https || !raw || !serviceBaseUrl || raw.length > 2_000 || /\s/.test(raw)) return https;
+  try {
+    return new URL(raw).origin === new URL(serviceBaseUrl).origin ? raw : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -214,6 +214,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     'invite-note-posted': 0,
     'report-link-attached': 0,
     'report-note-posted': 0,
+    'report-attached': 0,
     'stage-moved': 0,
     'reminder-emailed': 0,
     'expiry-note-posted': 0,

@@ -173,7 +173,10 @@ async function permissionLines(
 ): Promise<CheckLine[]> {
   const lines: CheckLine[] = [];
   const unchecked: string[] = [];
-  for (const required of ats.requiredPermissions({ statusTags: connection.writeBack.status === 'tags' })) {
+  for (const required of ats.requiredPermissions({
+    statusTags: connection.writeBack.status === 'tags',
+    reportFile: connection.writeBack.attachReport !== false,
+  })) {
     const { probe, permission, feature } = required;
     if (!probe) {
       unchecked.push(`${permission} (${feature})`);

@@ -9,6 +9,7 @@ import { WebhookApiAdapterBase } from '../adapter-base';
 import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
 import { noteResultSchema, rpcEnvelopeSchema } from './ashby.schemas';
 import { exitOf, standingOf } from './ashby.lifecycle';
+import { AshbyFiles } from './ashby.files';
 import { AshbyReads } from './ashby.reads';
 import { AshbySetup } from './ashby.setup';
 import { AshbySweep } from './ashby.sweep';
@@ -26,6 +27,7 @@ export class AshbyAdapter extends WebhookApiAdapterBase<AshbyReads> implements A
   /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
   public readonly tagsCandidates = true;
   private readonly tags: AshbyTags;
+  private readonly files: AshbyFiles;
 
   public constructor(options: AshbyAdapterOptions) {
     const http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''), {
@@ -41,6 +43,7 @@ export class AshbyAdapter extends WebhookApiAdapterBase<AshbyReads> implements A
     const reads = new AshbyReads(http);
     super(options, { http, reads, sweep: new AshbySweep(reads), setup: new AshbySetup(http, reads) });
     this.tags = new AshbyTags(http, reads);
+    this.files = new AshbyFiles(http, reads);
   }
 
   /**
@@ -131,6 +134,11 @@ export class AshbyAdapter extends WebhookApiAdapterBase<AshbyReads> implements A
 
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = (target, tag, others, signal) =>
     this.tags.setStatusTag(target, tag, others, signal);
+
+  public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => this.files.findFile(target, name, signal);
+
+  public readonly attachFile: AtsMethod<'attachFile'> = (target, file, signal) =>
+    this.files.attachFile(target, file, signal);
 
   public readonly webhookEvents = ASHBY_WEBHOOK_EVENTS;
 }

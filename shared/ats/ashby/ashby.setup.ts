@@ -45,7 +45,10 @@ export class AshbySetup {
     return [
       { permission: 'jobsRead', feature: 'interview names and the sweep', probe: read('/job.list', { limit: 1 }) },
       { permission: 'candidatesRead', feature: 'stage changes and the sweep' },
-      { permission: 'candidatesWrite', feature: 'the invite and report notes, stage moves, status tags' },
+      {
+        permission: 'candidatesWrite',
+        feature: `the invite and report notes, stage moves, status tags${features.reportFile ? ', the report file' : ''}`,
+      },
       { permission: 'interviewsRead', feature: 'stages by name' },
       { permission: 'apiKeysWrite', feature: 'webhook registration (npm run doctor -- --register-webhooks)' },
       ...(features.statusTags

@@ -35,6 +35,15 @@ export const ashbyProfile = {
     encoding: 'hex',
     source: 'ats-routes.json ats.ashby.webhooks[].signature ("Ashby-Signature: sha256=<hex>")',
   },
+  files: {
+    on: 'candidate',
+    maxBytes: undefined,
+    calls: 3,
+    source:
+      'ats-routes.json ats.ashby.routes file.createFileUploadHandle + candidate.uploadFile (files are the ' +
+      "candidate's; no size stated; the bytes go to the handle's storage URL, not the API) and candidate.info " +
+      'fileHandles (the list a retry reads first)',
+  },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
   ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '3 + 3', '1 + 3', '1 + 0'),
 } as const satisfies VendorProfile;

@@ -7,6 +7,7 @@ import { searchPages } from '../lists';
 import { confirmAsParsed, type AtsAdapter, type AtsMethod, type AtsSetup, type ExitKind } from '../port';
 import { verifyHeaderSignature } from '../signatures';
 import type { AtsAdapterOptions } from '../webhook-body';
+import { GreenhouseFiles } from './greenhouse.files';
 import { APPLICATION_CHANGES, standingOf } from './greenhouse.lifecycle';
 import { type ApplicationRow, GreenhouseReads, idText } from './greenhouse.reads';
 import { noteCreatedSchema, noteSchema } from './greenhouse.schemas';
@@ -32,6 +33,7 @@ export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implement
   /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
   public readonly tagsCandidates = true;
   private readonly tags: GreenhouseTags;
+  private readonly files: GreenhouseFiles;
 
   public constructor(options: GreenhouseAdapterOptions) {
     const fetchImpl = options.fetch ?? fetch;
@@ -48,6 +50,7 @@ export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implement
     const setup = new GreenhouseSetup(http, reads, token, connection);
     super(options, { http, reads, sweep: new GreenhouseSweep(reads), setup });
     this.tags = new GreenhouseTags(http, reads);
+    this.files = new GreenhouseFiles(http, reads);
   }
 
   /**
@@ -154,6 +157,11 @@ export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implement
 
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = (target, tag, others, signal) =>
     this.tags.setStatusTag(target, tag, others, signal);
+
+  public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => this.files.findFile(target, name, signal);
+
+  public readonly attachFile: AtsMethod<'attachFile'> = (target, file, signal) =>
+    this.files.attachFile(target, file, signal);
 
   /**
    * Greenhouse has no webhook API for a customer's own connection: the customer creates them in Dev Center (ats-facts

@@ -40,6 +40,12 @@ export class GreenhouseSetup {
       listed('notes', 'notes found again after a retry'),
       { permission: 'harvest:notes:create', feature: 'the invite and report notes' },
       { permission: 'harvest:applications:move', feature: 'stage moves (writeBack.advance)' },
+      ...(features.reportFile
+        ? [
+            listed('attachments', 'the report file found again after a retry'),
+            { permission: 'harvest:attachments:create', feature: 'the report file (writeBack.attachReport)' },
+          ]
+        : []),
       ...(features.statusTags
         ? [
             listed('candidate_tags', 'status tags'),

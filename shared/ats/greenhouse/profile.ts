@@ -46,6 +46,14 @@ export const greenhouseProfile = {
     encoding: 'hex',
     source: 'ats-routes.json ats.greenhouse.webhooks[].signature ("Signature: sha256 <hex>" over the raw body)',
   },
+  files: {
+    on: 'application',
+    maxBytes: undefined,
+    calls: 2,
+    source:
+      'ats-routes.json ats.greenhouse.routes POST /v3/attachments (on the application; no size documented) and ' +
+      'GET /v3/attachments?application_ids= (the list a retry reads first)',
+  },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
   ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '3 + 3', '1 + 3', '6 + 0'),
 } as const satisfies VendorProfile;

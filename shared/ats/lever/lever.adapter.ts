@@ -8,6 +8,7 @@ import type { AtsMethod, ApplicationRef, AtsAdapter, AtsSetup } from '../port';
 import { noteCreatedSchema, noteSchema, opportunityListSchema } from './lever.schemas';
 import { searchPages } from '../lists';
 import { errorCode } from '../../errors';
+import { LeverFiles } from './lever.files';
 import { LeverReads, type Opportunity, postedApplicationOf, stageIdOf, standingOf } from './lever.reads';
 import { LeverSetup } from './lever.setup';
 import { LeverSweep } from './lever.sweep';
@@ -23,6 +24,7 @@ export type LeverAdapterOptions = AtsAdapterOptions;
  */
 export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements AtsAdapter, AtsSetup {
   public readonly kind = 'lever' as const;
+  private readonly files: LeverFiles;
 
   public constructor(options: LeverAdapterOptions) {
     const http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''));
@@ -33,6 +35,7 @@ export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements A
       sweep: new LeverSweep(reads),
       setup: new LeverSetup(http, reads, options.connection),
     });
+    this.files = new LeverFiles(http, reads, options.connection);
   }
 
   /** Lever signs `token + triggeredAt` with each webhook's own token (lever.webhooks.ts). */
@@ -199,6 +202,11 @@ export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements A
       v.unknown(),
     );
   };
+
+  public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => this.files.findFile(target, name, signal);
+
+  public readonly attachFile: AtsMethod<'attachFile'> = (target, file, signal) =>
+    this.files.attachFile(target, file, signal);
 
   knownStageNames(): ReadonlyMap<string, string> {
     return this.reads.knownStageNames();

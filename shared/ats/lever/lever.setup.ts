@@ -63,6 +63,10 @@ export class LeverSetup {
       { permission: 'webhooks:read', feature: 'the webhook check', probe: read('/v1/webhooks') },
       { permission: 'webhooks:write', feature: 'webhook registration (npm run doctor -- --register-webhooks)' },
       ...(features.statusTags ? [{ permission: 'tags:write', feature: 'status tags' }] : []),
+      // Uploading is the only way to see it: no harmless probe (Lever's usecases: files:write:admin).
+      ...(features.reportFile
+        ? [{ permission: 'files:write', feature: 'the report file (writeBack.attachReport)' }]
+        : []),
     ];
   };
 

@@ -34,6 +34,14 @@ export const leverProfile = {
     encoding: 'hex',
     source: 'ats-routes.json ats.lever.webhooks[].signature ("hex HMAC-SHA256(signatureToken, token + triggeredAt)")',
   },
+  files: {
+    on: 'application',
+    maxBytes: 30 * 1_048_576,
+    calls: 2,
+    source:
+      'ats-routes.json ats.lever.routes POST /v1/opportunities/{id}/files (multipart, 30 MB [3p]) and GET ' +
+      '/v1/opportunities/{id}/files (the list a retry reads first)',
+  },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
   ...stepCosts('2 + 2', '2 + 2', '5 + 2', '1 + 0', '3 + 2', '1 + 2', '1 + 0'),
 } as const satisfies VendorProfile;

@@ -41,6 +41,15 @@ export const workableProfile = {
     encoding: 'hex-or-base64',
     source: 'ats-routes.json ats.workable.webhooks[].signature ("X-Workable-Signature"; hex vs base64 not stated)',
   },
+  files: {
+    on: 'candidate',
+    maxBytes: undefined,
+    calls: 2,
+    source:
+      'ats-routes.json ats.workable.routes POST /spi/v3/candidates/{id}/comments (comment.attachment {name, data}, ' +
+      'one per comment; no size stated) and GET /spi/v3/candidates/{id}/activities?actions=comment (the list a ' +
+      'retry reads first)',
+  },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
   ...stepCosts('1 + 2', '1 + 2', '4 + 2', '1 + 0', '3 + 2', '1 + 2', '1 + 0'),
 } as const satisfies VendorProfile;

@@ -9,6 +9,7 @@ import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from 
 import { searchPages } from '../lists';
 import { activitySchema, candidateTagsSchema } from './workable.schemas';
 import { standingOfCandidate } from './workable.standing';
+import { WorkableFiles } from './workable.files';
 import { WorkableReads } from './workable.reads';
 import { WorkableSetup } from './workable.setup';
 import { WorkableSweep } from './workable.sweep';
@@ -27,13 +28,20 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
   public readonly kind = 'workable' as const;
   /** Some trigger names its stage by slug: a stage-entered event then needs the slug of the stage it names. */
   private readonly triggersBySlug: boolean;
+  private readonly files: WorkableFiles;
 
   public constructor(options: WorkableAdapterOptions) {
     const http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`);
     const reads = new WorkableReads(http);
     super(options, { http, reads, sweep: new WorkableSweep(reads), setup: new WorkableSetup(http, reads, options) });
     this.triggersBySlug = options.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob);
+    this.files = new WorkableFiles(http, reads, options.connection);
   }
+
+  public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => this.files.findFile(target, name, signal);
+
+  public readonly attachFile: AtsMethod<'attachFile'> = (target, file, signal) =>
+    this.files.attachFile(target, file, signal);
 
   /**
    * HMAC-SHA256 of the raw body with the account token or the OAuth app secret, in its profile's header. Workable

@@ -43,7 +43,10 @@ export class WorkableSetup {
       },
       {
         permission: 'w_candidates',
-        feature: features.statusTags ? 'the invite and report comments, moves, status tags' : 'comments and moves',
+        feature: [
+          features.statusTags ? 'the invite and report comments, moves, status tags' : 'comments and moves',
+          ...(features.reportFile ? ['the report file (a comment with an attachment)'] : []),
+        ].join(', '),
       },
     ];
   };

@@ -1,0 +1,53 @@
+import * as v from 'valibot';
+import type { Connection } from '../../config';
+import type { AtsHttpClient } from '../ats-http';
+import { searchPages } from '../lists';
+import type { AtsMethod } from '../port';
+import type { WorkableReads } from './workable.reads';
+import { activitySchema } from './workable.schemas';
+
+/** The comment that carries the file: its first line names it, which is how a retry finds it. */
+const fileComment = (name: string) => `Report file: ${name}`;
+
+/**
+ * The report file on the candidate's timeline (ats-routes.json, Workable `POST /spi/v3/candidates/{id}/comments`): a
+ * comment with one attachment `{name, data}` in base64. Activities carry no attachment field, so the comment's body
+ * names the file, and a retry finds it among the candidate's comments (`activities?actions=comment`).
+ */
+export class WorkableFiles {
+  public constructor(
+    private readonly http: AtsHttpClient,
+    private readonly reads: WorkableReads,
+    private readonly connection: Connection,
+  ) {}
+
+  public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => {
+    const first = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/activities?actions=comment&limit=100`;
+    const body = fileComment(name);
+    return searchPages(
+      this.reads.pager.pages(this.reads.list(first, 'activities', signal), activitySchema),
+      (activities) => {
+        const found = activities.find((a) => a.action === 'comment' && a.body?.includes(body));
+        return found ? { fileId: String(found.id) } : undefined;
+      },
+      `comments of candidate ${target.atsCandidateId}`,
+    );
+  };
+
+  public readonly attachFile: AtsMethod<'attachFile'> = async (target, file, signal) => {
+    const comment = {
+      body: fileComment(file.name),
+      attachment: { name: file.name, data: Buffer.from(file.bytes).toString('base64') },
+    };
+    await this.http.write(
+      {
+        method: 'POST',
+        path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/comments`,
+        body: { member_id: this.connection.atsUserId, comment },
+        signal,
+      },
+      v.unknown(),
+    );
+    return {};
+  };
+}

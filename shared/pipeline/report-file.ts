@@ -1,0 +1,102 @@
+import type { ApplicationRef } from '../ats/port';
+import { reportFileMaxBytes } from '../ats/profiles';
+import { errorMessage, mayHaveSucceeded } from '../errors';
+import { type InterviewReport, ReportFileUnavailableError } from '../interview-service';
+import { isPermanent } from './errors';
+import { WORKER_TIMING } from './constants';
+import type { ConnectionContext, PipelineLogger } from './ports';
+import { serviceLink } from '../validation';
+import type { Step } from './steps';
+import { stepDone, type ApplicationRecord } from './records';
+
+/** The report file's name on the candidate's record: what the upload is called, and what a retry looks for. */
+export const reportFileName = (report: Pick<InterviewReport, 'report_id'>): string =>
+  `AI interview report ${report.report_id}.pdf`;
+
+/** The step's value when the file was not attached: the reason follows, and a note on the record says it. */
+const NOT_ATTACHED = 'not-attached:';
+
+export interface ReportFileInput {
+  context: ConnectionContext;
+  target: ApplicationRef;
+  record: ApplicationRecord;
+  report: InterviewReport;
+  signal: AbortSignal | undefined;
+  logger: PipelineLogger;
+  /** How many times the queue has handed the message over: past a bound, a file that would not come is given up. */
+  receiveCount: number;
+  recordDone: (value: string, last: boolean) => Promise<void>;
+}
+
+/** Whether the connection attaches report files, and its ATS can. */
+export function attachesReportFile(context: ConnectionContext): boolean {
+  return context.connection.writeBack.attachReport !== false && !!context.ats.attachFile && !!context.ats.findFile;
+}
+
+/**
+ * The report file on the candidate's record, once: after the note, the file the service serves at `report_url` is
+ * read (bounded: its size, its type, the worker's deadline) and attached by the ATS's documented upload under a name
+ * derived from the report. Every try looks for that name first (the ATS's list of the record's files), so a crash
+ * after the upload or an answer that never came never attaches a second copy. A report with no file, a file the ATS
+ * refuses or one over its limit is recorded as not attached, with a note saying why: the report note keeps its link,
+ * and the move and the status go on. A file that does not come after a few tries is given up the same way.
+ */
+export function reportFileStep(input: ReportFileInput): Step<string> {
+  return {
+    name: 'report-attached',
+    done: stepDone(input.record.steps.reportFile),
+    started: false,
+    perform: () => attachOnce(input),
+    recordDone: (value, _outcome, last) => input.recordDone(value ?? 'attached', last),
+  };
+}
+
+async function attachOnce(input: ReportFileInput): Promise<string> {
+  const { context, target, report, signal } = input;
+  const name = reportFileName(report);
+  const found = await context.ats.findFile?.(target, name, signal);
+  if (found) return found.fileId;
+  try {
+    const link = serviceLink(report.report_url, context.connection.interviewService.baseUrl);
+    if (!link) throw new ReportFileUnavailableError('the report has no file link');
+    const maxBytes = reportFileMaxBytes(context.connection.ats);
+    const bytes = await context.interviews.readReportFile(link, { maxBytes, signal });
+    const attached = await context.ats.attachFile?.(target, { name, contentType: 'application/pdf', bytes }, signal);
+    return attached?.fileId ?? 'attached';
+  } catch (error) {
+    const reason = givenUp(error, input.receiveCount);
+    if (reason === undefined) throw error;
+    input.logger.warn('report: the report file was not attached', {
+      connectionId: input.record.connectionId,
+      atsApplicationId: input.record.atsApplicationId,
+      reportId: report.report_id,
+      reason,
+    });
+    await sayNotAttached(input, reason);
+    return `${NOT_ATTACHED}${reason}`.slice(0, 300);
+  }
+}
+
+/**
+ * Why the file is given up, or undefined while it is worth another try: a verdict (no file, not a PDF, too large, the
+ * ATS refused it), or a file that still did not come after `reportFileReceives` tries. An upload whose answer was lost
+ * is never given up here: the next try finds it by its name.
+ */
+function givenUp(error: unknown, receiveCount: number): string | undefined {
+  if (error instanceof ReportFileUnavailableError) return error.reason;
+  if (isPermanent(error) && !mayHaveSucceeded(error)) return `the ATS refused it (${errorMessage(error)})`;
+  if (receiveCount >= WORKER_TIMING.reportFileReceives && !mayHaveSucceeded(error))
+    return `it could not be read or uploaded after ${receiveCount} tries (${errorMessage(error)})`;
+  return undefined;
+}
+
+/** A note on the record, once (found by its marker first), saying the file is not there and why. */
+async function sayNotAttached(input: ReportFileInput, reason: string): Promise<void> {
+  const { context, target, report, signal } = input;
+  const marker = `ai-interview-report-file:${report.report_id}`;
+  if (await context.ats.findNote(target, marker, signal)) return;
+  const body =
+    `AI interview report ${report.report_id}: the report file was not attached to this record: ${reason}. ` +
+    'The report note keeps the link to the report.';
+  await context.ats.postNote(target, { body, marker }, signal);
+}

@@ -1,0 +1,122 @@
+import { describe, expect, it, vi } from 'vitest';
+import { AtsError } from '../../../shared/ats/errors';
+import { ReportFileUnavailableError, UnavailableError } from '../../../shared/interview-service';
+import { handleReportCreated } from '../../../shared/pipeline';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryMappingStore } from '../../helpers/memory-store';
+import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
+import { NOW, reportCreatedMessage } from '../../helpers/pipeline-records';
+
+// The report file after the note: attached once (looked for by name first), given up with a note saying why when
+// there is no file, the ATS refuses it or it never comes, and never in the way of the move and the status.
+const APPLICATION = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+const PDF = new TextEncoder().encode('%PDF-1.4 report');
+const NAME = 'AI interview report rep-1.pdf';
+
+async function setUp(document = connectionDocument()) {
+  const store = new MemoryMappingStore();
+  const lease = { owner: 'invite', now: NOW, durationMs: 60_000 };
+  await store.claimApplication(
+    { source: 'greenhouse', deliveryId: 'd', enqueueId: 'e' },
+    { ...APPLICATION, atsCandidateId: '7702', atsJobId: '3301', stageId: '9001', candidateEmail: 'ana@example.com' },
+    lease,
+  );
+  await store.recordStep(APPLICATION, { owner: 'invite', finish: 'invited', data: { interviewId: 'int-1' } });
+  const { context, ats, interviews } = fakeContext(document);
+  const files = {
+    findFile: vi.fn().mockResolvedValue(undefined),
+    attachFile: vi.fn().mockResolvedValue({ fileId: 'file-1' }),
+  };
+  Object.assign(ats, files);
+  const readReportFile = vi.fn().mockResolvedValue(PDF);
+  Object.assign(interviews, { readReportFile });
+  // A retry comes after the failed try's claim ran out (the queue's visibility timeout is longer than the lease).
+  const run = (receiveCount = 1) =>
+    handleReportCreated(
+      reportCreatedMessage(),
+      { ...dependencies(store, context), now: () => NOW + (receiveCount - 1) * 120_000 },
+      { receiveCount },
+    );
+  const recorded = async () => (await store.getApplication(APPLICATION))?.steps.reportFile?.value;
+  return { store, ats, files, readReportFile, run, recorded };
+}
+
+describe('Write-back: the report file on the candidate record', () => {
+  it("attaches the service's PDF once, after the note and before the move, under the report's name", async () => {
+    const { ats, files, readReportFile, run, recorded } = await setUp();
+    expect(await run()).toMatchObject({ outcome: 'written-back', advanced: true });
+    expect(readReportFile).toHaveBeenCalledWith('https://files.example.com/r.pdf', {
+      maxBytes: 10 * 1_048_576,
+      signal: undefined,
+    });
+    expect(files.attachFile).toHaveBeenCalledWith(
+      expect.objectContaining({ atsApplicationId: '4401' }),
+      { name: NAME, contentType: 'application/pdf', bytes: PDF },
+      undefined,
+    );
+    const order = (fn: { mock: { invocationCallOrder: number[] } }) => fn.mock.invocationCallOrder[0] ?? 0;
+    expect(order(ats.postNote)).toBeLessThan(order(files.attachFile));
+    expect(order(files.attachFile)).toBeLessThan(order(ats.moveToStage));
+    expect(await recorded()).toBe('file-1');
+  });
+
+  it('finds the file an earlier try attached (its answer lost, or a crash before its record): no second upload', async () => {
+    const { files, readReportFile, run, recorded } = await setUp();
+    files.attachFile.mockRejectedValueOnce(new AtsError('ats-unavailable', 'no answer', { mayHaveSucceeded: true }));
+    await expect(run()).rejects.toMatchObject({ mayHaveSucceeded: true });
+    files.findFile.mockResolvedValue({ fileId: 'file-early' });
+    expect(await run(2)).toMatchObject({ outcome: 'written-back' });
+    expect(files.attachFile).toHaveBeenCalledTimes(1);
+    expect(readReportFile).toHaveBeenCalledTimes(1);
+    expect(await recorded()).toBe('file-early');
+  });
+
+  it.each([
+    ['no file at its link', new ReportFileUnavailableError('the service has no file at its link', 404), 'no file'],
+    ['an over-size file', new ReportFileUnavailableError('it is over the 10 MB the ATS takes'), 'over the 10 MB'],
+    ['a refusal by the ATS', new AtsError('ats-invalid-request', 'extension refused', { status: 422 }), 'refused'],
+  ])('records %s as not attached, says why in one note, and still moves the stage', async (_, error, why) => {
+    const { ats, files, readReportFile, run, recorded } = await setUp();
+    (error instanceof AtsError ? files.attachFile : readReportFile).mockRejectedValue(error);
+    expect(await run()).toMatchObject({ outcome: 'written-back', advanced: true });
+    expect(await recorded()).toMatch(/^not-attached:/);
+    expect(await recorded()).toContain(why);
+    const notes = ats.postNote.mock.calls.map(([, note]) => note as { body: string; marker: string });
+    expect(notes.map((n) => n.marker)).toEqual(['ai-interview-report:rep-1', 'ai-interview-report-file:rep-1']);
+    expect(notes[1]?.body).toContain('not attached');
+    expect(ats.moveToStage).toHaveBeenCalledTimes(1);
+  });
+
+  it('retries a file that did not come, then gives it up after a few tries with a note', async () => {
+    const { ats, readReportFile, run, recorded } = await setUp();
+    readReportFile.mockRejectedValue(new UnavailableError('GET /files/r.pdf: the file host answered 503'));
+    await expect(run(1)).rejects.toBeInstanceOf(UnavailableError);
+    expect(ats.moveToStage).not.toHaveBeenCalled();
+    expect(await run(4)).toMatchObject({ outcome: 'written-back' });
+    expect(await recorded()).toMatch(/^not-attached:it could not be read or uploaded after 4 tries/);
+    expect(ats.moveToStage).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not post the why-note twice when a retry finds it', async () => {
+    const { ats, readReportFile, run } = await setUp();
+    readReportFile.mockRejectedValue(new ReportFileUnavailableError('the report has no file link'));
+    ats.findNote.mockImplementation(async (_target: unknown, marker: string) =>
+      marker.startsWith('ai-interview-report-file:') ? { noteId: 'why-earlier' } : undefined,
+    );
+    await run();
+    expect(ats.postNote.mock.calls.map(([, note]) => (note as { marker: string }).marker)).toEqual([
+      'ai-interview-report:rep-1',
+    ]);
+  });
+
+  it('attaches nothing when the connection turns it off (writeBack.attachReport: false)', async () => {
+    const document = connectionDocument();
+    const connection = (document as { connections: { writeBack?: object }[] }).connections[0]!;
+    connection.writeBack = { ...connection.writeBack, attachReport: false };
+    const { files, readReportFile, run, recorded } = await setUp(document);
+    expect(await run()).toMatchObject({ outcome: 'written-back' });
+    expect(files.findFile).not.toHaveBeenCalled();
+    expect(readReportFile).not.toHaveBeenCalled();
+    expect(await recorded()).toBeUndefined();
+  });
+});
