@@ -179,7 +179,7 @@ async function komboOrders(stack: LocalStack, log: (line: string) => void, until
         emails: (await emails()).length,
         status: c.order.status,
         score: c.order.result?.score ?? null,
-        profileUrl: Boolean(c.order.result?.result_url.startsWith('https://')),
+        profileUrl: /^https?:\/\//.test(c.order.result?.result_url ?? ''),
         puts: c.order.resultPuts + c.order.refusedPuts,
       };
     }),

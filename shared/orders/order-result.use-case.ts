@@ -5,7 +5,7 @@ import { ClaimHeldElsewhereError, errorCode, isPermanent } from '../pipeline/err
 import { afterSideEffect } from '../pipeline/fault-injection';
 import type { ConnectionContext, PipelineLogger, RunOptions } from '../pipeline/ports';
 import { normaliseEmail } from '../pipeline/records';
-import { httpsLink } from '../validation';
+import { serviceLink } from '../validation';
 import type { OrderAnnouncer } from './announce';
 import type { OrderKey, OrderRecord, OrderStore } from './records';
 
@@ -51,8 +51,9 @@ export async function completeOrderWithReport(
   const order = await deps.orders.findOrderByInterview(report.interview_id, normaliseEmail(report.candidate_email_id));
   if (!order || order.connectionId !== context.connection.id) return undefined;
   const log = { connectionId: order.connectionId, orderId: order.orderId, reportId: report.report_id };
-  // Greenhouse shows nothing without a public profile link: never complete without one.
-  const profileUrl = httpsLink(report.report_url);
+  // Greenhouse shows nothing without a public profile link: never complete without one (https, or the service's own).
+  const serviceUrl = context.connection.interviewService.baseUrl;
+  const profileUrl = serviceLink(report.report_url, serviceUrl);
   if (!profileUrl) return 'order-no-public-link';
   const now = (deps.now ?? Date.now)();
   const score = typeof report.ai_match_score === 'number' ? report.ai_match_score : undefined;
@@ -60,7 +61,7 @@ export async function completeOrderWithReport(
     reportId: report.report_id,
     profileUrl,
     score,
-    recordingUrl: httpsLink(report.interview_recording_player_url ?? report.interview_recording_url),
+    recordingUrl: serviceLink(report.interview_recording_player_url ?? report.interview_recording_url, serviceUrl),
     proctoringViolations: report.proctoring_violations?.length,
     endedAt: now,
   };

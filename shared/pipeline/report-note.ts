@@ -1,6 +1,6 @@
 import type { AdvanceRule } from '../config';
 import type { InterviewReport } from '../interview-service';
-import { httpsLink, quoted, serviceLink, singleLine, TEXT_LIMITS } from '../validation';
+import { quoted, serviceLink, singleLine, TEXT_LIMITS } from '../validation';
 import type { ApplicationExit } from './records';
 
 export interface AdvanceDecision {
@@ -111,7 +111,7 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
   const reportLink = serviceLink(report.report_url, serviceBaseUrl);
   if (reportLink) lines.push(`Report: ${reportLink}`);
   // The stream URL expires; the player link stays valid (facts "Behaviour").
-  const recordingLink = httpsLink(report.interview_recording_player_url);
+  const recordingLink = serviceLink(report.interview_recording_player_url, serviceBaseUrl);
   if (recordingLink) lines.push(`Recording: ${recordingLink}`);
   lines.push(decision.explanation);
   return lines.join('\n');
