@@ -10,6 +10,8 @@ const email = () => `cand-${randomUUID().slice(0, 8)}@candidates.example.com`;
 describe('Orders placed from inside the ATS, end to end on the local stack', () => {
   // A failed message comes back within seconds (SQS's visibility timeout), as a retry after a refusal does.
   const held = useTestStack('orders', { visibilityTimeoutSeconds: 3 });
+  /** The report's link: its file on the interview service's own origin (the sandbox's, on one machine). */
+  const reportLink = () => expect.stringContaining(`${held.stack.interview.url}/files/reports/`);
 
   it('Greenhouse: Send Test → one e-mail → the report → the PATCH → test_status complete with the score', async () => {
     const { stack } = held;
@@ -31,7 +33,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     expect(sent).toMatchObject({
       status: 'complete',
       partner_score: 81,
-      partner_profile_url: expect.stringMatching(/^https:\/\//),
+      partner_profile_url: reportLink(),
       refusedPatches: 0,
       responseErrors: [],
     });
@@ -67,7 +69,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     // The secret put right: the message's next attempt sends the PATCH with Greenhouse's credential.
     const test = gh.assessments.tests.at(-1) as (typeof gh.assessments.tests)[number];
     await waitFor(() => test.status === 'complete', 30_000, 'the completion after the fix');
-    expect(test).toMatchObject({ partner_score: 77, partner_profile_url: expect.stringMatching(/^https:\/\//) });
+    expect(test).toMatchObject({ partner_score: 77, partner_profile_url: reportLink() });
   });
 
   it('Greenhouse: a new take-home test (a new url) is a new order, one more e-mail; the first untouched', async () => {
@@ -138,7 +140,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     await waitFor(() => activity()?.status === 'Completed', 20_000);
     expect(activity()).toMatchObject({
       result: { identifier: 'ai_match_score', type: 'numeric_score', value: 64 },
-      profileUrl: expect.stringMatching(/^https:\/\//),
+      profileUrl: reportLink(),
     });
     expect(await emailsTo(stack, address)).toHaveLength(1);
   });
@@ -171,7 +173,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
       status: 'COMPLETED',
       score: 88,
       max_score: 100,
-      result_url: expect.stringMatching(/^https:\/\//),
+      result_url: reportLink(),
       completed_at: expect.any(String),
     });
     await stack.reconcileNow();

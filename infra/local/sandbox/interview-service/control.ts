@@ -33,6 +33,12 @@ export const faultsSchema = v.partial(
   }),
 );
 
+/** How the file host serves one report (types.ts `ReportFile`); `bytes` only for `oversize`, 11 MiB unless said. */
+export const reportFileSchema = v.object({
+  file: v.picklist(['pdf', 'missing', 'oversize', 'html'], 'file must be pdf, missing, oversize or html'),
+  bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(64 * 1024 * 1024))),
+});
+
 export const completionSchema = v.object({
   interview_id: v.pipe(v.string(), v.minLength(1)),
   candidate_name: v.pipe(v.string(), v.minLength(1)),
@@ -44,6 +50,12 @@ export const completionSchema = v.object({
   delay_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(600_000))),
   ai_match_score: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100))),
   proctoring_violations: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(20))),
+  report_file: v.optional(reportFileSchema),
+});
+
+export const reportFileControlSchema = v.object({
+  report_id: v.pipe(v.string(), v.minLength(1)),
+  ...reportFileSchema.entries,
 });
 
 export const webhookRegistrationSchema = v.object({

@@ -14,7 +14,8 @@ console.log(`  limited API key: ${sandbox.limitedApiKey} (no permission for repo
 console.log(`  try: curl -H 'x-api-key: ${sandbox.apiKey}' ${sandbox.url}/interview/reports`);
 console.log(
   `  control: ${sandbox.url}/_sandbox/state, ` +
-    'POST /_sandbox/webhooks, /_sandbox/complete-interview, /_sandbox/faults, /_sandbox/reports',
+    'POST /_sandbox/webhooks, /_sandbox/complete-interview, /_sandbox/faults, /_sandbox/reports, ' +
+    '/_sandbox/report-file; report PDFs at /files/reports/<report_id>.pdf',
 );
 
 const shutdown = (): void => {

@@ -5,6 +5,7 @@ import { buildReport, shortId } from './report.factory';
 import { SEEDED_JOB, type SeededApplicant } from './seed';
 import type {
   CompletionRequest,
+  ReportFile,
   SandboxFaults,
   SandboxInterview,
   SandboxInvite,
@@ -29,6 +30,8 @@ export class ServiceRecords {
   private readonly interviewAccount = new Map<string, string>();
   private readonly webhookAccount = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Reports a candidate finished whose record the service has not made yet. */
+  private readonly pendingReports = new Set<string>();
 
   public constructor(
     public readonly state: SandboxState,
@@ -147,6 +150,8 @@ export class ServiceRecords {
       invited?.candidate_id ?? this.addInvite(interview, request.candidate_name, request.candidate_email).candidate_id;
     const reportId = shortId('r', this.random);
     const delay = request.delay_ms ?? this.settings.reportDelayMs;
+    this.pendingReports.add(reportId);
+    if (request.report_file) this.setReportFile(reportId, request.report_file);
     if (delay === 0) {
       this.addReport(interview, request, candidateId, reportId, notify);
     } else {
@@ -196,6 +201,24 @@ export class ServiceRecords {
     return created;
   }
 
+  /** Where the service's file host serves a report's PDF: beside the API, as a link that needs no key. */
+  public reportUrl(reportId: string): string {
+    return `${this.baseUrl}/files/reports/${reportId}.pdf`;
+  }
+
+  /**
+   * How the file host serves a report, made or still to come (`missing` takes its `report_url` away): the link it
+   * carries now, or undefined for a report the service never had.
+   */
+  public setReportFile(reportId: string, file: ReportFile): { report_url: string | null } | undefined {
+    const report = this.state.reports.find((r) => r.report_id === reportId);
+    if (!report && !this.pendingReports.has(reportId)) return undefined;
+    this.state.reportFiles[reportId] = file;
+    const url = file.file === 'missing' ? null : this.reportUrl(reportId);
+    if (report) report.report_url = url;
+    return { report_url: url };
+  }
+
   public setFaults(faults: Partial<SandboxFaults>): SandboxFaults {
     this.state.faults = { ...this.state.faults, ...faults };
     return this.state.faults;
@@ -213,9 +236,11 @@ export class ServiceRecords {
       completion,
       candidateId,
       reportId,
+      reportUrl: this.state.reportFiles[reportId]?.file === 'missing' ? null : this.reportUrl(reportId),
       jobApplicantId: randomUUID(),
       now: new Date(),
     });
+    this.pendingReports.delete(reportId);
     this.state.reports.push(report);
     if (notify) {
       const account = this.interviewAccount.get(interview.interview_id);

@@ -19,8 +19,8 @@ function randomFor(...parts: string[]): () => number {
 }
 
 /**
- * Reports, recordings and the player live on the service's file host, always over https; nothing here serves
- * them (the connector only links them), and a reserved example domain never resolves.
+ * Recordings and the player live on the service's file host, always over https; nothing here serves them (the
+ * connector only links them), and a reserved example domain never resolves. The report's PDF is served (files.ts).
  */
 const FILES_HOST = 'https://files.interview-sandbox.example';
 
@@ -37,6 +37,8 @@ export function buildReport(options: {
   completion: CompletionRequest;
   candidateId: string;
   reportId: string;
+  /** Where the file host serves the PDF; null where the service has no file for the report. */
+  reportUrl: string | null;
   jobApplicantId: string;
   now: Date;
 }): SandboxReport {
@@ -73,7 +75,7 @@ export function buildReport(options: {
     candidate_name: completion.candidate_name,
     candidate_email_id: completion.candidate_email,
     report_date: formatDate(now),
-    report_url: `${FILES_HOST}/files/reports/${reportId}.pdf`,
+    report_url: options.reportUrl,
     interview_recording_url: `${FILES_HOST}/files/recordings/${reportId}.m3u8?expires=${now.getTime() + 3_600_000}`,
     interview_recording_player_url: `${FILES_HOST}/player/${reportId}`,
     proctoring_score: violationCount === 0 ? 100 : Math.max(40, 95 - violationCount * 15),

@@ -9,6 +9,7 @@ import {
   INVALID_REQUEST,
   matchesKeyword,
   paginate,
+  reportFileControlSchema,
   requestAccount,
   webhookRegistrationSchema,
 } from './control';
@@ -206,6 +207,11 @@ export function serviceControlRoutes(records: ServiceRecords): Route[] {
     posted('/_sandbox/reports', bulkReportsSchema, (body, response) =>
       sendJson(response, 201, { created: records.seedReports(body.count, body.interview_id).length }),
     ),
+    posted('/_sandbox/report-file', reportFileControlSchema, ({ report_id, ...file }, response) => {
+      const served = records.setReportFile(report_id, file);
+      if (!served) return sendJson(response, 404, { error: `report_id: no report ${report_id}` });
+      sendJson(response, 200, { report_id, ...file, ...served });
+    }),
   ];
 }
 

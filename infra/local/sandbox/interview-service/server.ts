@@ -1,9 +1,10 @@
 import { listen, matchRoute, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
 import { DEFAULT_PAGE_SIZE, envelope, NO_FAULTS, requestAccount } from './control';
+import { reportFileRoutes } from './files';
 import { ServiceRecords } from './records';
 import { serviceApiRoutes, serviceControlRoutes } from './routes';
 import { seedApplicants } from './seed';
-import type { CompletionRequest, SandboxFaults, SandboxWebhook } from './types';
+import type { CompletionRequest, ReportFile, SandboxFaults, SandboxWebhook } from './types';
 import { ReportDeliveries } from './webhooks';
 export type { SandboxState } from './types';
 import type { SandboxState } from './types';
@@ -45,6 +46,8 @@ export interface InterviewServiceSandbox {
   /** Registers a webhook for the account of `apiKey` (default: the sandbox's main key). */
   registerWebhook(url: string, event?: string, apiKey?: string): SandboxWebhook;
   completeInterview(request: CompletionRequest): { candidate_id: string; report_id: string };
+  /** How the file host serves a report's PDF (made or still to come): its `report_url` now; throws for no report. */
+  setReportFile(reportId: string, file: ReportFile): { report_url: string | null };
   /** Resolves once every scheduled report is created and every delivery answered, or rejects after `timeoutMs`. */
   whenIdle(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -70,6 +73,7 @@ export async function startInterviewServiceSandbox(
     webhooks: [],
     deliveries: [],
     applicants: seedApplicants(),
+    reportFiles: {},
     requests: {},
     faults: { ...NO_FAULTS, ...options.faults },
   };
@@ -77,7 +81,8 @@ export async function startInterviewServiceSandbox(
   const reportDelayMs = options.reportDelayMs ?? SANDBOX_DEFAULTS.reportDelayMs;
   const records = new ServiceRecords(state, { apiKey, limitedApiKey, reportDelayMs }, random, deliveries);
   const apiRoutes: Route[] = serviceApiRoutes(records);
-  const controlRoutes: Route[] = serviceControlRoutes(records);
+  // The file host's links need no key either: they are matched before the API's door.
+  const controlRoutes: Route[] = [...serviceControlRoutes(records), ...reportFileRoutes(records)];
   let baseUrl = '';
 
   async function handleApi(context: RouteContext, route: Route): Promise<void> {
@@ -141,6 +146,11 @@ export async function startInterviewServiceSandbox(
     addAccount: (key) => records.addAccount(key),
     registerWebhook: (url, event, key) => records.registerWebhook(url, event, '', key),
     completeInterview: (request) => records.completeInterview(request),
+    setReportFile: (reportId, file) => {
+      const served = records.setReportFile(reportId, file);
+      if (!served) throw new Error(`report_id: no report ${reportId}`);
+      return served;
+    },
     whenIdle: (timeoutMs) => deliveries.whenIdle(timeoutMs),
     async close() {
       records.stop();

@@ -100,6 +100,17 @@ export interface CompletionRequest {
   delay_ms?: number | undefined;
   ai_match_score?: number | undefined;
   proctoring_violations?: number | undefined;
+  /** How the file host serves the report's PDF (a served PDF unless said). */
+  report_file?: ReportFile | undefined;
+}
+
+/**
+ * How the file host answers a report's `report_url`: the PDF (`pdf`), no file and `report_url` null (`missing`), a
+ * valid PDF larger than `bytes` (`oversize`), or an HTML page in its place (`html`, as an expired link's sign-in).
+ */
+export interface ReportFile {
+  file: 'pdf' | 'missing' | 'oversize' | 'html';
+  bytes?: number | undefined;
 }
 
 export interface SandboxState {
@@ -113,7 +124,9 @@ export interface SandboxState {
   webhooks: SandboxWebhook[];
   deliveries: SandboxDelivery[];
   applicants: SeededApplicant[];
-  /** Requests per route (`POST /custom/interview`), faults included, control endpoints excluded. */
+  /** How each report's file is served, by report id, where a control said (a PDF otherwise). */
+  reportFiles: Record<string, ReportFile>;
+  /** Requests per route (`POST /custom/interview`, `GET /files/reports/:file`), faults included, control excluded. */
   requests: Record<string, number>;
   faults: SandboxFaults;
 }
