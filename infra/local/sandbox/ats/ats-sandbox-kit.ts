@@ -3,8 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { VendorProfile } from '../../../../shared/ats/profile';
 import type { AtsKind } from '../../../../shared/config';
 import { errorMessage } from '../../../../shared/errors';
+import { FileStore, fileRoutes, UPLOAD_BODY_BYTES } from '../file-store';
 import { callAsAts, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
-import { edgeReadings, edgeState, startEdge, type EdgeSpec } from './edge';
+import { edgeReadings, edgeState, startEdge, type EdgeSpec, type Refusal } from './edge';
 import type { RateOptions } from './limits';
 import { deliverSigned, sendChange, type DeliveryRecord, type SignedDelivery } from './signed-webhooks';
 import type { WebhookHub, WebhookTarget } from './signed-webhooks';
@@ -49,6 +50,8 @@ export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unpublishedRate' | 'unau
   /** The key the API takes, as Basic auth's username or as a bearer token. */
   apiKey: string;
   bearer?: boolean;
+  /** How the vendor refuses an upload, answered while the control refuses the next ones. */
+  uploadRefusal: Refusal;
   routes(kit: KitContext): Route[];
   /** The signed webhook(s) a stage change or a lifecycle action produces (`exit` already set or cleared). */
   changed(kit: KitContext, application: KitApplication, target: WebhookTarget, change: KitChange): SignedDelivery[];
@@ -79,9 +82,9 @@ export function json(at: string, ...[first, second]: [Handle] | [number, Handle]
   });
 }
 
-/** A request's JSON body, `{}` when empty; a body that is not JSON throws (answered 400). */
+/** A request's JSON body (base64 files in it too), `{}` when empty; a body that is not JSON throws (answered 400). */
 export async function jsonBody(request: IncomingMessage): Promise<Body> {
-  const text = (await readBody(request)).toString('utf8');
+  const text = (await readBody(request, UPLOAD_BODY_BYTES)).toString('utf8');
   return text ? (JSON.parse(text) as Body) : {};
 }
 
@@ -152,11 +155,13 @@ function applyLifecycle(application: KitApplication, action: LifecycleAction, re
 }
 
 /** The records as the route tables reach them; `moved`: a stage change made through the API. */
-function kitContext(state: AtsSandboxState, moved: (application: KitApplication, from: string) => void) {
+function kitContext(state: AtsSandboxState, moved: (moved: KitApplication, from: string) => void, files: FileStore) {
   const find = <T extends { id: string }>(list: T[], id: string) => list.find((item) => item.id === id);
   const job = (id: string) => find(state.jobs, id);
   return {
-    ...{ state, job, json: jsonBody },
+    ...{ state, job, json: jsonBody, files },
+    /** The ids a file of an application may hang on: it, or its candidate (Ashby keeps files on candidates). */
+    ownersOf: (id: string) => [id, find(state.applications, id)?.candidateId ?? id],
     application: (id: string) => find(state.applications, id),
     candidate: (id: string) => find(state.candidates, id),
     stage: (jobId: string, stageId: string) => job(jobId)?.stages.find((s) => s.id === stageId),
@@ -268,6 +273,8 @@ function readings(kit: KitContext) {
     notesOf: (id: string) => state.notes.filter((n) => n.applicationId === id).map((n) => n.body),
     /** The tags the application (or its candidate, where the ATS tags candidates) carries. */
     tagsOf: (id: string) => state.tags[id] ?? state.tags[kit.application(id)?.candidateId ?? ''] ?? [],
+    /** The files uploaded to the application (or its candidate), with the URL that serves each. */
+    filesOf: (id: string) => kit.files.list(kit.ownersOf(id)),
     stageNameOf: (id: string) => stageName(need(kit, id), need(kit, id).stageId),
     /** Names of the stages the application was moved into, in order (by the API or the control endpoint). */
     movesOf: (id: string) =>
@@ -300,16 +307,18 @@ export type AtsSandbox = ReturnType<typeof sandboxOf>;
 /** What the local stack, the demo and the tests need of any ATS sandbox. */
 export type AtsSandboxView = Omit<AtsSandbox, 'state'>;
 
-/** The sandbox's own routes: the recruiter's actions and faults. */
-const kitControls = (sandbox: AtsSandbox) =>
-  controlRoutes(sandbox, (body) => ({ applicationId: String(body.applicationId ?? body.application_id) }), {
+/** The sandbox's own routes: the recruiter's actions and faults, the files uploaded. */
+const kitControls = (sandbox: AtsSandbox, kit: KitContext) => [
+  ...controlRoutes(sandbox, (body) => ({ applicationId: String(body.applicationId ?? body.application_id) }), {
     'delete-candidate': (body) => sandbox.deleteCandidate(String(body.applicationId)),
-  });
+  }),
+  ...fileRoutes(kit.files, kit.ownersOf),
+];
 
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
 export async function startAtsSandbox(spec: AtsSandboxSpec, options: SandboxOptions = {}): Promise<AtsSandbox> {
   const state = seededState(spec.jobs);
-  const kit = kitContext(state, (application, from) => moveByApi(application, from));
+  const kit = kitContext(state, (application, from) => moveByApi(application, from), new FileStore(spec.uploadRefusal));
   const { moveByApi, ...actions } = recruiter(spec, kit, { state, random: seededRandom(options.seed ?? 11) });
   const sandbox = sandboxOf(spec, kit, actions);
   const authorization = spec.bearer ? `Bearer ${spec.apiKey}` : basicAuth(spec.apiKey);
@@ -317,9 +326,10 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: SandboxOpti
     {
       ...{ ...spec, seed: options.seed ?? 11, port: options.port ?? spec.port, rate: options },
       authenticate: (request) => (request.headers.authorization === authorization ? 'key' : undefined),
-      ...{ api: spec.routes(kit), open: kitControls(sandbox) },
+      ...{ api: spec.routes(kit), open: kitControls(sandbox, kit) },
     },
     state,
   );
+  kit.files.origin = edge.url;
   return Object.assign(sandbox, { url: edge.url, close: edge.close });
 }

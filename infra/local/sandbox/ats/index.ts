@@ -35,6 +35,7 @@ function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
     deleteCandidate: async (id) => void (await sandbox.deleteCandidate(Number(id))),
     changeLifecycle: ({ applicationId, ...input }) =>
       sandbox.changeLifecycle({ application_id: Number(applicationId), ...input }),
+    filesOf: (id) => sandbox.files.list([id]),
     notesOf: (id) => state.notes.filter((n) => n.candidate_id === application(id)?.candidate_id).map((n) => n.body),
     stageNameOf: (id) => application(id)?.current_stage.name ?? '',
     tagsOf: (id) => {

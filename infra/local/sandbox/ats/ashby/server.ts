@@ -138,6 +138,7 @@ function processRpcs(kit: KitContext): Rpcs {
 }
 
 const noteJson = (n: KitNote) => ({ id: n.id, content: n.body, createdAt: n.at });
+const UPLOAD_CONTEXTS = ['CandidateResume', 'CandidateFiles', 'ApplicationForm'];
 const webhookJson = (w: WebhookTarget) =>
   ok({ id: w.id, webhookType: w.events?.[0], requestUrl: w.url, enabled: w.enabled !== false });
 
@@ -151,6 +152,11 @@ function candidateRpcs(kit: KitContext): Rpcs {
     retag(kit.state, candidateId, [tag.title], add);
     return ok({ id: candidateId });
   };
+  const candidateJson = (id: string) => ({
+    ...{ id, tags: tags.filter((t) => (kit.state.tags[id] ?? []).includes(t.title)) },
+    // A file's handle is an opaque token (what `file.info` takes).
+    fileHandles: kit.files.list([id]).map((f) => ({ id: f.id, name: f.name, handle: `file-${f.id}` })),
+  });
   return {
     'webhook.create': ({ webhookType: type, requestUrl: url, secretToken }) => {
       if (typeof type !== 'string' || typeof url !== 'string') return fail('invalid_input: webhookType, requestUrl');
@@ -172,10 +178,23 @@ function candidateRpcs(kit: KitContext): Rpcs {
       if (!tags.includes(tag)) tags.push(tag);
       return ok(tag);
     },
-    'candidate.info': (body) => {
-      const id = String(body.id);
+    'candidate.info': (body) =>
+      kit.candidate(String(body.id)) ? ok(candidateJson(String(body.id))) : fail('candidate_not_found'),
+    // An upload: a handle and a presigned URL, the bytes posted there, the handle put on the candidate (changelog
+    // 2026-02-23-presigned-file-uploads); files are the candidate's, the answer the candidate.
+    'file.createFileUploadHandle': ({ fileUploadContext, filename, contentType, contentLength: length }) => {
+      if (!UPLOAD_CONTEXTS.includes(String(fileUploadContext)) || typeof filename !== 'string' || !filename)
+        return fail('invalid_input: fileUploadContext, filename');
+      if (typeof contentType !== 'string' || !Number.isInteger(length) || Number(length) < 0)
+        return fail('invalid_input: contentType, contentLength');
+      return ok(kit.files.presign({ filename, contentType, contentLength: Number(length) }));
+    },
+    'candidate.uploadFile': ({ candidateId, fileHandle: handle }) => {
+      const [id, upload] = [String(candidateId), kit.files.uploaded(String(handle))];
       if (!kit.candidate(id)) return fail('candidate_not_found');
-      return ok({ id, tags: tags.filter((t) => (kit.state.tags[id] ?? []).includes(t.title)) });
+      if (!upload) return fail('invalid_input: fileHandle');
+      kit.files.add({ owner: id, name: upload.filename, contentType: upload.contentType, bytes: upload.bytes });
+      return ok(candidateJson(id));
     },
     'candidate.addTag': retagged(true),
     'candidate.removeTag': retagged(false),
@@ -203,6 +222,7 @@ export async function startAshbySandbox(options: SandboxOptions = {}): Promise<A
       // No general limit is published: a per-key window stands in, with the 429 and Retry-After its OpenAPI implies.
       unpublishedRate: { limit: 50, windowMs: 10_000 },
       unauthorized: new Refusal(401, fail('invalid_api_key')),
+      uploadRefusal: new Refusal(200, fail('file_upload_failed')),
       // RPC: every parameter is a body field; a query string is refused in Ashby's 200-with-errors form.
       unknownParameter: (name) => new Refusal(200, fail({ message: `Unknown parameter ${name}`, parameter: name })),
       routes: (kit) => [assessments.route(kit), ...rpcs(kit)],

@@ -1,15 +1,16 @@
 import * as v from 'valibot';
 import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import { describeFirstIssue } from '../../../../../shared/validation';
+import { base64Bytes, contentTypeOf, download, type FileStore } from '../../file-store';
 import { sendJson, type Route, type RouteContext } from '../../http-kit';
 import { json, jsonBody, route } from '../ats-sandbox-kit';
 import { Refusal } from '../edge';
 import { linkPage, readLinkCursor, type LinkCursor } from '../paging';
-import type { Application, GreenhouseRecords, Job } from './state';
+import type { Application, Attachment, GreenhouseRecords, Job } from './state';
 
 /** v3 lists: `per_page` 100 by default; id filters take at most 50 ids (/docs/list-endpoints). */
 const [DEFAULT_PER_PAGE, MAX_FILTER_IDS] = [100, 50];
-const unprocessable = (field: string, message: string) =>
+export const unprocessable = (field: string, message: string) =>
   new Refusal(422, { message: 'Validation error', errors: [{ message, field }] });
 const notFound = (message = 'Resource not found') => new Refusal(404, { message });
 const id = v.union([v.number(), v.string()]);
@@ -22,6 +23,25 @@ const noteBody = v.object({
   visibility: v.picklist(['admin_only', 'private', 'public'], 'visibility must be admin_only, private or public'),
   user_id: id,
 });
+
+const ATTACHMENT_TYPES = ['resume', 'cover_letter', 'take_home_test', 'offer_packet', 'offer_letter', 'other'];
+const AGREEMENT_TYPES = ['signed_offer_letter', 'midfunnel_agreement', 'automated_agreement', 'form_attachment'];
+const attachmentBody = v.object({
+  application_id: id,
+  filename: v.pipe(v.string(), v.regex(/\.\w+$/, 'filename needs an extension')),
+  type: v.picklist([...ATTACHMENT_TYPES, ...AGREEMENT_TYPES], 'type is not an attachment type'),
+  content: v.optional(v.string()),
+  url: v.optional(v.pipe(v.string(), v.url('url must be a URL'))),
+  visibility: v.optional(v.picklist(['public', 'admin_only', 'private'], 'visibility: public, admin_only or private')),
+});
+/** Extensions an organisation's blocklist refuses (post_v3-attachments names .html; executables are the usual rest). */
+const BLOCKED_EXTENSIONS = /\.(exe|html?|js|bat|cmd|com|msi|scr|sh|vbs|jar|dll)$/i;
+/** `gte|2024-01-01T00:00:00Z` (gte, lte, gt, lt), a v3 list's timestamp filter (/docs/list-endpoints). */
+const stamped = (at: string, filter: string) => {
+  const [op = '', when = ''] = filter.split('|');
+  const after: number = Date.parse(at) - Date.parse(when);
+  return ({ gte: after >= 0, lte: after <= 0, gt: after > 0, lt: after < 0 } as Record<string, boolean>)[op] ?? false;
+};
 
 /** The body, checked by `schema`; refused (422, its field named) when it does not fit. */
 async function parsed<S extends v.GenericSchema>(context: RouteContext, schema: S, message?: string) {
@@ -125,6 +145,16 @@ function lists(records: GreenhouseRecords): Route[] {
       text: { status: (j, value) => (j.status ?? 'open') === value },
     }),
     listRoute({ pattern: '/v3/candidates', items: () => state.candidates, ids: { ids: 'id' } }),
+    listRoute<Attachment>({
+      pattern: '/v3/attachments',
+      items: () => state.attachments,
+      ids: { ids: 'id', application_ids: 'application_id', candidate_ids: 'candidate_id' },
+      text: {
+        type: (a, value) => a.type === value,
+        created_at: (a, value) => stamped(a.created_at, value),
+        updated_at: (a, value) => stamped(a.updated_at, value),
+      },
+    }),
     listRoute({
       pattern: '/v3/job_interview_stages',
       items: stages,
@@ -141,8 +171,9 @@ function lists(records: GreenhouseRecords): Route[] {
   ];
 }
 
+type Moved = (id: number, stageId: number) => void;
 /** `POST /v3/applications/:id/move` (204): only from the stage the application is in now (stale requests fail). */
-async function move(records: GreenhouseRecords, context: RouteContext, moved: (id: number, stageId: number) => void) {
+async function move(records: GreenhouseRecords, context: RouteContext, moved: Moved) {
   const application = records.state.applications.find((a) => a.id === Number(context.params.id));
   if (!application) throw notFound();
   const body = await parsed(context, moveBody, 'invalid body');
@@ -160,14 +191,36 @@ async function move(records: GreenhouseRecords, context: RouteContext, moved: (i
   moved(application.id, target.id);
 }
 
+/** `POST /v3/attachments` (201): a JSON body, the bytes in base64 `content` or at a `url` fetched at once. */
+async function attach(records: GreenhouseRecords, files: FileStore, context: RouteContext) {
+  const body = await parsed(context, attachmentBody);
+  const application = records.state.applications.find((a) => a.id === Number(body.application_id));
+  if (!application) throw unprocessable('application_id', 'application not found');
+  if ((body.content === undefined) === (body.url === undefined))
+    throw unprocessable('content', 'exactly one of content or url is required');
+  if (BLOCKED_EXTENSIONS.test(body.filename)) throw unprocessable('filename', 'this file type is not allowed');
+  const bytes = body.url === undefined ? base64Bytes(body.content) : await download(body.url);
+  if (!bytes) throw unprocessable(body.url === undefined ? 'content' : 'url', 'no file could be read from it');
+  const [{ filename, type, visibility = 'admin_only' }, id] = [body, records.newId()];
+  const file = { id: String(id), owner: String(application.id), name: filename, contentType: contentTypeOf(filename) };
+  const { url, contentType: content_type, uploadedAt: at } = files.add({ ...file, bytes });
+  const attachment: Attachment = {
+    ...{ id, application_id: application.id, candidate_id: application.candidate_id, filename, type, visibility },
+    ...{ url, content_type, created_at: at, updated_at: at },
+  };
+  records.state.attachments.push(attachment);
+  return attachment;
+}
+
 /** Harvest v3 as a table of routes over the organisation's records (`moved`: a move made through the API). */
-export function harvestRoutes(records: GreenhouseRecords, moved: (id: number, stageId: number) => void): Route[] {
+export function harvestRoutes(records: GreenhouseRecords, moved: Moved, files: FileStore): Route[] {
   const { state } = records;
   const candidate = (id: unknown) => state.candidates.find((c) => c.id === Number(id));
   const created = <T>(list: T[], item: T) => list.push(item) && item;
   return [
     ...lists(records),
     route('POST /v3/applications/:id/move', (context) => move(records, context, moved)),
+    json('POST /v3/attachments', 201, (context) => attach(records, files, context)),
     json('POST /v3/notes', 201, async (context) => {
       const body = await parsed(context, noteBody);
       if (!candidate(body.candidate_id)) throw notFound(`candidate ${body.candidate_id} not found`);

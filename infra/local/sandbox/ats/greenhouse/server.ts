@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import { errorMessage } from '../../../../../shared/errors';
+import { FileStore, fileRoutes } from '../../file-store';
 import { callShape, readBody, seededRandom, sendJson, shapeOf } from '../../http-kit';
 import { basicAuth, json, jsonBody, controlRoutes, route, type Body, type SandboxOptions } from '../ats-sandbox-kit';
 import { recordCall, Refusal, startEdge } from '../edge';
 import { deliverSigned, sendChange, signDelivery, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 import { GreenhouseAssessments } from './assessments';
-import { harvestRoutes } from './routes';
+import { harvestRoutes, unprocessable } from './routes';
 import { greenhouseRecords, GREENHOUSE_SANDBOX_DEFAULTS, type GreenhouseSandboxState } from './state';
 import type { Application, GreenhouseRecords, LifecycleInput, StageMove } from './state';
 
@@ -190,7 +191,8 @@ export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
   let url = '';
   const seed = options.seed ?? 7;
   const assessments = new GreenhouseAssessments(records, () => url);
-  const sandbox = { ...greenhouseRecruiter(records, seed + 1), assessments };
+  const files = new FileStore(unprocessable('content', 'the file could not be attached'));
+  const sandbox = { ...greenhouseRecruiter(records, seed + 1), assessments, files };
   const patch = route('PATCH /integrations/testing_partners/take_home_tests/:id', (context) => {
     recordCall(state, callShape(context.request, '/integrations/testing_partners/take_home_tests/:id', context.url));
     return sandbox.assessments.patchCompleted(context.request, context.response, Number(context.params.id));
@@ -202,7 +204,8 @@ export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
       // Counted per API credential (the client id), whatever token it was given, each window from its first request.
       ...{ rate: options, authenticate: principal },
       unauthorized: new Refusal(401, { message: 'Invalid or expired access token' }),
-      ...{ api: harvestRoutes(records, moved), open: [issue, patch, ...controls(sandbox)] },
+      api: harvestRoutes(records, moved, files),
+      open: [issue, patch, ...controls(sandbox), ...fileRoutes(files)],
       // Harvest v1/v2 are out of service and took another credential: a v3 token is refused there.
       unrouted: ({ response, url }, record) => {
         if (!/^\/v[12]\//.test(url.pathname)) return sendJson(response, 404, { message: `No route ${url.pathname}` });
@@ -213,6 +216,7 @@ export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
     state,
   );
   url = running.url;
+  files.origin = url;
   const { clientId, clientSecret } = GREENHOUSE_SANDBOX_DEFAULTS;
   return { ...sandbox, url, clientId, clientSecret, close: running.close };
 }

@@ -29,6 +29,9 @@ type Note = { id: number; candidate_id: number; application_id?: number; body: s
   created_at: string;
 };
 type Move = { application_id: number; from_stage_id: number; to_stage_id: number; at: string };
+/** A file on an application, as `POST /v3/attachments` answers it (Workato's v3 outputs [3p]); bytes in the store. */
+export type Attachment = Record<'id' | 'application_id' | 'candidate_id', number> &
+  Record<'filename' | 'type' | 'url' | 'content_type' | 'visibility' | 'created_at' | 'updated_at', string>;
 /** A row of `GET /v3/application_stages`: a stage an application entered, and left unless it is current. */
 type ApplicationStage = { id: number; application_id: number; job_interview_stage_id: number } & {
   entered_at: string;
@@ -56,6 +59,7 @@ const seededState = () => ({
   candidateTags: [] as { id: number; name: string }[],
   appliedTags: [] as { id: number; candidate_id: number; candidate_tag_id: number }[],
   applicationStages: [] as ApplicationStage[],
+  attachments: [] as Attachment[],
   rejectionReasons: [
     { id: 14, name: 'Lacking skill(s)/qualification(s)', type: REJECTED },
     { id: 15, name: 'Candidate withdrew', type: WITHDRAWN },

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { leverProfile } from '../../../../../shared/ats/lever/profile';
 import { LEVER_WEBHOOK_EVENTS } from '../../../../../shared/ats/lever/lever.webhooks';
+import { contentTypeOf, formParts, type ListedFile } from '../../file-store';
 import { sendJson, type Route, type RouteContext } from '../../http-kit';
 import { json, retag, startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
 import type { Body, KitApplication, KitChange, KitContext, KitNote } from '../ats-sandbox-kit';
@@ -21,6 +22,12 @@ const STAGES = [
 
 const refusal = (status: number, code: string, message: string) => new Refusal(status, { code, message });
 const badRequest = (message: string) => refusal(400, 'BadRequestError', message);
+/** Files over 30 MB are refused (developers.getknit.dev lever-usecases [3p]; Lever's own page is unread). */
+const [MAX_FILE_BYTES, TOO_LARGE] = [30 * 1024 * 1024, refusal(413, 'RequestEntityTooLarge', 'File exceeds 30 MB')];
+const fileJson = ({ id, url: downloadUrl, name, uploadedAt, size }: ListedFile) => ({
+  ...{ id, downloadUrl, ext: /\.(\w+)$/.exec(name)?.[1] ?? '', name, uploadedAt: Date.parse(uploadedAt), size },
+  status: 'processed',
+});
 /** A webhook of `event`, signed with that event's own token; ids only in `data`, as every Lever webhook. */
 const delivery = (target: WebhookTarget, event: string, data: Body) =>
   signDelivery(leverProfile.signature, target, { event, data }, { event });
@@ -117,7 +124,8 @@ function opportunity(kit: KitContext, at: string, handle: OpportunityHandler): R
     const application = kit.application(context.params.id as string);
     if (!application) throw refusal(404, 'ResourceNotFound', 'Opportunity not found');
     if (asUser && !context.url.searchParams.get('perform_as')) throw badRequest('perform_as is required');
-    return handle(context, application, method === 'GET' ? {} : await kit.json(context.request));
+    const multipart = context.request.headers['content-type']?.startsWith('multipart/');
+    return handle(context, application, method === 'GET' || multipart ? {} : await kit.json(context.request));
   });
 }
 
@@ -151,6 +159,16 @@ function opportunityRoutes(kit: KitContext): Route[] {
     }),
     tagging('addTags'),
     tagging('removeTags'),
+    // A File (not a Resume): one binary part named `file`, multipart only [3p].
+    opportunity(kit, 'POST /files', async ({ request, response }, application) => {
+      const file = (await formParts(request)).find(([name]) => name === 'file')?.[1];
+      if (typeof file !== 'object') throw badRequest('file is required (multipart/form-data)');
+      if (file.size > MAX_FILE_BYTES) throw TOO_LARGE;
+      const [{ name, type }, bytes] = [file, Buffer.from(await file.arrayBuffer())];
+      const stored = kit.files.add({ owner: application.id, name, contentType: type || contentTypeOf(name), bytes });
+      sendJson(response, 201, { data: fileJson(stored) });
+    }),
+    opportunity(kit, 'GET /files', (_c, { id }) => ({ data: kit.files.list([id]).map(fileJson), hasNext: false })),
     opportunity(kit, 'POST /addLinks', (_context, application, body) => {
       for (const url of (body.links as string[] | undefined) ?? [])
         if (!kit.state.links.some((l) => l.applicationId === application.id && l.url === url))
@@ -178,6 +196,7 @@ export async function startLeverSandbox(options: SandboxOptions = {}): Promise<L
       ],
       issueSecrets: () => Object.fromEntries(LEVER_WEBHOOK_EVENTS.map((e) => [e, randomBytes(24).toString('hex')])),
       unauthorized: refusal(401, 'Unauthorized', 'Invalid API key'),
+      uploadRefusal: TOO_LARGE,
       unknownParameter: (name) => badRequest(`Unknown query parameter: ${name}`),
       routes: (kit) => [...accountRoutes(kit), ...opportunityRoutes(kit)],
       candidateDeleted: ({ id }, [first], target) =>

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { workableProfile } from '../../../../../shared/ats/workable/profile';
+import { base64Bytes, contentTypeOf } from '../../file-store';
 import type { Route, RouteContext } from '../../http-kit';
 import { json, startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
 import type { Body, KitApplication, KitContext, KitJob } from '../ats-sandbox-kit';
@@ -167,10 +168,15 @@ const candidateRoutes = (kit: KitContext): Route[] => [
     kit.state.tags[application.id] = [...new Set(tags.map(String))];
     response.writeHead(204).end();
   }),
-  // 201 Created, with an empty body (the reference's example).
+  // 201 Created, with an empty body (the reference's example); one attachment, its bytes in base64.
   candidate(kit, 'POST /comments', ({ response }, application, body) => {
-    const text = (body.comment as { body?: unknown } | undefined)?.body;
+    const { body: text, attachment } = (body.comment ?? {}) as { body?: unknown; attachment?: Body };
     if (typeof text !== 'string' || !text) throw refusal(422, 'comment.body is required');
+    const [name, bytes] = [attachment?.name, base64Bytes(attachment?.data)];
+    if (attachment && (typeof name !== 'string' || !name || !bytes))
+      throw refusal(422, 'comment.attachment must be one {name, data (base64)}');
+    if (typeof name === 'string' && bytes)
+      kit.files.add({ owner: application.id, name, contentType: contentTypeOf(name), bytes });
     kit.addNote(application, text, String(body.member_id));
     response.writeHead(201).end();
   }),
@@ -194,6 +200,7 @@ export function startWorkableSandbox(options: SandboxOptions = {}): Promise<AtsS
     {
       ...{ profile: workableProfile, port: 4050, jobs: JOBS, apiKey: WORKABLE_SANDBOX_DEFAULTS.token, bearer: true },
       unauthorized: refusal(401, 'Not authorized'),
+      uploadRefusal: refusal(422, 'comment.attachment could not be saved'),
       unknownParameter: (name) => refusal(422, `${name} is not a valid parameter`),
       routes: (kit) => [...accountRoutes(kit), ...candidateRoutes(kit)],
       // No lifecycle event of their own (reference: webhook-subscriptions-candidates-employees): a disqualification,
