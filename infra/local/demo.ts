@@ -22,6 +22,10 @@ export interface AtsDemoSummary {
   reinvited: number;
   /** Applications per status tag shown in the ATS. */
   statuses: Record<string, number>;
+  /** Report files on the candidates' records (the service's PDF, one per report written back). */
+  reportFiles: number;
+  /** Where a person opens one of them: the sandbox serves its bytes as the ATS would show them. */
+  reportFileUrl: string | undefined;
   /** Every call the ATS served in the run, the doctor's at the start too. */
   atsCalls: number;
   /**
@@ -263,6 +267,9 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
   const reportNotes = run.applications.flatMap((a) =>
     ats.notesOf(a.id).filter((n) => n.includes('ai-interview-report:')),
   );
+  const files = run.applications.flatMap((a) =>
+    ats.filesOf(a.id).filter((f) => f.name.startsWith('AI interview report ')),
+  );
   const statuses: Record<string, number> = {};
   for (const application of [...run.applications, run.lost, run.absent, run.left])
     for (const tag of ats.tagsOf(application.id)) {
@@ -290,6 +297,8 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
         : 0,
     reinvited: to(run.absent.email).filter((m) => !isReminder(m)).length - 1,
     statuses,
+    reportFiles: files.length,
+    reportFileUrl: files[0]?.url,
     atsCalls,
     secondsAtRate: rate && Math.round((atsCalls * rate.windowMs) / rate.limit / 1000),
   };
@@ -366,10 +375,11 @@ function reconcileSchedule(stack: LocalStack): { stop(): Promise<void> } {
 
 export function formatSummary(summary: DemoSummary): string {
   const kinds = Object.keys(summary.byAts) as AtsKind[];
-  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses'>][] = [
+  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFileUrl'>][] = [
     ['interviews created', 'interviewsCreated'],
     ['invites sent', 'invitesSent'],
     ['reports written back', 'reportsWrittenBack'],
+    ['report files attached', 'reportFiles'],
     ['stage moves (advanced)', 'stageMoves'],
     ['flagged for review', 'flaggedForReview'],
     ['found by the sweep', 'foundBySweep'],
@@ -402,6 +412,10 @@ export function formatSummary(summary: DemoSummary): string {
     ...body,
     ...statusRows,
     line,
+    ...kinds.flatMap((k) => {
+      const url = summary.byAts[k]?.reportFileUrl;
+      return url ? [`a report file on ${k}, to open: ${url}`] : [];
+    }),
     ...formatOrders(summary.orders),
     `messages in the DLQs: ${summary.dlqDepth}`,
     calls,
@@ -416,6 +430,8 @@ export function checkSummary(summary: DemoSummary, candidates = DEMO_CANDIDATES.
     if (result.invitesSent !== candidates) return `${kind} invites: expected ${candidates}, got ${result.invitesSent}`;
     if (result.reportsWrittenBack !== candidates)
       return `${kind} write-back: expected ${candidates} notes, got ${result.reportsWrittenBack}`;
+    if (result.reportFiles !== candidates)
+      return `${kind} report files: expected ${candidates}, got ${result.reportFiles}`;
     if (result.foundBySweep !== 1) return `${kind} sweep: expected 1 invitation, got ${result.foundBySweep}`;
     if (result.remindersSent !== 1) return `${kind} reminders: expected 1, got ${result.remindersSent}`;
     if (result.expired !== 1) return `${kind} expiry: expected 1 note, got ${result.expired}`;

@@ -28,7 +28,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
       // Every violated invariant with its detail, and the run's whole table, in one failure.
       const violated = report.invariants.filter((i) => i.violations > 0).map(({ name, detail }) => ({ name, detail }));
       expect(violated, `${table}\n${progress.join('\n')}`).toEqual([]);
-      expect(report.invariants.map((i) => i.name)).toHaveLength(22);
+      expect(report.invariants.map((i) => i.name)).toHaveLength(23);
       // Candidates left the process after their invitation, and the run checked what reached them after.
       expect(
         report.invariants.find((i) => i.name.startsWith('no e-mail to a candidate after'))?.checked,

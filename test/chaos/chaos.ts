@@ -559,6 +559,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         .filter((n: string) => n.includes(`ai-interview-report:${reportId}`)).length;
       return count === 1 ? undefined : `${e.kind} report ${reportId}: ${count} notes`;
     });
+    check('at most one report file per report', reports, ([reportId, e]: (typeof reports)[number]) => {
+      const name = `AI interview report ${reportId}.pdf`;
+      const count = s.ats[e.kind].filesOf(e.applicationId).filter((f: { name: string }) => f.name === name).length;
+      return count <= 1 ? undefined : `${e.kind} report ${reportId}: ${count} files`;
+    });
     check('at most one stage move per report', reports, ([reportId, e]: (typeof reports)[number]) => {
       const count = s.ats[e.kind].movesOf(e.applicationId).filter((m: string) => m === ADVANCE_STAGE).length;
       // A re-entrant was moved there once by the run itself (out of the stage, then back in).

@@ -47,7 +47,10 @@ export class AshbySetup {
       { permission: 'candidatesRead', feature: 'stage changes and the sweep' },
       {
         permission: 'candidatesWrite',
-        feature: `the invite and report notes, stage moves, status tags${features.reportFile ? ', the report file' : ''}`,
+        feature: [
+          'the invite and report notes, stage moves, status tags',
+          ...(features.reportFile ? ['the report file'] : []),
+        ].join(', '),
       },
       { permission: 'interviewsRead', feature: 'stages by name' },
       { permission: 'apiKeysWrite', feature: 'webhook registration (npm run doctor -- --register-webhooks)' },

@@ -6,7 +6,7 @@ import type { GreenhouseReads } from './greenhouse.reads';
 import { idText } from './greenhouse.reads';
 
 const id = v.union([v.number(), v.string()]);
-/** `GET /v3/attachments` items: only the id and the file's name are read (harvestdocs /reference/get_v3-attachments). */
+/** `GET /v3/attachments` items: only the id and the file's name are read (/reference/get_v3-attachments). */
 const attachmentSchema = v.object({ id, filename: v.nullish(v.string()) });
 const attachmentCreatedSchema = v.object({ id });
 

@@ -22,7 +22,8 @@ export class WorkableFiles {
   ) {}
 
   public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => {
-    const first = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/activities?actions=comment&limit=100`;
+    const candidate = encodeURIComponent(target.atsCandidateId);
+    const first = `/spi/v3/candidates/${candidate}/activities?actions=comment&limit=100`;
     const body = fileComment(name);
     return searchPages(
       this.reads.pager.pages(this.reads.list(first, 'activities', signal), activitySchema),

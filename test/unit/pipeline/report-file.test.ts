@@ -60,7 +60,7 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(await recorded()).toBe('file-1');
   });
 
-  it('finds the file an earlier try attached (its answer lost, or a crash before its record): no second upload', async () => {
+  it('finds the file an earlier try attached (an answer lost, a crash): no second upload', async () => {
     const { files, readReportFile, run, recorded } = await setUp();
     files.attachFile.mockRejectedValueOnce(new AtsError('ats-unavailable', 'no answer', { mayHaveSucceeded: true }));
     await expect(run()).rejects.toMatchObject({ mayHaveSucceeded: true });

@@ -8,13 +8,15 @@ import { limiterOf, type RateAnswer, type RateOptions } from './limits';
 /**
  * What every ATS sandbox counts of the API calls it served (`throttled`: 429s of a spent window), and its injected
  * faults: shares of calls answered 429, 500, 403 (a key without the permission) or slowly, of recruiters' stage
- * changes whose webhook is never sent, and routes the key was not granted (always 403).
+ * changes whose webhook is never sent, routes the key was not granted (always 403), and the next calls of a route
+ * whose answer is lost after the write (`loseAnswers`: route → count; the connection closes instead of answering).
  */
 export const edgeState = () => ({
   ...{ requests: {} as Record<string, number>, calls: {} as Record<string, CallShape>, throttled: 0 },
   faults: {
     ...{ rate429: 0, rate500: 0, rate403: 0, latencyMs: 0, slowRate: 0, slowMs: 0, dropStageChangeRate: 0 },
     forbiddenRoutes: undefined as string[] | undefined,
+    loseAnswers: {} as Record<string, number>,
   },
 });
 export type EdgeState = ReturnType<typeof edgeState>;
@@ -113,6 +115,11 @@ export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<Runni
     const roll = random();
     admit(context.response, principal, roll);
     await injectFaults(state.faults, name, { roll, random });
+    if ((state.faults.loseAnswers[name] ?? 0) > 0) {
+      state.faults.loseAnswers[name] = (state.faults.loseAnswers[name] ?? 1) - 1;
+      // The route does its work; its answer never reaches the client.
+      context.response.end = (() => context.request.socket.destroy()) as never;
+    }
     try {
       const documented = spec.unknownParameter && documentedQuery(spec.profile.kind, route.method, route.pattern);
       const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
