@@ -69,7 +69,7 @@ export interface VendorProfile {
   /**
    * Where the report file lands (the application, or the candidate where the ATS keeps files there), the largest file
    * the vendor takes (undefined: none documented; the connector's own cap applies), and the calls attaching it adds to
-   * a write-back: its list to find an earlier copy, and the upload.
+   * a write-back: the upload (a resumed write-back reads the list of the record's files first, as it does its notes).
    */
   files: { on: 'application' | 'candidate'; maxBytes: number | undefined; calls: number } & Sourced;
   /**

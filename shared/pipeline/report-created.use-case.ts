@@ -181,11 +181,12 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const reportFile = (value: string, last: boolean) =>
     recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last });
   const receiveCount = options.receiveCount ?? 1;
+  const started = !startedClean(record);
   await runSteps(
     [
       reportNoteStep(input, decision, rule !== undefined && !exit),
       ...(attachesReportFile(context)
-        ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, recordDone: reportFile })]
+        ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, started, recordDone: reportFile })]
         : []),
       ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
       ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),

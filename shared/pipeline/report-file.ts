@@ -25,6 +25,8 @@ export interface ReportFileInput {
   logger: PipelineLogger;
   /** How many times the queue has handed the message over: past a bound, a file that would not come is given up. */
   receiveCount: number;
+  /** An earlier worker may have attached it (the write-back was claimed before and did not stop clean). */
+  started: boolean;
   recordDone: (value: string, last: boolean) => Promise<void>;
 }
 
@@ -36,26 +38,28 @@ export function attachesReportFile(context: ConnectionContext): boolean {
 /**
  * The report file on the candidate's record, once: after the note, the file the service serves at `report_url` is
  * read (bounded: its size, its type, the worker's deadline) and attached by the ATS's documented upload under a name
- * derived from the report. Every try looks for that name first (the ATS's list of the record's files), so a crash
- * after the upload or an answer that never came never attaches a second copy. A report with no file, a file the ATS
- * refuses or one over its limit is recorded as not attached, with a note saying why: the report note keeps its link,
- * and the move and the status go on. A file that does not come after a few tries is given up the same way.
+ * derived from the report. Whenever an earlier try may have uploaded it (a crash after the upload, an answer that
+ * never came: the write-back's claim was taken before and did not stop clean), that name is looked for first in the
+ * ATS's list of the record's files, so no second copy is attached; a first try has nothing to look for. A report
+ * with no file, a file the ATS refuses or one over its limit is recorded as not attached, with a note saying why: the
+ * report note keeps its link, and the move and the status go on. A file that does not come after a few tries is
+ * given up the same way.
  */
 export function reportFileStep(input: ReportFileInput): Step<string> {
+  const { context, target, report, signal } = input;
   return {
     name: 'report-attached',
     done: stepDone(input.record.steps.reportFile),
-    started: false,
-    perform: () => attachOnce(input),
+    started: input.started,
+    lookup: async () => (await context.ats.findFile?.(target, reportFileName(report), signal))?.fileId,
+    perform: () => attach(input),
     recordDone: (value, _outcome, last) => input.recordDone(value ?? 'attached', last),
   };
 }
 
-async function attachOnce(input: ReportFileInput): Promise<string> {
+async function attach(input: ReportFileInput): Promise<string> {
   const { context, target, report, signal } = input;
   const name = reportFileName(report);
-  const found = await context.ats.findFile?.(target, name, signal);
-  if (found) return found.fileId;
   try {
     const link = serviceLink(report.report_url, context.connection.interviewService.baseUrl);
     if (!link) throw new ReportFileUnavailableError('the report has no file link');

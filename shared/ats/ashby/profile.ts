@@ -38,7 +38,7 @@ export const ashbyProfile = {
   files: {
     on: 'candidate',
     maxBytes: undefined,
-    calls: 3,
+    calls: 2,
     source:
       'ats-routes.json ats.ashby.routes file.createFileUploadHandle + candidate.uploadFile (files are the ' +
       "candidate's; no size stated; the bytes go to the handle's storage URL, not the API) and candidate.info " +

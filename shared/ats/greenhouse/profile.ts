@@ -49,7 +49,7 @@ export const greenhouseProfile = {
   files: {
     on: 'application',
     maxBytes: undefined,
-    calls: 2,
+    calls: 1,
     source:
       'ats-routes.json ats.greenhouse.routes POST /v3/attachments (on the application; no size documented) and ' +
       'GET /v3/attachments?application_ids= (the list a retry reads first)',

@@ -37,7 +37,7 @@ export const leverProfile = {
   files: {
     on: 'application',
     maxBytes: 30 * 1_048_576,
-    calls: 2,
+    calls: 1,
     source:
       'ats-routes.json ats.lever.routes POST /v1/opportunities/{id}/files (multipart, 30 MB [3p]) and GET ' +
       '/v1/opportunities/{id}/files (the list a retry reads first)',

@@ -44,7 +44,7 @@ export const workableProfile = {
   files: {
     on: 'candidate',
     maxBytes: undefined,
-    calls: 2,
+    calls: 1,
     source:
       'ats-routes.json ats.workable.routes POST /spi/v3/candidates/{id}/comments (comment.attachment {name, data}, ' +
       'one per comment; no size stated) and GET /spi/v3/candidates/{id}/activities?actions=comment (the list a ' +

@@ -7,7 +7,7 @@ import { invitedInterviewId, scanTable, takeInterview, useTestStack } from '../.
 // The report as a file on the candidate's record, on each ATS's sandbox: the service's PDF, attached once, however
 // the upload's answer is lost; no file, an over-size file or a refusal leave the note's link and a line saying why.
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
-/** The upload route on each sandbox, whose answer the test loses (Workable: the report note's comment, then the file's). */
+/** The upload route on each sandbox whose answer the test loses (Workable: the note's comment, then the file's). */
 const UPLOAD: Record<AtsKind, [route: string, lost: number]> = {
   greenhouse: ['POST /v3/attachments', 1],
   ashby: ['POST /candidate.uploadFile', 1],

@@ -58,6 +58,8 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(order(ats.postNote)).toBeLessThan(order(files.attachFile));
     expect(order(files.attachFile)).toBeLessThan(order(ats.moveToStage));
     expect(await recorded()).toBe('file-1');
+    // A first try has no earlier copy to look for: the list is read only when a write-back is resumed.
+    expect(files.findFile).not.toHaveBeenCalled();
   });
 
   it('finds the file an earlier try attached (an answer lost, a crash): no second upload', async () => {
