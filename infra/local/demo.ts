@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import type { AtsKind } from '../../shared/config';
 import type { LocalStack } from './local-stack';
 import { connectionRate } from '../../shared/ats';
@@ -24,8 +26,11 @@ export interface AtsDemoSummary {
   statuses: Record<string, number>;
   /** Report files on the candidates' records (the service's PDF, one per report written back). */
   reportFiles: number;
-  /** Where a person opens one of them: the sandbox serves its bytes as the ATS would show them. */
-  reportFileUrl: string | undefined;
+  /**
+   * Where a person opens one of them: the sandbox serves its bytes as the ATS would show them (while the stack runs),
+   * and a copy is saved beside the stack's details (it stays after `--once`).
+   */
+  reportFile: { url: string; saved: string } | undefined;
   /** Every call the ATS served in the run, the doctor's at the start too. */
   atsCalls: number;
   /**
@@ -256,6 +261,13 @@ async function runOnAts(
 const invitesTo = (store: SesStore, address: string) =>
   store.emails.filter((m) => m.destination.to.includes(address) && !isReminder(m)).length;
 
+/** The bytes a sandbox serves at `url`, saved at `path` (relative to here when under it). */
+async function saveCopy(url: string, path: string): Promise<{ url: string; saved: string }> {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, Buffer.from(await (await fetch(url)).arrayBuffer()));
+  return { url, saved: relative(process.cwd(), path) || path };
+}
+
 /** What one ATS and the e-mails show once the pipeline is quiet. */
 async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSummary> {
   const ats = stack.ats[run.kind];
@@ -298,7 +310,8 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
     reinvited: to(run.absent.email).filter((m) => !isReminder(m)).length - 1,
     statuses,
     reportFiles: files.length,
-    reportFileUrl: files[0]?.url,
+    reportFile:
+      files[0] && (await saveCopy(files[0].url, join(dirname(stack.stackFile), 'report-files', `${run.kind}.pdf`))),
     atsCalls,
     secondsAtRate: rate && Math.round((atsCalls * rate.windowMs) / rate.limit / 1000),
   };
@@ -375,7 +388,7 @@ function reconcileSchedule(stack: LocalStack): { stop(): Promise<void> } {
 
 export function formatSummary(summary: DemoSummary): string {
   const kinds = Object.keys(summary.byAts) as AtsKind[];
-  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFileUrl'>][] = [
+  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFile'>][] = [
     ['interviews created', 'interviewsCreated'],
     ['invites sent', 'invitesSent'],
     ['reports written back', 'reportsWrittenBack'],
@@ -413,8 +426,8 @@ export function formatSummary(summary: DemoSummary): string {
     ...statusRows,
     line,
     ...kinds.flatMap((k) => {
-      const url = summary.byAts[k]?.reportFileUrl;
-      return url ? [`a report file on ${k}, to open: ${url}`] : [];
+      const file = summary.byAts[k]?.reportFile;
+      return file ? [`a report file on ${k}: ${file.saved} (served at ${file.url} while the stack runs)`] : [];
     }),
     ...formatOrders(summary.orders),
     `messages in the DLQs: ${summary.dlqDepth}`,
