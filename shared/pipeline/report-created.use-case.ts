@@ -16,7 +16,14 @@ import { errorName } from '../errors';
 import { runSteps, type Step } from './steps';
 import type { StageMatcher } from '../config';
 import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions, type StepWrite } from './ports';
-import { normaliseEmail, stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
+import {
+  normaliseEmail,
+  stepDone,
+  type ApplicationExit,
+  type ApplicationKey,
+  type ApplicationRecord,
+  type StepRecord,
+} from './records';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -178,21 +185,31 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const decision = exit ? decisionAfterExit(exit) : decideAdvance(rule, report);
   const status = exit ? 'completed' : decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
-  const reportFile = (value: string, last: boolean) =>
-    recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last });
+  // The file's record rides with the next write (the move's, the status's or the finish): one write fewer a report.
+  const reportFile = async (value: string, last: boolean) => {
+    const step = { name: 'reportFile' as const, record: { doneAt: now(), value } };
+    if (last) await recordWriteBackStep(input, { step, last });
+    else input.carried = step;
+  };
   const receiveCount = options.receiveCount ?? 1;
   const started = !startedClean(record);
-  await runSteps(
-    [
-      reportNoteStep(input, decision, rule !== undefined && !exit),
-      ...(attachesReportFile(context)
-        ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, started, recordDone: reportFile })]
-        : []),
-      ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
-      ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),
-    ],
-    writeBackKey(input),
-  );
+  const steps = [
+    reportNoteStep(input, decision, rule !== undefined && !exit),
+    ...(attachesReportFile(context)
+      ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, started, recordDone: reportFile })]
+      : []),
+    ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
+    ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),
+  ];
+  try {
+    await runSteps(steps, writeBackKey(input));
+  } finally {
+    // A step after the file failed, or had nothing to write: the file is recorded now, so no later try (even one that
+    // finds this stop clean) attaches it again. Should this write fail, its error is the run's: never a clean stop.
+    const carried = input.carried;
+    input.carried = undefined;
+    if (carried) await recordWriteBackStep(input, { step: carried, last: false });
+  }
   // An operator attached this parked report by hand: it is no longer unmatched.
   if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
   deps.logger.info('report written back', { ...claimed.log, advanced: decision.advance });
@@ -239,6 +256,8 @@ interface WriteBackStepsInput {
   report: InterviewReport;
   signal: AbortSignal | undefined;
   now: () => number;
+  /** A step done and not yet recorded: the next write records it too (`before`). */
+  carried?: { name: 'reportFile'; record: StepRecord } | undefined;
 }
 
 /**
@@ -325,10 +344,12 @@ const writeBackKey = (input: Pick<WriteBackStepsInput, 'key' | 'report'>) =>
 
 /** A write-back step recorded under the claim; the last one ends the write-back. */
 function recordWriteBackStep(
-  input: Pick<WriteBackStepsInput, 'deps' | 'key' | 'owner'>,
+  input: Pick<WriteBackStepsInput, 'deps' | 'key' | 'owner' | 'carried'>,
   write: Pick<StepWrite, 'step' | 'before' | 'data'> & { last: boolean },
 ): Promise<void> {
-  const { step, before, data, last } = write;
+  const { step, data, last } = write;
+  const before = write.before ?? input.carried;
+  if (!write.before) input.carried = undefined;
   return input.deps.store.recordStep(input.key, {
     owner: input.owner,
     step,

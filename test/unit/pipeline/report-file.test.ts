@@ -73,6 +73,19 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(await recorded()).toBe('file-early');
   });
 
+  it('records the file with the next write, and at once when the step after it stops', async () => {
+    const first = await setUp();
+    const writes = vi.spyOn(first.store, 'recordStep');
+    await first.run();
+    // The note, then the move carrying the file and ending the write-back: no write of the file's own.
+    expect(writes).toHaveBeenCalledTimes(2);
+    expect(writes.mock.calls[1]?.[1]).toMatchObject({ before: { name: 'reportFile' }, finish: 'written_back' });
+    const second = await setUp();
+    second.ats.moveToStage.mockRejectedValue(new AtsError('ats-rate-limited', '429', { retryAfterMs: 1_000 }));
+    await expect(second.run()).rejects.toMatchObject({ code: 'ats-rate-limited' });
+    expect(await second.recorded()).toBe('file-1');
+  });
+
   it.each([
     ['no file at its link', new ReportFileUnavailableError('the service has no file at its link', 404), 'no file'],
     ['an over-size file', new ReportFileUnavailableError('it is over the 10 MB the ATS takes'), 'over the 10 MB'],
