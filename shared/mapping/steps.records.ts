@@ -1,6 +1,6 @@
 import { MOVES } from '../pipeline/application-states';
 import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { begunStep, type StepBegin, type StepData, type StepWrite } from '../pipeline/ports';
+import { begunStep, stepsBefore, type StepBegin, type StepData, type StepWrite } from '../pipeline/ports';
 import type { ApplicationKey, ApplicationRecord, StepName, StepRecord } from '../pipeline/records';
 import { errorMessage, errorName } from '../errors';
 import { LeaseLostError } from './errors';
@@ -18,10 +18,11 @@ type StepsUpdate = (form: 'path' | 'map') => { update: UpdateParts; condition: s
  */
 export class DynamoSteps extends DynamoTables {
   public async recordStep(key: ApplicationKey, write: StepWrite): Promise<void> {
-    const { step, before, owner, finish } = write;
+    const { step, owner, finish } = write;
+    const before = stepsBefore(write.before);
     const written = await this.updateSteps(key, (form) => {
       const stepSet = {
-        ...(before ? { [before.name]: before.record } : {}),
+        ...Object.fromEntries(before.map((done) => [done.name, done.record])),
         ...(step?.record ? { [step.name]: step.record } : {}),
       };
       const update = withNames(
@@ -33,7 +34,7 @@ export class DynamoSteps extends DynamoTables {
             updatedAt: Date.now(),
           },
           remove: [
-            ...(before ? oldFieldsOf(before.name) : []),
+            ...before.flatMap((done) => oldFieldsOf(done.name)),
             ...(step ? oldFieldsOf(step.name) : []),
             ...(step && !step.record && form === 'path' ? [`steps.${step.name}`] : []),
             ...(finish ? ['leaseOwner', 'leaseUntil'] : []),

@@ -67,6 +67,16 @@ export interface StepData {
 }
 
 /** One step written on the application: the one way every step is recorded (architecture: "Side effects as steps"). */
+/** A step done, as a write records it. */
+export interface StepDone {
+  name: StepName;
+  record: StepRecord;
+}
+
+/** The steps a write records before its own (`StepWrite.before`), as a list. */
+export const stepsBefore = (before: StepWrite['before']): readonly StepDone[] =>
+  before === undefined ? [] : 'name' in before ? [before] : before;
+
 export interface StepWrite {
   /** The step under its name; `record: undefined` takes a start back (a refusal meant the effect did not happen). */
   step?: { name: StepName; record: StepRecord | undefined };
@@ -74,7 +84,7 @@ export interface StepWrite {
    * A step done in the same run before this write, recorded by it (the report link with its note; an invitation's
    * sent e-mail with the next write, which may carry no `step` of its own).
    */
-  before?: { name: StepName; record: StepRecord };
+  before?: StepDone | readonly StepDone[];
   /**
    * The claim's holder: the write is made only while it holds the lease (else a LeaseLostError). Without one, only
    * while the application exists: a step finished after a privacy purge re-creates nothing.

@@ -15,15 +15,17 @@ import { afterSideEffect } from './fault-injection';
 import { errorName } from '../errors';
 import { runSteps, type Step } from './steps';
 import type { StageMatcher } from '../config';
-import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions, type StepWrite } from './ports';
 import {
-  normaliseEmail,
-  stepDone,
-  type ApplicationExit,
-  type ApplicationKey,
-  type ApplicationRecord,
-  type StepRecord,
-} from './records';
+  type ConnectionContext,
+  heldTurn,
+  type PipelineDependencies,
+  type RunOptions,
+  type StepData,
+  type StepDone,
+  stepsBefore,
+  type StepWrite,
+} from './ports';
+import { normaliseEmail, stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -185,12 +187,11 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const decision = exit ? decisionAfterExit(exit) : decideAdvance(rule, report);
   const status = exit ? 'completed' : decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
-  // The file's record rides with the next write (the move's, the status's or the finish): one write fewer a report.
-  const reportFile = async (value: string, last: boolean) => {
-    const step = { name: 'reportFile' as const, record: { doneAt: now(), value } };
-    if (last) await recordWriteBackStep(input, { step, last });
-    else input.carried = step;
-  };
+  // The note's record rides with the file's, and the file's with the next write (the move's, the status's or the
+  // finish): the file costs no write of its own.
+  const reportFile = (value: string, last: boolean) =>
+    recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last, carry: true });
+  input.carryNote = attachesReportFile(context);
   const receiveCount = options.receiveCount ?? 1;
   const started = !startedClean(record);
   const steps = [
@@ -204,11 +205,9 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   try {
     await runSteps(steps, writeBackKey(input));
   } finally {
-    // A step after the file failed, or had nothing to write: the file is recorded now, so no later try (even one that
-    // finds this stop clean) attaches it again. Should this write fail, its error is the run's: never a clean stop.
-    const carried = input.carried;
-    input.carried = undefined;
-    if (carried) await recordWriteBackStep(input, { step: carried, last: false });
+    // A step after them failed, or had nothing to write: what was carried is recorded now, so no later try (even one
+    // that finds this stop clean) makes it again. Should this write fail, its error is the run's: never a clean stop.
+    if (input.carried) await recordWriteBackStep(input, { last: false });
   }
   // An operator attached this parked report by hand: it is no longer unmatched.
   if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
@@ -256,8 +255,10 @@ interface WriteBackStepsInput {
   report: InterviewReport;
   signal: AbortSignal | undefined;
   now: () => number;
-  /** A step done and not yet recorded: the next write records it too (`before`). */
-  carried?: { name: 'reportFile'; record: StepRecord } | undefined;
+  /** Steps done and not yet recorded, with their data: the next write records them too (`before`). */
+  carried?: { steps: StepDone[]; data?: StepData | undefined } | undefined;
+  /** The note's record waits for the next step's write (the report file follows it). */
+  carryNote?: boolean;
 }
 
 /**
@@ -311,6 +312,7 @@ function reportNoteStep(
         step: { name: 'reportNote', record: { doneAt: now(), value: note?.noteId } },
         data: { flaggedForReview: hasRule && !decision.advance },
         last,
+        carry: input.carryNote,
       }),
   };
 }
@@ -342,18 +344,26 @@ function stageMoveStep(
 const writeBackKey = (input: Pick<WriteBackStepsInput, 'key' | 'report'>) =>
   `${input.key.connectionId}#${input.report.report_id}`;
 
-/** A write-back step recorded under the claim; the last one ends the write-back. */
-function recordWriteBackStep(
+/**
+ * A write-back step recorded under the claim; the last one ends the write-back. With `carry` (not the last), the step
+ * waits for the next write, which records it with whatever was carried before it.
+ */
+async function recordWriteBackStep(
   input: Pick<WriteBackStepsInput, 'deps' | 'key' | 'owner' | 'carried'>,
-  write: Pick<StepWrite, 'step' | 'before' | 'data'> & { last: boolean },
+  write: Pick<StepWrite, 'step' | 'before' | 'data'> & { last: boolean; carry?: boolean | undefined },
 ): Promise<void> {
-  const { step, data, last } = write;
-  const before = write.before ?? input.carried;
-  if (!write.before) input.carried = undefined;
-  return input.deps.store.recordStep(input.key, {
+  const { step, last } = write;
+  const before = [...(input.carried?.steps ?? []), ...stepsBefore(write.before)];
+  const data = input.carried?.data || write.data ? { ...input.carried?.data, ...write.data } : undefined;
+  if (write.carry && !last && step?.record) {
+    input.carried = { steps: [...before, { name: step.name, record: step.record }], data };
+    return;
+  }
+  input.carried = undefined;
+  await input.deps.store.recordStep(input.key, {
     owner: input.owner,
     step,
-    before,
+    before: before.length ? before : undefined,
     data,
     ...(last ? { finish: 'written_back' } : {}),
   });

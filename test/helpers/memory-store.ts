@@ -21,6 +21,7 @@ import {
   type StepName,
   type StepRecord,
   type StepWrite,
+  stepsBefore,
   type SweepProgress,
 } from '../../shared/pipeline';
 
@@ -116,7 +117,8 @@ export class MemoryMappingStore implements MappingStore {
       throw new LeaseLostError(`application ${key.atsApplicationId}`);
     // Without a holder, a step is recorded while the application exists: a purge is never undone.
     if (!record) return;
-    const steps: ApplicationSteps = { ...record.steps, ...(before ? { [before.name]: before.record } : {}) };
+    const earlier = Object.fromEntries(stepsBefore(before).map((done) => [done.name, done.record]));
+    const steps: ApplicationSteps = { ...record.steps, ...earlier };
     if (step?.record) steps[step.name] = step.record;
     else if (step) delete steps[step.name];
     const set = { ...data, steps, updatedAt: Date.now(), ...(finish ? { state: finish } : {}) };

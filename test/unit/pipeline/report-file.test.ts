@@ -77,9 +77,13 @@ describe('Write-back: the report file on the candidate record', () => {
     const first = await setUp();
     const writes = vi.spyOn(first.store, 'recordStep');
     await first.run();
-    // The note, then the move carrying the file and ending the write-back: no write of the file's own.
-    expect(writes).toHaveBeenCalledTimes(2);
-    expect(writes.mock.calls[1]?.[1]).toMatchObject({ before: { name: 'reportFile' }, finish: 'written_back' });
+    // One write: the move's, carrying the note and the file, ending the write-back.
+    expect(writes).toHaveBeenCalledTimes(1);
+    expect(writes.mock.calls[0]?.[1]).toMatchObject({
+      before: [{ name: 'reportNote' }, { name: 'reportFile' }],
+      step: { name: 'stageMove' },
+      finish: 'written_back',
+    });
     const second = await setUp();
     second.ats.moveToStage.mockRejectedValue(new AtsError('ats-rate-limited', '429', { retryAfterMs: 1_000 }));
     await expect(second.run()).rejects.toMatchObject({ code: 'ats-rate-limited' });

@@ -8,7 +8,7 @@ import {
   handleReportCreated,
   handleStageEntered,
 } from '../../../shared/pipeline';
-import type { ConnectionContext, StepWrite } from '../../../shared/pipeline/ports';
+import { type ConnectionContext, type StepWrite, stepsBefore } from '../../../shared/pipeline/ports';
 import { connectionDocument } from '../../helpers/connections';
 import { dependencies, fakeContext, fakeStore, MemoryQueueLedger, readyToInvite } from '../../helpers/pipeline-fakes';
 import {
@@ -245,7 +245,7 @@ describe('Use case: handleStageEntered', () => {
     });
     expect(await handleStageEntered(stageMessage(), deps)).toEqual([{ triggerId: 'ai-screen', outcome: 'invited' }]);
     // Two writes: the e-mail's start, then the note's, which carries the e-mail's done mark and ends the claim.
-    expect(writes.map((w) => [w.step?.name, w.before?.name, w.finish])).toEqual([
+    expect(writes.map((w) => [w.step?.name, stepsBefore(w.before)[0]?.name, w.finish])).toEqual([
       ['inviteEmail', undefined, undefined],
       ['inviteNote', 'inviteEmail', 'invited'],
     ]);
@@ -475,7 +475,9 @@ describe('Use case: handleReportCreated', () => {
       outcome: 'written-back',
     });
     expect(attachReportLink.mock.invocationCallOrder[0]).toBeLessThan(ats.postNote.mock.invocationCallOrder[0] ?? 0);
-    const linkWrites = recordStep.mock.calls.filter(([, write]) => write.before?.name === 'reportLink');
+    const linkWrites = recordStep.mock.calls.filter(([, write]) =>
+      stepsBefore(write.before).some((done) => done.name === 'reportLink'),
+    );
     expect(linkWrites.map(([, write]) => write.step?.name)).toEqual(['reportNote']);
     expect(recordStep.mock.calls.filter(([, write]) => write.step?.name === 'reportLink')).toEqual([]);
     expect(await store.getApplication(APPLICATION)).toMatchObject({
