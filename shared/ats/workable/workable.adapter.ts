@@ -6,8 +6,7 @@ import { workableProfile } from './profile';
 import { AtsHttpClient } from '../ats-http';
 import { WebhookApiAdapterBase } from '../adapter-base';
 import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
-import { searchPages } from '../lists';
-import { activitySchema, candidateTagsSchema } from './workable.schemas';
+import { candidateTagsSchema } from './workable.schemas';
 import { standingOfCandidate } from './workable.standing';
 import { WorkableFiles } from './workable.files';
 import { WorkableReads } from './workable.reads';
@@ -90,14 +89,8 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
    */
   public readonly findNote: AtsMethod<'findNote'> = async (target, marker, signal) => {
     const first = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}/activities?limit=100`;
-    return searchPages(
-      this.reads.pager.pages(this.reads.list(first, 'activities', signal), activitySchema),
-      (activities) => {
-        const found = activities.find((a) => a.action === 'comment' && a.body?.includes(marker));
-        return found ? { noteId: String(found.id) } : undefined;
-      },
-      `activities of candidate ${target.atsCandidateId}`,
-    );
+    const id = await this.reads.commentWith(first, marker, signal);
+    return id === undefined ? undefined : { noteId: id };
   };
 
   /**

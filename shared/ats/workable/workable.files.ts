@@ -1,10 +1,8 @@
 import * as v from 'valibot';
 import type { Connection } from '../../config';
 import type { AtsHttpClient } from '../ats-http';
-import { searchPages } from '../lists';
 import type { AtsMethod } from '../port';
 import type { WorkableReads } from './workable.reads';
-import { activitySchema } from './workable.schemas';
 
 /** The comment that carries the file: its first line names it, which is how a retry finds it. */
 const fileComment = (name: string) => `Report file: ${name}`;
@@ -21,18 +19,11 @@ export class WorkableFiles {
     private readonly connection: Connection,
   ) {}
 
-  public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => {
+  public readonly findFile: AtsMethod<'findFile'> = async (target, name, signal) => {
     const candidate = encodeURIComponent(target.atsCandidateId);
     const first = `/spi/v3/candidates/${candidate}/activities?actions=comment&limit=100`;
-    const body = fileComment(name);
-    return searchPages(
-      this.reads.pager.pages(this.reads.list(first, 'activities', signal), activitySchema),
-      (activities) => {
-        const found = activities.find((a) => a.action === 'comment' && a.body?.includes(body));
-        return found ? { fileId: String(found.id) } : undefined;
-      },
-      `comments of candidate ${target.atsCandidateId}`,
-    );
+    const id = await this.reads.commentWith(first, fileComment(name), signal);
+    return id === undefined ? undefined : { fileId: id };
   };
 
   public readonly attachFile: AtsMethod<'attachFile'> = async (target, file, signal) => {

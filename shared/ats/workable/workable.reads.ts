@@ -2,10 +2,10 @@ import type { StageMatcher } from '../../config';
 import { stageIdForJob } from '../../config';
 import type { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
-import { firstItems, validItems } from '../lists';
+import { firstItems, searchPages, validItems } from '../lists';
 import { Pager, type PagedList } from '../paging';
 import type { ApplicationRef, AtsJob } from '../port';
-import { candidateSchema, jobSchema, jobStageSchema, jobStagesSchema } from './workable.schemas';
+import { activitySchema, candidateSchema, jobSchema, jobStageSchema, jobStagesSchema } from './workable.schemas';
 import type { WorkableJobStage } from './workable.standing';
 import { workableProfile } from './profile';
 
@@ -21,6 +21,21 @@ export class WorkableReads {
   }
 
   /** A list whose first page is `path`, its items in the body's field `items` (`jobs`, `members`, ...). */
+  /**
+   * The id of the candidate's first comment whose body holds `text`: Workable has no comment list, so comments are
+   * the candidate's activities with `action: "comment"` (reference: candidate-activities), every page by `paging.next`.
+   */
+  public commentWith(first: string, text: string, signal?: AbortSignal): Promise<string | undefined> {
+    return searchPages(
+      this.pager.pages(this.list(first, 'activities', signal), activitySchema),
+      (activities) => {
+        const found = activities.find((a) => a.action === 'comment' && a.body?.includes(text));
+        return found ? String(found.id) : undefined;
+      },
+      `comments at ${first.split('?')[0]}`,
+    );
+  }
+
   public list(path: string, items: string, signal?: AbortSignal): PagedList {
     return { first: { method: 'GET', path, signal }, items };
   }
