@@ -4,6 +4,10 @@ import { CHAOS_DEFAULTS, formatChaosReport, runChaos, type ChaosReport } from '.
 
 const WORK_DIR = `.local/test-chaos-${process.pid}`;
 
+/**
+ * One small fixed-seed run covers both ways of inviting: Ashby's and Lever's connections invite per candidate (their
+ * own link and id, a fifth typing another e-mail), Greenhouse's and Workable's share one link per interview.
+ */
 describe('Chaos: a small fixed-seed run on the real local services', () => {
   let report: ChaosReport | undefined;
   afterAll(() => rmSync(WORK_DIR, { recursive: true, force: true }));
@@ -19,6 +23,9 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
         orders: 9,
         seed: 7,
         crashRate: 0.3,
+        perCandidateInvites: ['ashby', 'lever'],
+        // A failed message is received again after 9 s (3 × the functions' timeout), not 18: the same retries, sooner.
+        visibilityTimeoutSeconds: 9,
         timeoutMs: 8 * 60_000,
         workDir: WORK_DIR,
         // Kept for a failure's message: which phase ended, when, and why.
@@ -28,7 +35,10 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
       // Every violated invariant with its detail, and the run's whole table, in one failure.
       const violated = report.invariants.filter((i) => i.violations > 0).map(({ name, detail }) => ({ name, detail }));
       expect(violated, `${table}\n${progress.join('\n')}`).toEqual([]);
-      expect(report.invariants.map((i) => i.name)).toHaveLength(23);
+      expect(report.invariants.map((i) => i.name)).toHaveLength(25);
+      // One invitation each on the service, every report matched by its candidate id, where invitations are own.
+      for (const name of ['per-candidate: one invitation', "per-candidate: no candidate's report"])
+        expect(report.invariants.find((i) => i.name.startsWith(name))?.checked).toBeGreaterThan(0);
       // Candidates left the process after their invitation, and the run checked what reached them after.
       expect(
         report.invariants.find((i) => i.name.startsWith('no e-mail to a candidate after'))?.checked,

@@ -27,10 +27,10 @@ export interface ChaosOptions {
   /** The most items the service puts on a page whatever `limit` asked (0: no cap). */
   maxPageSize: number;
   /**
-   * Per-candidate invitations on every connection: each candidate gets their own link and id from the service,
-   * and a fifth of them type another e-mail address when they take the interview.
+   * The ATSs whose connections invite per candidate: each candidate gets their own link and id from the service,
+   * and a fifth of them type another e-mail address when they take the interview. The others share one link.
    */
-  perCandidateInvites: boolean;
+  perCandidateInvites: readonly AtsKind[];
   /** Chance that a worker crashes right after a given side effect, before recording it (once per side effect). */
   crashRate: number;
   /** Share of SQS batches handed to two workers at once. */
@@ -55,6 +55,11 @@ export interface ChaosOptions {
   /** Assessments ordered from inside the ATS (a third each: Greenhouse Send Test, Ashby Start Assessment, Kombo). */
   orders: number;
   timeoutMs: number;
+  /**
+   * The queues' visibility timeout, after which a failed message is received again: by default 6 × the functions'
+   * 3-s timeout, as the stack sets it on AWS. A shorter one (never under the timeout) retries the same way, sooner.
+   */
+  visibilityTimeoutSeconds?: number;
   workDir: string;
   /** The functions in their own execution environments (the default), or all in this process (debugging). */
   runtime?: LocalRuntime;
@@ -70,7 +75,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   dropReportRate: 0.2,
   sparseReportRate: 0.15,
   maxPageSize: 10,
-  perCandidateInvites: false,
+  perCandidateInvites: [],
   crashRate: 0.25,
   duplicateDeliveryRate: 0.1,
   shortDeadlineRate: 0.1,
@@ -240,7 +245,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   for (const connection of template.connections) {
     connection.interviewService.timeoutMs = 700;
     connection.atsTimeoutMs = 700;
-    if (options.perCandidateInvites) connection.interviewService.invites = { mode: 'per-candidate' };
+    if (options.perCandidateInvites.includes(connection.ats))
+      connection.interviewService.invites = { mode: 'per-candidate' };
     // The status as tags; one reminder after 30 s and the expiry after about 100 s: the run's compressed days.
     connection.writeBack = { ...connection.writeBack, status: 'tags' };
     for (const trigger of connection.triggers) {
@@ -261,6 +267,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       configPath,
       workDir: options.workDir,
       functionTimeoutMs: 3000,
+      ...(options.visibilityTimeoutSeconds ? { visibilityTimeoutSeconds: options.visibilityTimeoutSeconds } : {}),
       reconcileIntervalMs: 0,
       reportDelayMs: 0,
       runtime: options.runtime ?? 'environments',
@@ -398,7 +405,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const take = (record: Record<string, any>) => {
       const candidate = byApplication.get(record.atsApplicationId) as Candidate;
       // A per-candidate link carries the candidate's id; some candidates type another address on it.
-      const typedOther = options.perCandidateInvites && random() < 0.2;
+      const typedOther = options.perCandidateInvites.includes(candidate.kind) && random() < 0.2;
       const { report_id } = s.interview.completeInterview({
         interview_id: record.interviewId,
         candidate_id: record.serviceCandidateId,
@@ -505,10 +512,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     // Greenhouse reads a told end by calling `test_status` after the PATCH: what it shows is final once those finish.
     await s.greenhouse.assessments.settled(30_000);
-    // A message that failed comes back after the visibility timeout (6 × the functions' 3 s): wait two at least, and
+    // A message that failed comes back after the visibility timeout: wait two at least, and
     // until the last copy sent back to wait is due and taken (at most three minutes past the run's deadline).
-    const copiesDue = (s.watch.lastDueAt() ?? 0) - Date.now() + 2 * 6 * 3000;
-    await s.waitForQuiet(Math.min(180_000, Math.max(2 * 6 * 3000, deadline - Date.now(), copiesDue)));
+    const visibilityMs = (options.visibilityTimeoutSeconds ?? 6 * 3) * 1000;
+    const copiesDue = (s.watch.lastDueAt() ?? 0) - Date.now() + 2 * visibilityMs;
+    await s.waitForQuiet(Math.min(180_000, Math.max(2 * visibilityMs, deadline - Date.now(), copiesDue)));
 
     // ----- invariants
     const finalRecords = (await scan(s, s.tables.applications)).filter((r) => byApplication.has(r.atsApplicationId));
@@ -638,15 +646,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             `from ${record?.leftFrom ?? '-'}, re-invitations ${record?.reinvitations ?? 0})`;
     });
 
-    if (options.perCandidateInvites) {
-      check('per-candidate: one invitation per application on the service', candidates, (c: Candidate) => {
+    if (options.perCandidateInvites.length) {
+      const perCandidate = (kind: AtsKind) => options.perCandidateInvites.includes(kind);
+      const invitedEach = candidates.filter((c) => perCandidate(c.kind));
+      check('per-candidate: one invitation per application on the service', invitedEach, (c: Candidate) => {
         const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
         const count = s.interview.state.invites.filter(
           (i) => i.interview_id === record?.interviewId && i.candidate_email_id === c.email,
         ).length;
         return count === 1 && record?.serviceCandidateId ? undefined : `${c.kind} ${c.applicationId}: ${count}`;
       });
-      check("per-candidate: no candidate's report parked as unmatched", reports, ([reportId, e]) => {
+      const ownReports = reports.filter(([, e]) => perCandidate(e.kind));
+      check("per-candidate: no candidate's report parked as unmatched", ownReports, ([reportId, e]) => {
         const parked = finalEvents.some((event) => event.pk === `unmatched#${e.connectionId}#${reportId}`);
         return parked ? `report ${reportId}: parked` : undefined;
       });
@@ -845,7 +856,9 @@ export function formatChaosReport(report: ChaosReport): string {
       `${o.noShowRate * 100}% of candidates never take the interview (reminder at 30 s, expiry at 100 s); ` +
       `${o.sparseReportRate * 100}% of reports sparse (nulls, missing optional fields); ` +
       `service pages capped at ${o.maxPageSize || 'no'} items; ` +
-      (o.perCandidateInvites ? 'per-candidate invitations (a fifth typing another e-mail); ' : '') +
+      (o.perCandidateInvites.length
+        ? `per-candidate invitations on ${o.perCandidateInvites.join(', ')} (a fifth typing another e-mail); `
+        : '') +
       `${o.duplicateDeliveryRate * 100}% of SQS batches taken by two workers at once; ` +
       `${o.shortDeadlineRate * 100}% of invocations with only ${o.shortDeadlineMs} ms left; ` +
       `crash after a side effect with p=${o.crashRate}`,

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { ATS_KINDS } from '../../shared/config';
 import { CHAOS_DEFAULTS, formatChaosReport, runChaos } from './chaos';
 
 /**
@@ -22,7 +23,7 @@ const report = await runChaos({
   seed: Number(values.seed),
   crashRate: Number(values['crash-rate']),
   orders: Number(values.orders),
-  perCandidateInvites: values['per-candidate'],
+  perCandidateInvites: values['per-candidate'] ? ATS_KINDS : [],
   runtime: values['one-process'] ? 'one-process' : 'environments',
   progress: (line) => process.stderr.write(`${line}\n`),
 });

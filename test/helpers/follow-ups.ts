@@ -8,6 +8,24 @@ import type { InviteEmail } from '../../shared/pipeline/ports';
 import type { ApplicationRecord } from '../../shared/pipeline/records';
 import type { FollowUpMessage } from '../../shared/queue';
 import type { LocalStack } from '../../infra/local/local-stack';
+import { statusOfTag } from '../../shared/pipeline/status';
+import { invitedInterviewId } from './local-stack';
+
+/** A candidate of `kind`'s sandbox moved into the trigger's stage, once the connector invited them and went quiet. */
+export async function invitedOn(stack: LocalStack, kind: AtsKind, name: string) {
+  const email = `${name}.${kind}@candidates.example.com`.toLowerCase();
+  const application = stack.ats[kind].addCandidate({ firstName: name, lastName: kind, email });
+  await stack.ats[kind].moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
+  const interviewId = await invitedInterviewId(stack, email);
+  await stack.waitForQuiet();
+  return { email, application, interviewId };
+}
+
+/** The statuses an application's tags show (a tag that is no status as it is). */
+export const statusTagsOf = (stack: LocalStack, kind: AtsKind, id: string) =>
+  stack.ats[kind].tagsOf(id).map((t) => statusOfTag(t) ?? t);
+
+export const isReminder = (m: { subject?: string }) => (m.subject ?? '').startsWith('Reminder');
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

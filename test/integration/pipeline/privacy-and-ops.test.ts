@@ -1,30 +1,17 @@
-import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { emailsTo, invitedInterviewId, startTestStack, scanTable, takeInterview } from '../../helpers/local-stack';
+import { runOps } from '../../helpers/ops-cli';
+import { invitedInterviewId, startTestStack, scanTable, takeInterview } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-privacy-${process.pid}`;
 
 describe('Privacy, isolation and operator tools on the local stack', () => {
   let stack: LocalStack;
-  // Asynchronous: the local SQS emulator and gateway run in this process and must keep answering the CLI.
-  const ops = (...args: string[]) =>
-    new Promise<{ status: number | null; out: string }>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'infra/cli/ops/main.ts', ...args, '--stack', stack.stackFile],
-        { timeout: 60_000 },
-      );
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      child.on('close', (status) => resolve({ status, out }));
-    });
+  const ops = (...args: string[]) => runOps(stack, ...args);
   const secretsOf = (id: string) => stack.secrets[stack.connections.find((c) => c.id === id)!.secretRef]!;
   const ghSign = (secret: string, body: string) => `sha256 ${createHmac('sha256', secret).update(body).digest('hex')}`;
   const post = (connection: string, body: string, headers: Record<string, string>) =>
@@ -226,120 +213,4 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     expect(await holds([email])).toEqual([]);
     expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).status).toBe(2);
   }, 180_000);
-
-  it('ops: lists a candidate refused for good; invites them once fixed and back in the stage', async () => {
-    const greenhouse = stack.ats.greenhouse;
-    const email = `refused-${randomUUID().slice(0, 8)}@candidates.example.com`;
-    const application = greenhouse.addCandidate({ firstName: 'Ren', lastName: 'Refused', email });
-    // The key lost its permission for notes: the e-mail goes out, the invite note is refused for good.
-    greenhouse.setFaults({ rate403: 1 });
-    try {
-      await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-      await waitFor(
-        async () =>
-          (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `),
-        60_000,
-        'the failed application',
-      );
-    } finally {
-      greenhouse.setFaults({ rate403: 0 });
-    }
-    const listed = await ops('failed', '--connection', 'demo-greenhouse');
-    expect(listed.status).toBe(0);
-    expect(listed.out).toMatch(new RegExp(`application ${application.id} .*\\(invite\\).*ats-forbidden`));
-    expect(listed.out).not.toContain(email);
-
-    // Fixed; the recruiter moves the candidate out of the stage and back in.
-    await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'Application Review' });
-    await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-    await waitFor(
-      () => greenhouse.notesOf(application.id).some((n) => n.includes('ai-interview-invite:')),
-      60_000,
-      'the invite note',
-    );
-    await stack.waitForQuiet();
-    expect(greenhouse.notesOf(application.id).filter((n) => n.includes('ai-interview-invite:'))).toHaveLength(1);
-    expect(await emailsTo(stack, email)).toHaveLength(1);
-    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toMatch(
-      new RegExp(`application ${application.id} .*: invited`),
-    );
-    expect((await ops('failed', '--connection', 'demo-greenhouse')).out).not.toContain(
-      `application ${application.id} `,
-    );
-  }, 180_000);
-
-  it('ops: writes back again, once, a report the ATS refused for good, after the cause is fixed', async () => {
-    const greenhouse = stack.ats.greenhouse;
-    const email = `refused-wb-${randomUUID().slice(0, 8)}@candidates.example.com`;
-    const application = greenhouse.addCandidate({ firstName: 'Wes', lastName: 'Refused', email });
-    await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-    const interviewId = await invitedInterviewId(stack, email);
-    await stack.waitForQuiet();
-    greenhouse.setFaults({ rate403: 1 });
-    let reportId = '';
-    try {
-      ({ report_id: reportId } = stack.interview.completeInterview({
-        interview_id: interviewId,
-        candidate_name: 'Wes Refused',
-        candidate_email: email,
-        ai_match_score: 90,
-        proctoring_violations: 0,
-        delay_ms: 0,
-      }));
-      await waitFor(
-        async () =>
-          (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `),
-        60_000,
-        'the failed write-back',
-      );
-    } finally {
-      greenhouse.setFaults({ rate403: 0 });
-    }
-    expect((await ops('failed', '--connection', 'demo-greenhouse')).out).toMatch(
-      new RegExp(`application ${application.id} .*report ${reportId} \\(write-back\\).*ats-forbidden`),
-    );
-    expect(greenhouse.notesOf(application.id).filter((n) => n.includes('ai-interview-report:'))).toEqual([]);
-
-    const retried = await ops('retry', '--connection', 'demo-greenhouse', '--application', application.id);
-    expect(retried.status).toBe(0);
-    expect(retried.out).toContain(`report ${reportId} queued for write-back again`);
-    await waitFor(
-      () => greenhouse.stageNameOf(application.id) === 'Hiring Manager Review',
-      60_000,
-      'the retried write-back and its stage move',
-    );
-    await stack.waitForQuiet();
-    expect(
-      greenhouse.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:${reportId}`)),
-    ).toHaveLength(1);
-    expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toContain(
-      ': written_back',
-    );
-    // Nothing is failed any more: a second retry is refused and changes nothing.
-    expect((await ops('retry', '--connection', 'demo-greenhouse', '--application', application.id)).status).toBe(2);
-  }, 180_000);
-
-  it('ops: lists a DLQ and redrives it', async () => {
-    await stack.sqs.send(
-      new SendMessageCommand({
-        QueueUrl: stack.queues.report.dlqUrl,
-        MessageBody: JSON.stringify({
-          v: 1,
-          kind: 'report-created',
-          connectionId: 'demo-greenhouse',
-          reportId: 'r-dlq',
-        }),
-      }),
-    );
-    const listed = await ops('dlq', 'list', '--queue', 'report');
-    expect(listed.out).toContain('1 message(s) in the report DLQ');
-    expect(listed.out).toContain('report-created connection=demo-greenhouse report=r-dlq');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    const redriven = await ops('dlq', 'redrive', '--queue', 'report');
-    expect(redriven.status).toBe(0);
-    expect(redriven.out).toContain('1 message(s) moved back to the report queue');
-    await stack.waitForQuiet();
-    expect((await stack.dlqDepths()).report).toBe(0);
-    expect((await ops('nonsense')).status).toBe(2);
-  }, 120_000);
 });
