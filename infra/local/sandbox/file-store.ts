@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody, sendJson, type Route } from './http-kit';
+import { json, readBody, readJson, route, sendJson, type Route } from './http-kit';
 
 /**
  * The files a sandbox's API took (a report PDF on a candidate's record), kept with their bytes so a person or a test
@@ -144,40 +144,24 @@ const sendBytes = (response: ServerResponse, file: StoredFile) =>
  */
 export function fileRoutes(store: FileStore, ownersOf = (id: string): string[] => [id]): Route[] {
   return [
-    {
-      method: 'GET',
-      pattern: '/_sandbox/files',
-      handle: ({ response, url }) => {
-        const owner = url.searchParams.get('owner');
-        sendJson(response, 200, { files: store.list(owner === null ? undefined : ownersOf(owner)) });
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/_sandbox/files/:id',
-      handle: ({ response, params }) => {
-        const file = store.get(params.id ?? '');
-        return file ? sendBytes(response, file) : sendJson(response, 404, { error: `no file ${params.id}` });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_sandbox/refuse-uploads',
-      handle: async ({ request, response }) => {
-        const { count = 1 } = JSON.parse((await readBody(request)).toString('utf8') || '{}') as { count?: unknown };
-        if (!Number.isInteger(count) || Number(count) < 0)
-          return sendJson(response, 400, { error: 'count: an integer' });
-        sendJson(response, 200, { refusing: store.refuseNext(Number(count)) });
-      },
-    },
-    {
-      method: 'POST',
-      pattern: '/_storage/upload',
-      handle: async ({ request, response }) => {
-        const { status, code } = await store.receive(await formParts(request));
-        const error = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code></Error>`;
-        response.writeHead(status, code ? { 'content-type': 'application/xml' } : {}).end(code ? error : undefined);
-      },
-    },
+    json('GET /_sandbox/files', ({ url }) => {
+      const owner = url.searchParams.get('owner');
+      return { files: store.list(owner === null ? undefined : ownersOf(owner)) };
+    }),
+    route('GET /_sandbox/files/:id', ({ response, params }) => {
+      const file = store.get(params.id ?? '');
+      if (file) sendBytes(response, file);
+      else sendJson(response, 404, { error: `no file ${params.id}` });
+    }),
+    route('POST /_sandbox/refuse-uploads', async ({ request, response }) => {
+      const { count = 1 } = await readJson(request);
+      if (!Number.isInteger(count) || Number(count) < 0) return sendJson(response, 400, { error: 'count: an integer' });
+      sendJson(response, 200, { refusing: store.refuseNext(Number(count)) });
+    }),
+    route('POST /_storage/upload', async ({ request, response }) => {
+      const { status, code } = await store.receive(await formParts(request));
+      const error = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code></Error>`;
+      response.writeHead(status, code ? { 'content-type': 'application/xml' } : {}).end(code ? error : undefined);
+    }),
   ];
 }

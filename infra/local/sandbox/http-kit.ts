@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isInvalidUrl } from '../../../shared/errors';
+import { basicAuth } from '../../../shared/ats/ats-http';
+import { errorMessage, isInvalidUrl } from '../../../shared/errors';
 
 /** The same 1 MiB cap the connector's webhook endpoints apply. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -28,6 +29,12 @@ export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES)
   const body = Buffer.concat(chunks);
   readBodies.set(request, body);
   return body;
+}
+
+/** A request's JSON body, `{}` when empty; a body that is not JSON throws (a SyntaxError, the client's mistake). */
+export async function readJson(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
+  const text = (await readBody(request, limit)).toString('utf8');
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
 
 /**
@@ -95,6 +102,22 @@ export interface Route {
   /** The query parameters the vendor documents for the route; a sandbox of an ATS refuses any other. */
   query?: readonly string[];
   handle: (context: RouteContext) => Promise<void> | void;
+}
+
+/** A route of a table: `'GET /v1/stages'`, its method and path template in one. */
+export function route(at: string, handle: Route['handle']): Route {
+  const [method = 'GET', pattern = '/'] = at.split(' ');
+  return { method, pattern, handle };
+}
+
+type Handle = (context: RouteContext) => unknown;
+/** A route answering the JSON body its handler returns (200 unless said), unless it answered itself. */
+export function json(at: string, ...[first, second]: [Handle] | [number, Handle]): Route {
+  const [status, handle] = typeof first === 'number' ? [first, second as Handle] : [200, first];
+  return route(at, async (context) => {
+    const body = await handle(context);
+    if (!context.response.headersSent) sendJson(context.response, status, body);
+  });
 }
 
 export function matchRoute(
@@ -193,6 +216,35 @@ export async function listen(
   };
 }
 
+/** A sandbox's routes: its own (`open`, answered as they are), and its API's, each let in by `gate` first. */
+export interface RouteTables {
+  open: readonly Route[];
+  api: readonly Route[];
+  gate(context: RouteContext, route: Route): Promise<void>;
+  unrouted(context: RouteContext): void;
+  /** Answers what a route threw. */
+  failed(context: RouteContext, error: unknown): void;
+  /** The path the routes are matched on (a service that ignores a trailing slash drops it). */
+  path?(url: URL): string;
+}
+
+/** Listens on `port`: a request goes to its `open` route, else to its API route through the gate, else `unrouted`. */
+export async function serveRoutes(tables: RouteTables, port: number): Promise<RunningServer> {
+  let baseUrl = '';
+  const running = await listen((request, response) => {
+    const url = new URL(request.url ?? '/', baseUrl);
+    const [method, path] = [request.method ?? 'GET', tables.path?.(url) ?? url.pathname];
+    const open = matchRoute(tables.open, method, path);
+    const api = open ? undefined : matchRoute(tables.api, method, path);
+    const context = { request, response, url, params: (open ?? api)?.params ?? {} };
+    const work = async () =>
+      open ? open.route.handle(context) : api ? tables.gate(context, api.route) : tables.unrouted(context);
+    work().catch((error: unknown) => tables.failed(context, error));
+  }, port);
+  baseUrl = running.url;
+  return running;
+}
+
 /** mulberry32: a small seeded generator, so sandboxes and chaos runs replay the same faults for one seed. */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
@@ -203,6 +255,27 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A webhook as a sandbox sends it: the JSON body's exact bytes POSTed with `headers` (its signature), answered within
+ * `timeoutMs`; the answer's status and text, or why none came.
+ */
+export async function postWebhook(
+  url: string,
+  body: string | Buffer,
+  options: { headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<{ status: number; text: string } | { error: string }> {
+  const headers = { 'content-type': 'application/json', ...options.headers };
+  try {
+    const signal = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+    const response = await fetch(url, { method: 'POST', headers, body, signal });
+    return { status: response.status, text: await response.text() };
+  } catch (error) {
+    return { error: errorMessage(error) };
+  }
 }
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC, the service's timestamp format. */
@@ -225,7 +298,7 @@ export async function callAsAts(
   const response = await fetch(url, {
     method: init.method,
     headers: {
-      authorization: `Basic ${Buffer.from(`${init.key}:`).toString('base64')}`,
+      authorization: basicAuth(init.key),
       ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),

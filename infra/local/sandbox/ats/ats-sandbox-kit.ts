@@ -4,7 +4,8 @@ import type { VendorProfile } from '../../../../shared/ats/profile';
 import type { AtsKind } from '../../../../shared/config';
 import { errorMessage } from '../../../../shared/errors';
 import { FileStore, fileRoutes, UPLOAD_BODY_BYTES } from '../file-store';
-import { callAsAts, readBody, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
+import { basicAuth } from '../../../../shared/ats/ats-http';
+import { callAsAts, readJson, route, seededRandom, sendJson, type Route } from '../http-kit';
 import { edgeReadings, edgeState, startEdge, type EdgeSpec, type Refusal } from './edge';
 import type { RateOptions } from './limits';
 import { deliverSigned, sendChange, type DeliveryRecord, type SignedDelivery } from './signed-webhooks';
@@ -43,9 +44,8 @@ export type AtsSandboxState = ReturnType<typeof seededState>;
 export type KitChange = { from?: string | undefined; action?: LifecycleAction };
 
 /** One ATS's sandbox: its profile, seed state, door, route table and webhooks; the kit does the rest. */
-export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unpublishedRate' | 'unauthorized' | 'unknownParameter'> {
+export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unauthorized' | 'unknownParameter'> {
   profile: VendorProfile;
-  port: number;
   jobs: KitJob[];
   /** The key the API takes, as Basic auth's username or as a bearer token. */
   apiKey: string;
@@ -59,34 +59,16 @@ export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unpublishedRate' | 'unau
   /** Secrets the ATS issues when a webhook is registered (Lever's signature token per event type). */
   issueSecrets?(): Record<string, string>;
   ping?(target: WebhookTarget): SignedDelivery;
+  /** What the ATS does once a recruiter's move entered a stage and its webhook went (Ashby's automated assessments). */
+  stageEntered?(application: KitApplication, stage: KitStage): Promise<void>;
 }
 
+/** Where each sandbox listens for `npm start` (tests take free ports). */
+export const SANDBOX_PORTS: Record<AtsKind, number> = { greenhouse: 4020, ashby: 4030, lever: 4040, workable: 4050 };
 export type SandboxOptions = RateOptions & { port?: number; seed?: number };
 type Credentials = Partial<Record<'atsApiKey' | 'atsClientId' | 'atsClientSecret', string>>;
-export const basicAuth = (user: string, password = '') =>
-  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-
-/** A route of a table: `'GET /v1/stages'`, its method and path template in one. */
-export function route(at: string, handle: Route['handle']): Route {
-  const [method = 'GET', pattern = '/'] = at.split(' ');
-  return { method, pattern, handle };
-}
-
-type Handle = (context: RouteContext) => unknown;
-/** A route answering the JSON body its handler returns (200 unless said), unless it answered itself. */
-export function json(at: string, ...[first, second]: [Handle] | [number, Handle]): Route {
-  const [status, handle] = typeof first === 'number' ? [first, second as Handle] : [200, first];
-  return route(at, async (context) => {
-    const body = await handle(context);
-    if (!context.response.headersSent) sendJson(context.response, status, body);
-  });
-}
-
 /** A request's JSON body (base64 files in it too), `{}` when empty; a body that is not JSON throws (answered 400). */
-export async function jsonBody(request: IncomingMessage): Promise<Body> {
-  const text = (await readBody(request, UPLOAD_BODY_BYTES)).toString('utf8');
-  return text ? (JSON.parse(text) as Body) : {};
-}
+export const jsonBody = (request: IncomingMessage): Promise<Body> => readJson(request, UPLOAD_BODY_BYTES);
 
 /** An assessment partner as an ATS knows it once registered: where it is called, with the key the partner issued. */
 export class PartnerClient<P extends { key: string }> {
@@ -200,7 +182,8 @@ function need(kit: KitContext, applicationId: string): KitApplication {
 }
 
 type NewCandidate = { firstName: string; lastName: string; email: string; jobId?: string };
-type LifecycleOptions = { reason?: string; deliver?: boolean; repeat?: number };
+/** `deliver: false`: the webhook is lost; `repeat`: the same delivery sent again. */
+export type LifecycleOptions = { reason?: string | undefined; deliver?: boolean; repeat?: number | undefined };
 type LifecycleChange = { applicationId: string; action: LifecycleAction } & LifecycleOptions;
 
 /** A new candidate with one application, in the first stage of the job (the demo job unless said). */
@@ -240,7 +223,9 @@ function recruiter(spec: AtsSandboxSpec, kit: KitContext, hub: WebhookHub) {
       if (!stage) throw new Error(`stage: no stage ${input.stageId ?? input.stageName}`);
       previous.set(application.id, application.stageId);
       enterStage(state, application, stage.id);
-      return stageChange(application, input.repeat, true);
+      const deliveries = await stageChange(application, input.repeat, true);
+      await spec.stageEntered?.(application, stage);
+      return deliveries;
     },
     /** The application's current stage sent again as a new delivery. */
     resendStageChange: (applicationId: string) => stageChange(need(kit, applicationId)),
@@ -324,7 +309,7 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: SandboxOpti
   const authorization = spec.bearer ? `Bearer ${spec.apiKey}` : basicAuth(spec.apiKey);
   const edge = await startEdge(
     {
-      ...{ ...spec, seed: options.seed ?? 11, port: options.port ?? spec.port, rate: options },
+      ...{ ...spec, seed: options.seed ?? 11, port: options.port ?? SANDBOX_PORTS[spec.profile.kind], rate: options },
       authenticate: (request) => (request.headers.authorization === authorization ? 'key' : undefined),
       ...{ api: spec.routes(kit), open: kitControls(sandbox, kit) },
     },

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { VendorProfile } from '../../../../shared/ats/profile';
 import { documentedQuery } from '../documented-routes';
-import { answerFailure, callShape, listen, matchRoute, seededRandom, sendJson } from '../http-kit';
+import { answerFailure, callShape, seededRandom, sendJson, serveRoutes, sleep } from '../http-kit';
 import type { CallShape, Route, RouteContext, RunningServer } from '../http-kit';
 import { limiterOf, type RateAnswer, type RateOptions } from './limits';
 
@@ -45,8 +45,6 @@ export interface EdgeSpec {
   port: number;
   seed: number;
   rate: RateOptions;
-  /** The window where the profile publishes none (Ashby). */
-  unpublishedRate?: { limit: number; windowMs: number };
   /** The principal the rate limit counts against; none is refused with `unauthorized`. */
   authenticate(request: IncomingMessage): string | undefined;
   unauthorized: Refusal;
@@ -75,15 +73,22 @@ function rateHeaders(profile: VendorProfile, limit: number, window: RateAnswer):
   return { [names.limit]: String(limit), [names.remaining]: String(window.remaining), [names.reset]: reset };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The call's roll (its 429 or 500) and the generator of its other faults. */
+type Draw = { roll: number; random: () => number };
 const FORBIDDEN = new Refusal(403, { message: 'This API key lacks the permission for this endpoint' });
 
-/** After the 429 check (`roll` decided it): a route the key was not granted, an injected 500, 403 or slow answer. */
-async function injectFaults(faults: AtsFaults, route: string, draw: { roll: number; random: () => number }) {
+/**
+ * After the 429 check (`roll` decided it): a route the key was not granted, an injected 500, 403 or slow answer, or an
+ * answer lost after the write (the route does its work; the connection closes instead of answering).
+ */
+async function injectFaults(faults: AtsFaults, route: string, context: RouteContext, draw: Draw) {
   if (faults.forbiddenRoutes?.includes(route)) throw FORBIDDEN;
   if (draw.roll < faults.rate429 + faults.rate500) throw new Refusal(500, { message: 'Internal error' });
   if (faults.rate403 && draw.random() < faults.rate403) throw FORBIDDEN;
   if (draw.random() < faults.slowRate) await sleep(faults.slowMs);
+  if ((faults.loseAnswers[route] ?? 0) <= 0) return;
+  faults.loseAnswers[route] = (faults.loseAnswers[route] ?? 1) - 1;
+  context.response.end = (() => context.request.socket.destroy()) as never;
 }
 
 /** A refusal as the vendor answers it; a body that is not JSON is the client's mistake, as a real API would say. */
@@ -103,7 +108,7 @@ export function recordCall(state: EdgeState, shape: CallShape): void {
  * limiter (its headers, its 429), then answered by an injected fault or its route.
  */
 export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<RunningServer> {
-  const { limit, limiter } = limiterOf(spec.profile.rate, spec.rate, spec.unpublishedRate);
+  const { limit, limiter } = limiterOf(spec.profile.rate, spec.rate);
   const random = seededRandom(spec.seed);
 
   async function gate(context: RouteContext, route: Route): Promise<void> {
@@ -114,12 +119,7 @@ export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<Runni
     if (!principal) throw spec.unauthorized;
     const roll = random();
     admit(context.response, principal, roll);
-    await injectFaults(state.faults, name, { roll, random });
-    if ((state.faults.loseAnswers[name] ?? 0) > 0) {
-      state.faults.loseAnswers[name] = (state.faults.loseAnswers[name] ?? 1) - 1;
-      // The route does its work; its answer never reaches the client.
-      context.response.end = (() => context.request.socket.destroy()) as never;
-    }
+    await injectFaults(state.faults, name, context, { roll, random });
     try {
       const documented = spec.unknownParameter && documentedQuery(spec.profile.kind, route.method, route.pattern);
       const unknown = documented && [...context.url.searchParams.keys()].find((key) => !documented.includes(key));
@@ -146,22 +146,11 @@ export async function startEdge(spec: EdgeSpec, state: EdgeState): Promise<Runni
     throw new Refusal(429, throttledBody(spec.profile));
   }
 
-  let baseUrl = '';
-  const running = await listen((request, response) => {
-    const url = new URL(request.url ?? '/', baseUrl);
-    const method = request.method ?? 'GET';
-    const open = matchRoute(spec.open, method, url.pathname);
-    const api = open ? undefined : matchRoute(spec.api, method, url.pathname);
-    const context = { request, response, url, params: (open ?? api)?.params ?? {} };
-    const record = (route: string) => recordCall(state, callShape(request, route, url));
-    const work = async () => {
-      if (open) return open.route.handle(context);
-      if (api) return gate(context, api.route);
-      if (spec.unrouted) return spec.unrouted(context, record);
-      sendJson(response, 404, { message: `No route ${method} ${url.pathname}` });
-    };
-    work().catch((error: unknown) => answerError(request, response, error));
-  }, spec.port);
-  baseUrl = running.url;
-  return running;
+  const unrouted = (context: RouteContext) => {
+    const { request, response, url } = context;
+    if (spec.unrouted) return spec.unrouted(context, (route) => recordCall(state, callShape(request, route, url)));
+    sendJson(response, 404, { message: `No route ${request.method} ${url.pathname}` });
+  };
+  const failed = ({ request, response }: RouteContext, error: unknown) => answerError(request, response, error);
+  return serveRoutes({ open: spec.open, api: spec.api, gate, unrouted, failed }, spec.port);
 }

@@ -1,5 +1,5 @@
 import type { AtsKind } from '../../../../shared/config';
-import type { AtsSandboxView, SandboxOptions } from './ats-sandbox-kit';
+import { SANDBOX_PORTS, type AtsSandboxView, type SandboxOptions } from './ats-sandbox-kit';
 import { edgeReadings } from './edge';
 import { startAshbySandbox } from './ashby/server';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from './greenhouse/server';
@@ -8,7 +8,6 @@ import { startWorkableSandbox } from './workable/server';
 
 export type { AtsSandbox, AtsSandboxView } from './ats-sandbox-kit';
 
-const PORTS: Record<AtsKind, number> = { greenhouse: 4020, ashby: 4030, lever: 4040, workable: 4050 };
 /** Greenhouse's sandbox keeps Greenhouse's numeric ids; this view speaks the common sandbox interface. */
 function greenhouseView(sandbox: GreenhouseSandbox): AtsSandboxView {
   const { state } = sandbox;
@@ -57,7 +56,7 @@ export async function startAtsSandboxes(fixed: boolean, options: { rateLimits?: 
   const close = async () => void (await Promise.all(started.map((s) => s.close())));
   const start = async <S extends Started>(kind: AtsKind, startOne: (o: SandboxOptions) => Promise<S>) => {
     const [rateLimit, rateWindowMs] = [options.rateLimits?.[kind], options.rateWindowsMs?.[kind]];
-    const sandbox = await startOne({ port: fixed ? PORTS[kind] : 0, rateLimit, rateWindowMs });
+    const sandbox = await startOne({ port: fixed ? SANDBOX_PORTS[kind] : 0, rateLimit, rateWindowMs });
     started.push(sandbox);
     return sandbox;
   };

@@ -49,13 +49,11 @@ export class FixedWindowLimiter {
 
 /** A sandbox's own limit, for measuring at other rates: else its vendor's. */
 export type RateOptions = { rateLimit?: number | undefined; rateWindowMs?: number | undefined };
-/** The limiter a vendor's profile declares, a given limit keeping its burst's proportion; `unpublished` if none. */
-export function limiterOf(
-  rate: VendorProfile['rate'],
-  options: RateOptions,
-  unpublished = { limit: 50, windowMs: 10_000 },
-) {
-  const documented = 'requests' in rate ? { limit: rate.requests, windowMs: rate.windowMs } : unpublished;
+/** No published limit (Ashby): a per-key window stands in, with the 429 and Retry-After its OpenAPI implies. */
+const UNPUBLISHED = { limit: 50, windowMs: 10_000 };
+/** The limiter a vendor's profile declares, a given limit keeping its burst's proportion. */
+export function limiterOf(rate: VendorProfile['rate'], options: RateOptions) {
+  const documented = 'requests' in rate ? { limit: rate.requests, windowMs: rate.windowMs } : UNPUBLISHED;
   const [limit, windowMs] = [options.rateLimit ?? documented.limit, options.rateWindowMs ?? documented.windowMs];
   const limiter =
     rate.counted === 'token-bucket'

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { VendorProfile } from '../../../../shared/ats/profile';
 import { signatureFor } from '../../../../shared/ats/signatures';
-import { errorMessage } from '../../../../shared/errors';
+import { postWebhook } from '../http-kit';
 import type { AtsFaults } from './edge';
 
 /**
@@ -58,16 +58,8 @@ export async function deliverSigned(
 ): Promise<DeliveryRecord> {
   const record: DeliveryRecord = { eventId: delivery.eventId, url: target.url, action, at: Date.now() };
   deliveries.push(record);
-  try {
-    const headers = { 'content-type': 'application/json', ...delivery.headers };
-    const init = { method: 'POST', headers, body: delivery.body, signal: AbortSignal.timeout(30_000) };
-    const response = await fetch(target.url, init);
-    await response.arrayBuffer();
-    record.status = response.status;
-  } catch (error) {
-    record.error = errorMessage(error);
-  }
-  return record;
+  const answer = await postWebhook(target.url, delivery.body, { headers: delivery.headers });
+  return Object.assign(record, 'error' in answer ? { error: answer.error } : { status: answer.status });
 }
 
 /** Where a sandbox's webhooks go and are recorded, with the draw that decides a dropped stage change. */
@@ -76,11 +68,9 @@ export type WebhookHub = {
   random: () => number;
 };
 
-/** One change's webhooks, sent `repeat` times (the same delivery); `droppable`: a stage change a fault may drop. */
-type Change = { action: string; deliveries(target: WebhookTarget): SignedDelivery[] } & {
-  repeat?: number | undefined;
-  droppable?: boolean;
-};
+/** A change's webhooks are sent `repeat` times (the same delivery); `droppable`: a stage change a fault may drop. */
+export type ChangeOptions = { repeat?: number | undefined; droppable?: boolean };
+type Change = { action: string; deliveries(target: WebhookTarget): SignedDelivery[] } & ChangeOptions;
 
 /** Sends a change to every webhook that takes its events, in order; answers each delivery's record. */
 export async function sendChange(hub: WebhookHub, change: Change): Promise<DeliveryRecord[]> {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import { BodyTooLargeError, readBody, sendJson, type Route } from '../http-kit';
+import { BodyTooLargeError, json, readBody, route, sendJson, type Route } from '../http-kit';
 import {
   bulkReportsSchema,
   completionSchema,
@@ -192,7 +192,7 @@ export function serviceApiRoutes(records: ServiceRecords): Route[] {
 export function serviceControlRoutes(records: ServiceRecords): Route[] {
   const { state } = records;
   return [
-    { method: 'GET', pattern: '/_sandbox/state', handle: ({ response }) => sendJson(response, 200, state) },
+    json('GET /_sandbox/state', () => state),
     posted('/_sandbox/faults', faultsSchema, (body, response) => sendJson(response, 200, records.setFaults(body))),
     posted('/_sandbox/webhooks', webhookRegistrationSchema, (body, response) => {
       if (body.api_key && !records.accountOfKey(body.api_key))
@@ -227,14 +227,10 @@ function posted<S extends v.GenericSchema>(
   schema: S,
   answer: (body: v.InferOutput<S>, response: ServerResponse) => void,
 ): Route {
-  return {
-    method: 'POST',
-    pattern,
-    handle: async ({ request, response }) => {
-      const body = await controlBody(schema, request, response);
-      if (body !== undefined) answer(body, response);
-    },
-  };
+  return route(`POST ${pattern}`, async ({ request, response }) => {
+    const body = await controlBody(schema, request, response);
+    if (body !== undefined) answer(body, response);
+  });
 }
 
 /** A control route's JSON body as `schema`; else a 400 naming the field (unless one was sent) and undefined. */

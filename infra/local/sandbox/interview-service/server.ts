@@ -1,4 +1,4 @@
-import { listen, matchRoute, seededRandom, sendJson, type Route, type RouteContext } from '../http-kit';
+import { seededRandom, sendJson, serveRoutes, sleep, type Route, type RouteContext } from '../http-kit';
 import { DEFAULT_PAGE_SIZE, envelope, NO_FAULTS, requestAccount } from './control';
 import { reportFileRoutes } from './files';
 import { ServiceRecords } from './records';
@@ -83,13 +83,11 @@ export async function startInterviewServiceSandbox(
   const apiRoutes: Route[] = serviceApiRoutes(records);
   // The file host's links need no key either: they are matched before the API's door.
   const controlRoutes: Route[] = [...serviceControlRoutes(records), ...reportFileRoutes(records)];
-  let baseUrl = '';
-
   async function handleApi(context: RouteContext, route: Route): Promise<void> {
     const { request, response } = context;
     state.requests[`${request.method} ${route.pattern}`] =
       (state.requests[`${request.method} ${route.pattern}`] ?? 0) + 1;
-    if (state.faults.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, state.faults.latencyMs));
+    if (state.faults.latencyMs > 0) await sleep(state.faults.latencyMs);
     const key = request.headers['x-api-key'];
     if (typeof key !== 'string' || key === '')
       return envelope(response, 401, { status: false, message: 'API key is missing' });
@@ -109,30 +107,29 @@ export async function startInterviewServiceSandbox(
     // The documented 500 is `{status: false}` with no message.
     if (roll < state.faults.rate429 + state.faults.rate500) return envelope(response, 500, { status: false });
     // A slow answer: the work is done, the answer comes after the client stopped waiting.
-    if (random() < state.faults.slowRate) await new Promise((resolve) => setTimeout(resolve, state.faults.slowMs));
+    if (random() < state.faults.slowRate) await sleep(state.faults.slowMs);
     if (key === limitedApiKey && route.pattern === '/interview/reports') {
       return envelope(response, 403, { status: false, message: 'This API key has no permission for reports' });
     }
     await route.handle(context);
   }
 
-  const running = await listen((request, response) => {
-    const url = new URL(request.url ?? '/', baseUrl);
-    const pathname = url.pathname.replace(/\/+$/, '') || '/';
-    const method = request.method ?? 'GET';
-    const control = matchRoute(controlRoutes, method, pathname);
-    const api = control ? undefined : matchRoute(apiRoutes, method, pathname);
-    const work = control
-      ? control.route.handle({ request, response, url, params: control.params })
-      : api
-        ? handleApi({ request, response, url, params: api.params }, api.route)
-        : // The service's API Gateway answers a route it does not have with 403 and a bare message.
-          sendJson(response, 403, { message: 'Missing Authentication Token' });
-    Promise.resolve(work).catch((error: unknown) => {
-      if (!response.headersSent) envelope(response, 500, { status: false, message: errorMessage(error) });
-    });
-  }, options.port ?? SANDBOX_DEFAULTS.port);
-  baseUrl = running.url;
+  const running = await serveRoutes(
+    {
+      ...{
+        open: controlRoutes,
+        api: apiRoutes,
+        gate: handleApi,
+        path: (url) => url.pathname.replace(/\/+$/, '') || '/',
+      },
+      // The service's API Gateway answers a route it does not have with 403 and a bare message.
+      unrouted: ({ response }) => sendJson(response, 403, { message: 'Missing Authentication Token' }),
+      failed: ({ response }, error) => {
+        if (!response.headersSent) envelope(response, 500, { status: false, message: errorMessage(error) });
+      },
+    },
+    options.port ?? SANDBOX_DEFAULTS.port,
+  );
   records.baseUrl = running.url;
   if (options.seededReports ?? 3) records.seedReports(options.seededReports ?? 3);
 

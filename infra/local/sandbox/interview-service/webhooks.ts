@@ -1,5 +1,4 @@
-import { errorMessage } from '../../../../shared/errors';
-import { formatTimestamp } from '../http-kit';
+import { formatTimestamp, postWebhook, sleep } from '../http-kit';
 import type { SandboxDelivery, SandboxReport, SandboxState, SandboxWebhook } from './types';
 
 /**
@@ -32,7 +31,7 @@ export class ReportDeliveries {
     while (this.pending.size > 0) {
       if (Date.now() > deadline)
         throw new Error(`sandbox still busy after ${timeoutMs} ms (${this.pending.size} pending)`);
-      await Promise.race([Promise.allSettled([...this.pending]), new Promise((resolve) => setTimeout(resolve, 50))]);
+      await Promise.race([Promise.allSettled([...this.pending]), sleep(50)]);
     }
   }
 
@@ -46,19 +45,9 @@ export class ReportDeliveries {
     };
     this.state.deliveries.push(record);
     if (this.random() < this.state.faults.dropWebhookRate) return;
-    try {
-      const response = await fetch(webhook.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ event: 'interview_report.created', data: report }),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      await response.arrayBuffer();
-      record.outcome = response.ok ? 'delivered' : 'failed';
-      record.status = response.status;
-    } catch (error) {
-      record.outcome = 'failed';
-      record.error = errorMessage(error);
-    }
+    const body = JSON.stringify({ event: 'interview_report.created', data: report });
+    const answer = await postWebhook(webhook.url, body, { timeoutMs: this.timeoutMs });
+    if ('error' in answer) Object.assign(record, { outcome: 'failed', error: answer.error });
+    else Object.assign(record, { outcome: answer.status < 300 ? 'delivered' : 'failed', status: answer.status });
   }
 }

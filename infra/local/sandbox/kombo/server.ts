@@ -1,5 +1,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { listen, matchRoute, readBody, type Route, type RunningServer, sendJson } from '../http-kit';
+import {
+  listen,
+  matchRoute,
+  postWebhook,
+  readBody,
+  type Route,
+  type RunningServer,
+  sendJson,
+  sleep,
+} from '../http-kit';
 
 /**
  * Kombo's part, as its Assessment API documents it (assessment-partner facts, section 4): the packages a partner
@@ -159,20 +168,8 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
       const raw = JSON.stringify(payload);
       const signature = createHmac('sha256', webhookSecret).update(raw).digest('base64url');
       const sent = options.body ? options.body(raw) : raw;
-      let status: number;
-      let body = '';
-      try {
-        const response = await fetch(webhookUrl, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-kombo-signature': signature },
-          body: sent,
-          signal: AbortSignal.timeout(30_000),
-        });
-        status = response.status;
-        body = await response.text();
-      } catch {
-        status = 0;
-      }
+      const answer = await postWebhook(webhookUrl, sent, { headers: { 'x-kombo-signature': signature } });
+      const [status, body] = 'error' in answer ? [0, ''] : [answer.status, answer.text];
       order.deliveries.push(status);
       // 422 rejects the order, its message shown in the ATS; any other failure leaves it OPEN.
       if (status === 422 && order.status === 'OPEN') {
@@ -201,7 +198,7 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
     }
     inFlight.set(integrationId, current + 1);
     try {
-      await new Promise((resolve) => setTimeout(resolve, sandbox.writeDelayMs));
+      await sleep(sandbox.writeDelayMs);
       work();
     } finally {
       inFlight.set(integrationId, (inFlight.get(integrationId) ?? 1) - 1);

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import type { Route } from '../../http-kit';
-import { json, PartnerClient, type KitApplication, type KitContext } from '../ats-sandbox-kit';
+import { json, type Route } from '../../http-kit';
+import { PartnerClient, type KitApplication, type KitContext } from '../ats-sandbox-kit';
 import { Refusal } from '../edge';
 
 const ASHBY = 'https://app.ashbyhq.com';

@@ -1,17 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ashbyProfile } from '../../../../../shared/ats/ashby/profile';
-import { sendJson } from '../../http-kit';
-import { retag, route, startAtsSandbox, type AtsSandbox, type Body, type SandboxOptions } from '../ats-sandbox-kit';
+import { route, sendJson } from '../../http-kit';
+import { retag, startAtsSandbox, type Body, type SandboxOptions } from '../ats-sandbox-kit';
 import type { KitApplication, KitChange, KitContext, KitExit, KitJob, KitNote, KitStage } from '../ats-sandbox-kit';
 import { Refusal } from '../edge';
 import { bodyPage } from '../paging';
 import { signDelivery, type WebhookTarget } from '../signed-webhooks';
 import { AshbyAssessments, fail } from './assessments';
 
-export interface AshbySandbox extends AtsSandbox {
-  /** Ashby's side of Ashby Assessments: the partner's registration, "Start Assessment", `assessment.update`. */
-  assessments: AshbyAssessments;
-}
+export type AshbySandbox = Awaited<ReturnType<typeof startAshbySandbox>>;
 
 const PLAN_ID = 'c0f1a2b3-plan-backend';
 /** The plan's stages of type Archived and Hired, where Ashby puts an application that left. */
@@ -210,7 +207,8 @@ function candidateRpcs(kit: KitContext): Rpcs {
 }
 
 /** A stand-in of Ashby's API (RPC over POST, Basic auth) and its signed webhooks. */
-export async function startAshbySandbox(options: SandboxOptions = {}): Promise<AshbySandbox> {
+export async function startAshbySandbox(options: SandboxOptions = {}) {
+  /** Ashby's side of Ashby Assessments: the partner's registration, "Start Assessment", `assessment.update`. */
   const assessments = new AshbyAssessments();
   const rpcs = (kit: KitContext) =>
     Object.entries({ ...processRpcs(kit), ...candidateRpcs(kit) }).map(([name, handle]) =>
@@ -218,9 +216,7 @@ export async function startAshbySandbox(options: SandboxOptions = {}): Promise<A
     );
   const sandbox = await startAtsSandbox(
     {
-      ...{ profile: ashbyProfile, port: 4030, jobs: JOBS, apiKey: 'ashby-sandbox-key' },
-      // No general limit is published: a per-key window stands in, with the 429 and Retry-After its OpenAPI implies.
-      unpublishedRate: { limit: 50, windowMs: 10_000 },
+      ...{ profile: ashbyProfile, jobs: JOBS, apiKey: 'ashby-sandbox-key' },
       unauthorized: new Refusal(401, fail('invalid_api_key')),
       uploadRefusal: new Refusal(200, fail('file_upload_failed')),
       // RPC: every parameter is a body field; a query string is refused in Ashby's 200-with-errors form.
@@ -231,15 +227,10 @@ export async function startAshbySandbox(options: SandboxOptions = {}): Promise<A
       candidateDeleted: ({ id }, _applications, target) =>
         signed(target, { action: 'candidateDelete', webhookActionId: randomUUID(), data: { candidate: { id } } }),
       ping: (target) => signed(target, { action: 'ping', data: { webhookId: randomUUID() } }),
+      // "Automate on Stage Entry": a move into a stage with an automated assessment starts it, as Ashby does.
+      stageEntered: (application, stage) => assessments.stageEntered(application.id, stage.name),
     },
     options,
   );
-  // "Automate on Stage Entry": a move into a stage with an automated assessment starts it, as Ashby does.
-  const move = sandbox.moveCandidate;
-  sandbox.moveCandidate = async (input) => {
-    const deliveries = await move(input);
-    await assessments.stageEntered(input.applicationId, sandbox.stageNameOf(input.applicationId));
-    return deliveries;
-  };
   return Object.assign(sandbox, { assessments });
 }

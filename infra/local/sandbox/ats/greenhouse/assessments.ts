@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { sendJson } from '../../http-kit';
-import { basicAuth, PartnerClient } from '../ats-sandbox-kit';
+import { basicAuth } from '../../../../../shared/ats/ats-http';
+import { PartnerClient } from '../ats-sandbox-kit';
 import type { GreenhouseRecords } from './state';
 
 export const PARTNER_CALL_NAMES = ['list_tests', 'send_test', 'test_status', 'response_error'] as const;

@@ -3,10 +3,12 @@ import type { IncomingMessage } from 'node:http';
 import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import { errorMessage } from '../../../../../shared/errors';
 import { FileStore, fileRoutes } from '../../file-store';
-import { callShape, readBody, seededRandom, sendJson, shapeOf } from '../../http-kit';
-import { basicAuth, json, jsonBody, controlRoutes, route, type Body, type SandboxOptions } from '../ats-sandbox-kit';
+import { basicAuth } from '../../../../../shared/ats/ats-http';
+import { callShape, json, readBody, route, seededRandom, sendJson, shapeOf } from '../../http-kit';
+import { SANDBOX_PORTS, controlRoutes, jsonBody, type Body, type SandboxOptions } from '../ats-sandbox-kit';
 import { recordCall, Refusal, startEdge } from '../edge';
-import { deliverSigned, sendChange, signDelivery, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
+import { deliverSigned, sendChange, signDelivery, type ChangeOptions } from '../signed-webhooks';
+import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
 import { GreenhouseAssessments } from './assessments';
 import { harvestRoutes, unprocessable } from './routes';
 import { greenhouseRecords, GREENHOUSE_SANDBOX_DEFAULTS, type GreenhouseSandboxState } from './state';
@@ -51,11 +53,7 @@ function hiredPayload(records: GreenhouseRecords, application: Application) {
   return { id: application.id, ...common(records, application), offer };
 }
 
-type Send = (
-  action: string,
-  payload: unknown,
-  options?: { repeat?: number | undefined; droppable?: boolean },
-) => Promise<DeliveryRecord[]>;
+type Send = (action: string, payload: unknown, options?: ChangeOptions) => Promise<DeliveryRecord[]>;
 
 /** A candidate deleted with all their applications, merged into a new record, or anonymised: each webhook. */
 function candidateChanges(records: GreenhouseRecords, send: Send) {
@@ -200,7 +198,7 @@ export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
   const moved = (id: number, stageId: number) => void sandbox.moveCandidate({ application_id: id, stage_id: stageId });
   const running = await startEdge(
     {
-      ...{ profile: greenhouseProfile, port: options.port ?? GREENHOUSE_SANDBOX_DEFAULTS.port, seed },
+      ...{ profile: greenhouseProfile, port: options.port ?? SANDBOX_PORTS.greenhouse, seed },
       // Counted per API credential (the client id), whatever token it was given, each window from its first request.
       ...{ rate: options, authenticate: principal },
       unauthorized: new Refusal(401, { message: 'Invalid or expired access token' }),

@@ -1,9 +1,9 @@
 import { edgeState } from '../edge';
-import { LIFECYCLE_ACTIONS, type LifecycleAction } from '../ats-sandbox-kit';
+import { LIFECYCLE_ACTIONS, type LifecycleAction, type LifecycleOptions } from '../ats-sandbox-kit';
 import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
-  ...{ port: 4020, clientId: 'greenhouse-sandbox-client', clientSecret: 'greenhouse-sandbox-secret' },
+  ...{ clientId: 'greenhouse-sandbox-client', clientSecret: 'greenhouse-sandbox-secret' },
   tokenTtlSeconds: 3600,
   /** Users of the organisation a token may act as (`sub`). */
   userIds: ['4080'] as readonly string[],
@@ -67,11 +67,8 @@ const seededState = () => ({
   ...edgeState(),
 });
 export type GreenhouseSandboxState = ReturnType<typeof seededState>;
-/** A recruiter's lifecycle action on an application (`deliver: false`: its webhook is lost; `repeat`: sent again). */
-export type LifecycleInput = { application_id: number; action: LifecycleAction; reason?: string | undefined } & {
-  deliver?: boolean | undefined;
-  repeat?: number | undefined;
-};
+/** A recruiter's lifecycle action on an application, as Greenhouse's ids name it. */
+export type LifecycleInput = { application_id: number; action: LifecycleAction } & LifecycleOptions;
 type NewCandidate = Record<'first_name' | 'last_name' | 'email', string> & { job_id: number };
 /** A recruiter's move of an application into a stage of its job, by the stage's id or name. */
 export type StageMove = { application_id: number; stage_id?: number | undefined; stage_name?: string | undefined };

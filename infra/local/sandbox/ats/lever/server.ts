@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { leverProfile } from '../../../../../shared/ats/lever/profile';
 import { LEVER_WEBHOOK_EVENTS } from '../../../../../shared/ats/lever/lever.webhooks';
 import { contentTypeOf, formParts, type ListedFile } from '../../file-store';
-import { sendJson, type Route, type RouteContext } from '../../http-kit';
-import { json, retag, startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
+import { json, sendJson, type Route, type RouteContext } from '../../http-kit';
+import { retag, startAtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
 import type { Body, KitApplication, KitChange, KitContext, KitNote } from '../ats-sandbox-kit';
 import { Refusal } from '../edge';
 import { bodyPage } from '../paging';
@@ -22,8 +22,8 @@ const STAGES = [
 
 const refusal = (status: number, code: string, message: string) => new Refusal(status, { code, message });
 const badRequest = (message: string) => refusal(400, 'BadRequestError', message);
-/** Files over 30 MB are refused (developers.getknit.dev lever-usecases [3p]; Lever's own page is unread). */
-const [MAX_FILE_BYTES, TOO_LARGE] = [30 * 1024 * 1024, refusal(413, 'RequestEntityTooLarge', 'File exceeds 30 MB')];
+/** Files over 30 MB are refused (its profile's `files`). */
+const TOO_LARGE = refusal(413, 'RequestEntityTooLarge', 'File exceeds 30 MB');
 const fileJson = ({ id, url: downloadUrl, name, uploadedAt, size }: ListedFile) => ({
   ...{ id, downloadUrl, ext: /\.(\w+)$/.exec(name)?.[1] ?? '', name, uploadedAt: Date.parse(uploadedAt), size },
   status: 'processed',
@@ -163,7 +163,7 @@ function opportunityRoutes(kit: KitContext): Route[] {
     opportunity(kit, 'POST /files', async ({ request, response }, application) => {
       const file = (await formParts(request)).find(([name]) => name === 'file')?.[1];
       if (typeof file !== 'object') throw badRequest('file is required (multipart/form-data)');
-      if (file.size > MAX_FILE_BYTES) throw TOO_LARGE;
+      if (file.size > leverProfile.files.maxBytes) throw TOO_LARGE;
       const [{ name, type }, bytes] = [file, Buffer.from(await file.arrayBuffer())];
       const stored = kit.files.add({ owner: application.id, name, contentType: type || contentTypeOf(name), bytes });
       sendJson(response, 201, { data: fileJson(stored) });
@@ -178,18 +178,12 @@ function opportunityRoutes(kit: KitContext): Route[] {
   ];
 }
 
-export interface LeverSandbox extends AtsSandbox {
-  /** A validly signed webhook whose body claims a stage change that never happened (the body is unsigned). */
-  claimStageChange(applicationId: string, toStageId: string): Promise<void>;
-  /** Lever's "Verify connection" button: a signed test delivery of each webhook, naming no opportunity. */
-  verifyConnection(): Promise<{ event: string; status: number | undefined }[]>;
-}
-
+export type LeverSandbox = Awaited<ReturnType<typeof startLeverSandbox>>;
 /** A stand-in of Lever's v1 API (Basic auth, the token bucket of its profile) and its webhooks. */
-export async function startLeverSandbox(options: SandboxOptions = {}): Promise<LeverSandbox> {
+export async function startLeverSandbox(options: SandboxOptions = {}) {
   const sandbox = await startAtsSandbox(
     {
-      ...{ profile: leverProfile, port: 4040, apiKey: 'lever-sandbox-key' },
+      ...{ profile: leverProfile, apiKey: 'lever-sandbox-key' },
       jobs: [
         { id: 'posting-backend-01', name: 'Backend Engineer', stages: STAGES },
         { id: 'posting-data-02', name: 'Data Engineer', stages: STAGES },
@@ -211,7 +205,9 @@ export async function startLeverSandbox(options: SandboxOptions = {}): Promise<L
     const records = await sendChange(hub, { action: event, deliveries: (target) => [delivery(target, event, data)] });
     return records.map((record) => ({ event, status: record.status }));
   };
+  /** Lever's "Verify connection" button: a signed test delivery of each webhook, naming no opportunity. */
   const verifyConnection = async () => (await Promise.all(LEVER_WEBHOOK_EVENTS.map((e) => post(e, {})))).flat();
+  /** A validly signed webhook whose body claims a stage change that never happened (the body is unsigned). */
   const claimStageChange = async (applicationId: string, toStageId: string) => {
     const application = sandbox.state.applications.find((a) => a.id === applicationId);
     if (!application) throw new Error(`no application ${applicationId}`);

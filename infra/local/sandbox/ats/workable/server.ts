@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { workableProfile } from '../../../../../shared/ats/workable/profile';
 import { base64Bytes, contentTypeOf } from '../../file-store';
-import type { Route, RouteContext } from '../../http-kit';
-import { json, startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
+import { json, type Route, type RouteContext } from '../../http-kit';
+import { startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
 import type { Body, KitApplication, KitContext, KitJob } from '../ats-sandbox-kit';
 import { Refusal } from '../edge';
 import { nextUrlPage } from '../paging';
@@ -198,7 +198,7 @@ const candidateRoutes = (kit: KitContext): Route[] => [
 export function startWorkableSandbox(options: SandboxOptions = {}): Promise<AtsSandbox> {
   return startAtsSandbox(
     {
-      ...{ profile: workableProfile, port: 4050, jobs: JOBS, apiKey: WORKABLE_SANDBOX_DEFAULTS.token, bearer: true },
+      ...{ profile: workableProfile, jobs: JOBS, apiKey: WORKABLE_SANDBOX_DEFAULTS.token, bearer: true },
       unauthorized: refusal(401, 'Not authorized'),
       uploadRefusal: refusal(422, 'comment.attachment could not be saved'),
       unknownParameter: (name) => refusal(422, `${name} is not a valid parameter`),
