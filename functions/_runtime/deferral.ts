@@ -153,6 +153,21 @@ export function planDeferral(
   return { message: { ...rest, deferrals: deferrals + 1 }, delaySeconds };
 }
 
+/** How long a disabled connection's message stays away before it looks again: `PARKED_RECHECK_SECONDS`, or 300. */
+export function parkedRecheckSeconds(): number {
+  const set = Number(process.env.PARKED_RECHECK_SECONDS);
+  const seconds = Number.isInteger(set) && set > 0 ? set : WORKER_TIMING.parkedRecheckSeconds;
+  return Math.min(SQS_MAX_DELAY_SECONDS, seconds);
+}
+
+/**
+ * The copy of a disabled connection's message that waits on the queue: its deferrals as they were (parking is not
+ * a deferral, and never sends it toward the DLQ), its turn dropped (it books a new one once it runs).
+ */
+export function planPark(message: QueueMessage): { message: QueueMessage; delaySeconds: number } {
+  return { message: withoutTurn(message), delaySeconds: parkedRecheckSeconds() };
+}
+
 /** The message without the turn it held: spent once it ran in it, or it went back for another reason. */
 function withoutTurn(message: QueueMessage): QueueMessage {
   const {

@@ -2,7 +2,12 @@ import { join } from 'node:path';
 
 /** Environment of every function; the CDK stack and the local runner set the same names. */
 export const ENV = {
+  /** Unit tests only: the functions read the connections table. */
   connectionsFile: 'CONNECTIONS_FILE',
+  connectionsTable: 'CONNECTIONS_TABLE',
+  connectionAuditTable: 'CONNECTION_AUDIT_TABLE',
+  /** How long a function keeps a connection it read (shared/config/connection-source.ts). */
+  connectionCacheSeconds: 'CONNECTION_CACHE_SECONDS',
   secretsFile: 'SECRETS_FILE',
   jobsTable: 'JOBS_TABLE',
   applicationsTable: 'APPLICATIONS_TABLE',
@@ -20,7 +25,7 @@ export function requireEnv(name: string): string {
   return value;
 }
 
-/** The connections file travels inside the bundle (copied next to index.mjs by the CDK bundling hook). */
+/** A connections file, read where no connections table is set (unit tests). */
 export function connectionsFilePath(): string {
   return process.env[ENV.connectionsFile] ?? join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), 'connections.json');
 }

@@ -4,7 +4,15 @@ import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
-import { deferralObserver, isAtsRateLimit, planDeferral, planDeferralPastDeadline, type DeferTarget } from './deferral';
+import {
+  deferralObserver,
+  isAtsRateLimit,
+  planDeferral,
+  planDeferralPastDeadline,
+  planPark,
+  type DeferTarget,
+} from './deferral';
+import { connectionDisabled } from './connections';
 import { deferralBatch } from './deferral-batch';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
@@ -98,6 +106,7 @@ async function handleRecord<M extends QueueMessage>(
     logger.error('poison message: does not match its schema', { messageId: record.messageId, field, problem: message });
     return;
   }
+  if (await parked(invocation, parsed.output, record)) return;
   try {
     // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
     await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs }));
@@ -137,6 +146,23 @@ async function deferred<M extends QueueMessage>(
     code: errorCode(error),
     delaySeconds: planned.delaySeconds,
     deferrals: planned.message.deferrals,
+  });
+  return true;
+}
+
+/**
+ * A message of a disabled connection goes back on its queue untouched (nothing sent to its ATS or candidates), to
+ * look again after a while; false when the connection is on (or unknown: its handler says so), or when SQS did not
+ * take the copy (the record then fails and comes back).
+ */
+async function parked<M extends QueueMessage>(invocation: Invocation<M>, message: M, record: SQSRecord) {
+  const disabled = await connectionDisabled(message.connectionId).catch(() => false);
+  if (!invocation.deferrals || !disabled) return false;
+  const plan = planPark(message);
+  if (!(await invocation.deferrals.send(plan))) throw new Error("a disabled connection's message could not be parked");
+  invocation.logger.info('message parked: its connection is disabled', {
+    messageId: record.messageId,
+    delaySeconds: plan.delaySeconds,
   });
   return true;
 }

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { PipelineLogger, WebhookContext } from '../../shared/pipeline/ports';
-import { webhookContext } from './connections';
+import { connectionDisabled, webhookContext } from './connections';
 import { jsonResponse } from './http';
 import { errorCode, errorMessage } from '../../shared/errors';
 
@@ -31,4 +31,17 @@ export async function webhookConnection(
     });
     return { ok: false, response: jsonResponse(503, { error: 'the connection is not available; try again later' }) };
   }
+}
+
+/**
+ * The answer to an authenticated delivery for a disabled connection: 200 (the sender must not retry), nothing
+ * recorded or enqueued; undefined while the connection is on.
+ */
+export async function disabledAnswer(
+  connectionId: string,
+  logger: PipelineLogger,
+): Promise<APIGatewayProxyStructuredResultV2 | undefined> {
+  if (!(await connectionDisabled(connectionId))) return undefined;
+  logger.info('webhook: the connection is disabled; nothing enqueued', { connectionId });
+  return jsonResponse(200, { status: 'ignored', reason: 'connection-disabled' });
 }

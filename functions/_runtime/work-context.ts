@@ -5,7 +5,7 @@ import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
 import { InterviewServiceClient } from '../../shared/interview-service';
 import type { ConnectionContext } from '../../shared/pipeline/ports';
 import { createLogger } from '../../shared/observability/logger';
-import { connectionCacheResets, connectionWithSecrets, sameSecrets } from './connections';
+import { connectionCacheResets, connectionWithSecrets, sameConnection, sameSecrets } from './connections';
 import { ENV } from './env';
 
 /** Skipped list items and opted-in languages are said here (ids and field paths only). */
@@ -28,7 +28,8 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   const found = await connectionWithSecrets(connectionId);
   if (!found) return undefined;
   const cached = contexts.get(connectionId);
-  if (cached && sameSecrets(cached.secrets, found.secrets)) return cached;
+  if (cached && sameSecrets(cached.secrets, found.secrets) && sameConnection(cached.connection, found.connection))
+    return cached;
   const { connection, secrets } = found;
   if (!pacings.has(connectionId)) pacings.set(connectionId, pacingFor(connection));
   const pacing = pacings.get(connectionId);

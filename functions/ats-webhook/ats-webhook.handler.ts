@@ -10,7 +10,7 @@ import {
   type CandidateDeletedMessage,
   type StageEnteredMessage,
 } from '../../shared/queue';
-import { webhookConnection } from '../_runtime/webhook-connection';
+import { disabledAnswer, webhookConnection } from '../_runtime/webhook-connection';
 import { boundStageEnteredEvent } from '../../shared/ats/bounds';
 import { deliveryIdOf } from '../../shared/validation';
 import type { AtsAdapter, StageEnteredEvent } from '../../shared/ats/port';
@@ -57,6 +57,8 @@ async function receive(
     logger.warn('ats webhook refused', { connectionId, reason: verification.reason });
     return jsonResponse(401, { error: verification.reason });
   }
+  const disabled = await disabledAnswer(connectionId, logger);
+  if (disabled) return disabled;
   const parsed = context.ats.parseWebhook(request);
   // A stage change no trigger can match is answered before anything is recorded: where the delivery names its stage
   // by id alone (Lever), by the names the invite worker shared.

@@ -8,7 +8,7 @@ import { errorCode } from '../../shared/pipeline/errors';
 import { createLogger } from '../../shared/observability/logger';
 import { currentCorrelationId } from '../../shared/observability/log-context';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
-import { webhookConnection } from '../_runtime/webhook-connection';
+import { disabledAnswer, webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
 import { httpHandler, jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 import { describeFirstIssue } from '../../shared/validation';
@@ -39,6 +39,8 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     logger.warn('interview webhook refused: bad token', { connectionId });
     return jsonResponse(401, { error: 'unknown token' });
   }
+  const disabled = await disabledAnswer(connectionId, logger);
+  if (disabled) return disabled;
   let document: unknown;
   try {
     document = JSON.parse(body.toString('utf8'));

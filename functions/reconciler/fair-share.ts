@@ -5,6 +5,8 @@ export interface FairShareOptions {
   remainingMs: () => number;
   /** Picks where the round starts; Math.random by default. */
   random?: () => number;
+  /** Items worked on at once (1 by default); each still gets its share of the time left. */
+  concurrency?: number;
 }
 
 export interface FairShareResult<T> {
@@ -28,12 +30,24 @@ export async function forEachFairly<T>(
   const start = Math.min(items.length - 1, Math.floor((options.random ?? Math.random)() * items.length));
   const order = items.length ? [...items.slice(start), ...items.slice(0, start)] : [];
   const ran: T[] = [];
-  for (const [index, item] of order.entries()) {
-    const left = options.remainingMs();
-    if (left <= 0) return { ran, notStarted: order.slice(index) };
-    const signal = AbortSignal.timeout(Math.max(1, Math.floor(left / (order.length - index))));
-    ran.push(item);
-    await withDeadline(signal, () => work(item, signal));
-  }
-  return { ran, notStarted: [] };
+  const lanes = Math.max(1, Math.floor(options.concurrency ?? 1));
+  let next = 0;
+  let stopped = false;
+  const lane = async () => {
+    while (next < order.length && !stopped) {
+      const left = options.remainingMs();
+      if (left <= 0) {
+        stopped = true;
+        return;
+      }
+      // Its share: the time left, over the items still to run in each lane.
+      const share = Math.floor((left * Math.min(lanes, order.length - next)) / (order.length - next));
+      const signal = AbortSignal.timeout(Math.max(1, Math.min(left, share)));
+      const item = order[next++] as T;
+      ran.push(item);
+      await withDeadline(signal, () => work(item, signal));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, order.length) }, lane));
+  return { ran, notStarted: order.slice(ran.length) };
 }

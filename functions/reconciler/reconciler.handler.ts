@@ -9,7 +9,10 @@ import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { Connection } from '../../shared/config';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
-import { connectionRegistry } from '../_runtime/connections';
+import { connectionById, connectionStore } from '../_runtime/connections';
+import { encodeCursor, ReconcileCursor } from '../../shared/mapping/connections.records';
+import { type ServedConnection, servedConnection } from '../../shared/config';
+import { errorMessage } from '../../shared/errors';
 import { connectionContext } from '../_runtime/work-context';
 import { ENV, requireEnv } from '../_runtime/env';
 import { mappingStore, queueLedger } from '../_runtime/store';
@@ -23,6 +26,15 @@ import type { InterviewReport } from '../../shared/interview-service';
 
 /** Orders with work left read per connection and run: the oldest first. */
 const ORDERS_PER_RUN = 200;
+/**
+ * Connections one run reads at most (`RECONCILE_CONNECTIONS_PER_RUN`): 10,000 customers are one cycle of 20 runs of
+ * one schedule, or one run each of 20 schedule segments (docs/deployment.md).
+ */
+const CONNECTIONS_PER_RUN = Number(process.env.RECONCILE_CONNECTIONS_PER_RUN) || 500;
+/** Connections worked on at once: most of a connection's run is waiting for its ATS and the service. */
+const CONNECTIONS_AT_ONCE = 8;
+const cursorStore = { cursor: undefined as ReconcileCursor | undefined };
+const reconcileCursor = () => (cursorStore.cursor ??= new ReconcileCursor({ table: requireEnv(ENV.eventsTable) }));
 
 const logger = createLogger('reconciler');
 /** Built when a connection takes orders: a connector without them never reads the orders table. */
@@ -35,7 +47,7 @@ const deps = {
   logger,
   // A report of an order's interview that completed its order is not enqueued again.
   isOrderReport: async (connectionId: string, report: InterviewReport) => {
-    if (!connectionRegistry().get(connectionId)?.orders || !report.candidate_email_id) return false;
+    if (!(await connectionById(connectionId))?.orders || !report.candidate_email_id) return false;
     const order = await orderStore().findOrderByInterview(
       report.interview_id,
       normaliseEmail(report.candidate_email_id),
@@ -69,19 +81,24 @@ export interface RunTotals {
  * Each connection gets a fair share of the run's time (./fair-share.ts); one failing connection does not stop the
  * others.
  */
-export function handler(_event: unknown, context?: Context): Promise<RunTotals> {
+export function handler(event: unknown, context?: Context): Promise<RunTotals> {
   // The run's request id correlates the reports it finds with the write-backs they lead to.
   const correlationId = context?.awsRequestId ?? randomUUID();
   const remaining =
     typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000;
   const endsAt = Date.now() + remaining - Math.min(DEADLINE_MARGIN_MS, remaining / 5);
   return withLogContext({ ...invocationKeys(context), correlation_id: correlationId }, () =>
-    reconcileAll(correlationId, endsAt),
+    reconcileAll(correlationId, endsAt, scheduleSegment(event)),
   );
 }
 
-async function reconcileAll(correlationId: string, endsAt: number): Promise<RunTotals> {
-  const connections = connectionRegistry().all();
+async function reconcileAll(
+  correlationId: string,
+  endsAt: number,
+  segment: { index: number; of: number },
+): Promise<RunTotals> {
+  const page = await connectionsThisRun(segment);
+  const connections = page.connections.filter((c) => c.enabled).map((c) => c.connection);
   /** Connections a part of whose work stopped before its end, without failing. */
   const left = new Set<string>();
   const totals: RunTotals = {
@@ -89,13 +106,14 @@ async function reconcileAll(correlationId: string, endsAt: number): Promise<RunT
     enqueued: 0,
     swept: 0,
     followUps: 0,
-    failed: [],
+    failed: [...page.invalid],
     unfinished: [],
     notStarted: [],
   };
-  const { notStarted } = await forEachFairly(
+  const { ran, notStarted } = await forEachFairly(
     connections,
-    { remainingMs: () => endsAt - Date.now() },
+    // In the table's order from the cursor: those the run had no time for are the next run's first.
+    { remainingMs: () => endsAt - Date.now(), random: () => 0, concurrency: CONNECTIONS_AT_ONCE },
     async (c, signal) => {
       const failures = await Promise.all([
         attempt('reconcile', c, () => reconcileReports(c, { correlationId, signal, totals, left })),
@@ -108,11 +126,57 @@ async function reconcileAll(correlationId: string, endsAt: number): Promise<RunT
     },
   );
   totals.notStarted = notStarted.map((c) => c.id);
+  await page.done(notStarted.length ? { after: ran.at(-1)?.id } : undefined);
   if (notStarted.length)
     logger.warn('reconciler: the run ended before some connections; the next run takes them up', {
       notStarted: notStarted.length,
     });
   return totals;
+}
+
+/**
+ * The connections one run serves: a page of the connections table from where the last run of this schedule segment
+ * stopped, CONNECTIONS_PER_RUN at most, so every run is bounded whatever the number of customers and the runs of a
+ * cycle serve each connection once. `done` saves where the next run starts: after the last connection the run
+ * started, or at the first again once the table's end was reached.
+ */
+async function connectionsThisRun(segment: { index: number; of: number }) {
+  const cursor = reconcileCursor();
+  const after = await cursor.read(segment);
+  const page = await connectionStore().page(CONNECTIONS_PER_RUN, after ? encodeCursor(after) : undefined, segment);
+  const connections: ServedConnection[] = [];
+  const invalid: string[] = [];
+  for (const stored of page.connections) {
+    try {
+      connections.push(servedConnection(stored));
+    } catch (error) {
+      logger.error('reconciler: a connection is invalid; skipped', {
+        connectionId: stored.id,
+        reason: errorMessage(error),
+      });
+      invalid.push(stored.id);
+    }
+  }
+  const last = page.connections.at(-1)?.id;
+  return {
+    connections,
+    invalid,
+    done: (stopped: { after: string | undefined } | undefined) =>
+      cursor
+        .save(segment, stopped ? (stopped.after ?? after) : page.cursor ? last : undefined)
+        .catch((error: unknown) =>
+          logger.warn('reconciler: where the next run starts could not be saved', { reason: errorMessage(error) }),
+        ),
+  };
+}
+
+/** The run's part of the connections: `{segment, segments}` from its schedule (one rule each), the whole by default. */
+function scheduleSegment(event: unknown): { index: number; of: number } {
+  const { segment, segments } = (event ?? {}) as { segment?: unknown; segments?: unknown };
+  const of = Number.isInteger(segments) && (segments as number) > 0 ? (segments as number) : 1;
+  const index =
+    Number.isInteger(segment) && (segment as number) >= 0 && (segment as number) < of ? (segment as number) : 0;
+  return { index, of };
 }
 
 /** What one connection's parts of the run share. */

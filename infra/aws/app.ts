@@ -33,8 +33,8 @@ try {
     alarmEmail: app.node.tryGetContext('alarmEmail'),
   });
   new ConnectorStack(app, String(app.node.tryGetContext('stackName') ?? 'AtsInterviewConnector'), {
-    connections,
     connectionsFile,
+    pruneConnections: String(app.node.tryGetContext('pruneConnections')) === 'true',
     ...settings,
   });
   addStackChecks(app);

@@ -39,19 +39,22 @@ export interface ConnectorFunctions {
   reconciler: NodejsFunction;
   /** The ATSs' assessment-partner calls (Greenhouse Assessment Partner, Ashby Assessments). */
   orderApi: NodejsFunction;
+  /** An operator's changes to one connection (IAM-authorized routes of the HTTP API). */
+  adminApi: NodejsFunction;
 }
 
 export interface FunctionSettings {
   /** Every function's environment: the tables, the queues, the default sender. */
   environment: Record<string, string>;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
-  /** The validated connections file, copied into each bundle as connections.json. */
-  connectionsFile: string;
   /** Reserved concurrency of each webhook function; 0 reserves none. */
   webhookConcurrency: number;
 }
 
-/** The six functions: two webhooks and the order API (their concurrency reserved), two workers, the reconciler. */
+/**
+ * The seven functions: two webhooks and the order API (their concurrency reserved), two workers, the reconciler and
+ * the admin API. None holds a connection: each reads the one it serves from the connections table.
+ */
 export function createFunctions(stack: Stack, settings: FunctionSettings): ConnectorFunctions {
   const fn = (name: FunctionName, timeoutSeconds: number, reserved?: number) =>
     connectorFunction(stack, { name, timeoutSeconds, reserved }, settings);
@@ -62,6 +65,7 @@ export function createFunctions(stack: Stack, settings: FunctionSettings): Conne
     writebackWorker: fn('WritebackWorker', WORKER_TIMING.workerTimeoutSeconds),
     reconciler: fn('Reconciler', 300),
     orderApi: fn('OrderApi', 10, settings.webhookConcurrency),
+    adminApi: fn('AdminApi', 10),
   };
 }
 
@@ -103,13 +107,6 @@ function connectorFunction(
       mainFields: [...BUNDLE_SETTINGS.mainFields],
       externalModules: LAMBDA_RUNTIME_MODULES,
       banner: ESM_REQUIRE_BANNER,
-      commandHooks: {
-        beforeBundling: () => [],
-        beforeInstall: () => [],
-        afterBundling: (_input: string, output: string) => [
-          `cp "${settings.connectionsFile}" "${join(output, 'connections.json')}"`,
-        ],
-      },
     },
   });
 }

@@ -1,10 +1,10 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import type { Connection } from '../../shared/config';
 import { addAlarms } from './alarms';
 import { acknowledgeFindings } from './checks';
 import { connectWorkers, createFunctions, scheduleReconciler } from './connector-functions';
 import { addOperatorDashboard } from './dashboard';
+import { importConnectionsAtDeploy } from './connections-import';
 import { FUNCTION_CONCURRENCY } from './functions';
 import { grantLeastPrivilege } from './grants';
 import { OPS_OUTPUTS, type OpsOutput } from './stack-outputs';
@@ -16,9 +16,10 @@ export { LAMBDA_RUNTIME } from './connector-functions';
 export { FRONT_DOOR } from './webhook-api';
 
 export interface ConnectorStackProps extends StackProps {
-  connections: Connection[];
-  /** The validated connections file; copied into each bundle as connections.json. */
+  /** The validated connections file: imported into the connections table at deploy (./connections-import.ts). */
   connectionsFile: string;
+  /** Whether the import deletes connections the file does not hold (`-c pruneConnections=true`); never by default. */
+  pruneConnections?: boolean;
   /** The SES sender used when a trigger names none (a verified identity). */
   mailFrom: string;
   /** Who the alarms reach. */
@@ -51,10 +52,15 @@ export class ConnectorStack extends Stack {
     const functions = createFunctions(this, {
       environment: functionEnvironment(tables, queues, props.mailFrom),
       logLevel: props.logLevel ?? 'INFO',
-      connectionsFile: props.connectionsFile,
       webhookConcurrency: props.webhookConcurrency ?? FUNCTION_CONCURRENCY.webhook,
     });
     connectWorkers(functions, queues, props.workerMaxConcurrency);
+    functions.adminApi.addEnvironment('CONNECTION_AUDIT_TABLE', tables.connectionAudit.tableName);
+    functions.adminApi.addEnvironment('SECRETS_PREFIX', props.secretsPrefix);
+    importConnectionsAtDeploy(this, tables, {
+      connectionsFile: props.connectionsFile,
+      prune: props.pruneConnections ?? false,
+    });
     const scheduleDlq = scheduleReconciler(this, functions.reconciler, props.reconcileEveryMinutes);
     grantLeastPrivilege(this, { functions, tables, queues }, props);
     const api = createWebhookApi(this, functions);
@@ -90,6 +96,7 @@ export class ConnectorStack extends Stack {
       applicationsTable: tables.applications.tableName,
       eventsTable: tables.events.tableName,
       ordersTable: tables.orders.tableName,
+      connectionsTable: tables.connections.tableName,
       stageQueueUrl: queues.stage.queue.queueUrl,
       reportQueueUrl: queues.report.queue.queueUrl,
       stageDlqUrl: queues.stage.dlq.queueUrl,
@@ -114,6 +121,7 @@ function functionEnvironment(
     APPLICATIONS_TABLE: tables.applications.tableName,
     EVENTS_TABLE: tables.events.tableName,
     ORDERS_TABLE: tables.orders.tableName,
+    CONNECTIONS_TABLE: tables.connections.tableName,
     STAGE_QUEUE_URL: queues.stage.queue.queueUrl,
     REPORT_QUEUE_URL: queues.report.queue.queueUrl,
     MAIL_FROM: mailFrom,

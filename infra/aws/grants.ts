@@ -1,14 +1,10 @@
 import { ArnFormat, type Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { Connection } from '../../shared/config';
 import { MAPPING_TABLES } from '../../shared/mapping/constants';
 import type { ConnectorFunctions } from './connector-functions';
 import { type ConnectorTables, indexArn } from './tables';
 import type { WorkerQueue } from './worker-queue';
-
-/** Distinct sender domains listed one by one in the invite worker's SES grant; more are granted as identity/*. */
-const MAX_SES_IDENTITY_ARNS = 20;
 
 export interface GrantedResources {
   functions: ConnectorFunctions;
@@ -17,8 +13,6 @@ export interface GrantedResources {
 }
 
 export interface GrantSettings {
-  connections: Connection[];
-  mailFrom: string;
   secretsPrefix: string;
 }
 
@@ -28,7 +22,7 @@ export interface GrantSettings {
  */
 export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, settings: GrantSettings): void {
   grantWebhooks(resources);
-  grantInviteWorker(resources, sesIdentities(stack, settings));
+  grantInviteWorker(resources, sesIdentities(stack));
   grantWritebackWorker(resources);
   grantReconciler(resources);
   grantOrders(resources);
@@ -40,8 +34,22 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
     resourceName: `${settings.secretsPrefix}*`,
     arnFormat: ArnFormat.COLON_RESOURCE_NAME,
   });
-  for (const handler of Object.values(resources.functions))
-    allow(handler, ['secretsmanager:GetSecretValue'], [secrets]);
+  const { adminApi, ...served } = resources.functions;
+  for (const handler of Object.values(served)) allow(handler, ['secretsmanager:GetSecretValue'], [secrets]);
+  grantConnections(resources);
+}
+
+/**
+ * Every function reads the one connection it serves (GetItem), and none can change one; the reconciler pages them
+ * (Scan) and keeps where its next run starts on the events table. The admin API alone writes connections, each
+ * change with its audit record in one transaction, and reads the audit back.
+ */
+function grantConnections({ functions, tables }: GrantedResources): void {
+  const { adminApi, reconciler } = functions;
+  for (const handler of Object.values(functions)) allow(handler, ['dynamodb:GetItem'], [tables.connections.tableArn]);
+  allow(reconciler, ['dynamodb:Scan'], [tables.connections.tableArn]);
+  allow(adminApi, ['dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.connections.tableArn]);
+  allow(adminApi, ['dynamodb:PutItem', 'dynamodb:Query'], [tables.connectionAudit.tableArn]);
 }
 
 function grantWebhooks({ functions, tables, queues }: GrantedResources): void {
@@ -135,21 +143,12 @@ function grantReconciler({ functions, tables, queues }: GrantedResources): void 
 }
 
 /**
- * SES identities of every sender the connections use: the domains of the `from` addresses; past
- * MAX_SES_IDENTITY_ARNS distinct domains, every identity of the account and region (SES still sends only from
- * verified ones), so the policy stays within IAM's size quota whatever the number of customers.
+ * SES identities the invite worker may send from: every identity of the account and region. A connection's sender is
+ * set through the admin API at any time, with no deploy, so the grant cannot list its domain; SES sends only from
+ * identities verified in the account, which the operator verifies.
  */
-function sesIdentities(stack: Stack, settings: GrantSettings): string[] {
-  const domains = new Set(
-    [
-      settings.mailFrom,
-      ...settings.connections.flatMap((c) =>
-        c.triggers.map((t) => t.invite.from).filter((f): f is string => Boolean(f)),
-      ),
-    ].map((address) => address.split('@')[1] as string),
-  );
-  const names = domains.size > MAX_SES_IDENTITY_ARNS ? ['*'] : [...domains];
-  return names.map((name) => stack.formatArn({ service: 'ses', resource: 'identity', resourceName: name }));
+function sesIdentities(stack: Stack): string[] {
+  return [stack.formatArn({ service: 'ses', resource: 'identity', resourceName: '*' })];
 }
 
 /**

@@ -8,6 +8,7 @@ export const OPS_OUTPUTS = {
   applicationsTable: { output: 'ApplicationsTable', env: 'APPLICATIONS_TABLE' },
   eventsTable: { output: 'EventsTable', env: 'EVENTS_TABLE' },
   ordersTable: { output: 'OrdersTable', env: 'ORDERS_TABLE' },
+  connectionsTable: { output: 'ConnectionsTable', env: 'CONNECTIONS_TABLE' },
   stageQueueUrl: { output: 'StageQueueUrl', env: 'STAGE_QUEUE_URL' },
   reportQueueUrl: { output: 'ReportQueueUrl', env: 'REPORT_QUEUE_URL' },
   stageDlqUrl: { output: 'StageDlqUrl', env: 'STAGE_DLQ_URL' },

@@ -8,6 +8,9 @@ export interface ConnectorTables {
   events: Table;
   /** Assessment orders placed from inside an ATS (shared/orders/). */
   orders: Table;
+  /** One item per connection, and every change to one (shared/mapping/connections.records.ts). */
+  connections: Table;
+  connectionAudit: Table;
 }
 
 /**
@@ -62,7 +65,18 @@ export function createTables(stack: Stack): ConnectorTables {
     partitionKey: { name: workIndex.partitionKey, type: AttributeType.STRING },
     sortKey: { name: workIndex.sortKey, type: AttributeType.NUMBER },
   });
-  return { jobs, applications, events, orders };
+  // No TTL: a connection lives until it is deleted, and its audit as long as the operator keeps the table.
+  const { timeToLiveAttribute: _ttl, partitionKey: _pk, ...kept } = common;
+  const connections = new Table(stack, 'ConnectionsTable', {
+    ...kept,
+    partitionKey: { name: MAPPING_TABLES.connections.partitionKey, type: AttributeType.STRING },
+  });
+  const connectionAudit = new Table(stack, 'ConnectionAuditTable', {
+    ...kept,
+    partitionKey: { name: MAPPING_TABLES.connectionAudit.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: MAPPING_TABLES.connectionAudit.sortKey, type: AttributeType.STRING },
+  });
+  return { jobs, applications, events, orders, connections, connectionAudit };
 }
 
 /** The ARN of one of a table's indexes, for a grant. */

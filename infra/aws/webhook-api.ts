@@ -1,6 +1,7 @@
 import { RemovalPolicy, type Stack } from 'aws-cdk-lib';
 import { type CfnStage, HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ConnectorFunctions } from './connector-functions';
 
@@ -10,7 +11,7 @@ export const FRONT_DOOR = { rateLimit: 100, burst: 200 } as const;
 /** The HTTP API the ATSs and the interview service call: one route each, guarded before any function runs. */
 export function createWebhookApi(
   stack: Stack,
-  functions: Pick<ConnectorFunctions, 'atsWebhook' | 'interviewWebhook' | 'orderApi'>,
+  functions: Pick<ConnectorFunctions, 'atsWebhook' | 'interviewWebhook' | 'orderApi' | 'adminApi'>,
 ): HttpApi {
   const api = new HttpApi(stack, 'WebhookApi', { description: 'Webhooks from the ATSs and the interview service' });
   guardFrontDoor(stack, api);
@@ -30,6 +31,16 @@ export function createWebhookApi(
     methods: [HttpMethod.GET, HttpMethod.POST],
     integration: new HttpLambdaIntegration('OrderApiIntegration', functions.orderApi),
   });
+  // The admin API: API Gateway checks each request's SigV4 signature (IAM) before the function runs or the body is
+  // read, and passes the caller's principal; an operator's role needs execute-api:Invoke on these routes.
+  const admin = new HttpLambdaIntegration('AdminApiIntegration', functions.adminApi);
+  for (const path of ['/admin/connections', '/admin/connections/{id}', '/admin/connections/{id}/{action}'])
+    api.addRoutes({
+      path,
+      methods: [HttpMethod.GET, HttpMethod.PUT, HttpMethod.PATCH, HttpMethod.POST, HttpMethod.DELETE],
+      integration: admin,
+      authorizer: new HttpIamAuthorizer(),
+    });
   return api;
 }
 

@@ -17,6 +17,11 @@ export interface GatewayRoute {
   /** `/webhooks/ats/:connectionId`, the same path parameters the HTTP API passes. */
   pattern: string;
   handler: HttpHandler;
+  /**
+   * The caller's principal from the request's `authorization` header, or undefined to refuse it (403) before its body
+   * is read, as API Gateway's IAM authorizer does; the function gets it as `requestContext.authorizer.iam.userArn`.
+   */
+  authorize?: (authorization: string | undefined) => string | undefined;
 }
 
 /** API Gateway HTTP APIs accept payloads up to 10 MB; the handlers apply the connector's own 1 MiB cap. */
@@ -94,6 +99,7 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
     handle: () => undefined,
     handler: route.handler,
     functionName: route.functionName,
+    authorize: route.authorize,
   }));
   let baseUrl = '';
   const running = await listen((request, response) => {
@@ -102,17 +108,18 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
     const match = matchRoute(table, request.method ?? 'GET', url.pathname);
     if (!match) return sendJson(response, 404, { message: 'Not Found' });
     const route = match.route as (typeof table)[number];
+    const principal = route.authorize?.(request.headers.authorization);
+    if (route.authorize && !principal) {
+      request.resume();
+      return sendJson(response, 403, { message: 'Forbidden' });
+    }
     return (async () => {
       const body = await readLimited(request);
       if (!body) return sendJson(response, 413, { message: 'Request Entity Too Large' });
       try {
-        writeResult(
-          response,
-          await route.handler(
-            toEvent(request, url, body, `${route.method} ${route.pattern}`, match.params),
-            lambdaContext(route.functionName ?? 'http-function', 30_000),
-          ),
-        );
+        const event = toEvent(request, url, body, `${route.method} ${route.pattern}`, match.params);
+        if (principal) Object.assign(event.requestContext, { authorizer: { iam: { userArn: principal } } });
+        writeResult(response, await route.handler(event, lambdaContext(route.functionName ?? 'http-function', 30_000)));
       } catch (error) {
         // API Gateway answers a function error with 500 Internal Server Error.
         console.error(`gateway: ${route.method} ${route.pattern} threw: ${errorMessage(error)}`);

@@ -15,7 +15,10 @@ export interface CfnTemplate {
 
 /** What the local stack calls its resources, by the stack's construct ids (the logical ids without their hash). */
 export interface LocalNames {
-  tables: Record<string, 'JobsTable' | 'ApplicationsTable' | 'EventsTable' | 'OrdersTable'>;
+  tables: Record<
+    string,
+    'JobsTable' | 'ApplicationsTable' | 'EventsTable' | 'OrdersTable' | 'ConnectionsTable' | 'ConnectionAuditTable'
+  >;
   queues: Record<string, 'StageEventsQueue' | 'ReportEventsQueue'>;
 }
 

@@ -1,5 +1,5 @@
 import type { RunTotals } from '../../functions/reconciler/reconciler.handler';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -12,7 +12,7 @@ import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
 import { FUNCTION_CONCURRENCY, type FunctionName } from '../aws/functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
-import { type HttpHandler, startHttpGateway } from './http-gateway';
+import { type GatewayRoute, type HttpHandler, startHttpGateway } from './http-gateway';
 import { asHandler, startLocalFunction, type LocalFunction, type LocalFunctionStats } from './lambda-runtime';
 import {
   createQueueWithDlq,
@@ -45,6 +45,8 @@ import type { AshbySandbox } from './sandbox/ats/ashby/server';
 import { type KomboSandbox, startKomboSandbox } from './sandbox/kombo/server';
 import { komboApiFor } from '../../shared/orders/kombo-orders';
 import { publishPackages } from '../../shared/orders/kombo-packages';
+import { DynamoConnectionStore } from '../../shared/mapping/connections.records';
+import { importConnections } from '../../shared/mapping/connections.import';
 
 export const LOCAL_DEFAULTS = {
   gatewayPort: 3000,
@@ -59,6 +61,8 @@ export const LOCAL_DEFAULTS = {
    */
   functionTimeoutMs: 10_000,
   reconcileIntervalMs: 30_000,
+  /** A change through the admin API is in effect within this on one machine. */
+  connectionCacheSeconds: 5,
   mailFrom: 'talent@demo.example.com',
 } as const;
 
@@ -72,6 +76,8 @@ export interface LocalStackOptions {
   functionTimeoutMs?: number;
   /** Overrides 6 × the function timeout, e.g. to watch redrive to the DLQ within a test. */
   visibilityTimeoutSeconds?: number;
+  /** How long each function keeps a connection it read (5 s here; 30 s on AWS by default). */
+  connectionCacheSeconds?: number;
   /** 0 turns the timer off; `reconcileNow()` still runs it. */
   reconcileIntervalMs?: number;
   reportDelayMs?: number;
@@ -257,8 +263,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The SQS client sends to the queue URL's host, so the functions get URLs on the (possibly wrapped) endpoint.
     const functionQueueUrl = (url: string): string => new URL(endpoints.sqs).origin + new URL(url).pathname;
     const functionSqs = new SQSClient({});
+    // The connections table holds the file's connections, as a deploy's import does (connections.import.ts); the
+    // functions read each one from there, and the admin API changes them while the stack runs.
+    const connectionStore = new DynamoConnectionStore({
+      tables: { connections: tables.connections, audit: tables.connectionAudit },
+      client: dynamo,
+    });
+    await importConnections(connectionStore, (document as { connections: { id: string }[] }).connections, {
+      principal: 'local:npm-start',
+    });
     Object.assign(process.env, {
-      CONNECTIONS_FILE: configPath,
+      CONNECTIONS_TABLE: tables.connections,
+      CONNECTION_AUDIT_TABLE: tables.connectionAudit,
+      CONNECTION_CACHE_SECONDS: String(options.connectionCacheSeconds ?? LOCAL_DEFAULTS.connectionCacheSeconds),
+      // A disabled connection's queued work looks again every few seconds here (every 5 minutes on AWS).
+      PARKED_RECHECK_SECONDS: String(LOCAL_DEFAULTS.connectionCacheSeconds),
       SECRETS_FILE: secretsPath,
       JOBS_TABLE: tables.jobs,
       APPLICATIONS_TABLE: tables.applications,
@@ -285,7 +304,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(async () => {
       await Promise.all(Object.values(functions).map((fn) => fn.stop()));
     });
-    const { atsWebhook, interviewWebhook, inviteWorker, writebackWorker, orderApi } = handlers;
+    const { atsWebhook, interviewWebhook, inviteWorker, writebackWorker, orderApi, adminApi } = handlers;
+    // The admin API's key on one machine (IAM on AWS), checked by the gateway before a body is read.
+    const adminKey = randomBytes(24).toString('base64url');
     const reconciler = (event: object) => handlers.reconciler(event, lambdaContext('Reconciler', 300_000));
 
     const gateway: RunningServer = await startHttpGateway(
@@ -303,6 +324,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           handler: orderApi,
           functionName: 'OrderApi',
         })),
+        ...adminRoutes(adminApi, adminKey),
       ],
       ports.gateway ?? 0,
     );
@@ -389,6 +411,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       JSON.stringify(
         {
           connector: { url: gateway.url },
+          // The admin API's key: `npm run ops -- connections …` sends it (on AWS, SigV4 with the operator's role).
+          admin: { url: `${gateway.url}/admin/connections`, key: adminKey },
           files: { connections: configPath, secrets: secretsPath },
           connections: connections.map((c) => ({
             id: c.id,
@@ -473,9 +497,28 @@ interface Handlers {
   atsWebhook: HttpHandler;
   interviewWebhook: HttpHandler;
   orderApi: HttpHandler;
+  adminApi: HttpHandler;
   inviteWorker: SqsHandler | LocalFunction;
   writebackWorker: SqsHandler | LocalFunction;
   reconciler: (event: object, context: Context) => Promise<ReconcileResult>;
+}
+
+/**
+ * The admin API's routes, each authorized by the operator's key before the body is read, as API Gateway's IAM
+ * authorizer does with a SigV4 signature: the function gets the caller as the authorizer's principal.
+ */
+function adminRoutes(handler: HttpHandler, key: string): GatewayRoute[] {
+  const expected = createHash('sha256').update(key).digest();
+  const authorize = (authorization: string | undefined) => {
+    const given = createHash('sha256')
+      .update(/^Bearer (.+)$/.exec(authorization ?? '')?.[1] ?? '')
+      .digest();
+    return timingSafeEqual(given, expected) ? 'local:operator-key' : undefined;
+  };
+  const patterns = ['/admin/connections', '/admin/connections/:id', '/admin/connections/:id/:action'];
+  return ['GET', 'PUT', 'PATCH', 'POST', 'DELETE'].flatMap((method) =>
+    patterns.map((pattern) => ({ method, pattern, handler, functionName: 'AdminApi', authorize })),
+  );
 }
 
 /** Each function in its own execution environments: the workers up to the event sources' concurrency. */
@@ -492,6 +535,7 @@ function environmentHandlers(
     atsWebhook: asHandler(start('AtsWebhook', FUNCTION_CONCURRENCY.webhook)),
     interviewWebhook: asHandler(start('InterviewWebhook', FUNCTION_CONCURRENCY.webhook)),
     orderApi: asHandler(start('OrderApi', FUNCTION_CONCURRENCY.webhook)),
+    adminApi: asHandler(start('AdminApi', 1)),
     inviteWorker: start('InviteWorker', options.concurrency),
     writebackWorker: start('WritebackWorker', options.concurrency),
     // The schedule starts one run at a time.
@@ -518,6 +562,7 @@ async function oneProcessHandlers(): Promise<Handlers> {
       (await import('../../functions/interview-webhook/interview-webhook.handler')).handler,
     ),
     orderApi: as('OrderApi', (await import('../../functions/order-api/order-api.handler')).handler),
+    adminApi: as('AdminApi', (await import('../../functions/admin-api/admin-api.handler')).handler),
     inviteWorker: as('InviteWorker', (await import('../../functions/invite-worker/invite-worker.handler')).handler),
     writebackWorker: as(
       'WritebackWorker',

@@ -13,6 +13,9 @@ export interface LocalTables {
   applications: string;
   events: string;
   orders: string;
+  /** The connections and their audit (shared/mapping/connections.records.ts). */
+  connections: string;
+  connectionAudit: string;
 }
 
 export interface LocalQueue {
@@ -42,6 +45,8 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
     applications: `${prefix}-applications`,
     events: `${prefix}-events`,
     orders: `${prefix}-orders`,
+    connections: `${prefix}-connections`,
+    connectionAudit: `${prefix}-connection-audit`,
   };
   const index = MAPPING_TABLES.applications.interviewIndex;
   await client.send(
@@ -123,7 +128,27 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
       ],
     }),
   );
-  for (const table of Object.values(tables)) {
+  const { connections: connectionsKey, connectionAudit: auditKey } = MAPPING_TABLES;
+  await client.send(
+    new CreateTableCommand({
+      TableName: tables.connections,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: strings(connectionsKey.partitionKey),
+      KeySchema: [{ AttributeName: connectionsKey.partitionKey, KeyType: 'HASH' }],
+    }),
+  );
+  await client.send(
+    new CreateTableCommand({
+      TableName: tables.connectionAudit,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: strings(auditKey.partitionKey, auditKey.sortKey),
+      KeySchema: [
+        { AttributeName: auditKey.partitionKey, KeyType: 'HASH' },
+        { AttributeName: auditKey.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  for (const table of [tables.jobs, tables.applications, tables.events, tables.orders]) {
     await client.send(
       new UpdateTimeToLiveCommand({
         TableName: table,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import { connectionSchema, connectionsFileSchema, type Connection } from './connection.schema';
 import { ConfigError } from './errors';
+import type { ConnectionReader, StoredConnection } from './connection-source';
 import { describeFirstIssue } from '../validation';
 import { errorMessage } from '../errors';
 
@@ -57,7 +58,7 @@ export function loadConnectionsFile(path: string): Connection[] {
  * (`fromFile`) each connection is validated the first time it is asked for: a cold start with 1,000 connections
  * parses the JSON and validates one, not 1,000 (the whole file was validated at `cdk synth`).
  */
-export class ConnectionRegistry {
+export class ConnectionRegistry implements ConnectionReader {
   private readonly byId = new Map<string, Connection>();
   private readonly raw = new Map<string, { entry: unknown; index: number }>();
   private readonly source: string;
@@ -92,6 +93,13 @@ export class ConnectionRegistry {
       );
     this.byId.set(id, parsed.output);
     return parsed.output;
+  }
+
+  /** The file's entry as a stored connection (version 1, enabled): what the functions read where no table is set. */
+  public async read(id: string): Promise<StoredConnection | undefined> {
+    const document = this.raw.get(id)?.entry ?? this.byId.get(id);
+    if (document === undefined) return undefined;
+    return { id, document, version: 1, enabled: true, updatedAt: 0, updatedBy: this.source };
   }
 
   public all(): Connection[] {

@@ -32,6 +32,10 @@ export const MAPPING_TABLES = {
      */
     workIndex: { name: 'withWork', partitionKey: 'workConnectionId', sortKey: 'createdAt' },
   },
+  /** One item per connection (shared/mapping/connections.records.ts): every function reads the one it serves. */
+  connections: { partitionKey: 'id' },
+  /** Every change to a connection, newest last: who, what and when. */
+  connectionAudit: { partitionKey: 'connectionId', sortKey: 'at' },
   /** Epoch seconds; DynamoDB TTL deletes the record after it. */
   ttlAttribute: 'expiresAt',
 } as const;

@@ -9,3 +9,4 @@ export { LeaseLostError } from './errors';
 export { DynamoQueueLedger, type DynamoQueueLedgerOptions } from './queue-ledger';
 export { DeadlineReachedError, PageCapError } from './paging';
 export { DynamoOrderStore } from './orders.records';
+export { type ConnectionAudit, DynamoConnectionStore, VersionConflictError } from './connections.records';

@@ -52,6 +52,11 @@ export const WORKER_TIMING = {
    * with a note saying so: the move and the status wait for it no longer.
    */
   reportFileReceives: 4,
+  /**
+   * A message of a disabled connection goes back on its queue for this long (`PARKED_RECHECK_SECONDS` overrides it),
+   * not counted as a deferral: parked there, never lost, until the connection is enabled again.
+   */
+  parkedRecheckSeconds: 300,
   /** A report the API does not show yet is retried this many receives, then parked as unmatched. */
   reportNotFoundReceives: 3,
 } as const;

@@ -14,7 +14,6 @@ const queuePath = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
 export function synthesizeForLocal(stack: LocalStack, workDir: string): { template: CfnTemplate; names: LocalNames } {
   const app = new App({ outdir: join(workDir, 'cdk.out'), context: cdkTestContext() });
   const synthesized = new ConnectorStack(app, 'Local', {
-    connections: stack.connections,
     connectionsFile: join(workDir, 'connections.json'),
     mailFrom: 'talent@demo.example.com',
     alarmEmail: 'oncall@demo.example.com',
@@ -28,6 +27,8 @@ export function synthesizeForLocal(stack: LocalStack, workDir: string): { templa
         [stack.tables.applications]: 'ApplicationsTable',
         [stack.tables.events]: 'EventsTable',
         [stack.tables.orders]: 'OrdersTable',
+        [stack.tables.connections]: 'ConnectionsTable',
+        [stack.tables.connectionAudit]: 'ConnectionAuditTable',
       },
       queues: {
         [queuePath(stack.queues.stage.url)]: 'StageEventsQueue',

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { ConnectorStack } from '../../infra/aws/connector-stack';
@@ -33,12 +33,13 @@ export interface StackFigures {
 /** Synthesizes the stack for `count` connections (no bundling) and measures it against the quotas. */
 export function measureStack(count: number, outdir: string): StackFigures {
   const app = new App({ outdir, context: cdkTestContext() });
-  const connections = parseConnections(connectionsDocument(count));
-  new ConnectorStack(app, `Scale${count}`, {
-    connections,
-    connectionsFile: 'config/connections.example.json',
-    ...EXAMPLE.deploy,
-  });
+  // The file `cdk deploy` imports into the connections table: validated here as the app validates it.
+  const document = connectionsDocument(count);
+  parseConnections(document);
+  mkdirSync(outdir, { recursive: true });
+  const connectionsFile = join(outdir, `connections-${count}.json`);
+  writeFileSync(connectionsFile, JSON.stringify(document));
+  new ConnectorStack(app, `Scale${count}`, { connectionsFile, ...EXAMPLE.deploy });
   const assembly = app.synth();
   const text = readFileSync(join(assembly.directory, `Scale${count}.template.json`), 'utf8');
   const template = JSON.parse(text) as Template;

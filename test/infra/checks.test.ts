@@ -6,7 +6,6 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACKNOWLEDGED_FINDINGS, addStackChecks } from '../../infra/aws/checks';
 import { ConnectorStack } from '../../infra/aws/connector-stack';
-import { loadConnectionsFile } from '../../shared/config';
 import { cdkTestContext } from '../helpers/cdk-context';
 
 const CONFIG = 'config/connections.example.json';
@@ -21,7 +20,6 @@ describe('Stack: checked as AWS users check theirs (cdk-nag AwsSolutions and Ser
   const synth = () => {
     const app = new App({ outdir: join(outdir, 'connector'), context: cdkTestContext() });
     new ConnectorStack(app, 'Checked', {
-      connections: loadConnectionsFile(CONFIG),
       connectionsFile: CONFIG,
       mailFrom: 'talent@acme.example.com',
       alarmEmail: 'oncall@acme.example.com',

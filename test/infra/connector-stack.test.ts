@@ -10,7 +10,6 @@ import { ConnectorStack } from '../../infra/aws/connector-stack';
 import { OPS_OUTPUTS } from '../../infra/aws/stack-outputs';
 import { DASHBOARD_WIDGETS } from '../../infra/aws/dashboard';
 import { METRICS_NAMESPACE, PIPELINE_METRICS } from '../../shared/observability/metrics';
-import { loadConnectionsFile } from '../../shared/config';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../../shared/pipeline/constants';
 
 const CONFIG = 'config/connections.example.json';
@@ -33,7 +32,6 @@ describe('Stack: ConnectorStack', () => {
     outdir = mkdtempSync(join(tmpdir(), 'connector-stack-'));
     const app = new App({ outdir, context: cdkTestContext() });
     const stack = new ConnectorStack(app, 'Test', {
-      connections: loadConnectionsFile(CONFIG),
       connectionsFile: CONFIG,
       mailFrom: 'talent@acme.example.com',
       alarmEmail: 'oncall@acme.example.com',
@@ -44,8 +42,11 @@ describe('Stack: ConnectorStack', () => {
   });
 
   it('logs as Powertools intends: its service and level from the environment, JSON, traced', () => {
-    const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
-    expect(functions).toHaveLength(6);
+    // The connector's seven functions (the deploy-time import and its CDK provider log as one-off tasks do).
+    const functions = ofType('AWS::Lambda::Function').filter(
+      ([, r]) => r.Properties.Environment?.Variables?.POWERTOOLS_SERVICE_NAME,
+    );
+    expect(functions).toHaveLength(7);
     for (const [id, fn] of functions) {
       const variables = fn.Properties.Environment.Variables;
       expect(variables.POWERTOOLS_SERVICE_NAME).toBe(id.replace(/[A-F0-9]{8}$/, ''));
@@ -65,6 +66,8 @@ describe('Stack: ConnectorStack', () => {
       .sort();
     expect(stateful).toEqual([
       'ApplicationsTable27AC2163',
+      'ConnectionAuditTable9C9E0A0F',
+      'ConnectionsTable8000B8A1',
       'EventsTableD24865E5',
       'JobsTable1970BC16',
       'OrdersTable315BB997',
@@ -99,10 +102,13 @@ describe('Stack: ConnectorStack', () => {
     });
   });
 
-  it('runs six functions on Node 24 with the worker timeout from the shared constant', () => {
+  it('runs seven functions and the deploy-time import on Node 24, the workers with the shared timeout', () => {
     const functions = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime?.startsWith('nodejs'));
     expect(functions.map(([id]) => id.replace(/[A-F0-9]{8}$/, '')).sort()).toEqual([
+      'AdminApi',
       'AtsWebhook',
+      'ConnectionsImport',
+      'ConnectionsImportProviderframeworkonEvent',
       'InterviewWebhook',
       'InviteWorker',
       'OrderApi',
@@ -117,14 +123,16 @@ describe('Stack: ConnectorStack', () => {
     expect(resources[functionId('WritebackWorker')]!.Properties.Timeout).toBe(WORKER_TIMING.workerTimeoutSeconds);
   });
 
-  it('makes every table on-demand, point-in-time recoverable, encrypted and expiring by TTL', () => {
+  it('makes every table on-demand, point-in-time recoverable and encrypted; the mapping tables expire by TTL', () => {
     const tables = ofType('AWS::DynamoDB::Table');
-    expect(tables).toHaveLength(4);
-    for (const [, table] of tables) {
+    expect(tables).toHaveLength(6);
+    for (const [id, table] of tables) {
       expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
       expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       expect(table.Properties.SSESpecification).toEqual({ SSEEnabled: true });
-      expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+      // A connection and its audit live until deleted.
+      if (id.startsWith('Connection')) expect(table.Properties.TimeToLiveSpecification).toBeUndefined();
+      else expect(table.Properties.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
     }
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       GlobalSecondaryIndexes: Match.arrayWith([
@@ -224,9 +232,12 @@ describe('Stack: ConnectorStack', () => {
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
-    expect(statements).toHaveLength(1);
-    expect([...statements[0].Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
-    expect(JSON.stringify(statements[0].Resource)).toContain('EventsTable');
+    expect(statements).toHaveLength(2);
+    const events = statements.find((s: any) => JSON.stringify(s.Resource).includes('EventsTable'));
+    expect([...events.Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
+    // The connection it serves, read and never written.
+    const connections = statements.find((s: any) => JSON.stringify(s.Resource).includes('ConnectionsTable'));
+    expect(connections.Action).toBe('dynamodb:GetItem');
   });
 
   it.each([
@@ -257,11 +268,38 @@ describe('Stack: ConnectorStack', () => {
     expect(JSON.stringify(sends[0].Resource)).not.toContain('Dlq');
   });
 
+  it('authorizes the admin API with IAM, and lets only it and the deploy-time import write connections', () => {
+    const admin = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) =>
+      String(r.Properties.RouteKey).includes('/admin/'),
+    );
+    expect(admin.length).toBe(15);
+    for (const [, route] of admin) expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
+    const others = ofType('AWS::ApiGatewayV2::Route').filter(
+      ([, r]) => !String(r.Properties.RouteKey).includes('/admin/'),
+    );
+    for (const [, route] of others) expect(route.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+    const roleOf = (name: string) =>
+      (resources[functionId(name)]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0] as string;
+    const writers = new Set(
+      ofType('AWS::IAM::Policy')
+        .filter(([, p]) =>
+          p.Properties.PolicyDocument.Statement.some(
+            (st: any) =>
+              JSON.stringify(st.Resource).includes('ConnectionsTable') &&
+              [st.Action].flat().some((a: string) => /PutItem|UpdateItem|DeleteItem|BatchWriteItem/.test(a)),
+          ),
+        )
+        .flatMap(([, p]) => p.Properties.Roles.map((r: { Ref: string }) => r.Ref)),
+    );
+    expect([...writers].sort()).toEqual([roleOf('AdminApi'), roleOf('ConnectionsImport')].sort());
+  });
+
   it("grants no action on every resource, but X-Ray's two, which take no resource", () => {
     const everywhere = ofType('AWS::IAM::Policy')
       .flatMap(([, policy]) => policy.Properties.PolicyDocument.Statement)
       .filter((statement: any) => statement.Resource === '*');
-    expect(everywhere.length).toBe(6);
+    // Each traced function's: the connector's seven and the deploy-time import.
+    expect(everywhere.length).toBe(8);
     for (const statement of everywhere)
       expect([statement.Action].flat().sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
   });
@@ -270,12 +308,12 @@ describe('Stack: ConnectorStack', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(3);
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
-    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(6);
-    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(6);
+    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(7);
+    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(7);
     expect(alarms.filter((a) => a.MetricName === '5xx' && a.Namespace === 'AWS/ApiGateway')).toHaveLength(1);
     // A failure a function handles (a candidate refused for good, a poison message) is logged at ERROR: alarmed too.
     const filters = ofType('AWS::Logs::MetricFilter').map(([, f]) => f.Properties);
-    expect(filters).toHaveLength(6);
+    expect(filters).toHaveLength(7);
     for (const filter of filters) expect(filter.FilterPattern).toBe('{ $.level = "ERROR" }');
     const logged = alarms.filter((a) => String(a.MetricName).endsWith('LoggedErrors'));
     expect(logged.map((a) => a.MetricName).sort()).toEqual(

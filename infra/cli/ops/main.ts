@@ -1,4 +1,5 @@
-import { loadConnectionsFile } from '../../../shared/config';
+import { type Connection, loadConnectionsFile, parseConnections } from '../../../shared/config';
+import { type AdminTarget, connectionsCommand } from './connections';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -37,7 +38,12 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
   resend --connection C --application A       e-mail the invitation's link again (once; not to a candidate who left)
   extend --connection C --application A [--days N]   add N days (default 7) to the invitation's expiry (once)
   purge --connection C --candidate ID         forget a candidate: delete every record held about them
-  urls --connections FILE                     each connection's webhook URLs and order endpoints (from ApiUrl)
+  urls [--connections FILE]                   each connection's webhook URLs and order endpoints (from ApiUrl); the
+                                              connections in the table, or those of FILE
+  connections list|export                     the connections in the table (export: as a connections file)
+  connections get|disable|enable|audit ID     one connection, turned off or on, or its changes (who, what, when)
+  connections put|import FILE [--prune]       each connection of FILE created or replaced (import: unchanged ones
+                                              left alone; --prune deletes those the file does not hold)
   orders [--connection C]                     assessment orders by source and state; those with work left or failed
   partner-key --connection C                  a new key to give the customer for its ATS's order calls
   kombo-packages --connection C [--connections FILE] [--publish [--remove]]
@@ -60,6 +66,7 @@ const { values, positionals } = parseArgs({
     days: { type: 'string' },
     publish: { type: 'boolean', default: false },
     remove: { type: 'boolean', default: false },
+    prune: { type: 'boolean', default: false },
   },
 });
 
@@ -149,9 +156,8 @@ async function arnOf(sqs: SQSClient, url: string): Promise<string> {
  * output (`ApiUrl`), not one per connection. The interview URL's last segment is the connection's secret token,
  * shown as a placeholder, never read.
  */
-function printUrls(): void {
-  const file = values.connections ?? fail(`--connections is required\n${USAGE}`);
-  const connections = loadConnectionsFile(file);
+async function printUrls(): Promise<void> {
+  const connections = values.connections ? loadConnectionsFile(values.connections) : await tableConnections();
   let apiUrl: unknown;
   if (values.aws) apiUrl = stackOutputs()?.ApiUrl ?? process.env.API_URL;
   else if (existsSync(values.stack)) apiUrl = JSON.parse(readFileSync(values.stack, 'utf8')).connector?.url;
@@ -178,9 +184,36 @@ async function publishKomboPackages(): Promise<void> {
   );
 }
 
+/** The admin API: the local stack's key, or SigV4 with the operator's AWS credentials on the deployed ApiUrl. */
+function adminTarget(): AdminTarget {
+  if (values.aws) {
+    const apiUrl = stackOutputs()?.ApiUrl ?? process.env.API_URL;
+    const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+    if (typeof apiUrl !== 'string' || !apiUrl) fail('no ApiUrl: pass --aws --outputs FILE, or set API_URL');
+    if (!region) fail("--aws: set AWS_REGION to the stack's region");
+    return { url: `${apiUrl.replace(/\/$/, '')}/admin/connections`, region };
+  }
+  if (!existsSync(values.stack)) fail(`${values.stack} not found: start the connector with npm start, or pass --aws`);
+  const admin = JSON.parse(readFileSync(values.stack, 'utf8')).admin as AdminTarget | undefined;
+  return admin ?? fail(`${values.stack} names no admin API: start the connector again with npm start`);
+}
+
+/** Every connection in the table, validated, through the admin API. */
+async function tableConnections(): Promise<Connection[]> {
+  const { lines, code } = await connectionsCommand(adminTarget(), { sub: 'export', arg: undefined });
+  if (code !== 0) fail(lines.join('\n'));
+  return parseConnections(JSON.parse(lines.join('\n')), 'the connections table');
+}
+
 async function main(): Promise<void> {
   const [command, sub] = positionals;
   if (command === 'urls') return printUrls();
+  if (command === 'connections') {
+    const { lines, code } = await connectionsCommand(adminTarget(), { sub, arg: positionals[2], prune: values.prune });
+    for (const line of lines) console.log(line);
+    process.exitCode = code;
+    return;
+  }
   if (command === 'partner-key') return printPartnerKey(require('connection'));
   if (command === 'kombo-packages') return publishKomboPackages();
   const t = target();

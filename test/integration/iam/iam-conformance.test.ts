@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +92,26 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
     await stack.waitForQuiet();
     await stack.reconcileNow();
     await stack.waitForQuiet();
+
+    // The admin API: a connection listed, created, patched, turned off and on, its audit read, deleted.
+    const admin = JSON.parse(readFileSync(stack.stackFile, 'utf8')).admin as { url: string; key: string };
+    const adminCall = async (method: string, path: string, body?: unknown) =>
+      (
+        await fetch(`${admin.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${admin.key}`, 'content-type': 'application/json' },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        })
+      ).status;
+    const read = await fetch(`${admin.url}/${connection.id}`, { headers: { authorization: `Bearer ${admin.key}` } });
+    const copy = { ...((await read.json()) as { connection: object }).connection, id: 'iam-copy' };
+    expect(await adminCall('GET', '')).toBe(200);
+    expect(await adminCall('PUT', '/iam-copy', { connection: copy })).toBe(201);
+    expect(await adminCall('PATCH', '/iam-copy', { patch: { webhookFreshnessMinutes: 20 }, version: 1 })).toBe(200);
+    expect(await adminCall('POST', '/iam-copy/disable', {})).toBe(200);
+    expect(await adminCall('POST', '/iam-copy/enable', {})).toBe(200);
+    expect(await adminCall('GET', '/iam-copy/audit')).toBe(200);
+    expect(await adminCall('DELETE', '/iam-copy?version=4')).toBe(200);
 
     const recorded = calls();
     expect(new Set(recorded.map((c) => c.fn))).toEqual(new Set(Object.keys(FUNCTION_ENTRIES)));

@@ -1,0 +1,214 @@
+import { createHash, createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { parseConnections } from '../../../shared/config';
+
+/** Where the admin API is and how a request is authorized: the local key, or SigV4 with the operator's AWS role. */
+export type AdminTarget = { url: string; key: string } | { url: string; region: string };
+
+/** An admin API answer's body: the fields these commands read. */
+interface AnswerBody {
+  error?: string;
+  field?: string;
+  version?: number;
+  cursor?: string;
+  connection?: unknown;
+  connections?: Summary[];
+  changes?: { at: string; action: string; principal: string; version: number; changed?: string[] }[];
+}
+interface Summary {
+  id: string;
+  ats: string;
+  enabled: boolean;
+  version: number;
+  updatedAt: number;
+  updatedBy: string;
+}
+type Answer = { status: number; body: AnswerBody };
+
+/** A SHA-256 for SigV4 from node:crypto (the `Checksum` shape @smithy/signature-v4 takes). */
+type Bytes = string | ArrayBuffer | ArrayBufferView;
+const toBuffer = (data: Bytes) =>
+  typeof data === 'string'
+    ? Buffer.from(data, 'utf8')
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
+class Sha256 {
+  private readonly hash;
+  public constructor(secret?: Bytes) {
+    this.hash = secret ? createHmac('sha256', toBuffer(secret)) : createHash('sha256');
+  }
+  public update(data: Bytes): void {
+    this.hash.update(toBuffer(data));
+  }
+  public async digest(): Promise<Uint8Array> {
+    return this.hash.digest();
+  }
+  public reset(): void {}
+}
+
+/** One admin API call: a bounded wait, the answer's status and JSON (or text as `error`). */
+export async function adminCall(target: AdminTarget, method: string, path: string, body?: unknown): Promise<Answer> {
+  const url = new URL(`${target.url}${path}`);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const headers: Record<string, string> = { 'content-type': 'application/json', host: url.host };
+  if ('key' in target) headers.authorization = `Bearer ${target.key}`;
+  else {
+    const signer = new SignatureV4({
+      service: 'execute-api',
+      region: target.region,
+      credentials: defaultProvider(),
+      sha256: Sha256,
+    });
+    const signed = await signer.sign({
+      method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      ...(payload ? { body: payload } : {}),
+    });
+    Object.assign(headers, signed.headers);
+  }
+  const response = await fetch(url, { method, headers, body: payload, signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  try {
+    return { status: response.status, body: text ? JSON.parse(text) : {} };
+  } catch {
+    return { status: response.status, body: { error: text.slice(0, 500) } };
+  }
+}
+
+const encode = encodeURIComponent;
+
+/** Every connection, page after page (bounded: the API answers 100 at most a page, and 1,000 pages are read). */
+async function listAll(target: AdminTarget): Promise<Summary[]> {
+  const all: Summary[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const answer = await adminCall(target, 'GET', `?limit=100${cursor ? `&cursor=${encode(cursor)}` : ''}`);
+    if (answer.status !== 200) throw new Error(describe(answer));
+    all.push(...(answer.body.connections ?? []));
+    cursor = answer.body.cursor;
+    if (!cursor) return all;
+  }
+  throw new Error('more than 1,000 pages of connections: not listed further');
+}
+
+const describe = (answer: Answer) =>
+  `${answer.status}: ${answer.body.error ?? JSON.stringify(answer.body)}` +
+  (answer.body.field ? ` (field ${answer.body.field})` : '');
+
+/** The connections of a file, each validated as `cdk deploy` validates it, with the file's own placeholders. */
+function documentsOf(file: string): { id: string }[] {
+  const document = JSON.parse(readFileSync(file, 'utf8')) as { connections?: { id: string }[] };
+  parseConnections(document, file);
+  return document.connections ?? [];
+}
+
+/**
+ * `npm run ops -- connections list|get ID|put FILE|import FILE [--prune]|export|disable ID|enable ID|audit ID`:
+ * each through the admin API, so every change is validated, versioned and audited as the API's own. Answers the
+ * lines to print and the exit code.
+ */
+export async function connectionsCommand(
+  target: AdminTarget,
+  args: { sub: string | undefined; arg: string | undefined; prune?: boolean },
+): Promise<{ lines: string[]; code: number }> {
+  const { sub, arg } = args;
+  const failed = (answer: Answer) => ({ lines: [describe(answer)], code: answer.status === 409 ? 3 : 1 });
+  if (sub === 'list') {
+    const all = await listAll(target);
+    return {
+      lines: [
+        ...all.map(
+          (c) =>
+            `${c.id} (${c.ats}): ${c.enabled ? 'enabled' : 'DISABLED'}, version ${c.version}, ` +
+            `changed ${new Date(c.updatedAt).toISOString()} by ${c.updatedBy}`,
+        ),
+        `${all.length} connection(s)`,
+      ],
+      code: 0,
+    };
+  }
+  if (sub === 'export') {
+    const all = await listAll(target);
+    const connections = [];
+    for (const c of all) {
+      const answer = await adminCall(target, 'GET', `/${encode(c.id)}`);
+      if (answer.status !== 200) return failed(answer);
+      connections.push(answer.body.connection);
+    }
+    return { lines: [JSON.stringify({ connections }, null, 2)], code: 0 };
+  }
+  if ((sub === 'put' || sub === 'import') && arg) return putAll(target, documentsOf(arg), sub, args.prune ?? false);
+  if (!arg) return { lines: [`connections ${sub ?? ''}: needs an argument (see npm run ops)`], code: 2 };
+  if (sub === 'get') {
+    const answer = await adminCall(target, 'GET', `/${encode(arg)}`);
+    return answer.status === 200 ? { lines: [JSON.stringify(answer.body, null, 2)], code: 0 } : failed(answer);
+  }
+  if (sub === 'disable' || sub === 'enable') {
+    const answer = await adminCall(target, 'POST', `/${encode(arg)}/${sub}`, {});
+    if (answer.status !== 200) return failed(answer);
+    return { lines: [`${arg}: ${sub}d (version ${answer.body.version})`], code: 0 };
+  }
+  if (sub === 'audit') {
+    const answer = await adminCall(target, 'GET', `/${encode(arg)}/audit`);
+    if (answer.status !== 200) return failed(answer);
+    const changes = answer.body.changes ?? [];
+    return {
+      lines: changes.map(
+        (c) =>
+          `${String(c.at).split('#')[0]} ${c.action} by ${c.principal}: version ${c.version}` +
+          (c.changed?.length ? `, ${c.changed.join(', ')}` : ''),
+      ),
+      code: 0,
+    };
+  }
+  return {
+    lines: [`connections ${sub ?? ''}: unknown (list, get, put, import, export, disable, enable, audit)`],
+    code: 2,
+  };
+}
+
+/**
+ * `put`: each connection created, or replaced at the version it has now; `import`: the same, but an unchanged one is
+ * left alone and, with `--prune`, a connection the file does not hold is deleted.
+ */
+async function putAll(
+  target: AdminTarget,
+  documents: { id: string }[],
+  mode: 'put' | 'import',
+  prune: boolean,
+): Promise<{ lines: string[]; code: number }> {
+  const lines: string[] = [];
+  let code = 0;
+  for (const document of documents) {
+    const current = await adminCall(target, 'GET', `/${encode(document.id)}`);
+    if (mode === 'import' && current.status === 200 && sameJson(current.body.connection, document)) {
+      lines.push(`${document.id}: unchanged (version ${current.body.version})`);
+      continue;
+    }
+    const version = current.status === 200 ? current.body.version : undefined;
+    const answer = await adminCall(target, 'PUT', `/${encode(document.id)}`, { connection: document, version });
+    if (answer.status >= 300) {
+      lines.push(`${document.id}: ${describe(answer)}`);
+      code = answer.status === 409 ? 3 : 1;
+    } else
+      lines.push(`${document.id}: ${answer.status === 201 ? 'created' : 'replaced'} (version ${answer.body.version})`);
+  }
+  if (mode === 'import' && prune) {
+    const inFile = new Set(documents.map((d) => d.id));
+    for (const c of await listAll(target)) {
+      if (inFile.has(c.id)) continue;
+      const answer = await adminCall(target, 'DELETE', `/${encode(c.id)}?version=${c.version}`);
+      lines.push(`${c.id}: ${answer.status === 200 ? 'deleted (not in the file)' : describe(answer)}`);
+    }
+  }
+  return { lines, code };
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -1,0 +1,199 @@
+import * as v from 'valibot';
+import { connectionSchema } from '../config/connection.schema';
+import type { StoredConnection } from '../config/connection-source';
+import { describeFirstIssue, SAFE_ID_PATTERN } from '../validation';
+import { changedFields } from '../mapping/connections.import';
+import type { ConnectionAudit, ConnectionChange, ConnectionPage } from '../mapping/connections.records';
+
+/** What the admin API needs of the connections table (shared/mapping/connections.records.ts). */
+export interface ConnectionAdminStore {
+  read(id: string, consistent?: boolean): Promise<StoredConnection | undefined>;
+  page(limit: number, cursor?: string): Promise<ConnectionPage>;
+  write(
+    id: string,
+    next: { document: unknown; enabled: boolean; changed: string[] },
+    change: ConnectionChange,
+    current?: StoredConnection,
+  ): Promise<StoredConnection>;
+  remove(current: StoredConnection, change: ConnectionChange): Promise<void>;
+  audit(connectionId: string, limit?: number): Promise<ConnectionAudit[]>;
+}
+
+/** An answer of the admin API: its status and JSON body. */
+export interface AdminAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export interface AdminRequest {
+  method: string;
+  /** The path under `/admin/connections`: `[]`, `[id]`, `[id, 'disable' | 'enable' | 'audit']`. */
+  path: string[];
+  query: Record<string, string | undefined>;
+  /** The parsed JSON body (undefined when there is none). */
+  body: unknown;
+  /** Who asks: the IAM principal's ARN on AWS, the local key's name on one machine. */
+  principal: string;
+}
+
+export interface AdminOptions {
+  store: ConnectionAdminStore;
+  /** Every connection's secret is named under it (the deploy settings' secretsPrefix): a write outside it is 400. */
+  secretsPrefix?: string | undefined;
+}
+
+const PAGE_LIMIT = { default: 50, max: 100 } as const;
+
+const versionSchema = v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1));
+const putSchema = v.object({ connection: v.unknown(), version: v.optional(versionSchema) });
+const patchSchema = v.object({
+  patch: v.record(v.string(), v.unknown(), 'must be an object of the fields to change'),
+  version: versionSchema,
+});
+const toggleSchema = v.object({ version: v.optional(versionSchema) });
+
+/**
+ * The admin API's connections resource: list, get, put (create or replace at a version), patch (a JSON merge patch at
+ * a version), disable, enable, delete and the audit. Every write is validated as the connections file is, refused
+ * with 409 when the connection is not at the version the caller read, and audited with the caller's principal.
+ * Nothing returned holds a secret: a connection names its secret (`secretRef`), never its values.
+ */
+export async function handleAdminRequest(request: AdminRequest, options: AdminOptions): Promise<AdminAnswer> {
+  const { store } = options;
+  const [id, action, ...rest] = request.path;
+  if (rest.length || (id !== undefined && !SAFE_ID_PATTERN.test(id))) return notFound();
+  if (id === undefined) {
+    if (request.method !== 'GET') return methodNotAllowed();
+    return list(store, request.query);
+  }
+  const current = await store.read(id, true);
+  if (action === 'audit' && request.method === 'GET')
+    return { status: 200, body: { connectionId: id, changes: await store.audit(id, PAGE_LIMIT.max) } };
+  if (action === 'disable' || action === 'enable') {
+    if (request.method !== 'POST') return methodNotAllowed();
+    if (!current) return notFound(id);
+    const body = v.safeParse(toggleSchema, request.body ?? {});
+    if (!body.success) return invalid(describeFirstIssue(body.issues));
+    const enabled = action === 'enable';
+    const change: ConnectionChange = { principal: request.principal, action, expectedVersion: body.output.version };
+    const next = { document: current.document, enabled, changed: current.enabled === enabled ? [] : ['enabled'] };
+    return written(await store.write(id, next, change, current), 200);
+  }
+  if (action !== undefined) return notFound();
+  switch (request.method) {
+    case 'GET':
+      return current ? { status: 200, body: view(current) } : notFound(id);
+    case 'PUT':
+      return put(request, id, current, options);
+    case 'PATCH':
+      return patch(request, id, current, options);
+    case 'DELETE': {
+      if (!current) return notFound(id);
+      const version = Number(request.query.version);
+      if (!Number.isInteger(version) || version < 1)
+        return invalid({ field: 'version', message: 'version: the version you read is required (?version=N)' });
+      await store.remove(current, { principal: request.principal, action: 'delete', expectedVersion: version });
+      return { status: 200, body: { id, deleted: true, version } };
+    }
+    default:
+      return methodNotAllowed();
+  }
+}
+
+async function list(store: ConnectionAdminStore, query: AdminRequest['query']): Promise<AdminAnswer> {
+  const asked = Number(query.limit ?? PAGE_LIMIT.default);
+  const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, PAGE_LIMIT.max) : PAGE_LIMIT.default;
+  const page = await store.page(limit, query.cursor || undefined);
+  const connections = page.connections.map((c) => {
+    const { ats } = (c.document ?? {}) as { ats?: unknown };
+    return { id: c.id, ats, enabled: c.enabled, version: c.version, updatedAt: c.updatedAt, updatedBy: c.updatedBy };
+  });
+  return { status: 200, body: { connections, ...(page.cursor ? { cursor: page.cursor } : {}) } };
+}
+
+async function put(
+  request: AdminRequest,
+  id: string,
+  current: StoredConnection | undefined,
+  options: AdminOptions,
+): Promise<AdminAnswer> {
+  const body = v.safeParse(putSchema, request.body);
+  if (!body.success) return invalid(describeFirstIssue(body.issues));
+  const checked = checkDocument(id, body.output.connection, options);
+  if ('status' in checked) return checked;
+  if (current && body.output.version === undefined)
+    return conflict(`connection ${id} exists at version ${current.version}: send that version to replace it`);
+  const change: ConnectionChange = current
+    ? { principal: request.principal, action: 'replace', expectedVersion: body.output.version }
+    : { principal: request.principal, action: 'create', createOnly: true };
+  const next = {
+    document: checked.document,
+    enabled: current?.enabled ?? true,
+    changed: current ? changedFields(current.document, checked.document) : ['*'],
+  };
+  return written(await options.store.write(id, next, change, current), current ? 200 : 201);
+}
+
+async function patch(
+  request: AdminRequest,
+  id: string,
+  current: StoredConnection | undefined,
+  options: AdminOptions,
+): Promise<AdminAnswer> {
+  if (!current) return notFound(id);
+  const body = v.safeParse(patchSchema, request.body);
+  if (!body.success) return invalid(describeFirstIssue(body.issues));
+  const merged = mergePatch(current.document, body.output.patch);
+  const checked = checkDocument(id, merged, options);
+  if ('status' in checked) return checked;
+  const change = { principal: request.principal, action: 'patch' as const, expectedVersion: body.output.version };
+  const next = {
+    document: checked.document,
+    enabled: current.enabled,
+    changed: changedFields(current.document, merged),
+  };
+  return written(await options.store.write(id, next, change, current), 200);
+}
+
+/** The document as the connections file would take it, naming the first field that is wrong (400). */
+function checkDocument(id: string, document: unknown, options: AdminOptions): { document: unknown } | AdminAnswer {
+  const parsed = v.safeParse(connectionSchema, document);
+  if (!parsed.success) return invalid(describeFirstIssue(parsed.issues, { prefix: 'connection' }));
+  if (parsed.output.id !== id)
+    return invalid({ field: 'connection.id', message: `connection.id: must be ${id}, the id in the path` });
+  if (options.secretsPrefix && !parsed.output.secretRef.startsWith(options.secretsPrefix))
+    return invalid({
+      field: 'connection.secretRef',
+      message: `connection.secretRef: must be under ${options.secretsPrefix} (the functions read only those secrets)`,
+    });
+  return { document };
+}
+
+/** RFC 7396 JSON merge patch: an object merges, null removes, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result: Record<string, unknown> =
+    target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+function view(stored: StoredConnection): Record<string, unknown> {
+  const { id, version, enabled, updatedAt, updatedBy, document } = stored;
+  return { id, version, enabled, updatedAt, updatedBy, connection: document };
+}
+
+const written = (stored: StoredConnection, status: number): AdminAnswer => ({ status, body: view(stored) });
+const invalid = (issue: { field: string; message: string }): AdminAnswer => ({
+  status: 400,
+  body: { error: issue.message, field: issue.field },
+});
+const conflict = (message: string): AdminAnswer => ({ status: 409, body: { error: message } });
+const notFound = (id?: string): AdminAnswer => ({
+  status: 404,
+  body: { error: id ? `no connection ${id}` : 'no such route' },
+});
+const methodNotAllowed = (): AdminAnswer => ({ status: 405, body: { error: 'method not allowed here' } });

@@ -1,0 +1,93 @@
+import * as v from 'valibot';
+import { connectionSchema, type Connection } from './connection.schema';
+import { ConfigError } from './errors';
+import { describeFirstIssue } from '../validation';
+
+/** A connection as it is stored: its document (the connections file's entry), a version and whether it is on. */
+export interface StoredConnection {
+  id: string;
+  /** The connection's document as written; validated when read (./connection.schema.ts). */
+  document: unknown;
+  /** Starts at 1 and grows by one with every change: a write naming an older one is refused (409). */
+  version: number;
+  /** A disabled connection's webhooks are answered and nothing is enqueued; its queued work is parked. */
+  enabled: boolean;
+  updatedAt: number;
+  updatedBy: string;
+}
+
+/** Where a function reads the one connection it serves: its table (shared/mapping/connections.records.ts). */
+export interface ConnectionReader {
+  read(id: string): Promise<StoredConnection | undefined>;
+}
+
+/** A connection a function serves, validated. */
+export interface ServedConnection {
+  connection: Connection;
+  version: number;
+  enabled: boolean;
+}
+
+/** How long a function keeps a connection it read; the admin API's changes reach every function within it. */
+export const CONNECTION_CACHE = {
+  defaultSeconds: 30,
+  /** A change made through the admin API is in effect everywhere within a minute, whatever the setting. */
+  maxSeconds: 60,
+  /** Connections one environment keeps at most (the oldest read is dropped first). */
+  maxEntries: 1_000,
+} as const;
+
+/** How long an id with no connection is taken as unknown. */
+const MISS_CACHE_MS = 1_000;
+
+/** The cache time from a setting (`CONNECTION_CACHE_SECONDS`): 0 to 60 s, the default when unset or not a number. */
+export function connectionCacheMs(setting: string | undefined): number {
+  const seconds = setting === undefined || setting === '' ? Number.NaN : Number(setting);
+  if (!Number.isFinite(seconds)) return CONNECTION_CACHE.defaultSeconds * 1000;
+  return Math.min(CONNECTION_CACHE.maxSeconds, Math.max(0, seconds)) * 1000;
+}
+
+/** Validates a stored connection: a ConfigError names the connection and the field. */
+export function servedConnection(stored: StoredConnection): ServedConnection {
+  const parsed = v.safeParse(connectionSchema, stored.document);
+  if (!parsed.success)
+    throw new ConfigError(`connection ${stored.id} is invalid: ${describeFirstIssue(parsed.issues).message}`);
+  if (parsed.output.id !== stored.id)
+    throw new ConfigError(`connection ${stored.id} is invalid: its document names id ${parsed.output.id}`);
+  return { connection: parsed.output, version: stored.version, enabled: stored.enabled };
+}
+
+/**
+ * The connections one function environment serves: each read by id the first time it is asked for, then kept for
+ * the cache time. An unknown id is kept a second at most: a burst of webhooks for it reads once a second, and a
+ * customer's first webhook after their connection was created is served at once. Concurrent asks share one read.
+ */
+export class CachedConnections {
+  private readonly entries = new Map<
+    string,
+    { at: number; known: boolean; value: Promise<ServedConnection | undefined> }
+  >();
+  private readonly now: () => number;
+
+  public constructor(private readonly options: { reader: ConnectionReader; cacheMs: number; now?: () => number }) {
+    this.now = options.now ?? Date.now;
+  }
+
+  public get(id: string): Promise<ServedConnection | undefined> {
+    const cached = this.entries.get(id);
+    if (cached && this.now() - cached.at < (cached.known ? this.options.cacheMs : MISS_CACHE_MS)) return cached.value;
+    const entry = { at: this.now(), known: true, value: Promise.resolve<ServedConnection | undefined>(undefined) };
+    entry.value = this.options.reader.read(id).then((stored) => {
+      entry.known = stored !== undefined;
+      return stored ? servedConnection(stored) : undefined;
+    });
+    const { value } = entry;
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    // A failed read is not kept: the next ask reads again.
+    value.catch(() => this.entries.get(id)?.value === value && this.entries.delete(id));
+    if (this.entries.size > CONNECTION_CACHE.maxEntries)
+      this.entries.delete(this.entries.keys().next().value as string);
+    return value;
+  }
+}

@@ -1,0 +1,61 @@
+import type { DynamoConnectionStore } from './connections.records';
+
+export interface ImportResult {
+  created: string[];
+  updated: string[];
+  unchanged: string[];
+  /** Connections in the table the file does not hold: deleted only with `prune`, else left as they are. */
+  notInFile: string[];
+  deleted: string[];
+}
+
+/**
+ * Brings a connections file's connections (each validated by the caller) into the table: a new one is created, a
+ * changed one written as its next version, an equal one left alone, so importing the same file twice changes
+ * nothing. A connection the file does not hold (one created through the admin API) is deleted only with `prune`.
+ * Each write is audited under `principal`.
+ */
+export async function importConnections(
+  store: DynamoConnectionStore,
+  documents: readonly { id: string }[],
+  options: { principal: string; prune?: boolean; pageSize?: number },
+): Promise<ImportResult> {
+  const result: ImportResult = { created: [], updated: [], unchanged: [], notInFile: [], deleted: [] };
+  const change = { principal: options.principal, action: 'import' as const };
+  for (const document of documents) {
+    const current = await store.read(document.id, true);
+    if (!current) {
+      await store.write(document.id, { document, enabled: true, changed: ['*'] }, { ...change, createOnly: true });
+      result.created.push(document.id);
+    } else if (JSON.stringify(current.document) !== JSON.stringify(document)) {
+      const changed = changedFields(current.document, document);
+      await store.write(document.id, { document, enabled: current.enabled, changed }, change, current);
+      result.updated.push(document.id);
+    } else {
+      result.unchanged.push(document.id);
+    }
+  }
+  const inFile = new Set(documents.map((d) => d.id));
+  // Bounded: each page is the table's, and the table holds one item per connection.
+  for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+    const page = await store.page(options.pageSize ?? 500, cursor);
+    for (const stored of page.connections) if (!inFile.has(stored.id)) result.notInFile.push(stored.id);
+    cursor = page.cursor;
+  }
+  if (options.prune)
+    for (const id of result.notInFile) {
+      const current = await store.read(id, true);
+      if (current) await store.remove(current, { ...change, expectedVersion: current.version });
+      result.deleted.push(id);
+    }
+  return result;
+}
+
+/** The top-level fields whose values differ between two documents (the audit names fields, never values). */
+export function changedFields(before: unknown, after: unknown): string[] {
+  const a = (before ?? {}) as Record<string, unknown>;
+  const b = (after ?? {}) as Record<string, unknown>;
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((key) => JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+    .sort();
+}
