@@ -8,6 +8,7 @@ import {
   SecretsError,
   type ConnectionSecrets,
   type SecretsProvider,
+  type StoredConnection,
 } from '../../shared/config';
 import { secretsManagerProvider } from '../../shared/config/secrets-manager';
 import { createAtsAdapter } from '../../shared/ats';
@@ -42,6 +43,11 @@ function servedConnections(): CachedConnections {
     cacheMs: connectionCacheMs(process.env[ENV.connectionCacheSeconds]),
   });
   return connections;
+}
+
+/** Connections the reconciler read in its page of the table: served from there, not read again one by one. */
+export function rememberConnections(stored: readonly StoredConnection[]): void {
+  for (const connection of stored) servedConnections().remember(connection);
 }
 
 /** The connection, validated, or undefined when there is none of this id. */

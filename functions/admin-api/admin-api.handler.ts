@@ -1,6 +1,9 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { handleAdminRequest } from '../../shared/admin/connection-admin';
-import { hasCode } from '../../shared/errors';
+import { fileSecretStore, type SecretStore, secretsManagerStore } from '../../shared/config/secret-store';
+import { errorMessage } from '../../shared/errors';
+import { VersionConflictError } from '../../shared/mapping/connections.records';
 import { createLogger } from '../../shared/observability/logger';
 import { connectionStore } from '../_runtime/connections';
 import { parkedRecheckSeconds } from '../_runtime/deferral';
@@ -32,7 +35,7 @@ export const handler = httpHandler(async (event) => {
   try {
     const answer = await handleAdminRequest(
       { method, path: path.map(decodeURIComponent), query: event.queryStringParameters ?? {}, body, principal },
-      { store: connectionStore(), secretsPrefix: process.env.SECRETS_PREFIX || undefined },
+      { store: connectionStore(), secretsPrefix: process.env.SECRETS_PREFIX || undefined, secrets: secretStore() },
     );
     if (answer.status < 300) logger.info('admin: connection changed or read', { method, connectionId: path[0] });
     // Enabled again: the work parked while it was off runs when it next comes back (functions/_runtime/deferral.ts).
@@ -40,11 +43,19 @@ export const handler = httpHandler(async (event) => {
       answer.body.parkedWorkResumesWithinSeconds = parkedRecheckSeconds();
     return jsonResponse(answer.status, answer.body) as APIGatewayProxyStructuredResultV2;
   } catch (error) {
-    if (hasCode(error, 'version-conflict'))
-      return jsonResponse(409, { error: (error as Error).message, current: (error as { current?: number }).current });
+    if (error instanceof VersionConflictError)
+      return jsonResponse(409, { error: errorMessage(error), current: error.current });
     throw error;
   }
 });
+
+let secrets: SecretStore | undefined;
+/** The connections' secrets: the local file on one machine (`SECRETS_FILE`), Secrets Manager on AWS. */
+function secretStore(): SecretStore {
+  const file = process.env.SECRETS_FILE;
+  secrets ??= file ? fileSecretStore(file) : secretsManagerStore(new SecretsManagerClient({}));
+  return secrets;
+}
 
 /** The principal API Gateway's IAM authorizer passes (the local gateway passes the key's name the same way). */
 function callerOf(event: APIGatewayProxyEventV2): string | undefined {

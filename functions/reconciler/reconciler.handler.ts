@@ -9,7 +9,7 @@ import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { Connection } from '../../shared/config';
 import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
-import { connectionById, connectionStore } from '../_runtime/connections';
+import { connectionById, connectionStore, rememberConnections } from '../_runtime/connections';
 import { encodeCursor, ReconcileCursor } from '../../shared/mapping/connections.records';
 import { type ServedConnection, servedConnection } from '../../shared/config';
 import { errorMessage } from '../../shared/errors';
@@ -27,10 +27,11 @@ import type { InterviewReport } from '../../shared/interview-service';
 /** Orders with work left read per connection and run: the oldest first. */
 const ORDERS_PER_RUN = 200;
 /**
- * Connections one run reads at most (`RECONCILE_CONNECTIONS_PER_RUN`): 10,000 customers are one cycle of 20 runs of
- * one schedule, or one run each of 20 schedule segments (docs/deployment.md).
+ * Connections one run reads at most (`RECONCILE_CONNECTIONS_PER_RUN`; DynamoDB's 1 MB pages may give fewer): 10,000
+ * customers are one cycle of about 9 runs of one schedule, or one run each of as many schedule segments
+ * (docs/deployment.md; `npm run bench -- --connections 10000`).
  */
-const CONNECTIONS_PER_RUN = Number(process.env.RECONCILE_CONNECTIONS_PER_RUN) || 500;
+const CONNECTIONS_PER_RUN = Number(process.env.RECONCILE_CONNECTIONS_PER_RUN) || 2_000;
 /** Connections worked on at once: most of a connection's run is waiting for its ATS and the service. */
 const CONNECTIONS_AT_ONCE = 8;
 const cursorStore = { cursor: undefined as ReconcileCursor | undefined };
@@ -157,6 +158,7 @@ async function connectionsThisRun(segment: { index: number; of: number }) {
       invalid.push(stored.id);
     }
   }
+  rememberConnections(page.connections.filter((c) => !invalid.includes(c.id)));
   const last = page.connections.at(-1)?.id;
   return {
     connections,

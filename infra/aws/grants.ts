@@ -36,6 +36,8 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
   });
   const { adminApi, ...served } = resources.functions;
   for (const handler of Object.values(served)) allow(handler, ['secretsmanager:GetSecretValue'], [secrets]);
+  // The admin API rotates the keys the connector issues (a connection's secret read, then written whole).
+  allow(adminApi, ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue'], [secrets]);
   grantConnections(resources);
 }
 

@@ -38,7 +38,7 @@ import {
 import { createQueueWatch, type QueueWatch } from './queue-watch';
 import { connectionOfBody } from './fair-buffer';
 import { registerWebhooks } from '../cli/doctor/register';
-import { fileSecretStore } from '../cli/doctor/secret-store';
+import { fileSecretStore } from '../../shared/config/secret-store';
 import { errorMessage } from '../../shared/errors';
 import { issuePartnerKey } from '../../shared/orders/partner-calls';
 import type { AshbySandbox } from './sandbox/ats/ashby/server';

@@ -3,6 +3,9 @@ import { connectionSchema } from '../config/connection.schema';
 import type { StoredConnection } from '../config/connection-source';
 import { describeFirstIssue, SAFE_ID_PATTERN } from '../validation';
 import { changedFields } from '../mapping/connections.import';
+import type { SecretStore } from '../config/secret-store';
+import { issuePartnerKey } from '../orders/partner-calls';
+import { randomBytes } from 'node:crypto';
 import type { ConnectionAudit, ConnectionChange, ConnectionPage } from '../mapping/connections.records';
 
 /** What the admin API needs of the connections table (shared/mapping/connections.records.ts). */
@@ -38,6 +41,8 @@ export interface AdminRequest {
 
 export interface AdminOptions {
   store: ConnectionAdminStore;
+  /** The connections' secrets (Secrets Manager, or the local file): written when keys are rotated, never returned. */
+  secrets?: Pick<SecretStore, 'read' | 'write'> | undefined;
   /** Every connection's secret is named under it (the deploy settings' secretsPrefix): a write outside it is 400. */
   secretsPrefix?: string | undefined;
 }
@@ -69,6 +74,10 @@ export async function handleAdminRequest(request: AdminRequest, options: AdminOp
   const current = await store.read(id, true);
   if (action === 'audit' && request.method === 'GET')
     return { status: 200, body: { connectionId: id, changes: await store.audit(id, PAGE_LIMIT.max) } };
+  if (action === 'rotate-keys') {
+    if (request.method !== 'POST') return methodNotAllowed();
+    return current ? rotateKeys(request, current, options) : notFound(id);
+  }
   if (action === 'disable' || action === 'enable') {
     if (request.method !== 'POST') return methodNotAllowed();
     if (!current) return notFound(id);
@@ -153,6 +162,53 @@ async function patch(
     changed: changedFields(current.document, merged),
   };
   return written(await options.store.write(id, next, change, current), 200);
+}
+
+/**
+ * New values for the keys the connector issues for a connection: the interview webhook's token and, where it takes
+ * orders from inside Greenhouse or Ashby, the customer's partner key. Written into the connection's secret (in effect
+ * in every function within the secrets' cache, 5 minutes); the answer names them and where they are, never a value.
+ */
+async function rotateKeys(
+  request: AdminRequest,
+  current: StoredConnection,
+  options: AdminOptions,
+): Promise<AdminAnswer> {
+  const checked = checkDocument(current.id, current.document, { store: options.store });
+  if ('status' in checked) return checked;
+  const connection = v.parse(connectionSchema, checked.document);
+  if (!options.secrets) return { status: 501, body: { error: 'no secret store: keys cannot be rotated here' } };
+  const secret = await options.secrets.read(connection.secretRef);
+  if (!secret || typeof secret !== 'object')
+    return { status: 409, body: { error: `secret ${connection.secretRef} does not exist: create it first` } };
+  const rotated: Record<string, string> = { interviewWebhookToken: randomBytes(24).toString('hex') };
+  if (connection.orders?.greenhouse) rotated.greenhousePartnerKey = issuePartnerKey(connection.id);
+  if (connection.orders?.ashby) rotated.ashbyPartnerKey = issuePartnerKey(connection.id);
+  await options.secrets.write(connection.secretRef, { ...(secret as Record<string, unknown>), ...rotated });
+  const keys = Object.keys(rotated);
+  const change: ConnectionChange = {
+    principal: request.principal,
+    action: 'rotate-keys',
+    expectedVersion: current.version,
+  };
+  const stored = await options.store.write(
+    current.id,
+    { document: current.document, enabled: current.enabled, changed: keys.map((k) => `secret.${k}`) },
+    change,
+    current,
+  );
+  return {
+    status: 200,
+    body: {
+      id: current.id,
+      version: stored.version,
+      rotated: keys,
+      secretRef: connection.secretRef,
+      next:
+        "Point the interview service's webhook at the new token (npm run ops -- urls shows the URL's form; read the " +
+        'token from the secret) and give the customer their new partner key; the old ones stop within 5 minutes.',
+    },
+  };
 }
 
 /** The document as the connections file would take it, naming the first field that is wrong (400). */

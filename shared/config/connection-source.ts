@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { connectionSchema, type Connection } from './connection.schema';
+import { connectionSchema, type Connection, SLUG_PATTERN } from './connection.schema';
 import { ConfigError } from './errors';
 import { describeFirstIssue } from '../validation';
 
@@ -34,7 +34,7 @@ export const CONNECTION_CACHE = {
   /** A change made through the admin API is in effect everywhere within a minute, whatever the setting. */
   maxSeconds: 60,
   /** Connections one environment keeps at most (the oldest read is dropped first). */
-  maxEntries: 1_000,
+  maxEntries: 5_000,
 } as const;
 
 /** How long an id with no connection is taken as unknown. */
@@ -73,7 +73,19 @@ export class CachedConnections {
     this.now = options.now ?? Date.now;
   }
 
+  /** A connection read elsewhere (the reconciler's page of the table): kept as if this cache had read it. */
+  public remember(stored: StoredConnection): void {
+    const entry = { at: this.now(), known: true, value: Promise.resolve(servedConnection(stored)) };
+    entry.value.catch(() => undefined);
+    this.entries.delete(stored.id);
+    this.entries.set(stored.id, entry);
+    if (this.entries.size > CONNECTION_CACHE.maxEntries)
+      this.entries.delete(this.entries.keys().next().value as string);
+  }
+
   public get(id: string): Promise<ServedConnection | undefined> {
+    // An id no connection can have is none, without a read (a webhook's path is anyone's to write).
+    if (!SLUG_PATTERN.test(id)) return Promise.resolve(undefined);
     const cached = this.entries.get(id);
     if (cached && this.now() - cached.at < (cached.known ? this.options.cacheMs : MISS_CACHE_MS)) return cached.value;
     const entry = { at: this.now(), known: true, value: Promise.resolve<ServedConnection | undefined>(undefined) };

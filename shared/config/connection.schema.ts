@@ -5,10 +5,9 @@ import { CODING_LANGUAGES } from '../interview-service/constants';
 export const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
 export type AtsKind = (typeof ATS_KINDS)[number];
 
-const slug = v.pipe(
-  v.string(),
-  v.regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be lowercase letters, digits and dashes (at most 63)'),
-);
+/** A connection's (or a trigger's) id: lowercase letters, digits and dashes, 63 at most. */
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const slug = v.pipe(v.string(), v.regex(SLUG_PATTERN, 'must be lowercase letters, digits and dashes (at most 63)'));
 const httpUrl = v.pipe(v.string(), v.url('must be a URL'), v.regex(/^https?:\/\//, 'must be an http(s) URL'));
 
 /**

@@ -68,10 +68,13 @@ export function fileSecretsProvider(path: string): SecretsProvider {
 }
 
 function fileSecretsLoader(path: string): SecretsProvider {
+  // Parsed once for every secret of this version of the file (a new version gets a new loader).
+  let parsed: Record<string, unknown> | undefined;
   return cachedSecrets(async (secretRef) => {
     let document: Record<string, unknown>;
     try {
-      document = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+      parsed ??= JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+      document = parsed;
     } catch (error) {
       throw new SecretsError('secret-unavailable', `cannot read the secrets file ${path}: ${errorMessage(error)}`, {
         cause: error,

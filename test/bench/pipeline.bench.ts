@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -10,10 +10,10 @@ import { startCountingProxy } from '../../infra/local/counting-proxy';
 import { type LocalStack, startLocalStack } from '../../infra/local/local-stack';
 import type { AtsSandboxView } from '../../infra/local/sandbox/ats';
 import { measureBundles } from './bundles';
-import { type AtsKind, ConnectionRegistry, loadConnectionsFile } from '../../shared/config';
+import type { AtsKind } from '../../shared/config';
 import { documentedRate } from '../../shared/ats';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
-import { connectionsDocument } from '../helpers/many-connections';
+import { benchConnections } from './connections.bench';
 
 /**
  * `npm run bench [-- --ats greenhouse|ashby|lever|workable --candidates 200 --concurrency 4
@@ -48,8 +48,16 @@ const { values } = parseArgs({
     'trickle-every': { type: 'string', default: '1' },
     /** Internal: the unthrottled comparison runs in a process of its own and writes its figures here. */
     'figures-to': { type: 'string' },
+    /** N connections in the table: a cold start's read and one reconciler cycle (./connections.bench.ts). */
+    connections: { type: 'string' },
   },
 });
+if (values.connections !== undefined) {
+  const count = Number(values.connections);
+  if (!Number.isInteger(count) || count < 1) throw new Error('--connections: expected a whole number of connections');
+  await benchConnections(count);
+  process.exit(0);
+}
 const KINDS: AtsKind[] = ['greenhouse', 'ashby', 'lever', 'workable'];
 const asKind = (value: string, flag: string): AtsKind => {
   if (!KINDS.includes(value as AtsKind)) throw new Error(`${flag}: expected one of ${KINDS.join(', ')}, got ${value}`);
@@ -503,26 +511,10 @@ if (trickleKind) {
   if (baseline) for (const line of baseline.breakdown) console.log(`unthrottled: ${line}`);
 }
 
-{
-  // Every function parses the connections file once per cold start: measured at a vendor's whole customer base.
-  const file = join(mkdtempSync(join(tmpdir(), 'bench-connections-')), 'connections.json');
-  writeFileSync(file, JSON.stringify(connectionsDocument(1000)));
-  const median = (measure: () => void) => {
-    const runs = Array.from({ length: 7 }, () => {
-      const started = performance.now();
-      measure();
-      return performance.now() - started;
-    }).sort((a, b) => a - b);
-    return (runs[Math.floor(runs.length / 2)] as number).toFixed(1);
-  };
-  const coldStart = median(() => ConnectionRegistry.fromFile(file).get('customer-500'));
-  const whole = median(() => loadConnectionsFile(file));
-  console.log(
-    `\nConnections file of 1,000 connections (median of 7): a cold start reads it and validates its one connection ` +
-      `in ${coldStart} ms; cdk synth validates all 1,000 in ${whole} ms`,
-  );
-  rmSync(dirname(file), { recursive: true, force: true });
-}
+console.log(
+  '\nConnections: every function reads the one it serves from the connections table; ' +
+    '`npm run bench -- --connections 10000` measures a cold start and a reconciler cycle at 10,000 customers.',
+);
 
 if (!values['skip-bundles']) {
   console.log('\nBundles (esbuild, as cdk synth builds them) and cold init (fresh node process, median of 15):');

@@ -207,7 +207,10 @@ describe('Stack: ConnectorStack', () => {
     const secretStatements = policies
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().includes('secretsmanager:GetSecretValue'));
-    expect(secretStatements).toHaveLength(6);
+    // Each of the seven functions; the admin API also writes one, to rotate the keys the connector issues.
+    expect(secretStatements).toHaveLength(7);
+    const writers = secretStatements.filter((s: any) => [s.Action].flat().includes('secretsmanager:PutSecretValue'));
+    expect(writers).toHaveLength(1);
     for (const statement of secretStatements) {
       expect(JSON.stringify(statement.Resource)).toMatch(/:secret:ats-interview-connector\/\*"/);
       expect([statement.Resource].flat()).toHaveLength(1);

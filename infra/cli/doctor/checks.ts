@@ -12,7 +12,7 @@ import { secretEquals } from '../../../shared/http/signature';
 import { InterviewServiceClient, InterviewServiceError } from '../../../shared/interview-service';
 import { describeFirstIssue } from '../../../shared/validation';
 import { closest, fail, info, pass, type CheckLine } from './lines';
-import type { SecretStore } from './secret-store';
+import type { SecretStore } from '../../../shared/config/secret-store';
 import { orderSourceLines } from './orders';
 
 export interface DoctorDependencies {

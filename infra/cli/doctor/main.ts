@@ -4,16 +4,17 @@ import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { loadConnectionsFile, type Connection } from '../../../shared/config';
+import { tableConnections } from '../ops/connections';
 import { diagnoseConnection, type DoctorDependencies } from './checks';
 import { dryRun } from './dry-run';
 import { formatLine } from './lines';
 import { sesSenderLine } from './ses';
 import { registerWebhooks } from './register';
-import { fileSecretStore, secretsManagerStore } from './secret-store';
+import { fileSecretStore, secretsManagerStore } from '../../../shared/config/secret-store';
 import { errorMessage } from '../../../shared/errors';
 
 const USAGE = `usage: npm run doctor -- [--connection ID]
-         [--stack .local/stack.json | --aws --outputs FILE --connections FILE]
+         [--stack .local/stack.json | --aws --outputs FILE] [--connections FILE]
   (no option)                    check every connection: one line per check, ✓ or ✗ with what to do
   --register-webhooks            create the ATS webhooks that are missing (Lever, Ashby, Workable), then check
   --dry-run --application APP    what a stage change of application APP would do, with no side effect
@@ -47,7 +48,7 @@ interface Target {
 }
 
 /** One machine: what `npm start` wrote (`.local/stack.json`, and the connections and secrets beside it). */
-function localTarget(): Target {
+async function localTarget(): Promise<Target> {
   if (!existsSync(values.stack)) usage(`${values.stack} not found: start the connector with npm start, or pass --aws`);
   const stack = JSON.parse(readFileSync(values.stack, 'utf8')) as {
     connector: { url: string };
@@ -57,15 +58,21 @@ function localTarget(): Target {
     connections: join(dirname(values.stack), 'connections.json'),
     secrets: join(dirname(values.stack), 'secrets.json'),
   };
+  const admin = (stack as { admin?: { url: string; key: string } }).admin;
   return {
-    connections: loadConnectionsFile(values.connections ?? files.connections),
+    // The connections the stack serves (the table, through the admin API), or those of a file.
+    connections: values.connections
+      ? loadConnectionsFile(values.connections)
+      : admin
+        ? await tableConnections(admin)
+        : loadConnectionsFile(files.connections),
     deps: { secrets: fileSecretStore(files.secrets), apiUrl: stack.connector.url },
   };
 }
 
-/** AWS: the connections file deployed, the stack's `ApiUrl`, Secrets Manager and SES. */
-function awsTarget(): Target {
-  const file = values.connections ?? usage('--aws needs --connections FILE (the file cdk deploy used)');
+/** AWS: the connections in the table (or a file's), the stack's `ApiUrl`, Secrets Manager and SES. */
+async function awsTarget(): Promise<Target> {
+  const file = values.connections;
   if (!values.outputs) usage('--aws needs --outputs FILE (written by cdk deploy --outputs-file FILE)');
   if (!existsSync(values.outputs)) usage(`${values.outputs} not found: write it with cdk deploy --outputs-file`);
   const outputs = (JSON.parse(readFileSync(values.outputs, 'utf8')) as Record<string, Record<string, unknown>>)[
@@ -73,10 +80,14 @@ function awsTarget(): Target {
   ];
   const apiUrl = outputs?.ApiUrl;
   if (typeof apiUrl !== 'string') usage(`${values.outputs} has no ApiUrl for stack ${values['stack-name']}`);
-  const document = JSON.parse(readFileSync(file, 'utf8')) as { deploy?: { mailFrom?: string } };
+  const document = file ? (JSON.parse(readFileSync(file, 'utf8')) as { deploy?: { mailFrom?: string } }) : {};
+  const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  if (!file && !region) usage('--aws: set AWS_REGION (the connections are read through the admin API)');
   const ses = new SESv2Client({});
   return {
-    connections: loadConnectionsFile(file),
+    connections: file
+      ? loadConnectionsFile(file)
+      : await tableConnections({ url: `${apiUrl.replace(/\/$/, '')}/admin/connections`, region: region as string }),
     deps: {
       secrets: secretsManagerStore(new SecretsManagerClient({})),
       apiUrl,
@@ -91,7 +102,7 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const target = values.aws ? awsTarget() : localTarget();
+  const target = values.aws ? await awsTarget() : await localTarget();
   if (values.jobs !== undefined) {
     const jobs = Number(values.jobs);
     if (!Number.isInteger(jobs) || jobs < 1) usage(`--jobs ${values.jobs}: a whole number of jobs, 1 or more`);

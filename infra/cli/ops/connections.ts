@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { parseConnections } from '../../../shared/config';
+import { type Connection, parseConnections } from '../../../shared/config';
 
 /** Where the admin API is and how a request is authorized: the local key, or SigV4 with the operator's AWS role. */
 export type AdminTarget = { url: string; key: string } | { url: string; region: string };
@@ -155,6 +155,15 @@ export async function connectionsCommand(
     if (answer.status !== 200) return failed(answer);
     return { lines: [`${arg}: ${sub}d (version ${answer.body.version})`], code: 0 };
   }
+  if (sub === 'rotate-keys') {
+    const answer = await adminCall(target, 'POST', `/${encode(arg)}/rotate-keys`, {});
+    if (answer.status !== 200) return failed(answer);
+    const body = answer.body as AnswerBody & { rotated?: string[]; secretRef?: string; next?: string };
+    return {
+      lines: [`${arg}: ${body.rotated?.join(', ')} rotated in secret ${body.secretRef}`, body.next ?? ''],
+      code: 0,
+    };
+  }
   if (sub === 'audit') {
     const answer = await adminCall(target, 'GET', `/${encode(arg)}/audit`);
     if (answer.status !== 200) return failed(answer);
@@ -212,3 +221,10 @@ async function putAll(
 }
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Every connection in the table, validated, through the admin API (what `ops urls` and the doctor check). */
+export async function tableConnections(target: AdminTarget): Promise<Connection[]> {
+  const { lines, code } = await connectionsCommand(target, { sub: 'export', arg: undefined });
+  if (code !== 0) throw new Error(`the admin API: ${lines.join('; ')}`);
+  return parseConnections(JSON.parse(lines.join('\n')), 'the connections table');
+}

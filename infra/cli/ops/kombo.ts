@@ -8,7 +8,7 @@ import {
   packagesOf,
   publishPackages,
 } from '../../../shared/orders/kombo-packages';
-import type { SecretStore } from '../doctor/secret-store';
+import type { SecretStore } from '../../../shared/config/secret-store';
 import * as v from 'valibot';
 
 /**

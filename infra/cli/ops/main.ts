@@ -1,5 +1,5 @@
-import { type Connection, loadConnectionsFile, parseConnections } from '../../../shared/config';
-import { type AdminTarget, connectionsCommand } from './connections';
+import { loadConnectionsFile } from '../../../shared/config';
+import { type AdminTarget, connectionsCommand, tableConnections } from './connections';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -18,7 +18,7 @@ import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationL
 import { orderLines, orderUrlLines, printPartnerKey, scanOrders } from './orders';
 import { errorMessage } from '../../../shared/errors';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { fileSecretStore, secretsManagerStore } from '../doctor/secret-store';
+import { fileSecretStore, secretsManagerStore } from '../../../shared/config/secret-store';
 import { komboPackages } from './kombo';
 import { requestOnInvitation, type InvitationRequest } from './invitations';
 
@@ -42,6 +42,7 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
                                               connections in the table, or those of FILE
   connections list|export                     the connections in the table (export: as a connections file)
   connections get|disable|enable|audit ID     one connection, turned off or on, or its changes (who, what, when)
+  connections rotate-keys ID                  new keys the connector issues for it (written to its secret, not shown)
   connections put|import FILE [--prune]       each connection of FILE created or replaced (import: unchanged ones
                                               left alone; --prune deletes those the file does not hold)
   orders [--connection C]                     assessment orders by source and state; those with work left or failed
@@ -157,7 +158,9 @@ async function arnOf(sqs: SQSClient, url: string): Promise<string> {
  * shown as a placeholder, never read.
  */
 async function printUrls(): Promise<void> {
-  const connections = values.connections ? loadConnectionsFile(values.connections) : await tableConnections();
+  const connections = values.connections
+    ? loadConnectionsFile(values.connections)
+    : await tableConnections(adminTarget());
   let apiUrl: unknown;
   if (values.aws) apiUrl = stackOutputs()?.ApiUrl ?? process.env.API_URL;
   else if (existsSync(values.stack)) apiUrl = JSON.parse(readFileSync(values.stack, 'utf8')).connector?.url;
@@ -196,13 +199,6 @@ function adminTarget(): AdminTarget {
   if (!existsSync(values.stack)) fail(`${values.stack} not found: start the connector with npm start, or pass --aws`);
   const admin = JSON.parse(readFileSync(values.stack, 'utf8')).admin as AdminTarget | undefined;
   return admin ?? fail(`${values.stack} names no admin API: start the connector again with npm start`);
-}
-
-/** Every connection in the table, validated, through the admin API. */
-async function tableConnections(): Promise<Connection[]> {
-  const { lines, code } = await connectionsCommand(adminTarget(), { sub: 'export', arg: undefined });
-  if (code !== 0) fail(lines.join('\n'));
-  return parseConnections(JSON.parse(lines.join('\n')), 'the connections table');
 }
 
 async function main(): Promise<void> {

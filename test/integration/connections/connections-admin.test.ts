@@ -170,11 +170,29 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     expect(await emailsTo(stack, email)).toEqual([]);
   }, 150_000);
 
+  it('rotates the keys the connector issues into the secret, never answered; the old token is refused', async () => {
+    const secretsPath = JSON.parse(readFileSync(stack.stackFile, 'utf8')).files.secrets as string;
+    const tokenOf = () => JSON.parse(readFileSync(secretsPath, 'utf8'))[SECRET_REF].interviewWebhookToken as string;
+    const old = tokenOf();
+    const rotated = await runOps(stack, 'connections', 'rotate-keys', ID);
+    expect(rotated.status).toBe(0);
+    // The token of the interview webhook, and the partner key of the Greenhouse orders this customer takes.
+    expect(rotated.out).toContain(`${ID}: interviewWebhookToken, greenhousePartnerKey rotated in secret ${SECRET_REF}`);
+    const token = tokenOf();
+    expect(token).not.toBe(old);
+    expect(rotated.out).not.toContain(token);
+    const post = (t: string) =>
+      fetch(`${stack.gatewayUrl}/webhooks/interview/${ID}/${t}`, { method: 'POST', body: '{}' }).then((r) => r.status);
+    expect(await post(old)).toBe(401);
+    // The new token is accepted (the body is then checked: 400 for this empty delivery).
+    expect(await post(token)).toBe(400);
+  });
+
   it('audit lists each change with its principal', async () => {
     const audit = await runOps(stack, 'connections', 'audit', ID);
     expect(audit.status).toBe(0);
     const lines = audit.out.trim().split('\n');
-    for (const action of ['create', 'patch', 'disable', 'enable'])
+    for (const action of ['create', 'patch', 'disable', 'enable', 'rotate-keys'])
       expect(lines.some((l) => l.includes(` ${action} by local:operator-key`))).toBe(true);
     expect(audit.out).toContain('triggers');
     const listed = await runOps(stack, 'connections', 'list');

@@ -45,4 +45,24 @@ describe('Function: forEachFairly (the reconciler’s connections in one run)', 
     });
     expect(result).toEqual({ ran: ['a'], notStarted: ['b', 'c'] });
   });
+
+  it('runs up to `concurrency` at once, in order, and leaves the tail not started when the time is spent', async () => {
+    let running = 0;
+    let most = 0;
+    let left = 1_000;
+    const result = await forEachFairly(
+      ['a', 'b', 'c', 'd', 'e', 'f'],
+      { remainingMs: () => left, random: () => 0, concurrency: 2 },
+      async (item) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+        if (item === 'c') left = 0;
+      },
+    );
+    expect(most).toBe(2);
+    expect(result.ran).toEqual(['a', 'b', 'c', 'd']);
+    expect(result.notStarted).toEqual(['e', 'f']);
+  });
 });

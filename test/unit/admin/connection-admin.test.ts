@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { type ConnectionAdminStore, handleAdminRequest, mergePatch } from '../../../shared/admin/connection-admin';
+import type { StoredConnection } from '../../../shared/config';
+import { VersionConflictError, type ConnectionAudit } from '../../../shared/mapping/connections.records';
+import { connectionDocument } from '../../helpers/connections';
+
+/** The connections table in memory, with the same version rule (a write at a version it no longer has is refused). */
+function memoryStore(): ConnectionAdminStore & { audits: ConnectionAudit[] } {
+  const items = new Map<string, StoredConnection>();
+  const audits: ConnectionAudit[] = [];
+  return {
+    audits,
+    async read(id) {
+      return items.get(id);
+    },
+    async page(limit, cursor) {
+      const all = [...items.values()];
+      const start = cursor ? all.findIndex((c) => c.id === cursor) + 1 : 0;
+      const connections = all.slice(start, start + limit);
+      return { connections, cursor: start + limit < all.length ? connections.at(-1)?.id : undefined };
+    },
+    async write(id, next, change, current) {
+      const now = items.get(id);
+      if (change.createOnly ? now : change.expectedVersion !== undefined && now?.version !== change.expectedVersion)
+        throw new VersionConflictError(id, now?.version);
+      const version = (current?.version ?? 0) + 1;
+      const stored = { id, document: next.document, enabled: next.enabled, version, updatedAt: 1, updatedBy: 'x' };
+      items.set(id, stored);
+      audits.push({
+        connectionId: id,
+        at: String(audits.length),
+        principal: change.principal,
+        action: change.action,
+        changed: next.changed,
+        version,
+      });
+      return stored;
+    },
+    async remove(current) {
+      items.delete(current.id);
+    },
+    async audit(id) {
+      return audits.filter((a) => a.connectionId === id);
+    },
+  };
+}
+
+const document = () => connectionDocument().connections[0] as Record<string, unknown>;
+const ask = (store: ConnectionAdminStore, method: string, path: string[], body?: unknown, query = {}) =>
+  handleAdminRequest(
+    { method, path, query, body, principal: 'arn:aws:iam::1:role/ops' },
+    { store, secretsPrefix: 'connector/' },
+  );
+
+describe('Use case: the admin API on connections', () => {
+  it('creates (201), refuses a replace without the version read (409), replaces at it, audits each', async () => {
+    const store = memoryStore();
+    expect((await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() })).status).toBe(201);
+    const again = await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() });
+    expect(again.status).toBe(409);
+    const replaced = await ask(store, 'PUT', ['acme-greenhouse'], {
+      connection: { ...document(), webhookFreshnessMinutes: 20 },
+      version: 1,
+    });
+    expect(replaced).toMatchObject({ status: 200, body: { version: 2 } });
+    expect(store.audits.map((a) => [a.action, a.changed, a.principal])).toEqual([
+      ['create', ['*'], 'arn:aws:iam::1:role/ops'],
+      ['replace', ['webhookFreshnessMinutes'], 'arn:aws:iam::1:role/ops'],
+    ]);
+  });
+
+  it('answers 400 naming the field: the schema, the id in the path, the secrets prefix', async () => {
+    const store = memoryStore();
+    const bad = await ask(store, 'PUT', ['acme-greenhouse'], {
+      connection: { ...document(), triggers: [{ id: 'x', stage: {} }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.field).toMatch(/^connection\.triggers\.0/);
+    const otherId = await ask(store, 'PUT', ['other'], { connection: document() });
+    expect(otherId.body).toMatchObject({ field: 'connection.id' });
+    const outside = await ask(store, 'PUT', ['acme-greenhouse'], { connection: { ...document(), secretRef: 'x/y' } });
+    expect(outside.body).toMatchObject({ field: 'connection.secretRef' });
+    expect(
+      (await ask(store, 'PUT', ['acme-greenhouse'], { connection: document(), version: 'one' })).body,
+    ).toMatchObject({
+      field: 'version',
+    });
+    expect(await store.read('acme-greenhouse')).toBeUndefined();
+  });
+
+  it('patches by JSON merge patch at a version; disables and enables; deletes only with the version', async () => {
+    const store = memoryStore();
+    await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() });
+    const patched = await ask(store, 'PATCH', ['acme-greenhouse'], {
+      patch: { webhookFreshnessMinutes: 15 },
+      version: 1,
+    });
+    expect(patched.body).toMatchObject({ version: 2, connection: { webhookFreshnessMinutes: 15 } });
+    expect((await ask(store, 'POST', ['acme-greenhouse', 'disable'], {})).body).toMatchObject({ enabled: false });
+    expect((await ask(store, 'POST', ['acme-greenhouse', 'enable'], { version: 3 })).body).toMatchObject({
+      enabled: true,
+      version: 4,
+    });
+    expect((await ask(store, 'DELETE', ['acme-greenhouse'])).status).toBe(400);
+    expect((await ask(store, 'DELETE', ['acme-greenhouse'], undefined, { version: '4' })).status).toBe(200);
+    expect((await ask(store, 'GET', ['acme-greenhouse'])).status).toBe(404);
+  });
+
+  it('lists in pages of the limit asked (100 at most); 404 and 405 for what it does not serve', async () => {
+    const store = memoryStore();
+    for (const id of ['a-1', 'a-2', 'a-3']) await ask(store, 'PUT', [id], { connection: { ...document(), id } });
+    const first = await ask(store, 'GET', [], undefined, { limit: '2' });
+    expect(first.body.connections).toHaveLength(2);
+    const second = await ask(store, 'GET', [], undefined, { limit: '2', cursor: first.body.cursor });
+    expect((second.body.connections as { id: string }[]).map((c) => c.id)).toEqual(['a-3']);
+    expect((await ask(store, 'GET', ['a-1', 'nonsense'])).status).toBe(404);
+    expect((await ask(store, 'GET', ['a b'])).status).toBe(404);
+    expect((await ask(store, 'POST', [])).status).toBe(405);
+  });
+
+  it('rotates the keys the connector issues into the secret, answering their names only', async () => {
+    const store = memoryStore();
+    await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() });
+    const values = new Map<string, Record<string, unknown>>([
+      ['connector/acme-greenhouse', { interviewWebhookToken: 'old-token-0123456789', atsApiKey: 'kept' }],
+    ]);
+    const secrets = {
+      read: async (ref: string) => values.get(ref),
+      write: async (ref: string, value: Record<string, unknown>) => void values.set(ref, value),
+    };
+    const answer = await handleAdminRequest(
+      { method: 'POST', path: ['acme-greenhouse', 'rotate-keys'], query: {}, body: {}, principal: 'arn:ops' },
+      { store, secrets },
+    );
+    expect(answer.status).toBe(200);
+    const secret = values.get('connector/acme-greenhouse') as Record<string, string>;
+    expect(secret.interviewWebhookToken).not.toBe('old-token-0123456789');
+    expect(secret.atsApiKey).toBe('kept');
+    expect(answer.body.rotated).toContain('interviewWebhookToken');
+    for (const value of Object.values(secret)) expect(JSON.stringify(answer.body)).not.toContain(value);
+    expect(store.audits.at(-1)).toMatchObject({ action: 'rotate-keys', principal: 'arn:ops' });
+  });
+
+  it.each([
+    [{ a: 1, b: { c: 2, d: 3 } }, { b: { c: null, e: 4 } }, { a: 1, b: { d: 3, e: 4 } }],
+    [{ a: [1, 2] }, { a: [3] }, { a: [3] }],
+    [{ a: 1 }, { a: null }, {}],
+  ])('merges %j with the patch %j into %j (RFC 7396)', (target, patch, result) => {
+    expect(mergePatch(target, patch)).toEqual(result);
+  });
+});
