@@ -3,11 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CustomResource, Duration, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import { Architecture, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
-import { BUNDLE_SETTINGS, ESM_REQUIRE_BANNER, LAMBDA_RUNTIME_MODULES } from './functions';
-import { LAMBDA_RUNTIME } from './connector-functions';
+import { bundlingOptions, LAMBDA_RUNTIME } from './connector-functions';
 import type { ConnectorTables } from './tables';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -39,12 +38,7 @@ export function importConnectionsAtDeploy(
       removalPolicy: RemovalPolicy.DESTROY,
     }),
     bundling: {
-      format: OutputFormat.ESM,
-      minify: BUNDLE_SETTINGS.minify,
-      target: BUNDLE_SETTINGS.target,
-      mainFields: [...BUNDLE_SETTINGS.mainFields],
-      externalModules: LAMBDA_RUNTIME_MODULES,
-      banner: ESM_REQUIRE_BANNER,
+      ...bundlingOptions(),
       commandHooks: {
         beforeBundling: () => [],
         beforeInstall: () => [],

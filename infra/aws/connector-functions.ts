@@ -31,6 +31,18 @@ const ROOT = resolve(import.meta.dirname, '../..');
 /** The functions' runtime: the newest Node.js the pinned aws-cdk-lib knows (`lambda.Runtime`). */
 export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
 
+/** How every function is bundled (`NodejsFunction`'s `bundling`): ESM, minified, the runtime's SDK left out. */
+export function bundlingOptions() {
+  return {
+    format: OutputFormat.ESM,
+    minify: BUNDLE_SETTINGS.minify,
+    target: BUNDLE_SETTINGS.target,
+    mainFields: [...BUNDLE_SETTINGS.mainFields],
+    externalModules: LAMBDA_RUNTIME_MODULES,
+    banner: ESM_REQUIRE_BANNER,
+  };
+}
+
 export interface ConnectorFunctions {
   atsWebhook: NodejsFunction;
   interviewWebhook: NodejsFunction;
@@ -100,14 +112,7 @@ function connectorFunction(
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     }),
-    bundling: {
-      format: OutputFormat.ESM,
-      minify: BUNDLE_SETTINGS.minify,
-      target: BUNDLE_SETTINGS.target,
-      mainFields: [...BUNDLE_SETTINGS.mainFields],
-      externalModules: LAMBDA_RUNTIME_MODULES,
-      banner: ESM_REQUIRE_BANNER,
-    },
+    bundling: bundlingOptions(),
   });
 }
 

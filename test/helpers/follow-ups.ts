@@ -9,7 +9,7 @@ import type { ApplicationRecord } from '../../shared/pipeline/records';
 import type { FollowUpMessage } from '../../shared/queue';
 import type { LocalStack } from '../../infra/local/local-stack';
 import { statusOfTag } from '../../shared/pipeline/status';
-import { invitedInterviewId } from './local-stack';
+import { invitedInterviewId, useTestStack } from './local-stack';
 
 /** A candidate of `kind`'s sandbox moved into the trigger's stage, once the connector invited them and went quiet. */
 export async function invitedOn(stack: LocalStack, kind: AtsKind, name: string) {
@@ -19,6 +19,21 @@ export async function invitedOn(stack: LocalStack, kind: AtsKind, name: string) 
   const interviewId = await invitedInterviewId(stack, email);
   await stack.waitForQuiet();
   return { email, application, interviewId };
+}
+
+/**
+ * A test stack whose triggers show the status as tags, remind after 48 hours (twice) and expire after 7 days, with
+ * its candidates invited and their statuses read on it: the candidate files' shared setting.
+ */
+export function useLifecycleStack(name: string) {
+  const held = useTestStack(name, {
+    lifecycle: { status: 'tags', reminders: { afterHours: 48, max: 2 }, expireAfterDays: 7 },
+  });
+  return {
+    stack: () => held.stack,
+    invited: (kind: AtsKind, firstName: string) => invitedOn(held.stack, kind, firstName),
+    statusesOf: (kind: AtsKind, id: string) => statusTagsOf(held.stack, kind, id),
+  };
 }
 
 /** The statuses an application's tags show (a tag that is no status as it is). */

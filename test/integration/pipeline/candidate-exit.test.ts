@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
-import { followUps, inOpenWindow, invitedOn, isReminder, statusTagsOf } from '../../helpers/follow-ups';
-import { emailsTo, takeInterview, useTestStack } from '../../helpers/local-stack';
+import { followUps, inOpenWindow, isReminder, useLifecycleStack } from '../../helpers/follow-ups';
+import { emailsTo, takeInterview } from '../../helpers/local-stack';
 import { waitFor } from '../../helpers/local-http';
 
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
@@ -16,16 +16,11 @@ const DAY = 24 * HOUR;
  * clock.
  */
 describe('A candidate after the invitation: exits and late reports', () => {
-  const held = useTestStack('candidate-exit', {
-    lifecycle: { status: 'tags', reminders: { afterHours: 48, max: 2 }, expireAfterDays: 7 },
-  });
+  const { stack: heldStack, invited, statusesOf } = useLifecycleStack('candidate-exit');
   let stack: LocalStack;
   beforeAll(() => {
-    stack = held.stack;
+    stack = heldStack();
   });
-
-  const invited = (kind: AtsKind, name: string) => invitedOn(stack, kind, name);
-  const statusesOf = (kind: AtsKind, id: string) => statusTagsOf(stack, kind, id);
   const expiryNotes = (kind: AtsKind, id: string) =>
     stack.ats[kind].notesOf(id).filter((n) => n.includes('AI interview not completed by'));
 

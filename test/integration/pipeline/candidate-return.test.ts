@@ -3,8 +3,8 @@ import type { LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 import { QueuePublisher } from '../../../shared/queue';
 import { requestOnInvitation } from '../../../infra/cli/ops/invitations';
-import { followUps, inOpenWindow, invitedOn, isReminder, statusTagsOf } from '../../helpers/follow-ups';
-import { emailsTo, useTestStack } from '../../helpers/local-stack';
+import { followUps, inOpenWindow, isReminder, useLifecycleStack } from '../../helpers/follow-ups';
+import { emailsTo } from '../../helpers/local-stack';
 import { waitFor } from '../../helpers/local-http';
 
 const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
@@ -16,16 +16,11 @@ const DAY = 24 * 3_600_000;
  * follow-up with a fake clock.
  */
 describe('A candidate after the invitation: re-entries, resends and extensions', () => {
-  const held = useTestStack('candidate-return', {
-    lifecycle: { status: 'tags', reminders: { afterHours: 48, max: 2 }, expireAfterDays: 7 },
-  });
+  const { stack: heldStack, invited, statusesOf } = useLifecycleStack('candidate-return');
   let stack: LocalStack;
   beforeAll(() => {
-    stack = held.stack;
+    stack = heldStack();
   });
-
-  const invited = (kind: AtsKind, name: string) => invitedOn(stack, kind, name);
-  const statusesOf = (kind: AtsKind, id: string) => statusTagsOf(stack, kind, id);
 
   it.each(KINDS)(
     '%s: a re-entry after the expiry makes exactly one new invitation, its webhook delivered three times',
