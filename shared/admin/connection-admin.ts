@@ -140,6 +140,7 @@ async function put(
     enabled: current?.enabled ?? true,
     changed: current ? changedFields(current.document, checked.document) : ['*'],
   };
+  if (current && !next.changed.length) return unchanged(current, body.output.version);
   return written(await options.store.write(id, next, change, current), current ? 200 : 201);
 }
 
@@ -161,6 +162,7 @@ async function patch(
     enabled: current.enabled,
     changed: changedFields(current.document, merged),
   };
+  if (!next.changed.length) return unchanged(current, body.output.version);
   return written(await options.store.write(id, next, change, current), 200);
 }
 
@@ -243,6 +245,11 @@ function view(stored: StoredConnection): Record<string, unknown> {
 }
 
 const written = (stored: StoredConnection, status: number): AdminAnswer => ({ status, body: view(stored) });
+/** A write that changes nothing writes nothing, and is still refused when made from a stale version. */
+const unchanged = (current: StoredConnection, version: number | undefined): AdminAnswer =>
+  version !== undefined && version !== current.version
+    ? conflict(`connection ${current.id} is at version ${current.version}: read it again and apply the change to it`)
+    : written(current, 200);
 const invalid = (issue: { field: string; message: string }): AdminAnswer => ({
   status: 400,
   body: { error: issue.message, field: issue.field },

@@ -96,6 +96,14 @@ describe('Use case: the admin API on connections', () => {
       version: 1,
     });
     expect(patched.body).toMatchObject({ version: 2, connection: { webhookFreshnessMinutes: 15 } });
+    // The same change again writes nothing (no version, no audit), and from a stale version is still refused.
+    const audits = store.audits.length;
+    const same = { patch: { webhookFreshnessMinutes: 15 } };
+    expect((await ask(store, 'PATCH', ['acme-greenhouse'], { ...same, version: 2 })).body).toMatchObject({
+      version: 2,
+    });
+    expect((await ask(store, 'PATCH', ['acme-greenhouse'], { ...same, version: 1 })).status).toBe(409);
+    expect(store.audits).toHaveLength(audits);
     expect((await ask(store, 'POST', ['acme-greenhouse', 'disable'], {})).body).toMatchObject({ enabled: false });
     expect((await ask(store, 'POST', ['acme-greenhouse', 'enable'], { version: 3 })).body).toMatchObject({
       enabled: true,
