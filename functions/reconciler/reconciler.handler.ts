@@ -34,8 +34,8 @@ const ORDERS_PER_RUN = 200;
 const CONNECTIONS_PER_RUN = Number(process.env.RECONCILE_CONNECTIONS_PER_RUN) || 2_000;
 /** Connections worked on at once: most of a connection's run is waiting for its ATS and the service. */
 const CONNECTIONS_AT_ONCE = 8;
-const cursorStore = { cursor: undefined as ReconcileCursor | undefined };
-const reconcileCursor = () => (cursorStore.cursor ??= new ReconcileCursor({ table: requireEnv(ENV.eventsTable) }));
+let cursor: ReconcileCursor | undefined;
+const reconcileCursor = () => (cursor ??= new ReconcileCursor({ table: requireEnv(ENV.eventsTable) }));
 
 const logger = createLogger('reconciler');
 /** Built when a connection takes orders: a connector without them never reads the orders table. */
@@ -142,8 +142,8 @@ async function reconcileAll(
  * started, or at the first again once the table's end was reached.
  */
 async function connectionsThisRun(segment: { index: number; of: number }) {
-  const cursor = reconcileCursor();
-  const after = await cursor.read(segment);
+  const place = reconcileCursor();
+  const after = await place.read(segment);
   const page = await connectionStore().page(CONNECTIONS_PER_RUN, after ? encodeCursor(after) : undefined, segment);
   const connections: ServedConnection[] = [];
   const invalid: string[] = [];
@@ -164,7 +164,7 @@ async function connectionsThisRun(segment: { index: number; of: number }) {
     connections,
     invalid,
     done: (stopped: { after: string | undefined } | undefined) =>
-      cursor
+      place
         .save(segment, stopped ? (stopped.after ?? after) : page.cursor ? last : undefined)
         .catch((error: unknown) =>
           logger.warn('reconciler: where the next run starts could not be saved', { reason: errorMessage(error) }),

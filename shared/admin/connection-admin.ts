@@ -176,9 +176,9 @@ async function rotateKeys(
   current: StoredConnection,
   options: AdminOptions,
 ): Promise<AdminAnswer> {
-  const checked = checkDocument(current.id, current.document, { store: options.store });
-  if ('status' in checked) return checked;
-  const connection = v.parse(connectionSchema, checked.document);
+  const parsed = v.safeParse(connectionSchema, current.document);
+  if (!parsed.success) return invalid(describeFirstIssue(parsed.issues, { prefix: 'connection' }));
+  const connection = parsed.output;
   if (!options.secrets) return { status: 501, body: { error: 'no secret store: keys cannot be rotated here' } };
   const secret = await options.secrets.read(connection.secretRef);
   if (!secret || typeof secret !== 'object')

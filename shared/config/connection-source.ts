@@ -75,12 +75,7 @@ export class CachedConnections {
 
   /** A connection read elsewhere (the reconciler's page of the table): kept as if this cache had read it. */
   public remember(stored: StoredConnection): void {
-    const entry = { at: this.now(), known: true, value: Promise.resolve(servedConnection(stored)) };
-    entry.value.catch(() => undefined);
-    this.entries.delete(stored.id);
-    this.entries.set(stored.id, entry);
-    if (this.entries.size > CONNECTION_CACHE.maxEntries)
-      this.entries.delete(this.entries.keys().next().value as string);
+    this.keep(stored.id, { at: this.now(), known: true, value: Promise.resolve(servedConnection(stored)) });
   }
 
   public get(id: string): Promise<ServedConnection | undefined> {
@@ -94,12 +89,17 @@ export class CachedConnections {
       return stored ? servedConnection(stored) : undefined;
     });
     const { value } = entry;
-    this.entries.delete(id);
-    this.entries.set(id, entry);
+    this.keep(id, entry);
     // A failed read is not kept: the next ask reads again.
     value.catch(() => this.entries.get(id)?.value === value && this.entries.delete(id));
+    return value;
+  }
+
+  /** Kept as the newest entry; past CONNECTION_CACHE.maxEntries the oldest read goes. */
+  private keep(id: string, entry: { at: number; known: boolean; value: Promise<ServedConnection | undefined> }): void {
+    this.entries.delete(id);
+    this.entries.set(id, entry);
     if (this.entries.size > CONNECTION_CACHE.maxEntries)
       this.entries.delete(this.entries.keys().next().value as string);
-    return value;
   }
 }
