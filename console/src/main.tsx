@@ -1,0 +1,3 @@
+import { render } from 'preact';
+
+render(<main>Connector console</main>, document.getElementById('app') as HTMLElement);
