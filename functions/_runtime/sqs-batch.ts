@@ -20,6 +20,8 @@ import { deadlinePassed } from '../../shared/http/deadline';
 import { deadlineSignal } from './deadline';
 import type { PipelineMetrics } from '../../shared/observability/metrics';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
+import { activity } from './activity';
+import { WORKER_TIMING } from '../../shared/pipeline/constants';
 
 /**
  * An SQS handler with partial batch responses (Powertools BatchProcessor; AWS "Handling errors for an SQS
@@ -52,9 +54,19 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
       // The batch's records that defer go back together, in as few requests as their delays allow (10 to a request).
       deferrals: options.defer ? deferralBatch(options.defer, event.Records.length, signal) : undefined,
     };
-    return withLogContext(invocationKeys(context), () =>
-      processPartialResponse(event, (record: SQSRecord) => processRecord(invocation, record), processor, { context }),
-    );
+    return withLogContext(invocationKeys(context), async () => {
+      try {
+        return await processPartialResponse(
+          event,
+          (record: SQSRecord) => processRecord(invocation, record),
+          processor,
+          { context },
+        );
+      } finally {
+        // What the console shows of this batch: its counts, deferrals and failures (./activity.ts).
+        await activity.flush(logger);
+      }
+    });
   };
 }
 
@@ -113,6 +125,7 @@ async function handleRecord<M extends QueueMessage>(
   } catch (error) {
     if (await deferred(invocation, parsed.output, record, error)) return;
     logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
+    noteFailure(parsed.output, record, errorCode(error));
     throw error;
   }
 }
@@ -139,6 +152,15 @@ async function deferred<M extends QueueMessage>(
     return false;
   }
   invocation.metrics?.count('Deferred', message.connectionId);
+  const application = applicationOf(message);
+  if (application)
+    activity.note({
+      connectionId: message.connectionId,
+      atsApplicationId: application,
+      kind: 'deferred',
+      detail: `${message.kind}: back on the queue in ${planned.delaySeconds} s`,
+      code: errorCode(error),
+    });
   deferralObserver.deferred?.(planned.message, planned.delaySeconds, errorCode(error));
   if (isAtsRateLimit(error)) await defer.backlog?.(message.connectionId, Date.now() + planned.delaySeconds * 1000);
   logger.info('message deferred: an outside API asked to wait, or the deadline cut the work short', {
@@ -165,6 +187,33 @@ async function parked<M extends QueueMessage>(invocation: Invocation<M>, message
     delaySeconds: plan.delaySeconds,
   });
   return true;
+}
+
+/**
+ * A failed attempt on the application's timeline; on the queue's last receive, the message goes to the dead-letter
+ * queue next, and is counted so (the count comes from `AttributeNames`, which every SQS answers it through).
+ */
+function noteFailure(message: QueueMessage, record: SQSRecord, code: string): void {
+  const last = Number(record.attributes?.ApproximateReceiveCount ?? 0) >= WORKER_TIMING.maxReceiveCount;
+  if (last) activity.count('DeadLettered', message.connectionId);
+  const application = applicationOf(message);
+  if (!application) return;
+  activity.note({
+    connectionId: message.connectionId,
+    atsApplicationId: application,
+    kind: last ? 'dead-lettered' : 'attempt-failed',
+    detail: last
+      ? `${message.kind}: failed its last try, to the dead-letter queue`
+      : `${message.kind}: failed, retried`,
+    code,
+  });
+}
+
+/** The ATS application a message is about, where it names one. */
+export function applicationOf(message: QueueMessage): string | undefined {
+  const named = message as { atsApplicationId?: unknown; event?: { atsApplicationId?: unknown } };
+  const id = named.atsApplicationId ?? named.event?.atsApplicationId;
+  return typeof id === 'string' ? id : undefined;
 }
 
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,100}$/;

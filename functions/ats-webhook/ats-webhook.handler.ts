@@ -22,6 +22,7 @@ import { type DeliveryReplay, stageSubject, type WebhookContext } from '../../sh
 import { errorName } from '../../shared/errors';
 import { withDeadline } from '../../shared/aws/deadline';
 import { deadlineSignal } from '../_runtime/deadline';
+import { activity } from '../_runtime/activity';
 
 const publisher = new QueuePublisher();
 const MAX_DELETED_APPLICATION_IDS = 100;
@@ -35,11 +36,15 @@ const logger = createLogger('ats-webhook');
  * Answers exactly 200 when accepted (Greenhouse retries anything else) and 5xx when the queue is down, so the
  * ATS delivers again (Ashby does not retry 4xx).
  */
-export const handler = httpHandler((event, context) =>
-  // The send to SQS gives up shortly before the function's timeout (the workers' margin), so a slow queue still
-  // leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
-  receive(event, context ? deadlineSignal(context) : undefined),
-);
+export const handler = httpHandler(async (event, context) => {
+  try {
+    // The send to SQS gives up shortly before the function's timeout (the workers' margin), so a slow queue still
+    // leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
+    return await receive(event, context ? deadlineSignal(context) : undefined);
+  } finally {
+    await activity.flush(logger);
+  }
+});
 
 async function receive(
   event: APIGatewayProxyEventV2,
@@ -57,6 +62,7 @@ async function receive(
     logger.warn('ats webhook refused', { connectionId, reason: verification.reason });
     return jsonResponse(401, { error: verification.reason });
   }
+  activity.webhook(connectionId);
   const disabled = await disabledAnswer(connectionId, logger);
   if (disabled) return disabled;
   const parsed = context.ats.parseWebhook(request);
@@ -150,5 +156,24 @@ async function enqueue(
       );
   }
   logger.info('ats webhook: enqueued', { connectionId, kind: message.kind });
+  noteDelivery(message);
   return jsonResponse(200, { status: 'accepted' });
+}
+
+/** The delivery on its application's timeline, for the console: the stage it names, never the candidate. */
+function noteDelivery(message: Accepted): void {
+  if (message.kind === 'stage-entered') {
+    const { atsApplicationId, stage } = message.event;
+    const named = stage.name ?? stage.id ?? 'a stage';
+    const detail = `webhook: entered ${named}`;
+    activity.note({ connectionId: message.connectionId, atsApplicationId, kind: 'webhook', detail });
+  } else if (message.kind === 'application-changed') {
+    const detail = `webhook: the candidate ${message.change === 'left' ? 'left the process' : 'came back'}`;
+    activity.note({
+      connectionId: message.connectionId,
+      atsApplicationId: message.atsApplicationId,
+      kind: 'webhook',
+      detail,
+    });
+  }
 }

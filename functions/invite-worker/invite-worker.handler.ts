@@ -1,5 +1,6 @@
 import { SesMailer } from '../../shared/mail/ses.mailer';
 import { createLogger } from '../../shared/observability/logger';
+import { activity } from '../_runtime/activity';
 import { createMetrics } from '../../shared/observability/metrics';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
@@ -14,7 +15,8 @@ import { ENV } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
 
 const logger = createLogger('invite-worker');
-const metrics = createMetrics();
+// Each count also reaches the console's counts of the day (../_runtime/activity.ts).
+const metrics = activity.counting(createMetrics());
 const deps = {
   ...pipelineDependencies(logger),
   mailer: new SesMailer({ defaultFrom: process.env[ENV.mailFrom] ?? 'interviews@example.com' }),

@@ -1,4 +1,5 @@
 import { createLogger } from '../../shared/observability/logger';
+import { activity } from '../_runtime/activity';
 import { createMetrics } from '../../shared/observability/metrics';
 import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleReportCreated } from '../../shared/pipeline/report-created.use-case';
@@ -22,7 +23,8 @@ const deps = {
     return completeOrderWithReport(context, report, orderDeps, run);
   },
 };
-const metrics = createMetrics();
+// Each count also reaches the console's counts of the day (../_runtime/activity.ts).
+const metrics = activity.counting(createMetrics());
 
 /** SQS report-events → the report written back once to the candidate's application. */
 export const handler = sqsBatchHandler(

@@ -57,6 +57,9 @@ export class ConnectorStack extends Stack {
     connectWorkers(functions, queues, props.workerMaxConcurrency);
     functions.adminApi.addEnvironment('CONNECTION_AUDIT_TABLE', tables.connectionAudit.tableName);
     functions.adminApi.addEnvironment('SECRETS_PREFIX', props.secretsPrefix);
+    // The console's failures page works the dead-letter queues; no other function is given them.
+    functions.adminApi.addEnvironment('STAGE_DLQ_URL', queues.stage.dlq.queueUrl);
+    functions.adminApi.addEnvironment('REPORT_DLQ_URL', queues.report.dlq.queueUrl);
     importConnectionsAtDeploy(this, tables, {
       connectionsFile: props.connectionsFile,
       prune: props.pruneConnections ?? false,
@@ -122,6 +125,7 @@ function functionEnvironment(
     EVENTS_TABLE: tables.events.tableName,
     ORDERS_TABLE: tables.orders.tableName,
     CONNECTIONS_TABLE: tables.connections.tableName,
+    ACTIVITY_TABLE: tables.activity.tableName,
     STAGE_QUEUE_URL: queues.stage.queue.queueUrl,
     REPORT_QUEUE_URL: queues.report.queue.queueUrl,
     MAIL_FROM: mailFrom,

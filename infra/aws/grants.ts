@@ -39,6 +39,47 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
   // The admin API rotates the keys the connector issues (a connection's secret read, then written whole).
   allow(adminApi, ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue'], [secrets]);
   grantConnections(resources);
+  grantConsole(resources);
+}
+
+/**
+ * The console's records (the activity table): what the webhooks and workers saw, each batch's counts in one update
+ * and its timeline entries 25 to a write; the admin API reads them, keeps the doctor's results and the connect links,
+ * reads an application (Query) and a connection's backlog (GetItem), and works the dead-letter queues: their counts
+ * and first messages, a redrive (SQS's message move task, from the DLQ to its queue) and a retry of one.
+ */
+function grantConsole({ functions, tables, queues }: GrantedResources): void {
+  const { adminApi, atsWebhook, inviteWorker, writebackWorker } = functions;
+  for (const fn of [atsWebhook, inviteWorker, writebackWorker])
+    allow(fn, ['dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'], [tables.activity.tableArn]);
+  allow(
+    adminApi,
+    [
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:Query',
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
+    ],
+    [tables.activity.tableArn],
+  );
+  allow(adminApi, ['dynamodb:Query'], [tables.applications.tableArn]);
+  allow(adminApi, ['dynamodb:GetItem'], [tables.events.tableArn]);
+  for (const { queue, dlq } of [queues.stage, queues.report]) {
+    allow(
+      adminApi,
+      [
+        'sqs:GetQueueAttributes',
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:StartMessageMoveTask',
+        'sqs:ListMessageMoveTasks',
+      ],
+      [dlq.queueArn],
+    );
+    allow(adminApi, ['sqs:GetQueueAttributes', 'sqs:SendMessage'], [queue.queueArn]);
+  }
 }
 
 /**

@@ -11,6 +11,8 @@ export interface ConnectorTables {
   /** One item per connection, and every change to one (shared/mapping/connections.records.ts). */
   connections: Table;
   connectionAudit: Table;
+  /** What the console shows of the pipeline, the doctor's results and the connect links (activity.records.ts). */
+  activity: Table;
 }
 
 /**
@@ -76,7 +78,12 @@ export function createTables(stack: Stack): ConnectorTables {
     partitionKey: { name: MAPPING_TABLES.connectionAudit.partitionKey, type: AttributeType.STRING },
     sortKey: { name: MAPPING_TABLES.connectionAudit.sortKey, type: AttributeType.STRING },
   });
-  return { jobs, applications, events, orders, connections, connectionAudit };
+  // Counts of the day, timelines, the doctor's results and connect links: each expires by TTL.
+  const activity = new Table(stack, 'ActivityTable', {
+    ...common,
+    sortKey: { name: MAPPING_TABLES.activity.sortKey, type: AttributeType.STRING },
+  });
+  return { jobs, applications, events, orders, connections, connectionAudit, activity };
 }
 
 /** The ARN of one of a table's indexes, for a grant. */

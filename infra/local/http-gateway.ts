@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { listen, matchRoute, sendJson, type RunningServer } from './sandbox/http-kit';
@@ -14,7 +16,10 @@ export interface GatewayRoute {
   method: string;
   /** The function's name, as its Lambda context gives it to the handler. */
   functionName?: string;
-  /** `/webhooks/ats/:connectionId`, the same path parameters the HTTP API passes. */
+  /**
+   * `/webhooks/ats/:connectionId`, the same path parameters the HTTP API passes; `/console-api/*` takes every path
+   * under it, as the HTTP API's `{proxy+}`.
+   */
   pattern: string;
   handler: HttpHandler;
   /**
@@ -84,6 +89,21 @@ function toEvent(
   };
 }
 
+/** A route whose pattern ends in `/*`: every path under it, as API Gateway's `{proxy+}`. */
+function matchPrefix<R extends { method: string; pattern: string }>(
+  routes: readonly R[],
+  request: IncomingMessage,
+  url: URL,
+): { route: R; params: Record<string, string> } | undefined {
+  for (const route of routes) {
+    if (route.method !== request.method || !route.pattern.endsWith('/*')) continue;
+    const base = route.pattern.slice(0, -1);
+    if (url.pathname.startsWith(base) && url.pathname.length > base.length)
+      return { route, params: { proxy: url.pathname.slice(base.length) } };
+  }
+  return undefined;
+}
+
 function writeResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
   const body =
     result.body === undefined ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
@@ -91,8 +111,52 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
   response.end(body);
 }
 
+/** Static files served under a path, as CloudFront serves the console's bucket on AWS. */
+export interface StaticFiles {
+  /** `/console`: `/console` and `/console/` answer `index.html`. */
+  prefix: string;
+  dir: string;
+  /** Files made at start (the console's `config.json`), by name. */
+  generated?: Record<string, string>;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+};
+/** The console's headers on one machine, as its CloudFront response headers policy sets them on AWS. */
+const STATIC_HEADERS = {
+  'content-security-policy': "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+function serveStatic(files: StaticFiles, pathname: string, response: ServerResponse): boolean {
+  if (pathname !== files.prefix && !pathname.startsWith(`${files.prefix}/`)) return false;
+  const name = pathname.slice(files.prefix.length).replace(/^\/+/, '') || 'index.html';
+  const generated = files.generated?.[name];
+  const path = join(files.dir, name);
+  if (generated === undefined && (name.includes('..') || name.includes('/') || !existsSync(path))) {
+    sendJson(response, 404, { message: 'Not Found' });
+    return true;
+  }
+  response.writeHead(200, {
+    'content-type': CONTENT_TYPES[extname(name)] ?? 'application/octet-stream',
+    ...STATIC_HEADERS,
+  });
+  response.end(generated ?? readFileSync(path));
+  return true;
+}
+
 /** The HTTP API on one machine: requests become API Gateway v2 events for the same handlers Lambda runs. */
-export async function startHttpGateway(routes: GatewayRoute[], port: number): Promise<RunningServer> {
+export async function startHttpGateway(
+  routes: GatewayRoute[],
+  port: number,
+  statics?: StaticFiles,
+): Promise<RunningServer> {
   const table = routes.map((route) => ({
     method: route.method,
     pattern: route.pattern,
@@ -105,7 +169,8 @@ export async function startHttpGateway(routes: GatewayRoute[], port: number): Pr
   const running = await listen((request, response) => {
     const url = new URL(request.url ?? '/', baseUrl);
     if (url.pathname === '/health') return sendJson(response, 200, { status: 'ok' });
-    const match = matchRoute(table, request.method ?? 'GET', url.pathname);
+    if (statics && request.method === 'GET' && serveStatic(statics, url.pathname, response)) return;
+    const match = matchRoute(table, request.method ?? 'GET', url.pathname) ?? matchPrefix(table, request, url);
     if (!match) return sendJson(response, 404, { message: 'Not Found' });
     const route = match.route as (typeof table)[number];
     const principal = route.authorize?.(request.headers.authorization);

@@ -12,7 +12,8 @@ import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
 import { FUNCTION_CONCURRENCY, type FunctionName } from '../aws/functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
-import { type GatewayRoute, type HttpHandler, startHttpGateway } from './http-gateway';
+import { type GatewayRoute, type HttpHandler, type StaticFiles, startHttpGateway } from './http-gateway';
+import { buildConsoleSync } from '../console/build';
 import { asHandler, startLocalFunction, type LocalFunction, type LocalFunctionStats } from './lambda-runtime';
 import {
   createQueueWithDlq,
@@ -37,7 +38,7 @@ import {
 } from './sqs-event-source';
 import { createQueueWatch, type QueueWatch } from './queue-watch';
 import { connectionOfBody } from './fair-buffer';
-import { registerWebhooks } from '../cli/doctor/register';
+import { registerWebhooks } from '../../shared/doctor/register';
 import { fileSecretStore } from '../../shared/config/secret-store';
 import { errorMessage } from '../../shared/errors';
 import { issuePartnerKey } from '../../shared/orders/partner-calls';
@@ -121,6 +122,8 @@ export type LocalRuntime = 'environments' | 'one-process';
 
 export interface LocalStack {
   gatewayUrl: string;
+  /** The console at `${gatewayUrl}/console/`, signed in with this key (the admin API's). */
+  operatorKey: string;
   connections: Connection[];
   secrets: Record<string, ConnectionSecrets>;
   interview: InterviewServiceSandbox;
@@ -285,6 +288,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ORDERS_TABLE: tables.orders,
       STAGE_QUEUE_URL: functionQueueUrl(queues.stage.url),
       REPORT_QUEUE_URL: functionQueueUrl(queues.report.url),
+      // The admin API's own (the console's failures page): on AWS only it is given them.
+      STAGE_DLQ_URL: functionQueueUrl(queues.stage.dlqUrl),
+      REPORT_DLQ_URL: functionQueueUrl(queues.report.dlqUrl),
+      ACTIVITY_TABLE: tables.activity,
       MAIL_FROM: LOCAL_DEFAULTS.mailFrom,
       POWERTOOLS_LOG_LEVEL: options.logLevel ?? process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
       // EMF lines are for CloudWatch; on one machine they are printed only when asked for.
@@ -327,6 +334,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ...adminRoutes(adminApi, adminKey),
       ],
       ports.gateway ?? 0,
+      consoleFiles(workDir),
     );
     cleanups.push(() => gateway.close());
     const watch = createQueueWatch();
@@ -413,6 +421,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           connector: { url: gateway.url },
           // The admin API's key: `npm run ops -- connections …` sends it (on AWS, SigV4 with the operator's role).
           admin: { url: `${gateway.url}/admin/connections`, key: adminKey },
+          // The console: signed in with the same key on one machine (a Cognito user of the operators' group on AWS).
+          console: { url: `${gateway.url}/console/`, key: adminKey },
           files: { connections: configPath, secrets: secretsPath },
           connections: connections.map((c) => ({
             id: c.id,
@@ -448,6 +458,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
     return {
       gatewayUrl: gateway.url,
+      operatorKey: adminKey,
       connections,
       secrets,
       interview,
@@ -516,9 +527,30 @@ function adminRoutes(handler: HttpHandler, key: string): GatewayRoute[] {
     return timingSafeEqual(given, expected) ? 'local:operator-key' : undefined;
   };
   const patterns = ['/admin/connections', '/admin/connections/:id', '/admin/connections/:id/:action'];
-  return ['GET', 'PUT', 'PATCH', 'POST', 'DELETE'].flatMap((method) =>
-    patterns.map((pattern) => ({ method, pattern, handler, functionName: 'AdminApi', authorize })),
-  );
+  const methods = ['GET', 'PUT', 'PATCH', 'POST', 'DELETE'];
+  return [
+    ...methods.flatMap((method) =>
+      [...patterns, '/console-api/*'].map((pattern) => ({
+        method,
+        pattern,
+        handler,
+        functionName: 'AdminApi',
+        authorize,
+      })),
+    ),
+    // A customer's connect link: its token, in the path, is checked by the function (no authorizer on AWS either).
+    ...methods.map((method) => ({ method, pattern: '/connect-api/*', handler, functionName: 'AdminApi' })),
+  ];
+}
+
+/**
+ * The console, built from console/src into the work directory and served at `/console` as CloudFront serves it on
+ * AWS; its sign-in here is the operator's key (`npm start` prints where it is), Cognito's on AWS.
+ */
+function consoleFiles(workDir: string): StaticFiles {
+  const dir = join(workDir, 'console');
+  buildConsoleSync(dir);
+  return { prefix: '/console', dir, generated: { 'config.json': JSON.stringify({ mode: 'local' }) } };
 }
 
 /** Each function in its own execution environments: the workers up to the event sources' concurrency. */

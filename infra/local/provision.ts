@@ -16,6 +16,8 @@ export interface LocalTables {
   /** The connections and their audit (shared/mapping/connections.records.ts). */
   connections: string;
   connectionAudit: string;
+  /** What the console shows of the pipeline (shared/mapping/activity.records.ts). */
+  activity: string;
 }
 
 export interface LocalQueue {
@@ -47,6 +49,7 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
     orders: `${prefix}-orders`,
     connections: `${prefix}-connections`,
     connectionAudit: `${prefix}-connection-audit`,
+    activity: `${prefix}-activity`,
   };
   const index = MAPPING_TABLES.applications.interviewIndex;
   await client.send(
@@ -148,7 +151,19 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
       ],
     }),
   );
-  for (const table of [tables.jobs, tables.applications, tables.events, tables.orders]) {
+  const activityKey = MAPPING_TABLES.activity;
+  await client.send(
+    new CreateTableCommand({
+      TableName: tables.activity,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: strings(activityKey.partitionKey, activityKey.sortKey),
+      KeySchema: [
+        { AttributeName: activityKey.partitionKey, KeyType: 'HASH' },
+        { AttributeName: activityKey.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  for (const table of [tables.jobs, tables.applications, tables.events, tables.orders, tables.activity]) {
     await client.send(
       new UpdateTimeToLiveCommand({
         TableName: table,

@@ -63,6 +63,8 @@ stack.interview.setFaults({
 console.log(
   `Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`,
 );
+// The operator's console on one machine: its local sign-in is this key (Cognito's on AWS).
+console.log(`Console: ${stack.gatewayUrl}/console/ (sign in with the operator key ${stack.operatorKey})`);
 console.log(
   stack.runtime === 'environments'
     ? 'Each function runs in its own execution environments (worker threads), as on Lambda'

@@ -36,6 +36,11 @@ export const MAPPING_TABLES = {
   connections: { partitionKey: 'id' },
   /** Every change to a connection, newest last: who, what and when. */
   connectionAudit: { partitionKey: 'connectionId', sortKey: 'at' },
+  /**
+   * What the console shows of the pipeline (shared/mapping/activity.records.ts): `day#<connection>` × day,
+   * `app#<connection>#<application>` × time, `doctor#<connection>`, `link#<token hash>`.
+   */
+  activity: { partitionKey: 'pk', sortKey: 'sk' },
   /** Epoch seconds; DynamoDB TTL deletes the record after it. */
   ttlAttribute: 'expiresAt',
 } as const;

@@ -5,7 +5,7 @@ import { interviewNameFor } from '../../../shared/pipeline/interview-template';
 import { decideAdvance } from '../../../shared/pipeline/report-note';
 import { stageMatches } from '../../../shared/config';
 import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
-import { patiently, readSecret, type DoctorDependencies, type SetupAdapter } from './checks';
+import { patiently, readSecret, type DoctorDependencies, type SetupAdapter } from '../../../shared/doctor/checks';
 
 /** The scores the dry run puts through the write-back rule. */
 export const DRY_RUN_SCORES = [40, 75, 90] as const;

@@ -5,11 +5,11 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { loadConnectionsFile, type Connection } from '../../../shared/config';
 import { tableConnections } from '../ops/connections';
-import { diagnoseConnection, type DoctorDependencies } from './checks';
+import { diagnoseConnection, type DoctorDependencies } from '../../../shared/doctor/checks';
 import { dryRun } from './dry-run';
-import { formatLine } from './lines';
+import { formatLine } from '../../../shared/doctor/lines';
 import { sesSenderLine } from './ses';
-import { registerWebhooks } from './register';
+import { registerWebhooks } from '../../../shared/doctor/register';
 import { fileSecretStore, secretsManagerStore } from '../../../shared/config/secret-store';
 import { errorMessage } from '../../../shared/errors';
 

@@ -1,5 +1,5 @@
 import { GetAccountCommand, GetEmailIdentityCommand, NotFoundException, type SESv2Client } from '@aws-sdk/client-sesv2';
-import { fail, info, pass, type CheckLine } from './lines';
+import { fail, info, pass, type CheckLine } from '../../../shared/doctor/lines';
 import { errorMessage } from '../../../shared/errors';
 
 /**

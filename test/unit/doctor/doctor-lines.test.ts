@@ -1,6 +1,6 @@
 import { GetAccountCommand, GetEmailIdentityCommand, NotFoundException } from '@aws-sdk/client-sesv2';
 import { describe, expect, it } from 'vitest';
-import { closest, formatLine } from '../../../infra/cli/doctor/lines';
+import { closest, formatLine } from '../../../shared/doctor/lines';
 import { sesSenderLine } from '../../../infra/cli/doctor/ses';
 
 /** A stand-in SES answering `GetEmailIdentity` from `identities` (verified or not) and `GetAccount`. */

@@ -45,7 +45,8 @@ export interface InterviewServiceSandbox {
   addAccount(apiKey: string): void;
   /** Registers a webhook for the account of `apiKey` (default: the sandbox's main key). */
   registerWebhook(url: string, event?: string, apiKey?: string): SandboxWebhook;
-  completeInterview(request: CompletionRequest): { candidate_id: string; report_id: string };
+  /** `notify: false`: the report is made and its webhook never sent (a delivery lost for good). */
+  completeInterview(request: CompletionRequest, notify?: boolean): { candidate_id: string; report_id: string };
   /** How the file host serves a report's PDF (made or still to come): its `report_url` now; throws for no report. */
   setReportFile(reportId: string, file: ReportFile): { report_url: string | null };
   /** Resolves once every scheduled report is created and every delivery answered, or rejects after `timeoutMs`. */
@@ -142,7 +143,7 @@ export async function startInterviewServiceSandbox(
     setFaults: (faults) => records.setFaults(faults),
     addAccount: (key) => records.addAccount(key),
     registerWebhook: (url, event, key) => records.registerWebhook(url, event, '', key),
-    completeInterview: (request) => records.completeInterview(request),
+    completeInterview: (request, notify) => records.completeInterview(request, notify),
     setReportFile: (reportId, file) => {
       const served = records.setReportFile(reportId, file);
       if (!served) throw new Error(`report_id: no report ${reportId}`);

@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { createAtsAdapter } from '../../../shared/ats';
-import { connectionSecretsSchema, type Connection } from '../../../shared/config';
-import { describeFirstIssue } from '../../../shared/validation';
+import { createAtsAdapter } from '../ats';
+import { connectionSecretsSchema, type Connection } from '../config';
+import { describeFirstIssue } from '../validation';
 import { patiently, webhookUrls, type DoctorDependencies, type SetupAdapter } from './checks';
 import { fail, info, pass, type CheckLine } from './lines';
-import { errorMessage } from '../../../shared/errors';
+import { errorMessage } from '../errors';
 
 /**
  * Registers the connector's webhooks in the ATS where its API can (Lever `POST /v1/webhooks`, Ashby

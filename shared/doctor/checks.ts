@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { createAtsAdapter, AtsError, ATS_ERROR_CODES, type AtsAdapter, type AtsSetup } from '../../../shared/ats';
+import { createAtsAdapter, AtsError, ATS_ERROR_CODES, type AtsAdapter, type AtsSetup } from '../ats';
 import {
   connectionSecretsSchema,
   missingAtsSecret,
@@ -7,12 +7,12 @@ import {
   type Connection,
   type ConnectionSecrets,
   type StageMatcher,
-} from '../../../shared/config';
-import { secretEquals } from '../../../shared/http/signature';
-import { InterviewServiceClient, InterviewServiceError } from '../../../shared/interview-service';
-import { describeFirstIssue } from '../../../shared/validation';
+} from '../config';
+import { secretEquals } from '../http/signature';
+import { InterviewServiceClient, InterviewServiceError } from '../interview-service';
+import { describeFirstIssue } from '../validation';
 import { closest, fail, info, pass, type CheckLine } from './lines';
-import type { SecretStore } from '../../../shared/config/secret-store';
+import type { SecretStore } from '../config/secret-store';
 import { orderSourceLines } from './orders';
 
 export interface DoctorDependencies {
@@ -38,7 +38,7 @@ export const webhookUrls = (apiUrl: string, connectionId: string) => ({
 });
 
 /** The Greenhouse events the connector needs, as Dev Center names them. */
-const GREENHOUSE_WEBHOOK_STEPS = [
+export const GREENHOUSE_WEBHOOK_STEPS = [
   'Greenhouse has no API for webhooks: in Greenhouse, Configure → Dev Center → Web Hooks → Web Hooks, create one',
   'per event: "Candidate or Prospect Stage Change", "Candidate/Prospect Rejected", "Candidate/Prospect Unrejected",',
   '"Candidate Hired", "Candidate Unhired", "Delete Candidate", "Merge Candidate" and "Candidate Anonymized", each',

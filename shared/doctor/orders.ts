@@ -1,15 +1,15 @@
 import * as v from 'valibot';
-import type { Connection, ConnectionSecrets } from '../../../shared/config';
-import { createInterviewInputSchema } from '../../../shared/interview-service/schemas/inputs.schema';
-import { triggerForTest } from '../../../shared/orders/order-received.use-case';
-import { createInputFor, interviewNameFor } from '../../../shared/pipeline/interview-template';
-import { describeFirstIssue } from '../../../shared/validation';
-import { errorCode, httpStatus } from '../../../shared/errors';
-import type { OrderSource } from '../../../shared/orders/records';
-import { komboApiFor } from '../../../shared/orders/kombo-orders';
-import { describeDiff, diffPackages, isInSync, packagesOf } from '../../../shared/orders/kombo-packages';
+import type { Connection, ConnectionSecrets } from '../config';
+import { createInterviewInputSchema } from '../interview-service/schemas/inputs.schema';
+import { triggerForTest } from '../orders/order-received.use-case';
+import { createInputFor, interviewNameFor } from '../pipeline/interview-template';
+import { describeFirstIssue } from '../validation';
+import { errorCode, httpStatus } from '../errors';
+import type { OrderSource } from '../orders/records';
+import { komboApiFor } from '../orders/kombo-orders';
+import { describeDiff, diffPackages, isInSync, packagesOf } from '../orders/kombo-packages';
 import { type CheckLine, fail, info, pass } from './lines';
-import type { AtsAdapter } from '../../../shared/ats/port';
+import type { AtsAdapter } from '../ats/port';
 
 /** What the order checks use of the doctor's run: the connector's base URL, and a fetch to reach it. */
 interface OrderCheckDependencies {

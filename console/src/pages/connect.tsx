@@ -1,0 +1,222 @@
+import { useEffect, useState } from 'preact/hooks';
+import { connectApi } from '../api';
+import { type CheckLine, Checks, Field, Status } from '../ui';
+
+interface Summary {
+  connectionId: string;
+  ats: string;
+  expiresAt: number;
+  credentials: string[];
+  triggers: { id: string; stage: { name?: string }; interview: string; questions: number }[];
+  webhook: { url: string; registration: 'api' | 'by-hand'; steps: string[] };
+}
+interface Stages {
+  jobs: { id: string; name: string }[];
+  job?: string;
+  stages: { id: string; name: string }[];
+}
+
+const LABELS: Record<string, string> = {
+  atsApiKey: 'API key',
+  atsClientId: 'OAuth client id (Harvest v3)',
+  atsClientSecret: 'OAuth client secret',
+};
+
+/** A key for Greenhouse to sign its webhooks with, made here: the customer types it into Greenhouse. */
+function newSigningKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * A customer connects their own ATS through a one-time link: credentials (kept in the connection's secret, never
+ * shown again), the stage that invites and the interview it sends, the webhooks, then the doctor's checks.
+ */
+export function ConnectPage(props: { token: string }) {
+  const call = <T,>(method: string, path: string, body?: unknown) => connectApi<T>(props.token, method, path, body);
+  const [summary, setSummary] = useState<Summary>();
+  const [gone, setGone] = useState<string>();
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [works, setWorks] = useState<{ ok: boolean; text: string }>();
+  const [signingKey] = useState(newSigningKey);
+  const [stages, setStages] = useState<Stages>();
+  const [choice, setChoice] = useState<{ triggerId: string; stageName: string }>();
+  const [stageStatus, setStageStatus] = useState<string>();
+  const [webhooks, setWebhooks] = useState<CheckLine[]>();
+  const [doctor, setDoctor] = useState<CheckLine[]>();
+  const [done, setDone] = useState(false);
+  useEffect(() => {
+    void call<Summary>('GET', '').then((a) => (a.status === 200 ? setSummary(a.body) : setGone(a.body.error)));
+  }, [props.token]);
+  if (done)
+    return (
+      <main class="narrow">
+        <h1>Connected</h1>
+        <p>Your ATS is connected. This link no longer works; ask your contact for a new one to change anything.</p>
+      </main>
+    );
+  if (gone)
+    return (
+      <main class="narrow">
+        <Status text={gone} kind="error" />
+      </main>
+    );
+  if (!summary) return <Status text="Loading…" />;
+  const greenhouse = summary.ats === 'greenhouse';
+
+  const saveCredentials = async (event: Event) => {
+    event.preventDefault();
+    setErrors({});
+    const body = { ...values, ...(greenhouse ? { atsWebhookSecret: signingKey } : {}) };
+    const answer = await call<{ works: boolean; what?: string; error?: string }>('POST', '/credentials', body);
+    if (answer.status === 400) return setErrors({ [answer.body.field ?? '']: answer.body.error ?? 'invalid' });
+    if (answer.status !== 200) return setWorks({ ok: false, text: answer.body.error ?? 'refused' });
+    // The inputs are cleared: the credentials are kept only in the connection's secret.
+    setValues({});
+    setWorks(
+      answer.body.works
+        ? { ok: true, text: `Saved, and they work (${answer.body.what})` }
+        : { ok: false, text: `Saved, but ${answer.body.error}` },
+    );
+    if (answer.body.works) await loadStages();
+  };
+  const loadStages = async (job?: string) => {
+    const answer = await call<Stages>('GET', `/stages${job ? `?job=${encodeURIComponent(job)}` : ''}`);
+    if (answer.status !== 200) return setStageStatus(answer.body.error ?? 'the stages could not be read');
+    setStages(answer.body);
+    const trigger = summary.triggers[0];
+    if (trigger) setChoice({ triggerId: trigger.id, stageName: answer.body.stages[0]?.name ?? '' });
+  };
+  const saveStage = async (event: Event) => {
+    event.preventDefault();
+    if (!choice) return;
+    const answer = await call('POST', '/trigger', choice);
+    setStageStatus(
+      answer.status === 200 ? `Candidates entering “${choice.stageName}” will be invited` : answer.body.error,
+    );
+  };
+  const register = async () => {
+    const answer = await call<{ lines: CheckLine[] }>('POST', '/webhooks');
+    setWebhooks(answer.status === 200 ? answer.body.lines : [{ status: 'fail', what: answer.body.error ?? 'refused' }]);
+  };
+  const check = async () => {
+    const answer = await call<{ lines: CheckLine[] }>('POST', '/doctor');
+    setDoctor(answer.status === 200 ? answer.body.lines : [{ status: 'fail', what: answer.body.error ?? 'refused' }]);
+  };
+  const finish = async () => {
+    const answer = await call('POST', '/finish');
+    if (answer.status === 200) setDone(true);
+    else setGone(answer.body.error);
+  };
+
+  return (
+    <main class="narrow">
+      <h1>Connect your {summary.ats} account</h1>
+      <p>
+        For <strong>{summary.connectionId}</strong>. This link works once, until{' '}
+        {new Date(summary.expiresAt).toLocaleDateString()}.
+      </p>
+      <section aria-labelledby="step1">
+        <h2 id="step1">1. Your {summary.ats} credentials</h2>
+        <form onSubmit={saveCredentials} aria-label="Credentials">
+          {summary.credentials.map((field) => (
+            <Field id={field} key={field} label={LABELS[field] ?? field} error={errors[field]}>
+              <input
+                id={field}
+                type="password"
+                autocomplete="off"
+                value={values[field] ?? ''}
+                onInput={(e) => setValues({ ...values, [field]: e.currentTarget.value })}
+                aria-invalid={Boolean(errors[field])}
+              />
+            </Field>
+          ))}
+          <button type="submit">Save the credentials</button>
+        </form>
+        {works && <Status text={works.text} kind={works.ok ? 'ok' : 'error'} />}
+      </section>
+      <section aria-labelledby="step2">
+        <h2 id="step2">2. The stage that invites</h2>
+        {!stages && <p>Your jobs and stages appear once the credentials work.</p>}
+        {stages && choice && (
+          <form onSubmit={saveStage} aria-label="Stage">
+            {stages.jobs.length > 0 && (
+              <Field id="job" label="Job">
+                <select id="job" value={stages.job} onChange={(e) => void loadStages(e.currentTarget.value)}>
+                  {stages.jobs.map((j) => (
+                    <option value={j.id} key={j.id}>
+                      {j.name}
+                    </option>
+                  ))}
+                </select>
+              </Field>
+            )}
+            <Field id="stage" label="Stage">
+              <select
+                id="stage"
+                value={choice.stageName}
+                onChange={(e) => setChoice({ ...choice, stageName: e.currentTarget.value })}
+              >
+                {stages.stages.map((s) => (
+                  <option value={s.name} key={s.id}>
+                    {s.name}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <Field id="interview" label="Interview">
+              <select
+                id="interview"
+                value={choice.triggerId}
+                onChange={(e) => setChoice({ ...choice, triggerId: e.currentTarget.value })}
+              >
+                {summary.triggers.map((t) => (
+                  <option value={t.id} key={t.id}>
+                    {t.interview} ({t.questions} questions)
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <button type="submit">Save the stage</button>
+          </form>
+        )}
+        <Status text={stageStatus} />
+      </section>
+      <section aria-labelledby="step3">
+        <h2 id="step3">3. Webhooks</h2>
+        <p>
+          Webhook URL: <code>{summary.webhook.url}</code>
+        </p>
+        {greenhouse && (
+          <p>
+            Secret key: <code id="signing-key">{signingKey}</code> (type it into Greenhouse; it is saved with your
+            credentials)
+          </p>
+        )}
+        <ol>
+          {summary.webhook.steps.map((s) => (
+            <li key={s}>{s}</li>
+          ))}
+        </ol>
+        {summary.webhook.registration === 'api' && (
+          <button type="button" onClick={() => void register()}>
+            Register the webhooks
+          </button>
+        )}
+        {webhooks && <Checks lines={webhooks} label="Webhooks registered" />}
+      </section>
+      <section aria-labelledby="step4">
+        <h2 id="step4">4. Check everything</h2>
+        <button type="button" onClick={() => void check()}>
+          Run the checks
+        </button>
+        {doctor && <Checks lines={doctor} />}
+        <p>
+          <button type="button" onClick={() => void finish()}>
+            Finish
+          </button>
+        </p>
+      </section>
+    </main>
+  );
+}

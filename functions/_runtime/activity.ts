@@ -1,0 +1,86 @@
+import { type ActivityCount, DynamoActivity, type TimelineEntry } from '../../shared/mapping/activity.records';
+import type { PipelineMetric, PipelineMetrics } from '../../shared/observability/metrics';
+import type { PipelineLogger } from '../../shared/pipeline/ports';
+import { errorName } from '../../shared/errors';
+
+/** The pipeline's counts the console shows, by the metric they come from. */
+const COUNTED: Partial<Record<PipelineMetric, ActivityCount>> = {
+  Invited: 'Invited',
+  WrittenBack: 'WrittenBack',
+  Failed: 'Failed',
+  Deferred: 'Deferred',
+};
+
+interface Pending {
+  counts: Partial<Record<ActivityCount, number>>;
+  webhookAt?: number;
+  writeBackAt?: number;
+}
+
+/**
+ * What one invocation saw, for the console (shared/mapping/activity.records.ts): counted and noted while it runs,
+ * written once when it ends (one write per connection for the counts, 25 timeline entries to a request). A write
+ * that fails loses only what the console would have shown: it never fails the work, and is logged by its code.
+ */
+export class ActivityTally {
+  private pending = new Map<string, Pending>();
+  private entries: TimelineEntry[] = [];
+
+  public constructor(private readonly store: () => DynamoActivity | undefined) {}
+
+  public count(count: ActivityCount, connectionId: string, at = Date.now()): void {
+    const day = this.day(connectionId);
+    day.counts[count] = (day.counts[count] ?? 0) + 1;
+    if (count === 'WrittenBack') day.writeBackAt = at;
+  }
+
+  public webhook(connectionId: string, at = Date.now()): void {
+    this.day(connectionId).webhookAt = at;
+  }
+
+  public note(entry: Omit<TimelineEntry, 'at'> & { at?: number }): void {
+    this.entries.push({ ...entry, at: entry.at ?? Date.now() });
+  }
+
+  /** The pipeline's metrics, each also counted here where the console shows it. */
+  public counting(metrics: PipelineMetrics): PipelineMetrics {
+    return {
+      count: (metric, connectionId) => {
+        metrics.count(metric, connectionId);
+        const counted = COUNTED[metric];
+        if (counted) this.count(counted, connectionId);
+      },
+    };
+  }
+
+  public async flush(logger: PipelineLogger): Promise<void> {
+    const store = this.store();
+    const [pending, entries] = [this.pending, this.entries];
+    this.pending = new Map();
+    this.entries = [];
+    if (!store || (!pending.size && !entries.length)) return;
+    const now = Date.now();
+    const writes = [...pending].map(([connectionId, p]) =>
+      store.addDay(connectionId, now, p.counts, { webhookAt: p.webhookAt, writeBackAt: p.writeBackAt }),
+    );
+    if (entries.length) writes.push(store.addTimeline(entries));
+    for (const result of await Promise.allSettled(writes))
+      if (result.status === 'rejected')
+        logger.warn("activity: the console's record could not be written", { code: errorName(result.reason) });
+  }
+
+  private day(connectionId: string): Pending {
+    const day = this.pending.get(connectionId) ?? { counts: {} };
+    this.pending.set(connectionId, day);
+    return day;
+  }
+}
+
+let store: DynamoActivity | undefined;
+/** The function's tally: written to the activity table (`ACTIVITY_TABLE`); nowhere when the table is not set. */
+export const activity = new ActivityTally(() => {
+  const table = process.env.ACTIVITY_TABLE;
+  if (!table) return undefined;
+  store ??= new DynamoActivity(table);
+  return store;
+});

@@ -1,0 +1,165 @@
+import * as v from 'valibot';
+import { randomBytes } from 'node:crypto';
+import type { Connection } from '../config';
+import { connectionSchema } from '../config/connection.schema';
+import type { CheckLine } from '../doctor/lines';
+import { GREENHOUSE_WEBHOOK_STEPS, webhookUrls } from '../doctor/checks';
+import { describeFirstIssue } from '../validation';
+import { errorMessage } from '../errors';
+import type { AdminAnswer } from './connection-admin';
+import { type ConsoleDependencies, linkHash, runDoctor, servedOrAnswer, stages } from './console-api';
+
+export interface ConnectDependencies extends ConsoleDependencies {
+  /** The connector's base URL, which the ATS's webhooks are sent to. */
+  apiUrl: string;
+  /** One read only working credentials allow (the adapter's `probeAccess`): what it read, or the ATS's refusal. */
+  probe(connection: Connection): Promise<string>;
+  /** Registers the connector's webhooks through the ATS's API (shared/doctor/register.ts). */
+  registerWebhooks(connection: Connection): Promise<CheckLine[]>;
+}
+
+/** The credentials each ATS's connect page asks for, as the connection's secret names them. */
+export const CREDENTIAL_FIELDS: Record<Connection['ats'], readonly string[]> = {
+  greenhouse: ['atsClientId', 'atsClientSecret'],
+  ashby: ['atsApiKey'],
+  lever: ['atsApiKey'],
+  workable: ['atsApiKey'],
+};
+
+const secretText = v.pipe(v.string('must be text'), v.trim(), v.nonEmpty('is required'), v.maxLength(2000));
+const credentialsSchema = v.object({
+  atsApiKey: v.optional(secretText),
+  atsClientId: v.optional(secretText),
+  atsClientSecret: v.optional(secretText),
+  /** Greenhouse signs with a key the customer types into it: the page makes one, shows it, and sends it here. */
+  atsWebhookSecret: v.optional(v.pipe(secretText, v.minLength(24, 'must be at least 24 characters'))),
+});
+const triggerSchema = v.object({
+  triggerId: v.pipe(v.string(), v.nonEmpty('is required')),
+  stageName: v.pipe(v.string(), v.trim(), v.nonEmpty('is required'), v.maxLength(200)),
+  stageId: v.optional(v.pipe(v.string(), v.maxLength(200))),
+});
+
+/**
+ * A customer's connect page (`/connect-api/<token>/...`): the one-time link's token is its only credential, found by
+ * its hash while unused and unexpired, and it reaches only its own connection. The customer's credentials are written
+ * into the connection's secret and never answered back; the page picks the stage that invites and the interview it
+ * sends, registers the webhooks (or shows the ATS's own steps), runs the doctor, and finishes, which spends the link.
+ */
+export async function handleConnectRequest(
+  request: { method: string; token: string; path: string[]; query: Record<string, string | undefined>; body: unknown },
+  deps: ConnectDependencies,
+): Promise<AdminAnswer> {
+  const now = (deps.now ?? Date.now)();
+  const hash = linkHash(request.token);
+  const link = await deps.activity.link(hash, now);
+  if (!link) return { status: 404, body: { error: 'this link has expired or was used: ask for a new one' } };
+  const served = await servedOrAnswer(link.connectionId, deps);
+  if ('status' in served) return served;
+  const { connection } = served;
+  const principal = `connect-link:${connection.id}`;
+  const [what, ...rest] = request.path;
+  if (rest.length) return notFound();
+  try {
+    if (what === undefined && request.method === 'GET') return summary(connection, link.validUntil, deps);
+    if (what === 'credentials' && request.method === 'POST') return await credentials(connection, request.body, deps);
+    if (what === 'stages' && request.method === 'GET') return await stages(connection.id, request.query.job, deps);
+    if (what === 'trigger' && request.method === 'POST') return await trigger(served, request.body, principal, deps);
+    if (what === 'webhooks' && request.method === 'POST')
+      return { status: 200, body: { lines: await deps.registerWebhooks(connection) } };
+    if (what === 'doctor' && request.method === 'POST') return await runDoctor(connection.id, principal, deps);
+    if (what === 'finish' && request.method === 'POST') {
+      if (!(await deps.activity.useLink(hash, now)))
+        return { status: 404, body: { error: 'this link has expired or was used' } };
+      return { status: 200, body: { connectionId: connection.id, finished: true } };
+    }
+  } catch (error) {
+    return { status: 502, body: { error: errorMessage(error) } };
+  }
+  return notFound();
+}
+
+function summary(connection: Connection, expiresAt: number, deps: ConnectDependencies): AdminAnswer {
+  const url = webhookUrls(deps.apiUrl, connection.id).ats;
+  const byApi = connection.ats !== 'greenhouse';
+  return {
+    status: 200,
+    body: {
+      connectionId: connection.id,
+      ats: connection.ats,
+      expiresAt,
+      credentials: CREDENTIAL_FIELDS[connection.ats],
+      triggers: connection.triggers.map((t) => ({
+        id: t.id,
+        stage: t.stage,
+        interview: t.interview.namePattern ?? t.id,
+        questions: t.interview.questions.length,
+      })),
+      webhook: {
+        url,
+        registration: byApi ? 'api' : 'by-hand',
+        steps: byApi
+          ? [`The connector registers its webhooks in ${connection.ats} through its API when you press Register.`]
+          : GREENHOUSE_WEBHOOK_STEPS.map((s) => s.replace('{url}', url).replace(' of secret {secret}', ' shown here')),
+      },
+    },
+  };
+}
+
+/** The customer's ATS credentials, written into the connection's secret and tried once; never answered back. */
+async function credentials(connection: Connection, body: unknown, deps: ConnectDependencies): Promise<AdminAnswer> {
+  const parsed = v.safeParse(credentialsSchema, body);
+  if (!parsed.success) return invalid(describeFirstIssue(parsed.issues));
+  const given = parsed.output as Record<string, string | undefined>;
+  for (const field of CREDENTIAL_FIELDS[connection.ats])
+    if (!given[field]) return invalid({ field, message: `${field}: is required for ${connection.ats}` });
+  if (connection.ats === 'greenhouse' && !given.atsWebhookSecret)
+    return invalid({
+      field: 'atsWebhookSecret',
+      message: 'atsWebhookSecret: the key typed into Greenhouse is required',
+    });
+  const { secrets } = deps.admin;
+  if (!secrets) return { status: 501, body: { error: 'no secret store here' } };
+  const current = ((await secrets.read(connection.secretRef)) ?? {}) as Record<string, unknown>;
+  const next: Record<string, unknown> = { ...current };
+  for (const field of [...CREDENTIAL_FIELDS[connection.ats], 'atsWebhookSecret'])
+    if (given[field]) next[field] = given[field];
+  // Ashby and Workable sign with a secret the connector chooses when it registers the webhooks.
+  if (connection.ats !== 'greenhouse' && typeof next.atsWebhookSecret !== 'string')
+    next.atsWebhookSecret = randomBytes(32).toString('hex');
+  await secrets.write(connection.secretRef, next);
+  try {
+    const what = await deps.probe(connection);
+    return { status: 200, body: { saved: true, works: true, what } };
+  } catch (error) {
+    return { status: 200, body: { saved: true, works: false, error: `${connection.ats}: ${errorMessage(error)}` } };
+  }
+}
+
+/** The stage that invites, set on the trigger (the interview) the customer picked. */
+async function trigger(
+  served: Exclude<Awaited<ReturnType<typeof servedOrAnswer>>, AdminAnswer>,
+  body: unknown,
+  principal: string,
+  deps: ConnectDependencies,
+): Promise<AdminAnswer> {
+  const parsed = v.safeParse(triggerSchema, body);
+  if (!parsed.success) return invalid(describeFirstIssue(parsed.issues));
+  const { triggerId, stageName } = parsed.output;
+  const document = served.stored.document as { triggers: { id: string; stage: unknown }[] };
+  if (!document.triggers.some((t) => t.id === triggerId))
+    return invalid({ field: 'triggerId', message: `triggerId: ${served.connection.id} has no interview ${triggerId}` });
+  const triggers = document.triggers.map((t) => (t.id === triggerId ? { ...t, stage: { name: stageName } } : t));
+  const checked = v.safeParse(connectionSchema, { ...document, triggers });
+  if (!checked.success) return invalid(describeFirstIssue(checked.issues, { prefix: 'connection' }));
+  const next = { document: { ...document, triggers }, enabled: served.stored.enabled, changed: ['triggers'] };
+  const change = { principal, action: 'patch' as const, expectedVersion: served.stored.version };
+  const stored = await deps.admin.store.write(served.connection.id, next, change, served.stored);
+  return { status: 200, body: { connectionId: served.connection.id, version: stored.version, triggerId, stageName } };
+}
+
+const invalid = (issue: { field: string; message: string }): AdminAnswer => ({
+  status: 400,
+  body: { error: issue.message, field: issue.field },
+});
+const notFound = (): AdminAnswer => ({ status: 404, body: { error: 'no such route' } });
