@@ -18,12 +18,6 @@ export const ACKNOWLEDGED_FINDINGS: { id: string; reason: string }[] = [
     reason: 'The basic execution role grants writing the function its own CloudWatch logs and nothing else.',
   },
   {
-    id: 'AwsSolutions::AwsSolutions-APIG4',
-    reason:
-      'The senders (the ATSs, the interview service) cannot sign AWS requests or send JWTs: each webhook is ' +
-      'authenticated by its function before the body is read (HMAC over the raw bytes, or a secret token).',
-  },
-  {
     id: 'Serverless::Serverless-SQSRedrivePolicy',
     reason: 'Flagged only on the dead-letter queues themselves; every working queue has a redrive policy.',
   },

@@ -2,6 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
+import { type HttpApi, HttpMethod } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACKNOWLEDGED_FINDINGS, addStackChecks } from '../../infra/aws/checks';
@@ -17,14 +20,15 @@ describe('Stack: checked as AWS users check theirs (cdk-nag AwsSolutions and Ser
   });
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-  const synth = () => {
-    const app = new App({ outdir: join(outdir, 'connector'), context: cdkTestContext() });
-    new ConnectorStack(app, 'Checked', {
+  const synth = (change: (stack: ConnectorStack) => void = () => {}, folder = 'connector') => {
+    const app = new App({ outdir: join(outdir, folder), context: cdkTestContext() });
+    const stack = new ConnectorStack(app, 'Checked', {
       connectionsFile: CONFIG,
       mailFrom: 'talent@acme.example.com',
       alarmEmail: 'oncall@acme.example.com',
       secretsPrefix: 'ats-interview-connector/',
     });
+    change(stack);
     addStackChecks(app);
     return () => app.synth();
   };
@@ -32,6 +36,19 @@ describe('Stack: checked as AWS users check theirs (cdk-nag AwsSolutions and Ser
   it('synthesizes with every finding fixed or acknowledged, each acknowledgement with its reason', () => {
     expect(synth()).not.toThrow();
     for (const finding of ACKNOWLEDGED_FINDINGS) expect(finding.reason.length).toBeGreaterThan(40);
+  });
+
+  it('flags a new route without an authorizer: only the webhook and order routes are acknowledged', () => {
+    const unguarded = synth((stack) => {
+      const api = stack.node.findChild('WebhookApi') as HttpApi;
+      const adminApi = stack.node.findChild('AdminApi') as IFunction;
+      api.addRoutes({
+        path: '/unguarded',
+        methods: [HttpMethod.GET],
+        integration: new HttpLambdaIntegration('Unguarded', adminApi),
+      });
+    }, 'unguarded');
+    expect(unguarded).toThrow(/Checked\/WebhookApi\/GET--unguarded[\s\S]*AwsSolutions-APIG4/);
   });
 
   it('fails synthesis on a finding nobody fixed or acknowledged', () => {
