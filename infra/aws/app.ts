@@ -35,6 +35,7 @@ try {
   new ConnectorStack(app, String(app.node.tryGetContext('stackName') ?? 'AtsInterviewConnector'), {
     connectionsFile,
     pruneConnections: String(app.node.tryGetContext('pruneConnections')) === 'true',
+    consoleDomainPrefix: app.node.tryGetContext('consoleDomainPrefix'),
     ...settings,
   });
   addStackChecks(app);

@@ -3,13 +3,15 @@ import type { Construct } from 'constructs';
 import { addAlarms } from './alarms';
 import { acknowledgeFindings } from './checks';
 import { connectWorkers, createFunctions, scheduleReconciler } from './connector-functions';
+import { type ConsoleHosting, createConsoleHosting } from './console-hosting';
+import { defaultDomainPrefix, OPERATORS_GROUP } from './console-sign-in';
 import { addOperatorDashboard } from './dashboard';
 import { importConnectionsAtDeploy } from './connections-import';
 import { FUNCTION_CONCURRENCY } from './functions';
 import { grantLeastPrivilege } from './grants';
 import { OPS_OUTPUTS, type OpsOutput } from './stack-outputs';
 import { type ConnectorTables, createTables } from './tables';
-import { createWebhookApi } from './webhook-api';
+import { addConsoleRoutes, createWebhookApi } from './webhook-api';
 import { createWorkerQueue, type WorkerQueue } from './worker-queue';
 
 export { LAMBDA_RUNTIME } from './connector-functions';
@@ -37,12 +39,17 @@ export interface ConnectorStackProps extends StackProps {
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Event-source concurrency cap, protecting the ATS and interview-service rate limits. */
   workerMaxConcurrency?: number;
+  /**
+   * The prefix of the console's sign-in domain, `https://<prefix>.auth.<region>.amazoncognito.com`
+   * (`-c consoleDomainPrefix=...`); by default the stack's name and the account (./console-sign-in.ts).
+   */
+  consoleDomainPrefix?: string;
 }
 
 /**
- * Tables, queues with DLQs, the six functions, the HTTP API, the reconciler schedule, the alarms and the
- * dashboard, each from its own module. Every resource is made in the stack's own scope, so the logical ids of
- * deployed resources (the tables above all) stay what they were.
+ * Tables, queues with DLQs, the seven functions, the HTTP API, the console (its distribution and sign-in), the
+ * reconciler schedule, the alarms and the dashboard, each from its own module. Every resource is made in the
+ * stack's own scope, so the logical ids of deployed resources (the tables above all) stay what they were.
  */
 export class ConnectorStack extends Stack {
   public constructor(scope: Construct, id: string, props: ConnectorStackProps) {
@@ -67,6 +74,18 @@ export class ConnectorStack extends Stack {
     const scheduleDlq = scheduleReconciler(this, functions.reconciler, props.reconcileEveryMinutes);
     grantLeastPrivilege(this, { functions, tables, queues }, props);
     const api = createWebhookApi(this, functions);
+    // The API first (the distribution passes two of its paths to it), then the console and its sign-in, then the
+    // console's routes (their authorizer trusts the console's app client, whose callback is the distribution).
+    const operatorConsole = createConsoleHosting(this, api, {
+      domainPrefix: props.consoleDomainPrefix ?? defaultDomainPrefix(this),
+    });
+    addConsoleRoutes(api, functions.adminApi, {
+      issuer: operatorConsole.issuer,
+      clientId: operatorConsole.client.userPoolClientId,
+    });
+    // Where the admin API sends a customer's connect link, and the API it answers on.
+    functions.adminApi.addEnvironment('CONSOLE_URL', operatorConsole.url);
+    functions.adminApi.addEnvironment('API_URL', api.apiEndpoint);
     const byName = { StageEvents: queues.stage, ReportEvents: queues.report };
     addAlarms(this, props.alarmEmail, { functions, queues: byName, scheduleDlq, api });
     addOperatorDashboard(this, { functions, queues: byName });
@@ -87,9 +106,35 @@ export class ConnectorStack extends Stack {
       description: "Kombo: the order webhook's URL is this, a slash, and the connection's id",
     });
     this.outputForOps(tables, queues);
+    this.outputForConsole(operatorConsole);
     acknowledgeFindings(this, props.secretsPrefix);
     // No output per connection (CloudFormation allows 200): each webhook URL is ApiUrl/webhooks/ats/<connection id>,
     // which `npm run ops -- urls` prints for every connection.
+  }
+
+  /** Where the console is, and how an operator is added to it (docs/deployment.md, "The console"). */
+  private outputForConsole(operatorConsole: ConsoleHosting): void {
+    new CfnOutput(this, 'ConsoleUrl', {
+      value: operatorConsole.url,
+      description: 'The console: operators sign in here',
+    });
+    const pool = operatorConsole.userPool.userPoolId;
+    new CfnOutput(this, 'ConsoleUserPoolId', {
+      value: pool,
+      description:
+        'Add an operator: aws cognito-idp admin-create-user --user-pool-id <this> --username <e-mail> && aws ' +
+        'cognito-idp admin-add-user-to-group --user-pool-id <this> --username <e-mail> ' +
+        `--group-name ${OPERATORS_GROUP}`,
+    });
+    const user = `--user-pool-id ${pool} --region ${this.region} --username OPERATOR_EMAIL`;
+    new CfnOutput(this, 'ConsoleAddOperatorCommand', {
+      value:
+        `aws cognito-idp admin-create-user ${user} --user-attributes Name=email,Value=OPERATOR_EMAIL ` +
+        `Name=email_verified,Value=true && aws cognito-idp admin-add-user-to-group ${user} ` +
+        `--group-name ${OPERATORS_GROUP}`,
+      description:
+        'Adds an operator (OPERATOR_EMAIL): Cognito e-mails a temporary password; TOTP is set at first sign-in',
+    });
   }
 
   /** What `npm run ops -- --aws` needs (infra/aws/stack-outputs.ts). */

@@ -1,7 +1,8 @@
 import { RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import { type CfnStage, HttpApi, HttpMethod, type HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpIamAuthorizer, HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ConnectorFunctions } from './connector-functions';
 
@@ -50,6 +51,38 @@ export function createWebhookApi(
       authorizer: new HttpIamAuthorizer(),
     });
   return api;
+}
+
+/** Who may call the console's two APIs: an operator signed in to the console's user pool, and a customer's link. */
+export interface ConsoleCallers {
+  /** The user pool's issuer URL (`https://cognito-idp.<region>.amazonaws.com/<pool id>`). */
+  issuer: string;
+  /** The console's app client: the audience (or `client_id`) its tokens carry. */
+  clientId: string;
+}
+
+/**
+ * The console's routes, to the admin API's function: `/console-api/...` with API Gateway's JWT authorizer (a
+ * token of the console's user pool and client, checked before the function runs; the function then requires the
+ * `operators` group), and `/connect-api/...`, a customer's one-time connect link, whose secret token is in the
+ * path and checked by the function. Added once the console's sign-in exists, which needs the API's address.
+ */
+export function addConsoleRoutes(api: HttpApi, adminApi: IFunction, callers: ConsoleCallers): void {
+  const integration = new HttpLambdaIntegration('ConsoleApiIntegration', adminApi);
+  api.addRoutes({
+    path: '/console-api/{proxy+}',
+    methods: [HttpMethod.ANY],
+    integration,
+    authorizer: new HttpJwtAuthorizer('ConsoleOperatorAuthorizer', callers.issuer, {
+      jwtAudience: [callers.clientId],
+    }),
+  });
+  const connect = api.addRoutes({ path: '/connect-api/{proxy+}', methods: [HttpMethod.ANY], integration });
+  acknowledgeNoAuthorizer(connect, {
+    reason:
+      "A customer opening their connect link has no account to sign in with: the link's one-time secret token, " +
+      'in the path, is checked by the function before anything is read or written.',
+  });
 }
 
 /** cdk-nag's APIG4 (no authorizer), acknowledged on these routes only: a new route without one is still flagged. */

@@ -26,6 +26,8 @@ export interface StackFigures {
   outputs: number;
   resources: number;
   templateBytes: number;
+  /** The template's size with the stack's name (which resource names and the sign-in domain carry) set aside. */
+  templateBytesWithoutName: number;
   largestRoleInlinePolicyChars: number;
   largestManagedPolicyChars: number;
 }
@@ -39,9 +41,10 @@ export function measureStack(count: number, outdir: string): StackFigures {
   mkdirSync(outdir, { recursive: true });
   const connectionsFile = join(outdir, `connections-${count}.json`);
   writeFileSync(connectionsFile, JSON.stringify(document));
-  new ConnectorStack(app, `Scale${count}`, { connectionsFile, ...EXAMPLE.deploy });
+  const stackName = `Scale${count}`;
+  new ConnectorStack(app, stackName, { connectionsFile, ...EXAMPLE.deploy });
   const assembly = app.synth();
-  const text = readFileSync(join(assembly.directory, `Scale${count}.template.json`), 'utf8');
+  const text = readFileSync(join(assembly.directory, `${stackName}.template.json`), 'utf8');
   const template = JSON.parse(text) as Template;
   const resources = Object.values(template.Resources);
   const inlineByRole = new Map<string, number>();
@@ -57,6 +60,7 @@ export function measureStack(count: number, outdir: string): StackFigures {
     outputs: Object.keys(template.Outputs ?? {}).length,
     resources: resources.length,
     templateBytes: Buffer.byteLength(JSON.stringify(template)),
+    templateBytesWithoutName: Buffer.byteLength(JSON.stringify(template).replace(new RegExp(stackName, 'gi'), '')),
     largestRoleInlinePolicyChars: Math.max(0, ...inlineByRole.values()),
     largestManagedPolicyChars: Math.max(0, ...managed),
   };

@@ -38,7 +38,7 @@ describe('Stack: checked as AWS users check theirs (cdk-nag AwsSolutions and Ser
     for (const finding of ACKNOWLEDGED_FINDINGS) expect(finding.reason.length).toBeGreaterThan(40);
   });
 
-  it('flags a new route without an authorizer: only the webhook and order routes are acknowledged', () => {
+  it('flags a new route without an authorizer: only the webhook, order and connect routes are acknowledged', () => {
     const unguarded = synth((stack) => {
       const api = stack.node.findChild('WebhookApi') as HttpApi;
       const adminApi = stack.node.findChild('AdminApi') as IFunction;
