@@ -8,6 +8,7 @@ import type { ApplicationRecord } from '../pipeline/records';
 import type { CheckLine } from '../doctor/lines';
 import { describeFirstIssue, SAFE_ID_PATTERN } from '../validation';
 import { errorMessage } from '../errors';
+import { VersionConflictError } from '../mapping/connections.records';
 import { type AdminAnswer, type AdminOptions, handleAdminRequest } from './connection-admin';
 import { type DeadLetter, QUEUE_NAMES, type QueueName } from './dead-letters';
 
@@ -93,7 +94,7 @@ export async function handleConsoleRequest(request: ConsoleRequest, deps: Consol
     if (area === 'failures') return await failures(request, rest, deps);
     return notFound();
   } catch (error) {
-    if ((error as { name?: string }).name === 'VersionConflictError') throw error;
+    if (error instanceof VersionConflictError) throw error;
     return { status: 502, body: { error: errorMessage(error) } };
   }
 }

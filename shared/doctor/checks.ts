@@ -135,7 +135,7 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
   } else lines.push(info('the stage and webhook checks need working ATS credentials'));
 
   lines.push(...(await interviewServiceLines(connection, secrets, deps)));
-  if (atsWorks) lines.push(...(await atsWebhookLines(connection, secrets, ats, deps.apiUrl, atsCall)));
+  if (atsWorks) lines.push(...(await atsWebhookLines(connection, secrets, { ats, atsCall }, deps.apiUrl)));
   lines.push(...(await orderSourceLines(connection, secrets, ats, deps)));
   const senders = new Set(
     [deps.mailFrom, ...connection.triggers.map((t) => t.invite.from)].filter((s): s is string => Boolean(s)),
@@ -207,6 +207,81 @@ async function permissionLines(
 /** Open jobs a trigger for "all" jobs is checked against unless `--jobs` says otherwise. */
 export const DEFAULT_JOBS_FOR_ALL = 500;
 
+/** What the stage checks share: the ATS's stages of each job, read once, and its open jobs, listed once. */
+interface StageContext {
+  connection: Connection;
+  lines: CheckLine[];
+  stages(jobId: string | undefined): Promise<{ id: string; name: string }[]>;
+  /** Jobs whose id the matcher names, and (for a name that applies to any job) the jobs the ATS lists. */
+  jobsOf(jobs: Connection['triggers'][number]['jobs'], matcher: StageMatcher): Promise<(string | undefined)[]>;
+}
+
+function stageContext(
+  connection: Connection,
+  ats: SetupAdapter,
+  atsCall: <T>(work: () => Promise<T>) => Promise<T>,
+  jobsForAll: number,
+): StageContext {
+  const lines: CheckLine[] = [];
+  const stagesOf = new Map<string, Promise<{ id: string; name: string }[]>>();
+  let listedJobs: Promise<string[]> | undefined;
+  return {
+    connection,
+    lines,
+    stages: (jobId) => {
+      const key = jobId ?? '';
+      const found = stagesOf.get(key) ?? atsCall(() => ats.listStages(jobId));
+      stagesOf.set(key, found);
+      return found;
+    },
+    jobsOf: async (jobs, matcher) => {
+      if (ats.kind === 'lever') return [undefined];
+      if (jobs !== 'all') return jobs;
+      const named = Object.keys(matcher.idsByJob ?? {});
+      if (matcher.name === undefined && matcher.id === undefined) return named;
+      listedJobs ??= atsCall(() => ats.listJobs(jobsForAll)).then((list) => {
+        if (list.length >= jobsForAll)
+          lines.push(info(`checked the first ${jobsForAll} open jobs the ATS lists; --jobs N checks more`));
+        return list.map((j) => j.id);
+      });
+      return [...new Set([...named, ...(await listedJobs)])];
+    },
+  };
+}
+
+/** One stage matcher checked in each job it applies to: a line that passes, or fails naming the closest stages. */
+async function checkStage(
+  context: StageContext,
+  label: string,
+  matcher: StageMatcher,
+  jobIds: readonly (string | undefined)[],
+): Promise<void> {
+  const problems: string[] = [];
+  let fix = '';
+  for (const jobId of jobIds) {
+    const list = await context.stages(jobId);
+    const wantedId = stageIdForJob(matcher, jobId) ?? matcher.id;
+    const ok = wantedId !== undefined ? list.some((s) => s.id === wantedId) : list.some((s) => s.name === matcher.name);
+    if (ok) continue;
+    const where = jobId === undefined ? context.connection.ats : `job ${jobId}`;
+    if (wantedId !== undefined) {
+      problems.push(`${where} has no stage with id ${wantedId}`);
+      fix = `its stages are ${list.map((s) => `${s.id} (${s.name})`).join(', ') || 'none'}`;
+    } else {
+      problems.push(`${where} has no stage named "${matcher.name}"`);
+      const near = closest(
+        matcher.name ?? '',
+        list.map((s) => s.name),
+      );
+      fix = near.length ? `the closest names there: ${near.map((n) => `"${n}"`).join(', ')}` : 'it has no stages';
+    }
+  }
+  const checked = jobIds[0] === undefined ? '' : ` in ${jobIds.length} job${jobIds.length === 1 ? '' : 's'}`;
+  if (!jobIds.length) context.lines.push(info(`${label}: the ATS lists no jobs to check it against`));
+  else if (problems.length) context.lines.push(fail(`${label}: ${problems.join('; ')}`, fix));
+  else context.lines.push(pass(`${label} exists${checked}`));
+}
+
 /**
  * Every trigger's stage and the advance rule's target, for each job they apply to: a job list of the trigger, the
  * jobs its `idsByJob` names, or (for "all") the open jobs the ATS lists, every page up to `jobsForAll`. Lever's
@@ -218,64 +293,14 @@ async function stageLines(
   atsCall: <T>(work: () => Promise<T>) => Promise<T>,
   jobsForAll: number,
 ): Promise<CheckLine[]> {
-  const lines: CheckLine[] = [];
-  const stagesOf = new Map<string, Promise<{ id: string; name: string }[]>>();
-  const stages = (jobId: string | undefined) => {
-    const key = jobId ?? '';
-    let found = stagesOf.get(key);
-    if (!found) {
-      found = atsCall(() => ats.listStages(jobId));
-      stagesOf.set(key, found);
-    }
-    return found;
-  };
-  let listedJobs: Promise<string[]> | undefined;
-  /** Jobs whose id the matcher names, and (for a name that applies to any job) the jobs the ATS lists. */
-  const jobsOf = async (jobs: Connection['triggers'][number]['jobs'], matcher: StageMatcher) => {
-    if (ats.kind === 'lever') return [undefined];
-    if (jobs !== 'all') return jobs;
-    const named = Object.keys(matcher.idsByJob ?? {});
-    if (matcher.name === undefined && matcher.id === undefined) return named;
-    listedJobs ??= atsCall(() => ats.listJobs(jobsForAll)).then((list) => {
-      if (list.length >= jobsForAll)
-        lines.push(info(`checked the first ${jobsForAll} open jobs the ATS lists; --jobs N checks more`));
-      return list.map((j) => j.id);
-    });
-    return [...new Set([...named, ...(await listedJobs)])];
-  };
-  const check = async (label: string, matcher: StageMatcher, jobIds: readonly (string | undefined)[]) => {
-    const problems: string[] = [];
-    let fix = '';
-    for (const jobId of jobIds) {
-      const list = await stages(jobId);
-      const wantedId = stageIdForJob(matcher, jobId) ?? matcher.id;
-      const ok =
-        wantedId !== undefined ? list.some((s) => s.id === wantedId) : list.some((s) => s.name === matcher.name);
-      if (ok) continue;
-      const where = jobId === undefined ? connection.ats : `job ${jobId}`;
-      if (wantedId !== undefined) {
-        problems.push(`${where} has no stage with id ${wantedId}`);
-        fix = `its stages are ${list.map((s) => `${s.id} (${s.name})`).join(', ') || 'none'}`;
-      } else {
-        problems.push(`${where} has no stage named "${matcher.name}"`);
-        const near = closest(
-          matcher.name ?? '',
-          list.map((s) => s.name),
-        );
-        fix = near.length ? `the closest names there: ${near.map((n) => `"${n}"`).join(', ')}` : 'it has no stages';
-      }
-    }
-    const checked = jobIds[0] === undefined ? '' : ` in ${jobIds.length} job${jobIds.length === 1 ? '' : 's'}`;
-    if (!jobIds.length) lines.push(info(`${label}: the ATS lists no jobs to check it against`));
-    else if (problems.length) lines.push(fail(`${label}: ${problems.join('; ')}`, fix));
-    else lines.push(pass(`${label} exists${checked}`));
-  };
+  const context = stageContext(connection, ats, atsCall, jobsForAll);
+  const { lines } = context;
   const allJobs = new Set<string | undefined>();
   for (const trigger of connection.triggers) {
     try {
-      const jobIds = await jobsOf(trigger.jobs, trigger.stage);
+      const jobIds = await context.jobsOf(trigger.jobs, trigger.stage);
       for (const job of jobIds) allJobs.add(job);
-      await check(`trigger ${trigger.id}: stage ${describeStage(trigger.stage)}`, trigger.stage, jobIds);
+      await checkStage(context, `trigger ${trigger.id}: stage ${describeStage(trigger.stage)}`, trigger.stage, jobIds);
     } catch (error) {
       lines.push(fail(`trigger ${trigger.id}: stages cannot be read: ${errorText(error)}`, atsFix(connection, error)));
     }
@@ -285,7 +310,7 @@ async function stageLines(
     try {
       const byJob = Object.keys(advance.toStage.idsByJob ?? {});
       const jobIds = ats.kind === 'lever' ? [undefined] : [...new Set([...byJob, ...allJobs])];
-      await check(`advance.toStage ${describeStage(advance.toStage)}`, advance.toStage, jobIds);
+      await checkStage(context, `advance.toStage ${describeStage(advance.toStage)}`, advance.toStage, jobIds);
     } catch (error) {
       lines.push(fail(`advance.toStage: stages cannot be read: ${errorText(error)}`, atsFix(connection, error)));
     }
@@ -332,45 +357,51 @@ async function interviewServiceLines(
       ),
     );
   }
-  const { interviewPrefix } = webhookUrls(deps.apiUrl, connection.id);
+  lines.push(
+    await interviewWebhookLine(client, connection, secrets, deps.apiUrl).catch((error: unknown) =>
+      fail(`interview service: webhooks cannot be listed: ${errorText(error)}`, keyFix(error)),
+    ),
+  );
+  return lines;
+}
+
+/** The service's interview_report.created webhook points at this connection, with its token. */
+async function interviewWebhookLine(
+  client: InterviewServiceClient,
+  connection: Connection,
+  secrets: ConnectionSecrets,
+  apiUrl: string,
+): Promise<CheckLine> {
+  const { interviewPrefix } = webhookUrls(apiUrl, connection.id);
   const expected = `${interviewPrefix}${secrets.interviewWebhookToken}`;
   const registerSteps =
     'in the interview service\'s settings, add a webhook for "interview_report.created" with the URL that ' +
     `npm run ops -- urls prints for ${connection.id}, its last segment the interviewWebhookToken of secret ` +
     connection.secretRef;
-  try {
-    const webhooks = (await client.listWebhooks()).filter((w) => w.event === 'interview_report.created');
-    const ours = webhooks.filter((w) => w.url.startsWith(interviewPrefix));
-    // The token is compared in constant time and never printed.
-    const exact = ours.find((w) => secretEquals(expected, w.url));
-    if (!ours.length)
-      lines.push(
-        fail('interview service: no interview_report.created webhook points at this connection', registerSteps),
-      );
-    else if (!exact)
-      lines.push(
-        fail(
-          'interview service: the webhook for this connection carries another token',
-          `the token is the last segment of its URL: ${registerSteps}`,
-        ),
-      );
-    else if (exact.status && exact.status !== 'active')
-      lines.push(fail(`interview service: the webhook is ${exact.status}`, "enable it in the service's settings"));
-    else lines.push(pass('interview service: the interview_report.created webhook points at this connection'));
-  } catch (error) {
-    lines.push(fail(`interview service: webhooks cannot be listed: ${errorText(error)}`, keyFix(error)));
-  }
-  return lines;
+  const webhooks = (await client.listWebhooks()).filter((w) => w.event === 'interview_report.created');
+  const ours = webhooks.filter((w) => w.url.startsWith(interviewPrefix));
+  // The token is compared in constant time and never printed.
+  const exact = ours.find((w) => secretEquals(expected, w.url));
+  if (!ours.length)
+    return fail('interview service: no interview_report.created webhook points at this connection', registerSteps);
+  if (!exact)
+    return fail(
+      'interview service: the webhook for this connection carries another token',
+      `the token is the last segment of its URL: ${registerSteps}`,
+    );
+  if (exact.status && exact.status !== 'active')
+    return fail(`interview service: the webhook is ${exact.status}`, "enable it in the service's settings");
+  return pass('interview service: the interview_report.created webhook points at this connection');
 }
 
 /** Each event the connector needs the ATS to send, registered at this connection's URL and enabled. */
 async function atsWebhookLines(
   connection: Connection,
   secrets: ConnectionSecrets,
-  ats: SetupAdapter,
+  access: { ats: SetupAdapter; atsCall: <T>(work: () => Promise<T>) => Promise<T> },
   apiUrl: string,
-  atsCall: <T>(work: () => Promise<T>) => Promise<T>,
 ): Promise<CheckLine[]> {
+  const { ats, atsCall } = access;
   const url = webhookUrls(apiUrl, connection.id).ats;
   const listWebhooks = ats.listWebhooks?.bind(ats);
   if (!listWebhooks)

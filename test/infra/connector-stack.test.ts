@@ -65,6 +65,7 @@ describe('Stack: ConnectorStack', () => {
       .map(([id]) => id)
       .sort();
     expect(stateful).toEqual([
+      'ActivityTable0B58B12C',
       'ApplicationsTable27AC2163',
       'ConnectionAuditTable9C9E0A0F',
       'ConnectionsTable8000B8A1',
@@ -125,7 +126,7 @@ describe('Stack: ConnectorStack', () => {
 
   it('makes every table on-demand, point-in-time recoverable and encrypted; the mapping tables expire by TTL', () => {
     const tables = ofType('AWS::DynamoDB::Table');
-    expect(tables).toHaveLength(6);
+    expect(tables).toHaveLength(7);
     for (const [id, table] of tables) {
       expect(table.Properties.BillingMode).toBe('PAY_PER_REQUEST');
       expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
@@ -235,12 +236,15 @@ describe('Stack: ConnectorStack', () => {
       .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))
       .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
       .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
-    expect(statements).toHaveLength(2);
+    expect(statements).toHaveLength(3);
     const events = statements.find((s: any) => JSON.stringify(s.Resource).includes('EventsTable'));
     expect([...events.Action].sort()).toEqual(['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
     // The connection it serves, read and never written.
     const connections = statements.find((s: any) => JSON.stringify(s.Resource).includes('ConnectionsTable'));
     expect(connections.Action).toBe('dynamodb:GetItem');
+    // What the console shows of its deliveries: the day's counts updated, the timeline written.
+    const activity = statements.find((s: any) => JSON.stringify(s.Resource).includes('ActivityTable'));
+    expect([...activity.Action].sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:UpdateItem']);
   });
 
   it.each([
