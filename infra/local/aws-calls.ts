@@ -61,10 +61,12 @@ function authorizations(service: string, command: string, input: Input): { actio
         action: 'dynamodb:GetItem',
         resource: table(String((item.Get as Input).TableName)),
       }));
+    // Authorized as itself, on each table it writes (DynamoDB's service authorization reference).
     if (action === 'BatchWriteItem')
-      return Object.entries(input.RequestItems as Record<string, Input[]>).flatMap(([name, requests]) =>
-        requests.map((r) => ({ action: `dynamodb:${r.PutRequest ? 'PutItem' : 'DeleteItem'}`, resource: table(name) })),
-      );
+      return Object.keys(input.RequestItems as Input).map((name) => ({
+        action: 'dynamodb:BatchWriteItem',
+        resource: table(name),
+      }));
     if (action === 'BatchGetItem')
       return Object.keys(input.RequestItems as Input).map((name) => ({
         action: 'dynamodb:BatchGetItem',
@@ -76,7 +78,9 @@ function authorizations(service: string, command: string, input: Input): { actio
   if (service === 'sqs') {
     // A batch send is authorized as SendMessage (SQS API reference, SendMessageBatch).
     const iamAction = action === 'SendMessageBatch' ? 'SendMessage' : action;
-    return [{ action: `sqs:${iamAction}`, resource: `queue:${String(input.QueueUrl)}` }];
+    // A message move task names its queues by ARN: it is authorized on its source (SQS's redrive permissions).
+    const queue = input.QueueUrl ?? input.SourceArn;
+    return [{ action: `sqs:${iamAction}`, resource: `queue:${String(queue)}` }];
   }
   if (service === 'ses') {
     const from = String(input.FromEmailAddress ?? '');

@@ -17,9 +17,16 @@ export interface CfnTemplate {
 export interface LocalNames {
   tables: Record<
     string,
-    'JobsTable' | 'ApplicationsTable' | 'EventsTable' | 'OrdersTable' | 'ConnectionsTable' | 'ConnectionAuditTable'
+    | 'JobsTable'
+    | 'ApplicationsTable'
+    | 'EventsTable'
+    | 'OrdersTable'
+    | 'ConnectionsTable'
+    | 'ConnectionAuditTable'
+    | 'ActivityTable'
   >;
-  queues: Record<string, 'StageEventsQueue' | 'ReportEventsQueue'>;
+  /** By the queue's name (the last segment of its URL or ARN). */
+  queues: Record<string, 'StageEventsQueue' | 'ReportEventsQueue' | 'StageEventsDlq' | 'ReportEventsDlq'>;
 }
 
 export interface Violation {

@@ -8,7 +8,8 @@ import type { LocalStack } from '../../infra/local/local-stack';
 import { cdkTestContext } from './cdk-context';
 
 /** The path of a queue URL: the runner and the functions reach the same queue through different hosts. */
-const queuePath = (url: string) => url.replace(/^https?:\/\/[^/]+/, '');
+/** A queue's name: the last segment of its URL (`…/000000000000/name`) or ARN (`arn:aws:sqs:…:name`). */
+const queuePath = (url: string) => url.split(/[/:]/).pop() ?? url;
 
 /** The stack `cdk synth` writes for the local stack's connections, and the local names of its resources. */
 export function synthesizeForLocal(stack: LocalStack, workDir: string): { template: CfnTemplate; names: LocalNames } {
@@ -29,10 +30,13 @@ export function synthesizeForLocal(stack: LocalStack, workDir: string): { templa
         [stack.tables.orders]: 'OrdersTable',
         [stack.tables.connections]: 'ConnectionsTable',
         [stack.tables.connectionAudit]: 'ConnectionAuditTable',
+        [stack.tables.activity]: 'ActivityTable',
       },
       queues: {
         [queuePath(stack.queues.stage.url)]: 'StageEventsQueue',
         [queuePath(stack.queues.report.url)]: 'ReportEventsQueue',
+        [queuePath(stack.queues.stage.dlqUrl)]: 'StageEventsDlq',
+        [queuePath(stack.queues.report.dlqUrl)]: 'ReportEventsDlq',
       },
     },
   };
