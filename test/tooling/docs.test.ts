@@ -1,7 +1,12 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-const pages = ['README.md', ...readdirSync('docs').map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  ...readdirSync('docs')
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 const scripts = Object.keys((JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: object }).scripts);
 
 /** Each `code span` of a page, with where it is. */
@@ -14,7 +19,7 @@ function codeSpans(page: string): { where: string; text: string }[] {
 }
 
 /** A repository path a page names: a file with an extension or a folder, under a top-level folder of the project. */
-const ROOTS = /^(shared|functions|infra|test|config|docs|\.ci)\//;
+const ROOTS = /^(shared|functions|infra|test|config|docs|console|\.ci)\//;
 /** Files a user makes (untracked), which a page tells them to make. */
 const MADE_BY_THE_USER = new Set(['config/connections.json']);
 

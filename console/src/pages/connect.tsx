@@ -172,7 +172,7 @@ export function ConnectPage(props: { token: string }) {
               >
                 {summary.triggers.map((t) => (
                   <option value={t.id} key={t.id}>
-                    {t.interview} ({t.questions} questions)
+                    {`${t.id}: ${t.interview.replace('{jobName}', '<job>')} (${t.questions} questions)`}
                   </option>
                 ))}
               </select>

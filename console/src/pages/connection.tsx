@@ -155,7 +155,7 @@ function TriggersEditor(props: { stored: Stored; path: string; onSaved: () => Pr
           <Field
             id={`trigger-${i}`}
             key={t.id}
-            label={`Stage that invites to “${t.interview.namePattern ?? t.id}” (${t.interview.questions.length} q.)`}
+            label={`Stage that invites to ${t.id} (${t.interview.questions.length} questions)`}
             error={error?.index === i ? error.text : undefined}
           >
             {stages ? (

@@ -42,14 +42,21 @@ describe('The console, in Chromium', () => {
     await browser?.close();
   });
 
-  it('signs in with the local key', async () => {
+  it('signs in with the local key, by keyboard', async () => {
     await page.goto(consoleUrl());
     await page.getByLabel('Operator key').fill('not-the-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('not the operator key');
     await shoot(page, 'sign-in');
-    await page.getByLabel('Operator key').fill(stack.operatorKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // By keyboard alone: the key typed into its labelled field, Tab reaches the button, Enter signs in.
+    await page.getByLabel('Operator key').fill('');
+    await page.getByLabel('Operator key').focus();
+    await page.keyboard.type(stack.operatorKey);
+    await page.keyboard.press('Tab');
+    expect(await page.getByRole('button', { name: 'Sign in' }).evaluate((button) => button.matches(':focus'))).toBe(
+      true,
+    );
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Connections' }).waitFor();
     for (const c of stack.connections) await page.getByRole('link', { name: c.id, exact: true }).waitFor();
   });
@@ -78,6 +85,19 @@ describe('The console, in Chromium', () => {
     );
     await expect.poll(() => page.locator('#ats-error').count()).toBe(0);
     await shoot(page, 'add-connection-doctor');
+  });
+
+  it("picks a trigger's stage from the ATS's own stages", async () => {
+    await page.goto(`${consoleUrl()}#/connections/demo-greenhouse`);
+    await page.getByRole('button', { name: "Pick from the ATS's stages" }).click();
+    const picker = page.getByRole('combobox', { name: 'Stage that invites to ai-screen (3 questions)' });
+    await picker.waitFor();
+    // Greenhouse's own stages of its first job, read through the adapter with the connection's credentials.
+    expect(await picker.locator('option').allTextContents()).toEqual(
+      expect.arrayContaining(['Application Review', 'AI Interview', 'Hiring Manager Review', 'Offer']),
+    );
+    expect(await picker.inputValue()).toBe('AI Interview');
+    expect(await page.getByRole('combobox', { name: 'Job' }).locator('option').count()).toBeGreaterThan(1);
   });
 
   let greenhouseApplication: string;
