@@ -26,7 +26,7 @@ export class ActivityTally {
   private pending = new Map<string, Pending>();
   private entries: TimelineEntry[] = [];
 
-  public constructor(private readonly store: () => DynamoActivity | undefined) {}
+  public constructor(private readonly store: () => Pick<DynamoActivity, 'addDay' | 'addTimeline'> | undefined) {}
 
   public count(count: ActivityCount, connectionId: string, at = Date.now()): void {
     const day = this.day(connectionId);

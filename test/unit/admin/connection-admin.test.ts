@@ -1,49 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ConnectionAdminStore, handleAdminRequest, mergePatch } from '../../../shared/admin/connection-admin';
-import type { StoredConnection } from '../../../shared/config';
-import { VersionConflictError, type ConnectionAudit } from '../../../shared/mapping/connections.records';
 import { connectionDocument } from '../../helpers/connections';
-
-/** The connections table in memory, with the same version rule (a write at a version it no longer has is refused). */
-function memoryStore(): ConnectionAdminStore & { audits: ConnectionAudit[] } {
-  const items = new Map<string, StoredConnection>();
-  const audits: ConnectionAudit[] = [];
-  return {
-    audits,
-    async read(id) {
-      return items.get(id);
-    },
-    async page(limit, cursor) {
-      const all = [...items.values()];
-      const start = cursor ? all.findIndex((c) => c.id === cursor) + 1 : 0;
-      const connections = all.slice(start, start + limit);
-      return { connections, cursor: start + limit < all.length ? connections.at(-1)?.id : undefined };
-    },
-    async write(id, next, change, current) {
-      const now = items.get(id);
-      if (change.createOnly ? now : change.expectedVersion !== undefined && now?.version !== change.expectedVersion)
-        throw new VersionConflictError(id, now?.version);
-      const version = (current?.version ?? 0) + 1;
-      const stored = { id, document: next.document, enabled: next.enabled, version, updatedAt: 1, updatedBy: 'x' };
-      items.set(id, stored);
-      audits.push({
-        connectionId: id,
-        at: String(audits.length),
-        principal: change.principal,
-        action: change.action,
-        changed: next.changed,
-        version,
-      });
-      return stored;
-    },
-    async remove(current) {
-      items.delete(current.id);
-    },
-    async audit(id) {
-      return audits.filter((a) => a.connectionId === id);
-    },
-  };
-}
+import { memoryConnectionStore as memoryStore } from '../../helpers/console';
 
 const document = () => connectionDocument().connections[0] as Record<string, unknown>;
 const ask = (store: ConnectionAdminStore, method: string, path: string[], body?: unknown, query = {}) =>

@@ -1,0 +1,286 @@
+import { describe, expect, it, vi } from 'vitest';
+import { type ConnectDependencies, handleConnectRequest } from '../../../shared/admin/connect-api';
+import { linkHash } from '../../../shared/admin/console-api';
+import type { Connection } from '../../../shared/config';
+import type { ConnectLink } from '../../../shared/mapping/activity.records';
+import { connectionDocument, workableFields } from '../../helpers/connections';
+import { consoleFakes } from '../../helpers/console';
+import { NOW } from '../../helpers/pipeline-records';
+
+const API_URL = 'https://connector.example.com/';
+const WEBHOOK_KEY = 'greenhouse-webhook-key-0123456789';
+const ashbyFields = {
+  id: 'acme-ashby',
+  ats: 'ashby',
+  atsBaseUrl: 'https://api.ashbyhq.com',
+  secretRef: 'connector/acme-ashby',
+};
+const deepDive = {
+  id: 'deep-dive',
+  stage: { name: 'Tech Screen' },
+  interview: { questions: [{ question: 'Walk us through a design.', time: 3, type: 'audio' }] },
+};
+/** The document's interview and a second one, on another stage. */
+const twoTriggers = () => [
+  ...((connectionDocument().connections[0]?.triggers ?? []) as { id: string; stage: unknown }[]),
+  deepDive,
+];
+
+/** A connect page's world: one connection (greenhouse unless told), its secret, and a live link to it. */
+async function connectWorld(
+  options: {
+    connection?: Record<string, unknown>;
+    secret?: Record<string, unknown>;
+    probe?: () => Promise<string>;
+  } = {},
+) {
+  const document = { ...connectionDocument().connections[0], ...options.connection } as {
+    id: string;
+    secretRef: string;
+  };
+  const fakes = consoleFakes({ secrets: { [document.secretRef]: { interviewApiKey: 'iv-key', ...options.secret } } });
+  await fakes.seed(options.connection);
+  const probed: Connection[] = [];
+  const deps: ConnectDependencies = {
+    ...fakes.deps,
+    apiUrl: API_URL,
+    probe: async (connection) => {
+      probed.push(connection);
+      return (options.probe ?? (async () => 'read 3 jobs'))();
+    },
+    registerWebhooks: async () => [{ status: 'pass', what: 'webhook registered' }],
+  };
+  const token = 'customer-token-0123456789abcdef';
+  fakes.activity.links.set(linkHash(token), {
+    connectionId: document.id,
+    createdBy: 'cognito:ops-kim',
+    createdAt: NOW - 86_400_000,
+    validUntil: NOW + 86_400_000,
+  });
+  const call = (method: string, path: string[], body?: unknown, query: Record<string, string> = {}) =>
+    handleConnectRequest({ method, token, path, query, body }, deps);
+  const secret = () => fakes.secrets.values.get(document.secretRef) as Record<string, unknown>;
+  return { ...fakes, deps, token, call, probed, secret, document };
+}
+
+describe('Use case: a customer connects their ATS through a one-time link', () => {
+  describe('the link', () => {
+    it.each([
+      ['unknown', (world: { token: string }) => `${world.token}-other`, {}],
+      ['expired', (world: { token: string }) => world.token, { validUntil: NOW }],
+      ['used', (world: { token: string }) => world.token, { usedAt: NOW - 1 }],
+    ])('answers 404 to an %s link and reads nothing else', async (_what, tokenOf, change) => {
+      const world = await connectWorld();
+      const hash = linkHash(world.token);
+      world.activity.links.set(hash, { ...(world.activity.links.get(hash) as ConnectLink), ...change });
+      const read = vi.spyOn(world.store, 'read');
+      const probe = vi.spyOn(world.deps, 'probe');
+      for (const [method, path, body] of [
+        ['GET', [], undefined],
+        ['POST', ['credentials'], { atsClientId: 'id', atsClientSecret: 'secret', atsWebhookSecret: WEBHOOK_KEY }],
+        ['POST', ['trigger'], { triggerId: 'ai-screen', stageName: 'Phone Screen' }],
+        ['POST', ['finish'], {}],
+      ] as const) {
+        const answer = await handleConnectRequest(
+          { method, token: tokenOf(world), path: [...path], query: {}, body },
+          world.deps,
+        );
+        expect(answer.status).toBe(404);
+      }
+      expect(read).not.toHaveBeenCalled();
+      expect(probe).not.toHaveBeenCalled();
+      expect(world.secrets.calls).toEqual({ reads: 0, writes: 0 });
+      expect(world.store.audits).toHaveLength(1);
+    });
+
+    it('answers 404 when the connection was deleted since the link was made', async () => {
+      const world = await connectWorld();
+      const current = await world.store.read('acme-greenhouse');
+      if (current) await world.store.remove(current, { principal: 'ops', action: 'delete', expectedVersion: 1 });
+      expect((await world.call('GET', [])).status).toBe(404);
+    });
+
+    it('is spent by finishing: a second finish, and any other call after it, answers 404', async () => {
+      const world = await connectWorld();
+      expect(await world.call('POST', ['finish'])).toEqual({
+        status: 200,
+        body: { connectionId: 'acme-greenhouse', finished: true },
+      });
+      expect(world.activity.links.get(linkHash(world.token))?.usedAt).toBe(NOW);
+      expect((await world.call('POST', ['finish'])).status).toBe(404);
+      expect((await world.call('GET', [])).status).toBe(404);
+    });
+
+    it('answers 404 to a finish that another tab made first', async () => {
+      const world = await connectWorld();
+      vi.spyOn(world.activity, 'useLink').mockResolvedValueOnce(false);
+      expect((await world.call('POST', ['finish'])).status).toBe(404);
+    });
+
+    it.each([
+      ['GET', ['credentials']],
+      ['POST', ['credentials', 'more']],
+      ['DELETE', []],
+      ['GET', ['elsewhere']],
+    ])('answers 404 to %s %j', async (method, path) => {
+      const world = await connectWorld();
+      expect((await world.call(method, path)).status).toBe(404);
+    });
+  });
+
+  describe('the summary', () => {
+    it("gives Greenhouse's by-hand steps with the webhook URL, and no placeholder or secret's name", async () => {
+      const world = await connectWorld({ connection: { triggers: twoTriggers() } });
+      const answer = await world.call('GET', []);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({
+        connectionId: 'acme-greenhouse',
+        ats: 'greenhouse',
+        expiresAt: NOW + 86_400_000,
+        credentials: ['atsClientId', 'atsClientSecret'],
+        triggers: [
+          { id: 'ai-screen', stage: { name: 'AI Interview' }, questions: 1 },
+          { id: 'deep-dive', stage: { name: 'Tech Screen' }, questions: 1 },
+        ],
+        webhook: { url: 'https://connector.example.com/webhooks/ats/acme-greenhouse', registration: 'by-hand' },
+      });
+      const steps = (answer.body.webhook as { steps: string[] }).steps.join('\n');
+      expect(steps).toContain('https://connector.example.com/webhooks/ats/acme-greenhouse');
+      expect(steps).not.toMatch(/\{\w+\}/);
+      expect(steps).not.toContain('connector/acme-greenhouse');
+    });
+
+    it.each([
+      ['ashby', ashbyFields, ['atsApiKey']],
+      ['workable', workableFields(), ['atsApiKey']],
+    ])('registers %s webhooks through its API', async (ats, connection, credentials) => {
+      const world = await connectWorld({ connection });
+      const answer = await world.call('GET', []);
+      expect(answer.body).toMatchObject({ ats, credentials, webhook: { registration: 'api' } });
+      expect((answer.body.webhook as { steps: string[] }).steps.join(' ')).toContain(ats);
+    });
+  });
+
+  describe('the credentials', () => {
+    it.each([
+      ['ashby', {}, 'atsApiKey'],
+      ['ashby', { atsApiKey: '   ' }, 'atsApiKey'],
+      ['greenhouse', { atsClientSecret: 's', atsWebhookSecret: WEBHOOK_KEY }, 'atsClientId'],
+      ['greenhouse', { atsClientId: 'i', atsWebhookSecret: WEBHOOK_KEY }, 'atsClientSecret'],
+      ['greenhouse', { atsClientId: 'i', atsClientSecret: 's' }, 'atsWebhookSecret'],
+      ['greenhouse', { atsClientId: 'i', atsClientSecret: 's', atsWebhookSecret: 'x'.repeat(23) }, 'atsWebhookSecret'],
+    ])('answers 400 to %s credentials %j, naming %s, and saves nothing', async (ats, body, field) => {
+      const world = await connectWorld({ connection: ats === 'ashby' ? ashbyFields : {} });
+      const answer = await world.call('POST', ['credentials'], body);
+      expect(answer).toMatchObject({ status: 400, body: { field } });
+      expect(answer.body.error).toContain(field);
+      expect(world.secrets.calls.writes).toBe(0);
+      expect(world.probed).toEqual([]);
+    });
+
+    it('saves them into the secret beside its other fields, tries them, and never answers them back', async () => {
+      const world = await connectWorld({ secret: { atsClientId: 'old-client-id', interviewWebhookToken: 'tok-0' } });
+      const given = {
+        atsClientId: 'gh-client-id-5150',
+        atsClientSecret: 'gh-client-secret-8675309',
+        atsWebhookSecret: WEBHOOK_KEY,
+      };
+      const answer = await world.call('POST', ['credentials'], given);
+      expect(answer).toEqual({ status: 200, body: { saved: true, works: true, what: 'read 3 jobs' } });
+      expect(world.secret()).toEqual({ interviewApiKey: 'iv-key', interviewWebhookToken: 'tok-0', ...given });
+      expect(world.probed.map((c) => c.id)).toEqual(['acme-greenhouse']);
+      const json = JSON.stringify(answer);
+      for (const value of [...Object.values(given), 'iv-key', 'tok-0']) expect(json).not.toContain(value);
+    });
+
+    it.each([
+      ['ashby', ashbyFields],
+      ['workable', workableFields()],
+    ])('makes %s a webhook signing secret when its secret has none, and keeps one it has', async (_ats, connection) => {
+      const world = await connectWorld({ connection });
+      const answer = await world.call('POST', ['credentials'], { atsApiKey: 'api-key-42424242' });
+      const made = world.secret().atsWebhookSecret;
+      expect(made).toMatch(/^[0-9a-f]{64}$/);
+      expect(world.secret().atsApiKey).toBe('api-key-42424242');
+      expect(JSON.stringify(answer)).not.toContain(made as string);
+      expect(JSON.stringify(answer)).not.toContain('api-key-42424242');
+      await world.call('POST', ['credentials'], { atsApiKey: 'api-key-2' });
+      expect(world.secret()).toMatchObject({ atsApiKey: 'api-key-2', atsWebhookSecret: made });
+    });
+
+    it('answers saved but not working (200) when the ATS refuses them, naming the ATS', async () => {
+      const world = await connectWorld({
+        connection: ashbyFields,
+        probe: () => Promise.reject(new Error('401 invalid API key')),
+      });
+      const answer = await world.call('POST', ['credentials'], { atsApiKey: 'wrong-key-31337' });
+      expect(answer).toEqual({
+        status: 200,
+        body: { saved: true, works: false, error: 'ashby: 401 invalid API key' },
+      });
+      expect(world.secret().atsApiKey).toBe('wrong-key-31337');
+    });
+  });
+
+  describe('the trigger', () => {
+    it("sets the chosen interview's stage at the version read, as the link's principal", async () => {
+      const world = await connectWorld({ connection: { triggers: twoTriggers() } });
+      const write = vi.spyOn(world.store, 'write');
+      const answer = await world.call('POST', ['trigger'], { triggerId: 'deep-dive', stageName: ' Phone Screen ' });
+      expect(answer).toEqual({
+        status: 200,
+        body: { connectionId: 'acme-greenhouse', version: 2, triggerId: 'deep-dive', stageName: 'Phone Screen' },
+      });
+      expect(write.mock.calls[0]?.[2]).toEqual({
+        principal: 'connect-link:acme-greenhouse',
+        action: 'patch',
+        expectedVersion: 1,
+      });
+      const stored = (await world.store.read('acme-greenhouse'))?.document as {
+        triggers: { id: string; stage: unknown }[];
+      };
+      expect(stored.triggers.map((t) => [t.id, t.stage])).toEqual([
+        ['ai-screen', { name: 'AI Interview' }],
+        ['deep-dive', { name: 'Phone Screen' }],
+      ]);
+      expect(world.store.audits.at(-1)).toMatchObject({
+        changed: ['triggers'],
+        principal: 'connect-link:acme-greenhouse',
+      });
+    });
+
+    it.each([
+      [{ triggerId: 'no-such-interview', stageName: 'Phone Screen' }, 'triggerId'],
+      [{ triggerId: 'ai-screen', stageName: '  ' }, 'stageName'],
+      [{ stageName: 'Phone Screen' }, 'triggerId'],
+    ])('answers 400 to %j naming %s, and writes nothing', async (body, field) => {
+      const world = await connectWorld();
+      const answer = await world.call('POST', ['trigger'], body);
+      expect(answer).toMatchObject({ status: 400, body: { field } });
+      expect(world.store.audits).toHaveLength(1);
+    });
+  });
+
+  describe('the rest of the page', () => {
+    it("registers the webhooks and runs the doctor, keeping its result under the link's principal", async () => {
+      const world = await connectWorld();
+      expect(await world.call('POST', ['webhooks'])).toEqual({
+        status: 200,
+        body: { lines: [{ status: 'pass', what: 'webhook registered' }] },
+      });
+      const doctor = await world.call('POST', ['doctor']);
+      expect(doctor).toMatchObject({ status: 200, body: { principal: 'connect-link:acme-greenhouse' } });
+      expect(world.activity.doctorResults.get('acme-greenhouse')?.principal).toBe('connect-link:acme-greenhouse');
+    });
+
+    it("answers 502 with the ATS's message when registering fails", async () => {
+      const world = await connectWorld();
+      const deps = { ...world.deps, registerWebhooks: () => Promise.reject(new Error('429 slow down')) };
+      const answer = await handleConnectRequest(
+        { method: 'POST', token: world.token, path: ['webhooks'], query: {}, body: undefined },
+        deps,
+      );
+      expect(answer).toEqual({ status: 502, body: { error: '429 slow down' } });
+    });
+  });
+});

@@ -1,0 +1,138 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ActivityTally } from '../../../functions/_runtime/activity';
+import { PIPELINE_METRICS } from '../../../shared/observability/metrics';
+import type { TimelineEntry } from '../../../shared/mapping/activity.records';
+import { NOW } from '../../helpers/pipeline-records';
+
+/** The activity table's writes, each a spy that succeeds unless the test says otherwise. */
+function fakeActivityStore() {
+  return {
+    addDay: vi.fn<(...args: unknown[]) => Promise<void>>().mockResolvedValue(undefined),
+    addTimeline: vi.fn<(entries: readonly TimelineEntry[]) => Promise<void>>().mockResolvedValue(undefined),
+  };
+}
+const fakeLogger = () => ({ info: vi.fn(), warn: vi.fn(), error: vi.fn() });
+
+describe('Class: ActivityTally', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(NOW);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("writes each connection's counts once a flush, with its last write-back and last webhook", async () => {
+    const store = fakeActivityStore();
+    const tally = new ActivityTally(() => store);
+    tally.count('Invited', 'acme');
+    tally.count('Invited', 'acme');
+    tally.count('WrittenBack', 'acme', NOW - 2_000);
+    tally.count('WrittenBack', 'acme', NOW - 1_000);
+    tally.count('Failed', 'acme', NOW - 500);
+    tally.webhook('acme', NOW - 700);
+    tally.count('Deferred', 'beta');
+
+    await tally.flush(fakeLogger());
+
+    expect(store.addDay.mock.calls).toEqual([
+      ['acme', NOW, { Invited: 2, WrittenBack: 2, Failed: 1 }, { webhookAt: NOW - 700, writeBackAt: NOW - 1_000 }],
+      ['beta', NOW, { Deferred: 1 }, { webhookAt: undefined, writeBackAt: undefined }],
+    ]);
+    expect(store.addTimeline).not.toHaveBeenCalled();
+    await tally.flush(fakeLogger());
+    expect(store.addDay).toHaveBeenCalledTimes(2);
+  });
+
+  it('writes a webhook alone as the last webhook with no counts', async () => {
+    const store = fakeActivityStore();
+    const tally = new ActivityTally(() => store);
+    tally.webhook('acme');
+    await tally.flush(fakeLogger());
+    expect(store.addDay.mock.calls).toEqual([['acme', NOW, {}, { webhookAt: NOW, writeBackAt: undefined }]]);
+  });
+
+  it('writes the timeline notes of a flush in one call, each at its time or the time it was noted', async () => {
+    const store = fakeActivityStore();
+    const tally = new ActivityTally(() => store);
+    tally.note({
+      connectionId: 'acme',
+      atsApplicationId: '4401',
+      kind: 'webhook',
+      detail: 'stage changed',
+      at: NOW - 9,
+    });
+    vi.setSystemTime(NOW + 5);
+    tally.note({ connectionId: 'acme', atsApplicationId: '4401', kind: 'deferred', detail: 'later', code: 'rate' });
+    tally.note({ connectionId: 'beta', atsApplicationId: '77', kind: 'attempt-failed', detail: 'ats 500' });
+
+    await tally.flush(fakeLogger());
+
+    expect(store.addTimeline).toHaveBeenCalledTimes(1);
+    expect(store.addTimeline.mock.calls[0]?.[0]).toEqual([
+      { connectionId: 'acme', atsApplicationId: '4401', kind: 'webhook', detail: 'stage changed', at: NOW - 9 },
+      { connectionId: 'acme', atsApplicationId: '4401', kind: 'deferred', detail: 'later', code: 'rate', at: NOW + 5 },
+      { connectionId: 'beta', atsApplicationId: '77', kind: 'attempt-failed', detail: 'ats 500', at: NOW + 5 },
+    ]);
+    expect(store.addDay).not.toHaveBeenCalled();
+  });
+
+  it('logs a write that fails by its code, still makes the others, and never throws', async () => {
+    const store = fakeActivityStore();
+    const throttled = Object.assign(new Error('rate exceeded'), { name: 'ProvisionedThroughputExceededException' });
+    store.addDay.mockRejectedValueOnce(throttled);
+    store.addTimeline.mockRejectedValueOnce(new TypeError('bad entry'));
+    const logger = fakeLogger();
+    const tally = new ActivityTally(() => store);
+    tally.count('Invited', 'acme');
+    tally.count('Invited', 'beta');
+    tally.note({ connectionId: 'acme', atsApplicationId: '4401', kind: 'webhook', detail: 'x' });
+
+    await expect(tally.flush(logger)).resolves.toBeUndefined();
+
+    expect(store.addDay).toHaveBeenCalledTimes(2);
+    expect(logger.warn.mock.calls.map(([, attributes]) => attributes)).toEqual([
+      { code: 'ProvisionedThroughputExceededException' },
+      { code: 'TypeError' },
+    ]);
+    expect(JSON.stringify(logger.warn.mock.calls)).not.toContain('rate exceeded');
+  });
+
+  it('writes nothing when nothing is pending', async () => {
+    const store = fakeActivityStore();
+    const logger = fakeLogger();
+    await new ActivityTally(() => store).flush(logger);
+    expect(store.addDay).not.toHaveBeenCalled();
+    expect(store.addTimeline).not.toHaveBeenCalled();
+    expect(logger.warn).not.toHaveBeenCalled();
+  });
+
+  it('drops what it saw when there is no activity table, and starts afresh', async () => {
+    const store = fakeActivityStore();
+    let table: ReturnType<typeof fakeActivityStore> | undefined;
+    const tally = new ActivityTally(() => table);
+    tally.count('Invited', 'acme');
+    tally.note({ connectionId: 'acme', atsApplicationId: '4401', kind: 'webhook', detail: 'x' });
+    await expect(tally.flush(fakeLogger())).resolves.toBeUndefined();
+    table = store;
+    await tally.flush(fakeLogger());
+    expect(store.addDay).not.toHaveBeenCalled();
+    expect(store.addTimeline).not.toHaveBeenCalled();
+  });
+
+  it('forwards every metric to the metrics it wraps; counts only Invited, WrittenBack, Failed, Deferred', async () => {
+    const store = fakeActivityStore();
+    const tally = new ActivityTally(() => store);
+    const wrapped = { count: vi.fn() };
+    const metrics = tally.counting(wrapped);
+    for (const metric of PIPELINE_METRICS) metrics.count(metric, 'acme');
+    metrics.count('Invited', 'beta');
+
+    expect(wrapped.count.mock.calls).toEqual([...PIPELINE_METRICS.map((m) => [m, 'acme']), ['Invited', 'beta']]);
+    await tally.flush(fakeLogger());
+    expect(store.addDay.mock.calls).toEqual([
+      ['acme', NOW, { Invited: 1, WrittenBack: 1, Failed: 1, Deferred: 1 }, { webhookAt: undefined, writeBackAt: NOW }],
+      ['beta', NOW, { Invited: 1 }, { webhookAt: undefined, writeBackAt: undefined }],
+    ]);
+  });
+});
