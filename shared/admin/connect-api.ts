@@ -6,6 +6,7 @@ import type { CheckLine } from '../doctor/lines';
 import { GREENHOUSE_WEBHOOK_STEPS, webhookUrls } from '../doctor/checks';
 import { describeFirstIssue } from '../validation';
 import { errorMessage } from '../errors';
+import { VersionConflictError } from '../mapping/connections.records';
 import type { AdminAnswer } from './connection-admin';
 import { type ConsoleDependencies, linkHash, runDoctor, servedOrAnswer, stages } from './console-api';
 
@@ -74,6 +75,8 @@ export async function handleConnectRequest(
       return { status: 200, body: { connectionId: connection.id, finished: true } };
     }
   } catch (error) {
+    // A connection changed since it was read is the caller's to read again: the handler answers it 409, as the console.
+    if (error instanceof VersionConflictError) throw error;
     return { status: 502, body: { error: errorMessage(error) } };
   }
   return notFound();

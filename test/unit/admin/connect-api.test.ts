@@ -3,6 +3,7 @@ import { type ConnectDependencies, handleConnectRequest } from '../../../shared/
 import { linkHash } from '../../../shared/admin/console-api';
 import type { Connection } from '../../../shared/config';
 import type { ConnectLink } from '../../../shared/mapping/activity.records';
+import { VersionConflictError } from '../../../shared/mapping/connections.records';
 import { connectionDocument, workableFields } from '../../helpers/connections';
 import { consoleFakes } from '../../helpers/console';
 import { NOW } from '../../helpers/pipeline-records';
@@ -247,6 +248,21 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
         changed: ['triggers'],
         principal: 'connect-link:acme-greenhouse',
       });
+    });
+
+    it('lets a version conflict through (409) when an operator changed the connection meanwhile', async () => {
+      const world = await connectWorld();
+      const read = world.store.read.bind(world.store);
+      vi.spyOn(world.store, 'read').mockImplementationOnce(async (id, consistent) => {
+        const seen = await read(id, consistent);
+        const change = { principal: 'cognito:ops-kim', action: 'disable' as const, expectedVersion: 1 };
+        await world.store.write(id, { document: seen?.document, enabled: false, changed: ['enabled'] }, change, seen);
+        return seen;
+      });
+      const answer = world.call('POST', ['trigger'], { triggerId: 'ai-screen', stageName: 'Phone Screen' });
+      await expect(answer).rejects.toBeInstanceOf(VersionConflictError);
+      await expect(answer).rejects.toMatchObject({ current: 2 });
+      expect((await world.store.read('acme-greenhouse'))?.enabled).toBe(false);
     });
 
     it.each([
