@@ -12,6 +12,8 @@ const COUNTED: Partial<Record<PipelineMetric, ActivityCount>> = {
 };
 
 interface Pending {
+  /** When the first of them happened: they are counted on its day (an invocation lasts minutes at most). */
+  at: number;
   counts: Partial<Record<ActivityCount, number>>;
   webhookAt?: number;
   writeBackAt?: number;
@@ -29,13 +31,13 @@ export class ActivityTally {
   public constructor(private readonly store: () => Pick<DynamoActivity, 'addDay' | 'addTimeline'> | undefined) {}
 
   public count(count: ActivityCount, connectionId: string, at = Date.now()): void {
-    const day = this.day(connectionId);
+    const day = this.day(connectionId, at);
     day.counts[count] = (day.counts[count] ?? 0) + 1;
     if (count === 'WrittenBack') day.writeBackAt = at;
   }
 
   public webhook(connectionId: string, at = Date.now()): void {
-    this.day(connectionId).webhookAt = at;
+    this.day(connectionId, at).webhookAt = at;
   }
 
   public note(entry: Omit<TimelineEntry, 'at'> & { at?: number }): void {
@@ -59,9 +61,8 @@ export class ActivityTally {
     this.pending = new Map();
     this.entries = [];
     if (!store || (!pending.size && !entries.length)) return;
-    const now = Date.now();
     const writes = [...pending].map(([connectionId, p]) =>
-      store.addDay(connectionId, now, p.counts, { webhookAt: p.webhookAt, writeBackAt: p.writeBackAt }),
+      store.addDay(connectionId, p.at, p.counts, { webhookAt: p.webhookAt, writeBackAt: p.writeBackAt }),
     );
     if (entries.length) writes.push(store.addTimeline(entries));
     for (const result of await Promise.allSettled(writes))
@@ -69,8 +70,8 @@ export class ActivityTally {
         logger.warn("activity: the console's record could not be written", { code: errorName(result.reason) });
   }
 
-  private day(connectionId: string): Pending {
-    const day = this.pending.get(connectionId) ?? { counts: {} };
+  private day(connectionId: string, at: number): Pending {
+    const day = this.pending.get(connectionId) ?? { at, counts: {} };
     this.pending.set(connectionId, day);
     return day;
   }
