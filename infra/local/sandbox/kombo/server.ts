@@ -9,6 +9,8 @@ import {
   sendJson,
   sleep,
 } from '../http-kit';
+import { UNSCOPED_PATTERNS } from './unified-ats';
+import { createUnifiedAts, serveUnifiedControl, type UnifiedAts, unifiedControlRoutes } from './unified-control';
 
 /**
  * Kombo's part, as its Assessment API documents it (assessment-partner facts, section 4): the packages a partner
@@ -85,6 +87,11 @@ export interface KomboSandbox {
     lastName?: string | null;
     deliver?: boolean;
   }): Promise<KomboSandboxOrder>;
+  /**
+   * Kombo's unified ATS API on the same server, key and `/v1` base (unified-control.ts): two integrations whose
+   * synced data lags their ATS, `data-changed` hints, capabilities per tool, and its control.
+   */
+  unified: UnifiedAts;
   /** Delivers the order's webhook again (the same event), as a retrying sender does; answers the status. */
   deliver(order: KomboSandboxOrder, options?: { eventId?: string; body?: (raw: string) => string }): Promise<number>;
   close(): Promise<void>;
@@ -95,9 +102,14 @@ const error = (code: string, message: string) => ({
   error: { code, title: null, message, log_url: null },
 });
 
-export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
+export async function startKomboSandbox(
+  port = 0,
+  options: { syncLagMs?: number; seed?: number } = {},
+): Promise<KomboSandbox> {
   const apiKey = `kombo-${randomBytes(12).toString('hex')}`;
   const webhookSecret = randomBytes(24).toString('base64url');
+  const unified = createUnifiedAts({ ...options, defaultSecret: webhookSecret });
+  const unifiedControl = unifiedControlRoutes(unified);
   let webhookUrl: string | undefined;
   const inFlight = new Map<string, number>();
   const events = new Map<string, string>();
@@ -114,6 +126,7 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
     lostAnswerRate: 0,
     random: Math.random,
     resultWarnings: new Map(),
+    unified,
     register: (url) => {
       webhookUrl = url;
     },
@@ -217,7 +230,7 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
     }
   };
 
-  const routes: Route[] = [
+  const assessmentRoutes: Route[] = [
     {
       method: 'GET',
       pattern: '/v1/assessment/packages',
@@ -320,6 +333,8 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
     },
   ];
 
+  const routes = [...assessmentRoutes, ...unified.routes];
+
   const control = async (
     request: import('node:http').IncomingMessage,
     response: import('node:http').ServerResponse,
@@ -340,6 +355,8 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
     const route = `${request.method} ${matched?.route.pattern ?? url.pathname}`;
     // Kombo's Assessment UI, for a person trying it: place an order (its webhook delivered), see every order.
     if (url.pathname === '/_sandbox/orders') return control(request, response);
+    const context = { request, response, url, params: {} };
+    if (url.pathname.startsWith('/_sandbox/unified/') && (await serveUnifiedControl(unifiedControl, context))) return;
     const record = () => sandbox.calls.push({ route, status: response.statusCode, integrationId });
     response.on('finish', record);
     if (request.headers.authorization !== `Bearer ${apiKey}`)
@@ -353,10 +370,15 @@ export async function startKomboSandbox(port = 0): Promise<KomboSandbox> {
       sandbox.undocumented.push(`${route}?${unknownQuery}`);
       return sendJson(response, 400, error('PLATFORM.INPUT_INVALID', `unknown parameter ${unknownQuery}`));
     }
-    if (!integrationId)
+    if (!integrationId && !UNSCOPED_PATTERNS.has(matched.route.pattern))
       return sendJson(response, 404, error('PLATFORM.INTEGRATION_NOT_FOUND', 'X-Integration-Id: no such integration'));
     await matched.route.handle({ request, response, params: matched.params, url });
   }, port);
+  unified.state.origin = running.url;
+  const close = async () => {
+    unified.close();
+    await running.close();
+  };
   // The same object the routes read: a test's change of the limit or the delay applies at once.
-  return Object.assign(sandbox, { url: `${running.url}/v1`, close: running.close });
+  return Object.assign(sandbox, { url: `${running.url}/v1`, close });
 }
