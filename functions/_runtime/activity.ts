@@ -55,16 +55,24 @@ export class ActivityTally {
     };
   }
 
-  public async flush(logger: PipelineLogger): Promise<void> {
+  /**
+   * Writes what was counted and noted, within `signal` (the invocation's deadline, ahead of Lambda's): a record cut
+   * short by it is dropped, never the invocation's answer delayed past its deadline (SQS would bring the batch back).
+   */
+  public async flush(logger: PipelineLogger, signal?: AbortSignal): Promise<void> {
     const store = this.store();
     const [pending, entries] = [this.pending, this.entries];
     this.pending = new Map();
     this.entries = [];
     if (!store || (!pending.size && !entries.length)) return;
+    if (signal?.aborted) {
+      logger.info("activity: no time left for the console's record", { code: 'deadline' });
+      return;
+    }
     const writes = [...pending].map(([connectionId, p]) =>
-      store.addDay(connectionId, p.at, p.counts, { webhookAt: p.webhookAt, writeBackAt: p.writeBackAt }),
+      store.addDay(connectionId, p.at, p.counts, { webhookAt: p.webhookAt, writeBackAt: p.writeBackAt }, signal),
     );
-    if (entries.length) writes.push(store.addTimeline(entries));
+    if (entries.length) writes.push(store.addTimeline(entries, signal));
     for (const result of await Promise.allSettled(writes))
       if (result.status === 'rejected')
         logger.warn("activity: the console's record could not be written", { code: errorName(result.reason) });

@@ -63,8 +63,8 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
           { context },
         );
       } finally {
-        // What the console shows of this batch: its counts, deferrals and failures (./activity.ts).
-        await activity.flush(logger);
+        // What the console shows of this batch: its counts, deferrals and failures (./activity.ts), within its deadline.
+        await activity.flush(logger, signal);
       }
     });
   };

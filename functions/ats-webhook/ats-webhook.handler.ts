@@ -37,12 +37,13 @@ const logger = createLogger('ats-webhook');
  * ATS delivers again (Ashby does not retry 4xx).
  */
 export const handler = httpHandler(async (event, context) => {
+  // The send to SQS gives up shortly before the function's timeout (the workers' margin), so a slow queue still
+  // leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
+  const signal = context ? deadlineSignal(context) : undefined;
   try {
-    // The send to SQS gives up shortly before the function's timeout (the workers' margin), so a slow queue still
-    // leaves time to take the replay key back and answer 503, and the ATS's next delivery is accepted.
-    return await receive(event, context ? deadlineSignal(context) : undefined);
+    return await receive(event, signal);
   } finally {
-    await activity.flush(logger);
+    await activity.flush(logger, signal);
   }
 });
 

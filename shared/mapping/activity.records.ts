@@ -88,6 +88,7 @@ export class DynamoActivity {
     at: number,
     counts: Partial<Record<ActivityCount, number>>,
     last: { webhookAt?: number | undefined; writeBackAt?: number | undefined } = {},
+    signal?: AbortSignal,
   ): Promise<void> {
     const names: Record<string, string> = { '#ttl': MAPPING_TABLES.ttlAttribute };
     const values: Record<string, unknown> = { ':ttl': seconds(at) + DAY_RETENTION_DAYS * 86_400 };
@@ -111,6 +112,7 @@ export class DynamoActivity {
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: marshall(values),
       }),
+      { abortSignal: signal },
     );
   }
 
@@ -127,7 +129,7 @@ export class DynamoActivity {
   }
 
   /** Adds entries to their applications' timelines, 25 to a request. */
-  public async addTimeline(entries: readonly TimelineEntry[]): Promise<void> {
+  public async addTimeline(entries: readonly TimelineEntry[], signal?: AbortSignal): Promise<void> {
     const ttl = seconds(Date.now()) + RETENTION_DEFAULTS.eventDays * 86_400;
     for (let i = 0; i < entries.length; i += WRITE_BATCH) {
       let requests = entries.slice(i, i + WRITE_BATCH).map((e) => ({
@@ -144,7 +146,9 @@ export class DynamoActivity {
         },
       }));
       for (let round = 0; requests.length && round < UNPROCESSED_ROUNDS; round++) {
-        const answer = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: requests } }));
+        const answer = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: requests } }), {
+          abortSignal: signal,
+        });
         requests = (answer.UnprocessedItems?.[this.table] ?? []) as typeof requests;
       }
     }
