@@ -8,7 +8,9 @@ import { NOW } from '../../helpers/pipeline-records';
 function fakeActivityStore() {
   return {
     addDay: vi.fn<(...args: unknown[]) => Promise<void>>().mockResolvedValue(undefined),
-    addTimeline: vi.fn<(entries: readonly TimelineEntry[]) => Promise<void>>().mockResolvedValue(undefined),
+    addTimeline: vi
+      .fn<(entries: readonly TimelineEntry[], signal?: AbortSignal) => Promise<void>>()
+      .mockResolvedValue(undefined),
   };
 }
 const fakeLogger = () => ({ info: vi.fn(), warn: vi.fn(), error: vi.fn() });
@@ -36,8 +38,15 @@ describe('Class: ActivityTally', () => {
     await tally.flush(fakeLogger());
 
     expect(store.addDay.mock.calls).toEqual([
-      ['acme', NOW, { Invited: 2, WrittenBack: 2, Failed: 1 }, { webhookAt: NOW - 700, writeBackAt: NOW - 1_000 }],
-      ['beta', NOW, { Deferred: 1 }, { webhookAt: undefined, writeBackAt: undefined }],
+      // Each on the day of its first event, within the flush's deadline (none here).
+      [
+        'acme',
+        NOW,
+        { Invited: 2, WrittenBack: 2, Failed: 1 },
+        { webhookAt: NOW - 700, writeBackAt: NOW - 1_000 },
+        undefined,
+      ],
+      ['beta', NOW, { Deferred: 1 }, { webhookAt: undefined, writeBackAt: undefined }, undefined],
     ]);
     expect(store.addTimeline).not.toHaveBeenCalled();
     await tally.flush(fakeLogger());
@@ -49,7 +58,7 @@ describe('Class: ActivityTally', () => {
     const tally = new ActivityTally(() => store);
     tally.webhook('acme');
     await tally.flush(fakeLogger());
-    expect(store.addDay.mock.calls).toEqual([['acme', NOW, {}, { webhookAt: NOW, writeBackAt: undefined }]]);
+    expect(store.addDay.mock.calls).toEqual([['acme', NOW, {}, { webhookAt: NOW, writeBackAt: undefined }, undefined]]);
   });
 
   it('writes the timeline notes of a flush in one call, each at its time or the time it was noted', async () => {
@@ -131,8 +140,34 @@ describe('Class: ActivityTally', () => {
     expect(wrapped.count.mock.calls).toEqual([...PIPELINE_METRICS.map((m) => [m, 'acme']), ['Invited', 'beta']]);
     await tally.flush(fakeLogger());
     expect(store.addDay.mock.calls).toEqual([
-      ['acme', NOW, { Invited: 1, WrittenBack: 1, Failed: 1, Deferred: 1 }, { webhookAt: undefined, writeBackAt: NOW }],
-      ['beta', NOW, { Invited: 1 }, { webhookAt: undefined, writeBackAt: undefined }],
+      [
+        'acme',
+        NOW,
+        { Invited: 1, WrittenBack: 1, Failed: 1, Deferred: 1 },
+        { webhookAt: undefined, writeBackAt: NOW },
+        undefined,
+      ],
+      ['beta', NOW, { Invited: 1 }, { webhookAt: undefined, writeBackAt: undefined }, undefined],
     ]);
+  });
+
+  it("drops the record when the invocation's deadline has come, and passes the deadline to every write", async () => {
+    const store = fakeActivityStore();
+    const tally = new ActivityTally(() => store);
+    const logger = fakeLogger();
+    tally.count('Invited', 'acme');
+    tally.note({ connectionId: 'acme', atsApplicationId: '1', kind: 'deferred', detail: 'back in 5 s' });
+    await tally.flush(logger, AbortSignal.abort());
+    expect(store.addDay).not.toHaveBeenCalled();
+    expect(store.addTimeline).not.toHaveBeenCalled();
+    // Nothing kept for the next invocation either: its own counts are its own.
+    await tally.flush(logger);
+    expect(store.addDay).not.toHaveBeenCalled();
+    const signal = new AbortController().signal;
+    tally.count('Invited', 'acme');
+    tally.note({ connectionId: 'acme', atsApplicationId: '1', kind: 'deferred', detail: 'back in 5 s' });
+    await tally.flush(logger, signal);
+    expect(store.addDay.mock.calls[0]?.[4]).toBe(signal);
+    expect(store.addTimeline.mock.calls[0]?.[1]).toBe(signal);
   });
 });
