@@ -70,7 +70,7 @@ export class ActivityTally {
       return;
     }
     const writes = [...pending].map(([connectionId, p]) =>
-      store.addDay(connectionId, p.at, p.counts, { webhookAt: p.webhookAt, writeBackAt: p.writeBackAt }, signal),
+      store.addDay(connectionId, p.at, p.counts, { webhookAt: p.webhookAt, writeBackAt: p.writeBackAt, signal }),
     );
     if (entries.length) writes.push(store.addTimeline(entries, signal));
     for (const result of await Promise.allSettled(writes))

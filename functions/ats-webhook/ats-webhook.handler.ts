@@ -9,7 +9,9 @@ import {
   type ApplicationChangedMessage,
   type CandidateDeletedMessage,
   type StageEnteredMessage,
+  type ChangesHintedMessage,
 } from '../../shared/queue';
+import { HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
 import { disabledAnswer, webhookConnection } from '../_runtime/webhook-connection';
 import { boundStageEnteredEvent } from '../../shared/ats/bounds';
 import { deliveryIdOf } from '../../shared/validation';
@@ -81,12 +83,50 @@ async function receive(
   if (parsed.kind === 'invalid') return jsonResponse(400, { error: parsed.message });
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
+  if (parsed.kind === 'changes-hinted') return hinted(connectionId, parsed.event.deliveryId, sendWithin);
   // A stage change's subject in the queue ledger (the sweep does not enqueue it again while its message is pending).
   const subject = parsed.kind === 'stage-entered' ? stageSubject(parsed.event.atsApplicationId) : undefined;
   return enqueue(connectionId, messageOf(connectionId, parsed, body), { subject, replay, sendWithin });
 }
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage | ApplicationChangedMessage;
+
+/** Hints that come while one is waiting on the queue are the same read: one is enqueued in this time. */
+const HINT_GRACE_MS = 10_000;
+
+/**
+ * A hint that applications changed (Kombo's `data-changed`): one read of the changes queued, unless one is waiting
+ * already (the queue ledger); a hint lost or refused only delays, as the sweep makes the same read on its schedule.
+ */
+async function hinted(
+  connectionId: string,
+  deliveryId: string,
+  sendWithin: AbortSignal | undefined,
+): Promise<APIGatewayProxyStructuredResultV2> {
+  const now = Date.now();
+  if (!(await ledger.claimEnqueue(connectionId, HINT_SUBJECT, now, HINT_GRACE_MS)))
+    return jsonResponse(200, { status: 'accepted', reason: 'a read of the changes is already queued' });
+  const message: ChangesHintedMessage = {
+    v: 1,
+    enqueueId: randomUUID(),
+    correlationId: currentCorrelationId(),
+    connectionId,
+    receivedAt: now,
+    kind: 'changes-hinted',
+    source: 'webhook',
+    deliveryId: deliveryIdOf(deliveryId, Buffer.from(deliveryId)),
+  };
+  try {
+    const send = () => publisher.publish(requireEnv(ENV.stageQueueUrl), message);
+    await (sendWithin ? withDeadline(sendWithin, send) : send());
+  } catch (error) {
+    logger.error('ats webhook: could not enqueue', { connectionId, kind: message.kind, code: errorName(error) });
+    await ledger.forgetEnqueued(connectionId, [HINT_SUBJECT]).catch(() => undefined);
+    return jsonResponse(503, { error: 'try again later' });
+  }
+  logger.info('ats webhook: enqueued', { connectionId, kind: message.kind });
+  return jsonResponse(200, { status: 'accepted' });
+}
 
 /** The delivery's stage named from the shared names, where its adapter names stages by id alone. */
 function named(context: WebhookContext, event: StageEnteredEvent): Promise<StageEnteredEvent> | StageEnteredEvent {

@@ -13,6 +13,8 @@ import { orderDependencies, pipelineDependencies } from '../_runtime/pipeline';
 import { deferToOwnQueue } from '../_runtime/deferral';
 import { ENV } from '../_runtime/env';
 import { sqsBatchHandler } from '../_runtime/sqs-batch';
+import { hintDependencies } from '../_runtime/hinted-changes';
+import { readHintedChanges } from '../../shared/pipeline/changes-hinted.use-case';
 
 const logger = createLogger('invite-worker');
 // Each count also reaches the console's counts of the day (../_runtime/activity.ts).
@@ -52,6 +54,11 @@ export const handler = sqsBatchHandler(
         ...result,
       });
       if (result.outcome === 'left') metrics.count('CandidateLeft', message.connectionId);
+      return;
+    }
+    if (message.kind === 'changes-hinted') {
+      const result = await readHintedChanges(message.connectionId, hintDependencies(), run.signal);
+      logger.info('changes read', { source: message.source, ...result });
       return;
     }
     if (message.kind === 'follow-up') {

@@ -17,6 +17,7 @@ import { connectionContext } from '../_runtime/work-context';
 import { ENV, requireEnv } from '../_runtime/env';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { reportSubject } from '../../shared/pipeline/ports';
+import { HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
 import { forEachFairly } from './fair-share';
 import { DynamoOrderStore } from '../../shared/mapping/orders.records';
 import { ordersDue } from '../../shared/orders/orders-due';
@@ -225,6 +226,30 @@ async function reconcileReports(c: Connection, { correlationId, signal, totals, 
   totals.enqueued += messages.length;
 }
 
+/**
+ * Kombo pushes no stage change: its hints are read by the invite worker, and the sweep's place is one more read of
+ * the changes each run (queued once while one waits), so a lost hint only delays (changes-hinted.use-case.ts).
+ */
+async function queueChangesRead(c: Connection, correlationId: string): Promise<void> {
+  const now = Date.now();
+  if (!(await deps.ledger.claimEnqueue(c.id, HINT_SUBJECT, now, WORKER_TIMING.enqueueGraceMs))) return;
+  await publisher
+    .publish(requireEnv(ENV.stageQueueUrl), {
+      v: 1,
+      kind: 'changes-hinted',
+      source: 'sweep',
+      enqueueId: randomUUID(),
+      deliveryId: `sweep-${now}`,
+      correlationId,
+      connectionId: c.id,
+      receivedAt: now,
+    })
+    .catch(async (error: unknown) => {
+      await deps.ledger.forgetEnqueued(c.id, [HINT_SUBJECT]).catch(() => undefined);
+      throw error;
+    });
+}
+
 /** The ATS's side: applications in a trigger's stage whose stage change never arrived; then the follow-ups due. */
 async function sweepAndFollowUp(c: Connection, { correlationId, signal, totals, left }: ConnectionRun) {
   const stageQueue = requireEnv(ENV.stageQueueUrl);
@@ -233,6 +258,7 @@ async function sweepAndFollowUp(c: Connection, { correlationId, signal, totals, 
       stageQueue,
       messages.map((m) => ({ ...m, correlationId })),
     );
+  if (c.ats === 'kombo' && c.sweep.enabled) await queueChangesRead(c, correlationId);
   const sweep = await sweepConnection(c.id, { ...deps, enqueue }, signal);
   totals.swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
   if (sweep.triggers.some((t) => t.state !== 'done' && t.state !== 'not-due')) left.add(c.id);

@@ -129,10 +129,18 @@ function grantInviteWorker({ functions, tables, queues }: GrantedResources, sesA
   allow(worker, ['dynamodb:Query'], [indexArn(tables.applications, MAPPING_TABLES.applications.candidateIndex.name)]);
   // Deliveries recorded with each claim, the deletion tombstone written on a purge and checked in every claim, the
   // queue ledger's records of a purged candidate deleted, a connection's backlog recorded when a message defers;
-  // UpdateItem: a turn reserved on the connection's ATS schedule (shared/mapping/rate-schedule.ts).
+  // UpdateItem: a turn reserved on the connection's ATS schedule (shared/mapping/rate-schedule.ts). GetItem and
+  // BatchGetItem: a read of changed applications (Kombo) reads its watermark and what it saw of each application.
   allow(
     worker,
-    ['dynamodb:PutItem', 'dynamodb:ConditionCheckItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
+    [
+      'dynamodb:PutItem',
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:UpdateItem',
+      'dynamodb:GetItem',
+      'dynamodb:BatchGetItem',
+    ],
     [tables.events.tableArn],
   );
   allow(worker, ['ses:SendEmail'], sesArns);

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import type { AtsKind } from '../../shared/config';
+import type { DirectAtsKind } from '../../shared/config';
 import type { LocalStack } from './local-stack';
 import { connectionRate } from '../../shared/ats';
 import { statusOfTag } from '../../shared/pipeline/status';
@@ -41,7 +41,7 @@ export interface AtsDemoSummary {
 }
 
 export interface DemoSummary {
-  byAts: Partial<Record<AtsKind, AtsDemoSummary>>;
+  byAts: Partial<Record<DirectAtsKind, AtsDemoSummary>>;
   dlqDepth: number;
   /** Each call the run made that its vendor does not document (route, query parameter or body field). */
   undocumentedCalls: string[];
@@ -105,11 +105,11 @@ export const DEMO_LIFECYCLE = {
 
 const isReminder = (mail: SesStore['emails'][number]) => (mail.subject ?? '').startsWith('Reminder');
 
-const emailOf = (kind: AtsKind, firstName: string, lastName: string) =>
+const emailOf = (kind: DirectAtsKind, firstName: string, lastName: string) =>
   `${firstName}.${lastName}+${kind}@candidates.example.com`.toLowerCase().replace(/\s+/g, '');
 
 interface AtsDemoRun {
-  kind: AtsKind;
+  kind: DirectAtsKind;
   connectionId: string;
   applications: { id: string }[];
   emails: string[];
@@ -124,7 +124,7 @@ interface AtsDemoRun {
  */
 async function runOnAts(
   stack: LocalStack,
-  kind: AtsKind,
+  kind: DirectAtsKind,
   connectionId: string,
   log: (line: string) => void,
   timeoutMs: number,
@@ -333,7 +333,7 @@ export async function runDemo(
       until(step, read, done, timeoutMs);
     [orders, ...runs] = await Promise.all([
       runOrders(stack, log, waitFor),
-      ...stack.connections.map((c) => runOnAts(stack, c.ats, c.id, log, timeoutMs)),
+      ...stack.connections.map((c) => runOnAts(stack, c.ats as DirectAtsKind, c.id, log, timeoutMs)),
     ]);
   } catch (error) {
     // A step that did not come says what the pipeline still holds, and why, beside its name.
@@ -387,7 +387,7 @@ function reconcileSchedule(stack: LocalStack): { stop(): Promise<void> } {
 }
 
 export function formatSummary(summary: DemoSummary): string {
-  const kinds = Object.keys(summary.byAts) as AtsKind[];
+  const kinds = Object.keys(summary.byAts) as DirectAtsKind[];
   const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFile'>][] = [
     ['interviews created', 'interviewsCreated'],
     ['invites sent', 'invitesSent'],

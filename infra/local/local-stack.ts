@@ -5,7 +5,13 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
-import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
+import {
+  parseConnections,
+  type AtsKind,
+  type DirectAtsKind,
+  type Connection,
+  type ConnectionSecrets,
+} from '../../shared/config';
 import { PROFILES } from '../../shared/ats/profiles';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
@@ -132,7 +138,8 @@ export interface LocalStack {
   lever: LeverSandbox;
   /** Kombo's Assessment API: orders from about seventeen more ATSs, by integration. */
   kombo: KomboSandbox;
-  ats: Record<AtsKind, AtsSandboxView>;
+  /** The ATSs the connector calls directly; Kombo's unified side is `kombo.unified`. */
+  ats: Record<DirectAtsKind, AtsSandboxView>;
   emulators: Emulators;
   tables: LocalTables;
   queues: { stage: LocalQueue; report: LocalQueue };
@@ -234,7 +241,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         interviewApiKey,
         interviewWebhookToken: randomBytes(24).toString('hex'),
         atsWebhookSecret: randomBytes(24).toString('hex'),
-        ...sandboxes.views[connection.ats].credentials,
+        ...(connection.ats === 'kombo'
+          ? // Kombo's API key and its webhook secret: the vendor's Kombo account's, one for all its integrations.
+            { atsApiKey: kombo.apiKey, atsWebhookSecret: kombo.webhookSecret }
+          : sandboxes.views[connection.ats].credentials),
         // Orders from inside the ATS: the keys the connector issues the customer, and the credential Greenhouse
         // issues the partner for its completion PATCH (never the same).
         ...(connection.orders?.greenhouse
@@ -381,6 +391,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           connectionSecrets.interviewApiKey,
         );
       if (options.registerAtsWebhooks === false) continue;
+      if (connection.ats === 'kombo') {
+        // Kombo's webhooks are made in its dashboard, one per Kombo account: each connection's URL here.
+        kombo.unified.registerWebhook(`${gateway.url}/webhooks/ats/${connection.id}`, kombo.webhookSecret);
+        continue;
+      }
       if (connection.ats === 'greenhouse') {
         // Greenhouse has no webhook API: the customer pastes the URL and secret in Dev Center, as here.
         await sandboxes.views.greenhouse.registerWebhook({

@@ -25,6 +25,8 @@ export const CREDENTIAL_FIELDS: Record<Connection['ats'], readonly string[]> = {
   ashby: ['atsApiKey'],
   lever: ['atsApiKey'],
   workable: ['atsApiKey'],
+  // The Kombo API key is the connector's operator's; the customer connects their ATS to Kombo through Kombo Connect.
+  kombo: [],
 };
 
 const secretText = v.pipe(v.string('must be text'), v.trim(), v.nonEmpty('is required'), v.maxLength(2000));

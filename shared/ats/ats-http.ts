@@ -23,6 +23,8 @@ export interface AtsHttpOptions {
   gate?: CallGate | undefined;
   /** The headers the ATS announces its window in (its profile's): a 429 without Retry-After waits for its reset. */
   rateHeaders?: RateHeaders | undefined;
+  /** Sent with every call besides the credentials (Kombo's `X-Integration-Id`). */
+  headers?: Record<string, string> | undefined;
 }
 
 /** An answer read by its schema, with its headers (where a list's next page may be: shared/ats/paging.ts). */
@@ -157,6 +159,7 @@ export class AtsHttpClient {
         url,
         method: request.method,
         headers: {
+          ...this.options.headers,
           authorization,
           accept: 'application/json',
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),

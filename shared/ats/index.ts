@@ -4,6 +4,7 @@ import { AshbyAdapter } from './ashby/ashby.adapter';
 import { GreenhouseAdapter } from './greenhouse/greenhouse.adapter';
 import { LeverAdapter } from './lever/lever.adapter';
 import { WorkableAdapter } from './workable/workable.adapter';
+import { KomboAdapter } from './kombo/kombo.adapter';
 import type { AtsAdapter } from './port';
 import { documentedRate, PROFILES } from './profiles';
 import type { CallGate } from './call-gate';
@@ -13,7 +14,7 @@ export * from './errors';
 export { declaredStepCalls, documentedRate, PROFILES, type VendorProfile } from './profiles';
 
 /** The ATS kinds with an adapter; a connection to any other is refused when the config loads. */
-export const SUPPORTED_ATS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
+export const SUPPORTED_ATS = ['greenhouse', 'ashby', 'lever', 'workable', 'kombo'] as const;
 
 export interface AdapterDependencies {
   fetch?: typeof fetch;
@@ -47,6 +48,8 @@ export function createAtsAdapter(
       return new LeverAdapter({ connection, secrets, ...dependencies });
     case 'workable':
       return new WorkableAdapter({ connection, secrets, ...dependencies });
+    case 'kombo':
+      return new KomboAdapter({ connection, secrets, ...dependencies });
     default:
       throw new AtsError(
         ATS_ERROR_CODES.unsupported,

@@ -63,8 +63,25 @@ export interface ApplicationChangedEvent {
   change: 'left' | 'returned';
 }
 
+/**
+ * An application as a read of a synced copy gives it (Kombo's unified API): where it stands now. `changedAt` is when
+ * the copy last changed it, in the copy's time.
+ */
+export interface ChangedApplication {
+  atsApplicationId: string;
+  atsCandidateId: string;
+  atsJobId: string;
+  jobName?: string | undefined;
+  stage: { id?: string | undefined; name?: string | undefined };
+  /** Out of the process (declined, hired, deleted), or undefined while in it. */
+  exit?: ExitKind | undefined;
+  changedAt: number;
+}
+
 export type WebhookParseResult =
   | { kind: 'ping' }
+  /** Something changed, not said what (Kombo's `data-changed`): the applications changed since the last read are read. */
+  | { kind: 'changes-hinted'; event: { deliveryId: string } }
   | { kind: 'candidate-deleted'; event: CandidateDeletedEvent }
   | { kind: 'application-changed'; event: ApplicationChangedEvent }
   | { kind: 'ignored'; reason: string }
@@ -112,10 +129,22 @@ export interface AtsAdapter {
    * by id, with no call (empty until it has read them).
    */
   knownStageNames?(): ReadonlyMap<string, string>;
-  /** A 2xx from the ATS is a note written; `noteId` is there when the answer carried one. */
-  postNote(target: ApplicationRef, note: AtsNote, signal?: AbortSignal): Promise<{ noteId?: string | undefined }>;
+  /**
+   * A 2xx from the ATS is a note written; `noteId` is there when the answer carried one. `skipped`: the ATS takes no
+   * notes here (Kombo's capability table): nothing was sent, and this says why.
+   */
+  postNote(
+    target: ApplicationRef,
+    note: AtsNote,
+    signal?: AbortSignal,
+  ): Promise<{ noteId?: string | undefined; skipped?: string | undefined }>;
   /** Whether a note carrying `marker` already exists on the target (after a write whose answer was lost). */
   findNote(target: ApplicationRef, marker: string, signal?: AbortSignal): Promise<{ noteId: string } | undefined>;
+  /**
+   * False where the ATS reads no note back (Kombo): `findNote` finds nothing, so a note's step records its start and,
+   * found started after a crash, is recorded uncertain instead of posted again.
+   */
+  readonly findsNotes?: boolean;
   /**
    * Moves the application; already being in the target stage counts as done. A move reads where the application
    * stands, then moves it: `MOVE_CALLS` calls besides the stage lists the adapter caches. An application that read
@@ -125,7 +154,7 @@ export interface AtsAdapter {
     target: ApplicationRef,
     stage: StageMatcher,
     signal?: AbortSignal,
-  ): Promise<{ moved: boolean; stageId: string; exit?: ExitKind | undefined }>;
+  ): Promise<{ moved: boolean; stageId: string; exit?: ExitKind | undefined; skipped?: string | undefined }>;
   /**
    * Where the application stands now (still in the process, or out of it and why), by one documented read: looked at
    * before the connector contacts a candidate again (a reminder, the expiry, a re-invitation), since the webhook that
@@ -148,6 +177,16 @@ export interface AtsAdapter {
     signal?: AbortSignal,
   ): Promise<{ events: StageEnteredEvent[]; next: string | undefined }>;
   /**
+   * Where the ATS is read through a synced copy that pushes no stage change (Kombo): one page of the applications
+   * changed after `since` (epoch ms), for the stage-entry reader (shared/pipeline/changes-hinted.use-case.ts), which
+   * takes the place of the sweep for it.
+   */
+  listChangedApplications?(
+    since: number,
+    cursor: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ applications: ChangedApplication[]; next: string | undefined }>;
+  /**
    * Shows the AI interview's status where recruiters filter (`writeBack.status: tags`): adds `tag` and removes
    * `others` (the other statuses' tags). Idempotent: a tag already there is not added twice. `tag` undefined: only
    * removes (a candidate who left, where the connection shows no status for them).
@@ -167,7 +206,11 @@ export interface AtsAdapter {
    * The report file on the candidate's record (the application, or the candidate where the ATS keeps files there),
    * under `file.name`, by the ATS's documented upload. Not idempotent: `findFile` first.
    */
-  attachFile?(target: ApplicationRef, file: AtsFile, signal?: AbortSignal): Promise<{ fileId?: string | undefined }>;
+  attachFile?(
+    target: ApplicationRef,
+    file: AtsFile,
+    signal?: AbortSignal,
+  ): Promise<{ fileId?: string | undefined; skipped?: string | undefined }>;
   /** A file attached earlier under `name`, through the ATS's documented list of the record's files. */
   findFile?(target: ApplicationRef, name: string, signal?: AbortSignal): Promise<{ fileId: string } | undefined>;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */

@@ -3,6 +3,7 @@ import { ashbyProfile } from './ashby/profile';
 import { greenhouseProfile } from './greenhouse/profile';
 import { leverProfile } from './lever/profile';
 import { workableProfile } from './workable/profile';
+import { komboProfile } from './kombo/profile';
 import { STEP_KINDS, type StepKind, type VendorProfile } from './profile';
 
 export { announcedResetAt, announcedWindow, type RateHeaders, type VendorProfile } from './profile';
@@ -13,6 +14,7 @@ export const PROFILES: Readonly<Record<AtsKind, VendorProfile>> = {
   ashby: ashbyProfile,
   lever: leverProfile,
   workable: workableProfile,
+  kombo: komboProfile,
 };
 
 /** The rate a vendor documents as calls per window, for pacing: none where it publishes none or counts concurrency. */

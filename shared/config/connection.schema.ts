@@ -2,8 +2,12 @@ import * as v from 'valibot';
 import { customQuestionListSchema, interviewLanguageSchema, skillListSchema } from '../interview-service/schemas';
 import { CODING_LANGUAGES } from '../interview-service/constants';
 
-export const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
+/** `kombo`: Kombo's unified ATS API, in front of the customer's ATS (one integration per connection). */
+export const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable', 'kombo'] as const;
 export type AtsKind = (typeof ATS_KINDS)[number];
+/** The ATSs the connector calls directly (not through Kombo's unified API): each has a sandbox of its own locally. */
+export const DIRECT_ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
+export type DirectAtsKind = (typeof DIRECT_ATS_KINDS)[number];
 
 /** A connection's (or a trigger's) id: lowercase letters, digits and dashes, 63 at most. */
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -181,6 +185,8 @@ export const connectionSchema = v.pipe(
     atsBaseUrl: httpUrl,
     /** Greenhouse v3 OAuth token endpoint; defaults to Greenhouse's own. */
     atsAuthUrl: v.optional(httpUrl),
+    /** Kombo: the customer's integration (`X-Integration-Id`, e.g. `personio:8a7b…`), as Kombo's dashboard names it. */
+    atsIntegrationId: v.optional(v.pipe(v.string(), v.nonEmpty(), v.maxLength(200))),
     /** The ATS user that writes are made as (Greenhouse `sub`/`user_id`, Lever `perform_as`, Workable `member_id`). */
     atsUserId: v.pipe(v.string(), v.nonEmpty()),
     interviewService: v.object({
@@ -255,6 +261,10 @@ export const connectionSchema = v.pipe(
     v.check((c) => !c.orders?.ashby || c.ats === 'ashby', 'orders.ashby needs a connection whose ats is ashby'),
     ['orders'],
   ),
+  v.forward(
+    v.check((c) => c.ats !== 'kombo' || Boolean(c.atsIntegrationId), 'a kombo connection names its integration'),
+    ['atsIntegrationId'],
+  ),
 );
 
 export const connectionsFileSchema = v.pipe(
@@ -323,6 +333,8 @@ export const REQUIRED_ATS_SECRETS = {
   // The signature token: `atsWebhookSecret` or the stage-change entry of `atsWebhookSecrets` (see missingAtsSecret).
   lever: ['atsApiKey'],
   workable: ['atsWebhookSecret', 'atsApiKey'],
+  // The Kombo API key, and the secret Kombo signs its webhooks with (its dashboard shows it once).
+  kombo: ['atsWebhookSecret', 'atsApiKey'],
 } as const satisfies Record<AtsKind, readonly SecretField[]>;
 
 /** The first secret an ATS needs that the connection's secret lacks, named as the secret's schema names it. */

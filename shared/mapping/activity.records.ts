@@ -87,8 +87,7 @@ export class DynamoActivity {
     connectionId: string,
     at: number,
     counts: Partial<Record<ActivityCount, number>>,
-    last: { webhookAt?: number | undefined; writeBackAt?: number | undefined } = {},
-    signal?: AbortSignal,
+    last: { webhookAt?: number | undefined; writeBackAt?: number | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<void> {
     const names: Record<string, string> = { '#ttl': MAPPING_TABLES.ttlAttribute };
     const values: Record<string, unknown> = { ':ttl': seconds(at) + DAY_RETENTION_DAYS * 86_400 };
@@ -112,7 +111,7 @@ export class DynamoActivity {
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: marshall(values),
       }),
-      { abortSignal: signal },
+      { abortSignal: last.signal },
     );
   }
 

@@ -273,9 +273,10 @@ function reportNoteStep(
   input: WriteBackStepsInput,
   decision: ReturnType<typeof decideAdvance>,
   hasRule: boolean,
-): Step<{ noteId?: string | undefined }> {
+): Step<{ noteId?: string | undefined; skipped?: string | undefined }> {
   const { context, target, record, report, signal, now } = input;
   const marker = `ai-interview-report:${report.report_id}`;
+
   const serviceUrl = context.connection.interviewService.baseUrl;
   const link =
     context.ats.attachReportLink && !stepDone(record.steps.reportLink) && serviceLink(report.report_url, serviceUrl);
@@ -286,9 +287,7 @@ function reportNoteStep(
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),
-    // A second claim may follow a worker that posted and stopped; not one that stopped with nothing half-done.
-    started: !startedClean(record),
-    lookup: () => context.ats.findNote(target, marker, signal),
+    ...reportNoteStart(input, marker),
     perform: async () => {
       if (!link) return postNote();
       await context.ats.attachReportLink?.(target, link, signal);
@@ -309,7 +308,14 @@ function reportNoteStep(
         // A note found was posted after its link.
         before:
           linkDone ?? (outcome === 'found' && link ? { name: 'reportLink', record: { doneAt: now() } } : undefined),
-        step: { name: 'reportNote', record: { doneAt: now(), value: note?.noteId } },
+        step: {
+          name: 'reportNote',
+          record: {
+            doneAt: now(),
+            value: note?.noteId ?? note?.skipped,
+            ...(outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {}),
+          },
+        },
         data: { flaggedForReview: hasRule && !decision.advance },
         last,
         carry: input.carryNote,
@@ -317,11 +323,29 @@ function reportNoteStep(
   };
 }
 
+/**
+ * How the report note's step finds out whether an earlier worker posted it. A second claim may follow a worker that
+ * posted and stopped (not one that stopped with nothing half-done): the note is looked up by its marker. Where no note
+ * is read back (Kombo), the steps map alone keeps it to one: its start is recorded, and a note found started after a
+ * crash is recorded uncertain, never posted again.
+ */
+function reportNoteStart(input: WriteBackStepsInput, marker: string) {
+  const { context, target, record, signal, now } = input;
+  if (context.ats.findsNotes !== false)
+    return { started: !startedClean(record), lookup: () => context.ats.findNote(target, marker, signal) };
+  return {
+    started: record.steps.reportNote?.startedAt !== undefined,
+    signal,
+    recordStart: () =>
+      recordWriteBackStep(input, { step: { name: 'reportNote', record: { startedAt: now() } }, last: false }),
+  };
+}
+
 /** The stage move: safe to perform again, since a move finds the application already in the target stage. */
 function stageMoveStep(
   input: WriteBackStepsInput,
   toStage: StageMatcher,
-): Step<{ stageId: string; exit?: ExitKind | undefined }> {
+): Step<{ stageId: string; exit?: ExitKind | undefined; skipped?: string | undefined }> {
   const { context, target, record, signal, now } = input;
   return {
     name: 'stage-moved',
@@ -333,7 +357,10 @@ function stageMoveStep(
         // Left the process between the note and the move: not moved, and said so on the step.
         step: {
           name: 'stageMove',
-          record: { doneAt: now(), value: moved?.exit ? `not-moved:${moved.exit}` : moved?.stageId },
+          record: {
+            doneAt: now(),
+            value: moved?.exit ? `not-moved:${moved.exit}` : (moved?.skipped ?? moved?.stageId),
+          },
         },
         last,
       }),

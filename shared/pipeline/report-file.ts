@@ -66,7 +66,8 @@ async function attach(input: ReportFileInput): Promise<string> {
     const maxBytes = reportFileMaxBytes(context.connection.ats);
     const bytes = await context.interviews.readReportFile(link, { maxBytes, signal });
     const attached = await context.ats.attachFile?.(target, { name, contentType: 'application/pdf', bytes }, signal);
-    return attached?.fileId ?? 'attached';
+    // Skipped where the ATS takes no files here (Kombo's capability table): the reason is the step's record.
+    return attached?.fileId ?? attached?.skipped ?? 'attached';
   } catch (error) {
     const reason = givenUp(error, input.receiveCount);
     if (reason === undefined) throw error;

@@ -574,11 +574,18 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
 function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<unknown> {
   const { context, target, record, signal, now, recordStep, channels } = input;
   const marker = invitationMarker(`ai-interview-invite:${target.atsApplicationId}:${input.trigger.id}`, record);
+  // Where no note is read back (Kombo), its start is recorded and a note found started is not posted again.
+  const readsBack = context.ats.findsNotes !== false;
   return {
     name: 'invite-note-posted',
     done: stepDone(record.steps.inviteNote),
-    started: input.resumed,
-    lookup: () => context.ats.findNote(target, marker, signal),
+    started: readsBack ? input.resumed : record.steps.inviteNote?.startedAt !== undefined,
+    ...(readsBack
+      ? { lookup: () => context.ats.findNote(target, marker, signal) }
+      : {
+          signal,
+          recordStart: () => recordStep({ step: { name: 'inviteNote', record: { startedAt: now() } }, last: false }),
+        }),
     perform: () =>
       postNoteOnce(
         context.ats,
@@ -586,8 +593,20 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
         { body: formatInviteNote(link.url, channels.sendEmail || channels.serviceEmails), marker },
         signal,
       ),
-    recordDone: (_result, _outcome, last) =>
-      recordStep({ step: { name: 'inviteNote', record: { doneAt: now() } }, last }),
+    recordDone: (result, outcome, last) =>
+      recordStep({
+        step: {
+          name: 'inviteNote',
+          record: {
+            doneAt: now(),
+            ...((result as { skipped?: string } | undefined)?.skipped
+              ? { value: (result as { skipped: string }).skipped }
+              : {}),
+            ...(outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {}),
+          },
+        },
+        last,
+      }),
   };
 }
 

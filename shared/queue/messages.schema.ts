@@ -104,6 +104,17 @@ export const orderWorkMessageSchema = v.object({
   action: v.picklist(['invite', 'expire', 'announce']),
 });
 
+/**
+ * v1 of "applications changed, not said which" (Kombo's `data-changed` webhook, or the sweep's run in its place): the
+ * worker reads the applications changed since the last read (shared/pipeline/changes-hinted.use-case.ts).
+ */
+export const changesHintedMessageSchema = v.object({
+  ...envelope,
+  kind: v.literal('changes-hinted'),
+  source: v.picklist(['webhook', 'sweep']),
+  deliveryId: safeIdSchema,
+});
+
 /** What the invite worker takes from its queue. */
 export const stageQueueMessageSchema = v.variant('kind', [
   stageEnteredMessageSchema,
@@ -111,6 +122,7 @@ export const stageQueueMessageSchema = v.variant('kind', [
   applicationChangedMessageSchema,
   followUpMessageSchema,
   orderWorkMessageSchema,
+  changesHintedMessageSchema,
 ]);
 
 /** v1 of "a report is ready to write back", from the interview-webhook function or the reconciler. */
@@ -138,4 +150,5 @@ export type ReportCreatedMessage = MessageOf<'report-created'>;
 export type CandidateDeletedMessage = MessageOf<'candidate-deleted'>;
 export type FollowUpMessage = MessageOf<'follow-up'>;
 export type ApplicationChangedMessage = MessageOf<'application-changed'>;
+export type ChangesHintedMessage = MessageOf<'changes-hinted'>;
 export type OrderWorkMessage = MessageOf<'order-work'>;

@@ -10,7 +10,7 @@ import { startCountingProxy } from '../../infra/local/counting-proxy';
 import { type LocalStack, startLocalStack } from '../../infra/local/local-stack';
 import type { AtsSandboxView } from '../../infra/local/sandbox/ats';
 import { measureBundles } from './bundles';
-import type { AtsKind } from '../../shared/config';
+import type { DirectAtsKind } from '../../shared/config';
 import { documentedRate } from '../../shared/ats';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { benchConnections } from './connections.bench';
@@ -58,17 +58,18 @@ if (values.connections !== undefined) {
   await benchConnections(count);
   process.exit(0);
 }
-const KINDS: AtsKind[] = ['greenhouse', 'ashby', 'lever', 'workable'];
-const asKind = (value: string, flag: string): AtsKind => {
-  if (!KINDS.includes(value as AtsKind)) throw new Error(`${flag}: expected one of ${KINDS.join(', ')}, got ${value}`);
-  return value as AtsKind;
+const KINDS: DirectAtsKind[] = ['greenhouse', 'ashby', 'lever', 'workable'];
+const asKind = (value: string, flag: string): DirectAtsKind => {
+  if (!KINDS.includes(value as DirectAtsKind))
+    throw new Error(`${flag}: expected one of ${KINDS.join(', ')}, got ${value}`);
+  return value as DirectAtsKind;
 };
 const ats = asKind(values.ats, '--ats');
 const trickleKind = values.trickle === undefined ? undefined : asKind(values.trickle, '--trickle');
 if (trickleKind === ats) throw new Error('--trickle: the trickle runs on another connection than --ats');
 /** Each ATS's documented window, as its profile declares it (Ashby publishes none: 10 s). */
-const documentedWindowS = (kind: AtsKind) => (documentedRate(kind)?.windowMs ?? 10_000) / 1000;
-const NAMES: Record<AtsKind, string> = {
+const documentedWindowS = (kind: DirectAtsKind) => (documentedRate(kind)?.windowMs ?? 10_000) / 1000;
+const NAMES: Record<DirectAtsKind, string> = {
   greenhouse: 'Greenhouse',
   ashby: 'Ashby',
   lever: 'Lever',
@@ -108,7 +109,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Candidates of one connection, from their stage change to their write-back. */
 interface Cohort {
-  kind: AtsKind;
+  kind: DirectAtsKind;
   view: AtsSandboxView;
   jobs: string[];
   moved: Map<string, number>;
@@ -120,7 +121,7 @@ interface Cohort {
   /** How many candidates the cohort will have once every stage change is sent. */
   expected: number;
 }
-const cohortOf = (stack: LocalStack, kind: AtsKind, expected: number, reportsAfterAll = false): Cohort => ({
+const cohortOf = (stack: LocalStack, kind: DirectAtsKind, expected: number, reportsAfterAll = false): Cohort => ({
   kind,
   view: stack.ats[kind],
   // Greenhouse's sandbox has two jobs, the others one: one interview per job.
@@ -245,10 +246,10 @@ interface RunFigures {
 }
 
 /** A local stack whose DynamoDB and SQS traffic is counted, with `limit` per `windowS` on `kind`'s sandbox. */
-const startCounted = async (kind: AtsKind, limit: number, windowS: number) => {
+const startCounted = async (kind: DirectAtsKind, limit: number, windowS: number) => {
   let dynamoProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
   let sqsProxy: Awaited<ReturnType<typeof startCountingProxy>> | undefined;
-  const limits: Partial<Record<AtsKind, number>> = { [kind]: limit };
+  const limits: Partial<Record<DirectAtsKind, number>> = { [kind]: limit };
   const stack = await startLocalStack({
     workDir: '.local/bench',
     // The workers' timeout and the queues' visibility are the stack's, not the shorter local ones: how long a worker
@@ -279,7 +280,7 @@ const startCounted = async (kind: AtsKind, limit: number, windowS: number) => {
 };
 
 /** `candidates` through the pipeline on `kind`, at `limit` requests per `windowS`. */
-const runPipeline = async (kind: AtsKind, limit: number, windowS: number, label: string): Promise<RunFigures> => {
+const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, label: string): Promise<RunFigures> => {
   const { stack, counters, stop } = await startCounted(kind, limit, windowS);
   // The benchmark's own reads go straight to DynamoDB Local, past the counter.
   const direct = new DynamoDBClient({ endpoint: stack.emulators.endpoints.dynamodb });

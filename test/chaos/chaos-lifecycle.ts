@@ -1,9 +1,9 @@
 import type { LocalStack } from '../../infra/local/local-stack';
-import type { AtsKind } from '../../shared/config';
+import type { DirectAtsKind } from '../../shared/config';
 
 /** One candidate of the run, as the lifecycle part needs them. */
 interface LifecycleCandidate {
-  kind: AtsKind;
+  kind: DirectAtsKind;
   applicationId: string;
   email: string;
 }

@@ -5,7 +5,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { startLocalStack, type LocalRuntime, type LocalStack } from '../../infra/local/local-stack';
 import { seededRandom } from '../../infra/local/sandbox/http-kit';
-import type { AtsKind } from '../../shared/config';
+import type { DirectAtsKind } from '../../shared/config';
 import { faultInjection, SimulatedCrash, type SideEffectPoint } from '../../shared/pipeline/fault-injection';
 import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
@@ -30,7 +30,7 @@ export interface ChaosOptions {
    * The ATSs whose connections invite per candidate: each candidate gets their own link and id from the service,
    * and a fifth of them type another e-mail address when they take the interview. The others share one link.
    */
-  perCandidateInvites: readonly AtsKind[];
+  perCandidateInvites: readonly DirectAtsKind[];
   /** Chance that a worker crashes right after a given side effect, before recording it (once per side effect). */
   crashRate: number;
   /** Share of SQS batches handed to two workers at once. */
@@ -110,7 +110,7 @@ export interface ChaosReport {
 }
 
 const ADVANCE_STAGE = 'Hiring Manager Review';
-const JOBS: Record<AtsKind, string[]> = {
+const JOBS: Record<DirectAtsKind, string[]> = {
   greenhouse: ['3301', '3302'],
   ashby: ['4071538b-backend'],
   lever: ['posting-backend-01', 'posting-data-02'],
@@ -118,7 +118,7 @@ const JOBS: Record<AtsKind, string[]> = {
 };
 
 interface Candidate {
-  kind: AtsKind;
+  kind: DirectAtsKind;
   applicationId: string;
   email: string;
   name: string;
@@ -290,10 +290,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ats.setFaults({ ...faults, dropStageChangeRate: options.dropStageChangeRate });
 
     // Candidates across every ATS and several jobs; each stage change delivered two or three times, concurrently.
-    const kinds = Object.keys(s.ats) as AtsKind[];
+    const kinds = Object.keys(s.ats) as DirectAtsKind[];
     const candidates: Candidate[] = [];
     for (let i = 0; i < options.candidates; i++) {
-      const kind = kinds[i % kinds.length] as AtsKind;
+      const kind = kinds[i % kinds.length] as DirectAtsKind;
       const jobs = JOBS[kind];
       const name = `Chaos${i} Candidate${i}`;
       const email = `chaos-${i}+${kind}@candidates.example.com`;
@@ -391,7 +391,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const records = (await scan(s, s.tables.applications)).filter(
       (r) => byApplication.has(r.atsApplicationId) && r.interviewId !== undefined,
     );
-    const expected = new Map<string, { applicationId: string; kind: AtsKind; connectionId: string }>();
+    const expected = new Map<string, { applicationId: string; kind: DirectAtsKind; connectionId: string }>();
     const noShows = new Set<string>();
     // Some never take the interview: reminded once, then their invitation expires.
     for (const record of records) if (random() < options.noShowRate) noShows.add(record.atsApplicationId);
@@ -560,7 +560,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ? undefined
         : `${c.kind} ${c.applicationId}: ${record.state} ${record.failureReason ?? ''}`;
     });
-    const reports: [string, { applicationId: string; kind: AtsKind; connectionId: string }][] = [...expected.entries()];
+    const reports: [string, { applicationId: string; kind: DirectAtsKind; connectionId: string }][] = [
+      ...expected.entries(),
+    ];
     check('exactly one note per report', reports, ([reportId, e]: (typeof reports)[number]) => {
       const count = s.ats[e.kind]
         .notesOf(e.applicationId)
@@ -647,7 +649,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
 
     if (options.perCandidateInvites.length) {
-      const perCandidate = (kind: AtsKind) => options.perCandidateInvites.includes(kind);
+      const perCandidate = (kind: DirectAtsKind) => options.perCandidateInvites.includes(kind);
       const invitedEach = candidates.filter((c) => perCandidate(c.kind));
       check('per-candidate: one invitation per application on the service', invitedEach, (c: Candidate) => {
         const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
@@ -723,12 +725,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           : [],
     });
     // Every ATS call the run made (adapters, sweeps, under every fault), against the vendors' documented routes.
-    const undocumented = (Object.keys(s.ats) as AtsKind[]).flatMap((kind) =>
+    const undocumented = (Object.keys(s.ats) as DirectAtsKind[]).flatMap((kind) =>
       undocumentedCalls(kind, s.ats[kind].calls()),
     );
     invariants.push({
       name: 'every ATS call a route, parameter and field the vendor documents',
-      checked: (Object.keys(s.ats) as AtsKind[]).reduce((sum, kind) => sum + s.ats[kind].calls().length, 0),
+      checked: (Object.keys(s.ats) as DirectAtsKind[]).reduce((sum, kind) => sum + s.ats[kind].calls().length, 0),
       violations: undocumented.length,
       detail: undocumented,
     });

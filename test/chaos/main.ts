@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ATS_KINDS } from '../../shared/config';
+import { DIRECT_ATS_KINDS } from '../../shared/config';
 import { CHAOS_DEFAULTS, formatChaosReport, runChaos } from './chaos';
 
 /**
@@ -23,7 +23,7 @@ const report = await runChaos({
   seed: Number(values.seed),
   crashRate: Number(values['crash-rate']),
   orders: Number(values.orders),
-  perCandidateInvites: values['per-candidate'] ? ATS_KINDS : [],
+  perCandidateInvites: values['per-candidate'] ? DIRECT_ATS_KINDS : [],
   runtime: values['one-process'] ? 'one-process' : 'environments',
   progress: (line) => process.stderr.write(`${line}\n`),
 });

@@ -1,6 +1,6 @@
 import { connectionRate, createAtsAdapter, declaredStepCalls, PROFILES } from '../../shared/ats';
 import { CallPacer, Turns } from '../../shared/pacing';
-import type { AtsKind } from '../../shared/config';
+import type { DirectAtsKind } from '../../shared/config';
 import { dynamoMappingStore } from '../../shared/mapping';
 import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
 import { handleFollowUp } from '../../shared/pipeline/follow-up.use-case';
@@ -12,7 +12,7 @@ import { statusOfTag } from '../../shared/pipeline/status';
 import { invitedInterviewId, useTestStack } from './local-stack';
 
 /** A candidate of `kind`'s sandbox moved into the trigger's stage, once the connector invited them and went quiet. */
-export async function invitedOn(stack: LocalStack, kind: AtsKind, name: string) {
+export async function invitedOn(stack: LocalStack, kind: DirectAtsKind, name: string) {
   const email = `${name}.${kind}@candidates.example.com`.toLowerCase();
   const application = stack.ats[kind].addCandidate({ firstName: name, lastName: kind, email });
   await stack.ats[kind].moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
@@ -31,13 +31,13 @@ export function useLifecycleStack(name: string) {
   });
   return {
     stack: () => held.stack,
-    invited: (kind: AtsKind, firstName: string) => invitedOn(held.stack, kind, firstName),
-    statusesOf: (kind: AtsKind, id: string) => statusTagsOf(held.stack, kind, id),
+    invited: (kind: DirectAtsKind, firstName: string) => invitedOn(held.stack, kind, firstName),
+    statusesOf: (kind: DirectAtsKind, id: string) => statusTagsOf(held.stack, kind, id),
   };
 }
 
 /** The statuses an application's tags show (a tag that is no status as it is). */
-export const statusTagsOf = (stack: LocalStack, kind: AtsKind, id: string) =>
+export const statusTagsOf = (stack: LocalStack, kind: DirectAtsKind, id: string) =>
   stack.ats[kind].tagsOf(id).map((t) => statusOfTag(t) ?? t);
 
 export const isReminder = (m: { subject?: string }) => (m.subject ?? '').startsWith('Reminder');
@@ -66,7 +66,7 @@ export async function inOpenWindow<T>(call: () => Promise<T>): Promise<T> {
  * The invite worker's follow-up, on the stack's real tables and real ATS sandbox, with a fake clock and mailer. Its ATS
  * calls take their turns on the connection's shared schedule, as the worker's do, with the stack's own workers.
  */
-export function followUps(stack: LocalStack, kind: AtsKind, clock: { now: number }) {
+export function followUps(stack: LocalStack, kind: DirectAtsKind, clock: { now: number }) {
   const connection = stack.connections.find((c) => c.ats === kind);
   if (!connection) throw new Error(`no ${kind} connection in the stack`);
   const secrets = stack.secrets[connection.secretRef];

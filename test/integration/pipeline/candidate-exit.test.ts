@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
-import type { AtsKind } from '../../../shared/config';
+import type { DirectAtsKind } from '../../../shared/config';
 import { followUps, inOpenWindow, isReminder, useLifecycleStack } from '../../helpers/follow-ups';
 import { emailsTo, takeInterview } from '../../helpers/local-stack';
 import { waitFor } from '../../helpers/local-http';
 
-const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
+const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly DirectAtsKind[];
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
@@ -21,7 +21,7 @@ describe('A candidate after the invitation: exits and late reports', () => {
   beforeAll(() => {
     stack = heldStack();
   });
-  const expiryNotes = (kind: AtsKind, id: string) =>
+  const expiryNotes = (kind: DirectAtsKind, id: string) =>
     stack.ats[kind].notesOf(id).filter((n) => n.includes('AI interview not completed by'));
 
   it.each(KINDS)(

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { createAtsAdapter } from '../../../shared/ats';
-import type { AtsKind } from '../../../shared/config';
+import type { DirectAtsKind } from '../../../shared/config';
 import { dynamoMappingStore } from '../../../shared/mapping';
 import { deadlineAfter } from '../../../shared/http/deadline';
 import { NoRoomBeforeDeadlineError } from '../../../shared/pipeline/errors';
@@ -15,10 +15,11 @@ import { waitFor } from '../../helpers/local-http';
 import { emailsTo, invitedInterviewId, startTestStack, takeInterview } from '../../helpers/local-stack';
 import { followUps as followUpsOf, inOpenWindow } from '../../helpers/follow-ups';
 
-const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
+const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly DirectAtsKind[];
 const HOUR = 3_600_000;
 /** The tag each ATS shows a status as: single tokens on Workable, labels elsewhere. */
-const tagOf = (kind: AtsKind, status: AiInterviewStatus) => statusTag(status, kind === 'workable' ? 'token' : 'label');
+const tagOf = (kind: DirectAtsKind, status: AiInterviewStatus) =>
+  statusTag(status, kind === 'workable' ? 'token' : 'label');
 
 describe('A candidate who never takes the interview: reminders, expiry and the status in the ATS', () => {
   let stack: LocalStack;
@@ -39,9 +40,9 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     faultInjection.afterSideEffect = undefined;
   });
 
-  const followUps = (kind: AtsKind, clock: { now: number }) => followUpsOf(stack, kind, clock);
+  const followUps = (kind: DirectAtsKind, clock: { now: number }) => followUpsOf(stack, kind, clock);
 
-  async function invited(kind: AtsKind, name: string) {
+  async function invited(kind: DirectAtsKind, name: string) {
     const email = `${name}.${kind}@candidates.example.com`;
     const application = stack.ats[kind].addCandidate({ firstName: name, lastName: kind, email });
     await stack.ats[kind].moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });

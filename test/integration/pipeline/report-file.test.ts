@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { AtsKind } from '../../../shared/config';
+import type { DirectAtsKind } from '../../../shared/config';
 import { waitFor } from '../../helpers/local-http';
 import { invitedInterviewId, scanTable, takeInterview, useTestStack } from '../../helpers/local-stack';
 
 // The report as a file on the candidate's record, on each ATS's sandbox: the service's PDF, attached once, however
 // the upload's answer is lost; no file, an over-size file or a refusal leave the note's link and a line saying why.
-const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly AtsKind[];
+const KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const satisfies readonly DirectAtsKind[];
 /** The upload route on each sandbox whose answer the test loses (Workable: the note's comment, then the file's). */
-const UPLOAD: Record<AtsKind, [route: string, lost: number]> = {
+const UPLOAD: Record<DirectAtsKind, [route: string, lost: number]> = {
   greenhouse: ['POST /v3/attachments', 1],
   ashby: ['POST /candidate.uploadFile', 1],
   lever: ['POST /v1/opportunities/:id/files', 1],
@@ -20,7 +20,7 @@ describe('Pipeline: the report file on the candidate record, every ATS', () => {
   const held = useTestStack('report-file', { reportDelayMs: 50, functionTimeoutMs: 4_000 });
 
   /** A candidate moved into the stage and invited, then through the interview with `report` (sandbox fields). */
-  async function interviewed(kind: AtsKind, report: object = {}, beforeReport: () => unknown = () => undefined) {
+  async function interviewed(kind: DirectAtsKind, report: object = {}, beforeReport: () => unknown = () => undefined) {
     const { stack } = held;
     const ats = stack.ats[kind];
     const email = `file-${randomUUID().slice(0, 8)}+${kind}@candidates.example.com`;

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import type { AtsKind } from '../../../shared/config';
+import type { AtsKind, DirectAtsKind } from '../../../shared/config';
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import { useTestStack } from '../../helpers/local-stack';
 import { sweepDeps } from '../../helpers/sweep';
@@ -20,9 +20,9 @@ describe('The ATS sweep at scale', () => {
     lever: { route: 'GET /v1/opportunities', pageSize: 100, withEmail: false },
     ashby: { route: 'POST /application.list', pageSize: 100, withEmail: true },
     workable: { route: 'GET /spi/v3/candidates', pageSize: 100, withEmail: true },
-  } as const satisfies Record<AtsKind, unknown>;
+  } as const satisfies Record<DirectAtsKind, unknown>;
 
-  it.concurrent.for<AtsKind>(KINDS)(
+  it.concurrent.for<DirectAtsKind>(KINDS)(
     "%s: reads 1,000 applications of a stage within the ATS's rate limit and the run's page cap",
     { timeout: 180_000 },
     async (kind, { expect }) => {

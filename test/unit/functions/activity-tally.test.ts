@@ -43,10 +43,9 @@ describe('Class: ActivityTally', () => {
         'acme',
         NOW,
         { Invited: 2, WrittenBack: 2, Failed: 1 },
-        { webhookAt: NOW - 700, writeBackAt: NOW - 1_000 },
-        undefined,
+        { webhookAt: NOW - 700, writeBackAt: NOW - 1_000, signal: undefined },
       ],
-      ['beta', NOW, { Deferred: 1 }, { webhookAt: undefined, writeBackAt: undefined }, undefined],
+      ['beta', NOW, { Deferred: 1 }, { webhookAt: undefined, writeBackAt: undefined, signal: undefined }],
     ]);
     expect(store.addTimeline).not.toHaveBeenCalled();
     await tally.flush(fakeLogger());
@@ -58,7 +57,9 @@ describe('Class: ActivityTally', () => {
     const tally = new ActivityTally(() => store);
     tally.webhook('acme');
     await tally.flush(fakeLogger());
-    expect(store.addDay.mock.calls).toEqual([['acme', NOW, {}, { webhookAt: NOW, writeBackAt: undefined }, undefined]]);
+    expect(store.addDay.mock.calls).toEqual([
+      ['acme', NOW, {}, { webhookAt: NOW, writeBackAt: undefined, signal: undefined }],
+    ]);
   });
 
   it('writes the timeline notes of a flush in one call, each at its time or the time it was noted', async () => {
@@ -144,10 +145,9 @@ describe('Class: ActivityTally', () => {
         'acme',
         NOW,
         { Invited: 1, WrittenBack: 1, Failed: 1, Deferred: 1 },
-        { webhookAt: undefined, writeBackAt: NOW },
-        undefined,
+        { webhookAt: undefined, writeBackAt: NOW, signal: undefined },
       ],
-      ['beta', NOW, { Invited: 1 }, { webhookAt: undefined, writeBackAt: undefined }, undefined],
+      ['beta', NOW, { Invited: 1 }, { webhookAt: undefined, writeBackAt: undefined, signal: undefined }],
     ]);
   });
 
@@ -167,7 +167,7 @@ describe('Class: ActivityTally', () => {
     tally.count('Invited', 'acme');
     tally.note({ connectionId: 'acme', atsApplicationId: '1', kind: 'deferred', detail: 'back in 5 s' });
     await tally.flush(logger, signal);
-    expect(store.addDay.mock.calls[0]?.[4]).toBe(signal);
+    expect((store.addDay.mock.calls[0]![3] as { signal?: AbortSignal }).signal).toBe(signal);
     expect(store.addTimeline.mock.calls[0]?.[1]).toBe(signal);
   });
 });

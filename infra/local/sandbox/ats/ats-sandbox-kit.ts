@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { VendorProfile } from '../../../../shared/ats/profile';
-import type { AtsKind } from '../../../../shared/config';
+import type { DirectAtsKind } from '../../../../shared/config';
 import { errorMessage } from '../../../../shared/errors';
 import { FileStore, fileRoutes, UPLOAD_BODY_BYTES } from '../file-store';
 import { basicAuth } from '../../../../shared/ats/ats-http';
@@ -64,7 +64,12 @@ export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unauthorized' | 'unknown
 }
 
 /** Where each sandbox listens for `npm start` (tests take free ports). */
-export const SANDBOX_PORTS: Record<AtsKind, number> = { greenhouse: 4020, ashby: 4030, lever: 4040, workable: 4050 };
+export const SANDBOX_PORTS: Record<DirectAtsKind, number> = {
+  greenhouse: 4020,
+  ashby: 4030,
+  lever: 4040,
+  workable: 4050,
+};
 export type SandboxOptions = RateOptions & { port?: number; seed?: number };
 type Credentials = Partial<Record<'atsApiKey' | 'atsClientId' | 'atsClientSecret', string>>;
 /** A request's JSON body (base64 files in it too), `{}` when empty; a body that is not JSON throws (answered 400). */
@@ -272,7 +277,13 @@ function sandboxOf(spec: AtsSandboxSpec, kit: KitContext, actions: Omit<ReturnTy
   const { state } = kit;
   const credentials: Credentials = { atsApiKey: spec.apiKey };
   return {
-    ...{ kind: spec.profile.kind as AtsKind, url: '', state, credentials, demoJobId: (spec.jobs[0] as KitJob).id },
+    ...{
+      kind: spec.profile.kind as DirectAtsKind,
+      url: '',
+      state,
+      credentials,
+      demoJobId: (spec.jobs[0] as KitJob).id,
+    },
     ...{ ...actions, ...readings(kit), ...edgeReadings(state), close: async (): Promise<void> => undefined },
     /** Registers the connector's webhook; answers the secrets the ATS issued for it, per event type, if any. */
     async registerWebhook(input: WebhookTarget): Promise<{ issued?: Record<string, string> | undefined }> {
@@ -309,7 +320,12 @@ export async function startAtsSandbox(spec: AtsSandboxSpec, options: SandboxOpti
   const authorization = spec.bearer ? `Bearer ${spec.apiKey}` : basicAuth(spec.apiKey);
   const edge = await startEdge(
     {
-      ...{ ...spec, seed: options.seed ?? 11, port: options.port ?? SANDBOX_PORTS[spec.profile.kind], rate: options },
+      ...{
+        ...spec,
+        seed: options.seed ?? 11,
+        port: options.port ?? SANDBOX_PORTS[spec.profile.kind as DirectAtsKind],
+        rate: options,
+      },
       authenticate: (request) => (request.headers.authorization === authorization ? 'key' : undefined),
       ...{ api: spec.routes(kit), open: kitControls(sandbox, kit) },
     },

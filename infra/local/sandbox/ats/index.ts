@@ -1,4 +1,4 @@
-import type { AtsKind } from '../../../../shared/config';
+import type { AtsKind, DirectAtsKind } from '../../../../shared/config';
 import { SANDBOX_PORTS, type AtsSandboxView, type SandboxOptions } from './ats-sandbox-kit';
 import { edgeReadings } from './edge';
 import { startAshbySandbox } from './ashby/server';
@@ -54,7 +54,7 @@ type Started = { close(): Promise<void> };
 export async function startAtsSandboxes(fixed: boolean, options: { rateLimits?: PerAts; rateWindowsMs?: PerAts } = {}) {
   const started: Started[] = [];
   const close = async () => void (await Promise.all(started.map((s) => s.close())));
-  const start = async <S extends Started>(kind: AtsKind, startOne: (o: SandboxOptions) => Promise<S>) => {
+  const start = async <S extends Started>(kind: DirectAtsKind, startOne: (o: SandboxOptions) => Promise<S>) => {
     const [rateLimit, rateWindowMs] = [options.rateLimits?.[kind], options.rateWindowsMs?.[kind]];
     const sandbox = await startOne({ port: fixed ? SANDBOX_PORTS[kind] : 0, rateLimit, rateWindowMs });
     started.push(sandbox);

@@ -1,0 +1,27 @@
+import { QueuePublisher } from '../../shared/queue';
+import { DynamoSeenChanges } from '../../shared/mapping/seen-changes.records';
+import type { HintedChangesDependencies } from '../../shared/pipeline/changes-hinted.use-case';
+import { createLogger } from '../../shared/observability/logger';
+import { ENV, requireEnv, tableNames } from './env';
+import { connectionContext } from './work-context';
+
+let deps: HintedChangesDependencies | undefined;
+
+/**
+ * What a read of changed applications needs (shared/pipeline/changes-hinted.use-case.ts), made on its first use: the
+ * connection's adapter, what was seen of each application (the events table), and the stage queue the entries and
+ * exits it finds go on, each as the webhook of a directly called ATS would have put them.
+ */
+export function hintDependencies(): HintedChangesDependencies {
+  if (deps) return deps;
+  const publisher = new QueuePublisher();
+  deps = {
+    contextFor: connectionContext,
+    logger: createLogger('changes-hinted'),
+    seen: new DynamoSeenChanges(tableNames().events),
+    enqueue: async (messages) => {
+      await publisher.publishAll(requireEnv(ENV.stageQueueUrl), messages);
+    },
+  };
+  return deps;
+}

@@ -1,0 +1,190 @@
+import * as v from 'valibot';
+import type { StageMatcher } from '../../config';
+import { komboSignatureMatches } from '../../orders/kombo-orders';
+import { AtsHttpClient } from '../ats-http';
+import {
+  type AtsAdapter,
+  type AtsMethod,
+  type AtsSetup,
+  type ChangedApplication,
+  type SetupMethod,
+  confirmAsParsed,
+} from '../port';
+import { readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
+import { KomboCapabilities } from './kombo.capabilities';
+import { KomboReads, changedOf, standingOf } from './kombo.reads';
+import { komboDataChangedSchema } from './kombo.schemas';
+import { KomboSetup } from './kombo.setup';
+
+/**
+ * Kombo's unified ATS API (ats-routes.json `ats.kombo`), one integration per connection (`atsIntegrationId`): the
+ * Kombo API key as a bearer token and the integration in `X-Integration-Id` on every call. Kombo serves a synced
+ * copy of the customer's ATS, so a stage change is not pushed: its `data-changed` webhook is a hint to read the
+ * applications changed since the last read (shared/pipeline/changes-hinted.use-case.ts), and the sweep makes the same
+ * read. Each write is made only where the integration's capability table supports it; one it does not is skipped,
+ * with the reason as the step's record. Kombo reads no note back: a note is made once by the steps map alone.
+ */
+export class KomboAdapter implements AtsAdapter, AtsSetup {
+  public readonly kind = 'kombo' as const;
+  /** Kombo's webhooks are made in its dashboard, one per Kombo account: there is nothing to register here. */
+  public readonly webhookEvents = [] as const;
+  public readonly tagsCandidates = true;
+  /** No route reads a note back (ats-routes.json, `POST /ats/applications/{id}/notes`). */
+  public readonly findsNotes = false;
+  private readonly http: AtsHttpClient;
+  private readonly reads: KomboReads;
+  private readonly capabilities: KomboCapabilities;
+  private readonly setup: KomboSetup;
+
+  public constructor(private readonly options: AtsAdapterOptions) {
+    const integrationId = options.connection.atsIntegrationId ?? '';
+    this.http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`, {
+      headers: { 'x-integration-id': integrationId },
+    });
+    this.reads = new KomboReads(this.http);
+    this.capabilities = new KomboCapabilities(this.http, integrationId);
+    this.setup = new KomboSetup(this.http, this.reads, this.capabilities, options.connection);
+  }
+
+  /** `X-Kombo-Signature`: HMAC-SHA256 of the raw body with the webhook secret, base64url (as its order webhooks). */
+  public readonly verifyWebhook: AtsMethod<'verifyWebhook'> = (request) =>
+    komboSignatureMatches(
+      this.options.secrets.atsWebhookSecret ?? '',
+      request.rawBody,
+      request.headers['x-kombo-signature'],
+    )
+      ? { valid: true }
+      : { valid: false, reason: 'X-Kombo-Signature does not match the body' };
+
+  /** `data-changed` naming applications, for this connection's integration: a hint; anything else is ignored. */
+  public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
+    const typed = readWebhookBody(request.rawBody, v.looseObject({ type: v.string() }));
+    if (!typed.ok) return typed.result;
+    if (typed.value.type !== 'data-changed') return { kind: 'ignored', reason: `a ${typed.value.type} event` };
+    const read = readWebhookBody(request.rawBody, komboDataChangedSchema);
+    if (!read.ok) return read.result;
+    const { id, data } = read.value;
+    if (data.integration_id !== this.options.connection.atsIntegrationId)
+      return { kind: 'ignored', reason: 'another integration of the Kombo account' };
+    if (!data.changed_models.includes('ats_applications')) return { kind: 'ignored', reason: 'no application changed' };
+    return { kind: 'changes-hinted', event: { deliveryId: id } };
+  };
+
+  /** The stage entry came from the connector's own read: only the candidate's e-mail is read to go with it. */
+  public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = async (event, signal) => {
+    const candidate = await this.reads.candidate(event.atsCandidateId, signal);
+    return confirmAsParsed({ ...event, candidate: { ...event.candidate, ...candidate } });
+  };
+
+  public readonly listChangedApplications: AtsMethod<'listChangedApplications'> = async (since, cursor, signal) => {
+    const page = await this.reads.applicationsChangedSince(since, cursor, signal);
+    return { applications: page.items.map(changedOf).filter((a): a is ChangedApplication => !!a), next: page.next };
+  };
+
+  /** `POST /ats/applications/{id}/notes`, where the integration adds notes; else skipped, the reason kept. */
+  public readonly postNote: AtsMethod<'postNote'> = async (target, note, signal) => {
+    const refusal = await this.capabilities.refusal('addNote', signal);
+    if (refusal) return { skipped: refusal };
+    await this.http.write(
+      {
+        method: 'POST',
+        path: `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/notes`,
+        body: { content: `${note.body}\n\n[${note.marker}]`, content_type: 'PLAIN_TEXT' },
+        signal,
+      },
+      v.unknown(),
+    );
+    return {};
+  };
+
+  /** Kombo reads no note back: nothing is ever found (the steps map alone keeps a note to one). */
+  public readonly findNote: AtsMethod<'findNote'> = async () => undefined;
+
+  /** `PUT /ats/applications/{id}/stage {stage_id}` with the job's stage, where the integration moves stages. */
+  public readonly moveToStage: AtsMethod<'moveToStage'> = async (target, stage, signal) => {
+    const wanted = await this.reads.resolveStage(stage, target.atsJobId, signal);
+    const current = await this.reads.application(target.atsApplicationId, signal);
+    const standing = standingOf(current);
+    if (!standing.active) return { moved: false, stageId: current.current_stage_id ?? '', exit: standing.exit };
+    if (current.current_stage_id === wanted.id) return { moved: false, stageId: wanted.id };
+    const refusal = await this.capabilities.refusal('moveStage', signal);
+    if (refusal) return { moved: false, stageId: current.current_stage_id ?? '', skipped: refusal };
+    await this.http.write(
+      {
+        method: 'PUT',
+        path: `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/stage`,
+        body: { stage_id: wanted.id },
+        signal,
+      },
+      v.unknown(),
+    );
+    return { moved: true, stageId: wanted.id };
+  };
+
+  public readonly readStanding: AtsMethod<'readStanding'> = async (target, signal) =>
+    standingOf(await this.reads.application(target.atsApplicationId, signal));
+
+  /** The status as a candidate tag: the new one added, the others removed (`POST`/`DELETE …/tags`), if supported. */
+  public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
+    if (await this.capabilities.refusal('addTag', signal)) return;
+    const path = `/ats/candidates/${encodeURIComponent(target.atsCandidateId)}/tags`;
+    if (tag !== undefined)
+      await this.http.write(
+        { method: 'POST', path, body: { tag: { name: tag } }, signal, idempotent: true },
+        v.unknown(),
+      );
+    if (await this.capabilities.refusal('removeTag', signal)) return;
+    for (const other of others.filter((o) => o !== tag))
+      await this.http.write(
+        { method: 'DELETE', path, body: { tag: { name: other } }, signal, idempotent: true },
+        v.unknown(),
+      );
+  };
+
+  /** The report as an attachment of the application (Kombo puts it on the candidate where the ATS keeps files). */
+  public readonly attachFile: AtsMethod<'attachFile'> = async (target, file, signal) => {
+    const refusal = await this.capabilities.refusal('addAttachment', signal);
+    if (refusal) return { skipped: refusal };
+    const attachment = {
+      name: file.name,
+      type: 'OTHER',
+      content_type: file.contentType,
+      data: Buffer.from(file.bytes).toString('base64'),
+    };
+    const path = `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/attachments`;
+    const created = await this.http.write(
+      { method: 'POST', path, body: { attachment }, signal },
+      v.object({
+        data: v.object({ id: v.string() }),
+      }),
+    );
+    return { fileId: created?.data.id };
+  };
+
+  public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) =>
+    this.reads.attachmentNamed(target.atsApplicationId, name, signal);
+
+  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) =>
+    this.setup.requiredPermissions(features);
+  public readonly probeAccess: SetupMethod<'probeAccess'> = (signal) => this.setup.probeAccess(signal);
+  public readonly probeUser: SetupMethod<'probeUser'> = async () => ({
+    ok: false,
+    reason: 'Kombo writes as its integration: there is no user to check',
+    checkable: false,
+  });
+  public readonly listJobs: SetupMethod<'listJobs'> = (limit, signal) => this.reads.jobs(limit, signal);
+  public readonly listStages: SetupMethod<'listStages'> = async (jobId, signal) =>
+    jobId ? this.reads.stagesOf(jobId, signal) : [];
+  public readonly readApplication: SetupMethod<'readApplication'> = (id, signal) =>
+    this.setup.readApplication(id, signal);
+
+  /** The integration's capability table, for the doctor and `ops status`. */
+  public readCapabilities(signal?: AbortSignal) {
+    return this.capabilities.read(signal);
+  }
+
+  /** A configured stage as the job's stage (`id`, or `name`). */
+  public resolveStage(stage: StageMatcher, jobId: string, signal?: AbortSignal) {
+    return this.reads.resolveStage(stage, jobId, signal);
+  }
+}

@@ -1,0 +1,111 @@
+import {
+  BatchGetItemCommand,
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { SeenApplication, SeenChanges } from '../pipeline/changes-hinted.use-case';
+import { AWS_CLIENT_CONFIG } from '../aws/client-config';
+import { currentDeadline } from '../aws/deadline';
+import { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
+
+/** BatchGetItem takes 100 keys a request (Amazon DynamoDB API Reference); unprocessed keys are asked again 5 times. */
+const BATCH_GET_LIMIT = 100;
+const MAX_BATCH_ATTEMPTS = 5;
+
+const markKey = (connectionId: string) => `synced-mark#${connectionId}`;
+const seenKey = (connectionId: string, atsApplicationId: string) => `synced-seen#${connectionId}#${atsApplicationId}`;
+
+/**
+ * What a read of a synced copy (Kombo) keeps on the events table: each connection's watermark (the latest change
+ * read), and each application's last stage, entries and exit as the connector saw them, kept as long as an
+ * application record (no name or e-mail in it). Each record is a conditional write on what the reader read.
+ */
+export class DynamoSeenChanges implements SeenChanges {
+  private readonly client: DynamoDBClient;
+  private readonly send: DynamoDBClient['send'] = ((command: never) =>
+    this.client.send(command, { abortSignal: currentDeadline() })) as never;
+
+  public constructor(
+    private readonly table: string,
+    client?: DynamoDBClient,
+  ) {
+    this.client = client ?? new DynamoDBClient(AWS_CLIENT_CONFIG);
+  }
+
+  public async watermark(connectionId: string): Promise<number | undefined> {
+    const answer = await this.send(
+      new GetItemCommand({ TableName: this.table, Key: marshall({ pk: markKey(connectionId) }), ConsistentRead: true }),
+    );
+    const mark = answer.Item ? unmarshall(answer.Item).mark : undefined;
+    return typeof mark === 'number' ? mark : undefined;
+  }
+
+  public async advanceWatermark(connectionId: string, to: number): Promise<void> {
+    await this.putIf({ pk: markKey(connectionId), mark: to }, 'attribute_not_exists(pk) OR mark < :to', { ':to': to });
+  }
+
+  public async read(connectionId: string, ids: readonly string[]): Promise<Map<string, SeenApplication>> {
+    const found = new Map<string, SeenApplication>();
+    for (let start = 0; start < ids.length; start += BATCH_GET_LIMIT) {
+      let keys = [...new Set(ids.slice(start, start + BATCH_GET_LIMIT))].map((id) =>
+        marshall({ pk: seenKey(connectionId, id) }),
+      );
+      for (let attempt = 1; keys.length && attempt <= MAX_BATCH_ATTEMPTS; attempt++) {
+        const answer = await this.send(
+          new BatchGetItemCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
+        );
+        for (const item of answer.Responses?.[this.table] ?? []) {
+          const seen = unmarshall(item) as SeenApplication & { applicationId: string };
+          found.set(seen.applicationId, { stageKey: seen.stageKey, entries: seen.entries ?? 0, exit: seen.exit });
+        }
+        keys = answer.UnprocessedKeys?.[this.table]?.Keys ?? [];
+      }
+      if (keys.length) throw new Error('the seen applications could not all be read: DynamoDB kept some back');
+    }
+    return found;
+  }
+
+  public record(
+    connectionId: string,
+    atsApplicationId: string,
+    now: SeenApplication,
+    before: SeenApplication,
+  ): Promise<boolean> {
+    const ttl = Math.floor(Date.now() / 1000) + RETENTION_DEFAULTS.applicationDays * 86_400;
+    return this.putIf(
+      {
+        pk: seenKey(connectionId, atsApplicationId),
+        applicationId: atsApplicationId,
+        entries: now.entries,
+        ...(now.stageKey === undefined ? {} : { stageKey: now.stageKey }),
+        ...(now.exit === undefined ? {} : { exit: now.exit }),
+        [MAPPING_TABLES.ttlAttribute]: ttl,
+      },
+      // Only over what this reader read: a concurrent read that recorded first wins, and its messages stand.
+      before.entries === 0 && before.stageKey === undefined && before.exit === undefined
+        ? 'attribute_not_exists(pk) OR entries = :entries'
+        : 'entries = :entries',
+      { ':entries': before.entries },
+    );
+  }
+
+  private async putIf(item: Record<string, unknown>, condition: string, values: Record<string, unknown>) {
+    try {
+      await this.send(
+        new PutItemCommand({
+          TableName: this.table,
+          Item: marshall(item),
+          ConditionExpression: condition,
+          ExpressionAttributeValues: marshall(values),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+}
