@@ -1,6 +1,7 @@
 import { QueuePublisher } from '../../shared/queue';
 import { DynamoSeenChanges } from '../../shared/mapping/seen-changes.records';
-import type { HintedChangesDependencies } from '../../shared/pipeline/changes-hinted.use-case';
+import { HINT_SUBJECT, type HintedChangesDependencies } from '../../shared/pipeline/changes-hinted.use-case';
+import { queueLedger } from './store';
 import { createLogger } from '../../shared/observability/logger';
 import { ENV, requireEnv, tableNames } from './env';
 import { connectionContext } from './work-context';
@@ -22,6 +23,7 @@ export function hintDependencies(): HintedChangesDependencies {
     enqueue: async (messages) => {
       await publisher.publishAll(requireEnv(ENV.stageQueueUrl), messages);
     },
+    release: (connectionId) => queueLedger().forgetEnqueued(connectionId, [HINT_SUBJECT]),
   };
   return deps;
 }

@@ -11,7 +11,7 @@ import {
   type StageEnteredMessage,
   type ChangesHintedMessage,
 } from '../../shared/queue';
-import { HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
+import { HINT_GRACE_MS, HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
 import { disabledAnswer, webhookConnection } from '../_runtime/webhook-connection';
 import { boundStageEnteredEvent } from '../../shared/ats/bounds';
 import { deliveryIdOf } from '../../shared/validation';
@@ -91,8 +91,6 @@ async function receive(
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage | ApplicationChangedMessage;
 
-/** Hints that come while one is waiting on the queue are the same read: one is enqueued in this time. */
-const HINT_GRACE_MS = 10_000;
 
 /**
  * A hint that applications changed (Kombo's `data-changed`): one read of the changes queued, unless one is waiting

@@ -17,7 +17,7 @@ import { connectionContext } from '../_runtime/work-context';
 import { ENV, requireEnv } from '../_runtime/env';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { reportSubject } from '../../shared/pipeline/ports';
-import { HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
+import { HINT_GRACE_MS, HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
 import { forEachFairly } from './fair-share';
 import { DynamoOrderStore } from '../../shared/mapping/orders.records';
 import { ordersDue } from '../../shared/orders/orders-due';
@@ -232,7 +232,7 @@ async function reconcileReports(c: Connection, { correlationId, signal, totals, 
  */
 async function queueChangesRead(c: Connection, correlationId: string): Promise<void> {
   const now = Date.now();
-  if (!(await deps.ledger.claimEnqueue(c.id, HINT_SUBJECT, now, WORKER_TIMING.enqueueGraceMs))) return;
+  if (!(await deps.ledger.claimEnqueue(c.id, HINT_SUBJECT, now, HINT_GRACE_MS))) return;
   await publisher
     .publish(requireEnv(ENV.stageQueueUrl), {
       v: 1,

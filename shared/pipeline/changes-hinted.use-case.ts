@@ -31,6 +31,8 @@ export interface HintedChangesDependencies extends Pick<PipelineDependencies, 'c
   seen: SeenChanges;
   /** Puts the stage entries and exits found on the stage-events queue. */
   enqueue(messages: (StageEnteredMessage | ApplicationChangedMessage)[]): Promise<void>;
+  /** Takes back the queue ledger's mark that a read is queued: a hint from now on queues the next read. */
+  release(connectionId: string): Promise<void>;
 }
 
 export interface HintedChangesResult {
@@ -45,6 +47,9 @@ export interface HintedChangesResult {
 
 /** The queue ledger's subject of a connection's pending read of changes: one waits on the queue at a time. */
 export const HINT_SUBJECT = 'changes-hinted';
+
+/** A read waits on the queue at most this long before another hint or sweep may queue one beside it. */
+export const HINT_GRACE_MS = 60_000;
 
 /** The synced copy is read back this far past the watermark: a change Kombo recorded late is still read. */
 export const HINT_OVERLAP_MS = 5 * 60_000;
@@ -71,6 +76,8 @@ export async function readHintedChanges(
   const list = context?.ats.listChangedApplications?.bind(context.ats);
   if (!context || !list) return result;
   const now = (deps.now ?? Date.now)();
+  // This read sees what changed until now: a hint that comes while it runs queues another read.
+  await deps.release(connectionId);
   const mark = await deps.seen.watermark(connectionId);
   const since = mark === undefined ? now - FIRST_READ_LOOKBACK_MS : mark - HINT_OVERLAP_MS;
   let cursor: string | undefined;

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { LocalStack } from '../../../infra/local/local-stack';
+import { dynamoMappingStore } from '../../../shared/mapping';
+import { emailsTo, invitedInterviewId, takeInterview, useTestStack } from '../../helpers/local-stack';
+import { waitFor } from '../../helpers/local-http';
+import { komboSignatureOf } from '../../../shared/orders/kombo-orders';
+
+const signatureOf = (secret: string, body: string) => komboSignatureOf(secret, Buffer.from(body));
+
+const ACME = { id: 'acme-personio', integration: 'personio:acme-unified' };
+const GLOBEX = { id: 'globex-recruitee', integration: 'recruitee:globex-unified' };
+
+/**
+ * The stage-triggered flow through Kombo's unified ATS API, on the Kombo sandbox's two tools: Personio, which takes
+ * every write, and Recruitee, which takes no notes. Kombo pushes no stage change: its signed data-changed webhooks are
+ * hints to read what changed, duplicated and lost here, and still one invitation per stage entry.
+ */
+describe('Kombo: stage entries from hints, writes by capability', () => {
+  const held = useTestStack('kombo-unified', { configPath: 'config/connections.kombo.json' });
+  let stack: LocalStack;
+  const store = () => dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
+  const unified = () => stack.kombo.unified;
+  const records = (connectionId: string, applicationId: string) =>
+    store().findApplicationsByAtsId(connectionId, applicationId);
+
+  beforeAll(() => {
+    stack = held.stack;
+    unified().setSyncLag(300);
+  });
+
+  const candidate = (integrationId: string, name: string) => {
+    const email = `${name}.${randomUUID().slice(0, 6)}@candidates.example.com`.toLowerCase();
+    return { email, ...unified().addCandidate({ integrationId, firstName: name, lastName: 'Kombo', email }) };
+  };
+
+  it('invites once per stage entry though its hint comes twice, and once more after a lost hint', async () => {
+    unified().setFaults({ duplicateHintRate: 1 });
+    const ada = candidate(ACME.integration, 'Ada');
+    unified().moveCandidate({
+      integrationId: ACME.integration,
+      applicationId: ada.applicationId,
+      stageName: 'AI Interview',
+    });
+    await invitedInterviewId(stack, ada.email, 30_000);
+    await stack.waitForQuiet();
+    await unified().idle();
+    expect(await emailsTo(stack, ada.email)).toHaveLength(1);
+    expect(
+      unified()
+        .hints()
+        .filter((h) => h.duplicate).length,
+    ).toBeGreaterThan(0);
+
+    // The hint lost: the sweep's read (the reconciler) finds the entry.
+    unified().setFaults({ duplicateHintRate: 0, dropHintRate: 1 });
+    const bo = candidate(ACME.integration, 'Bo');
+    unified().moveCandidate({
+      integrationId: ACME.integration,
+      applicationId: bo.applicationId,
+      stageName: 'AI Interview',
+    });
+    await unified().idle();
+    expect(
+      unified()
+        .hints()
+        .some((h) => h.dropped),
+    ).toBe(true);
+    unified().setFaults({ dropHintRate: 0 });
+    await stack.reconcileNow();
+    await invitedInterviewId(stack, bo.email, 30_000);
+    await stack.waitForQuiet();
+    expect(await emailsTo(stack, bo.email)).toHaveLength(1);
+    expect(await emailsTo(stack, ada.email)).toHaveLength(1);
+    const [record] = await records(ACME.id, bo.applicationId);
+    expect(record?.state).toBe('invited');
+  }, 90_000);
+
+  it('writes the result back as a note where the tool takes notes, and skips the note with its reason where not', async () => {
+    const cy = candidate(ACME.integration, 'Cy');
+    const di = candidate(GLOBEX.integration, 'Di');
+    unified().moveCandidate({
+      integrationId: ACME.integration,
+      applicationId: cy.applicationId,
+      stageName: 'AI Interview',
+    });
+    unified().moveCandidate({
+      integrationId: GLOBEX.integration,
+      applicationId: di.applicationId,
+      stageName: 'AI Interview',
+    });
+    for (const [who, c] of [
+      ['Cy', cy],
+      ['Di', di],
+    ] as const)
+      takeInterview(stack, await invitedInterviewId(stack, c.email, 30_000), { name: who, email: c.email });
+    await waitFor(
+      async () =>
+        (await records(ACME.id, cy.applicationId))[0]?.state === 'written_back' &&
+        (await records(GLOBEX.id, di.applicationId))[0]?.state === 'written_back',
+      40_000,
+      'both written back',
+    );
+    const acmeNotes = unified()
+      .integration(ACME.integration)
+      .notes.filter((n) => n.applicationId === cy.applicationId);
+    expect(acmeNotes.some((n) => n.content.includes('ai-interview-report:'))).toBe(true);
+    expect(unified().integration(GLOBEX.integration).notes).toHaveLength(0);
+    const [globex] = await records(GLOBEX.id, di.applicationId);
+    expect(globex?.steps.reportNote?.value).toMatch(/^skipped: .*does not add notes/);
+    // The result still reaches Recruitee: the report as an attachment, which it takes.
+    expect(globex?.steps.reportFile?.doneAt).toBeDefined();
+  }, 90_000);
+
+  it('waits out a concurrency 429 as a deferral, then writes once', async () => {
+    // Every write in flight past the limit is refused: here all of them, until the limit comes back.
+    unified().setFaults({ concurrencyLimit: 0 });
+    const ed = candidate(ACME.integration, 'Ed');
+    unified().moveCandidate({
+      integrationId: ACME.integration,
+      applicationId: ed.applicationId,
+      stageName: 'AI Interview',
+    });
+    const notesRoute = 'POST /v1/ats/applications/:applicationId/notes';
+    const before = unified().requests()[notesRoute] ?? 0;
+    await waitFor(() => (unified().requests()[notesRoute] ?? 0) > before, 30_000, 'the note refused 429');
+    const [waiting] = await records(ACME.id, ed.applicationId);
+    expect(waiting?.steps.inviteNote?.doneAt).toBeUndefined();
+    unified().setFaults({ concurrencyLimit: 30 });
+    await waitFor(
+      async () => (await records(ACME.id, ed.applicationId))[0]?.steps.inviteNote?.doneAt !== undefined,
+      30_000,
+      'the note written after the wait',
+    );
+    const notes = unified()
+      .integration(ACME.integration)
+      .notes.filter((n) => n.applicationId === ed.applicationId);
+    expect(notes).toHaveLength(1);
+    expect(await emailsTo(stack, ed.email)).toHaveLength(1);
+    // Refused, then sent again after the wait: one note.
+    expect(unified().requests()[notesRoute] ?? 0).toBeGreaterThan(before + 1);
+  }, 90_000);
+
+  it('refuses a forged hint with 401 and reads nothing', async () => {
+    const before = unified().requests()['GET /v1/ats/applications'] ?? 0;
+    const body = JSON.stringify({
+      id: randomUUID(),
+      type: 'data-changed',
+      data: {
+        integration_id: ACME.integration,
+        integration_tool: 'personio',
+        changed_models: [{ name: 'ats_applications' }],
+      },
+    });
+    const forged = await fetch(`${stack.gatewayUrl}/webhooks/ats/${ACME.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-kombo-signature': signatureOf('not-the-secret', body) },
+      body,
+    });
+    expect(forged.status).toBe(401);
+    await stack.waitForQuiet();
+    expect(unified().requests()['GET /v1/ats/applications'] ?? 0).toBe(before);
+    const signed = await fetch(`${stack.gatewayUrl}/webhooks/ats/${ACME.id}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-kombo-signature': signatureOf(stack.kombo.webhookSecret, body),
+      },
+      body,
+    });
+    expect(signed.status).toBe(200);
+  });
+});
