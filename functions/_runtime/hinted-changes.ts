@@ -1,4 +1,4 @@
-import { QueuePublisher } from '../../shared/queue';
+import { lazyQueuePublisher } from '../../shared/queue/lazy-publisher';
 import { DynamoSeenChanges } from '../../shared/mapping/seen-changes.records';
 import { HINT_SUBJECT, type HintedChangesDependencies } from '../../shared/pipeline/changes-hinted.use-case';
 import { queueLedger } from './store';
@@ -15,13 +15,17 @@ let deps: HintedChangesDependencies | undefined;
  */
 export function hintDependencies(): HintedChangesDependencies {
   if (deps) return deps;
-  const publisher = new QueuePublisher();
+  // The SQS client loads on the first read's messages only, not in every cold start of the invite worker.
+  const publisher = lazyQueuePublisher();
   deps = {
     contextFor: connectionContext,
     logger: createLogger('changes-hinted'),
     seen: new DynamoSeenChanges(tableNames().events),
     enqueue: async (messages) => {
-      await publisher.publishAll(requireEnv(ENV.stageQueueUrl), messages);
+      const entries = messages.map((message) => ({ message, delaySeconds: 0 }));
+      const sent = await publisher.publishDelayed(requireEnv(ENV.stageQueueUrl), entries);
+      // Nothing is recorded seen unless every message went: the read is made again, and the claims take each once.
+      if (sent.some((ok) => !ok)) throw new Error('SQS did not take every stage entry found: the read is made again');
     },
     release: (connectionId) => queueLedger().forgetEnqueued(connectionId, [HINT_SUBJECT]),
   };

@@ -63,7 +63,7 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
           { context },
         );
       } finally {
-        // What the console shows of this batch: its counts, deferrals and failures (./activity.ts), within its deadline.
+        // What the console shows of this batch (./activity.ts): counts, deferrals, failures, within its deadline.
         await activity.flush(logger, signal);
       }
     });

@@ -91,7 +91,6 @@ async function receive(
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage | ApplicationChangedMessage;
 
-
 /**
  * A hint that applications changed (Kombo's `data-changed`): one read of the changes queued, unless one is waiting
  * already (the queue ledger); a hint lost or refused only delays, as the sweep makes the same read on its schedule.

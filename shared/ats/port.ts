@@ -80,7 +80,7 @@ export interface ChangedApplication {
 
 export type WebhookParseResult =
   | { kind: 'ping' }
-  /** Something changed, not said what (Kombo's `data-changed`): the applications changed since the last read are read. */
+  /** Something changed, not said what (Kombo's `data-changed`): what changed since the last read is read. */
   | { kind: 'changes-hinted'; event: { deliveryId: string } }
   | { kind: 'candidate-deleted'; event: CandidateDeletedEvent }
   | { kind: 'application-changed'; event: ApplicationChangedEvent }

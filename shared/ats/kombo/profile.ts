@@ -12,7 +12,8 @@ export const komboProfile = {
     inFlight: 30,
     source:
       'ats-routes.json ats.kombo.rateLimit ("more than 30 unified actions in flight per integration -> 429 ' +
-      'PLATFORM.CONCURRENCY_LIMIT_EXCEEDED"; reads of synced models exempt); docs.kombo.dev/ats/guides/concurrency-limiting',
+      'PLATFORM.CONCURRENCY_LIMIT_EXCEEDED"; reads of synced models exempt); ' +
+      'docs.kombo.dev/ats/guides/concurrency-limiting',
   },
   throttled: {
     retryAfter: false,

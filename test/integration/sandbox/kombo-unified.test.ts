@@ -22,7 +22,7 @@ const SECRET = 'whsec_kombo_unified_test';
 type Answer = { status: number; body: { status: string; data?: unknown; error?: { code: string } } };
 type Hint = { raw: string; signature: string; applicationsAtReceipt: unknown };
 
-/** Kombo's unified ATS as the sandbox plays it: the connector's view through the API, the recruiter's through control. */
+/** Kombo's unified ATS as the sandbox plays it: the connector's view through the API, the recruiter's by control. */
 describe('Kombo unified ATS sandbox', () => {
   let kombo: KomboSandbox;
   let receiver: RunningServer;
@@ -159,7 +159,7 @@ describe('Kombo unified ATS sandbox', () => {
     expect(undocumentedCalls('kombo', kombo.unified.calls())).toEqual([]);
   });
 
-  it('answers the 31st action in flight 429 PLATFORM.CONCURRENCY_LIMIT_EXCEEDED; synced reads stay exempt', async () => {
+  it('answers the 31st action in flight 429 CONCURRENCY_LIMIT_EXCEEDED; synced reads stay exempt', async () => {
     const { applicationId } = await applied();
     const { stage } = await jobOf(PERSONIO);
     kombo.unified.setFaults({ slowWriteMs: 1500 });

@@ -8,7 +8,7 @@ import {
   readKomboPage,
 } from '../../../shared/ats/kombo/kombo.schemas';
 
-/** An application as kombohq/typescript-sdk @1dc00a9 docs/models/getatsapplicationspositiveresponseresult.md shows it. */
+/** An application as kombohq/typescript-sdk @1dc00a9 (getatsapplicationspositiveresponseresult.md) shows it. */
 const sdkApplication = {
   id: '26vafvWSRmbhNcxJYqjCzuJg',
   remote_id: '32',
