@@ -76,7 +76,7 @@ describe('Kombo: stage entries from hints, writes by capability', () => {
     expect(record?.state).toBe('invited');
   }, 90_000);
 
-  it('writes the result as a note where the tool takes notes, and skips the note with its reason where not', async () => {
+  it('writes the result as a note where the tool takes notes, else skips the note with its reason', async () => {
     const cy = candidate(ACME.integration, 'Cy');
     const di = candidate(GLOBEX.integration, 'Di');
     unified().moveCandidate({
