@@ -14,6 +14,8 @@ import { describeFirstIssue } from '../validation';
 import { closest, fail, info, pass, type CheckLine } from './lines';
 import type { SecretStore } from '../config/secret-store';
 import { orderSourceLines } from './orders';
+import { type KomboCapabilityReader, komboLines } from './kombo';
+import { KomboAdapter } from '../ats/kombo/kombo.adapter';
 
 export interface DoctorDependencies {
   secrets: SecretStore;
@@ -132,6 +134,8 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
     lines.push(await userLine(connection, ats, atsCall));
     lines.push(...(await permissionLines(connection, ats, atsCall)));
     lines.push(...(await stageLines(connection, ats, atsCall, deps.jobsForAll ?? DEFAULT_JOBS_FOR_ALL)));
+    const kombo = komboReader(ats);
+    if (kombo) lines.push(...(await atsCall(() => komboLines(connection, kombo))));
   } else lines.push(info('the stage and webhook checks need working ATS credentials'));
 
   lines.push(...(await interviewServiceLines(connection, secrets, deps)));
@@ -203,6 +207,10 @@ async function permissionLines(
     lines.push(info(`not checkable by a read; make sure these are granted: ${unchecked.join(', ')}`));
   return lines;
 }
+
+/** A Kombo connection's capability table, where the adapter is Kombo's. */
+const komboReader = (ats: SetupAdapter): KomboCapabilityReader | undefined =>
+  ats instanceof KomboAdapter ? ats : undefined;
 
 /** Open jobs a trigger for "all" jobs is checked against unless `--jobs` says otherwise. */
 export const DEFAULT_JOBS_FOR_ALL = 500;
@@ -403,6 +411,13 @@ async function atsWebhookLines(
 ): Promise<CheckLine[]> {
   const { ats, atsCall } = access;
   const url = webhookUrls(apiUrl, connection.id).ats;
+  if (connection.ats === 'kombo')
+    return [
+      info(
+        "Kombo's webhooks are made in its dashboard, one per Kombo account",
+        `add ${url} for data-changed, its signing secret as atsWebhookSecret of secret ${connection.secretRef}`,
+      ),
+    ];
   const listWebhooks = ats.listWebhooks?.bind(ats);
   if (!listWebhooks)
     return [

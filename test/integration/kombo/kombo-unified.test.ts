@@ -141,6 +141,26 @@ describe('Kombo: stage entries from hints, writes by capability', () => {
     expect(unified().requests()[notesRoute] ?? 0).toBeGreaterThan(before + 1);
   }, 90_000);
 
+  it("shows each connection's capability table in the doctor: what is skipped, and how results reach the ATS", async () => {
+    const doctor = async (id: string) => {
+      const answer = await fetch(`${stack.gatewayUrl}/console-api/connections/${id}/doctor`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.operatorKey}` },
+      });
+      return ((await answer.json()) as { lines: { status: string; what: string }[] }).lines;
+    };
+    const [acme, globex] = [await doctor(ACME.id), await doctor(GLOBEX.id)];
+    expect(acme.filter((l) => l.status === 'fail')).toEqual([]);
+    expect(acme.some((l) => /^personio through Kombo can add notes$/i.test(l.what))).toBe(true);
+    expect(acme.find((l) => l.what.startsWith('results reach'))?.what).toContain('a note');
+    const skipped = globex.find((l) => l.what.includes('cannot add notes'));
+    expect(skipped?.status).toBe('info');
+    const reach = globex.find((l) => l.what.startsWith('results reach'));
+    expect(reach?.status).toBe('pass');
+    expect(reach?.what).not.toContain('a note');
+    expect(reach?.what).toContain('attachment');
+  });
+
   it('refuses a forged hint with 401 and reads nothing', async () => {
     const before = unified().requests()['GET /v1/ats/applications'] ?? 0;
     const body = JSON.stringify({
