@@ -141,7 +141,7 @@ describe('Kombo: stage entries from hints, writes by capability', () => {
     expect(unified().requests()[notesRoute] ?? 0).toBeGreaterThan(before + 1);
   }, 90_000);
 
-  it("shows each connection's capability table in the doctor: what is skipped, and how results reach the ATS", async () => {
+  it("shows each connection's capabilities in the doctor: what is skipped, how results reach the ATS", async () => {
     const doctor = async (id: string) => {
       const answer = await fetch(`${stack.gatewayUrl}/console-api/connections/${id}/doctor`, {
         method: 'POST',
