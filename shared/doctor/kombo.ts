@@ -47,7 +47,7 @@ export async function komboLines(connection: Connection, reader: KomboCapability
     carriers.length
       ? pass(`results reach ${capabilities.tool} as ${carriers.map((c) => c.as).join(', ')}`)
       : fail(
-          `the customer will not see results in ${capabilities.tool}: it takes no note, attachment or tag through Kombo`,
+          `the customer will not see results in ${capabilities.tool}: no note, attachment or tag through Kombo`,
           "enable 'Add notes' or 'Add attachments' in Kombo's scope config, if the ATS offers either",
         ),
   );
