@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { DirectAtsKind } from '../../shared/config';
+import { checkKombo, formatKombo, type KomboDemoRun, runKomboDemo } from './demo-kombo';
 import type { LocalStack } from './local-stack';
 import { connectionRate } from '../../shared/ats';
 import { statusOfTag } from '../../shared/pipeline/status';
@@ -47,6 +48,8 @@ export interface DemoSummary {
   undocumentedCalls: string[];
   /** Orders placed from inside the ATSs that take them (Greenhouse Assessment Partner, Ashby Assessments). */
   orders: OrdersDemoSummary;
+  /** The customers connected through Kombo's unified ATS API (config/connections.kombo.json). */
+  kombo: KomboDemoRun[];
 }
 
 export const DEMO_CANDIDATES = [
@@ -328,12 +331,15 @@ export async function runDemo(
   const schedule = reconcileSchedule(stack);
   let runs: AtsDemoRun[];
   let orders: OrdersDemoSummary;
+  let kombo: KomboDemoRun[];
   try {
     const waitFor = <T>(step: string, read: () => Promise<T> | T, done: (value: T) => boolean) =>
       until(step, read, done, timeoutMs);
-    [orders, ...runs] = await Promise.all([
+    const direct = stack.connections.filter((c) => c.ats !== 'kombo');
+    [orders, kombo, ...runs] = await Promise.all([
       runOrders(stack, log, waitFor),
-      ...stack.connections.map((c) => runOnAts(stack, c.ats as DirectAtsKind, c.id, log, timeoutMs)),
+      runKomboDemo(stack, log, waitFor),
+      ...direct.map((c) => runOnAts(stack, c.ats as DirectAtsKind, c.id, log, timeoutMs)),
     ]);
   } catch (error) {
     // A step that did not come says what the pipeline still holds, and why, beside its name.
@@ -369,6 +375,7 @@ export async function runDemo(
     dlqDepth: dlq.stage + dlq.report,
     undocumentedCalls: undocumented,
     orders,
+    kombo,
   };
 }
 
@@ -430,6 +437,7 @@ export function formatSummary(summary: DemoSummary): string {
       return file ? [`a report file on ${k}: ${file.saved} (served at ${file.url} while the stack runs)`] : [];
     }),
     ...formatOrders(summary.orders),
+    ...formatKombo(summary.kombo),
     `messages in the DLQs: ${summary.dlqDepth}`,
     calls,
   ].join('\n');
@@ -456,6 +464,8 @@ export function checkSummary(summary: DemoSummary, candidates = DEMO_CANDIDATES.
   }
   const orders = checkOrders(summary.orders);
   if (orders) return orders;
+  const kombo = checkKombo(summary.kombo);
+  if (kombo) return kombo;
   if (summary.dlqDepth !== 0) return `dead-letter queues: ${summary.dlqDepth} messages`;
   if (summary.undocumentedCalls.length) return `undocumented ATS calls: ${summary.undocumentedCalls.join('; ')}`;
   return undefined;

@@ -79,6 +79,8 @@ export interface LocalStackOptions {
   /** The ATS sandboxes on their fixed ports (4020 Greenhouse, 4030 Ashby, 4040 Lever, 4050 Workable). */
   fixedAtsPorts?: boolean;
   configPath?: string;
+  /** More connections files, their connections added to the first's (`npm start` adds Kombo's two customers). */
+  extraConfigPaths?: string[];
   workDir?: string;
   functionTimeoutMs?: number;
   /** Overrides 6 × the function timeout, e.g. to watch redrive to the DLQ within a test. */
@@ -213,20 +215,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     cleanups.push(() => kombo.close());
 
     const sourcePath = options.configPath ?? LOCAL_DEFAULTS.configPath;
-    const rendered = renderConfig(readFileSync(sourcePath, 'utf8'), {
+    const urls = {
       INTERVIEW_SANDBOX_URL: interview.url,
       GREENHOUSE_SANDBOX_URL: sandboxes.views.greenhouse.url,
       ASHBY_SANDBOX_URL: sandboxes.views.ashby.url,
       LEVER_SANDBOX_URL: sandboxes.views.lever.url,
       WORKABLE_SANDBOX_URL: sandboxes.views.workable.url,
       KOMBO_SANDBOX_URL: kombo.url,
-    });
-    let document: unknown;
-    try {
-      document = JSON.parse(rendered);
-    } catch (error) {
-      throw new Error(`${sourcePath} is not valid JSON: ${errorMessage(error)}`);
-    }
+    };
+    const readDocument = (path: string): { connections: unknown[] } => {
+      try {
+        return JSON.parse(renderConfig(readFileSync(path, 'utf8'), urls));
+      } catch (error) {
+        throw new Error(`${path} is not valid JSON: ${errorMessage(error)}`);
+      }
+    };
+    const document = readDocument(sourcePath);
+    for (const extra of options.extraConfigPaths ?? []) document.connections.push(...readDocument(extra).connections);
     applyLifecycle(document, options.lifecycle);
     applyRateLimits(document, options.atsRateLimits, options.atsRateWindowsMs);
     const connections = parseConnections(document, sourcePath);

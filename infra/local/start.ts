@@ -41,6 +41,8 @@ console.log(
 );
 const stack = await startLocalStack({
   configPath: configFor(values.config),
+  // Two customers through Kombo's unified ATS API beside the four ATSs, unless another file is given.
+  extraConfigPaths: values.config === LOCAL_DEFAULTS.configPath ? ['config/connections.kombo.json'] : [],
   ports: values.once
     ? {}
     : { gateway: Number(values.port), interview: LOCAL_DEFAULTS.interviewPort, kombo: LOCAL_DEFAULTS.komboPort },
