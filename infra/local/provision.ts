@@ -40,6 +40,25 @@ const interviewIndexOf = (index: { name: string; partitionKey: string; sortKey: 
   Projection: { ProjectionType: 'ALL' as const },
 });
 
+/** A table with a partition and a sort key, both strings, and no index. */
+async function createKeyedTable(
+  client: DynamoDBClient,
+  name: string,
+  key: { partitionKey: string; sortKey: string },
+): Promise<void> {
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: strings(key.partitionKey, key.sortKey),
+      KeySchema: [
+        { AttributeName: key.partitionKey, KeyType: 'HASH' },
+        { AttributeName: key.sortKey, KeyType: 'RANGE' },
+      ],
+    }),
+  );
+}
+
 /** The mapping tables with the key schema the CDK stack gives them (shared/mapping/constants.ts). */
 export async function createTables(client: DynamoDBClient, prefix = 'connector'): Promise<LocalTables> {
   const tables: LocalTables = {
@@ -140,29 +159,8 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
       KeySchema: [{ AttributeName: connectionsKey.partitionKey, KeyType: 'HASH' }],
     }),
   );
-  await client.send(
-    new CreateTableCommand({
-      TableName: tables.connectionAudit,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: strings(auditKey.partitionKey, auditKey.sortKey),
-      KeySchema: [
-        { AttributeName: auditKey.partitionKey, KeyType: 'HASH' },
-        { AttributeName: auditKey.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
-  const activityKey = MAPPING_TABLES.activity;
-  await client.send(
-    new CreateTableCommand({
-      TableName: tables.activity,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: strings(activityKey.partitionKey, activityKey.sortKey),
-      KeySchema: [
-        { AttributeName: activityKey.partitionKey, KeyType: 'HASH' },
-        { AttributeName: activityKey.sortKey, KeyType: 'RANGE' },
-      ],
-    }),
-  );
+  await createKeyedTable(client, tables.connectionAudit, auditKey);
+  await createKeyedTable(client, tables.activity, MAPPING_TABLES.activity);
   for (const table of [tables.jobs, tables.applications, tables.events, tables.orders, tables.activity]) {
     await client.send(
       new UpdateTimeToLiveCommand({

@@ -2,17 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { cdkTestContext } from '../helpers/cdk-context';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { synthesizeExampleStack } from '../helpers/cdk-context';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorStack } from '../../infra/aws/connector-stack';
 import { OPS_OUTPUTS } from '../../infra/aws/stack-outputs';
 import { DASHBOARD_WIDGETS } from '../../infra/aws/dashboard';
 import { METRICS_NAMESPACE, PIPELINE_METRICS } from '../../shared/observability/metrics';
 import { visibilityTimeoutSeconds, WORKER_TIMING } from '../../shared/pipeline/constants';
-
-const CONFIG = 'config/connections.example.json';
 
 type Resource = { Type: string; Properties: Record<string, any> };
 
@@ -27,17 +23,7 @@ describe('Stack: ConnectorStack', () => {
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
   beforeAll(() => {
-    // Skips esbuild bundling: the assertions are about the infrastructure, not the code. The assembly goes to a
-    // folder of the test's own, removed afterwards (without outdir the CDK leaves one in the temp folder).
-    outdir = mkdtempSync(join(tmpdir(), 'connector-stack-'));
-    const app = new App({ outdir, context: cdkTestContext() });
-    const stack = new ConnectorStack(app, 'Test', {
-      connectionsFile: CONFIG,
-      mailFrom: 'talent@acme.example.com',
-      alarmEmail: 'oncall@acme.example.com',
-      secretsPrefix: 'ats-interview-connector/',
-    });
-    template = Template.fromStack(stack);
+    ({ template, outdir } = synthesizeExampleStack('Test'));
     resources = template.toJSON().Resources as Record<string, Resource>;
   });
 

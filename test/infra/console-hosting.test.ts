@@ -1,16 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorStack } from '../../infra/aws/connector-stack';
 import { defaultDomainPrefix, OPERATORS_GROUP } from '../../infra/aws/console-sign-in';
-import { cdkTestContext } from '../helpers/cdk-context';
-
-const CONFIG = 'config/connections.example.json';
+import { synthesizeExampleStack } from '../helpers/cdk-context';
 
 type Resource = { Type: string; Properties: Record<string, any>; DeletionPolicy?: string };
 
@@ -27,15 +23,7 @@ describe('Stack: the console, its distribution and its sign-in', () => {
   const routeByKey = (key: string) => ofType('AWS::ApiGatewayV2::Route').find(([, r]) => r.Properties.RouteKey === key);
 
   beforeAll(() => {
-    outdir = mkdtempSync(join(tmpdir(), 'connector-console-'));
-    const app = new App({ outdir, context: cdkTestContext() });
-    const stack = new ConnectorStack(app, 'Console', {
-      connectionsFile: CONFIG,
-      mailFrom: 'talent@acme.example.com',
-      alarmEmail: 'oncall@acme.example.com',
-      secretsPrefix: 'ats-interview-connector/',
-    });
-    template = Template.fromStack(stack);
+    ({ template, outdir } = synthesizeExampleStack('Console'));
     resources = template.toJSON().Resources as Record<string, Resource>;
   });
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
