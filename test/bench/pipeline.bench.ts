@@ -14,6 +14,7 @@ import type { DirectAtsKind } from '../../shared/config';
 import { documentedRate } from '../../shared/ats';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { benchConnections } from './connections.bench';
+import { benchKombo } from './kombo.bench';
 
 /**
  * `npm run bench [-- --ats greenhouse|ashby|lever|workable --candidates 200 --concurrency 4
@@ -57,6 +58,10 @@ if (values.connections !== undefined) {
   if (!Number.isInteger(count) || count < 1) throw new Error('--connections: expected a whole number of connections');
   await benchConnections(count);
   process.exit(0);
+}
+if (values.ats === 'kombo') {
+  await benchKombo(Number(values.candidates ?? 20));
+  process.exit(process.exitCode ?? 0);
 }
 const KINDS: DirectAtsKind[] = ['greenhouse', 'ashby', 'lever', 'workable'];
 const asKind = (value: string, flag: string): DirectAtsKind => {
