@@ -81,7 +81,7 @@ describe('Use case: readHintedChanges (stage entries from a synced copy)', () =>
     expect(enqueued).toEqual([{ kind: 'stage-entered', deliveryId: 'synced-a1-s-AI Interview-1' }]);
   });
 
-  it('reads from a day back the first time, then from the last read less the overlap, and releases its mark', async () => {
+  it('reads a day back the first time, then from the last read less the overlap, releasing its mark', async () => {
     const { deps, list, seen, connectionId } = setup([[]]);
     await readHintedChanges(connectionId, deps);
     expect(list.mock.calls[0]?.[0]).toBe(NOW - FIRST_READ_LOOKBACK_MS);
