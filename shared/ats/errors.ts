@@ -41,9 +41,16 @@ export class AtsError extends OutwardCallError {
     } = {},
   ) {
     const rateLimited = code === ATS_ERROR_CODES.rateLimited;
-    super(code, message, { ...context, retryable: rateLimited || code === ATS_ERROR_CODES.unavailable, rateLimited });
+    const paced = context.paced ?? context.turnAt !== undefined;
+    // Kept back by the pacing, or refused outright (a 429, a 4xx but a 408): nothing was written, so a step may be done
+    // again.
+    const { status } = context;
+    const refused = status !== undefined && status >= 400 && status < 500 && status !== 408;
+    const definitelyNotSent = !context.mayHaveSucceeded && (paced || refused);
+    const retryable = rateLimited || code === ATS_ERROR_CODES.unavailable;
+    super(code, message, { ...context, retryable, rateLimited, definitelyNotSent });
     this.name = 'AtsError';
-    this.paced = context.paced ?? context.turnAt !== undefined;
+    this.paced = paced;
     this.turnAt = context.turnAt;
     this.turnCalls = context.turnCalls;
     this.turnKind = context.turnKind;

@@ -1,5 +1,6 @@
 import type { ApplicationRef } from '../ats/port';
 import { errorCode, isPermanent } from './errors';
+import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 import { invitationMarker, type ApplicationRecord, type StepName } from './records';
@@ -60,16 +61,27 @@ export async function tellInviteFailure(
     record,
   );
   const step = record.steps[name];
+  const mark = (cleared: boolean) => () =>
+    deps.store.recordStep(record, { step: { name, record: cleared ? undefined : { startedAt: now() } } });
   const note: Step<unknown> = {
     name: 'failure-note-posted',
     done: step?.doneAt !== undefined,
-    started: step?.startedAt !== undefined,
-    recordStart: () => deps.store.recordStep(record, { step: { name, record: { startedAt: now() } } }),
-    lookup: () => context.ats.findNote(target, marker, signal),
+    // Its start is recorded everywhere: where notes are read back, a started note is looked up by its marker.
+    ...noteStart(
+      context.ats,
+      { target, marker, signal },
+      { resumed: step?.startedAt !== undefined, startedAt: step?.startedAt },
+      { start: mark(false), clear: mark(true) },
+    ),
+    recordStart: mark(false),
     perform: () =>
       postNoteOnce(context.ats, target, { body: formatFailureNote(failure.cause, failure.code), marker }, signal),
-    recordDone: () =>
-      deps.store.recordStep(record, { step: { name, record: { startedAt: step?.startedAt, doneAt: now() } } }),
+    recordDone: (_note, outcome) => {
+      const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
+      return deps.store.recordStep(record, {
+        step: { name, record: { startedAt: step?.startedAt, doneAt: now(), ...uncertain } },
+      });
+    },
   };
   try {
     await runSteps([note], `${record.connectionId}#${record.atsApplicationId}`);

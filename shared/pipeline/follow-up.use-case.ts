@@ -9,6 +9,7 @@ import {
   type PipelineDependencies,
   type WorkContext,
 } from './ports';
+import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import { invitationMarker, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { actOnStanding, showOwedStatus, targetOf } from './application-changed.use-case';
@@ -300,12 +301,21 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
   const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
   const marker = invitationMarker(`ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`, expired);
+  const holdNote = (startedAt: number | undefined) =>
+    deps.store.recordStep(expired, {
+      step: { name: 'expiryNote', record: { leaseUntil: lease.until, ...(startedAt ? { startedAt } : {}) } },
+    });
   const note: Step<unknown> = {
     name: 'expiry-note-posted',
     done: stepDone(expired.steps.expiryNote),
-    // The expiry was recorded before the note: a worker that finds it so looks for the note by its marker.
-    started: true,
-    lookup: () => context.ats.findNote(target, marker, signal),
+    // The expiry was recorded before the note: a worker that finds it so looks for the note by its marker, or, where
+    // no note is read back, finds it started (its start kept beside the lease).
+    ...noteStart(
+      context.ats,
+      { target, marker, signal },
+      { resumed: true, startedAt: expired.steps.expiryNote?.startedAt },
+      { start: () => holdNote(now()), clear: () => holdNote(undefined) },
+    ),
     perform: () =>
       postNoteOnce(
         context.ats,

@@ -9,6 +9,7 @@ import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit, formatReportNote } from './report-note';
 import { waitForHolder } from './held-claim';
+import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import { attachesReportFile, reportFileStep } from './report-file';
 import { afterSideEffect } from './fault-injection';
@@ -325,20 +326,22 @@ function reportNoteStep(
 
 /**
  * How the report note's step finds out whether an earlier worker posted it. A second claim may follow a worker that
- * posted and stopped (not one that stopped with nothing half-done): the note is looked up by its marker. Where no note
- * is read back (Kombo), the steps map alone keeps it to one: its start is recorded, and a note found started after a
- * crash is recorded uncertain, never posted again.
+ * posted and stopped (not one that stopped with nothing half-done): the note is looked up by its marker, or, where no
+ * note is read back (Kombo), found started in the steps map.
  */
 function reportNoteStart(input: WriteBackStepsInput, marker: string) {
   const { context, target, record, signal, now } = input;
-  if (context.ats.findsNotes !== false)
-    return { started: !startedClean(record), lookup: () => context.ats.findNote(target, marker, signal) };
-  return {
-    started: record.steps.reportNote?.startedAt !== undefined,
-    signal,
-    recordStart: () =>
-      recordWriteBackStep(input, { step: { name: 'reportNote', record: { startedAt: now() } }, last: false }),
-  };
+  const mark = (startedAt: number | undefined) =>
+    recordWriteBackStep(input, {
+      step: { name: 'reportNote', record: startedAt ? { startedAt } : undefined },
+      last: false,
+    });
+  return noteStart(
+    context.ats,
+    { target, marker, signal },
+    { resumed: !startedClean(record), startedAt: record.steps.reportNote?.startedAt },
+    { start: () => mark(now()), clear: () => mark(undefined) },
+  );
 }
 
 /** The stage move: safe to perform again, since a move finds the application already in the target stage. */

@@ -10,6 +10,7 @@ import { errorCode, isPermanent, warnRefusedForGood } from './errors';
 import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
+import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import {
   type ConnectionContext,
@@ -574,18 +575,17 @@ function inviteEmailStep(input: InviteStepsInput, recipient: string, link: { url
 function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<unknown> {
   const { context, target, record, signal, now, recordStep, channels } = input;
   const marker = invitationMarker(`ai-interview-invite:${target.atsApplicationId}:${input.trigger.id}`, record);
-  // Where no note is read back (Kombo), its start is recorded and a note found started is not posted again.
-  const readsBack = context.ats.findsNotes !== false;
+  const start = (startedAt: number | undefined) =>
+    recordStep({ step: { name: 'inviteNote', record: startedAt ? { startedAt } : undefined }, last: false });
   return {
     name: 'invite-note-posted',
     done: stepDone(record.steps.inviteNote),
-    started: readsBack ? input.resumed : record.steps.inviteNote?.startedAt !== undefined,
-    ...(readsBack
-      ? { lookup: () => context.ats.findNote(target, marker, signal) }
-      : {
-          signal,
-          recordStart: () => recordStep({ step: { name: 'inviteNote', record: { startedAt: now() } }, last: false }),
-        }),
+    ...noteStart(
+      context.ats,
+      { target, marker, signal },
+      { resumed: input.resumed, startedAt: record.steps.inviteNote?.startedAt },
+      { start: () => start(now()), clear: () => start(undefined) },
+    ),
     perform: () =>
       postNoteOnce(
         context.ats,
