@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { errorCode } from '../../shared/pipeline/errors';
+import { errorMessage } from '../../shared/errors';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import type { QueueMessage } from '../../shared/queue';
 import {
@@ -124,7 +125,11 @@ async function handleRecord<M extends QueueMessage>(
     await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs }));
   } catch (error) {
     if (await deferred(invocation, parsed.output, record, error)) return;
-    logger.warn('message failed; SQS will retry it', { messageId: record.messageId, code: errorCode(error) });
+    logger.warn('message failed; SQS will retry it', {
+      ...messageKeys(parsed.output, record),
+      code: errorCode(error),
+      ...callOf(error),
+    });
     noteFailure(parsed.output, record, errorCode(error));
     throw error;
   }
@@ -164,8 +169,9 @@ async function deferred<M extends QueueMessage>(
   deferralObserver.deferred?.(planned.message, planned.delaySeconds, errorCode(error));
   if (isAtsRateLimit(error)) await defer.backlog?.(message.connectionId, Date.now() + planned.delaySeconds * 1000);
   logger.info('message deferred: an outside API asked to wait, or the deadline cut the work short', {
-    messageId: record.messageId,
+    ...messageKeys(message, record),
     code: errorCode(error),
+    ...callOf(error),
     delaySeconds: planned.delaySeconds,
     deferrals: planned.message.deferrals,
   });
@@ -207,6 +213,27 @@ function noteFailure(message: QueueMessage, record: SQSRecord, code: string): vo
       : `${message.kind}: failed, retried`,
     code,
   });
+}
+
+/** What a failed or deferred message's log line names it by: ids only, never a candidate's details. */
+function messageKeys(message: QueueMessage, record: SQSRecord) {
+  const report = (message as { reportId?: unknown }).reportId;
+  return {
+    messageId: record.messageId,
+    kind: message.kind,
+    connectionId: message.connectionId,
+    ...(applicationOf(message) ? { atsApplicationId: applicationOf(message) } : {}),
+    ...(typeof report === 'string' ? { reportId: report } : {}),
+  };
+}
+
+/**
+ * The outside call an error names (an ATS or service error's `METHOD url` before its status; URLs are redacted and
+ * carry ids only), so a line says which call failed, not only its code.
+ */
+function callOf(error: unknown): { call?: string } {
+  const named = /^(GET|POST|PUT|PATCH|DELETE) \S+(?=: )/.exec(errorMessage(error));
+  return named ? { call: named[0].slice(0, 160) } : {};
 }
 
 /** The ATS application a message is about, where it names one. */

@@ -21,6 +21,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
         candidates: 24,
         strangers: 4,
         orders: 9,
+        komboCandidates: 8,
         seed: 7,
         crashRate: 0.3,
         perCandidateInvites: ['ashby', 'lever'],
@@ -35,7 +36,7 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
       // Every violated invariant with its detail, and the run's whole table, in one failure.
       const violated = report.invariants.filter((i) => i.violations > 0).map(({ name, detail }) => ({ name, detail }));
       expect(violated, `${table}\n${progress.join('\n')}`).toEqual([]);
-      expect(report.invariants.map((i) => i.name)).toHaveLength(25);
+      expect(report.invariants.map((i) => i.name)).toHaveLength(32);
       // One invitation each on the service, every report matched by its candidate id, where invitations are own.
       for (const name of ['per-candidate: one invitation', "per-candidate: no candidate's report"])
         expect(report.invariants.find((i) => i.name.startsWith(name))?.checked).toBeGreaterThan(0);
@@ -55,6 +56,14 @@ describe('Chaos: a small fixed-seed run on the real local services', () => {
         table,
       ).toBeGreaterThanOrEqual(5);
       expect(report.invariants.find((i) => i.name.startsWith('every claimed'))?.checked).toBe(24);
+      // Through Kombo: two tools' candidates, each role present (took it, never took it, declined in the ATS).
+      for (const [name, count] of [
+        ['Kombo: every candidate invited', 8],
+        ['Kombo: every report written back', 4],
+        ['Kombo: every non-completer', 2],
+        ['Kombo: every decliner', 2],
+      ] as const)
+        expect(report.invariants.find((i) => i.name.startsWith(name))?.checked, name).toBe(count);
     },
     12 * 60_000,
   );

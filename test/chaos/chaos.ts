@@ -12,6 +12,15 @@ import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
 import { checkOrders, keptCancelled, orderRecords, placeOrders, takeOrderedInterviews } from './chaos-orders';
 import { checkLifecycle, entriesOf, leaveAndUndo, pickLifecycleRoles, reenter, unseenExit } from './chaos-lifecycle';
+import {
+  checkKombo,
+  describeKomboFaults,
+  komboConnections,
+  komboResiduals,
+  moveKomboCandidates,
+  takeKomboInterviews,
+} from './chaos-kombo';
+import type { KomboRoles } from './chaos-kombo';
 
 export interface ChaosOptions {
   candidates: number;
@@ -54,6 +63,11 @@ export interface ChaosOptions {
   leaveRate: number;
   /** Assessments ordered from inside the ATS (a third each: Greenhouse Send Test, Ashby Start Assessment, Kombo). */
   orders: number;
+  /**
+   * Candidates of the two Kombo-connected tools (test/chaos/chaos-kombo.ts): stage entries seen only through Kombo's
+   * synced copy, its hints dropped and duplicated, its writes past the concurrency limit, answers lost.
+   */
+  komboCandidates: number;
   timeoutMs: number;
   /**
    * The queues' visibility timeout, after which a failed message is received again: by default 6 × the functions'
@@ -85,6 +99,7 @@ export const CHAOS_DEFAULTS: Omit<ChaosOptions, 'progress'> = {
   noShowRate: 0.1,
   leaveRate: 0.06,
   orders: 40,
+  komboCandidates: 40,
   timeoutMs: 15 * 60_000,
   workDir: '.local/chaos',
 };
@@ -242,6 +257,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const template = JSON.parse(readFileSync('config/connections.local.json', 'utf8')) as {
     connections: Record<string, any>[];
   };
+  if (options.komboCandidates > 0) template.connections.push(...komboConnections());
   for (const connection of template.connections) {
     connection.interviewService.timeoutMs = 700;
     connection.atsTimeoutMs = 700;
@@ -319,6 +335,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       );
     }
     for (const ats of Object.values(s.ats)) ats.setFaults({ dropStageChangeRate: 0 });
+    const kombo = moveKomboCandidates(s, options.komboCandidates);
+    const byKombo = new Set(kombo.map((c) => c.applicationId));
+    const komboRecords = async () =>
+      (await scan(s, s.tables.applications)).filter((r) => byKombo.has(r.atsApplicationId));
     // Recruiters order the assessment from inside Greenhouse, Ashby and (through Kombo) other ATSs, each order sent
     // more than once.
     // Kombo: one write at a time per integration, each slow (a second one meets the 429, a wait), and a quarter of
@@ -446,6 +466,27 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       `${expected.size} interviews completed (+${strangers.length} by strangers); ` +
         `${Math.round(options.dropReportRate * 100)}% of report webhooks dropped`,
     );
+    // Kombo's candidates once the direct ATSs' have taken theirs: a slow Kombo never holds back their lifecycle.
+    await until(
+      'Kombo invites',
+      async () => {
+        const invited = (await komboRecords()).filter((r) => r.state !== 'claimed').length;
+        return [invited >= kombo.length, `${invited}/${kombo.length}`];
+      },
+      deadline,
+      options.progress,
+      () => reconcile(4000),
+      settled,
+    );
+
+    const komboRoles: KomboRoles = takeKomboInterviews(s, kombo, await komboRecords(), {
+      random,
+      noShowRate: options.noShowRate,
+    });
+    options.progress(
+      `Kombo: ${komboRoles.reports.size} interviews completed, ${komboRoles.noShows.size} never taken, ` +
+        `${komboRoles.decliners.size} declined in the ATS`,
+    );
 
     /** Waits until `total` items of `table` match, reconciling every `reconcileMs` meanwhile, or the pipeline idles. */
     const untilCounted = (
@@ -467,6 +508,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       );
     const written = (r: Record<string, any>) => r.state === 'written_back' && expected.has(r.reportId);
     await untilCounted('write-backs', { table: s.tables.applications, match: written, total: expected.size }, 4000);
+    const komboWritten = (r: Record<string, any>) => r.state === 'written_back' && komboRoles.reports.has(r.reportId);
+    await untilCounted(
+      'Kombo write-backs',
+      { table: s.tables.applications, match: komboWritten, total: komboRoles.reports.size },
+      4000,
+    );
     const parked = (e: Record<string, any>) =>
       strangers.some((x) => e.pk === `unmatched#${x.connectionId}#${x.reportId}`);
     await untilCounted('strangers parked', { table: s.tables.events, match: parked, total: strangers.length }, 0);
@@ -477,6 +524,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await untilCounted(
       'expiries of those who never took the interview',
       { table: s.tables.applications, match: expired, total: noShows.size },
+      3000,
+      async () => Date.now() > expiryDue && (await settled()),
+    );
+    const komboEnded = (r: Record<string, any>) =>
+      (komboRoles.noShows.has(r.atsApplicationId) && r.state === 'expired' && r.steps?.expiryNote?.doneAt) ||
+      (komboRoles.decliners.has(r.atsApplicationId) && r.state === 'left');
+    await untilCounted(
+      'Kombo expiries and exits',
+      { table: s.tables.applications, match: komboEnded, total: komboRoles.noShows.size + komboRoles.decliners.size },
       3000,
       async () => Date.now() > expiryDue && (await settled()),
     );
@@ -666,6 +722,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
 
     checkLifecycle(check, s, { candidates, roles, exits, records: finalRecords, emails: allEmails });
+    const komboFinal = await komboRecords();
+    if (kombo.length)
+      checkKombo(check, s, { candidates: kombo, roles: komboRoles, records: komboFinal, emails: allEmails });
 
     const orderRecordsAtEnd = await orderRecords(scanTable, s);
     checkOrders(
@@ -711,6 +770,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const strangersParked = finalEvents.filter(parked).length;
     const handled =
       finalRecords.filter((r) => r.state === 'written_back' && expected.has(r.reportId)).length +
+      komboFinal.filter(komboWritten).length +
       ordersCompleted +
       strangersParked;
     const reportMessages = s.watch.distinctReceived('report-created');
@@ -798,6 +858,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ).length,
         meaning: 'not sent again: never a second reminder',
       },
+      ...(kombo.length ? komboResiduals(s, komboFinal) : []),
       {
         name: 'duplicate interviews, invites, notes or moves',
         count: invariants.slice(0, 6).reduce((sum, i) => sum + i.violations, 0),
@@ -808,7 +869,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     capture.restore();
     // The functions' log lines, kept for a reader when asked (CHAOS_LOG_FILE): ids only, as every log line.
     if (process.env.CHAOS_LOG_FILE) writeFileSync(process.env.CHAOS_LOG_FILE, capture.lines.join('\n'));
-    const logLeaks = scanLogs(capture.lines, s, [...candidates, ...ordered]);
+    const logLeaks = scanLogs(capture.lines, s, [...candidates, ...ordered, ...kombo]);
     return {
       options: { ...options, progress: undefined } as never,
       invariants,
@@ -848,11 +909,13 @@ function scanLogs(lines: string[], stack: LocalStack, candidates: Pick<Candidate
 export function formatChaosReport(report: ChaosReport): string {
   const o = report.options;
   const lines = [
-    `Chaos run: ${o.candidates} candidates on greenhouse, ashby, lever, workable; seed ${o.seed}; ` +
+    `Chaos run: ${o.candidates} candidates on greenhouse, ashby, lever, workable, ` +
+      `${o.komboCandidates} on two tools through Kombo; seed ${o.seed}; ` +
       `${(report.elapsedMs / 1000).toFixed(0)} s`,
     `Faults: ${o.rate429 * 100}% 429 + Retry-After, ${o.rate500 * 100}% 500, ` +
       `${o.slowRate * 100}% answers after the client's timeout (every sandbox); ` +
       'ATS webhooks delivered 2-3 times, 10% resent out of order; ' +
+      (o.komboCandidates ? `Kombo: ${describeKomboFaults()}; ` : '') +
       `${o.dropReportRate * 100}% of report webhooks dropped; ` +
       `${o.dropStageChangeRate * 100}% of stage-change webhooks never sent; ` +
       `${o.noShowRate * 100}% of candidates never take the interview (reminder at 30 s, expiry at 100 s); ` +

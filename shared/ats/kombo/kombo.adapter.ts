@@ -124,17 +124,22 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
   public readonly readStanding: AtsMethod<'readStanding'> = async (target, signal) =>
     standingOf(await this.reads.application(target.atsApplicationId, signal));
 
-  /** The status as a candidate tag: the new one added, the others removed (`POST`/`DELETE …/tags`), if supported. */
+  /**
+   * The status as a candidate tag, if supported: the new one added, and of the others only those the candidate has
+   * removed (`POST`/`DELETE …/tags`). Each write passes through to the customer's ATS and holds one of Kombo's
+   * concurrent actions; the candidate's tags are a synced read, which holds none.
+   */
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     if (await this.capabilities.refusal('addTag', signal)) return;
     const path = `/ats/candidates/${encodeURIComponent(target.atsCandidateId)}/tags`;
-    if (tag !== undefined)
+    const present = new Set(await this.reads.candidateTags(target.atsCandidateId, signal));
+    if (tag !== undefined && !present.has(tag))
       await this.http.write(
         { method: 'POST', path, body: { tag: { name: tag } }, signal, idempotent: true },
         v.unknown(),
       );
     if (await this.capabilities.refusal('removeTag', signal)) return;
-    for (const other of others.filter((o) => o !== tag))
+    for (const other of others.filter((o) => o !== tag && present.has(o)))
       await this.http.write(
         { method: 'DELETE', path, body: { tag: { name: other } }, signal, idempotent: true },
         v.unknown(),

@@ -62,16 +62,29 @@ export class KomboReads {
 
   /** The candidate's name and first e-mail (`GET /ats/candidates?ids=`): what an invitation needs. */
   public async candidate(id: string, signal?: AbortSignal): Promise<{ name?: string; email?: string }> {
+    const candidate = await this.candidateRecord(id, signal);
+    if (!candidate) return {};
+    const name = [candidate.first_name, candidate.last_name].filter(Boolean).join(' ');
+    const email = candidate.email_addresses[0]?.email_address;
+    return { ...(name ? { name } : {}), ...(email ? { email } : {}) };
+  }
+
+  /**
+   * The names of the candidate's tags (`GET /ats/candidates?ids=`, a synced read, outside the concurrency limit).
+   * Kombo writes through: a tag the connector added is in its copy at once.
+   */
+  public async candidateTags(id: string, signal?: AbortSignal): Promise<string[]> {
+    const candidate = await this.candidateRecord(id, signal);
+    return (candidate?.tags ?? []).flatMap((t) => (t.name ? [t.name] : []));
+  }
+
+  private async candidateRecord(id: string, signal?: AbortSignal) {
     const query = new URLSearchParams({ ids: id });
     const page = await this.http.request(
       { method: 'GET', path: `/ats/candidates?${query}`, signal },
       pageOf(komboCandidateSchema, 'GET /ats/candidates'),
     );
-    const candidate = page.items.find((c) => c.id === id);
-    if (!candidate) return {};
-    const name = [candidate.first_name, candidate.last_name].filter(Boolean).join(' ');
-    const email = candidate.email_addresses[0]?.email_address;
-    return { ...(name ? { name } : {}), ...(email ? { email } : {}) };
+    return page.items.find((c) => c.id === id);
   }
 
   /** Open jobs, at most `limit` (`GET /ats/jobs`, every page up to it). */
