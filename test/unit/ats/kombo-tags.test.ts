@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { createAtsAdapter } from '../../../shared/ats';
+import { KOMBO_WRITE_ACTIONS } from '../../../shared/ats/kombo/kombo.actions';
+import { parseConnections } from '../../../shared/config';
+import { connectionDocument } from '../../helpers/connections';
+import { route, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
+
+// Each write through Kombo passes through to the customer's ATS and holds one of its concurrent actions: a status
+// change adds the new tag and takes off only the status tags the candidate has (read from Kombo's synced copy).
+const INTEGRATION = 'personio:acme-unified';
+
+function komboCandidate(tags: string[]) {
+  const held = [...tags];
+  const answer = (call: StubCall): StubAnswer => {
+    const body = (call.body ?? {}) as { tag?: { name?: string } };
+    if (call.url.pathname === `/v1/integrations/${encodeURIComponent(INTEGRATION)}`) {
+      const writeActions = Object.values(KOMBO_WRITE_ACTIONS).map((id) => ({
+        ...{ id, is_available: true, coverage_status: 'SUPPORTED' },
+      }));
+      const tool = { id: 'personio', label: 'Personio' };
+      return { status: 200, json: { status: 'success', data: { id: INTEGRATION, tool, write_actions: writeActions } } };
+    }
+    if (call.url.pathname === '/v1/ats/candidates') {
+      const candidate = {
+        ...{ id: 'cand-1', first_name: 'Ana', last_name: 'K', email_addresses: [], applications: [] },
+        tags: held.map((name, i) => ({ id: `t${i}`, name })),
+      };
+      return { status: 200, json: { status: 'success', data: { next: null, results: [candidate] } } };
+    }
+    if (call.url.pathname === '/v1/ats/candidates/cand-1/tags') {
+      const name = body.tag?.name ?? '';
+      if (call.method === 'POST' && !held.includes(name)) held.push(name);
+      if (call.method === 'DELETE' && held.includes(name)) held.splice(held.indexOf(name), 1);
+      return { status: 200, json: { status: 'success', data: {}, warnings: [] } };
+    }
+    return { status: 404, json: { status: 'error', error: { code: 'PLATFORM.NOT_FOUND', message: route(call) } } };
+  };
+  const stub = stubFetch(answer);
+  const connection = parseConnections(
+    connectionDocument({
+      ...{ id: 'acme-personio', ats: 'kombo', atsBaseUrl: 'https://api.kombo.dev/v1', atsUserId: 'kombo' },
+      atsIntegrationId: INTEGRATION,
+    }),
+  )[0]!;
+  const secrets = { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsApiKey: 'kombo-key' };
+  return { adapter: createAtsAdapter(connection, secrets, { fetch: stub.fetch }), calls: stub.calls, held };
+}
+
+const target = { atsJobId: 'job-1', atsApplicationId: 'app-1', atsCandidateId: 'cand-1' };
+const ALL = ['invited', 'expired', 'flagged for review', 'advanced', 'cancelled', 'failed'].map(
+  (s) => `AI interview: ${s}`,
+);
+const othersThan = (tag: string) => ALL.filter((t) => t !== tag);
+
+describe('Kombo status tags', () => {
+  it('adds the new status and takes off only the status tags the candidate has', async () => {
+    const { adapter, calls, held } = komboCandidate(['Senior', 'AI interview: invited']);
+    await adapter.setStatusTag?.(target, 'AI interview: advanced', othersThan('AI interview: advanced'));
+    expect(held).toEqual(['Senior', 'AI interview: advanced']);
+    const writes = calls.filter((c) => c.method !== 'GET').map((c) => `${c.method} ${(c.body as any)?.tag?.name}`);
+    expect(writes).toEqual(['POST AI interview: advanced', 'DELETE AI interview: invited']);
+  });
+
+  it('writes nothing when the candidate shows the status already', async () => {
+    const { adapter, calls } = komboCandidate(['AI interview: invited']);
+    await adapter.setStatusTag?.(target, 'AI interview: invited', othersThan('AI interview: invited'));
+    expect(calls.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
+});
