@@ -152,13 +152,32 @@ function beginCondition(
       values: { ':state': begin.state, ':now': begin.now },
     };
   }
+  const round =
+    begin.round === undefined
+      ? []
+      : [
+          begin.round === 0
+            ? '(attribute_not_exists(#reinvitations) OR #reinvitations = :round)'
+            : '#reinvitations = :round',
+        ];
+  const state = begin.whileState === undefined ? [] : ['#state = :whileState'];
   return {
     condition: [
       'attribute_exists(pk)',
+      ...round,
+      ...state,
       ...path(`(attribute_not_exists(${step}) OR ${step}.#rank <= :rank)`),
       OLD_BEGIN_CONDITIONS.rank,
     ].join(' AND '),
-    names: form === 'path' ? ['rank'] : [],
-    values: { ':rank': begin.rank },
+    names: [
+      ...(form === 'path' ? ['rank'] : []),
+      ...(begin.round === undefined ? [] : ['reinvitations']),
+      ...(state.length ? ['state'] : []),
+    ],
+    values: {
+      ':rank': begin.rank,
+      ...(begin.round === undefined ? {} : { ':round': begin.round }),
+      ...(begin.whileState === undefined ? {} : { ':whileState': begin.whileState }),
+    },
   };
 }

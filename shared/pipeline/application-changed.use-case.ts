@@ -88,7 +88,8 @@ export async function showOwedStatus(place: StandingPlace, record: ApplicationRe
   const owed = statusOwed(place.context, record);
   if (!owed) return;
   const { context, deps, signal } = place;
-  await showStatus({ context, key: record, target: targetOf(record), deps, signal }, owed);
+  const round = record.reinvitations ?? 0;
+  await showStatus({ context, key: record, target: targetOf(record), deps, signal, round }, owed);
 }
 
 /**

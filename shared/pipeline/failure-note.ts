@@ -85,7 +85,8 @@ export async function tellInviteFailure(
   };
   try {
     await runSteps([note], `${record.connectionId}#${record.atsApplicationId}`);
-    if (failure.notSent) await showStatus({ context, key: record, target, deps, signal }, 'failed');
+    const round = record.reinvitations ?? 0;
+    if (failure.notSent) await showStatus({ context, key: record, target, deps, signal, round }, 'failed');
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.warn('the invitation failure could not be told in the ATS', {

@@ -289,7 +289,8 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
   if (record.state !== 'expired' && due?.action !== 'expire') {
     // Expired, then a report came: an expiry that stopped between showing its status and reading the claim again
     // may have shown "expired" over the report's status. Its claim now fails, and shows the claimed one again.
-    if (record.expiredAt !== undefined) await showStatus({ context, key: record, target, deps, signal }, 'expired');
+    if (record.expiredAt !== undefined)
+      await showStatus({ context, key: record, target, deps, signal, round: record.reinvitations ?? 0 }, 'expired');
     return { outcome: 'not-due' };
   }
   const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
@@ -326,7 +327,7 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
     recordDone: () => deps.store.recordStep(expired, { step: { name: 'expiryNote', record: { doneAt: now() } } }),
   };
   await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
-  await showStatus({ context, key: expired, target, deps, signal }, 'expired');
+  await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');
   deps.logger.info('follow-up: invitation expired', log);
   return { outcome: 'expired' };
 }

@@ -101,8 +101,20 @@ export type StepBegin =
   | { kind: 'once'; state: ApplicationState; now: number }
   /** By one worker until `until`, while the application is in `state` and the step is not done (the expiry's note). */
   | { kind: 'lease'; state: ApplicationState; now: number; until: number }
-  /** With a value ranked no lower than the one begun before (the status; the same may be begun again). */
-  | { kind: 'rank'; value: string; rank: number; now: number };
+  /**
+   * With a value ranked no lower than the one begun before (the status; the same may be begun again), and, with a
+   * `round` (the invitation's `reinvitations`), only in that invitation: a late status of an earlier one never lands on
+   * the next; with `whileState`, only while the application is in it (a late "cancelled" never lands on an invitation
+   * whose candidate came back).
+   */
+  | {
+      kind: 'rank';
+      value: string;
+      rank: number;
+      now: number;
+      round?: number | undefined;
+      whileState?: ApplicationState | undefined;
+    };
 
 /** The step as a begin records it: when it began, the holder's lease, or the value and its rank. */
 export function begunStep(begin: StepBegin): StepRecord {

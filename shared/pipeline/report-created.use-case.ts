@@ -201,7 +201,12 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
       ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, started, recordDone: reportFile })]
       : []),
     ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
-    ...statusStep({ context, key, target, deps, signal: options.signal }, status, record, recordStatus),
+    ...statusStep(
+      { context, key, target, deps, signal: options.signal, round: record.reinvitations ?? 0 },
+      status,
+      record,
+      recordStatus,
+    ),
   ];
   try {
     await runSteps(steps, writeBackKey(input));

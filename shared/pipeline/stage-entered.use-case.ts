@@ -453,7 +453,10 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
     ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
     ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
     ...statusStep(
-      { context: input.context, key: input.record, target: input.target, deps: input.deps, signal: input.signal },
+      {
+        ...{ context: input.context, key: input.record, target: input.target, deps: input.deps },
+        ...{ signal: input.signal, round: input.record.reinvitations ?? 0 },
+      },
       'invited',
       input.record,
       (last) => input.recordStep({ last }),

@@ -58,6 +58,8 @@ export interface StatusPlace {
   target: ApplicationRef;
   deps: Pick<PipelineDependencies, 'store' | 'logger'>;
   signal?: AbortSignal | undefined;
+  /** The invitation the status belongs to (its record's `reinvitations`): claimed only while it is the current one. */
+  round?: number | undefined;
 }
 
 /**
@@ -102,7 +104,17 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
     const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
     if (claimed && claimed !== unless) await show(await furthestForCandidate(claimed));
   };
-  const begin = { kind: 'rank', value: status, rank: RANK[status], now: Date.now() } as const;
+  // "cancelled" and "expired" hold only while the application is so: a late one never lands after a return or an
+  // extension.
+  const whileState = ({ cancelled: 'left', expired: 'expired' } as const)[status as 'cancelled' | 'expired'];
+  const begin = {
+    kind: 'rank',
+    value: status,
+    rank: RANK[status],
+    now: Date.now(),
+    round: place.round,
+    whileState,
+  } as const;
   if (!(await deps.store.beginStep(key, 'status', begin))) {
     // A later status was claimed first. This claim may be a retry of a worker that showed its own status over the
     // later one and stopped before it could read the claim again: the claimed status is shown once more (showing

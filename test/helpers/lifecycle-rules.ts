@@ -61,6 +61,23 @@ export function lifecycleRules(store: () => MappingStore): void {
     });
   });
 
+  it('keeps a late status of the expired invitation off the next one: claimed only in its own round', async () => {
+    const input = await invited('evt-round-1');
+    await store().expireApplication(input, NOW);
+    const status = (value: string, rank: number, round: number) =>
+      ({ kind: 'rank', value, rank, now: NOW, round }) as const;
+    expect(await store().beginStep(input, 'status', status('expired', 2, 0))).toBe(true);
+    await store().claimApplication(delivery('evt-round-2'), { ...input, mayReinvite: true }, lease('w2'));
+    // An expiry's worker that read the first invitation shows "expired" late: refused on the second.
+    expect(await store().beginStep(input, 'status', status('expired', 2, 0))).toBe(false);
+    expect(await store().beginStep(input, 'status', status('invited', 1, 1))).toBe(true);
+    expect((await store().getApplication(input))?.steps.status?.value).toBe('invited');
+    // A late "cancelled" of an exit since undone: claimed only while the application has left.
+    const cancelled = { ...status('cancelled', 2.5, 1), whileState: 'left' } as const;
+    expect(await store().beginStep(input, 'status', cancelled)).toBe(false);
+    expect((await store().getApplication(input))?.steps.status?.value).toBe('invited');
+  });
+
   it('invites again once per re-entry after an expiry: never on the delivery that began the invitation', async () => {
     const input = await invited('evt-entry-1');
     await store().expireApplication(input, NOW);

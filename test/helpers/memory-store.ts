@@ -9,7 +9,6 @@ import {
   type ApplicationKey,
   type ApplicationSteps,
   type ApplicationRecord,
-  type ApplicationState,
   type ClaimApplicationResult,
   type JobKey,
   type JobRecord,
@@ -39,10 +38,16 @@ function update<T extends object>(item: T, set: Fields, remove: string[] = []): 
 }
 
 /** Who may begin a step: the conditions of the DynamoDB repository's `beginStep`, one per kind of begin. */
-function mayBegin(state: ApplicationState, step: StepRecord | undefined, begin: StepBegin): boolean {
+function mayBegin(
+  { state, reinvitations }: Pick<ApplicationRecord, 'state' | 'reinvitations'>,
+  step: StepRecord | undefined,
+  begin: StepBegin,
+): boolean {
   if (begin.kind === 'once') return state === begin.state && step === undefined;
   if (begin.kind === 'lease')
     return state === begin.state && step?.doneAt === undefined && (step?.leaseUntil ?? 0) < begin.now;
+  if (begin.round !== undefined && (reinvitations ?? 0) !== begin.round) return false;
+  if (begin.whileState !== undefined && state !== begin.whileState) return false;
   return (step?.rank ?? 0) <= begin.rank;
 }
 
@@ -128,7 +133,7 @@ export class MemoryMappingStore implements MappingStore {
   public async beginStep(key: ApplicationKey, name: StepName, begin: StepBegin): Promise<boolean> {
     const record = this.applications.get(appId(key));
     const step = record?.steps[name];
-    if (!record || !mayBegin(record.state, step, begin)) return false;
+    if (!record || !mayBegin(record, step, begin)) return false;
     this.put(update(record, { steps: { ...record.steps, [name]: begunStep(begin) } }));
     return true;
   }
