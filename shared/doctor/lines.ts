@@ -1,3 +1,6 @@
+import { AtsError, ATS_ERROR_CODES } from '../ats';
+import type { Connection } from '../config';
+
 /** One line of the doctor's report: a check that passed, failed (with what to do), or could not be made here. */
 export interface CheckLine {
   status: 'pass' | 'fail' | 'info';
@@ -46,3 +49,17 @@ export function closest(wanted: string, names: readonly string[], count = 3): st
     .slice(0, count)
     .map((c) => c.name);
 }
+
+/** What to do about an ATS refusal, by its kind. */
+export function atsFix(connection: Connection, error: unknown): string {
+  const code = error instanceof AtsError ? error.code : undefined;
+  if (code === ATS_ERROR_CODES.unauthorized)
+    return `the ATS refused the credentials: put valid ones in secret ${connection.secretRef}`;
+  if (code === ATS_ERROR_CODES.forbidden)
+    return 'the credentials lack a permission the connector needs: grant it (docs/operations.md, "Connect a customer")';
+  if (code === ATS_ERROR_CODES.notFound) return `check atsBaseUrl (${connection.atsBaseUrl})`;
+  if (code === ATS_ERROR_CODES.rateLimited) return 'the ATS is rate-limiting this account: run the doctor again later';
+  return `check atsBaseUrl (${connection.atsBaseUrl}) and that the ATS answers`;
+}
+
+export const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

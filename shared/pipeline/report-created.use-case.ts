@@ -1,31 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { serviceLink } from '../validation';
-import type { ApplicationRef, ExitKind } from '../ats/port';
+import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ReportNotVisibleError } from './errors';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
-import { decideAdvance, decisionAfterExit, formatReportNote } from './report-note';
+import { decideAdvance, decisionAfterExit } from './report-note';
 import { waitForHolder } from './held-claim';
-import { noteStart } from './note-start';
-import { postNoteOnce } from './post-note';
 import { attachesReportFile, reportFileStep } from './report-file';
-import { afterSideEffect } from './fault-injection';
-import { errorName } from '../errors';
-import { runSteps, type Step } from './steps';
-import type { StageMatcher } from '../config';
+import { runSteps } from './steps';
 import {
-  type ConnectionContext,
-  heldTurn,
-  type PipelineDependencies,
-  type RunOptions,
-  type StepData,
-  type StepDone,
-  stepsBefore,
-  type StepWrite,
-} from './ports';
+  recordWriteBackStep,
+  reportNoteStep,
+  stageMoveStep,
+  startedClean,
+  writeBackKey,
+  type WriteBackStepsInput,
+} from './write-back-steps';
+import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
 import { normaliseEmail, stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
@@ -243,165 +236,6 @@ async function exitBeforeAdvance(
     exit: exit.kind,
   });
   return exit;
-}
-
-/** The first claim of the report, or one taken over from a clean stop: nothing earlier can still land unseen. */
-function startedClean(record: ApplicationRecord): boolean {
-  const attempts = record.writeBackAttempts ?? 1;
-  return attempts <= 1 || record.cleanStop === `writeBack:${attempts - 1}`;
-}
-
-interface WriteBackStepsInput {
-  context: ConnectionContext;
-  deps: PipelineDependencies;
-  key: ApplicationKey;
-  owner: string;
-  target: ApplicationRef;
-  record: ApplicationRecord;
-  report: InterviewReport;
-  signal: AbortSignal | undefined;
-  now: () => number;
-  /** Steps done and not yet recorded, with their data: the next write records them too (`before`). */
-  carried?: { steps: StepDone[]; data?: StepData | undefined } | undefined;
-  /** The note's record waits for the next step's write (the report file follows it). */
-  carryNote?: boolean;
-}
-
-/**
- * The report note, and before it the report link where the ATS has a link field (Lever's links, which live on the
- * contact): one paced step, recorded by one write. A note that fails after the link was attached records the link
- * alone, so the message that comes back posts the note without attaching the link again. A crash between the link and
- * its record, a link call whose answer did not come, or a record of the link alone that failed attaches it once more
- * (the same URL on the same contact): it is not looked up. A second claim of the same report means an earlier worker
- * may have posted the note and stopped: it is looked up by its marker first.
- */
-function reportNoteStep(
-  input: WriteBackStepsInput,
-  decision: ReturnType<typeof decideAdvance>,
-  hasRule: boolean,
-): Step<{ noteId?: string | undefined; skipped?: string | undefined }> {
-  const { context, target, record, report, signal, now } = input;
-  const marker = `ai-interview-report:${report.report_id}`;
-
-  const serviceUrl = context.connection.interviewService.baseUrl;
-  const link =
-    context.ats.attachReportLink && !stepDone(record.steps.reportLink) && serviceLink(report.report_url, serviceUrl);
-  // The link is recorded with the note, or alone when the note did not follow it.
-  let linkDone: { name: 'reportLink'; record: { doneAt: number } } | undefined;
-  const postNote = () =>
-    postNoteOnce(context.ats, target, { body: formatReportNote(report, decision, serviceUrl), marker }, signal);
-  return {
-    name: 'report-note-posted',
-    done: stepDone(record.steps.reportNote),
-    ...reportNoteStart(input, marker),
-    perform: async () => {
-      if (!link) return postNote();
-      await context.ats.attachReportLink?.(target, link, signal);
-      afterSideEffect('report-link-attached', writeBackKey(input));
-      linkDone = { name: 'reportLink', record: { doneAt: now() } };
-      try {
-        return await postNote();
-      } catch (error) {
-        // The note's own failure is what decides the retry; a link not recorded is only attached once more.
-        await recordWriteBackStep(input, { step: linkDone, last: false }).catch((recordError: unknown) =>
-          input.deps.logger.warn('report: the report link could not be recorded', { code: errorName(recordError) }),
-        );
-        throw error;
-      }
-    },
-    recordDone: (note, outcome, last) =>
-      recordWriteBackStep(input, {
-        // A note found was posted after its link.
-        before:
-          linkDone ?? (outcome === 'found' && link ? { name: 'reportLink', record: { doneAt: now() } } : undefined),
-        step: {
-          name: 'reportNote',
-          record: {
-            doneAt: now(),
-            value: note?.noteId ?? note?.skipped,
-            ...(outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {}),
-          },
-        },
-        data: { flaggedForReview: hasRule && !decision.advance },
-        last,
-        carry: input.carryNote,
-      }),
-  };
-}
-
-/**
- * How the report note's step finds out whether an earlier worker posted it. A second claim may follow a worker that
- * posted and stopped (not one that stopped with nothing half-done): the note is looked up by its marker, or, where no
- * note is read back (Kombo), found started in the steps map.
- */
-function reportNoteStart(input: WriteBackStepsInput, marker: string) {
-  const { context, target, record, signal, now } = input;
-  const mark = (startedAt: number | undefined) =>
-    recordWriteBackStep(input, {
-      step: { name: 'reportNote', record: startedAt ? { startedAt } : undefined },
-      last: false,
-    });
-  return noteStart(
-    context.ats,
-    { target, marker, signal },
-    { resumed: !startedClean(record), startedAt: record.steps.reportNote?.startedAt },
-    { start: () => mark(now()), clear: () => mark(undefined) },
-  );
-}
-
-/** The stage move: safe to perform again, since a move finds the application already in the target stage. */
-function stageMoveStep(
-  input: WriteBackStepsInput,
-  toStage: StageMatcher,
-): Step<{ stageId: string; exit?: ExitKind | undefined; skipped?: string | undefined }> {
-  const { context, target, record, signal, now } = input;
-  return {
-    name: 'stage-moved',
-    done: stepDone(record.steps.stageMove),
-    started: false,
-    perform: () => context.ats.moveToStage(target, toStage, signal),
-    recordDone: (moved, _outcome, last) =>
-      recordWriteBackStep(input, {
-        // Left the process between the note and the move: not moved, and said so on the step.
-        step: {
-          name: 'stageMove',
-          record: {
-            doneAt: now(),
-            value: moved?.exit ? `not-moved:${moved.exit}` : (moved?.skipped ?? moved?.stageId),
-          },
-        },
-        last,
-      }),
-  };
-}
-
-/** The write-back's name for the chaos run's crash points. */
-const writeBackKey = (input: Pick<WriteBackStepsInput, 'key' | 'report'>) =>
-  `${input.key.connectionId}#${input.report.report_id}`;
-
-/**
- * A write-back step recorded under the claim; the last one ends the write-back. With `carry` (not the last), the step
- * waits for the next write, which records it with whatever was carried before it.
- */
-async function recordWriteBackStep(
-  input: Pick<WriteBackStepsInput, 'deps' | 'key' | 'owner' | 'carried'>,
-  write: Pick<StepWrite, 'step' | 'before' | 'data'> & { last: boolean; carry?: boolean | undefined },
-): Promise<void> {
-  const { step, last } = write;
-  const before = [...(input.carried?.steps ?? []), ...stepsBefore(write.before)];
-  const data = input.carried?.data || write.data ? { ...input.carried?.data, ...write.data } : undefined;
-  if (write.carry && !last && step?.record) {
-    input.carried = { steps: [...before, { name: step.name, record: step.record }], data };
-    return;
-  }
-  input.carried = undefined;
-  await input.deps.store.recordStep(input.key, {
-    owner: input.owner,
-    step,
-    before: before.length ? before : undefined,
-    data,
-    ...(last ? { finish: 'written_back' } : {}),
-  });
 }
 
 /**
