@@ -1,3 +1,5 @@
+import { parseConnections, type Connection, type ConnectionSecrets } from '../../shared/config';
+
 /** A new list each time: a test that changes a document's question changes no other document. */
 const questions = () => [{ question: 'Tell us about a system you built.', time: 3, type: 'audio' }];
 
@@ -49,4 +51,19 @@ export function webhookSecretOf(
   const secret = secrets.atsWebhookSecrets?.[event] ?? secrets.atsWebhookSecret;
   if (!secret) throw new Error(`no webhook secret for ${event}`);
   return secret;
+}
+
+/** A Greenhouse connection to a sandbox and its secrets, as the adapter takes them (`secrets` adds or replaces). */
+export function greenhouseSandboxConnection(
+  sandbox: { url: string; clientId: string; clientSecret: string },
+  secrets: Partial<ConnectionSecrets> = {},
+): { connection: Connection; secrets: ConnectionSecrets } {
+  const document = connectionDocument({ atsBaseUrl: sandbox.url, atsAuthUrl: `${sandbox.url}/token` });
+  return {
+    connection: parseConnections(document)[0] as Connection,
+    secrets: {
+      ...{ interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32) },
+      ...{ atsClientId: sandbox.clientId, atsClientSecret: sandbox.clientSecret, ...secrets },
+    },
+  };
 }

@@ -37,7 +37,7 @@ const fileOf = (index: number) => join(probeDir, `probe-${index}.ts`);
  */
 async function lintProbes(): Promise<{ code: number; headers: string[] }> {
   mkdirSync(probeDir, { recursive: true });
-  PROBES.forEach(([, source], index) => writeFileSync(fileOf(index), source));
+  for (const [index, [, source]] of PROBES.entries()) writeFileSync(fileOf(index), source);
   const args = ['check', '--error-on-warnings', '--max-diagnostics=200', probeDir];
   const { code, output } = await run(biome, args, { cwd: root }).then(
     ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),

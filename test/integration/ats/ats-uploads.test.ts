@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAshbySandbox } from '../../../infra/local/sandbox/ats/ashby/server';
-import type { AtsSandbox } from '../../../infra/local/sandbox/ats/ats-sandbox-kit';
+import type { AtsSandbox, SandboxOptions } from '../../../infra/local/sandbox/ats/ats-sandbox-kit';
 import { type GreenhouseSandbox, startGreenhouseSandbox } from '../../../infra/local/sandbox/ats/greenhouse/server';
 import { startLeverSandbox } from '../../../infra/local/sandbox/ats/lever/server';
 import { startWorkableSandbox } from '../../../infra/local/sandbox/ats/workable/server';
@@ -28,6 +28,13 @@ async function served(url: string): Promise<{ type: string | null; bytes: Buffer
 
 const refuseUploads = (sandboxUrl: string, count: number) =>
   fetch(`${sandboxUrl}/_sandbox/refuse-uploads`, { method: 'POST', body: JSON.stringify({ count }) });
+
+/** A kit sandbox on a free port with one candidate: the sandbox, and the candidate's application id. */
+async function withCandidate(start: (options: SandboxOptions) => Promise<AtsSandbox>, firstName: string) {
+  const sandbox = await start({ port: 0, rateLimit: 1000 });
+  const email = `${firstName.toLowerCase()}@example.com`;
+  return { sandbox, id: sandbox.addCandidate({ firstName, lastName: 'Doe', email }).id };
+}
 
 describe('Greenhouse sandbox: POST /v3/attachments as JSON, listed by GET /v3/attachments', () => {
   let sandbox: GreenhouseSandbox;
@@ -248,12 +255,9 @@ describe('Lever sandbox: POST /v1/opportunities/{id}/files as multipart, listed 
   };
 
   beforeAll(async () => {
-    sandbox = await startLeverSandbox({ port: 0, rateLimit: 1000 });
-    opportunityId = sandbox.addCandidate({ firstName: 'Cy', lastName: 'Doe', email: 'cy@example.com' }).id;
+    ({ sandbox, id: opportunityId } = await withCandidate(startLeverSandbox, 'Cy'));
   });
-  afterAll(async () => {
-    await sandbox.close();
-  });
+  afterAll(() => sandbox.close());
 
   it('takes one binary part named file (201) and lists it with hasNext false', async () => {
     const created = await post(PDF);
@@ -299,12 +303,9 @@ describe('Workable sandbox: a comment carrying one base64 attachment', () => {
   const attached = { name: 'AI interview report.pdf', data: PDF.toString('base64') };
 
   beforeAll(async () => {
-    sandbox = await startWorkableSandbox({ port: 0, rateLimit: 1000 });
-    candidateId = sandbox.addCandidate({ firstName: 'Bo', lastName: 'Lin', email: 'bo@example.com' }).id;
+    ({ sandbox, id: candidateId } = await withCandidate(startWorkableSandbox, 'Bo'));
   });
-  afterAll(async () => {
-    await sandbox.close();
-  });
+  afterAll(() => sandbox.close());
 
   it('records the attachment (201, empty body); the activity shows the comment body only', async () => {
     const created = await comment({ body: 'AI interview report: AI interview report.pdf', attachment: attached });

@@ -3,8 +3,7 @@ import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/l
 import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
 import { CallPacer, type RateSchedule } from '../../../shared/pacing';
 import { greenhouseProfile } from '../../../shared/ats/greenhouse/profile';
-import { parseConnections } from '../../../shared/config';
-import { connectionDocument } from '../../helpers/connections';
+import { greenhouseSandboxConnection } from '../../helpers/connections';
 
 /** A schedule that always has room now: the gate's guard alone at work. */
 const turnsAtOnce: RateSchedule = { reserve: async (_connection, _span, notBefore) => notBefore };
@@ -20,15 +19,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
   };
   const adapter = (options: { clientSecret?: string; sleep?: (ms: number) => Promise<void> } = {}) =>
     new GreenhouseAdapter({
-      connection: parseConnections(
-        connectionDocument({ atsBaseUrl: sandbox.url, atsAuthUrl: `${sandbox.url}/token` }),
-      )[0]!,
-      secrets: {
-        interviewApiKey: 'k',
-        interviewWebhookToken: 't'.repeat(32),
-        atsClientId: sandbox.clientId,
-        atsClientSecret: options.clientSecret ?? sandbox.clientSecret,
-      },
+      ...greenhouseSandboxConnection(sandbox, { atsClientSecret: options.clientSecret ?? sandbox.clientSecret }),
       fetch: countingFetch,
       now: () => now,
       retry: { baseDelayMs: 1, maxDelayMs: 5 },
@@ -122,15 +113,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
       });
       const gh = new GreenhouseAdapter({
         gate,
-        connection: parseConnections(
-          connectionDocument({ atsBaseUrl: limited.url, atsAuthUrl: `${limited.url}/token` }),
-        )[0]!,
-        secrets: {
-          interviewApiKey: 'k',
-          interviewWebhookToken: 't'.repeat(32),
-          atsClientId: limited.clientId,
-          atsClientSecret: limited.clientSecret,
-        },
+        ...greenhouseSandboxConnection(limited),
         retry: { baseDelayMs: 1, maxDelayMs: 5 },
         sleep: async () => undefined,
       });
@@ -154,24 +137,18 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
     }
   });
 
-  it('never re-sends a note that may have been written (5xx): retryable, with mayHaveSucceeded', async () => {
-    sandbox.state.faults.rate500 = 1;
+  it.each([
+    ['never re-sends a note that may have been written (5xx): retryable, with mayHaveSucceeded', 'rate500', 1],
+    ['re-sends a note Greenhouse refused with 429, since nothing was written', 'rate429', 5],
+  ] as const)('%s', async (_title, fault, sent) => {
+    sandbox.state.faults[fault] = 1;
     const before = sandbox.state.requests['POST /v3/notes'] ?? 0;
     const error = await adapter()
       .postNote(target(candidate()), { body: 'x', marker: 'm' })
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'ats-unavailable', retryable: true, mayHaveSucceeded: true });
-    expect((sandbox.state.requests['POST /v3/notes'] ?? 0) - before).toBe(1);
-  });
-
-  it('re-sends a note Greenhouse refused with 429, since nothing was written', async () => {
-    sandbox.state.faults.rate429 = 1;
-    const before = sandbox.state.requests['POST /v3/notes'] ?? 0;
-    const error = await adapter()
-      .postNote(target(candidate()), { body: 'x', marker: 'm' })
-      .catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: 'ats-rate-limited', retryable: true, mayHaveSucceeded: false });
-    expect((sandbox.state.requests['POST /v3/notes'] ?? 0) - before).toBe(5);
+    const code = fault === 'rate500' ? 'ats-unavailable' : 'ats-rate-limited';
+    expect(error).toMatchObject({ code, retryable: true, mayHaveSucceeded: fault === 'rate500' });
+    expect((sandbox.state.requests['POST /v3/notes'] ?? 0) - before).toBe(sent);
   });
 
   it('maps a note on an unknown candidate to not-found', async () => {

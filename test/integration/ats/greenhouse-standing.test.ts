@@ -3,8 +3,7 @@ import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/l
 import type { LifecycleInput } from '../../../infra/local/sandbox/ats/greenhouse/state';
 import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
 import type { ApplicationRef } from '../../../shared/ats/port';
-import { parseConnections } from '../../../shared/config';
-import { connectionDocument } from '../../helpers/connections';
+import { greenhouseSandboxConnection } from '../../helpers/connections';
 import { startRecordingServer, type RecordedRequest } from '../../helpers/local-http';
 
 const SECRET = 'whsec_greenhouse_standing';
@@ -22,16 +21,7 @@ describe('Greenhouse sandbox: an application leaving the process and coming back
     receiver = await startRecordingServer();
     await sandbox.registerWebhook({ url: `${receiver.url}/hooks/greenhouse`, secret: SECRET });
     adapter = new GreenhouseAdapter({
-      connection: parseConnections(
-        connectionDocument({ atsBaseUrl: sandbox.url, atsAuthUrl: `${sandbox.url}/token` }),
-      )[0]!,
-      secrets: {
-        interviewApiKey: 'k',
-        interviewWebhookToken: 't'.repeat(32),
-        atsClientId: sandbox.clientId,
-        atsClientSecret: sandbox.clientSecret,
-        atsWebhookSecret: SECRET,
-      },
+      ...greenhouseSandboxConnection(sandbox, { atsWebhookSecret: SECRET }),
       retry: { baseDelayMs: 1, maxDelayMs: 5 },
       sleep: async () => undefined,
     });

@@ -27,6 +27,16 @@ async function withSecrets<T>(
 
 describe('npm run doctor on the local stack', () => {
   const held = useTestStack('doctor');
+  /** The doctor on one connection while its secret is `edit`ed; the secret's name and the run. */
+  const doctorWithSecret = async (connectionId: string, edit: (secret: Record<string, unknown>) => void) => {
+    const ref = held.stack.connections.find((c) => c.id === connectionId)?.secretRef as string;
+    const run = await withSecrets(
+      held.stack,
+      (s) => edit(s[ref] as Record<string, unknown>),
+      () => runDoctor(['--stack', held.stack.stackFile, '--connection', connectionId]),
+    );
+    return { ref, run };
+  };
 
   it('passes every check for the four demo connections, printing no secret', async () => {
     const run = await runDoctor(['--stack', held.stack.stackFile]);
@@ -152,14 +162,9 @@ describe('npm run doctor on the local stack', () => {
   }, 60_000);
 
   it('says when the interview-service key may not read reports', async () => {
-    const ref = held.stack.connections.find((c) => c.id === 'demo-ashby')?.secretRef as string;
-    const run = await withSecrets(
-      held.stack,
-      (s) => {
-        (s[ref] as Record<string, unknown>).interviewApiKey = held.stack.interview.limitedApiKey;
-      },
-      () => runDoctor(['--stack', held.stack.stackFile, '--connection', 'demo-ashby']),
-    );
+    const { run } = await doctorWithSecret('demo-ashby', (secret) => {
+      secret.interviewApiKey = held.stack.interview.limitedApiKey;
+    });
     expect(run.output).toContain('✓ interview service: the key works');
     expect(run.output).toMatch(/✗ interview service: reports: .*403/);
     expect(run.output).toContain('→ ask the interview service for a key with permission for reports');
@@ -167,12 +172,7 @@ describe('npm run doctor on the local stack', () => {
   }, 60_000);
 
   it('names the missing field of a secret', async () => {
-    const ref = held.stack.connections.find((c) => c.id === 'demo-lever')?.secretRef as string;
-    const run = await withSecrets(
-      held.stack,
-      (s) => void delete (s[ref] as Record<string, unknown>).atsApiKey,
-      () => runDoctor(['--stack', held.stack.stackFile, '--connection', 'demo-lever']),
-    );
+    const { ref, run } = await doctorWithSecret('demo-lever', (secret) => void delete secret.atsApiKey);
     expect(run.output).toContain(`✗ secret ${ref} lacks atsApiKey`);
     expect(run.output).toContain('→ add atsApiKey to the secret');
     expect(run.code).toBe(1);

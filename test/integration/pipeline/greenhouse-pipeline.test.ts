@@ -1,81 +1,15 @@
-import { createHmac, randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import {
-  emailsTo,
-  invitedInterviewId,
-  reportNotes,
-  scanTable,
-  startTestStack,
-  takeInterview,
-} from '../../helpers/local-stack';
-
-const CONNECTION = 'demo-greenhouse';
-
-/** Signs the way Greenhouse documents it, computed here and not with the adapter's code. */
-function greenhouseSignature(secret: string, body: string): string {
-  return `sha256 ${createHmac('sha256', secret).update(body).digest('hex')}`;
-}
+import { emailsTo, reportNotes, scanTable, takeInterview } from '../../helpers/local-stack';
+import { useGreenhouseStack } from '../../helpers/greenhouse-stack';
 
 describe('Pipeline: Greenhouse end to end on the local stack', () => {
+  const greenhouse = useGreenhouseStack('greenhouse-pipeline');
+  const { postReport, interviewsCreated, invitedCandidate, completedWithoutWebhook } = greenhouse;
   let stack: LocalStack;
-  let secret: string;
-  let interviewToken: string;
-  const postAts = (body: string, headers: Record<string, string>, connection = CONNECTION) =>
-    fetch(`${stack.gatewayUrl}/webhooks/ats/${connection}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body,
-    });
-  const postReport = (data: Record<string, unknown>) =>
-    fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${interviewToken}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ event: 'interview_report.created', data }),
-    });
-  const interviewsCreated = () => stack.interview.state.requests['POST /custom/interview'] ?? 0;
-  const stageRecords = () => stack.sources.invite.stats.records;
-
-  /** A candidate of `jobId` moved into "AI Interview", invited, with the interview id from their e-mail. */
-  async function invitedCandidate(jobId = 3301) {
-    const email = `cand-${randomUUID().slice(0, 8)}@candidates.example.com`;
-    const application = stack.greenhouse.addCandidate({
-      first_name: 'Test',
-      last_name: 'Candidate',
-      email,
-      job_id: jobId,
-    });
-    await stack.greenhouse.moveCandidate({ application_id: application.id, stage_name: 'AI Interview' });
-    const interviewId = await invitedInterviewId(stack, email);
-    return { email, application, interviewId };
-  }
-
-  /** An invited candidate who took the interview, its report webhook dropped (the service never sent it). */
-  async function completedWithoutWebhook(score: number) {
-    const { email, application, interviewId } = await invitedCandidate();
-    stack.interview.setFaults({ dropWebhookRate: 1 });
-    const { report_id: reportId } = takeInterview(
-      stack,
-      interviewId,
-      { name: 'Test Candidate', email },
-      { ai_match_score: score, proctoring_violations: 0 },
-    );
-    await stack.interview.whenIdle();
-    stack.interview.setFaults({ dropWebhookRate: 0 });
-    return { application, interviewId, reportId };
-  }
-
-  beforeAll(async () => {
-    stack = await startTestStack(`.local/test-${process.pid}`, { reportDelayMs: 100 });
-    const secrets = Object.values(stack.secrets)[0]!;
-    secret = secrets.atsWebhookSecret as string;
-    interviewToken = secrets.interviewWebhookToken;
-  });
-  afterAll(async () => {
-    await stack?.stop();
-    rmSync(`.local/test-${process.pid}`, { recursive: true, force: true });
+  beforeAll(() => {
+    ({ stack } = greenhouse.held);
   });
 
   it('invites once when the same delivery arrives three times', async () => {
@@ -155,103 +89,6 @@ describe('Pipeline: Greenhouse end to end on the local stack', () => {
     expect(reportNotes(stack, reportId)).toHaveLength(1);
     expect(reportNotes(stack, reportId)[0]?.candidate_id).toBe(application.candidate_id);
   }, 90_000);
-
-  it('refuses a forged signature with 401 and enqueues nothing', async () => {
-    await stack.waitForQuiet();
-    const before = stageRecords();
-    const body = JSON.stringify({
-      action: 'candidate_stage_change',
-      payload: {
-        application: {
-          id: 1,
-          candidate: { id: 2 },
-          jobs: [{ id: 3301 }],
-          current_stage: { id: 9001, name: 'AI Interview' },
-        },
-      },
-    });
-    const forged = await postAts(body, {
-      signature: greenhouseSignature('not-the-secret', body),
-      'greenhouse-event-id': randomUUID(),
-    });
-    const missing = await postAts(body, {});
-    const otherConnection = await postAts(body, { signature: greenhouseSignature(secret, body) }, 'no-such-connection');
-    expect([forged.status, missing.status, otherConnection.status]).toEqual([401, 401, 404]);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(stageRecords()).toBe(before);
-    expect((await stack.queueDepths()).stage).toBe(0);
-  });
-
-  it.each([
-    [200, 'a ping', JSON.stringify({ action: 'ping', payload: { web_hook_id: 1 } })],
-    [200, 'an event it does not handle', JSON.stringify({ action: 'application_updated', payload: {} })],
-    [400, 'a body that is not JSON', '{"action": '],
-    [400, 'a stage change without an application', JSON.stringify({ action: 'candidate_stage_change', payload: {} })],
-    [
-      200,
-      'a stage no trigger names',
-      JSON.stringify({
-        action: 'candidate_stage_change',
-        payload: {
-          application: {
-            id: 7,
-            candidate: { id: 8 },
-            jobs: [{ id: 3301 }],
-            current_stage: { id: 9000, name: 'Application Review' },
-          },
-        },
-      }),
-    ],
-  ])('answers %i to %s (correctly signed) and enqueues nothing', async (status, _name, body) => {
-    await stack.waitForQuiet();
-    const before = stageRecords();
-    const answer = await postAts(body, { signature: greenhouseSignature(secret, body) });
-    expect(answer.status).toBe(status);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(stageRecords()).toBe(before);
-  });
-
-  it('answers 413 to a body over 1 MiB', async () => {
-    const body = JSON.stringify({ action: 'ping', padding: 'x'.repeat(1024 * 1024) });
-    expect((await postAts(body, { signature: greenhouseSignature(secret, body) })).status).toBe(413);
-  });
-
-  it('parks a report for an unknown candidate as unmatched, not in the DLQ', async () => {
-    const { interviewId } = await invitedCandidate();
-    const { report_id: reportId } = takeInterview(stack, interviewId, {
-      name: 'Stranger',
-      email: 'stranger@nowhere.example.com',
-    });
-    await waitFor(
-      async () =>
-        (await scanTable(stack, stack.tables.events)).some((e) => e.pk === `unmatched#${CONNECTION}#${reportId}`),
-      20_000,
-      'the parked report',
-    );
-    const parked = (await scanTable(stack, stack.tables.events)).find(
-      (e) => e.pk === `unmatched#${CONNECTION}#${reportId}`,
-    );
-    expect(parked).toMatchObject({ kind: 'unmatched-report', reason: expect.stringContaining('no application') });
-    await stack.waitForQuiet();
-    expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
-    expect(reportNotes(stack, reportId)).toHaveLength(0);
-  });
-
-  it('refuses a report webhook with a wrong token, and answers 400 naming the field of a bad body', async () => {
-    const wrong = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/not-the-token`, {
-      method: 'POST',
-      body: JSON.stringify({ event: 'interview_report.created', data: {} }),
-    });
-    expect(wrong.status).toBe(401);
-    const bad = await postReport({ report_id: 'r1' });
-    expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: string }).error).toMatch(/^data\.interview_id/);
-    const other = await fetch(`${stack.gatewayUrl}/webhooks/interview/${CONNECTION}/${interviewToken}`, {
-      method: 'POST',
-      body: JSON.stringify({ event: 'interview.started', data: {} }),
-    });
-    expect(other.status).toBe(200);
-  });
 
   it('writes back a report whose webhook was dropped, through the reconciler', async () => {
     const { application, reportId } = await completedWithoutWebhook(90);

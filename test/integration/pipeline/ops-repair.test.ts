@@ -17,24 +17,27 @@ describe('Operator repairs on the local stack', () => {
     stack = held.stack;
   });
   const ops = (...args: string[]) => runOps(stack, ...args);
+  /** While Greenhouse refuses the key for good (403): `act`, then the application listed failed; the fault cleared. */
+  const refusedForGood = async (applicationId: string, what: string, act: () => unknown) => {
+    stack.ats.greenhouse.setFaults({ rate403: 1 });
+    try {
+      await act();
+      const listed = async () =>
+        (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${applicationId} `);
+      await waitFor(listed, 60_000, what);
+    } finally {
+      stack.ats.greenhouse.setFaults({ rate403: 0 });
+    }
+  };
 
   it('ops: lists a candidate refused for good; invites them once fixed and back in the stage', async () => {
     const greenhouse = stack.ats.greenhouse;
     const email = `refused-${randomUUID().slice(0, 8)}@candidates.example.com`;
     const application = greenhouse.addCandidate({ firstName: 'Ren', lastName: 'Refused', email });
     // The key lost its permission for notes: the e-mail goes out, the invite note is refused for good.
-    greenhouse.setFaults({ rate403: 1 });
-    try {
-      await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-      await waitFor(
-        async () =>
-          (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `),
-        60_000,
-        'the failed application',
-      );
-    } finally {
-      greenhouse.setFaults({ rate403: 0 });
-    }
+    await refusedForGood(application.id, 'the failed application', () =>
+      greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' }),
+    );
     const listed = await ops('failed', '--connection', 'demo-greenhouse');
     expect(listed.status).toBe(0);
     expect(listed.out).toMatch(new RegExp(`application ${application.id} .*\\(invite\\).*ats-forbidden`));
@@ -66,9 +69,8 @@ describe('Operator repairs on the local stack', () => {
     await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
     const interviewId = await invitedInterviewId(stack, email);
     await stack.waitForQuiet();
-    greenhouse.setFaults({ rate403: 1 });
     let reportId = '';
-    try {
+    await refusedForGood(application.id, 'the failed write-back', () => {
       ({ report_id: reportId } = stack.interview.completeInterview({
         interview_id: interviewId,
         candidate_name: 'Wes Refused',
@@ -77,15 +79,7 @@ describe('Operator repairs on the local stack', () => {
         proctoring_violations: 0,
         delay_ms: 0,
       }));
-      await waitFor(
-        async () =>
-          (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${application.id} `),
-        60_000,
-        'the failed write-back',
-      );
-    } finally {
-      greenhouse.setFaults({ rate403: 0 });
-    }
+    });
     expect((await ops('failed', '--connection', 'demo-greenhouse')).out).toMatch(
       new RegExp(`application ${application.id} .*report ${reportId} \\(write-back\\).*ats-forbidden`),
     );

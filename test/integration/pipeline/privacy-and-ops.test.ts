@@ -125,25 +125,26 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
     },
   );
 
-  it("purges an Ashby candidate's records on candidateDelete", async () => {
-    const email = `purge-${randomUUID().slice(0, 8)}+ashby@candidates.example.com`;
-    const application = stack.ats.ashby.addCandidate({ firstName: 'Ada', lastName: 'Purge', email });
-    await stack.ats.ashby.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
+  /** A candidate of `kind` moved into the stage and invited, whose records the store holds now. */
+  const invitedCandidate = async (kind: 'ashby' | 'lever', firstName: string) => {
+    const email = `purge-${randomUUID().slice(0, 8)}+${kind}@candidates.example.com`;
+    const application = stack.ats[kind].addCandidate({ firstName, lastName: 'Purge', email });
+    await stack.ats[kind].moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
     await invitedInterviewId(stack, email);
     await stack.waitForQuiet();
     expect(await holds([email])).toHaveLength(1);
+    return { email, application };
+  };
+
+  it("purges an Ashby candidate's records on candidateDelete", async () => {
+    const { email, application } = await invitedCandidate('ashby', 'Ada');
     await stack.ats.ashby.deleteCandidate(application.id);
     await waitFor(async () => (await holds([email])).length === 0, 20_000, 'the purge');
     expect(await tombstoneOf('demo-ashby', application.candidateId)).toBeDefined();
   });
 
   it("purges a Lever candidate's records on candidateDeleted", async () => {
-    const email = `purge-${randomUUID().slice(0, 8)}+lever@candidates.example.com`;
-    const application = stack.ats.lever.addCandidate({ firstName: 'Leo', lastName: 'Purge', email });
-    await stack.ats.lever.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-    await invitedInterviewId(stack, email);
-    await stack.waitForQuiet();
-    expect(await holds([email])).toHaveLength(1);
+    const { email, application } = await invitedCandidate('lever', 'Leo');
     // Lever sends candidateDeleted signed with that webhook's own token (not the stage-change one), over its
     // token only: the connector purges once Lever's API agrees.
     await stack.ats.lever.deleteCandidate(application.id);
