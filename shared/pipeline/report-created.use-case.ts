@@ -185,13 +185,19 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   // finish): the file costs no write of its own.
   const reportFile = (value: string, last: boolean) =>
     recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last, carry: true });
+  // Where no note is read back, the "file not attached" note's start is kept on the file's step.
+  const markNote = (begun: boolean) =>
+    recordWriteBackStep(input, {
+      step: { name: 'reportFile', record: begun ? { startedAt: now() } : undefined },
+      last: false,
+    });
   input.carryNote = attachesReportFile(context);
   const receiveCount = options.receiveCount ?? 1;
   const started = !startedClean(record);
   const steps = [
     reportNoteStep(input, decision, rule !== undefined && !exit),
     ...(attachesReportFile(context)
-      ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, started, recordDone: reportFile })]
+      ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, started, recordDone: reportFile, markNote })]
       : []),
     ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
     ...statusStep(

@@ -1,6 +1,6 @@
 import type { ApplicationRef } from '../ats/port';
 import { reportFileMaxBytes } from '../ats/profiles';
-import { errorMessage, mayHaveSucceeded } from '../errors';
+import { definitelyNotSent, errorMessage, mayHaveSucceeded } from '../errors';
 import { type InterviewReport, ReportFileUnavailableError } from '../interview-service';
 import { isPermanent } from './errors';
 import { WORKER_TIMING } from './constants';
@@ -28,6 +28,8 @@ export interface ReportFileInput {
   /** An earlier worker may have attached it (the write-back was claimed before and did not stop clean). */
   started: boolean;
   recordDone: (value: string, last: boolean) => Promise<void>;
+  /** Records (or, after a definite refusal, clears) the start of the "not attached" note where no note is read back. */
+  markNote: (started: boolean) => Promise<void>;
 }
 
 /** Whether the connection attaches report files, and its ATS can. */
@@ -95,13 +97,33 @@ function givenUp(error: unknown, receiveCount: number): string | undefined {
   return undefined;
 }
 
-/** A note on the record, once (found by its marker first), saying the file is not there and why. */
+/**
+ * A note on the record, once, saying the file is not there and why: found by its marker first where the ATS reads
+ * notes back; elsewhere (Kombo) its start is recorded before it is posted, and a start an earlier try recorded means it
+ * may be on the record already: it is not posted again.
+ */
 async function sayNotAttached(input: ReportFileInput, reason: string): Promise<void> {
   const { context, target, report, signal } = input;
   const marker = `ai-interview-report-file:${report.report_id}`;
-  if (await context.ats.findNote(target, marker, signal)) return;
   const body =
     `AI interview report ${report.report_id}: the report file was not attached to this record: ${reason}. ` +
     'The report note keeps the link to the report.';
-  await context.ats.postNote(target, { body, marker }, signal);
+  if (context.ats.findsNotes !== false) {
+    if (await context.ats.findNote(target, marker, signal)) return;
+    await context.ats.postNote(target, { body, marker }, signal);
+    return;
+  }
+  if (input.record.steps.reportFile?.startedAt !== undefined) {
+    input.logger.warn('report: the "file not attached" note may be posted already; not posted again', {
+      ...{ connectionId: input.record.connectionId, atsApplicationId: input.record.atsApplicationId },
+      reportId: report.report_id,
+    });
+    return;
+  }
+  await input.markNote(true);
+  await context.ats.postNote(target, { body, marker }, signal).catch(async (error: unknown) => {
+    // Refused outright (a 429, a 4xx): nothing was written, so the next try posts it.
+    if (definitelyNotSent(error)) await input.markNote(false);
+    throw error;
+  });
 }

@@ -6,6 +6,7 @@ import { handleReportCreated } from '../../../shared/pipeline/report-created.use
 import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
 import { clearInterviewCache } from '../../../shared/pipeline/ensure-interview.use-case';
 import type { FollowUpMessage } from '../../../shared/queue';
+import { ReportFileUnavailableError } from '../../../shared/interview-service';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
@@ -26,13 +27,13 @@ function withoutReadBack(record?: Parameters<typeof applicationRecord>[0]) {
   const document = connectionDocument();
   const trigger = (document.connections[0] as { triggers: Record<string, unknown>[] }).triggers[0] as object;
   Object.assign(trigger, { expireAfterDays: 7 });
-  const { context, ats } = fakeContext(document);
+  const { context, ats, interviews } = fakeContext(document);
   Object.assign(ats, { findsNotes: false });
   const store = new MemoryMappingStore().seed({
     jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
     applications: record ? [applicationRecord(record)] : [],
   });
-  return { store, ats, deps: dependencies(store, context) };
+  return { store, ats, interviews, deps: dependencies(store, context) };
 }
 
 /** The next side effect at `point` crashes the worker before it is recorded, as a Lambda that died there. */
@@ -92,6 +93,36 @@ describe('Notes on an ATS that reads none back: posted at most once by the steps
     expect((await store.getApplication(KEY))?.steps.reportNote).toMatchObject({ outcome: 'uncertain' });
     expect(ats.postNote).toHaveBeenCalledTimes(1);
     expect(ats.findNote).not.toHaveBeenCalled();
+  });
+
+  it('posts the "not attached" note once: after a 429 it posts it, after a crash never again', async () => {
+    for (const fault of ['429', 'crash'] as const) {
+      const { store, ats, interviews, deps } = withoutReadBack({
+        state: 'invited',
+        steps: { inviteEmail: { doneAt: NOW } },
+      });
+      // The ATS takes files, and the service's file never comes in a form it takes: the file is given up.
+      const unavailable = new ReportFileUnavailableError('the report file is not a PDF (text/html)');
+      Object.assign(ats, { attachFile: vi.fn(), findFile: vi.fn().mockResolvedValue(undefined) });
+      Object.assign(interviews, { readReportFile: vi.fn().mockRejectedValue(unavailable) });
+      const fileNotes = () =>
+        ats.postNote.mock.calls.filter(([, note]) => note.marker.startsWith('ai-interview-report-file:'));
+      ats.postNote.mockImplementation(async (_target, note: { marker: string }) => {
+        if (fault === '429' && fileNotes().length === 1 && note.marker.startsWith('ai-interview-report-file:'))
+          throw refused429();
+        return { noteId: 'note-new' };
+      });
+      if (fault === 'crash') crashOnceAfter('report-attached');
+      await expect(handleReportCreated(reportCreatedMessage(), deps)).rejects.toBeDefined();
+      const later = { ...deps, now: () => NOW + 10 * 60_000 };
+      expect(await handleReportCreated(reportCreatedMessage(), later)).toMatchObject({ outcome: 'written-back' });
+      expect((await store.getApplication(KEY))?.steps.reportFile?.value).toMatch(/^not-attached:/);
+      // After a 429 nothing was written, so the next try posts it; after a crash it may be there: never again.
+      expect(fileNotes()).toHaveLength(fault === '429' ? 2 : 1);
+      expect(ats.findNote).not.toHaveBeenCalled();
+      faultInjection.afterSideEffect = undefined;
+      vi.clearAllMocks();
+    }
   });
 
   it('posts an expiry note once: after a 429 it posts it, after a crash it never posts it again', async () => {
