@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { QueuePublisher, type StageEnteredMessage } from '../../../shared/queue';
 import { emailsTo, invitedInterviewId, useTestStack } from '../../helpers/local-stack';
+import { waitFor } from '../../helpers/local-http';
 import { runOps } from '../../helpers/ops-cli';
 
 const ID = 'acme-greenhouse';
@@ -15,8 +16,11 @@ const SECRET_REF = 'connector/acme-greenhouse';
  * (`npm run ops -- connections …`): no restart, every function reading the connection from the connections table
  * within its cache time (5 s here).
  */
+/** The connections' cache time of this file's stack: a change is in effect within it. */
+const CACHE_SECONDS = 2;
+
 describe('Connections in DynamoDB, changed through the admin API with no restart', () => {
-  const held = useTestStack('connections-admin');
+  const held = useTestStack('connections-admin', { connectionCacheSeconds: CACHE_SECONDS });
   let stack: LocalStack;
   let admin: { url: string; key: string };
   let file: string;
@@ -120,14 +124,14 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     const patched = await call('PATCH', `/${ID}`, { patch: { triggers }, version: current.body.version });
     expect(patched.status).toBe(200);
     expect(patched.body.version).toBe(current.body.version + 1);
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    await new Promise((resolve) => setTimeout(resolve, CACHE_SECONDS * 1000 + 500));
     const { email } = await moveIn('Bea', 'Offer');
     expect(await invitedInterviewId(stack, email, 60_000)).toMatch(/\w/);
   }, 120_000);
 
   it('disabled: webhooks enqueue nothing, queued work is parked; enabled: the parked work completes', async () => {
     expect((await runOps(stack, 'connections', 'disable', ID)).out).toContain(`${ID}: disabled`);
-    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    await new Promise((resolve) => setTimeout(resolve, CACHE_SECONDS * 1000 + 500));
     const { email, application, acmeDelivery } = await moveIn('Cy', 'Offer');
     // Answered, so the ATS does not deliver it again, and dropped.
     expect(acmeDelivery?.status).toBe(200);
@@ -157,8 +161,11 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
         candidate: { name: 'Dee Acme', email: parkedEmail },
       },
     };
+    const { stats } = stack.sources.invite;
+    const received = stats.records;
     await new QueuePublisher({ client: stack.sqs }).publish(stack.queues.stage.url, message);
-    await new Promise((resolve) => setTimeout(resolve, 8_000));
+    // The worker took it and parked it: received, and no invocation still at work.
+    await waitFor(() => stats.records > received && stats.inFlight === 0, 30_000, 'the parked message');
     expect(await emailsTo(stack, email)).toEqual([]);
     expect(await emailsTo(stack, parkedEmail)).toEqual([]);
     expect(stack.ats.greenhouse.notesOf(application.id)).toEqual([]);

@@ -16,8 +16,13 @@ const UPLOAD: Record<DirectAtsKind, [route: string, lost: number]> = {
 };
 
 describe('Pipeline: the report file on the candidate record, every ATS', () => {
-  // A short timeout, so a message whose answer was lost comes back soon (the visibility timeout is 6 × it).
-  const held = useTestStack('report-file', { reportDelayMs: 50, functionTimeoutMs: 4_000 });
+  // A short timeout and a visibility timeout of 3 × it (AWS's is 6 ×), so a message whose answer was lost comes back
+  // in 12 s: the same retry, sooner.
+  const held = useTestStack('report-file', {
+    reportDelayMs: 50,
+    functionTimeoutMs: 4_000,
+    visibilityTimeoutSeconds: 12,
+  });
 
   /** A candidate moved into the stage and invited, then through the interview with `report` (sandbox fields). */
   async function interviewed(kind: DirectAtsKind, report: object = {}, beforeReport: () => unknown = () => undefined) {
