@@ -71,9 +71,8 @@ export async function tellInviteFailure(
       context.ats,
       { target, marker, signal },
       { resumed: step?.startedAt !== undefined, startedAt: step?.startedAt },
-      { start: mark(false), clear: mark(true) },
+      { start: mark(false), clear: mark(true), everywhere: true },
     ),
-    recordStart: mark(false),
     perform: () =>
       postNoteOnce(context.ats, target, { body: formatFailureNote(failure.cause, failure.code), marker }, signal),
     recordDone: (_note, outcome) => {

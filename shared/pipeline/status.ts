@@ -58,8 +58,11 @@ export interface StatusPlace {
   target: ApplicationRef;
   deps: Pick<PipelineDependencies, 'store' | 'logger'>;
   signal?: AbortSignal | undefined;
-  /** The invitation the status belongs to (its record's `reinvitations`): claimed only while it is the current one. */
-  round?: number | undefined;
+  /**
+   * The invitation the status belongs to (its record's `reinvitations`, 0 for the first): claimed only while it is the
+   * current one. Required, so no caller can leave a late status free to land on a later invitation.
+   */
+  round: number;
 }
 
 /**
