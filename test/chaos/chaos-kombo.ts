@@ -93,8 +93,9 @@ export function takeKomboInterviews(
   for (const [i, c] of candidates.entries()) {
     const record = records.find((r) => r.atsApplicationId === c.applicationId && r.interviewId !== undefined);
     if (!record) continue;
-    // The first two of each role whatever the draw, so even a small run has both.
-    if (i < 2 || input.random() < input.noShowRate) roles.noShows.add(c.applicationId);
+    // The first two of each role whatever the draw, so even a small run has both; the draws decide the others.
+    const noShow = i < 2 || (i >= 4 && input.random() < input.noShowRate);
+    if (noShow) roles.noShows.add(c.applicationId);
     else if (i < 4 || input.random() < 0.05) {
       roles.decliners.set(c.applicationId, Date.now());
       s.kombo.unified.decline({ integrationId: c.integrationId, applicationId: c.applicationId });

@@ -479,8 +479,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       settled,
     );
 
+    // The Kombo candidates' roles from a stream of their own: the run's stream is drawn from as the run's timing goes.
     const komboRoles: KomboRoles = takeKomboInterviews(s, kombo, await komboRecords(), {
-      random,
+      random: seededRandom(options.seed + 1),
       noShowRate: options.noShowRate,
     });
     options.progress(
