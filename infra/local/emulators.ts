@@ -1,15 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { readdirSync } from 'node:fs';
-import { createSqsServer } from 'local-aws-sqs';
-import sesModule from 'aws-ses-v2-local';
+import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../shared/errors';
-
-// The package is CommonJS with a default export; under ESM interop it may arrive wrapped once more.
-const startSesServer = ((sesModule as unknown as { default?: typeof sesModule }).default ??
-  sesModule) as typeof sesModule;
 
 export interface EmulatorEndpoints {
   dynamodb: string;
@@ -124,11 +119,42 @@ function bindToThisProcess(child: ChildProcess): () => void {
   };
 }
 
-function closeServer(server: Server | import('node:http').Server): Promise<void> {
-  return new Promise((resolve) => {
-    if ('closeAllConnections' in server) server.closeAllConnections();
-    server.close(() => resolve());
-  });
+/**
+ * Local SQS or local SES on a thread of its own (./emulator-thread.mjs), so their answers never wait behind the rest
+ * of the stack's event loop. Bounded: a thread that is not listening within 30 s, or not closed within 5 s, is ended.
+ */
+async function startEmulatorThread(
+  kind: 'sqs' | 'ses',
+  port: number,
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const worker = new Worker(new URL('./emulator-thread.mjs', import.meta.url), { workerData: { kind, port } });
+  const said = (word: string, ms: number) =>
+    new Promise<void>((resolve, reject) => {
+      const settle = (error?: Error) => {
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(() => settle(new Error(`local ${kind} did not say ${word} within ${ms} ms`)), ms);
+      worker.on('message', (message) => {
+        if (message === word) settle();
+      });
+      worker.once('error', settle);
+      worker.once('exit', (code) => settle(new Error(`local ${kind} exited with ${code}`)));
+    });
+  try {
+    await said('ready', 30_000);
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
+  worker.unref();
+  const stop = async () => {
+    worker.postMessage('stop');
+    await said('stopped', 5000).catch(() => undefined);
+    await worker.terminate();
+  };
+  return { url: `http://127.0.0.1:${port}`, stop };
 }
 
 /** One emulator on 127.0.0.1, on `port` or a free one. */
@@ -137,17 +163,7 @@ export async function startEmulator(
   port?: number,
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   const chosen = port ?? (await findFreePort());
-  if (kind === 'dynamodb') return startDynamoDbLocal(chosen);
-  const server =
-    kind === 'sqs'
-      ? ((await createSqsServer({
-          port: chosen,
-          hostname: '127.0.0.1',
-          emulateQueueCreationLifecycle: false,
-          emulateLazyQueues: false,
-        })) as Server)
-      : await startSesServer({ host: '127.0.0.1', port: chosen });
-  return { url: `http://127.0.0.1:${chosen}`, stop: () => closeServer(server) };
+  return kind === 'dynamodb' ? startDynamoDbLocal(chosen) : startEmulatorThread(kind, chosen);
 }
 
 /**

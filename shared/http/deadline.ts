@@ -1,6 +1,7 @@
 const DEADLINE_AT = Symbol('deadlineAt');
+const DEADLINE_SPAN = Symbol('deadlineSpan');
 
-type DeadlineSignal = AbortSignal & { [DEADLINE_AT]?: number };
+type DeadlineSignal = AbortSignal & { [DEADLINE_AT]?: number; [DEADLINE_SPAN]?: number };
 
 /**
  * A signal that aborts after `ms` and remembers the wall-clock time it stands for. Its timer fires only when the
@@ -8,7 +9,12 @@ type DeadlineSignal = AbortSignal & { [DEADLINE_AT]?: number };
  * and `deadlinePassed` still tells.
  */
 export function deadlineAfter(ms: number, now: () => number = Date.now): AbortSignal {
-  return Object.assign(AbortSignal.timeout(ms), { [DEADLINE_AT]: now() + ms });
+  return Object.assign(AbortSignal.timeout(ms), { [DEADLINE_AT]: now() + ms, [DEADLINE_SPAN]: ms });
+}
+
+/** The whole time the signal was given when it was made; infinite for a signal that carries no time (or none). */
+export function deadlineSpanMs(signal: AbortSignal | undefined): number {
+  return (signal as DeadlineSignal | undefined)?.[DEADLINE_SPAN] ?? Number.POSITIVE_INFINITY;
 }
 
 /**

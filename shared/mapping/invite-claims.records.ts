@@ -9,12 +9,16 @@ import { buildUpdate, moveUpdate, withNames } from './expressions';
 
 import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
 
-/** Whether this delivery is a re-entry that invites again (application-states.ts, `reinvite`). */
+/**
+ * Whether this delivery is a re-entry that invites again (application-states.ts, `reinvite`): not the delivery that
+ * began the invitation, and not one the connector learnt of before the invitation expired.
+ */
 export const mayReinvite = (input: ApplicationClaimInput, record: ApplicationRecord, deliveryId: string): boolean =>
   input.mayReinvite === true &&
   mayMove(record.state, 'reinvite') &&
   record.reportId === undefined &&
-  record.entryDeliveryId !== deliveryId;
+  record.entryDeliveryId !== deliveryId &&
+  !(input.enteredAt !== undefined && record.expiredAt !== undefined && input.enteredAt <= record.expiredAt);
 
 /** What a claim taken again writes: its holder's lease, and the application as this stage entry names it. */
 const claimedAgain = (input: ApplicationClaimInput, lease: Lease) => ({

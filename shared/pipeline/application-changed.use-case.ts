@@ -10,7 +10,7 @@ export type ApplicationChangedOutcome = 'left' | 'returned' | 'unchanged' | 'not
 /** Where the connector acts on what the ATS says of an application it holds: its records, the ATS, its status. */
 export interface StandingPlace {
   context: ConnectionContext;
-  deps: Pick<PipelineDependencies, 'store' | 'logger'>;
+  deps: Pick<PipelineDependencies, 'store' | 'logger' | 'now'>;
   now: () => number;
   signal?: AbortSignal | undefined;
 }
@@ -83,6 +83,10 @@ export function statusOwed(
   return claimed === undefined || (retry && reopened) ? record.state : undefined;
 }
 
+/** Whether a status was claimed since `since` that a retry would show again (another worker may be showing it). */
+const statusClaimedWithin = (context: ConnectionContext, record: ApplicationRecord, since: number): boolean =>
+  (record.steps.status?.startedAt ?? 0) > since && statusOwed(context, record, true) !== undefined;
+
 /** Shows the status the record owes the ATS, if any. */
 export async function showOwedStatus(place: StandingPlace, record: ApplicationRecord): Promise<void> {
   const owed = statusOwed(place.context, record);
@@ -122,13 +126,19 @@ export async function handleApplicationChanged(
   if (!context) return { outcome: 'unknown-connection' };
   // The same message again: handed over once more by SQS, or its copy put back for later (a deferral).
   const retry = (options.receiveCount ?? 1) > 1 || (message.deferrals ?? 0) > 0;
-  const records = (await deps.store.findApplicationsByAtsId(message.connectionId, message.atsApplicationId)).filter(
-    (r) => concerned(context, r, message.change, retry),
-  );
-  const first = records[0];
-  if (!first) return { outcome: 'nothing-to-do' };
+  const held = await deps.store.findApplicationsByAtsId(message.connectionId, message.atsApplicationId);
+  const records = held.filter((r) => concerned(context, r, message.change, retry));
   const leaseMs = options.leaseMs ?? 60_000;
   const now = deps.now ?? Date.now;
+  const first = records[0];
+  if (!first) {
+    // A status claimed within a lease may be another worker's, between its claim and its tag: this same message
+    // handed to it too (SQS delivers at least once). Acknowledged here, that worker's failure would never bring the
+    // message back: it looks again once that lease is over, as a retry, which shows a status still owed.
+    if (!retry && held.some((r) => statusClaimedWithin(context, r, now() - leaseMs)))
+      throw new ClaimHeldElsewhereError(`the status of application ${message.atsApplicationId}`, leaseMs);
+    return { outcome: 'nothing-to-do' };
+  }
   // An invitation being sent comes back after its holder's lease; one whose holder stopped is left to its next
   // contact's look, and the others are acted on now.
   if (message.change === 'left' && records.some((r) => r.state === 'claimed' && (r.leaseUntil ?? 0) >= now()))

@@ -324,7 +324,11 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
         { body: `AI interview not completed by ${by}: the invitation has expired.`, marker },
         signal,
       ),
-    recordDone: () => deps.store.recordStep(expired, { step: { name: 'expiryNote', record: { doneAt: now() } } }),
+    // Uncertain where no note is read back and a start was found, or its answer did not come: said on the record.
+    recordDone: (_result, outcome) => {
+      const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
+      return deps.store.recordStep(expired, { step: { name: 'expiryNote', record: { doneAt: now(), ...uncertain } } });
+    },
   };
   await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
   await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');

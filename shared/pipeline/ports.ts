@@ -46,6 +46,11 @@ export interface ApplicationClaimInput extends ApplicationKey {
    * (`reinvite: on-reentry`): a delivery other than the one that began the invitation claims it once more.
    */
   mayReinvite?: boolean | undefined;
+  /**
+   * When the connector learnt of this stage entry (its webhook's receipt, the sweep's read). An entry learnt of
+   * before the invitation expired is that invitation's (a delivery resent, or late off the queue), never a re-entry.
+   */
+  enteredAt?: number | undefined;
 }
 
 /** An operator's request on an invitation (`npm run ops -- resend|extend`), carried out once by its id. */

@@ -185,7 +185,7 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   // finish): the file costs no write of its own.
   const reportFile = (value: string, last: boolean) =>
     recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last, carry: true });
-  // Where no note is read back, the "file not attached" note's start is kept on the file's step.
+  // The "file not attached" note's start is kept on the file's step (where no note is read back: note-start.ts).
   const markNote = (begun: boolean) =>
     recordWriteBackStep(input, {
       step: { name: 'reportFile', record: begun ? { startedAt: now() } : undefined },

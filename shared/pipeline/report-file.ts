@@ -1,12 +1,13 @@
 import type { ApplicationRef } from '../ats/port';
 import { reportFileMaxBytes } from '../ats/profiles';
-import { definitelyNotSent, errorMessage, mayHaveSucceeded } from '../errors';
+import { errorMessage, mayHaveSucceeded } from '../errors';
 import { type InterviewReport, ReportFileUnavailableError } from '../interview-service';
 import { isPermanent } from './errors';
 import { WORKER_TIMING } from './constants';
 import type { ConnectionContext, PipelineLogger } from './ports';
 import { serviceLink } from '../validation';
-import type { Step } from './steps';
+import { runStep, type Step } from './steps';
+import { noteStart } from './note-start';
 import { stepDone, type ApplicationRecord } from './records';
 
 /** The report file's name on the candidate's record: what the upload is called, and what a retry looks for. */
@@ -98,32 +99,29 @@ function givenUp(error: unknown, receiveCount: number): string | undefined {
 }
 
 /**
- * A note on the record, once, saying the file is not there and why: found by its marker first where the ATS reads
- * notes back; elsewhere (Kombo) its start is recorded before it is posted, and a start an earlier try recorded means it
- * may be on the record already: it is not posted again.
+ * A note on the record, once, saying the file is not there and why: a step of its own, resumed as every note is
+ * (note-start.ts): found by its marker where the ATS reads notes back; elsewhere (Kombo) its start is recorded on the
+ * file's step before it is posted, and a start an earlier try recorded means it may be there already: not posted again.
  */
 async function sayNotAttached(input: ReportFileInput, reason: string): Promise<void> {
-  const { context, target, report, signal } = input;
+  const { context, target, report, signal, record } = input;
   const marker = `ai-interview-report-file:${report.report_id}`;
   const body =
     `AI interview report ${report.report_id}: the report file was not attached to this record: ${reason}. ` +
     'The report note keeps the link to the report.';
-  if (context.ats.findsNotes !== false) {
-    if (await context.ats.findNote(target, marker, signal)) return;
-    await context.ats.postNote(target, { body, marker }, signal);
-    return;
-  }
-  if (input.record.steps.reportFile?.startedAt !== undefined) {
-    input.logger.warn('report: the "file not attached" note may be posted already; not posted again', {
-      ...{ connectionId: input.record.connectionId, atsApplicationId: input.record.atsApplicationId },
-      reportId: report.report_id,
-    });
-    return;
-  }
-  await input.markNote(true);
-  await context.ats.postNote(target, { body, marker }, signal).catch(async (error: unknown) => {
-    // Refused outright (a 429, a 4xx): nothing was written, so the next try posts it.
-    if (definitelyNotSent(error)) await input.markNote(false);
-    throw error;
-  });
+  const earlier = { resumed: input.started, startedAt: record.steps.reportFile?.startedAt };
+  const mark = { start: () => input.markNote(true), clear: () => input.markNote(false) };
+  const note: Step<unknown> = {
+    ...{ name: 'report-attached', done: false, ...noteStart(context.ats, { target, marker, signal }, earlier, mark) },
+    perform: () => context.ats.postNote(target, { body, marker }, signal),
+    // The file's step records the outcome ("not-attached:" and the reason); an uncertain note is only said.
+    recordDone: async (_result, outcome) => {
+      if (outcome !== 'uncertain') return;
+      input.logger.warn('report: the "file not attached" note may be posted already; not posted again', {
+        ...{ connectionId: record.connectionId, atsApplicationId: record.atsApplicationId },
+        reportId: report.report_id,
+      });
+    },
+  };
+  await runStep(note, `${record.connectionId}#${report.report_id}`, false);
 }

@@ -56,7 +56,7 @@ export interface StatusPlace {
   context: ConnectionContext;
   key: ApplicationKey;
   target: ApplicationRef;
-  deps: Pick<PipelineDependencies, 'store' | 'logger'>;
+  deps: Pick<PipelineDependencies, 'store' | 'logger' | 'now'>;
   signal?: AbortSignal | undefined;
   /**
    * The invitation the status belongs to (its record's `reinvitations`, 0 for the first): claimed only while it is the
@@ -114,7 +114,7 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
     kind: 'rank',
     value: status,
     rank: RANK[status],
-    now: Date.now(),
+    now: (deps.now ?? Date.now)(),
     round: place.round,
     whileState,
   } as const;

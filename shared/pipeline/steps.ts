@@ -1,19 +1,22 @@
 import { afterSideEffect, type SideEffectPoint } from './fault-injection';
 import { definitelyNotSent, errorMessage } from '../errors';
-import { timeLeftMs } from '../http/deadline';
+import { deadlineSpanMs, timeLeftMs } from '../http/deadline';
 import { NoRoomBeforeDeadlineError } from './errors';
 
 /**
  * The time a step that records its start and cannot be looked up (an e-mail) needs before the worker's deadline to
  * begin: its call is then answered before the deadline, not cut by it and left uncertain (never sent). An e-mail's
- * call takes tens of milliseconds, a busy machine's up to a second or two.
+ * call takes tens of milliseconds, a busy machine's up to a second or two. At most a third of the invocation's whole
+ * time: where a function is given only seconds (the chaos run's compressed time), two of them would leave a step
+ * almost never begun, its message deferred over and over toward the DLQ on a busy machine.
  */
 export const UNCERTAIN_STEP_ROOM_MS = 2_000;
 
 /** Throws a NoRoomBeforeDeadlineError, before anything of `what` is recorded, when the deadline leaves it no room. */
 export function ensureRoomBeforeDeadline(what: string, signal: AbortSignal | undefined): void {
   const left = timeLeftMs(signal);
-  if (left < UNCERTAIN_STEP_ROOM_MS) throw new NoRoomBeforeDeadlineError(what, left);
+  if (left < Math.min(UNCERTAIN_STEP_ROOM_MS, deadlineSpanMs(signal) / 3))
+    throw new NoRoomBeforeDeadlineError(what, left);
 }
 
 /**

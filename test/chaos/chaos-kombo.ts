@@ -159,7 +159,9 @@ export function checkKombo(
     const record = recordOf(c);
     const { invite } = written(s, c, undefined);
     const invited = ['invited', 'written_back', 'expired', 'left'].includes(record?.state);
-    return invited && to(c, false) === 1 && invite <= (takesNotes(c) ? 1 : 0)
+    // One e-mail, or none where its send was recorded uncertain (SES did not answer in time): never sent twice.
+    const emailed = to(c, false) === 1 || (to(c, false) === 0 && record?.steps?.inviteEmail?.outcome === 'uncertain');
+    return invited && emailed && invite <= (takesNotes(c) ? 1 : 0)
       ? undefined
       : `${c.tool} ${c.applicationId}: ${record?.state ?? 'never claimed'}, ${to(c, false)} e-mails, ${invite} notes`;
   });

@@ -868,8 +868,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ];
 
     capture.restore();
-    // The functions' log lines, kept for a reader when asked (CHAOS_LOG_FILE): ids only, as every log line.
-    if (process.env.CHAOS_LOG_FILE) writeFileSync(process.env.CHAOS_LOG_FILE, capture.lines.join('\n'));
     const logLeaks = scanLogs(capture.lines, s, [...candidates, ...ordered, ...kombo]);
     return {
       options: { ...options, progress: undefined } as never,
@@ -884,6 +882,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
   } finally {
     capture.restore();
+    // The functions' log lines, kept for a reader when asked (CHAOS_LOG_FILE), a failed run's too: ids only.
+    if (process.env.CHAOS_LOG_FILE) writeFileSync(process.env.CHAOS_LOG_FILE, capture.lines.join('\n'));
     faultInjection.afterSideEffect = undefined;
     await stack?.stop();
   }

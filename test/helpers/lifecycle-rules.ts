@@ -106,6 +106,17 @@ export function lifecycleRules(store: () => MappingStore): void {
     expect(never.kind).not.toBe('claimed');
   });
 
+  it('never takes an entry learnt of before the expiry for a re-entry (a resent delivery, a late one)', async () => {
+    const input = await invited('evt-early-1');
+    await store().expireApplication(input, NOW + 100);
+    const again = (enteredAt: number) => ({ ...input, mayReinvite: true, enteredAt });
+    const late = await store().claimApplication(delivery('evt-early-2'), again(NOW + 40), lease('w2'));
+    expect(late.kind).not.toBe('claimed');
+    expect((await store().getApplication(input))?.state).toBe('expired');
+    const reentry = await store().claimApplication(delivery('evt-early-3'), again(NOW + 101), lease('w3'));
+    expect(reentry).toMatchObject({ kind: 'claimed', record: { reinvitations: 1 } });
+  });
+
   it('carries out an operator request once: a resend while invited, an extension opening an expired one', async () => {
     const input = await invited('evt-ops');
     const resend = { id: 'req-1', kind: 'resend', now: NOW } as const;

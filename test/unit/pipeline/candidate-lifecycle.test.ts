@@ -1,3 +1,4 @@
+import { ClaimHeldElsewhereError } from '../../../shared/pipeline/errors';
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
 import { followUpsDue, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
@@ -109,8 +110,9 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
-    // A duplicate of the exit reads nothing: its status claim already says "cancelled".
+    // A duplicate of the exit (a day later) reads nothing: its status claim already says "cancelled".
     ats.readStanding.mockClear();
+    deps.now = () => NOW + 9 * DAY;
     expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('nothing-to-do');
     expect(ats.readStanding).not.toHaveBeenCalled();
     // An undo hint for an invitation that never left reads nothing: no record it concerns.
@@ -142,7 +144,12 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     // The exit is recorded and "cancelled" claimed; the tag is not shown.
     await expect(handleApplicationChanged(changed('left'), deps)).rejects.toMatchObject({ code: 'ats-unavailable' });
     expect((await store.getApplication(key))?.steps.status?.value).toBe('cancelled');
-    // Another delivery of the hint (a first receive) costs no tag call; the message handed over again shows it.
+    // Another delivery of the hint (a first receive) costs no tag call: within the claim's lease it comes back later
+    // (the claim's worker may be showing it), after it, it is done with; the message handed over again shows it.
+    await expect(handleApplicationChanged(changed('left', 'd-other'), deps)).rejects.toBeInstanceOf(
+      ClaimHeldElsewhereError,
+    );
+    deps.now = () => NOW + 61_000;
     expect((await handleApplicationChanged(changed('left', 'd-other'), deps)).outcome).toBe('nothing-to-do');
     expect(setStatusTag).toHaveBeenCalledOnce();
     await handleApplicationChanged(changed('left'), deps, { receiveCount: 2 });
@@ -244,7 +251,8 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
 describe('Use case: a candidate who enters the stage again', () => {
   it('makes exactly one new invitation per re-entry after an expiry, however often it is delivered', async () => {
     const { store, deps, ats } = invitedCandidate({ state: 'expired', expiredAt: NOW });
-    const reentry = stageEnteredMessage({ deliveryId: 'evt-2' });
+    // Learnt of after the expiry: a delivery learnt of before it is that invitation's (mapping rules).
+    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
     const results = [];
     for (const enqueueId of ['enq-a', 'enq-b', 'enq-c'])
       results.push(...(await handleStageEntered({ ...reentry, enqueueId }, deps)));

@@ -137,6 +137,8 @@ describe('Notes on an ATS that reads none back: posted at most once by the steps
       expect((await handleFollowUp(expire, next)).outcome).toBe('expired');
       const note = (await store.getApplication(KEY))?.steps.expiryNote;
       expect(note?.doneAt).toBeDefined();
+      // Found started after the crash: said uncertain on the record, as every note no ATS can be asked about.
+      expect(note?.outcome).toBe(fault === '429' ? undefined : 'uncertain');
       expect(ats.postNote).toHaveBeenCalledTimes(fault === '429' ? 2 : 1);
       expect(ats.findNote).not.toHaveBeenCalled();
       faultInjection.afterSideEffect = undefined;

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { ReportFileUnavailableError, UnavailableError } from '../../../shared/interview-service';
 import { handleReportCreated } from '../../../shared/pipeline';
+import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
@@ -117,15 +118,26 @@ describe('Write-back: the report file on the candidate record', () => {
   });
 
   it('does not post the why-note twice when a retry finds it', async () => {
-    const { ats, readReportFile, run } = await setUp();
+    const { ats, readReportFile, run, recorded } = await setUp();
     readReportFile.mockRejectedValue(new ReportFileUnavailableError('the report has no file link'));
+    // The worker dies right after the why-note is posted, before the file's step is recorded.
+    faultInjection.afterSideEffect = (point) => {
+      if (point !== 'report-attached') return;
+      faultInjection.afterSideEffect = undefined;
+      throw new SimulatedCrash(point);
+    };
+    try {
+      await expect(run()).rejects.toBeInstanceOf(SimulatedCrash);
+    } finally {
+      faultInjection.afterSideEffect = undefined;
+    }
     ats.findNote.mockImplementation(async (_target: unknown, marker: string) =>
       marker.startsWith('ai-interview-report-file:') ? { noteId: 'why-earlier' } : undefined,
     );
-    await run();
-    expect(ats.postNote.mock.calls.map(([, note]) => (note as { marker: string }).marker)).toEqual([
-      'ai-interview-report:rep-1',
-    ]);
+    expect(await run(2)).toMatchObject({ outcome: 'written-back' });
+    const markers = ats.postNote.mock.calls.map(([, note]) => (note as { marker: string }).marker);
+    expect(markers).toEqual(['ai-interview-report:rep-1', 'ai-interview-report-file:rep-1']);
+    expect(await recorded()).toMatch(/^not-attached:/);
   });
 
   it('attaches nothing when the connection turns it off (writeBack.attachReport: false)', async () => {

@@ -55,8 +55,12 @@ describe('A side effect run as a step', () => {
       perform: vi.fn(() => Promise.resolve(sent)),
       signal,
     });
-    // Too near the deadline: a call the deadline cut would be uncertain, and never made again.
-    const near = step(deadlineAfter(UNCERTAIN_STEP_ROOM_MS - 500), false);
+    // Too near the deadline (a minute's invocation with 1.5 s left): a call the deadline cut would be uncertain, and
+    // never made again.
+    const near = step(
+      deadlineAfter(60_000, () => Date.now() - 60_000 + UNCERTAIN_STEP_ROOM_MS - 500),
+      false,
+    );
     const refused = await runStep(near, 'app-1').catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(NoRoomBeforeDeadlineError);
     // Retryable, nothing half-done: the claim is handed back and the message comes back shortly.
@@ -73,5 +77,20 @@ describe('A side effect run as a step', () => {
       expect(await runStep(performed, 'app-1')).toBe('performed');
       expect(performed.recordDone).toHaveBeenCalledWith(sent, 'performed', true);
     }
+  });
+
+  it("asks at most a third of the invocation's time as room: a function given seconds still begins one", async () => {
+    const step = (signal: AbortSignal) => ({
+      ...failingStep(lost, { recordStart: true, lookup: false }),
+      perform: vi.fn(() => Promise.resolve({ messageId: 'm1' })),
+      signal,
+    });
+    // A 2.4-s invocation (a 3-s timeout less its margin) with 1 s left: room for the third it needs (0.8 s).
+    const begun = step(deadlineAfter(2_400, () => Date.now() - 1_400));
+    expect(await runStep(begun, 'app-1')).toBe('performed');
+    // With 0.7 s left it is not begun.
+    const late = step(deadlineAfter(2_400, () => Date.now() - 1_700));
+    expect(await runStep(late, 'app-1').catch((error: unknown) => error)).toBeInstanceOf(NoRoomBeforeDeadlineError);
+    expect(late.perform).not.toHaveBeenCalled();
   });
 });

@@ -1,0 +1,24 @@
+// Local SQS or local SES on a thread of its own (infra/local/emulators.ts): their answers then do not wait behind the
+// sandboxes, the gateway and the event sources sharing the stack's event loop, as a busy machine made them do
+// (SES answering after the SDK's 15-s timeout). Plain JavaScript: a worker thread loads no TypeScript.
+import { parentPort, workerData } from 'node:worker_threads';
+import { createSqsServer } from 'local-aws-sqs';
+import sesModule from 'aws-ses-v2-local';
+
+const startSesServer = sesModule.default ?? sesModule;
+const { kind, port } = workerData;
+const server =
+  kind === 'sqs'
+    ? await createSqsServer({
+        port,
+        hostname: '127.0.0.1',
+        emulateQueueCreationLifecycle: false,
+        emulateLazyQueues: false,
+      })
+    : await startSesServer({ host: '127.0.0.1', port });
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  if ('closeAllConnections' in server) server.closeAllConnections();
+  server.close(() => parentPort.postMessage('stopped'));
+});
+parentPort.postMessage('ready');
