@@ -128,19 +128,24 @@ async function startEmulatorThread(
   port: number,
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   const worker = new Worker(new URL('./emulator-thread.mjs', import.meta.url), { workerData: { kind, port } });
+  let exited = false;
+  worker.once('exit', () => {
+    exited = true;
+  });
+  // Said, never swallowed: a local service that fails mid-run is why the calls to it then fail.
+  worker.on('error', (error) => console.error(`local ${kind} failed: ${errorMessage(error)}`));
   const said = (word: string, ms: number) =>
     new Promise<void>((resolve, reject) => {
+      const onMessage = (message: unknown) => message === word && settle();
+      const onExit = (code: number) => settle(new Error(`local ${kind} exited with ${code}`));
       const settle = (error?: Error) => {
         clearTimeout(timer);
+        worker.off('message', onMessage).off('error', settle).off('exit', onExit);
         if (error) reject(error);
         else resolve();
       };
       const timer = setTimeout(() => settle(new Error(`local ${kind} did not say ${word} within ${ms} ms`)), ms);
-      worker.on('message', (message) => {
-        if (message === word) settle();
-      });
-      worker.once('error', settle);
-      worker.once('exit', (code) => settle(new Error(`local ${kind} exited with ${code}`)));
+      worker.on('message', onMessage).on('error', settle).on('exit', onExit);
     });
   try {
     await said('ready', 30_000);
@@ -150,6 +155,7 @@ async function startEmulatorThread(
   }
   worker.unref();
   const stop = async () => {
+    if (exited) return;
     worker.postMessage('stop');
     await said('stopped', 5000).catch(() => undefined);
     await worker.terminate();

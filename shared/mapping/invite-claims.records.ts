@@ -170,14 +170,18 @@ export class DynamoInviteClaims extends DynamoTables {
           ...LEGACY_STEP_FIELDS,
         ],
         increment: ['reinvitations'],
-        extraValues: { ':delivery': deliveryId },
+        extraValues: { ':delivery': deliveryId, ':enteredAt': input.enteredAt },
       },
       'reportId',
       'entryDeliveryId',
     );
+    // The entry learnt of after the expiry as it stands when written (an extension and a second expiry may come between
+    // the read and this write).
+    const afterExpiry =
+      input.enteredAt === undefined ? '' : ' AND (attribute_not_exists(#expiredAt) OR #expiredAt < :enteredAt)';
     const condition =
       `${move.condition} AND attribute_not_exists(#reportId) AND ` +
-      '(attribute_not_exists(#entryDeliveryId) OR #entryDeliveryId <> :delivery)';
+      `(attribute_not_exists(#entryDeliveryId) OR #entryDeliveryId <> :delivery)${afterExpiry}`;
     const taken = await this.updateApplicationWhen(input, move.update, condition);
     if ('updated' in taken) return { kind: 'claimed', record: taken.updated, resumed: false };
     return { kind: 'already-invited', record: taken.refused ?? previous };
