@@ -811,6 +811,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         meaning: "a worker stopped after sending, before the next step's write, or SES did not answer; never resent",
       },
       {
+        name: 'of those, candidates SES holds no invitation for',
+        count: finalRecords.filter(
+          (r) =>
+            r.steps?.inviteEmail?.outcome === 'uncertain' &&
+            !emails.some((m) => m.destination.to.includes(r.candidateEmail)),
+        ).length,
+        meaning: 'the call cut before SES took it: an invitation an operator resends (npm run ops -- resend)',
+      },
+      {
         name: 'Kombo orders fetched by the reconciler',
         count: ordered.filter((o) => o.kombo && o.kombo.deliveries.length === 0).length,
         meaning: 'their webhook never came (the endpoint down); one order each, checked above',
