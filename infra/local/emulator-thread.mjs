@@ -18,9 +18,9 @@ const server =
     : await startSesServer({ host: '127.0.0.1', port });
 // Node's servers close a connection idle for 5 s; a client that reuses it at that moment meets a reset before any
 // answer. AWS's endpoints keep idle connections far longer, and an SES call (one attempt: a reset is an e-mail that may
-// have gone, never resent) met that reset here, its candidate left without the invitation: idle connections are kept
-// for the length of any local run.
-server.keepAliveTimeout = 15 * 60_000;
+// have gone, never resent) met that reset here, its candidate left without the invitation: SES keeps idle connections
+// for the length of any local run. SQS's clients try again after a reset, and keep Node's default.
+if (kind === 'ses') server.keepAliveTimeout = 15 * 60_000;
 parentPort.on('message', (message) => {
   if (message !== 'stop') return;
   if ('closeAllConnections' in server) server.closeAllConnections();
