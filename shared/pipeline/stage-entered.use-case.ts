@@ -207,6 +207,7 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
         stageId: event.stage.id,
         candidateEmail: candidateEmail(event),
         mayReinvite: trigger.reinvite !== 'never',
+        enteredAt: run.message.receivedAt,
       },
       { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
     );

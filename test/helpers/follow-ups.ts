@@ -1,7 +1,9 @@
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { connectionRate, createAtsAdapter, declaredStepCalls, PROFILES } from '../../shared/ats';
 import { CallPacer, Turns } from '../../shared/pacing';
 import type { DirectAtsKind } from '../../shared/config';
 import { dynamoMappingStore } from '../../shared/mapping';
+import { applicationKey } from '../../shared/mapping/dynamo-tables';
 import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
 import { handleFollowUp } from '../../shared/pipeline/follow-up.use-case';
 import type { InviteEmail } from '../../shared/pipeline/ports';
@@ -41,6 +43,23 @@ export const statusTagsOf = (stack: LocalStack, kind: DirectAtsKind, id: string)
   stack.ats[kind].tagsOf(id).map((t) => statusOfTag(t) ?? t);
 
 export const isReminder = (m: { subject?: string }) => (m.subject ?? '').startsWith('Reminder');
+
+/**
+ * Makes an invitation `ms` older, as if sent that long ago: its record's creation and the invite steps' times move
+ * back, so its reminders and expiry fall due on the real clock, and a stage entry after them is learnt of later.
+ */
+export async function sentEarlier(stack: LocalStack, record: ApplicationRecord, ms: number): Promise<void> {
+  const steps = (['inviteEmail', 'inviteNote', 'serviceInvite'] as const).filter((s) => record.steps[s]?.doneAt);
+  const times = ['createdAt', ...steps.map((s) => `steps.${s}.doneAt`)];
+  await stack.dynamo.send(
+    new UpdateItemCommand({
+      TableName: stack.tables.applications,
+      Key: applicationKey(record),
+      UpdateExpression: `SET ${times.map((p) => `${p} = ${p} - :ms`).join(', ')}`,
+      ExpressionAttributeValues: { ':ms': { N: String(ms) } },
+    }),
+  );
+}
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

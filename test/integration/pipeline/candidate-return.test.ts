@@ -3,7 +3,7 @@ import type { LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 import { QueuePublisher } from '../../../shared/queue';
 import { requestOnInvitation } from '../../../infra/cli/ops/invitations';
-import { followUps, inOpenWindow, isReminder, useLifecycleStack } from '../../helpers/follow-ups';
+import { followUps, inOpenWindow, isReminder, sentEarlier, useLifecycleStack } from '../../helpers/follow-ups';
 import { emailsTo } from '../../helpers/local-stack';
 import { waitFor } from '../../helpers/local-http';
 
@@ -26,8 +26,9 @@ describe('A candidate after the invitation: re-entries, resends and extensions',
     '%s: a re-entry after the expiry makes exactly one new invitation, its webhook delivered three times',
     async (kind) => {
       const { application, email } = await invited(kind, 'Uma');
-      const clock = { now: Date.now() + 8 * DAY };
-      const g = followUps(stack, kind, clock);
+      // Sent 8 days ago: the reminders and the expiry are due now, and the re-entry comes after the expiry.
+      const g = followUps(stack, kind, { now: Date.now() });
+      await sentEarlier(stack, await g.record(application.id), 8 * DAY);
       // The reminders it was due go first, then the invitation expires.
       for (const reminder of [0, 1])
         await inOpenWindow(async () => g.run(await g.record(application.id), 'remind', reminder));

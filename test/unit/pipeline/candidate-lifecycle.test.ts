@@ -271,6 +271,16 @@ describe('Use case: a candidate who enters the stage again', () => {
     );
   });
 
+  it('invites nobody again for a stage entry learnt of before the expiry, however late it is delivered', async () => {
+    const { store, deps } = invitedCandidate({ state: 'expired', expiredAt: NOW });
+    // Another delivery of the entry that began the invitation (a resent webhook), received before the expiry.
+    const late = { ...stageEnteredMessage({ deliveryId: 'evt-resent' }), receivedAt: NOW - 1_000 };
+    const [result] = await handleStageEntered(late, deps);
+    expect(result?.outcome).toBe('already-invited');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(await store.getApplication(key)).toMatchObject({ state: 'expired', entryDeliveryId: 'evt-1' });
+  });
+
   it('undoes the exit of a candidate back in the stage, inviting anew only one whose had expired', async () => {
     for (const leftFrom of ['invited', 'expired'] as const) {
       const { store, deps } = invitedCandidate({ state: 'left', leftFrom, exit: { kind: 'rejected', at: NOW } });
