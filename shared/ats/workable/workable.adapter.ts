@@ -6,7 +6,6 @@ import { workableProfile } from './profile';
 import { AtsHttpClient } from '../ats-http';
 import { WebhookApiAdapterBase } from '../adapter-base';
 import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
-import { candidateTagsSchema } from './workable.schemas';
 import { standingOfCandidate } from './workable.standing';
 import { WorkableFiles } from './workable.files';
 import { WorkableReads } from './workable.reads';
@@ -117,6 +116,7 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
       },
       v.unknown(),
     );
+    this.reads.wrote(target, { stage: wanted.name }, signal);
     return { moved: true, stageId: wanted.slug };
   };
 
@@ -131,11 +131,12 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
 
   /**
    * The status as a candidate tag: `PUT /candidates/{id}/tags {tags}` replaces the candidate's tags (reference:
-   * candidate-tags), so the current ones are read first and only the status tags change; unchanged, nothing is sent.
+   * candidate-tags), so the current ones are read first (the run's read where it made one: a look before a move, an
+   * expiry or an exit) and only the status tags change; unchanged, nothing is sent.
    */
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const path = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`;
-    const current = (await this.http.request({ method: 'GET', path, signal }, candidateTagsSchema)).candidate.tags;
+    const current = (await this.reads.readCandidate(target, signal)).candidate.tags;
     const kept = current.filter((t) => t !== tag && !others.includes(t));
     // No tag: the others removed only (a candidate who left shows no status).
     const next = tag === undefined ? kept : [...kept, tag];
@@ -145,6 +146,7 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
       { method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal, idempotent: true },
       v.unknown(),
     );
+    this.reads.wrote(target, { tags: next }, signal);
   };
 
   /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */

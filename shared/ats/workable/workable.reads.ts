@@ -1,3 +1,4 @@
+import type * as v from 'valibot';
 import type { StageMatcher } from '../../config';
 import { stageIdForJob } from '../../config';
 import type { AtsHttpClient } from '../ats-http';
@@ -9,12 +10,21 @@ import { activitySchema, candidateSchema, jobSchema, jobStageSchema, jobStagesSc
 import type { WorkableJobStage } from './workable.standing';
 import { workableProfile } from './profile';
 
+type CandidateRead = v.InferOutput<typeof candidateSchema>;
+/**
+ * How long a message's run uses its candidate read again: its steps follow one another at Workable's pace (a call a
+ * second), and a read this recent is as current as a read just before a write.
+ */
+const RUN_READ_MS = 10_000;
+
 /** The SPI v3 reads every part of the Workable adapter shares: a list's pages, one candidate, a job's stages. */
 export class WorkableReads {
   /** Workable's lists page by the whole URL in the body's `paging.next` (its profile's paging). */
   public readonly pager: Pager;
   /** Per job: the stages as `{slug, name, kind}`, read once per warm function. */
   public readonly jobStages = new Map<string, WorkableJobStage[]>();
+  /** Each invocation's candidate reads, by candidate id (readCandidate). */
+  private readonly runReads = new WeakMap<AbortSignal, Map<string, { read: CandidateRead; at: number }>>();
 
   public constructor(private readonly http: AtsHttpClient) {
     this.pager = new Pager(http, workableProfile.paging.style);
@@ -72,12 +82,31 @@ export class WorkableReads {
     return found;
   }
 
-  /** `GET /spi/v3/candidates/{id}`: the candidate's stage by name, and whether they were disqualified or hired. */
-  public readCandidate(target: ApplicationRef, signal?: AbortSignal) {
-    return this.http.request(
+  /**
+   * `GET /spi/v3/candidates/{id}`: the candidate's stage by name, whether they were disqualified or hired, and their
+   * tags. One read serves a message's run (its invocation's `signal`, for RUN_READ_MS): the look before a status, a
+   * move or an expiry is the read the move and the tags use, kept current by this adapter's own writes (`wrote`).
+   */
+  public async readCandidate(target: ApplicationRef, signal?: AbortSignal): Promise<CandidateRead> {
+    const reads = signal && this.runReads.get(signal);
+    const recent = reads?.get(target.atsCandidateId);
+    if (recent && Date.now() - recent.at <= RUN_READ_MS) return structuredClone(recent.read);
+    const read = await this.http.request(
       { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`, signal },
       candidateSchema,
     );
+    if (signal) {
+      const held = reads || new Map<string, { read: CandidateRead; at: number }>();
+      held.set(target.atsCandidateId, { read: structuredClone(read), at: Date.now() });
+      this.runReads.set(signal, held);
+    }
+    return read;
+  }
+
+  /** A write this adapter made to the candidate: the run's read shows it (a move's stage, the tags put). */
+  public wrote(target: ApplicationRef, change: Partial<CandidateRead['candidate']>, signal?: AbortSignal): void {
+    const recent = signal && this.runReads.get(signal)?.get(target.atsCandidateId);
+    if (recent) Object.assign(recent.read.candidate, change);
   }
 
   public async stagesOf(shortcode: string, signal?: AbortSignal): Promise<WorkableJobStage[]> {

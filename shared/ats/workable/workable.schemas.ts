@@ -45,6 +45,7 @@ export const candidateSchema = v.object({
     disqualified: v.optional(v.nullable(v.boolean()), false),
     disqualification_reason: v.nullish(v.string()),
     hired_at: v.nullish(v.string()),
+    tags: v.optional(v.array(v.string()), []),
   }),
 });
 
@@ -99,9 +100,4 @@ export const listedCandidateSchema = v.object({
   name: v.nullish(v.string()),
   email: v.nullish(v.string()),
   disqualified: v.optional(v.boolean(), false),
-});
-
-/** `GET /candidates/{id}`, read for its tags (reference: candidate-tags). */
-export const candidateTagsSchema = v.object({
-  candidate: v.object({ tags: v.optional(v.array(v.string()), []) }),
 });

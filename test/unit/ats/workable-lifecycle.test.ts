@@ -176,7 +176,7 @@ describe('Workable moveToStage and setStatusTag for a candidate who left', () =>
   it('removes only the other status tags when no tag is given, and sends nothing when none is there', async () => {
     let tags = ['ai-interview-invited', 'python', 'ai-interview-expired'];
     const { adapter, calls } = workable((call) => {
-      if (route(call) === 'GET /spi/v3/candidates/3fc9a8') return json(200, { candidate: { id: '3fc9a8', tags } });
+      if (route(call) === 'GET /spi/v3/candidates/3fc9a8') return json(200, candidateRead({ tags }));
       if (route(call) === 'PUT /spi/v3/candidates/3fc9a8/tags') return { status: 202 };
       return notFound(call);
     });
@@ -186,5 +186,65 @@ describe('Workable moveToStage and setStatusTag for a candidate who left', () =>
     tags = ['python'];
     await adapter.setStatusTag?.(ref, undefined, others);
     expect(calls.filter((c) => c.method === 'PUT')).toHaveLength(1);
+  });
+});
+
+describe("Workable: one candidate read serves a message's run", () => {
+  const STATUSES = ['ai-interview-invited', 'ai-interview-expired', 'ai-interview-cancelled'];
+  /** The other status tags, as the pipeline names them beside the one it shows. */
+  const besides = (tag: string) => STATUSES.filter((t) => t !== tag);
+  function candidateApi() {
+    const candidate = { stage: 'AI Interview', tags: ['python', 'ai-interview-invited'] };
+    const api = workable((call) => {
+      if (route(call) === 'GET /spi/v3/jobs/GROOV005/stages') return json(200, STAGES);
+      if (route(call) === 'GET /spi/v3/candidates/3fc9a8') return json(200, candidateRead(candidate));
+      if (route(call) === 'PUT /spi/v3/candidates/3fc9a8/tags') {
+        candidate.tags = (call.body as { tags: string[] }).tags;
+        return { status: 202 };
+      }
+      if (route(call) === 'POST /spi/v3/candidates/3fc9a8/move') return json(200, {});
+      return notFound(call);
+    });
+    return { ...api, candidate, gets: () => api.calls.filter((c) => route(c) === 'GET /spi/v3/candidates/3fc9a8') };
+  }
+
+  it("an exit's look and its status tag: one read, the tags put from it", async () => {
+    const { adapter, calls, gets } = candidateApi();
+    const run = new AbortController().signal;
+    expect(await adapter.readStanding(ref, run)).toMatchObject({ active: true });
+    await adapter.setStatusTag?.(ref, 'ai-interview-cancelled', besides('ai-interview-cancelled'), run);
+    expect(gets()).toHaveLength(1);
+    expect(calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([
+      { tags: ['python', 'ai-interview-cancelled'] },
+    ]);
+    // The run's read shows the tags it put: the same status again sends nothing, reads nothing.
+    await adapter.setStatusTag?.(ref, 'ai-interview-cancelled', besides('ai-interview-cancelled'), run);
+    expect([gets().length, calls.filter((c) => c.method === 'PUT').length]).toEqual([1, 1]);
+  });
+
+  it("a move's read is the look before it, and the stage it made shows after it", async () => {
+    const { adapter, calls, gets } = candidateApi();
+    const run = new AbortController().signal;
+    await adapter.readStanding(ref, run);
+    expect(await adapter.moveToStage(ref, { name: 'Hiring Manager Review' }, run)).toMatchObject({ moved: true });
+    expect(await adapter.moveToStage(ref, { name: 'Hiring Manager Review' }, run)).toMatchObject({ moved: false });
+    expect(gets()).toHaveLength(1);
+    expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
+  });
+
+  it('another run, or no run, reads the candidate again', async () => {
+    const { adapter, gets, candidate } = candidateApi();
+    await adapter.readStanding(ref, new AbortController().signal);
+    candidate.tags = ['python'];
+    await adapter.setStatusTag?.(
+      ref,
+      'ai-interview-expired',
+      besides('ai-interview-expired'),
+      new AbortController().signal,
+    );
+    await adapter.readStanding(ref);
+    await adapter.readStanding(ref);
+    expect(gets()).toHaveLength(4);
+    expect(candidate.tags).toEqual(['python', 'ai-interview-expired']);
   });
 });
