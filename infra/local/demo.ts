@@ -121,9 +121,20 @@ interface AtsDemoRun {
   left: { id: string; email: string };
 }
 
+/** One ATS's part of the demo: its sandbox, the e-mails SES holds, and how long a step may take. */
+interface DemoAts {
+  stack: LocalStack;
+  kind: DirectAtsKind;
+  ats: LocalStack['ats'][DirectAtsKind];
+  log: (line: string) => void;
+  timeoutMs: number;
+  sesStore: () => Promise<SesStore>;
+}
+
 /**
- * Five candidates of one job move to "AI Interview" in one ATS; each takes the interview from their e-mail. Each
- * step waits for its own outcome (the e-mails, the notes, the moves) as a recruiter would see it, never for a time.
+ * One ATS's demo: three groups of candidates side by side, as a recruiter's day mixes them (each group's steps wait
+ * for their own outcomes, as a recruiter would see them, never for a time): five who take the interview, one whose
+ * stage change never came, and two whose invitation goes on without them (one never takes it, one is rejected).
  */
 async function runOnAts(
   stack: LocalStack,
@@ -132,7 +143,16 @@ async function runOnAts(
   log: (line: string) => void,
   timeoutMs: number,
 ): Promise<AtsDemoRun> {
-  const ats = stack.ats[kind];
+  const sesStore = async () => (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as SesStore;
+  const demo: DemoAts = { stack, kind, ats: stack.ats[kind], log, timeoutMs, sesStore };
+  // The stage change whose webhook never comes is made first, alone: no other group's webhook is dropped with it.
+  const lost = await dropStageChange(demo);
+  const [takers, , lifecycle] = await Promise.all([takeInterviews(demo), foundBySweep(demo, lost), goOn(demo)]);
+  return { kind, connectionId, ...takers, lost, ...lifecycle };
+}
+
+/** Five candidates of one job move to "AI Interview"; each takes the interview from their e-mail. */
+async function takeInterviews({ stack, kind, ats, log, timeoutMs, sesStore }: DemoAts) {
   const applications = DEMO_CANDIDATES.map((c) =>
     ats.addCandidate({ firstName: c.firstName, lastName: c.lastName, email: emailOf(kind, c.firstName, c.lastName) }),
   );
@@ -146,7 +166,6 @@ async function runOnAts(
       );
   }
   const emails = DEMO_CANDIDATES.map((c) => emailOf(kind, c.firstName, c.lastName));
-  const sesStore = async () => (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as SesStore;
   const store = await until(
     `${kind} invites`,
     sesStore,
@@ -175,34 +194,45 @@ async function runOnAts(
   const moved = () => applications.filter((a) => ats.stageNameOf(a.id) === ADVANCE_STAGE).length;
   await until(`${kind} stage moves`, moved, (n) => n >= expectedMoves, timeoutMs);
   log(`  ${kind}: ${applications.length} reports written back, ${moved()} advanced`);
+  return { applications, emails };
+}
 
-  // A stage change whose webhook never came: the sweep finds the candidate in the stage and invites them.
-  const lostEmail = emailOf(kind, 'Finn', 'Lost');
-  const lost = ats.addCandidate({ firstName: 'Finn', lastName: 'Lost', email: lostEmail });
+/** A candidate moved into the stage whose stage-change webhook is dropped. */
+async function dropStageChange({ kind, ats }: DemoAts): Promise<{ id: string; email: string }> {
+  const email = emailOf(kind, 'Finn', 'Lost');
+  const lost = ats.addCandidate({ firstName: 'Finn', lastName: 'Lost', email });
   ats.setFaults({ dropStageChangeRate: 1 });
   const dropped = await ats.moveCandidate({ applicationId: lost.id, stageName: 'AI Interview' });
   ats.setFaults({ dropStageChangeRate: 0 });
   if (!dropped.every((d) => d.dropped)) throw new DemoStepError(`${kind} dropped webhook`, 'a webhook was sent');
-  // The demo's reconciler schedule (runDemo) sweeps the stage.
+  return { id: lost.id, email };
+}
+
+/** The demo's reconciler schedule (runDemo) sweeps the stage, finds the candidate and invites them; they take it. */
+async function foundBySweep({ stack, kind, log, timeoutMs, sesStore }: DemoAts, lost: { email: string }) {
   const found = await until(
     `${kind} sweep`,
-    async () => (await sesStore()).emails.find((m) => m.destination.to.includes(lostEmail) && !isReminder(m)),
+    async () => (await sesStore()).emails.find((m) => m.destination.to.includes(lost.email) && !isReminder(m)),
     (mail) => mail !== undefined,
     timeoutMs,
   );
-  const lostInterview = /\/invite\/([\w-]+)/.exec(found?.body.text ?? '')?.[1] as string;
   stack.interview.completeInterview({
-    interview_id: lostInterview,
+    interview_id: /\/invite\/([\w-]+)/.exec(found?.body.text ?? '')?.[1] as string,
     candidate_name: 'Finn Lost',
-    candidate_email: lostEmail,
+    candidate_email: lost.email,
     ai_match_score: 90,
     proctoring_violations: 0,
     delay_ms: 0,
   });
   log(`  ${kind}: a stage change whose webhook never came was found by the sweep; the candidate was invited`);
+}
 
-  // A candidate who never takes the interview: reminded once, then the invitation expires. Beside them, a candidate
-  // rejected right after their invitation: never reminded, never expired, their status "cancelled".
+/**
+ * A candidate who never takes the interview: reminded once, then the invitation expires; moved on and back into the
+ * stage, they are invited once more and take it. Beside them, a candidate rejected right after their invitation:
+ * never reminded, never expired, their status "cancelled".
+ */
+async function goOn({ stack, kind, ats, log, timeoutMs, sesStore }: DemoAts) {
   const absentEmail = emailOf(kind, 'Gil', 'Absent');
   const absent = ats.addCandidate({ firstName: 'Gil', lastName: 'Absent', email: absentEmail });
   const leftEmail = emailOf(kind, 'Hana', 'Left');
@@ -250,11 +280,6 @@ async function runOnAts(
   await until(`${kind} report after the re-invitation`, gilReport, (notes) => notes.length > 0, timeoutMs);
   log(`  ${kind}: moved back into the stage after expiring, the candidate was invited once more and took it`);
   return {
-    kind,
-    connectionId,
-    applications,
-    emails,
-    lost: { id: lost.id, email: lostEmail },
     absent: { id: absent.id, email: absentEmail, reminders: reminders.length, expiryNotes },
     left: { id: left.id, email: leftEmail },
   };
