@@ -78,9 +78,11 @@ async function until<T>(
   done: (value: T) => boolean,
   timeoutMs: number,
   everyMs = 200,
+  halted?: AbortSignal,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (halted?.aborted) throw new DemoStepError(step, 'stopped: another step of this ATS failed');
     const value = await read();
     if (done(value)) return value;
     if (Date.now() > deadline) throw new DemoStepError(step, `not done after ${Math.round(timeoutMs / 1000)} s`);
@@ -127,8 +129,9 @@ interface DemoAts {
   kind: DirectAtsKind;
   ats: LocalStack['ats'][DirectAtsKind];
   log: (line: string) => void;
-  timeoutMs: number;
   sesStore: () => Promise<SesStore>;
+  /** Waits for a step's outcome, as `until`, and stops once another group of the same ATS failed. */
+  wait: <T>(step: string, read: () => Promise<T> | T, done: (value: T) => boolean) => Promise<T>;
 }
 
 /**
@@ -144,15 +147,30 @@ async function runOnAts(
   timeoutMs: number,
 ): Promise<AtsDemoRun> {
   const sesStore = async () => (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as SesStore;
-  const demo: DemoAts = { stack, kind, ats: stack.ats[kind], log, timeoutMs, sesStore };
+  const halt = new AbortController();
+  const wait: DemoAts['wait'] = (step, read, done) => until(step, read, done, timeoutMs, 200, halt.signal);
+  const demo: DemoAts = { stack, kind, ats: stack.ats[kind], log, sesStore, wait };
   // The stage change whose webhook never comes is made first, alone: no other group's webhook is dropped with it.
   const lost = await dropStageChange(demo);
-  const [takers, , lifecycle] = await Promise.all([takeInterviews(demo), foundBySweep(demo, lost), goOn(demo)]);
+  // The first group to fail stops the others' waits: the demo names that step, and nothing runs on after it.
+  const group = async <T>(run: Promise<T>): Promise<T> => {
+    try {
+      return await run;
+    } catch (error) {
+      halt.abort();
+      throw error;
+    }
+  };
+  const [takers, , lifecycle] = await Promise.all([
+    group(takeInterviews(demo)),
+    group(foundBySweep(demo, lost)),
+    group(goOn(demo)),
+  ]);
   return { kind, connectionId, ...takers, lost, ...lifecycle };
 }
 
 /** Five candidates of one job move to "AI Interview"; each takes the interview from their e-mail. */
-async function takeInterviews({ stack, kind, ats, log, timeoutMs, sesStore }: DemoAts) {
+async function takeInterviews({ stack, kind, ats, log, sesStore, wait }: DemoAts) {
   const applications = DEMO_CANDIDATES.map((c) =>
     ats.addCandidate({ firstName: c.firstName, lastName: c.lastName, email: emailOf(kind, c.firstName, c.lastName) }),
   );
@@ -166,11 +184,8 @@ async function takeInterviews({ stack, kind, ats, log, timeoutMs, sesStore }: De
       );
   }
   const emails = DEMO_CANDIDATES.map((c) => emailOf(kind, c.firstName, c.lastName));
-  const store = await until(
-    `${kind} invites`,
-    sesStore,
-    (s) => emails.every((e) => s.emails.some((m) => m.destination.to.includes(e))),
-    timeoutMs,
+  const store = await wait(`${kind} invites`, sesStore, (s) =>
+    emails.every((e) => s.emails.some((m) => m.destination.to.includes(e))),
   );
   log(`  ${kind}: ${emails.length} invitations e-mailed; the candidates take their interviews`);
   DEMO_CANDIDATES.forEach((candidate, i) => {
@@ -189,10 +204,10 @@ async function takeInterviews({ stack, kind, ats, log, timeoutMs, sesStore }: De
   });
   const reportNotes = () =>
     applications.flatMap((a) => ats.notesOf(a.id).filter((n) => n.includes('ai-interview-report:')));
-  await until(`${kind} write-back`, reportNotes, (notes) => notes.length >= applications.length, timeoutMs);
+  await wait(`${kind} write-back`, reportNotes, (notes) => notes.length >= applications.length);
   const expectedMoves = DEMO_CANDIDATES.filter((c) => c.ai_match_score >= 75 && c.proctoring_violations === 0).length;
   const moved = () => applications.filter((a) => ats.stageNameOf(a.id) === ADVANCE_STAGE).length;
-  await until(`${kind} stage moves`, moved, (n) => n >= expectedMoves, timeoutMs);
+  await wait(`${kind} stage moves`, moved, (n) => n >= expectedMoves);
   log(`  ${kind}: ${applications.length} reports written back, ${moved()} advanced`);
   return { applications, emails };
 }
@@ -202,19 +217,19 @@ async function dropStageChange({ kind, ats }: DemoAts): Promise<{ id: string; em
   const email = emailOf(kind, 'Finn', 'Lost');
   const lost = ats.addCandidate({ firstName: 'Finn', lastName: 'Lost', email });
   ats.setFaults({ dropStageChangeRate: 1 });
-  const dropped = await ats.moveCandidate({ applicationId: lost.id, stageName: 'AI Interview' });
-  ats.setFaults({ dropStageChangeRate: 0 });
+  const dropped = await ats
+    .moveCandidate({ applicationId: lost.id, stageName: 'AI Interview' })
+    .finally(() => ats.setFaults({ dropStageChangeRate: 0 }));
   if (!dropped.every((d) => d.dropped)) throw new DemoStepError(`${kind} dropped webhook`, 'a webhook was sent');
   return { id: lost.id, email };
 }
 
 /** The demo's reconciler schedule (runDemo) sweeps the stage, finds the candidate and invites them; they take it. */
-async function foundBySweep({ stack, kind, log, timeoutMs, sesStore }: DemoAts, lost: { email: string }) {
-  const found = await until(
+async function foundBySweep({ stack, kind, log, sesStore, wait }: DemoAts, lost: { email: string }) {
+  const found = await wait(
     `${kind} sweep`,
     async () => (await sesStore()).emails.find((m) => m.destination.to.includes(lost.email) && !isReminder(m)),
     (mail) => mail !== undefined,
-    timeoutMs,
   );
   stack.interview.completeInterview({
     interview_id: /\/invite\/([\w-]+)/.exec(found?.body.text ?? '')?.[1] as string,
@@ -232,26 +247,25 @@ async function foundBySweep({ stack, kind, log, timeoutMs, sesStore }: DemoAts, 
  * stage, they are invited once more and take it. Beside them, a candidate rejected right after their invitation:
  * never reminded, never expired, their status "cancelled".
  */
-async function goOn({ stack, kind, ats, log, timeoutMs, sesStore }: DemoAts) {
+async function goOn({ stack, kind, ats, log, sesStore, wait }: DemoAts) {
   const absentEmail = emailOf(kind, 'Gil', 'Absent');
   const absent = ats.addCandidate({ firstName: 'Gil', lastName: 'Absent', email: absentEmail });
   const leftEmail = emailOf(kind, 'Hana', 'Left');
   const left = ats.addCandidate({ firstName: 'Hana', lastName: 'Left', email: leftEmail });
   await ats.moveCandidate({ applicationId: absent.id, stageName: 'AI Interview' });
   await ats.moveCandidate({ applicationId: left.id, stageName: 'AI Interview' });
-  await until(
+  await wait(
     `${kind} invitation before the rejection`,
     async () => invitesTo(await sesStore(), leftEmail),
     (n) => n > 0,
-    timeoutMs,
   );
   await ats.changeLifecycle({ applicationId: left.id, action: 'reject' });
   const cancelled = () => ats.tagsOf(left.id).some((tag) => statusOfTag(tag) === 'cancelled');
-  await until(`${kind} rejection cancels the invitation`, cancelled, Boolean, timeoutMs);
+  await wait(`${kind} rejection cancels the invitation`, cancelled, Boolean);
   log(`  ${kind}: a candidate rejected after their invitation shows "cancelled"; no reminder or expiry follows`);
   // The reminder and the expiry come from the reconciler's schedule too, in the demo's seconds.
   const expiryNote = () => ats.notesOf(absent.id).filter((n) => n.includes('AI interview not completed by'));
-  await until(`${kind} reminder and expiry`, expiryNote, (notes) => notes.length > 0, timeoutMs);
+  await wait(`${kind} reminder and expiry`, expiryNote, (notes) => notes.length > 0);
   const reminders = (await sesStore()).emails.filter((m) => m.destination.to.includes(absentEmail) && isReminder(m));
   log(`  ${kind}: a candidate who never took the interview was reminded ${reminders.length}× and expired`);
   const expiryNotes = expiryNote().length;
@@ -259,11 +273,10 @@ async function goOn({ stack, kind, ats, log, timeoutMs, sesStore }: DemoAts) {
   // The expired candidate is moved on, then back into the stage: one new invitation, which they take.
   await ats.moveCandidate({ applicationId: absent.id, stageName: ADVANCE_STAGE });
   await ats.moveCandidate({ applicationId: absent.id, stageName: 'AI Interview' });
-  const again = await until(
+  const again = await wait(
     `${kind} re-invitation`,
     async () => invitesTo(await sesStore(), absentEmail),
     (n) => n >= 2,
-    timeoutMs,
   );
   const second = (await sesStore()).emails.filter((m) => m.destination.to.includes(absentEmail) && !isReminder(m))[
     again - 1
@@ -277,7 +290,7 @@ async function goOn({ stack, kind, ats, log, timeoutMs, sesStore }: DemoAts) {
     delay_ms: 0,
   });
   const gilReport = () => ats.notesOf(absent.id).filter((n) => n.includes('ai-interview-report:'));
-  await until(`${kind} report after the re-invitation`, gilReport, (notes) => notes.length > 0, timeoutMs);
+  await wait(`${kind} report after the re-invitation`, gilReport, (notes) => notes.length > 0);
   log(`  ${kind}: moved back into the stage after expiring, the candidate was invited once more and took it`);
   return {
     absent: { id: absent.id, email: absentEmail, reminders: reminders.length, expiryNotes },

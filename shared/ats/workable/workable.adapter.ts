@@ -131,12 +131,13 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
 
   /**
    * The status as a candidate tag: `PUT /candidates/{id}/tags {tags}` replaces the candidate's tags (reference:
-   * candidate-tags), so the current ones are read first (the run's read where it made one: a look before a move, an
-   * expiry or an exit) and only the status tags change; unchanged, nothing is sent.
+   * candidate-tags), so the current ones are read first (or the read this invocation made of the candidate within
+   * the last few seconds: an exit's look, a move's own read) and only the status tags change; unchanged, nothing is
+   * sent.
    */
   public readonly setStatusTag: AtsMethod<'setStatusTag'> = async (target, tag, others, signal) => {
     const path = `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`;
-    const current = (await this.reads.readCandidate(target, signal)).candidate.tags;
+    const current = (await this.reads.readCandidate(target, signal, true)).candidate.tags;
     const kept = current.filter((t) => t !== tag && !others.includes(t));
     // No tag: the others removed only (a candidate who left shows no status).
     const next = tag === undefined ? kept : [...kept, tag];

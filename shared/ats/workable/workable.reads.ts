@@ -12,10 +12,10 @@ import { workableProfile } from './profile';
 
 type CandidateRead = v.InferOutput<typeof candidateSchema>;
 /**
- * How long a message's run uses its candidate read again: its steps follow one another at Workable's pace (a call a
- * second), and a read this recent is as current as a read just before a write.
+ * How long an invocation's candidate read serves its tags: about three of Workable's paced calls (one a second), as
+ * near as the read before a write used to be, so a tag a recruiter adds meanwhile is hardly ever put over.
  */
-const RUN_READ_MS = 10_000;
+const RECENT_READ_MS = 3_000;
 
 /** The SPI v3 reads every part of the Workable adapter shares: a list's pages, one candidate, a job's stages. */
 export class WorkableReads {
@@ -24,7 +24,7 @@ export class WorkableReads {
   /** Per job: the stages as `{slug, name, kind}`, read once per warm function. */
   public readonly jobStages = new Map<string, WorkableJobStage[]>();
   /** Each invocation's candidate reads, by candidate id (readCandidate). */
-  private readonly runReads = new WeakMap<AbortSignal, Map<string, { read: CandidateRead; at: number }>>();
+  private readonly recentReads = new WeakMap<AbortSignal, Map<string, { read: CandidateRead; at: number }>>();
 
   public constructor(private readonly http: AtsHttpClient) {
     this.pager = new Pager(http, workableProfile.paging.style);
@@ -84,13 +84,14 @@ export class WorkableReads {
 
   /**
    * `GET /spi/v3/candidates/{id}`: the candidate's stage by name, whether they were disqualified or hired, and their
-   * tags. One read serves a message's run (its invocation's `signal`, for RUN_READ_MS): the look before a status, a
-   * move or an expiry is the read the move and the tags use, kept current by this adapter's own writes (`wrote`).
+   * tags. With `reuse`, a read this invocation (its `signal`) made within RECENT_READ_MS serves instead: the look
+   * before an exit's status, the move's own read before the status after it, kept current by this adapter's own
+   * writes (`wrote`).
    */
-  public async readCandidate(target: ApplicationRef, signal?: AbortSignal): Promise<CandidateRead> {
-    const reads = signal && this.runReads.get(signal);
+  public async readCandidate(target: ApplicationRef, signal?: AbortSignal, reuse = false): Promise<CandidateRead> {
+    const reads = signal && this.recentReads.get(signal);
     const recent = reads?.get(target.atsCandidateId);
-    if (recent && Date.now() - recent.at <= RUN_READ_MS) return structuredClone(recent.read);
+    if (reuse && recent && Date.now() - recent.at <= RECENT_READ_MS) return structuredClone(recent.read);
     const read = await this.http.request(
       { method: 'GET', path: `/spi/v3/candidates/${encodeURIComponent(target.atsCandidateId)}`, signal },
       candidateSchema,
@@ -98,14 +99,14 @@ export class WorkableReads {
     if (signal) {
       const held = reads || new Map<string, { read: CandidateRead; at: number }>();
       held.set(target.atsCandidateId, { read: structuredClone(read), at: Date.now() });
-      this.runReads.set(signal, held);
+      this.recentReads.set(signal, held);
     }
     return read;
   }
 
-  /** A write this adapter made to the candidate: the run's read shows it (a move's stage, the tags put). */
+  /** A write this adapter made to the candidate: the invocation's read shows it (a move's stage, the tags put). */
   public wrote(target: ApplicationRef, change: Partial<CandidateRead['candidate']>, signal?: AbortSignal): void {
-    const recent = signal && this.runReads.get(signal)?.get(target.atsCandidateId);
+    const recent = signal && this.recentReads.get(signal)?.get(target.atsCandidateId);
     if (recent) Object.assign(recent.read.candidate, change);
   }
 

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createAtsAdapter } from '../../../shared/ats';
 import { parseConnections } from '../../../shared/config';
 import { connectionDocument, workableFields } from '../../helpers/connections';
@@ -189,7 +189,7 @@ describe('Workable moveToStage and setStatusTag for a candidate who left', () =>
   });
 });
 
-describe("Workable: one candidate read serves a message's run", () => {
+describe("Workable: an invocation's recent candidate read serves its status tag", () => {
   const STATUSES = ['ai-interview-invited', 'ai-interview-expired', 'ai-interview-cancelled'];
   /** The other status tags, as the pipeline names them beside the one it shows. */
   const besides = (tag: string) => STATUSES.filter((t) => t !== tag);
@@ -222,14 +222,33 @@ describe("Workable: one candidate read serves a message's run", () => {
     expect([gets().length, calls.filter((c) => c.method === 'PUT').length]).toEqual([1, 1]);
   });
 
-  it("a move's read is the look before it, and the stage it made shows after it", async () => {
-    const { adapter, calls, gets } = candidateApi();
+  it("a move reads the candidate afresh; the status after it uses the move's read", async () => {
+    const { adapter, calls, gets, candidate } = candidateApi();
     const run = new AbortController().signal;
     await adapter.readStanding(ref, run);
+    candidate.tags = ['python', 'ai-interview-invited', 'referral'];
     expect(await adapter.moveToStage(ref, { name: 'Hiring Manager Review' }, run)).toMatchObject({ moved: true });
-    expect(await adapter.moveToStage(ref, { name: 'Hiring Manager Review' }, run)).toMatchObject({ moved: false });
-    expect(gets()).toHaveLength(1);
+    await adapter.setStatusTag?.(ref, 'ai-interview-completed', ['ai-interview-invited'], run);
+    expect(gets()).toHaveLength(2);
     expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
+    // The tag the recruiter added after the look is kept: the tags came from the move's own read.
+    expect(candidate.tags).toEqual(['python', 'referral', 'ai-interview-completed']);
+  });
+
+  it('a read older than a few seconds is not used for the tags', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const { adapter, gets, candidate } = candidateApi();
+      const run = new AbortController().signal;
+      await adapter.readStanding(ref, run);
+      candidate.tags = ['python', 'ai-interview-invited', 'referral'];
+      vi.setSystemTime(Date.now() + 3_001);
+      await adapter.setStatusTag?.(ref, 'ai-interview-cancelled', besides('ai-interview-cancelled'), run);
+      expect(gets()).toHaveLength(2);
+      expect(candidate.tags).toEqual(['python', 'referral', 'ai-interview-cancelled']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('another run, or no run, reads the candidate again', async () => {
