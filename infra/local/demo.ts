@@ -101,6 +101,9 @@ interface SesStore {
   emails: { destination: { to: string[] }; subject?: string; body: { text?: string } }[];
 }
 
+/** How long the demo waits for the sweep to find the candidate whose stage change never came (foundBySweep). */
+const SWEEP_WAIT_MS = 180_000;
+
 /** The demo's lifecycle, in seconds rather than days: `npm start` configures every trigger so. */
 export const DEMO_LIFECYCLE = {
   status: 'tags',
@@ -130,8 +133,8 @@ interface DemoAts {
   ats: LocalStack['ats'][DirectAtsKind];
   log: (line: string) => void;
   sesStore: () => Promise<SesStore>;
-  /** Waits for a step's outcome, as `until`, and stops once another group of the same ATS failed. */
-  wait: <T>(step: string, read: () => Promise<T> | T, done: (value: T) => boolean) => Promise<T>;
+  /** Waits for a step's outcome, as `until` (`withinMs`: its own bound), and stops once another group failed. */
+  wait: <T>(step: string, read: () => Promise<T> | T, done: (value: T) => boolean, withinMs?: number) => Promise<T>;
 }
 
 /**
@@ -148,7 +151,8 @@ async function runOnAts(
 ): Promise<AtsDemoRun> {
   const sesStore = async () => (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as SesStore;
   const halt = new AbortController();
-  const wait: DemoAts['wait'] = (step, read, done) => until(step, read, done, timeoutMs, 200, halt.signal);
+  const wait: DemoAts['wait'] = (step, read, done, withinMs = timeoutMs) =>
+    until(step, read, done, withinMs, 200, halt.signal);
   const demo: DemoAts = { stack, kind, ats: stack.ats[kind], log, sesStore, wait };
   // The stage change whose webhook never comes is made first, alone: no other group's webhook is dropped with it.
   const lost = await dropStageChange(demo);
@@ -224,12 +228,17 @@ async function dropStageChange({ kind, ats }: DemoAts): Promise<{ id: string; em
   return { id: lost.id, email };
 }
 
-/** The demo's reconciler schedule (runDemo) sweeps the stage, finds the candidate and invites them; they take it. */
+/**
+ * The demo's reconciler schedule (runDemo) sweeps the stage, finds the candidate and invites them; they take it. A
+ * sweep's page waits for a free moment of the ATS's rate limit (shared/pipeline/sweep.use-case.ts), which Workable's
+ * 10 calls per 10 s gives only once the other groups' work is done: up to SWEEP_WAIT_MS.
+ */
 async function foundBySweep({ stack, kind, log, sesStore, wait }: DemoAts, lost: { email: string }) {
   const found = await wait(
     `${kind} sweep`,
     async () => (await sesStore()).emails.find((m) => m.destination.to.includes(lost.email) && !isReminder(m)),
     (mail) => mail !== undefined,
+    SWEEP_WAIT_MS,
   );
   stack.interview.completeInterview({
     interview_id: /\/invite\/([\w-]+)/.exec(found?.body.text ?? '')?.[1] as string,
