@@ -184,7 +184,12 @@ export class DynamoInviteClaims extends DynamoTables {
       `(attribute_not_exists(#entryDeliveryId) OR #entryDeliveryId <> :delivery)${afterExpiry}`;
     const taken = await this.updateApplicationWhen(input, move.update, condition);
     if ('updated' in taken) return { kind: 'claimed', record: taken.updated, resumed: false };
-    return { kind: 'already-invited', record: taken.refused ?? previous };
+    // Another copy of this entry re-invited first and holds the claim: this copy waits for it, never acknowledges it
+    // as done (the same SQS message taken by two workers is deleted by either; the holder may still fail).
+    const now = taken.refused ?? previous;
+    if (now.state === 'claimed' && now.leaseUntil !== undefined && now.leaseUntil >= lease.now)
+      return { kind: 'held-elsewhere', record: now };
+    return { kind: 'already-invited', record: now };
   }
 
   /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */

@@ -78,6 +78,18 @@ export function lifecycleRules(store: () => MappingStore): void {
     expect((await store().getApplication(input))?.steps.status?.value).toBe('invited');
   });
 
+  it('one re-entry taken by several workers at once: one claims it, the others wait for it, none acks it', async () => {
+    const input = await invited('evt-entry-1');
+    await store().expireApplication(input, NOW);
+    const again = { ...input, mayReinvite: true };
+    const copies = await Promise.all(
+      ['w2', 'w3', 'w4'].map((owner) =>
+        store().claimApplication(delivery('evt-entry-2', 'enq-same'), again, lease(owner)),
+      ),
+    );
+    expect(copies.map((c) => c.kind).sort()).toEqual(['claimed', 'held-elsewhere', 'held-elsewhere']);
+  });
+
   it('invites again once per re-entry after an expiry: never on the delivery that began the invitation', async () => {
     const input = await invited('evt-entry-1');
     await store().expireApplication(input, NOW);
