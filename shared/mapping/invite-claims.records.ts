@@ -20,6 +20,10 @@ export const mayReinvite = (input: ApplicationClaimInput, record: ApplicationRec
   record.entryDeliveryId !== deliveryId &&
   !(input.enteredAt !== undefined && record.expiredAt !== undefined && input.enteredAt <= record.expiredAt);
 
+/** Whether another worker's lease on the claim still runs. */
+const claimHeld = (record: ApplicationRecord, lease: Lease): boolean =>
+  record.leaseUntil !== undefined && record.leaseUntil >= lease.now;
+
 /** What a claim taken again writes: its holder's lease, and the application as this stage entry names it. */
 const claimedAgain = (input: ApplicationClaimInput, lease: Lease) => ({
   leaseOwner: lease.owner,
@@ -120,7 +124,7 @@ export class DynamoInviteClaims extends DynamoTables {
       return this.reclaimFailedInvite(input, record, lease);
     if (mayReinvite(input, record, deliveryId)) return this.reinvite(input, record, lease, deliveryId);
     if (record.state !== 'claimed') return { kind: 'already-invited', record };
-    if (record.leaseUntil !== undefined && record.leaseUntil >= lease.now) return { kind: 'held-elsewhere', record };
+    if (claimHeld(record, lease)) return { kind: 'held-elsewhere', record };
     return this.takeOverClaim(input, record, lease);
   }
 
@@ -187,9 +191,10 @@ export class DynamoInviteClaims extends DynamoTables {
     // Another copy of this entry re-invited first and holds the claim: this copy waits for it, never acknowledges it
     // as done (the same SQS message taken by two workers is deleted by either; the holder may still fail).
     const now = taken.refused ?? previous;
-    if (now.state === 'claimed' && now.leaseUntil !== undefined && now.leaseUntil >= lease.now)
-      return { kind: 'held-elsewhere', record: now };
-    return { kind: 'already-invited', record: now };
+    return {
+      kind: now.state === 'claimed' && claimHeld(now, lease) ? 'held-elsewhere' : 'already-invited',
+      record: now,
+    };
   }
 
   /** A claim whose worker stopped (crash, timeout): its lease has run out, so this worker resumes its steps. */
