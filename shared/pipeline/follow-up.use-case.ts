@@ -126,8 +126,9 @@ export type FollowUpOutcome =
  *
  * Before it contacts the candidate or writes the expiry, it reads where the application stands in the ATS (one
  * documented read): a candidate who left the process (the webhook that said so may never have come) gets nothing
- * more, and their invitation moves to `left`. An operator's `resend` (the link e-mailed again) and `extend` (days added
- * to the expiry) are carried out once per request id.
+ * more, and their invitation moves to `left`; only an expiry recorded before they left still gets its note. An
+ * operator's `resend` (the link e-mailed again) and `extend` (days added to the expiry) are carried out once per
+ * request id.
  */
 export async function handleFollowUp(
   message: FollowUpMessage,
@@ -155,10 +156,17 @@ export async function handleFollowUp(
     await context.turns?.take(message.action === 'expire' ? 'expiry' : 'reminder', heldTurn(message), signal);
     // Left already: nothing is sent; a retry shows the status its exit owes (its tag may have been cut short).
     if (record.state === 'left') {
+      if (message.action === 'expire' && expiryNoteOwed(record)) await noteExpiry(run, record);
       await showOwedStatus({ context, deps, now, signal }, record);
       return { outcome: 'not-due' as const };
     }
-    if (!(await stillInProcess(run))) return { outcome: 'left' as const };
+    if (!(await stillInProcess(run))) {
+      // An expiry recorded before the look found the candidate gone: its note is still owed (the exit's status shown).
+      const left =
+        message.action === 'expire' && expiryNoteOwed(record) ? await deps.store.getApplication(key) : undefined;
+      if (left && expiryNoteOwed(left)) await noteExpiry(run, left);
+      return { outcome: 'left' as const };
+    }
     if (message.action === 'resend') return await resend(run, message);
     if (message.action === 'remind') return await remind(run, message.reminder ?? 0);
     return await expire(run);
@@ -283,7 +291,7 @@ async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpO
 
 /** The invitation expired: the application moved to `expired`, then one note, then the status. */
 async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
-  const { record, trigger, context, deps, now, signal, log, leaseMs } = run;
+  const { record, trigger, context, deps, now, signal, log } = run;
   const due = dueFollowUp(trigger, record, now());
   const target = targetOf(record);
   if (record.state !== 'expired' && due?.action !== 'expire') {
@@ -295,11 +303,32 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
   }
   const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
   if (!expired) return { outcome: 'not-due' };
-  // One worker writes the note. A duplicate message that finds it leased comes back later rather than being
-  // acknowledged: if the holder stops, this message is the one that finishes the note and the status.
-  const lease = { kind: 'lease', state: 'expired', now: now(), until: now() + leaseMs } as const;
+  await noteExpiry(run, expired);
+  await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');
+  deps.logger.info('follow-up: invitation expired', log);
+  return { outcome: 'expired' };
+}
+
+/**
+ * Whether a recorded expiry still owes its note: the expiry came first, so a candidate who left after it (found by
+ * this follow-up's look, or by a webhook between the expiry's write and its note) still has it written.
+ */
+const expiryNoteOwed = (record: ApplicationRecord): boolean =>
+  record.expiredAt !== undefined &&
+  !stepDone(record.steps.expiryNote) &&
+  (record.state === 'expired' || (record.state === 'left' && record.leftFrom === 'expired'));
+
+/**
+ * The expiry's one note, for an invitation whose expiry is recorded (`expired`, or `left` after it). One worker writes
+ * it: a duplicate message that finds it leased comes back later rather than being acknowledged, so if the holder
+ * stops, this message is the one that finishes the note.
+ */
+async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise<void> {
+  const { context, deps, now, signal, leaseMs } = run;
+  const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs } as const;
   if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease)))
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
+  const target = targetOf(expired);
   const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
   const marker = invitationMarker(`ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`, expired);
   const holdNote = (startedAt: number | undefined) =>
@@ -331,7 +360,4 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
     },
   };
   await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
-  await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');
-  deps.logger.info('follow-up: invitation expired', log);
-  return { outcome: 'expired' };
 }

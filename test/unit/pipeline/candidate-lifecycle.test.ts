@@ -189,6 +189,28 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     }
   });
 
+  it('writes the note of an expiry recorded before the candidate left, once, whoever finds the exit', async () => {
+    // The expiry was written, then its worker stopped before the note; the candidate left before the retry.
+    const expiredBefore = { state: 'expired' as const, expiredAt: NOW + 7 * DAY };
+    for (const exitSeenBy of ['the retry', 'a webhook'] as const) {
+      const { store, deps, ats, setStatusTag } = invitedCandidate(expiredBefore);
+      deps.now = () => NOW + 7 * DAY + 120_000;
+      ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+      if (exitSeenBy === 'a webhook')
+        expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('left');
+      const outcome = (await handleFollowUp(followUp('expire'), deps, undefined)).outcome;
+      expect(outcome).toBe(exitSeenBy === 'the retry' ? 'left' : 'not-due');
+      expect(ats.postNote).toHaveBeenCalledOnce();
+      expect(ats.postNote.mock.calls[0]?.[1]).toMatchObject({ body: expect.stringContaining('not completed by') });
+      expect(await store.getApplication(key)).toMatchObject({ state: 'left', leftFrom: 'expired' });
+      expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeDefined();
+      expectLastTag(setStatusTag, 'AI interview: cancelled');
+      // Handed over again, it writes nothing more.
+      await handleFollowUp(followUp('expire'), deps, undefined);
+      expect(ats.postNote).toHaveBeenCalledOnce();
+    }
+  });
+
   it('returns an invitation to where it was when the exit is undone, and reminds again', async () => {
     const { store, deps, ats, setStatusTag } = invitedCandidate();
     ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
