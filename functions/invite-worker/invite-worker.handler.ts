@@ -2,7 +2,7 @@ import { SesMailer } from '../../shared/mail/ses.mailer';
 import { createLogger } from '../../shared/observability/logger';
 import { activity } from '../_runtime/activity';
 import { createMetrics } from '../../shared/observability/metrics';
-import { ClaimHeldElsewhereError, ExpiryPendingError } from '../../shared/pipeline/errors';
+import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
 import { handleStageEntered } from '../../shared/pipeline/stage-entered.use-case';
 import { stageQueueMessageSchema } from '../../shared/queue/messages.schema';
 import { handleCandidateDeleted } from '../../shared/pipeline/candidate-deleted.use-case';
@@ -81,8 +81,6 @@ export const handler = sqsBatchHandler(
     }
     if (results.some((r) => r.outcome === 'held-elsewhere'))
       throw new ClaimHeldElsewhereError(`application ${message.event.atsApplicationId}`, run.leaseMs);
-    if (results.some((r) => r.outcome === 'expiry-pending'))
-      throw new ExpiryPendingError(message.event.atsApplicationId);
   },
   logger,
   { defer: deferToOwnQueue(ENV.stageQueueUrl), metrics },

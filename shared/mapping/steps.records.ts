@@ -64,8 +64,8 @@ export class DynamoSteps extends DynamoTables {
     });
   }
 
-  public async expireApplication(key: ApplicationKey, now: number, at = now): Promise<ApplicationRecord | undefined> {
-    const { update, condition } = moveUpdate('expire', { set: { expiredAt: Math.min(at, now), updatedAt: now } });
+  public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
+    const { update, condition } = moveUpdate('expire', { set: { expiredAt: now, updatedAt: now } });
     // Only an invitation with no report expires; one already expired keeps its first time.
     const expired = await this.updateApplicationWhen(key, update, condition);
     if ('updated' in expired) return expired.updated;

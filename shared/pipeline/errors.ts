@@ -18,21 +18,6 @@ export function warnRefusedForGood(
   return errorCode(error);
 }
 
-/**
- * A stage entry learnt of after the invitation was due to expire, whose expiry is not yet recorded: it comes back
- * once the expiry is written (the reconciler's run, then the follow-up), to invite anew.
- */
-export class ExpiryPendingError extends Error {
-  public readonly code = 'expiry-pending';
-  public readonly retryable = true;
-  public readonly retryAfterMs = 60_000;
-
-  public constructor(applicationId: string) {
-    super(`application ${applicationId}: the invitation is past its expiry, not yet recorded; retrying later`);
-    this.name = 'ExpiryPendingError';
-  }
-}
-
 /** Another worker is creating this job's interview and did not finish in time: SQS retries the message later. */
 export class InterviewNotReadyError extends Error {
   public readonly code = 'interview-not-ready';

@@ -301,8 +301,7 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
       await showStatus({ context, key: record, target, deps, signal, round: record.reinvitations ?? 0 }, 'expired');
     return { outcome: 'not-due' };
   }
-  const expired =
-    record.state === 'expired' ? record : await deps.store.expireApplication(record, now(), expiryOf(trigger, record));
+  const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
   if (!expired) return { outcome: 'not-due' };
   await noteExpiry(run, expired);
   await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');

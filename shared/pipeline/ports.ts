@@ -214,11 +214,8 @@ export interface MappingStore {
     key: ApplicationKey,
     request: OperatorRequest,
   ): Promise<{ applied: boolean; record: ApplicationRecord | undefined }>;
-  /**
-   * `invited` → `expired`, its `expiredAt` the time it was due (`at`, no later than `now`); the record when it is
-   * expired (now or before), undefined when it moved on.
-   */
-  expireApplication(key: ApplicationKey, now: number, at?: number): Promise<ApplicationRecord | undefined>;
+  /** `invited` → `expired`; the record when it is expired (now or before), undefined when it moved on. */
+  expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined>;
   /** The statuses the candidate's applications in the connection claimed (for ATSs that tag candidates). */
   candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]>;
   getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;

@@ -71,10 +71,6 @@ export interface ApplicationRecord extends ApplicationKey {
   /** The report's rule held the candidate for a person's review rather than advancing them. */
   flaggedForReview?: boolean | undefined;
   failureReason?: string | undefined;
-  /**
-   * When the invitation expired: the time it was due, not when a worker recorded it (the reconciler's schedule may
-   * come minutes later), so a stage entry is measured against the expiry itself.
-   */
   expiredAt?: number | undefined;
   /**
    * The candidate left the process, as the ATS said it (a webhook or a look before contacting): kept on an application

@@ -35,7 +35,6 @@ import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
 import { actOnStanding, targetOf } from './application-changed.use-case';
-import { expiryOf } from './follow-up.use-case';
 import { tellInviteFailure, type FailurePlace, type InviteFailure } from './failure-note';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { refusalReason } from '../errors';
@@ -50,7 +49,6 @@ export type StageEnteredOutcome =
   | 'candidate-deleted'
   | 'already-invited'
   | 'held-elsewhere'
-  | 'expiry-pending'
   | 'no-matching-trigger'
   | 'stage-not-confirmed'
   | 'unknown-connection'
@@ -230,10 +228,6 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
     deps.logger.info('stage entered: another worker held the claim', { ...log, finished });
     return { outcome: finished ? 'already-invited' : 'held-elsewhere' };
   }
-  if (claim.kind === 'already-invited' && awaitsExpiry(run, claim.record)) {
-    deps.logger.info('stage entered: the invitation is past its expiry, not yet recorded; back later', log);
-    return { outcome: 'expiry-pending' };
-  }
   if (claim.kind !== 'claimed') {
     deps.logger.info('stage entered: nothing to do', { ...log, outcome: claim.kind });
     return { outcome: claim.kind };
@@ -243,23 +237,6 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   const cleanStop = startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined;
   return { key, owner, log, record, startedClean, cleanStop, failedLine: 'stage entered: failed permanently' };
 }
-
-/**
- * Whether this entry is one a recorded expiry would make a re-entry: learnt of after the invitation was due to expire,
- * its expiry not yet written (the reconciler's next run does). It comes back for the expiry rather than being taken for
- * the invitation it ends.
- */
-const awaitsExpiry = ({ trigger, message, event }: TriggerRun, record: ApplicationRecord): boolean => {
-  const due = expiryOf(trigger, record);
-  return (
-    trigger.reinvite !== 'never' &&
-    record.state === 'invited' &&
-    record.reportId === undefined &&
-    record.entryDeliveryId !== event.deliveryId &&
-    due !== undefined &&
-    message.receivedAt > due
-  );
-};
 
 /** Whether the candidate who left is back in the process, as the ATS says now: their exit is then undone. */
 async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Promise<boolean> {

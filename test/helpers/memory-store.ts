@@ -243,10 +243,10 @@ export class MemoryMappingStore implements MappingStore {
       : { kind: 'busy', record: copy(record) };
   };
 
-  public async expireApplication(key: ApplicationKey, now: number, at = now): Promise<ApplicationRecord | undefined> {
+  public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
     const record = this.applications.get(appId(key));
     if (record && mayMove(record.state, 'expire'))
-      return this.put(update(record, { state: 'expired', expiredAt: Math.min(at, now), updatedAt: now }));
+      return this.put(update(record, { state: 'expired', expiredAt: now, updatedAt: now }));
     return record?.state === 'expired' ? copy(record) : undefined;
   }
 

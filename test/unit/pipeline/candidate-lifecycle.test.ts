@@ -316,30 +316,6 @@ describe('Use case: a candidate who enters the stage again', () => {
     }
   });
 
-  it('holds an entry learnt of after a due expiry until the expiry is written, then invites anew', async () => {
-    const due = NOW + 7 * DAY;
-    const entry = (deliveryId: string, receivedAt: number) => ({ ...stageEnteredMessage({ deliveryId }), receivedAt });
-    // Learnt of before the invitation was due: that invitation's own, never held.
-    const early = invitedCandidate();
-    expect((await handleStageEntered(entry('evt-early', due - 1_000), early.deps))[0]?.outcome).toBe('already-invited');
-    const reminded = { doneAt: NOW + 2 * DAY };
-    const steps = { inviteEmail: { doneAt: NOW }, reminder1: reminded, reminder2: reminded };
-    const { store, deps } = invitedCandidate({ steps });
-    // A minute after the due time, before the reconciler's next run wrote the expiry: it comes back later.
-    deps.now = () => due + 60_000;
-    const reentry = entry('evt-2', due + 60_000);
-    expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('expiry-pending');
-    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
-    // The expiry, written ten minutes after it was due, keeps the time it was due (its note says that day).
-    deps.now = () => due + 600_000;
-    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
-    expect((await store.getApplication(key))?.expiredAt).toBe(due);
-    // The entry back: a re-entry after the expiry.
-    expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('invited');
-    expect(await store.getApplication(key)).toMatchObject({ reinvitations: 1, entryDeliveryId: 'evt-2' });
-    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
-  });
-
   it('leaves an expired invitation be where the trigger never re-invites', async () => {
     const { deps } = invitedCandidate({ state: 'expired', expiredAt: NOW }, { reinvite: 'never' });
     const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-2' }), deps);
