@@ -342,6 +342,7 @@ const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, 
       dlq: dlq.stage + dlq.report,
       breakdown: [
         counts('DynamoDB by operation:', counters.dynamo.counts),
+        counts('  by table:', new Map([...counters.dynamo.byTable].sort((a, b) => b[1] - a[1]))),
         counts('SQS by operation:', counters.sqs.counts),
         counts('interview service:', stack.interview.state.requests),
         counts(`${NAMES[kind]}:`, view.requests()),
