@@ -118,6 +118,10 @@ function dataFields(data: StepData | undefined): Record<string, unknown> {
   };
 }
 
+/** The invitation a begin holds in: its `reinvitations`, an item without them being the first (0). */
+const roundCondition = (round: number): string =>
+  round === 0 ? '(attribute_not_exists(#reinvitations) OR #reinvitations = :round)' : '#reinvitations = :round';
+
 /**
  * Who may begin a step, one rule per kind of begin: a reminder once while invited, the expiry's note by one holder
  * at a time until done, a status never below the one begun. On an item with no map yet only the application's
@@ -139,27 +143,27 @@ function beginCondition(
       values: { ':state': begin.state, ':n': n },
     };
   }
+  // A begin with a `round` holds only in that invitation (its `reinvitations`, none counting as 0).
+  const round = begin.round === undefined ? [] : [roundCondition(begin.round)];
+  const roundValues = begin.round === undefined ? {} : { ':round': begin.round };
   if (begin.kind === 'lease') {
     const unheld = `(attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now)`;
     const free = `attribute_not_exists(${step}.#doneAt) AND ${unheld}`;
     return {
       condition: [
         '#state = :state',
+        ...round,
         ...path(`(attribute_not_exists(${step}) OR (${free}))`),
         OLD_BEGIN_CONDITIONS.lease,
       ].join(' AND '),
-      names: ['state', ...(form === 'path' ? ['doneAt', 'leaseUntil'] : [])],
-      values: { ':state': begin.state, ':now': begin.now },
+      names: [
+        'state',
+        ...(form === 'path' ? ['doneAt', 'leaseUntil'] : []),
+        ...(round.length ? ['reinvitations'] : []),
+      ],
+      values: { ':state': begin.state, ':now': begin.now, ...roundValues },
     };
   }
-  const round =
-    begin.round === undefined
-      ? []
-      : [
-          begin.round === 0
-            ? '(attribute_not_exists(#reinvitations) OR #reinvitations = :round)'
-            : '#reinvitations = :round',
-        ];
   const state = begin.whileState === undefined ? [] : ['#state = :whileState'];
   return {
     condition: [
@@ -171,12 +175,12 @@ function beginCondition(
     ].join(' AND '),
     names: [
       ...(form === 'path' ? ['rank'] : []),
-      ...(begin.round === undefined ? [] : ['reinvitations']),
+      ...(round.length ? ['reinvitations'] : []),
       ...(state.length ? ['state'] : []),
     ],
     values: {
       ':rank': begin.rank,
-      ...(begin.round === undefined ? {} : { ':round': begin.round }),
+      ...roundValues,
       ...(begin.whileState === undefined ? {} : { ':whileState': begin.whileState }),
     },
   };

@@ -325,7 +325,8 @@ const expiryNoteOwed = (record: ApplicationRecord): boolean =>
  */
 async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise<void> {
   const { context, deps, now, signal, leaseMs } = run;
-  const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs } as const;
+  const round = expired.reinvitations ?? 0;
+  const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs, round } as const;
   if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease)))
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
   const target = targetOf(expired);

@@ -220,6 +220,10 @@ export function mappingRules(store: () => MappingStore): void {
     const lease1 = { kind: 'lease', state: 'expired', now: NOW, until: NOW + 60_000 } as const;
     expect(await store().beginStep(input, 'expiryNote', lease1)).toBe(false);
     await store().expireApplication(input, NOW);
+    // Held only in its own invitation: a retry of another round's note begins nothing on this one's steps.
+    expect(await store().beginStep(input, 'expiryNote', { ...lease1, round: 1 })).toBe(false);
+    expect(await store().beginStep(input, 'expiryNote', { ...lease1, round: 0 })).toBe(true);
+    await store().recordStep(input, { step: { name: 'expiryNote', record: { leaseUntil: NOW - 1 } } });
     expect(await store().beginStep(input, 'expiryNote', lease1)).toBe(true);
     expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 1000 })).toBe(false);
     expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 61_000, until: NOW + 121_000 })).toBe(
