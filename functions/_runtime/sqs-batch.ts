@@ -158,7 +158,9 @@ async function deferred<M extends QueueMessage>(
   }
   invocation.metrics?.count('Deferred', message.connectionId);
   const application = applicationOf(message);
-  if (application)
+  // On the candidate's timeline once, at the message's first deferral: at an ATS's rate limit a message may go back
+  // several times, and each note would be a write; the later ones are counted (the Deferred metric).
+  if (application && !message.deferrals)
     activity.note({
       connectionId: message.connectionId,
       atsApplicationId: application,

@@ -9,6 +9,7 @@ import {
   requestedWaitMs,
 } from '../../../functions/_runtime/deferral';
 import { sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
+import { activity } from '../../../functions/_runtime/activity';
 import { AtsError } from '../../../shared/ats/errors';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
 import {
@@ -161,6 +162,29 @@ describe('Function: sqsBatchHandler with deferral', () => {
     expect(backlog).toHaveBeenCalledTimes(1);
     expect(backlog.mock.calls[0]?.[0]).toBe(reportMessage().connectionId);
     expect(backlog.mock.calls[0]?.[1]).toBeGreaterThanOrEqual(Date.now() + 2_000);
+  });
+
+  it("notes a message's first deferral on its candidate's timeline, and only counts the later ones", async () => {
+    const note = vi.spyOn(activity, 'note');
+    try {
+      const publishDelayed = vi.fn().mockResolvedValue([true, true]);
+      const handler = sqsBatchHandler(
+        reportCreatedMessageSchema,
+        async () => {
+          throw rateLimitedByAts(3_000);
+        },
+        logger,
+        { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
+      );
+      const first = reportMessage({ reportId: 'first', atsApplicationId: '4401' });
+      const again = reportMessage({ reportId: 'again', atsApplicationId: '4402', deferrals: 2 });
+      const response = await handler(event(sqsRecordFactory(first, 'a'), sqsRecordFactory(again, 'b')), context);
+      expect(response.batchItemFailures).toEqual([]);
+      expect(publishDelayed.mock.calls[0]?.[1]).toHaveLength(2);
+      expect(note.mock.calls.map(([entry]) => [entry.atsApplicationId, entry.kind])).toEqual([['4401', 'deferred']]);
+    } finally {
+      note.mockRestore();
+    }
   });
 
   it('fails the message when it cannot be sent back, so SQS retries it and nothing is lost', async () => {
