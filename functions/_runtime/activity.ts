@@ -11,15 +11,6 @@ const COUNTED: Partial<Record<PipelineMetric, ActivityCount>> = {
   Deferred: 'Deferred',
 };
 
-/**
- * A connection's deferrals alone (no other count, webhook or write-back) wait in the environment up to this long
- * before they are written, with its next flush after that or with its next other count: a burst at an ATS's rate
- * limit defers most messages several times, and a write each would cost the console's tally more DynamoDB requests
- * than the work itself (Workable at 10 per 10 s: 3.2 of 18.6 a candidate). The count of an environment that stops
- * meanwhile is lost: the console's Deferred is a sign of waiting, never a ledger (the Deferred metric counts each).
- */
-const DEFERRALS_HELD_MS = 60_000;
-
 interface Pending {
   /** When the first of them happened: they are counted on its day (an invocation lasts minutes at most). */
   at: number;
@@ -30,9 +21,8 @@ interface Pending {
 
 /**
  * What one invocation saw, for the console (shared/mapping/activity.records.ts): counted and noted while it runs,
- * written once when it ends (one write per connection for the counts, 25 timeline entries to a request), but for a
- * connection's deferrals alone, held a while (DEFERRALS_HELD_MS). A write that fails loses only what the console
- * would have shown: it never fails the work, and is logged by its code.
+ * written once when it ends (one write per connection for the counts, 25 timeline entries to a request). A write
+ * that fails loses only what the console would have shown: it never fails the work, and is logged by its code.
  */
 export class ActivityTally {
   private pending = new Map<string, Pending>();
@@ -71,15 +61,10 @@ export class ActivityTally {
    */
   public async flush(logger: PipelineLogger, signal?: AbortSignal): Promise<void> {
     const store = this.store();
-    const entries = this.entries;
+    const [pending, entries] = [this.pending, this.entries];
+    this.pending = new Map();
     this.entries = [];
-    if (!store) {
-      this.pending = new Map();
-      return;
-    }
-    const pending = new Map([...this.pending].filter(([, p]) => !heldBack(p)));
-    for (const connectionId of pending.keys()) this.pending.delete(connectionId);
-    if (!pending.size && !entries.length) return;
+    if (!store || (!pending.size && !entries.length)) return;
     if (signal?.aborted) {
       logger.info("activity: no time left for the console's record", { code: 'deadline' });
       return;
@@ -99,13 +84,6 @@ export class ActivityTally {
     return day;
   }
 }
-
-/** Deferrals alone, counted within the last DEFERRALS_HELD_MS: kept for a later flush. */
-const heldBack = (p: Pending): boolean =>
-  Object.keys(p.counts).every((count) => count === 'Deferred') &&
-  p.webhookAt === undefined &&
-  p.writeBackAt === undefined &&
-  Date.now() - p.at < DEFERRALS_HELD_MS;
 
 let store: DynamoActivity | undefined;
 /** The function's tally: written to the activity table (`ACTIVITY_TABLE`); nowhere when the table is not set. */

@@ -34,7 +34,6 @@ describe('Class: ActivityTally', () => {
     tally.count('Failed', 'acme', NOW - 500);
     tally.webhook('acme', NOW - 700);
     tally.count('Deferred', 'beta');
-    tally.count('Invited', 'beta');
 
     await tally.flush(fakeLogger());
 
@@ -46,35 +45,9 @@ describe('Class: ActivityTally', () => {
         { Invited: 2, WrittenBack: 2, Failed: 1 },
         { webhookAt: NOW - 700, writeBackAt: NOW - 1_000, signal: undefined },
       ],
-      ['beta', NOW, { Deferred: 1, Invited: 1 }, { webhookAt: undefined, writeBackAt: undefined, signal: undefined }],
+      ['beta', NOW, { Deferred: 1 }, { webhookAt: undefined, writeBackAt: undefined, signal: undefined }],
     ]);
     expect(store.addTimeline).not.toHaveBeenCalled();
-    await tally.flush(fakeLogger());
-    expect(store.addDay).toHaveBeenCalledTimes(2);
-  });
-
-  it("holds a connection's deferrals alone up to a minute, then writes them on their first's day", async () => {
-    const store = fakeActivityStore();
-    const tally = new ActivityTally(() => store);
-    tally.count('Deferred', 'acme');
-    await tally.flush(fakeLogger());
-    vi.setSystemTime(NOW + 30_000);
-    tally.count('Deferred', 'acme');
-    await tally.flush(fakeLogger());
-    expect(store.addDay).not.toHaveBeenCalled();
-    // With another count of the connection, they go at once.
-    tally.count('Deferred', 'beta');
-    tally.count('Failed', 'beta');
-    await tally.flush(fakeLogger());
-    expect(store.addDay.mock.calls.map(([id, at, counts]) => [id, at, counts])).toEqual([
-      ['beta', NOW + 30_000, { Deferred: 1, Failed: 1 }],
-    ]);
-    // A minute after the first, with the next flush (even one with nothing new).
-    vi.setSystemTime(NOW + 60_000);
-    await tally.flush(fakeLogger());
-    expect(store.addDay.mock.calls.slice(1).map(([id, at, counts]) => [id, at, counts])).toEqual([
-      ['acme', NOW, { Deferred: 2 }],
-    ]);
     await tally.flush(fakeLogger());
     expect(store.addDay).toHaveBeenCalledTimes(2);
   });
