@@ -4,6 +4,7 @@ import { ClaimHeldElsewhereError, warnRefusedForGood } from './errors';
 import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
 import type { ApplicationRecord } from './records';
 import { showStatus } from './status';
+import { waitForHolder } from './held-claim';
 
 export type ApplicationChangedOutcome = 'left' | 'returned' | 'unchanged' | 'nothing-to-do' | 'unknown-connection';
 
@@ -113,6 +114,35 @@ const concerned = (
     : record.state === 'left' || !!record.exit);
 
 /**
+ * The application's records, once no invitation of it is still being sent where the candidate left: an exit said
+ * right after the invitation's e-mail (a recruiter's quick rejection) most often finds its last steps under way, a
+ * second or two, and waits for them here (`waitForHolder`). One still held comes back when its holder's lease ends;
+ * one whose holder stopped is left to its next contact's look, and the others are acted on now.
+ */
+async function heldAfterInvitation(
+  message: ApplicationChangedMessage,
+  deps: PipelineDependencies,
+  leaseMs: number,
+): Promise<ApplicationRecord[]> {
+  const now = deps.now ?? Date.now;
+  const read = () => deps.store.findApplicationsByAtsId(message.connectionId, message.atsApplicationId);
+  const sending = (r: ApplicationRecord) => r.state === 'claimed' && (r.leaseUntil ?? 0) >= now();
+  const held = await read();
+  const holder = message.change === 'left' ? held.find(sending) : undefined;
+  if (!holder) return held;
+  const reader = { read: () => deps.store.getApplication(holder), now: deps.now, sleep: deps.sleep };
+  await waitForHolder(reader, (r) => r.state !== 'claimed', leaseMs);
+  const after = await read();
+  const still = after.find(sending);
+  if (still)
+    throw new ClaimHeldElsewhereError(
+      `the invitation of application ${message.atsApplicationId}`,
+      Math.max(1_000, (still.leaseUntil ?? 0) - now()),
+    );
+  return after;
+}
+
+/**
  * The ATS said an application left the process or came back: a hint, acted on only after one read of what the ATS says
  * now (a delivery may be late, reordered, or, on Lever, unsigned beyond its token). Nothing is read when the connector
  * holds no record the change concerns. An invitation still being sent comes back after its claim's lease.
@@ -126,10 +156,10 @@ export async function handleApplicationChanged(
   if (!context) return { outcome: 'unknown-connection' };
   // The same message again: handed over once more by SQS, or its copy put back for later (a deferral).
   const retry = (options.receiveCount ?? 1) > 1 || (message.deferrals ?? 0) > 0;
-  const held = await deps.store.findApplicationsByAtsId(message.connectionId, message.atsApplicationId);
-  const records = held.filter((r) => concerned(context, r, message.change, retry));
   const leaseMs = options.leaseMs ?? 60_000;
   const now = deps.now ?? Date.now;
+  const held = await heldAfterInvitation(message, deps, leaseMs);
+  const records = held.filter((r) => concerned(context, r, message.change, retry));
   const first = records[0];
   if (!first) {
     // A status claimed within a lease may be another worker's, between its claim and its tag: this same message
@@ -139,10 +169,6 @@ export async function handleApplicationChanged(
       throw new ClaimHeldElsewhereError(`the status of application ${message.atsApplicationId}`, leaseMs);
     return { outcome: 'nothing-to-do' };
   }
-  // An invitation being sent comes back after its holder's lease; one whose holder stopped is left to its next
-  // contact's look, and the others are acted on now.
-  if (message.change === 'left' && records.some((r) => r.state === 'claimed' && (r.leaseUntil ?? 0) >= now()))
-    throw new ClaimHeldElsewhereError(`the invitation of application ${message.atsApplicationId}`, leaseMs);
   const place: StandingPlace = { context, deps, now, signal: options.signal };
   try {
     await context.turns?.take('exit', heldTurn(message), options.signal);

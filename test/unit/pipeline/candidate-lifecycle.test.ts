@@ -171,6 +171,35 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(setStatusTag).toHaveBeenCalledTimes(4);
   });
 
+  it('waits briefly for an invitation still being sent when the exit comes, then cancels it', async () => {
+    for (const holderFinishes of [true, false]) {
+      const sending = { state: 'claimed' as const, leaseOwner: 'w1', leaseUntil: NOW + 60_000 };
+      const { store, deps, ats, setStatusTag } = invitedCandidate(sending);
+      ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+      let clock = NOW;
+      deps.now = () => clock;
+      // The invitation's holder ends its last steps 600 ms into the wait (or not within it).
+      deps.sleep = async (ms: number) => {
+        clock += ms;
+        if (holderFinishes && clock >= NOW + 600 && (await store.getApplication(key))?.state === 'claimed')
+          await store.recordStep(key, { owner: 'w1', finish: 'invited' });
+      };
+      if (holderFinishes) {
+        expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('left');
+        expect(await store.getApplication(key)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+        expectLastTag(setStatusTag, 'AI interview: cancelled');
+        expect(clock - NOW).toBeLessThan(5_000);
+      } else {
+        // Still held after the wait: back when the holder's lease ends, nothing read or shown meanwhile.
+        const held = handleApplicationChanged(changed('left'), deps);
+        await expect(held).rejects.toBeInstanceOf(ClaimHeldElsewhereError);
+        await expect(held).rejects.toMatchObject({ retryAfterMs: NOW + 60_000 - clock });
+        expect(ats.readStanding).not.toHaveBeenCalled();
+        expect((await store.getApplication(key))?.state).toBe('claimed');
+      }
+    }
+  });
+
   it('acts on what the ATS says now, not on the hint: an exit hint for an active candidate: nothing', async () => {
     const { store, deps } = invitedCandidate();
     expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
