@@ -200,6 +200,16 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     }
   });
 
+  it('neither waits for nor throws over an invitation whose holder stopped (its lease over)', async () => {
+    const { deps, ats } = invitedCandidate({ state: 'claimed', leaseOwner: 'w1', leaseUntil: NOW - 1 });
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    const sleep = vi.fn(async () => undefined);
+    deps.sleep = sleep;
+    await expect(handleApplicationChanged(changed('left'), deps)).resolves.toBeDefined();
+    expect(sleep).not.toHaveBeenCalled();
+    expect(ats.readStanding).toHaveBeenCalledOnce();
+  });
+
   it('acts on what the ATS says now, not on the hint: an exit hint for an active candidate: nothing', async () => {
     const { store, deps } = invitedCandidate();
     expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('unchanged');
