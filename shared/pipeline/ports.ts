@@ -104,10 +104,7 @@ export interface StepWrite {
 export type StepBegin =
   /** Once, while the application is in `state` (a reminder: begun and never sent is not sent again). */
   | { kind: 'once'; state: ApplicationState; now: number }
-  /**
-   * By one worker until `until`, while the application is in `state` and the step is not done (the expiry's note);
-   * with a `round`, only in that invitation (a retry of an earlier one's note never begins on the next's steps).
-   */
+  /** By one worker until `until`, while in `state`, not done, and (with a `round`) in that invitation (expiry note). */
   | { kind: 'lease'; state: ApplicationState; now: number; until: number; round?: number | undefined }
   /**
    * With a value ranked no lower than the one begun before (the status; the same may be begun again), and, with a
