@@ -34,7 +34,7 @@ import {
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
-import { actOnStanding, targetOf } from './application-changed.use-case';
+import { actOnStanding, type StandingPlace, targetOf } from './application-changed.use-case';
 import { tellInviteFailure, type FailurePlace, type InviteFailure } from './failure-note';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { refusalReason } from '../errors';
@@ -94,14 +94,22 @@ async function confirmAndInvite(
     deliveryId: message.event.deliveryId,
   };
   let event: ConfirmedEvent;
+  let begun: ApplicationRecord[] = [];
   try {
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
-      deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
-      return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
+      begun = await invitationsBegun(message, deps);
+      if (!begun.length) {
+        deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
+        return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
+      }
+      // The candidate was contacted before they left the stage: that invitation is finished, then they are looked at.
+      deps.logger.info('stage entered: no longer in the stage; the invitation begun is finished', log);
     }
     // The ATS's API may hand back what no webhook could carry (Lever): bounded the same way.
-    event = boundStageEnteredEvent(confirmation.event);
+    event = confirmation.confirmed
+      ? boundStageEnteredEvent(confirmation.event)
+      : { ...message.event, atsJobId: (begun[0] as ApplicationRecord).atsJobId };
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
@@ -111,7 +119,10 @@ async function confirmAndInvite(
   await shareStageNames(message.connectionId, context.ats, deps.store, Date.now()).catch((error: unknown) =>
     deps.logger.warn('stage entered: the stage names could not be shared', { ...log, code: errorCode(error) }),
   );
-  const triggers = matchTriggers(context.connection, event);
+  // Only the invitations begun, where the ATS no longer confirms the stage: no trigger is started anew.
+  const triggers = begun.length
+    ? context.connection.triggers.filter((t) => begun.some((r) => r.triggerId === t.id))
+    : matchTriggers(context.connection, event);
   if (triggers.length === 0) return [{ outcome: 'no-matching-trigger' }];
   const results: StageEnteredResult[] = [];
   for (const trigger of triggers)
@@ -119,7 +130,27 @@ async function confirmAndInvite(
       triggerId: trigger.id,
       ...(await inviteForTrigger({ message, event, context, trigger, deps, options })),
     });
+  for (const record of begun) await lookAfterFinishing({ context, deps, now: deps.now ?? Date.now, signal }, record);
   return results;
+}
+
+/**
+ * The invitations this delivery began and has not finished (still `claimed`, the candidate contacted): a message
+ * that comes back for its next step after the candidate left the stage (a recruiter's quick rejection) finishes them
+ * rather than leaving them claimed, with no note, no status and no exit an ATS webhook could record.
+ */
+async function invitationsBegun(message: StageEnteredMessage, deps: InviteDependencies): Promise<ApplicationRecord[]> {
+  const held = await deps.store.findApplicationsByAtsId(message.connectionId, message.event.atsApplicationId);
+  const contacted = (r: ApplicationRecord) => r.steps.inviteEmail !== undefined || r.steps.serviceInvite !== undefined;
+  return held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && contacted(r));
+}
+
+/** After finishing an invitation the ATS no longer confirms: where the candidate stands now, acted on (an exit). */
+async function lookAfterFinishing(place: StandingPlace, begun: ApplicationRecord): Promise<void> {
+  const record = await place.deps.store.getApplication(begun);
+  if (record?.state !== 'invited') return;
+  const standing = await place.context.ats.readStanding(targetOf(record), place.signal);
+  await actOnStanding(place, record, standing);
 }
 
 type TriggerResult = Omit<StageEnteredResult, 'triggerId'>;

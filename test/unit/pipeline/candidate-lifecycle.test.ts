@@ -309,6 +309,29 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
   });
 });
 
+describe('Use case: a candidate rejected while their invitation is being sent', () => {
+  it('finishes the invitation begun when the stage is no longer confirmed, then records the exit', async () => {
+    // The e-mail went out; the message went back for its next step; the recruiter rejected the candidate meanwhile.
+    const emailed = { state: 'claimed' as const, steps: { inviteEmail: { startedAt: NOW, doneAt: NOW } } };
+    const { store, deps, ats, setStatusTag } = invitedCandidate(emailed);
+    ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the opportunity is archived' });
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+    expect(result?.outcome).toBe('invited');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    expect(await store.getApplication(key)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+    expectLastTag(setStatusTag, 'AI interview: cancelled');
+    // Another delivery the ATS does not confirm, for an invitation it did not begin: nothing.
+    const fresh = invitedCandidate({ state: 'claimed', steps: {} });
+    fresh.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the opportunity is archived' });
+    const [other] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), fresh.deps);
+    expect(other?.outcome).toBe('stage-not-confirmed');
+    expect(fresh.ats.postNote).not.toHaveBeenCalled();
+    expect((await fresh.store.getApplication(key))?.state).toBe('claimed');
+  });
+});
+
 describe('Use case: a candidate who enters the stage again', () => {
   it('makes exactly one new invitation per re-entry after an expiry, however often it is delivered', async () => {
     const { store, deps, ats } = invitedCandidate({ state: 'expired', expiredAt: NOW });
