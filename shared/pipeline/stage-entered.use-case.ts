@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Trigger } from '../config';
-import type { ApplicationRef, StageEnteredEvent } from '../ats/port';
+import type { ApplicationRef, ApplicationStanding, StageEnteredEvent } from '../ats/port';
 import { boundStageEnteredEvent } from '../ats/bounds';
 import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
@@ -95,21 +95,27 @@ async function confirmAndInvite(
   };
   let event: ConfirmedEvent;
   let begun: ApplicationRecord[] = [];
+  let standing: ApplicationStanding | undefined;
   try {
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
       begun = await invitationsBegun(message, deps);
-      if (!begun.length) {
+      const first = begun[0];
+      if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
         return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
       }
-      // The candidate was contacted before they left the stage: that invitation is finished, then they are looked at.
+      // The candidate was e-mailed before they left the stage: where they stand is read first (a retry finds the
+      // invitation still claimed), then the invitation is finished and their exit recorded.
       deps.logger.info('stage entered: no longer in the stage; the invitation begun is finished', log);
+      standing = await context.ats.readStanding(targetOf(first), signal);
+      // The webhook may carry no e-mail (Lever's): the one the claim recorded.
+      const email = message.event.candidate.email ?? first.candidateEmail;
+      event = { ...message.event, atsJobId: first.atsJobId, candidate: { ...message.event.candidate, email } };
+    } else {
+      // The ATS's API may hand back what no webhook could carry (Lever): bounded the same way.
+      event = boundStageEnteredEvent(confirmation.event);
     }
-    // The ATS's API may hand back what no webhook could carry (Lever): bounded the same way.
-    event = confirmation.confirmed
-      ? boundStageEnteredEvent(confirmation.event)
-      : { ...message.event, atsJobId: (begun[0] as ApplicationRecord).atsJobId };
   } catch (error) {
     if (!isPermanent(error)) throw error;
     deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
@@ -130,27 +136,31 @@ async function confirmAndInvite(
       triggerId: trigger.id,
       ...(await inviteForTrigger({ message, event, context, trigger, deps, options })),
     });
-  for (const record of begun) await lookAfterFinishing({ context, deps, now: deps.now ?? Date.now, signal }, record);
+  const place = { context, deps, now: deps.now ?? Date.now, signal };
+  for (const record of begun) await exitAfterFinishing(place, record, standing);
   return results;
 }
 
 /**
- * The invitations this delivery began and has not finished (still `claimed`, the candidate contacted): a message
+ * The invitations this delivery began and has not finished (still `claimed`, the connector's e-mail begun): a message
  * that comes back for its next step after the candidate left the stage (a recruiter's quick rejection) finishes them
- * rather than leaving them claimed, with no note, no status and no exit an ATS webhook could record.
+ * rather than leaving them claimed, with no note, no status and no exit an ATS webhook could record. One not yet
+ * e-mailed ends as before: nothing more reaches a candidate the ATS no longer shows in the stage.
  */
 async function invitationsBegun(message: StageEnteredMessage, deps: InviteDependencies): Promise<ApplicationRecord[]> {
   const held = await deps.store.findApplicationsByAtsId(message.connectionId, message.event.atsApplicationId);
-  const contacted = (r: ApplicationRecord) => r.steps.inviteEmail !== undefined || r.steps.serviceInvite !== undefined;
-  return held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && contacted(r));
+  const emailed = (r: ApplicationRecord) => r.steps.inviteEmail !== undefined;
+  return held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && emailed(r));
 }
 
-/** After finishing an invitation the ATS no longer confirms: where the candidate stands now, acted on (an exit). */
-async function lookAfterFinishing(place: StandingPlace, begun: ApplicationRecord): Promise<void> {
+/** The exit the standing read before finishing says, recorded on the invitation once it is finished. */
+async function exitAfterFinishing(
+  place: StandingPlace,
+  begun: ApplicationRecord,
+  standing: ApplicationStanding | undefined,
+): Promise<void> {
   const record = await place.deps.store.getApplication(begun);
-  if (record?.state !== 'invited') return;
-  const standing = await place.context.ats.readStanding(targetOf(record), place.signal);
-  await actOnStanding(place, record, standing);
+  if (standing && record?.state === 'invited') await actOnStanding(place, record, standing);
 }
 
 type TriggerResult = Omit<StageEnteredResult, 'triggerId'>;

@@ -316,14 +316,21 @@ describe('Use case: a candidate rejected while their invitation is being sent', 
     const { store, deps, ats, setStatusTag } = invitedCandidate(emailed);
     ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the opportunity is archived' });
     ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
-    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+    // The read of where they stand fails once: the retry finds the invitation still claimed, and finishes it.
+    ats.readStanding.mockRejectedValueOnce(Object.assign(new Error('503'), { code: 'ats-unavailable' }));
+    // A webhook that carries no e-mail (Lever's): the claim's own is used, and no "no usable e-mail" note is posted.
+    const lever = stageEnteredMessage({ deliveryId: 'evt-1', candidate: {} });
+    await expect(handleStageEntered(lever, deps)).rejects.toMatchObject({ code: 'ats-unavailable' });
+    expect((await store.getApplication(key))?.state).toBe('claimed');
+    const [result] = await handleStageEntered(lever, deps);
     expect(result?.outcome).toBe('invited');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).toHaveBeenCalledOnce();
+    expect(ats.postNote.mock.calls[0]?.[1].body).not.toMatch(/no usable e-mail/i);
     expect(await store.getApplication(key)).toMatchObject({ state: 'left', leftFrom: 'invited' });
     expectLastTag(setStatusTag, 'AI interview: cancelled');
-    // Another delivery the ATS does not confirm, for an invitation it did not begin: nothing.
-    const fresh = invitedCandidate({ state: 'claimed', steps: {} });
+    // Another the ATS does not confirm, whose candidate was not e-mailed yet (the service's invitation only): nothing.
+    const fresh = invitedCandidate({ state: 'claimed', steps: { serviceInvite: { startedAt: NOW, doneAt: NOW } } });
     fresh.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the opportunity is archived' });
     const [other] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), fresh.deps);
     expect(other?.outcome).toBe('stage-not-confirmed');
