@@ -41,9 +41,9 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     // process, but the local event source runs several at once, and a shared one mixed their failures up.
     const processor = new BatchProcessor(EventType.SQS);
     const signal = deadlineSignal(context);
-    // A claim outlives this invocation by a little, never the queue's visibility timeout (6 × the function timeout).
-    const leaseMs =
-      (typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000) + 1000;
+    const leaseMs = claimLeaseMs(
+      typeof context?.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 60_000,
+    );
     const invocation: Invocation<v.InferOutput<S>> = {
       parse: (document) => v.safeParse(schema, document),
       handle,
@@ -70,6 +70,12 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
     });
   };
 }
+
+/**
+ * A claim this invocation takes outlives its deadline by the time a write sent just before it takes to land
+ * (`inFlightSettleMs`), never the queue's visibility timeout (6 × the function timeout).
+ */
+export const claimLeaseMs = (remainingMs: number): number => remainingMs + WORKER_TIMING.inFlightSettleMs;
 
 type MessageHandler<M> = (
   message: M,

@@ -12,6 +12,12 @@ export const WORKER_TIMING = {
   batchingWindowSeconds: { invite: 1, writeback: 1 },
   /** A claim outlives one invocation, never the visibility timeout: a retry after a crash finds it expired. */
   applicationLeaseMs: 60_000,
+  /**
+   * How long past a worker's deadline its claim still holds: a write it sent just before the deadline may land at the
+   * ATS after it (a server goes on with a request whose client went away), and the next holder trusts its lookup (a
+   * note by its marker) only once that write has had time to land. The chaos run's slow answers land 1 s late.
+   */
+  inFlightSettleMs: 5_000,
   jobLeaseMs: 60_000,
   /** Workers that lose the race to create an interview poll for it this long, then let SQS retry. */
   jobWaitMs: 15_000,

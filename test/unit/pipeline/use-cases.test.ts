@@ -20,6 +20,7 @@ import {
   stageEnteredMessage,
 } from '../../helpers/pipeline-records';
 import { MemoryMappingStore } from '../../helpers/memory-store';
+import { claimLeaseMs } from '../../../functions/_runtime/sqs-batch';
 
 const stageMessage = stageEnteredMessage;
 const reportMessage = reportCreatedMessage();
@@ -456,6 +457,26 @@ describe('Use case: handleReportCreated', () => {
       steps: { reportNote: { value: 'note-earlier' }, stageMove: { value: '9002', doneAt: NOW } },
       writeBackAttempts: 2,
     });
+  });
+
+  it('takes over a note still in flight only once it has landed: the lookup finds it, no second note', async () => {
+    const store = new MemoryMappingStore();
+    const { context, ats } = fakeContext();
+    await invited(store);
+    // The holder had 3 s left; the deadline cut the note it had just sent, which lands at the ATS 2 s after it.
+    const deadline = NOW + 3_000;
+    await store.claimWriteBack(APPLICATION, 'rep-1', { ...lease('cut'), durationMs: claimLeaseMs(3_000) }, 'cand-1');
+    let clock = deadline + 1_100;
+    ats.findNote.mockImplementation(async () => (clock >= deadline + 2_000 ? { noteId: 'note-late' } : undefined));
+    const sleep = async (ms: number) => {
+      clock += ms;
+    };
+    const deps = { ...dependencies(store, context), now: () => clock, sleep };
+    expect(await handleReportCreated(reportMessage, deps)).toEqual({ outcome: 'held-elsewhere' });
+    clock = NOW + claimLeaseMs(3_000) + 1;
+    expect(await handleReportCreated(reportMessage, deps)).toMatchObject({ outcome: 'written-back' });
+    expect(ats.postNote).not.toHaveBeenCalled();
+    expect(await store.getApplication(APPLICATION)).toMatchObject({ steps: { reportNote: { value: 'note-late' } } });
   });
 
   /** An invited application on an ATS with a link field (Lever's), its link attached by `attachReportLink`. */
