@@ -193,9 +193,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const functionTimeoutMs = options.functionTimeoutMs ?? LOCAL_DEFAULTS.functionTimeoutMs;
   const visibility = options.visibilityTimeoutSeconds ?? Math.ceil((functionTimeoutMs / 1000) * 6);
   const cleanups: (() => Promise<void>)[] = [];
-  const stopAll = async (): Promise<void> => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-  };
+  let stopped: Promise<void> | undefined;
+  /** Once, however many times asked: the last started first. */
+  const stopAll = (): Promise<void> =>
+    (stopped ??= (async () => {
+      for (const cleanup of [...cleanups].reverse()) await cleanup().catch(() => undefined);
+    })());
   try {
     const emulators = await startEmulators(ports, options.running?.emulators);
     cleanups.push(() => emulators.stop());

@@ -74,12 +74,25 @@ console.log(
 );
 
 let exitCode = 0;
-const shutdown = async (code: number): Promise<never> => {
-  await stack.stop();
-  process.exit(code);
+/** Its state is in memory only, so nothing is drained: what has not stopped by then ends with the process. */
+const STOP_WAIT_MS = 5_000;
+let stopping: Promise<never> | undefined;
+/** Stops the stack once, however many times it is asked (a signal during the demo, then the demo's end). */
+const shutdown = (code: number): Promise<never> =>
+  (stopping ??= (async () => {
+    const stopped = stack.stop().then(() => true);
+    const waited = new Promise<false>((resolve) => setTimeout(() => resolve(false), STOP_WAIT_MS).unref());
+    if (!(await Promise.race([stopped, waited]))) console.log(`Stopped after ${STOP_WAIT_MS / 1000} s, work in flight`);
+    process.exit(code);
+  })());
+// A terminal's Ctrl-C reaches npm, tsx and this process at once: the first signal stops it, the rest find it stopping.
+const onSignal = (signal: NodeJS.Signals) => {
+  if (stopping !== undefined) return;
+  console.log(`${signal === 'SIGINT' ? 'Ctrl-C' : signal}: stopping the local stack…`);
+  void shutdown(signal === 'SIGINT' ? 130 : 143);
 };
-process.on('SIGINT', () => void shutdown(exitCode));
-process.on('SIGTERM', () => void shutdown(exitCode));
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 
 if (!values['no-demo']) {
   try {
@@ -93,11 +106,12 @@ if (!values['no-demo']) {
       exitCode = 1;
     }
   } catch (error) {
-    console.error(`Demo failed at ${errorMessage(error)}`);
+    // Stopped under it (Ctrl-C): its calls fail as the stack goes, which says nothing of the connector.
+    if (stopping === undefined) console.error(`Demo failed at ${errorMessage(error)}`);
     exitCode = 1;
   }
 }
 
-if (values.once) await shutdown(exitCode);
+if (values.once || stopping !== undefined) await shutdown(exitCode);
 console.log('Serving until Ctrl-C. Send your own webhooks: URLs and secrets are in', stack.stackFile);
 console.log('Check every connection end to end (credentials, stages, webhooks): npm run doctor');
