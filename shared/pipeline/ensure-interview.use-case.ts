@@ -1,6 +1,7 @@
 import type { Trigger } from '../config';
 import { WORKER_TIMING } from './constants';
 import { InterviewNotReadyError } from './errors';
+import { ownWaitMs } from './held-claim';
 import { afterSideEffect } from './fault-injection';
 import {
   createInputFor,
@@ -136,8 +137,8 @@ async function waitForReady(
   creatorLeaseUntil: number | undefined,
 ): Promise<JobRecord> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  // Never wait past this invocation's own lease: SQS retries the message later instead.
-  const deadline = deps.now() + Math.min(WORKER_TIMING.jobWaitMs, (deps.leaseMs ?? WORKER_TIMING.jobLeaseMs) / 2);
+  // Never wait past half this invocation's own time: SQS retries the message later instead.
+  const deadline = deps.now() + ownWaitMs(deps.leaseMs ?? WORKER_TIMING.jobLeaseMs, WORKER_TIMING.jobWaitMs);
   while (deps.now() < deadline) {
     await sleep(WORKER_TIMING.jobPollMs);
     const record = await deps.store.getJob(key);

@@ -156,11 +156,12 @@ describe('Use case: ensureInterviewForTrigger', () => {
     const { context, connection } = fakeContext();
     // The creator took its lease 20 s ago: it holds it 40 s more.
     await otherCreator(store, NOW - 20_000);
-    const deps = { ...onAClock(store, context), leaseMs: 20_000 };
-    // It polls for half its own lease (10 s), then the creator still holds 30 s of its lease.
+    const deps = { ...onAClock(store, context), leaseMs: 21_000 };
+    // It polls for half its own time (its 21-s lease less the 5 s a lease keeps past the deadline: 8 s), then the
+    // creator still holds 32 s of its lease.
     await expect(
       ensureInterviewForTrigger(context, connection.triggers[0]!, { atsJobId: '3301' }, deps),
-    ).rejects.toMatchObject({ code: 'interview-not-ready', retryAfterMs: 30_000 });
+    ).rejects.toMatchObject({ code: 'interview-not-ready', retryAfterMs: 32_000 });
   });
 });
 
