@@ -18,7 +18,7 @@ type StepsUpdate = (form: 'path' | 'map') => { update: UpdateParts; condition: s
  */
 export class DynamoSteps extends DynamoTables {
   public async recordStep(key: ApplicationKey, write: StepWrite): Promise<void> {
-    const { step, owner, finish } = write;
+    const { step, owner, finish, round } = write;
     const before = stepsBefore(write.before);
     const written = await this.updateSteps(key, (form) => {
       const stepSet = {
@@ -39,11 +39,13 @@ export class DynamoSteps extends DynamoTables {
             ...(step && !step.record && form === 'path' ? [`steps.${step.name}`] : []),
             ...(finish ? ['leaseOwner', 'leaseUntil'] : []),
           ],
-          extraValues: owner ? { ':owner': owner } : {},
+          extraValues: { ...(owner ? { ':owner': owner } : {}), ...(round === undefined ? {} : { ':round': round }) },
         }),
         ...(owner ? ['leaseOwner'] : []),
+        ...(round === undefined ? [] : ['reinvitations']),
       );
-      return { update, condition: owner ? '#leaseOwner = :owner' : 'attribute_exists(pk)' };
+      const held = owner ? '#leaseOwner = :owner' : 'attribute_exists(pk)';
+      return { update, condition: round === undefined ? held : `${held} AND ${roundCondition(round)}` };
     });
     // A step with no holder is recorded while the application exists: after a purge there is nothing to record.
     if (!written && owner) throw new LeaseLostError(`application ${key.atsApplicationId}`);

@@ -208,7 +208,8 @@ async function resend(run: FollowUpRun, message: FollowUpMessage): Promise<{ out
   const { applied } = await deps.store.applyOperatorRequest(record, request);
   if (!applied) return { outcome: 'not-open' };
   const sent = await sendLink(run, record.candidateEmail, false);
-  await deps.store.recordStep(record, { step: { name: 'resend', record: { startedAt: request.now, doneAt: now() } } });
+  const resent = { name: 'resend' as const, record: { startedAt: request.now, doneAt: now() } };
+  await deps.store.recordStep(record, { step: resent, round: record.reinvitations ?? 0 });
   deps.logger.info('follow-up: the invitation was sent again', { ...log, sent });
   return { outcome: 'resent' };
 }
@@ -284,7 +285,9 @@ async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpO
     return { outcome: 'not-due' };
   await sendLink(run, record.candidateEmail, true);
   afterSideEffect('reminder-emailed', `${record.connectionId}#${record.atsApplicationId}`);
-  await deps.store.recordStep(record, { step: { name: reminderStep(n), record: { startedAt: begun, doneAt: now() } } });
+  const sent = { name: reminderStep(n), record: { startedAt: begun, doneAt: now() } };
+  // Only on this invitation: had the candidate come back and been invited again meanwhile, the new one's stays open.
+  await deps.store.recordStep(record, { step: sent, round: record.reinvitations ?? 0 });
   deps.logger.info('follow-up: reminder sent', { ...log, reminder: n + 1 });
   return { outcome: 'reminded' };
 }
@@ -335,6 +338,7 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
   const holdNote = (startedAt: number | undefined) =>
     deps.store.recordStep(expired, {
       step: { name: 'expiryNote', record: { leaseUntil: lease.until, ...(startedAt ? { startedAt } : {}) } },
+      round,
     });
   const note: Step<unknown> = {
     name: 'expiry-note-posted',
@@ -357,7 +361,9 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
     // Uncertain where no note is read back and a start was found, or its answer did not come: said on the record.
     recordDone: (_result, outcome) => {
       const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
-      return deps.store.recordStep(expired, { step: { name: 'expiryNote', record: { doneAt: now(), ...uncertain } } });
+      const done = { name: 'expiryNote' as const, record: { doneAt: now(), ...uncertain } };
+      // In this invitation only: a re-entry meanwhile began a new one, whose own expiry owes its own note.
+      return deps.store.recordStep(expired, { step: done, round });
     },
   };
   await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);

@@ -92,9 +92,10 @@ export interface StepWrite {
   before?: StepDone | readonly StepDone[];
   /**
    * The claim's holder: the write is made only while it holds the lease (else a LeaseLostError). Without one, only
-   * while the application exists: a step finished after a privacy purge re-creates nothing.
+   * while the application exists (a purge re-creates nothing) and, with a `round`, in that invitation.
    */
   owner?: string;
+  round?: number;
   /** The claim's work ends with this step: the application moves to `invited` or `written_back`, its lease let go. */
   finish?: 'invited' | 'written_back';
   data?: StepData;

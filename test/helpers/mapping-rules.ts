@@ -223,6 +223,9 @@ export function mappingRules(store: () => MappingStore): void {
     // Held only in its own invitation: a retry of another round's note begins nothing on this one's steps.
     expect(await store().beginStep(input, 'expiryNote', { ...lease1, round: 1 })).toBe(false);
     expect(await store().beginStep(input, 'expiryNote', { ...lease1, round: 0 })).toBe(true);
+    // And recorded only in its own invitation: another round's note marks nothing on this one's.
+    await store().recordStep(input, { step: { name: 'expiryNote', record: { doneAt: NOW } }, round: 1 });
+    expect((await store().getApplication(input))?.steps.expiryNote?.doneAt).toBeUndefined();
     await store().recordStep(input, { step: { name: 'expiryNote', record: { leaseUntil: NOW - 1 } } });
     expect(await store().beginStep(input, 'expiryNote', lease1)).toBe(true);
     expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 1000 })).toBe(false);

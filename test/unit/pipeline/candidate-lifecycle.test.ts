@@ -362,6 +362,29 @@ describe('Use case: a candidate who enters the stage again', () => {
     );
   });
 
+  it("marks nothing of a new invitation with the one before's expiry note: its own expiry writes its own", async () => {
+    const { store, deps, ats } = invitedCandidate({ state: 'expired', expiredAt: NOW }, { reminders: undefined });
+    deps.now = () => NOW + 1_000;
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+    // The candidate is moved back into the stage while the expiry's note is on its way: invited again before it is
+    // recorded.
+    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+    ats.postNote.mockImplementationOnce(async () => {
+      await handleStageEntered(reentry, deps);
+      return { noteId: 'note-expired-1' };
+    });
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
+    const record = await store.getApplication(key);
+    expect(record).toMatchObject({ state: 'invited', reinvitations: 1 });
+    expect(record?.steps.expiryNote).toBeUndefined();
+    // The new invitation expires in its turn, and its note is written.
+    ats.postNote.mockClear();
+    deps.now = () => NOW + 1_000 + 7 * DAY + 60_000;
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    expect(ats.postNote.mock.calls[0]?.[1].marker).toBe('ai-interview-expired:4401:ai-screen:2');
+  });
+
   it('invites nobody again for a stage entry learnt of before the expiry, however late it is delivered', async () => {
     const { store, deps } = invitedCandidate({ state: 'expired', expiredAt: NOW });
     // Another delivery of the entry that began the invitation (a resent webhook), received before the expiry.
