@@ -122,8 +122,12 @@ export class MemoryMappingStore implements MappingStore {
       throw new LeaseLostError(`application ${key.atsApplicationId}`);
     // Without a holder, a step is recorded while the application exists: a purge is never undone.
     if (!record) return;
-    // A follow-up of an earlier invitation records nothing on the next one.
-    if (write.round !== undefined && (record.reinvitations ?? 0) !== write.round) return;
+    // A follow-up of an earlier invitation records nothing on the next one; a holder finds its lease lost, as the
+    // DynamoDB write's one condition says.
+    if (write.round !== undefined && (record.reinvitations ?? 0) !== write.round) {
+      if (owner !== undefined) throw new LeaseLostError(`application ${key.atsApplicationId}`);
+      return;
+    }
     const earlier = Object.fromEntries(stepsBefore(before).map((done) => [done.name, done.record]));
     const steps: ApplicationSteps = { ...record.steps, ...earlier };
     if (step?.record) steps[step.name] = step.record;
