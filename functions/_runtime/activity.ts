@@ -2,6 +2,7 @@ import { type ActivityCount, DynamoActivity, type TimelineEntry } from '../../sh
 import type { PipelineMetric, PipelineMetrics } from '../../shared/observability/metrics';
 import type { PipelineLogger } from '../../shared/pipeline/ports';
 import { errorName } from '../../shared/errors';
+import type { QueueMessage } from '../../shared/queue';
 
 /** The pipeline's counts the console shows, by the metric they come from. */
 const COUNTED: Partial<Record<PipelineMetric, ActivityCount>> = {
@@ -10,6 +11,12 @@ const COUNTED: Partial<Record<PipelineMetric, ActivityCount>> = {
   Failed: 'Failed',
   Deferred: 'Deferred',
 };
+
+/**
+ * A connection's last webhook is written at most this often by one environment: the console shows it to the minute,
+ * and a burst of deliveries would otherwise write the connection's one day item once each.
+ */
+export const WEBHOOK_MARK_MS = 60_000;
 
 interface Pending {
   /** When the first of them happened: they are counted on its day (an invocation lasts minutes at most). */
@@ -27,6 +34,8 @@ interface Pending {
 export class ActivityTally {
   private pending = new Map<string, Pending>();
   private entries: TimelineEntry[] = [];
+  /** When this environment last marked each connection's last webhook. */
+  private readonly webhookMarked = new Map<string, number>();
 
   public constructor(private readonly store: () => Pick<DynamoActivity, 'addDay' | 'addTimeline'> | undefined) {}
 
@@ -36,7 +45,10 @@ export class ActivityTally {
     if (count === 'WrittenBack') day.writeBackAt = at;
   }
 
+  /** A webhook came: marked as the connection's last unless this environment marked one in the last minute. */
   public webhook(connectionId: string, at = Date.now()): void {
+    if (at - (this.webhookMarked.get(connectionId) ?? Number.NEGATIVE_INFINITY) < WEBHOOK_MARK_MS) return;
+    this.webhookMarked.set(connectionId, at);
     this.day(connectionId, at).webhookAt = at;
   }
 
@@ -83,6 +95,24 @@ export class ActivityTally {
     this.pending.set(connectionId, day);
     return day;
   }
+}
+
+/**
+ * A webhook's delivery on its application's timeline, at the time the webhook came, noted by the worker that first
+ * handles its message (the webhook function answers without the write): the stage it names, never the candidate. Its
+ * key is the message's own, so the message handled twice notes one entry.
+ */
+export function deliveryEntry(message: QueueMessage): TimelineEntry | undefined {
+  if (message.origin !== 'webhook') return undefined;
+  const { connectionId, receivedAt: at, enqueueId: key } = message;
+  const entry = { connectionId, at, key, kind: 'webhook' as const };
+  if (message.kind === 'stage-entered') {
+    const { atsApplicationId, stage } = message.event;
+    return { ...entry, atsApplicationId, detail: `webhook: entered ${stage.name ?? stage.id ?? 'a stage'}` };
+  }
+  if (message.kind !== 'application-changed') return undefined;
+  const detail = `webhook: the candidate ${message.change === 'left' ? 'left the process' : 'came back'}`;
+  return { ...entry, atsApplicationId: message.atsApplicationId, detail };
 }
 
 let store: DynamoActivity | undefined;

@@ -21,7 +21,7 @@ import { deadlinePassed } from '../../shared/http/deadline';
 import { deadlineSignal } from './deadline';
 import type { PipelineMetrics } from '../../shared/observability/metrics';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
-import { activity } from './activity';
+import { activity, deliveryEntry } from './activity';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 
 /**
@@ -126,6 +126,7 @@ async function handleRecord<M extends QueueMessage>(
     return;
   }
   if (await parked(invocation, parsed.output, record)) return;
+  noteArrival(parsed.output);
   try {
     // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
     await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs }));
@@ -201,6 +202,16 @@ async function parked<M extends QueueMessage>(invocation: Invocation<M>, message
     delaySeconds: plan.delaySeconds,
   });
   return true;
+}
+
+/**
+ * A webhook's delivery on its application's timeline (./activity.ts), until the message first goes back for later: a
+ * retry notes the same entry again, keyed by the message.
+ */
+function noteArrival(message: QueueMessage): void {
+  if (message.deferrals) return;
+  const entry = deliveryEntry(message);
+  if (entry) activity.note(entry);
 }
 
 /**

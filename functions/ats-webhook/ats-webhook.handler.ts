@@ -141,6 +141,8 @@ function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accept
   if (parsed.kind === 'stage-entered')
     return {
       ...envelope,
+      // The worker notes it on the application's timeline (functions/_runtime/activity.ts, `deliveryEntry`).
+      origin: 'webhook',
       kind: 'stage-entered',
       receivedAt: Date.now(),
       event: boundStageEnteredEvent(parsed.event, body),
@@ -148,6 +150,7 @@ function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accept
   if (parsed.kind === 'application-changed')
     return {
       ...envelope,
+      origin: 'webhook',
       kind: 'application-changed',
       receivedAt: Date.now(),
       deliveryId: deliveryIdOf(parsed.event.deliveryId, body),
@@ -194,24 +197,5 @@ async function enqueue(
       );
   }
   logger.info('ats webhook: enqueued', { connectionId, kind: message.kind });
-  noteDelivery(message);
   return jsonResponse(200, { status: 'accepted' });
-}
-
-/** The delivery on its application's timeline, for the console: the stage it names, never the candidate. */
-function noteDelivery(message: Accepted): void {
-  if (message.kind === 'stage-entered') {
-    const { atsApplicationId, stage } = message.event;
-    const named = stage.name ?? stage.id ?? 'a stage';
-    const detail = `webhook: entered ${named}`;
-    activity.note({ connectionId: message.connectionId, atsApplicationId, kind: 'webhook', detail });
-  } else if (message.kind === 'application-changed') {
-    const detail = `webhook: the candidate ${message.change === 'left' ? 'left the process' : 'came back'}`;
-    activity.note({
-      connectionId: message.connectionId,
-      atsApplicationId: message.atsApplicationId,
-      kind: 'webhook',
-      detail,
-    });
-  }
 }

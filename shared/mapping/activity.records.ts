@@ -41,6 +41,8 @@ export interface TimelineEntry {
   detail: string;
   /** The error code or reason, where there is one. */
   code?: string | undefined;
+  /** What makes the entry one: noted again with the same key and time, it is the same entry (never read back). */
+  key?: string | undefined;
 }
 
 /** The doctor's last result for a connection. */
@@ -131,13 +133,13 @@ export class DynamoActivity {
   public async addTimeline(entries: readonly TimelineEntry[], signal?: AbortSignal): Promise<void> {
     const ttl = seconds(Date.now()) + RETENTION_DEFAULTS.eventDays * 86_400;
     for (let i = 0; i < entries.length; i += WRITE_BATCH) {
-      let requests = entries.slice(i, i + WRITE_BATCH).map((e) => ({
+      let requests = entries.slice(i, i + WRITE_BATCH).map(({ key, ...e }) => ({
         PutRequest: {
           Item: marshall(
             {
               ...e,
               pk: timelineKey(e.connectionId, e.atsApplicationId),
-              sk: `${new Date(e.at).toISOString()}#${randomBytes(3).toString('hex')}`,
+              sk: `${new Date(e.at).toISOString()}#${key ?? randomBytes(3).toString('hex')}`,
               [MAPPING_TABLES.ttlAttribute]: ttl,
             },
             { removeUndefinedValues: true },

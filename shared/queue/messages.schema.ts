@@ -32,6 +32,11 @@ const envelope = {
   receivedAt: v.number(),
   deferrals,
   correlationId,
+  /**
+   * Set by the ats-webhook function: the worker notes the delivery on its application's timeline when it first
+   * handles the message (functions/_runtime/activity.ts), so the webhook answers without that write.
+   */
+  origin: v.optional(v.literal('webhook')),
 };
 
 /** What a message that calls the ATS carries: its turn on the connection's schedule. */

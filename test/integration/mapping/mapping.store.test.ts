@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { emulatorEnvironment, startEmulators, type Emulators } from '../../../infra/local/emulators';
 import { createTables } from '../../../infra/local/provision';
 import { type DynamoMappingStore, dynamoMappingStore } from '../../../shared/mapping';
+import { DynamoActivity } from '../../../shared/mapping/activity.records';
 import { withDeadline } from '../../../shared/aws/deadline';
 import { claimInput, delivery, lease, mappingRules, NOW } from '../../helpers/mapping-rules';
 
@@ -210,5 +211,18 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     expect(
       await dynamoMappingStore({ client, tables, paging: { pageSize: 2 } }).listApplicationsByInterview(interviewId),
     ).toHaveLength(5);
+  });
+
+  it('keeps one timeline entry for a keyed note written twice, and one each for unkeyed notes', async () => {
+    const activity = new DynamoActivity(tables.activity, client);
+    const atsApplicationId = `timeline-${Date.now()}`;
+    const delivered = { connectionId: 'acme', atsApplicationId, at: NOW, kind: 'webhook' as const };
+    const keyed = { ...delivered, detail: 'webhook: entered AI Interview', key: 'enqueue-1' };
+    await activity.addTimeline([keyed]);
+    await activity.addTimeline([keyed, { ...delivered, detail: 'unkeyed' }, { ...delivered, detail: 'unkeyed' }]);
+    const timeline = await activity.timeline('acme', atsApplicationId);
+    expect(timeline.map((e) => e.detail).sort()).toEqual(['unkeyed', 'unkeyed', 'webhook: entered AI Interview']);
+    // The key makes the entry one; it is not part of what the console reads.
+    expect(timeline.every((e) => !('key' in e))).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ActivityTally } from '../../../functions/_runtime/activity';
+import { ActivityTally, deliveryEntry, WEBHOOK_MARK_MS } from '../../../functions/_runtime/activity';
 import { PIPELINE_METRICS } from '../../../shared/observability/metrics';
 import type { TimelineEntry } from '../../../shared/mapping/activity.records';
 import { NOW } from '../../helpers/pipeline-records';
@@ -59,6 +59,30 @@ describe('Class: ActivityTally', () => {
     await tally.flush(fakeLogger());
     expect(store.addDay.mock.calls).toEqual([
       ['acme', NOW, {}, { webhookAt: NOW, writeBackAt: undefined, signal: undefined }],
+    ]);
+  });
+
+  it("marks a connection's last webhook once a minute at most from one environment", async () => {
+    const store = fakeActivityStore();
+    const tally = new ActivityTally(() => store);
+    tally.webhook('acme');
+    await tally.flush(fakeLogger());
+    // A burst: the deliveries of the next minute write nothing of their own.
+    for (const after of [1, 30_000, WEBHOOK_MARK_MS - 1]) {
+      vi.setSystemTime(NOW + after);
+      tally.webhook('acme');
+      await tally.flush(fakeLogger());
+    }
+    tally.webhook('beta');
+    await tally.flush(fakeLogger());
+    vi.setSystemTime(NOW + WEBHOOK_MARK_MS);
+    tally.webhook('acme');
+    await tally.flush(fakeLogger());
+    const marked = store.addDay.mock.calls.map(([id, , , last]) => [id, (last as { webhookAt: number }).webhookAt]);
+    expect(marked).toEqual([
+      ['acme', NOW],
+      ['beta', NOW + WEBHOOK_MARK_MS - 1],
+      ['acme', NOW + WEBHOOK_MARK_MS],
     ]);
   });
 
@@ -169,5 +193,36 @@ describe('Class: ActivityTally', () => {
     await tally.flush(logger, signal);
     expect((store.addDay.mock.calls[0]![3] as { signal?: AbortSignal }).signal).toBe(signal);
     expect(store.addTimeline.mock.calls[0]?.[1]).toBe(signal);
+  });
+
+  it("notes a webhook's delivery when it came, keyed by its message, naming the stage, not the candidate", () => {
+    const envelope = { v: 1, enqueueId: 'enq-1', connectionId: 'acme', receivedAt: NOW - 5_000 } as const;
+    const entered = {
+      ...envelope,
+      kind: 'stage-entered',
+      event: {
+        ...{
+          deliveryId: 'd-1',
+          atsApplicationId: '4401',
+          atsCandidateId: 'c-9',
+          stage: { id: '9001', name: 'AI Interview' },
+        },
+        candidate: { name: 'Kim Lee', email: 'kim@example.com' },
+      },
+    } as const;
+    expect(deliveryEntry({ ...entered, origin: 'webhook' })).toEqual({
+      ...{ connectionId: 'acme', atsApplicationId: '4401', at: NOW - 5_000, key: 'enq-1', kind: 'webhook' },
+      detail: 'webhook: entered AI Interview',
+    });
+    expect(JSON.stringify(deliveryEntry({ ...entered, origin: 'webhook' }))).not.toMatch(/Kim|kim@/);
+    // A sweep's or a sync's message came from no webhook: nothing to note.
+    expect(deliveryEntry(entered)).toBeUndefined();
+    const left = { ...envelope, origin: 'webhook', kind: 'application-changed', deliveryId: 'd-2' } as const;
+    expect(deliveryEntry({ ...left, atsApplicationId: '4401', change: 'left' })?.detail).toBe(
+      'webhook: the candidate left the process',
+    );
+    expect(deliveryEntry({ ...left, atsApplicationId: '4401', change: 'returned' })?.detail).toBe(
+      'webhook: the candidate came back',
+    );
   });
 });
