@@ -53,9 +53,18 @@ let linted: Promise<{ code: number; headers: string[] }> | undefined;
 afterAll(() => rmSync(probeDir, { recursive: true, force: true }));
 
 describe('Tooling: npm test fails on unformatted or lint-failing code', () => {
-  it('runs the lint check before anything else in npm test', () => {
+  it('runs lint, typecheck and the dependency rules together, and no test lane unless all three pass', () => {
     const scripts = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts as Record<string, string>;
-    expect(scripts.test?.startsWith('npm run lint &&')).toBe(true);
+    const [checks = '', lanes] = scripts.test?.split(' && wait $lint && wait $deps && ') ?? [];
+    expect(
+      checks
+        .split(/[;&]+/)
+        .map((part) => part.trim())
+        .filter((part) => part.startsWith('npm run')),
+    ).toEqual(['npm run lint', 'npm run depcheck', 'npm run typecheck']);
+    expect(checks).toContain('npm run lint & lint=$!');
+    expect(checks).toContain('npm run depcheck & deps=$!');
+    expect(lanes).toBe('vitest run --coverage');
     expect(scripts.lint).toBe('biome check --error-on-warnings .');
   });
 
