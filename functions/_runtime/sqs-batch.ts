@@ -11,6 +11,7 @@ import {
   planDeferral,
   planDeferralPastDeadline,
   planPark,
+  withCarried,
   type DeferTarget,
 } from './deferral';
 import { connectionDisabled } from './connections';
@@ -155,10 +156,11 @@ async function deferred<M extends QueueMessage>(
 ): Promise<boolean> {
   const { defer, deferrals, logger } = invocation;
   if (!defer || !deferrals) return false;
-  const planned =
+  const plan =
     planDeferral(message, error, defer.random) ??
     planDeferralPastDeadline(message, deadlinePassed(invocation.signal), invocation.leaseEndsAt);
-  if (!planned) return false;
+  if (!plan) return false;
+  const planned = { ...plan, message: withCarried(plan.message, error) };
   if (!(await deferrals.send(planned))) {
     logger.warn('could not defer the message', { messageId: record.messageId, code: 'queue-publish-failed' });
     return false;

@@ -88,27 +88,41 @@ async function writeBack(
   const run: ReportRun = { message, context, deps, options, log };
   const found = await reportAndApplication(run);
   if ('outcome' in found) return found;
-  const { report, application } = found;
-  if (application.state === 'written_back' && application.reportId === report.report_id)
+  const { report, application, key } = found;
+  if (application?.state === 'written_back' && application.reportId === report.report_id)
     return { outcome: 'already-written-back' };
   // Its turn on the ATS's rate limit, by what its sort declares, once its application shows it is not done (a
   // duplicate never books); a later turn sends it back before anything is claimed.
   const rule = context.connection.writeBack.advance;
   const move = rule !== undefined && decideAdvance(rule, report).advance;
-  await context.turns?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal);
-  const claimed = await claimReport(run, found);
-  if (!('record' in claimed)) return claimed;
   try {
-    return await writeBackSteps(run, claimed);
+    await context.turns?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal);
+    const claimed = await claimReport(run, report, key, !application);
+    if (!('record' in claimed)) return claimed;
+    try {
+      return await writeBackSteps(run, claimed);
+    } catch (error) {
+      return await endClaimedWork(claimed, error, deps, () => ({ outcome: 'held-elsewhere' as const }));
+    }
   } catch (error) {
-    return endClaimedWork(claimed, error, deps, () => ({ outcome: 'held-elsewhere' as const }));
+    // Whatever sends it back for later (its turn, a 429, the deadline), it comes back to this application.
+    throw carrying(error, { foundApplication: { atsApplicationId: key.atsApplicationId, triggerId: key.triggerId } });
   }
 }
 
-/** The report as the service lists it, and its application; or why it is parked. */
-async function reportAndApplication(
-  run: ReportRun,
-): Promise<{ report: InterviewReport; application: ApplicationRecord } | ReportCreatedResult> {
+/** The error, with what the message's copy carries when it goes back for later (functions/_runtime/deferral.ts). */
+function carrying(error: unknown, carry: Partial<ReportCreatedMessage>): unknown {
+  return error !== null && typeof error === 'object' ? Object.assign(error, { carry }) : error;
+}
+
+/** The report and the key of its application, the application too where it was read; or why it is parked. */
+type FoundReport = { report: InterviewReport; key: ApplicationKey; application?: ApplicationRecord | undefined };
+
+/**
+ * The report as the service lists it, and its application (by the key a return carries: unread when it holds its
+ * turn, since its claim reads it); or why it is parked.
+ */
+async function reportAndApplication(run: ReportRun): Promise<FoundReport | ReportCreatedResult> {
   const { message, context, deps, options } = run;
   const reports = await context.interviews.listReports(
     { interview_id: message.interviewId, candidate_id: message.candidateId },
@@ -120,31 +134,51 @@ async function reportAndApplication(
       throw new ReportNotVisibleError(message.reportId);
     return park(run, 'the interview service does not list this report');
   }
+  const connectionId = context.connection.id;
+  if (message.foundApplication) {
+    const key = { connectionId, ...message.foundApplication };
+    // Back in the turn it holds, it claims with no read; back without one, it reads first, so a done one never books.
+    if (message.turnAt !== undefined) return { report, key };
+    const carried = await deps.store.getApplication(key);
+    return carried ? { report, application: carried, key } : park(run, 'its application is gone');
+  }
   const application = message.atsApplicationId
-    ? (await deps.store.findApplicationsByAtsId(context.connection.id, message.atsApplicationId))[0]
+    ? (await deps.store.findApplicationsByAtsId(connectionId, message.atsApplicationId))[0]
     : await findApplication(context, report, deps);
-  if (application) return { report, application };
+  if (application) return { report, application, key: keyOf(application) };
   const order = await deps.orderReport?.(context, report, options);
   if (order === 'order-no-public-link') return park(run, "the order's report has no public https link");
   if (order) return { outcome: 'order', reason: order };
   return park(run, 'no application has this interview and candidate e-mail');
 }
 
-/** The write-back claimed for this report, or why there is nothing to do (done, another report, another worker). */
+const keyOf = ({ connectionId, atsApplicationId, triggerId }: ApplicationRecord): ApplicationKey => ({
+  connectionId,
+  atsApplicationId,
+  triggerId,
+});
+
+/**
+ * The write-back claimed for this report, or why there is nothing to do (done, another report, another worker).
+ * `unread`: the key came with the message, so an application gone since is parked as any report with none.
+ */
 async function claimReport(
   run: ReportRun,
-  { report, application }: { report: InterviewReport; application: ApplicationRecord },
+  report: InterviewReport,
+  key: ApplicationKey,
+  unread: boolean,
 ): Promise<ClaimedWriteBack | ReportCreatedResult> {
   const { deps, options } = run;
-  const key: ApplicationKey = {
-    connectionId: application.connectionId,
-    atsApplicationId: application.atsApplicationId,
-    triggerId: application.triggerId,
-  };
   const owner = (deps.newOwner ?? randomUUID)();
   const leaseMs = options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
   const lease = { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs };
-  const claim = await deps.store.claimWriteBack(key, report.report_id, lease, report.candidate_id);
+  const claim = await deps.store
+    .claimWriteBack(key, report.report_id, lease, report.candidate_id)
+    .catch(async (error: unknown) => {
+      if (!unread || (await deps.store.getApplication(key))) throw error;
+      return undefined;
+    });
+  if (!claim) return park(run, 'its application is gone');
   const log = { ...run.log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   if (claim.kind === 'done') return { outcome: 'already-written-back' };
   if (claim.kind === 'busy') {

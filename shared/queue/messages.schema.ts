@@ -141,6 +141,8 @@ export const reportCreatedMessageSchema = v.object({
   candidateId: safeIdSchema,
   /** Set by an operator (`npm run ops -- match`) to attach a parked report to an application by hand. */
   atsApplicationId: v.optional(atsIdSchema),
+  /** The application its first run found, carried when it went back for later: it is claimed again with no read. */
+  foundApplication: v.optional(v.object({ atsApplicationId: atsIdSchema, triggerId: safeIdSchema })),
 });
 
 /** Every message the connector queues: the invite worker's, and the write-back worker's. */

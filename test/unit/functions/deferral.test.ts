@@ -6,6 +6,7 @@ import {
   deferralDelaySeconds,
   planDeferral,
   planDeferralPastDeadline,
+  withCarried,
   requestedWaitMs,
 } from '../../../functions/_runtime/deferral';
 import { claimLeaseMs, sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
@@ -121,6 +122,25 @@ describe('Function: planDeferral', () => {
     // Cut by the worker's deadline: part of its work may be done, and its turn is spent.
     const cutShort = planDeferralPastDeadline(untouched as QueueMessage, true, Date.now() + 5_000)?.message;
     for (const field of ['turnAt', 'turnCalls', 'turnKind']) expect(cutShort).not.toHaveProperty(field);
+  });
+
+  it("carries what the run found (a report's application) whatever sends it back, as a valid message", () => {
+    const foundApplication = { atsApplicationId: '4401', triggerId: 'ai-screen' };
+    const carry = { foundApplication };
+    const turn = new AtsError('ats-rate-limited', 'later', { turnAt: 1_000_000, turnCalls: 2 });
+    const planned = [
+      planDeferral(reportMessage(), turn, () => 0),
+      planDeferral(reportMessage(), rateLimitedByAts(5_000), () => 0),
+      planDeferralPastDeadline(reportMessage(), true, Date.now() + 5_000),
+    ];
+    for (const plan of planned) {
+      const copy = withCarried(plan?.message as QueueMessage, Object.assign(new Error('back'), { carry }));
+      expect(copy).toMatchObject({ foundApplication, deferrals: 1 });
+      expect(v.safeParse(reportCreatedMessageSchema, copy).success).toBe(true);
+    }
+    // An error that carries nothing leaves the copy as it was.
+    const plain = planDeferral(reportMessage(), rateLimitedByAts(5_000), () => 0)?.message as QueueMessage;
+    expect(withCarried(plain, rateLimitedByAts(5_000))).toBe(plain);
   });
 
   it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', () => {

@@ -599,6 +599,44 @@ describe('Use case: handleReportCreated', () => {
     ]);
   });
 
+  it('sends a write-back back with its application, claimed with no lookup; gone since, it is parked', async () => {
+    const store = new MemoryMappingStore();
+    const { context, ats } = fakeContext();
+    const later = new AtsError('ats-rate-limited', 'later', { turnAt: NOW + 30_000, turnCalls: 7 });
+    const take = vi.fn(async (_step: string, held: unknown) => {
+      if (!held) throw later;
+    });
+    Object.assign(context, { turns: { take, takeNear: vi.fn() } });
+    await invited(store);
+    const deps = dependencies(store, context);
+    const away = await handleReportCreated(reportMessage, deps).catch((error: unknown) => error);
+    const carried = { foundApplication: { atsApplicationId: '4401' } };
+    expect(away).toMatchObject({ code: 'ats-rate-limited', carry: carried });
+    const { carry } = away as { carry: { foundApplication: { atsApplicationId: string; triggerId: string } } };
+    const back = { ...reportMessage, turnAt: NOW + 30_000, turnCalls: 7, ...carry };
+    const lookups = [
+      vi.spyOn(store, 'findApplicationByInterview'),
+      vi.spyOn(store, 'findApplicationsByAtsId'),
+      vi.spyOn(store, 'getApplication'),
+    ];
+    expect(await handleReportCreated(back, deps)).toMatchObject({ outcome: 'written-back' });
+    expect(lookups.map((lookup) => lookup.mock.calls.length)).toEqual([0, 0, 0]);
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    // Again, as a duplicate of the return: its claim says it is done.
+    expect(await handleReportCreated(back, deps)).toEqual({ outcome: 'already-written-back' });
+    // Back without a turn (a 429, the deadline): it reads its application first, so a done one books nothing.
+    const booked = take.mock.calls.length;
+    const noTurn = { ...reportMessage, ...carry };
+    expect(await handleReportCreated(noTurn, deps)).toEqual({ outcome: 'already-written-back' });
+    expect(take.mock.calls.length).toBe(booked);
+    // The candidate was purged while the message was away: parked as any report with no application.
+    const purged = new MemoryMappingStore();
+    const gone = { ...back, foundApplication: { ...carry.foundApplication, atsApplicationId: '9999' } };
+    expect(await handleReportCreated(gone, dependencies(purged, context))).toMatchObject({ outcome: 'unmatched' });
+    expect(await purged.isReportParked(APPLICATION.connectionId, reportMessage.reportId)).toBe(true);
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
+  });
+
   it('prefers the ATS application id the service sends, when it maps to this interview', async () => {
     const store = new MemoryMappingStore();
     const { context, interviews } = fakeContext();
