@@ -43,15 +43,16 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
 }
 
 /**
- * The console's records (the activity table): what the webhooks and workers saw, each batch's counts in one update
- * and its timeline entries 25 to a write; the admin API reads them, keeps the doctor's results and the connect links,
+ * The console's records (the activity table): the workers' counts of a batch in one update and its timeline entries
+ * (deliveries among them) 25 to a write, the webhook function's last webhook (an update); the admin API reads them, keeps the doctor's results and the connect links,
  * reads an application (Query) and a connection's backlog (GetItem), and works the dead-letter queues: their counts
  * and first messages, a redrive (SQS's message move task, from the DLQ to its queue) and a retry of one.
  */
 function grantConsole({ functions, tables, queues }: GrantedResources): void {
   const { adminApi, atsWebhook, inviteWorker, writebackWorker } = functions;
-  for (const fn of [atsWebhook, inviteWorker, writebackWorker])
+  for (const fn of [inviteWorker, writebackWorker])
     allow(fn, ['dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'], [tables.activity.tableArn]);
+  allow(atsWebhook, ['dynamodb:UpdateItem'], [tables.activity.tableArn]);
   allow(
     adminApi,
     [
