@@ -138,25 +138,15 @@ type Delivery = Extract<
 /** The queue message of an accepted delivery. */
 function messageOf(connectionId: string, parsed: Delivery, body: Buffer): Accepted {
   const envelope = { v: 1, enqueueId: randomUUID(), correlationId: currentCorrelationId(), connectionId } as const;
+  // The worker notes these on the application's timeline (functions/_runtime/activity.ts, `deliveryEntry`).
+  const delivered = { ...envelope, origin: 'webhook', receivedAt: Date.now() } as const;
   if (parsed.kind === 'stage-entered')
-    return {
-      ...envelope,
-      // The worker notes it on the application's timeline (functions/_runtime/activity.ts, `deliveryEntry`).
-      origin: 'webhook',
-      kind: 'stage-entered',
-      receivedAt: Date.now(),
-      event: boundStageEnteredEvent(parsed.event, body),
-    };
-  if (parsed.kind === 'application-changed')
-    return {
-      ...envelope,
-      origin: 'webhook',
-      kind: 'application-changed',
-      receivedAt: Date.now(),
-      deliveryId: deliveryIdOf(parsed.event.deliveryId, body),
-      atsApplicationId: parsed.event.atsApplicationId,
-      change: parsed.event.change,
-    };
+    return { ...delivered, kind: 'stage-entered', event: boundStageEnteredEvent(parsed.event, body) };
+  if (parsed.kind === 'application-changed') {
+    const { atsApplicationId, change } = parsed.event;
+    const deliveryId = deliveryIdOf(parsed.event.deliveryId, body);
+    return { ...delivered, kind: 'application-changed', deliveryId, atsApplicationId, change };
+  }
   return {
     ...envelope,
     kind: 'candidate-deleted',
