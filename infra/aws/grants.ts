@@ -44,9 +44,10 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
 
 /**
  * The console's records (the activity table): the workers' counts of a batch in one update and its timeline entries
- * (deliveries among them) 25 to a write, the webhook function's last webhook (an update); the admin API reads them, keeps the doctor's results and the connect links,
- * reads an application (Query) and a connection's backlog (GetItem), and works the dead-letter queues: their counts
- * and first messages, a redrive (SQS's message move task, from the DLQ to its queue) and a retry of one.
+ * (deliveries among them) 25 to a write, the webhook function's last webhook (an update); the admin API reads them,
+ * keeps the doctor's results and the connect links, reads an application (Query) and a connection's backlog
+ * (GetItem), and works the dead-letter queues: their counts and first messages, a redrive (SQS's message move task,
+ * from the DLQ to its queue) and a retry of one.
  */
 function grantConsole({ functions, tables, queues }: GrantedResources): void {
   const { adminApi, atsWebhook, inviteWorker, writebackWorker } = functions;
