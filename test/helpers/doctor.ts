@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { LocalStack } from '../../infra/local/local-stack';
 
 export interface DoctorRun {
   code: number;
@@ -29,4 +31,25 @@ export function sectionOf(output: string, connectionId: string): string {
   if (start < 0) return '';
   const end = lines.findIndex((l, i) => i > start && /^\S/.test(l));
   return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
+/** What a secret's value looks like in the local stack: never in the doctor's output. */
+export const SECRET_FIELDS = /[0-9a-f]{48}|sandbox-key|sandbox-token|sandbox-secret/;
+
+/** Writes `change(secrets)` into the stack's secrets file for the length of `work`, then puts the file back. */
+export async function withSecrets<T>(
+  stack: LocalStack,
+  change: (s: Record<string, Record<string, unknown>>) => void,
+  work: () => Promise<T>,
+) {
+  const path = JSON.parse(readFileSync(stack.stackFile, 'utf8')).files.secrets as string;
+  const original = readFileSync(path, 'utf8');
+  const edited = JSON.parse(original) as Record<string, Record<string, unknown>>;
+  change(edited);
+  writeFileSync(path, JSON.stringify(edited));
+  try {
+    return await work();
+  } finally {
+    writeFileSync(path, original);
+  }
 }
