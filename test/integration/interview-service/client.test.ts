@@ -189,9 +189,11 @@ describe('Class: InterviewServiceClient (against the sandbox over HTTP)', () => 
   });
 
   it('times out slow calls and retries them, and stops at once when the caller aborts', async () => {
-    sandbox.setFaults({ latencyMs: 300 });
+    // Each attempt has 250 ms to reach a sandbox that answers after 1 s: on a busy machine (three test files on two
+    // cores) a 50-ms budget could run out before the retry was even sent, and the sandbox counted one request.
+    sandbox.setFaults({ latencyMs: 1000 });
     const before = requests('GET /interviews');
-    await expect(client({ timeoutMs: 50, retry: { maxAttempts: 2 } }).listInterviews()).rejects.toMatchObject({
+    await expect(client({ timeoutMs: 250, retry: { maxAttempts: 2 } }).listInterviews()).rejects.toMatchObject({
       code: 'unavailable',
       retryable: true,
     });
