@@ -54,6 +54,10 @@ const BACKLOG_SLACK_MS = 30_000;
 /** True when the error is the connection's ATS asking to wait (a spent window, a 429), not another API. */
 export const isAtsRateLimit = (error: unknown): boolean => hasCode(error, ATS_ERROR_CODES.rateLimited);
 
+/** True when the call was kept back, never sent: its booked turn is later, or the ATS said its window is spent. */
+export const isPaced = (error: unknown): boolean =>
+  isAtsRateLimit(error) && (error as { paced?: unknown }).paced === true;
+
 /**
  * Records a connection's backlog in the queue ledger, at most once per connection and `BACKLOG_SLACK_MS` in this
  * environment; the ledger itself keeps the latest of every environment's. A write that fails is only a sweep that

@@ -8,6 +8,7 @@ import type { QueueMessage } from '../../shared/queue';
 import {
   deferralObserver,
   isAtsRateLimit,
+  isPaced,
   planDeferral,
   planDeferralPastDeadline,
   planPark,
@@ -165,7 +166,9 @@ async function deferred<M extends QueueMessage>(
     logger.warn('could not defer the message', { messageId: record.messageId, code: 'queue-publish-failed' });
     return false;
   }
-  invocation.metrics?.count('Deferred', message.connectionId);
+  // Kept back by the pacing (its turn is later) is the rate limit shared as declared: counted apart from the console's
+  // "deferred", which an invocation would otherwise write for that alone (one write each, on a long paced run).
+  invocation.metrics?.count(isPaced(error) ? 'Paced' : 'Deferred', message.connectionId);
   const application = applicationOf(message);
   // On the candidate's timeline once, at the message's first deferral: at an ATS's rate limit a message may go back
   // several times, and each note would be a write; the later ones are counted (the Deferred metric).

@@ -51,7 +51,17 @@ export function addOperatorDashboard(stack: Stack, resources: DashboardResources
     new GraphWidget({
       title: DASHBOARD_WIDGETS.outcomes,
       left: (
-        ['Advanced', 'Flagged', 'Failed', 'Unmatched', 'Deferred', 'Reminded', 'Expired', 'CandidateLeft'] as const
+        [
+          'Advanced',
+          'Flagged',
+          'Failed',
+          'Unmatched',
+          'Deferred',
+          'Paced',
+          'Reminded',
+          'Expired',
+          'CandidateLeft',
+        ] as const
       ).map(business),
       width: 12,
     }),

@@ -9,6 +9,8 @@ export const PIPELINE_METRICS = [
   'Failed',
   'Unmatched',
   'Deferred',
+  /** A message went back for its booked turn on the ATS's rate limit: pacing at work, not an incident. */
+  'Paced',
   'Reminded',
   'CandidateLeft',
   'Expired',

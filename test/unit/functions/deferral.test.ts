@@ -12,6 +12,7 @@ import {
 import { claimLeaseMs, sqsBatchHandler } from '../../../functions/_runtime/sqs-batch';
 import { activity } from '../../../functions/_runtime/activity';
 import { AtsError } from '../../../shared/ats/errors';
+import { keptBack } from '../../../shared/pacing/gate';
 import { RateLimitedError, UnavailableError } from '../../../shared/interview-service/errors';
 import {
   ClaimHeldElsewhereError,
@@ -205,6 +206,26 @@ describe('Function: sqsBatchHandler with deferral', () => {
     } finally {
       note.mockRestore();
     }
+  });
+
+  it('counts a message kept back for its booked turn as paced, one the ATS refused (a 429) as deferred', async () => {
+    const counted: string[] = [];
+    const handler = sqsBatchHandler(
+      reportCreatedMessageSchema,
+      async (message) => {
+        if (message.reportId === 'turn')
+          throw keptBack('report', 4_000, { at: Date.now() + 4_000, calls: 2, step: 'x' });
+        throw rateLimitedByAts(3_000);
+      },
+      logger,
+      {
+        defer: { queueUrl: () => 'q', publisher: { publishDelayed: vi.fn().mockResolvedValue([true, true]) } },
+        metrics: { count: (metric) => counted.push(metric) },
+      },
+    );
+    const response = await handler(reports('turn', 'refused'), context);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(counted.sort()).toEqual(['Deferred', 'Paced']);
   });
 
   it('fails the message when it cannot be sent back, so SQS retries it and nothing is lost', async () => {
