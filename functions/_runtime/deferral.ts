@@ -158,12 +158,11 @@ export function planDeferral(
 }
 
 /**
- * The copy with what the run found and put on the error it went back with (`carry`: a report's application), so it is
- * not read again when it comes back; the copy is parsed by its schema then, like any message.
+ * The copy with what its run found and said it carries (`RunOptions.carry`: a report's application), so it is not read
+ * again when it comes back; the copy is parsed by its schema then, like any message.
  */
-export function withCarried<M extends QueueMessage>(message: M, error: unknown): M {
-  const carry = (error as { carry?: unknown } | undefined)?.carry;
-  return carry && typeof carry === 'object' ? { ...message, ...carry } : message;
+export function withCarried<M extends QueueMessage>(message: M, carry: Record<string, unknown> | undefined): M {
+  return carry ? { ...message, ...carry } : message;
 }
 
 /** How long a disabled connection's message stays away before it looks again: `PARKED_RECHECK_SECONDS`, or 300. */

@@ -82,7 +82,7 @@ export const claimLeaseMs = (remainingMs: number): number => remainingMs + WORKE
 type MessageHandler<M> = (
   message: M,
   record: SQSRecord,
-  run: { signal: AbortSignal; leaseMs: number },
+  run: { signal: AbortSignal; leaseMs: number; carry: (fields: Record<string, unknown>) => void },
 ) => Promise<void>;
 
 /** What one invocation's records are handled with. */
@@ -129,11 +129,16 @@ async function handleRecord<M extends QueueMessage>(
   }
   if (await parked(invocation, parsed.output, record)) return;
   noteArrival(parsed.output);
+  // What this record's run found, for its copy should it go back for later: its own, whatever error it throws.
+  let carried: Record<string, unknown> | undefined;
+  const carry = (fields: Record<string, unknown>) => {
+    carried = { ...carried, ...fields };
+  };
   try {
     // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
-    await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs }));
+    await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs, carry }));
   } catch (error) {
-    if (await deferred(invocation, parsed.output, record, error)) return;
+    if (await deferred(invocation, { message: parsed.output, carried }, record, error)) return;
     logger.warn('message failed; SQS will retry it', {
       ...messageKeys(parsed.output, record),
       code: errorCode(error),
@@ -151,7 +156,7 @@ async function handleRecord<M extends QueueMessage>(
  */
 async function deferred<M extends QueueMessage>(
   invocation: Invocation<M>,
-  message: M,
+  { message, carried }: { message: M; carried: Record<string, unknown> | undefined },
   record: SQSRecord,
   error: unknown,
 ): Promise<boolean> {
@@ -161,7 +166,7 @@ async function deferred<M extends QueueMessage>(
     planDeferral(message, error, defer.random) ??
     planDeferralPastDeadline(message, deadlinePassed(invocation.signal), invocation.leaseEndsAt);
   if (!plan) return false;
-  const planned = { ...plan, message: withCarried(plan.message, error) };
+  const planned = { ...plan, message: withCarried(plan.message, carried) };
   if (!(await deferrals.send(planned))) {
     logger.warn('could not defer the message', { messageId: record.messageId, code: 'queue-publish-failed' });
     return false;

@@ -368,6 +368,8 @@ export interface RunOptions {
   leaseMs?: number | undefined;
   /** How many times the queue has handed the message over (1 the first time): above 1, an earlier try began. */
   receiveCount?: number | undefined;
+  /** Fields its copy carries should this message go back for later (functions/_runtime/deferral.ts: `withCarried`). */
+  carry?: ((fields: Record<string, unknown>) => void) | undefined;
 }
 
 /** What every use case is given. */
@@ -379,10 +381,7 @@ export interface PipelineDependencies {
   /** A fresh owner id per attempt, so two workers on the same message never share a lease. */
   newOwner?: () => string;
   sleep?: (ms: number) => Promise<void>;
-  /**
-   * A report no application has may be an assessment order's (shared/orders/): completes it and answers how, or
-   * undefined when no order has it. Only the write-back worker is given it.
-   */
+  /** A report of no application may be an order's (shared/orders/): completes it, answers how (undefined: none). */
   orderReport?: (context: ConnectionContext, report: InterviewReport, run?: RunOptions) => Promise<string | undefined>;
 }
 

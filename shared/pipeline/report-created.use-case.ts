@@ -105,14 +105,14 @@ async function writeBack(
       return await endClaimedWork(claimed, error, deps, () => ({ outcome: 'held-elsewhere' as const }));
     }
   } catch (error) {
-    // Whatever sends it back for later (its turn, a 429, the deadline), it comes back to this application.
-    throw carrying(error, { foundApplication: { atsApplicationId: key.atsApplicationId, triggerId: key.triggerId } });
+    // Whatever sends it back for later (its turn, a 429, the deadline), it comes back to this application. Said to
+    // this message's own run, never put on the error: one deadline's error is every message's of the invocation.
+    const carried: Pick<ReportCreatedMessage, 'foundApplication'> = {
+      foundApplication: { atsApplicationId: key.atsApplicationId, triggerId: key.triggerId },
+    };
+    options.carry?.(carried);
+    throw error;
   }
-}
-
-/** The error, with what the message's copy carries when it goes back for later (functions/_runtime/deferral.ts). */
-function carrying(error: unknown, carry: Partial<ReportCreatedMessage>): unknown {
-  return error !== null && typeof error === 'object' ? Object.assign(error, { carry }) : error;
 }
 
 /** The report and the key of its application, the application too where it was read; or why it is parked. */

@@ -135,13 +135,13 @@ describe('Function: planDeferral', () => {
       planDeferralPastDeadline(reportMessage(), true, Date.now() + 5_000),
     ];
     for (const plan of planned) {
-      const copy = withCarried(plan?.message as QueueMessage, Object.assign(new Error('back'), { carry }));
+      const copy = withCarried(plan?.message as QueueMessage, carry);
       expect(copy).toMatchObject({ foundApplication, deferrals: 1 });
       expect(v.safeParse(reportCreatedMessageSchema, copy).success).toBe(true);
     }
-    // An error that carries nothing leaves the copy as it was.
+    // A run that carries nothing leaves the copy as it was.
     const plain = planDeferral(reportMessage(), rateLimitedByAts(5_000), () => 0)?.message as QueueMessage;
-    expect(withCarried(plain, rateLimitedByAts(5_000))).toBe(plain);
+    expect(withCarried(plain, undefined)).toBe(plain);
   });
 
   it('leaves the message to SQS once its deferrals are spent, or when nothing asked to wait', () => {
@@ -226,6 +226,32 @@ describe('Function: sqsBatchHandler with deferral', () => {
     const response = await handler(reports('turn', 'refused'), context);
     expect(response.batchItemFailures).toEqual([]);
     expect(counted.sort()).toEqual(['Deferred', 'Paced']);
+  });
+
+  it('sends each message of a batch cut by one deadline back with its own application, never another', async () => {
+    const publishDelayed = vi.fn().mockResolvedValue([true, true, true]);
+    // One error for the whole batch, as the deadline's abort is: each run says what it found, then throws it.
+    const deadline = new AtsError('ats-rate-limited', 'the deadline', { retryAfterMs: 1_000 });
+    const handler = sqsBatchHandler(
+      reportCreatedMessageSchema,
+      async (message, _record, run) => {
+        await new Promise((resolve) => setTimeout(resolve, message.reportId === 'r1' ? 20 : 1));
+        run.carry({ foundApplication: { atsApplicationId: `app-${message.reportId}`, triggerId: 't' } });
+        await new Promise((resolve) => setTimeout(resolve, message.reportId === 'r1' ? 1 : 30));
+        throw deadline;
+      },
+      logger,
+      { defer: { queueUrl: () => 'q', publisher: { publishDelayed }, random: () => 0 } },
+    );
+    const response = await handler(reports('r1', 'r2', 'r3'), context);
+    expect(response.batchItemFailures).toEqual([]);
+    const sent = publishDelayed.mock.calls.flatMap(([, copies]) => copies as { message: ReportCreatedMessage }[]);
+    expect(sent.map(({ message }) => [message.reportId, message.foundApplication?.atsApplicationId]).sort()).toEqual([
+      ['r1', 'app-r1'],
+      ['r2', 'app-r2'],
+      ['r3', 'app-r3'],
+    ]);
+    expect(deadline).not.toHaveProperty('carry');
   });
 
   it('fails the message when it cannot be sent back, so SQS retries it and nothing is lost', async () => {
