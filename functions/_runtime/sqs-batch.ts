@@ -82,7 +82,7 @@ export const claimLeaseMs = (remainingMs: number): number => remainingMs + WORKE
 type MessageHandler<M> = (
   message: M,
   record: SQSRecord,
-  run: { signal: AbortSignal; leaseMs: number; leaseEndsAt: number; carry: (fields: Record<string, unknown>) => void },
+  run: { signal: AbortSignal; leaseMs: number; carry: (fields: Record<string, unknown>) => void },
 ) => Promise<void>;
 
 /** What one invocation's records are handled with. */
@@ -120,7 +120,7 @@ async function handleRecord<M extends QueueMessage>(
   document: unknown,
   record: SQSRecord,
 ): Promise<void> {
-  const { logger, signal, leaseMs, leaseEndsAt } = invocation;
+  const { logger, signal, leaseMs } = invocation;
   const parsed = invocation.parse(document);
   if (!parsed.success) {
     const { field, message } = describeFirstIssue(parsed.issues);
@@ -136,7 +136,7 @@ async function handleRecord<M extends QueueMessage>(
   };
   try {
     // The deadline reaches the AWS SDK calls too (shared/aws/deadline.ts), not only the outside APIs'.
-    await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs, leaseEndsAt, carry }));
+    await withDeadline(signal, () => invocation.handle(parsed.output, record, { signal, leaseMs, carry }));
   } catch (error) {
     if (await deferred(invocation, { message: parsed.output, carried }, record, error)) return;
     logger.warn('message failed; SQS will retry it', {

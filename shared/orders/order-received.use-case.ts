@@ -5,7 +5,7 @@ import { errorCode, isPermanent } from '../pipeline/errors';
 import type { ConnectionContext, InviteDependencies, RunOptions } from '../pipeline/ports';
 import { runSteps, type Step } from '../pipeline/steps';
 import { WORKER_TIMING } from '../pipeline/constants';
-import { claimMs, waitForHolder } from '../pipeline/held-claim';
+import { waitForHolder } from '../pipeline/held-claim';
 import { refusalReason } from '../errors';
 import { isClaimable, type OrderKey, type OrderRecord, type OrderStore } from './records';
 
@@ -69,8 +69,7 @@ export async function handleOrderReceived(
   const context = await deps.contextFor(key.connectionId);
   const owner = (deps.newOwner ?? randomUUID)();
   const now = deps.now ?? Date.now;
-  const at = now();
-  const lease = { owner, now: at, durationMs: claimMs(run, at, WORKER_TIMING.applicationLeaseMs) };
+  const lease = { owner, now: now(), durationMs: run.leaseMs ?? WORKER_TIMING.applicationLeaseMs };
   const claim = await deps.orders.claimOrder(key, lease);
   if (claim.kind === 'held-elsewhere') {
     // A second copy beside the first (Send Test clicked twice): done once that worker invited.

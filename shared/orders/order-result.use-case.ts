@@ -8,7 +8,6 @@ import { normaliseEmail } from '../pipeline/records';
 import { serviceLink } from '../validation';
 import type { OrderAnnouncer } from './announce';
 import type { OrderKey, OrderRecord, OrderStore } from './records';
-import { claimMs } from '../pipeline/held-claim';
 
 export interface OrderResultDependencies {
   orders: OrderStore;
@@ -100,7 +99,7 @@ export async function announceOrder(
 ): Promise<AnnounceOutcome> {
   const owner = (deps.newOwner ?? randomUUID)();
   const now = (deps.now ?? Date.now)();
-  const lease = { owner, now, durationMs: claimMs(run, now, WORKER_TIMING.applicationLeaseMs) };
+  const lease = { owner, now, durationMs: run.leaseMs ?? WORKER_TIMING.applicationLeaseMs };
   const claim = await deps.orders.claimOrder(key, lease, 'announce');
   if (claim.kind === 'missing') return 'unknown-order';
   if (claim.kind !== 'claimed') return claim.kind === 'done' ? 'nothing-to-tell' : 'held-elsewhere';

@@ -1,13 +1,4 @@
 import { WORKER_TIMING } from './constants';
-import type { RunOptions } from './ports';
-
-/**
- * How long a claim taken at `now` is held: to the end of its run's lease (`leaseEndsAt`, the invocation's), so one
- * taken late in an invocation (after a cold start, a turn waited for) ends with it, not up to a whole lease after, and
- * a message its deadline cut comes back to a claim already over. Without one, the run's `leaseMs`, else `fallbackMs`.
- */
-export const claimMs = (run: Pick<RunOptions, 'leaseMs' | 'leaseEndsAt'>, now: number, fallbackMs: number): number =>
-  run.leaseEndsAt === undefined ? (run.leaseMs ?? fallbackMs) : Math.max(1_000, run.leaseEndsAt - now);
 
 /** Where a waiting worker reads the held record, and its clock. */
 export interface HeldRecordReader<R> {

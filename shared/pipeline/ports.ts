@@ -129,7 +129,11 @@ export function begunStep(begin: StepBegin): StepRecord {
   return { value: begin.value, rank: begin.rank, startedAt: begin.now };
 }
 
-export type Lease = { owner: string; now: number; durationMs: number };
+export interface Lease {
+  owner: string;
+  now: number;
+  durationMs: number;
+}
 
 /** A new claim on application × trigger, as the first delivery records it: held by `lease`, no step done yet. */
 export function newClaim(input: ApplicationClaimInput, lease: Lease, entryDeliveryId?: string): ApplicationRecord {
@@ -366,8 +370,6 @@ export interface RunOptions {
   receiveCount?: number | undefined;
   /** Fields its copy carries should this message go back for later (functions/_runtime/deferral.ts: `withCarried`). */
   carry?: ((fields: Record<string, unknown>) => void) | undefined;
-  /** When the invocation's lease ends (epoch ms): a claim taken in the run ends then (held-claim.ts: `claimMs`). */
-  leaseEndsAt?: number | undefined;
 }
 
 /** What every use case is given. */

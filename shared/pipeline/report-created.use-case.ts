@@ -7,7 +7,7 @@ import { ReportNotVisibleError } from './errors';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit } from './report-note';
-import { claimMs, waitForHolder } from './held-claim';
+import { waitForHolder } from './held-claim';
 import { attachesReportFile, reportFileStep } from './report-file';
 import { runSteps } from './steps';
 import {
@@ -170,8 +170,8 @@ async function claimReport(
 ): Promise<ClaimedWriteBack | ReportCreatedResult> {
   const { deps, options } = run;
   const owner = (deps.newOwner ?? randomUUID)();
-  const now = (deps.now ?? Date.now)();
-  const lease = { owner, now, durationMs: claimMs(options, now, WORKER_TIMING.applicationLeaseMs) };
+  const leaseMs = options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
+  const lease = { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs };
   const claim = await deps.store
     .claimWriteBack(key, report.report_id, lease, report.candidate_id)
     .catch(async (error: unknown) => {
@@ -184,9 +184,7 @@ async function claimReport(
   if (claim.kind === 'busy') {
     const isDone = (r: ApplicationRecord) => r.state === 'written_back' && r.reportId === report.report_id;
     const reader = { read: () => deps.store.getApplication(key), now: deps.now, sleep: deps.sleep };
-    return {
-      outcome: (await waitForHolder(reader, isDone, lease.durationMs)) ? 'already-written-back' : 'held-elsewhere',
-    };
+    return { outcome: (await waitForHolder(reader, isDone, leaseMs)) ? 'already-written-back' : 'held-elsewhere' };
   }
   if (claim.kind === 'other-report') {
     deps.logger.warn('report: the application was already written back with another report', log);

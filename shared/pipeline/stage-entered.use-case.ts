@@ -9,7 +9,7 @@ import { ensureInterviewForTrigger } from './ensure-interview.use-case';
 import { errorCode, isPermanent, warnRefusedForGood } from './errors';
 import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
-import { claimMs, waitForHolder } from './held-claim';
+import { waitForHolder } from './held-claim';
 import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import {
@@ -230,7 +230,7 @@ const candidateEmail = (event: ConfirmedEvent) =>
 /** The claim on application × trigger, or why there is nothing to do (a duplicate, another worker's claim...). */
 async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResult> {
   const { event, context, trigger, deps } = run;
-  const leaseMs = claimMs(run.options, (deps.now ?? Date.now)(), WORKER_TIMING.applicationLeaseMs);
+  const leaseMs = run.options.leaseMs ?? WORKER_TIMING.applicationLeaseMs;
   const key: ApplicationKey = {
     connectionId: context.connection.id,
     atsApplicationId: event.atsApplicationId,

@@ -192,21 +192,6 @@ describe('Use case: handleStageEntered', () => {
     }
   }
 
-  it("holds a claim taken late in an invocation to the invocation's lease end, not a whole lease past it", async () => {
-    const { context } = fakeContext();
-    const died = new Error('the environment died');
-    /** A run that dies at its first step's write, its claim left held. */
-    const dies = async (run: { leaseMs: number; leaseEndsAt?: number }) => {
-      const store = new MemoryMappingStore();
-      vi.spyOn(store, 'recordStep').mockRejectedValue(died);
-      await expect(handleStageEntered(stageMessage(), dependencies(store, context), run)).rejects.toBe(died);
-      return (await store.getApplication(APPLICATION))?.leaseUntil;
-    };
-    // The invocation's lease ends 7 s from now; a run given only `leaseMs` holds its claim that long from the claim.
-    expect(await dies({ leaseMs: 60_000, leaseEndsAt: NOW + 7_000 })).toBe(NOW + 7_000);
-    expect(await dies({ leaseMs: 60_000 })).toBe(NOW + 60_000);
-  });
-
   it('after a takeover, finds the invite note the earlier worker posted and does not post it again', async () => {
     const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
