@@ -2,7 +2,12 @@ import { Duration, type Stack } from 'aws-cdk-lib';
 import { Dashboard, GraphWidget, LogQueryWidget, Metric, type IWidget } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
-import { METRICS_NAMESPACE, METRICS_SERVICE, PIPELINE_METRICS } from '../../shared/observability/metrics';
+import {
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+  PIPELINE_METRICS,
+  type PipelineMetric,
+} from '../../shared/observability/metrics';
 
 /** The dashboard's widgets by title: what an operator looks at, and what the CDK assertions check. */
 export const DASHBOARD_WIDGETS = {
@@ -22,6 +27,10 @@ export interface DashboardResources {
   >;
   queues: Record<'StageEvents' | 'ReportEvents', { queue: Queue; dlq: Queue }>;
 }
+
+/** The flow graph's metrics: candidates invited and written back, beside the assessment orders'. */
+const FLOW: readonly PipelineMetric[] = ['Invited', 'WrittenBack'];
+const ORDERS: readonly PipelineMetric[] = ['OrderReceived', 'OrderCompleted', 'OrderResponseError'];
 
 /**
  * One CloudWatch dashboard for the whole deployment: the workers' business metrics (Powertools EMF, summed over
@@ -44,25 +53,14 @@ export function addOperatorDashboard(stack: Stack, resources: DashboardResources
   const widgets: IWidget[] = [
     new GraphWidget({
       title: DASHBOARD_WIDGETS.flow,
-      left: [business('Invited'), business('WrittenBack')],
-      right: (['OrderReceived', 'OrderCompleted', 'OrderResponseError'] as const).map(business),
+      left: FLOW.map(business),
+      right: ORDERS.map(business),
       width: 12,
     }),
+    // Every other metric: what became of the candidates and their messages (Paced among them).
     new GraphWidget({
       title: DASHBOARD_WIDGETS.outcomes,
-      left: (
-        [
-          'Advanced',
-          'Flagged',
-          'Failed',
-          'Unmatched',
-          'Deferred',
-          'Paced',
-          'Reminded',
-          'Expired',
-          'CandidateLeft',
-        ] as const
-      ).map(business),
+      left: PIPELINE_METRICS.filter((m) => !FLOW.includes(m) && !ORDERS.includes(m)).map(business),
       width: 12,
     }),
     new LogQueryWidget({

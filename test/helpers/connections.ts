@@ -1,4 +1,5 @@
-import { parseConnections, type Connection, type ConnectionSecrets } from '../../shared/config';
+import { parseConnections, type AtsKind, type Connection, type ConnectionSecrets } from '../../shared/config';
+import type { LocalStack } from '../../infra/local/local-stack';
 
 /** A new list each time: a test that changes a document's question changes no other document. */
 const questions = () => [{ question: 'Tell us about a system you built.', time: 3, type: 'audio' }];
@@ -65,5 +66,23 @@ export function greenhouseSandboxConnection(
       ...{ interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32) },
       ...{ atsClientId: sandbox.clientId, atsClientSecret: sandbox.clientSecret, ...secrets },
     },
+  };
+}
+
+/**
+ * A local stack's connection of each ATS kind, its webhook secret, and a POST to its webhook URL (`stack` is read at
+ * each call: a file starts its stack in `beforeAll`).
+ */
+export function atsWebhooks(stack: () => LocalStack) {
+  const connectionOf = (kind: AtsKind) => stack().connections.find((c) => c.ats === kind)!;
+  return {
+    connectionOf,
+    secretOf: (kind: AtsKind, event?: string) => webhookSecretOf(stack().secrets[connectionOf(kind).secretRef]!, event),
+    post: (kind: AtsKind, body: string, headers: Record<string, string>) =>
+      fetch(`${stack().gatewayUrl}/webhooks/ats/${connectionOf(kind).id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      }),
   };
 }

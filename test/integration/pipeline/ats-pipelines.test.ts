@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookSecretOf } from '../../helpers/connections';
+import { atsWebhooks } from '../../helpers/connections';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 import { waitFor } from '../../helpers/local-http';
@@ -12,17 +12,9 @@ const KINDS = ['ashby', 'lever', 'workable'] as const satisfies readonly AtsKind
 
 describe('Pipeline: Ashby, Lever and Workable end to end on the local stack', () => {
   let stack: LocalStack;
-  const connectionOf = (kind: AtsKind) => stack.connections.find((c) => c.ats === kind)!;
-  const secretOf = (kind: AtsKind, event?: string) =>
-    webhookSecretOf(stack.secrets[connectionOf(kind).secretRef]!, event);
+  const { connectionOf, secretOf, post } = atsWebhooks(() => stack);
   const interviewsOf = (kind: AtsKind) =>
     stack.interview.state.interviews.filter((i) => i.interview_name.includes(`(ref ${connectionOf(kind).id}/`)).length;
-  const post = (kind: AtsKind, body: string, headers: Record<string, string>) =>
-    fetch(`${stack.gatewayUrl}/webhooks/ats/${connectionOf(kind).id}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body,
-    });
 
   beforeAll(async () => {
     stack = await startTestStack(WORK_DIR, { reportDelayMs: 100, functionTimeoutMs: 20_000 });

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookSecretOf } from '../../helpers/connections';
+import { atsWebhooks } from '../../helpers/connections';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import type { AtsKind } from '../../../shared/config';
 import { startTestStack, emailsTo, scanTable } from '../../helpers/local-stack';
@@ -55,15 +55,7 @@ const forgers: Record<(typeof KINDS)[number], (secret: string) => { body: string
 
 describe('Pipeline: Ashby, Lever and Workable webhooks refused at the door, and what they never enqueue', () => {
   let stack: LocalStack;
-  const connectionOf = (kind: AtsKind) => stack.connections.find((c) => c.ats === kind)!;
-  const secretOf = (kind: AtsKind, event?: string) =>
-    webhookSecretOf(stack.secrets[connectionOf(kind).secretRef]!, event);
-  const post = (kind: AtsKind, body: string, headers: Record<string, string>) =>
-    fetch(`${stack.gatewayUrl}/webhooks/ats/${connectionOf(kind).id}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body,
-    });
+  const { connectionOf, secretOf, post } = atsWebhooks(() => stack);
 
   beforeAll(async () => {
     stack = await startTestStack(WORK_DIR, { reportDelayMs: 100, functionTimeoutMs: 20_000 });
