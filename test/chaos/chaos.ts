@@ -604,11 +604,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         : `${c.kind} ${c.applicationId}: ${count} e-mails, ${again} re-invitations for ${entries} entries`;
     });
     check('one invite note at most per stage entry (re-entries included)', candidates, (c: Candidate) => {
-      const count = s.ats[c.kind].notesOf(c.applicationId).filter((n) => n.includes('ai-interview-invite:')).length;
+      const invites = s.ats[c.kind].notesOf(c.applicationId).filter((n) => n.includes('ai-interview-invite:'));
       const entries = entriesOf(roles, c);
-      return count <= entries
+      // Each note's marker (ids and the invitation's round, no candidate data) says which entry had two.
+      const markers = invites.map((n) => /ai-interview-invite:[^\s<"\]]*/.exec(n)?.[0]).join(', ');
+      return invites.length <= entries
         ? undefined
-        : `${c.kind} ${c.applicationId}: ${count} invite notes for ${entries} entries`;
+        : `${c.kind} ${c.applicationId}: ${invites.length} invite notes for ${entries} entries (${markers})`;
     });
     check('every claimed application invited', candidates, (c: Candidate) => {
       const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
