@@ -149,7 +149,9 @@ function beginCondition(
   const round = begin.round === undefined ? [] : [roundCondition(begin.round)];
   const roundValues = begin.round === undefined ? {} : { ':round': begin.round };
   if (begin.kind === 'lease') {
-    const unheld = `(attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now)`;
+    // A holder gives its own lease back (or keeps it) by naming it: the lease it `holds` is still the one in place.
+    const own = begin.holds === undefined ? '' : ` OR ${step}.#leaseUntil = :holds`;
+    const unheld = `(attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now${own})`;
     const free = `attribute_not_exists(${step}.#doneAt) AND ${unheld}`;
     return {
       condition: [
@@ -163,7 +165,7 @@ function beginCondition(
         ...(form === 'path' ? ['doneAt', 'leaseUntil'] : []),
         ...(round.length ? ['reinvitations'] : []),
       ],
-      values: { ':state': begin.state, ':now': begin.now, ...roundValues },
+      values: { ':state': begin.state, ':now': begin.now, ...roundValues, ...(own ? { ':holds': begin.holds } : {}) },
     };
   }
   const state = begin.whileState === undefined ? [] : ['#state = :whileState'];

@@ -1,6 +1,6 @@
 import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
-import { ClaimHeldElsewhereError, errorCode, isPermanent } from './errors';
+import { ClaimHeldElsewhereError, errorCode, isPermanent, stoppedUnsent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import {
   type ConnectionContext,
@@ -330,8 +330,12 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
   const { context, deps, now, signal, leaseMs } = run;
   const round = expired.reinvitations ?? 0;
   const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs, round } as const;
-  if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease)))
-    throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, leaseMs);
+  if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease))) {
+    // Back when the holder's lease ends as last read: one over already, in a second (read afresh); none read, a lease.
+    const held = expired.steps.expiryNote?.leaseUntil ?? lease.until;
+    const retryAfterMs = Math.min(leaseMs, Math.max(1_000, held - lease.now));
+    throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, retryAfterMs);
+  }
   const target = targetOf(expired);
   const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
   const marker = invitationMarker(`ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`, expired);
@@ -366,5 +370,15 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
       return deps.store.recordStep(expired, { step: done, round });
     },
   };
-  await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
+  try {
+    await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
+  } catch (error) {
+    // Stopped before anything was sent (a rate limit, no room before the deadline): the lease is given back, so this
+    // message, back after the wait it was told, begins the note again rather than waiting out its own lease.
+    if (stoppedUnsent(error))
+      await deps.store
+        .beginStep(expired, 'expiryNote', { ...lease, now: now(), until: now(), holds: lease.until })
+        .catch(() => undefined);
+    throw error;
+  }
 }

@@ -105,8 +105,8 @@ export interface StepWrite {
 export type StepBegin =
   /** Once, while the application is in `state` (a reminder: begun and never sent is not sent again). */
   | { kind: 'once'; state: ApplicationState; now: number }
-  /** By one worker until `until`, while in `state`, not done, and (with a `round`) in that invitation (expiry note). */
-  | { kind: 'lease'; state: ApplicationState; now: number; until: number; round?: number | undefined }
+  /** By one worker until `until`, in `state`, not done, in its `round` (expiry note), or over its own `holds`. */
+  | { kind: 'lease'; state: ApplicationState; now: number; until: number; round?: number | undefined; holds?: number }
   /**
    * With a value ranked no lower than the one begun before (the status; the same may be begun again), and, with a
    * `round` (the invitation's `reinvitations`), only in that invitation: a late status of an earlier one never lands on

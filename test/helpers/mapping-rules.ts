@@ -232,6 +232,14 @@ export function mappingRules(store: () => MappingStore): void {
     expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 61_000, until: NOW + 121_000 })).toBe(
       true,
     );
+    // Given back by its holder, which names it; a lease it does not hold (another's, since) it cannot.
+    const giveBack = { ...lease1, now: NOW + 62_000, until: NOW + 62_000 };
+    expect(await store().beginStep(input, 'expiryNote', { ...giveBack, holds: NOW + 60_000 })).toBe(false);
+    expect(await store().beginStep(input, 'expiryNote', { ...giveBack, holds: NOW + 121_000 })).toBe(true);
+    expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 61_500 })).toBe(false);
+    expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 62_001, until: NOW + 121_000 })).toBe(
+      true,
+    );
     await store().recordStep(input, { step: { name: 'expiryNote', record: { doneAt: NOW + 62_000 } } });
     expect(await store().beginStep(input, 'expiryNote', { ...lease1, now: NOW + 200_000 })).toBe(false);
 

@@ -46,7 +46,11 @@ function mayBegin(
   if (begin.kind === 'once') return state === begin.state && step === undefined;
   if (begin.round !== undefined && (reinvitations ?? 0) !== begin.round) return false;
   if (begin.kind === 'lease')
-    return state === begin.state && step?.doneAt === undefined && (step?.leaseUntil ?? 0) < begin.now;
+    return (
+      state === begin.state &&
+      step?.doneAt === undefined &&
+      ((step?.leaseUntil ?? 0) < begin.now || (begin.holds !== undefined && step?.leaseUntil === begin.holds))
+    );
   if (begin.whileState !== undefined && state !== begin.whileState) return false;
   return (step?.rank ?? 0) <= begin.rank;
 }

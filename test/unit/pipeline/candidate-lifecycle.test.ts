@@ -1,4 +1,5 @@
 import { ClaimHeldElsewhereError } from '../../../shared/pipeline/errors';
+import { AtsError } from '../../../shared/ats/errors';
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
 import { followUpsDue, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
@@ -247,6 +248,40 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
       // Handed over again, it writes nothing more.
       await handleFollowUp(followUp('expire'), deps, undefined);
       expect(ats.postNote).toHaveBeenCalledOnce();
+    }
+  });
+
+  it("gives the expiry note's lease back when a 429 stopped it unsent, keeps it when no answer came", async () => {
+    for (const stopped of ['a 429', 'no answer'] as const) {
+      const { store, deps, ats } = invitedCandidate({}, { reminders: undefined });
+      deps.now = () => NOW + 8 * DAY;
+      const failure =
+        stopped === 'a 429'
+          ? new AtsError('ats-rate-limited', 'POST notes: 429', { status: 429, retryAfterMs: 1_000 })
+          : Object.assign(new Error('socket hang up'), {
+              code: 'ats-timeout',
+              retryable: true,
+              mayHaveSucceeded: true,
+            });
+      // An answer that did not come is looked for and posted again at once: neither came.
+      ats.postNote.mockRejectedValueOnce(failure);
+      if (stopped === 'no answer') ats.postNote.mockRejectedValueOnce(failure);
+      await expect(handleFollowUp(followUp('expire'), deps, undefined, 60_000)).rejects.toBe(failure);
+      const posts = ats.postNote.mock.calls.length;
+      expect((await store.getApplication(key))?.state).toBe('expired');
+      // Its copy, back a second later: the note after a 429; a look after the lease where the POST may have landed.
+      deps.now = () => NOW + 8 * DAY + 1_000;
+      const again = handleFollowUp(followUp('expire'), deps, undefined, 60_000);
+      if (stopped === 'a 429') {
+        expect((await again).outcome).toBe('expired');
+        expect([posts, ats.postNote.mock.calls.length]).toEqual([1, 2]);
+        expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeDefined();
+      } else {
+        // Back when the first try's lease ends, not a whole lease later.
+        await expect(again).rejects.toBeInstanceOf(ClaimHeldElsewhereError);
+        await expect(again).rejects.toMatchObject({ retryAfterMs: 59_000 });
+        expect([posts, ats.postNote.mock.calls.length]).toEqual([2, 2]);
+      }
     }
   });
 
