@@ -150,7 +150,7 @@ function beginCondition(
   const roundValues = begin.round === undefined ? {} : { ':round': begin.round };
   if (begin.kind === 'lease') {
     // A holder gives its own lease back (or keeps it) by naming it: the lease it `holds` is still the one in place.
-    const own = begin.holds === undefined ? '' : ` OR ${step}.#leaseUntil = :holds`;
+    const own = begin.holds === undefined || form === 'map' ? '' : ` OR ${step}.#leaseUntil = :holds`;
     const unheld = `(attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now${own})`;
     const free = `attribute_not_exists(${step}.#doneAt) AND ${unheld}`;
     return {
