@@ -171,7 +171,8 @@ describe('The console, in Chromium', () => {
     expect(await page.getByRole('table', { name: 'Timeline' }).textContent()).toContain('report note posted');
     await page.getByRole('link', { name: 'Failures' }).click();
     await expect.poll(() => page.getByRole('list').last().textContent()).toContain('redrove 1 message');
-  });
+    // Its own bound covers the waits inside it (15 s for the dead letter to show, 30 s for the write-back).
+  }, 60_000);
 
   it('a customer completes their connect link, and a stage change in their ATS invites a candidate', async () => {
     await page.goto(`${consoleUrl()}#/connections/${ACME}`);
