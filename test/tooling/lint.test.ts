@@ -64,7 +64,8 @@ describe('Tooling: npm test fails on unformatted or lint-failing code', () => {
     ).toEqual(['npm run lint', 'npm run depcheck', 'npm run typecheck']);
     expect(checks).toContain('npm run lint & lint=$!');
     expect(checks).toContain('npm run depcheck & deps=$!');
-    expect(lanes).toBe('vitest run --coverage');
+    // Coverage is the unit lane's; every other lane runs after it, a new lane included.
+    expect(lanes).toBe("vitest run --project unit --coverage && vitest run --project '!unit'");
     expect(scripts.lint).toBe('biome check --error-on-warnings .');
   });
 
