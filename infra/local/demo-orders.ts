@@ -41,7 +41,7 @@ async function invitation(stack: LocalStack, address: string, until: Until, step
 async function greenhouseOrder(stack: LocalStack, log: (line: string) => void, until: Until) {
   const gh = stack.greenhouse;
   const address = 'hana.sato+greenhouse-order@candidates.example.com';
-  const application = gh.addCandidate({ first_name: 'Hana', last_name: 'Sato', email: address, job_id: 3301 });
+  const application = gh.addCandidate({ firstName: 'Hana', lastName: 'Sato', email: address, jobId: '3301' });
   const [test] = await gh.assessments.listTests();
   const partnerTestId = test?.partner_test_id as string;
   const sent = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: partnerTestId });
@@ -63,7 +63,7 @@ async function greenhouseOrder(stack: LocalStack, log: (line: string) => void, u
   );
   log(`  greenhouse: test_status complete, score ${sent.partner_score}, in the candidate's test section`);
   return {
-    placed: gh.assessments.tests.filter((t) => t.application_id === application.id).length,
+    placed: gh.assessments.tests.filter((t) => String(t.application_id) === application.id).length,
     emails: (await emails()).length,
     status: sent.status,
     score: sent.partner_score,

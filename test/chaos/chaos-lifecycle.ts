@@ -51,8 +51,11 @@ export async function leaveAndUndo(
 ): Promise<{ lost: Set<string>; leftAt: Map<string, number> }> {
   const lost = new Set<string>();
   const leftAt = new Map<string, number>();
-  for (const c of candidates.filter((c) => roles.leavers.has(c.applicationId))) {
-    const deliver = random() >= 1 / 3;
+  const leaving = candidates.filter((c) => roles.leavers.has(c.applicationId));
+  // The last who stays out always tells the connector: a run whose every exit was lost or undone checks no mail after.
+  const told = leaving.findLast((c) => !roles.undone.has(c.applicationId));
+  for (const c of leaving) {
+    const deliver = random() >= 1 / 3 || c === told;
     if (!deliver) lost.add(c.applicationId);
     leftAt.set(c.applicationId, Date.now());
     await stack.ats[c.kind].changeLifecycle({

@@ -41,7 +41,7 @@ export async function placeOrders(
     const applicationId =
       source === 'greenhouse'
         ? String(
-            s.greenhouse.addCandidate({ first_name: `Order${i}`, last_name: `Candidate${i}`, email, job_id: 3301 }).id,
+            s.greenhouse.addCandidate({ firstName: `Order${i}`, lastName: `Candidate${i}`, email, jobId: '3301' }).id,
           )
         : source === 'ashby'
           ? s.ashby.addCandidate({ firstName: `Order${i}`, lastName: `Candidate${i}`, email }).id

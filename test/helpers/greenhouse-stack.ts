@@ -40,16 +40,11 @@ export function useGreenhouseStack(name: string) {
       ...{ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body },
     });
   /** A candidate of `jobId` moved into "AI Interview", invited, with the interview id from their e-mail. */
-  const invitedCandidate = async (jobId = 3301) => {
+  const invitedCandidate = async (jobId = '3301') => {
     const { stack } = held;
     const email = `cand-${randomUUID().slice(0, 8)}@candidates.example.com`;
-    const application = stack.greenhouse.addCandidate({
-      first_name: 'Test',
-      last_name: 'Candidate',
-      email,
-      job_id: jobId,
-    });
-    await stack.greenhouse.moveCandidate({ application_id: application.id, stage_name: 'AI Interview' });
+    const application = stack.greenhouse.addCandidate({ firstName: 'Test', lastName: 'Candidate', email, jobId });
+    await stack.greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
     return { email, application, interviewId: await invitedInterviewId(stack, email) };
   };
   return {

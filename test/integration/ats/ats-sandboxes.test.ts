@@ -48,10 +48,10 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
   });
 
   it('reads applications flat through ?ids=, has no current_stage, and no single-record route', async () => {
-    const application = sandbox.addCandidate({ first_name: 'A', last_name: 'B', email: 'a@example.com', job_id: 3301 });
+    const application = sandbox.addCandidate({ firstName: 'A', lastName: 'B', email: 'a@example.com', jobId: '3301' });
     const list = (await (await get(`/v3/applications?ids=${application.id}`)).json()) as Record<string, unknown>[];
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ id: application.id, job_interview_stage_id: 9000, status: 'in_process' });
+    expect(list[0]).toMatchObject({ id: Number(application.id), job_interview_stage_id: 9000, status: 'in_process' });
     expect(list[0]).not.toHaveProperty('current_stage');
     expect((await get(`/v3/applications/${application.id}`)).status).toBe(404);
   });
@@ -64,13 +64,13 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
   });
 
   it('takes plural filters only, pages by the Link header alone, and a cursor carries nothing else', async () => {
-    const application = sandbox.addCandidate({ first_name: 'C', last_name: 'D', email: 'c@example.com', job_id: 3301 });
+    const application = sandbox.addCandidate({ firstName: 'C', lastName: 'D', email: 'c@example.com', jobId: '3301' });
     for (let i = 0; i < 3; i++) {
       const created = await fetch(`${sandbox.url}/v3/notes`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({
-          candidate_id: application.candidate_id,
+          candidate_id: Number(application.candidateId),
           body: `n${i}`,
           visibility: 'admin_only',
           user_id: 1,
@@ -78,10 +78,10 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
       });
       expect(created.status).toBe(201);
     }
-    const singular = await get(`/v3/notes?candidate_id=${application.candidate_id}`);
+    const singular = await get(`/v3/notes?candidate_id=${application.candidateId}`);
     expect(singular.status).toBe(422);
     expect(((await singular.json()) as { errors: { field: string }[] }).errors[0]?.field).toBe('candidate_id');
-    const first = await get(`/v3/notes?candidate_ids=${application.candidate_id}&per_page=2`);
+    const first = await get(`/v3/notes?candidate_ids=${application.candidateId}&per_page=2`);
     const firstPage = (await first.json()) as { body: string; type: string; visibility: string }[];
     expect(firstPage.map((n) => n.body)).toEqual(['n0', 'n1']);
     expect(firstPage[0]).toMatchObject({ type: 'NOTE', visibility: 'admin_only_visible' });
@@ -94,7 +94,7 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
   });
 
   it('moves only from the stage the application is in (422 otherwise), answering 204', async () => {
-    const application = sandbox.addCandidate({ first_name: 'E', last_name: 'F', email: 'e@example.com', job_id: 3301 });
+    const application = sandbox.addCandidate({ firstName: 'E', lastName: 'F', email: 'e@example.com', jobId: '3301' });
     const move = (from: number) =>
       fetch(`${sandbox.url}/v3/applications/${application.id}/move`, {
         method: 'POST',
@@ -130,12 +130,12 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
   });
 
   it('sends merge_candidate and candidate_anonymized, signed, as the webhooks docs show them', async () => {
-    const merged = sandbox.addCandidate({ first_name: 'G', last_name: 'H', email: 'g@example.com', job_id: 3301 });
-    const mergedAway = merged.candidate_id;
+    const merged = sandbox.addCandidate({ firstName: 'G', lastName: 'H', email: 'g@example.com', jobId: '3301' });
+    const mergedAway = merged.candidateId;
     await sandbox.mergeCandidate(merged.id);
     // The application now belongs to the record that stays.
-    expect(merged.candidate_id).not.toBe(mergedAway);
-    const anonymized = sandbox.addCandidate({ first_name: 'I', last_name: 'J', email: 'i@example.com', job_id: 3301 });
+    expect(merged.candidateId).not.toBe(mergedAway);
+    const anonymized = sandbox.addCandidate({ firstName: 'I', lastName: 'J', email: 'i@example.com', jobId: '3301' });
     await sandbox.anonymizeCandidate(anonymized.id);
     await waitFor(() => receiver.received.length >= 3, 5000, 'the webhooks');
     const bodies = receiver.received.map((r) => {
@@ -143,11 +143,11 @@ describe('Greenhouse sandbox: Harvest v3 as harvestdocs describes it', () => {
       return JSON.parse(r.body) as { action: string; payload: Record<string, unknown> };
     });
     expect(bodies.find((b) => b.action === 'merge_candidate')?.payload.person).toMatchObject({
-      id: mergedAway,
-      new_candidate_id: merged.candidate_id,
+      id: Number(mergedAway),
+      new_candidate_id: Number(merged.candidateId),
     });
     expect(bodies.find((b) => b.action === 'candidate_anonymized')?.payload).toEqual({
-      candidate_id: anonymized.candidate_id,
+      candidate_id: Number(anonymized.candidateId),
       anonymized_fields: ['full_name', 'email_addresses'],
     });
   });

@@ -60,12 +60,7 @@ describe('Greenhouse sandbox: POST /v3/attachments as JSON, listed by GET /v3/at
       body: 'grant_type=client_credentials',
     });
     token = ((await answer.json()) as { access_token: string }).access_token;
-    applicationId = sandbox.addCandidate({
-      first_name: 'Kemi',
-      last_name: 'A',
-      email: 'k@example.com',
-      job_id: 3301,
-    }).id;
+    applicationId = Number(sandbox.addCandidate({ firstName: 'Kemi', lastName: 'A', email: 'k@example.com' }).id);
   });
   afterAll(async () => {
     await sandbox.close();

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { KitApplication } from '../../../infra/local/sandbox/ats/ats-sandbox-kit';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/local/sandbox/ats/greenhouse/server';
 import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
 import { CallPacer, type RateSchedule } from '../../../shared/pacing';
@@ -26,12 +27,12 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
       sleep: options.sleep ?? (async () => undefined),
     });
   const candidate = () =>
-    sandbox.addCandidate({ first_name: 'Ana', last_name: 'Ruiz', email: 'ana@example.com', job_id: 3301 });
-  const target = (application: { id: number; candidate_id: number; current_stage: { id: number } }) => ({
-    atsApplicationId: String(application.id),
-    atsCandidateId: String(application.candidate_id),
+    sandbox.addCandidate({ firstName: 'Ana', lastName: 'Ruiz', email: 'ana@example.com', jobId: '3301' });
+  const target = (application: KitApplication) => ({
+    atsApplicationId: application.id,
+    atsCandidateId: application.candidateId,
     atsJobId: '3301',
-    fromStageId: String(application.current_stage.id),
+    fromStageId: application.stageId,
   });
 
   beforeAll(async () => {
@@ -51,13 +52,11 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
       body: 'AI interview completed',
       marker: 'ai-interview-report:r1',
     });
-    const note = sandbox.state.notes.find((n) => String(n.id) === noteId);
+    const note = sandbox.state.notes.find((n) => n.id === noteId);
     expect(note).toMatchObject({
-      candidate_id: application.candidate_id,
-      application_id: application.id,
-      visibility: 'admin_only_visible',
-      user_id: 4080,
-      type: 'NOTE',
+      candidateId: application.candidateId,
+      applicationId: application.id,
+      fields: { visibility: 'admin_only_visible', user_id: 4080, type: 'NOTE' },
     });
     expect(note?.body).toContain('[ai-interview-report:r1]');
     expect(await gh.findNote(target(application), 'ai-interview-report:r1')).toEqual({ noteId });
@@ -86,14 +85,14 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
 
   it('moves to a stage by name once; a retry finds it there and does not move again', async () => {
     const application = candidate();
-    await sandbox.moveCandidate({ application_id: application.id, stage_name: 'AI Interview' });
+    await sandbox.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
     const gh = adapter();
     const first = await gh.moveToStage(target(application), { name: 'Hiring Manager Review' });
     expect(first).toEqual({ moved: true, stageId: '9002' });
     const again = await gh.moveToStage(target(application), { name: 'Hiring Manager Review' });
     expect(again).toEqual({ moved: false, stageId: '9002' });
     expect(
-      sandbox.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002),
+      sandbox.state.moves.filter((m) => m.applicationId === application.id && m.toStageId === '9002'),
     ).toHaveLength(1);
     await expect(gh.moveToStage(target(application), { name: 'No Such Stage' })).rejects.toMatchObject({
       code: 'ats-invalid-request',
@@ -117,12 +116,7 @@ describe('Class: GreenhouseAdapter (against the Greenhouse sandbox over HTTP)', 
         retry: { baseDelayMs: 1, maxDelayMs: 5 },
         sleep: async () => undefined,
       });
-      const application = limited.addCandidate({
-        first_name: 'A',
-        last_name: 'R',
-        email: 'a@example.com',
-        job_id: 3301,
-      });
+      const application = limited.addCandidate({ firstName: 'A', lastName: 'R', email: 'a@example.com' });
       // Each answer says how many requests are left in the window.
       for (let i = 0; i < 5; i++) await gh.findNote(target(application), 'x');
       const sixth = await gh.findNote(target(application), 'x').catch((error: unknown) => error);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGreenhouseSandbox, type GreenhouseSandbox } from '../../../infra/local/sandbox/ats/greenhouse/server';
-import type { LifecycleInput } from '../../../infra/local/sandbox/ats/greenhouse/state';
+import type { LifecycleAction } from '../../../infra/local/sandbox/ats/ats-sandbox-kit';
 import { GreenhouseAdapter } from '../../../shared/ats/greenhouse/greenhouse.adapter';
 import type { ApplicationRef } from '../../../shared/ats/port';
 import { greenhouseSandboxConnection } from '../../helpers/connections';
@@ -32,25 +32,20 @@ describe('Greenhouse sandbox: an application leaving the process and coming back
 
   /** A candidate who applied and is in the AI interview stage now. */
   const invited = async (): Promise<ApplicationRef> => {
-    const application = sandbox.addCandidate({
-      first_name: 'Ana',
-      last_name: 'Ruiz',
-      email: 'a@example.com',
-      job_id: 3301,
-    });
-    await sandbox.moveCandidate({ application_id: application.id, stage_id: AI_INTERVIEW });
+    const application = sandbox.addCandidate({ firstName: 'Ana', lastName: 'Ruiz', email: 'a@example.com' });
+    await sandbox.moveCandidate({ applicationId: application.id, stageId: String(AI_INTERVIEW) });
     return {
-      atsApplicationId: String(application.id),
-      atsCandidateId: String(application.candidate_id),
+      atsApplicationId: application.id,
+      atsCandidateId: application.candidateId,
       atsJobId: '3301',
       fromStageId: String(AI_INTERVIEW),
     };
   };
   /** The recruiter's action, and the webhook it delivered (the only delivery of that action to this application). */
-  const act = async (target: ApplicationRef, action: LifecycleInput['action'], event: string) => {
+  const act = async (target: ApplicationRef, action: LifecycleAction, event: string) => {
     const before = receiver.received.length;
-    const deliveries = await sandbox.changeLifecycle({ application_id: Number(target.atsApplicationId), action });
-    expect(deliveries.map((d) => [d.action, d.status])).toEqual([[event, 200]]);
+    const deliveries = await sandbox.changeLifecycle({ applicationId: target.atsApplicationId, action });
+    expect(deliveries.map((d) => [d.action, d.status])).toEqual([[action, 200]]);
     // A stage change the API's move fired earlier may still arrive: only this action's deliveries are counted.
     const sent = receiver.received.slice(before).filter((r) => actionOf(r) === event);
     expect(sent).toHaveLength(1);
@@ -62,7 +57,7 @@ describe('Greenhouse sandbox: an application leaving the process and coming back
     rawBody: Buffer.from(request.body, 'utf8'),
   });
   const movesOf = (target: ApplicationRef) =>
-    sandbox.state.moves.filter((m) => String(m.application_id) === target.atsApplicationId).length;
+    sandbox.state.moves.filter((m) => m.applicationId === target.atsApplicationId).length;
 
   /** The delivery verifies and parses to the change; the read and the move answer as the application stands. */
   const expectLeft = async (target: ApplicationRef, delivery: Awaited<ReturnType<typeof act>>, exit: string) => {
@@ -150,7 +145,7 @@ describe('Greenhouse sandbox: an application leaving the process and coming back
     expect(await adapter.readStanding(target)).toEqual({ active: false, exit: 'hired' });
 
     const twice = await sandbox.changeLifecycle({
-      application_id: Number(target.atsApplicationId),
+      applicationId: target.atsApplicationId,
       action: 'unreject',
       repeat: 2,
     });

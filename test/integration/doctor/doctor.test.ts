@@ -73,9 +73,9 @@ describe('npm run doctor on the local stack', () => {
     const jobs = held.stack.greenhouse.state.jobs;
     // Six jobs opened since, the last without the AI interview stage; with the demo's two open ones, eight.
     const added = Array.from({ length: 6 }, (_, i) => ({
-      id: 3500 + i,
+      id: String(3500 + i),
       name: `Opened ${i}`,
-      stages: i === 5 ? [{ id: 9950, name: 'Hired' }] : [{ id: 9940 + i, name: 'AI Interview' }],
+      stages: i === 5 ? [{ id: '9950', name: 'Hired' }] : [{ id: String(9940 + i), name: 'AI Interview' }],
     }));
     jobs.push(...added);
     try {

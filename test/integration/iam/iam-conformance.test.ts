@@ -74,7 +74,7 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
     // An order placed from inside Greenhouse, taken, completed and told: the order API records and queues it, the
     // workers invite and complete it, the reconciler reads the orders with work left.
     const ordered = `iam-${randomUUID().slice(0, 8)}+order@candidates.example.com`;
-    const app = stack.greenhouse.addCandidate({ first_name: 'Ora', last_name: 'Am', email: ordered, job_id: 3301 });
+    const app = stack.greenhouse.addCandidate({ firstName: 'Ora', lastName: 'Am', email: ordered, jobId: '3301' });
     const test = await stack.greenhouse.assessments.sendTest({
       application_id: app.id,
       partner_test_id: 'backend-screen',

@@ -49,8 +49,8 @@ describe('log lines and metrics of a real run', () => {
 
   it('carries one correlation id per delivery, webhook to worker, and the request id on every line', async () => {
     const email = 'lina.park@candidates.example.com';
-    const application = stack.greenhouse.addCandidate({ first_name: 'Lina', last_name: 'Park', email, job_id: 3301 });
-    await stack.greenhouse.moveCandidate({ application_id: application.id, stage_name: 'AI Interview' });
+    const application = stack.greenhouse.addCandidate({ firstName: 'Lina', lastName: 'Park', email, jobId: '3301' });
+    await stack.greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
     const interviewId = await invitedInterviewId(stack, email);
     const { report_id: reportId } = takeInterview(stack, interviewId, { name: 'Lina Park', email });
     await waitFor(() => reportNotes(stack, reportId).length > 0, 20_000, 'the report note');

@@ -17,7 +17,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     const { stack } = held;
     const gh = stack.greenhouse;
     const address = email();
-    const application = gh.addCandidate({ first_name: 'Ana', last_name: 'Ruiz', email: address, job_id: 3301 });
+    const application = gh.addCandidate({ firstName: 'Ana', lastName: 'Ruiz', email: address, jobId: '3301' });
     expect(await gh.assessments.listTests()).toEqual([
       { partner_test_id: 'backend-screen', partner_test_name: 'AI interview: backend engineer' },
     ]);
@@ -57,7 +57,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     );
     try {
       const address = email();
-      const application = gh.addCandidate({ first_name: 'Rui', last_name: 'Costa', email: address, job_id: 3301 });
+      const application = gh.addCandidate({ firstName: 'Rui', lastName: 'Costa', email: address, jobId: '3301' });
       const sent = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: 'backend-screen' });
       const interviewId = await invitedInterviewId(stack, address);
       takeInterview(stack, interviewId, { name: 'Rui Costa', email: address }, { ai_match_score: 77 });
@@ -76,7 +76,7 @@ describe('Orders placed from inside the ATS, end to end on the local stack', () 
     const { stack } = held;
     const gh = stack.greenhouse;
     const address = email();
-    const application = gh.addCandidate({ first_name: 'Lia', last_name: 'Moss', email: address, job_id: 3301 });
+    const application = gh.addCandidate({ firstName: 'Lia', lastName: 'Moss', email: address, jobId: '3301' });
     const first = await gh.assessments.sendTest({ application_id: application.id, partner_test_id: 'backend-screen' });
     const firstId = first.partner_interview_id;
     await invitedInterviewId(stack, address);

@@ -28,7 +28,7 @@ describe('Pipeline: Greenhouse write-backs on the local stack', () => {
     await waitFor(() => reportNotes(stack, reportId).length > 0, 60_000, 'the report note');
     await stack.waitForQuiet();
     expect(reportNotes(stack, reportId)).toHaveLength(1);
-    expect(reportNotes(stack, reportId)[0]?.candidate_id).toBe(application.candidate_id);
+    expect(reportNotes(stack, reportId)[0]?.candidateId).toBe(application.candidateId);
   }, 90_000);
 
   it('writes back a report whose webhook was dropped, through the reconciler', async () => {
@@ -40,7 +40,7 @@ describe('Pipeline: Greenhouse write-backs on the local stack', () => {
     expect(enqueued).toBeGreaterThanOrEqual(1);
     await waitFor(() => reportNotes(stack, reportId).length === 1, 20_000, 'the reconciled write-back');
     await waitFor(
-      () => stack.greenhouse.state.moves.some((m) => m.application_id === application.id && m.to_stage_id === 9002),
+      () => stack.greenhouse.state.moves.some((m) => m.applicationId === application.id && m.toStageId === '9002'),
       20_000,
       'the stage move',
     );
@@ -49,7 +49,7 @@ describe('Pipeline: Greenhouse write-backs on the local stack', () => {
     await stack.waitForQuiet();
     expect(reportNotes(stack, reportId)).toHaveLength(1);
     expect(
-      stack.greenhouse.state.moves.filter((m) => m.application_id === application.id && m.to_stage_id === 9002),
+      stack.greenhouse.state.moves.filter((m) => m.applicationId === application.id && m.toStageId === '9002'),
     ).toHaveLength(1);
   });
   it('enqueues a report once however many reconciler runs find it while it waits; writes it once', async () => {
@@ -86,12 +86,12 @@ describe('Pipeline: Greenhouse write-backs on the local stack', () => {
 
   it("advances by the job's own stage id (idsByJob, job 3301) and by name (job 3302), once each", async () => {
     // config/connections.local.json: toStage {idsByJob: {"3301": "9002"}, name: "Hiring Manager Review"}.
-    const moved: Record<number, number> = {};
+    const moved: Record<string, number> = {};
     const stageReads = () => stack.greenhouse.state.requests['GET /v3/job_interview_stages'] ?? 0;
     const readsBefore = stageReads();
     for (const [jobId, expected] of [
-      [3301, 9002],
-      [3302, 9102],
+      ['3301', '9002'],
+      ['3302', '9102'],
     ] as const) {
       const { email, application, interviewId } = await invitedCandidate(jobId);
       takeInterview(
@@ -101,14 +101,13 @@ describe('Pipeline: Greenhouse write-backs on the local stack', () => {
         { ai_match_score: 92, proctoring_violations: 0 },
       );
       await waitFor(
-        () =>
-          stack.greenhouse.state.moves.some((m) => m.application_id === application.id && m.to_stage_id === expected),
+        () => stack.greenhouse.state.moves.some((m) => m.applicationId === application.id && m.toStageId === expected),
         20_000,
         `the move of the job ${jobId} application`,
       );
       await stack.waitForQuiet();
       moved[jobId] = stack.greenhouse.state.moves.filter(
-        (m) => m.application_id === application.id && m.to_stage_id === expected,
+        (m) => m.applicationId === application.id && m.toStageId === expected,
       ).length;
     }
     expect(moved).toEqual({ 3301: 1, 3302: 1 });

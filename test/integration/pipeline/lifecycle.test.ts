@@ -139,8 +139,8 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
   it("Greenhouse tags the candidate: a second application's invitation leaves the first one's status", async () => {
     const gh = stack.greenhouse;
     const email = 'two.jobs@candidates.example.com';
-    const first = gh.addCandidate({ first_name: 'Tove', last_name: 'Jobs', email, job_id: 3301 });
-    await gh.moveCandidate({ application_id: first.id, stage_name: 'AI Interview' });
+    const first = gh.addCandidate({ firstName: 'Tove', lastName: 'Jobs', email, jobId: '3301' });
+    await gh.moveCandidate({ applicationId: first.id, stageName: 'AI Interview' });
     const interviewId = await invitedInterviewId(stack, email);
     const { report_id: reportId } = takeInterview(
       stack,
@@ -158,8 +158,8 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
 
     // The same candidate applies to another job and is invited there: the candidate's tag keeps the status of
     // the application furthest along.
-    const second = gh.addApplication({ candidate_id: first.candidate_id, job_id: 3302 });
-    await gh.moveCandidate({ application_id: second.id, stage_name: 'AI Interview' });
+    const second = gh.addApplication({ candidateId: first.candidateId, jobId: '3302' });
+    await gh.moveCandidate({ applicationId: second.id, stageName: 'AI Interview' });
     await waitFor(async () => (await emailsTo(stack, email)).length === 2, 30_000, 'the second invitation');
     await stack.waitForQuiet();
     const store = dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });

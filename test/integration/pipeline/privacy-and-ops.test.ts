@@ -107,8 +107,8 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
   });
 
   it.each([
-    ['merge_candidate', (id: number) => stack.greenhouse.mergeCandidate(id)],
-    ['candidate_anonymized', (id: number) => stack.greenhouse.anonymizeCandidate(id)],
+    ['merge_candidate', (id: string) => stack.greenhouse.mergeCandidate(id)],
+    ['candidate_anonymized', (id: string) => stack.greenhouse.anonymizeCandidate(id)],
   ] as const)(
     'purges a Greenhouse candidate on %s, sent by the sandbox as Greenhouse sends it',
     async (action, send) => {
@@ -118,10 +118,12 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
       await invitedInterviewId(stack, email);
       await stack.waitForQuiet();
       expect(await holds([email])).toHaveLength(1);
-      const deliveries = await send(Number(application.id));
+      // A merge moves the application to the record that stays: the tombstone is the merged-away candidate's.
+      const { candidateId } = application;
+      const deliveries = await send(application.id);
       expect(deliveries.filter((d) => d.url.endsWith('/demo-greenhouse')).map((d) => d.status)).toEqual([200]);
       await waitFor(async () => (await holds([email])).length === 0, 20_000, `the purge after ${action}`);
-      expect(await tombstoneOf('demo-greenhouse', application.candidateId)).toBeDefined();
+      expect(await tombstoneOf('demo-greenhouse', candidateId)).toBeDefined();
     },
   );
 

@@ -19,14 +19,17 @@ export type KitCandidate = { id: string; firstName: string; lastName: string; em
 export type KitApplication = { id: string; candidateId: string; jobId: string; stageId: string } & {
   status: 'active' | 'archived';
   exit?: KitExit | undefined;
+  createdAt: string;
   updatedAt: string;
 };
 export const LIFECYCLE_ACTIONS = ['reject', 'withdraw', 'hire', 'unreject'] as const;
 export type LifecycleAction = (typeof LIFECYCLE_ACTIONS)[number];
 /** Rejected by the company, withdrawn by the candidate, or hired; `reason` the ATS's text. */
 export type KitExit = { kind: 'rejected' | 'withdrawn' | 'hired'; reason: string; at: string };
+/** `fields`: the ATS's own fields of the note (Greenhouse's type and visibility). */
 export type KitNote = { id: string; applicationId: string; candidateId: string; body: string; at: string } & {
   author?: string | undefined;
+  fields?: Record<string, unknown>;
 };
 export type Body = Record<string, unknown>;
 type Move = { applicationId: string; fromStageId: string; toStageId: string; at: string };
@@ -40,16 +43,30 @@ const seededState = (jobs: KitJob[]) => ({
   ...{ deliveries: [] as DeliveryRecord[], webhooks: [] as WebhookTarget[], ...edgeState() },
 });
 export type AtsSandboxState = ReturnType<typeof seededState>;
-/** What changed for the webhooks: a stage entered (`from` the stage left, if known) or a lifecycle `action`. */
-export type KitChange = { from?: string | undefined; action?: LifecycleAction };
+/**
+ * What changed for the webhooks: a stage entered (`from` the stage left, if known) or a lifecycle `action` (`was`: the
+ * exit before it).
+ */
+export type KitChange = { from?: string | undefined; action?: LifecycleAction; was?: KitExit | undefined };
 
 /** One ATS's sandbox: its profile, seed state, door, route table and webhooks; the kit does the rest. */
-export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unauthorized' | 'unknownParameter'> {
+export interface AtsSandboxSpec extends Pick<EdgeSpec, 'unauthorized' | 'unknownParameter' | 'unrouted'> {
   profile: VendorProfile;
   jobs: KitJob[];
   /** The key the API takes, as Basic auth's username or as a bearer token. */
-  apiKey: string;
+  apiKey?: string;
   bearer?: boolean;
+  /** Where the API takes other credentials (Greenhouse's OAuth tokens, not a key): the principal a request acts for. */
+  authenticate?(request: IncomingMessage): string | undefined;
+  credentials?: Credentials;
+  /** The ids the ATS issues (Greenhouse: one sequence of numbers); UUIDs unless said. */
+  newId?(): string;
+  seed?: number;
+  /** Routes outside the API's gate (an OAuth token, a partner's callback) and further recruiter actions. */
+  open?(kit: KitContext): Route[];
+  controls?: Record<string, Act>;
+  /** Why the ATS refuses a lifecycle action on the application as it stands, if it does. */
+  refuses?(application: KitApplication, action: LifecycleAction): string | undefined;
   /** How the vendor refuses an upload, answered while the control refuses the next ones. */
   uploadRefusal: Refusal;
   routes(kit: KitContext): Route[];
@@ -142,11 +159,12 @@ function applyLifecycle(application: KitApplication, action: LifecycleAction, re
 }
 
 /** The records as the route tables reach them; `moved`: a stage change made through the API. */
-function kitContext(state: AtsSandboxState, moved: (moved: KitApplication, from: string) => void, files: FileStore) {
+type Moved = (moved: KitApplication, from: string) => void;
+function kitContext(state: AtsSandboxState, moved: Moved, files: FileStore, newId: () => string = randomUUID) {
   const find = <T extends { id: string }>(list: T[], id: string) => list.find((item) => item.id === id);
   const job = (id: string) => find(state.jobs, id);
   return {
-    ...{ state, job, json: jsonBody, files },
+    ...{ state, job, json: jsonBody, files, newId },
     /** The ids a file of an application may hang on: it, or its candidate (Ashby keeps files on candidates). */
     ownersOf: (id: string) => [id, find(state.applications, id)?.candidateId ?? id],
     application: (id: string) => find(state.applications, id),
@@ -164,9 +182,9 @@ function kitContext(state: AtsSandboxState, moved: (moved: KitApplication, from:
       enterStage(state, application, toStageId);
       moved(application, from);
     },
-    addNote(application: KitApplication, body: string, author?: string): KitNote {
+    addNote(application: Pick<KitApplication, 'id' | 'candidateId'>, body: string, author?: string): KitNote {
       const { id: applicationId, candidateId } = application;
-      const note = { id: randomUUID(), applicationId, candidateId, body, author, at: new Date().toISOString() };
+      const note = { id: newId(), applicationId, candidateId, body, author, at: new Date().toISOString() };
       state.notes.push(note);
       return note;
     },
@@ -193,14 +211,21 @@ type LifecycleChange = { applicationId: string; action: LifecycleAction } & Life
 
 /** A new candidate with one application, in the first stage of the job (the demo job unless said). */
 function addCandidate(kit: KitContext, { firstName, lastName, email, jobId }: NewCandidate): KitApplication {
-  const job = kit.job(jobId ?? (kit.state.jobs[0] as KitJob).id);
-  if (!job) throw new Error(`jobId: no job ${jobId}`);
-  const candidate: KitCandidate = { id: randomUUID(), firstName, lastName, email };
-  const [stageId, updatedAt] = [(job.stages[0] as KitStage).id, new Date().toISOString()];
-  const application: KitApplication = {
-    ...{ id: randomUUID(), candidateId: candidate.id, jobId: job.id, stageId, status: 'active', updatedAt },
-  };
+  if (jobId !== undefined && !kit.job(jobId)) throw new Error(`jobId: no job ${jobId}`);
+  const candidate: KitCandidate = { id: kit.newId(), firstName, lastName, email };
   kit.state.candidates.push(candidate);
+  return addApplication(kit, { candidateId: candidate.id, jobId: jobId ?? (kit.state.jobs[0] as KitJob).id });
+}
+
+/** A further application of a candidate, in the first stage of the job (a candidate applies more than once). */
+function addApplication(kit: KitContext, { candidateId, jobId }: { candidateId: string; jobId: string }) {
+  const job = kit.job(jobId);
+  if (!job) throw new Error(`jobId: no job ${jobId}`);
+  if (!kit.candidate(candidateId)) throw new Error(`candidateId: no candidate ${candidateId}`);
+  const [stageId, at] = [(job.stages[0] as KitStage).id, new Date().toISOString()];
+  const application: KitApplication = {
+    ...{ id: kit.newId(), candidateId, jobId: job.id, stageId, status: 'active', createdAt: at, updatedAt: at },
+  };
   kit.state.applications.push(application);
   return application;
 }
@@ -220,6 +245,7 @@ function recruiter(spec: AtsSandboxSpec, kit: KitContext, hub: WebhookHub) {
       void stageChange(application);
     },
     addCandidate: (input: NewCandidate) => addCandidate(kit, input),
+    addApplication: (input: { candidateId: string; jobId: string }) => addApplication(kit, input),
     /** Moves the application and sends the signed stage-change webhook `repeat` times (one delivery, resent). */
     async moveCandidate(input: { applicationId: string; stageName?: string; stageId?: string; repeat?: number }) {
       const application = need(kit, input.applicationId);
@@ -246,9 +272,11 @@ function recruiter(spec: AtsSandboxSpec, kit: KitContext, hub: WebhookHub) {
     /** A recruiter's lifecycle action and its webhook(s) (`deliver: false`: lost; `repeat`: the same, again). */
     async changeLifecycle({ applicationId, action, reason, deliver, repeat }: LifecycleChange) {
       const application = need(kit, applicationId);
+      const [was, refused] = [application.exit, spec.refuses?.(application, action)];
+      if (refused) throw new Error(refused);
       applyLifecycle(application, action, reason);
       if (deliver === false) return [];
-      const deliveries = (target: WebhookTarget) => spec.changed(kit, application, target, { action });
+      const deliveries = (target: WebhookTarget) => spec.changed(kit, application, target, { action, was });
       return sendChange(hub, { action, deliveries, repeat });
     },
   };
@@ -275,7 +303,7 @@ function readings(kit: KitContext) {
 /** The sandbox as the local stack, the demo and the tests use it, but for its URL (known once it listens). */
 function sandboxOf(spec: AtsSandboxSpec, kit: KitContext, actions: Omit<ReturnType<typeof recruiter>, 'moveByApi'>) {
   const { state } = kit;
-  const credentials: Credentials = { atsApiKey: spec.apiKey };
+  const credentials: Credentials = spec.credentials ?? { atsApiKey: spec.apiKey };
   return {
     ...{
       kind: spec.profile.kind as DirectAtsKind,
@@ -304,9 +332,10 @@ export type AtsSandbox = ReturnType<typeof sandboxOf>;
 export type AtsSandboxView = Omit<AtsSandbox, 'state'>;
 
 /** The sandbox's own routes: the recruiter's actions and faults, the files uploaded. */
-const kitControls = (sandbox: AtsSandbox, kit: KitContext) => [
+const kitControls = (sandbox: AtsSandbox, kit: KitContext, more: Record<string, Act> = {}) => [
   ...controlRoutes(sandbox, (body) => ({ applicationId: String(body.applicationId ?? body.application_id) }), {
-    'delete-candidate': (body) => sandbox.deleteCandidate(String(body.applicationId)),
+    'delete-candidate': (body) => sandbox.deleteCandidate(String(body.applicationId ?? body.application_id)),
+    ...more,
   }),
   ...fileRoutes(kit.files, kit.ownersOf),
 ];
@@ -314,20 +343,19 @@ const kitControls = (sandbox: AtsSandbox, kit: KitContext) => [
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
 export async function startAtsSandbox(spec: AtsSandboxSpec, options: SandboxOptions = {}): Promise<AtsSandbox> {
   const state = seededState(spec.jobs);
-  const kit = kitContext(state, (application, from) => moveByApi(application, from), new FileStore(spec.uploadRefusal));
-  const { moveByApi, ...actions } = recruiter(spec, kit, { state, random: seededRandom(options.seed ?? 11) });
+  const files = new FileStore(spec.uploadRefusal);
+  const kit = kitContext(state, (application, from) => moveByApi(application, from), files, spec.newId);
+  const seed = options.seed ?? spec.seed ?? 11;
+  const { moveByApi, ...actions } = recruiter(spec, kit, { state, random: seededRandom(seed) });
   const sandbox = sandboxOf(spec, kit, actions);
-  const authorization = spec.bearer ? `Bearer ${spec.apiKey}` : basicAuth(spec.apiKey);
+  const authorization = spec.bearer ? `Bearer ${spec.apiKey}` : basicAuth(spec.apiKey ?? '');
+  const byKey = (request: IncomingMessage) => (request.headers.authorization === authorization ? 'key' : undefined);
   const edge = await startEdge(
     {
-      ...{
-        ...spec,
-        seed: options.seed ?? 11,
-        port: options.port ?? SANDBOX_PORTS[spec.profile.kind as DirectAtsKind],
-        rate: options,
-      },
-      authenticate: (request) => (request.headers.authorization === authorization ? 'key' : undefined),
-      ...{ api: spec.routes(kit), open: kitControls(sandbox, kit) },
+      ...{ ...spec, seed, port: options.port ?? SANDBOX_PORTS[spec.profile.kind as DirectAtsKind], rate: options },
+      authenticate: spec.authenticate ?? byKey,
+      api: spec.routes(kit),
+      open: [...(spec.open?.(kit) ?? []), ...kitControls(sandbox, kit, spec.controls)],
     },
     state,
   );

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { sendJson } from '../../http-kit';
 import { basicAuth } from '../../../../../shared/ats/ats-http';
-import { PartnerClient } from '../ats-sandbox-kit';
+import { PartnerClient, type KitCandidate, type KitContext } from '../ats-sandbox-kit';
 import type { GreenhouseRecords } from './state';
 
 export const PARTNER_CALL_NAMES = ['list_tests', 'send_test', 'test_status', 'response_error'] as const;
@@ -24,9 +24,9 @@ const takeHomeTest = (id: number, application_id: number, partner_test_id: strin
 });
 export type TakeHomeTest = ReturnType<typeof takeHomeTest>;
 /** The candidate as `send_test` nests it: absent values `null`, and a field the partner does not know. */
-const sentCandidate = (c: ReturnType<GreenhouseRecords['candidateOf']>, applicationId: number) => ({
-  ...{ first_name: c.first_name, last_name: c.last_name, preferred_name: null, resume_url: null, phone_number: null },
-  email: c.email_addresses[0]?.value ?? null,
+const sentCandidate = (c: KitCandidate, applicationId: number) => ({
+  ...{ first_name: c.firstName, last_name: c.lastName, preferred_name: null, resume_url: null, phone_number: null },
+  email: c.email || null,
   greenhouse_profile_url: `https://app.greenhouse.io/people/${c.id}?application_id=${applicationId}`,
   pronouns: null,
 });
@@ -49,8 +49,8 @@ export class GreenhouseAssessments extends PartnerClient<PartnerRegistration> {
   private readonly pending = new Set<Promise<void>>();
 
   public constructor(
+    private readonly kit: () => KitContext,
     private readonly records: GreenhouseRecords,
-    private readonly baseUrl: () => string,
   ) {
     super();
   }
@@ -65,16 +65,19 @@ export class GreenhouseAssessments extends PartnerClient<PartnerRegistration> {
   }
 
   /** "Send Test": the same take-home test (and url) on a second click; `newTest`, a new one (a resend after expiry). */
-  public async sendTest(input: { application_id: number; partner_test_id: string; newTest?: boolean }) {
-    const [application, partner_test_id] = [this.records.application(input.application_id), input.partner_test_id];
-    const same = (t: TakeHomeTest) => t.application_id === application.id && t.partner_test_id === partner_test_id;
-    const fresh = () => takeHomeTest(this.records.newId(), application.id, partner_test_id);
+  public async sendTest(input: { application_id: number | string; partner_test_id: string; newTest?: boolean }) {
+    const [kit, partner_test_id] = [this.kit(), input.partner_test_id];
+    const application = kit.application(String(input.application_id));
+    if (!application) throw new Error(`application_id: no application ${input.application_id}`);
+    const applicationId = Number(application.id);
+    const same = (t: TakeHomeTest) => t.application_id === applicationId && t.partner_test_id === partner_test_id;
+    const fresh = () => takeHomeTest(Number(this.records.newId()), applicationId, partner_test_id);
     const test = (!input.newTest && this.tests.findLast(same)) || fresh();
     if (!this.tests.includes(test)) this.tests.push(test);
     const answer = await this.partnerCall('send_test', 'POST', {
-      ...{ partner_test_id, candidate: sentCandidate(this.records.candidateOf(application), application.id) },
+      ...{ partner_test_id, candidate: sentCandidate(kit.parties(application).candidate, applicationId) },
       sent_by: 'recruiter@demo.example.com',
-      url: `${this.baseUrl()}/integrations/testing_partners/take_home_tests/${test.id}`,
+      url: `${kit.files.origin}/integrations/testing_partners/take_home_tests/${test.id}`,
     });
     const id = (answer.body as { partner_interview_id?: unknown } | undefined)?.partner_interview_id;
     if (answer.status !== 200 || typeof id !== 'string')

@@ -1,12 +1,12 @@
 import * as v from 'valibot';
 import { greenhouseProfile } from '../../../../../shared/ats/greenhouse/profile';
 import { describeFirstIssue } from '../../../../../shared/validation';
-import { base64Bytes, contentTypeOf, download, type FileStore } from '../../file-store';
+import { base64Bytes, contentTypeOf, download } from '../../file-store';
 import { json, route, sendJson, type Route, type RouteContext } from '../../http-kit';
-import { jsonBody } from '../ats-sandbox-kit';
+import { jsonBody, type KitApplication, type KitContext, type KitJob, type KitNote } from '../ats-sandbox-kit';
 import { Refusal } from '../edge';
 import { linkPage, readLinkCursor, type LinkCursor } from '../paging';
-import type { Application, Attachment, GreenhouseRecords, Job } from './state';
+import { applicationStages, statusOf, type Attachment, type GreenhouseRecords } from './state';
 
 /** v3 lists: `per_page` 100 by default; id filters take at most 50 ids (/docs/list-endpoints). */
 const [DEFAULT_PER_PAGE, MAX_FILTER_IDS] = [100, 50];
@@ -52,11 +52,17 @@ async function parsed<S extends v.GenericSchema>(context: RouteContext, schema: 
 }
 
 /** The v3 application (harvestdocs get_v3-applications; ats-facts 2026-11, 2026-11b): flat, no rejection reason. */
-const applicationV3 = (a: Application) => ({
-  ...{ id: a.id, candidate_id: a.candidate_id, job_id: a.job_id, job_interview_stage_id: a.current_stage.id },
-  ...{ stage_name: a.current_stage.name, status: a.status === 'active' ? 'in_process' : a.status, prospect: false },
+const applicationV3 = (kit: KitContext, a: KitApplication) => ({
+  ...{ id: Number(a.id), candidate_id: Number(a.candidateId), job_id: Number(a.jobId) },
+  ...{ job_interview_stage_id: Number(a.stageId), stage_name: kit.stage(a.jobId, a.stageId)?.name ?? '' },
+  ...{ status: statusOf(a) === 'active' ? 'in_process' : statusOf(a), prospect: false },
   applied_at: '2026-11-01T09:00:00Z',
-  rejected_at: a.status === 'rejected' ? (a.rejected_at ?? null) : null,
+  rejected_at: statusOf(a) === 'rejected' ? (a.exit?.at ?? null) : null,
+});
+/** A candidate as v3 shows one: an anonymised candidate has no e-mail left. */
+export const candidateV3 = (c: { id: string; firstName: string; lastName: string; email: string }) => ({
+  ...{ id: Number(c.id), first_name: c.firstName, last_name: c.lastName },
+  email_addresses: c.email ? [{ value: c.email, type: 'personal' }] : [],
 });
 
 /** A v3 list: its items, how each shows, its plural id filters (the id each matches) and its other filters. */
@@ -116,38 +122,41 @@ function listRoute<T>(list: List<T>): Route {
 }
 
 /** Harvest v3's lists: the hiring process (applications, the stages they entered, jobs), candidates, notes, tags. */
-function lists(records: GreenhouseRecords): Route[] {
-  const { state } = records;
-  const stages = () => state.jobs.flatMap((j) => j.stages.map((s, sort_order) => ({ ...s, job_id: j.id, sort_order })));
+function lists(kit: KitContext, records: GreenhouseRecords): Route[] {
+  const { state } = kit;
+  const stages = () =>
+    state.jobs.flatMap((j) =>
+      j.stages.map((s, sort_order) => ({ id: Number(s.id), name: s.name, job_id: j.id, sort_order })),
+    );
   return [
-    listRoute({
+    listRoute<KitApplication>({
       pattern: '/v3/applications',
       items: () => state.applications,
-      show: applicationV3,
-      ids: { ids: 'id', candidate_ids: 'candidate_id', job_ids: 'job_id', stage_ids: (a) => a.current_stage.id },
+      show: (a) => applicationV3(kit, a),
+      ids: { ids: 'id', candidate_ids: 'candidateId', job_ids: 'jobId', stage_ids: 'stageId' },
       // The filter's own word for an open application is `active` (its enum has no `in_process`).
-      text: { status: (a, value) => a.status === value },
+      text: { status: (a, value) => statusOf(a) === value },
     }),
     // `current=true` keeps the rows without `exited_at` (harvestdocs /reference/get_v3-application-stages).
     listRoute({
       pattern: '/v3/application_stages',
-      items: () => state.applicationStages,
+      items: () => applicationStages(kit),
       ids: { ids: 'id', application_ids: 'application_id', job_interview_stage_ids: 'job_interview_stage_id' },
       text: {
         current: (r, value) => (value === 'true' ? r.exited_at === null : value !== 'false' || r.exited_at !== null),
       },
     }),
-    listRoute<Job>({
+    listRoute<KitJob>({
       pattern: '/v3/jobs',
       items: () => state.jobs,
-      show: (j) => ({ id: j.id, name: j.name, status: j.status ?? 'open' }),
+      show: (j) => ({ id: Number(j.id), name: j.name, status: j.state ?? 'open' }),
       ids: { ids: 'id' },
-      text: { status: (j, value) => (j.status ?? 'open') === value },
+      text: { status: (j, value) => (j.state ?? 'open') === value },
     }),
-    listRoute({ pattern: '/v3/candidates', items: () => state.candidates, ids: { ids: 'id' } }),
+    listRoute({ pattern: '/v3/candidates', items: () => state.candidates, show: candidateV3, ids: { ids: 'id' } }),
     listRoute<Attachment>({
       pattern: '/v3/attachments',
-      items: () => state.attachments,
+      items: () => records.attachments,
       ids: { ids: 'id', application_ids: 'application_id', candidate_ids: 'candidate_id' },
       text: {
         type: (a, value) => a.type === value,
@@ -158,98 +167,109 @@ function lists(records: GreenhouseRecords): Route[] {
     listRoute({
       pattern: '/v3/job_interview_stages',
       items: stages,
-      show: (s) => ({ id: s.id, job_id: s.job_id, name: s.name, sort_order: s.sort_order, active: true }),
+      show: (s) => ({ id: s.id, job_id: Number(s.job_id), name: s.name, sort_order: s.sort_order, active: true }),
       ids: { job_ids: 'job_id' },
     }),
-    listRoute({ pattern: '/v3/notes', items: () => state.notes, ids: { candidate_ids: 'candidate_id' } }),
-    listRoute({ pattern: '/v3/candidate_tags', items: () => state.candidateTags, ids: { ids: 'id' } }),
+    listRoute<KitNote>({
+      pattern: '/v3/notes',
+      items: () => state.notes,
+      show: noteV3,
+      ids: { candidate_ids: 'candidateId' },
+    }),
+    listRoute({ pattern: '/v3/candidate_tags', items: () => records.candidateTags, ids: { ids: 'id' } }),
     listRoute({
       pattern: '/v3/applied_candidate_tags',
-      items: () => state.appliedTags,
+      items: () => records.appliedTags,
       ids: { ids: 'id', candidate_ids: 'candidate_id', candidate_tag_ids: 'candidate_tag_id' },
     }),
   ];
 }
 
-type Moved = (id: number, stageId: number) => void;
+/** A note as v3 reads it back: `type`, and the visibility spelt `…_visible` (Airbyte's v3 example). */
+const noteV3 = (n: KitNote) => ({
+  ...{ id: Number(n.id), candidate_id: Number(n.candidateId), body: n.body, ...n.fields },
+  ...{ created_at: n.at, ...(n.applicationId ? { application_id: Number(n.applicationId) } : {}) },
+});
+
 /** `POST /v3/applications/:id/move` (204): only from the stage the application is in now (stale requests fail). */
-async function move(records: GreenhouseRecords, context: RouteContext, moved: Moved) {
-  const application = records.state.applications.find((a) => a.id === Number(context.params.id));
+async function move(kit: KitContext, context: RouteContext) {
+  const application = kit.application(String(context.params.id));
   if (!application) throw notFound();
   const body = await parsed(context, moveBody, 'invalid body');
-  if (application.status !== 'active') throw unprocessable('application_id', 'application is not in process');
+  if (statusOf(application) !== 'active') throw unprocessable('application_id', 'application is not in process');
   if (body.from_stage_id === undefined) throw unprocessable('from_stage_id', 'from_stage_id is required');
-  if (Number(body.from_stage_id) !== application.current_stage.id)
+  if (String(body.from_stage_id) !== application.stageId)
     throw unprocessable('from_stage_id', 'the application is not in this stage');
-  const stages = records.jobOf(application).stages;
-  const index = stages.findIndex((s) => s.id === application.current_stage.id);
+  const stages = kit.parties(application).job.stages;
+  const index = stages.findIndex((s) => s.id === application.stageId);
   const to = body.to_stage_id;
-  const target = to === undefined ? stages[index + 1] : stages.find((s) => s.id === Number(to));
+  const target = to === undefined ? stages[index + 1] : stages.find((s) => s.id === String(to));
   if (!target) throw unprocessable('to_stage_id', 'stage is not part of this job');
   context.response.writeHead(204).end();
   // A move through the API changes the stage in Greenhouse, which fires the stage-change webhook too.
-  moved(application.id, target.id);
+  kit.moveByApi(application, target.id);
 }
 
 /** `POST /v3/attachments` (201): a JSON body, the bytes in base64 `content` or at a `url` fetched at once. */
-async function attach(records: GreenhouseRecords, files: FileStore, context: RouteContext) {
+async function attach(kit: KitContext, records: GreenhouseRecords, context: RouteContext) {
   const body = await parsed(context, attachmentBody);
-  const application = records.state.applications.find((a) => a.id === Number(body.application_id));
+  const application = kit.application(String(body.application_id));
   if (!application) throw unprocessable('application_id', 'application not found');
   if ((body.content === undefined) === (body.url === undefined))
     throw unprocessable('content', 'exactly one of content or url is required');
   if (BLOCKED_EXTENSIONS.test(body.filename)) throw unprocessable('filename', 'this file type is not allowed');
   const bytes = body.url === undefined ? base64Bytes(body.content) : await download(body.url);
   if (!bytes) throw unprocessable(body.url === undefined ? 'content' : 'url', 'no file could be read from it');
-  const [{ filename, type, visibility = 'admin_only' }, id] = [body, records.newId()];
-  const file = { id: String(id), owner: String(application.id), name: filename, contentType: contentTypeOf(filename) };
-  const { url, contentType: content_type, uploadedAt: at } = files.add({ ...file, bytes });
+  const [{ filename, type, visibility = 'admin_only' }, id] = [body, Number(records.newId())];
+  const file = { id: String(id), owner: application.id, name: filename, contentType: contentTypeOf(filename) };
+  const { url, contentType: content_type, uploadedAt: at } = kit.files.add({ ...file, bytes });
+  const [application_id, candidate_id] = [Number(application.id), Number(application.candidateId)];
   const attachment: Attachment = {
-    ...{ id, application_id: application.id, candidate_id: application.candidate_id, filename, type, visibility },
-    ...{ url, content_type, created_at: at, updated_at: at },
+    ...{ id, application_id, candidate_id, filename, type, visibility, url, content_type },
+    ...{ created_at: at, updated_at: at },
   };
-  records.state.attachments.push(attachment);
+  records.attachments.push(attachment);
   return attachment;
 }
 
-/** Harvest v3 as a table of routes over the organisation's records (`moved`: a move made through the API). */
-export function harvestRoutes(records: GreenhouseRecords, moved: Moved, files: FileStore): Route[] {
-  const { state } = records;
-  const candidate = (id: unknown) => state.candidates.find((c) => c.id === Number(id));
+/** Harvest v3 as a table of routes over the organisation's records. */
+export function harvestRoutes(kit: KitContext, records: GreenhouseRecords): Route[] {
+  const candidate = (id: unknown) => kit.candidate(String(id));
   const created = <T>(list: T[], item: T) => list.push(item) && item;
   return [
-    ...lists(records),
-    route('POST /v3/applications/:id/move', (context) => move(records, context, moved)),
-    json('POST /v3/attachments', 201, (context) => attach(records, files, context)),
+    ...lists(kit, records),
+    route('POST /v3/applications/:id/move', (context) => move(kit, context)),
+    json('POST /v3/attachments', 201, (context) => attach(kit, records, context)),
     json('POST /v3/notes', 201, async (context) => {
       const body = await parsed(context, noteBody);
       if (!candidate(body.candidate_id)) throw notFound(`candidate ${body.candidate_id} not found`);
-      return created(state.notes, {
-        ...{ id: records.newId(), candidate_id: Number(body.candidate_id), body: body.body, type: body.note_type },
-        ...{ visibility: `${body.visibility}_visible`, user_id: body.user_id, created_at: new Date().toISOString() },
-        ...(body.application_id === undefined ? {} : { application_id: Number(body.application_id) }),
-      });
+      const on = { id: String(body.application_id ?? ''), candidateId: String(body.candidate_id) };
+      const fields = { type: body.note_type, visibility: `${body.visibility}_visible`, user_id: body.user_id };
+      return noteV3(Object.assign(kit.addNote(on, body.body, String(body.user_id)), { fields }));
     }),
     // An existing name is refused (undocumented), so a client lists before it creates.
     json('POST /v3/candidate_tags', 201, async (context) => {
       const { name } = await parsed(context, v.object({ name: v.pipe(v.string(), v.minLength(1)) }), 'is required');
-      if (state.candidateTags.some((t) => t.name === name)) throw unprocessable('name', 'has already been taken');
-      return created(state.candidateTags, { id: records.newId(), name });
+      if (records.candidateTags.some((t) => t.name === name)) throw unprocessable('name', 'has already been taken');
+      return created(records.candidateTags, { id: Number(records.newId()), name });
     }),
     json('POST /v3/applied_candidate_tags', 201, async (context) => {
       const body = await parsed(context, v.object({ candidate_id: id, candidate_tag_id: id }), 'is required');
       const [candidate_id, candidate_tag_id] = [Number(body.candidate_id), Number(body.candidate_tag_id)];
       if (!candidate(candidate_id)) throw notFound(`candidate ${candidate_id} not found`);
-      if (!state.candidateTags.some((t) => t.id === candidate_tag_id))
+      if (!records.candidateTags.some((t) => t.id === candidate_tag_id))
         throw notFound(`candidate tag ${candidate_tag_id} not found`);
-      if (state.appliedTags.some((r) => r.candidate_id === candidate_id && r.candidate_tag_id === candidate_tag_id))
+      if (records.appliedTags.some((r) => r.candidate_id === candidate_id && r.candidate_tag_id === candidate_tag_id))
         throw unprocessable('candidate_tag_id', 'is already applied to this candidate');
-      return created(state.appliedTags, { id: records.newId(), candidate_id, candidate_tag_id });
+      const row = created(records.appliedTags, { id: Number(records.newId()), candidate_id, candidate_tag_id });
+      records.retagged(candidate_id);
+      return row;
     }),
     route('DELETE /v3/applied_candidate_tags/:id', ({ response, params }) => {
-      const index = state.appliedTags.findIndex((r) => r.id === Number(params.id));
+      const index = records.appliedTags.findIndex((r) => r.id === Number(params.id));
       if (index < 0) throw notFound();
-      state.appliedTags.splice(index, 1);
+      const [row] = records.appliedTags.splice(index, 1);
+      records.retagged(row?.candidate_id ?? -1);
       response.writeHead(204).end();
     }),
   ];

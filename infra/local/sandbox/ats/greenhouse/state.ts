@@ -1,6 +1,4 @@
-import { edgeState } from '../edge';
-import { LIFECYCLE_ACTIONS, type LifecycleAction, type LifecycleOptions } from '../ats-sandbox-kit';
-import type { DeliveryRecord, WebhookTarget } from '../signed-webhooks';
+import type { KitApplication, KitContext, KitJob, LifecycleAction } from '../ats-sandbox-kit';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
   ...{ clientId: 'greenhouse-sandbox-client', clientSecret: 'greenhouse-sandbox-secret' },
@@ -9,154 +7,90 @@ export const GREENHOUSE_SANDBOX_DEFAULTS = {
   userIds: ['4080'] as readonly string[],
 } as const;
 
-export type Stage = { id: number; name: string };
-/** `status` open unless said (`GET /v3/jobs?status=`: open, draft, closed). */
-export type Job = { id: number; name: string; stages: Stage[]; status?: 'open' | 'draft' | 'closed' };
-type Email = { value: string; type: string };
-type Candidate = { id: number; first_name: string; last_name: string; email_addresses: Email[] };
-/** A rejection reason, its type "We rejected them", "They rejected us" (a withdrawal) or "None specified". */
-type RejectionReason = { id: number; name: string; type: { id: number; name: string } };
-/** While rejected, with `rejected_at` and its reason (webhooks/_candidate_events.md, "rejected"). */
-export type Application = { id: number; candidate_id: number; job_id: number; current_stage: Stage } & {
-  status: 'active' | 'rejected' | 'hired';
-  rejected_at?: string | null;
-  rejection_reason?: RejectionReason | null;
-};
-/** A note as v3 reads it back: `type`, and the visibility spelt `…_visible` (Airbyte's v3 example). */
-type Note = { id: number; candidate_id: number; application_id?: number; body: string; type: string } & {
-  visibility: string;
-  user_id: number | string;
-  created_at: string;
-};
-type Move = { application_id: number; from_stage_id: number; to_stage_id: number; at: string };
-/** A file on an application, as `POST /v3/attachments` answers it (Workato's v3 outputs [3p]); bytes in the store. */
-export type Attachment = Record<'id' | 'application_id' | 'candidate_id', number> &
-  Record<'filename' | 'type' | 'url' | 'content_type' | 'visibility' | 'created_at' | 'updated_at', string>;
-/** A row of `GET /v3/application_stages`: a stage an application entered, and left unless it is current. */
-type ApplicationStage = { id: number; application_id: number; job_interview_stage_id: number } & {
-  entered_at: string;
-  exited_at: string | null;
-};
-
 /** A job's interview plan: its stages' names in order, numbered from `firstId`. */
-const plan = (firstId: number, ...names: string[]): Stage[] => names.map((name, i) => ({ id: firstId + i, name }));
+const plan = (firstId: number, ...names: string[]) => names.map((name, i) => ({ id: String(firstId + i), name }));
 const REVIEWS = ['Application Review', 'AI Interview', 'Hiring Manager Review'];
-const SEEDED_JOBS: Job[] = [
-  { id: 3301, name: 'Backend Engineer', stages: plan(9000, ...REVIEWS, 'Offer') },
-  { id: 3302, name: 'Data Engineer', stages: plan(9100, ...REVIEWS) },
+/** Greenhouse's ids are numbers: the kit keeps each as its decimal text, the API shows it as a number. */
+export const SEEDED_JOBS: KitJob[] = [
+  { id: '3301', name: 'Backend Engineer', stages: plan(9000, ...REVIEWS, 'Offer') },
+  { id: '3302', name: 'Data Engineer', stages: plan(9100, ...REVIEWS) },
   // Closed, without the AI interview stage: "all jobs" means open ones (`GET /v3/jobs?status=open`).
-  { id: 3399, name: 'Recruiting Coordinator', stages: [{ id: 9900, name: 'Hired' }], status: 'closed' },
+  { id: '3399', name: 'Recruiting Coordinator', stages: [{ id: '9900', name: 'Hired' }], state: 'closed' },
 ];
 
+/** A rejection reason, its type "We rejected them", "They rejected us" (a withdrawal) or "None specified". */
+type RejectionReason = { id: number; name: string; type: { id: number; name: string } };
 /** Greenhouse's reason types, by what each means (harvest/_rejection_reasons.md); ids vary per organisation. */
 const REJECTED = { id: 1, name: 'We rejected them' };
 const WITHDRAWN = { id: 2, name: 'They rejected us' };
-/** A new organisation: the seeded jobs and rejection reasons, nobody applied yet, no faults. */
-const seededState = () => ({
-  ...{ jobs: structuredClone(SEEDED_JOBS), candidates: [] as Candidate[], applications: [] as Application[] },
-  ...{ notes: [] as Note[], moves: [] as Move[], deliveries: [] as DeliveryRecord[], webhooks: [] as WebhookTarget[] },
-  /** The organisation's candidate tags (`/v3/candidate_tags`), and a row per tag applied to a candidate. */
-  candidateTags: [] as { id: number; name: string }[],
-  appliedTags: [] as { id: number; candidate_id: number; candidate_tag_id: number }[],
-  applicationStages: [] as ApplicationStage[],
-  attachments: [] as Attachment[],
-  rejectionReasons: [
-    { id: 14, name: 'Lacking skill(s)/qualification(s)', type: REJECTED },
-    { id: 15, name: 'Candidate withdrew', type: WITHDRAWN },
-  ] as RejectionReason[],
-  ...edgeState(),
-});
-export type GreenhouseSandboxState = ReturnType<typeof seededState>;
-/** A recruiter's lifecycle action on an application, as Greenhouse's ids name it. */
-export type LifecycleInput = { application_id: number; action: LifecycleAction } & LifecycleOptions;
-type NewCandidate = Record<'first_name' | 'last_name' | 'email', string> & { job_id: number };
-/** A recruiter's move of an application into a stage of its job, by the stage's id or name. */
-export type StageMove = { application_id: number; stage_id?: number | undefined; stage_name?: string | undefined };
-/** The organisation's records and their changes, by a recruiter or the API; every id of one sequence. */
-export function greenhouseRecords() {
-  const state = seededState();
+/** A file on an application, as `POST /v3/attachments` answers it (Workato's v3 outputs [3p]); bytes in the store. */
+export type Attachment = Record<'id' | 'application_id' | 'candidate_id', number> &
+  Record<'filename' | 'type' | 'url' | 'content_type' | 'visibility' | 'created_at' | 'updated_at', string>;
+
+/** What Greenhouse keeps beside the kit's records: its tags and their rows, files, rejection reasons. */
+export function greenhouseRecords(kit: () => KitContext) {
   let nextId = 50_000;
-  const newId = () => nextId++;
-  const application = (id: number) => {
-    const found = state.applications.find((a) => a.id === id);
-    if (!found) throw new Error(`application_id: no application ${id}`);
-    return found;
-  };
-  const candidateOf = (a: Application) => state.candidates.find((c) => c.id === a.candidate_id) as Candidate;
-  const jobOf = (a: Application) => state.jobs.find((j) => j.id === a.job_id) as Job;
-  /** The application's row for the stage it is in now; the row of the stage it left gets its `exited_at`. */
-  const enterStage = ({ id: application_id, current_stage }: Application) => {
-    const at = new Date().toISOString();
-    for (const row of state.applicationStages)
-      if (row.application_id === application_id && row.exited_at === null) row.exited_at = at;
-    const row = { id: newId(), application_id, job_interview_stage_id: current_stage.id, entered_at: at };
-    state.applicationStages.push({ ...row, exited_at: null });
-  };
-  /** A further application of an existing candidate, to another job (a candidate applies more than once). */
-  const addApplication = (input: { candidate_id: number; job_id: number }): Application => {
-    const job = state.jobs.find((j) => j.id === input.job_id);
-    if (!job) throw new Error(`job_id: no job ${input.job_id}`);
-    if (!state.candidates.some((c) => c.id === input.candidate_id))
-      throw new Error(`candidate_id: no candidate ${input.candidate_id}`);
-    const created: Application = { id: newId(), ...input, status: 'active', current_stage: job.stages[0] as Stage };
-    state.applications.push(created);
-    enterStage(created);
-    return created;
-  };
-  return {
-    ...{ state, newId, application, candidateOf, jobOf, addApplication },
-    ...{ changeLifecycle: lifecycle(state, newId, application) },
-    addCandidate({ first_name, last_name, email, job_id }: NewCandidate) {
-      if (!state.jobs.some((j) => j.id === job_id)) throw new Error(`job_id: no job ${job_id}`);
-      const candidate = { id: newId(), first_name, last_name, email_addresses: [{ value: email, type: 'personal' }] };
-      state.candidates.push(candidate);
-      return addApplication({ candidate_id: candidate.id, job_id });
+  const records = {
+    /** Every id of one sequence, as Greenhouse's. */
+    newId: () => String(nextId++),
+    /** The organisation's candidate tags (`/v3/candidate_tags`), and a row per tag applied to a candidate. */
+    candidateTags: [] as { id: number; name: string }[],
+    appliedTags: [] as { id: number; candidate_id: number; candidate_tag_id: number }[],
+    attachments: [] as Attachment[],
+    rejectionReasons: [
+      { id: 14, name: 'Lacking skill(s)/qualification(s)', type: REJECTED },
+      { id: 15, name: 'Candidate withdrew', type: WITHDRAWN },
+    ] as RejectionReason[],
+    /** The candidate's tags by name, as the kit's readings show them. */
+    retagged(candidateId: number) {
+      const held = records.appliedTags.filter((r) => r.candidate_id === candidateId).map((r) => r.candidate_tag_id);
+      kit().state.tags[String(candidateId)] = records.candidateTags
+        .filter((t) => held.includes(t.id))
+        .map((t) => t.name);
     },
-    /** The application moved into a stage of its job (by id or name), recorded as Greenhouse lists it. */
-    move({ application_id, stage_id, stage_name }: StageMove) {
-      const moved = application(application_id);
-      const stage = jobOf(moved).stages.find((s) => s.id === stage_id || s.name === stage_name);
-      if (!stage) throw new Error(`stage: job ${moved.job_id} has no stage ${stage_id ?? stage_name}`);
-      const at = new Date().toISOString();
-      state.moves.push({ application_id, from_stage_id: moved.current_stage.id, to_stage_id: stage.id, at });
-      moved.current_stage = stage;
-      enterStage(moved);
-      return moved;
+    /** The reason of the exit's type and text; a text the organisation lacks is added as a new reason. */
+    reasonOf(application: KitApplication): RejectionReason | null {
+      const { exit } = application;
+      if (!exit || exit.kind === 'hired') return null;
+      const type = exit.kind === 'withdrawn' ? WITHDRAWN : REJECTED;
+      const known = records.rejectionReasons.find((r) => r.type.id === type.id && r.name === exit.reason);
+      const reason = known ?? { id: Number(records.newId()), name: exit.reason, type };
+      if (!known) records.rejectionReasons.push(reason);
+      return reason;
     },
   };
+  return records;
 }
 export type GreenhouseRecords = ReturnType<typeof greenhouseRecords>;
 
-/** The reason of that type and name (the first of its type when none is given); a new name is added. */
-function reasonOf(state: GreenhouseSandboxState, newId: () => number, type: RejectionReason['type'], name?: string) {
-  const known = state.rejectionReasons.find((r) => r.type.id === type.id && (name === undefined || r.name === name));
-  const reason = known ?? { id: newId(), name: name ?? type.name, type };
-  if (!known) state.rejectionReasons.push(reason);
-  return reason;
-}
+/** The application's status as Greenhouse names it: active, rejected (a withdrawal too) or hired. */
+export const statusOf = ({ exit }: KitApplication) => (!exit ? 'active' : exit.kind === 'hired' ? 'hired' : 'rejected');
 
 /**
- * A rejection (a withdrawal: reason type "They rejected us"), a hire, or an undo ("Unreject", "Unhire"), answering
- * the webhook it fires (webhooks/_candidate_events.md); a hired application is not rejected without the undo.
+ * What Greenhouse refuses (webhooks/_candidate_events.md): a hired application is not rejected or hired again
+ * without "Unhire", an application in process has nothing to undo, and only one in process is hired.
  */
-function lifecycle(state: GreenhouseSandboxState, newId: () => number, application: (id: number) => Application) {
-  return (id: number, action: LifecycleAction, reason?: string) => {
-    const found = application(id);
-    if (!LIFECYCLE_ACTIONS.includes(action)) throw new Error(`action: one of ${LIFECYCLE_ACTIONS.join(', ')}`);
-    const { status } = found;
-    if (action === 'unreject') {
-      if (status === 'active') throw new Error(`application ${id} is neither rejected nor hired`);
-      Object.assign(found, { status: 'active', rejected_at: null, rejection_reason: null });
-      return status === 'hired' ? 'unhire_candidate' : 'unreject_candidate';
-    }
-    if (status === 'hired') throw new Error(`application ${id} is hired: unhire it first`);
-    if (action === 'hire') {
-      if (status !== 'active') throw new Error(`application ${id} is ${status}`);
-      found.status = 'hired';
-      return 'hire_candidate';
-    }
-    const rejection_reason = reasonOf(state, newId, action === 'withdraw' ? WITHDRAWN : REJECTED, reason);
-    Object.assign(found, { status: 'rejected', rejected_at: new Date().toISOString(), rejection_reason });
-    return 'reject_candidate';
-  };
+export function refuses(application: KitApplication, action: LifecycleAction): string | undefined {
+  const status = statusOf(application);
+  if (action === 'unreject')
+    return status === 'active' ? `application ${application.id} is neither rejected nor hired` : undefined;
+  if (status === 'hired') return `application ${application.id} is hired: unhire it first`;
+  if (action === 'hire' && status !== 'active') return `application ${application.id} is ${status}`;
+  return undefined;
+}
+
+/** `GET /v3/application_stages` rows: each stage the application entered, left unless it is current. */
+export function applicationStages(kit: KitContext) {
+  return kit.state.applications.flatMap((application) => {
+    const entries = [
+      { stageId: kit.job(application.jobId)?.stages[0]?.id ?? '', at: application.createdAt },
+      ...kit.state.moves
+        .filter((m) => m.applicationId === application.id)
+        .map((m) => ({ stageId: m.toStageId, at: m.at })),
+    ];
+    return entries.map(({ stageId, at }, i) => ({
+      ...{ id: Number(application.id) * 100 + i, application_id: Number(application.id) },
+      ...{ job_interview_stage_id: Number(stageId), entered_at: at, exited_at: entries[i + 1]?.at ?? null },
+    }));
+  });
 }
