@@ -84,7 +84,8 @@ describe('Greenhouse sandbox: an application leaving the process and coming back
     const body = JSON.parse(delivery.request.body) as { payload: { application: Record<string, unknown> } };
     expect(body.payload.application).toMatchObject({
       status: 'rejected',
-      rejection_reason: { type: { name: 'We rejected them' } },
+      // No reason given: the organisation's first reason of its type.
+      rejection_reason: { id: 14, name: 'Lacking skill(s)/qualification(s)', type: { name: 'We rejected them' } },
       current_stage: { id: AI_INTERVIEW },
     });
     expect(body.payload.application.rejected_at).toEqual(expect.any(String));

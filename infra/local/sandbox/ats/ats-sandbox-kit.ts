@@ -148,7 +148,7 @@ export function controlRoutes(sandbox: Actions, named: (body: Body) => object, m
   return [state, ...Object.entries({ ...actions, ...more }).map(posted)];
 }
 
-const DEFAULT_REASONS = { rejected: 'Not a fit', withdrawn: 'Withdrew', hired: 'Hired' } as const;
+export const DEFAULT_REASONS = { rejected: 'Not a fit', withdrawn: 'Withdrew', hired: 'Hired' } as const;
 /** The application's place in the process after `action`: out of it with its reason, or back in it. */
 function applyLifecycle(application: KitApplication, action: LifecycleAction, reason?: string): void {
   if (!LIFECYCLE_ACTIONS.includes(action)) throw new Error(`action: one of ${LIFECYCLE_ACTIONS.join(', ')}`);

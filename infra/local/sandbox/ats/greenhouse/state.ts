@@ -1,4 +1,10 @@
-import type { KitApplication, KitContext, KitJob, LifecycleAction } from '../ats-sandbox-kit';
+import {
+  DEFAULT_REASONS,
+  type KitApplication,
+  type KitContext,
+  type KitJob,
+  type LifecycleAction,
+} from '../ats-sandbox-kit';
 
 export const GREENHOUSE_SANDBOX_DEFAULTS = {
   ...{ clientId: 'greenhouse-sandbox-client', clientSecret: 'greenhouse-sandbox-secret' },
@@ -43,17 +49,16 @@ export function greenhouseRecords(kit: () => KitContext) {
     ] as RejectionReason[],
     /** The candidate's tags by name, as the kit's readings show them. */
     retagged(candidateId: number) {
-      const held = records.appliedTags.filter((r) => r.candidate_id === candidateId).map((r) => r.candidate_tag_id);
-      kit().state.tags[String(candidateId)] = records.candidateTags
-        .filter((t) => held.includes(t.id))
-        .map((t) => t.name);
+      const rows = records.appliedTags.filter((r) => r.candidate_id === candidateId);
+      const names = rows.map((r) => records.candidateTags.find((t) => t.id === r.candidate_tag_id)?.name ?? '');
+      kit().state.tags[String(candidateId)] = names;
     },
-    /** The reason of the exit's type and text; a text the organisation lacks is added as a new reason. */
-    reasonOf(application: KitApplication): RejectionReason | null {
-      const { exit } = application;
+    /** The reason of the exit's type and text (none given: its first); a text it lacks is added as a new reason. */
+    reasonOf({ exit }: KitApplication): RejectionReason | null {
       if (!exit || exit.kind === 'hired') return null;
       const type = exit.kind === 'withdrawn' ? WITHDRAWN : REJECTED;
-      const known = records.rejectionReasons.find((r) => r.type.id === type.id && r.name === exit.reason);
+      const name = exit.reason === DEFAULT_REASONS[exit.kind] ? undefined : exit.reason;
+      const known = records.rejectionReasons.find((r) => r.type.id === type.id && (!name || r.name === name));
       const reason = known ?? { id: Number(records.newId()), name: exit.reason, type };
       if (!known) records.rejectionReasons.push(reason);
       return reason;
