@@ -115,38 +115,6 @@ export function retag(state: AtsSandboxState, key: string, tags: unknown[], add:
 }
 
 type Act = (body: Body) => unknown;
-type Actions = { state: { faults: object }; addCandidate(input: never): unknown } & {
-  moveCandidate(input: never): Promise<unknown>;
-  changeLifecycle(input: never): Promise<unknown>;
-};
-
-/**
- * The sandbox's own routes: its state, and each recruiter action a POST answered with what it did (201 for a new
- * candidate) or 404 with why not; `named` reads the application a body names, as the ATS spells it.
- */
-export function controlRoutes(sandbox: Actions, named: (body: Body) => object, more: Record<string, Act>) {
-  const posted = ([path, act]: [string, Act]) =>
-    route(`POST /_sandbox/${path}`, async ({ request, response }) => {
-      const body = await jsonBody(request);
-      try {
-        sendJson(response, path === 'candidates' ? 201 : 200, (await act(body)) ?? {});
-      } catch (error) {
-        sendJson(response, 404, { error: errorMessage(error) });
-      }
-    });
-  const actions: Record<string, Act> = {
-    candidates: (body) => sandbox.addCandidate(body as never),
-    move: async (body) => ({ deliveries: await sandbox.moveCandidate(body as never) }),
-    lifecycle: async (body) => {
-      const reason = typeof body.reason === 'string' ? body.reason : undefined;
-      const input = { ...named(body), action: body.action, reason, deliver: body.deliver !== false };
-      return { deliveries: await sandbox.changeLifecycle(input as never) };
-    },
-    faults: (body) => Object.assign(sandbox.state.faults, body),
-  };
-  const state = route('GET /_sandbox/state', ({ response }) => sendJson(response, 200, sandbox.state));
-  return [state, ...Object.entries({ ...actions, ...more }).map(posted)];
-}
 
 export const DEFAULT_REASONS = { rejected: 'Not a fit', withdrawn: 'Withdrew', hired: 'Hired' } as const;
 /** The application's place in the process after `action`: out of it with its reason, or back in it. */
@@ -331,14 +299,35 @@ export type AtsSandbox = ReturnType<typeof sandboxOf>;
 /** What the local stack, the demo and the tests need of any ATS sandbox. */
 export type AtsSandboxView = Omit<AtsSandbox, 'state'>;
 
-/** The sandbox's own routes: the recruiter's actions and faults, the files uploaded. */
-const kitControls = (sandbox: AtsSandbox, kit: KitContext, more: Record<string, Act> = {}) => [
-  ...controlRoutes(sandbox, (body) => ({ applicationId: String(body.applicationId ?? body.application_id) }), {
-    'delete-candidate': (body) => sandbox.deleteCandidate(String(body.applicationId ?? body.application_id)),
-    ...more,
-  }),
-  ...fileRoutes(kit.files, kit.ownersOf),
-];
+/**
+ * The sandbox's own routes: its state, the files uploaded, and each recruiter action a POST answered with what it did
+ * (201 for a new candidate) or 404 with why not; a body names its application `applicationId` (or `application_id`).
+ */
+function kitControls(sandbox: AtsSandbox, kit: KitContext, more: Record<string, Act> = {}) {
+  const posted = ([path, act]: [string, Act]) =>
+    route(`POST /_sandbox/${path}`, async ({ request, response }) => {
+      const body = await jsonBody(request);
+      try {
+        sendJson(response, path === 'candidates' ? 201 : 200, (await act(body)) ?? {});
+      } catch (error) {
+        sendJson(response, 404, { error: errorMessage(error) });
+      }
+    });
+  const applicationId = (body: Body) => String(body.applicationId ?? body.application_id);
+  const actions: Record<string, Act> = {
+    candidates: (body) => sandbox.addCandidate(body as never),
+    move: async (body) => ({ deliveries: await sandbox.moveCandidate(body as never) }),
+    lifecycle: async (body) => {
+      const [action, reason] = [body.action, typeof body.reason === 'string' ? body.reason : undefined];
+      const input = { applicationId: applicationId(body), action, reason, deliver: body.deliver !== false };
+      return { deliveries: await sandbox.changeLifecycle(input as never) };
+    },
+    'delete-candidate': (body) => sandbox.deleteCandidate(applicationId(body)),
+    faults: (body) => Object.assign(sandbox.state.faults, body),
+  };
+  const state = route('GET /_sandbox/state', ({ response }) => sendJson(response, 200, sandbox.state));
+  return [state, ...Object.entries({ ...actions, ...more }).map(posted), ...fileRoutes(kit.files, kit.ownersOf)];
+}
 
 /** A sandbox of one ATS: the spec gives its API and webhooks; the kit keeps state, limits, faults and control. */
 export async function startAtsSandbox(spec: AtsSandboxSpec, options: SandboxOptions = {}): Promise<AtsSandbox> {

@@ -25,8 +25,7 @@ export async function startAtsSandboxes(fixed: boolean, options: { rateLimits?: 
     const ashby = await start('ashby', startAshbySandbox);
     const lever = await start('lever', startLeverSandbox);
     const workable = await start('workable', startWorkableSandbox);
-    const views = { greenhouse, ashby, lever, workable };
-    return { views, greenhouse, ashby, lever, close };
+    return { views: { greenhouse, ashby, lever, workable }, greenhouse, ashby, lever, close };
   } catch (error) {
     await close();
     throw error;

@@ -53,17 +53,17 @@ function hiredPayload(kit: KitContext, records: GreenhouseRecords, application: 
   return { id: Number(application.id), ...common(kit, application), offer };
 }
 
+type Event = [event: string, payload: unknown];
 /**
  * Each change's webhook (webhooks/_candidate_events.md): a move `candidate_stage_change`; reject, unreject and unhire
  * carry the application as a stage change does; `hire_candidate` carries no status and no stage but the `offer`.
  */
-function changed(kit: KitContext, records: GreenhouseRecords, application: KitApplication, change: KitChange) {
+function eventOf(kit: KitContext, records: GreenhouseRecords, application: KitApplication, change: KitChange): Event {
   const { action, was } = change;
   const shown = () => ({ application: payloadOf(kit, records, application) });
-  if (action === 'hire') return ['hire_candidate', { application: hiredPayload(kit, records, application) }] as const;
-  if (action === 'unreject')
-    return [was?.kind === 'hired' ? 'unhire_candidate' : 'unreject_candidate', shown()] as const;
-  return [action ? 'reject_candidate' : 'candidate_stage_change', shown()] as const;
+  if (action === 'hire') return ['hire_candidate', { application: hiredPayload(kit, records, application) }];
+  if (action === 'unreject') return [was?.kind === 'hired' ? 'unhire_candidate' : 'unreject_candidate', shown()];
+  return [action ? 'reject_candidate' : 'candidate_stage_change', shown()];
 }
 
 /** The OAuth tokens issued (RFC 6749 client credentials), each acting for the API credential that asked. */
@@ -124,6 +124,8 @@ function candidateChanges(kit: () => KitContext, records: GreenhouseRecords, sen
   };
 }
 
+/** Where a partner PATCHes a take-home test's completion (Assessment Partner API). */
+const COMPLETION = '/integrations/testing_partners/take_home_tests/:id';
 export type GreenhouseSandbox = Awaited<ReturnType<typeof startGreenhouseSandbox>>;
 /** A stand-in of Greenhouse Harvest v3 (its extra records in state.ts, its routes in routes.ts) and its webhooks. */
 export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
@@ -153,11 +155,8 @@ export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
       },
       open: (k) => [
         issue(k.state),
-        route('PATCH /integrations/testing_partners/take_home_tests/:id', (context) => {
-          recordCall(
-            k.state,
-            callShape(context.request, '/integrations/testing_partners/take_home_tests/:id', context.url),
-          );
+        route(`PATCH ${COMPLETION}`, (context) => {
+          recordCall(k.state, callShape(context.request, COMPLETION, context.url));
           return assessments.patchCompleted(context.request, context.response, Number(context.params.id));
         }),
         // "Send Test" in a recruiter's hands, and the tests Greenhouse keeps.
@@ -178,10 +177,7 @@ export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
         record(url.pathname);
         sendJson(response, 401, { message: 'Harvest v1 and v2 do not accept this credential' });
       },
-      changed: (k, application, target, change) => {
-        const [event, payload] = changed(k, records, application, change);
-        return [signed(target, event, payload)];
-      },
+      changed: (k, application, target, change) => [signed(target, ...eventOf(k, records, application, change))],
       candidateDeleted: (candidate, removed, target) => {
         const deleted_application_ids = removed.map((a) => Number(a.id));
         const person = { id: Number(candidate.id), first_name: candidate.firstName, last_name: candidate.lastName };
