@@ -60,7 +60,9 @@ export function servedConnection(stored: StoredConnection): ServedConnection {
 /**
  * The connections one function environment serves: each read by id the first time it is asked for, then kept for
  * the cache time. An unknown id is kept a second at most: a burst of webhooks for it reads once a second, and a
- * customer's first webhook after their connection was created is served at once. Concurrent asks share one read.
+ * customer's first webhook after their connection was created is served at once (unless its id was asked for in the
+ * second before the creation: that webhook is answered 404, and the ATS's redelivery is served). Concurrent asks share
+ * one read.
  */
 export class CachedConnections {
   private readonly entries = new Map<

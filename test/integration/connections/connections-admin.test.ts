@@ -24,6 +24,7 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
   let stack: LocalStack;
   let admin: { url: string; key: string };
   let file: string;
+  let atsWebhookSecret: string;
   const call = async (method: string, path: string, body?: unknown, key = admin.key) => {
     const response = await fetch(`${admin.url}${path}`, {
       method,
@@ -53,14 +54,10 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     const demo = secrets[stack.connections.find((c) => c.ats === 'greenhouse')!.secretRef];
     const interviewApiKey = `acme-${randomUUID()}`;
     stack.interview.addAccount(interviewApiKey);
-    const atsWebhookSecret = randomBytes(24).toString('hex');
+    atsWebhookSecret = randomBytes(24).toString('hex');
     const interviewWebhookToken = randomBytes(24).toString('hex');
     secrets[SECRET_REF] = { ...demo, interviewApiKey, atsWebhookSecret, interviewWebhookToken };
     writeFileSync(secretsPath, JSON.stringify(secrets));
-    await stack.ats.greenhouse.registerWebhook({
-      url: `${stack.gatewayUrl}/webhooks/ats/${ID}`,
-      secret: atsWebhookSecret,
-    });
     file = join(held.workDir, 'acme.json');
     writeFileSync(file, JSON.stringify({ connections: [acme()] }));
   });
@@ -91,6 +88,11 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     const put = await runOps(stack, 'connections', 'put', file);
     expect(put.out).toContain(`${ID}: created (version 1)`);
     expect(put.status).toBe(0);
+    // Then the customer adds the webhook in Greenhouse, whose ping the new connection answers at once.
+    const url = `${stack.gatewayUrl}/webhooks/ats/${ID}`;
+    await stack.ats.greenhouse.registerWebhook({ url, secret: atsWebhookSecret });
+    const pings = stack.greenhouse.state.deliveries.filter((d) => d.url === url && d.action === 'ping');
+    expect(pings.map((d) => d.status)).toEqual([200]);
     const { email } = await moveIn('Ada', 'Hiring Manager Review');
     expect(await invitedInterviewId(stack, email, 60_000)).toMatch(/\w/);
     // Putting the same file again through import changes nothing.
