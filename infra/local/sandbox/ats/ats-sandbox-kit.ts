@@ -22,7 +22,7 @@ export type KitApplication = { id: string; candidateId: string; jobId: string; s
   createdAt: string;
   updatedAt: string;
 };
-export const LIFECYCLE_ACTIONS = ['reject', 'withdraw', 'hire', 'unreject'] as const;
+const LIFECYCLE_ACTIONS = ['reject', 'withdraw', 'hire', 'unreject'] as const;
 export type LifecycleAction = (typeof LIFECYCLE_ACTIONS)[number];
 /** Rejected by the company, withdrawn by the candidate, or hired; `reason` the ATS's text. */
 export type KitExit = { kind: 'rejected' | 'withdrawn' | 'hired'; reason: string; at: string };
@@ -174,7 +174,7 @@ function need(kit: KitContext, applicationId: string): KitApplication {
 
 type NewCandidate = { firstName: string; lastName: string; email: string; jobId?: string };
 /** `deliver: false`: the webhook is lost; `repeat`: the same delivery sent again. */
-export type LifecycleOptions = { reason?: string | undefined; deliver?: boolean; repeat?: number | undefined };
+type LifecycleOptions = { reason?: string | undefined; deliver?: boolean; repeat?: number | undefined };
 type LifecycleChange = { applicationId: string; action: LifecycleAction } & LifecycleOptions;
 
 /** A new candidate with one application, in the first stage of the job (the demo job unless said). */
