@@ -5,7 +5,7 @@ import { errorMessage } from '../../../../../shared/errors';
 import { basicAuth } from '../../../../../shared/ats/ats-http';
 import { callShape, json, readBody, route, sendJson, shapeOf } from '../../http-kit';
 import { startAtsSandbox, type KitApplication, type KitChange, type KitContext } from '../ats-sandbox-kit';
-import type { AtsSandboxState, Body, SandboxOptions } from '../ats-sandbox-kit';
+import type { AtsSandboxState, Body, KitCandidate, SandboxOptions } from '../ats-sandbox-kit';
 import { recordCall, Refusal } from '../edge';
 import { sendChange, signDelivery, type DeliveryRecord, type WebhookTarget } from '../signed-webhooks';
 import { GreenhouseAssessments } from './assessments';
@@ -95,17 +95,17 @@ function tokens() {
   return { issue, principal };
 }
 
-/** A candidate merged into a new record, or anonymised: each with its webhook; `send` posts it to every endpoint. */
+/** The candidate as the merge and deletion webhooks name them (`person`). */
+const person = (c: KitCandidate) => ({ id: Number(c.id), first_name: c.firstName, last_name: c.lastName });
+
 type Send = (action: string, payload: Body) => Promise<DeliveryRecord[]>;
+/** A candidate merged into a new record, or anonymised: each with its webhook; `send` posts it to every endpoint. */
 function candidateChanges(kit: () => KitContext, records: GreenhouseRecords, send: Send) {
   const candidateOf = (applicationId: string) => {
     const application = kit().application(applicationId);
     if (!application) throw new Error(`application_id: no application ${applicationId}`);
     return kit().parties(application).candidate;
   };
-  const person = (c: { id: string; firstName: string; lastName: string }) => ({
-    ...{ id: Number(c.id), first_name: c.firstName, last_name: c.lastName },
-  });
   return {
     mergeCandidate: (applicationId: string) => {
       const { state } = kit();
@@ -180,8 +180,7 @@ export async function startGreenhouseSandbox(options: SandboxOptions = {}) {
       changed: (k, application, target, change) => [signed(target, ...eventOf(k, records, application, change))],
       candidateDeleted: (candidate, removed, target) => {
         const deleted_application_ids = removed.map((a) => Number(a.id));
-        const person = { id: Number(candidate.id), first_name: candidate.firstName, last_name: candidate.lastName };
-        return signed(target, 'delete_candidate', { person: { ...person, deleted_application_ids } });
+        return signed(target, 'delete_candidate', { person: { ...person(candidate), deleted_application_ids } });
       },
       // A new endpoint gets a ping (its answer decides whether Greenhouse enables it).
       ping: (target) =>
