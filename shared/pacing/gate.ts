@@ -48,18 +48,21 @@ export class CallPacer implements CallGate {
   }
 
   public async beforeCall(where: string, signal?: AbortSignal): Promise<void> {
-    const spent = this.waitMs();
-    if (spent > 0) {
-      this.pushSchedule(this.now() + spent);
-      if (spent > this.resetWaitMs || spent >= timeLeftMs(signal, this.now)) throw keptBack(where, spent);
-      await this.sleep(spent, signal);
+    // Each call takes the next slot an interval on; a window spent at its slot holds it to the reset. The reset counts
+    // from the slot: a call an interval away waits that long anyway (a reset in whole seconds is up to 1 s late).
+    const now = this.now();
+    const slot = Math.max(now, this.nextCallAt);
+    const window = this.window;
+    const start = window && window.remaining < 1 && slot < window.resetAt ? window.resetAt : slot;
+    if (start > slot) {
+      this.pushSchedule(start);
+      if (start - slot > this.resetWaitMs) throw keptBack(where, start - now);
     }
-    const at = Math.max(this.now(), this.nextCallAt);
-    this.nextCallAt = at + this.intervalMs;
-    const wait = at - this.now();
-    if (wait >= timeLeftMs(signal, this.now)) throw keptBack(where, wait);
-    if (wait > 0) await this.sleep(wait, signal);
-    if (this.window && this.now() < this.window.resetAt) this.window.remaining--;
+    if (start - now >= timeLeftMs(signal, this.now)) throw keptBack(where, start - now);
+    this.nextCallAt = start + this.intervalMs;
+    // Counted down as it takes its slot, so the calls queued behind it see the window as it will be.
+    if (window && start < window.resetAt) window.remaining--;
+    if (start > now) await this.sleep(start - now, signal);
   }
 
   public afterAnswer(status: number, headers: Headers): void {

@@ -13,6 +13,7 @@ import { measureBundles } from './bundles';
 import type { DirectAtsKind } from '../../shared/config';
 import { documentedRate } from '../../shared/ats';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
+import { CONNECTION_CACHE } from '../../shared/config';
 import { benchConnections } from './connections.bench';
 import { benchKombo } from './kombo.bench';
 
@@ -260,6 +261,8 @@ const startCounted = async (kind: DirectAtsKind, limit: number, windowS: number)
     // The workers' timeout and the queues' visibility are the stack's, not the shorter local ones: how long a worker
     // may wait for a turn, and when a message comes back, are what the figures measure.
     functionTimeoutMs: Number(values['worker-timeout']) * 1000,
+    // The connection cache is the stack's too (its default): how often a long run reads each connection is a figure.
+    connectionCacheSeconds: CONNECTION_CACHE.defaultSeconds,
     reconcileIntervalMs: 0,
     maxConcurrency: Number(values.concurrency),
     runtime: values['one-process'] ? 'one-process' : 'environments',

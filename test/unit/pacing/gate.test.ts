@@ -53,9 +53,27 @@ describe('Class: CallPacer (the call gate)', () => {
     gate.afterAnswer(200, announced(0, resetAt));
     await gate.beforeCall('POST /comments');
     expect(time.clock.now).toBe(resetAt);
-    // Beyond the spare (half an interval), it would put a window over its limit.
-    gate.afterAnswer(200, announced(0, time.clock.now + INTERVAL / 2 + 100));
+    // Beyond the spare (half an interval) past the call's slot, it would put a window over its limit.
+    gate.afterAnswer(200, announced(0, time.clock.now + INTERVAL + INTERVAL / 2 + 100));
     await expect(gate.beforeCall('POST /comments')).rejects.toMatchObject({ code: 'ats-rate-limited' });
+  });
+
+  it("counts a spent window's reset from the call's slot, an interval after the last call", async () => {
+    const { gate, time } = gateOn();
+    await gate.beforeCall('POST /comments');
+    // The tenth call of the window spent it; its reset, in whole seconds, falls 300 ms after the next call's slot.
+    const resetAt = time.clock.now + INTERVAL + 300;
+    gate.afterAnswer(201, announced(0, resetAt));
+    await gate.beforeCall('POST /comments');
+    expect(time.clock.now).toBe(resetAt);
+  });
+
+  it('counts down the window as each call takes its slot, so a call queued behind waits for the reset', async () => {
+    const { gate, time } = gateOn();
+    const resetAt = time.clock.now + INTERVAL + 200;
+    gate.afterAnswer(200, announced(1, resetAt));
+    await Promise.all([gate.beforeCall('a'), gate.beforeCall('b')]);
+    expect(time.clock.now).toBe(resetAt);
   });
 
   it("takes a 429's wait from Retry-After, else the announced reset, else a whole window", async () => {
