@@ -18,14 +18,15 @@ export interface GateOptions {
  * The connection's call gate in this environment, asked before each call and told of each answer (the seam of the
  * AWS SDK's client rate limiter). Calls go out an interval apart here, so a message's calls keep to the intervals its
  * turn holds. The ATS's headers are the ground truth: nothing is sent into a window it announced as spent; a reset
- * close enough is waited for, a further one keeps the call back (nothing sent, retryable), and a spent window or a
- * 429 moves the shared schedule past its reset, so no environment's turn falls inside it.
+ * close enough past the call's slot is waited for, a further one keeps the call back (nothing sent, retryable), and a
+ * spent window or a 429 moves the shared schedule past its reset, so no environment's turn falls inside it.
  */
 export class CallPacer implements CallGate {
   public readonly intervalMs: number;
   /**
-   * A spent window's reset this close is waited for: an interval at most, and no more than the schedule's share of the
-   * rate leaves spare in a window (a window the ATS starts at a call sent that much late holds one call more).
+   * A spent window's reset this far past a call's slot is waited for: an interval at most, and no more than the
+   * schedule's share of the rate leaves spare in a window (a window the ATS starts at a call sent that much late holds
+   * one call more).
    */
   private readonly resetWaitMs: number;
   private readonly now: () => number;
@@ -48,21 +49,19 @@ export class CallPacer implements CallGate {
   }
 
   public async beforeCall(where: string, signal?: AbortSignal): Promise<void> {
-    // Each call takes the next slot an interval on; a window spent at its slot holds it to the reset. The reset counts
-    // from the slot: a call an interval away waits that long anyway (a reset in whole seconds is up to 1 s late).
+    // Each call takes the next slot an interval on. A spent window is waited for when its reset falls within the spare
+    // past that slot, counted from the slot: a call an interval away waits that long anyway (a reset announced in
+    // whole seconds is up to 1 s late).
     const now = this.now();
     const slot = Math.max(now, this.nextCallAt);
-    const window = this.window;
-    const start = window && window.remaining < 1 && slot < window.resetAt ? window.resetAt : slot;
-    if (start > slot) {
-      this.pushSchedule(start);
-      if (start - slot > this.resetWaitMs) throw keptBack(where, start - now);
-    }
-    if (start - now >= timeLeftMs(signal, this.now)) throw keptBack(where, start - now);
+    const spent = this.waitMs();
+    if (spent > 0) this.pushSchedule(now + spent);
+    const start = Math.max(slot, now + spent);
+    if (start - slot > this.resetWaitMs || start - now >= timeLeftMs(signal, this.now))
+      throw keptBack(where, start - now);
     this.nextCallAt = start + this.intervalMs;
-    // Counted down as it takes its slot, so the calls queued behind it see the window as it will be.
-    if (window && start < window.resetAt) window.remaining--;
     if (start > now) await this.sleep(start - now, signal);
+    if (this.window && this.now() < this.window.resetAt) this.window.remaining--;
   }
 
   public afterAnswer(status: number, headers: Headers): void {

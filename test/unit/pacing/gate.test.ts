@@ -68,14 +68,6 @@ describe('Class: CallPacer (the call gate)', () => {
     expect(time.clock.now).toBe(resetAt);
   });
 
-  it('counts down the window as each call takes its slot, so a call queued behind waits for the reset', async () => {
-    const { gate, time } = gateOn();
-    const resetAt = time.clock.now + INTERVAL + 200;
-    gate.afterAnswer(200, announced(1, resetAt));
-    await Promise.all([gate.beforeCall('a'), gate.beforeCall('b')]);
-    expect(time.clock.now).toBe(resetAt);
-  });
-
   it("takes a 429's wait from Retry-After, else the announced reset, else a whole window", async () => {
     const { gate, memory, time } = gateOn();
     gate.afterAnswer(429, new Headers({ 'retry-after': '7' }));
