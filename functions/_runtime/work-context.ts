@@ -1,6 +1,6 @@
 import type { Connection } from '../../shared/config';
 import { connectionRate, createAtsAdapter, declaredStepCalls, PROFILES } from '../../shared/ats';
-import { CallPacer, type RateSchedule, Turns } from '../../shared/pacing';
+import { CallPacer, knownSchedule, type RateSchedule, Turns } from '../../shared/pacing';
 import { DynamoRateSchedule } from '../../shared/mapping/rate-schedule';
 import { InterviewServiceClient } from '../../shared/interview-service';
 import type { ConnectionContext } from '../../shared/pipeline/ports';
@@ -59,7 +59,7 @@ function pacingFor(connection: Connection): { gate: CallPacer; turns: Turns } | 
   const table = process.env[ENV.eventsTable];
   // A rate above 1,000 calls a second is no limit any ATS has: such a connection (a lifted limit) is not paced.
   if (!rate || !table || rate.limit > rate.windowMs) return undefined;
-  schedule ??= new DynamoRateSchedule({ table });
+  schedule ??= knownSchedule(new DynamoRateSchedule({ table }));
   const connectionId = connection.id;
   const stepCalls = declaredStepCalls(
     connection.ats,

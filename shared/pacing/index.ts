@@ -1,3 +1,3 @@
 export { CallPacer, type GateOptions, keptBack } from './gate';
 export { type HeldTurn, Turns, type TurnsOptions } from './turn';
-export { intervalMs, type RateLimit, type RateSchedule } from './schedule';
+export { intervalMs, knownSchedule, type RateLimit, type RateSchedule } from './schedule';

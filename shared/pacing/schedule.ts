@@ -26,3 +26,21 @@ const RATE_SHARE = 0.95;
 export function intervalMs(rate: RateLimit): number {
   return rate.windowMs / (rate.limit * RATE_SHARE);
 }
+
+/**
+ * The schedule with what this environment last saw of each connection's: busy at least to there (it never moves
+ * back). Moving it to a moment it is known busy past (a spent window's reset) would change nothing: no write.
+ */
+export function knownSchedule(schedule: RateSchedule): RateSchedule {
+  const busyTo = new Map<string, number>();
+  return {
+    async reserve(connectionId, spanMs, notBefore, latest) {
+      const known = busyTo.get(connectionId) ?? Number.NEGATIVE_INFINITY;
+      if (spanMs <= 0 && notBefore <= known) return known;
+      const start = await schedule.reserve(connectionId, spanMs, notBefore, latest);
+      // A span refused for starting after `latest` left the schedule where it stood.
+      busyTo.set(connectionId, Math.max(known, latest !== undefined && start > latest ? start : start + spanMs));
+      return start;
+    },
+  };
+}
