@@ -39,6 +39,8 @@ export interface AtsDemoSummary {
    * that ATS's part of the run.
    */
   secondsAtRate: number | undefined;
+  /** Those calls by route, as the sandbox counted them: where that floor comes from. */
+  callsByRoute: Record<string, number>;
 }
 
 export interface DemoSummary {
@@ -321,7 +323,8 @@ async function saveCopy(url: string, path: string): Promise<{ url: string; saved
 /** What one ATS and the e-mails show once the pipeline is quiet. */
 async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSummary> {
   const ats = stack.ats[run.kind];
-  const atsCalls = Object.values(ats.requests()).reduce((sum, n) => sum + n, 0);
+  const callsByRoute = ats.requests();
+  const atsCalls = Object.values(callsByRoute).reduce((sum, n) => sum + n, 0);
   const connection = stack.connections.find((c) => c.id === run.connectionId);
   const rate = connection && connectionRate(connection);
   const { emails } = (await (await fetch(`${stack.emulators.endpoints.ses}/store`)).json()) as SesStore;
@@ -364,6 +367,7 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
       files[0] && (await saveCopy(files[0].url, join(dirname(stack.stackFile), 'report-files', `${run.kind}.pdf`))),
     atsCalls,
     secondsAtRate: rate && Math.round((atsCalls * rate.windowMs) / rate.limit / 1000),
+    callsByRoute,
   };
 }
 
@@ -442,7 +446,7 @@ function reconcileSchedule(stack: LocalStack): { stop(): Promise<void> } {
 
 export function formatSummary(summary: DemoSummary): string {
   const kinds = Object.keys(summary.byAts) as DirectAtsKind[];
-  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFile'>][] = [
+  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFile' | 'callsByRoute'>][] = [
     ['interviews created', 'interviewsCreated'],
     ['invites sent', 'invitesSent'],
     ['reports written back', 'reportsWrittenBack'],
@@ -483,11 +487,24 @@ export function formatSummary(summary: DemoSummary): string {
       const file = summary.byAts[k]?.reportFile;
       return file ? [`a report file on ${k}: ${file.saved} (served at ${file.url} while the stack runs)`] : [];
     }),
+    ...formatSlowest(summary.byAts),
     ...formatOrders(summary.orders),
     ...formatKombo(summary.kombo),
     `messages in the DLQs: ${summary.dlqDepth}`,
     calls,
   ].join('\n');
+}
+
+/** The ATS whose calls take longest at its rate limit, its calls by route: the floor of the run's length. */
+function formatSlowest(byAts: DemoSummary['byAts']): string[] {
+  const [kind, slowest] = Object.entries(byAts)
+    .filter(([, result]) => result.secondsAtRate !== undefined)
+    .sort(([, a], [, b]) => (b.secondsAtRate ?? 0) - (a.secondsAtRate ?? 0))[0] ?? [undefined, undefined];
+  if (!kind || !slowest) return [];
+  const routes = Object.entries(slowest.callsByRoute)
+    .sort(([, a], [, b]) => b - a)
+    .map(([route, calls]) => `${route} ${calls}`);
+  return [`${kind}'s ${slowest.atsCalls} calls take ${slowest.secondsAtRate} s at its rate: ${routes.join(', ')}`];
 }
 
 /** What `npm start -- --once` requires on every ATS; the first miss names the ATS and the step. */
