@@ -497,10 +497,11 @@ export function formatSummary(summary: DemoSummary): string {
 
 /** The ATS whose calls take longest at its rate limit, its calls by route: the floor of the run's length. */
 function formatSlowest(byAts: DemoSummary['byAts']): string[] {
-  const [kind, slowest] = Object.entries(byAts)
+  const found = Object.entries(byAts)
     .filter(([, result]) => result.secondsAtRate !== undefined)
-    .sort(([, a], [, b]) => (b.secondsAtRate ?? 0) - (a.secondsAtRate ?? 0))[0] ?? [undefined, undefined];
-  if (!kind || !slowest) return [];
+    .sort(([, a], [, b]) => (b.secondsAtRate ?? 0) - (a.secondsAtRate ?? 0))[0];
+  if (!found) return [];
+  const [kind, slowest] = found;
   const routes = Object.entries(slowest.callsByRoute)
     .sort(([, a], [, b]) => b - a)
     .map(([route, calls]) => `${route} ${calls}`);

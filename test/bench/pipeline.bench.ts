@@ -10,10 +10,9 @@ import { startCountingProxy } from '../../infra/local/counting-proxy';
 import { type LocalStack, startLocalStack } from '../../infra/local/local-stack';
 import type { AtsSandboxView } from '../../infra/local/sandbox/ats';
 import { measureBundles } from './bundles';
-import type { DirectAtsKind } from '../../shared/config';
+import { CONNECTION_CACHE, type DirectAtsKind } from '../../shared/config';
 import { documentedRate } from '../../shared/ats';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
-import { CONNECTION_CACHE } from '../../shared/config';
 import { benchConnections } from './connections.bench';
 import { benchKombo } from './kombo.bench';
 

@@ -26,4 +26,18 @@ describe('Function: knownSchedule', () => {
     expect(await schedule.reserve('acme', 0, 6_500)).toBe(6_500);
     expect(memory.reservations).toHaveLength(2);
   });
+
+  it("holds with one copy per environment: what one does not know of another's booking, it writes", async () => {
+    const memory = memorySchedule();
+    const first = knownSchedule(memory.schedule);
+    const second = knownSchedule(memory.schedule);
+    await first.reserve('acme', 5_000, 1_000);
+    // The second environment never saw the first's booking: its move to a reset inside it is written (a no-op there).
+    expect(await second.reserve('acme', 0, 4_000)).toBe(6_000);
+    expect(memory.reservations).toHaveLength(2);
+    // It has learnt where the schedule stood, and the shared schedule never moved back under either.
+    expect(await second.reserve('acme', 0, 5_500)).toBe(6_000);
+    expect(memory.reservations).toHaveLength(2);
+    expect(memory.nextFreeAt()).toBe(6_000);
+  });
 });
