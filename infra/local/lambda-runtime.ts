@@ -47,6 +47,8 @@ export interface LocalFunctionStats {
   initMs: number[];
   /** Invocations that ran past the function's timeout: their environment was discarded, as Lambda does. */
   timeouts: number;
+  /** The invocations' durations added up, from the event handed over to the answer or the timeout (Lambda bills it). */
+  busyMs: number;
   /** Environments alive now. */
   readonly environments: number;
 }
@@ -99,6 +101,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
     coldStarts: 0,
     initMs: [],
     timeouts: 0,
+    busyMs: 0,
     get environments() {
       return environments.length;
     },
@@ -219,6 +222,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       await environment.ready;
       stats.invocations++;
       const requestId = randomUUID();
+      const began = Date.now();
       return new Promise<unknown>((resolve, reject) => {
         const timer = setTimeout(() => {
           stats.timeouts++;
@@ -228,6 +232,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
           requestId,
           settle: (error, result) => {
             clearTimeout(timer);
+            stats.busyMs += Date.now() - began;
             if (environments.includes(environment)) release(environment);
             if (error) reject(error);
             else resolve(result);

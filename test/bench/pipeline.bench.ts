@@ -249,6 +249,8 @@ interface RunFigures {
   perSecond?: number[];
   /** Each function's environments started (cold inits) and invocations past the timeout. */
   environments: string;
+  /** The workers' invocations, added up (Lambda's billed duration): what holding a message for its turn costs. */
+  workerBusyMs: number;
 }
 
 /** A local stack whose DynamoDB and SQS traffic is counted, with `limit` per `windowS` on `kind`'s sandbox. */
@@ -352,6 +354,10 @@ const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, 
       ],
       perSecond: sampler ? samples.map((v, i) => v - (samples[i - 1] ?? 0)) : undefined,
       environments: describeEnvironments(stack),
+      workerBusyMs: (['InviteWorker', 'WritebackWorker'] as const).reduce(
+        (sum, name) => sum + (stack.functions[name]?.busyMs ?? 0),
+        0,
+      ),
     };
   } finally {
     await stop();
@@ -493,6 +499,7 @@ if (trickleKind) {
     check(per(run.sqs) <= sqsTarget, `≤ ${sqsTarget}`),
   );
   row('  of which sent by the connector', per(run.sent).toFixed(2));
+  row('worker invocation time per candidate (s)', per(run.workerBusyMs / 1000).toFixed(2));
   row('interview-service requests per candidate', per(run.interviewRequests).toFixed(2));
   row(`${NAMES[ats]} requests per candidate`, per(run.atsRequests).toFixed(2));
   if (baseline) {
