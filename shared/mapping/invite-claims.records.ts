@@ -2,10 +2,11 @@ import { mayMove } from '../pipeline/application-states';
 import { TransactionCanceledException, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { newClaim, type ApplicationClaimInput, type ClaimApplicationResult, type Lease } from '../pipeline/ports';
-import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
+import { ClaimHeldElsewhereError } from '../pipeline/errors';
+import { carriedExpiry, expiryNoteHeldUntil, type ApplicationKey, type ApplicationRecord } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
 import { LEGACY_STEP_FIELDS, toApplication } from './legacy-steps';
-import { buildUpdate, moveUpdate, withNames } from './expressions';
+import { buildUpdate, moveUpdate, type UpdateParts, withNames } from './expressions';
 
 import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
 
@@ -20,6 +21,16 @@ export const mayReinvite = (input: ApplicationClaimInput, record: ApplicationRec
   record.entryDeliveryId !== deliveryId &&
   !(input.enteredAt !== undefined && record.expiredAt !== undefined && input.enteredAt <= record.expiredAt);
 
+/**
+ * A re-entry waits while a worker writes the expired invitation's note: it comes back after that worker's lease
+ * (the note then written, or its lease run out and the note carried into the new invitation).
+ */
+function noteHeldElsewhere(record: ApplicationRecord, now: number): void {
+  const until = expiryNoteHeldUntil(record, now);
+  if (until !== undefined)
+    throw new ClaimHeldElsewhereError(`the expiry note of application ${record.atsApplicationId}`, until - now + 1);
+}
+
 /** Whether another worker's lease on the claim still runs. */
 const claimHeld = (record: ApplicationRecord, lease: Lease): boolean =>
   record.leaseUntil !== undefined && record.leaseUntil >= lease.now;
@@ -33,6 +44,51 @@ const claimedAgain = (input: ApplicationClaimInput, lease: Lease) => ({
   atsJobId: input.atsJobId,
   candidateEmail: input.candidateEmail,
 });
+
+/**
+ * The re-entry's write, from the application as read: a new invitation, its steps begun afresh, carrying the expiry's
+ * note where it is owed (so written only while no worker holds it, and not written meanwhile).
+ */
+function reinviteUpdate(
+  input: ApplicationClaimInput,
+  previous: ApplicationRecord,
+  lease: Lease,
+  deliveryId: string,
+): [UpdateParts, string] {
+  noteHeldElsewhere(previous, lease.now);
+  const carried = carriedExpiry(previous);
+  const move = moveUpdate(
+    'reinvite',
+    {
+      set: { ...carried, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
+      // The old step fields of an item written before the steps map go too: the new invitation's steps begin afresh.
+      remove: [
+        ...['expiredAt', 'exit', 'leftFrom', 'returnedAt', 'failureReason', 'cleanStop', 'extendedUntil'],
+        ...(carried.priorExpiry ? [] : ['priorExpiry']),
+        ...LEGACY_STEP_FIELDS,
+      ],
+      increment: ['reinvitations'],
+      extraValues: {
+        ...{ ':delivery': deliveryId, ':enteredAt': input.enteredAt },
+        ...(carried.priorExpiry ? { ':now': lease.now } : {}),
+      },
+    },
+    ...['reportId', 'entryDeliveryId', ...(carried.priorExpiry ? ['expiryNote', 'doneAt'] : [])],
+  );
+  // The entry learnt of after the expiry as it stands when written (an extension and a second expiry may come between
+  // the read and this write).
+  const afterExpiry =
+    input.enteredAt === undefined ? '' : ' AND (attribute_not_exists(#expiredAt) OR #expiredAt < :enteredAt)';
+  const note = '#steps.#expiryNote';
+  const noteAsRead = carried.priorExpiry
+    ? ` AND attribute_not_exists(${note}.#doneAt) AND ` +
+      `(attribute_not_exists(${note}.#leaseUntil) OR ${note}.#leaseUntil < :now)`
+    : '';
+  const condition =
+    `${move.condition} AND attribute_not_exists(#reportId) AND ` +
+    `(attribute_not_exists(#entryDeliveryId) OR #entryDeliveryId <> :delivery)${afterExpiry}${noteAsRead}`;
+  return [move.update, condition];
+}
 
 /** The invite's claim on application × trigger and its steps. */
 export class DynamoInviteClaims extends DynamoTables {
@@ -150,7 +206,9 @@ export class DynamoInviteClaims extends DynamoTables {
   /**
    * The candidate entered the stage anew after their invitation expired: one new invitation,
    * its steps begun afresh. Only a delivery other than the one that began the current invitation makes it, once: the
-   * first to claim records itself as the new invitation's entry, so its duplicates and the sweep find it claimed.
+   * first to claim records itself as the new invitation's entry, so its duplicates and the sweep find it claimed. An
+   * expiry note still owed is carried into the new invitation, which writes it first; while a worker writes it, the
+   * re-entry comes back after that worker's lease.
    */
   private async reinvite(
     input: ApplicationClaimInput,
@@ -158,35 +216,10 @@ export class DynamoInviteClaims extends DynamoTables {
     lease: Lease,
     deliveryId: string,
   ): Promise<ClaimApplicationResult> {
-    const move = moveUpdate(
-      'reinvite',
-      {
-        set: { steps: {}, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
-        // The old step fields of an item written before the steps map go too: the new invitation's steps begin afresh.
-        remove: [
-          'expiredAt',
-          'exit',
-          'leftFrom',
-          'returnedAt',
-          'failureReason',
-          'cleanStop',
-          'extendedUntil',
-          ...LEGACY_STEP_FIELDS,
-        ],
-        increment: ['reinvitations'],
-        extraValues: { ':delivery': deliveryId, ':enteredAt': input.enteredAt },
-      },
-      'reportId',
-      'entryDeliveryId',
-    );
-    // The entry learnt of after the expiry as it stands when written (an extension and a second expiry may come between
-    // the read and this write).
-    const afterExpiry =
-      input.enteredAt === undefined ? '' : ' AND (attribute_not_exists(#expiredAt) OR #expiredAt < :enteredAt)';
-    const condition =
-      `${move.condition} AND attribute_not_exists(#reportId) AND ` +
-      `(attribute_not_exists(#entryDeliveryId) OR #entryDeliveryId <> :delivery)${afterExpiry}`;
-    const taken = await this.updateApplicationWhen(input, move.update, condition);
+    let taken = await this.updateApplicationWhen(input, ...reinviteUpdate(input, previous, lease, deliveryId));
+    // The expiry's note changed since the read (written, or taken by a worker): once more with it as it stands.
+    if ('refused' in taken && taken.refused && mayReinvite(input, taken.refused, deliveryId))
+      taken = await this.updateApplicationWhen(input, ...reinviteUpdate(input, taken.refused, lease, deliveryId));
     if ('updated' in taken) return { kind: 'claimed', record: taken.updated, resumed: false };
     // Another copy of this entry re-invited first and holds the claim: this copy waits for it, never acknowledges it
     // as done (the same SQS message taken by two workers is deleted by either; the holder may still fail).

@@ -11,7 +11,14 @@ import {
 } from './ports';
 import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
-import { invitationMarker, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
+import {
+  expiryNoteOwed,
+  invitationMarker,
+  reminderStep,
+  stepDone,
+  type ApplicationKey,
+  type ApplicationRecord,
+} from './records';
 import { actOnStanding, showOwedStatus, targetOf } from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
@@ -313,13 +320,20 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
 }
 
 /**
- * Whether a recorded expiry still owes its note: the expiry came first, so a candidate who left after it (found by
- * this follow-up's look, or by a webhook between the expiry's write and its note) still has it written.
+ * The expiry's note of an invitation (its `reinvitations`): the same text and marker whichever worker writes it, the
+ * expiry's follow-up or the re-entry that carried it into the next invitation.
  */
-const expiryNoteOwed = (record: ApplicationRecord): boolean =>
-  record.expiredAt !== undefined &&
-  !stepDone(record.steps.expiryNote) &&
-  (record.state === 'expired' || (record.state === 'left' && record.leftFrom === 'expired'));
+export function expiryNote(
+  invitation: Pick<ApplicationRecord, 'atsApplicationId' | 'triggerId' | 'reinvitations'>,
+  expiredAt: number,
+): { body: string; marker: string } {
+  const by = new Date(expiredAt).toISOString().slice(0, 10);
+  const marker = invitationMarker(
+    `ai-interview-expired:${invitation.atsApplicationId}:${invitation.triggerId}`,
+    invitation,
+  );
+  return { body: `AI interview not completed by ${by}: the invitation has expired.`, marker };
+}
 
 /**
  * The expiry's one note, for an invitation whose expiry is recorded (`expired`, or `left` after it). One worker writes
@@ -337,8 +351,7 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, retryAfterMs);
   }
   const target = targetOf(expired);
-  const by = new Date(expired.expiredAt ?? now()).toISOString().slice(0, 10);
-  const marker = invitationMarker(`ai-interview-expired:${expired.atsApplicationId}:${expired.triggerId}`, expired);
+  const { body, marker } = expiryNote(expired, expired.expiredAt ?? now());
   const holdNote = (startedAt: number | undefined) =>
     deps.store.recordStep(expired, {
       step: { name: 'expiryNote', record: { leaseUntil: lease.until, ...(startedAt ? { startedAt } : {}) } },
@@ -355,13 +368,7 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
       { resumed: true, startedAt: expired.steps.expiryNote?.startedAt },
       { start: () => holdNote(now()), clear: () => holdNote(undefined) },
     ),
-    perform: () =>
-      postNoteOnce(
-        context.ats,
-        target,
-        { body: `AI interview not completed by ${by}: the invitation has expired.`, marker },
-        signal,
-      ),
+    perform: () => postNoteOnce(context.ats, target, { body, marker }, signal),
     // Uncertain where no note is read back and a start was found, or its answer did not come: said on the record.
     recordDone: (_result, outcome) => {
       const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};

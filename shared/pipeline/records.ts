@@ -88,6 +88,11 @@ export interface ApplicationRecord extends ApplicationKey {
   entryDeliveryId?: string | undefined;
   /** Invitations made again after the first (a re-entry after an expiry or an exit): 0 or absent for the first. */
   reinvitations?: number | undefined;
+  /**
+   * The invitation this one replaced expired, and its note was not written when the candidate re-entered the stage (a
+   * worker stopped between the expiry and its note): this invitation writes it first (step `priorExpiryNote`).
+   */
+  priorExpiry?: PriorExpiry | undefined;
   /** When the invitation expires after an operator's extension (`npm run ops -- extend`), if later than its own. */
   extendedUntil?: number | undefined;
   /** The ids of operators' requests carried out on this invitation (`resend`, `extend`), each once. */
@@ -111,9 +116,17 @@ export type StepName =
   | 'stageMove'
   | 'status'
   | 'expiryNote'
+  | 'priorExpiryNote'
   | 'resend'
   | `failureNote${string}`
   | `reminder${number}`;
+
+/** An expiry whose note a re-entry carried into the next invitation: when it expired, and in which invitation. */
+export interface PriorExpiry {
+  expiredAt: number;
+  /** That invitation's `reinvitations`: its note's marker. */
+  round: number;
+}
 
 /** Why and when the candidate left the process. */
 export interface ApplicationExit {
@@ -148,6 +161,34 @@ export type ApplicationSteps = Partial<Record<StepName, StepRecord>>;
 
 /** Done, or ended for good (refused): not performed again. */
 export const stepDone = (step: StepRecord | undefined): boolean => step?.doneAt !== undefined;
+
+/**
+ * Whether a recorded expiry still owes its note: the expiry came first, so a candidate who left after it (found by
+ * its follow-up's look, or by a webhook between the expiry's write and its note) still has it written.
+ */
+export const expiryNoteOwed = (record: ApplicationRecord): boolean =>
+  record.expiredAt !== undefined &&
+  !stepDone(record.steps.expiryNote) &&
+  (record.state === 'expired' || (record.state === 'left' && record.leftFrom === 'expired'));
+
+/**
+ * What a re-entry carries of the expired invitation it replaces: its owed note (written first by the new invitation,
+ * its start kept where a worker began it), or nothing.
+ */
+export function carriedExpiry(record: ApplicationRecord): { priorExpiry?: PriorExpiry; steps: ApplicationSteps } {
+  if (!expiryNoteOwed(record) || record.expiredAt === undefined) return { steps: {} };
+  const startedAt = record.steps.expiryNote?.startedAt;
+  return {
+    priorExpiry: { expiredAt: record.expiredAt, round: record.reinvitations ?? 0 },
+    steps: startedAt === undefined ? {} : { priorExpiryNote: { startedAt } },
+  };
+}
+
+/** Until when a worker holds the expiry's note (its lease), if it still does at `now`. */
+export const expiryNoteHeldUntil = (record: ApplicationRecord, now: number): number | undefined => {
+  const until = record.steps.expiryNote?.leaseUntil;
+  return expiryNoteOwed(record) && until !== undefined && until >= now ? until : undefined;
+};
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();

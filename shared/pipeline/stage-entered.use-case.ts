@@ -10,6 +10,7 @@ import { errorCode, isPermanent, warnRefusedForGood } from './errors';
 import { formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
+import { expiryNote } from './follow-up.use-case';
 import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import {
@@ -24,6 +25,7 @@ import {
 } from './ports';
 import {
   invitationMarker,
+  type PriorExpiry,
   normaliseEmail,
   stepDone,
   type ApplicationKey,
@@ -491,6 +493,7 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
   const link = { url: input.record.candidateInviteUrl ?? input.interview.inviteUrl };
   const { channels, recipient } = input;
   return [
+    ...(input.record.priorExpiry ? [priorExpiryNoteStep(input, input.record.priorExpiry)] : []),
     ...(channels.serviceInvite && recipient ? [serviceInviteStep(input, recipient, link)] : []),
     ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
     ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
@@ -652,6 +655,33 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
         },
         last,
       }),
+  };
+}
+
+/**
+ * The note of the invitation this one replaced, whose expiry was recorded and its note not written before the candidate
+ * re-entered (the re-entry carried it): written first, under that invitation's marker, looked up before it is posted.
+ */
+function priorExpiryNoteStep(input: InviteStepsInput, prior: PriorExpiry): Step<unknown> {
+  const { context, target, record, signal, now, recordStep } = input;
+  const { body, marker } = expiryNote({ ...record, reinvitations: prior.round }, prior.expiredAt);
+  const step = record.steps.priorExpiryNote;
+  const start = (startedAt: number | undefined) =>
+    recordStep({ step: { name: 'priorExpiryNote', record: startedAt ? { startedAt } : undefined }, last: false });
+  return {
+    name: 'expiry-note-posted',
+    done: stepDone(step),
+    ...noteStart(
+      context.ats,
+      { target, marker, signal },
+      { resumed: true, startedAt: step?.startedAt },
+      { start: () => start(now()), clear: () => start(undefined) },
+    ),
+    perform: () => postNoteOnce(context.ats, target, { body, marker }, signal),
+    recordDone: (_result, outcome, last) => {
+      const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
+      return recordStep({ step: { name: 'priorExpiryNote', record: { doneAt: now(), ...uncertain } }, last });
+    },
   };
 }
 

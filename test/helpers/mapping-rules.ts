@@ -250,4 +250,56 @@ export function mappingRules(store: () => MappingStore): void {
     expect(await store().beginStep(input, 'status', rank('completed', 3))).toBe(true);
     expect(await store().candidateStatuses('acme', input.atsCandidateId)).toEqual(['completed']);
   });
+  it("carries an owed expiry note into the re-entry's invitation, and waits while a worker writes it", async () => {
+    const reentered = async (note: 'owed' | 'held' | 'done') => {
+      const input = { ...claimInput(), mayReinvite: true, enteredAt: NOW + 5_000 };
+      await store().claimApplication(delivery(`evt-${input.atsApplicationId}`), input, lease('w1'));
+      await store().recordStep(input, {
+        owner: 'w1',
+        step: { name: 'inviteEmail', record: { doneAt: NOW } },
+        finish: 'invited',
+      });
+      await store().expireApplication(input, NOW + 1_000);
+      if (note !== 'owed') {
+        const noteLease = { kind: 'lease', state: 'expired', now: NOW + 1_000, until: NOW + 61_000, round: 0 } as const;
+        expect(await store().beginStep(input, 'expiryNote', noteLease)).toBe(true);
+        await store().recordStep(input, {
+          step: { name: 'expiryNote', record: { leaseUntil: NOW + 61_000, startedAt: NOW + 2_000 } },
+          round: 0,
+        });
+      }
+      if (note === 'done')
+        await store().recordStep(input, { step: { name: 'expiryNote', record: { doneAt: NOW + 3_000 } }, round: 0 });
+      const claim = () =>
+        store().claimApplication(delivery(`re-${input.atsApplicationId}`), input, lease('w2', NOW + 6_000));
+      return { input, claim };
+    };
+    // Owed (its worker stopped before the note): the new invitation carries it, with no step of its own begun.
+    const owed = await reentered('owed');
+    expect(await owed.claim()).toMatchObject({
+      kind: 'claimed',
+      record: { state: 'claimed', reinvitations: 1, priorExpiry: { expiredAt: NOW + 1_000, round: 0 }, steps: {} },
+    });
+    // Held by a worker writing it: the re-entry comes back after that worker's lease, and claims nothing meanwhile.
+    const held = await reentered('held');
+    await expect(held.claim()).rejects.toMatchObject({ code: 'claim-held-elsewhere', retryAfterMs: 55_001 });
+    const waiting = await store().getApplication(held.input);
+    expect(waiting?.state).toBe('expired');
+    expect(waiting?.reinvitations ?? 0).toBe(0);
+    // Its lease run out: carried, with the start its worker recorded (a note read back by no ATS is then uncertain).
+    const stopped = await store().claimApplication(
+      delivery(`re-${held.input.atsApplicationId}`),
+      held.input,
+      lease('w3', NOW + 62_000),
+    );
+    expect(stopped).toMatchObject({
+      kind: 'claimed',
+      record: { priorExpiry: { round: 0 }, steps: { priorExpiryNote: { startedAt: NOW + 2_000 } } },
+    });
+    // Written: nothing carried.
+    const done = await reentered('done');
+    const claimed = await done.claim();
+    expect(claimed).toMatchObject({ kind: 'claimed', record: { reinvitations: 1, steps: {} } });
+    expect(claimed.kind === 'claimed' && claimed.record.priorExpiry).toBeUndefined();
+  });
 }

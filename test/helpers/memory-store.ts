@@ -1,6 +1,8 @@
 import { mayMove } from '../../shared/pipeline/application-states';
 import { mayReinvite } from '../../shared/mapping/invite-claims.records';
 import { LeaseLostError } from '../../shared/mapping/errors';
+import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
+import { carriedExpiry, expiryNoteHeldUntil } from '../../shared/pipeline/records';
 import {
   begunStep,
   newClaim,
@@ -108,9 +110,18 @@ export class MemoryMappingStore implements MappingStore {
       return { kind: 'claimed', record: this.put(update(record, set, ['failureReason', 'exit'])), resumed: true };
     }
     if (mayReinvite(input, record, deliveryId)) {
-      const again = { reinvitations: (record.reinvitations ?? 0) + 1, entryDeliveryId: deliveryId, steps: {} };
+      // A worker writing the expired invitation's note holds the re-entry off until its lease ends.
+      const noteHeldUntil = expiryNoteHeldUntil(record, lease.now);
+      if (noteHeldUntil !== undefined)
+        throw new ClaimHeldElsewhereError(
+          `the expiry note of application ${record.atsApplicationId}`,
+          noteHeldUntil - lease.now + 1,
+        );
+      const carried = carriedExpiry(record);
+      const again = { reinvitations: (record.reinvitations ?? 0) + 1, entryDeliveryId: deliveryId, ...carried };
       const set = { ...held, ...again, state: 'claimed', stageId, atsJobId, candidateEmail };
       const remove = ['expiredAt', 'exit', 'leftFrom', 'returnedAt', 'failureReason', 'cleanStop', 'extendedUntil'];
+      if (!carried.priorExpiry) remove.push('priorExpiry');
       return { kind: 'claimed', record: this.put(update(record, set, remove)), resumed: false };
     }
     if (record.state !== 'claimed') return { kind: 'already-invited', record: copy(record) };

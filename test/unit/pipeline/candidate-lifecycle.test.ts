@@ -376,7 +376,11 @@ describe('Use case: a candidate rejected while their invitation is being sent', 
 
 describe('Use case: a candidate who enters the stage again', () => {
   it('makes exactly one new invitation per re-entry after an expiry, however often it is delivered', async () => {
-    const { store, deps, ats } = invitedCandidate({ state: 'expired', expiredAt: NOW });
+    const { store, deps, ats } = invitedCandidate({
+      state: 'expired',
+      expiredAt: NOW,
+      steps: { expiryNote: { doneAt: NOW } },
+    });
     // Learnt of after the expiry: a delivery learnt of before it is that invitation's (mapping rules).
     const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
     const results = [];
@@ -397,27 +401,73 @@ describe('Use case: a candidate who enters the stage again', () => {
     );
   });
 
-  it("marks nothing of a new invitation with the one before's expiry note: its own expiry writes its own", async () => {
+  it("holds a re-entry off while the expiry's note is written; the next expiry writes its own", async () => {
     const { store, deps, ats } = invitedCandidate({ state: 'expired', expiredAt: NOW }, { reminders: undefined });
     deps.now = () => NOW + 1_000;
     ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
-    // The candidate is moved back into the stage while the expiry's note is on its way: invited again before it is
-    // recorded.
+    // The candidate is moved back into the stage while the expiry's note is on its way: the re-entry comes back once
+    // the note's worker is done with it (its lease).
     const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+    let heldOff: unknown;
     ats.postNote.mockImplementationOnce(async () => {
-      await handleStageEntered(reentry, deps);
+      heldOff = await handleStageEntered(reentry, deps).catch((error: unknown) => error);
       return { noteId: 'note-expired-1' };
     });
     expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
+    expect(heldOff).toBeInstanceOf(ClaimHeldElsewhereError);
+    expect((heldOff as ClaimHeldElsewhereError).retryAfterMs).toBeGreaterThan(0);
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    // Back after the lease: invited, with nothing of the expiry's note carried (it was written).
+    expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('invited');
     const record = await store.getApplication(key);
     expect(record).toMatchObject({ state: 'invited', reinvitations: 1 });
     expect(record?.steps.expiryNote).toBeUndefined();
+    expect(record?.priorExpiry).toBeUndefined();
+    expect(ats.postNote.mock.calls.map((call) => call[1].marker)).toEqual([
+      'ai-interview-expired:4401:ai-screen',
+      'ai-interview-invite:4401:ai-screen:2',
+    ]);
     // The new invitation expires in its turn, and its note is written.
     ats.postNote.mockClear();
     deps.now = () => NOW + 1_000 + 7 * DAY + 60_000;
     expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
     expect(ats.postNote).toHaveBeenCalledOnce();
     expect(ats.postNote.mock.calls[0]?.[1].marker).toBe('ai-interview-expired:4401:ai-screen:2');
+  });
+
+  it('writes the note a stopped expiry still owed before inviting the candidate who re-entered, once', async () => {
+    // The expiry was recorded and its worker stopped before the note; the candidate re-enters before its retry.
+    const { store, deps, ats } = invitedCandidate(
+      { state: 'expired', expiredAt: NOW, steps: {} },
+      { reminders: undefined },
+    );
+    deps.now = () => NOW + 1_000;
+    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+    // The worker that re-invites stops after posting the expiry's note, before recording it: the next looks it up.
+    ats.postNote.mockImplementationOnce(async () => {
+      throw Object.assign(new Error('no answer'), { code: 'network', retryable: true });
+    });
+    await expect(handleStageEntered(reentry, deps)).rejects.toThrow('no answer');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(await store.getApplication(key)).toMatchObject({ priorExpiry: { expiredAt: NOW, round: 0 } });
+    ats.findNote.mockImplementation(async (_target: unknown, marker: string) =>
+      marker === 'ai-interview-expired:4401:ai-screen' ? { noteId: 'note-expired-1' } : undefined,
+    );
+    deps.now = () => NOW + 1_000 + 10 * 60_000;
+    expect((await handleStageEntered({ ...reentry, enqueueId: 'enq-retry' }, deps))[0]?.outcome).toBe('invited');
+    const notes = ats.postNote.mock.calls.map((call) => [call[1].marker, call[1].body]);
+    expect(notes).toEqual([
+      ['ai-interview-expired:4401:ai-screen', expect.stringContaining('not completed by 2026-11-21')],
+      ['ai-interview-invite:4401:ai-screen:2', expect.any(String)],
+    ]);
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+    const record = await store.getApplication(key);
+    expect(record).toMatchObject({ state: 'invited', reinvitations: 1 });
+    expect(record?.steps.priorExpiryNote?.doneAt).toBeDefined();
+    // The stopped expiry's own message, back after its visibility timeout, writes nothing on the new invitation.
+    ats.postNote.mockClear();
+    expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
+    expect(ats.postNote).not.toHaveBeenCalled();
   });
 
   it('invites nobody again for a stage entry learnt of before the expiry, however late it is delivered', async () => {

@@ -145,4 +145,26 @@ describe('Notes on an ATS that reads none back: posted at most once by the steps
       vi.clearAllMocks();
     }
   });
+  it('writes an expiry note a re-entry carried at most once: posted unless its stopped worker began it', async () => {
+    for (const fault of ['429', 'crash'] as const) {
+      const { store, ats, deps } = withoutReadBack({ state: 'invited', steps: { inviteEmail: { doneAt: NOW } } });
+      if (fault === '429') ats.postNote.mockRejectedValueOnce(refused429());
+      else crashOnceAfter('expiry-note-posted');
+      const due = { ...deps, now: () => NOW + 8 * DAY };
+      await expect(handleFollowUp(expire, due)).rejects.toBeDefined();
+      // The candidate is moved back into the stage before the expiry's message comes back, after its lease.
+      const later = { ...deps, now: () => NOW + 8 * DAY + 5 * 60_000 };
+      const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-back' }), receivedAt: NOW + 8 * DAY + 60_000 };
+      expect((await handleStageEntered(reentry, later))[0]?.outcome).toBe('invited');
+      expect((await handleFollowUp(expire, later)).outcome).toBe('not-due');
+      const expiryNotes = ats.postNote.mock.calls.filter((call) => call[1].marker.startsWith('ai-interview-expired'));
+      // A 429 wrote nothing, so the re-entry posts it; a crash after the post leaves it begun: never posted again.
+      expect(expiryNotes).toHaveLength(fault === '429' ? 2 : 1);
+      const prior = (await store.getApplication(KEY))?.steps.priorExpiryNote;
+      expect(prior?.doneAt).toBeDefined();
+      expect(prior?.outcome).toBe(fault === '429' ? undefined : 'uncertain');
+      faultInjection.afterSideEffect = undefined;
+      vi.clearAllMocks();
+    }
+  });
 });
