@@ -221,6 +221,9 @@ export class DynamoInviteClaims extends DynamoTables {
     if ('refused' in taken && taken.refused && mayReinvite(input, taken.refused, deliveryId))
       taken = await this.updateApplicationWhen(input, ...reinviteUpdate(input, taken.refused, lease, deliveryId));
     if ('updated' in taken) return { kind: 'claimed', record: taken.updated, resumed: false };
+    // Refused twice and still to be re-invited (its note changing under it): this entry comes back, never dropped.
+    if (taken.refused && mayReinvite(input, taken.refused, deliveryId))
+      throw new ClaimHeldElsewhereError(`the re-entry of application ${input.atsApplicationId}`, 1_000);
     // Another copy of this entry re-invited first and holds the claim: this copy waits for it, never acknowledges it
     // as done (the same SQS message taken by two workers is deleted by either; the holder may still fail).
     const now = taken.refused ?? previous;

@@ -493,9 +493,9 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
   const link = { url: input.record.candidateInviteUrl ?? input.interview.inviteUrl };
   const { channels, recipient } = input;
   return [
-    ...(input.record.priorExpiry ? [priorExpiryNoteStep(input, input.record.priorExpiry)] : []),
     ...(channels.serviceInvite && recipient ? [serviceInviteStep(input, recipient, link)] : []),
     ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
+    ...(input.record.priorExpiry ? [priorExpiryNoteStep(input, input.record.priorExpiry)] : []),
     ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
     ...statusStep(
       {
@@ -660,7 +660,8 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
 
 /**
  * The note of the invitation this one replaced, whose expiry was recorded and its note not written before the candidate
- * re-entered (the re-entry carried it): written first, under that invitation's marker, looked up before it is posted.
+ * re-entered (the re-entry carried it): after the candidate is contacted, before the new invitation's note, under that
+ * invitation's marker, looked up before it is posted. The ATS refusing it for good ends this note, not the invitation.
  */
 function priorExpiryNoteStep(input: InviteStepsInput, prior: PriorExpiry): Step<unknown> {
   const { context, target, record, signal, now, recordStep } = input;
@@ -677,10 +678,20 @@ function priorExpiryNoteStep(input: InviteStepsInput, prior: PriorExpiry): Step<
       { resumed: true, startedAt: step?.startedAt },
       { start: () => start(now()), clear: () => start(undefined) },
     ),
-    perform: () => postNoteOnce(context.ats, target, { body, marker }, signal),
-    recordDone: (_result, outcome, last) => {
-      const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
-      return recordStep({ step: { name: 'priorExpiryNote', record: { doneAt: now(), ...uncertain } }, last });
+    perform: () =>
+      postNoteOnce(context.ats, target, { body, marker }, signal).catch((error: unknown) => {
+        if (!isPermanent(error)) throw error;
+        return { refused: errorCode(error) };
+      }),
+    recordDone: (result, outcome, last) => {
+      const refused = (result as { refused?: string } | undefined)?.refused;
+      const ended = refused
+        ? { outcome: 'refused' as const, value: refused }
+        : outcome === 'uncertain'
+          ? { outcome: 'uncertain' as const }
+          : {};
+      if (refused) input.deps.logger.warn('stage entered: the ATS refused the expiry note carried', input.log);
+      return recordStep({ step: { name: 'priorExpiryNote', record: { doneAt: now(), ...ended } }, last });
     },
   };
 }

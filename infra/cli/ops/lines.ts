@@ -26,6 +26,7 @@ export function dlqMessageLine(message: Message): string {
 const STEP_LABELS: [StepName | RegExp, string][] = [
   ['serviceInvite', 'service invitation'],
   ['inviteEmail', 'invite e-mailed'],
+  ['priorExpiryNote', 'earlier expiry note posted'],
   ['inviteNote', 'invite note posted'],
   [/^reminder\d+$/, 'reminder'],
   ['expiryNote', 'expiry note posted'],

@@ -448,7 +448,8 @@ describe('Use case: a candidate who enters the stage again', () => {
       throw Object.assign(new Error('no answer'), { code: 'network', retryable: true });
     });
     await expect(handleStageEntered(reentry, deps)).rejects.toThrow('no answer');
-    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    // The candidate was contacted first: the note of the old invitation delays no e-mail.
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
     expect(await store.getApplication(key)).toMatchObject({ priorExpiry: { expiredAt: NOW, round: 0 } });
     ats.findNote.mockImplementation(async (_target: unknown, marker: string) =>
       marker === 'ai-interview-expired:4401:ai-screen' ? { noteId: 'note-expired-1' } : undefined,
@@ -468,6 +469,21 @@ describe('Use case: a candidate who enters the stage again', () => {
     ats.postNote.mockClear();
     expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('not-due');
     expect(ats.postNote).not.toHaveBeenCalled();
+  });
+
+  it('re-invites all the same when the ATS refuses the carried expiry note for good, said on the record', async () => {
+    const { store, deps, ats } = invitedCandidate(
+      { state: 'expired', expiredAt: NOW, steps: {} },
+      { reminders: undefined },
+    );
+    deps.now = () => NOW + 1_000;
+    ats.postNote.mockRejectedValueOnce(new AtsError('ats-forbidden', 'POST /v1/applications/4401/notes: 403'));
+    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+    expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('invited');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+    const record = await store.getApplication(key);
+    expect(record?.steps.priorExpiryNote).toMatchObject({ outcome: 'refused', value: 'ats-forbidden' });
+    expect(record?.steps.inviteNote?.doneAt).toBeDefined();
   });
 
   it('invites nobody again for a stage entry learnt of before the expiry, however late it is delivered', async () => {
