@@ -51,6 +51,16 @@ const expire: FollowUpMessage = {
   ...{ atsApplicationId: KEY.atsApplicationId, triggerId: KEY.triggerId, action: 'expire' },
 };
 
+/** An invitation whose expiry was recorded and its note stopped: refused unsent (a 429), or posted and not recorded. */
+async function expiryStopped(fault: '429' | 'crash') {
+  const candidate = withoutReadBack({ state: 'invited', steps: { inviteEmail: { doneAt: NOW } } });
+  if (fault === '429') candidate.ats.postNote.mockRejectedValueOnce(refused429());
+  else crashOnceAfter('expiry-note-posted');
+  const due = { ...candidate.deps, now: () => NOW + 8 * DAY };
+  await expect(handleFollowUp(expire, due)).rejects.toBeDefined();
+  return candidate;
+}
+
 beforeEach(() => clearInterviewCache());
 afterEach(() => {
   faultInjection.afterSideEffect = undefined;
@@ -127,11 +137,7 @@ describe('Notes on an ATS that reads none back: posted at most once by the steps
 
   it('posts an expiry note once: after a 429 it posts it, after a crash it never posts it again', async () => {
     for (const fault of ['429', 'crash'] as const) {
-      const { store, ats, deps } = withoutReadBack({ state: 'invited', steps: { inviteEmail: { doneAt: NOW } } });
-      if (fault === '429') ats.postNote.mockRejectedValueOnce(refused429());
-      else crashOnceAfter('expiry-note-posted');
-      const due = { ...deps, now: () => NOW + 8 * DAY };
-      await expect(handleFollowUp(expire, due)).rejects.toBeDefined();
+      const { store, ats, deps } = await expiryStopped(fault);
       // The next try, once the expiry's lease (a minute) has run out.
       const next = { ...deps, now: () => NOW + 8 * DAY + 5 * 60_000 };
       expect((await handleFollowUp(expire, next)).outcome).toBe('expired');
@@ -145,13 +151,10 @@ describe('Notes on an ATS that reads none back: posted at most once by the steps
       vi.clearAllMocks();
     }
   });
+
   it('writes an expiry note a re-entry carried at most once: posted unless its stopped worker began it', async () => {
     for (const fault of ['429', 'crash'] as const) {
-      const { store, ats, deps } = withoutReadBack({ state: 'invited', steps: { inviteEmail: { doneAt: NOW } } });
-      if (fault === '429') ats.postNote.mockRejectedValueOnce(refused429());
-      else crashOnceAfter('expiry-note-posted');
-      const due = { ...deps, now: () => NOW + 8 * DAY };
-      await expect(handleFollowUp(expire, due)).rejects.toBeDefined();
+      const { store, ats, deps } = await expiryStopped(fault);
       // The candidate is moved back into the stage before the expiry's message comes back, after its lease.
       const later = { ...deps, now: () => NOW + 8 * DAY + 5 * 60_000 };
       const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-back' }), receivedAt: NOW + 8 * DAY + 60_000 };
