@@ -406,6 +406,7 @@ export async function runDemo(
   }
   // Everything each step waited for has happened; what is left (the last statuses) drains, and a last run of the
   // reconciler finds nothing more to do.
+  log('Every step done; waiting for the queues to drain, then a last reconciler run…');
   await stack.waitForQuiet(timeoutMs);
   const last = await stack.reconcileNow();
   if (last.enqueued + last.swept + last.followUps > 0)
@@ -414,6 +415,7 @@ export async function runDemo(
       `it enqueued ${last.enqueued} reports, ${last.swept} stage changes and ${last.followUps} follow-ups`,
     );
   await stack.waitForQuiet(timeoutMs);
+  log('Quiet: the last reconciler run found nothing left to do');
   const dlq = await stack.dlqDepths();
   const summaries = await Promise.all(runs.map(async (run) => [run.kind, await summarise(stack, run)] as const));
   // Every call of the run (the doctor's at the start too) is held against the routes its vendor documents.
