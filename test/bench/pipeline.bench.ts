@@ -499,7 +499,8 @@ if (trickleKind) {
     check(per(run.sqs) <= sqsTarget, `≤ ${sqsTarget}`),
   );
   row('  of which sent by the connector', per(run.sent).toFixed(2));
-  row('worker invocation time per candidate (s)', per(run.workerBusyMs / 1000).toFixed(2));
+  // Per environment only: in one process (--one-process) no invocation is timed.
+  if (run.workerBusyMs > 0) row('worker invocation time per candidate (s)', per(run.workerBusyMs / 1000).toFixed(2));
   row('interview-service requests per candidate', per(run.interviewRequests).toFixed(2));
   row(`${NAMES[ats]} requests per candidate`, per(run.atsRequests).toFixed(2));
   if (baseline) {
