@@ -152,22 +152,21 @@ describe('Notes on an ATS that reads none back: posted at most once by the steps
     }
   });
 
-  it('writes an expiry note a re-entry carried at most once: posted unless its stopped worker began it', async () => {
-    for (const fault of ['429', 'crash'] as const) {
+  it.each(['429', 'crash'] as const)(
+    'writes an expiry note a re-entry carried at most once (its worker stopped by a %s)',
+    async (fault) => {
       const { store, ats, deps } = await expiryStopped(fault);
       // The candidate is moved back into the stage before the expiry's message comes back, after its lease.
       const later = { ...deps, now: () => NOW + 8 * DAY + 5 * 60_000 };
       const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-back' }), receivedAt: NOW + 8 * DAY + 60_000 };
       expect((await handleStageEntered(reentry, later))[0]?.outcome).toBe('invited');
       expect((await handleFollowUp(expire, later)).outcome).toBe('not-due');
-      const expiryNotes = ats.postNote.mock.calls.filter((call) => call[1].marker.startsWith('ai-interview-expired'));
       // A 429 wrote nothing, so the re-entry posts it; a crash after the post leaves it begun: never posted again.
+      const expiryNotes = ats.postNote.mock.calls.filter((call) => call[1].marker.startsWith('ai-interview-expired'));
       expect(expiryNotes).toHaveLength(fault === '429' ? 2 : 1);
       const prior = (await store.getApplication(KEY))?.steps.priorExpiryNote;
       expect(prior?.doneAt).toBeDefined();
       expect(prior?.outcome).toBe(fault === '429' ? undefined : 'uncertain');
-      faultInjection.afterSideEffect = undefined;
-      vi.clearAllMocks();
-    }
-  });
+    },
+  );
 });
