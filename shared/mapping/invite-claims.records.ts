@@ -207,8 +207,8 @@ export class DynamoInviteClaims extends DynamoTables {
    * The candidate entered the stage anew after their invitation expired: one new invitation,
    * its steps begun afresh. Only a delivery other than the one that began the current invitation makes it, once: the
    * first to claim records itself as the new invitation's entry, so its duplicates and the sweep find it claimed. An
-   * expiry note still owed is carried into the new invitation, which writes it first; while a worker writes it, the
-   * re-entry comes back after that worker's lease.
+   * expiry note still owed is carried into the new invitation, which writes it before its own note; while a worker
+   * writes it, the re-entry comes back after that worker's lease.
    */
   private async reinvite(
     input: ApplicationClaimInput,

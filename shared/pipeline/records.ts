@@ -90,7 +90,7 @@ export interface ApplicationRecord extends ApplicationKey {
   reinvitations?: number | undefined;
   /**
    * The invitation this one replaced expired, and its note was not written when the candidate re-entered the stage (a
-   * worker stopped between the expiry and its note): this invitation writes it first (step `priorExpiryNote`).
+   * worker stopped between the expiry and its note): this invitation writes it before its own note.
    */
   priorExpiry?: PriorExpiry | undefined;
   /** When the invitation expires after an operator's extension (`npm run ops -- extend`), if later than its own. */
@@ -172,8 +172,8 @@ export const expiryNoteOwed = (record: ApplicationRecord): boolean =>
   (record.state === 'expired' || (record.state === 'left' && record.leftFrom === 'expired'));
 
 /**
- * What a re-entry carries of the expired invitation it replaces: its owed note (written first by the new invitation,
- * its start kept where a worker began it), or nothing.
+ * What a re-entry carries of the expired invitation it replaces: its owed note (written by the new invitation before
+ * its own, its start kept where a worker began it), or nothing.
  */
 export function carriedExpiry(record: ApplicationRecord): { priorExpiry?: PriorExpiry; steps: ApplicationSteps } {
   if (!expiryNoteOwed(record) || record.expiredAt === undefined) return { steps: {} };
