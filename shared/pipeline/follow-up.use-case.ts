@@ -11,14 +11,8 @@ import {
 } from './ports';
 import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
-import {
-  expiryNoteOwed,
-  invitationMarker,
-  reminderStep,
-  stepDone,
-  type ApplicationKey,
-  type ApplicationRecord,
-} from './records';
+import { expiryNote } from './report-note';
+import { expiryNoteOwed, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import { actOnStanding, showOwedStatus, targetOf } from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
@@ -317,22 +311,6 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
   await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');
   deps.logger.info('follow-up: invitation expired', log);
   return { outcome: 'expired' };
-}
-
-/**
- * The expiry's note of an invitation (its `reinvitations`): the same text and marker whichever worker writes it, the
- * expiry's follow-up or the re-entry that carried it into the next invitation.
- */
-export function expiryNote(
-  invitation: Pick<ApplicationRecord, 'atsApplicationId' | 'triggerId' | 'reinvitations'>,
-  expiredAt: number,
-): { body: string; marker: string } {
-  const by = new Date(expiredAt).toISOString().slice(0, 10);
-  const marker = invitationMarker(
-    `ai-interview-expired:${invitation.atsApplicationId}:${invitation.triggerId}`,
-    invitation,
-  );
-  return { body: `AI interview not completed by ${by}: the invitation has expired.`, marker };
 }
 
 /**

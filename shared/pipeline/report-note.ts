@@ -1,7 +1,7 @@
 import type { AdvanceRule } from '../config';
 import type { InterviewReport } from '../interview-service';
 import { quoted, serviceLink, singleLine, TEXT_LIMITS } from '../validation';
-import type { ApplicationExit } from './records';
+import { type ApplicationExit, type ApplicationRecord, invitationMarker } from './records';
 
 export interface AdvanceDecision {
   advance: boolean;
@@ -120,4 +120,20 @@ export function formatReportNote(report: InterviewReport, decision: AdvanceDecis
 export function formatInviteNote(inviteUrl: string, emailed: boolean): string {
   const how = emailed ? 'e-mailed to the candidate' : 'ready to send to the candidate';
   return `AI interview invitation ${how}.\nInterview link: ${inviteUrl}`;
+}
+
+/**
+ * The expiry's note of an invitation (its `reinvitations`): the same text and marker whichever worker writes it, the
+ * expiry's follow-up or the re-entry that carried it into the next invitation.
+ */
+export function expiryNote(
+  invitation: Pick<ApplicationRecord, 'atsApplicationId' | 'triggerId' | 'reinvitations'>,
+  expiredAt: number,
+): { body: string; marker: string } {
+  const by = new Date(expiredAt).toISOString().slice(0, 10);
+  const marker = invitationMarker(
+    `ai-interview-expired:${invitation.atsApplicationId}:${invitation.triggerId}`,
+    invitation,
+  );
+  return { body: `AI interview not completed by ${by}: the invitation has expired.`, marker };
 }

@@ -7,10 +7,9 @@ import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
 import { errorCode, isPermanent, warnRefusedForGood } from './errors';
-import { formatInviteNote } from './report-note';
+import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
-import { expiryNote } from './follow-up.use-case';
 import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import {
