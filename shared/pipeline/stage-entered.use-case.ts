@@ -313,6 +313,29 @@ function inviteChannels(run: TriggerRun, log: Record<string, unknown>): InviteCh
   return { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
 }
 
+/**
+ * The expiry note a re-entry carried, written on its own where the new invitation cannot go out (no channel): the
+ * recruiter reads that the earlier invitation expired before reading that this one failed.
+ */
+async function carriedNoteAlone(run: TriggerRun, claimed: ClaimedInvite): Promise<void> {
+  const prior = claimed.record.priorExpiry;
+  if (!prior) return;
+  const { event, deps } = run;
+  const { key, owner, record, log } = claimed;
+  const step = priorExpiryNoteStep(
+    {
+      ...{ context: run.context, record, deps, log, signal: run.options.signal, now: deps.now ?? Date.now },
+      target: {
+        ...{ atsApplicationId: key.atsApplicationId, atsCandidateId: event.atsCandidateId },
+        ...{ atsJobId: event.atsJobId, fromStageId: event.stage.id },
+      },
+      recordStep: ({ step: written }) => deps.store.recordStep(key, { owner, ...(written ? { step: written } : {}) }),
+    },
+    prior,
+  );
+  await runSteps([step], `${key.connectionId}#${key.atsApplicationId}#${key.triggerId}`);
+}
+
 /** The job's interview ensured, then the invitation's steps run in order. */
 async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerResult> {
   const { event, context, trigger, deps } = run;
@@ -320,6 +343,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
   const channels = inviteChannels(run, log);
   if (!channels.sendEmail && !channels.postNote && !channels.serviceEmails) {
     const reason = 'the candidate has no usable e-mail address and the trigger posts no invite note';
+    await carriedNoteAlone(run, claimed);
     await deps.store.markApplicationFailed(key, owner, reason);
     deps.logger.warn('stage entered: no way to invite', log);
     await tellInviteFailure(failurePlace(run, record), { cause: 'no-email', notSent: true });
@@ -662,7 +686,10 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
  * re-entered (the re-entry carried it): after the candidate is contacted, before the new invitation's note, under that
  * invitation's marker, looked up before it is posted. The ATS refusing it for good ends this note, not the invitation.
  */
-function priorExpiryNoteStep(input: InviteStepsInput, prior: PriorExpiry): Step<unknown> {
+function priorExpiryNoteStep(
+  input: Pick<InviteStepsInput, 'context' | 'target' | 'record' | 'signal' | 'now' | 'recordStep' | 'deps' | 'log'>,
+  prior: PriorExpiry,
+): Step<unknown> {
   const { context, target, record, signal, now, recordStep } = input;
   const { body, marker } = expiryNote({ ...record, reinvitations: prior.round }, prior.expiredAt);
   const step = record.steps.priorExpiryNote;

@@ -486,6 +486,32 @@ describe('Use case: a candidate who enters the stage again', () => {
     expect(record?.steps.inviteNote?.doneAt).toBeDefined();
   });
 
+  it('writes the carried expiry note before telling the recruiter the re-entry could not be invited', async () => {
+    // No usable e-mail address in the re-entry and no invite note: the new invitation cannot go out.
+    const { store, deps, ats } = invitedCandidate(
+      { state: 'expired', expiredAt: NOW, steps: {} },
+      { reminders: undefined, invite: { email: true, atsNote: false } },
+    );
+    deps.now = () => NOW + 1_000;
+    const reentry = {
+      ...stageEnteredMessage({ deliveryId: 'evt-2', candidate: { name: 'Ana' } }),
+      receivedAt: NOW + 1_000,
+    };
+    const [result] = await handleStageEntered(reentry, deps);
+    expect(result).toMatchObject({ outcome: 'failed', reason: 'no-invite-channel' });
+    const notes = () => ats.postNote.mock.calls.map((call) => [call[1].marker, call[1].body]);
+    expect(notes()).toEqual([
+      ['ai-interview-expired:4401:ai-screen', expect.stringContaining('not completed by 2026-11-21')],
+      [expect.any(String), expect.stringContaining('no usable e-mail address')],
+    ]);
+    const record = await store.getApplication(key);
+    expect(record).toMatchObject({ state: 'failed', reinvitations: 1 });
+    expect(record?.steps.priorExpiryNote?.doneAt).toBeDefined();
+    // The same entry delivered again posts neither note twice.
+    await handleStageEntered({ ...reentry, enqueueId: 'enq-again' }, deps);
+    expect(notes()).toHaveLength(2);
+  });
+
   it('invites nobody again for a stage entry learnt of before the expiry, however late it is delivered', async () => {
     const { store, deps } = invitedCandidate({ state: 'expired', expiredAt: NOW });
     // Another delivery of the entry that began the invitation (a resent webhook), received before the expiry.
