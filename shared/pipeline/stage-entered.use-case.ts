@@ -315,21 +315,19 @@ function inviteChannels(run: TriggerRun, log: Record<string, unknown>): InviteCh
 
 /**
  * The expiry note a re-entry carried, written on its own where the new invitation cannot go out (no channel): the
- * recruiter reads that the earlier invitation expired before reading that this one failed.
+ * recruiter reads that the earlier invitation expired, then that this one failed. No `finish`: it is marked failed
+ * next, not invited.
  */
-async function carriedNoteAlone(run: TriggerRun, claimed: ClaimedInvite): Promise<void> {
+async function writeCarriedExpiryNote(run: TriggerRun, claimed: ClaimedInvite): Promise<void> {
   const prior = claimed.record.priorExpiry;
   if (!prior) return;
-  const { event, deps } = run;
   const { key, owner, record, log } = claimed;
+  const place = failurePlace(run, record);
   const step = priorExpiryNoteStep(
     {
-      ...{ context: run.context, record, deps, log, signal: run.options.signal, now: deps.now ?? Date.now },
-      target: {
-        ...{ atsApplicationId: key.atsApplicationId, atsCandidateId: event.atsCandidateId },
-        ...{ atsJobId: event.atsJobId, fromStageId: event.stage.id },
-      },
-      recordStep: ({ step: written }) => deps.store.recordStep(key, { owner, ...(written ? { step: written } : {}) }),
+      ...{ context: place.context, target: place.target, record, deps: run.deps, log },
+      ...{ signal: place.signal, now: place.now },
+      recordStep: ({ step: written }) => run.deps.store.recordStep(key, { owner, step: written }),
     },
     prior,
   );
@@ -343,7 +341,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
   const channels = inviteChannels(run, log);
   if (!channels.sendEmail && !channels.postNote && !channels.serviceEmails) {
     const reason = 'the candidate has no usable e-mail address and the trigger posts no invite note';
-    await carriedNoteAlone(run, claimed);
+    await writeCarriedExpiryNote(run, claimed);
     await deps.store.markApplicationFailed(key, owner, reason);
     deps.logger.warn('stage entered: no way to invite', log);
     await tellInviteFailure(failurePlace(run, record), { cause: 'no-email', notSent: true });
@@ -683,8 +681,10 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
 
 /**
  * The note of the invitation this one replaced, whose expiry was recorded and its note not written before the candidate
- * re-entered (the re-entry carried it): after the candidate is contacted, before the new invitation's note, under that
- * invitation's marker, looked up before it is posted. The ATS refusing it for good ends this note, not the invitation.
+ * re-entered (the re-entry carried it): after the candidate is contacted, before the new invitation's note (or, where
+ * the new invitation cannot go out, before it is marked failed: writeCarriedExpiryNote), under that invitation's
+ * marker, looked up before it is posted. The ATS refusing the look-up or the note for good ends this note, not the
+ * invitation: a note that cannot be looked up is not posted (it may be there already).
  */
 function priorExpiryNoteStep(
   input: Pick<InviteStepsInput, 'context' | 'target' | 'record' | 'signal' | 'now' | 'recordStep' | 'deps' | 'log'>,
@@ -695,20 +695,23 @@ function priorExpiryNoteStep(
   const step = record.steps.priorExpiryNote;
   const start = (startedAt: number | undefined) =>
     recordStep({ step: { name: 'priorExpiryNote', record: startedAt ? { startedAt } : undefined }, last: false });
+  const refusedForGood = (error: unknown) => {
+    if (!isPermanent(error)) throw error;
+    return { refused: errorCode(error) };
+  };
+  const earlier = noteStart(
+    context.ats,
+    { target, marker, signal },
+    { resumed: true, startedAt: step?.startedAt },
+    { start: () => start(now()), clear: () => start(undefined) },
+  );
+  const lookup = earlier.lookup;
   return {
     name: 'expiry-note-posted',
     done: stepDone(step),
-    ...noteStart(
-      context.ats,
-      { target, marker, signal },
-      { resumed: true, startedAt: step?.startedAt },
-      { start: () => start(now()), clear: () => start(undefined) },
-    ),
-    perform: () =>
-      postNoteOnce(context.ats, target, { body, marker }, signal).catch((error: unknown) => {
-        if (!isPermanent(error)) throw error;
-        return { refused: errorCode(error) };
-      }),
+    ...earlier,
+    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
+    perform: () => postNoteOnce(context.ats, target, { body, marker }, signal).catch(refusedForGood),
     recordDone: (result, outcome, last) => {
       const refused = (result as { refused?: string } | undefined)?.refused;
       const ended = refused

@@ -471,20 +471,29 @@ describe('Use case: a candidate who enters the stage again', () => {
     expect(ats.postNote).not.toHaveBeenCalled();
   });
 
-  it('re-invites all the same when the ATS refuses the carried expiry note for good, said on the record', async () => {
-    const { store, deps, ats } = invitedCandidate(
-      { state: 'expired', expiredAt: NOW, steps: {} },
-      { reminders: undefined },
-    );
-    deps.now = () => NOW + 1_000;
-    ats.postNote.mockRejectedValueOnce(new AtsError('ats-forbidden', 'POST /v1/applications/4401/notes: 403'));
-    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
-    expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('invited');
-    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
-    const record = await store.getApplication(key);
-    expect(record?.steps.priorExpiryNote).toMatchObject({ outcome: 'refused', value: 'ats-forbidden' });
-    expect(record?.steps.inviteNote?.doneAt).toBeDefined();
-  });
+  it.each([
+    ['note', 'postNote', 'POST'],
+    ["note's look-up", 'findNote', 'GET'],
+  ] as const)(
+    're-invites all the same when the ATS refuses the carried expiry %s for good, said on the record',
+    async (_what, call, method) => {
+      const { store, deps, ats } = invitedCandidate(
+        { state: 'expired', expiredAt: NOW, steps: {} },
+        { reminders: undefined },
+      );
+      deps.now = () => NOW + 1_000;
+      ats[call].mockRejectedValueOnce(new AtsError('ats-forbidden', `${method} /v1/applications/4401/notes: 403`));
+      const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+      expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('invited');
+      expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+      const record = await store.getApplication(key);
+      expect(record?.steps.priorExpiryNote).toMatchObject({ outcome: 'refused', value: 'ats-forbidden' });
+      expect(record?.steps.inviteNote?.doneAt).toBeDefined();
+      // Tried once when refused; never when it could not be looked up (it may be on the record already).
+      const expiryNotes = ats.postNote.mock.calls.filter((c) => c[1].marker === 'ai-interview-expired:4401:ai-screen');
+      expect(expiryNotes).toHaveLength(call === 'postNote' ? 1 : 0);
+    },
+  );
 
   it('writes the carried expiry note before telling the recruiter the re-entry could not be invited', async () => {
     // No usable e-mail address in the re-entry and no invite note: the new invitation cannot go out.
@@ -507,7 +516,8 @@ describe('Use case: a candidate who enters the stage again', () => {
     const record = await store.getApplication(key);
     expect(record).toMatchObject({ state: 'failed', reinvitations: 1 });
     expect(record?.steps.priorExpiryNote?.doneAt).toBeDefined();
-    // The same entry delivered again posts neither note twice.
+    expect(record?.steps.status?.value).toBe('failed');
+    // The same entry delivered again (its failed invitation claimed again) posts neither note twice.
     await handleStageEntered({ ...reentry, enqueueId: 'enq-again' }, deps);
     expect(notes()).toHaveLength(2);
   });
