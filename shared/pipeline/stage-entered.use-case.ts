@@ -89,21 +89,20 @@ async function confirmAndInvite(
   options: RunOptions,
 ): Promise<StageEnteredResult[]> {
   const { signal } = options;
-  const log = {
-    connectionId: message.connectionId,
-    atsApplicationId: message.event.atsApplicationId,
-    deliveryId: message.event.deliveryId,
-  };
+  const { connectionId, event: entered } = message;
+  const log = { connectionId, atsApplicationId: entered.atsApplicationId, deliveryId: entered.deliveryId };
   let event: ConfirmedEvent;
   let begun: ApplicationRecord[] = [];
   let standing: ApplicationStanding | undefined;
   try {
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
-      begun = await invitationsBegun(message, deps);
+      const held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
+      begun = invitationsBegun(message, held);
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
+        await writeNotesCarriedUnbegun(held, { message, context, deps, options });
         return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
       }
       // The candidate was e-mailed before they left the stage: where they stand is read first (a retry finds the
@@ -148,10 +147,43 @@ async function confirmAndInvite(
  * rather than leaving them claimed, with no note, no status and no exit an ATS webhook could record. One not yet
  * e-mailed ends as before: nothing more reaches a candidate the ATS no longer shows in the stage.
  */
-async function invitationsBegun(message: StageEnteredMessage, deps: InviteDependencies): Promise<ApplicationRecord[]> {
-  const held = await deps.store.findApplicationsByAtsId(message.connectionId, message.event.atsApplicationId);
+function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[]): ApplicationRecord[] {
   const emailed = (r: ApplicationRecord) => r.steps.inviteEmail !== undefined;
   return held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && emailed(r));
+}
+
+/**
+ * The expiry notes this delivery's re-entries carried, where nothing of the new invitation began before the ATS stopped
+ * confirming the stage (its worker stopped after the claim; the candidate left meanwhile): each written under the
+ * claim, which is then handed back. Nothing reaches the candidate; the recruiter still reads that the earlier
+ * invitation expired.
+ */
+async function writeNotesCarriedUnbegun(
+  held: ApplicationRecord[],
+  delivery: Pick<TriggerRun, 'message' | 'context' | 'deps' | 'options'>,
+): Promise<void> {
+  const { message, context, deps } = delivery;
+  for (const record of held) {
+    const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
+    const owed = record.priorExpiry !== undefined && !stepDone(record.steps.priorExpiryNote);
+    if (!trigger || !owed || record.state !== 'claimed' || record.entryDeliveryId !== message.event.deliveryId)
+      continue;
+    const event = { ...message.event, atsJobId: record.atsJobId };
+    const run: TriggerRun = { ...delivery, event, trigger };
+    const claimed = await claimInvite(run);
+    if (!('record' in claimed)) continue;
+    try {
+      await writeCarriedExpiryNote(run, claimed);
+    } catch (error) {
+      await endClaimedWork(claimed, error, deps, () => undefined);
+      continue;
+    }
+    await deps.store.releaseClaim(claimed.key, claimed.owner, claimed.cleanStop);
+    deps.logger.info(
+      'stage entered: the expiry note carried is written; the new invitation was not begun',
+      claimed.log,
+    );
+  }
 }
 
 /** The exit the standing read before finishing says, recorded on the invitation once it is finished. */

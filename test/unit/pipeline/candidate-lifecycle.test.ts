@@ -1,5 +1,6 @@
 import { ClaimHeldElsewhereError } from '../../../shared/pipeline/errors';
 import { AtsError } from '../../../shared/ats/errors';
+import { confirmAsParsed } from '../../../shared/ats/port';
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
 import { followUpsDue, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
@@ -494,6 +495,41 @@ describe('Use case: a candidate who enters the stage again', () => {
       expect(expiryNotes).toHaveLength(call === 'postNote' ? 1 : 0);
     },
   );
+
+  it('writes the expiry note a re-entry carried when the candidate left before any step of it, once', async () => {
+    const { store, deps, ats } = invitedCandidate(
+      { state: 'expired', expiredAt: NOW, steps: {} },
+      { reminders: undefined },
+    );
+    deps.now = () => NOW + 1_000;
+    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+    // The worker stops right after its claim: the e-mail's start could not be recorded (no answer from DynamoDB).
+    vi.spyOn(store, 'recordStep').mockRejectedValueOnce(Object.assign(new Error('no answer'), { retryable: true }));
+    await expect(handleStageEntered(reentry, deps)).rejects.toThrow('no answer');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).not.toHaveBeenCalled();
+    // The recruiter moves the candidate on before the message comes back, after the claim's lease.
+    ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+    deps.now = () => NOW + 1_000 + 10 * 60_000;
+    for (let delivery = 0; delivery < 2; delivery++)
+      expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('stage-not-confirmed');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote.mock.calls.map((call) => call[1].marker)).toEqual(['ai-interview-expired:4401:ai-screen']);
+    const record = await store.getApplication(key);
+    expect(record?.steps.priorExpiryNote?.doneAt).toBeDefined();
+    // The claim handed back: a later entry into the stage invites them, with no second expiry note.
+    expect(record?.state).toBe('claimed');
+    expect(record?.leaseOwner).toBeUndefined();
+    ats.confirmStageEntered.mockImplementation(confirmAsParsed);
+    deps.now = () => NOW + 1_000 + 20 * 60_000;
+    const back = { ...stageEnteredMessage({ deliveryId: 'evt-3' }), receivedAt: deps.now() };
+    expect((await handleStageEntered(back, deps))[0]?.outcome).toBe('invited');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+    expect(ats.postNote.mock.calls.map((call) => call[1].marker)).toEqual([
+      'ai-interview-expired:4401:ai-screen',
+      'ai-interview-invite:4401:ai-screen:2',
+    ]);
+  });
 
   it('writes the carried expiry note before telling the recruiter the re-entry could not be invited', async () => {
     // No usable e-mail address in the re-entry and no invite note: the new invitation cannot go out.
