@@ -65,6 +65,22 @@ export interface StatusPlace {
   round: number;
 }
 
+/** Across applications, "cancelled" (one application left) never hides another one's status. */
+const acrossRank = (s: AiInterviewStatus) => (s === 'cancelled' ? 0 : RANK[s]);
+
+/**
+ * Where tags belong to the candidate, the tag shows the status of their application furthest along: one
+ * application's status never takes another's off (ats-facts, Corrections 2026-11b).
+ */
+async function furthestOfCandidate(place: StatusPlace, status: AiInterviewStatus): Promise<AiInterviewStatus> {
+  const { context, deps, key, target } = place;
+  if (!context.ats.tagsCandidates) return status;
+  const claimed = await deps.store.candidateStatuses(key.connectionId, target.atsCandidateId);
+  return [status, ...AI_INTERVIEW_STATUSES.filter((s) => claimed.includes(s))].reduce((a, b) =>
+    acrossRank(b) > acrossRank(a) ? b : a,
+  );
+}
+
 /**
  * Shows `status` in the ATS (`writeBack.status: tags`) with the ATS's own tags, every other status tag taken off.
  * The status is claimed in the applications table first (a conditional write on its rank): a status ranked below
@@ -91,21 +107,17 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
       warnRefusedForGood(error, deps.logger, 'the status could not be shown in the ATS', key);
     }
   };
-  // Where tags belong to the candidate, the tag shows the status of their application furthest along: one
-  // application's status never takes another's off (ats-facts, Corrections 2026-11b).
-  // Across applications, "cancelled" (one application left) never hides another one's status.
-  const acrossRank = (s: AiInterviewStatus) => (s === 'cancelled' ? 0 : RANK[s]);
-  const furthestForCandidate = async (status: AiInterviewStatus): Promise<AiInterviewStatus> => {
-    if (!context.ats.tagsCandidates) return status;
-    const claimed = await deps.store.candidateStatuses(key.connectionId, target.atsCandidateId);
-    return [status, ...AI_INTERVIEW_STATUSES.filter((s) => claimed.includes(s))].reduce((a, b) =>
-      acrossRank(b) > acrossRank(a) ? b : a,
-    );
-  };
-  const showClaimed = async (unless: AiInterviewStatus | undefined) => {
-    const latest = (await deps.store.getApplication(key))?.steps.status?.value;
-    const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
-    if (claimed && claimed !== unless) await show(await furthestForCandidate(claimed));
+  const furthestForCandidate = (status: AiInterviewStatus) => furthestOfCandidate(place, status);
+  // The claim read after a show, shown when it is not what was shown and ranks `floor` or above; read again after each
+  // such show, as another claim may have come meanwhile (bounded: each pass follows a newer claim).
+  const showClaimed = async (shown: AiInterviewStatus | undefined, floor = 0) => {
+    for (let pass = 0; pass < 3; pass++) {
+      const latest = (await deps.store.getApplication(key))?.steps.status?.value;
+      const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
+      if (!claimed || claimed === shown || RANK[claimed] < floor) return;
+      await show(await furthestForCandidate(claimed));
+      shown = claimed;
+    }
   };
   // "cancelled" and "expired" hold only while the application is so: a late one never lands after a return or an
   // extension.
@@ -121,8 +133,10 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
   if (!(await deps.store.beginStep(key, 'status', begin))) {
     // A later status was claimed first. This claim may be a retry of a worker that showed its own status over the
     // later one and stopped before it could read the claim again: the claimed status is shown once more (showing
-    // a tag that is there changes nothing).
-    await showClaimed(undefined);
+    // a tag that is there changes nothing). A claim refused for its state or its round, under a lower one still
+    // standing (a late expiry after a report's write-back took the application), shows nothing: the worker that
+    // moved the application on shows its own, and the lower claim read here would land over it.
+    await showClaimed(undefined, RANK[status]);
     return;
   }
   await show(await furthestForCandidate(status));

@@ -1,0 +1,115 @@
+import { describe, expect, it, vi } from 'vitest';
+import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
+import type { FollowUpMessage } from '../../../shared/queue';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryMappingStore } from '../../helpers/memory-store';
+import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
+import { applicationRecord, jobRecord, NOW, reportCreatedMessage } from '../../helpers/pipeline-records';
+
+const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+
+const expireMessage: FollowUpMessage = {
+  v: 1,
+  kind: 'follow-up',
+  enqueueId: 'enq-expire',
+  connectionId: 'acme-greenhouse',
+  receivedAt: NOW,
+  atsApplicationId: '4401',
+  triggerId: 'ai-screen',
+  action: 'expire',
+};
+
+const gate = () => {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+};
+
+/**
+ * Seen in a chaos run beside a busy process (a Greenhouse candidate): the expiry's retry (its note posted before a
+ * crash) and a late report's write-back run together. The write-back's claim moves the application to `completed`;
+ * the expiry's 'expired' claim is then refused by its whileState, and its refused branch showed the claim as it stood,
+ * still 'invited'. That tag landed after the write-back tagged 'flagged for review' and read its own claim back: the
+ * candidate ended shown as invited.
+ */
+describe('Status tags: a late expiry and a report written back at once', () => {
+  it('ends with the tag the claim says, never the lower claim a refused expiry read', async () => {
+    const document = connectionDocument({
+      writeBack: { status: 'tags', advance: { minAiMatchScore: 100, toStage: { name: 'Hiring Manager Review' } } },
+    });
+    const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+    const lifecycle = { reminders: { afterHours: 24, max: 1 }, expireAfterDays: 7 };
+    connection.triggers = connection.triggers.map((t) => ({ ...t, ...lifecycle }));
+    const { context, ats } = fakeContext(document);
+
+    // The candidate's applied status tags, as Greenhouse's rows: read, others removed, the status added unless there.
+    const tags = new Set(['AI interview: invited']);
+    const expiryTagging = gate();
+    const releaseExpiryTag = gate();
+    const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
+      if (tag === 'AI interview: invited') {
+        expiryTagging.open();
+        await releaseExpiryTag.opened;
+      }
+      const rows = [...tags];
+      await Promise.resolve();
+      for (const row of rows) if (others.includes(row)) tags.delete(row);
+      if (tag !== undefined && !rows.includes(tag)) tags.add(tag);
+    });
+    Object.assign(ats, { setStatusTag, tagsCandidates: true });
+
+    // The write-back's report note waits until the expiry has read the claim (still 'invited').
+    const noteStarted = gate();
+    const releaseNote = gate();
+    ats.postNote.mockImplementation(async () => {
+      noteStarted.open();
+      await releaseNote.opened;
+      return { noteId: 'note-report' };
+    });
+
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+      applications: [
+        applicationRecord({
+          state: 'expired',
+          expiredAt: NOW - 1000,
+          entryDeliveryId: 'evt-1',
+          steps: {
+            inviteEmail: { doneAt: NOW - 8 * 86_400_000 },
+            reminder1: { startedAt: NOW - 7 * 86_400_000, doneAt: NOW - 7 * 86_400_000 },
+            // The first expiry posted its note and crashed ('expiry-note-posted'); its retry found the note.
+            expiryNote: { doneAt: NOW - 500 },
+            status: { value: 'invited', rank: 1, startedAt: NOW - 8 * 86_400_000 },
+          },
+        }),
+      ],
+    });
+    const deps = dependencies(store, context);
+
+    // W: the late report's write-back claims the application (completed) and posts its note ...
+    const writeBack = handleReportCreated(reportCreatedMessage(), deps);
+    await noteStarted.opened;
+    expect((await store.getApplication(key))?.state).toBe('completed');
+    // E: ... while the expiry's retry claims 'expired' (refused: no longer expired), reads the claim ('invited')
+    // and starts showing it.
+    const expiry = handleFollowUp(expireMessage, deps, undefined);
+    await Promise.race([expiryTagging.opened, expiry]);
+    // W goes on: claims its status, tags it (the 'invited' row removed), reads its own claim back, and finishes.
+    releaseNote.open();
+    const written = await writeBack;
+    expect(written.outcome).toBe('written-back');
+    expect([...tags]).toEqual(['AI interview: flagged for review']);
+    // E's tag call, held so far (a 429 and its 1-s Retry-After in the run), reads the rows now.
+    releaseExpiryTag.open();
+    await expiry;
+
+    const record = await store.getApplication(key);
+    const claim = record?.steps.status?.value;
+    expect(record?.state).toBe('written_back');
+    expect(record?.expiredAt).toBeDefined();
+    // The tags end as the claim says (before: only "invited", the end state the chaos run found).
+    expect(claim).toBe('flagged for review');
+    expect([...tags]).toEqual(['AI interview: flagged for review']);
+  });
+});
