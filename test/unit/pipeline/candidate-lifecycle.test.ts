@@ -55,6 +55,20 @@ function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Reco
   return { store, deps, ats, setStatusTag, context, interviews };
 }
 
+/**
+ * An invitation expired at NOW whose note its stopped worker still owed, and the candidate's entry into the stage
+ * again a second later (`candidate`: what its webhook carries).
+ */
+function expiredOwingNote(trigger: Record<string, unknown> = {}, candidate?: { name: string; email?: string }) {
+  const expired = invitedCandidate(
+    { state: 'expired', expiredAt: NOW, steps: {} },
+    { reminders: undefined, ...trigger },
+  );
+  expired.deps.now = () => NOW + 1_000;
+  const entered = stageEnteredMessage({ deliveryId: 'evt-2', ...(candidate ? { candidate } : {}) });
+  return { ...expired, reentry: { ...entered, receivedAt: NOW + 1_000 } };
+}
+
 /** The invitation of a candidate the ATS now shows rejected, whose next status tag fails (retryable) with `code`. */
 function rejectedWithTagFailing(message: string, code: string) {
   const candidate = invitedCandidate();
@@ -438,12 +452,7 @@ describe('Use case: a candidate who enters the stage again', () => {
 
   it('writes the note a stopped expiry still owed before inviting the candidate who re-entered, once', async () => {
     // The expiry was recorded and its worker stopped before the note; the candidate re-enters before its retry.
-    const { store, deps, ats } = invitedCandidate(
-      { state: 'expired', expiredAt: NOW, steps: {} },
-      { reminders: undefined },
-    );
-    deps.now = () => NOW + 1_000;
-    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+    const { store, deps, ats, reentry } = expiredOwingNote();
     // The worker that re-invites stops after posting the expiry's note, before recording it: the next looks it up.
     ats.postNote.mockImplementationOnce(async () => {
       throw Object.assign(new Error('no answer'), { code: 'network', retryable: true });
@@ -478,13 +487,8 @@ describe('Use case: a candidate who enters the stage again', () => {
   ] as const)(
     're-invites all the same when the ATS refuses the carried expiry %s for good, said on the record',
     async (_what, call, method) => {
-      const { store, deps, ats } = invitedCandidate(
-        { state: 'expired', expiredAt: NOW, steps: {} },
-        { reminders: undefined },
-      );
-      deps.now = () => NOW + 1_000;
+      const { store, deps, ats, reentry } = expiredOwingNote();
       ats[call].mockRejectedValueOnce(new AtsError('ats-forbidden', `${method} /v1/applications/4401/notes: 403`));
-      const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
       expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('invited');
       expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
       const record = await store.getApplication(key);
@@ -497,12 +501,7 @@ describe('Use case: a candidate who enters the stage again', () => {
   );
 
   it('writes the expiry note a re-entry carried when the candidate left before any step of it, once', async () => {
-    const { store, deps, ats } = invitedCandidate(
-      { state: 'expired', expiredAt: NOW, steps: {} },
-      { reminders: undefined },
-    );
-    deps.now = () => NOW + 1_000;
-    const reentry = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW + 1_000 };
+    const { store, deps, ats, reentry } = expiredOwingNote();
     // The worker stops right after its claim: the e-mail's start could not be recorded (no answer from DynamoDB).
     vi.spyOn(store, 'recordStep').mockRejectedValueOnce(Object.assign(new Error('no answer'), { retryable: true }));
     await expect(handleStageEntered(reentry, deps)).rejects.toThrow('no answer');
@@ -533,15 +532,10 @@ describe('Use case: a candidate who enters the stage again', () => {
 
   it('writes the carried expiry note before telling the recruiter the re-entry could not be invited', async () => {
     // No usable e-mail address in the re-entry and no invite note: the new invitation cannot go out.
-    const { store, deps, ats } = invitedCandidate(
-      { state: 'expired', expiredAt: NOW, steps: {} },
-      { reminders: undefined, invite: { email: true, atsNote: false } },
+    const { store, deps, ats, reentry } = expiredOwingNote(
+      { invite: { email: true, atsNote: false } },
+      { name: 'Ana' },
     );
-    deps.now = () => NOW + 1_000;
-    const reentry = {
-      ...stageEnteredMessage({ deliveryId: 'evt-2', candidate: { name: 'Ana' } }),
-      receivedAt: NOW + 1_000,
-    };
     const [result] = await handleStageEntered(reentry, deps);
     expect(result).toMatchObject({ outcome: 'failed', reason: 'no-invite-channel' });
     const notes = () => ats.postNote.mock.calls.map((call) => [call[1].marker, call[1].body]);
