@@ -6,7 +6,7 @@ import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
-import { errorCode, isPermanent, warnRefusedForGood } from './errors';
+import { ClaimHeldElsewhereError, errorCode, isPermanent, warnRefusedForGood } from './errors';
 import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
@@ -168,6 +168,11 @@ async function writeNotesCarriedUnbegun(
     const owed = record.priorExpiry !== undefined && !stepDone(record.steps.priorExpiryNote);
     if (!trigger || !owed || record.state !== 'claimed' || record.entryDeliveryId !== message.event.deliveryId)
       continue;
+    // A live holder writes the note itself, as its invitation's step; this message comes back after its lease in case
+    // it stops (claimed again only once free, so no holder can have failed the invitation meanwhile).
+    const heldFor = (record.leaseUntil ?? 0) - (deps.now ?? Date.now)();
+    if (heldFor > 0)
+      throw new ClaimHeldElsewhereError(`the expiry note application ${record.atsApplicationId} carries`, heldFor);
     const event = { ...message.event, atsJobId: record.atsJobId };
     const run: TriggerRun = { ...delivery, event, trigger };
     const claimed = await claimInvite(run);

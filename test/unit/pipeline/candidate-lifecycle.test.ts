@@ -507,8 +507,12 @@ describe('Use case: a candidate who enters the stage again', () => {
     await expect(handleStageEntered(reentry, deps)).rejects.toThrow('no answer');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
-    // The recruiter moves the candidate on before the message comes back, after the claim's lease.
+    // The recruiter moves the candidate on. A copy of the message within the claim's lease leaves the note to its
+    // holder and comes back after it; the message after the lease writes it.
     ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+    deps.now = () => NOW + 1_000 + 30_000;
+    await expect(handleStageEntered(reentry, deps)).rejects.toBeInstanceOf(ClaimHeldElsewhereError);
+    expect(ats.postNote).not.toHaveBeenCalled();
     deps.now = () => NOW + 1_000 + 10 * 60_000;
     for (let delivery = 0; delivery < 2; delivery++)
       expect((await handleStageEntered(reentry, deps))[0]?.outcome).toBe('stage-not-confirmed');

@@ -34,7 +34,11 @@ const gate = () => {
  * candidate ended shown as invited.
  */
 describe('Status tags: a late expiry and a report written back at once', () => {
-  it('ends with the tag the claim says, never the lower claim a refused expiry read', async () => {
+  // The claim standing when the expiry's retry came: the invitation's own, or the expiry's from before its crash.
+  it.each([
+    ['invited', 1],
+    ['expired', 2],
+  ] as const)('ends with the tag the claim says, never the %s claim a refused expiry read', async (standing, rank) => {
     const document = connectionDocument({
       writeBack: { status: 'tags', advance: { minAiMatchScore: 100, toStage: { name: 'Hiring Manager Review' } } },
     });
@@ -44,11 +48,11 @@ describe('Status tags: a late expiry and a report written back at once', () => {
     const { context, ats } = fakeContext(document);
 
     // The candidate's applied status tags, as Greenhouse's rows: read, others removed, the status added unless there.
-    const tags = new Set(['AI interview: invited']);
+    const tags = new Set([`AI interview: ${standing}`]);
     const expiryTagging = gate();
     const releaseExpiryTag = gate();
     const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
-      if (tag === 'AI interview: invited') {
+      if (tag === `AI interview: ${standing}`) {
         expiryTagging.open();
         await releaseExpiryTag.opened;
       }
@@ -80,7 +84,7 @@ describe('Status tags: a late expiry and a report written back at once', () => {
             reminder1: { startedAt: NOW - 7 * 86_400_000, doneAt: NOW - 7 * 86_400_000 },
             // The first expiry posted its note and crashed ('expiry-note-posted'); its retry found the note.
             expiryNote: { doneAt: NOW - 500 },
-            status: { value: 'invited', rank: 1, startedAt: NOW - 8 * 86_400_000 },
+            status: { value: standing, rank, startedAt: NOW - 1000 },
           },
         }),
       ],
@@ -91,11 +95,11 @@ describe('Status tags: a late expiry and a report written back at once', () => {
     const writeBack = handleReportCreated(reportCreatedMessage(), deps);
     await noteStarted.opened;
     expect((await store.getApplication(key))?.state).toBe('completed');
-    // E: ... while the expiry's retry claims 'expired' (refused: no longer expired), reads the claim ('invited')
-    // and starts showing it.
+    // E: ... while the expiry's retry claims 'expired', is refused (the application is no longer expired) and reads
+    // the claim standing: a lower one ('invited') it no longer shows; an equal one it shows, its tag call held here.
     const expiry = handleFollowUp(expireMessage, deps, undefined);
     await Promise.race([expiryTagging.opened, expiry]);
-    // W goes on: claims its status, tags it (the 'invited' row removed), reads its own claim back, and finishes.
+    // W goes on: claims its status, tags it (the standing claim's row removed), reads its own claim back, finishes.
     releaseNote.open();
     const written = await writeBack;
     expect(written.outcome).toBe('written-back');
@@ -108,7 +112,8 @@ describe('Status tags: a late expiry and a report written back at once', () => {
     const claim = record?.steps.status?.value;
     expect(record?.state).toBe('written_back');
     expect(record?.expiredAt).toBeDefined();
-    // The tags end as the claim says (before: only "invited", the end state the chaos run found).
+    // The tags end as the claim says (before: only the standing one, as the chaos run found with "invited"); an
+    // expiry that showed the standing claim read the claim again after it, and showed the write-back's.
     expect(claim).toBe('flagged for review');
     expect([...tags]).toEqual(['AI interview: flagged for review']);
   });
