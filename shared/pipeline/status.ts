@@ -107,7 +107,6 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
       warnRefusedForGood(error, deps.logger, 'the status could not be shown in the ATS', key);
     }
   };
-  const furthestForCandidate = (status: AiInterviewStatus) => furthestOfCandidate(place, status);
   // The claim read after a show, shown when it is not what was shown and ranks `floor` or above; read again after each
   // such show, as another claim may have come meanwhile (bounded: each pass follows a newer claim).
   const showClaimed = async (shown: AiInterviewStatus | undefined, floor = 0) => {
@@ -115,7 +114,7 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
       const latest = (await deps.store.getApplication(key))?.steps.status?.value;
       const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
       if (!claimed || claimed === shown || RANK[claimed] < floor) return;
-      await show(await furthestForCandidate(claimed));
+      await show(await furthestOfCandidate(place, claimed));
       shown = claimed;
     }
   };
@@ -139,7 +138,7 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
     await showClaimed(undefined, RANK[status]);
     return;
   }
-  await show(await furthestForCandidate(status));
+  await show(await furthestOfCandidate(place, status));
   afterSideEffect('status-shown', `${key.connectionId}#${key.atsApplicationId}`);
   await showClaimed(status);
 }
