@@ -25,7 +25,7 @@ export const mayReinvite = (input: ApplicationClaimInput, record: ApplicationRec
  * A re-entry waits while a worker writes the expired invitation's note: it comes back after that worker's lease
  * (the note then written, or its lease run out and the note carried into the new invitation).
  */
-function noteHeldElsewhere(record: ApplicationRecord, now: number): void {
+export function noteHeldElsewhere(record: ApplicationRecord, now: number): void {
   const until = expiryNoteHeldUntil(record, now);
   if (until !== undefined)
     throw new ClaimHeldElsewhereError(`the expiry note of application ${record.atsApplicationId}`, until - now + 1);

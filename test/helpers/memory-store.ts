@@ -1,8 +1,7 @@
 import { mayMove } from '../../shared/pipeline/application-states';
-import { mayReinvite } from '../../shared/mapping/invite-claims.records';
+import { mayReinvite, noteHeldElsewhere } from '../../shared/mapping/invite-claims.records';
 import { LeaseLostError } from '../../shared/mapping/errors';
-import { ClaimHeldElsewhereError } from '../../shared/pipeline/errors';
-import { carriedExpiry, expiryNoteHeldUntil } from '../../shared/pipeline/records';
+import { carriedExpiry } from '../../shared/pipeline/records';
 import {
   begunStep,
   newClaim,
@@ -111,12 +110,7 @@ export class MemoryMappingStore implements MappingStore {
     }
     if (mayReinvite(input, record, deliveryId)) {
       // A worker writing the expired invitation's note holds the re-entry off until its lease ends.
-      const noteHeldUntil = expiryNoteHeldUntil(record, lease.now);
-      if (noteHeldUntil !== undefined)
-        throw new ClaimHeldElsewhereError(
-          `the expiry note of application ${record.atsApplicationId}`,
-          noteHeldUntil - lease.now + 1,
-        );
+      noteHeldElsewhere(record, lease.now);
       const carried = carriedExpiry(record);
       const again = { reinvitations: (record.reinvitations ?? 0) + 1, entryDeliveryId: deliveryId, ...carried };
       const set = { ...held, ...again, state: 'claimed', stageId, atsJobId, candidateEmail };
