@@ -107,15 +107,18 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
       warnRefusedForGood(error, deps.logger, 'the status could not be shown in the ATS', key);
     }
   };
-  // The claim read after a show, shown when it is not what was shown and ranks `floor` or above; read again after each
-  // such show, as another claim may have come meanwhile (bounded: each pass follows a newer claim).
+  // The claim read after a show, shown (as the candidate's furthest, where tags are theirs) when that is not what was
+  // shown and the claim ranks `floor` or above; read again after each such show, as another claim may have come
+  // meanwhile, on this application or another of the candidate's (bounded: each pass follows a newer claim).
   const showClaimed = async (shown: AiInterviewStatus | undefined, floor = 0) => {
     for (let pass = 0; pass < 3; pass++) {
       const latest = (await deps.store.getApplication(key))?.steps.status?.value;
       const claimed = AI_INTERVIEW_STATUSES.find((s) => s === latest);
-      if (!claimed || claimed === shown || RANK[claimed] < floor) return;
-      await show(await furthestOfCandidate(place, claimed));
-      shown = claimed;
+      if (!claimed || RANK[claimed] < floor) return;
+      const furthest = await furthestOfCandidate(place, claimed);
+      if (furthest === shown) return;
+      await show(furthest);
+      shown = furthest;
     }
   };
   // "cancelled" and "expired" hold only while the application is so: a late one never lands after a return or an
@@ -138,9 +141,10 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
     await showClaimed(undefined, RANK[status]);
     return;
   }
-  await show(await furthestOfCandidate(place, status));
+  const shown = await furthestOfCandidate(place, status);
+  await show(shown);
   afterSideEffect('status-shown', `${key.connectionId}#${key.atsApplicationId}`);
-  await showClaimed(status);
+  await showClaimed(shown);
 }
 
 const enabled = (context: ConnectionContext) =>

@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
+import { showStatus } from '../../../shared/pipeline/status';
+import { targetOf } from '../../../shared/pipeline/application-changed.use-case';
 import type { FollowUpMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
@@ -116,5 +118,77 @@ describe('Status tags: a late expiry and a report written back at once', () => {
     // expiry that showed the standing claim read the claim again after it, and showed the write-back's.
     expect(claim).toBe('flagged for review');
     expect([...tags]).toEqual(['AI interview: flagged for review']);
+  });
+});
+
+describe('Status tags: an expiry whose tag landed after an extension', () => {
+  it('shows "invited" again when the expiry comes back and finds the invitation extended', async () => {
+    const document = connectionDocument({ writeBack: { status: 'tags' } });
+    const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+    connection.triggers = connection.triggers.map((t) => ({ ...t, expireAfterDays: 7 }));
+    const { context, ats } = fakeContext(document);
+    // The extension showed "invited"; the expiry's "expired", sent before its worker stopped, landed after it.
+    const tags = new Set(['AI interview: expired']);
+    const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
+      for (const row of [...tags]) if (others.includes(row)) tags.delete(row);
+      if (tag !== undefined) tags.add(tag);
+    });
+    Object.assign(ats, { setStatusTag });
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+      applications: [
+        applicationRecord({
+          state: 'invited',
+          extendedUntil: NOW + 5 * 86_400_000,
+          operatorRequests: ['ops-1'],
+          steps: {
+            inviteEmail: { doneAt: NOW - 8 * 86_400_000 },
+            expiryNote: { doneAt: NOW - 500 },
+            status: { value: 'invited', rank: 1, startedAt: NOW - 100 },
+          },
+        }),
+      ],
+    });
+    const deps = dependencies(store, context);
+
+    expect((await handleFollowUp(expireMessage, deps, undefined)).outcome).toBe('not-due');
+    expect([...tags]).toEqual(['AI interview: invited']);
+    expect((await store.getApplication(key))?.steps.status?.value).toBe('invited');
+  });
+});
+
+describe("Status tags: two applications of one candidate, where tags are the candidate's", () => {
+  it('ends with the furthest status when the other application claims one while this one tags', async () => {
+    const { context, ats } = fakeContext(connectionDocument({ writeBack: { status: 'tags' } }));
+    const tags = new Set<string>();
+    const held = gate();
+    const release = gate();
+    const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
+      if (tag === 'AI interview: expired' && setStatusTag.mock.calls.length === 1) {
+        held.open();
+        await release.opened;
+      }
+      for (const row of [...tags]) if (others.includes(row)) tags.delete(row);
+      if (tag !== undefined) tags.add(tag);
+    });
+    Object.assign(ats, { setStatusTag, tagsCandidates: true });
+    const first = applicationRecord({ state: 'expired', expiredAt: NOW - 1000 });
+    const second = applicationRecord({ atsApplicationId: '4402', state: 'completed' });
+    const store = new MemoryMappingStore().seed({ applications: [first, second] });
+    const deps = dependencies(store, context);
+    const place = (record: typeof first) => ({ context, key: record, target: targetOf(record), deps, round: 0 });
+
+    // The first application's expiry tags "expired" (the candidate's furthest then), its call slow to land ...
+    const expiry = showStatus(place(first), 'expired');
+    await held.opened;
+    // ... while the second's report is written back: "completed" claimed, shown and read back.
+    await showStatus(place(second), 'completed');
+    expect([...tags]).toEqual(['AI interview: completed']);
+    release.open();
+    await expiry;
+
+    // The expiry's tag landed last; its read after it finds the candidate's furthest is another application's.
+    expect([...tags]).toEqual(['AI interview: completed']);
+    expect(setStatusTag).toHaveBeenCalledTimes(3);
   });
 });
