@@ -99,10 +99,10 @@ async function confirmAndInvite(
     if (!confirmation.confirmed) {
       const held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
       begun = invitationsBegun(message, held);
+      await writeNotesCarriedUnbegun(held, { message, context, deps, options });
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
-        await writeNotesCarriedUnbegun(held, { message, context, deps, options });
         return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
       }
       // The candidate was e-mailed before they left the stage: where they stand is read first (a retry finds the
@@ -156,7 +156,8 @@ function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[
  * The expiry notes this delivery's re-entries carried, where nothing of the new invitation began before the ATS stopped
  * confirming the stage (its worker stopped after the claim; the candidate left meanwhile): each written under the
  * claim, which is then handed back. Nothing reaches the candidate; the recruiter still reads that the earlier
- * invitation expired.
+ * invitation expired. An invitation already e-mailed (another trigger's, on the same delivery) writes its own as a
+ * step when it is finished.
  */
 async function writeNotesCarriedUnbegun(
   held: ApplicationRecord[],
@@ -166,8 +167,8 @@ async function writeNotesCarriedUnbegun(
   for (const record of held) {
     const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
     const owed = record.priorExpiry !== undefined && !stepDone(record.steps.priorExpiryNote);
-    if (!trigger || !owed || record.state !== 'claimed' || record.entryDeliveryId !== message.event.deliveryId)
-      continue;
+    const unbegun = record.state === 'claimed' && record.steps.inviteEmail === undefined;
+    if (!trigger || !owed || !unbegun || record.entryDeliveryId !== message.event.deliveryId) continue;
     // A live holder writes the note itself, as its invitation's step; this message comes back after its lease in case
     // it stops (claimed again only once free, so no holder can have failed the invitation meanwhile).
     const heldFor = (record.leaseUntil ?? 0) - (deps.now ?? Date.now)();
