@@ -92,17 +92,17 @@ async function confirmAndInvite(
   const { connectionId, event: entered } = message;
   const log = { connectionId, atsApplicationId: entered.atsApplicationId, deliveryId: entered.deliveryId };
   let event: ConfirmedEvent;
-  let begun: ApplicationRecord[] = [];
+  let [held, begun]: [ApplicationRecord[], ApplicationRecord[]] = [[], []];
   let standing: ApplicationStanding | undefined;
   try {
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
-      const held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
+      held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
       begun = invitationsBegun(message, held);
-      await writeNotesCarriedUnbegun(held, { message, context, deps, options });
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
+        await writeNotesCarriedUnbegun(held, { message, context, deps, options });
         return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
       }
       // The candidate was e-mailed before they left the stage: where they stand is read first (a retry finds the
@@ -136,8 +136,7 @@ async function confirmAndInvite(
       triggerId: trigger.id,
       ...(await inviteForTrigger({ message, event, context, trigger, deps, options })),
     });
-  const place = { context, deps, now: deps.now ?? Date.now, signal };
-  for (const record of begun) await exitAfterFinishing(place, record, standing);
+  if (begun.length) await afterFinishing({ message, context, deps, options }, held, begun, standing);
   return results;
 }
 
@@ -192,14 +191,24 @@ async function writeNotesCarriedUnbegun(
   }
 }
 
-/** The exit the standing read before finishing says, recorded on the invitation once it is finished. */
-async function exitAfterFinishing(
-  place: StandingPlace,
-  begun: ApplicationRecord,
+/**
+ * Once the invitations begun are finished, where the ATS no longer confirms the stage: the exit the standing read
+ * before finishing says, recorded on each; then the expiry notes this delivery's re-entries that began nothing
+ * carried (last: one whose claim is held elsewhere sends the message back, never holding up a candidate e-mailed).
+ */
+async function afterFinishing(
+  delivery: Pick<TriggerRun, 'message' | 'context' | 'deps' | 'options'>,
+  held: ApplicationRecord[],
+  begun: ApplicationRecord[],
   standing: ApplicationStanding | undefined,
 ): Promise<void> {
-  const record = await place.deps.store.getApplication(begun);
-  if (standing && record?.state === 'invited') await actOnStanding(place, record, standing);
+  const { context, deps, options } = delivery;
+  const place: StandingPlace = { context, deps, now: deps.now ?? Date.now, signal: options.signal };
+  for (const finished of begun) {
+    const record = await deps.store.getApplication(finished);
+    if (standing && record?.state === 'invited') await actOnStanding(place, record, standing);
+  }
+  await writeNotesCarriedUnbegun(held, delivery);
 }
 
 type TriggerResult = Omit<StageEnteredResult, 'triggerId'>;

@@ -534,40 +534,56 @@ describe('Use case: a candidate who enters the stage again', () => {
     ]);
   });
 
-  it('writes a carried expiry note not begun beside another trigger\'s invitation on the same delivery', async () => {
-    const { store, deps, ats, context } = invitedCandidate({}, { reminders: undefined });
-    const screen = context.connection.triggers[0] as (typeof context.connection.triggers)[number];
-    context.connection.triggers.push({ ...screen, id: 'ai-tech' });
-    // One delivery re-entered both triggers' invitations: the screen's was e-mailed, the other's claimed (carrying
-    // its expiry's note) and nothing more; both holders stopped. The recruiter then moved the candidate on.
-    const claimedBy = { state: 'claimed' as const, entryDeliveryId: 'evt-2', reinvitations: 1, leaseOwner: 'gone' };
-    store.seed({
-      jobs: [jobRecord({ state: 'ready', interviewId: 'int-2', triggerId: 'ai-tech', leaseOwner: undefined })],
-      applications: [
-        applicationRecord({ ...claimedBy, leaseUntil: NOW, steps: { inviteEmail: { startedAt: NOW } } }),
-        applicationRecord({
-          ...claimedBy,
-          triggerId: 'ai-tech',
-          interviewId: 'int-2',
-          leaseUntil: NOW,
-          priorExpiry: { expiredAt: NOW - DAY, round: 0 },
-          steps: {},
-        }),
-      ],
-    });
-    ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
-    deps.now = () => NOW + 10 * 60_000;
-    const back = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW };
-    await handleStageEntered(back, deps);
+  // The other claim's holder stopped (its lease over) or is still at work (the message comes back after its lease).
+  it.each([
+    ['over', NOW],
+    ['live', NOW + 15 * 60_000],
+  ])(
+    'writes a carried expiry note not begun beside an e-mailed invitation of one delivery (lease %s)',
+    async (_, until) => {
+      const { store, deps, ats, context } = invitedCandidate({}, { reminders: undefined });
+      const screen = context.connection.triggers[0] as (typeof context.connection.triggers)[number];
+      context.connection.triggers.push({ ...screen, id: 'ai-tech' });
+      // One delivery re-entered both triggers' invitations: the screen's was e-mailed, the other's claimed (carrying
+      // its expiry's note) and nothing more; both holders stopped. The recruiter then moved the candidate on.
+      const claimedBy = { state: 'claimed' as const, entryDeliveryId: 'evt-2', reinvitations: 1, leaseOwner: 'gone' };
+      store.seed({
+        jobs: [jobRecord({ state: 'ready', interviewId: 'int-2', triggerId: 'ai-tech', leaseOwner: undefined })],
+        applications: [
+          applicationRecord({ ...claimedBy, leaseUntil: NOW, steps: { inviteEmail: { startedAt: NOW } } }),
+          applicationRecord({
+            ...claimedBy,
+            triggerId: 'ai-tech',
+            interviewId: 'int-2',
+            leaseUntil: until,
+            priorExpiry: { expiredAt: NOW - DAY, round: 0 },
+            steps: {},
+          }),
+        ],
+      });
+      ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+      deps.now = () => NOW + 10 * 60_000;
+      const back = { ...stageEnteredMessage({ deliveryId: 'evt-2' }), receivedAt: NOW };
+      if (until > deps.now()) {
+        // The e-mailed invitation is finished first; the note is left to its holder, the message back after the lease.
+        await expect(handleStageEntered(back, deps)).rejects.toBeInstanceOf(ClaimHeldElsewhereError);
+        expect((await store.getApplication(key))?.state).toBe('invited');
+        expect(ats.postNote.mock.calls.map((call) => call[1].marker)).not.toContain(
+          'ai-interview-expired:4401:ai-tech',
+        );
+        deps.now = () => until + 1;
+      }
+      await handleStageEntered(back, deps);
 
-    const tech = await store.getApplication({ ...key, triggerId: 'ai-tech' });
-    expect(tech?.steps.priorExpiryNote?.doneAt).toBeDefined();
-    expect(tech?.leaseOwner).toBeUndefined();
-    expect(ats.postNote.mock.calls.map((call) => call[1].marker)).toContain('ai-interview-expired:4401:ai-tech');
-    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
-    // The screen's invitation, e-mailed already, is finished.
-    expect((await store.getApplication(key))?.state).toBe('invited');
-  });
+      const tech = await store.getApplication({ ...key, triggerId: 'ai-tech' });
+      expect(tech?.steps.priorExpiryNote?.doneAt).toBeDefined();
+      expect(tech?.leaseOwner).toBeUndefined();
+      expect(ats.postNote.mock.calls.map((call) => call[1].marker)).toContain('ai-interview-expired:4401:ai-tech');
+      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+      // The screen's invitation, e-mailed already, is finished.
+      expect((await store.getApplication(key))?.state).toBe('invited');
+    },
+  );
 
   it('writes the carried expiry note before telling the recruiter the re-entry could not be invited', async () => {
     // No usable e-mail address in the re-entry and no invite note: the new invitation cannot go out.
