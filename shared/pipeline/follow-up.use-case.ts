@@ -303,9 +303,10 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
     // may have shown "expired" over the report's status. Its claim now fails, and shows the claimed one again.
     if (record.expiredAt !== undefined)
       await showStatus({ context, key: record, target, deps, signal, round: record.reinvitations ?? 0 }, 'expired');
-    // Expired, then extended: the same expiry's "expired" may have landed after the extension's "invited". The record
-    // owes "invited" again (an extension's), shown once more.
-    else if (record.extendedUntil !== undefined) await showOwedStatus({ context, deps, now, signal }, record);
+    // Expired (its note begun), then extended: the same expiry's "expired" may have landed after the extension's
+    // "invited". The record owes "invited" again (an extension's), shown once more.
+    else if (record.extendedUntil !== undefined && record.steps.expiryNote !== undefined)
+      await showOwedStatus({ context, deps, now, signal }, record);
     return { outcome: 'not-due' };
   }
   const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());

@@ -158,37 +158,49 @@ describe('Status tags: an expiry whose tag landed after an extension', () => {
 });
 
 describe("Status tags: two applications of one candidate, where tags are the candidate's", () => {
-  it('ends with the furthest status when the other application claims one while this one tags', async () => {
-    const { context, ats } = fakeContext(connectionDocument({ writeBack: { status: 'tags' } }));
-    const tags = new Set<string>();
-    const held = gate();
-    const release = gate();
-    const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
-      if (tag === 'AI interview: expired' && setStatusTag.mock.calls.length === 1) {
-        held.open();
-        await release.opened;
-      }
-      for (const row of [...tags]) if (others.includes(row)) tags.delete(row);
-      if (tag !== undefined) tags.add(tag);
-    });
-    Object.assign(ats, { setStatusTag, tagsCandidates: true });
-    const first = applicationRecord({ state: 'expired', expiredAt: NOW - 1000 });
-    const second = applicationRecord({ atsApplicationId: '4402', state: 'completed' });
-    const store = new MemoryMappingStore().seed({ applications: [first, second] });
-    const deps = dependencies(store, context);
-    const place = (record: typeof first) => ({ context, key: record, target: targetOf(record), deps, round: 0 });
+  // The other application's report written back ("completed"), or its candidate gone from it ("cancelled", which never
+  // takes another application's status off).
+  it.each([
+    ['completed', 'completed', 3],
+    ['cancelled', 'expired', 2],
+  ] as const)(
+    'ends with the furthest status when the other application claims %s meanwhile',
+    async (other, end, calls) => {
+      const { context, ats } = fakeContext(connectionDocument({ writeBack: { status: 'tags' } }));
+      const tags = new Set<string>();
+      const held = gate();
+      const release = gate();
+      const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
+        if (tag === 'AI interview: expired' && setStatusTag.mock.calls.length === 1) {
+          held.open();
+          await release.opened;
+        }
+        for (const row of [...tags]) if (others.includes(row)) tags.delete(row);
+        if (tag !== undefined) tags.add(tag);
+      });
+      Object.assign(ats, { setStatusTag, tagsCandidates: true });
+      const first = applicationRecord({ state: 'expired', expiredAt: NOW - 1000 });
+      const second = applicationRecord({
+        atsApplicationId: '4402',
+        state: other === 'cancelled' ? 'left' : 'completed',
+      });
+      const store = new MemoryMappingStore().seed({ applications: [first, second] });
+      const deps = dependencies(store, context);
+      const place = (record: typeof first) => ({ context, key: record, target: targetOf(record), deps, round: 0 });
 
-    // The first application's expiry tags "expired" (the candidate's furthest then), its call slow to land ...
-    const expiry = showStatus(place(first), 'expired');
-    await held.opened;
-    // ... while the second's report is written back: "completed" claimed, shown and read back.
-    await showStatus(place(second), 'completed');
-    expect([...tags]).toEqual(['AI interview: completed']);
-    release.open();
-    await expiry;
+      // The first application's expiry tags "expired" (the candidate's furthest then), its call slow to land ...
+      const expiry = showStatus(place(first), 'expired');
+      await held.opened;
+      // ... while the second's status is claimed, shown (as the candidate's furthest) and read back.
+      await showStatus(place(second), other);
+      expect([...tags]).toEqual([`AI interview: ${end}`]);
+      release.open();
+      await expiry;
 
-    // The expiry's tag landed last; its read after it finds the candidate's furthest is another application's.
-    expect([...tags]).toEqual(['AI interview: completed']);
-    expect(setStatusTag).toHaveBeenCalledTimes(3);
-  });
+      // The expiry's tag landed last; its read after it finds the candidate's furthest, shown again if another.
+      expect([...tags]).toEqual([`AI interview: ${end}`]);
+      expect(setStatusTag).toHaveBeenCalledTimes(calls);
+      expect((await store.getApplication({ ...key, atsApplicationId: '4402' }))?.steps.status?.value).toBe(other);
+    },
+  );
 });
