@@ -8,7 +8,7 @@ import { errorMessage } from '../errors';
 
 /**
  * Validates a connections document. Errors name the connection and the field:
- * `connections[1] (acme-greenhouse).triggers.0.stage: needs an id or a name`.
+ * `connections[1] (acme-greenhouse).triggers.0.stage: needs an id, idsByJob or a name`.
  */
 export function parseConnections(document: unknown, source = 'connections file'): Connection[] {
   const file = v.safeParse(connectionsFileSchema, document);
