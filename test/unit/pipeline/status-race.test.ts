@@ -4,6 +4,7 @@ import { handleReportCreated } from '../../../shared/pipeline/report-created.use
 import { showStatus } from '../../../shared/pipeline/status';
 import { targetOf } from '../../../shared/pipeline/application-changed.use-case';
 import type { FollowUpMessage } from '../../../shared/queue';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
@@ -21,6 +22,13 @@ const expireMessage: FollowUpMessage = {
   triggerId: 'ai-screen',
   action: 'expire',
 };
+
+/** The store with the job's interview ready and one application of it. */
+const storeWith = (application: Partial<ApplicationRecord>) =>
+  new MemoryMappingStore().seed({
+    jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    applications: [applicationRecord(application)],
+  });
 
 const gate = () => {
   let open!: () => void;
@@ -74,22 +82,17 @@ describe('Status tags: a late expiry and a report written back at once', () => {
       return { noteId: 'note-report' };
     });
 
-    const store = new MemoryMappingStore().seed({
-      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
-      applications: [
-        applicationRecord({
-          state: 'expired',
-          expiredAt: NOW - 1000,
-          entryDeliveryId: 'evt-1',
-          steps: {
-            inviteEmail: { doneAt: NOW - 8 * 86_400_000 },
-            reminder1: { startedAt: NOW - 7 * 86_400_000, doneAt: NOW - 7 * 86_400_000 },
-            // The first expiry posted its note and crashed ('expiry-note-posted'); its retry found the note.
-            expiryNote: { doneAt: NOW - 500 },
-            status: { value: standing, rank, startedAt: NOW - 1000 },
-          },
-        }),
-      ],
+    const store = storeWith({
+      state: 'expired',
+      expiredAt: NOW - 1000,
+      entryDeliveryId: 'evt-1',
+      steps: {
+        inviteEmail: { doneAt: NOW - 8 * 86_400_000 },
+        reminder1: { startedAt: NOW - 7 * 86_400_000, doneAt: NOW - 7 * 86_400_000 },
+        // The first expiry posted its note and crashed ('expiry-note-posted'); its retry found the note.
+        expiryNote: { doneAt: NOW - 500 },
+        status: { value: standing, rank, startedAt: NOW - 1000 },
+      },
     });
     const deps = dependencies(store, context);
 
@@ -134,20 +137,15 @@ describe('Status tags: an expiry whose tag landed after an extension', () => {
       if (tag !== undefined) tags.add(tag);
     });
     Object.assign(ats, { setStatusTag });
-    const store = new MemoryMappingStore().seed({
-      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
-      applications: [
-        applicationRecord({
-          state: 'invited',
-          extendedUntil: NOW + 5 * 86_400_000,
-          operatorRequests: ['ops-1'],
-          steps: {
-            inviteEmail: { doneAt: NOW - 8 * 86_400_000 },
-            expiryNote: { doneAt: NOW - 500 },
-            status: { value: 'invited', rank: 1, startedAt: NOW - 100 },
-          },
-        }),
-      ],
+    const store = storeWith({
+      state: 'invited',
+      extendedUntil: NOW + 5 * 86_400_000,
+      operatorRequests: ['ops-1'],
+      steps: {
+        inviteEmail: { doneAt: NOW - 8 * 86_400_000 },
+        expiryNote: { doneAt: NOW - 500 },
+        status: { value: 'invited', rank: 1, startedAt: NOW - 100 },
+      },
     });
     const deps = dependencies(store, context);
 
