@@ -98,7 +98,7 @@ async function confirmAndInvite(
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
       held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
-      begun = invitationsBegun(message, held);
+      begun = invitationsBegun(message, held, context);
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
@@ -141,14 +141,26 @@ async function confirmAndInvite(
 }
 
 /**
- * The invitations this delivery began and has not finished (still `claimed`, the connector's e-mail begun): a message
+ * The invitations this delivery began and has not finished (still `claimed`, e-mailed: see `emailed`): a message
  * that comes back for its next step after the candidate left the stage (a recruiter's quick rejection) finishes them
  * rather than leaving them claimed, with no note, no status and no exit an ATS webhook could record. One not yet
  * e-mailed ends as before: nothing more reaches a candidate the ATS no longer shows in the stage.
  */
-function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[]): ApplicationRecord[] {
-  const emailed = (r: ApplicationRecord) => r.steps.inviteEmail !== undefined;
-  return held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && emailed(r));
+function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[], context: ConnectionContext) {
+  return held.filter(
+    (r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && emailed(r, context),
+  );
+}
+
+/**
+ * Whether the invitation's e-mail may have reached the candidate: the connector's begun, or the service's invitation
+ * done where the service e-mails it (one only begun may never have reached the service: finishing it could e-mail).
+ */
+function emailed(record: ApplicationRecord, context: ConnectionContext): boolean {
+  if (record.steps.inviteEmail !== undefined) return true;
+  const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
+  const byService = context.connection.interviewService.invites.emailedBy === 'service' && trigger?.invite.email;
+  return !!byService && stepDone(record.steps.serviceInvite);
 }
 
 /**
@@ -166,7 +178,7 @@ async function writeNotesCarriedUnbegun(
   for (const record of held) {
     const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
     const owed = record.priorExpiry !== undefined && !stepDone(record.steps.priorExpiryNote);
-    const unbegun = record.state === 'claimed' && record.steps.inviteEmail === undefined;
+    const unbegun = record.state === 'claimed' && !emailed(record, context);
     if (!trigger || !owed || !unbegun || record.entryDeliveryId !== message.event.deliveryId) continue;
     // A live holder writes the note itself, as its invitation's step; this message comes back after its lease in case
     // it stops (claimed again only once free, so no holder can have failed the invitation meanwhile).

@@ -389,6 +389,30 @@ describe('Use case: a candidate rejected while their invitation is being sent', 
   });
 });
 
+describe('Use case: a candidate rejected while the service e-mails their invitation', () => {
+  it('finishes an invitation the service e-mailed once the stage is not confirmed, e-mailing no more', async () => {
+    const invited = { startedAt: NOW, doneAt: NOW };
+    const { store, deps, ats, context, interviews } = invitedCandidate({
+      state: 'claimed',
+      serviceCandidateId: 'cand-9',
+      candidateInviteUrl: 'https://i/int-1?cid=cand-9',
+      steps: { serviceInvite: invited },
+    });
+    context.connection.interviewService.invites = { mode: 'per-candidate', emailedBy: 'service' };
+    const inviteCandidate = vi.fn();
+    Object.assign(interviews, { inviteCandidate });
+    ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+    expect(result?.outcome).toBe('invited');
+    expect(inviteCandidate).not.toHaveBeenCalled();
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    expect(await store.getApplication(key)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+  });
+});
+
 describe('Use case: a candidate who enters the stage again', () => {
   it('makes exactly one new invitation per re-entry after an expiry, however often it is delivered', async () => {
     const { store, deps, ats } = invitedCandidate({
