@@ -109,8 +109,8 @@ async function confirmAndInvite(
       // invitation still claimed), then the invitation is finished and their exit recorded.
       deps.logger.info('stage entered: no longer in the stage; the invitation begun is finished', log);
       standing = await context.ats.readStanding(targetOf(first), signal);
-      // The webhook may carry no e-mail (Lever's): the one the claim recorded.
-      const email = message.event.candidate.email ?? first.candidateEmail;
+      // The address the invitation began with, as the claim recorded it (a webhook may carry none: Lever's).
+      const email = first.candidateEmail ?? message.event.candidate.email;
       event = { ...message.event, atsJobId: first.atsJobId, candidate: { ...message.event.candidate, email } };
     } else {
       // The ATS's API may hand back what no webhook could carry (Lever): bounded the same way.
@@ -134,7 +134,7 @@ async function confirmAndInvite(
   for (const trigger of triggers)
     results.push({
       triggerId: trigger.id,
-      ...(await inviteForTrigger({ message, event, context, trigger, deps, options })),
+      ...(await inviteForTrigger({ message, event, context, trigger, deps, options, finishing: begun.length > 0 })),
     });
   if (begun.length) await afterFinishing({ message, context, deps, options }, held, begun, standing);
   return results;
@@ -159,7 +159,8 @@ function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[
 function emailed(record: ApplicationRecord, context: ConnectionContext): boolean {
   if (record.steps.inviteEmail !== undefined) return true;
   const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
-  const byService = context.connection.interviewService.invites.emailedBy === 'service' && trigger?.invite.email;
+  const { mode, emailedBy } = context.connection.interviewService.invites;
+  const byService = mode === 'per-candidate' && emailedBy === 'service' && trigger?.invite.email;
   return !!byService && stepDone(record.steps.serviceInvite);
 }
 
@@ -233,6 +234,8 @@ interface TriggerRun {
   trigger: Trigger;
   deps: InviteDependencies;
   options: RunOptions;
+  /** The ATS no longer confirms the stage: an invitation e-mailed before is finished, and nothing new is sent. */
+  finishing?: boolean;
 }
 
 /** The claim on application × trigger, with the record as claimed. */
@@ -357,8 +360,12 @@ async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Pr
   return (await actOnStanding(place, record, standing)) === 'returned';
 }
 
-/** The channels this trigger invites through, for this candidate. */
-function inviteChannels(run: TriggerRun, log: Record<string, unknown>): InviteChannels {
+/**
+ * The channels this trigger invites through, for this candidate. Finishing an invitation the candidate left the stage
+ * during, only the e-mail that began goes on (the connector's never sent again; the service's done): whatever the
+ * configuration says now, nothing new reaches them.
+ */
+function inviteChannels(run: TriggerRun, log: Record<string, unknown>, record: ApplicationRecord): InviteChannels {
   const { event, trigger } = run;
   // One mailbox or no e-mail: a list, a display name or a header smuggled into the address never reaches SES.
   const recipient = singleEmailAddress(event.candidate.email);
@@ -369,7 +376,11 @@ function inviteChannels(run: TriggerRun, log: Record<string, unknown>): InviteCh
   const serviceInvite = invites.mode === 'per-candidate' && recipient !== undefined;
   const serviceEmails = serviceInvite && invites.emailedBy === 'service' && trigger.invite.email;
   const sendEmail = trigger.invite.email && recipient !== undefined && !serviceEmails;
-  return { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
+  const channels = { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
+  if (!run.finishing) return channels;
+  const serviceDone = stepDone(record.steps.serviceInvite);
+  const serviceBegun = { serviceInvite: serviceInvite && serviceDone, serviceEmails: serviceEmails && serviceDone };
+  return { ...channels, ...serviceBegun, sendEmail: sendEmail && record.steps.inviteEmail !== undefined };
 }
 
 /**
@@ -397,7 +408,7 @@ async function writeCarriedExpiryNote(run: TriggerRun, claimed: ClaimedInvite): 
 async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerResult> {
   const { event, context, trigger, deps } = run;
   const { key, owner, log, record } = claimed;
-  const channels = inviteChannels(run, log);
+  const channels = inviteChannels(run, log, record);
   if (!channels.sendEmail && !channels.postNote && !channels.serviceEmails) {
     const reason = 'the candidate has no usable e-mail address and the trigger posts no invite note';
     await writeCarriedExpiryNote(run, claimed);

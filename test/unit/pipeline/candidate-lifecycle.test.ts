@@ -389,27 +389,64 @@ describe('Use case: a candidate rejected while their invitation is being sent', 
   });
 });
 
-describe('Use case: a candidate rejected while the service e-mails their invitation', () => {
-  it('finishes an invitation the service e-mailed once the stage is not confirmed, e-mailing no more', async () => {
-    const invited = { startedAt: NOW, doneAt: NOW };
-    const { store, deps, ats, context, interviews } = invitedCandidate({
+describe('Use case: a candidate rejected while an invitation e-mailed is finished', () => {
+  /** A claim whose worker stopped (its lease over) after `steps`, and the recruiter's rejection since. */
+  function leftAfter(steps: ApplicationRecord['steps'], invites: Record<string, string>) {
+    const left = invitedCandidate({
       state: 'claimed',
+      leaseOwner: 'gone',
+      leaseUntil: NOW - 1,
       serviceCandidateId: 'cand-9',
       candidateInviteUrl: 'https://i/int-1?cid=cand-9',
-      steps: { serviceInvite: invited },
+      steps,
     });
-    context.connection.interviewService.invites = { mode: 'per-candidate', emailedBy: 'service' };
-    const inviteCandidate = vi.fn();
-    Object.assign(interviews, { inviteCandidate });
-    ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
-    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    Object.assign(left.context.connection.interviewService, { invites });
+    const service = { inviteCandidate: vi.fn(), findInvitation: vi.fn() };
+    Object.assign(left.interviews, service);
+    left.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+    left.ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    return { ...left, service };
+  }
+  const done = { startedAt: NOW, doneAt: NOW };
 
-    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+  it.each([
+    // The service e-mailed it; the webhook's address, no longer one mailbox, is not the one the claim recorded.
+    [
+      'the service e-mailed',
+      { serviceInvite: done },
+      { mode: 'per-candidate', emailedBy: 'service' },
+      'x@a.com, y@b.com',
+    ],
+    // The connector e-mailed it; the connection now has the service e-mail the invitations.
+    ['the connector e-mailed', { inviteEmail: done }, { mode: 'per-candidate', emailedBy: 'service' }, undefined],
+  ])('finishes an invitation %s, sending nothing new', async (_, steps, invites, webhookEmail) => {
+    const { store, deps, ats, service } = leftAfter(steps, invites);
+    const candidate = { name: 'Ana', ...(webhookEmail ? { email: webhookEmail } : {}) };
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1', candidate }), deps);
     expect(result?.outcome).toBe('invited');
-    expect(inviteCandidate).not.toHaveBeenCalled();
+    expect(service.inviteCandidate).not.toHaveBeenCalled();
+    expect(service.findInvitation).not.toHaveBeenCalled();
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    // One note, with the candidate's own link, saying it was e-mailed (not that no address could be used).
     expect(ats.postNote).toHaveBeenCalledOnce();
+    expect(ats.postNote.mock.calls[0]?.[1].body).toContain('cid=cand-9');
+    expect(ats.postNote.mock.calls[0]?.[1].body).not.toMatch(/no usable e-mail/i);
     expect(await store.getApplication(key)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+  });
+
+  it('leaves alone a service invitation only begun, or one the service was not to e-mail', async () => {
+    for (const [steps, emailedBy] of [
+      [{ serviceInvite: { startedAt: NOW } }, 'service'],
+      [{ serviceInvite: done }, 'connector'],
+    ] as const) {
+      const { store, deps, ats, service } = leftAfter(steps, { mode: 'per-candidate', emailedBy });
+      const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+      expect(result?.outcome).toBe('stage-not-confirmed');
+      expect(service.inviteCandidate).not.toHaveBeenCalled();
+      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+      expect(ats.postNote).not.toHaveBeenCalled();
+      expect((await store.getApplication(key))?.state).toBe('claimed');
+    }
   });
 });
 
