@@ -98,7 +98,7 @@ async function confirmAndInvite(
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
       held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
-      begun = invitationsBegun(message, held, context);
+      begun = invitationsBegun(message, held);
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
@@ -146,23 +146,23 @@ async function confirmAndInvite(
  * rather than leaving them claimed, with no note, no status and no exit an ATS webhook could record. One not yet
  * e-mailed ends as before: nothing more reaches a candidate the ATS no longer shows in the stage.
  */
-function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[], context: ConnectionContext) {
-  return held.filter(
-    (r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && emailed(r, context),
-  );
+function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[]): ApplicationRecord[] {
+  return held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && emailed(r));
 }
 
+/** The service invitation's record where the service was asked to e-mail it. */
+const SERVICE_EMAILED = 'e-mailed by the service';
+
 /**
- * Whether the invitation's e-mail may have reached the candidate: the connector's begun, or the service's invitation
- * done where the service e-mails it (one only begun may never have reached the service: finishing it could e-mail).
+ * Whether the invitation's e-mail may have reached the candidate, as its record says (never the configuration as it is
+ * now): the connector's begun, or the service's invitation done with its e-mail asked for (one only begun may never
+ * have reached the service: finishing it could e-mail).
  */
-function emailed(record: ApplicationRecord, context: ConnectionContext): boolean {
-  if (record.steps.inviteEmail !== undefined) return true;
-  const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
-  const { mode, emailedBy } = context.connection.interviewService.invites;
-  const byService = mode === 'per-candidate' && emailedBy === 'service' && trigger?.invite.email;
-  return !!byService && stepDone(record.steps.serviceInvite);
-}
+const emailed = (record: ApplicationRecord): boolean =>
+  record.steps.inviteEmail !== undefined || emailedByService(record);
+
+const emailedByService = (record: ApplicationRecord): boolean =>
+  stepDone(record.steps.serviceInvite) && record.steps.serviceInvite?.value === SERVICE_EMAILED;
 
 /**
  * The expiry notes this delivery's re-entries carried, where nothing of the new invitation began before the ATS stopped
@@ -179,7 +179,7 @@ async function writeNotesCarriedUnbegun(
   for (const record of held) {
     const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
     const owed = record.priorExpiry !== undefined && !stepDone(record.steps.priorExpiryNote);
-    const unbegun = record.state === 'claimed' && !emailed(record, context);
+    const unbegun = record.state === 'claimed' && !emailed(record);
     if (!trigger || !owed || !unbegun || record.entryDeliveryId !== message.event.deliveryId) continue;
     // A live holder writes the note itself, as its invitation's step; this message comes back after its lease in case
     // it stops (claimed again only once free, so no holder can have failed the invitation meanwhile).
@@ -362,8 +362,8 @@ async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Pr
 
 /**
  * The channels this trigger invites through, for this candidate. Finishing an invitation the candidate left the stage
- * during, only the e-mail that began goes on (the connector's never sent again; the service's done): whatever the
- * configuration says now, nothing new reaches them.
+ * during, only the e-mail its record says began goes on (the connector's is never sent again; the service's is done),
+ * whatever the configuration says now: nothing new reaches them, and the note says what was sent.
  */
 function inviteChannels(run: TriggerRun, log: Record<string, unknown>, record: ApplicationRecord): InviteChannels {
   const { event, trigger } = run;
@@ -378,9 +378,8 @@ function inviteChannels(run: TriggerRun, log: Record<string, unknown>, record: A
   const sendEmail = trigger.invite.email && recipient !== undefined && !serviceEmails;
   const channels = { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
   if (!run.finishing) return channels;
-  const serviceDone = stepDone(record.steps.serviceInvite);
-  const serviceBegun = { serviceInvite: serviceInvite && serviceDone, serviceEmails: serviceEmails && serviceDone };
-  return { ...channels, ...serviceBegun, sendEmail: sendEmail && record.steps.inviteEmail !== undefined };
+  const begun = { sendEmail: recipient !== undefined && record.steps.inviteEmail !== undefined };
+  return { ...channels, ...begun, serviceInvite: false, serviceEmails: emailedByService(record) };
 }
 
 /**
@@ -643,7 +642,14 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
       if (!invited) return;
       link.url = invited.inviteUrl;
       await recordStep({
-        step: { name: 'serviceInvite', record: { ...record.steps.serviceInvite, doneAt: now() } },
+        step: {
+          name: 'serviceInvite',
+          record: {
+            ...record.steps.serviceInvite,
+            doneAt: now(),
+            ...(input.channels.serviceEmails ? { value: SERVICE_EMAILED } : {}),
+          },
+        },
         data: { serviceCandidateId: invited.candidateId, candidateInviteUrl: invited.inviteUrl },
         last,
       });

@@ -408,12 +408,13 @@ describe('Use case: a candidate rejected while an invitation e-mailed is finishe
     return { ...left, service };
   }
   const done = { startedAt: NOW, doneAt: NOW };
+  const byService = { ...done, value: 'e-mailed by the service' };
 
   it.each([
     // The service e-mailed it; the webhook's address, no longer one mailbox, is not the one the claim recorded.
     [
       'the service e-mailed',
-      { serviceInvite: done },
+      { serviceInvite: byService },
       { mode: 'per-candidate', emailedBy: 'service' },
       'x@a.com, y@b.com',
     ],
@@ -430,13 +431,15 @@ describe('Use case: a candidate rejected while an invitation e-mailed is finishe
     // One note, with the candidate's own link, saying it was e-mailed (not that no address could be used).
     expect(ats.postNote).toHaveBeenCalledOnce();
     expect(ats.postNote.mock.calls[0]?.[1].body).toContain('cid=cand-9');
-    expect(ats.postNote.mock.calls[0]?.[1].body).not.toMatch(/no usable e-mail/i);
+    expect(ats.postNote.mock.calls[0]?.[1].body).toContain('e-mailed to the candidate');
     expect(await store.getApplication(key)).toMatchObject({ state: 'left', leftFrom: 'invited' });
   });
 
   it('leaves alone a service invitation only begun, or one the service was not to e-mail', async () => {
+    // Its record decides, never the configuration now: a service invitation done without its e-mail stays so.
     for (const [steps, emailedBy] of [
       [{ serviceInvite: { startedAt: NOW } }, 'service'],
+      [{ serviceInvite: done }, 'service'],
       [{ serviceInvite: done }, 'connector'],
     ] as const) {
       const { store, deps, ats, service } = leftAfter(steps, { mode: 'per-candidate', emailedBy });

@@ -46,11 +46,14 @@ describe('Use case: per-candidate invitations', () => {
   });
 
   it('leaves the e-mail to the service when it sends it: no SES, the note still carries the link', async () => {
-    const { ats, inviteCandidate, deps } = perCandidate('service');
+    const { store, ats, inviteCandidate, deps } = perCandidate('service');
     await handleStageEntered(stageEnteredMessage(), deps);
     expect(inviteCandidate.mock.calls[0]![0]).toMatchObject({ disableEmailNotification: false });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote.mock.calls[0]![1].body).toContain(CANDIDATE_LINK);
+    // Its record says the service was to e-mail it: what a message finishing it later reads.
+    const done = store.recordStep.mock.calls.map(([, write]) => write).find((w) => w.step?.record?.doneAt);
+    expect(done).toMatchObject({ step: { name: 'serviceInvite', record: { value: 'e-mailed by the service' } } });
   });
 
   it('after a crash between inviting and recording, finds the invitation instead of inviting again', async () => {
