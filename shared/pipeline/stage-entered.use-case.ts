@@ -375,7 +375,8 @@ function inviteChannels(run: TriggerRun, log: Record<string, unknown>, record: A
   // Per-candidate: the service issues this candidate's own link and id; it needs an address to invite.
   const serviceInvite = invites.mode === 'per-candidate' && recipient !== undefined;
   const serviceEmails = serviceInvite && invites.emailedBy === 'service' && trigger.invite.email;
-  const sendEmail = trigger.invite.email && recipient !== undefined && !serviceEmails;
+  // Never the connector's e-mail for an invitation the service was asked to e-mail (its record says so).
+  const sendEmail = trigger.invite.email && recipient !== undefined && !serviceEmails && !emailedByService(record);
   const channels = { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
   if (!run.finishing) return channels;
   const begun = { sendEmail: recipient !== undefined && record.steps.inviteEmail !== undefined };
@@ -606,6 +607,8 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
  */
 function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { url: string }): Step<Invited> {
   const { context, event, interview, record, signal, now, recordStep } = input;
+  const emails = input.channels.serviceEmails;
+  const intent = (asked: boolean) => (asked ? { value: SERVICE_EMAILED } : {});
   const invite = async (extra: { candidateId?: string; jobApplicationId?: string; disableEmail: boolean }) => {
     const invitation = await context.interviews.inviteCandidate(
       {
@@ -624,7 +627,9 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
     name: 'service-invited',
     done: stepDone(record.steps.serviceInvite),
     started: record.steps.serviceInvite?.startedAt !== undefined,
-    recordStart: () => recordStep({ step: { name: 'serviceInvite', record: { startedAt: now() } }, last: false }),
+    // Begun with what the service is asked for (its e-mail or not), so a worker that finds it later reads what was.
+    recordStart: () =>
+      recordStep({ step: { name: 'serviceInvite', record: { startedAt: now(), ...intent(emails) } }, last: false }),
     lookup: async () => {
       const found = await context.interviews.findInvitation(interview.interviewId, recipient, { signal });
       // The invitations list carries no link: asked again for that candidate (`candidate_id`), the service
@@ -636,20 +641,16 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
       invite({
         candidateId: record.serviceCandidateId,
         jobApplicationId: event.atsApplicationId,
-        disableEmail: !input.channels.serviceEmails,
+        disableEmail: !emails,
       }),
-    async recordDone(invited, _outcome, last) {
+    async recordDone(invited, outcome, last) {
       if (!invited) return;
       link.url = invited.inviteUrl;
+      // Found, it is the invitation an earlier worker began: its e-mail is what that start recorded.
+      const asked = outcome === 'found' ? record.steps.serviceInvite?.value === SERVICE_EMAILED : emails;
+      const { value: _begun, ...started } = record.steps.serviceInvite ?? {};
       await recordStep({
-        step: {
-          name: 'serviceInvite',
-          record: {
-            ...record.steps.serviceInvite,
-            doneAt: now(),
-            ...(input.channels.serviceEmails ? { value: SERVICE_EMAILED } : {}),
-          },
-        },
+        step: { name: 'serviceInvite', record: { ...started, doneAt: now(), ...intent(asked) } },
         data: { serviceCandidateId: invited.candidateId, candidateInviteUrl: invited.inviteUrl },
         last,
       });

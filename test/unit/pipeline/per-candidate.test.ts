@@ -67,6 +67,30 @@ describe('Use case: per-candidate invitations', () => {
     expect(inviteCandidate.mock.calls[0]![0]).toMatchObject({ candidateId: 'cand-9', disableEmailNotification: true });
   });
 
+  // The configuration changed between the start and the retry: what the start recorded decides.
+  it.each([
+    ['service', 'connector', { value: 'e-mailed by the service' }],
+    ['connector', 'service', {}],
+  ] as const)('records a found invitation as its start asked (%s e-mails, %s now)', async (_, now, asked) => {
+    const began = { startedAt: NOW - 5_000, ...asked };
+    const claimed = applicationRecord({ state: 'claimed', steps: { serviceInvite: began } });
+    const { store, findInvitation, deps } = perCandidate(now, claimed);
+    findInvitation.mockResolvedValue({ candidate_id: 'cand-9', interview_id: 'int-1' });
+    await handleStageEntered(stageEnteredMessage(), deps);
+    const done = store.recordStep.mock.calls.map(([, write]) => write).find((w) => w.step?.name === 'serviceInvite');
+    expect(done?.step?.record).toEqual({ startedAt: NOW - 5_000, doneAt: NOW, ...asked });
+  });
+
+  it('never e-mails through SES an invitation its record says the service e-mailed, whatever it says now', async () => {
+    const byService = { startedAt: NOW - 5_000, doneAt: NOW - 5_000, value: 'e-mailed by the service' };
+    const claimed = applicationRecord({ state: 'claimed', steps: { serviceInvite: byService } });
+    const { ats, inviteCandidate, deps } = perCandidate('connector', claimed);
+    await handleStageEntered(stageEnteredMessage(), deps);
+    expect(inviteCandidate).not.toHaveBeenCalled();
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledOnce();
+  });
+
   it('invites once after a crash before the call reached the service (no invitation found)', async () => {
     const claimed = applicationRecord({ state: 'claimed', steps: { serviceInvite: { startedAt: NOW - 5_000 } } });
     const { inviteCandidate, findInvitation, deps } = perCandidate('connector', claimed);
