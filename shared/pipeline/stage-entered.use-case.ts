@@ -92,17 +92,17 @@ async function confirmAndInvite(
   const { connectionId, event: entered } = message;
   const log = { connectionId, atsApplicationId: entered.atsApplicationId, deliveryId: entered.deliveryId };
   let event: ConfirmedEvent;
-  let [held, begun]: [ApplicationRecord[], ApplicationRecord[]] = [[], []];
+  let [begun, unbegun]: Invitations = [[], []];
   let standing: ApplicationStanding | undefined;
   try {
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
-      held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
-      begun = invitationsBegun(message, held);
+      const held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
+      [begun, unbegun] = claimedByDelivery(message, held);
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
-        await writeNotesCarriedUnbegun(held, { message, context, deps, options });
+        await writeNotesCarriedUnbegun(unbegun, { message, context, deps, options });
         return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
       }
       // The candidate was e-mailed before they left the stage: where they stand is read first (a retry finds the
@@ -136,18 +136,23 @@ async function confirmAndInvite(
       triggerId: trigger.id,
       ...(await inviteForTrigger({ message, event, context, trigger, deps, options, finishing: begun.length > 0 })),
     });
-  if (begun.length) await afterFinishing({ message, context, deps, options }, held, begun, standing);
+  if (begun.length) await afterFinishing({ message, context, deps, options }, begun, unbegun, standing);
   return results;
 }
 
+/** Invitations e-mailed, and the others. */
+type Invitations = [ApplicationRecord[], ApplicationRecord[]];
+
 /**
- * The invitations this delivery began and has not finished (still `claimed`, e-mailed: see `emailed`): a message
- * that comes back for its next step after the candidate left the stage (a recruiter's quick rejection) finishes them
- * rather than leaving them claimed, with no note, no status and no exit an ATS webhook could record. One not yet
- * e-mailed ends as before: nothing more reaches a candidate the ATS no longer shows in the stage.
+ * The invitations this delivery claimed and has not finished (still `claimed`), those e-mailed (see `emailed`) first,
+ * then the others. A message that comes back for its next step after the candidate left the stage (a recruiter's quick
+ * rejection) finishes the e-mailed ones rather than leaving them claimed, with no note, no status and no exit an ATS
+ * webhook could record. One not yet e-mailed ends as before: nothing more reaches a candidate the ATS no longer shows
+ * in the stage (only the expiry note it carried is written).
  */
-function invitationsBegun(message: StageEnteredMessage, held: ApplicationRecord[]): ApplicationRecord[] {
-  return held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId && emailed(r));
+function claimedByDelivery(message: StageEnteredMessage, held: ApplicationRecord[]): Invitations {
+  const claimed = held.filter((r) => r.state === 'claimed' && r.entryDeliveryId === message.event.deliveryId);
+  return [claimed.filter(emailed), claimed.filter((r) => !emailed(r))];
 }
 
 /** The service invitation's record where the service was asked to e-mail it. */
@@ -172,15 +177,14 @@ const emailedByService = (record: ApplicationRecord): boolean =>
  * step when it is finished.
  */
 async function writeNotesCarriedUnbegun(
-  held: ApplicationRecord[],
+  unbegun: ApplicationRecord[],
   delivery: Pick<TriggerRun, 'message' | 'context' | 'deps' | 'options'>,
 ): Promise<void> {
   const { message, context, deps } = delivery;
-  for (const record of held) {
+  for (const record of unbegun) {
     const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
     const owed = record.priorExpiry !== undefined && !stepDone(record.steps.priorExpiryNote);
-    const unbegun = record.state === 'claimed' && !emailed(record);
-    if (!trigger || !owed || !unbegun || record.entryDeliveryId !== message.event.deliveryId) continue;
+    if (!trigger || !owed) continue;
     // A live holder writes the note itself, as its invitation's step; this message comes back after its lease in case
     // it stops (claimed again only once free, so no holder can have failed the invitation meanwhile).
     const heldFor = (record.leaseUntil ?? 0) - (deps.now ?? Date.now)();
@@ -211,8 +215,8 @@ async function writeNotesCarriedUnbegun(
  */
 async function afterFinishing(
   delivery: Pick<TriggerRun, 'message' | 'context' | 'deps' | 'options'>,
-  held: ApplicationRecord[],
   begun: ApplicationRecord[],
+  unbegun: ApplicationRecord[],
   standing: ApplicationStanding | undefined,
 ): Promise<void> {
   const { context, deps, options } = delivery;
@@ -221,7 +225,7 @@ async function afterFinishing(
     const record = await deps.store.getApplication(finished);
     if (standing && record?.state === 'invited') await actOnStanding(place, record, standing);
   }
-  await writeNotesCarriedUnbegun(held, delivery);
+  await writeNotesCarriedUnbegun(unbegun, delivery);
 }
 
 type TriggerResult = Omit<StageEnteredResult, 'triggerId'>;
