@@ -86,3 +86,17 @@ export class ClaimHeldElsewhereError extends Error {
     this.retryAfterMs = retryAfterMs;
   }
 }
+
+/**
+ * Finishing the invitation of a candidate who left the stage, the service no longer shows the invitation a look had
+ * just found: nothing is made anew for them. The message comes back; a look that finds none then leaves it unsent.
+ */
+export class InvitationNotFoundError extends Error {
+  public readonly code = 'invitation-not-found';
+  public readonly retryable = true;
+
+  public constructor(interviewId: string) {
+    super(`interview ${interviewId}: the invitation begun is not found at the service; nothing is sent anew`);
+    this.name = 'InvitationNotFoundError';
+  }
+}

@@ -6,7 +6,7 @@ import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
-import { ClaimHeldElsewhereError, errorCode, isPermanent, warnRefusedForGood } from './errors';
+import { ClaimHeldElsewhereError, errorCode, InvitationNotFoundError, isPermanent, warnRefusedForGood } from './errors';
 import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
@@ -98,7 +98,7 @@ async function confirmAndInvite(
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
       const held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
-      [begun, unbegun] = claimedByDelivery(message, held);
+      [begun, unbegun] = await withFoundAtService(claimedByDelivery(message, held), context, deps, signal);
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
@@ -155,6 +155,39 @@ function claimedByDelivery(message: StageEnteredMessage, held: ApplicationRecord
   return [claimed.filter(emailed), claimed.filter((r) => !emailed(r))];
 }
 
+/**
+ * The service invitations begun with their e-mail asked for and not recorded done (their worker stopped in between),
+ * where the ATS no longer confirms the stage: the service is asked whether it has each. One it has may have e-mailed
+ * the candidate and is finished as one recorded done; one it has not never reached it, and is left as the others.
+ */
+async function withFoundAtService(
+  [begun, unbegun]: Invitations,
+  context: ConnectionContext,
+  deps: InviteDependencies,
+  signal: AbortSignal | undefined,
+): Promise<Invitations> {
+  const found: ApplicationRecord[] = [];
+  const others: ApplicationRecord[] = [];
+  for (const record of unbegun) {
+    const { interviewId, candidateEmail: email } = record;
+    const look = serviceEmailBegun(record) && interviewId && email;
+    const asked = look
+      ? await context.interviews.findInvitation(interviewId, email, { signal }).catch((error: unknown) => {
+          // Refused for good: not known to have reached the service; left as the others, nothing sent.
+          if (!isPermanent(error)) throw error;
+          deps.logger.warn('stage entered: the service refused the look for an invitation begun', {
+            connectionId: record.connectionId,
+            atsApplicationId: record.atsApplicationId,
+            code: errorCode(error),
+          });
+          return undefined;
+        })
+      : undefined;
+    (asked ? found : others).push(record);
+  }
+  return [[...begun, ...found], others];
+}
+
 /** The service invitation's record where the service was asked to e-mail it. */
 const SERVICE_EMAILED = 'e-mailed by the service';
 
@@ -168,6 +201,12 @@ const emailed = (record: ApplicationRecord): boolean =>
 
 const emailedByService = (record: ApplicationRecord): boolean =>
   stepDone(record.steps.serviceInvite) && record.steps.serviceInvite?.value === SERVICE_EMAILED;
+
+/** A service invitation begun with its e-mail asked for, not recorded done: it may not have reached the service. */
+const serviceEmailBegun = (record: ApplicationRecord): boolean =>
+  !stepDone(record.steps.serviceInvite) &&
+  record.steps.serviceInvite?.startedAt !== undefined &&
+  record.steps.serviceInvite.value === SERVICE_EMAILED;
 
 /**
  * The expiry notes this delivery's re-entries carried, where nothing of the new invitation began before the ATS stopped
@@ -384,7 +423,14 @@ function inviteChannels(run: TriggerRun, log: Record<string, unknown>, record: A
   const channels = { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
   if (!run.finishing) return channels;
   const begun = { sendEmail: recipient !== undefined && record.steps.inviteEmail !== undefined };
-  return { ...channels, ...begun, serviceInvite: false, serviceEmails: emailedByService(record) };
+  // A service invitation only begun is found again (the service has it: see withFoundAtService), never made anew.
+  const serviceBegun = serviceEmailBegun(record) && recipient !== undefined;
+  return {
+    ...channels,
+    ...begun,
+    serviceInvite: serviceBegun,
+    serviceEmails: serviceBegun || emailedByService(record),
+  };
 }
 
 /**
@@ -442,6 +488,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     interview,
     recipient: channels.recipient,
     channels,
+    finishing: run.finishing === true,
     target,
     deps,
     now,
@@ -456,8 +503,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     await writes.flush();
   }
   // The link reached the ATS (its note) but not the candidate: the recruiter reads why, and what to do.
-  const emailFailure =
-    trigger.invite.email && !channels.serviceEmails ? emailFailureOf(channels, writes, record) : undefined;
+  const emailFailure = emailFailureOf(run, channels, writes, record);
   if (emailFailure) await tellInviteFailure(failurePlace(run, record), { ...emailFailure, notSent: false });
   deps.logger.info('stage entered: invited', {
     ...log,
@@ -523,12 +569,15 @@ function inviteWrites(
   return { record, flush, emailRefused: () => refused };
 }
 
-/** Why the invitation e-mail did not go out, where the trigger e-mails: no usable address, or SES refused it. */
+/** Why the invitation e-mail did not go out, where it was to go: no usable address, or SES refused it. */
 function emailFailureOf(
+  run: TriggerRun,
   channels: InviteChannels,
   writes: { emailRefused: () => string | undefined },
   record: ApplicationRecord,
 ): { cause: InviteFailure; code?: string | undefined } | undefined {
+  // Finishing, the e-mail its record says began is told of, whatever the configuration says now.
+  if (!(run.finishing ? channels.sendEmail : run.trigger.invite.email) || channels.serviceEmails) return undefined;
   if (!channels.recipient) return { cause: 'no-email' };
   const earlier = record.steps.inviteEmail;
   const refused = writes.emailRefused() ?? (earlier?.outcome === 'refused' ? (earlier.value ?? 'refused') : undefined);
@@ -578,6 +627,8 @@ interface InviteStepsInput extends WorkContext {
   interview: { interviewId: string; inviteUrl: string };
   recipient: string | undefined;
   channels: InviteChannels;
+  /** The candidate left the stage: a step that would reach them anew is never performed (see `TriggerRun`). */
+  finishing: boolean;
   target: ApplicationRef;
   recordStep: (write: { step?: StepWrite['step']; data?: StepData; last: boolean; carry?: boolean }) => Promise<void>;
 }
@@ -641,12 +692,15 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
       return found ? invite({ candidateId: found.candidate_id, disableEmail: true }) : undefined;
     },
     // A new invitation after an expiry or an exit sends the candidate's own invitation again (the same link).
-    perform: () =>
-      invite({
+    perform: () => {
+      // Finishing, the look before found it; gone since, it is not made anew for a candidate who left the stage.
+      if (input.finishing) throw new InvitationNotFoundError(interview.interviewId);
+      return invite({
         candidateId: record.serviceCandidateId,
         jobApplicationId: event.atsApplicationId,
         disableEmail: !emails,
-      }),
+      });
+    },
     async recordDone(invited, outcome, last) {
       if (!invited) return;
       link.url = invited.inviteUrl;

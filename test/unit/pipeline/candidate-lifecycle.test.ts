@@ -401,7 +401,7 @@ describe('Use case: a candidate rejected while an invitation e-mailed is finishe
       steps,
     });
     Object.assign(left.context.connection.interviewService, { invites });
-    const service = { inviteCandidate: vi.fn(), findInvitation: vi.fn() };
+    const service = { inviteCandidate: vi.fn(), findInvitation: vi.fn().mockResolvedValue(undefined) };
     Object.assign(left.interviews, service);
     left.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
     left.ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
@@ -441,15 +441,92 @@ describe('Use case: a candidate rejected while an invitation e-mailed is finishe
       [{ serviceInvite: { startedAt: NOW } }, 'service'],
       [{ serviceInvite: done }, 'service'],
       [{ serviceInvite: done }, 'connector'],
+      // Begun with its e-mail asked for, and the service has no such invitation: it never reached the service.
+      [{ serviceInvite: { startedAt: NOW, value: 'e-mailed by the service' } }, 'service'],
     ] as const) {
       const { store, deps, ats, service } = leftAfter(steps, { mode: 'per-candidate', emailedBy });
       const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+      expect(service.findInvitation).toHaveBeenCalledTimes('value' in steps.serviceInvite ? 1 : 0);
       expect(result?.outcome).toBe('stage-not-confirmed');
       expect(service.inviteCandidate).not.toHaveBeenCalled();
       expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
       expect(ats.postNote).not.toHaveBeenCalled();
       expect((await store.getApplication(key))?.state).toBe('claimed');
     }
+  });
+});
+
+describe('Use case: a candidate rejected while the service invitation was being sent', () => {
+  /** A service invitation begun with its e-mail asked for, its worker gone before recording it done. */
+  function begunAtService(emailedBy: 'service' | 'connector') {
+    const left = invitedCandidate({
+      state: 'claimed',
+      leaseOwner: 'gone',
+      leaseUntil: NOW - 1,
+      steps: { serviceInvite: { startedAt: NOW, value: 'e-mailed by the service' } },
+    });
+    Object.assign(left.context.connection.interviewService, { invites: { mode: 'per-candidate', emailedBy } });
+    const link = { candidate_id: 'cand-9', invite_url: 'https://i/int-1?cid=cand-9' };
+    const service = {
+      inviteCandidate: vi.fn().mockResolvedValue(link),
+      findInvitation: vi.fn().mockResolvedValue({ candidate_id: 'cand-9', interview_id: 'int-1' }),
+    };
+    Object.assign(left.interviews, service);
+    left.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+    left.ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    return { ...left, service };
+  }
+
+  // The record decides, never the configuration now: the connection may have stopped having the service e-mail.
+  it.each(['service', 'connector'] as const)(
+    'finishes one the service has (it may have e-mailed them), sending nothing new (%s e-mails now)',
+    async (emailedBy) => {
+      const { store, deps, ats, service } = begunAtService(emailedBy);
+      const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+      expect(result?.outcome).toBe('invited');
+      // Asked again for that candidate only for its link, with no e-mail: the same invitation, nothing new.
+      expect(service.inviteCandidate).toHaveBeenCalledOnce();
+      expect(service.inviteCandidate.mock.calls[0]?.[0]).toMatchObject({
+        candidateId: 'cand-9',
+        disableEmailNotification: true,
+      });
+      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+      expect(ats.postNote).toHaveBeenCalledOnce();
+      expect(ats.postNote.mock.calls[0]?.[1].body).toContain('cid=cand-9');
+      expect(ats.postNote.mock.calls[0]?.[1].body).toContain('e-mailed to the candidate');
+      const record = await store.getApplication(key);
+      expect(record).toMatchObject({ state: 'left', leftFrom: 'invited' });
+      expect(record?.steps.serviceInvite).toMatchObject({ doneAt: NOW, value: 'e-mailed by the service' });
+    },
+  );
+
+  it('never invites anew where the service, found to have it, no longer shows it; the retry leaves it', async () => {
+    const { store, deps, ats, service } = begunAtService('service');
+    service.findInvitation.mockResolvedValueOnce({ candidate_id: 'cand-9', interview_id: 'int-1' });
+    service.findInvitation.mockResolvedValue(undefined);
+    const message = stageEnteredMessage({ deliveryId: 'evt-1' });
+    await expect(handleStageEntered(message, deps)).rejects.toMatchObject({ code: 'invitation-not-found' });
+    const [retry] = await handleStageEntered(message, deps);
+    expect(retry?.outcome).toBe('stage-not-confirmed');
+    expect(service.inviteCandidate).not.toHaveBeenCalled();
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).not.toHaveBeenCalled();
+    expect((await store.getApplication(key))?.state).toBe('claimed');
+  });
+
+  it("tells the recruiter of an e-mail SES refused, though the trigger's e-mail was turned off since", async () => {
+    const refused = { startedAt: NOW, doneAt: NOW, outcome: 'refused' as const, value: 'MessageRejected' };
+    const left = invitedCandidate(
+      { state: 'claimed', leaseOwner: 'gone', leaseUntil: NOW - 1, steps: { inviteEmail: refused } },
+      { invite: { email: false, atsNote: true } },
+    );
+    left.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+    left.ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), left.deps);
+    expect(left.deps.mailer.sendInvite).not.toHaveBeenCalled();
+    const markers = left.ats.postNote.mock.calls.map(([, note]) => note.marker);
+    expect(markers).toContainEqual(expect.stringContaining('ai-interview-failed:4401:ai-screen:email-refused'));
+    expect(await left.store.getApplication(key)).toMatchObject({ state: 'left' });
   });
 });
 
