@@ -149,7 +149,10 @@ export class InterviewServiceClient implements InterviewService {
       (page, limit) => this.listInvites({ interview_id: interviewId, keyword: email, page, limit }, options),
       { idOf: (invite) => invite.candidate_id },
     );
-    return invites.find((invite) => invite.candidate_email_id?.trim().toLowerCase() === wanted);
+    // Filtered by the interview as the spec documents; checked here too, an invitation to another never taken for it.
+    return invites.find(
+      (invite) => invite.interview_id === interviewId && invite.candidate_email_id?.trim().toLowerCase() === wanted,
+    );
   };
 
   /**

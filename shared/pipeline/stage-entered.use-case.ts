@@ -91,14 +91,14 @@ async function confirmAndInvite(
   const { signal } = options;
   const { connectionId, event: entered } = message;
   const log = { connectionId, atsApplicationId: entered.atsApplicationId, deliveryId: entered.deliveryId };
-  let event: ConfirmedEvent;
+  let event: ConfirmedEvent | undefined;
   let [begun, unbegun]: Invitations = [[], []];
   let standing: ApplicationStanding | undefined;
   try {
     const confirmation = await context.ats.confirmStageEntered(message.event, signal);
     if (!confirmation.confirmed) {
       const held = await deps.store.findApplicationsByAtsId(connectionId, entered.atsApplicationId);
-      [begun, unbegun] = await withFoundAtService(claimedByDelivery(message, held), context, deps, signal);
+      [begun, unbegun] = await withFoundAtService(message, claimedByDelivery(message, held), { context, deps, signal });
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
@@ -109,9 +109,6 @@ async function confirmAndInvite(
       // invitation still claimed), then the invitation is finished and their exit recorded.
       deps.logger.info('stage entered: no longer in the stage; the invitation begun is finished', log);
       standing = await context.ats.readStanding(targetOf(first), signal);
-      // The address the invitation began with, as the claim recorded it (a webhook may carry none: Lever's).
-      const email = first.candidateEmail ?? message.event.candidate.email;
-      event = { ...message.event, atsJobId: first.atsJobId, candidate: { ...message.event.candidate, email } };
     } else {
       // The ATS's API may hand back what no webhook could carry (Lever): bounded the same way.
       event = boundStageEnteredEvent(confirmation.event);
@@ -126,18 +123,58 @@ async function confirmAndInvite(
     deps.logger.warn('stage entered: the stage names could not be shared', { ...log, code: errorCode(error) }),
   );
   // Only the invitations begun, where the ATS no longer confirms the stage: no trigger is started anew.
-  const triggers = begun.length
-    ? context.connection.triggers.filter((t) => begun.some((r) => r.triggerId === t.id))
-    : matchTriggers(context.connection, event);
+  if (event === undefined) return finishBegun({ message, context, deps, options }, [begun, unbegun], standing);
+  const triggers = matchTriggers(context.connection, event);
   if (triggers.length === 0) return [{ outcome: 'no-matching-trigger' }];
   const results: StageEnteredResult[] = [];
   for (const trigger of triggers)
     results.push({
       triggerId: trigger.id,
-      ...(await inviteForTrigger({ message, event, context, trigger, deps, options, finishing: begun.length > 0 })),
+      ...(await inviteForTrigger({ message, event, context, trigger, deps, options })),
     });
-  if (begun.length) await afterFinishing({ message, context, deps, options }, begun, unbegun, standing);
   return results;
+}
+
+/**
+ * The invitations begun, where the ATS no longer confirms the stage: each finished with the job and the address its
+ * claim recorded, nothing new sent. Each is tried before a failure goes on, so one finished has its exit recorded
+ * whatever another's step does (the retry no longer finds it claimed); then the carried notes of those that began
+ * nothing.
+ */
+async function finishBegun(
+  delivery: Pick<TriggerRun, 'message' | 'context' | 'deps' | 'options'>,
+  [begun, unbegun]: Invitations,
+  standing: ApplicationStanding | undefined,
+): Promise<StageEnteredResult[]> {
+  const { message, context } = delivery;
+  const results: StageEnteredResult[] = [];
+  let failure: { error: unknown } | undefined;
+  for (const record of begun) {
+    const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
+    if (!trigger) continue;
+    const candidate = { ...message.event.candidate, email: claimedAddress(message, record) };
+    const event = { ...message.event, atsJobId: record.atsJobId, candidate };
+    try {
+      const finished = await inviteForTrigger({ ...delivery, event, trigger, finishing: true });
+      results.push({ triggerId: trigger.id, ...finished });
+    } catch (error) {
+      failure ??= { error };
+    }
+  }
+  if (results.length === 0 && !failure) return [{ outcome: 'no-matching-trigger' }];
+  await afterFinishing(delivery, begun, unbegun, standing);
+  if (failure) throw failure.error;
+  return results;
+}
+
+/**
+ * The address an invitation began with: the claim's, recorded normalised, as the webhook wrote it where it is the same
+ * mailbox (what the service was sent, for a look-up by keyword). A webhook may carry none (Lever's) or another.
+ */
+function claimedAddress(message: StageEnteredMessage, record: ApplicationRecord): string | undefined {
+  const sent = message.event.candidate.email;
+  if (record.candidateEmail === undefined) return sent;
+  return sent !== undefined && normaliseEmail(sent) === record.candidateEmail ? sent : record.candidateEmail;
 }
 
 /** Invitations e-mailed, and the others. */
@@ -161,28 +198,28 @@ function claimedByDelivery(message: StageEnteredMessage, held: ApplicationRecord
  * the candidate and is finished as one recorded done; one it has not never reached it, and is left as the others.
  */
 async function withFoundAtService(
+  message: StageEnteredMessage,
   [begun, unbegun]: Invitations,
-  context: ConnectionContext,
-  deps: InviteDependencies,
-  signal: AbortSignal | undefined,
+  { context, deps, signal }: { context: ConnectionContext; deps: InviteDependencies; signal?: AbortSignal | undefined },
 ): Promise<Invitations> {
   const found: ApplicationRecord[] = [];
   const others: ApplicationRecord[] = [];
   for (const record of unbegun) {
-    const { interviewId, candidateEmail: email } = record;
-    const look = serviceEmailBegun(record) && interviewId && email;
-    const asked = look
-      ? await context.interviews.findInvitation(interviewId, email, { signal }).catch((error: unknown) => {
-          // Refused for good: not known to have reached the service; left as the others, nothing sent.
-          if (!isPermanent(error)) throw error;
-          deps.logger.warn('stage entered: the service refused the look for an invitation begun', {
-            connectionId: record.connectionId,
-            atsApplicationId: record.atsApplicationId,
-            code: errorCode(error),
-          });
-          return undefined;
-        })
-      : undefined;
+    const email = claimedAddress(message, record);
+    const interviewId = serviceEmailBegun(record) ? record.interviewId : undefined;
+    const asked =
+      interviewId && email
+        ? await context.interviews.findInvitation(interviewId, email, { signal }).catch((error: unknown) => {
+            // Refused for good: not known to have reached the service; left as the others, nothing sent.
+            if (!isPermanent(error)) throw error;
+            deps.logger.warn('stage entered: the service refused the look for an invitation begun', {
+              connectionId: record.connectionId,
+              atsApplicationId: record.atsApplicationId,
+              code: errorCode(error),
+            });
+            return undefined;
+          })
+        : undefined;
     (asked ? found : others).push(record);
   }
   return [[...begun, ...found], others];
@@ -423,8 +460,9 @@ function inviteChannels(run: TriggerRun, log: Record<string, unknown>, record: A
   const channels = { recipient, serviceInvite, serviceEmails, sendEmail, postNote: trigger.invite.atsNote };
   if (!run.finishing) return channels;
   const begun = { sendEmail: recipient !== undefined && record.steps.inviteEmail !== undefined };
-  // A service invitation only begun is found again (the service has it: see withFoundAtService), never made anew.
-  const serviceBegun = serviceEmailBegun(record) && recipient !== undefined;
+  // A service invitation only begun is found again (the service has it: see withFoundAtService), never made anew. One
+  // the connector's e-mail began too is finished by that e-mail, its service invitation left as it is.
+  const serviceBegun = serviceEmailBegun(record) && !begun.sendEmail && recipient !== undefined;
   return {
     ...channels,
     ...begun,

@@ -1,0 +1,106 @@
+import { describe, expect, it, vi } from 'vitest';
+import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryMappingStore } from '../../helpers/memory-store';
+import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
+import { applicationRecord, jobRecord, NOW, stageEnteredMessage } from '../../helpers/pipeline-records';
+
+const BY_SERVICE = 'e-mailed by the service';
+const first = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+const second = { ...first, triggerId: 'ai-screen-2' };
+const FOUND = { candidate_id: 'cand-9', interview_id: 'int-1' };
+
+/**
+ * Application 4401 rejected while this delivery's invitations (`records`, their worker gone) were being sent, on a
+ * connection with two triggers and the invitation mode `invites` now.
+ */
+function rejected(records: Partial<ApplicationRecord>[], invites: Record<string, string>) {
+  const document = connectionDocument({ writeBack: { status: 'tags' } });
+  const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+  const base = connection.triggers[0] as Record<string, unknown>;
+  connection.triggers = [base, { ...base, id: 'ai-screen-2' }];
+  const { context, ats, interviews } = fakeContext(document);
+  Object.assign(ats, { setStatusTag: vi.fn().mockResolvedValue(undefined) });
+  Object.assign(context.connection.interviewService, { invites });
+  const job = { state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined } as const;
+  const store = new MemoryMappingStore().seed({
+    jobs: ['ai-screen', 'ai-screen-2'].map((triggerId) => jobRecord({ triggerId, ...job })),
+    applications: records.map((r) =>
+      applicationRecord({ state: 'claimed', entryDeliveryId: 'evt-1', leaseOwner: 'gone', leaseUntil: NOW - 1, ...r }),
+    ),
+  });
+  const service = {
+    inviteCandidate: vi.fn().mockResolvedValue({ candidate_id: 'cand-9', invite_url: 'https://i/int-1?cid=cand-9' }),
+    findInvitation: vi.fn().mockResolvedValue(undefined),
+  };
+  Object.assign(interviews, service);
+  ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+  ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+  /** The worker stopped: its lease over, as the next delivery finds it. */
+  const leaseOver = async (key: typeof first) =>
+    store.seed({ applications: [{ ...(await store.getApplication(key))!, leaseUntil: NOW - 1 }] });
+  return { store, deps: dependencies(store, context), ats, service, leaseOver };
+}
+
+describe('Use case: invitations finished for a candidate who left the stage', () => {
+  it('finishes by its e-mail one the connector e-mailed after a service invitation was begun in another mode', async () => {
+    // Begun per-candidate (the service to e-mail), then the connection went back to shared links and the connector's
+    // e-mail went out; the note had not, when the recruiter rejected the candidate.
+    const steps = {
+      serviceInvite: { startedAt: NOW, value: BY_SERVICE },
+      inviteEmail: { startedAt: NOW, doneAt: NOW },
+    };
+    const { store, deps, ats, service, leaseOver } = rejected([{ steps }], { mode: 'shared-link' });
+    const message = stageEnteredMessage({ deliveryId: 'evt-1' });
+    const [result] = await handleStageEntered(message, deps);
+    expect(result?.outcome).toBe('invited');
+    await leaseOver(first);
+    await handleStageEntered(message, deps);
+    expect(service.inviteCandidate).not.toHaveBeenCalled();
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    expect(await store.getApplication(first)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+  });
+
+  it("records the exit of one finished though another trigger's step fails, before the message comes back", async () => {
+    const { store, deps, ats, service, leaseOver } = rejected(
+      [
+        { steps: { inviteEmail: { startedAt: NOW, doneAt: NOW } } },
+        { triggerId: 'ai-screen-2', steps: { serviceInvite: { startedAt: NOW, value: BY_SERVICE } } },
+      ],
+      { mode: 'per-candidate', emailedBy: 'service' },
+    );
+    // The second's invitation is found, then gone when its step looks again: nothing is made anew, the message retried.
+    service.findInvitation.mockResolvedValueOnce(FOUND);
+    const message = stageEnteredMessage({ deliveryId: 'evt-1' });
+    await expect(handleStageEntered(message, deps)).rejects.toMatchObject({ code: 'invitation-not-found' });
+    expect(await store.getApplication(first)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+    await leaseOver(second);
+    const [retry] = await handleStageEntered(message, deps);
+    expect(retry?.outcome).toBe('stage-not-confirmed');
+    expect(service.inviteCandidate).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    expect((await store.getApplication(second))?.state).toBe('claimed');
+  });
+
+  it('looks each invitation up by the address its own claim recorded, as the webhook wrote it', async () => {
+    const { store, deps, service } = rejected(
+      [
+        { candidateEmail: 'ana.new@example.com', steps: { inviteEmail: { startedAt: NOW, doneAt: NOW } } },
+        { triggerId: 'ai-screen-2', steps: { serviceInvite: { startedAt: NOW, value: BY_SERVICE } } },
+      ],
+      { mode: 'per-candidate', emailedBy: 'service' },
+    );
+    // The service has the second invitation under the address it was made with (the webhook's, as written).
+    service.findInvitation.mockImplementation(async (_id: string, email: string) =>
+      email === 'Ana@Example.com' ? FOUND : undefined,
+    );
+    const results = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+    expect(results.map((r) => r.outcome)).toEqual(['invited', 'invited']);
+    expect(service.findInvitation.mock.calls.map((call) => call[1])).toEqual(['Ana@Example.com', 'Ana@Example.com']);
+    expect(service.inviteCandidate.mock.calls[0]?.[0]).toMatchObject({ email: 'Ana@Example.com' });
+    expect(await store.getApplication(second)).toMatchObject({ state: 'left', candidateEmail: 'ana@example.com' });
+    expect(await store.getApplication(first)).toMatchObject({ state: 'left', candidateEmail: 'ana.new@example.com' });
+  });
+});
