@@ -147,9 +147,9 @@ export class InterviewServiceClient implements InterviewService {
     const wanted = email.trim().toLowerCase();
     const invites = await listAll(
       (page, limit) => this.listInvites({ interview_id: interviewId, keyword: email, page, limit }, options),
-      { idOf: (invite) => invite.candidate_id },
+      { idOf: (invite) => `${invite.interview_id}#${invite.candidate_id}` },
     );
-    // Filtered by the interview as the spec documents; checked here too, an invitation to another never taken for it.
+    // Filtered by the interview (the spec's filter) and checked here: another interview's is never taken for it.
     return invites.find(
       (invite) => invite.interview_id === interviewId && invite.candidate_email_id?.trim().toLowerCase() === wanted,
     );

@@ -161,10 +161,10 @@ async function finishBegun(
       failure ??= { error };
     }
   }
-  if (results.length === 0 && !failure) return [{ outcome: 'no-matching-trigger' }];
+  // Exits, then the carried notes, even where every invitation begun belongs to a trigger since removed.
   await afterFinishing(delivery, begun, unbegun, standing);
   if (failure) throw failure.error;
-  return results;
+  return results.length ? results : [{ outcome: 'no-matching-trigger' }];
 }
 
 /**
@@ -344,8 +344,9 @@ async function inviteForTrigger(run: TriggerRun): Promise<TriggerResult> {
     const ended = await endClaimedWork(claimed, error, run.deps, () =>
       afterLostLease(claimed.key, run.deps, claimed.log),
     );
-    // The service refused for good: nothing reached the candidate, and the recruiter is told so in the ATS.
-    if (ended.outcome === 'failed' && error instanceof InterviewServiceError)
+    // The service refused for good: nothing reached the candidate, and the recruiter is told so in the ATS. Not where
+    // the candidate left and the invitation is only finished: the service may have e-mailed it before.
+    if (ended.outcome === 'failed' && error instanceof InterviewServiceError && !run.finishing)
       await tellInviteFailure(failurePlace(run, claimed.record), {
         cause: 'service-refused',
         code: errorCode(error),

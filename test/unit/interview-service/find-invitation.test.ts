@@ -36,4 +36,10 @@ describe('Interview service client: the invitation of an address to an interview
     const { client } = clientAnswering([invite('int-other', 'ana@example.com')]);
     expect(await client.findInvitation('int-1', 'ana@example.com')).toBeUndefined();
   });
+
+  it("finds it listed after another interview's invitation of the same candidate", async () => {
+    const other = { ...invite('int-other', 'ana@example.com'), candidate_id: 'c-1' };
+    const { client } = clientAnswering([other, { ...invite('int-1', 'ana@example.com'), candidate_id: 'c-1' }]);
+    expect(await client.findInvitation('int-1', 'ana@example.com')).toMatchObject({ interview_id: 'int-1' });
+  });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { InvalidRequestError } from '../../../shared/interview-service/errors';
 import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import { connectionDocument } from '../../helpers/connections';
@@ -21,7 +22,8 @@ function rejected(records: Partial<ApplicationRecord>[], invites: Record<string,
   const base = connection.triggers[0] as Record<string, unknown>;
   connection.triggers = [base, { ...base, id: 'ai-screen-2' }];
   const { context, ats, interviews } = fakeContext(document);
-  Object.assign(ats, { setStatusTag: vi.fn().mockResolvedValue(undefined) });
+  const setStatusTag = vi.fn().mockResolvedValue(undefined);
+  Object.assign(ats, { setStatusTag });
   Object.assign(context.connection.interviewService, { invites });
   const job = { state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined } as const;
   const store = new MemoryMappingStore().seed({
@@ -40,11 +42,11 @@ function rejected(records: Partial<ApplicationRecord>[], invites: Record<string,
   /** The worker stopped: its lease over, as the next delivery finds it. */
   const leaseOver = async (key: typeof first) =>
     store.seed({ applications: [{ ...(await store.getApplication(key))!, leaseUntil: NOW - 1 }] });
-  return { store, deps: dependencies(store, context), ats, service, leaseOver };
+  return { store, deps: dependencies(store, context), ats, setStatusTag, service, leaseOver };
 }
 
 describe('Use case: invitations finished for a candidate who left the stage', () => {
-  it('finishes by its e-mail one the connector e-mailed after a service invitation was begun in another mode', async () => {
+  it('finishes by its e-mail one the connector e-mailed after a service invitation begun in another mode', async () => {
     // Begun per-candidate (the service to e-mail), then the connection went back to shared links and the connector's
     // e-mail went out; the note had not, when the recruiter rejected the candidate.
     const steps = {
@@ -63,7 +65,7 @@ describe('Use case: invitations finished for a candidate who left the stage', ()
     expect(await store.getApplication(first)).toMatchObject({ state: 'left', leftFrom: 'invited' });
   });
 
-  it("records the exit of one finished though another trigger's step fails, before the message comes back", async () => {
+  it("records the exit of one finished though another trigger's step fails, before the message returns", async () => {
     const { store, deps, ats, service, leaseOver } = rejected(
       [
         { steps: { inviteEmail: { startedAt: NOW, doneAt: NOW } } },
@@ -102,5 +104,37 @@ describe('Use case: invitations finished for a candidate who left the stage', ()
     expect(service.inviteCandidate.mock.calls[0]?.[0]).toMatchObject({ email: 'Ana@Example.com' });
     expect(await store.getApplication(second)).toMatchObject({ state: 'left', candidateEmail: 'ana@example.com' });
     expect(await store.getApplication(first)).toMatchObject({ state: 'left', candidateEmail: 'ana.new@example.com' });
+  });
+
+  it('never tells "not sent" of an invitation the service has when it refuses to hand its link again', async () => {
+    const { store, deps, ats, setStatusTag, service } = rejected(
+      [{ steps: { serviceInvite: { startedAt: NOW, value: BY_SERVICE } } }],
+      { mode: 'per-candidate', emailedBy: 'service' },
+    );
+    // The service has it, so it may have e-mailed the candidate; asked again for its link, it refuses for good.
+    service.findInvitation.mockResolvedValue(FOUND);
+    service.inviteCandidate.mockRejectedValue(new InvalidRequestError('interview closed'));
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+    expect(result?.outcome).toBe('failed');
+    expect(ats.postNote).not.toHaveBeenCalled();
+    expect(setStatusTag).not.toHaveBeenCalled();
+    expect((await store.getApplication(first))?.state).toBe('failed');
+  });
+
+  it("writes the expiry note another re-entry carried, the invitation found being a removed trigger's", async () => {
+    const { deps, ats, service } = rejected(
+      [
+        // A trigger removed from the configuration since: its service invitation begun, found at the service.
+        { triggerId: 'ai-screen-old', steps: { serviceInvite: { startedAt: NOW, value: BY_SERVICE } } },
+        // This delivery's re-entry on ai-screen-2: nothing begun, the earlier invitation's expiry note carried.
+        { triggerId: 'ai-screen-2', reinvitations: 1, priorExpiry: { expiredAt: NOW - 1000, round: 0 }, steps: {} },
+      ],
+      { mode: 'per-candidate', emailedBy: 'service' },
+    );
+    service.findInvitation.mockResolvedValue(FOUND);
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+    expect(result?.outcome).toBe('no-matching-trigger');
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    expect(ats.postNote.mock.calls[0]?.[1].marker).toContain('expir');
   });
 });
