@@ -32,14 +32,22 @@ export class InterviewNotReadyError extends Error {
   }
 }
 
-/** The service does not list the report yet; retried a few receives, then parked. */
-export class ReportNotVisibleError extends Error {
-  public readonly code = 'report-not-visible';
+/** A failure SQS retries later: the message comes back after its visibility timeout. */
+class RetriedLater extends Error {
   public readonly retryable = true;
 
+  public constructor(message: string, name: string) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** The service does not list the report yet; retried a few receives, then parked. */
+export class ReportNotVisibleError extends RetriedLater {
+  public readonly code = 'report-not-visible';
+
   public constructor(reportId: string) {
-    super(`report ${reportId} is not listed by the interview service yet`);
-    this.name = 'ReportNotVisibleError';
+    super(`report ${reportId} is not listed by the interview service yet`, 'ReportNotVisibleError');
   }
 }
 
@@ -91,12 +99,11 @@ export class ClaimHeldElsewhereError extends Error {
  * Finishing the invitation of a candidate who left the stage, the service no longer shows the invitation a look had
  * just found: nothing is made anew for them. The message comes back; a look that finds none then leaves it unsent.
  */
-export class InvitationNotFoundError extends Error {
+export class InvitationNotFoundError extends RetriedLater {
   public readonly code = 'invitation-not-found';
-  public readonly retryable = true;
 
   public constructor(interviewId: string) {
-    super(`interview ${interviewId}: the invitation begun is not found at the service; nothing is sent anew`);
-    this.name = 'InvitationNotFoundError';
+    const message = `interview ${interviewId}: the invitation begun is not found at the service; nothing is sent anew`;
+    super(message, 'InvitationNotFoundError');
   }
 }
