@@ -211,12 +211,12 @@ async function withFoundAtService(
       interviewId && email
         ? await context.interviews.findInvitation(interviewId, email, { signal }).catch((error: unknown) => {
             // Refused for good: not known to have reached the service; left as the others, nothing sent.
-            if (!isPermanent(error)) throw error;
-            deps.logger.warn('stage entered: the service refused the look for an invitation begun', {
-              connectionId: record.connectionId,
-              atsApplicationId: record.atsApplicationId,
-              code: errorCode(error),
-            });
+            warnRefusedForGood(
+              error,
+              deps.logger,
+              'stage entered: the service refused the look for an invitation',
+              record,
+            );
             return undefined;
           })
         : undefined;
