@@ -12,6 +12,16 @@ import { environmentBundle } from './function-bundle';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
+/**
+ * The node options an environment starts with: the process's, without the TypeScript loader a local run starts under
+ * (tsx). An environment runs its bundle, plain JavaScript, as Lambda's runtime does; with the loader's hooks, every
+ * module an environment loaded went through them, CPU a cold start took from every other function on the machine.
+ */
+export const environmentExecArgv = (execArgv: readonly string[]): string[] =>
+  execArgv.filter(
+    (arg, i) => !arg.includes('tsx') && !(/^--(import|require|loader)$/.test(arg) && execArgv[i + 1]?.includes('tsx')),
+  );
+
 /** What an execution environment is started with (infra/local/lambda-environment.ts). */
 export interface EnvironmentData {
   functionName: FunctionName;
@@ -21,7 +31,10 @@ export interface EnvironmentData {
   /** The function's own environment variables (FUNCTION_ENVIRONMENT), over the process's. */
   environment: Record<string, string>;
   recordAwsCalls: boolean;
-  /** Two int32s: [answered, crash] for the synchronous side-effect question. */
+  /**
+   * Three int32s for the synchronous side-effect question: [answered, crash, asked]. `asked` is set for each
+   * invocation: 1 while the process has a crash seam (a chaos run), else the environment asks nothing.
+   */
   sideEffects: SharedArrayBuffer;
 }
 
@@ -51,6 +64,8 @@ export interface LocalFunctionStats {
   busyMs: number;
   /** Environments alive now. */
   readonly environments: number;
+  /** Side effects the environments asked the process's crash seam about: only while it has one (a chaos run). */
+  sideEffectQuestions: number;
 }
 
 /** One function of the stack, run as Lambda runs it: in execution environments that share no module state. */
@@ -79,6 +94,8 @@ interface Environment {
   worker: Worker;
   ready: Promise<void>;
   busy: boolean;
+  /** The side-effect question's answer, shared with the environment (EnvironmentData.sideEffects). */
+  answer: Int32Array;
   pending?: { requestId: string; settle: (error: Error | undefined, result?: unknown) => void };
 }
 
@@ -102,6 +119,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
     initMs: [],
     timeouts: 0,
     busyMs: 0,
+    sideEffectQuestions: 0,
     get environments() {
       return environments.length;
     },
@@ -119,7 +137,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
   }
 
   function start(): Environment {
-    const sideEffects = new SharedArrayBuffer(8);
+    const sideEffects = new SharedArrayBuffer(12);
     const answer = new Int32Array(sideEffects);
     const id = `${options.name}-${randomUUID().slice(0, 8)}`;
     const data: EnvironmentData = {
@@ -130,13 +148,14 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       recordAwsCalls: options.awsCalls !== undefined,
       sideEffects,
     };
-    const worker = new Worker(new URL(bundle), { workerData: data });
+    const worker = new Worker(new URL(bundle), { workerData: data, execArgv: environmentExecArgv(process.execArgv) });
     let ready!: () => void;
     let failed!: (error: Error) => void;
     const environment: Environment = {
       id,
       worker,
       busy: true,
+      answer,
       ready: new Promise<void>((resolve, reject) => {
         ready = resolve;
         failed = reject;
@@ -173,6 +192,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
           deferralObserver.deferred?.(message.message, message.delaySeconds, message.code);
           return;
         case 'side-effect': {
+          stats.sideEffectQuestions++;
           let crash = 0;
           try {
             faultInjection.afterSideEffect?.(message.point, message.key);
@@ -238,6 +258,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
             else resolve(result);
           },
         };
+        Atomics.store(environment.answer, 2, faultInjection.afterSideEffect ? 1 : 0);
         const message: ToEnvironment = { requestId, event, deadline: Date.now() + budgetMs };
         environment.worker.postMessage(message);
       });

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LocalFunction, startLocalFunction } from '../../../infra/local/lambda-runtime';
+import { environmentExecArgv, type LocalFunction, startLocalFunction } from '../../../infra/local/lambda-runtime';
+import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 
 // The local runtime isolates what Lambda isolates: each execution environment has its own module state, is reused
 // while warm, is discarded after a timeout, and two functions never share one.
@@ -12,6 +13,7 @@ type Answer = {
   remainingMs: number;
   fn: string;
   env?: string;
+  execArgv: string[];
 };
 
 describe('Local Lambda runtime: one module state per execution environment', () => {
@@ -98,5 +100,44 @@ describe('Local Lambda runtime: one module state per execution environment', () 
     expect(a.threadId).not.toBe(b.threadId);
     expect([a.invocations, b.invocations]).toEqual([1, 1]);
     expect([a.fn, b.fn]).toEqual(['InviteWorker', 'WritebackWorker']);
+  });
+
+  it('asks the process about a side effect only while it has a crash seam (a chaos run)', async () => {
+    const fn = start('InviteWorker', 1);
+    expect((await invoke(fn, { sideEffect: true })).invocations).toBe(1);
+    expect(fn.stats.sideEffectQuestions).toBe(0);
+    const asked: string[] = [];
+    faultInjection.afterSideEffect = (point, key) => {
+      asked.push(`${point} ${key}`);
+      throw new SimulatedCrash(point);
+    };
+    try {
+      await expect(invoke(fn, { sideEffect: true })).rejects.toThrow('invite-emailed');
+    } finally {
+      faultInjection.afterSideEffect = undefined;
+    }
+    expect(asked).toEqual(['invite-emailed a candidate']);
+    // Without the seam again, the same warm environment asks nothing.
+    expect((await invoke(fn, { sideEffect: true })).invocations).toBe(3);
+    expect(fn.stats.sideEffectQuestions).toBe(1);
+  });
+
+  it('starts its environments without the TypeScript loader the process runs under', async () => {
+    const tsxArgs = [
+      '--require',
+      '/w/node_modules/tsx/dist/preflight.cjs',
+      '--import',
+      'file:///w/tsx/dist/loader.mjs',
+    ];
+    expect(environmentExecArgv([...tsxArgs, '--enable-source-maps', '--import=tsx'])).toEqual(['--enable-source-maps']);
+    const own = process.execArgv;
+    process.execArgv = [...own, '--import', 'tsx'];
+    try {
+      const answer = await invoke(start('WritebackWorker', 1));
+      expect(answer.execArgv.filter((arg) => arg.includes('tsx'))).toEqual([]);
+      expect(answer.execArgv).toEqual(environmentExecArgv(own));
+    } finally {
+      process.execArgv = own;
+    }
   });
 });
