@@ -12,15 +12,42 @@ import { environmentBundle } from './function-bundle';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
+/** Node's options that load a module before the program: tsx's loader comes in through them. */
+const PRELOAD = /^(-r|--require|--import|--loader|--experimental-loader)$/;
+const PRELOAD_INLINE = /^(--require|--import|--loader|--experimental-loader)=(.*)$/;
+/** tsx as a package or a path segment: `tsx`, `tsx/esm`, `…/node_modules/tsx/dist/loader.mjs`. */
+const TSX = /(^|\/)tsx(\/|$)/;
+
 /**
  * The node options an environment starts with: the process's, without the TypeScript loader a local run starts under
- * (tsx). An environment runs its bundle, plain JavaScript, as Lambda's runtime does; with the loader's hooks, every
- * module an environment loaded went through them, CPU a cold start took from every other function on the machine.
+ * (tsx's preloads). An environment runs its bundle, plain JavaScript, as Lambda's runtime does; with the loader's
+ * hooks, every module an environment loaded went through them, CPU a cold start took from every other function on the
+ * machine. Undefined when nothing is to be left out: the environment then inherits the process's options as they are
+ * (Node refuses V8 options given to a worker explicitly, and accepts them inherited).
  */
-export const environmentExecArgv = (execArgv: readonly string[]): string[] =>
-  execArgv.filter(
-    (arg, i) => !arg.includes('tsx') && !(/^--(import|require|loader)$/.test(arg) && execArgv[i + 1]?.includes('tsx')),
-  );
+export function environmentExecArgv(execArgv: readonly string[]): string[] | undefined {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i] as string;
+    if (PRELOAD.test(arg) && TSX.test(execArgv[i + 1] ?? '')) i++;
+    else if (!TSX.test(PRELOAD_INLINE.exec(arg)?.[2] ?? '')) kept.push(arg);
+  }
+  return kept.length === execArgv.length ? undefined : kept;
+}
+
+/**
+ * A worker thread for an environment, started with `execArgv`; where Node refuses one of those options in a worker (a
+ * V8 option the process was started with), with the process's options inherited, loader and all.
+ */
+function startThread(url: URL, workerData: EnvironmentData, execArgv: string[] | undefined): Worker {
+  if (!execArgv) return new Worker(url, { workerData });
+  try {
+    return new Worker(url, { workerData, execArgv });
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    return new Worker(url, { workerData });
+  }
+}
 
 /** What an execution environment is started with (infra/local/lambda-environment.ts). */
 export interface EnvironmentData {
@@ -148,7 +175,7 @@ export function startLocalFunction(options: LocalFunctionOptions): LocalFunction
       recordAwsCalls: options.awsCalls !== undefined,
       sideEffects,
     };
-    const worker = new Worker(new URL(bundle), { workerData: data, execArgv: environmentExecArgv(process.execArgv) });
+    const worker = startThread(new URL(bundle), data, environmentExecArgv(process.execArgv));
     let ready!: () => void;
     let failed!: (error: Error) => void;
     const environment: Environment = {

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { environmentExecArgv, type LocalFunction, startLocalFunction } from '../../../infra/local/lambda-runtime';
@@ -122,22 +123,33 @@ describe('Local Lambda runtime: one module state per execution environment', () 
     expect(fn.stats.sideEffectQuestions).toBe(1);
   });
 
-  it('starts its environments without the TypeScript loader the process runs under', async () => {
-    const tsxArgs = [
-      '--require',
-      '/w/node_modules/tsx/dist/preflight.cjs',
-      '--import',
-      'file:///w/tsx/dist/loader.mjs',
-    ];
-    expect(environmentExecArgv([...tsxArgs, '--enable-source-maps', '--import=tsx'])).toEqual(['--enable-source-maps']);
-    const own = process.execArgv;
-    process.execArgv = [...own, '--import', 'tsx'];
-    try {
-      const answer = await invoke(start('WritebackWorker', 1));
-      expect(answer.execArgv.filter((arg) => arg.includes('tsx'))).toEqual([]);
-      expect(answer.execArgv).toEqual(environmentExecArgv(own));
-    } finally {
-      process.execArgv = own;
-    }
+  it('leaves out of its environments only the TypeScript loader the process was started with', () => {
+    const loader = ['--require', '/w/node_modules/tsx/dist/preflight.cjs', '--import', 'file:///w/tsx/dist/loader.mjs'];
+    const others = ['--enable-source-maps', '--require', '/home/me/tsx-work/setup.cjs', '--conditions=development'];
+    expect(environmentExecArgv([...loader, ...others, '-r', 'tsx/cjs', '--import=tsx'])).toEqual(others);
+    // Nothing to leave out: the environment inherits the process's options as they are.
+    expect(environmentExecArgv(others)).toBeUndefined();
+  });
+
+  it('starts environments without tsx under `tsx`, and still starts them beside a V8 option', async () => {
+    const probe = (...options: string[]) =>
+      new Promise<{ process: string[]; environment: string[] }>((resolve, reject) => {
+        execFile(
+          process.execPath,
+          [
+            ...options,
+            '--import',
+            'tsx',
+            join(import.meta.dirname, '..', '..', 'helpers', 'lambda', 'exec-argv-probe.ts'),
+          ],
+          { timeout: 30_000 },
+          (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))),
+        );
+      });
+    const [plain, withV8Option] = await Promise.all([probe(), probe('--stack-size=2000')]);
+    expect(plain.process).toContain('tsx');
+    expect(plain.environment.filter((arg) => arg.includes('tsx'))).toEqual([]);
+    // Node refuses a V8 option in a worker's explicit options: the environment then inherits the process's.
+    expect(withV8Option.environment).toEqual(withV8Option.process);
   });
 });
