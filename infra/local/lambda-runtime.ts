@@ -6,6 +6,7 @@ import { deferralObserver } from '../../functions/_runtime/deferral';
 import type { SideEffectPoint } from '../../shared/pipeline/fault-injection';
 import { faultInjection } from '../../shared/pipeline/fault-injection';
 import type { QueueMessage } from '../../shared/queue';
+import { hasCode } from '../../shared/errors';
 import { FUNCTION_ENTRIES, FUNCTION_ENVIRONMENT, type FunctionName } from '../aws/functions';
 import type { AwsCall } from './aws-calls';
 import { environmentBundle } from './function-bundle';
@@ -44,7 +45,7 @@ function startThread(url: URL, workerData: EnvironmentData, execArgv: string[] |
   try {
     return new Worker(url, { workerData, execArgv });
   } catch (error) {
-    if ((error as { code?: string }).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw error;
+    if (!hasCode(error, 'ERR_WORKER_INVALID_EXEC_ARGV')) throw error;
     return new Worker(url, { workerData });
   }
 }
