@@ -18,9 +18,11 @@ import { benchKombo } from './kombo.bench';
 
 /**
  * `npm run bench [-- --ats greenhouse|ashby|lever|workable --candidates 200 --concurrency 4
- *   --ats-rate-limit N --ats-rate-window S --per-second --reports-after-all --trickle ashby]`:
+ *   --ats-rate-limit N --ats-rate-window S --per-second --reports-after-all --trickle ashby --warm-up N]`:
  * candidates through the whole local pipeline on one ATS (stage change → interview → invite → report →
- * write-back), then the figures. With a rate limit (N requests per fixed window of S seconds, S defaulting to the
+ * write-back), then the figures. Unthrottled, a warm-up of 40 candidates goes first, not measured: it starts each
+ * function's environments, whose cold starts share this machine's cores (on Lambda each has its own); `--warm-up 0`
+ * measures from cold. With a rate limit (N requests per fixed window of S seconds, S defaulting to the
  * ATS's documented window), the same candidates first run unthrottled, and the run prints the allowed rate, the
  * share of it used, the 429s and the requests per candidate against the unthrottled run. With `--trickle`, a
  * burst of candidates on the rate-limited ATS runs beside a trickle on another connection, and the bench prints
@@ -41,6 +43,11 @@ const { values } = parseArgs({
     'worker-timeout': { type: 'string', default: String(WORKER_TIMING.workerTimeoutSeconds) },
     /** Prints the ATS requests answered in each second of the run: how the windows were filled. */
     'per-second': { type: 'boolean', default: false },
+    /**
+     * Candidates through the pipeline before the measured ones, not measured (default: 40 unthrottled, none with a
+     * rate limit, whose windows they would spend).
+     */
+    'warm-up': { type: 'string' },
     /** Every candidate is invited before any takes the interview (by default each takes it once invited). */
     'reports-after-all': { type: 'boolean', default: false },
     /** The connection whose trickle of candidates runs beside the burst, alone first. */
@@ -87,11 +94,15 @@ const windowSeconds = Number(values['ats-rate-window'] ?? documentedWindowS(ats)
 const candidates = Number(values.candidates ?? (trickleKind ? 500 : 200));
 for (const [flag, value] of Object.entries({ candidates, rateLimit, windowSeconds }))
   if (!(value > 0)) throw new Error(`${flag}: expected a positive number`);
+const warmUp = Number(values['warm-up'] ?? (limited || trickleKind ? 0 : 40));
+if (!Number.isInteger(warmUp) || warmUp < 0) throw new Error('--warm-up: expected a whole number of candidates');
 const TARGETS = {
   dynamoPerCandidate: 8,
   sqsPerCandidate: 3,
   bundleKb: 300,
   coldInitMs: 200,
+  /** Unthrottled, from the report's webhook to its note (the issue's bar). */
+  reportP95Ms: 5000,
   /** The issue's bars: 90 % of the allowed rate, 85 % at 10-s windows; 429s at most 2 % of the calls. */
   limited: { share: 90, shareAt10s: 85, atsRatio: 1.1, sqsPerCandidate: 4, dynamoPerCandidate: 12, throttled: 0.02 },
   trickleRatio: 1.5,
@@ -160,6 +171,16 @@ const moveIn = async (cohort: Cohort, count: number) => {
       await cohort.view.moveCandidate({ applicationId: a.id, stageName: 'AI Interview' });
     }),
   );
+};
+/**
+ * The cohort's stage changes, in waves of 20 as an ATS's webhook workers would send them; run beside `follow`, so
+ * each candidate takes the interview once invited, while later ones are still coming in.
+ */
+const sendStageChanges = async (cohort: Cohort, label: string) => {
+  for (let i = 0; i < cohort.expected; i += 20) {
+    await moveIn(cohort, Math.min(20, cohort.expected - i));
+    progress(`${label}: stage changes sent ${Math.min(i + 20, cohort.expected)}/${cohort.expected}`);
+  }
 };
 /** 60, 70 or 80 by the candidate's number: the advance rule (75 and over) moves one candidate in three. */
 const scoreOf = (email: string) => 60 + 10 * (Number(/bench-(\d+)@/.exec(email)?.[1] ?? 0) % 3);
@@ -295,11 +316,23 @@ const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, 
   // The benchmark's own reads go straight to DynamoDB Local, past the counter.
   const direct = new DynamoDBClient({ endpoint: stack.emulators.endpoints.dynamodb });
   try {
+    const view = stack.ats[kind];
+    if (warmUp > 0) {
+      const warm = cohortOf(stack, kind, warmUp);
+      await Promise.all([sendStageChanges(warm, 'warm-up'), follow(stack, direct, [warm], [warm], 'warm-up')]);
+      await stack.waitForQuiet(60_000);
+    }
+    // What the warm-up left in the counts (nothing without one): the figures are the measured candidates'.
+    const before = {
+      ats: { ...view.requests() },
+      interview: { ...stack.interview.state.requests },
+      throttled: view.throttled(),
+      workerBusyMs: workerBusyMs(stack),
+    };
     counters.dynamo.reset();
     counters.sqs.reset();
     const cohort = cohortOf(stack, kind, candidates, values['reports-after-all']);
-    const view = cohort.view;
-    const atsTotal = () => Object.values(view.requests()).reduce((a, b) => a + b, 0);
+    const atsTotal = () => sum(since(view.requests(), warmUp > 0 ? before.ats : {}));
     const samples: number[] = [];
     const sampler = values['per-second'] ? setInterval(() => samples.push(atsTotal()), 1000) : undefined;
     // When the ATS took the candidates' first and last request, to within 100 ms: the connection's setup (its
@@ -314,12 +347,7 @@ const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, 
       busy.seen = total;
     }, 100);
     const started = Date.now();
-    // Stage changes arrive in waves of 20, as an ATS's webhook workers would send them.
-    for (let i = 0; i < candidates; i += 20) {
-      await moveIn(cohort, Math.min(20, candidates - i));
-      progress(`${label}: stage changes sent ${Math.min(i + 20, candidates)}/${candidates}`);
-    }
-    await follow(stack, direct, [cohort], [cohort], label);
+    await Promise.all([sendStageChanges(cohort, label), follow(stack, direct, [cohort], [cohort], label)]);
     const elapsedMs = Date.now() - started;
     await stack.waitForQuiet(60_000);
     if (sampler) clearInterval(sampler);
@@ -341,28 +369,36 @@ const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, 
       dynamo: counters.dynamo.total(),
       sqs: counters.sqs.total(),
       sent: (counters.sqs.counts.get('SendMessage') ?? 0) + (counters.sqs.counts.get('SendMessageBatch') ?? 0),
-      interviewRequests: Object.values(stack.interview.state.requests).reduce((a, b) => a + b, 0),
+      interviewRequests: sum(since(stack.interview.state.requests, before.interview)),
       atsRequests: atsTotal(),
-      throttled: view.throttled(),
+      throttled: view.throttled() - before.throttled,
       dlq: dlq.stage + dlq.report,
       breakdown: [
         counts('DynamoDB by operation:', counters.dynamo.counts),
         counts('  by table:', new Map([...counters.dynamo.byTable].sort((a, b) => b[1] - a[1]))),
         counts('SQS by operation:', counters.sqs.counts),
-        counts('interview service:', stack.interview.state.requests),
-        counts(`${NAMES[kind]}:`, view.requests()),
+        counts('interview service:', since(stack.interview.state.requests, before.interview)),
+        counts(`${NAMES[kind]}:`, since(view.requests(), before.ats)),
       ],
       perSecond: sampler ? samples.map((v, i) => v - (samples[i - 1] ?? 0)) : undefined,
       environments: describeEnvironments(stack),
-      workerBusyMs: (['InviteWorker', 'WritebackWorker'] as const).reduce(
-        (sum, name) => sum + (stack.functions[name]?.busyMs ?? 0),
-        0,
-      ),
+      workerBusyMs: workerBusyMs(stack) - before.workerBusyMs,
     };
   } finally {
     await stop();
   }
 };
+
+const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
+/** Counts by name since `before`, the names with none left out. */
+const since = (counts: Record<string, number>, before: Record<string, number>) =>
+  Object.fromEntries(
+    Object.entries(counts)
+      .map(([name, n]) => [name, n - (before[name] ?? 0)] as const)
+      .filter(([, n]) => n > 0),
+  );
+const workerBusyMs = (stack: LocalStack) =>
+  (['InviteWorker', 'WritebackWorker'] as const).reduce((ms, name) => ms + (stack.functions[name]?.busyMs ?? 0), 0);
 
 /** The cold inits of each function that ran: how many environments it started, their median init. */
 const describeEnvironments = (stack: LocalStack): string => {
@@ -378,6 +414,7 @@ const unthrottledRun = async (): Promise<RunFigures> => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-baseline-'));
   const file = join(dir, 'figures.json');
   const args = ['--ats', ats, '--candidates', String(candidates), '--concurrency', String(values.concurrency)];
+  args.push('--warm-up', '0');
   args.push('--worker-timeout', String(values['worker-timeout']));
   if (values['reports-after-all']) args.push('--reports-after-all');
   if (values['one-process']) args.push('--one-process');
@@ -470,6 +507,11 @@ if (trickleKind) {
       (values['reports-after-all'] ? ', every candidate invited before any report' : ''),
   );
   if (!values['figures-to']) console.log(topology);
+  if (warmUp > 0)
+    console.log(
+      `Warm-up, not measured: ${warmUp} candidates first, whose invocations start each function's environments ` +
+        "(their cold starts share this machine's cores; on Lambda each has its own). `--warm-up 0` measures from cold.",
+    );
   // The comparison the rate limit is judged by: the same candidates, unthrottled, in a process of its own (the
   // handlers keep the clients of the stack they were first loaded with).
   const baseline = limited ? await unthrottledRun() : undefined;
@@ -487,7 +529,13 @@ if (trickleKind) {
   row('wall time (first stage change → last write-back)', `${(run.elapsedMs / 1000).toFixed(1)} s`);
   row('end-to-end throughput', `${((run.written / run.elapsedMs) * 1000).toFixed(1)} cand/s`);
   row('stage flow latency p50 / p95 (ms)', p50p95(run.stage));
-  row('report flow latency p50 / p95 (ms)', p50p95(run.report));
+  // With a rate limit, a report waits for its turns: the bar is the unthrottled flow's.
+  const reportP95 = percentile(run.report, 95);
+  row(
+    'report flow latency p50 / p95 (ms)',
+    p50p95(run.report),
+    limited ? '' : check(reportP95 <= TARGETS.reportP95Ms, `p95 ≤ ${TARGETS.reportP95Ms / 1000} s`),
+  );
   row(
     'DynamoDB requests per candidate',
     per(run.dynamo).toFixed(2),
