@@ -1,4 +1,4 @@
-import { errorCode, hasCode, isPermanent, mayHaveSucceeded } from '../errors';
+import { errorCode, errorMessage, hasCode, isPermanent, mayHaveSucceeded } from '../errors';
 
 export { errorCode, isPermanent } from '../errors';
 
@@ -105,5 +105,20 @@ export class InvitationNotFoundError extends RetriedLater {
   public constructor(interviewId: string) {
     const message = `interview ${interviewId}: the invitation begun is not found at the service; nothing is sent anew`;
     super(message, 'InvitationNotFoundError');
+  }
+}
+
+/**
+ * The service refused for good to give again the link of an invitation it had e-mailed, found on a resume: the
+ * candidate has the invitation, only the link for the ATS is missing. Permanent, with the refusal's code.
+ */
+export class LinkWithheldError extends Error {
+  public readonly code: string;
+  public readonly retryable = false;
+
+  public constructor(refusal: unknown) {
+    super(`the service e-mailed the invitation and refused to give its link again: ${errorMessage(refusal)}`);
+    this.name = 'LinkWithheldError';
+    this.code = errorCode(refusal);
   }
 }

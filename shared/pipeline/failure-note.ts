@@ -23,13 +23,21 @@ export const INVITE_FAILURES = {
       "Ask your AI interview administrator to check the connection's interview template, then move the candidate " +
       'into the stage again.',
   },
-} as const;
+  'link-withheld': {
+    title: 'AI interview invitation e-mailed by the interview service; its link is not available here',
+    what: 'the interview service would not give the link again for this note',
+    todo:
+      'The candidate has the invitation e-mail and needs nothing more. To see the link, open the candidate in the ' +
+      'AI interview service.',
+  },
+} as const satisfies Record<string, { title?: string; what: string; todo: string }>;
 export type InviteFailure = keyof typeof INVITE_FAILURES;
 
 /** The note a recruiter reads: what failed (with the refusal's code where there is one) and what to do. */
 export function formatFailureNote(cause: InviteFailure, code?: string): string {
-  const { what, todo } = INVITE_FAILURES[cause];
-  return `AI interview invitation not sent: ${what}${code ? ` (${code})` : ''}.\n${todo}`;
+  const failure: { title?: string; what: string; todo: string } = INVITE_FAILURES[cause];
+  const title = failure.title ?? 'AI interview invitation not sent';
+  return `${title}: ${failure.what}${code ? ` (${code})` : ''}.\n${failure.todo}`;
 }
 
 /** Where the failure is told: the connection, the application as recorded, what it runs with. */

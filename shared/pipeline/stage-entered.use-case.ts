@@ -6,7 +6,14 @@ import { singleEmailAddress } from '../validation';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ensureInterviewForTrigger } from './ensure-interview.use-case';
-import { ClaimHeldElsewhereError, errorCode, InvitationNotFoundError, isPermanent, warnRefusedForGood } from './errors';
+import {
+  ClaimHeldElsewhereError,
+  errorCode,
+  InvitationNotFoundError,
+  isPermanent,
+  LinkWithheldError,
+  warnRefusedForGood,
+} from './errors';
 import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
@@ -344,13 +351,16 @@ async function inviteForTrigger(run: TriggerRun): Promise<TriggerResult> {
     const ended = await endClaimedWork(claimed, error, run.deps, () =>
       afterLostLease(claimed.key, run.deps, claimed.log),
     );
-    // The service refused for good: nothing reached the candidate, and the recruiter is told so in the ATS. Not where
-    // the candidate left and the invitation is only finished: the service may have e-mailed it before.
-    if (ended.outcome === 'failed' && error instanceof InterviewServiceError && !run.finishing)
+    // The service refused for good: nothing reached the candidate, and the recruiter is told so in the ATS; or it had
+    // e-mailed the invitation and refused its link only, which the recruiter is told instead. Not where the candidate
+    // left and the invitation is only finished: the service may have e-mailed it before.
+    if (ended.outcome !== 'failed' || run.finishing) return ended;
+    const withheld = error instanceof LinkWithheldError;
+    if (withheld || error instanceof InterviewServiceError)
       await tellInviteFailure(failurePlace(run, claimed.record), {
-        cause: 'service-refused',
+        cause: withheld ? 'link-withheld' : 'service-refused',
         code: errorCode(error),
-        notSent: true,
+        notSent: !withheld,
       });
     return ended;
   }
@@ -728,7 +738,7 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
       const found = await context.interviews.findInvitation(interview.interviewId, recipient, { signal });
       // The invitations list carries no link: asked again for that candidate (`candidate_id`), the service
       // answers the same invitation, and sends no e-mail when told not to (the first call sent it, if any).
-      return found ? invite({ candidateId: found.candidate_id, disableEmail: true }) : undefined;
+      return found ? linkOfFound(invite({ candidateId: found.candidate_id, disableEmail: true }), record) : undefined;
     },
     // A new invitation after an expiry or an exit sends the candidate's own invitation again (the same link).
     perform: () => {
@@ -753,6 +763,19 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
       });
     },
   };
+}
+
+/**
+ * The link of an invitation found again at the service. Refused for good where the service was asked to e-mail it, the
+ * candidate has the invitation and only the link is missing: a LinkWithheldError, which the recruiter is told as such.
+ */
+function linkOfFound(asked: Promise<Invited>, record: ApplicationRecord): Promise<Invited> {
+  return asked.catch((error: unknown) => {
+    const emailed = record.steps.serviceInvite?.value === SERVICE_EMAILED;
+    throw emailed && isPermanent(error) && error instanceof InterviewServiceError
+      ? new LinkWithheldError(error)
+      : error;
+  });
 }
 
 /** The invitation e-mail through SES. SES cannot be asked whether it sent: a started one is uncertain on resume. */

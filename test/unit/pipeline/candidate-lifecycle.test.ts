@@ -456,27 +456,30 @@ describe('Use case: a candidate rejected while an invitation e-mailed is finishe
   });
 });
 
-describe('Use case: a candidate rejected while the service invitation was being sent', () => {
-  /** A service invitation begun with its e-mail asked for, its worker gone before recording it done. */
-  function begunAtService(emailedBy: 'service' | 'connector') {
-    const left = invitedCandidate({
-      state: 'claimed',
-      leaseOwner: 'gone',
-      leaseUntil: NOW - 1,
-      steps: { serviceInvite: { startedAt: NOW, value: 'e-mailed by the service' } },
-    });
-    Object.assign(left.context.connection.interviewService, { invites: { mode: 'per-candidate', emailedBy } });
-    const link = { candidate_id: 'cand-9', invite_url: 'https://i/int-1?cid=cand-9' };
-    const service = {
-      inviteCandidate: vi.fn().mockResolvedValue(link),
-      findInvitation: vi.fn().mockResolvedValue({ candidate_id: 'cand-9', interview_id: 'int-1' }),
-    };
-    Object.assign(left.interviews, service);
-    left.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
-    left.ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
-    return { ...left, service };
-  }
+/**
+ * A service invitation begun with its e-mail asked for, its worker gone before recording it done; its candidate
+ * rejected since.
+ */
+function begunAtService(emailedBy: 'service' | 'connector') {
+  const left = invitedCandidate({
+    state: 'claimed',
+    leaseOwner: 'gone',
+    leaseUntil: NOW - 1,
+    steps: { serviceInvite: { startedAt: NOW, value: 'e-mailed by the service' } },
+  });
+  Object.assign(left.context.connection.interviewService, { invites: { mode: 'per-candidate', emailedBy } });
+  const link = { candidate_id: 'cand-9', invite_url: 'https://i/int-1?cid=cand-9' };
+  const service = {
+    inviteCandidate: vi.fn().mockResolvedValue(link),
+    findInvitation: vi.fn().mockResolvedValue({ candidate_id: 'cand-9', interview_id: 'int-1' }),
+  };
+  Object.assign(left.interviews, service);
+  left.ats.confirmStageEntered.mockResolvedValue({ confirmed: false, reason: 'the application is in another stage' });
+  left.ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+  return { ...left, service };
+}
 
+describe('Use case: a candidate rejected while the service invitation was being sent', () => {
   // The record decides, never the configuration now: the connection may have stopped having the service e-mail.
   it.each(['service', 'connector'] as const)(
     'finishes one the service has (it may have e-mailed them), sending nothing new (%s e-mails now)',
@@ -848,4 +851,34 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
     expectLastTag(setStatusTag, 'AI interview: failed');
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
+
+  it.each([
+    ['the service e-mailed it', 'service', 'e-mailed by the interview service; its link is not available here', false],
+    ['the connector was to e-mail it', 'connector', 'not sent: the interview service refused', true],
+  ] as const)(
+    'tells the recruiter what a refusal of the link found again means, once however often retried, where %s',
+    async (_case, emailedBy, said, failed) => {
+      const { store, deps, ats, service, setStatusTag } = begunAtService(emailedBy);
+      // A resume while the candidate is still in the stage.
+      ats.confirmStageEntered.mockImplementation(confirmAsParsed);
+      ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+      if (emailedBy === 'connector') {
+        const begun = (await store.getApplication(key)) as ApplicationRecord;
+        store.seed({ applications: [{ ...begun, steps: { serviceInvite: { startedAt: NOW } } }] });
+      }
+      const refused = new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'candidate_id: not allowed');
+      service.inviteCandidate.mockRejectedValue(refused);
+      for (let i = 0; i < 3; i++) await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+      // Never invited anew: only asked for the link of the one found, without an e-mail.
+      expect(service.inviteCandidate.mock.calls.every(([asked]) => asked.disableEmailNotification)).toBe(true);
+      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+      const notes = ats.postNote.mock.calls.map(([, note]) => String(note.body));
+      expect(notes).toHaveLength(1);
+      expect(notes[0]).toContain(`AI interview invitation ${said}`);
+      expect(notes[0]).toContain('(invalid-request)');
+      expect((await store.getApplication(key))?.state).toBe('failed');
+      if (failed) expectLastTag(setStatusTag, 'AI interview: failed');
+      else expect(setStatusTag.mock.calls.map(([, tag]) => tag)).not.toContain('AI interview: failed');
+    },
+  );
 });
