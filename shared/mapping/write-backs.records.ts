@@ -25,6 +25,8 @@ export class DynamoWriteBacks extends DynamoTables {
           updatedAt: lease.now,
         },
         increment: ['writeBackAttempts'],
+        // A failed invitation's reason is over once its candidate's report comes.
+        remove: ['failureReason'],
         extraValues: { ...open.values, ':completed': MOVES.claimReport.to, ':now': lease.now },
       }),
       'state',

@@ -18,7 +18,8 @@ import type { ApplicationState } from './records';
  *
  * A report claims an application still `claimed` too: the candidate used the link before the invitation's last
  * step was recorded. `failed` is re-claimed by a new stage entry only without a report, and reopened by an operator
- * only with one.
+ * only with one; a report that comes for a failed invitation (none yet) is written back all the same: the service had
+ * e-mailed the candidate before refusing the link the connector asked for again (stage-entered.use-case.ts).
  *
  * The candidate's place in the hiring process, as the ATS says it (application-changed.use-case.ts):
  *
@@ -32,7 +33,7 @@ export const MOVES = {
   invite: { from: ['claimed'], to: 'invited' },
   reclaimInvite: { from: ['failed'], to: 'claimed' },
   reinvite: { from: ['expired'], to: 'claimed' },
-  claimReport: { from: ['claimed', 'invited', 'expired', 'left'], to: 'completed' },
+  claimReport: { from: ['claimed', 'invited', 'expired', 'left', 'failed'], to: 'completed' },
   writeBack: { from: ['completed'], to: 'written_back' },
   expire: { from: ['invited'], to: 'expired' },
   fail: { from: ['claimed', 'completed'], to: 'failed' },

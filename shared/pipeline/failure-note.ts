@@ -27,8 +27,8 @@ export const INVITE_FAILURES = {
     title: 'AI interview invitation e-mailed by the interview service; its link is not available here',
     what: 'the interview service would not give the link again for this note',
     todo:
-      'The candidate has the invitation e-mail and needs nothing more. To see the link, open the candidate in the ' +
-      'AI interview service.',
+      'The candidate has the invitation e-mail; their report is written here once they take the interview. No ' +
+      'reminder or expiry follows this invitation. To see the link, open the candidate in the AI interview service.',
   },
 } as const satisfies Record<string, { title?: string; what: string; todo: string }>;
 export type InviteFailure = keyof typeof INVITE_FAILURES;

@@ -771,7 +771,8 @@ function serviceInviteStep(input: InviteStepsInput, recipient: string, link: { u
  */
 function linkOfFound(asked: Promise<Invited>, record: ApplicationRecord): Promise<Invited> {
   return asked.catch((error: unknown) => {
-    const emailed = record.steps.serviceInvite?.value === SERVICE_EMAILED;
+    // The first invitation only: a later one's start may find the invitation of the one before, e-mailed then.
+    const emailed = record.steps.serviceInvite?.value === SERVICE_EMAILED && !record.reinvitations;
     throw emailed && isPermanent(error) && error instanceof InterviewServiceError
       ? new LinkWithheldError(error)
       : error;

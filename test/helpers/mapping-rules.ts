@@ -102,6 +102,20 @@ export function mappingRules(store: () => MappingStore): void {
     });
   });
 
+  it("takes a report for a failed invitation, its failure over; never a failed write-back's other report", async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-r1'), input, lease('w1'));
+    await store().markApplicationFailed(input, 'w1', 'invalid-request: the link was refused');
+    const claimed = await store().claimWriteBack(input, 'rep-r', lease('wb', NOW + 1000));
+    expect(claimed).toMatchObject({ kind: 'claimed', record: { state: 'completed', reportId: 'rep-r' } });
+    expect(claimed.record.failureReason).toBeUndefined();
+    await store().markApplicationFailed(input, 'wb', 'ats-forbidden: 403');
+    expect(await store().claimWriteBack(input, 'rep-other', lease('wb2', NOW + 200_000))).toMatchObject({
+      kind: 'other-report',
+      record: { state: 'failed', reportId: 'rep-r' },
+    });
+  });
+
   it('elects exactly one creator among ten concurrent job leases', async () => {
     const key = { connectionId: 'acme', atsJobId: 'job-race', triggerId: 'ai-screen' };
     const results = await Promise.all(

@@ -250,7 +250,7 @@ export class MemoryMappingStore implements MappingStore {
       const held = { leaseOwner: lease.owner, leaseUntil: lease.now + lease.durationMs, updatedAt: lease.now };
       const attempts = { writeBackAttempts: (record.writeBackAttempts ?? 0) + 1 };
       const set = { reportId, reportCandidateId, state: 'completed', ...held, ...attempts };
-      return { kind: 'claimed', record: this.put(update(record, set)) };
+      return { kind: 'claimed', record: this.put(update(record, set, ['failureReason'])) };
     }
     if (record.reportId !== reportId) return { kind: 'other-report', record: copy(record) };
     return record.state === 'written_back'

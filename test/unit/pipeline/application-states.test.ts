@@ -20,8 +20,8 @@ describe('the application state machine', () => {
 
   it('states a move as one DynamoDB condition with its values', () => {
     expect(stateCondition('claimReport')).toEqual({
-      condition: '#state IN (:from0, :from1, :from2, :from3)',
-      values: { ':from0': 'claimed', ':from1': 'invited', ':from2': 'expired', ':from3': 'left' },
+      condition: '#state IN (:from0, :from1, :from2, :from3, :from4)',
+      values: { ':from0': 'claimed', ':from1': 'invited', ':from2': 'expired', ':from3': 'left', ':from4': 'failed' },
     });
   });
 });

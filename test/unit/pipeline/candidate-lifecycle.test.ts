@@ -853,32 +853,40 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
   });
 
   it.each([
-    ['the service e-mailed it', 'service', 'e-mailed by the interview service; its link is not available here', false],
-    ['the connector was to e-mail it', 'connector', 'not sent: the interview service refused', true],
+    ['the service e-mailed it', 'service', 0, 'e-mailed by the interview service; its link is not available here'],
+    ['the connector was to e-mail it', 'connector', 0, 'not sent: the interview service refused'],
+    // A later invitation's start may find the one before, e-mailed then: nothing says this one reached them.
+    ['a later invitation was begun', 'service', 1, 'not sent: the interview service refused'],
   ] as const)(
     'tells the recruiter what a refusal of the link found again means, once however often retried, where %s',
-    async (_case, emailedBy, said, failed) => {
+    async (_case, emailedBy, reinvitations, said) => {
       const { store, deps, ats, service, setStatusTag } = begunAtService(emailedBy);
       // A resume while the candidate is still in the stage.
       ats.confirmStageEntered.mockImplementation(confirmAsParsed);
       ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
-      if (emailedBy === 'connector') {
-        const begun = (await store.getApplication(key)) as ApplicationRecord;
-        store.seed({ applications: [{ ...begun, steps: { serviceInvite: { startedAt: NOW } } }] });
-      }
+      const begun = (await store.getApplication(key)) as ApplicationRecord;
+      const asked = emailedBy === 'service' ? { value: 'e-mailed by the service' } : {};
+      store.seed({
+        applications: [{ ...begun, reinvitations, steps: { serviceInvite: { startedAt: NOW, ...asked } } }],
+      });
       const refused = new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'candidate_id: not allowed');
       service.inviteCandidate.mockRejectedValue(refused);
       for (let i = 0; i < 3; i++) await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
       // Never invited anew: only asked for the link of the one found, without an e-mail.
-      expect(service.inviteCandidate.mock.calls.every(([asked]) => asked.disableEmailNotification)).toBe(true);
+      expect(service.inviteCandidate.mock.calls.every(([invite]) => invite.disableEmailNotification)).toBe(true);
       expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
       const notes = ats.postNote.mock.calls.map(([, note]) => String(note.body));
       expect(notes).toHaveLength(1);
       expect(notes[0]).toContain(`AI interview invitation ${said}`);
       expect(notes[0]).toContain('(invalid-request)');
       expect((await store.getApplication(key))?.state).toBe('failed');
-      if (failed) expectLastTag(setStatusTag, 'AI interview: failed');
-      else expect(setStatusTag.mock.calls.map(([, tag]) => tag)).not.toContain('AI interview: failed');
+      const tags = setStatusTag.mock.calls.map(([, tag]) => tag);
+      expect(tags.includes('AI interview: failed')).toBe(said.startsWith('not sent'));
+      // The candidate who takes the interview all the same has their report written back, the failure over.
+      expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+      const after = await store.getApplication(key);
+      expect(after).toMatchObject({ state: 'written_back', reportId: reportCreatedMessage().reportId });
+      expect(after?.failureReason).toBeUndefined();
     },
   );
 });
