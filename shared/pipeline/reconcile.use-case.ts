@@ -27,6 +27,11 @@ export interface ReconcileResult {
 }
 
 const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed', 'expired']);
+/** A failed invitation with no report takes one (application-states.ts): the service may have e-mailed it. */
+const takesReport = (a: ApplicationRecord) => OPEN_STATES.has(a.state) || (a.state === 'failed' && !a.reportId);
+/** One whose e-mail went out, its link withheld (failure-note.ts): its report is awaited as an invitation's. */
+const awaitsReport = (a: ApplicationRecord) =>
+  OPEN_STATES.has(a.state) || (takesReport(a) && a.steps.failureNoteLinkWithheld !== undefined);
 
 /**
  * The service's report webhooks are unsigned and may never arrive. For every interview of the connection, page
@@ -97,7 +102,7 @@ async function reconcileJob(run: JobRun, result: ReconcileResult): Promise<void>
     (a) => a.connectionId === result.connectionId,
   );
   const since = now - WORKER_TIMING.reconcileWindowMs;
-  const active = job.updatedAt >= since || applications.some((a) => OPEN_STATES.has(a.state) || a.updatedAt >= since);
+  const active = job.updatedAt >= since || applications.some((a) => awaitsReport(a) || a.updatedAt >= since);
   if (!active) return;
   result.interviewsChecked++;
   const reports = await readReports(run, result);
@@ -165,7 +170,7 @@ async function toEnqueue(
     application.reportId === report.report_id &&
     application.updatedAt >= run.now - WORKER_TIMING.writeBackUnderWayMs;
   const toWriteBack = application
-    ? OPEN_STATES.has(application.state) && !underWay
+    ? takesReport(application) && !underWay
     : !(await run.deps.store.isReportParked(connectionId, report.report_id)) &&
       !(await run.deps.isOrderReport?.(connectionId, report));
   if (!toWriteBack) return undefined;

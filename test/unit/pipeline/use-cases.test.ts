@@ -9,6 +9,7 @@ import {
   handleStageEntered,
 } from '../../../shared/pipeline';
 import { type ConnectionContext, type StepWrite, stepsBefore } from '../../../shared/pipeline/ports';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import { connectionDocument } from '../../helpers/connections';
 import { dependencies, fakeContext, fakeStore, MemoryQueueLedger, readyToInvite } from '../../helpers/pipeline-fakes';
 import {
@@ -744,6 +745,49 @@ describe('Use case: reconcileConnection', () => {
     ).toEqual([]);
     expect(interviews.listReports).not.toHaveBeenCalledWith(
       expect.objectContaining({ interview_id: 'int-quiet' }),
+      expect.anything(),
+    );
+  });
+
+  it('enqueues the report of an invitation whose link the service withheld, long after it failed', async () => {
+    const { reconcileConnection } = await import('../../../shared/pipeline');
+    const { context, interviews } = fakeContext();
+    const old = NOW - 30 * 86_400_000;
+    const failed = (id: string, who: string, steps: ApplicationRecord['steps']) =>
+      applicationRecord({
+        atsApplicationId: id,
+        interviewId: `int-${who}`,
+        state: 'failed',
+        candidateEmail: `${who}@example.com`,
+        steps,
+        updatedAt: old,
+      });
+    const store = new MemoryMappingStore().seed({
+      jobs: [
+        jobRecord({ atsJobId: '3301', state: 'ready', interviewId: 'int-withheld', updatedAt: old }),
+        jobRecord({ atsJobId: '3302', state: 'ready', interviewId: 'int-refused', updatedAt: old }),
+      ],
+      applications: [
+        failed('4401', 'withheld', { failureNoteLinkWithheld: { startedAt: old, doneAt: old } }),
+        // Refused before anything reached the candidate: no report is awaited, and its interview is not read.
+        failed('4402', 'refused', { failureNoteServiceRefused: { startedAt: old, doneAt: old } }),
+      ],
+    });
+    interviews.listReports.mockImplementation(async ({ interview_id }: { interview_id: string }) => [
+      reportFactory({
+        report_id: `rep-${interview_id}`,
+        interview_id,
+        candidate_email_id: `${interview_id.slice(4)}@example.com`,
+      }),
+    ]);
+    const result = await reconcileConnection('acme-greenhouse', {
+      ...dependencies(store, context),
+      ledger: new MemoryQueueLedger(),
+      now: () => NOW,
+    });
+    expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-int-withheld']);
+    expect(interviews.listReports).not.toHaveBeenCalledWith(
+      expect.objectContaining({ interview_id: 'int-refused' }),
       expect.anything(),
     );
   });
