@@ -429,7 +429,12 @@ const workerBusyMs = (stack: LocalStack) =>
   (['InviteWorker', 'WritebackWorker'] as const).reduce((ms, name) => ms + (stack.functions[name]?.busyMs ?? 0), 0);
 
 const coldStarts = (stack: LocalStack): Record<string, number> =>
-  Object.fromEntries(Object.entries(stack.functions).map(([name, f]) => [name, f.coldStarts]));
+  Object.fromEntries(
+    Object.entries(stack.functions).flatMap(([name, f]) => [
+      [name, f.coldStarts],
+      [`${name} timeouts`, f.timeouts],
+    ]),
+  );
 /** Every function's invocations begun and time spent: unchanged for a second, none began or ended in it. */
 const activity = (stack: LocalStack) =>
   Object.values(stack.functions)
@@ -437,8 +442,9 @@ const activity = (stack: LocalStack) =>
     .join(' ');
 
 /**
- * After a warm-up: its queues drained, then no invocation begun or ended for a second (the ATS's webhooks of its
- * last writes), within 15 s, so none of its work runs into the measured run's counts.
+ * After a warm-up: its queues drained and its workers idle, with no invocation begun or ended for a second (the ATS's
+ * webhooks of its last writes), so none of its work runs into the measured run's counts; said when 15 s were not
+ * enough.
  */
 const settle = async (stack: LocalStack) => {
   await stack.waitForQuiet(60_000);
@@ -446,9 +452,10 @@ const settle = async (stack: LocalStack) => {
   for (let seen = activity(stack); Date.now() < deadline; ) {
     await sleep(1000);
     const now = activity(stack);
-    if (now === seen) break;
+    if (now === seen && (await stack.isQuiet())) return;
     seen = now;
   }
+  console.log('warm-up: still busy after 15 s; the measured counts may include the end of its work');
 };
 
 /**
@@ -460,11 +467,13 @@ const describeEnvironments = (stack: LocalStack, beforeRun?: Record<string, numb
   if (!used.length) return 'every function in the bench process (--one-process)';
   const measured = (name: string, n: number) =>
     beforeRun ? `, ${n - (beforeRun[name] ?? 0)} during the measured run` : '';
+  // Timeouts are the measured run's only, where a warm-up went first.
+  const timedOut = (name: string, n: number) => n - (beforeRun?.[`${name} timeouts`] ?? 0);
   return used
     .map(
       ([name, f]) =>
         `${name} ${f.coldStarts} (init p50 ${percentile(f.initMs, 50)} ms${measured(name, f.coldStarts)}, ` +
-        `${f.timeouts} timed out)`,
+        `${timedOut(name, f.timeouts)} timed out)`,
     )
     .join(', ');
 };
