@@ -7,6 +7,9 @@ import { invitationMarker, type ApplicationRecord, type StepName } from './recor
 import { showStatus } from './status';
 import { runSteps, type Step } from './steps';
 
+/** What the recruiter reads: a title where it is not "not sent", what happened, and what they can do. */
+type FailureText = { title?: string; what: string; todo: string };
+
 /** Why an invitation could not go out, each with what the recruiter reads in the ATS and what they can do. */
 export const INVITE_FAILURES = {
   'no-email': {
@@ -30,12 +33,12 @@ export const INVITE_FAILURES = {
       'The candidate has the invitation e-mail; their report is written here once they take the interview. No ' +
       'reminder or expiry follows this invitation. To see the link, open the candidate in the AI interview service.',
   },
-} as const satisfies Record<string, { title?: string; what: string; todo: string }>;
+} as const satisfies Record<string, FailureText>;
 export type InviteFailure = keyof typeof INVITE_FAILURES;
 
 /** The note a recruiter reads: what failed (with the refusal's code where there is one) and what to do. */
 export function formatFailureNote(cause: InviteFailure, code?: string): string {
-  const failure: { title?: string; what: string; todo: string } = INVITE_FAILURES[cause];
+  const failure: FailureText = INVITE_FAILURES[cause];
   const title = failure.title ?? 'AI interview invitation not sent';
   return `${title}: ${failure.what}${code ? ` (${code})` : ''}.\n${failure.todo}`;
 }

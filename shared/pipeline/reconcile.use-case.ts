@@ -29,9 +29,9 @@ export interface ReconcileResult {
 const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed', 'expired']);
 /** A failed invitation with no report takes one (application-states.ts): the service may have e-mailed it. */
 const takesReport = (a: ApplicationRecord) => OPEN_STATES.has(a.state) || (a.state === 'failed' && !a.reportId);
-/** One whose e-mail went out, its link withheld (failure-note.ts): its report is awaited as an invitation's. */
+/** Open, or failed with its e-mail gone out and its link withheld (failure-note.ts): a report is awaited. */
 const awaitsReport = (a: ApplicationRecord) =>
-  OPEN_STATES.has(a.state) || (takesReport(a) && a.steps.failureNoteLinkWithheld !== undefined);
+  takesReport(a) && (a.state !== 'failed' || a.steps.failureNoteLinkWithheld !== undefined);
 
 /**
  * The service's report webhooks are unsigned and may never arrive. For every interview of the connection, page

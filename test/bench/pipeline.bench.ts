@@ -354,9 +354,9 @@ const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, 
             interview: { ...stack.interview.state.requests },
             throttled: view.throttled(),
             workerBusyMs: workerBusyMs(stack),
-            coldStarts: coldStarts(stack),
+            starts: startCounts(stack),
           }
-        : { ats: {}, interview: {}, throttled: 0, workerBusyMs: 0, coldStarts: {} };
+        : { ats: {}, interview: {}, throttled: 0, workerBusyMs: 0, starts: undefined };
     counters.dynamo.reset();
     counters.sqs.reset();
     const cohort = cohortOf(stack, kind, candidates, values['reports-after-all']);
@@ -409,7 +409,7 @@ const runPipeline = async (kind: DirectAtsKind, limit: number, windowS: number, 
         counts(`${NAMES[kind]}:`, since(view.requests(), before.ats)),
       ],
       perSecond: sampler ? samples.map((v, i) => v - (samples[i - 1] ?? 0)) : undefined,
-      environments: describeEnvironments(stack, warmUp > 0 ? before.coldStarts : undefined),
+      environments: describeEnvironments(stack, before.starts),
       workerBusyMs: workerBusyMs(stack) - before.workerBusyMs,
     };
   } finally {
@@ -428,12 +428,11 @@ const since = (counts: Record<string, number>, before: Record<string, number>) =
 const workerBusyMs = (stack: LocalStack) =>
   (['InviteWorker', 'WritebackWorker'] as const).reduce((ms, name) => ms + (stack.functions[name]?.busyMs ?? 0), 0);
 
-const coldStarts = (stack: LocalStack): Record<string, number> =>
+/** Each function's environments started and invocations timed out so far. */
+type StartCounts = Record<string, { coldStarts: number; timeouts: number }>;
+const startCounts = (stack: LocalStack): StartCounts =>
   Object.fromEntries(
-    Object.entries(stack.functions).flatMap(([name, f]) => [
-      [name, f.coldStarts],
-      [`${name} timeouts`, f.timeouts],
-    ]),
+    Object.entries(stack.functions).map(([name, f]) => [name, { coldStarts: f.coldStarts, timeouts: f.timeouts }]),
   );
 /** Every function's invocations begun and time spent: unchanged for a second, none began or ended in it. */
 const activity = (stack: LocalStack) =>
@@ -462,19 +461,17 @@ const settle = async (stack: LocalStack) => {
  * The cold inits of each function that ran: how many environments it started (of them, during the measured run,
  * where a warm-up went first), their median init.
  */
-const describeEnvironments = (stack: LocalStack, beforeRun?: Record<string, number>): string => {
+const describeEnvironments = (stack: LocalStack, beforeRun?: StartCounts): string => {
   const used = Object.entries(stack.functions).filter(([, f]) => f.invocations > 0);
   if (!used.length) return 'every function in the bench process (--one-process)';
-  const measured = (name: string, n: number) =>
-    beforeRun ? `, ${n - (beforeRun[name] ?? 0)} during the measured run` : '';
-  // Timeouts are the measured run's only, where a warm-up went first.
-  const timedOut = (name: string, n: number) => n - (beforeRun?.[`${name} timeouts`] ?? 0);
   return used
-    .map(
-      ([name, f]) =>
-        `${name} ${f.coldStarts} (init p50 ${percentile(f.initMs, 50)} ms${measured(name, f.coldStarts)}, ` +
-        `${timedOut(name, f.timeouts)} timed out)`,
-    )
+    .map(([name, f]) => {
+      // Timeouts are the measured run's only, where a warm-up went first.
+      const before = beforeRun?.[name] ?? { coldStarts: 0, timeouts: 0 };
+      const measured = beforeRun ? `, ${f.coldStarts - before.coldStarts} during the measured run` : '';
+      const init = `init p50 ${percentile(f.initMs, 50)} ms${measured}`;
+      return `${name} ${f.coldStarts} (${init}, ${f.timeouts - before.timeouts} timed out)`;
+    })
     .join(', ');
 };
 
