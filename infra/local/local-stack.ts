@@ -1,6 +1,6 @@
 import type { RunTotals } from '../../functions/reconciler/reconciler.handler';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -13,9 +13,11 @@ import {
   type ConnectionSecrets,
 } from '../../shared/config';
 import { PROFILES } from '../../shared/ats/profiles';
+import { fillPlaceholders } from '../../shared/config/loader';
 import { clearInterviewCache } from '../../shared/pipeline/ensure-interview.use-case';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { type AwsCall, recordAwsCalls, runAs } from './aws-calls';
+import { holdWorkDir } from './work-dir-lock';
 import { FUNCTION_CONCURRENCY, type FunctionName } from '../aws/functions';
 import { emulatorEnvironment, startEmulators, type EmulatorEndpoints, type Emulators } from './emulators';
 import { type GatewayRoute, type HttpHandler, type StaticFiles, startHttpGateway } from './http-gateway';
@@ -173,15 +175,6 @@ export interface LocalStack {
 /** A reconciler run's totals: what it enqueued, and the connections it left work for (failed, unfinished...). */
 type ReconcileResult = RunTotals;
 
-/** Fills `${NAME}` placeholders of the local connections file; an unknown name is an error, not an empty string. */
-export function renderConfig(template: string, values: Record<string, string>): string {
-  return template.replace(/\$\{([A-Z0-9_]+)\}/g, (_, name: string) => {
-    const value = values[name];
-    if (value === undefined) throw new Error(`connections file uses \${${name}}, which local mode does not provide`);
-    return value;
-  });
-}
-
 /**
  * Everything on one machine: DynamoDB Local, local SQS and SES, the sandboxes of the interview service and
  * of Greenhouse, the HTTP gateway and the SQS event sources, all feeding the same handlers Lambda runs.
@@ -200,6 +193,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       for (const cleanup of [...cleanups].reverse()) await cleanup().catch(() => undefined);
     })());
   try {
+    cleanups.push(holdWorkDir(workDir));
     const emulators = await startEmulators(ports, options.running?.emulators);
     cleanups.push(() => emulators.stop());
     const interview = await startInterviewServiceSandbox({
@@ -227,8 +221,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       KOMBO_SANDBOX_URL: kombo.url,
     };
     const readDocument = (path: string): { connections: unknown[] } => {
+      if (!existsSync(path)) throw new Error(`the connections file ${path} does not exist`);
       try {
-        return JSON.parse(renderConfig(readFileSync(path, 'utf8'), urls));
+        return JSON.parse(fillPlaceholders(readFileSync(path, 'utf8'), urls));
       } catch (error) {
         throw new Error(`${path} is not valid JSON: ${errorMessage(error)}`);
       }
@@ -447,6 +442,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           // The console: signed in with the same key on one machine (a Cognito user of the operators' group on AWS).
           console: { url: `${gateway.url}/console/`, key: adminKey },
           files: { connections: configPath, secrets: secretsPath },
+          // The local connections file's `${…}` placeholders: `ops connections put FILE` fills them in from here.
+          placeholders: urls,
           connections: connections.map((c) => ({
             id: c.id,
             ats: c.ats,

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { checkSummary, DEMO_LIFECYCLE, formatSummary, runDemo } from './demo';
 import { LOCAL_DEFAULTS, startLocalStack } from './local-stack';
@@ -8,23 +8,64 @@ import { errorMessage } from '../../shared/errors';
  * `npm start`: the whole connector on one machine, a demo run through it, then it keeps serving until Ctrl-C.
  * `npm start -- --once`: the demo only; exits 0, or non-zero naming the step that failed.
  */
-const { values } = parseArgs({
-  options: {
-    once: { type: 'boolean', default: false },
-    config: { type: 'string', default: LOCAL_DEFAULTS.configPath },
-    port: { type: 'string', default: String(LOCAL_DEFAULTS.gatewayPort) },
-    'no-demo': { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-    'per-candidate': { type: 'boolean', default: false },
-    'sparse-reports': { type: 'string', default: '0' },
-    'page-cap': { type: 'string', default: '0' },
-    // Every handler in this process, one module state for all: for a debugger, never for figures.
-    'one-process': { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm start [-- options]
+  (no option)             the local stack and the demo through it, then serving until Ctrl-C (the connector on
+                          :${LOCAL_DEFAULTS.gatewayPort}; details in .local/stack.json)
+  --once                  the demo, then exit: 0, or non-zero naming the step that failed (on free ports)
+  --no-demo               serve without the demo
+  --config FILE           another connections file (the sandboxes' \${…_SANDBOX_URL} are filled in)
+  --port N                the connector's port (default ${LOCAL_DEFAULTS.gatewayPort})
+  --verbose               the functions' INFO log lines
+  --per-candidate         every connection with per-candidate invitations
+  --sparse-reports RATE   the interview-service sandbox leaves fields out of this share of its reports
+  --page-cap N            the interview-service sandbox answers at most N items a page, whatever the limit asked
+  --one-process           every handler in one process, for a debugger's breakpoints; never for figures`;
+
+/** The command line; an unknown option or a missing value is named, with the usage, never a stack trace. */
+function parseCommandLine() {
+  try {
+    return parseArgs({ options: OPTIONS });
+  } catch (error) {
+    console.error(`npm start: ${errorMessage(error)}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const OPTIONS = {
+  once: { type: 'boolean', default: false },
+  config: { type: 'string', default: LOCAL_DEFAULTS.configPath },
+  port: { type: 'string', default: String(LOCAL_DEFAULTS.gatewayPort) },
+  'no-demo': { type: 'boolean', default: false },
+  verbose: { type: 'boolean', default: false },
+  'per-candidate': { type: 'boolean', default: false },
+  'sparse-reports': { type: 'string', default: '0' },
+  'page-cap': { type: 'string', default: '0' },
+  // Every handler in this process, one module state for all: for a debugger, never for figures.
+  'one-process': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+const { values } = parseCommandLine();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+for (const [flag, ok] of [
+  ['--port', /^\d+$/.test(values.port) && Number(values.port) < 65_536],
+  ['--sparse-reports', Number(values['sparse-reports']) >= 0 && Number(values['sparse-reports']) <= 1],
+  ['--page-cap', /^\d+$/.test(values['page-cap'])],
+] as const)
+  if (!ok) {
+    const kind = flag === '--sparse-reports' ? 'a share from 0 to 1' : 'a whole number';
+    console.error(`npm start: ${flag} ${values[flag.slice(2) as 'port']}: expected ${kind}\n${USAGE}`);
+    process.exit(2);
+  }
 
 /** `--per-candidate`: the same connections with per-candidate invitations, written beside the local state. */
 function configFor(path: string): string {
+  if (!existsSync(path)) {
+    console.error(`npm start: --config ${path}: no such file`);
+    process.exit(2);
+  }
   if (!values['per-candidate']) return path;
   const document = JSON.parse(readFileSync(path, 'utf8')) as { connections: { interviewService: object }[] };
   for (const connection of document.connections)

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { connectionSchema } from '../config/connection.schema';
 import type { StoredConnection } from '../config/connection-source';
-import { describeFirstIssue, SAFE_ID_PATTERN } from '../validation';
+import { describeFirstIssue, describeUnknownField, SAFE_ID_PATTERN, unknownFields } from '../validation';
 import { changedFields } from '../mapping/connections.import';
 import type { SecretStore } from '../config/secret-store';
 import { issuePartnerKey } from '../orders/partner-calls';
@@ -217,6 +217,10 @@ async function rotateKeys(
 function checkDocument(id: string, document: unknown, options: AdminOptions): { document: unknown } | AdminAnswer {
   const parsed = v.safeParse(connectionSchema, document);
   if (!parsed.success) return invalid(describeFirstIssue(parsed.issues, { prefix: 'connection' }));
+  // A field the schema does not know is a typo: a rule misspelt would be a rule silently gone.
+  const [unknown] = unknownFields(connectionSchema, document);
+  if (unknown)
+    return invalid({ field: `connection.${unknown.path}`, message: `connection.${describeUnknownField(unknown)}` });
   if (parsed.output.id !== id)
     return invalid({ field: 'connection.id', message: `connection.id: must be ${id}, the id in the path` });
   if (options.secretsPrefix && !parsed.output.secretRef.startsWith(options.secretsPrefix))

@@ -1,6 +1,6 @@
 export * from './connection.schema';
 export * from './errors';
-export { parseConnections, loadConnectionsFile, ConnectionRegistry } from './loader';
+export { parseConnections, loadConnectionsFile, ConnectionRegistry, fillPlaceholders } from './loader';
 export {
   CachedConnections,
   CONNECTION_CACHE,

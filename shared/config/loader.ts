@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { connectionSchema, connectionsFileSchema, type Connection } from './connection.schema';
 import { ConfigError } from './errors';
 import type { ConnectionReader, StoredConnection } from './connection-source';
-import { describeFirstIssue } from '../validation';
+import { describeFirstIssue, describeUnknownField, unknownFields } from '../validation';
 import { errorMessage } from '../errors';
 
 /**
@@ -18,8 +18,11 @@ export function parseConnections(document: unknown, source = 'connections file')
   file.output.connections.forEach((raw, index) => {
     const parsed = v.safeParse(connectionSchema, raw);
     const id = typeof (raw as { id?: unknown })?.id === 'string' ? ` (${(raw as { id: string }).id})` : '';
-    if (parsed.success) connections.push(parsed.output);
-    else
+    // A field the schema does not know is a typo a person made: a rule misspelt would be a rule silently gone.
+    const unknown = unknownFields(connectionSchema, raw).slice(0, 3);
+    for (const field of unknown) problems.push(`connections[${index}]${id}.${describeUnknownField(field)}`);
+    if (parsed.success && !unknown.length) connections.push(parsed.output);
+    else if (!parsed.success)
       for (const issue of parsed.issues.slice(0, 3))
         problems.push(`connections[${index}]${id}.${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
   });
@@ -32,6 +35,22 @@ export function parseConnections(document: unknown, source = 'connections file')
   if (shared) problems.push(`connections: Kombo integration ${shared[0]} is listed by more than one connection`);
   if (problems.length) throw new ConfigError(`${source} is invalid:\n  ${problems.join('\n  ')}`);
   return connections;
+}
+
+/**
+ * Fills the `${NAME}` placeholders of a connections file (the local file's sandbox URLs, which `npm start` writes to
+ * its stack.json); a name without a value is an error naming it, never an empty string.
+ */
+export function fillPlaceholders(template: string, values: Readonly<Record<string, string>>): string {
+  return template.replace(/\$\{([A-Z0-9_]+)\}/g, (_, name: string) => {
+    const value = values[name];
+    if (value === undefined)
+      throw new ConfigError(
+        `the connections file uses \${${name}}, which only the local stack fills in ` +
+          '(npm start --config FILE, or ops connections put FILE while it runs): put the URL itself there',
+      );
+    return value;
+  });
 }
 
 function readConnectionsDocument(path: string): unknown {

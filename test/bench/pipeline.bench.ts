@@ -28,38 +28,57 @@ import { benchKombo } from './kombo.bench';
  * burst of candidates on the rate-limited ATS runs beside a trickle on another connection, and the bench prints
  * the trickle's latencies alone and beside the burst.
  */
-const { values } = parseArgs({
-  options: {
-    ats: { type: 'string', default: 'greenhouse' },
-    candidates: { type: 'string' },
-    /** Execution environments per worker (default: the stack's). */
-    concurrency: { type: 'string', default: String(FUNCTION_CONCURRENCY.worker) },
-    /** Every function in the bench's own process, one module state for all: for debugging, never for figures. */
-    'one-process': { type: 'boolean', default: false },
-    'ats-rate-limit': { type: 'string' },
-    'ats-rate-window': { type: 'string' },
-    'skip-bundles': { type: 'boolean', default: false },
-    /** The workers' timeout in seconds (default: the stack's); the queues' visibility is 6 × it, as in the stack. */
-    'worker-timeout': { type: 'string', default: String(WORKER_TIMING.workerTimeoutSeconds) },
-    /** Prints the ATS requests answered in each second of the run: how the windows were filled. */
-    'per-second': { type: 'boolean', default: false },
-    /**
-     * Candidates through the pipeline before the measured ones, not measured (default: 40 unthrottled, none with a
-     * rate limit, whose windows they would spend).
-     */
-    'warm-up': { type: 'string' },
-    /** Every candidate is invited before any takes the interview (by default each takes it once invited). */
-    'reports-after-all': { type: 'boolean', default: false },
-    /** The connection whose trickle of candidates runs beside the burst, alone first. */
-    trickle: { type: 'string' },
-    'trickle-candidates': { type: 'string', default: '30' },
-    'trickle-every': { type: 'string', default: '1' },
-    /** Internal: the unthrottled comparison runs in a process of its own and writes its figures here. */
-    'figures-to': { type: 'string' },
-    /** N connections in the table: a cold start's read and one reconciler cycle (./connections.bench.ts). */
-    connections: { type: 'string' },
-  },
-});
+const USAGE =
+  'usage: npm run bench [-- --ats greenhouse|ashby|lever|workable|kombo --candidates N --concurrency N ' +
+  '--ats-rate-limit N --ats-rate-window S --per-second --reports-after-all --trickle KIND --warm-up N ' +
+  '--worker-timeout S --one-process --skip-bundles --connections N]';
+/** A mistake on the command line: named, with the usage, never a stack trace. */
+function refuse(message: string): never {
+  console.error(`bench: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+const OPTIONS = {
+  ats: { type: 'string', default: 'greenhouse' },
+  candidates: { type: 'string' },
+  /** Execution environments per worker (default: the stack's). */
+  concurrency: { type: 'string', default: String(FUNCTION_CONCURRENCY.worker) },
+  /** Every function in the bench's own process, one module state for all: for debugging, never for figures. */
+  'one-process': { type: 'boolean', default: false },
+  'ats-rate-limit': { type: 'string' },
+  'ats-rate-window': { type: 'string' },
+  'skip-bundles': { type: 'boolean', default: false },
+  /** The workers' timeout in seconds (default: the stack's); the queues' visibility is 6 × it, as in the stack. */
+  'worker-timeout': { type: 'string', default: String(WORKER_TIMING.workerTimeoutSeconds) },
+  /** Prints the ATS requests answered in each second of the run: how the windows were filled. */
+  'per-second': { type: 'boolean', default: false },
+  /**
+   * Candidates through the pipeline before the measured ones, not measured (default: 40 unthrottled, none with a
+   * rate limit, whose windows they would spend).
+   */
+  'warm-up': { type: 'string' },
+  /** Every candidate is invited before any takes the interview (by default each takes it once invited). */
+  'reports-after-all': { type: 'boolean', default: false },
+  /** The connection whose trickle of candidates runs beside the burst, alone first. */
+  trickle: { type: 'string' },
+  'trickle-candidates': { type: 'string', default: '30' },
+  'trickle-every': { type: 'string', default: '1' },
+  /** Internal: the unthrottled comparison runs in a process of its own and writes its figures here. */
+  'figures-to': { type: 'string' },
+  /** N connections in the table: a cold start's read and one reconciler cycle (./connections.bench.ts). */
+  connections: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+const { values } = (() => {
+  try {
+    return parseArgs({ options: OPTIONS });
+  } catch (error) {
+    return refuse(error instanceof Error ? error.message : String(error));
+  }
+})();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 // A warm-up spends a rate limit's windows, and the other modes have their own (or none).
 if (values['warm-up'] !== undefined) {
   const other = [
@@ -68,12 +87,12 @@ if (values['warm-up'] !== undefined) {
     ['--connections', values.connections],
     ['--ats kombo', values.ats === 'kombo' ? 'kombo' : undefined],
   ].find(([, value]) => value !== undefined);
-  if (other) throw new Error(`--warm-up: only for an unthrottled run, not with ${other[0]}`);
-  if (!/^\d+$/.test(values['warm-up'])) throw new Error('--warm-up: expected a whole number of candidates');
+  if (other) refuse(`--warm-up: only for an unthrottled run, not with ${other[0]}`);
+  if (!/^\d+$/.test(values['warm-up'])) refuse('--warm-up: expected a whole number of candidates');
 }
 if (values.connections !== undefined) {
   const count = Number(values.connections);
-  if (!Number.isInteger(count) || count < 1) throw new Error('--connections: expected a whole number of connections');
+  if (!Number.isInteger(count) || count < 1) refuse('--connections: expected a whole number of connections');
   await benchConnections(count);
   process.exit(0);
 }
@@ -84,12 +103,12 @@ if (values.ats === 'kombo') {
 const KINDS: DirectAtsKind[] = ['greenhouse', 'ashby', 'lever', 'workable'];
 const asKind = (value: string, flag: string): DirectAtsKind => {
   if (!KINDS.includes(value as DirectAtsKind))
-    throw new Error(`${flag}: expected one of ${KINDS.join(', ')}, got ${value}`);
+    refuse(`${flag}: expected one of ${KINDS.join(', ')}${flag === '--ats' ? ', kombo' : ''}, got ${value}`);
   return value as DirectAtsKind;
 };
 const ats = asKind(values.ats, '--ats');
 const trickleKind = values.trickle === undefined ? undefined : asKind(values.trickle, '--trickle');
-if (trickleKind === ats) throw new Error('--trickle: the trickle runs on another connection than --ats');
+if (trickleKind === ats) refuse('--trickle: the trickle runs on another connection than --ats');
 /** Each ATS's documented window, as its profile declares it (Ashby publishes none: 10 s). */
 const documentedWindowS = (kind: DirectAtsKind) => (documentedRate(kind)?.windowMs ?? 10_000) / 1000;
 const NAMES: Record<DirectAtsKind, string> = {
@@ -103,8 +122,19 @@ const limited = values['ats-rate-limit'] !== undefined;
 const rateLimit = Number(values['ats-rate-limit'] ?? UNLIMITED);
 const windowSeconds = Number(values['ats-rate-window'] ?? documentedWindowS(ats));
 const candidates = Number(values.candidates ?? (trickleKind ? 500 : 200));
-for (const [flag, value] of Object.entries({ candidates, rateLimit, windowSeconds }))
-  if (!(value > 0)) throw new Error(`${flag}: expected a positive number`);
+for (const [flag, value] of [
+  ['--candidates', values.candidates],
+  ['--ats-rate-limit', values['ats-rate-limit']],
+  ['--ats-rate-window', values['ats-rate-window']],
+  ['--concurrency', values.concurrency],
+  ['--worker-timeout', values['worker-timeout']],
+])
+  if (value !== undefined && !(Number(value) > 0)) refuse(`${flag} ${value}: expected a positive number`);
+for (const [flag, value] of [
+  ['--candidates', values.candidates],
+  ['--concurrency', values.concurrency],
+])
+  if (value !== undefined && !/^\d+$/.test(value)) refuse(`${flag} ${value}: expected a whole number`);
 const warmUp = Number(values['warm-up'] ?? (limited || trickleKind ? 0 : 40));
 const TARGETS = {
   dynamoPerCandidate: 8,

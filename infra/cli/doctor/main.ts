@@ -12,6 +12,7 @@ import { sesSenderLine } from './ses';
 import { registerWebhooks } from '../../../shared/doctor/register';
 import { fileSecretStore, secretsManagerStore } from '../../../shared/config/secret-store';
 import { errorMessage } from '../../../shared/errors';
+import { localStackDown } from '../local-stack-down';
 
 const USAGE = `usage: npm run doctor -- [--connection ID]
          [--stack .local/stack.json | --aws --outputs FILE] [--connections FILE]
@@ -21,21 +22,30 @@ const USAGE = `usage: npm run doctor -- [--connection ID]
   --jobs N                       open jobs a trigger for "all" jobs is checked against (default 500)
 Exit code 0 only when every check passes; 2 for a usage error.`;
 
-const { values } = parseArgs({
-  options: {
-    connection: { type: 'string' },
-    stack: { type: 'string', default: '.local/stack.json' },
-    aws: { type: 'boolean', default: false },
-    outputs: { type: 'string' },
-    'stack-name': { type: 'string', default: 'AtsInterviewConnector' },
-    connections: { type: 'string' },
-    'register-webhooks': { type: 'boolean', default: false },
-    'dry-run': { type: 'boolean', default: false },
-    application: { type: 'string' },
-    jobs: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-});
+/** The command line; an unknown option or a missing value is named, with the usage, never a stack trace. */
+function parseCommandLine() {
+  try {
+    return parseArgs({ options: OPTIONS });
+  } catch (error) {
+    console.error(`doctor: ${errorMessage(error)}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const OPTIONS = {
+  connection: { type: 'string' },
+  stack: { type: 'string', default: '.local/stack.json' },
+  aws: { type: 'boolean', default: false },
+  outputs: { type: 'string' },
+  'stack-name': { type: 'string', default: 'AtsInterviewConnector' },
+  connections: { type: 'string' },
+  'register-webhooks': { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
+  application: { type: 'string' },
+  jobs: { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+const { values } = parseCommandLine();
 
 function usage(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -102,6 +112,9 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
+  // The command line's own mistakes first: said before any stack is asked.
+  if (values['dry-run'] && !values.application) usage('--dry-run needs --application APP');
+  if (values['dry-run'] && !values.connection) usage('--dry-run needs --connection ID');
   const target = values.aws ? await awsTarget() : await localTarget();
   if (values.jobs !== undefined) {
     const jobs = Number(values.jobs);
@@ -140,6 +153,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`doctor: ${errorMessage(error)}`);
+  console.error(`doctor: ${(!values.aws && localStackDown(error, values.stack)) || errorMessage(error)}`);
   process.exitCode = 1;
 });

@@ -2,10 +2,13 @@ import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { type Connection, parseConnections } from '../../../shared/config';
+import { type Connection, fillPlaceholders, parseConnections } from '../../../shared/config';
 
 /** Where the admin API is and how a request is authorized: the local key, or SigV4 with the operator's AWS role. */
-export type AdminTarget = { url: string; key: string } | { url: string; region: string };
+export type AdminTarget = ({ url: string; key: string } | { url: string; region: string }) & {
+  /** The local stack's `${…}` values for a connections file's placeholders (none on AWS). */
+  placeholders?: Record<string, string>;
+};
 
 /** An admin API answer's body: the fields these commands read. */
 interface AnswerBody {
@@ -103,8 +106,10 @@ const describe = (answer: Answer) =>
   (answer.body.field ? ` (field ${answer.body.field})` : '');
 
 /** The connections of a file, each validated as `cdk deploy` validates it, with the file's own placeholders. */
-function documentsOf(file: string): { id: string }[] {
-  const document = JSON.parse(readFileSync(file, 'utf8')) as { connections?: { id: string }[] };
+function documentsOf(file: string, placeholders: Readonly<Record<string, string>>): { id: string }[] {
+  const document = JSON.parse(fillPlaceholders(readFileSync(file, 'utf8'), placeholders)) as {
+    connections?: { id: string }[];
+  };
   parseConnections(document, file);
   return document.connections ?? [];
 }
@@ -114,6 +119,8 @@ function documentsOf(file: string): { id: string }[] {
  * each through the admin API, so every change is validated, versioned and audited as the API's own. Answers the
  * lines to print and the exit code.
  */
+const SUBCOMMANDS = ['list', 'get', 'put', 'import', 'export', 'disable', 'enable', 'rotate-keys', 'audit'];
+
 export async function connectionsCommand(
   target: AdminTarget,
   args: { sub: string | undefined; arg: string | undefined; prune?: boolean },
@@ -144,8 +151,11 @@ export async function connectionsCommand(
     }
     return { lines: [JSON.stringify({ connections }, null, 2)], code: 0 };
   }
-  if ((sub === 'put' || sub === 'import') && arg) return putAll(target, documentsOf(arg), sub, args.prune ?? false);
-  if (!arg) return { lines: [`connections ${sub ?? ''}: needs an argument (see npm run ops)`], code: 2 };
+  if (!sub || !SUBCOMMANDS.includes(sub))
+    return { lines: [`connections ${sub ?? ''}`.trim() + `: unknown (${SUBCOMMANDS.join(', ')})`], code: 2 };
+  if (!arg) return { lines: [`connections ${sub}: needs an argument (see npm run ops)`], code: 2 };
+  if (sub === 'put' || sub === 'import')
+    return putAll(target, documentsOf(arg, target.placeholders ?? {}), sub, args.prune ?? false);
   if (sub === 'get') {
     const answer = await adminCall(target, 'GET', `/${encode(arg)}`);
     return answer.status === 200 ? { lines: [JSON.stringify(answer.body, null, 2)], code: 0 } : failed(answer);
@@ -177,10 +187,7 @@ export async function connectionsCommand(
       code: 0,
     };
   }
-  return {
-    lines: [`connections ${sub ?? ''}: unknown (list, get, put, import, export, disable, enable, audit)`],
-    code: 2,
-  };
+  return { lines: [`connections ${sub}: unknown (${SUBCOMMANDS.join(', ')})`], code: 2 };
 }
 
 /**

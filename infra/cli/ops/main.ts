@@ -21,6 +21,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { fileSecretStore, secretsManagerStore } from '../../../shared/config/secret-store';
 import { komboPackages } from './kombo';
 import { requestOnInvitation, type InvitationRequest } from './invitations';
+import { localStackDown } from '../local-stack-down';
 
 /**
  * `npm run ops -- <command>`: the operator's tools. Locally they read `.local/stack.json` (written by
@@ -51,25 +52,38 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
                                               each Kombo integration's packages against the configured tests;
                                               --publish makes them so, --remove deletes those no longer configured`;
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    aws: { type: 'boolean', default: false },
-    stack: { type: 'string', default: '.local/stack.json' },
-    outputs: { type: 'string' },
-    'stack-name': { type: 'string', default: 'AtsInterviewConnector' },
-    queue: { type: 'string' },
-    connection: { type: 'string' },
-    application: { type: 'string' },
-    report: { type: 'string' },
-    candidate: { type: 'string' },
-    connections: { type: 'string' },
-    days: { type: 'string' },
-    publish: { type: 'boolean', default: false },
-    remove: { type: 'boolean', default: false },
-    prune: { type: 'boolean', default: false },
-  },
-});
+const OPTIONS = {
+  aws: { type: 'boolean', default: false },
+  stack: { type: 'string', default: '.local/stack.json' },
+  outputs: { type: 'string' },
+  'stack-name': { type: 'string', default: 'AtsInterviewConnector' },
+  queue: { type: 'string' },
+  connection: { type: 'string' },
+  application: { type: 'string' },
+  report: { type: 'string' },
+  candidate: { type: 'string' },
+  connections: { type: 'string' },
+  days: { type: 'string' },
+  publish: { type: 'boolean', default: false },
+  remove: { type: 'boolean', default: false },
+  prune: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+/** The command line; an unknown option or a missing value is named, with the usage, never a stack trace. */
+function parseCommandLine() {
+  try {
+    return parseArgs({ allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    console.error(`ops: ${errorMessage(error)}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const { values, positionals } = parseCommandLine();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 function fail(message: string): never {
   console.error(message);
@@ -197,8 +211,12 @@ function adminTarget(): AdminTarget {
     return { url: `${apiUrl.replace(/\/$/, '')}/admin/connections`, region };
   }
   if (!existsSync(values.stack)) fail(`${values.stack} not found: start the connector with npm start, or pass --aws`);
-  const admin = JSON.parse(readFileSync(values.stack, 'utf8')).admin as AdminTarget | undefined;
-  return admin ?? fail(`${values.stack} names no admin API: start the connector again with npm start`);
+  const stack = JSON.parse(readFileSync(values.stack, 'utf8')) as {
+    admin?: AdminTarget;
+    placeholders?: Record<string, string>;
+  };
+  if (!stack.admin) fail(`${values.stack} names no admin API: start the connector again with npm start`);
+  return { ...stack.admin, placeholders: stack.placeholders };
 }
 
 async function main(): Promise<void> {
@@ -206,7 +224,8 @@ async function main(): Promise<void> {
   if (command === 'urls') return printUrls();
   if (command === 'connections') {
     const { lines, code } = await connectionsCommand(adminTarget(), { sub, arg: positionals[2], prune: values.prune });
-    for (const line of lines) console.log(line);
+    // What went wrong to stderr, so a script reading the output (an export) gets only the answer.
+    for (const line of lines) (code ? console.error : console.log)(line);
     process.exitCode = code;
     return;
   }
@@ -350,14 +369,15 @@ async function main(): Promise<void> {
     );
     return;
   }
-  fail(USAGE);
+  fail(command ? `ops: unknown command ${[command, sub].filter(Boolean).join(' ')}\n${USAGE}` : USAGE);
 }
 
-// The SDK clients keep sockets open; an operator's command ends when its work does.
+// The SDK clients keep sockets open; an operator's command ends when its work does, with the code it set (a
+// refused change, a difference found), 0 otherwise.
 await main().then(
-  () => process.exit(0),
+  () => process.exit(Number(process.exitCode ?? 0)),
   (error: unknown) => {
-    console.error(`ops: ${errorMessage(error)}`);
+    console.error(`ops: ${(!values.aws && localStackDown(error, values.stack)) || errorMessage(error)}`);
     process.exit(1);
   },
 );

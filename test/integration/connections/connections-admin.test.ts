@@ -207,4 +207,25 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     const listed = await runOps(stack, 'connections', 'list');
     expect(listed.out).toMatch(new RegExp(`${ID} \\(greenhouse\\): enabled, version \\d+`));
   });
+
+  it('exits non-zero when a connections command is refused or mistyped, naming why', async () => {
+    const missing = await runOps(stack, 'connections', 'get', 'no-such-connection');
+    expect([missing.status, missing.out]).toEqual([1, expect.stringContaining('no-such-connection')]);
+    const mistyped = await runOps(stack, 'connections', 'frob', ID);
+    expect([mistyped.status, mistyped.out]).toEqual([2, expect.stringContaining('connections frob: unknown (list,')]);
+    const bare = await runOps(stack, 'connections', 'disable');
+    expect([bare.status, bare.out]).toEqual([2, expect.stringContaining('connections disable: needs an argument')]);
+    const command = await runOps(stack, 'frob');
+    expect([command.status, command.out]).toEqual([2, expect.stringContaining('ops: unknown command frob')]);
+    // The local file's `${…_SANDBOX_URL}` placeholders are filled in from the running stack: each connection taken.
+    const local = await runOps(stack, 'connections', 'import', 'config/connections.local.json');
+    expect(local.status).toBe(0);
+    expect(local.out.trim().split('\n')).toEqual(
+      ['greenhouse', 'ashby', 'lever', 'workable'].map((kind) =>
+        expect.stringMatching(new RegExp(`^demo-${kind}: (unchanged|replaced) \\(version \\d+\\)$`)),
+      ),
+    );
+    const option = await runOps(stack, 'status', '--frob');
+    expect([option.status, option.out]).toEqual([2, expect.stringContaining("Unknown option '--frob'")]);
+  });
 });

@@ -38,6 +38,15 @@ describe('Use case: the admin API on connections', () => {
     expect(otherId.body).toMatchObject({ field: 'connection.id' });
     const outside = await ask(store, 'PUT', ['acme-greenhouse'], { connection: { ...document(), secretRef: 'x/y' } });
     expect(outside.body).toMatchObject({ field: 'connection.secretRef' });
+    const { writeBack, ...rest } = document();
+    const typo = await ask(store, 'PUT', ['acme-greenhouse'], { connection: { ...rest, writeback: writeBack } });
+    expect([typo.status, typo.body]).toEqual([
+      400,
+      expect.objectContaining({
+        field: 'connection.writeback',
+        error: 'connection.writeback: unknown field (did you mean writeBack?)',
+      }),
+    ]);
     expect(
       (await ask(store, 'PUT', ['acme-greenhouse'], { connection: document(), version: 'one' })).body,
     ).toMatchObject({

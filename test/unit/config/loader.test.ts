@@ -91,6 +91,21 @@ describe('Function: parseConnections', () => {
     );
   });
 
+  it('refuses a field it does not know, naming it and the field meant: a misspelt rule is not dropped', () => {
+    const [connection] = connectionDocument().connections as Record<string, unknown>[];
+    const { writeBack, ...rest } = connection as { writeBack: unknown };
+    const triggers = (connection!.triggers as Record<string, unknown>[]).map((t) => ({ ...t, stagee: 'x' }));
+    const typo = { connections: [{ ...rest, writeback: writeBack, triggers }] };
+    expect(() => parseConnections(typo)).toThrow(
+      'connections[0] (acme-greenhouse).writeback: unknown field (did you mean writeBack?)',
+    );
+    expect(() => parseConnections(typo)).toThrow(
+      '(acme-greenhouse).triggers.0.stagee: unknown field (did you mean stage?)',
+    );
+    // What the schema knows, nested and optional, passes: the shipped files are checked below.
+    expect(parseConnections(connectionDocument())).toHaveLength(1);
+  });
+
   it('refuses a Kombo integration listed by two connections (each would take its orders)', () => {
     const kombo = (id: string) =>
       connectionDocument({
