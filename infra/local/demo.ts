@@ -377,7 +377,8 @@ export async function runDemo(
   log: (line: string) => void = console.log,
   timeoutMs = 90_000,
 ): Promise<DemoSummary> {
-  const atsNames = stack.connections.map((c) => c.ats).join(', ');
+  // The four ATSs' own connections; the customers through Kombo have lines of their own (demo-kombo.ts).
+  const atsNames = [...new Set(stack.connections.map((c) => c.ats).filter((kind) => kind !== 'kombo'))].join(', ');
   log(`Moving ${DEMO_CANDIDATES.length} candidates to "AI Interview" in ${atsNames}…`);
   const schedule = reconcileSchedule(stack);
   let runs: AtsDemoRun[];

@@ -78,7 +78,7 @@ function configFor(path: string): string {
 const started = Date.now();
 console.log(
   'Starting DynamoDB Local, local SQS, local SES, the interview-service sandbox ' +
-    'and the Greenhouse, Ashby, Lever and Workable sandboxes…',
+    'and the Greenhouse, Ashby, Lever, Workable and Kombo sandboxes…',
 );
 const stack = await startLocalStack({
   configPath: configFor(values.config),

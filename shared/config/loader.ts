@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { connectionSchema, connectionsFileSchema, type Connection } from './connection.schema';
 import { ConfigError } from './errors';
 import type { ConnectionReader, StoredConnection } from './connection-source';
-import { describeFirstIssue, describeUnknownField, unknownFields } from '../validation';
+import { describeFirstIssue, describeUnknownField, issueMessage, unknownFields } from '../validation';
 import { errorMessage } from '../errors';
 
 /**
@@ -24,7 +24,7 @@ export function parseConnections(document: unknown, source = 'connections file')
     if (parsed.success && !unknown.length) connections.push(parsed.output);
     else if (!parsed.success)
       for (const issue of parsed.issues.slice(0, 3))
-        problems.push(`connections[${index}]${id}.${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`);
+        problems.push(`connections[${index}]${id}.${v.getDotPath(issue) ?? '(root)'}: ${issueMessage(issue)}`);
   });
   const ids = connections.map((c) => c.id);
   const duplicate = ids.find((id, i) => ids.indexOf(id) !== i);

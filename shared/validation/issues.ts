@@ -20,5 +20,15 @@ export function describeFirstIssue(
   const first = issues[0];
   const path = first ? v.getDotPath(first) : null;
   const field = [options.prefix, path].filter(Boolean).join('.') || options.prefix || fallbackField;
-  return { field, message: `${field}: ${first?.message ?? 'invalid value'}` };
+  return { field, message: `${field}: ${first ? issueMessage(first) : 'invalid value'}` };
+}
+
+/**
+ * Valibot's message, with a missing field said plainly: `is required` for its `Invalid key: Expected "stage" but
+ * received undefined`. Never the value (see describeFirstIssue).
+ */
+export function issueMessage(issue: v.BaseIssue<unknown>): string {
+  return issue.kind === 'schema' && issue.type === 'object' && issue.input === undefined && issue.path?.length
+    ? 'is required'
+    : issue.message;
 }

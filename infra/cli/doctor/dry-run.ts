@@ -31,6 +31,14 @@ export async function dryRun(
       `${application.jobName ? ` (${application.jobName})` : ''}, stage ${stage}, ` +
       `candidate ${application.atsCandidateId} ${application.hasEmail ? 'has' : 'has no'} e-mail address`,
   ];
+  // The pipeline reads where the candidate stands before it contacts them: one who left is not invited.
+  const standing = await patiently(() => ats.readStanding(refOf(application)), sleep);
+  if (!standing.active) {
+    const why = standing.reason ? `: ${standing.reason}` : '';
+    out.push(`the candidate has left the process (${standing.exit}${why}): a stage change would invite no one`);
+    out.push('nothing was written: this was a dry run');
+    return out;
+  }
   const event = { atsJobId: application.atsJobId, stage: application.stage };
   const matched = matchTriggers(connection, event);
   for (const trigger of connection.triggers) {
@@ -76,6 +84,12 @@ export async function dryRun(
   out.push('nothing was written: this was a dry run');
   return out;
 }
+
+const refOf = (application: { atsApplicationId: string; atsCandidateId: string; atsJobId: string }) => ({
+  atsApplicationId: application.atsApplicationId,
+  atsCandidateId: application.atsCandidateId,
+  atsJobId: application.atsJobId,
+});
 
 function whyNot(
   trigger: Trigger,

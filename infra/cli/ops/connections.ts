@@ -152,7 +152,10 @@ export async function connectionsCommand(
     return { lines: [JSON.stringify({ connections }, null, 2)], code: 0 };
   }
   if (!sub || !SUBCOMMANDS.includes(sub))
-    return { lines: [`connections ${sub ?? ''}`.trim() + `: unknown (${SUBCOMMANDS.join(', ')})`], code: 2 };
+    return {
+      lines: [`${['connections', sub].filter(Boolean).join(' ')}: unknown (${SUBCOMMANDS.join(', ')})`],
+      code: 2,
+    };
   if (!arg) return { lines: [`connections ${sub}: needs an argument (see npm run ops)`], code: 2 };
   if (sub === 'put' || sub === 'import')
     return putAll(target, documentsOf(arg, target.placeholders ?? {}), sub, args.prune ?? false);

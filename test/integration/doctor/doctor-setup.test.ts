@@ -46,6 +46,18 @@ describe('npm run doctor -- --dry-run', () => {
     expect(run.output).toMatch(/AI match score 90: a note; Advanced automatically/);
     expect(run.output).not.toMatch(/ivo\.raft|ola\.berg/);
 
+    // A candidate rejected while in the stage: the pipeline would not contact them, and the dry run says so.
+    const left = greenhouse.addCandidate({ firstName: 'Uma', lastName: 'Left', email: 'uma.left@example.com' });
+    greenhouse.setWebhooksEnabled(false);
+    await greenhouse.moveCandidate({ applicationId: left.id, stageName: 'AI Interview' });
+    await greenhouse.changeLifecycle({ applicationId: left.id, action: 'reject' });
+    greenhouse.setWebhooksEnabled(true);
+    const gone = await runDoctor([...args, left.id]);
+    expect(gone.output).toMatch(
+      /the candidate has left the process \(rejected[^)]*\): a stage change would invite no one/,
+    );
+    expect(gone.output).not.toContain('trigger ai-screen');
+
     expect(writes(greenhouse.requests())).toEqual(writes(atsBefore));
     expect(writes(held.stack.interview.state.requests)).toEqual(writes(serviceBefore));
     expect(greenhouse.notesOf(ready.id)).toEqual([]);

@@ -104,6 +104,11 @@ describe('Function: parseConnections', () => {
     );
     // What the schema knows, nested and optional, passes: the shipped files are checked below.
     expect(parseConnections(connectionDocument())).toHaveLength(1);
+    // A field left out is said so, not as valibot's "Invalid key".
+    const { stage: _stage, ...stageless } = (connection!.triggers as Record<string, unknown>[])[0]!;
+    expect(() => parseConnections(connectionDocument({ triggers: [stageless] }))).toThrow(
+      'connections[0] (acme-greenhouse).triggers.0.stage: is required',
+    );
   });
 
   it('refuses a Kombo integration listed by two connections (each would take its orders)', () => {
