@@ -11,7 +11,7 @@ import {
   Tracing,
 } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
@@ -40,6 +40,8 @@ export function bundlingOptions() {
     mainFields: [...BUNDLE_SETTINGS.mainFields],
     externalModules: LAMBDA_RUNTIME_MODULES,
     banner: ESM_REQUIRE_BANNER,
+    // esbuild's warnings and errors only: each bundle's file list would fill `cdk synth --quiet` with 40 lines.
+    logLevel: LogLevel.WARNING,
   };
 }
 

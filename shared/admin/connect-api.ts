@@ -84,9 +84,35 @@ export async function handleConnectRequest(
   return notFound();
 }
 
+/** The ATSs whose webhooks the connector registers through their API (the connect page's Register button). */
+const REGISTERED_BY_API: ReadonlySet<Connection['ats']> = new Set(['ashby', 'lever', 'workable']);
+
+/**
+ * How the customer's ATS reaches the connector: registered through its API, typed into Greenhouse by hand, or, for an
+ * ATS behind Kombo, through the operator's Kombo account (its webhook made once in Kombo's dashboard).
+ */
+function webhookSteps(connection: Connection, url: string) {
+  if (REGISTERED_BY_API.has(connection.ats))
+    return {
+      registration: 'api' as const,
+      steps: [`The connector registers its webhooks in ${connection.ats} through its API when you press Register.`],
+    };
+  if (connection.ats === 'kombo')
+    return {
+      registration: 'none' as const,
+      steps: [
+        "Your ATS reaches the connector through Kombo: its changes come through the connector's Kombo account, so " +
+          'there is nothing to register here.',
+      ],
+    };
+  return {
+    registration: 'by-hand' as const,
+    steps: GREENHOUSE_WEBHOOK_STEPS.map((s) => s.replace('{url}', url).replace(' of secret {secret}', ' shown here')),
+  };
+}
+
 function summary(connection: Connection, expiresAt: number, deps: ConnectDependencies): AdminAnswer {
   const url = webhookUrls(deps.apiUrl, connection.id).ats;
-  const byApi = connection.ats !== 'greenhouse';
   return {
     status: 200,
     body: {
@@ -100,13 +126,7 @@ function summary(connection: Connection, expiresAt: number, deps: ConnectDepende
         interview: t.interview.namePattern ?? t.id,
         questions: t.interview.questions.length,
       })),
-      webhook: {
-        url,
-        registration: byApi ? 'api' : 'by-hand',
-        steps: byApi
-          ? [`The connector registers its webhooks in ${connection.ats} through its API when you press Register.`]
-          : GREENHOUSE_WEBHOOK_STEPS.map((s) => s.replace('{url}', url).replace(' of secret {secret}', ' shown here')),
-      },
+      webhook: { url, ...webhookSteps(connection, url) },
     },
   };
 }
@@ -129,8 +149,9 @@ async function credentials(connection: Connection, body: unknown, deps: ConnectD
   const next: Record<string, unknown> = { ...current };
   for (const field of [...CREDENTIAL_FIELDS[connection.ats], 'atsWebhookSecret'])
     if (given[field]) next[field] = given[field];
-  // Ashby and Workable sign with a secret the connector chooses when it registers the webhooks.
-  if (connection.ats !== 'greenhouse' && typeof next.atsWebhookSecret !== 'string')
+  // The ATSs registered through their API sign with a secret the connector chooses when it registers the webhooks;
+  // Kombo signs with its account's secret, which the operator put in the secret: never replaced by a random one.
+  if (REGISTERED_BY_API.has(connection.ats) && typeof next.atsWebhookSecret !== 'string')
     next.atsWebhookSecret = randomBytes(32).toString('hex');
   await secrets.write(connection.secretRef, next);
   try {

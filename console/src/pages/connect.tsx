@@ -8,7 +8,7 @@ interface Summary {
   expiresAt: number;
   credentials: string[];
   triggers: { id: string; stage: { name?: string }; interview: string; questions: number }[];
-  webhook: { url: string; registration: 'api' | 'by-hand'; steps: string[] };
+  webhook: { url: string; registration: 'api' | 'by-hand' | 'none'; steps: string[] };
 }
 interface Stages {
   jobs: { id: string; name: string }[];

@@ -162,6 +162,30 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
     });
   });
 
+  describe('an ATS behind Kombo', () => {
+    const komboFields = {
+      id: 'acme-personio',
+      ats: 'kombo',
+      atsBaseUrl: 'https://api.kombo.dev/v1',
+      atsIntegrationId: 'personio:acme-unified',
+      secretRef: 'connector/acme-personio',
+    };
+
+    it("offers nothing to register, and never replaces the Kombo account's signing secret", async () => {
+      const secret = { atsApiKey: 'kombo-key-4242', atsWebhookSecret: 'kombo-account-secret' };
+      const world = await connectWorld({ connection: komboFields });
+      const answer = await world.call('GET', []);
+      expect(answer.body).toMatchObject({ ats: 'kombo', credentials: [], webhook: { registration: 'none' } });
+      expect((answer.body.webhook as { steps: string[] }).steps.join(' ')).toContain('through Kombo');
+      // Without the account's secret yet (the operator puts it there), none is made up either.
+      await world.call('POST', ['credentials'], {});
+      expect(world.secret().atsWebhookSecret).toBeUndefined();
+      world.secrets.values.set('connector/acme-personio', { ...world.secret(), ...secret });
+      await world.call('POST', ['credentials'], {});
+      expect(world.secret()).toMatchObject(secret);
+    });
+  });
+
   describe('the credentials', () => {
     it.each([
       ['ashby', {}, 'atsApiKey'],
