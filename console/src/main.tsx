@@ -34,7 +34,8 @@ function App(props: { config: Config }) {
     setSignedIn(false);
   };
   // A customer's connect link needs no sign-in: its token is its credential, and it reaches one connection.
-  if (parts[0] === 'connect' && parts[1]) return <ConnectPage token={parts[1]} />;
+  // Keyed by the link: another link opened in the same tab starts from nothing of the one before.
+  if (parts[0] === 'connect' && parts[1]) return <ConnectPage key={parts[1]} token={parts[1]} />;
   if (!signedIn) return <SignIn config={props.config} onSignedIn={() => setSignedIn(true)} />;
   return (
     <>

@@ -64,18 +64,14 @@ export async function handleConnectRequest(
   const [what, ...rest] = request.path;
   if (rest.length) return notFound();
   try {
-    if (what === undefined && request.method === 'GET') return summary(connection, link.validUntil, deps);
+    if (what === undefined && request.method === 'GET') return await summary(connection, link.validUntil, deps);
     if (what === 'credentials' && request.method === 'POST') return await credentials(connection, request.body, deps);
     if (what === 'stages' && request.method === 'GET') return await stages(connection.id, request.query.job, deps);
     if (what === 'trigger' && request.method === 'POST') return await trigger(served, request.body, principal, deps);
     if (what === 'webhooks' && request.method === 'POST')
       return { status: 200, body: { lines: await deps.registerWebhooks(connection) } };
     if (what === 'doctor' && request.method === 'POST') return await runDoctor(connection.id, principal, deps);
-    if (what === 'finish' && request.method === 'POST') {
-      if (!(await deps.activity.useLink(hash, now)))
-        return { status: 404, body: { error: 'this link has expired or was used' } };
-      return { status: 200, body: { connectionId: connection.id, finished: true } };
-    }
+    if (what === 'finish' && request.method === 'POST') return await finish(connection, hash, now, deps);
   } catch (error) {
     // A connection changed since it was read is the caller's to read again: the handler answers it 409, as the console.
     if (error instanceof VersionConflictError) throw error;
@@ -107,12 +103,18 @@ function webhookSteps(connection: Connection, url: string) {
     };
   return {
     registration: 'by-hand' as const,
-    steps: GREENHOUSE_WEBHOOK_STEPS.map((s) => s.replace('{url}', url).replace(' of secret {secret}', ' shown here')),
+    steps: GREENHOUSE_WEBHOOK_STEPS.map((s) =>
+      s.replace('{url}', url).replace('{secret}', 'the secret key shown here'),
+    ),
   };
 }
 
-function summary(connection: Connection, expiresAt: number, deps: ConnectDependencies): AdminAnswer {
+async function summary(connection: Connection, expiresAt: number, deps: ConnectDependencies): Promise<AdminAnswer> {
   const url = webhookUrls(deps.apiUrl, connection.id).ats;
+  // Greenhouse's key was made in the customer's browser and saved: a page opened again says so (never shows it).
+  const secret = connection.ats === 'greenhouse' ? await deps.admin.secrets?.read(connection.secretRef) : undefined;
+  const webhookSecretSaved =
+    typeof (secret as { atsWebhookSecret?: unknown } | undefined)?.atsWebhookSecret === 'string';
   return {
     status: 200,
     body: {
@@ -126,9 +128,33 @@ function summary(connection: Connection, expiresAt: number, deps: ConnectDepende
         interview: t.interview.namePattern ?? t.id,
         questions: t.interview.questions.length,
       })),
-      webhook: { url, ...webhookSteps(connection, url) },
+      webhook: { url, ...webhookSteps(connection, url), ...(webhookSecretSaved ? { secretSaved: true } : {}) },
     },
   };
+}
+
+/**
+ * Finishing spends the link, once the ATS answers with the credentials the secret holds: a customer who finishes
+ * with none saved, or with ones the ATS refuses, keeps the link to fix them (409), and the operator is not told of a
+ * connection that cannot work.
+ */
+async function finish(connection: Connection, hash: string, now: number, deps: ConnectDependencies) {
+  try {
+    await deps.probe(connection);
+  } catch (error) {
+    const why = `${connection.ats}: ${errorMessage(error)}`;
+    return {
+      status: 409,
+      body: {
+        error:
+          `Your ATS does not answer with the credentials saved yet (${why}): ` +
+          'save ones that work in step 1, then finish',
+      },
+    };
+  }
+  if (!(await deps.activity.useLink(hash, now)))
+    return { status: 404, body: { error: 'this link has expired or was used' } };
+  return { status: 200, body: { connectionId: connection.id, finished: true } };
 }
 
 /** The customer's ATS credentials, written into the connection's secret and tried once; never answered back. */

@@ -34,11 +34,12 @@ export const webhookUrls = (apiUrl: string, connectionId: string) => ({
 });
 
 /** The Greenhouse events the connector needs, as Dev Center names them. */
+/** Greenhouse's Dev Center steps, one whole sentence each: `{url}` the webhook URL, `{secret}` where the key is. */
 export const GREENHOUSE_WEBHOOK_STEPS = [
-  'Greenhouse has no API for webhooks: in Greenhouse, Configure → Dev Center → Web Hooks → Web Hooks, create one',
-  'per event: "Candidate or Prospect Stage Change", "Candidate/Prospect Rejected", "Candidate/Prospect Unrejected",',
-  '"Candidate Hired", "Candidate Unhired", "Delete Candidate", "Merge Candidate" and "Candidate Anonymized", each',
-  'with Endpoint URL {url} and Secret key the atsWebhookSecret of secret {secret}.',
+  'Greenhouse has no API for webhooks: in Greenhouse, open Configure → Dev Center → Web Hooks → Web Hooks.',
+  'Create one webhook per event: "Candidate or Prospect Stage Change", "Candidate/Prospect Rejected", ' +
+    '"Candidate/Prospect Unrejected", "Candidate Hired", "Candidate Unhired", "Delete Candidate", "Merge Candidate" ' +
+    'and "Candidate Anonymized", each with Endpoint URL {url} and Secret key {secret}.',
   'A webhook whose first ping fails is created disabled: check each is enabled in that list.',
 ];
 
@@ -286,7 +287,9 @@ async function atsWebhookLines(
     return [
       info(
         `${connection.ats} webhooks cannot be checked through its API`,
-        GREENHOUSE_WEBHOOK_STEPS.join('\n').replace('{url}', url).replace('{secret}', connection.secretRef),
+        GREENHOUSE_WEBHOOK_STEPS.join('\n')
+          .replace('{url}', url)
+          .replace('{secret}', `the atsWebhookSecret of secret ${connection.secretRef}`),
       ),
     ];
   let registered: Awaited<ReturnType<typeof listWebhooks>>;

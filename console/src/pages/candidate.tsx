@@ -44,8 +44,9 @@ const STEP_LABELS: [RegExp, string][] = [
 ];
 const labelOf = (name: string) => STEP_LABELS.find(([m]) => m.test(name))?.[1] ?? name;
 
-/** The answer a step got, in words. */
-function answerOf(step: Step): string {
+/** The answer a step got, in words. The status is claimed, never "answered": its value is what the ATS shows. */
+function answerOf(name: string, step: Step): string {
+  if (name === 'status') return step.value ?? '';
   if (step.outcome === 'refused') return `refused: ${step.value ?? ''}`;
   if (step.outcome === 'uncertain') return `no answer came: not done again${step.value ? ` (${step.value})` : ''}`;
   if (step.doneAt) return step.value ? `done: ${step.value}` : 'done';
@@ -79,7 +80,7 @@ export function CandidatePage(props: { connectionId: string; applicationId: stri
       rows.push({
         at: step.doneAt ?? step.startedAt ?? a.updatedAt,
         what: labelOf(name),
-        answer: answerOf(step),
+        answer: answerOf(name, step),
         kind: 'step',
       });
     if (a.exit) rows.push({ at: a.exit.at, what: `left the process: ${a.exit.kind}`, answer: '', kind: 'exit' });
@@ -96,6 +97,12 @@ export function CandidatePage(props: { connectionId: string; applicationId: stri
           <dd>{a.triggerId}</dd>
           <dt>State</dt>
           <dd class={`state ${a.state}`}>{a.state}</dd>
+          {a.steps?.status?.value && (
+            <>
+              <dt>Status in the ATS</dt>
+              <dd>{a.steps.status.value}</dd>
+            </>
+          )}
           <dt>Job</dt>
           <dd>{a.atsJobId}</dd>
           <dt>E-mail</dt>

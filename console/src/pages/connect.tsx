@@ -8,7 +8,7 @@ interface Summary {
   expiresAt: number;
   credentials: string[];
   triggers: { id: string; stage: { name?: string }; interview: string; questions: number }[];
-  webhook: { url: string; registration: 'api' | 'by-hand' | 'none'; steps: string[] };
+  webhook: { url: string; registration: 'api' | 'by-hand' | 'none'; steps: string[]; secretSaved?: boolean };
 }
 interface Stages {
   jobs: { id: string; name: string }[];
@@ -45,6 +45,7 @@ export function ConnectPage(props: { token: string }) {
   const [webhooks, setWebhooks] = useState<CheckLine[]>();
   const [doctor, setDoctor] = useState<CheckLine[]>();
   const [done, setDone] = useState(false);
+  const [finishStatus, setFinishStatus] = useState<string>();
   useEffect(() => {
     void call<Summary>('GET', '').then((a) => (a.status === 200 ? setSummary(a.body) : setGone(a.body.error)));
   }, [props.token]);
@@ -84,12 +85,15 @@ export function ConnectPage(props: { token: string }) {
     const answer = await call<Stages>('GET', `/stages${job ? `?job=${encodeURIComponent(job)}` : ''}`);
     if (answer.status !== 200) return setStageStatus(answer.body.error ?? 'the stages could not be read');
     setStages(answer.body);
+    // The stage the connection was set up with, where the job has it; else none: the customer picks one, so no stage
+    // is saved by a press of the button on whatever came first (a first stage invites every new applicant).
     const trigger = summary.triggers[0];
-    if (trigger) setChoice({ triggerId: trigger.id, stageName: answer.body.stages[0]?.name ?? '' });
+    const configured = answer.body.stages.find((stage) => stage.name === trigger?.stage.name)?.name;
+    if (trigger) setChoice({ triggerId: trigger.id, stageName: configured ?? '' });
   };
   const saveStage = async (event: Event) => {
     event.preventDefault();
-    if (!choice) return;
+    if (!choice?.stageName) return setStageStatus('Choose the stage whose candidates are invited');
     const answer = await call('POST', '/trigger', choice);
     setStageStatus(
       answer.status === 200 ? `Candidates entering “${choice.stageName}” will be invited` : answer.body.error,
@@ -106,6 +110,8 @@ export function ConnectPage(props: { token: string }) {
   const finish = async () => {
     const answer = await call('POST', '/finish');
     if (answer.status === 200) setDone(true);
+    // The link is still good (credentials that do not work yet): said beside the button, the page kept.
+    else if (answer.status === 409) setFinishStatus(answer.body.error);
     else setGone(answer.body.error);
   };
 
@@ -113,8 +119,8 @@ export function ConnectPage(props: { token: string }) {
     <main class="narrow">
       <h1>Connect your {summary.ats} account</h1>
       <p>
-        For <strong>{summary.connectionId}</strong>. This link works once, until{' '}
-        {new Date(summary.expiresAt).toLocaleDateString()}.
+        For <strong>{summary.connectionId}</strong>. This link works until you press Finish below, or until{' '}
+        {new Date(summary.expiresAt).toLocaleString()} at the latest.
       </p>
       <section aria-labelledby="step1">
         <h2 id="step1">1. Your {summary.ats} credentials</h2>
@@ -157,6 +163,7 @@ export function ConnectPage(props: { token: string }) {
                 value={choice.stageName}
                 onChange={(e) => setChoice({ ...choice, stageName: e.currentTarget.value })}
               >
+                {!choice.stageName && <option value="">Choose the stage…</option>}
                 {stages.stages.map((s) => (
                   <option value={s.name} key={s.id}>
                     {s.name}
@@ -172,7 +179,7 @@ export function ConnectPage(props: { token: string }) {
               >
                 {summary.triggers.map((t) => (
                   <option value={t.id} key={t.id}>
-                    {`${t.id}: ${t.interview.replace('{jobName}', '<job>')} (${t.questions} questions)`}
+                    {`${t.id}: ${t.interview.replace('{jobName}', '<job>')} (${t.questions} question${t.questions === 1 ? '' : 's'})`}
                   </option>
                 ))}
               </select>
@@ -187,7 +194,14 @@ export function ConnectPage(props: { token: string }) {
         <p>
           Webhook URL: <code>{summary.webhook.url}</code>
         </p>
-        {greenhouse && (
+        {greenhouse && summary.webhook.secretSaved && !works && (
+          <p>
+            A secret key was saved with your credentials earlier: the webhooks you made in Greenhouse with it keep
+            working. Only if you no longer have it, save your credentials again: this new key is then saved instead, to
+            type into each webhook: <code id="signing-key">{signingKey}</code>
+          </p>
+        )}
+        {greenhouse && (!summary.webhook.secretSaved || works) && (
           <p>
             Secret key: <code id="signing-key">{signingKey}</code> (type it into Greenhouse; it is saved with your
             credentials)
@@ -216,6 +230,7 @@ export function ConnectPage(props: { token: string }) {
             Finish
           </button>
         </p>
+        <Status text={finishStatus} kind="error" />
       </section>
     </main>
   );

@@ -30,6 +30,7 @@ export function ConnectionPage(props: { id: string }) {
   const [status, setStatus] = useState<{ text: string; kind?: 'error' | 'ok' }>();
   const [doctor, setDoctor] = useState<{ at?: number; lines: CheckLine[] }>();
   const [audit, setAudit] = useState<Audit[]>([]);
+  const [confirmOff, setConfirmOff] = useState(false);
   const load = async () => {
     const [read, last, changes] = await Promise.all([
       api<Stored>('GET', path),
@@ -54,6 +55,7 @@ export function ConnectionPage(props: { id: string }) {
     setStatus({ text: failed ? `${failed} check(s) failed` : 'Every check passed', kind: failed ? 'error' : 'ok' });
   };
   const toggle = async () => {
+    setConfirmOff(false);
     const action = stored.enabled ? 'disable' : 'enable';
     const answer = await api('POST', `${path}/${action}`, { version: stored.version });
     if (answer.status !== 200) return setStatus({ text: answer.body.error ?? 'refused', kind: 'error' });
@@ -68,13 +70,28 @@ export function ConnectionPage(props: { id: string }) {
       </h1>
       <p>
         Version {stored.version}, changed {when(stored.updatedAt)} by {stored.updatedBy}.{' '}
-        <button type="button" onClick={() => void toggle()}>
+        {/* Turning a customer off stops their invitations at once: asked first; turning on is not. */}
+        <button type="button" onClick={() => (stored.enabled ? setConfirmOff(true) : void toggle())}>
           {stored.enabled ? 'Turn off' : 'Turn on'}
         </button>{' '}
         <button type="button" onClick={() => void runDoctor()}>
           Run the doctor
         </button>
       </p>
+      {confirmOff && (
+        <div class="confirm" role="alertdialog" aria-labelledby="turn-off">
+          <p id="turn-off">
+            Turn {stored.id} off? Nothing more is sent to its ATS or its candidates: its webhooks are answered and
+            dropped, and its queued messages wait until it is turned on again.
+          </p>
+          <button type="button" onClick={() => void toggle()}>
+            Turn it off
+          </button>{' '}
+          <button type="button" onClick={() => setConfirmOff(false)}>
+            Cancel
+          </button>
+        </div>
+      )}
       <Status text={status?.text} kind={status?.kind} />
       {doctor && (
         <section aria-labelledby="doctor-heading">

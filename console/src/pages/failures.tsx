@@ -106,7 +106,9 @@ export function FailuresPage() {
                     <th scope="col">Message</th>
                     <th scope="col">Connection</th>
                     <th scope="col">Application</th>
-                    <th scope="col">Tries</th>
+                    <th scope="col" title="SQS counts every read of a message, this page's too">
+                      Receives
+                    </th>
                     <th scope="col">First sent</th>
                     <th scope="col">
                       <span class="sr-only">Action</span>

@@ -193,9 +193,16 @@ describe('The console, in Chromium', () => {
     const customer = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await customer.goto(href);
     await customer.getByRole('heading', { name: 'Connect your ashby account' }).waitFor();
+    // Finishing before any credentials work keeps the link, and says what is missing.
+    await customer.getByRole('button', { name: 'Finish' }).click();
+    await expect
+      .poll(() => customer.locator('section').last().textContent())
+      .toContain('save ones that work in step 1');
     await customer.getByLabel('API key').fill(stack.ats.ashby.credentials.atsApiKey as string);
     await customer.getByRole('button', { name: 'Save the credentials' }).click();
     await expect.poll(() => customer.getByRole('status').first().textContent()).toContain('they work');
+    // The stage the connection was made with is the one shown, not the job's first.
+    await expect.poll(() => customer.getByRole('combobox', { name: 'Stage' }).inputValue()).toBe('AI Interview');
     await customer.getByRole('combobox', { name: 'Stage' }).selectOption('Hiring Manager Review');
     await customer.getByRole('button', { name: 'Save the stage' }).click();
     await expect.poll(() => customer.locator('section').nth(1).textContent()).toContain('will be invited');

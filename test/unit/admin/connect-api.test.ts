@@ -112,6 +112,19 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect((await world.call('GET', [])).status).toBe(404);
     });
 
+    it('keeps the link when the ATS refuses the saved credentials: 409 naming why; the link still works', async () => {
+      const world = await connectWorld({
+        probe: async () => {
+          throw new Error('GET /v3/applications: 401 invalid_client');
+        },
+      });
+      const refused = await world.call('POST', ['finish']);
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toContain('greenhouse: GET /v3/applications: 401 invalid_client');
+      expect(world.activity.links.get(linkHash(world.token))?.usedAt).toBeUndefined();
+      expect((await world.call('GET', [])).status).toBe(200);
+    });
+
     it('answers 404 to a finish that another tab made first', async () => {
       const world = await connectWorld();
       vi.spyOn(world.activity, 'useLink').mockResolvedValueOnce(false);
@@ -145,10 +158,20 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
         ],
         webhook: { url: 'https://connector.example.com/webhooks/ats/acme-greenhouse', registration: 'by-hand' },
       });
-      const steps = (answer.body.webhook as { steps: string[] }).steps.join('\n');
-      expect(steps).toContain('https://connector.example.com/webhooks/ats/acme-greenhouse');
-      expect(steps).not.toMatch(/\{\w+\}/);
-      expect(steps).not.toContain('connector/acme-greenhouse');
+      const steps = (answer.body.webhook as { steps: string[] }).steps;
+      expect(steps.join('\n')).toContain('https://connector.example.com/webhooks/ats/acme-greenhouse');
+      expect(steps.join('\n')).not.toMatch(/\{\w+\}/);
+      expect(steps.join('\n')).not.toContain('connector/acme-greenhouse');
+      // Each step a whole sentence (a numbered list shows each as an item).
+      for (const step of steps) expect(step).toMatch(/^[A-Z].*\.$/);
+      expect(answer.body.webhook).not.toHaveProperty('secretSaved');
+    });
+
+    it('says a Greenhouse key is saved already when the page is opened again, and never shows it', async () => {
+      const world = await connectWorld({ secret: { atsWebhookSecret: WEBHOOK_KEY } });
+      const answer = await world.call('GET', []);
+      expect(answer.body.webhook).toMatchObject({ registration: 'by-hand', secretSaved: true });
+      expect(JSON.stringify(answer.body)).not.toContain(WEBHOOK_KEY);
     });
 
     it.each([
