@@ -19,7 +19,8 @@ export interface ConsoleActivity {
   putDoctor(result: DoctorResult): Promise<void>;
   timeline(connectionId: string, atsApplicationId: string): Promise<TimelineEntry[]>;
   addTimeline(entries: readonly TimelineEntry[]): Promise<void>;
-  putLink(hash: string, link: ConnectLink): Promise<void>;
+  /** Stores a link as its connection's current one; answers the hash of the one it replaces. */
+  putLink(hash: string, link: ConnectLink): Promise<string | undefined>;
   link(hash: string, now: number): Promise<ConnectLink | undefined>;
   useLink(hash: string, now: number): Promise<boolean>;
 }
@@ -208,14 +209,17 @@ async function connectLink(id: string, request: ConsoleRequest, deps: ConsoleDep
   const token = randomBytes(32).toString('base64url');
   const now = (deps.now ?? Date.now)();
   const expiresAt = now + CONNECT_LINK_DAYS * 86_400_000;
-  await deps.activity.putLink(linkHash(token), {
+  const replaced = await deps.activity.putLink(linkHash(token), {
     connectionId: id,
     createdBy: request.principal,
     createdAt: now,
     validUntil: expiresAt,
   });
-  await deps.activity.addTimeline([operatorEntry(id, now, `connect link made by ${request.principal}`)]);
-  return { status: 201, body: { connectionId: id, token, path: `#/connect/${token}`, expiresAt } };
+  // One live link a connection: the one it replaces is spent (false: already used or expired).
+  const revoked = replaced !== undefined && (await deps.activity.useLink(replaced, now));
+  const made = `connect link made by ${request.principal}${revoked ? '; the one before it no longer works' : ''}`;
+  await deps.activity.addTimeline([operatorEntry(id, now, made)]);
+  return { status: 201, body: { connectionId: id, token, path: `#/connect/${token}`, expiresAt, revoked } };
 }
 
 /** One candidate's application(s) under the connection and their timeline; the e-mail masked unless asked for. */

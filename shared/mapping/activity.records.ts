@@ -204,7 +204,11 @@ export class DynamoActivity {
     }));
   }
 
-  public async putLink(hash: string, link: ConnectLink): Promise<void> {
+  /**
+   * Stores a new link and makes it its connection's current one: answers the hash of the one it replaces, for the
+   * caller to spend (a link made again is most often made because the first went to the wrong person).
+   */
+  public async putLink(hash: string, link: ConnectLink): Promise<string | undefined> {
     await this.client.send(
       new PutItemCommand({
         TableName: this.table,
@@ -217,6 +221,20 @@ export class DynamoActivity {
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
+    const replaced = await this.client.send(
+      new PutItemCommand({
+        TableName: this.table,
+        Item: marshall({
+          pk: `linkof#${link.connectionId}`,
+          sk: 'current',
+          hash,
+          [MAPPING_TABLES.ttlAttribute]: seconds(link.validUntil),
+        }),
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    const previous = replaced.Attributes ? unmarshall(replaced.Attributes).hash : undefined;
+    return typeof previous === 'string' ? previous : undefined;
   }
 
   /** The link of this token's hash, while it is unused and unexpired. */

@@ -73,6 +73,8 @@ export function memoryActivity() {
   const doctorResults = new Map<string, DoctorResult>();
   const entries: TimelineEntry[] = [];
   const links = new Map<string, ConnectLink>();
+  /** Each connection's current link, as DynamoActivity keeps it (`linkof#<connection>`). */
+  const current = new Map<string, string>();
   const live = (hash: string, now: number) => {
     const link = links.get(hash);
     return link && link.usedAt === undefined && link.validUntil > now ? link : undefined;
@@ -97,6 +99,9 @@ export function memoryActivity() {
     },
     async putLink(hash, link) {
       links.set(hash, link);
+      const replaced = current.get(link.connectionId);
+      current.set(link.connectionId, hash);
+      return replaced;
     },
     async link(hash, now) {
       return live(hash, now);

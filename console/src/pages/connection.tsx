@@ -251,15 +251,21 @@ function ConnectLink(props: { path: string }) {
   const [key, setKey] = useState('');
   const [link, setLink] = useState<string>();
   const [error, setError] = useState<string>();
+  const [revoked, setRevoked] = useState(false);
   const make = async (event: Event) => {
     event.preventDefault();
-    const answer = await api<{ path: string; expiresAt: number }>('POST', `${props.path}/connect-link`, {
-      ...(key.trim() ? { interviewApiKey: key.trim() } : {}),
-    });
+    const answer = await api<{ path: string; expiresAt: number; revoked?: boolean }>(
+      'POST',
+      `${props.path}/connect-link`,
+      {
+        ...(key.trim() ? { interviewApiKey: key.trim() } : {}),
+      },
+    );
     if (answer.status !== 201) return setError(answer.body.error ?? 'refused');
     setError(undefined);
     setKey('');
     setLink(`${location.origin}${location.pathname}${answer.body.path}`);
+    setRevoked(answer.body.revoked === true);
   };
   return (
     <section aria-labelledby="link-heading">
@@ -277,10 +283,12 @@ function ConnectLink(props: { path: string }) {
       </form>
       {link && (
         <p>
-          Send this link to the customer's ATS admin (it works once, for 7 days):{' '}
+          Send this link to the customer's ATS admin (it works until they finish, for 7 days at most; a link made after
+          it replaces it):{' '}
           <a href={link} id="connect-link">
             {link}
           </a>
+          {revoked && ' The link made before it no longer works.'}
         </p>
       )}
     </section>

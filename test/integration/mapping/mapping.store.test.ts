@@ -225,4 +225,18 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     // The key makes the entry one; it is not part of what the console reads.
     expect(timeline.every((e) => !('key' in e))).toBe(true);
   });
+
+  it("answers the link a new connect link replaces, so it can be spent; another connection's is its own", async () => {
+    const activity = new DynamoActivity(tables.activity, client);
+    const connectionId = `links-${Date.now()}`;
+    const link = { connectionId, createdBy: 'ops', createdAt: NOW, validUntil: NOW + 86_400_000 };
+    expect(await activity.putLink(`${connectionId}-1`, link)).toBeUndefined();
+    expect(await activity.putLink(`${connectionId}-2`, link)).toBe(`${connectionId}-1`);
+    expect(await activity.putLink(`${connectionId}-other`, { ...link, connectionId: `${connectionId}-b` })).toBe(
+      undefined,
+    );
+    expect(await activity.useLink(`${connectionId}-1`, NOW)).toBe(true);
+    expect(await activity.link(`${connectionId}-1`, NOW)).toBeUndefined();
+    expect(await activity.link(`${connectionId}-2`, NOW)).toMatchObject({ connectionId });
+  });
 });

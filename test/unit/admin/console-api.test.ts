@@ -309,6 +309,12 @@ describe('Use case: the console API', () => {
       expect([first.status, second.status]).toEqual([201, 201]);
       expect(first.body.token).not.toBe(second.body.token);
       expect(fakes.secrets.values.get('connector/acme-greenhouse')).toEqual(kept);
+      // One live link a connection: the second spends the first, and says so.
+      expect([first.body.revoked, second.body.revoked]).toEqual([false, true]);
+      const now = (fakes.deps.now ?? Date.now)();
+      expect(await fakes.activity.link(linkHash(first.body.token as string), now)).toBeUndefined();
+      expect(await fakes.activity.link(linkHash(second.body.token as string), now)).toBeDefined();
+      expect(operatorsAudit(fakes.activity.entries).at(-1)).toContain('the one before it no longer works');
     });
 
     it('answers 404 for a connection that does not exist, before touching its secret', async () => {
