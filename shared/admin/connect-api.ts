@@ -180,11 +180,31 @@ async function credentials(connection: Connection, body: unknown, deps: ConnectD
   if (REGISTERED_BY_API.has(connection.ats) && typeof next.atsWebhookSecret !== 'string')
     next.atsWebhookSecret = randomBytes(32).toString('hex');
   await secrets.write(connection.secretRef, next);
+  const first = await tried(connection, deps);
+  if (first.works) return { status: 200, body: { saved: true, works: true, what: first.what } };
+  // A typo must not undo credentials that worked: those saved before are put back where the ATS still takes them.
+  const fields = CREDENTIAL_FIELDS[connection.ats];
+  if (fields.length && fields.every((field) => typeof current[field] === 'string')) {
+    await secrets.write(connection.secretRef, current);
+    if ((await tried(connection, deps)).works)
+      return {
+        status: 200,
+        body: { saved: false, works: false, error: `${first.error}; the credentials saved before are kept: they work` },
+      };
+    await secrets.write(connection.secretRef, next);
+  }
+  return { status: 200, body: { saved: true, works: false, error: first.error } };
+}
+
+/** The ATS tried with the secret as it is now: what it answered, or its refusal naming the ATS. */
+async function tried(
+  connection: Connection,
+  deps: ConnectDependencies,
+): Promise<{ works: true; what: string } | { works: false; error: string }> {
   try {
-    const what = await deps.probe(connection);
-    return { status: 200, body: { saved: true, works: true, what } };
+    return { works: true, what: await deps.probe(connection) };
   } catch (error) {
-    return { status: 200, body: { saved: true, works: false, error: `${connection.ats}: ${errorMessage(error)}` } };
+    return { works: false, error: `${connection.ats}: ${errorMessage(error)}` };
   }
 }
 

@@ -24,11 +24,13 @@ export function describeFirstIssue(
 }
 
 /**
- * Valibot's message, with a missing field said plainly: `is required` for its `Invalid key: Expected "stage" but
- * received undefined`. Never the value (see describeFirstIssue).
+ * Valibot's message, with a missing or empty field said plainly: `is required` for its `Invalid key: Expected "stage"
+ * but received undefined`, `must not be empty` for an empty text. Never the value (see describeFirstIssue).
  */
 export function issueMessage(issue: v.BaseIssue<unknown>): string {
-  return issue.kind === 'schema' && issue.type === 'object' && issue.input === undefined && issue.path?.length
-    ? 'is required'
-    : issue.message;
+  if (issue.kind === 'schema' && issue.type === 'object' && issue.input === undefined && issue.path?.length)
+    return 'is required';
+  // Valibot's own for an empty text: `Invalid length: Expected !0 but received 0`.
+  if (issue.type === 'non_empty' && issue.message.startsWith('Invalid length')) return 'must not be empty';
+  return issue.message;
 }

@@ -46,6 +46,8 @@ export function ConnectPage(props: { token: string }) {
   const [doctor, setDoctor] = useState<CheckLine[]>();
   const [done, setDone] = useState(false);
   const [finishStatus, setFinishStatus] = useState<string>();
+  /** This page's signing key went into the secret with credentials saved from it. */
+  const [keySaved, setKeySaved] = useState(false);
   useEffect(() => {
     void call<Summary>('GET', '').then((a) => (a.status === 200 ? setSummary(a.body) : setGone(a.body.error)));
   }, [props.token]);
@@ -64,20 +66,30 @@ export function ConnectPage(props: { token: string }) {
     );
   if (!summary) return <Status text="Loading…" />;
   const greenhouse = summary.ats === 'greenhouse';
+  // An ATS behind Kombo: the customer enters nothing; step 1 only checks that Kombo answers for it.
+  const throughKombo = summary.ats === 'kombo';
 
   const saveCredentials = async (event: Event) => {
     event.preventDefault();
     setErrors({});
     const body = { ...values, ...(greenhouse ? { atsWebhookSecret: signingKey } : {}) };
-    const answer = await call<{ works: boolean; what?: string; error?: string }>('POST', '/credentials', body);
+    const answer = await call<{ saved: boolean; works: boolean; what?: string; error?: string }>(
+      'POST',
+      '/credentials',
+      body,
+    );
     if (answer.status === 400) return setErrors({ [answer.body.field ?? '']: answer.body.error ?? 'invalid' });
     if (answer.status !== 200) return setWorks({ ok: false, text: answer.body.error ?? 'refused' });
     // The inputs are cleared: the credentials are kept only in the connection's secret.
     setValues({});
+    if (answer.body.saved) setKeySaved(true);
     setWorks(
       answer.body.works
-        ? { ok: true, text: `Saved, and they work (${answer.body.what})` }
-        : { ok: false, text: `Saved, but ${answer.body.error}` },
+        ? { ok: true, text: `${throughKombo ? 'Kombo answers' : 'Saved, and they work'} (${answer.body.what})` }
+        : {
+            ok: false,
+            text: answer.body.saved ? `Saved, but ${answer.body.error}` : `Not saved: ${answer.body.error}`,
+          },
     );
     if (answer.body.works) await loadStages();
   };
@@ -117,13 +129,19 @@ export function ConnectPage(props: { token: string }) {
 
   return (
     <main class="narrow">
-      <h1>Connect your {summary.ats} account</h1>
+      <h1>{throughKombo ? 'Connect your ATS (through Kombo)' : `Connect your ${summary.ats} account`}</h1>
       <p>
         For <strong>{summary.connectionId}</strong>. This link works until you press Finish below, or until{' '}
         {new Date(summary.expiresAt).toLocaleString()} at the latest.
       </p>
       <section aria-labelledby="step1">
-        <h2 id="step1">1. Your {summary.ats} credentials</h2>
+        <h2 id="step1">{throughKombo ? '1. The connection through Kombo' : `1. Your ${summary.ats} credentials`}</h2>
+        {throughKombo && (
+          <p>
+            Your ATS reaches the connector through Kombo, with your provider's Kombo account: there is nothing to enter.
+            Check that Kombo answers for your ATS, and your jobs and stages appear below.
+          </p>
+        )}
         <form onSubmit={saveCredentials} aria-label="Credentials">
           {summary.credentials.map((field) => (
             <Field id={field} key={field} label={LABELS[field] ?? field} error={errors[field]}>
@@ -137,7 +155,7 @@ export function ConnectPage(props: { token: string }) {
               />
             </Field>
           ))}
-          <button type="submit">Save the credentials</button>
+          <button type="submit">{throughKombo ? 'Check the connection' : 'Save the credentials'}</button>
         </form>
         {works && <Status text={works.text} kind={works.ok ? 'ok' : 'error'} />}
       </section>
@@ -194,14 +212,14 @@ export function ConnectPage(props: { token: string }) {
         <p>
           Webhook URL: <code>{summary.webhook.url}</code>
         </p>
-        {greenhouse && summary.webhook.secretSaved && !works && (
+        {greenhouse && summary.webhook.secretSaved && !keySaved && (
           <p>
             A secret key was saved with your credentials earlier: the webhooks you made in Greenhouse with it keep
             working. Only if you no longer have it, save your credentials again: this new key is then saved instead, to
             type into each webhook: <code id="signing-key">{signingKey}</code>
           </p>
         )}
-        {greenhouse && (!summary.webhook.secretSaved || works) && (
+        {greenhouse && (!summary.webhook.secretSaved || keySaved) && (
           <p>
             Secret key: <code id="signing-key">{signingKey}</code> (type it into Greenhouse; it is saved with your
             credentials)

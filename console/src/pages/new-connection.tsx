@@ -3,6 +3,8 @@ import { api } from '../api';
 import { type CheckLine, Checks, Field, Status } from '../ui';
 
 const ATS_KINDS = ['greenhouse', 'ashby', 'lever', 'workable'] as const;
+/** A connection's id, as the connections schema takes it (shared/config/connection.schema.ts, SLUG_PATTERN). */
+const ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 /** The form's inputs, and the connection document's fields each one fills (where the admin API names an error). */
 const FIELDS = {
@@ -85,13 +87,24 @@ export function NewConnectionPage() {
     event.preventDefault();
     setErrors({});
     setDoctor(undefined);
-    const id = values.id.trim() || '(empty)';
+    const id = values.id.trim();
+    // The id is the API's path: one it cannot take is said beside the field, not as the API's "no such route".
+    if (!ID_PATTERN.test(id)) {
+      setErrors({ id: 'connection.id: lowercase letters, digits and dashes, at most 63, from a letter or digit' });
+      setStatus({ text: 'Fix the field marked above, then save again.', kind: 'error' });
+      return;
+    }
     setStatus({ text: 'Saving…' });
     const answer = await api('PUT', `/connections/${encodeURIComponent(id)}`, { connection: document() });
+    if (answer.status === 409) {
+      setErrors({ id: `connection.id: ${id} is taken: open it from the connections list to change it` });
+      setStatus({ text: 'Fix the field marked above, then save again.', kind: 'error' });
+      return;
+    }
     if (answer.status === 400 || answer.status === 404) {
       const name = inputOf(answer.body.field ?? '') ?? 'id';
       setErrors({ [name]: answer.body.error ?? 'invalid' });
-      setStatus({ text: 'Fix the field marked below, then save again.', kind: 'error' });
+      setStatus({ text: 'Fix the field marked above, then save again.', kind: 'error' });
       return;
     }
     if (answer.status >= 300)
@@ -133,7 +146,12 @@ export function NewConnectionPage() {
           </select>
         </Field>
         {input('atsBaseUrl', "ATS API's base URL", { type: 'url', required: true })}
-        {input('atsUserId', 'ATS user the notes are written as', {}, 'optional where the ATS writes as the key')}
+        {input(
+          'atsUserId',
+          'ATS user the notes are written as',
+          {},
+          'Greenhouse user id, Lever perform_as, Workable member id; Ashby writes as its key: any name',
+        )}
         {input('secretRef', 'Secret name', { required: true }, "holds the keys; the customer's connect link fills it")}
         {input('interviewUrl', "Interview service's base URL", { type: 'url', required: true })}
         {input(

@@ -256,6 +256,34 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect(world.secret()).toMatchObject({ atsApiKey: 'api-key-2', atsWebhookSecret: made });
     });
 
+    it('keeps credentials that work when new ones are refused, and says so; none that work: the new ones', async () => {
+      const keys: string[] = [];
+      let world: Awaited<ReturnType<typeof connectWorld>> | undefined;
+      world = await connectWorld({
+        connection: ashbyFields,
+        secret: { atsApiKey: 'good-key-0001' },
+        probe: async () => {
+          const key = String(world?.secret().atsApiKey);
+          keys.push(key);
+          if (!key.startsWith('good')) throw new Error('401 invalid API key');
+          return 'read 3 jobs';
+        },
+      });
+      const typo = await world.call('POST', ['credentials'], { atsApiKey: 'goof-key-0001' });
+      expect(typo.body).toEqual({
+        saved: false,
+        works: false,
+        error: 'ashby: 401 invalid API key; the credentials saved before are kept: they work',
+      });
+      expect(world.secret().atsApiKey).toBe('good-key-0001');
+      expect(keys).toEqual(['goof-key-0001', 'good-key-0001']);
+      // Saved ones that no longer work either: the latest typed are kept, to be fixed.
+      world.secrets.values.set('connector/acme-ashby', { ...world.secret(), atsApiKey: 'stale-key' });
+      const again = await world.call('POST', ['credentials'], { atsApiKey: 'typo-key-2' });
+      expect(again.body).toMatchObject({ saved: true, works: false });
+      expect(world.secret().atsApiKey).toBe('typo-key-2');
+    });
+
     it('answers saved but not working (200) when the ATS refuses them, naming the ATS', async () => {
       const world = await connectWorld({
         connection: ashbyFields,

@@ -109,6 +109,9 @@ describe('Function: parseConnections', () => {
     expect(() => parseConnections(connectionDocument({ triggers: [stageless] }))).toThrow(
       'connections[0] (acme-greenhouse).triggers.0.stage: is required',
     );
+    expect(() => parseConnections(connectionDocument({ triggers: [{ ...stageless, stage: { name: '' } }] }))).toThrow(
+      'connections[0] (acme-greenhouse).triggers.0.stage.name: must not be empty',
+    );
   });
 
   it('refuses a Kombo integration listed by two connections (each would take its orders)', () => {
