@@ -70,7 +70,8 @@ export async function handleConnectRequest(
     if (what === 'trigger' && request.method === 'POST') return await trigger(served, request.body, principal, deps);
     if (what === 'webhooks' && request.method === 'POST')
       return { status: 200, body: { lines: await deps.registerWebhooks(connection) } };
-    if (what === 'doctor' && request.method === 'POST') return await runDoctor(connection.id, principal, deps);
+    if (what === 'doctor' && request.method === 'POST')
+      return customersView(await runDoctor(connection.id, principal, deps));
     if (what === 'finish' && request.method === 'POST') return await finish(connection, hash, now, deps);
   } catch (error) {
     // A connection changed since it was read is the caller's to read again: the handler answers it 409, as the console.
@@ -78,6 +79,22 @@ export async function handleConnectRequest(
     return { status: 502, body: { error: errorMessage(error) } };
   }
   return notFound();
+}
+
+/**
+ * The doctor's lines as the customer reads them: their own (credentials, stages, webhooks) whole; the provider's side
+ * (the connection's settings, the interview service, SES, order sources) as one line, without what its fixes say of
+ * secrets and commands. The operator's console keeps every line (runDoctor stores them).
+ */
+function customersView(answer: AdminAnswer): AdminAnswer {
+  const lines = (answer.body as { lines?: CheckLine[] }).lines;
+  if (answer.status !== 200 || !lines) return answer;
+  const theirs = lines.filter((line) => line.provider);
+  const failed = theirs.filter((line) => line.status === 'fail').length;
+  const summary: CheckLine = failed
+    ? { status: 'fail', what: `${failed} of your provider's checks failed: they see which in their console` }
+    : { status: 'pass', what: `your provider's side: ${theirs.length} checks, none failed` };
+  return { ...answer, body: { ...answer.body, lines: [...lines.filter((line) => !line.provider), summary] } };
 }
 
 /** The ATSs whose webhooks the connector registers through their API (the connect page's Register button). */

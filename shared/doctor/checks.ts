@@ -4,7 +4,7 @@ import { connectionSecretsSchema, missingAtsSecret, type Connection, type Connec
 import { secretEquals } from '../http/signature';
 import { InterviewServiceClient, InterviewServiceError } from '../interview-service';
 import { describeFirstIssue } from '../validation';
-import { atsFix, errorText, fail, info, pass, type CheckLine } from './lines';
+import { atsFix, errorText, fail, info, pass, providers, type CheckLine } from './lines';
 import { DEFAULT_JOBS_FOR_ALL, stageLines } from './stages';
 import type { SecretStore } from '../config/secret-store';
 import { orderSourceLines } from './orders';
@@ -98,7 +98,7 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
   const lines: CheckLine[] = [];
   const secret = await readSecret(connection, deps.secrets);
   if ('line' in secret) return [secret.line, info('the other checks need the secret: fix it first')];
-  lines.push(pass(`secret ${connection.secretRef} has every field ${connection.ats} needs`));
+  lines.push(...providers([pass(`secret ${connection.secretRef} has every field ${connection.ats} needs`)]));
   const { secrets } = secret;
   const ats = createAtsAdapter(connection, secrets, deps.fetch ? { fetch: deps.fetch } : {}) as SetupAdapter;
   const atsCall = <T>(work: () => Promise<T>) => patiently(work, sleep);
@@ -112,23 +112,30 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
     lines.push(fail(`${connection.ats} credentials: ${errorText(error)}`, atsFix(connection, error)));
   }
   if (atsWorks) {
-    lines.push(await userLine(connection, ats, atsCall));
+    lines.push(...providers([await userLine(connection, ats, atsCall)]));
     lines.push(...(await permissionLines(connection, ats, atsCall)));
     lines.push(...(await stageLines(connection, ats, atsCall, deps.jobsForAll ?? DEFAULT_JOBS_FOR_ALL)));
     const kombo = komboReader(ats);
     if (kombo) lines.push(...(await atsCall(() => komboLines(connection, kombo))));
   } else lines.push(info('the stage and webhook checks need working ATS credentials'));
 
-  lines.push(...(await interviewServiceLines(connection, secrets, deps)));
+  lines.push(...providers(await interviewServiceLines(connection, secrets, deps)));
   if (atsWorks) lines.push(...(await atsWebhookLines(connection, secrets, { ats, atsCall }, deps.apiUrl)));
-  lines.push(...(await orderSourceLines(connection, secrets, ats, deps)));
+  lines.push(...providers(await orderSourceLines(connection, secrets, ats, deps)));
+  lines.push(...providers(await senderLines(connection, deps)));
+  return lines;
+}
+
+/** The SES senders the connection's invitations use: verified, or why they cannot be checked here. */
+async function senderLines(connection: Connection, deps: DoctorDependencies): Promise<CheckLine[]> {
   const senders = new Set(
     [deps.mailFrom, ...connection.triggers.map((t) => t.invite.from)].filter((s): s is string => Boolean(s)),
   );
   const needsMail = connection.triggers.some((t) => t.invite.email);
-  if (!needsMail) lines.push(info('no trigger e-mails invites: no SES sender to check'));
-  else if (!deps.sesSender) lines.push(info('SES sender not checked on one machine (run with --aws)'));
-  else for (const sender of senders) lines.push(await deps.sesSender(sender));
+  if (!needsMail) return [info('no trigger e-mails invites: no SES sender to check')];
+  if (!deps.sesSender) return [info('SES sender not checked on one machine (run with --aws)')];
+  const lines: CheckLine[] = [];
+  for (const sender of senders) lines.push(await deps.sesSender(sender));
   return lines;
 }
 

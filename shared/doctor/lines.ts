@@ -7,7 +7,15 @@ export interface CheckLine {
   what: string;
   /** What the operator does about a failure, or how to check by hand what the doctor cannot. */
   fix?: string | undefined;
+  /**
+   * The provider's side (the connection's settings, the interview service, SES, the order sources): a customer's
+   * connect page counts these lines, but does not show what their fix says of secrets and commands.
+   */
+  provider?: true | undefined;
 }
+
+/** The lines of the provider's side, marked so (CheckLine.provider). */
+export const providers = (lines: readonly CheckLine[]): CheckLine[] => lines.map((l) => ({ ...l, provider: true }));
 
 export const pass = (what: string): CheckLine => ({ status: 'pass', what });
 export const fail = (what: string, fix: string): CheckLine => ({ status: 'fail', what, fix });

@@ -364,6 +364,24 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect(world.activity.doctorResults.get('acme-greenhouse')?.principal).toBe('connect-link:acme-greenhouse');
     });
 
+    it("shows the customer their own checks whole, and the provider's side as one line without its fixes", async () => {
+      const world = await connectWorld();
+      world.deps.doctor = async () => [
+        { status: 'pass', what: 'greenhouse credentials work' },
+        { status: 'fail', what: 'no webhook', fix: 'register it' },
+        { status: 'fail', what: 'interview-service webhook', fix: 'interviewWebhookToken of secret s', provider: true },
+        { status: 'info', what: 'SES sender not checked on one machine (run with --aws)', provider: true },
+      ];
+      const doctor = await world.call('POST', ['doctor']);
+      expect(doctor.body.lines).toEqual([
+        { status: 'pass', what: 'greenhouse credentials work' },
+        { status: 'fail', what: 'no webhook', fix: 'register it' },
+        { status: 'fail', what: "1 of your provider's checks failed: they see which in their console" },
+      ]);
+      // The operator's console keeps every line.
+      expect(world.activity.doctorResults.get('acme-greenhouse')?.lines).toHaveLength(4);
+    });
+
     it("answers 502 with the ATS's message when registering fails", async () => {
       const world = await connectWorld();
       const deps = { ...world.deps, registerWebhooks: () => Promise.reject(new Error('429 slow down')) };
