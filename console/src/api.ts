@@ -43,4 +43,6 @@ export const api = <T = Record<string, unknown>>(method: string, path: string, b
 export const connectApi = <T = Record<string, unknown>>(token: string, method: string, path: string, body?: unknown) =>
   call<T>(`/connect-api/${encodeURIComponent(token)}`, method, path, body, false);
 
-export const when = (at: number | undefined): string => (at ? new Date(at).toLocaleString() : '—');
+/** A moment as the operator's browser tells time, with its zone (`timeStyle: long`), everywhere in the console. */
+export const when = (at: number | string | undefined): string =>
+  at ? new Date(at).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'long' }) : '—';

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, when } from '../api';
 import { Status } from '../ui';
 
 type Step = { startedAt?: number; doneAt?: number; outcome?: string; value?: string };
@@ -12,6 +12,8 @@ interface Application {
   reportId?: string;
   failureReason?: string;
   exit?: { kind: string; at: number };
+  /** Invitations made again after the first (a return to the stage after an expiry or an exit). */
+  reinvitations?: number;
   steps: Record<string, Step>;
   createdAt: number;
   updatedAt: number;
@@ -116,6 +118,15 @@ export function CandidatePage(props: { connectionId: string; applicationId: stri
           </dd>
           <dt>Interview</dt>
           <dd>{a.interviewId ?? '—'}</dd>
+          {(a.reinvitations ?? 0) > 0 && (
+            <>
+              <dt>Invitations</dt>
+              <dd>
+                {(a.reinvitations ?? 0) + 1}: the steps below are the latest one's (the webhooks and deferrals are every
+                one's)
+              </dd>
+            </>
+          )}
           {a.reportId && (
             <>
               <dt>Report</dt>
@@ -142,7 +153,7 @@ export function CandidatePage(props: { connectionId: string; applicationId: stri
         <tbody>
           {rows.map((r, i) => (
             <tr key={`${r.at}-${i}`} class={r.kind}>
-              <td>{new Date(r.at).toLocaleString()}</td>
+              <td>{when(r.at)}</td>
               <td>{r.what}</td>
               <td>{r.answer}</td>
             </tr>

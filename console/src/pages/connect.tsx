@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { connectApi } from '../api';
+import { connectApi, when } from '../api';
 import { type CheckLine, Checks, Field, Status } from '../ui';
 
 interface Summary {
@@ -132,7 +132,7 @@ export function ConnectPage(props: { token: string }) {
       <h1>{throughKombo ? 'Connect your ATS (through Kombo)' : `Connect your ${summary.ats} account`}</h1>
       <p>
         For <strong>{summary.connectionId}</strong>. This link works until you press Finish below, or until{' '}
-        {new Date(summary.expiresAt).toLocaleString()} at the latest.
+        {when(summary.expiresAt)} at the latest.
       </p>
       <section aria-labelledby="step1">
         <h2 id="step1">{throughKombo ? '1. The connection through Kombo' : `1. Your ${summary.ats} credentials`}</h2>

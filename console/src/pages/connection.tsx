@@ -110,7 +110,7 @@ export function ConnectionPage(props: { id: string }) {
             .reverse()
             .map((a) => (
               <li key={a.at}>
-                {`${a.at.slice(0, 19).replace('T', ' ')} ${a.principal}: ${a.action} `}
+                {`${when(a.at.split('#')[0])} ${a.principal}: ${a.action} `}
                 {`(${a.changed.join(', ') || 'nothing'}) → version ${a.version}`}
               </li>
             ))}
@@ -172,7 +172,7 @@ function TriggersEditor(props: { stored: Stored; path: string; onSaved: () => Pr
           <Field
             id={`trigger-${i}`}
             key={t.id}
-            label={`Stage that invites to ${t.id} (${t.interview.questions.length} questions)`}
+            label={`Stage that invites to ${t.id} (${t.interview.questions.length} question${t.interview.questions.length === 1 ? '' : 's'})`}
             error={error?.index === i ? error.text : undefined}
           >
             {stages ? (

@@ -51,7 +51,12 @@ export function FailuresPage() {
     }
     if (answer.status !== 202) return setStatus({ text: answer.body.error ?? 'refused', kind: 'error' });
     setPreview(undefined);
-    setStatus({ text: `Moving ${answer.body.moving} message(s) back to the ${preview.queue} queue`, kind: 'ok' });
+    setStatus({
+      text:
+        `Moving ${answer.body.moving} message(s) back to the ${preview.queue} queue: SQS moves them over the next ` +
+        'seconds; the list below is as it was when read (reload to see the move)',
+      kind: 'ok',
+    });
     await load();
   };
   const retry = async (queue: QueueName, messageId: string) => {
@@ -61,6 +66,8 @@ export function FailuresPage() {
         ? { text: `Message ${messageId} is back on the ${queue} queue`, kind: 'ok' }
         : { text: answer.body.error ?? 'refused', kind: 'error' },
     );
+    // A redrive's count shown before this retry is no longer the queue's: it is looked at again.
+    if (preview?.queue === queue) setPreview(undefined);
     await load();
   };
 
