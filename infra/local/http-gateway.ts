@@ -125,6 +125,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.json': 'application/json',
+  '.svg': 'image/svg+xml',
 };
 /** The console's headers on one machine, as its CloudFront response headers policy sets them on AWS. */
 const STATIC_HEADERS = {

@@ -12,10 +12,10 @@ describe("Tooling: the console's files", () => {
   const dir = mkdtempSync(join(tmpdir(), 'console-build-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('build into index.html, app.js and app.css, under 200 KB gzipped together', () => {
+  it('build into index.html, app.js, app.css and its icon, under 200 KB gzipped together', () => {
     buildConsoleSync(dir);
     const files = readdirSync(dir).sort();
-    expect(files).toEqual(['app.css', 'app.js', 'index.html']);
+    expect(files).toEqual(['app.css', 'app.js', 'icon.svg', 'index.html']);
     const gzipped = files.reduce((sum, file) => sum + gzipSync(readFileSync(join(dir, file))).length, 0);
     console.log(`console: ${(gzipped / 1024).toFixed(1)} KB gzipped (${files.join(', ')})`);
     expect(gzipped).toBeLessThanOrEqual(BUDGET_BYTES);

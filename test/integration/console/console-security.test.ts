@@ -62,7 +62,7 @@ describe("The console's sign-in, the connect links' reach, and the secrets kept 
   });
 
   it('serves the console files to anyone, with nothing in them but the app', async () => {
-    for (const file of ['', 'index.html', 'app.js', 'app.css', 'config.json']) {
+    for (const file of ['', 'index.html', 'app.js', 'app.css', 'icon.svg', 'config.json']) {
       const served = await call('GET', `/console/${file}`);
       expect(served.status).toBe(200);
       for (const secret of secretValues) expect(served.text).not.toContain(secret);

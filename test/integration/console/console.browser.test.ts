@@ -29,12 +29,21 @@ describe('The console, in Chromium', () => {
   const consoleUrl = () => `${stack.gatewayUrl}/console/`;
   let interviewApiKey: string;
   const store = () => dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
+  /** What any page threw, and the requests it made that nothing answered (a missing icon, a wrong path). */
+  const thrown: string[] = [];
+  const watch = (p: Page) => {
+    p.on('pageerror', (error) => thrown.push(error.message));
+    p.on('response', (response) => {
+      if (response.status() === 404 && !response.url().includes('-api/')) thrown.push(`404 ${response.url()}`);
+    });
+    return p;
+  };
 
   beforeAll(async () => {
     stack = held.stack;
     mkdirSync(shots, { recursive: true });
     browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox'] });
-    page = await browser.newPage({ viewport: { width: 1366, height: 900 } });
+    page = watch(await browser.newPage({ viewport: { width: 1366, height: 900 } }));
     interviewApiKey = `acme-${randomUUID()}`;
     stack.interview.addAccount(interviewApiKey);
   }, 60_000);
@@ -193,7 +202,7 @@ describe('The console, in Chromium', () => {
     );
 
     // The customer's browser: no operator sign-in, only the link.
-    const customer = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const customer = watch(await browser.newPage({ viewport: { width: 1280, height: 900 } }));
     await customer.goto(href);
     await customer.getByRole('heading', { name: 'Connect your ashby account' }).waitFor();
     // Finishing before any credentials work keeps the link, and says what is missing.
@@ -240,4 +249,8 @@ describe('The console, in Chromium', () => {
     await page.getByRole('link', { name: ACME, exact: true }).waitFor();
     await shoot(page, 'connections');
   }, 90_000);
+
+  it('threw nothing on any page, and asked for no file the console does not have', () => {
+    expect(thrown).toEqual([]);
+  });
 });
