@@ -156,6 +156,9 @@ async function summary(connection: Connection, expiresAt: number, deps: ConnectD
  * connection that cannot work.
  */
 async function finish(connection: Connection, hash: string, now: number, deps: ConnectDependencies) {
+  const secret = ((await deps.admin.secrets?.read(connection.secretRef)) ?? {}) as Record<string, unknown>;
+  if (CREDENTIAL_FIELDS[connection.ats].some((field) => typeof secret[field] !== 'string'))
+    return { status: 409, body: { error: 'Save your ATS credentials in step 1 first, then finish' } };
   try {
     await deps.probe(connection);
   } catch (error) {

@@ -72,6 +72,7 @@ export function ConnectPage(props: { token: string }) {
   const saveCredentials = async (event: Event) => {
     event.preventDefault();
     setErrors({});
+    setFinishStatus(undefined);
     const body = { ...values, ...(greenhouse ? { atsWebhookSecret: signingKey } : {}) };
     const answer = await call<{ saved: boolean; works: boolean; what?: string; error?: string }>(
       'POST',

@@ -207,9 +207,7 @@ describe('The console, in Chromium', () => {
     await customer.getByRole('heading', { name: 'Connect your ashby account' }).waitFor();
     // Finishing before any credentials work keeps the link, and says what is missing.
     await customer.getByRole('button', { name: 'Finish' }).click();
-    await expect
-      .poll(() => customer.locator('section').last().textContent())
-      .toContain('save ones that work in step 1');
+    await expect.poll(() => customer.locator('section').last().textContent()).toContain('Save your ATS credentials');
     await customer.getByLabel('API key').fill(stack.ats.ashby.credentials.atsApiKey as string);
     await customer.getByRole('button', { name: 'Save the credentials' }).click();
     await expect.poll(() => customer.getByRole('status').first().textContent()).toContain('they work');

@@ -101,8 +101,10 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect((await world.call('GET', [])).status).toBe(404);
     });
 
+    const saved = { atsClientId: 'gh-client', atsClientSecret: 'gh-secret' };
+
     it('is spent by finishing: a second finish, and any other call after it, answers 404', async () => {
-      const world = await connectWorld();
+      const world = await connectWorld({ secret: saved });
       expect(await world.call('POST', ['finish'])).toEqual({
         status: 200,
         body: { connectionId: 'acme-greenhouse', finished: true },
@@ -114,6 +116,7 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
 
     it('keeps the link when the ATS refuses the saved credentials: 409 naming why; the link still works', async () => {
       const world = await connectWorld({
+        secret: saved,
         probe: async () => {
           throw new Error('GET /v3/applications: 401 invalid_client');
         },
@@ -125,8 +128,19 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect((await world.call('GET', [])).status).toBe(200);
     });
 
-    it('answers 404 to a finish that another tab made first', async () => {
+    it('keeps the link when no credentials were saved yet, asking for them, without trying the ATS', async () => {
       const world = await connectWorld();
+      const refused = await world.call('POST', ['finish']);
+      expect(refused).toEqual({
+        status: 409,
+        body: { error: 'Save your ATS credentials in step 1 first, then finish' },
+      });
+      expect(world.probed).toEqual([]);
+      expect((await world.call('GET', [])).status).toBe(200);
+    });
+
+    it('answers 404 to a finish that another tab made first', async () => {
+      const world = await connectWorld({ secret: saved });
       vi.spyOn(world.activity, 'useLink').mockResolvedValueOnce(false);
       expect((await world.call('POST', ['finish'])).status).toBe(404);
     });
