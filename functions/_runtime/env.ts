@@ -30,10 +30,12 @@ export function connectionsFilePath(): string {
   return process.env[ENV.connectionsFile] ?? join(process.env.LAMBDA_TASK_ROOT ?? process.cwd(), 'connections.json');
 }
 
-export function tableNames(): { jobs: string; applications: string; events: string } {
+export function tableNames(): { jobs: string; applications: string; events: string; orders: string | undefined } {
   return {
     jobs: requireEnv(ENV.jobsTable),
     applications: requireEnv(ENV.applicationsTable),
     events: requireEnv(ENV.eventsTable),
+    // A candidate's purge deletes their orders too (every function is given the table's name).
+    orders: process.env[ENV.ordersTable],
   };
 }

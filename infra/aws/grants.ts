@@ -214,6 +214,13 @@ function grantOrders({ functions, tables, queues }: GrantedResources): void {
   queues.stage.queue.grantSendMessages(functions.orderApi);
   allow(functions.orderApi, ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.orders.tableArn]);
   allow(functions.inviteWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.orders.tableArn]);
+  // A candidate the ATS deleted: their orders are found by the candidate index and deleted with the rest of them.
+  allow(functions.inviteWorker, ['dynamodb:DeleteItem'], [tables.orders.tableArn]);
+  allow(
+    functions.inviteWorker,
+    ['dynamodb:Query'],
+    [indexArn(tables.orders, MAPPING_TABLES.orders.candidateIndex.name)],
+  );
   allow(functions.writebackWorker, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [tables.orders.tableArn]);
   allow(functions.writebackWorker, ['dynamodb:Query'], [indexArn(tables.orders, interviewIndex.name)]);
   // The reconciler lists the orders with work left, and skips a report whose order it completed.

@@ -67,6 +67,12 @@ export function createTables(stack: Stack): ConnectorTables {
     partitionKey: { name: workIndex.partitionKey, type: AttributeType.STRING },
     sortKey: { name: workIndex.sortKey, type: AttributeType.NUMBER },
   });
+  const orderCandidates = MAPPING_TABLES.orders.candidateIndex;
+  orders.addGlobalSecondaryIndex({
+    indexName: orderCandidates.name,
+    partitionKey: { name: orderCandidates.partitionKey, type: AttributeType.STRING },
+    projectionType: ProjectionType.KEYS_ONLY,
+  });
   // No TTL: a connection lives until it is deleted, and its audit as long as the operator keeps the table.
   const { timeToLiveAttribute: _ttl, partitionKey: _pk, ...kept } = common;
   const connections = new Table(stack, 'ConnectionsTable', {

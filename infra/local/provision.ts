@@ -127,13 +127,19 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
     }),
   );
-  const { interviewIndex: orderIndex, workIndex } = MAPPING_TABLES.orders;
+  const { interviewIndex: orderIndex, workIndex, candidateIndex } = MAPPING_TABLES.orders;
   await client.send(
     new CreateTableCommand({
       TableName: tables.orders,
       BillingMode: 'PAY_PER_REQUEST',
       AttributeDefinitions: [
-        ...strings('pk', orderIndex.partitionKey, orderIndex.sortKey, workIndex.partitionKey),
+        ...strings(
+          'pk',
+          orderIndex.partitionKey,
+          orderIndex.sortKey,
+          workIndex.partitionKey,
+          candidateIndex.partitionKey,
+        ),
         { AttributeName: workIndex.sortKey, AttributeType: 'N' },
       ],
       KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
@@ -146,6 +152,11 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
             { AttributeName: workIndex.sortKey, KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: candidateIndex.name,
+          KeySchema: [{ AttributeName: candidateIndex.partitionKey, KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
         },
       ],
     }),

@@ -4,15 +4,17 @@ import { MAPPING_TABLES } from './constants';
 import { stageLedgerKey } from './queue-ledger';
 
 import { DynamoTables, tombstoneKey } from './dynamo-tables';
+import { orderCandidateKey } from './orders.records';
+import { pages } from './paging';
 
-/** A candidate's personal data forgotten: every application, the ledger's records, a tombstone. */
+/** A candidate's personal data forgotten: every application, the ledger's records, their orders, a tombstone. */
 export class DynamoCandidatePurge extends DynamoTables {
   /** Deletes every application record of the candidate (found by the candidate index and by the ids given). */
   public async purgeCandidate(
     connectionId: string,
     atsCandidateId: string,
     atsApplicationIds: readonly string[] = [],
-  ): Promise<{ applications: number }> {
+  ): Promise<{ applications: number; orders: number }> {
     // The tombstone first: a delivery claimed after it finds it; one claimed before is deleted below. It holds the
     // ATS's candidate id only and lasts as long as an application record would have.
     const now = Date.now();
@@ -52,6 +54,30 @@ export class DynamoCandidatePurge extends DynamoTables {
           Key: marshall({ pk: stageLedgerKey(connectionId, id) }),
         }),
       );
-    return { applications: keys.size };
+    return { applications: keys.size, orders: await this.purgeOrders(connectionId, atsCandidateId) };
+  }
+
+  /**
+   * The candidate's assessment orders (their e-mail and name), found by the orders' candidate index: an order whose
+   * ATS named no candidate id is not found here (docs/operations.md, Privacy).
+   */
+  private async purgeOrders(connectionId: string, atsCandidateId: string): Promise<number> {
+    const table = this.tables.orders;
+    if (!table) return 0;
+    const { name, partitionKey } = MAPPING_TABLES.orders.candidateIndex;
+    const query = {
+      TableName: table,
+      IndexName: name,
+      KeyConditionExpression: `${partitionKey} = :c`,
+      ExpressionAttributeValues: marshall({ ':c': orderCandidateKey(connectionId, atsCandidateId) }),
+    };
+    let removed = 0;
+    const read = this.read(`the orders of candidate ${atsCandidateId}`);
+    for await (const page of pages<{ pk: string }>(read, { query }))
+      for (const { pk } of page) {
+        await this.send(new DeleteItemCommand({ TableName: table, Key: marshall({ pk }) }));
+        removed++;
+      }
+    return removed;
   }
 }

@@ -31,6 +31,11 @@ export const MAPPING_TABLES = {
      * remains and removed when none does, so the index holds only those.
      */
     workIndex: { name: 'withWork', partitionKey: 'workConnectionId', sortKey: 'createdAt' },
+    /**
+     * A candidate's orders (`<connection>#<ATS candidate id>`, where the ATS named the candidate), keys only: what a
+     * purge of the candidate deletes.
+     */
+    candidateIndex: { name: 'byCandidate', partitionKey: 'candidateKey' },
   },
   /** One item per connection (shared/mapping/connections.records.ts): every function reads the one it serves. */
   connections: { partitionKey: 'id' },

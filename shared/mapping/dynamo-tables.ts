@@ -22,6 +22,8 @@ export interface MappingTableNames {
   jobs: string;
   applications: string;
   events: string;
+  /** The assessment orders: a candidate's purge deletes theirs (none where it is not given). */
+  orders?: string | undefined;
 }
 
 /** The events-table key that marks a candidate the ATS deleted. */

@@ -28,7 +28,10 @@ import { buildUpdate, withNames } from './expressions';
 
 const orderPk = (key: OrderKey) => `${key.connectionId}#${key.orderId}`;
 const DAY_SECONDS = 86_400;
-const { interviewIndex, workIndex } = MAPPING_TABLES.orders;
+const { interviewIndex, workIndex, candidateIndex } = MAPPING_TABLES.orders;
+
+/** The key of a candidate's orders on the candidate index (connection and ATS candidate id). */
+export const orderCandidateKey = (connectionId: string, atsCandidateId: string) => `${connectionId}#${atsCandidateId}`;
 /** No worker holds the claim, or its holder's lease has run out. */
 const LEASE_FREE = '(attribute_not_exists(#leaseUntil) OR #leaseUntil < :now)';
 /** The order's end is not yet told to the ATS. */
@@ -64,6 +67,9 @@ export class DynamoOrderStore implements OrderStore {
       ...order,
       pk: orderPk(order),
       [workIndex.partitionKey]: order.connectionId,
+      ...(order.atsCandidateId
+        ? { [candidateIndex.partitionKey]: orderCandidateKey(order.connectionId, order.atsCandidateId) }
+        : {}),
       [MAPPING_TABLES.ttlAttribute]: expiresAt,
     };
     try {
@@ -232,6 +238,12 @@ export class DynamoOrderStore implements OrderStore {
 
 /** An order item as the use cases read it: its own fields, without the table's keys and TTL. */
 function toOrder(item: Record<string, unknown>): OrderRecord {
-  const { pk: _pk, [MAPPING_TABLES.ttlAttribute]: _expiresAt, [workIndex.partitionKey]: _work, ...order } = item;
+  const {
+    pk: _pk,
+    [MAPPING_TABLES.ttlAttribute]: _expiresAt,
+    [workIndex.partitionKey]: _work,
+    [candidateIndex.partitionKey]: _candidate,
+    ...order
+  } = item;
   return { steps: {}, ...order } as OrderRecord;
 }

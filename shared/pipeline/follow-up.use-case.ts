@@ -209,10 +209,16 @@ async function resend(run: FollowUpRun, message: FollowUpMessage): Promise<{ out
   const { applied } = await deps.store.applyOperatorRequest(record, request);
   if (!applied) return { outcome: 'not-open' };
   const sent = await sendLink(run, record.candidateEmail, false);
-  const resent = { name: 'resend' as const, record: { startedAt: request.now, doneAt: now() } };
+  // Not sent (SES refused it, or no link is held): recorded as refused, so `ops status` never shows a send.
+  const resent = {
+    name: 'resend' as const,
+    record: sent
+      ? { startedAt: request.now, doneAt: now() }
+      : { startedAt: request.now, outcome: 'refused' as const, value: 'not sent: SES refused it, or no link is held' },
+  };
   await deps.store.recordStep(record, { step: resent, round: record.reinvitations ?? 0 });
-  deps.logger.info('follow-up: the invitation was sent again', { ...log, sent });
-  return { outcome: 'resent' };
+  deps.logger.info(`follow-up: the invitation was ${sent ? '' : 'not '}sent again`, { ...log, sent });
+  return { outcome: sent ? 'resent' : 'failed' };
 }
 
 /** Days added to the invitation's expiry (`npm run ops -- extend`), once per request; an expired one opens again. */

@@ -280,7 +280,8 @@ export interface MappingStore {
     connectionId: string,
     atsCandidateId: string,
     atsApplicationIds?: readonly string[],
-  ): Promise<{ applications: number }>;
+    /** How many application records and assessment orders were deleted. */
+  ): Promise<{ applications: number; orders?: number }>;
   parkUnmatchedReport(
     connectionId: string,
     report: { reportId: string; interviewId: string; candidateId: string },

@@ -18,16 +18,18 @@ export interface InvitationRequest {
 export async function requestOnInvitation(
   request: InvitationRequest,
   deps: { store: Pick<MappingStore, 'findApplicationsByAtsId'>; publisher: QueuePublisher; stageQueueUrl: string },
-): Promise<string[]> {
+): Promise<{ lines: string[]; queued: number }> {
   const { action, connectionId, applicationId } = request;
   const records = await deps.store.findApplicationsByAtsId(connectionId, applicationId);
-  if (!records.length) return [`no application ${applicationId} for connection ${connectionId}`];
+  if (!records.length) return { lines: [`no application ${applicationId} for connection ${connectionId}`], queued: 0 };
   const open = action === 'resend' ? ['invited'] : ['invited', 'expired'];
   const requestId = `ops-${randomUUID()}`;
   const lines: string[] = [];
   for (const record of records) {
     if (!open.includes(record.state)) {
-      lines.push(`trigger ${record.triggerId}: the invitation is ${record.state}; nothing to ${action}`);
+      // An expired invitation's link is sent again once it is extended: said where the resend is refused.
+      const first = record.state === 'expired' ? ' (extend it first: npm run ops -- extend …, then resend)' : '';
+      lines.push(`trigger ${record.triggerId}: the invitation is ${record.state}; nothing to ${action}${first}`);
       continue;
     }
     const message: FollowUpMessage = {
@@ -48,5 +50,5 @@ export async function requestOnInvitation(
         `npm run ops -- status --connection ${connectionId} --application ${applicationId} shows it done`,
     );
   }
-  return lines;
+  return { lines, queued: lines.filter((line) => line.includes(' queued (request ')).length };
 }

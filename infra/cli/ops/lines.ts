@@ -38,18 +38,23 @@ const STEP_LABELS: [StepName | RegExp, string][] = [
   ['status', 'status shown'],
 ];
 
+/**
+ * Each step in the order it happened. 'begun' marks one started and not answered; a status is claimed, never
+ * answered, so it shows only what the ATS shows.
+ */
 function stepLines(steps: ApplicationSteps): string[] {
-  const lines: string[] = [];
+  const lines: { at: number; line: string }[] = [];
   for (const [match, label] of STEP_LABELS)
     for (const [name, step] of Object.entries(steps)) {
       if (!step || (typeof match === 'string' ? name !== match : !match.test(name))) continue;
       const what = match instanceof RegExp ? `${label} ${name.replace(/^\D+/, '')}` : label;
       const outcome = step.outcome === 'uncertain' ? ' (uncertain: a worker stopped while sending)' : '';
       const value = step.outcome === 'refused' ? ` (refused: ${step.value})` : step.value ? ` (${step.value})` : '';
-      const at = step.doneAt ?? step.startedAt;
-      lines.push(`  ${what.padEnd(20)} ${iso(at)}${step.doneAt === undefined ? ' begun' : ''}${value}${outcome}`);
+      const at = step.doneAt ?? step.startedAt ?? 0;
+      const begun = step.doneAt === undefined && !step.outcome && name !== 'status' ? ' begun' : '';
+      lines.push({ at, line: `  ${what.padEnd(20)} ${iso(at)}${begun}${value}${outcome}` });
     }
-  return lines;
+  return lines.sort((a, b) => a.at - b.at).map(({ line }) => line);
 }
 
 export function applicationStatusLines(r: ApplicationRecord): string[] {

@@ -235,19 +235,27 @@ async function main(): Promise<void> {
   const store = dynamoMappingStore({ tables: t.tables, client: t.dynamo });
   if (command === 'dlq' && sub === 'list') {
     const queue = t.queues[queueName()];
-    // A short visibility keeps the peek from hiding the messages from a redrive for long.
-    const received = await t.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queue.dlqUrl,
-        MaxNumberOfMessages: 10,
-        VisibilityTimeout: 1,
-        AttributeNames: ['All'],
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
+    // SQS has no read without a receive: a visibility of 0 leaves each message visible at once (to the next look and
+    // to a redrive), and the count is the queue's own, not what one receive happened to return.
+    const [attributes, received] = await Promise.all([
+      t.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: queue.dlqUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+      ),
+      t.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queue.dlqUrl,
+          MaxNumberOfMessages: 10,
+          VisibilityTimeout: 0,
+          AttributeNames: ['All'],
+          MessageSystemAttributeNames: ['All'],
+        }),
+      ),
+    ]);
     const messages = received.Messages ?? [];
+    const count = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? messages.length);
     console.log(
-      `${messages.length} message(s) in the ${values.queue} DLQ${messages.length === 10 ? ' (first 10)' : ''}`,
+      `${count} message(s) in the ${values.queue} DLQ` +
+        (count > messages.length ? `; ${messages.length} shown (SQS returns up to 10 a read)` : ''),
     );
     for (const m of messages) console.log(dlqMessageLine(m));
     return;
@@ -338,16 +346,25 @@ async function main(): Promise<void> {
       days,
     };
     const publisher = new QueuePublisher({ client: t.sqs });
-    for (const line of await requestOnInvitation(request, { store, publisher, stageQueueUrl: t.queues.stage.url }))
-      console.log(line);
+    const done = await requestOnInvitation(request, { store, publisher, stageQueueUrl: t.queues.stage.url });
+    // Nothing queued (no such application, or no invitation it can act on): a script is told by the exit code.
+    for (const line of done.lines) (done.queued ? console.log : console.error)(line);
+    if (!done.queued) process.exitCode = 1;
     return;
   }
   if (command === 'match') {
     const [connectionId, reportId, applicationId] = [require('connection'), require('report'), require('application')];
     const parked = await store.parkedReport(connectionId, reportId);
     if (!parked) fail(`report ${reportId} is not parked for connection ${connectionId}`);
-    if (!(await store.findApplicationsByAtsId(connectionId, applicationId)).length)
-      fail(`no application ${applicationId} for connection ${connectionId}`);
+    const records = await store.findApplicationsByAtsId(connectionId, applicationId);
+    if (!records.length) fail(`no application ${applicationId} for connection ${connectionId}`);
+    // The worker writes a report back once per application: one written back with another report would drop it.
+    const taken = records.find((r) => r.state === 'written_back' && r.reportId !== reportId);
+    if (taken)
+      fail(
+        `application ${applicationId} was written back with report ${taken.reportId} already: ` +
+          `report ${reportId} stays parked; match it to the application it belongs to`,
+      );
     const report = { reportId, interviewId: String(parked.interviewId), candidateId: String(parked.candidateId) };
     const message = reportAgain(connectionId, { ...report, atsApplicationId: applicationId });
     await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, message);
@@ -365,8 +382,14 @@ async function main(): Promise<void> {
     const removed = await store.purgeCandidate(require('connection'), require('candidate'));
     console.log(
       `purged candidate ${values.candidate} of ${values.connection}: ` +
-        `${removed.applications} application record(s) deleted`,
+        `${removed.applications} application record(s) and ${removed.orders ?? 0} order(s) deleted`,
     );
+    if (!removed.applications && !removed.orders)
+      console.error(
+        `nothing was held about candidate ${values.candidate} of connection ${values.connection}: check it is the ` +
+          "ATS's candidate id (an application id finds nothing). The purge is recorded all the same: this " +
+          'connection will not invite that candidate id.',
+      );
     return;
   }
   fail(command ? `ops: unknown command ${[command, sub].filter(Boolean).join(' ')}\n${USAGE}` : USAGE);

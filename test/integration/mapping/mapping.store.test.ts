@@ -7,6 +7,7 @@ import { emulatorEnvironment, startEmulators, type Emulators } from '../../../in
 import { createTables } from '../../../infra/local/provision';
 import { type DynamoMappingStore, dynamoMappingStore } from '../../../shared/mapping';
 import { DynamoActivity } from '../../../shared/mapping/activity.records';
+import { DynamoOrderStore } from '../../../shared/mapping';
 import { withDeadline } from '../../../shared/aws/deadline';
 import { claimInput, delivery, lease, mappingRules, NOW } from '../../helpers/mapping-rules';
 
@@ -142,7 +143,7 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
         { ...claimInput(), atsCandidateId: candidate },
         lease('w1'),
       );
-    expect(await paged.purgeCandidate('acme', candidate)).toEqual({ applications: 120 });
+    expect(await paged.purgeCandidate('acme', candidate)).toEqual({ applications: 120, orders: 0 });
     const capped = dynamoMappingStore({ client, tables, paging: { pageSize: 2, maxPages: 3 } });
     await expect(capped.listFailedApplications()).rejects.toMatchObject({
       code: 'page-cap',
@@ -224,6 +225,30 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     expect(timeline.map((e) => e.detail).sort()).toEqual(['unkeyed', 'unkeyed', 'webhook: entered AI Interview']);
     // The key makes the entry one; it is not part of what the console reads.
     expect(timeline.every((e) => !('key' in e))).toBe(true);
+  });
+
+  it("deletes a purged candidate's assessment orders (their e-mail and name), and no one else's", async () => {
+    const orders = new DynamoOrderStore({ table: tables.orders, client });
+    const order = (candidate: string) => ({
+      connectionId: 'acme',
+      orderId: `order-${candidate}-${Date.now()}`,
+      source: 'greenhouse' as const,
+      testId: 'backend-screen',
+      state: 'received' as const,
+      candidateEmail: `${candidate}@example.com`,
+      candidateName: 'Pat Doe',
+      atsCandidateId: candidate,
+      steps: {},
+      createdAt: NOW,
+      updatedAt: NOW,
+    });
+    const [theirs, others] = [order(`gone-${Date.now()}`), order(`kept-${Date.now()}`)];
+    await orders.recordOrder(theirs);
+    await orders.recordOrder(others);
+    const removed = await store.purgeCandidate('acme', theirs.atsCandidateId);
+    expect(removed).toEqual({ applications: 0, orders: 1 });
+    expect(await orders.getOrder(theirs)).toBeUndefined();
+    expect(await orders.getOrder(others)).toMatchObject({ candidateEmail: others.candidateEmail });
   });
 
   it("answers the link a new connect link replaces, so it can be spent; another connection's is its own", async () => {

@@ -63,7 +63,8 @@ describe('A candidate after the invitation: re-entries, resends and extensions',
       const store = followUps(stack, kind, { now: Date.now() }).store;
       const deps = { store, publisher: duplicating(publisher), stageQueueUrl: stack.queues.stage.url };
       const resend = await requestOnInvitation({ action: 'resend', connectionId, applicationId: application.id }, deps);
-      expect(resend[0]).toContain('resend queued');
+      expect(resend.lines[0]).toContain('resend queued');
+      expect(resend.queued).toBe(1);
       await waitFor(async () => (await emailsTo(stack, email)).length >= 2, 30_000, 'the link sent again');
       await stack.waitForQuiet();
       expect(await emailsTo(stack, email)).toHaveLength(2);

@@ -119,7 +119,8 @@ describe('Operator repairs on the local stack', () => {
     const listed = await ops('dlq', 'list', '--queue', 'report');
     expect(listed.out).toContain('1 message(s) in the report DLQ');
     expect(listed.out).toContain('report-created connection=demo-greenhouse report=r-dlq');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A look leaves the message visible: the next look, at once, and a redrive see it.
+    expect((await ops('dlq', 'list', '--queue', 'report')).out).toContain('1 message(s) in the report DLQ');
     const redriven = await ops('dlq', 'redrive', '--queue', 'report');
     expect(redriven.status).toBe(0);
     expect(redriven.out).toContain('1 message(s) moved back to the report queue');

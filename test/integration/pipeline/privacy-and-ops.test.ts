@@ -211,9 +211,34 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
       'written_back',
     );
 
+    // A second report parked for the same candidate is not matched to the application written back already: the
+    // worker would drop it, so the command refuses and the report stays parked.
+    const { report_id: second } = takeInterview(stack, interviewId, { name: 'Oli Ops', email: `third-${email}` });
+    await waitFor(
+      async () => (await ops('unmatched', '--connection', 'demo-greenhouse')).out.includes(second),
+      60_000,
+      'the second parked report',
+    );
+    const refused = await ops(
+      'match',
+      '--connection',
+      'demo-greenhouse',
+      '--report',
+      second,
+      '--application',
+      application.id,
+    );
+    expect(refused.status).toBe(2);
+    expect(refused.out).toContain(`was written back with report ${reportId} already`);
+    expect((await ops('unmatched', '--connection', 'demo-greenhouse')).out).toContain(second);
+
     const purged = await ops('purge', '--connection', 'demo-greenhouse', '--candidate', application.candidateId);
-    expect(purged.out).toContain('1 application record(s) deleted');
+    expect(purged.out).toContain('1 application record(s) and 0 order(s) deleted');
+    expect(purged.out).not.toContain('nothing was held');
     expect(await holds([email])).toEqual([]);
     expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).status).toBe(2);
+    // An application id given for the candidate's finds nothing, and says so.
+    const typo = await ops('purge', '--connection', 'demo-greenhouse', '--candidate', `${application.id}0`);
+    expect(typo.out).toContain('nothing was held about candidate');
   }, 180_000);
 });

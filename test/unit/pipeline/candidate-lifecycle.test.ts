@@ -795,6 +795,14 @@ describe("Use case: an operator's resend and extension", () => {
     expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
   });
 
+  it('records a resend SES refused as refused, never as sent', async () => {
+    const { store, deps } = invitedCandidate();
+    deps.mailer.sendInvite.mockRejectedValueOnce(new Error('MessageRejected'));
+    expect((await handleFollowUp(followUp('resend', { requestId: 'ops-3' }), deps)).outcome).toBe('failed');
+    expect((await store.getApplication(key))?.steps.resend).toMatchObject({ outcome: 'refused', startedAt: NOW });
+    expect((await store.getApplication(key))?.steps.resend?.doneAt).toBeUndefined();
+  });
+
   it('extends the expiry once per request, and opens an expired invitation again', async () => {
     const { store, deps, setStatusTag } = invitedCandidate(
       { state: 'expired', expiredAt: NOW },

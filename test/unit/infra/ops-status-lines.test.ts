@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { applicationStatusLines } from '../../../infra/cli/ops/lines';
+import { applicationRecord } from '../../helpers/pipeline-records';
+
+const at = (minute: number) => Date.UTC(2026, 11, 1, 9, minute);
+
+describe('Function: applicationStatusLines (npm run ops -- status)', () => {
+  it('lists the steps as they happened; a status shows what the ATS shows, a refusal is no "begun"', () => {
+    const record = applicationRecord({
+      state: 'invited',
+      createdAt: at(0),
+      updatedAt: at(9),
+      steps: {
+        inviteEmail: { startedAt: at(1), doneAt: at(1) },
+        reminder1: { startedAt: at(5), doneAt: at(5) },
+        resend: { startedAt: at(3), outcome: 'refused', value: 'not sent' },
+        status: { startedAt: at(2), value: 'invited' },
+        inviteNote: { startedAt: at(8) },
+      },
+    });
+    const steps = applicationStatusLines(record).slice(3, -1);
+    expect(steps.map((line) => line.trim().split(/\s{2,}/)[0])).toEqual([
+      'invite e-mailed',
+      'status shown',
+      'link sent again',
+      'reminder 1',
+      'invite note posted',
+    ]);
+    expect(steps[1]).toMatch(/status shown\s+\S+ \(invited\)$/);
+    expect(steps[2]).toMatch(/\(refused: not sent\)$/);
+    expect(steps[4]).toMatch(/ begun$/);
+  });
+});
