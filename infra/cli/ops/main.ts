@@ -219,8 +219,13 @@ function adminTarget(): AdminTarget {
   return { ...stack.admin, placeholders: stack.placeholders };
 }
 
+/** How many words each command takes (`dlq list`, `connections get ID`); one more is a mistake, not ignored. */
+const WORDS: Record<string, number> = { dlq: 2, connections: 3 };
+
 async function main(): Promise<void> {
   const [command, sub] = positionals;
+  const extra = positionals.slice(command ? (WORDS[command] ?? 1) : 0);
+  if (extra.length) fail(`ops: unexpected ${extra.join(' ')} after ${command}\n${USAGE}`);
   if (command === 'urls') return printUrls();
   if (command === 'connections') {
     const { lines, code } = await connectionsCommand(adminTarget(), { sub, arg: positionals[2], prune: values.prune });

@@ -215,6 +215,8 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     expect([mistyped.status, mistyped.out]).toEqual([2, expect.stringContaining('connections frob: unknown (list,')]);
     const bare = await runOps(stack, 'connections', 'disable');
     expect([bare.status, bare.out]).toEqual([2, expect.stringContaining('connections disable: needs an argument')]);
+    const extra = await runOps(stack, 'unmatched', 'junk');
+    expect([extra.status, extra.out]).toEqual([2, expect.stringContaining('ops: unexpected junk after unmatched')]);
     const command = await runOps(stack, 'frob');
     expect([command.status, command.out]).toEqual([2, expect.stringContaining('ops: unknown command frob')]);
     // The local file's `${…_SANDBOX_URL}` placeholders are filled in from the running stack: each connection taken.
