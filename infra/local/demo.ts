@@ -41,6 +41,8 @@ export interface AtsDemoSummary {
   secondsAtRate: number | undefined;
   /** Those calls by route, as the sandbox counted them: where that floor comes from. */
   callsByRoute: Record<string, number>;
+  /** One application written back, for a person to look at with the operator's tools. */
+  example: { connectionId: string; applicationId: string } | undefined;
 }
 
 export interface DemoSummary {
@@ -368,6 +370,7 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
     atsCalls,
     secondsAtRate: rate && Math.round((atsCalls * rate.windowMs) / rate.limit / 1000),
     callsByRoute,
+    example: run.applications[0] && { connectionId: run.connectionId, applicationId: run.applications[0].id },
   };
 }
 
@@ -449,7 +452,7 @@ function reconcileSchedule(stack: LocalStack): { stop(): Promise<void> } {
 
 export function formatSummary(summary: DemoSummary): string {
   const kinds = Object.keys(summary.byAts) as DirectAtsKind[];
-  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFile' | 'callsByRoute'>][] = [
+  const rows: [string, Exclude<keyof AtsDemoSummary, 'statuses' | 'reportFile' | 'callsByRoute' | 'example'>][] = [
     ['interviews created', 'interviewsCreated'],
     ['invites sent', 'invitesSent'],
     ['reports written back', 'reportsWrittenBack'],
@@ -490,12 +493,24 @@ export function formatSummary(summary: DemoSummary): string {
       const file = summary.byAts[k]?.reportFile;
       return file ? [`a report file on ${k}: ${file.saved} (served at ${file.url} while the stack runs)`] : [];
     }),
+    ...formatExample(summary.byAts),
     ...formatSlowest(summary.byAts),
     ...formatOrders(summary.orders),
     ...formatKombo(summary.kombo),
     `messages in the DLQs: ${summary.dlqDepth}`,
     calls,
   ].join('\n');
+}
+
+/** Where a person looks at one candidate's story next: the operator's status command, and the console's page. */
+function formatExample(byAts: DemoSummary['byAts']): string[] {
+  const example = Object.values(byAts).find((result) => result.example)?.example;
+  if (!example) return [];
+  const { connectionId, applicationId } = example;
+  return [
+    `one candidate's steps: npm run ops -- status --connection ${connectionId} --application ${applicationId} ` +
+      `(while it serves; the console: #/candidates/${connectionId}/${applicationId})`,
+  ];
 }
 
 /** The ATS whose calls take longest at its rate limit, its calls by route: the floor of the run's length. */
