@@ -25,13 +25,27 @@ export function holdWorkDir(workDir: string): () => Promise<void> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
       const holder = Number(readFileSync(lock, 'utf8'));
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && running(holder))
+      // This process's own lock is a stack it still runs: refused as another's would be.
+      if (Number.isInteger(holder) && holder > 0 && running(holder))
         throw new Error(
           `another local stack (process ${holder}) is running from ${workDir}: stop it first (Ctrl-C where it ` +
-            `runs, or kill ${holder}); two stacks on one folder would overwrite each other's stack.json and secrets`,
+            `runs); two stacks on one folder would overwrite each other's stack.json and secrets. If no local ` +
+            `stack runs (the process id was reused), remove ${lock}`,
         );
       rmSync(lock, { force: true });
     }
   }
-  return async () => rmSync(lock, { force: true });
+  // Released only while it is still this process's: a lock taken over since is the new holder's.
+  return async () => {
+    if (heldBy(lock) === String(process.pid)) rmSync(lock, { force: true });
+  };
+}
+
+/** The lock's holder as written, or undefined when there is no lock. */
+function heldBy(lock: string): string | undefined {
+  try {
+    return readFileSync(lock, 'utf8');
+  } catch {
+    return undefined;
+  }
 }

@@ -184,14 +184,16 @@ async function credentials(connection: Connection, body: unknown, deps: ConnectD
   const given = parsed.output as Record<string, string | undefined>;
   for (const field of CREDENTIAL_FIELDS[connection.ats])
     if (!given[field]) return invalid({ field, message: `${field}: is required for ${connection.ats}` });
-  if (connection.ats === 'greenhouse' && !given.atsWebhookSecret)
+  const { secrets } = deps.admin;
+  if (!secrets) return { status: 501, body: { error: 'no secret store here' } };
+  const current = ((await secrets.read(connection.secretRef)) ?? {}) as Record<string, unknown>;
+  // Greenhouse's key is the customer's to type into its webhooks: a first save needs one; a later save keeps the one
+  // saved unless it gives a new one.
+  if (connection.ats === 'greenhouse' && !given.atsWebhookSecret && typeof current.atsWebhookSecret !== 'string')
     return invalid({
       field: 'atsWebhookSecret',
       message: 'atsWebhookSecret: the key typed into Greenhouse is required',
     });
-  const { secrets } = deps.admin;
-  if (!secrets) return { status: 501, body: { error: 'no secret store here' } };
-  const current = ((await secrets.read(connection.secretRef)) ?? {}) as Record<string, unknown>;
   const next: Record<string, unknown> = { ...current };
   for (const field of [...CREDENTIAL_FIELDS[connection.ats], 'atsWebhookSecret'])
     if (given[field]) next[field] = given[field];

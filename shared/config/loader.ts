@@ -10,7 +10,12 @@ import { errorMessage } from '../errors';
  * Validates a connections document. Errors name the connection and the field:
  * `connections[1] (acme-greenhouse).triggers.0.stage: needs an id, idsByJob or a name`.
  */
-export function parseConnections(document: unknown, source = 'connections file'): Connection[] {
+export function parseConnections(
+  document: unknown,
+  source = 'connections file',
+  /** Refuse a field the schema does not know (a file a person wrote); off for connections already stored. */
+  options: { unknownFields?: 'refuse' | 'ignore' } = {},
+): Connection[] {
   const file = v.safeParse(connectionsFileSchema, document);
   if (!file.success) throw new ConfigError(`${source}: ${describeFirstIssue(file.issues).message}`);
   const connections: Connection[] = [];
@@ -19,7 +24,7 @@ export function parseConnections(document: unknown, source = 'connections file')
     const parsed = v.safeParse(connectionSchema, raw);
     const id = typeof (raw as { id?: unknown })?.id === 'string' ? ` (${(raw as { id: string }).id})` : '';
     // A field the schema does not know is a typo a person made: a rule misspelt would be a rule silently gone.
-    const unknown = unknownFields(connectionSchema, raw).slice(0, 3);
+    const unknown = options.unknownFields === 'ignore' ? [] : unknownFields(connectionSchema, raw).slice(0, 3);
     for (const field of unknown) problems.push(`connections[${index}]${id}.${describeUnknownField(field)}`);
     if (parsed.success && !unknown.length) connections.push(parsed.output);
     else if (!parsed.success)

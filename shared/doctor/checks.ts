@@ -33,7 +33,6 @@ export const webhookUrls = (apiUrl: string, connectionId: string) => ({
   interviewPrefix: `${apiUrl.replace(/\/+$/, '')}/webhooks/interview/${connectionId}/`,
 });
 
-/** The Greenhouse events the connector needs, as Dev Center names them. */
 /** Greenhouse's Dev Center steps, one whole sentence each: `{url}` the webhook URL, `{secret}` where the key is. */
 export const GREENHOUSE_WEBHOOK_STEPS = [
   'Greenhouse has no API for webhooks: in Greenhouse, open Configure → Dev Center → Web Hooks → Web Hooks.',
@@ -97,7 +96,7 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const lines: CheckLine[] = [];
   const secret = await readSecret(connection, deps.secrets);
-  if ('line' in secret) return [secret.line, info('the other checks need the secret: fix it first')];
+  if ('line' in secret) return providers([secret.line, info('the other checks need the secret: fix it first')]);
   lines.push(...providers([pass(`secret ${connection.secretRef} has every field ${connection.ats} needs`)]));
   const { secrets } = secret;
   const ats = createAtsAdapter(connection, secrets, deps.fetch ? { fetch: deps.fetch } : {}) as SetupAdapter;

@@ -1,5 +1,6 @@
 import { AtsError, ATS_ERROR_CODES } from '../ats';
 import type { Connection } from '../config';
+import { distance } from '../validation/unknown-fields';
 
 /** One line of the doctor's report: a check that passed, failed (with what to do), or could not be made here. */
 export interface CheckLine {
@@ -31,23 +32,7 @@ export function formatLine(line: CheckLine): string {
   return [`${head}\n      → ${first}`, ...rest.map((r) => `        ${r}`)].join('\n');
 }
 
-/** Edit distance of two short names (case-insensitive), for "did you mean". */
-export function distance(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= y.length; j++)
-      row[j] = Math.min(
-        (previous[j] as number) + 1,
-        (row[j - 1] as number) + 1,
-        (previous[j - 1] as number) + (x[i - 1] === y[j - 1] ? 0 : 1),
-      );
-    previous = row;
-  }
-  return previous[y.length] as number;
-}
+export { distance };
 
 /** The `count` names closest to `wanted`, closest first. */
 export function closest(wanted: string, names: readonly string[], count = 3): string[] {

@@ -67,7 +67,9 @@ export class DynamoOrderStore implements OrderStore {
       ...order,
       pk: orderPk(order),
       [workIndex.partitionKey]: order.connectionId,
-      ...(order.atsCandidateId
+      // Not a Kombo order: one Kombo account's connection serves several customers' ATSs, whose candidate ids may
+      // be the same, and a purge by connection and id must not reach another customer's candidate.
+      ...(order.atsCandidateId && order.source !== 'kombo'
         ? { [candidateIndex.partitionKey]: orderCandidateKey(order.connectionId, order.atsCandidateId) }
         : {}),
       [MAPPING_TABLES.ttlAttribute]: expiresAt,

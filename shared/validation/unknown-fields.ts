@@ -51,22 +51,30 @@ export function unknownFields(schema: v.GenericSchema, input: unknown, path = ''
 
 /** `writeback: unknown field (did you mean writeBack?)`: with a known field of its object spelt alike. */
 export function describeUnknownField({ path, known }: UnknownField): string {
-  const name = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
-  const near = known.find((k) => k.toLowerCase() === name || editDistance(k.toLowerCase(), name) <= 2);
+  const name = path.slice(path.lastIndexOf('.') + 1);
+  // The nearest known field within two edits, if any.
+  const [near] = known
+    .map((k) => ({ k, d: distance(k, name) }))
+    .filter(({ d }) => d <= 2)
+    .sort((a, b) => a.d - b.d)
+    .map(({ k }) => k);
   return `${path}: unknown field${near ? ` (did you mean ${near}?)` : ''}`;
 }
 
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
+/** Edit distance of two short names, case-insensitive: what "did you mean" weighs (the doctor's stage names too). */
+export function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++)
+    for (let j = 1; j <= y.length; j++)
       row[j] = Math.min(
         (previous[j] ?? 0) + 1,
         (row[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+        (previous[j - 1] ?? 0) + (x[i - 1] === y[j - 1] ? 0 : 1),
       );
     previous = row;
   }
-  return previous[b.length] ?? 0;
+  return previous[y.length] ?? 0;
 }

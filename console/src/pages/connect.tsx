@@ -48,6 +48,8 @@ export function ConnectPage(props: { token: string }) {
   const [finishStatus, setFinishStatus] = useState<string>();
   /** This page's signing key went into the secret with credentials saved from it. */
   const [keySaved, setKeySaved] = useState(false);
+  /** A Greenhouse key saved earlier: replaced by this page's only when the customer asks. */
+  const [replaceKey, setReplaceKey] = useState(false);
   useEffect(() => {
     void call<Summary>('GET', '').then((a) => (a.status === 200 ? setSummary(a.body) : setGone(a.body.error)));
   }, [props.token]);
@@ -73,7 +75,9 @@ export function ConnectPage(props: { token: string }) {
     event.preventDefault();
     setErrors({});
     setFinishStatus(undefined);
-    const body = { ...values, ...(greenhouse ? { atsWebhookSecret: signingKey } : {}) };
+    // A key saved earlier stays unless the customer asks for the new one: Greenhouse's webhooks hold it.
+    const newKey = greenhouse && (!summary.webhook.secretSaved || replaceKey);
+    const body = { ...values, ...(newKey ? { atsWebhookSecret: signingKey } : {}) };
     const answer = await call<{ saved: boolean; works: boolean; what?: string; error?: string }>(
       'POST',
       '/credentials',
@@ -83,7 +87,7 @@ export function ConnectPage(props: { token: string }) {
     if (answer.status !== 200) return setWorks({ ok: false, text: answer.body.error ?? 'refused' });
     // The inputs are cleared: the credentials are kept only in the connection's secret.
     setValues({});
-    if (answer.body.saved) setKeySaved(true);
+    if (answer.body.saved && newKey) setKeySaved(true);
     setWorks(
       answer.body.works
         ? { ok: true, text: `${throughKombo ? 'Kombo answers' : 'Saved, and they work'} (${answer.body.what})` }
@@ -216,8 +220,12 @@ export function ConnectPage(props: { token: string }) {
         {greenhouse && summary.webhook.secretSaved && !keySaved && (
           <p>
             A secret key was saved with your credentials earlier: the webhooks you made in Greenhouse with it keep
-            working. Only if you no longer have it, save your credentials again: this new key is then saved instead, to
-            type into each webhook: <code id="signing-key">{signingKey}</code>
+            working, and saving your credentials again keeps it.{' '}
+            <label>
+              <input type="checkbox" checked={replaceKey} onChange={(e) => setReplaceKey(e.currentTarget.checked)} /> I
+              no longer have it: save this new key with my credentials, to type into each webhook:
+            </label>{' '}
+            <code id="signing-key">{signingKey}</code>
           </p>
         )}
         {greenhouse && (!summary.webhook.secretSaved || keySaved) && (

@@ -25,6 +25,7 @@ export async function requestOnInvitation(
   const open = action === 'resend' ? ['invited'] : ['invited', 'expired'];
   const requestId = `ops-${randomUUID()}`;
   const lines: string[] = [];
+  let queued = 0;
   for (const record of records) {
     if (!open.includes(record.state)) {
       // An expired invitation's link is sent again once it is extended: said where the resend is refused.
@@ -45,10 +46,11 @@ export async function requestOnInvitation(
       ...(action === 'extend' ? { days: request.days } : {}),
     };
     await deps.publisher.publish(deps.stageQueueUrl, message);
+    queued++;
     lines.push(
       `trigger ${record.triggerId}: ${action} queued (request ${requestId}); ` +
         `npm run ops -- status --connection ${connectionId} --application ${applicationId} shows it done`,
     );
   }
-  return { lines, queued: lines.filter((line) => line.includes(' queued (request ')).length };
+  return { lines, queued };
 }

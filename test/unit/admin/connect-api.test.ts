@@ -298,6 +298,13 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect(world.secret().atsApiKey).toBe('typo-key-2');
     });
 
+    it("keeps Greenhouse's saved webhook key when credentials are saved again without a new one", async () => {
+      const world = await connectWorld({ secret: { atsWebhookSecret: WEBHOOK_KEY } });
+      const answer = await world.call('POST', ['credentials'], { atsClientId: 'id-2', atsClientSecret: 'secret-2' });
+      expect(answer).toMatchObject({ status: 200, body: { saved: true, works: true } });
+      expect(world.secret()).toMatchObject({ atsClientId: 'id-2', atsWebhookSecret: WEBHOOK_KEY });
+    });
+
     it('answers saved but not working (200) when the ATS refuses them, naming the ATS', async () => {
       const world = await connectWorld({
         connection: ashbyFields,

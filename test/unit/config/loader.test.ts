@@ -102,6 +102,8 @@ describe('Function: parseConnections', () => {
     expect(() => parseConnections(typo)).toThrow(
       '(acme-greenhouse).triggers.0.stagee: unknown field (did you mean stage?)',
     );
+    // Connections already stored are read as the functions read them: the field is not refused there.
+    expect(parseConnections(typo, 'the connections table', { unknownFields: 'ignore' })).toHaveLength(1);
     // What the schema knows, nested and optional, passes: the shipped files are checked below.
     expect(parseConnections(connectionDocument())).toHaveLength(1);
     // A field left out is said so, not as valibot's "Invalid key".

@@ -23,8 +23,14 @@ describe('Function: holdWorkDir (one local stack per folder)', () => {
     writeFileSync(lock, gone);
     const release = holdWorkDir(dir);
     expect(readFileSync(lock, 'utf8')).toBe(String(process.pid));
+    // A second stack in this same process is refused too.
+    expect(() => holdWorkDir(dir)).toThrow(`another local stack (process ${process.pid})`);
     await release();
     expect(existsSync(lock)).toBe(false);
+    // A release finds the lock another process holds now: it leaves it.
+    writeFileSync(lock, String(process.ppid));
+    await release();
+    expect(readFileSync(lock, 'utf8')).toBe(String(process.ppid));
   });
 });
 
