@@ -5,7 +5,6 @@ import { stageLedgerKey } from './queue-ledger';
 
 import { DynamoTables, tombstoneKey } from './dynamo-tables';
 import { orderCandidateKey } from './orders.records';
-import { pages } from './paging';
 
 /** A candidate's personal data forgotten: every application, the ledger's records, their orders, a tombstone. */
 export class DynamoCandidatePurge extends DynamoTables {
@@ -64,20 +63,15 @@ export class DynamoCandidatePurge extends DynamoTables {
   private async purgeOrders(connectionId: string, atsCandidateId: string): Promise<number> {
     const table = this.tables.orders;
     if (!table) return 0;
-    const { name, partitionKey } = MAPPING_TABLES.orders.candidateIndex;
-    const query = {
-      TableName: table,
-      IndexName: name,
-      KeyConditionExpression: `${partitionKey} = :c`,
-      ExpressionAttributeValues: marshall({ ':c': orderCandidateKey(connectionId, atsCandidateId) }),
-    };
+    const index = { table, ...MAPPING_TABLES.orders.candidateIndex };
     let removed = 0;
-    const read = this.read(`the orders of candidate ${atsCandidateId}`);
-    for await (const page of pages<{ pk: string }>(read, { query }))
+    const key = orderCandidateKey(connectionId, atsCandidateId);
+    await this.forEachIndexKeys<{ pk: string }>(index, key, `orders of candidate ${atsCandidateId}`, async (page) => {
       for (const { pk } of page) {
         await this.send(new DeleteItemCommand({ TableName: table, Key: marshall({ pk }) }));
         removed++;
       }
+    });
     return removed;
   }
 }

@@ -189,20 +189,35 @@ export class DynamoTables {
   }
 
   /** Calls `each` with every page of the keys of a candidate's applications (the candidate index projects keys). */
-  protected async forEachCandidateKeys(
+  protected forEachCandidateKeys(
     connectionId: string,
     atsCandidateId: string,
     each: (keys: { pk: string; sk: string }[]) => Promise<void> | void,
   ): Promise<void> {
     const { name, partitionKey } = MAPPING_TABLES.applications.candidateIndex;
+    const index = { table: this.tables.applications, name, partitionKey };
+    return this.forEachIndexKeys(
+      index,
+      `${connectionId}#${atsCandidateId}`,
+      `applications of candidate ${atsCandidateId}`,
+      each,
+    );
+  }
+
+  /** Calls `each` with every page of the keys a keys-only index holds under one partition key. */
+  protected async forEachIndexKeys<K>(
+    index: { table: string; name: string; partitionKey: string },
+    key: string,
+    what: string,
+    each: (keys: K[]) => Promise<void> | void,
+  ): Promise<void> {
     const query = {
-      TableName: this.tables.applications,
-      IndexName: name,
-      KeyConditionExpression: `${partitionKey} = :c`,
-      ExpressionAttributeValues: marshall({ ':c': `${connectionId}#${atsCandidateId}` }),
+      TableName: index.table,
+      IndexName: index.name,
+      KeyConditionExpression: `${index.partitionKey} = :c`,
+      ExpressionAttributeValues: marshall({ ':c': key }),
     };
-    const read = this.read(`the applications of candidate ${atsCandidateId}`);
-    for await (const page of pages<{ pk: string; sk: string }>(read, { query })) await each(page);
+    for await (const page of pages<K>(this.read(`the ${what}`), { query })) await each(page);
   }
 
   protected expiry(now: number, days: number): number {
