@@ -100,12 +100,17 @@ function textFor(texts: Record<string, InviteText>, language: string): InviteTex
   return own(language) ?? own(base) ?? (texts.en as InviteText);
 }
 
+/**
+ * The e-mail in the candidate's language. With no name (a resend: the connector keeps none), the greeting is the
+ * reminder's, which names no one, in the same language.
+ */
 export function inviteTemplateFor(language: string, reminder = false): InviteTemplate {
   const text = textFor(reminder ? REMINDERS : INVITES, language);
+  const greetingFor = (name: string) => (name.trim() === '' ? textFor(REMINDERS, language).greeting : text.greeting);
   return {
     subject: (job) => fill(text.subject, { name: '', job, url: '' }),
     body: (name, job, url) =>
-      [text.greeting, text.text, '{url}', ...(text.closing === undefined ? [] : [text.closing])]
+      [greetingFor(name), text.text, '{url}', ...(text.closing === undefined ? [] : [text.closing])]
         .map((p) => fill(p, { name, job, url }))
         .join('\n\n'),
   };

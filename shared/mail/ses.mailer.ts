@@ -70,7 +70,7 @@ export class SesMailer implements Mailer {
               Subject: { Data: template.subject(jobName), Charset: 'UTF-8' },
               Body: {
                 Text: {
-                  Data: template.body(candidateName || 'there', jobName, email.inviteUrl),
+                  Data: template.body(candidateName, jobName, email.inviteUrl),
                   Charset: 'UTF-8',
                 },
               },

@@ -19,7 +19,7 @@ export class DynamoJobRecords extends DynamoTables {
 
   public async leaseJob(
     key: JobKey,
-    details: { interviewName: string; templateHash: string },
+    details: { interviewName: string; templateHash: string; jobName?: string | undefined },
     lease: Lease,
   ): Promise<LeaseJobResult> {
     const update = withNames(
@@ -30,6 +30,7 @@ export class DynamoJobRecords extends DynamoTables {
           leaseUntil: lease.now + lease.durationMs,
           interviewName: details.interviewName,
           templateHash: details.templateHash,
+          jobName: details.jobName,
           updatedAt: lease.now,
         },
         setIfMissing: { state: 'creating' },

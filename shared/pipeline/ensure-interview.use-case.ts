@@ -1,4 +1,5 @@
 import type { Trigger } from '../config';
+import { singleLine, TEXT_LIMITS } from '../validation';
 import { WORKER_TIMING } from './constants';
 import { InterviewNotReadyError } from './errors';
 import { ownWaitMs } from './held-claim';
@@ -62,7 +63,7 @@ export async function ensureInterviewForTrigger(
   const leaseMs = deps.leaseMs ?? WORKER_TIMING.jobLeaseMs;
   const lease = await deps.store.leaseJob(
     key,
-    { interviewName, templateHash: hash },
+    { interviewName, templateHash: hash, jobName: job.jobName && singleLine(job.jobName, TEXT_LIMITS.name) },
     { owner, now: deps.now(), durationMs: leaseMs },
   );
   if (lease.kind === 'ready') return remember(cacheKey, await refreshTemplate(wanted, lease.record));

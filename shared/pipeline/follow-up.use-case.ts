@@ -265,7 +265,7 @@ async function sendLink(run: FollowUpRun, to: string, reminder: boolean): Promis
     .sendInvite({
       to,
       candidateName: '',
-      jobName: job?.interviewName.replace(/ \(ref [^)]*\)$/, '') ?? `Job ${record.atsJobId}`,
+      jobName: job?.jobName ?? job?.interviewName.replace(/ \(ref [^)]*\)$/, '') ?? `Job ${record.atsJobId}`,
       inviteUrl: url,
       language: trigger.interview.language,
       from: trigger.invite.from,

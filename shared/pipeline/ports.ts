@@ -241,7 +241,7 @@ export interface MappingStore {
   getJob(key: JobKey): Promise<JobRecord | undefined>;
   leaseJob(
     key: JobKey,
-    details: { interviewName: string; templateHash: string },
+    details: { interviewName: string; templateHash: string; jobName?: string | undefined },
     lease: Lease,
   ): Promise<LeaseJobResult>;
   completeJob(

@@ -25,6 +25,8 @@ export interface JobKey {
 export interface JobRecord extends JobKey {
   state: 'creating' | 'ready';
   interviewName: string;
+  /** The job's name in the ATS when the interview was made: reminders and resends name it as the invitation did. */
+  jobName?: string | undefined;
   templateHash: string;
   interviewId?: string | undefined;
   inviteUrl?: string | undefined;

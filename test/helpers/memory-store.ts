@@ -170,7 +170,7 @@ export class MemoryMappingStore implements MappingStore {
 
   public async leaseJob(
     key: JobKey,
-    details: { interviewName: string; templateHash: string },
+    details: { interviewName: string; templateHash: string; jobName?: string | undefined },
     lease: Lease,
   ): Promise<LeaseJobResult> {
     const job = this.jobs.get(jobId(key));

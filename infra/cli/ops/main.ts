@@ -1,5 +1,5 @@
 import { loadConnectionsFile } from '../../../shared/config';
-import { type AdminTarget, connectionsCommand, tableConnections } from './connections';
+import { type AdminTarget, adminCall, connectionsCommand, tableConnections } from './connections';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -203,20 +203,54 @@ async function publishKomboPackages(): Promise<void> {
 
 /** The admin API: the local stack's key, or SigV4 with the operator's AWS credentials on the deployed ApiUrl. */
 function adminTarget(): AdminTarget {
+  const found = findAdminTarget();
+  return typeof found === 'string' ? fail(found) : found;
+}
+
+/** The admin API, or why it cannot be reached. */
+function findAdminTarget(): AdminTarget | string {
   if (values.aws) {
     const apiUrl = stackOutputs()?.ApiUrl ?? process.env.API_URL;
     const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
-    if (typeof apiUrl !== 'string' || !apiUrl) fail('no ApiUrl: pass --aws --outputs FILE, or set API_URL');
-    if (!region) fail("--aws: set AWS_REGION to the stack's region");
+    if (typeof apiUrl !== 'string' || !apiUrl) return 'no ApiUrl: pass --aws --outputs FILE, or set API_URL';
+    if (!region) return "--aws: set AWS_REGION to the stack's region";
     return { url: `${apiUrl.replace(/\/$/, '')}/admin/connections`, region };
   }
-  if (!existsSync(values.stack)) fail(`${values.stack} not found: start the connector with npm start, or pass --aws`);
+  if (!existsSync(values.stack)) return `${values.stack} not found: start the connector with npm start, or pass --aws`;
   const stack = JSON.parse(readFileSync(values.stack, 'utf8')) as {
     admin?: AdminTarget;
     placeholders?: Record<string, string>;
   };
-  if (!stack.admin) fail(`${values.stack} names no admin API: start the connector again with npm start`);
+  if (!stack.admin) return `${values.stack} names no admin API: start the connector again with npm start`;
   return { ...stack.admin, placeholders: stack.placeholders };
+}
+
+/**
+ * A mistyped `--connection` finds nothing, as a connection with nothing to show does. When a command found nothing,
+ * the admin API is asked whether the connection exists; unknown to it, that is said (an admin API out of reach adds
+ * nothing). A command that found something asks nothing more.
+ */
+async function noSuchConnection(): Promise<string | undefined> {
+  const id = values.connection;
+  const admin = id ? findAdminTarget() : undefined;
+  if (!id || !admin || typeof admin === 'string') return undefined;
+  const answer = await adminCall(admin, 'GET', `/${encodeURIComponent(id)}`).catch(() => undefined);
+  return answer?.status === 404
+    ? `no connection ${id} in the connections table (see: npm run ops -- connections list)`
+    : undefined;
+}
+
+/** `fail`, naming a connection that does not exist. */
+async function failFinding(message: string): Promise<never> {
+  return fail([message, await noSuchConnection()].filter(Boolean).join('\n'));
+}
+
+/** A listing that found nothing for a connection that does not exist: said, and exit 1. */
+async function flagUnknownConnection(found: number): Promise<void> {
+  const line = found ? undefined : await noSuchConnection();
+  if (!line) return;
+  console.error(line);
+  process.exitCode = 1;
 }
 
 /** How many words each command takes (`dlq list`, `connections get ID`); one more is a mistake, not ignored. */
@@ -292,7 +326,7 @@ async function main(): Promise<void> {
   }
   if (command === 'status') {
     const records = await store.findApplicationsByAtsId(require('connection'), require('application'));
-    if (!records.length) fail(`no application ${values.application} for connection ${values.connection}`);
+    if (!records.length) return failFinding(`no application ${values.application} for connection ${values.connection}`);
     for (const r of records) for (const line of applicationStatusLines(r)) console.log(line);
     return;
   }
@@ -303,6 +337,7 @@ async function main(): Promise<void> {
       console.log(
         `  ${i.connectionId}  report ${i.reportId}  interview ${i.interviewId}  parked ${iso(i.parkedAt)}  ${i.reason}`,
       );
+    await flagUnknownConnection(items.length);
     return;
   }
   if (command === 'failed') {
@@ -310,6 +345,7 @@ async function main(): Promise<void> {
     console.log(`${failed.length} failed application(s)`);
     for (const r of failed) console.log(failedApplicationLine(r));
     if (failed.length) console.log(FAILED_HINT);
+    await flagUnknownConnection(failed.length);
     return;
   }
   if (command === 'retry') {
@@ -317,7 +353,8 @@ async function main(): Promise<void> {
     const failed = (await store.findApplicationsByAtsId(connectionId, applicationId)).filter(
       (r) => r.state === 'failed',
     );
-    if (!failed.length) fail(`application ${applicationId} of ${connectionId} has nothing failed to retry`);
+    if (!failed.length)
+      return failFinding(`application ${applicationId} of ${connectionId} has nothing failed to retry`);
     for (const r of failed) {
       if (!r.reportId) {
         console.log(`trigger ${r.triggerId}: the invite failed; move the candidate into the stage again to retry it`);
@@ -355,12 +392,13 @@ async function main(): Promise<void> {
     // Nothing queued (no such application, or no invitation it can act on): a script is told by the exit code.
     for (const line of done.lines) (done.queued ? console.log : console.error)(line);
     if (!done.queued) process.exitCode = 1;
+    await flagUnknownConnection(done.queued ? 1 : 0);
     return;
   }
   if (command === 'match') {
     const [connectionId, reportId, applicationId] = [require('connection'), require('report'), require('application')];
     const parked = await store.parkedReport(connectionId, reportId);
-    if (!parked) fail(`report ${reportId} is not parked for connection ${connectionId}`);
+    if (!parked) return failFinding(`report ${reportId} is not parked for connection ${connectionId}`);
     const records = await store.findApplicationsByAtsId(connectionId, applicationId);
     if (!records.length) fail(`no application ${applicationId} for connection ${connectionId}`);
     // The worker writes a report back once per application: one written back with another report would drop it.
@@ -380,7 +418,9 @@ async function main(): Promise<void> {
     return;
   }
   if (command === 'orders') {
-    for (const line of orderLines(await scanOrders(t.dynamo, t.tables.orders), values.connection)) console.log(line);
+    const lines = orderLines(await scanOrders(t.dynamo, t.tables.orders), values.connection);
+    for (const line of lines) console.log(line);
+    await flagUnknownConnection(lines[0] === '0 order(s)' ? 0 : 1);
     return;
   }
   if (command === 'purge') {
@@ -395,6 +435,7 @@ async function main(): Promise<void> {
           "ATS's candidate id (an application id finds nothing). The purge is recorded all the same: this " +
           'connection will not invite that candidate id.',
       );
+    await flagUnknownConnection(removed.applications + (removed.orders ?? 0));
     return;
   }
   fail(command ? `ops: unknown command ${[command, sub].filter(Boolean).join(' ')}\n${USAGE}` : USAGE);

@@ -230,4 +230,17 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     const option = await runOps(stack, 'status', '--frob');
     expect([option.status, option.out]).toEqual([2, expect.stringContaining("Unknown option '--frob'")]);
   });
+
+  it('says when a --connection that found nothing is no connection at all (a typo), and exits non-zero', async () => {
+    const unknown = 'no connection acme-grenhouse in the connections table';
+    for (const command of ['failed', 'unmatched', 'orders']) {
+      const typo = await runOps(stack, command, '--connection', 'acme-grenhouse');
+      expect([typo.status, typo.out]).toEqual([1, expect.stringContaining(unknown)]);
+      // A connection that exists and has nothing to show is not flagged.
+      const quiet = await runOps(stack, command, '--connection', ID);
+      expect([quiet.status, quiet.out]).toEqual([0, expect.not.stringContaining('no connection')]);
+    }
+    const status = await runOps(stack, 'status', '--connection', 'acme-grenhouse', '--application', '1');
+    expect([status.status, status.out]).toEqual([2, expect.stringContaining(unknown)]);
+  });
 });

@@ -156,9 +156,15 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
       for (let i = 0; i < 4; i++)
         await store.leaseJob(
           { connectionId, atsJobId: `j${i}`, triggerId: 't' },
-          { interviewName: 'n', templateHash: 'h' },
+          { interviewName: 'n', templateHash: 'h', jobName: i === 0 ? 'Data Engineer' : undefined },
           lease('w'),
         );
+    expect(await store.getJob({ connectionId: 'jobs-a', atsJobId: 'j0', triggerId: 't' })).toMatchObject({
+      jobName: 'Data Engineer',
+    });
+    expect(await store.getJob({ connectionId: 'jobs-a', atsJobId: 'j1', triggerId: 't' })).not.toHaveProperty(
+      'jobName',
+    );
     const reads: { command: string; scanned: number }[] = [];
     const counting = new Proxy(client, {
       get: (target, property, receiver) =>

@@ -19,4 +19,10 @@ describe('Invite e-mail texts', () => {
     expect(body.startsWith('Hello {url} {job},')).toBe(true);
     expect(body.match(/https:\/\/i\/2/g)).toHaveLength(1);
   });
+
+  it("greets without a name where none is held (a resend), in the e-mail's language", () => {
+    expect(inviteTemplateFor('fr').body('', 'Ops', 'https://i/3').split('\n\n')[0]).toBe('Bonjour,');
+    expect(inviteTemplateFor('en').body(' ', 'Ops', 'https://i/3').split('\n\n')[0]).toBe('Hello,');
+    expect(inviteTemplateFor('de').body('Ana', 'Ops', 'https://i/3').split('\n\n')[0]).toBe('Hallo Ana,');
+  });
 });

@@ -795,6 +795,15 @@ describe("Use case: an operator's resend and extension", () => {
     expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
   });
 
+  it('names the job as the invitation did, and greets by no name it does not hold', async () => {
+    const { store, deps } = invitedCandidate();
+    const name = 'Backend Engineer – AI interview (ref acme-greenhouse/3301/ai-screen)';
+    const job = { state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined } as const;
+    store.seed({ jobs: [jobRecord({ ...job, interviewName: name, jobName: 'Backend Engineer' })] });
+    expect((await handleFollowUp(followUp('resend', { requestId: 'ops-4' }), deps)).outcome).toBe('resent');
+    expect(deps.mailer.sendInvite.mock.calls[0]?.[0]).toMatchObject({ jobName: 'Backend Engineer', candidateName: '' });
+  });
+
   it('records a resend SES refused as refused, never as sent', async () => {
     const { store, deps } = invitedCandidate();
     deps.mailer.sendInvite.mockRejectedValueOnce(new Error('MessageRejected'));

@@ -76,6 +76,8 @@ describe('Use case: ensureInterviewForTrigger', () => {
     expect(interviews.createInterview).not.toHaveBeenCalled();
     expect(interviews.findInterviewsByName).toHaveBeenCalledWith(NAME, expect.anything());
     expect(await store.getJob(JOB)).toMatchObject({ state: 'ready', interviewId: 'int-orphan', createAttempts: 2 });
+    // The job's own name is kept for the reminders and resends, which name the job as the invitation did.
+    expect((await store.getJob(JOB))?.jobName).toBe('Backend Engineer');
   });
 
   it('creates on a first lease, and sets update-only fields (skills, coding round) with a PUT', async () => {
