@@ -184,6 +184,12 @@ async function credentials(connection: Connection, body: unknown, deps: ConnectD
   const given = parsed.output as Record<string, string | undefined>;
   for (const field of CREDENTIAL_FIELDS[connection.ats])
     if (!given[field]) return invalid({ field, message: `${field}: is required for ${connection.ats}` });
+  // Only Greenhouse's key is the customer's (typed into its webhooks); the others' the connector or the operator sets.
+  if (connection.ats !== 'greenhouse' && given.atsWebhookSecret)
+    return invalid({
+      field: 'atsWebhookSecret',
+      message: `atsWebhookSecret: not taken for ${connection.ats}, whose webhooks are signed with a secret set for you`,
+    });
   const { secrets } = deps.admin;
   if (!secrets) return { status: 501, body: { error: 'no secret store here' } };
   const current = ((await secrets.read(connection.secretRef)) ?? {}) as Record<string, unknown>;

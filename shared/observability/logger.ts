@@ -3,7 +3,8 @@ import type { PipelineLogger } from '../pipeline/ports';
 import { logContext } from './log-context';
 
 /** Attribute names that may hold personal data or secrets: their values never reach a log line. */
-const SENSITIVE_KEYS = /(email|e-mail|name|phone|secret|token|password|apikey|api_key|authorization|signature)/i;
+const SENSITIVE_KEYS =
+  /(email|e-mail|name|phone|secret|token|password|apikey|api_key|authorization|signature|key|url|credential)/i;
 /**
  * Every quantifier is bounded (a local part is at most 64 characters, a domain 253, a top-level domain 24), so a
  * scan does a bounded amount of work per position: linear in the text, where `[…]+@` was quadratic on a long run

@@ -5,6 +5,7 @@ import { sendHttpRequest } from '../http';
 import type { KomboResult } from './kombo-client';
 import { komboApiFor } from './kombo-orders';
 import type { OrderRecord } from './records';
+import { isGreenhouseCompletionUrl } from './greenhouse-partner.schemas';
 
 /** Tells the ATS how an order ended, where the ATS shows assessments. Sending the same end again changes nothing. */
 export interface OrderAnnouncer {
@@ -28,8 +29,10 @@ export function greenhouseAnnouncer(context: ConnectionContext): OrderAnnouncer 
           `connection ${context.connection.id}: greenhouseCompletionKey is not set, so Greenhouse cannot be told`,
           { retryable: true, definitelyNotSent: true },
         );
-      if (!order.completionUrl)
-        throw new OutwardCallError('no-completion-url', `order ${order.orderId} has no completion URL`, {
+      // The credential goes to Greenhouse alone: an order stored with another URL is refused, and a redirect is an
+      // answer, not followed.
+      if (!order.completionUrl || !isGreenhouseCompletionUrl(order.completionUrl, context.connection.atsBaseUrl))
+        throw new OutwardCallError('no-completion-url', `order ${order.orderId} has no Greenhouse completion URL`, {
           retryable: false,
           definitelyNotSent: true,
         });
@@ -38,6 +41,7 @@ export function greenhouseAnnouncer(context: ConnectionContext): OrderAnnouncer 
         method: 'PATCH',
         headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
         timeoutMs: TIMEOUT_MS,
+        redirect: 'manual',
         signal,
       });
       if (response.status >= 200 && response.status < 300) return undefined;

@@ -31,6 +31,20 @@ export const sendTestBodySchema = v.object({
 });
 export type SendTestBody = v.InferOutput<typeof sendTestBodySchema>;
 
+/**
+ * Whether a completion URL may be PATCHed with the Greenhouse-issued credential: Greenhouse's own hosts over https on
+ * the default port, or the origin the connection reaches its Greenhouse at (the local sandbox). Anywhere else, an
+ * order placed with a stolen partner key would carry that credential to the placer.
+ */
+export function isGreenhouseCompletionUrl(url: string, atsBaseUrl: string): boolean {
+  const parsed = URL.parse(url);
+  if (!parsed) return false;
+  const host = parsed.hostname.toLowerCase();
+  const greenhouse = host === 'greenhouse.io' || host.endsWith('.greenhouse.io');
+  if (parsed.protocol === 'https:' && parsed.port === '' && greenhouse) return true;
+  return parsed.origin === URL.parse(atsBaseUrl)?.origin;
+}
+
 /** A malformed answer Greenhouse reports back: logged and counted; its other fields are optional. */
 export const responseErrorBodySchema = v.object({
   api_call: v.pipe(text, v.maxLength(100)),

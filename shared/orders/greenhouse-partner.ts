@@ -7,7 +7,12 @@ import {
   type PartnerDependencies,
   type PartnerRequest,
 } from './partner-calls';
-import { idsFromProfileUrl, responseErrorBodySchema, sendTestBodySchema } from './greenhouse-partner.schemas';
+import {
+  idsFromProfileUrl,
+  isGreenhouseCompletionUrl,
+  responseErrorBodySchema,
+  sendTestBodySchema,
+} from './greenhouse-partner.schemas';
 import { orderIdFor } from './records';
 
 export { issuePartnerKey, partnerKeyOf } from './partner-calls';
@@ -62,6 +67,8 @@ async function sendTest(
   const read = readPartnerBody(request.rawBody, sendTestBodySchema, badRequest);
   if (!read.ok) return read.answer;
   const body = read.body;
+  if (!isGreenhouseCompletionUrl(body.url, tenant.connection.atsBaseUrl))
+    return badRequest('url: must be a Greenhouse URL (https://app.greenhouse.io/…)');
   if (!tenant.tests.some((t) => t.id === body.partner_test_id))
     return { status: 404, body: { errors: [`partner_test_id: no test ${body.partner_test_id}`] } };
   const { candidate } = body;
@@ -121,7 +128,10 @@ async function testStatus(
   };
 }
 
-/** A malformed answer Greenhouse reports: logged with its call and errors (e-mails masked), counted, accepted. */
+/**
+ * A malformed answer Greenhouse reports: logged with its call, how many errors and the first few cut short (e-mails
+ * masked: the text is Greenhouse's, about the connector's answer), counted, accepted.
+ */
 async function responseError(
   request: PartnerRequest<PartnerCall>,
   connection: Connection,
@@ -134,7 +144,8 @@ async function responseError(
   deps.logger.warn('greenhouse reported a malformed answer', {
     connectionId: connection.id,
     apiCall: body.api_call,
-    errors: body.errors,
+    errorCount: body.errors.length,
+    errors: body.errors.slice(0, 3).map((error) => error.slice(0, 300)),
     orderId: body.partner_interview_id ?? undefined,
   });
   return { status: 200, body: { status: 200 } };

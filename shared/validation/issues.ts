@@ -32,5 +32,11 @@ export function issueMessage(issue: v.BaseIssue<unknown>): string {
     return 'is required';
   // Valibot's own for an empty text: `Invalid length: Expected !0 but received 0`.
   if (issue.type === 'non_empty' && issue.message.startsWith('Invalid length')) return 'must not be empty';
-  return issue.message;
+  // Valibot's own messages end with what was received: the value itself for a text, a number or a format (an e-mail,
+  // a key), kept only where it is a count (a length, a size).
+  if (COUNTED.test(issue.type)) return issue.message;
+  return issue.message.replace(/(:| but) received [\s\S]*$/i, '');
 }
+
+/** Issues whose `received` is a count, not the value: `Invalid length: Expected <=200 but received 250`. */
+const COUNTED = /length|size|bytes|entries|graphemes|words/;

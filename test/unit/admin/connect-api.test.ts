@@ -16,6 +16,13 @@ const ashbyFields = {
   atsBaseUrl: 'https://api.ashbyhq.com',
   secretRef: 'connector/acme-ashby',
 };
+const komboFields = {
+  id: 'acme-personio',
+  ats: 'kombo',
+  atsBaseUrl: 'https://api.kombo.dev/v1',
+  atsIntegrationId: 'personio:acme-unified',
+  secretRef: 'connector/acme-personio',
+};
 const deepDive = {
   id: 'deep-dive',
   stage: { name: 'Tech Screen' },
@@ -200,14 +207,6 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
   });
 
   describe('an ATS behind Kombo', () => {
-    const komboFields = {
-      id: 'acme-personio',
-      ats: 'kombo',
-      atsBaseUrl: 'https://api.kombo.dev/v1',
-      atsIntegrationId: 'personio:acme-unified',
-      secretRef: 'connector/acme-personio',
-    };
-
     it("offers nothing to register, and never replaces the Kombo account's signing secret", async () => {
       const secret = { atsApiKey: 'kombo-key-4242', atsWebhookSecret: 'kombo-account-secret' };
       const world = await connectWorld({ connection: komboFields });
@@ -231,8 +230,12 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       ['greenhouse', { atsClientId: 'i', atsWebhookSecret: WEBHOOK_KEY }, 'atsClientSecret'],
       ['greenhouse', { atsClientId: 'i', atsClientSecret: 's' }, 'atsWebhookSecret'],
       ['greenhouse', { atsClientId: 'i', atsClientSecret: 's', atsWebhookSecret: 'x'.repeat(23) }, 'atsWebhookSecret'],
+      // Only Greenhouse's webhook key is the customer's: the others' signing secrets are never replaced from here.
+      ['ashby', { atsApiKey: 'k', atsWebhookSecret: WEBHOOK_KEY }, 'atsWebhookSecret'],
+      ['kombo', { atsWebhookSecret: WEBHOOK_KEY }, 'atsWebhookSecret'],
     ])('answers 400 to %s credentials %j, naming %s, and saves nothing', async (ats, body, field) => {
-      const world = await connectWorld({ connection: ats === 'ashby' ? ashbyFields : {} });
+      const fields: Record<string, Record<string, unknown>> = { ashby: ashbyFields, kombo: komboFields };
+      const world = await connectWorld({ connection: fields[ats] ?? {} });
       const answer = await world.call('POST', ['credentials'], body);
       expect(answer).toMatchObject({ status: 400, body: { field } });
       expect(answer.body.error).toContain(field);

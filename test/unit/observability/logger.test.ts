@@ -14,6 +14,15 @@ describe('Function: scrub', () => {
     ],
     [{ detail: 'mail bounced for ana.ruiz+jobs@example.co.uk today' }, { detail: 'mail bounced for [email] today' }],
     [
+      { greenhouseCompletionKey: 'k', partnerKey: 'p', candidateInviteUrl: 'https://i/1', jobKey: 'acme#1#t' },
+      {
+        greenhouseCompletionKey: '[redacted]',
+        partnerKey: '[redacted]',
+        candidateInviteUrl: '[redacted]',
+        jobKey: 'acme#1#t',
+      },
+    ],
+    [
       { connectionId: 'acme', reportId: 'r1', code: 'ats-forbidden' },
       { connectionId: 'acme', reportId: 'r1', code: 'ats-forbidden' },
     ],

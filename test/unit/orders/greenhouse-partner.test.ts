@@ -6,7 +6,7 @@ import {
   type PartnerCall,
   partnerKeyOf,
 } from '../../../shared/orders/greenhouse-partner';
-import { idsFromProfileUrl } from '../../../shared/orders/greenhouse-partner.schemas';
+import { idsFromProfileUrl, isGreenhouseCompletionUrl } from '../../../shared/orders/greenhouse-partner.schemas';
 import { orderIdFor, type OrderRecord } from '../../../shared/orders/records';
 import { BACKEND_SCREEN, orderingConnection, partnerDependencies } from '../../helpers/partner-calls';
 
@@ -147,10 +147,19 @@ describe('Greenhouse Assessment Partner endpoints', () => {
       status: 400,
       body: { errors: [expect.stringMatching(/^candidate\.email: /)] },
     });
-    expect(await call('send_test', { body: sendTest({ url: 'http://plain.example.com/x' }) })).toMatchObject({
-      status: 400,
-      body: { errors: [expect.stringMatching(/^url: /)] },
-    });
+    // The completion PATCH carries Greenhouse's credential: only Greenhouse's hosts over https (or the connection's
+    // own Greenhouse origin) are taken, never an address the caller chose.
+    for (const url of [
+      'http://plain.example.com/x',
+      'https://attacker.example/collect',
+      'https://169.254.169.254/latest',
+      'https://app.greenhouse.io:8443/x',
+      'http://localhost:9001/x',
+    ])
+      expect(await call('send_test', { body: sendTest({ url }) })).toMatchObject({
+        status: 400,
+        body: { errors: [expect.stringMatching(/^url: /)] },
+      });
     expect(orders.orders.size).toBe(0);
   });
 
@@ -189,7 +198,18 @@ describe('Greenhouse Assessment Partner endpoints', () => {
     };
     expect(await call('response_error', { body })).toEqual({ status: 200, body: { status: 200 } });
     expect(counted()).toBe(1);
-    expect(lines.at(-1)).toMatchObject({ attributes: { apiCall: 'test_status', errors: body.errors } });
+    expect(lines.at(-1)).toMatchObject({ attributes: { apiCall: 'test_status', errorCount: 1, errors: body.errors } });
+  });
+
+  it("takes a completion URL on Greenhouse's hosts, or on the origin the connection reaches its Greenhouse at", () => {
+    const harvest = 'https://harvest.greenhouse.io';
+    expect(isGreenhouseCompletionUrl('https://app.greenhouse.io/integrations/testing_partners/1', harvest)).toBe(true);
+    expect(isGreenhouseCompletionUrl('https://app.eu.greenhouse.io/x', harvest)).toBe(true);
+    expect(isGreenhouseCompletionUrl('https://greenhouse.io.example.com/x', harvest)).toBe(false);
+    expect(isGreenhouseCompletionUrl('http://app.greenhouse.io/x', harvest)).toBe(false);
+    expect(isGreenhouseCompletionUrl('not a url', harvest)).toBe(false);
+    expect(isGreenhouseCompletionUrl('http://127.0.0.1:4020/x', 'http://127.0.0.1:4020')).toBe(true);
+    expect(isGreenhouseCompletionUrl('http://127.0.0.1:4021/x', 'http://127.0.0.1:4020')).toBe(false);
   });
 
   it('reads the ATS ids of a profile URL defensively', () => {

@@ -148,7 +148,8 @@ describe("How each ATS is told of an order's end", () => {
     await greenhouseAnnouncer(context).announce(completed, undefined);
     const [url, init] = fetch.mock.calls[0] as [string, RequestInit];
     expect(url).toBe(completed.completionUrl);
-    expect(init).toMatchObject({ method: 'PATCH', body: undefined });
+    // A redirect is an answer, not followed: the credential goes to the URL Greenhouse gave, nowhere else.
+    expect(init).toMatchObject({ method: 'PATCH', body: undefined, redirect: 'manual' });
     expect((init.headers as Record<string, string>).authorization).toBe(
       `Basic ${Buffer.from('issued-by-greenhouse:').toString('base64')}`,
     );
@@ -159,6 +160,18 @@ describe("How each ATS is told of an order's end", () => {
     });
     delete context.secrets.greenhouseCompletionKey;
     await expect(greenhouseAnnouncer(context).announce(completed, undefined)).rejects.toBeInstanceOf(OutwardCallError);
+  });
+
+  it("Greenhouse: never sends the credential to an order's URL off Greenhouse's hosts", async () => {
+    const { context } = fakeContext();
+    context.secrets.greenhouseCompletionKey = 'issued-by-greenhouse';
+    const fetch = vi.fn(async (..._args: unknown[]) => new Response(null, { status: 204 }));
+    vi.stubGlobal('fetch', fetch);
+    for (const completionUrl of ['https://attacker.example/collect', 'https://app.greenhouse.io.evil.example/x'])
+      await expect(
+        greenhouseAnnouncer(context).announce({ ...completed, completionUrl }, undefined),
+      ).rejects.toMatchObject({ code: 'no-completion-url', retryable: false });
+    expect(fetch).not.toHaveBeenCalled();
   });
 
   it('reads a refusal: 429 and 5xx retried after the wait, other 4xx for good', () => {
