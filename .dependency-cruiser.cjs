@@ -47,7 +47,7 @@ module.exports = {
     never(
       'pipeline-ports-import-ports',
       '^shared/pipeline/ports\\.ts$',
-      { pathNot: '^shared/(config/|pipeline/records\\.ts$|ats/port\\.ts$|interview-service/port\\.ts$)' },
+      { pathNot: '^shared/(config/|pipeline/(records|claims)\\.ts$|ats/port\\.ts$|interview-service/port\\.ts$)' },
       "The pipeline's ports name domain types and the other ports only, never an implementation.",
     ),
     never(

@@ -26,6 +26,16 @@ export interface MappingTableNames {
   orders?: string | undefined;
 }
 
+/**
+ * The events-table key that marks an application the ATS said left the process (rejected, withdrew, hired): a stage
+ * change of it claimed while the mark lasts is confirmed by a read first (a delivery late, retried or deferred).
+ */
+export const exitSeenKey = (connectionId: string, atsApplicationId: string) =>
+  `exit#${connectionId}#${atsApplicationId}`;
+
+/** How long an exit's mark lasts: past the ATSs' documented webhook retries (Greenhouse's, about 15 h) and queues. */
+export const EXIT_SEEN_SECONDS = 3 * 24 * 3600;
+
 /** The events-table key that marks a candidate the ATS deleted. */
 export const tombstoneKey = (connectionId: string, atsCandidateId: string) =>
   `deleted#${connectionId}#${atsCandidateId}`;

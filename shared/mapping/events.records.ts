@@ -8,7 +8,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryReplay, SweepProgress } from '../pipeline/ports';
 import { MAPPING_TABLES } from './constants';
 
-import { DynamoTables } from './dynamo-tables';
+import { DynamoTables, EXIT_SEEN_SECONDS, exitSeenKey } from './dynamo-tables';
 
 /** How long the stage names a worker read are used by the webhook function, at most (a stage may be renamed). */
 const STAGE_NAMES_TTL_SECONDS = 24 * 3600;
@@ -51,6 +51,21 @@ export class DynamoEventRecords extends DynamoTables {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
+  }
+
+  public async noteExitSeen(connectionId: string, atsApplicationId: string, now: number): Promise<void> {
+    await this.send(
+      new PutItemCommand({
+        TableName: this.tables.events,
+        Item: marshall({
+          pk: exitSeenKey(connectionId, atsApplicationId),
+          kind: 'exit-seen',
+          connectionId,
+          seenAt: now,
+          [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + EXIT_SEEN_SECONDS,
+        }),
+      }),
+    );
   }
 
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {

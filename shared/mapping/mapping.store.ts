@@ -62,6 +62,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     rememberStageNames: (...args) => events.rememberStageNames(...args),
     stageNames: (...args) => events.stageNames(...args),
     forgetReplayKey: (...args) => events.forgetReplayKey(...args),
+    noteExitSeen: (...args) => events.noteExitSeen(...args),
     listParkedReports: (...args) => events.listParkedReports(...args),
     parkedReport: (...args) => events.parkedReport(...args),
     unparkReport: (...args) => events.unparkReport(...args),

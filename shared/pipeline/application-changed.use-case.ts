@@ -158,6 +158,9 @@ export async function handleApplicationChanged(
   const retry = (options.receiveCount ?? 1) > 1 || (message.deferrals ?? 0) > 0;
   const leaseMs = options.leaseMs ?? 60_000;
   const now = deps.now ?? Date.now;
+  // Marked before the records are read: a stage change of this application not claimed yet (late, retried by the ATS,
+  // or waiting its turn) then reads where the candidate stands before inviting; one claimed already is read below.
+  if (message.change === 'left') await deps.store.noteExitSeen(message.connectionId, message.atsApplicationId, now());
   const held = await heldAfterInvitation(message, deps, leaseMs);
   const records = held.filter((r) => concerned(context, r, message.change, retry));
   const first = records[0];

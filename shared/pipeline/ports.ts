@@ -14,16 +14,9 @@ import type {
   StepName,
   StepRecord,
 } from './records';
+import type { ApplicationClaimInput, ClaimApplicationResult, Lease } from './claims';
 
-export type ClaimApplicationResult =
-  /** `resumed`: an earlier worker held this claim and stopped; its steps may be half done. */
-  | { kind: 'claimed'; record: ApplicationRecord; resumed: boolean }
-  | { kind: 'duplicate-delivery' }
-  /** The ATS deleted the candidate (a tombstone): a late or replayed delivery must not bring them back. */
-  | { kind: 'candidate-deleted' }
-  /** Another worker holds the lease, or the steps are done: nothing to do for this message. */
-  | { kind: 'held-elsewhere'; record: ApplicationRecord }
-  | { kind: 'already-invited'; record: ApplicationRecord };
+export { type ApplicationClaimInput, type ClaimApplicationResult, type Lease, newClaim } from './claims';
 
 export type LeaseJobResult =
   | { kind: 'leased'; record: JobRecord }
@@ -35,23 +28,6 @@ export type ClaimWriteBackResult =
   | { kind: 'done'; record: ApplicationRecord }
   | { kind: 'busy'; record: ApplicationRecord }
   | { kind: 'other-report'; record: ApplicationRecord };
-
-export interface ApplicationClaimInput extends ApplicationKey {
-  atsCandidateId: string;
-  atsJobId: string;
-  stageId?: string | undefined;
-  candidateEmail?: string | undefined;
-  /**
-   * The trigger invites again when the candidate enters its stage anew after the invitation expired or they left
-   * (`reinvite: on-reentry`): a delivery other than the one that began the invitation claims it once more.
-   */
-  mayReinvite?: boolean | undefined;
-  /**
-   * When the connector learnt of this stage entry (its webhook's receipt, the sweep's read). An entry learnt of
-   * before the invitation expired is that invitation's (a delivery resent, or late off the queue), never a re-entry.
-   */
-  enteredAt?: number | undefined;
-}
 
 /** An operator's request on an invitation (`npm run ops -- resend|extend`), carried out once by its id. */
 export interface OperatorRequest {
@@ -127,27 +103,6 @@ export function begunStep(begin: StepBegin): StepRecord {
   if (begin.kind === 'once') return { startedAt: begin.now };
   if (begin.kind === 'lease') return { leaseUntil: begin.until };
   return { value: begin.value, rank: begin.rank, startedAt: begin.now };
-}
-
-export interface Lease {
-  owner: string;
-  now: number;
-  durationMs: number;
-}
-
-/** A new claim on application × trigger, as the first delivery records it: held by `lease`, no step done yet. */
-export function newClaim(input: ApplicationClaimInput, lease: Lease, entryDeliveryId?: string): ApplicationRecord {
-  const { connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail } = input;
-  return {
-    ...{ connectionId, atsApplicationId, triggerId, atsCandidateId, atsJobId, stageId, candidateEmail },
-    entryDeliveryId,
-    state: 'claimed',
-    steps: {},
-    leaseOwner: lease.owner,
-    leaseUntil: lease.now + lease.durationMs,
-    createdAt: lease.now,
-    updatedAt: lease.now,
-  };
 }
 
 /**
@@ -268,6 +223,8 @@ export interface MappingStore {
   rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean>;
   /** Lets the same delivery in again after the connector failed to accept it (so the ATS's retry is not refused). */
   forgetReplayKey(connectionId: string, key: string): Promise<void>;
+  /** Marks an application the ATS said left, for a few days: a first claim of it then reads the ATS first. */
+  noteExitSeen(connectionId: string, atsApplicationId: string, now: number): Promise<void>;
   /**
    * The names of the ATS's stages by id, as a worker read them (Lever's webhooks carry a stage's id only), kept for a
    * day for the webhook function; `stageNames` answers undefined once they are older.

@@ -55,6 +55,8 @@ export type StageEnteredOutcome =
   | 'invited'
   | 'duplicate-delivery'
   | 'candidate-deleted'
+  /** The ATS said the application left the process lately, and a read found the candidate still out: no invitation. */
+  | 'candidate-left'
   | 'already-invited'
   | 'held-elsewhere'
   | 'no-matching-trigger'
@@ -369,14 +371,17 @@ async function inviteForTrigger(run: TriggerRun): Promise<TriggerResult> {
 /** Where an invitation's failure is told: the application as claimed, in the ATS it came from. */
 function failurePlace(run: TriggerRun, record: ApplicationRecord): FailurePlace {
   const { event, context, deps, options } = run;
-  const target = {
-    atsApplicationId: record.atsApplicationId,
-    atsCandidateId: event.atsCandidateId,
-    atsJobId: event.atsJobId,
-    fromStageId: event.stage.id,
-  };
+  const target = entryTarget(event, record.atsApplicationId);
   return { context, record, target, deps, now: deps.now ?? Date.now, signal: options.signal };
 }
+
+/** The application as the stage change names it. */
+const entryTarget = (event: ConfirmedEvent, atsApplicationId = event.atsApplicationId) => ({
+  atsApplicationId,
+  atsCandidateId: event.atsCandidateId,
+  atsJobId: event.atsJobId,
+  fromStageId: event.stage.id,
+});
 
 const candidateEmail = (event: ConfirmedEvent) =>
   event.candidate.email ? normaliseEmail(event.candidate.email) : undefined;
@@ -392,7 +397,7 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   };
   const owner = (deps.newOwner ?? randomUUID)();
   const delivery = { source: `${context.connection.ats}:${key.connectionId}`, deliveryId: event.deliveryId };
-  const claimOnce = () =>
+  const claimOnce = (exitChecked = false) =>
     deps.store.claimApplication(
       { ...delivery, enqueueId: run.message.enqueueId },
       {
@@ -403,10 +408,17 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
         candidateEmail: candidateEmail(event),
         mayReinvite: trigger.reinvite !== 'never',
         enteredAt: run.message.receivedAt,
+        exitChecked,
       },
       { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
     );
   let claim = await claimOnce();
+  // The ATS said lately that this application left (a rejection before this delivery was handled: a delivery late,
+  // retried by the ATS, or waiting its turn): where the candidate stands is read, and they are invited only if in.
+  if (claim.kind === 'exit-seen') {
+    if (!(await stillInAfterExit(run))) return { outcome: 'candidate-left' };
+    claim = await claimOnce(true);
+  }
   // A candidate who left is in the stage again: back in the process (an unreject), their invitation returns to where
   // it was, and one that had expired is invited again, as any re-entry after an expiry.
   if (claim.kind === 'already-invited' && claim.record.state === 'left' && (await returnedToProcess(run, claim.record)))
@@ -425,12 +437,32 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   }
   if (claim.kind !== 'claimed') {
     deps.logger.info('stage entered: nothing to do', { ...log, outcome: claim.kind });
-    return { outcome: claim.kind };
+    // An exit's mark never holds a claim taken after the read (`exitChecked`): named as what it would mean.
+    return { outcome: claim.kind === 'exit-seen' ? 'candidate-left' : claim.kind };
   }
   const record = claim.record;
   const startedClean = !claim.resumed || record.cleanStop === `invite:${(record.inviteClaims ?? 0) - 1}`;
   const cleanStop = startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined;
   return { key, owner, log, record, startedClean, cleanStop, failedLine: 'stage entered: failed permanently' };
+}
+
+/**
+ * Whether a candidate whose application the ATS said left is in the process now (unrejected since), as the ATS says.
+ * An application the ATS refuses to read for good (deleted, merged) is not.
+ */
+async function stillInAfterExit(run: TriggerRun): Promise<boolean> {
+  const { event, context, deps, options } = run;
+  const log = { connectionId: context.connection.id, atsApplicationId: event.atsApplicationId };
+  const standing = await context.ats.readStanding(entryTarget(event), options.signal).catch((error: unknown) => {
+    warnRefusedForGood(error, deps.logger, 'stage entered: the ATS refused the read of an application that left', log);
+    return undefined;
+  });
+  if (!standing?.active)
+    deps.logger.info('stage entered: the candidate left the process before the invitation; nothing sent', {
+      ...log,
+      exit: standing?.exit,
+    });
+  return standing?.active === true;
 }
 
 /** Whether the candidate who left is back in the process, as the ATS says now: their exit is then undone. */

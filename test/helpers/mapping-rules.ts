@@ -44,6 +44,23 @@ export function mappingRules(store: () => MappingStore): void {
     });
   });
 
+  it('claims an application the ATS said left only after a read (exitChecked); a record governs itself', async () => {
+    const input = claimInput();
+    await store().noteExitSeen(input.connectionId, input.atsApplicationId, NOW - 1_000);
+    expect(await store().claimApplication(delivery('evt-x1'), input, lease('w1'))).toEqual({ kind: 'exit-seen' });
+    // Nothing was recorded: the same delivery claims once the read found the candidate in.
+    const checked = { ...input, exitChecked: true };
+    expect(await store().claimApplication(delivery('evt-x1'), checked, lease('w1'))).toMatchObject({ kind: 'claimed' });
+    // With a record, its own state says whether the candidate left: the mark holds nothing.
+    expect(await store().claimApplication(delivery('evt-x2'), input, lease('w2'))).toMatchObject({
+      kind: 'held-elsewhere',
+    });
+    // A mark lasts three days.
+    const later = claimInput();
+    await store().noteExitSeen(later.connectionId, later.atsApplicationId, NOW - 4 * 86_400_000);
+    expect(await store().claimApplication(delivery('evt-x3'), later, lease('w1'))).toMatchObject({ kind: 'claimed' });
+  });
+
   it('holds a retry of the same message until the first lease runs out, then lets it take over', async () => {
     const input = claimInput();
     await store().claimApplication(delivery('evt-2', 'enq-9'), input, lease('w1'));

@@ -1,6 +1,7 @@
 import { mayMove } from '../../shared/pipeline/application-states';
 import { mayReinvite, noteHeldElsewhere } from '../../shared/mapping/invite-claims.records';
 import { LeaseLostError } from '../../shared/mapping/errors';
+import { EXIT_SEEN_SECONDS } from '../../shared/mapping/dynamo-tables';
 import { carriedExpiry } from '../../shared/pipeline/records';
 import {
   begunStep,
@@ -86,6 +87,9 @@ export class MemoryMappingStore implements MappingStore {
     const seen = this.deliveries.get(`${delivery.source}#${delivery.deliveryId}`);
     if (seen !== undefined && seen !== delivery.enqueueId) return { kind: 'duplicate-delivery' };
     const existing = this.applications.get(appId(input));
+    const exitSeen = this.exitsSeen.get(`${input.connectionId}#${input.atsApplicationId}`);
+    if (!existing && !input.exitChecked && exitSeen !== undefined && lease.now < exitSeen + EXIT_SEEN_SECONDS * 1000)
+      return { kind: 'exit-seen' };
     if (!existing) {
       const fresh = newClaim(input, lease, delivery.deliveryId);
       this.deliveries.set(`${delivery.source}#${delivery.deliveryId}`, delivery.enqueueId);
@@ -318,6 +322,12 @@ export class MemoryMappingStore implements MappingStore {
     if (until !== undefined && until > now) return false;
     this.replayKeys.set(`${connectionId}#${key}`, now + ttlSeconds * 1000);
     return true;
+  }
+
+  public readonly exitsSeen = new Map<string, number>();
+
+  public async noteExitSeen(connectionId: string, atsApplicationId: string, now: number): Promise<void> {
+    this.exitsSeen.set(`${connectionId}#${atsApplicationId}`, now);
   }
 
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {

@@ -46,6 +46,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     claimWriteBack: vi.fn(),
     rememberReplayKey: resolves(true),
     forgetReplayKey: resolves(undefined),
+    noteExitSeen: resolves(undefined),
     rememberStageNames: resolves(undefined),
     stageNames: resolves(undefined),
     isReportParked: resolves(false),

@@ -359,6 +359,37 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
   });
 });
 
+describe('Use case: a candidate rejected before their stage change is handled', () => {
+  it('reads where they stand before inviting: never invited while out, invited once back', async () => {
+    // The stage change waited (a delivery late, retried by the ATS, or waiting its turn); the rejection came first.
+    const { context, ats } = fakeContext();
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    });
+    const deps = dependencies(store, context);
+    expect((await handleApplicationChanged(changed('left'), deps)).outcome).toBe('nothing-to-do');
+    expect(ats.readStanding).not.toHaveBeenCalled();
+    ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
+    const [late] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-late' }), deps);
+    expect(late?.outcome).toBe('candidate-left');
+    expect(ats.readStanding).toHaveBeenCalledOnce();
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(ats.postNote).not.toHaveBeenCalled();
+    expect(await store.getApplication(key)).toBeUndefined();
+    // Unrejected and moved into the stage again: the read says in, and they are invited once.
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+    const [back] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-back' }), deps);
+    expect(back?.outcome).toBe('invited');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+    // A stage change of an application the ATS never said left reads nothing first.
+    ats.readStanding.mockClear();
+    const other = { ...key, atsApplicationId: '4402' };
+    await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-other', atsApplicationId: '4402' }), deps);
+    expect((await store.getApplication(other))?.state).toBe('invited');
+    expect(ats.readStanding).not.toHaveBeenCalled();
+  });
+});
+
 describe('Use case: a candidate rejected while their invitation is being sent', () => {
   it('finishes the invitation begun when the stage is no longer confirmed, then records the exit', async () => {
     // The e-mail went out; the message went back for its next step; the recruiter rejected the candidate meanwhile.
