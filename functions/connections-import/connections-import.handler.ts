@@ -38,6 +38,8 @@ export async function handler(event: ImportEvent): Promise<{ PhysicalResourceId:
       created: result.created.length,
       updated: result.updated.length,
       unchanged: result.unchanged.length,
+      // Changed in the console or through the admin API since the file last changed them: kept as changed.
+      keptEdits: result.keptEdits,
       notInFile: result.notInFile.length,
       deleted: result.deleted.length,
     }),

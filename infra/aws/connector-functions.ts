@@ -79,7 +79,9 @@ export function createFunctions(stack: Stack, settings: FunctionSettings): Conne
     writebackWorker: fn('WritebackWorker', WORKER_TIMING.workerTimeoutSeconds),
     reconciler: fn('Reconciler', 300),
     orderApi: fn('OrderApi', 10, settings.webhookConcurrency),
-    adminApi: fn('AdminApi', 10),
+    // The console's doctor and stage lists read the customer's ATS at its rate: the HTTP API's own limit (30 s), less
+    // a second for the answer.
+    adminApi: fn('AdminApi', 29),
   };
 }
 

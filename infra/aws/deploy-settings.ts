@@ -25,6 +25,13 @@ export const deploySettingsSchema = v.object({
    * concurrency quota is still the new-account 10.
    */
   webhookConcurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1000)), 10),
+  /**
+   * How many environments each worker's event source runs at most (its SQS MaximumConcurrency, 2 to 1,000; default
+   * 5): every customer's messages share them, while each connection's ATS calls keep to its own rate.
+   */
+  workerMaxConcurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(2), v.maxValue(1000)), 5),
+  /** How often the reconciler runs, in minutes (5 to 60; default 10): each run serves its share of the connections. */
+  reconcileEveryMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(5), v.maxValue(60)), 10),
   /** The functions' log level (`POWERTOOLS_LOG_LEVEL`); a redeploy changes it, no code does. */
   logLevel: v.optional(v.picklist(['DEBUG', 'INFO', 'WARN', 'ERROR'], 'must be DEBUG, INFO, WARN or ERROR'), 'INFO'),
 });

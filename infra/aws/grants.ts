@@ -36,8 +36,13 @@ export function grantLeastPrivilege(stack: Stack, resources: GrantedResources, s
   });
   const { adminApi, ...served } = resources.functions;
   for (const handler of Object.values(served)) allow(handler, ['secretsmanager:GetSecretValue'], [secrets]);
-  // The admin API rotates the keys the connector issues (a connection's secret read, then written whole).
-  allow(adminApi, ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue'], [secrets]);
+  // The admin API rotates the keys the connector issues (a connection's secret read, then written whole), and saves
+  // what a customer gives through their connect link: CreateSecret where the connection's secret does not exist yet.
+  allow(
+    adminApi,
+    ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue', 'secretsmanager:CreateSecret'],
+    [secrets],
+  );
   grantConnections(resources);
   grantConsole(resources);
 }

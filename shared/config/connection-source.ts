@@ -14,6 +14,11 @@ export interface StoredConnection {
   enabled: boolean;
   updatedAt: number;
   updatedBy: string;
+  /**
+   * The SHA-256 of the connection as the deployed connections file last held it: a deploy whose file holds it the
+   * same leaves the connection as the console or the admin API changed it since.
+   */
+  fileDigest?: string | undefined;
 }
 
 /** Where a function reads the one connection it serves: its table (shared/mapping/connections.records.ts). */

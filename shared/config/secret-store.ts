@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import {
+  CreateSecretCommand,
   GetSecretValueCommand,
   PutSecretValueCommand,
+  ResourceExistsException,
   ResourceNotFoundException,
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
@@ -35,7 +37,11 @@ export function fileSecretStore(path: string): SecretStore {
   };
 }
 
-/** AWS: one JSON secret per connection in Secrets Manager, named by its `secretRef`. */
+/**
+ * AWS: one JSON secret per connection in Secrets Manager, named by its `secretRef`. A write to a secret that does not
+ * exist yet (a customer added in the console, connecting through their link) creates it; one created meanwhile by
+ * another write is written as any other.
+ */
 export function secretsManagerStore(client: SecretsManagerClient): SecretStore {
   return {
     where: 'Secrets Manager',
@@ -49,7 +55,19 @@ export function secretsManagerStore(client: SecretsManagerClient): SecretStore {
       }
     },
     write: async (secretRef, value) => {
-      await client.send(new PutSecretValueCommand({ SecretId: secretRef, SecretString: JSON.stringify(value) }));
+      const put = () =>
+        client.send(new PutSecretValueCommand({ SecretId: secretRef, SecretString: JSON.stringify(value) }));
+      try {
+        await put();
+      } catch (error) {
+        if (!(error instanceof ResourceNotFoundException)) throw error;
+        try {
+          await client.send(new CreateSecretCommand({ Name: secretRef, SecretString: JSON.stringify(value) }));
+        } catch (raced) {
+          if (!(raced instanceof ResourceExistsException)) throw raced;
+          await put();
+        }
+      }
     },
   };
 }

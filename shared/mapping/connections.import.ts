@@ -1,38 +1,57 @@
+import { createHash } from 'node:crypto';
 import type { DynamoConnectionStore } from './connections.records';
 
 export interface ImportResult {
   created: string[];
   updated: string[];
   unchanged: string[];
+  /**
+   * Connections changed since through the console or the admin API, which the file holds as it did at the last
+   * import: left as changed (the file's copy wins only once the file changes it).
+   */
+  keptEdits: string[];
   /** Connections in the table the file does not hold: deleted only with `prune`, else left as they are. */
   notInFile: string[];
   deleted: string[];
 }
 
 /**
- * Brings a connections file's connections (each validated by the caller) into the table: a new one is created, a
- * changed one written as its next version, an equal one left alone, so importing the same file twice changes
- * nothing. A connection the file does not hold (one created through the admin API) is deleted only with `prune`.
- * Each write is audited under `principal`.
+ * Brings a connections file's connections (each validated by the caller) into the table: a new one is created, one
+ * the file changed since its last import written as its next version, an equal one left alone, so importing the same
+ * file twice changes nothing. One the file holds as at its last import, changed since in the console or through the
+ * admin API, keeps those changes (a deploy for another customer reverts no one's). A connection the file does not
+ * hold (one created through the admin API) is deleted only with `prune`. Each write is audited under `principal`.
  */
 export async function importConnections(
   store: DynamoConnectionStore,
   documents: readonly { id: string }[],
   options: { principal: string; prune?: boolean; pageSize?: number },
 ): Promise<ImportResult> {
-  const result: ImportResult = { created: [], updated: [], unchanged: [], notInFile: [], deleted: [] };
+  const result: ImportResult = { created: [], updated: [], unchanged: [], keptEdits: [], notInFile: [], deleted: [] };
   const change = { principal: options.principal, action: 'import' as const };
   for (const document of documents) {
     const current = await store.read(document.id, true);
+    const fileDigest = digestOf(document);
     if (!current) {
-      await store.write(document.id, { document, enabled: true, changed: ['*'] }, { ...change, createOnly: true });
+      const created = { document, enabled: true, changed: ['*'], fileDigest };
+      await store.write(document.id, created, { ...change, createOnly: true });
       result.created.push(document.id);
-    } else if (JSON.stringify(current.document) !== JSON.stringify(document)) {
-      const changed = changedFields(current.document, document);
-      await store.write(document.id, { document, enabled: current.enabled, changed }, change, current);
-      result.updated.push(document.id);
-    } else {
+    } else if (JSON.stringify(current.document) === JSON.stringify(document)) {
+      // Imported before the digest was kept: it is recorded once, so the console's next changes are kept too.
+      if (current.fileDigest !== fileDigest)
+        await store.write(
+          document.id,
+          { document, enabled: current.enabled, changed: [], fileDigest },
+          change,
+          current,
+        );
       result.unchanged.push(document.id);
+    } else if (current.fileDigest === fileDigest) {
+      result.keptEdits.push(document.id);
+    } else {
+      const changed = changedFields(current.document, document);
+      await store.write(document.id, { document, enabled: current.enabled, changed, fileDigest }, change, current);
+      result.updated.push(document.id);
     }
   }
   const inFile = new Set(documents.map((d) => d.id));
@@ -50,6 +69,9 @@ export async function importConnections(
     }
   return result;
 }
+
+/** What the file held of a connection, as a digest kept on its item. */
+const digestOf = (document: unknown): string => createHash('sha256').update(JSON.stringify(document)).digest('hex');
 
 /** The top-level fields whose values differ between two documents (the audit names fields, never values). */
 export function changedFields(before: unknown, after: unknown): string[] {

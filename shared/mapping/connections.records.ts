@@ -112,7 +112,7 @@ export class DynamoConnectionStore implements ConnectionReader {
    */
   public async write(
     id: string,
-    next: { document: unknown; enabled: boolean; changed: string[] },
+    next: { document: unknown; enabled: boolean; changed: string[]; fileDigest?: string | undefined },
     change: ConnectionChange,
     current?: StoredConnection,
   ): Promise<StoredConnection> {
@@ -124,13 +124,15 @@ export class DynamoConnectionStore implements ConnectionReader {
       enabled: next.enabled,
       updatedAt: Date.now(),
       updatedBy: change.principal,
+      // Kept through the console's and the admin API's writes: only an import says what the file holds.
+      fileDigest: next.fileDigest ?? current?.fileDigest,
     };
     const condition = change.createOnly || !current ? 'attribute_not_exists(id)' : 'version = :version';
     await this.transact(id, change, current, [
       {
         Put: {
           TableName: this.options.tables.connections,
-          Item: marshall({ ...stored, document: JSON.stringify(next.document) }),
+          Item: marshall({ ...stored, document: JSON.stringify(next.document) }, { removeUndefinedValues: true }),
           ConditionExpression: condition,
           ...(condition === 'version = :version'
             ? { ExpressionAttributeValues: marshall({ ':version': change.expectedVersion ?? current?.version }) }
@@ -222,6 +224,7 @@ function toStored(item: Record<string, AttributeValue>): StoredConnection {
     enabled: raw.enabled !== false,
     updatedAt: Number(raw.updatedAt ?? 0),
     updatedBy: String(raw.updatedBy ?? ''),
+    ...(typeof raw.fileDigest === 'string' ? { fileDigest: raw.fileDigest } : {}),
   };
 }
 

@@ -198,6 +198,9 @@ describe('Stack: ConnectorStack', () => {
     expect(secretStatements).toHaveLength(7);
     const writers = secretStatements.filter((s: any) => [s.Action].flat().includes('secretsmanager:PutSecretValue'));
     expect(writers).toHaveLength(1);
+    // It creates a connection's secret on a customer's first save through their link; no other function creates one.
+    const creators = secretStatements.filter((s: any) => [s.Action].flat().includes('secretsmanager:CreateSecret'));
+    expect(creators).toEqual(writers);
     for (const statement of secretStatements) {
       expect(JSON.stringify(statement.Resource)).toMatch(/:secret:ats-interview-connector\/\*"/);
       expect([statement.Resource].flat()).toHaveLength(1);
