@@ -41,7 +41,8 @@ export interface CandidateDeletedEvent {
 }
 
 /** Why a candidate's application left the hiring process, as the ATS says it. */
-export const EXIT_KINDS = ['rejected', 'withdrawn', 'hired', 'archived'] as const;
+/** `deleted`: the ATS no longer has the application (a read finds none): deleted, or merged into another. */
+export const EXIT_KINDS = ['rejected', 'withdrawn', 'hired', 'archived', 'deleted'] as const;
 export type ExitKind = (typeof EXIT_KINDS)[number];
 
 /**

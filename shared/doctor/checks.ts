@@ -37,8 +37,9 @@ export const webhookUrls = (apiUrl: string, connectionId: string) => ({
 export const GREENHOUSE_WEBHOOK_STEPS = [
   'Greenhouse has no API for webhooks: in Greenhouse, open Configure → Dev Center → Web Hooks → Web Hooks.',
   'Create one webhook per event: "Candidate or Prospect Stage Change", "Candidate/Prospect Rejected", ' +
-    '"Candidate/Prospect Unrejected", "Candidate Hired", "Candidate Unhired", "Delete Candidate", "Merge Candidate" ' +
-    'and "Candidate Anonymized", each with Endpoint URL {url} and Secret key {secret}.',
+    '"Candidate/Prospect Unrejected", "Candidate Hired", "Candidate Unhired", "Delete Application", ' +
+    '"Delete Candidate", "Merge Candidate" and "Candidate Anonymized", ' +
+    'each with Endpoint URL {url} and Secret key {secret}.',
   'A webhook whose first ping fails is created disabled: check each is enabled in that list.',
 ];
 

@@ -1,4 +1,6 @@
 import type { ApplicationRef, ApplicationStanding } from '../ats/port';
+import { ATS_ERROR_CODES } from '../ats/errors';
+import { errorCode } from '../errors';
 import type { ApplicationChangedMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, warnRefusedForGood } from './errors';
 import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
@@ -23,6 +25,23 @@ export const targetOf = (record: ApplicationRecord): ApplicationRef => ({
   atsJobId: record.atsJobId,
   fromStageId: record.stageId,
 });
+
+/**
+ * Where the application stands, as the ATS says now: one the ATS answers it does not have (a 404, or a read that finds
+ * no such application) has left for good (`deleted`: removed, or merged into another), so nothing follows it.
+ */
+export async function standingNow(
+  context: ConnectionContext,
+  target: ApplicationRef,
+  signal: AbortSignal | undefined,
+): Promise<ApplicationStanding> {
+  try {
+    return await context.ats.readStanding(target, signal);
+  } catch (error) {
+    if (errorCode(error) !== ATS_ERROR_CODES.notFound) throw error;
+    return { active: false, exit: 'deleted', reason: 'the ATS no longer has this application' };
+  }
+}
 
 /**
  * Acts on the application's standing as the ATS says it now, for one of its records: an exit is recorded (an
@@ -77,6 +96,8 @@ export function statusOwed(
   retry = true,
 ): 'cancelled' | 'invited' | 'expired' | undefined {
   if (context.connection.writeBack.status !== 'tags') return undefined;
+  // An application the ATS no longer has takes no status.
+  if (record.exit?.kind === 'deleted') return undefined;
   const claimed = record.steps.status?.value;
   if (record.state === 'left') return retry || claimed !== 'cancelled' ? 'cancelled' : undefined;
   if (record.state !== 'invited' && record.state !== 'expired') return undefined;
@@ -175,7 +196,7 @@ export async function handleApplicationChanged(
   const place: StandingPlace = { context, deps, now, signal: options.signal };
   try {
     await context.turns?.take('exit', heldTurn(message), options.signal);
-    const standing = await context.ats.readStanding(targetOf(first), options.signal);
+    const standing = await standingNow(context, targetOf(first), options.signal);
     const outcomes: ('left' | 'returned' | 'unchanged')[] = [];
     for (const record of records) outcomes.push(await actOnStanding(place, record, standing));
     return { outcome: outcomes.find((o) => o !== 'unchanged') ?? 'unchanged' };

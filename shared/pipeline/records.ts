@@ -132,7 +132,7 @@ export interface PriorExpiry {
 
 /** Why and when the candidate left the process. */
 export interface ApplicationExit {
-  kind: 'rejected' | 'withdrawn' | 'hired' | 'archived';
+  kind: 'rejected' | 'withdrawn' | 'hired' | 'archived' | 'deleted';
   reason?: string | undefined;
   at: number;
 }

@@ -39,6 +39,7 @@ const EXIT_PHRASES: Record<ApplicationExit['kind'], string> = {
   withdrawn: 'withdrew',
   hired: 'was hired',
   archived: 'was archived',
+  deleted: 'was removed from the ATS',
 };
 
 /** The decision for a candidate who left the process before their result came: the result is noted, never acted on. */

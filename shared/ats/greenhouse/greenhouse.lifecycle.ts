@@ -13,6 +13,8 @@ export const APPLICATION_CHANGES: Readonly<Record<string, ApplicationChangedEven
   hire_candidate: 'left',
   unreject_candidate: 'returned',
   unhire_candidate: 'returned',
+  // One application destroyed (removed from a job, or merged on one job): its standing read then finds none.
+  delete_application: 'left',
 };
 
 /**

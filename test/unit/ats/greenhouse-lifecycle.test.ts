@@ -73,6 +73,17 @@ describe('Greenhouse lifecycle webhooks', () => {
     });
   });
 
+  it('reads delete_application (one application removed, ats-routes.json) as the application leaving', () => {
+    // The documented fields: payload.application{id,candidate_id,job_id,rejected_at,rejected_by_user_id}.
+    const application = { id: 71980812, candidate_id: 60614624, job_id: 4690, rejected_at: null };
+    const body = Buffer.from(JSON.stringify({ action: 'delete_application', payload: { application } }));
+    expect(adapter.verifyWebhook(delivered(body), Date.now())).toEqual({ valid: true });
+    expect(adapter.parseWebhook(delivered(body, 'evt-3'))).toEqual({
+      kind: 'application-changed',
+      event: { deliveryId: 'evt-3', atsApplicationId: '71980812', change: 'left' },
+    });
+  });
+
   it('reads a withdrawal (reason type "They rejected us") as the application leaving, like a rejection', () => {
     const document = loadFixture<{ payload: { application: { rejection_reason: { type: { name: string } } } } }>(
       'contract/ats/fixtures/greenhouse-reject-candidate.json',
@@ -116,6 +127,7 @@ describe('Greenhouse lifecycle webhooks', () => {
         'unreject_candidate',
         'hire_candidate',
         'unhire_candidate',
+        'delete_application',
       ]),
     );
   });

@@ -244,6 +244,24 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     }
   });
 
+  it('stops following an application the ATS no longer has: left (deleted), no status, never due again', async () => {
+    const { store, deps, ats, setStatusTag, context } = invitedCandidate();
+    deps.now = () => NOW + 25 * 3_600_000;
+    ats.readStanding.mockRejectedValue(
+      new AtsError('ats-not-found', 'Greenhouse: no application 4401', { status: 404 }),
+    );
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('left');
+    expect(await store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'deleted' } });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect(setStatusTag).not.toHaveBeenCalled();
+    expect(await followUpsDue(context.connection, deps, NOW + 8 * DAY)).toEqual([]);
+    // Its deletion webhook (Greenhouse's delete_application) comes the same way: a hint, the read, the exit.
+    const other = invitedCandidate();
+    other.ats.readStanding.mockRejectedValue(new AtsError('ats-not-found', 'no application 4401', { status: 404 }));
+    expect(await handleApplicationChanged(changed('left'), other.deps)).toEqual({ outcome: 'left' });
+    expect(await other.store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'deleted' } });
+  });
+
   it('writes the note of an expiry recorded before the candidate left, once, whoever finds the exit', async () => {
     // The expiry was written, then its worker stopped before the note; the candidate left before the retry.
     const expiredBefore = { state: 'expired' as const, expiredAt: NOW + 7 * DAY };
