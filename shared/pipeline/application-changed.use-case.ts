@@ -1,5 +1,6 @@
 import type { ApplicationRef, ApplicationStanding } from '../ats/port';
 import { ATS_ERROR_CODES } from '../ats/errors';
+import { stageMatches, type Trigger } from '../config';
 import { errorCode } from '../errors';
 import type { ApplicationChangedMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, warnRefusedForGood } from './errors';
@@ -25,6 +26,29 @@ export const targetOf = (record: ApplicationRecord): ApplicationRef => ({
   atsJobId: record.atsJobId,
   fromStageId: record.stageId,
 });
+
+/** A candidate still in the process, moved out of the trigger's stage before taking the interview. */
+export interface MovedOn {
+  active: false;
+  exit: 'moved';
+  reason?: string | undefined;
+}
+
+/**
+ * What a read before a further contact means for an invitation: the standing as read, or, where the candidate is in
+ * the process but surely in another stage than the trigger's (by id or name, as the trigger matches), moved on. A
+ * stage the read does not tell leaves them followed.
+ */
+export function standingForTrigger(
+  standing: ApplicationStanding,
+  trigger: Trigger,
+  record: Pick<ApplicationRecord, 'atsJobId'>,
+): ApplicationStanding | MovedOn {
+  if (!standing.active) return standing;
+  const stage = { id: standing.stageId, name: standing.stageName };
+  if (stageMatches(trigger.stage, stage, record.atsJobId) !== 'no') return standing;
+  return { active: false, exit: 'moved', reason: standing.stageName ? `now in ${standing.stageName}` : undefined };
+}
 
 /**
  * Where the application stands, as the ATS says now: one the ATS answers it does not have (a 404, or a read that finds
@@ -52,7 +76,8 @@ export async function standingNow(
 export async function actOnStanding(
   place: StandingPlace,
   record: ApplicationRecord,
-  standing: ApplicationStanding,
+  standing: ApplicationStanding | MovedOn,
+  reentered = false,
 ): Promise<'left' | 'returned' | 'unchanged'> {
   const { deps, now } = place;
   const log = {
@@ -68,7 +93,12 @@ export async function actOnStanding(
     if (after.exit) outcome = 'left';
     if (after.state === 'left')
       deps.logger.info('the candidate left the process: no more reminders or expiry', { ...log, exit: standing.exit });
-  } else if (standing.active && (record.state === 'left' || record.exit)) {
+  } else if (
+    standing.active &&
+    (record.state === 'left' || record.exit) &&
+    (reentered || record.exit?.kind !== 'moved')
+  ) {
+    // Moved out of the stage, a candidate is back only by entering it again (`reentered`), not by being in the process.
     after = (await deps.store.undoExit(record, now())) ?? record;
     outcome = 'returned';
     if (record.state === 'left')

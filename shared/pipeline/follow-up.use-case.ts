@@ -13,7 +13,13 @@ import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import { expiryNote } from './report-note';
 import { expiryNoteOwed, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
-import { actOnStanding, showOwedStatus, standingNow, targetOf } from './application-changed.use-case';
+import {
+  actOnStanding,
+  showOwedStatus,
+  standingForTrigger,
+  standingNow,
+  targetOf,
+} from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
 
@@ -193,7 +199,7 @@ interface FollowUpRun extends WorkContext {
 async function stillInProcess(run: FollowUpRun): Promise<boolean> {
   const { record, context, deps, now, signal } = run;
   if (record.state !== 'invited' && record.state !== 'expired') return true;
-  const standing = await standingNow(context, targetOf(record), signal);
+  const standing = standingForTrigger(await standingNow(context, targetOf(record), signal), run.trigger, record);
   if (standing.active) return true;
   await actOnStanding({ context, deps, now, signal }, record, standing);
   return false;

@@ -132,7 +132,8 @@ export interface PriorExpiry {
 
 /** Why and when the candidate left the process. */
 export interface ApplicationExit {
-  kind: 'rejected' | 'withdrawn' | 'hired' | 'archived' | 'deleted';
+  /** `moved`: still in the process, moved out of the trigger's stage before taking the interview (a read found it). */
+  kind: 'rejected' | 'withdrawn' | 'hired' | 'archived' | 'deleted' | 'moved';
   reason?: string | undefined;
   at: number;
 }

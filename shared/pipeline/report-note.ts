@@ -40,6 +40,7 @@ const EXIT_PHRASES: Record<ApplicationExit['kind'], string> = {
   hired: 'was hired',
   archived: 'was archived',
   deleted: 'was removed from the ATS',
+  moved: 'was moved out of the stage',
 };
 
 /** The decision for a candidate who left the process before their result came: the result is noted, never acted on. */

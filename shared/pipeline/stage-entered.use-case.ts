@@ -480,7 +480,7 @@ async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Pr
   });
   if (!standing) return false;
   const place = { context, deps, now: deps.now ?? Date.now, signal: options.signal };
-  return (await actOnStanding(place, record, standing)) === 'returned';
+  return (await actOnStanding(place, record, standing, true)) === 'returned';
 }
 
 /**

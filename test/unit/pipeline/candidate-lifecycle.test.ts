@@ -262,6 +262,28 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(await other.store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'deleted' } });
   });
 
+  it('stops reminding one moved out of the stage; only entering it again brings the invitation back', async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    deps.now = () => NOW + 25 * 3_600_000;
+    // The recruiter advanced them before they took the interview: in the process, in another stage.
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9100', stageName: 'Hiring Manager Review' });
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('left');
+    expect(await store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'moved' } });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expectLastTag(setStatusTag, 'AI interview: cancelled');
+    // A hint read in that other stage (an unreject elsewhere) is no return.
+    expect((await handleApplicationChanged(changed('returned'), deps)).outcome).toBe('unchanged');
+    expect((await store.getApplication(key))?.state).toBe('left');
+    // Moved into the stage again: the invitation is back where it was.
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001', stageName: 'AI Interview' });
+    const [back] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-again' }), deps);
+    expect(back?.outcome).toBe('already-invited');
+    expect((await store.getApplication(key))?.state).toBe('invited');
+    // A read that does not tell the stage leaves the candidate followed.
+    ats.readStanding.mockResolvedValue({ active: true });
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('reminded');
+  });
+
   it('writes the note of an expiry recorded before the candidate left, once, whoever finds the exit', async () => {
     // The expiry was written, then its worker stopped before the note; the candidate left before the retry.
     const expiredBefore = { state: 'expired' as const, expiredAt: NOW + 7 * DAY };
