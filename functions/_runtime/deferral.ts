@@ -131,13 +131,17 @@ export function planDeferral(
 ): { message: QueueMessage; delaySeconds: number } | undefined {
   const waitMs = requestedWaitMs(error);
   const deferrals = message.deferrals ?? 0;
-  if (waitMs === undefined || deferrals >= WORKER_TIMING.maxDeferrals) return undefined;
   const { retryAfterMs, turnAt, turnCalls, turnKind } = (error ?? {}) as {
     retryAfterMs?: unknown;
     turnAt?: unknown;
     turnCalls?: unknown;
     turnKind?: unknown;
   };
+  // Back for the turn it already holds, further off than one delay reaches (SQS's 15 minutes): a long queue on a slow
+  // ATS, no failure. Not counted, so a bulk move's last candidates wait their turns instead of reaching the DLQ; the
+  // turn is a fixed time, so the waiting ends.
+  const waitingForHeldTurn = typeof turnAt === 'number' && 'turnAt' in message && message.turnAt === turnAt;
+  if (waitMs === undefined || (deferrals >= WORKER_TIMING.maxDeferrals && !waitingForHeldTurn)) return undefined;
   // The turn the message held before is spent either way.
   const rest = withoutTurn(message);
   // A turn reserved on the connection's schedule goes with the message, which runs in it without reserving again.
@@ -149,7 +153,7 @@ export function planDeferral(
       ...(typeof turnKind === 'string' ? { turnKind } : {}),
     };
     return {
-      message: { ...rest, deferrals: deferrals + 1, ...turn },
+      message: { ...rest, deferrals: waitingForHeldTurn ? deferrals : deferrals + 1, ...turn },
       delaySeconds: turnDelaySeconds(typeof retryAfterMs === 'number' ? retryAfterMs : turnAt - Date.now()),
     };
   }

@@ -74,22 +74,22 @@ describe('Finding 1: Lever replays are keyed on what was signed', () => {
 });
 
 describe('Finding 2: the log scrubber is linear and skips lines the level drops', () => {
-  const median = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)] as number;
+  // The fastest of several runs: what the work costs, with as little of a busy machine's other work as can be had.
   const timeMask = (text: string) =>
-    median(
-      Array.from({ length: 7 }, () => {
+    Math.min(
+      ...Array.from({ length: 9 }, () => {
         const started = performance.now();
         maskEmails(text);
         return performance.now() - started;
       }),
     );
 
-  it('masks 64 KB in about 8 times what 8 KB takes, not 64 times (a run of letters with no @)', () => {
+  it('masks 128 KB in about 16 times what 8 KB takes, not 256 times (a run of letters with no @)', () => {
     timeMask('a'.repeat(8_000));
     const small = timeMask('a'.repeat(8_000));
-    const large = timeMask('a'.repeat(64_000));
-    // Linear is 8x; the quadratic pattern this replaced was 64x. The bound leaves room for a busy machine.
-    expect(large / Math.max(small, 0.05)).toBeLessThan(24);
+    const large = timeMask('a'.repeat(128_000));
+    // Linear is 16x; the quadratic pattern this replaced was 256x. The bound leaves room for a busy machine.
+    expect(large / Math.max(small, 0.05)).toBeLessThan(64);
   });
 
   it('cuts a long string before scrubbing it and still masks what it keeps', () => {
