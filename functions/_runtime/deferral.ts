@@ -119,6 +119,12 @@ export function turnDelaySeconds(returnInMs: number): number {
 }
 
 /**
+ * How long a message may wait uncounted for the turn it holds, from its receipt: a schedule booked further ahead (a
+ * very long Retry-After, a schedule item gone wrong) ends in SQS's retries and the DLQ, where an alarm sees it.
+ */
+const MAX_TURN_WAIT_MS = 24 * 3_600_000;
+
+/**
  * The copy to send back and its delay, when the error asked to wait and deferrals remain; else undefined (SQS's
  * own retry must do). A message that comes back by the visibility timeout waits 6 × the function timeout and
  * counts toward the DLQ; a deferred one comes back when the API is ready and does not. The copy keeps its
@@ -140,7 +146,11 @@ export function planDeferral(
   // Back for the turn it already holds, further off than one delay reaches (SQS's 15 minutes): a long queue on a slow
   // ATS, no failure. Not counted, so a bulk move's last candidates wait their turns instead of reaching the DLQ; the
   // turn is a fixed time, so the waiting ends.
-  const waitingForHeldTurn = typeof turnAt === 'number' && 'turnAt' in message && message.turnAt === turnAt;
+  const waitingForHeldTurn =
+    typeof turnAt === 'number' &&
+    'turnAt' in message &&
+    message.turnAt === turnAt &&
+    Date.now() - message.receivedAt < MAX_TURN_WAIT_MS;
   if (waitMs === undefined || (deferrals >= WORKER_TIMING.maxDeferrals && !waitingForHeldTurn)) return undefined;
   // The turn the message held before is spent either way.
   const rest = withoutTurn(message);

@@ -5,13 +5,36 @@ import {
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeliveryReplay, SweepProgress } from '../pipeline/ports';
+import type { ApplicationClaimInput, DeliveryReplay, SweepProgress } from '../pipeline/ports';
 import { MAPPING_TABLES } from './constants';
 
 import { DynamoTables, EXIT_SEEN_SECONDS, exitSeenKey } from './dynamo-tables';
 
 /** How long the stage names a worker read are used by the webhook function, at most (a stage may be renamed). */
 const STAGE_NAMES_TTL_SECONDS = 24 * 3600;
+
+/**
+ * An application the ATS said left lately is claimed only once a read finds the candidate still in: checked in the
+ * claim's transaction, so an exit marked before the claim is seen, and one marked after it finds the claim.
+ */
+export const exitSeenCheck = (table: string, input: ApplicationClaimInput, now: number) => ({
+  ConditionCheck: {
+    TableName: table,
+    Key: marshall({ pk: exitSeenKey(input.connectionId, input.atsApplicationId) }),
+    // TTL deletion lags; a mark past its time counts as gone; one older than a read that found the candidate in, too.
+    ConditionExpression:
+      'attribute_not_exists(pk) OR #expiresAt < :nowSeconds' +
+      (input.exitReadAt === undefined ? '' : ' OR #seenAt < :readAt'),
+    ExpressionAttributeNames: {
+      '#expiresAt': MAPPING_TABLES.ttlAttribute,
+      ...(input.exitReadAt === undefined ? {} : { '#seenAt': 'seenAt' }),
+    },
+    ExpressionAttributeValues: marshall({
+      ':nowSeconds': Math.floor(now / 1000),
+      ...(input.exitReadAt === undefined ? {} : { ':readAt': input.exitReadAt }),
+    }),
+  },
+});
 
 /** A connection's replay key seen `now`: refused while its TTL has not passed. */
 interface ReplayKey extends DeliveryReplay {

@@ -8,7 +8,8 @@ import { MAPPING_TABLES } from './constants';
 import { LEGACY_STEP_FIELDS, toApplication } from './legacy-steps';
 import { buildUpdate, moveUpdate, type UpdateParts, withNames } from './expressions';
 
-import { DynamoTables, applicationKeyFields, exitSeenKey, tombstoneKey } from './dynamo-tables';
+import { DynamoTables, applicationKeyFields, tombstoneKey } from './dynamo-tables';
+import { exitSeenCheck } from './events.records';
 
 /**
  * Whether this delivery is a re-entry that invites again (application-states.ts, `reinvite`): not the delivery that
@@ -90,21 +91,6 @@ function reinviteUpdate(
   return [move.update, condition];
 }
 
-/**
- * An application the ATS said left lately is claimed only once a read finds the candidate still in: checked in the
- * claim's transaction, so an exit marked before the claim is seen, and one marked after it finds the claim.
- */
-const exitSeenCheck = (table: string, input: ApplicationClaimInput, now: number) => ({
-  ConditionCheck: {
-    TableName: table,
-    Key: marshall({ pk: exitSeenKey(input.connectionId, input.atsApplicationId) }),
-    // TTL deletion lags; a mark past its time counts as gone.
-    ConditionExpression: 'attribute_not_exists(pk) OR #expiresAt < :nowSeconds',
-    ExpressionAttributeNames: { '#expiresAt': MAPPING_TABLES.ttlAttribute },
-    ExpressionAttributeValues: marshall({ ':nowSeconds': Math.floor(now / 1000) }),
-  },
-});
-
 /** The invite's claim on application × trigger and its steps. */
 export class DynamoInviteClaims extends DynamoTables {
   /**
@@ -174,7 +160,7 @@ export class DynamoInviteClaims extends DynamoTables {
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
-        ...(input.exitChecked ? [] : [exitSeenCheck(this.tables.events, input, now)]),
+        exitSeenCheck(this.tables.events, input, now),
       ],
     });
   }

@@ -36,14 +36,20 @@ export function greenhouseAnnouncer(context: ConnectionContext): OrderAnnouncer 
           retryable: false,
           definitelyNotSent: true,
         });
-      const response = await sendHttpRequest({
-        url: order.completionUrl,
-        method: 'PATCH',
-        headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
-        timeoutMs: TIMEOUT_MS,
-        redirect: 'manual',
-        signal,
-      });
+      const patch = (url: string) =>
+        sendHttpRequest({
+          url,
+          method: 'PATCH',
+          headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
+          timeoutMs: TIMEOUT_MS,
+          redirect: 'manual',
+          signal,
+        });
+      let response = await patch(order.completionUrl);
+      // One redirect is followed, and only to Greenhouse (another of its hosts, a region).
+      const moved = URL.parse(response.headers.get('location') ?? '', order.completionUrl)?.href;
+      const redirected = response.status >= 300 && response.status < 400 && moved !== undefined;
+      if (redirected && isGreenhouseCompletionUrl(moved, context.connection.atsBaseUrl)) response = await patch(moved);
       if (response.status >= 200 && response.status < 300) return undefined;
       throw announceRefused('greenhouse', response.status, response.headers);
     },

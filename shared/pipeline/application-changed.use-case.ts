@@ -42,9 +42,11 @@ export interface MovedOn {
 export function standingForTrigger(
   standing: ApplicationStanding,
   trigger: Trigger,
-  record: Pick<ApplicationRecord, 'atsJobId'>,
+  record: Pick<ApplicationRecord, 'atsJobId' | 'stageId'>,
 ): ApplicationStanding | MovedOn {
   if (!standing.active) return standing;
+  // In the very stage it was invited from, by the ATS's own id: not moved, whatever the trigger says since.
+  if (standing.stageId !== undefined && standing.stageId === record.stageId) return standing;
   const stage = { id: standing.stageId, name: standing.stageName };
   if (stageMatches(trigger.stage, stage, record.atsJobId) !== 'no') return standing;
   return { active: false, exit: 'moved', reason: standing.stageName ? `now in ${standing.stageName}` : undefined };
@@ -91,7 +93,10 @@ export async function actOnStanding(
     const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
     after = (await deps.store.recordExit(record, exit)) ?? record;
     if (after.exit) outcome = 'left';
-    if (after.state === 'left')
+    if (after.state === 'left' && standing.exit === 'deleted')
+      // Said louder: every candidate of a connection answered so means its ATS address is wrong, not its candidates.
+      deps.logger.warn('the ATS no longer has the application: followed no more (a re-entry brings it back)', log);
+    else if (after.state === 'left')
       deps.logger.info('the candidate left the process: no more reminders or expiry', { ...log, exit: standing.exit });
   } else if (
     standing.active &&

@@ -9,7 +9,7 @@ export type ClaimApplicationResult =
   | { kind: 'candidate-deleted' }
   /**
    * No record yet, and the ATS said lately that the application left the process (`noteExitSeen`): the claim waits
-   * for a read of where the candidate stands (`exitChecked` claims once that read found them still in).
+   * for a read of where the candidate stands (`exitReadAt` claims once that read found them still in).
    */
   | { kind: 'exit-seen' }
   /** Another worker holds the lease, or the steps are done: nothing to do for this message. */
@@ -31,8 +31,11 @@ export interface ApplicationClaimInput extends ApplicationKey {
    * before the invitation expired is that invitation's (a delivery resent, or late off the queue), never a re-entry.
    */
   enteredAt?: number | undefined;
-  /** Claimed after a read found the candidate still in the process: an exit's mark no longer holds the claim. */
-  exitChecked?: boolean | undefined;
+  /**
+   * When a read that found the candidate still in the process began: an exit marked before it no longer holds the
+   * claim; one marked since (a rejection during the read) still does.
+   */
+  exitReadAt?: number | undefined;
 }
 
 export interface Lease {

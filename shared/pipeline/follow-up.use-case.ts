@@ -199,7 +199,9 @@ interface FollowUpRun extends WorkContext {
 async function stillInProcess(run: FollowUpRun): Promise<boolean> {
   const { record, context, deps, now, signal } = run;
   if (record.state !== 'invited' && record.state !== 'expired') return true;
-  const standing = standingForTrigger(await standingNow(context, targetOf(record), signal), run.trigger, record);
+  const read = await standingNow(context, targetOf(record), signal);
+  // Moved by the connector itself (a report's write-back advancing the candidate) is no moving on.
+  const standing = record.reportId === undefined ? standingForTrigger(read, run.trigger, record) : read;
   if (standing.active) return true;
   await actOnStanding({ context, deps, now, signal }, record, standing);
   return false;

@@ -42,7 +42,13 @@ import {
 import { matchTriggers, mayMatchTriggers } from './trigger-matching';
 import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
-import { actOnStanding, type StandingPlace, targetOf } from './application-changed.use-case';
+import {
+  actOnStanding,
+  type StandingPlace,
+  standingForTrigger,
+  standingNow,
+  targetOf,
+} from './application-changed.use-case';
 import { tellInviteFailure, type FailurePlace, type InviteFailure } from './failure-note';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { refusalReason } from '../errors';
@@ -397,7 +403,7 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   };
   const owner = (deps.newOwner ?? randomUUID)();
   const delivery = { source: `${context.connection.ats}:${key.connectionId}`, deliveryId: event.deliveryId };
-  const claimOnce = (exitChecked = false) =>
+  const claimOnce = (exitReadAt?: number) =>
     deps.store.claimApplication(
       { ...delivery, enqueueId: run.message.enqueueId },
       {
@@ -408,7 +414,7 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
         candidateEmail: candidateEmail(event),
         mayReinvite: trigger.reinvite !== 'never',
         enteredAt: run.message.receivedAt,
-        exitChecked,
+        exitReadAt,
       },
       { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
     );
@@ -416,8 +422,9 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   // The ATS said lately that this application left (a rejection before this delivery was handled: a delivery late,
   // retried by the ATS, or waiting its turn): where the candidate stands is read, and they are invited only if in.
   if (claim.kind === 'exit-seen') {
+    const readAt = (deps.now ?? Date.now)();
     if (!(await stillInAfterExit(run))) return { outcome: 'candidate-left' };
-    claim = await claimOnce(true);
+    claim = await claimOnce(readAt);
   }
   // A candidate who left is in the stage again: back in the process (an unreject), their invitation returns to where
   // it was, and one that had expired is invited again, as any re-entry after an expiry.
@@ -437,7 +444,7 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   }
   if (claim.kind !== 'claimed') {
     deps.logger.info('stage entered: nothing to do', { ...log, outcome: claim.kind });
-    // An exit's mark never holds a claim taken after the read (`exitChecked`): named as what it would mean.
+    // An exit marked during the read holds the claim taken after it (`exitReadAt`): the candidate left meanwhile.
     return { outcome: claim.kind === 'exit-seen' ? 'candidate-left' : claim.kind };
   }
   const record = claim.record;
@@ -447,16 +454,17 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
 }
 
 /**
- * Whether a candidate whose application the ATS said left is in the process now (unrejected since), as the ATS says.
- * An application the ATS refuses to read for good (deleted, merged) is not.
+ * Whether a candidate whose application the ATS said left is in the process and in the trigger's stage now (unrejected
+ * since, and moved into it), as the ATS says. An application the ATS refuses to read for good is not.
  */
 async function stillInAfterExit(run: TriggerRun): Promise<boolean> {
-  const { event, context, deps, options } = run;
+  const { event, context, deps, options, trigger } = run;
   const log = { connectionId: context.connection.id, atsApplicationId: event.atsApplicationId };
-  const standing = await context.ats.readStanding(entryTarget(event), options.signal).catch((error: unknown) => {
+  const read = await standingNow(context, entryTarget(event), options.signal).catch((error: unknown) => {
     warnRefusedForGood(error, deps.logger, 'stage entered: the ATS refused the read of an application that left', log);
     return undefined;
   });
+  const standing = read && standingForTrigger(read, trigger, { atsJobId: event.atsJobId, stageId: event.stage.id });
   if (!standing?.active)
     deps.logger.info('stage entered: the candidate left the process before the invitation; nothing sent', {
       ...log,

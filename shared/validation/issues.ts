@@ -34,9 +34,12 @@ export function issueMessage(issue: v.BaseIssue<unknown>): string {
   if (issue.type === 'non_empty' && issue.message.startsWith('Invalid length')) return 'must not be empty';
   // Valibot's own messages end with what was received: the value itself for a text, a number or a format (an e-mail,
   // a key), kept only where it is a count (a length, a size).
-  if (COUNTED.test(issue.type)) return issue.message;
+  if (COUNTED.test(issue.type) || TYPE_WORDS.has(issue.received)) return issue.message;
   return issue.message.replace(/(:| but) received [\s\S]*$/i, '');
 }
+
+/** What valibot says it received when that is a kind of value, not the value: `… but received null`. */
+const TYPE_WORDS = new Set(['null', 'undefined', 'Array', 'Object', 'Function', 'NaN']);
 
 /** Issues whose `received` is a count, not the value: `Invalid length: Expected <=200 but received 250`. */
 const COUNTED = /length|size|bytes|entries|graphemes|words/;

@@ -44,12 +44,15 @@ export function mappingRules(store: () => MappingStore): void {
     });
   });
 
-  it('claims an application the ATS said left only after a read (exitChecked); a record governs itself', async () => {
+  it('claims an application the ATS said left only after a read (exitReadAt); a record governs itself', async () => {
     const input = claimInput();
     await store().noteExitSeen(input.connectionId, input.atsApplicationId, NOW - 1_000);
     expect(await store().claimApplication(delivery('evt-x1'), input, lease('w1'))).toEqual({ kind: 'exit-seen' });
-    // Nothing was recorded: the same delivery claims once the read found the candidate in.
-    const checked = { ...input, exitChecked: true };
+    // A rejection marked during the read (after it began) still holds the claim.
+    const during = { ...input, exitReadAt: NOW - 2_000 };
+    expect(await store().claimApplication(delivery('evt-x1'), during, lease('w1'))).toEqual({ kind: 'exit-seen' });
+    // Nothing was recorded: the same delivery claims once a read begun after the mark found the candidate in.
+    const checked = { ...input, exitReadAt: NOW - 500 };
     expect(await store().claimApplication(delivery('evt-x1'), checked, lease('w1'))).toMatchObject({ kind: 'claimed' });
     // With a record, its own state says whether the candidate left: the mark holds nothing.
     expect(await store().claimApplication(delivery('evt-x2'), input, lease('w2'))).toMatchObject({

@@ -88,7 +88,8 @@ export class MemoryMappingStore implements MappingStore {
     if (seen !== undefined && seen !== delivery.enqueueId) return { kind: 'duplicate-delivery' };
     const existing = this.applications.get(appId(input));
     const exitSeen = this.exitsSeen.get(`${input.connectionId}#${input.atsApplicationId}`);
-    if (!existing && !input.exitChecked && exitSeen !== undefined && lease.now < exitSeen + EXIT_SEEN_SECONDS * 1000)
+    const exitHolds = exitSeen !== undefined && lease.now < exitSeen + EXIT_SEEN_SECONDS * 1000;
+    if (!existing && exitHolds && !(input.exitReadAt !== undefined && exitSeen < input.exitReadAt))
       return { kind: 'exit-seen' };
     if (!existing) {
       const fresh = newClaim(input, lease, delivery.deliveryId);

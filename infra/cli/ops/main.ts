@@ -235,9 +235,9 @@ async function noSuchConnection(): Promise<string | undefined> {
   const admin = id ? findAdminTarget() : undefined;
   if (!id || !admin || typeof admin === 'string') return undefined;
   const answer = await adminCall(admin, 'GET', `/${encodeURIComponent(id)}`).catch(() => undefined);
-  return answer?.status === 404
-    ? `no connection ${id} in the connections table (see: npm run ops -- connections list)`
-    : undefined;
+  // The admin API's own answer (`no connection C`), not a gateway's 404 for a wrong API URL.
+  const unknown = answer?.status === 404 && String(answer.body?.error ?? '').startsWith('no connection');
+  return unknown ? `no connection ${id} in the connections table (see: npm run ops -- connections list)` : undefined;
 }
 
 /** `fail`, naming a connection that does not exist. */

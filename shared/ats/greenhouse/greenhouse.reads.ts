@@ -53,6 +53,13 @@ export class GreenhouseReads {
       v.array(v.unknown()),
     );
     const application = validItems(list, applicationSchema).find((a) => String(a.id) === applicationId);
+    // A row for it that does not read as documented is no deletion: said as an answer not as documented.
+    const present = list.some((row) => String((row as { id?: unknown } | null)?.id) === applicationId);
+    if (!application && present)
+      throw new AtsError(
+        ATS_ERROR_CODES.malformedResponse,
+        `Greenhouse's application ${applicationId} is not as documented`,
+      );
     if (!application) throw new AtsError(ATS_ERROR_CODES.notFound, `Greenhouse has no application ${applicationId}`);
     return application;
   }

@@ -162,9 +162,9 @@ export function changedOf(a: KomboApplication): ChangedApplication | undefined {
   };
 }
 
-/** DECLINED (rejected or withdrawn, not told apart) and HIRED are out of the process; deleted in the ATS too. */
+/** DECLINED (rejected or withdrawn, not told apart) and HIRED are out of the process; deleted in the ATS, for good. */
 export function standingOf(a: KomboApplication): ApplicationStanding {
-  if (a.remote_deleted_at) return { active: false, exit: 'archived', reason: 'deleted in the ATS' };
+  if (a.remote_deleted_at) return { active: false, exit: 'deleted', reason: 'deleted in the ATS' };
   if (a.outcome === 'DECLINED')
     return { active: false, exit: 'rejected', ...(a.rejection_reason_name ? { reason: a.rejection_reason_name } : {}) };
   if (a.outcome === 'HIRED') return { active: false, exit: 'hired' };

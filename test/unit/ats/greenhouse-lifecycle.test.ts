@@ -176,6 +176,11 @@ describe('Greenhouse readStanding and moveToStage (GET /v3/applications?ids=)', 
     });
   });
 
+  it('answers a row listed for it but not as documented as malformed, never as the application gone', async () => {
+    const { adapter } = greenhouseWith({ ...v3Row({}), status: 42 });
+    await expect(adapter.readStanding(target)).rejects.toMatchObject({ code: 'ats-malformed-response' });
+  });
+
   it.each([
     ['rejected', 'rejected'],
     ['hired', 'hired'],

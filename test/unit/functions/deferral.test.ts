@@ -150,18 +150,24 @@ describe('Function: planDeferral', () => {
     expect(planDeferral(reportMessage(), new Error('boom'), () => 0)).toBeUndefined();
   });
 
-  it('lets a message wait for the turn it holds however far off, uncounted; a new turn counts', () => {
+  it('lets a message wait for the turn it holds, uncounted, for a day from its receipt; a new turn counts', () => {
     // A bulk move on a slow ATS: the turn is hours away, past what ten 15-minute delays reach.
     const turnAt = Date.now() + 5 * 3_600_000;
-    const held = reportMessage({ deferrals: WORKER_TIMING.maxDeferrals, turnAt, turnCalls: 2 });
+    const receivedAt = Date.now() - 3 * 3_600_000;
+    const held = reportMessage({ deferrals: WORKER_TIMING.maxDeferrals, turnAt, turnCalls: 2, receivedAt });
     const again = planDeferral(held, new AtsError('ats-rate-limited', 'later', { turnAt, turnCalls: 2 }), () => 0);
     expect(again?.message).toMatchObject({ deferrals: WORKER_TIMING.maxDeferrals, turnAt });
     expect(again?.delaySeconds).toBe(900);
     // A turn booked anew (after a refusal) is another wait: counted, and past the limit SQS's retries take over.
     const rebooked = new AtsError('ats-rate-limited', 'later', { turnAt: turnAt + 60_000, turnCalls: 2 });
     expect(planDeferral(held, rebooked, () => 0)).toBeUndefined();
-    const fresh = reportMessage({ deferrals: 3, turnAt, turnCalls: 2 });
+    const fresh = reportMessage({ deferrals: 3, turnAt, turnCalls: 2, receivedAt });
     expect(planDeferral(fresh, rebooked, () => 0)?.message).toMatchObject({ deferrals: 4 });
+    // A day after its receipt the wait counts again: a schedule gone wrong ends in the DLQ, where an alarm sees it.
+    const old = { ...held, receivedAt: Date.now() - 25 * 3_600_000 };
+    expect(
+      planDeferral(old, new AtsError('ats-rate-limited', 'later', { turnAt, turnCalls: 2 }), () => 0),
+    ).toBeUndefined();
   });
 });
 

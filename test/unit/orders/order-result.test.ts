@@ -174,6 +174,28 @@ describe("How each ATS is told of an order's end", () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
+  it('Greenhouse: follows one redirect to another Greenhouse host, none elsewhere', async () => {
+    const { context } = fakeContext();
+    context.secrets.greenhouseCompletionKey = 'issued-by-greenhouse';
+    const redirect = (location: string) => new Response(null, { status: 307, headers: { location } });
+    const fetch = vi.fn(async (..._args: unknown[]) => new Response(null, { status: 204 }));
+    vi.stubGlobal('fetch', fetch);
+    fetch.mockResolvedValueOnce(
+      redirect('https://app.eu.greenhouse.io/integrations/testing_partners/take_home_tests/7'),
+    );
+    await greenhouseAnnouncer(context).announce(completed, undefined);
+    expect(fetch.mock.calls.map(([url]) => url)).toEqual([
+      completed.completionUrl,
+      'https://app.eu.greenhouse.io/integrations/testing_partners/take_home_tests/7',
+    ]);
+    fetch.mockClear();
+    fetch.mockResolvedValueOnce(redirect('https://attacker.example/collect'));
+    await expect(greenhouseAnnouncer(context).announce(completed, undefined)).rejects.toMatchObject({
+      retryable: false,
+    });
+    expect(fetch).toHaveBeenCalledOnce();
+  });
+
   it('reads a refusal: 429 and 5xx retried after the wait, other 4xx for good', () => {
     expect(announceRefused('ashby', 429, new Headers({ 'retry-after': '3' }))).toMatchObject({
       retryable: true,

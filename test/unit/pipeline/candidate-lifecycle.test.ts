@@ -284,6 +284,25 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('reminded');
   });
 
+  it('takes no stage move of a candidate whose report is being written back as their moving on', async () => {
+    // The connector's own write-back advanced them (its report claimed); the expiry's look comes meanwhile.
+    const { store, deps, ats } = invitedCandidate({ state: 'expired', expiredAt: NOW, reportId: 'rep-1', steps: {} });
+    deps.now = () => NOW + 1_000;
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9100', stageName: 'Hiring Manager Review' });
+    await handleFollowUp(followUp('expire'), deps);
+    const after = await store.getApplication(key);
+    expect(after?.state).toBe('expired');
+    expect(after?.exit).toBeUndefined();
+  });
+
+  it('takes a candidate in the stage they were invited from as not moved, whatever its name is now', async () => {
+    const { store, deps, ats } = invitedCandidate({ stageId: '9001' });
+    deps.now = () => NOW + 25 * 3_600_000;
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001', stageName: 'AI Screen (renamed)' });
+    expect((await handleFollowUp(followUp('remind', { reminder: 0 }), deps)).outcome).toBe('reminded');
+    expect((await store.getApplication(key))?.state).toBe('invited');
+  });
+
   it('writes the note of an expiry recorded before the candidate left, once, whoever finds the exit', async () => {
     // The expiry was written, then its worker stopped before the note; the candidate left before the retry.
     const expiredBefore = { state: 'expired' as const, expiredAt: NOW + 7 * DAY };
@@ -416,7 +435,13 @@ describe('Use case: a candidate rejected before their stage change is handled', 
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).not.toHaveBeenCalled();
     expect(await store.getApplication(key)).toBeUndefined();
-    // Unrejected and moved into the stage again: the read says in, and they are invited once.
+    // Unrejected into another stage: in the process, not in the trigger's: the late stage change invites no one.
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9100', stageName: 'Hiring Manager Review' });
+    const [elsewhere] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-late' }), deps);
+    expect(elsewhere?.outcome).toBe('candidate-left');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    // Unrejected and moved into the stage again (a minute on): the read says in, and they are invited once.
+    deps.now = () => NOW + 60_000;
     ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
     const [back] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-back' }), deps);
     expect(back?.outcome).toBe('invited');

@@ -23,6 +23,12 @@ describe('Function: describeFirstIssue', () => {
     );
   });
 
+  it('keeps what was received where it is a kind of value (null, an array), not the value', () => {
+    expect(messageOf(v.object({ name: v.string() }), { name: null })).toBe(
+      'name: Invalid type: Expected string but received null',
+    );
+  });
+
   it('keeps what was received where it is a count, not the value', () => {
     expect(messageOf(v.object({ id: v.pipe(v.string(), v.maxLength(3)) }), { id: 'abcdef' })).toBe(
       'id: Invalid length: Expected <=3 but received 6',
