@@ -91,6 +91,20 @@ export class DynamoEventRecords extends DynamoTables {
     );
   }
 
+  public async exitSeenAt(connectionId: string, atsApplicationId: string, now: number): Promise<number | undefined> {
+    const result = await this.send(
+      new GetItemCommand({
+        TableName: this.tables.events,
+        Key: marshall({ pk: exitSeenKey(connectionId, atsApplicationId) }),
+        ConsistentRead: true,
+      }),
+    );
+    const item = result.Item ? unmarshall(result.Item) : undefined;
+    // TTL deletion lags: a mark past its time is gone.
+    if (!item || Number(item[MAPPING_TABLES.ttlAttribute]) < Math.floor(now / 1000)) return undefined;
+    return Number(item.seenAt);
+  }
+
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
     await this.send(
       new DeleteItemCommand({ TableName: this.tables.events, Key: marshall({ pk: replayKeyPk(connectionId, key) }) }),

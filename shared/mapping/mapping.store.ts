@@ -63,6 +63,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     stageNames: (...args) => events.stageNames(...args),
     forgetReplayKey: (...args) => events.forgetReplayKey(...args),
     noteExitSeen: (...args) => events.noteExitSeen(...args),
+    exitSeenAt: (...args) => events.exitSeenAt(...args),
     listParkedReports: (...args) => events.listParkedReports(...args),
     parkedReport: (...args) => events.parkedReport(...args),
     unparkReport: (...args) => events.unparkReport(...args),

@@ -225,6 +225,8 @@ export interface MappingStore {
   forgetReplayKey(connectionId: string, key: string): Promise<void>;
   /** Marks an application the ATS said left, for a few days: a first claim of it then reads the ATS first. */
   noteExitSeen(connectionId: string, atsApplicationId: string, now: number): Promise<void>;
+  /** When the ATS last said the application left, within the mark's days; undefined when it did not. */
+  exitSeenAt(connectionId: string, atsApplicationId: string, now: number): Promise<number | undefined>;
   /**
    * The names of the ATS's stages by id, as a worker read them (Lever's webhooks carry a stage's id only), kept for a
    * day for the webhook function; `stageNames` answers undefined once they are older.

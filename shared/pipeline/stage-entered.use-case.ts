@@ -392,6 +392,18 @@ const entryTarget = (event: ConfirmedEvent, atsApplicationId = event.atsApplicat
 const candidateEmail = (event: ConfirmedEvent) =>
   event.candidate.email ? normaliseEmail(event.candidate.email) : undefined;
 
+/** What the stage change claims application × trigger with. */
+const claimInputOf = (run: TriggerRun, key: ApplicationKey, exitReadAt: number | undefined) => ({
+  ...key,
+  atsCandidateId: run.event.atsCandidateId,
+  atsJobId: run.event.atsJobId,
+  stageId: run.event.stage.id,
+  candidateEmail: candidateEmail(run.event),
+  mayReinvite: run.trigger.reinvite !== 'never',
+  enteredAt: run.message.receivedAt,
+  exitReadAt,
+});
+
 /** The claim on application × trigger, or why there is nothing to do (a duplicate, another worker's claim...). */
 async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResult> {
   const { event, context, trigger, deps } = run;
@@ -404,20 +416,11 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   const owner = (deps.newOwner ?? randomUUID)();
   const delivery = { source: `${context.connection.ats}:${key.connectionId}`, deliveryId: event.deliveryId };
   const claimOnce = (exitReadAt?: number) =>
-    deps.store.claimApplication(
-      { ...delivery, enqueueId: run.message.enqueueId },
-      {
-        ...key,
-        atsCandidateId: event.atsCandidateId,
-        atsJobId: event.atsJobId,
-        stageId: event.stage.id,
-        candidateEmail: candidateEmail(event),
-        mayReinvite: trigger.reinvite !== 'never',
-        enteredAt: run.message.receivedAt,
-        exitReadAt,
-      },
-      { owner, now: (deps.now ?? Date.now)(), durationMs: leaseMs },
-    );
+    deps.store.claimApplication({ ...delivery, enqueueId: run.message.enqueueId }, claimInputOf(run, key, exitReadAt), {
+      owner,
+      now: (deps.now ?? Date.now)(),
+      durationMs: leaseMs,
+    });
   let claim = await claimOnce();
   // The ATS said lately that this application left (a rejection before this delivery was handled: a delivery late,
   // retried by the ATS, or waiting its turn): where the candidate stands is read, and they are invited only if in.
@@ -448,9 +451,26 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
     return { outcome: claim.kind === 'exit-seen' ? 'candidate-left' : claim.kind };
   }
   const record = claim.record;
+  if (claim.resumed && (await leftSinceClaimed(run, record))) {
+    await deps.store.releaseClaim(key, owner, `invite:${record.inviteClaims ?? 0}`);
+    return { outcome: 'candidate-left' };
+  }
   const startedClean = !claim.resumed || record.cleanStop === `invite:${(record.inviteClaims ?? 0) - 1}`;
   const cleanStop = startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined;
   return { key, owner, log, record, startedClean, cleanStop, failedLine: 'stage entered: failed permanently' };
+}
+
+/**
+ * A claim taken over (its worker stopped) or taken again (its invite failed) with nothing sent yet, where the ATS said
+ * the application left after the claim was first made: that exit found the claim and could not end it. Whether the
+ * candidate is out now, as the ATS says.
+ */
+async function leftSinceClaimed(run: TriggerRun, record: ApplicationRecord): Promise<boolean> {
+  if (record.steps.inviteEmail || record.steps.serviceInvite) return false;
+  const now = (run.deps.now ?? Date.now)();
+  const seenAt = await run.deps.store.exitSeenAt(record.connectionId, record.atsApplicationId, now);
+  if (seenAt === undefined || seenAt < record.createdAt) return false;
+  return !(await stillInAfterExit(run));
 }
 
 /**

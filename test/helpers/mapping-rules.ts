@@ -58,7 +58,9 @@ export function mappingRules(store: () => MappingStore): void {
     expect(await store().claimApplication(delivery('evt-x2'), input, lease('w2'))).toMatchObject({
       kind: 'held-elsewhere',
     });
+    expect(await store().exitSeenAt(input.connectionId, input.atsApplicationId, NOW)).toBe(NOW - 1_000);
     // A mark lasts three days.
+    expect(await store().exitSeenAt(input.connectionId, input.atsApplicationId, NOW + 4 * 86_400_000)).toBeUndefined();
     const later = claimInput();
     await store().noteExitSeen(later.connectionId, later.atsApplicationId, NOW - 4 * 86_400_000);
     expect(await store().claimApplication(delivery('evt-x3'), later, lease('w1'))).toMatchObject({ kind: 'claimed' });

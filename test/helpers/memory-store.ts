@@ -331,6 +331,11 @@ export class MemoryMappingStore implements MappingStore {
     this.exitsSeen.set(`${connectionId}#${atsApplicationId}`, now);
   }
 
+  public async exitSeenAt(connectionId: string, atsApplicationId: string, now: number): Promise<number | undefined> {
+    const seenAt = this.exitsSeen.get(`${connectionId}#${atsApplicationId}`);
+    return seenAt !== undefined && now < seenAt + EXIT_SEEN_SECONDS * 1000 ? seenAt : undefined;
+  }
+
   public async forgetReplayKey(connectionId: string, key: string): Promise<void> {
     this.replayKeys.delete(`${connectionId}#${key}`);
   }

@@ -47,6 +47,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     rememberReplayKey: resolves(true),
     forgetReplayKey: resolves(undefined),
     noteExitSeen: resolves(undefined),
+    exitSeenAt: resolves(undefined),
     rememberStageNames: resolves(undefined),
     stageNames: resolves(undefined),
     isReportParked: resolves(false),

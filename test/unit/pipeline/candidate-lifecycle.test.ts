@@ -455,6 +455,24 @@ describe('Use case: a candidate rejected before their stage change is handled', 
   });
 });
 
+describe('Use case: a candidate rejected while a stopped worker held their claim', () => {
+  it('reads where they stand before the claim is taken over: out, nothing sent; in, invited', async () => {
+    for (const active of [false, true]) {
+      // The worker claimed and stopped before any step; the rejection found the claim and could not end it.
+      const { store, deps, ats } = invitedCandidate({ state: 'claimed', steps: {}, leaseUntil: NOW + 60_000 });
+      await store.noteExitSeen('acme-greenhouse', '4401', NOW + 10_000);
+      deps.now = () => NOW + 120_000;
+      ats.readStanding.mockResolvedValue(
+        active ? { active: true, stageId: '9001' } : { active: false, exit: 'rejected' },
+      );
+      const retried = stageEnteredMessage({ deliveryId: 'evt-1' });
+      const [result] = await handleStageEntered(retried, deps);
+      expect(result?.outcome).toBe(active ? 'invited' : 'candidate-left');
+      expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(active ? 1 : 0);
+    }
+  });
+});
+
 describe('Use case: a candidate rejected while their invitation is being sent', () => {
   it('finishes the invitation begun when the stage is no longer confirmed, then records the exit', async () => {
     // The e-mail went out; the message went back for its next step; the recruiter rejected the candidate meanwhile.
