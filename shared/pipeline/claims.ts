@@ -16,6 +16,13 @@ export type ClaimApplicationResult =
   | { kind: 'held-elsewhere'; record: ApplicationRecord }
   | { kind: 'already-invited'; record: ApplicationRecord };
 
+/** The write-back's claim on an application, for one report. */
+export type ClaimWriteBackResult =
+  | { kind: 'claimed'; record: ApplicationRecord }
+  | { kind: 'done'; record: ApplicationRecord }
+  | { kind: 'busy'; record: ApplicationRecord }
+  | { kind: 'other-report'; record: ApplicationRecord };
+
 export interface ApplicationClaimInput extends ApplicationKey {
   atsCandidateId: string;
   atsJobId: string;

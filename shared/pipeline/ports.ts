@@ -14,20 +14,20 @@ import type {
   StepName,
   StepRecord,
 } from './records';
-import type { ApplicationClaimInput, ClaimApplicationResult, Lease } from './claims';
+import type { ApplicationClaimInput, ClaimApplicationResult, ClaimWriteBackResult, Lease } from './claims';
 
-export { type ApplicationClaimInput, type ClaimApplicationResult, type Lease, newClaim } from './claims';
+export {
+  type ApplicationClaimInput,
+  type ClaimApplicationResult,
+  type ClaimWriteBackResult,
+  type Lease,
+  newClaim,
+} from './claims';
 
 export type LeaseJobResult =
   | { kind: 'leased'; record: JobRecord }
   | { kind: 'ready'; record: JobRecord }
   | { kind: 'busy'; record: JobRecord };
-
-export type ClaimWriteBackResult =
-  | { kind: 'claimed'; record: ApplicationRecord }
-  | { kind: 'done'; record: ApplicationRecord }
-  | { kind: 'busy'; record: ApplicationRecord }
-  | { kind: 'other-report'; record: ApplicationRecord };
 
 /** An operator's request on an invitation (`npm run ops -- resend|extend`), carried out once by its id. */
 export interface OperatorRequest {
