@@ -29,8 +29,8 @@ export function greenhouseAnnouncer(context: ConnectionContext): OrderAnnouncer 
           `connection ${context.connection.id}: greenhouseCompletionKey is not set, so Greenhouse cannot be told`,
           { retryable: true, definitelyNotSent: true },
         );
-      // The credential goes to Greenhouse alone: an order stored with another URL is refused, and a redirect is an
-      // answer, not followed.
+      // The credential goes to Greenhouse alone: an order stored with another URL is refused, and a redirect is
+      // followed once, only to Greenhouse (below).
       if (!order.completionUrl || !isGreenhouseCompletionUrl(order.completionUrl, context.connection.atsBaseUrl))
         throw new OutwardCallError('no-completion-url', `order ${order.orderId} has no Greenhouse completion URL`, {
           retryable: false,
