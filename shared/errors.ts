@@ -75,6 +75,11 @@ export function isRetryable(error: unknown): boolean {
   return field(error, 'retryable') === true;
 }
 
+/** The system asked to wait (a 429, a spent window): no verdict on the call. */
+export function isRateLimited(error: unknown): boolean {
+  return field(error, 'rateLimited') === true;
+}
+
 export function mayHaveSucceeded(error: unknown): boolean {
   return field(error, 'mayHaveSucceeded') === true;
 }

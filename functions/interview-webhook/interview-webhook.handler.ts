@@ -11,7 +11,7 @@ import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { disabledAnswer, webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
 import { httpHandler, jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
-import { describeFirstIssue } from '../../shared/validation';
+import { describeFirstIssue, singleEmailAddress } from '../../shared/validation';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { reportSubject } from '../../shared/pipeline/ports';
 import { queueLedger } from '../_runtime/store';
@@ -22,10 +22,11 @@ const logger = createLogger('interview-webhook');
 const ledger = queueLedger();
 
 /**
- * `POST /webhooks/interview/{connectionId}/{token}`: the service signs nothing, so the connection's secret
- * token in the URL authenticates the delivery. Only the ids are taken from the body; the worker re-reads the
- * report through the API. A report whose message is already pending (a repeated delivery, or one the reconciler
- * found first) is acknowledged without a second message: the queue ledger records each report enqueued.
+ * `POST /webhooks/interview/{connectionId}/{token}`: the service signs nothing, so the connection's secret token in the
+ * URL authenticates the delivery. Only the ids (and the candidate's e-mail, to find them should the report not be
+ * given) are taken from the body; the worker re-reads the report through the API. A report whose message is already
+ * pending (a repeated delivery, or one the reconciler found first) is acknowledged without a second message: the queue
+ * ledger records each report enqueued.
  */
 export const handler = httpHandler(receive);
 
@@ -68,7 +69,18 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     reportId: ids.output.report_id,
     interviewId: ids.output.interview_id,
     candidateId: ids.output.candidate_id,
+    ...candidateEmailOf(delivery.output.data),
   });
+}
+
+/**
+ * The candidate's e-mail where the delivery gives one address (the service often sends the whole report): kept only
+ * to find the application should the service not give the report. Anything else in its place is left out, not refused.
+ */
+function candidateEmailOf(data: unknown): Pick<ReportCreatedMessage, 'candidateEmail'> {
+  const read = v.safeParse(v.object({ candidate_email_id: v.string() }), data);
+  const email = read.success ? singleEmailAddress(read.output.candidate_email_id) : undefined;
+  return email ? { candidateEmail: email } : {};
 }
 
 /**

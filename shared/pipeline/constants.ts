@@ -59,6 +59,11 @@ export const WORKER_TIMING = {
    */
   reportFileReceives: 4,
   /**
+   * A report the service does not answer for (no answer, a 5xx) this many receives is told in the ATS as not there
+   * yet, and its candidate is reminded no more; a refusal (401, 403) is told at once. Its message keeps its tries.
+   */
+  reportUnreadableReceives: 4,
+  /**
    * A message of a disabled connection goes back on its queue for this long (`PARKED_RECHECK_SECONDS` overrides it),
    * not counted as a deferral: parked there, never lost, until the connection is enabled again.
    */

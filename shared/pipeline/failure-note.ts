@@ -26,6 +26,13 @@ export const INVITE_FAILURES = {
       "Ask your AI interview administrator to check the connection's interview template, then move the candidate " +
       'into the stage again.',
   },
+  'report-unreadable': {
+    title: 'AI interview taken; its report is not here yet',
+    what: 'the interview service did not give the connector the report',
+    todo:
+      'Nothing is needed on this candidate: no reminder or expiry follows. The report is written here once your AI ' +
+      "interview administrator has the connection checked (npm run doctor) and the report's delivery retried.",
+  },
   'link-withheld': {
     title: 'AI interview invitation e-mailed by the interview service; its link is not available here',
     what: 'the interview service would not give the link again for this note',
@@ -42,6 +49,10 @@ export function formatFailureNote(cause: InviteFailure, code?: string): string {
   const title = failure.title ?? 'AI interview invitation not sent';
   return `${title}: ${failure.what}${code ? ` (${code})` : ''}.\n${failure.todo}`;
 }
+
+/** The step of a cause's note: a DynamoDB attribute name in an expression, letters and digits only. */
+export const failureNoteStep = (cause: InviteFailure): StepName =>
+  `failureNote${cause.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}`;
 
 /** Where the failure is told: the connection, the application as recorded, what it runs with. */
 export interface FailurePlace {
@@ -64,9 +75,7 @@ export async function tellInviteFailure(
   failure: { cause: InviteFailure; code?: string | undefined; notSent: boolean },
 ): Promise<void> {
   const { context, record, target, deps, now, signal } = place;
-  // A step name is a DynamoDB attribute name in an expression: letters and digits only (`failureNoteEmailRefused`).
-  const camel = failure.cause.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase());
-  const name: StepName = `failureNote${camel}`;
+  const name = failureNoteStep(failure.cause);
   const marker = invitationMarker(
     `ai-interview-failed:${record.atsApplicationId}:${record.triggerId}:${failure.cause}`,
     record,
@@ -99,7 +108,7 @@ export async function tellInviteFailure(
     if (failure.notSent) await showStatus({ context, key: record, target, deps, signal, round }, 'failed');
   } catch (error) {
     if (!isPermanent(error)) throw error;
-    deps.logger.warn('the invitation failure could not be told in the ATS', {
+    deps.logger.warn('a failure could not be told in the ATS', {
       connectionId: record.connectionId,
       atsApplicationId: record.atsApplicationId,
       cause: failure.cause,

@@ -22,6 +22,7 @@ import {
 } from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
+import { REPORT_UNREADABLE_STEP } from './report-unreadable';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -53,6 +54,8 @@ export function dueFollowUp(
   now: number,
 ): { action: 'remind'; reminder: number } | { action: 'expire' } | undefined {
   if (record.state !== 'invited' || record.reportId !== undefined) return undefined;
+  // The candidate took the interview, though its report has not been read yet (report-unreadable.ts).
+  if (record.steps[REPORT_UNREADABLE_STEP] !== undefined) return undefined;
   const since = now - invitedAt(record);
   // A reminder whose time has come goes first, even when the expiry is due too (a run that came late): the
   // candidate gets the reminders they were due, then the invitation expires.

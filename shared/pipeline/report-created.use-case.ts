@@ -10,6 +10,7 @@ import { decideAdvance, decisionAfterExit } from './report-note';
 import { waitForHolder } from './held-claim';
 import { attachesReportFile, reportFileStep } from './report-file';
 import { runSteps } from './steps';
+import { tellReportUnreadable } from './report-unreadable';
 import {
   recordWriteBackStep,
   reportNoteStep,
@@ -124,10 +125,13 @@ type FoundReport = { report: InterviewReport; key: ApplicationKey; application?:
  */
 async function reportAndApplication(run: ReportRun): Promise<FoundReport | ReportCreatedResult> {
   const { message, context, deps, options } = run;
-  const reports = await context.interviews.listReports(
-    { interview_id: message.interviewId, candidate_id: message.candidateId },
-    { signal: options.signal },
-  );
+  const reports = await context.interviews
+    .listReports({ interview_id: message.interviewId, candidate_id: message.candidateId }, { signal: options.signal })
+    .catch(async (error: unknown) => {
+      // A finished interview whose report the service will not give: its application is told so, reminded no more.
+      await tellReportUnreadable(run, error);
+      throw error;
+    });
   const report = reports.find((r) => r.report_id === message.reportId);
   if (!report) {
     if ((options.receiveCount ?? 1) < WORKER_TIMING.reportNotFoundReceives)

@@ -141,6 +141,11 @@ export const reportCreatedMessageSchema = v.object({
   candidateId: safeIdSchema,
   /** Set by an operator (`npm run ops -- match`) to attach a parked report to an application by hand. */
   atsApplicationId: v.optional(atsIdSchema),
+  /**
+   * The candidate's e-mail as the service's webhook gave it: only to find the application when the service will not
+   * give the report (the recruiter is told in the ATS, reminders stop). Nothing is written from it.
+   */
+  candidateEmail: v.optional(v.pipe(v.string(), v.maxLength(254))),
   /** The application its first run found, carried when it went back for later: it is claimed again with no read. */
   foundApplication: v.optional(v.object({ atsApplicationId: atsIdSchema, triggerId: safeIdSchema })),
 });

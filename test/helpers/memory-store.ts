@@ -403,3 +403,33 @@ export class MemoryMappingStore implements MappingStore {
     this.put(update(record, set, remove));
   }
 }
+
+/** Application 4401 of `acme-greenhouse`'s trigger `ai-screen`, as the helpers below hold it. */
+export const INVITED_APPLICATION = {
+  connectionId: 'acme-greenhouse',
+  atsApplicationId: '4401',
+  triggerId: 'ai-screen',
+};
+
+/** A store holding application 4401 invited (by Ana, ana@example.com) to interview `int-1`, with `data` recorded. */
+export async function storeWithInvitation(
+  now: number,
+  data: Record<string, unknown> = {},
+): Promise<MemoryMappingStore> {
+  const store = new MemoryMappingStore();
+  const lease = { owner: 'invite', now, durationMs: 60_000 };
+  await store.claimApplication(
+    { source: 'greenhouse', deliveryId: 'd', enqueueId: 'e' },
+    {
+      ...INVITED_APPLICATION,
+      atsCandidateId: '7702',
+      atsJobId: '3301',
+      stageId: '9001',
+      candidateEmail: 'ana@example.com',
+    },
+    lease,
+  );
+  const invited = { owner: 'invite', finish: 'invited' as const, data: { interviewId: 'int-1', ...data } };
+  await store.recordStep(INVITED_APPLICATION, invited);
+  return store;
+}

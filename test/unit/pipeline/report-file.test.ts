@@ -4,25 +4,18 @@ import { ReportFileUnavailableError, UnavailableError } from '../../../shared/in
 import { handleReportCreated } from '../../../shared/pipeline';
 import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 import { connectionDocument } from '../../helpers/connections';
-import { MemoryMappingStore } from '../../helpers/memory-store';
+import { INVITED_APPLICATION, storeWithInvitation } from '../../helpers/memory-store';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
 import { NOW, reportCreatedMessage } from '../../helpers/pipeline-records';
 
 // The report file after the note: attached once (looked for by name first), given up with a note saying why when
 // there is no file, the ATS refuses it or it never comes, and never in the way of the move and the status.
-const APPLICATION = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+const APPLICATION = INVITED_APPLICATION;
 const PDF = new TextEncoder().encode('%PDF-1.4 report');
 const NAME = 'AI interview report rep-1.pdf';
 
 async function setUp(document = connectionDocument()) {
-  const store = new MemoryMappingStore();
-  const lease = { owner: 'invite', now: NOW, durationMs: 60_000 };
-  await store.claimApplication(
-    { source: 'greenhouse', deliveryId: 'd', enqueueId: 'e' },
-    { ...APPLICATION, atsCandidateId: '7702', atsJobId: '3301', stageId: '9001', candidateEmail: 'ana@example.com' },
-    lease,
-  );
-  await store.recordStep(APPLICATION, { owner: 'invite', finish: 'invited', data: { interviewId: 'int-1' } });
+  const store = await storeWithInvitation(NOW);
   const { context, ats, interviews } = fakeContext(document);
   const files = {
     findFile: vi.fn().mockResolvedValue(undefined),

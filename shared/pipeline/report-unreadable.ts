@@ -1,0 +1,77 @@
+import type { ReportCreatedMessage } from '../queue/messages.schema';
+import { WORKER_TIMING } from './constants';
+import { errorCode, isPermanent } from './errors';
+import { failureNoteStep, tellInviteFailure } from './failure-note';
+import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
+import { normaliseEmail, stepDone, type ApplicationRecord } from './records';
+import { isRateLimited } from '../errors';
+
+/** The step of the note that says a finished interview's report is not there yet: follow-ups stop at it. */
+export const REPORT_UNREADABLE_STEP = failureNoteStep('report-unreadable');
+
+/** Where a report's read failed: its message, its connection, what it runs with. */
+export interface UnreadReport {
+  message: ReportCreatedMessage;
+  context: ConnectionContext;
+  deps: PipelineDependencies;
+  options: RunOptions;
+}
+
+/**
+ * The service did not give a finished interview's report: refused it (its key, its base URL), or gave no answer for
+ * `reportUnreadableReceives` receives. The candidate has taken the interview, so their application is told in the
+ * ATS once (the note says the report is not there yet and what to do) and gets no reminder or expiry. The message
+ * keeps its tries and its place in the DLQ: once the service gives the report, it is written back as any other. A
+ * rate limit, the worker's deadline or an earlier try's note tell nothing; nor does anything here fail the message.
+ */
+export async function tellReportUnreadable(unread: UnreadReport, error: unknown): Promise<void> {
+  const { message, context, deps, options } = unread;
+  const receives = options.receiveCount ?? 1;
+  if (isRateLimited(error) || options.signal?.aborted) return;
+  if (!isPermanent(error) && receives < WORKER_TIMING.reportUnreadableReceives) return;
+  const log = { connectionId: message.connectionId, reportId: message.reportId, code: errorCode(error) };
+  try {
+    const record = await applicationOf(unread);
+    if (!record || record.reportId !== undefined || stepDone(record.steps[REPORT_UNREADABLE_STEP])) return;
+    const target = {
+      atsApplicationId: record.atsApplicationId,
+      atsCandidateId: record.atsCandidateId,
+      atsJobId: record.atsJobId,
+      fromStageId: record.stageId,
+    };
+    const now = deps.now ?? Date.now;
+    const place = { context, record, target, deps, now, signal: options.signal };
+    await tellInviteFailure(place, { cause: 'report-unreadable', code: errorCode(error), notSent: false });
+    deps.logger.warn('report: not given by the interview service; told in the ATS', {
+      ...log,
+      atsApplicationId: record.atsApplicationId,
+    });
+  } catch (tellError) {
+    deps.logger.warn('report: not given by the interview service, and not told in the ATS', {
+      ...log,
+      tellCode: errorCode(tellError),
+    });
+  }
+}
+
+/**
+ * The application of a report the service will not give, by what its message holds: the key a return carried or an
+ * operator's match, the service's candidate id of a per-candidate invitation, else the webhook's e-mail. Only one
+ * invited to this report's interview on this connection.
+ */
+async function applicationOf({ message, context, deps }: UnreadReport): Promise<ApplicationRecord | undefined> {
+  const connectionId = context.connection.id;
+  const mine = (record: ApplicationRecord | undefined) =>
+    record?.connectionId === connectionId && record.interviewId === message.interviewId ? record : undefined;
+  if (message.foundApplication)
+    return mine(await deps.store.getApplication({ connectionId, ...message.foundApplication }));
+  if (message.atsApplicationId)
+    return mine((await deps.store.findApplicationsByAtsId(connectionId, message.atsApplicationId))[0]);
+  if (context.connection.interviewService.invites.mode === 'per-candidate') {
+    const invited = mine(await deps.store.findApplicationByServiceCandidate(message.interviewId, message.candidateId));
+    if (invited) return invited;
+  }
+  if (!message.candidateEmail) return undefined;
+  const email = normaliseEmail(message.candidateEmail);
+  return mine(await deps.store.findApplicationByInterview(message.interviewId, email));
+}
