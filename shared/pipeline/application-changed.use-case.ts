@@ -131,8 +131,9 @@ export function statusOwed(
   retry = true,
 ): 'cancelled' | 'invited' | 'expired' | undefined {
   if (context.connection.writeBack.status !== 'tags') return undefined;
-  // An application the ATS no longer has takes no status.
-  if (record.exit?.kind === 'deleted') return undefined;
+  // An application the ATS no longer has takes no status, but where tags belong to the candidate (still there) the
+  // invitation's tag is taken off as for any exit: "cancelled", under another application's status that is further.
+  if (record.exit?.kind === 'deleted' && !context.ats.tagsCandidates) return undefined;
   const claimed = record.steps.status?.value;
   if (record.state === 'left') return retry || claimed !== 'cancelled' ? 'cancelled' : undefined;
   if (record.state !== 'invited' && record.state !== 'expired') return undefined;

@@ -262,6 +262,16 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(await other.store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'deleted' } });
   });
 
+  it("takes a deleted application's tag off the candidate where tags are the candidate's (Greenhouse, Ashby)", async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    Object.assign(ats, { tagsCandidates: true });
+    ats.readStanding.mockRejectedValue(new AtsError('ats-not-found', 'no application 4401', { status: 404 }));
+    expect(await handleApplicationChanged(changed('left'), deps)).toEqual({ outcome: 'left' });
+    expect(await store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'deleted' } });
+    expectLastTag(setStatusTag, 'AI interview: cancelled');
+    expect(setStatusTag).toHaveBeenCalledTimes(1);
+  });
+
   it('stops reminding one moved out of the stage; only entering it again brings the invitation back', async () => {
     const { store, deps, ats, setStatusTag } = invitedCandidate();
     deps.now = () => NOW + 25 * 3_600_000;
