@@ -3,7 +3,11 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import * as v from 'valibot';
 import { secretEquals } from '../../shared/http/signature';
 import { EVENT_KINDS } from '../../shared/interview-service/constants';
-import { reportCreatedDataSchema, webhookDeliverySchema } from '../../shared/interview-service/schemas';
+import {
+  deliveredCandidateEmail,
+  reportCreatedDataSchema,
+  webhookDeliverySchema,
+} from '../../shared/interview-service/schemas';
 import { errorCode } from '../../shared/pipeline/errors';
 import { createLogger } from '../../shared/observability/logger';
 import { currentCorrelationId } from '../../shared/observability/log-context';
@@ -11,7 +15,7 @@ import { QueuePublisher, type ReportCreatedMessage } from '../../shared/queue';
 import { disabledAnswer, webhookConnection } from '../_runtime/webhook-connection';
 import { ENV, requireEnv } from '../_runtime/env';
 import { httpHandler, jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
-import { describeFirstIssue, singleEmailAddress } from '../../shared/validation';
+import { describeFirstIssue } from '../../shared/validation';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { reportSubject } from '../../shared/pipeline/ports';
 import { queueLedger } from '../_runtime/store';
@@ -58,6 +62,7 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     delivery.output.data,
   );
   if (!ids.success) return jsonResponse(400, { error: describeFirstIssue(ids.issues, { prefix: 'data' }).message });
+  const candidateEmail = deliveredCandidateEmail(delivery.output.data);
   return enqueue({
     v: 1,
     kind: 'report-created',
@@ -69,18 +74,8 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     reportId: ids.output.report_id,
     interviewId: ids.output.interview_id,
     candidateId: ids.output.candidate_id,
-    ...candidateEmailOf(delivery.output.data),
+    ...(candidateEmail ? { candidateEmail } : {}),
   });
-}
-
-/**
- * The candidate's e-mail where the delivery gives one address (the service often sends the whole report): kept only
- * to find the application should the service not give the report. Anything else in its place is left out, not refused.
- */
-function candidateEmailOf(data: unknown): Pick<ReportCreatedMessage, 'candidateEmail'> {
-  const read = v.safeParse(v.object({ candidate_email_id: v.string() }), data);
-  const email = read.success ? singleEmailAddress(read.output.candidate_email_id) : undefined;
-  return email ? { candidateEmail: email } : {};
 }
 
 /**

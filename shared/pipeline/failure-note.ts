@@ -62,6 +62,11 @@ export interface FailurePlace {
   deps: Pick<PipelineDependencies, 'store' | 'logger'>;
   now: () => number;
   signal?: AbortSignal | undefined;
+  /**
+   * Where no claim holds the application (a report's note), the step's lease, kept beside its start so no other worker
+   * begins it meanwhile, and the invitation's round its writes hold in.
+   */
+  hold?: { leaseUntil: number; round: number } | undefined;
 }
 
 /**
@@ -81,8 +86,14 @@ export async function tellInviteFailure(
     record,
   );
   const step = record.steps[name];
-  const mark = (cleared: boolean) => () =>
-    deps.store.recordStep(record, { step: { name, record: cleared ? undefined : { startedAt: now() } } });
+  const { hold } = place;
+  const held = hold ? { leaseUntil: hold.leaseUntil } : undefined;
+  let startedAt = step?.startedAt;
+  const mark = (cleared: boolean) => () => {
+    startedAt = cleared ? undefined : now();
+    const begun = startedAt === undefined ? held : { ...held, startedAt };
+    return deps.store.recordStep(record, { step: { name, record: begun }, round: hold?.round });
+  };
   const note: Step<unknown> = {
     name: 'failure-note-posted',
     done: step?.doneAt !== undefined,
@@ -98,7 +109,8 @@ export async function tellInviteFailure(
     recordDone: (_note, outcome) => {
       const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
       return deps.store.recordStep(record, {
-        step: { name, record: { startedAt: step?.startedAt, doneAt: now(), ...uncertain } },
+        step: { name, record: { startedAt, doneAt: now(), ...uncertain } },
+        round: hold?.round,
       });
     },
   };

@@ -9,6 +9,10 @@ import { isRateLimited } from '../errors';
 /** The step of the note that says a finished interview's report is not there yet: follow-ups stop at it. */
 export const REPORT_UNREADABLE_STEP = failureNoteStep('report-unreadable');
 
+/** The states of an invitation waiting for its report: a failed one's re-entry keeps its steps, so none is told. */
+const AWAITING_REPORT = new Set<ApplicationRecord['state']>(['invited', 'expired', 'left']);
+const roundOf = (record: ApplicationRecord): number => record.reinvitations ?? 0;
+
 /** Where a report's read failed: its message, its connection, what it runs with. */
 export interface UnreadReport {
   message: ReportCreatedMessage;
@@ -32,15 +36,26 @@ export async function tellReportUnreadable(unread: UnreadReport, error: unknown)
   const log = { connectionId: message.connectionId, reportId: message.reportId, code: errorCode(error) };
   try {
     const record = await applicationOf(unread);
-    if (!record || record.reportId !== undefined || stepDone(record.steps[REPORT_UNREADABLE_STEP])) return;
+    if (!record || !AWAITING_REPORT.has(record.state) || record.reportId !== undefined) return;
+    if (stepDone(record.steps[REPORT_UNREADABLE_STEP])) return;
+    const now = deps.now ?? Date.now;
+    // One worker tells it, in this invitation only: another message of this application waits its turn.
+    const hold = { leaseUntil: now() + (options.leaseMs ?? WORKER_TIMING.applicationLeaseMs), round: roundOf(record) };
+    const lease = {
+      kind: 'lease',
+      state: record.state,
+      now: now(),
+      until: hold.leaseUntil,
+      round: hold.round,
+    } as const;
+    if (!(await deps.store.beginStep(record, REPORT_UNREADABLE_STEP, lease))) return;
     const target = {
       atsApplicationId: record.atsApplicationId,
       atsCandidateId: record.atsCandidateId,
       atsJobId: record.atsJobId,
       fromStageId: record.stageId,
     };
-    const now = deps.now ?? Date.now;
-    const place = { context, record, target, deps, now, signal: options.signal };
+    const place = { context, record, target, deps, now, signal: options.signal, hold };
     await tellInviteFailure(place, { cause: 'report-unreadable', code: errorCode(error), notSent: false });
     deps.logger.warn('report: not given by the interview service; told in the ATS', {
       ...log,
@@ -65,8 +80,10 @@ async function applicationOf({ message, context, deps }: UnreadReport): Promise<
     record?.connectionId === connectionId && record.interviewId === message.interviewId ? record : undefined;
   if (message.foundApplication)
     return mine(await deps.store.getApplication({ connectionId, ...message.foundApplication }));
-  if (message.atsApplicationId)
-    return mine((await deps.store.findApplicationsByAtsId(connectionId, message.atsApplicationId))[0]);
+  if (message.atsApplicationId) {
+    const records = await deps.store.findApplicationsByAtsId(connectionId, message.atsApplicationId);
+    return records.find((record) => mine(record));
+  }
   if (context.connection.interviewService.invites.mode === 'per-candidate') {
     const invited = mine(await deps.store.findApplicationByServiceCandidate(message.interviewId, message.candidateId));
     if (invited) return invited;

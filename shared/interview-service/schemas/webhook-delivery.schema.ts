@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { EVENT_KINDS } from '../constants';
-import { safeIdSchema } from '../../validation';
+import { safeIdSchema, singleEmailAddress } from '../../validation';
 import { reportEntries } from './resources.schema';
 
 /**
@@ -25,3 +25,12 @@ export const reportCreatedDeliverySchema = v.object({
   event: v.literal(EVENT_KINDS.reportCreated),
   data: reportCreatedDataSchema,
 });
+
+/**
+ * The candidate's e-mail where a delivery's `data` gives one address (the service often sends the whole report): only
+ * to find the application should the service not give the report. Anything else in its place is left out, not refused.
+ */
+export function deliveredCandidateEmail(data: unknown): string | undefined {
+  const read = v.safeParse(v.object({ candidate_email_id: v.string() }), data);
+  return read.success ? singleEmailAddress(read.output.candidate_email_id) : undefined;
+}

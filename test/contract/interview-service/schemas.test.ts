@@ -10,6 +10,7 @@ import {
   interviewReportSchema,
   jobApplicantDetailSchema,
   jobApplicantListItemSchema,
+  deliveredCandidateEmail,
   reportCreatedDeliverySchema,
   timestampSchema,
   updateInterviewInputSchema,
@@ -195,6 +196,15 @@ describe('Schemas: webhook deliveries', () => {
     );
     const full = { event: 'interview_report.created', data: fixture('report.json') };
     expect(v.parse(reportCreatedDeliverySchema, full).data.ai_match_score).toBe(78);
+  });
+
+  it("takes the candidate's e-mail from a delivery that gives one address, and leaves anything else out", () => {
+    expect(deliveredCandidateEmail(fixture('report.json'))).toMatch(/^[^@\s]+@[^@\s]+$/);
+    expect(deliveredCandidateEmail({ candidate_email_id: ' ana@example.com ' })).toBe('ana@example.com');
+    expect(deliveredCandidateEmail(fixture('webhook-delivery-ids-only.json').data)).toBeUndefined();
+    for (const odd of ['a@b.com, c@d.com', 'not an address', '', 42, null])
+      expect(deliveredCandidateEmail({ candidate_email_id: odd })).toBeUndefined();
+    expect(deliveredCandidateEmail(undefined)).toBeUndefined();
   });
 
   it('reads any event kind through the envelope, so unknown kinds can be acknowledged', () => {

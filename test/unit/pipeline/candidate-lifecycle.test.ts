@@ -262,7 +262,7 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(await other.store.getApplication(key)).toMatchObject({ state: 'left', exit: { kind: 'deleted' } });
   });
 
-  it("takes a deleted application's tag off the candidate where tags are the candidate's (Greenhouse, Ashby)", async () => {
+  it("takes a deleted application's tag off the candidate where tags are the candidate's", async () => {
     const { store, deps, ats, setStatusTag } = invitedCandidate();
     Object.assign(ats, { tagsCandidates: true });
     ats.readStanding.mockRejectedValue(new AtsError('ats-not-found', 'no application 4401', { status: 404 }));

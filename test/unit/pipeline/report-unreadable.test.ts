@@ -5,9 +5,9 @@ import { dueFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { REPORT_UNREADABLE_STEP } from '../../../shared/pipeline/report-unreadable';
 import type { ReportCreatedMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
-import { INVITED_APPLICATION, storeWithInvitation } from '../../helpers/memory-store';
+import { INVITED_APPLICATION, MemoryMappingStore, storeWithInvitation } from '../../helpers/memory-store';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
-import { NOW, reportCreatedMessage } from '../../helpers/pipeline-records';
+import { applicationRecord, NOW, reportCreatedMessage } from '../../helpers/pipeline-records';
 
 // A candidate took the interview, and the service will not give its report (its key refused, or no answer): the
 // recruiter reads so in the ATS once, the candidate is reminded no more, and the report is written back once given.
@@ -20,7 +20,12 @@ async function setUp(document = connectionDocument(), data: Record<string, unkno
   const { context, ats, interviews } = fakeContext(document);
   const deps = dependencies(store, context);
   const run = (receiveCount: number, message: Partial<ReportCreatedMessage> = { candidateEmail: 'Ana@Example.com' }) =>
-    handleReportCreated(reportCreatedMessage(message), deps, { receiveCount });
+    // A retry comes after the failed try's lease ran out (the queue's visibility timeout is longer than the lease).
+    handleReportCreated(
+      reportCreatedMessage(message),
+      { ...deps, now: () => NOW + (receiveCount - 1) * 120_000 },
+      { receiveCount },
+    );
   const record = async () => (await store.getApplication(APPLICATION))!;
   const notes = () => ats.postNote.mock.calls.map(([, note]) => note as { body: string; marker: string });
   return { store, ats, interviews, deps, run, record, notes };
@@ -37,7 +42,7 @@ describe('Write-back: a report the interview service will not give', () => {
     expect(notes()[0]?.marker).toContain('ai-interview-failed:4401:ai-screen:report-unreadable');
     expect(notes()[0]?.body).toMatch(/^AI interview taken; its report is not here yet: .* \(forbidden\)\./);
     expect(notes()[0]?.body).toContain('no reminder or expiry follows');
-    expect((await record()).steps[REPORT_UNREADABLE_STEP]?.doneAt).toBe(NOW);
+    expect((await record()).steps[REPORT_UNREADABLE_STEP]).toMatchObject({ startedAt: NOW, doneAt: NOW });
     expect(dueFollowUp(FOLLOW_UPS, await record(), NOW + DAY_MS)).toBeUndefined();
     expect(dueFollowUp(FOLLOW_UPS, await record(), NOW + 30 * DAY_MS)).toBeUndefined();
   });
@@ -100,8 +105,36 @@ describe('Write-back: a report the interview service will not give', () => {
     ats.postNote.mockResolvedValue({ noteId: 'n' });
     ats.findNote.mockResolvedValue(undefined);
     await expect(run(2)).rejects.toMatchObject({ code: 'forbidden' });
-    expect((await record()).steps[REPORT_UNREADABLE_STEP]?.doneAt).toBe(NOW);
+    expect((await record()).steps[REPORT_UNREADABLE_STEP]?.doneAt).toBe(NOW + 120_000);
     expect(ats.findNote).toHaveBeenCalledTimes(1);
     expect(ats.postNote).toHaveBeenCalledTimes(2);
+  });
+
+  it('posts one note when two messages of the application fail at once', async () => {
+    const { interviews, run, notes } = await setUp();
+    interviews.listReports.mockRejectedValue(new ForbiddenError('key expired', { status: 403 }));
+    const runs = await Promise.allSettled([run(1), run(1), run(1, { reportId: 'rep-2' })]);
+    expect(runs.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(notes()).toHaveLength(1);
+  });
+
+  it('tells nothing of an invitation that failed: moved into the stage again, it is reminded as before', async () => {
+    const { store, interviews, run, record, notes } = await setUp();
+    store.seed({ applications: [{ ...(await record()), state: 'failed' }] });
+    interviews.listReports.mockRejectedValue(new ForbiddenError('key expired', { status: 403 }));
+    await expect(run(1)).rejects.toMatchObject({ code: 'forbidden' });
+    expect(notes()).toHaveLength(0);
+    expect((await record()).steps[REPORT_UNREADABLE_STEP]).toBeUndefined();
+  });
+
+  it("finds an operator's match among the application's triggers by the report's interview", async () => {
+    const { deps, interviews, run, record, notes } = await setUp();
+    // The index lists the application's records by trigger: another trigger's, of another interview, comes first.
+    const other = applicationRecord({ triggerId: 'a-first-trigger', interviewId: 'int-other' });
+    deps.store = new MemoryMappingStore().seed({ applications: [other, await record()] });
+    interviews.listReports.mockRejectedValue(new ForbiddenError('key expired', { status: 403 }));
+    await expect(run(1, { atsApplicationId: '4401' })).rejects.toMatchObject({ code: 'forbidden' });
+    expect(notes()).toHaveLength(1);
+    expect(notes()[0]?.marker).toContain(':ai-screen:report-unreadable');
   });
 });
