@@ -44,7 +44,15 @@ const STEP_LABELS: [RegExp, string][] = [
   [/^stageMove$/, 'moved to the next stage'],
   [/^status$/, 'status shown'],
 ];
-const labelOf = (name: string) => STEP_LABELS.find(([m]) => m.test(name))?.[1] ?? name;
+/** A step's label; a failure note's says its cause (`failureNoteReportUnreadable`: "report unreadable"). */
+const labelOf = (name: string) => {
+  const label = STEP_LABELS.find(([m]) => m.test(name))?.[1] ?? name;
+  if (!name.startsWith('failureNote')) return label;
+  const cause = name
+    .slice('failureNote'.length)
+    .replace(/[A-Z]/g, (c, i: number) => `${i ? ' ' : ''}${c.toLowerCase()}`);
+  return `${label}: ${cause}`;
+};
 
 /** The answer a step got, in words. The status is claimed, never "answered": its value is what the ATS shows. */
 function answerOf(name: string, step: Step): string {

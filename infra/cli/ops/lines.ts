@@ -31,12 +31,18 @@ const STEP_LABELS: [StepName | RegExp, string][] = [
   [/^reminder\d+$/, 'reminder'],
   ['expiryNote', 'expiry note posted'],
   ['resend', 'link sent again'],
-  [/^failureNote/, 'failure note posted'],
+  [/^failureNote/, 'failure note:'],
   ['reportLink', 'report link attached'],
   ['reportNote', 'report note posted'],
   ['stageMove', 'moved'],
   ['status', 'status shown'],
 ];
+
+/** What tells one step of a kind from another: a reminder's number, a failure note's cause (`report unreadable`). */
+const detailOf = (name: string): string =>
+  name.startsWith('failureNote')
+    ? name.slice('failureNote'.length).replace(/[A-Z]/g, (c, i: number) => `${i ? ' ' : ''}${c.toLowerCase()}`)
+    : name.replace(/^\D+/, '');
 
 /**
  * Each step in the order it happened. 'begun' marks one started and not answered; a status is claimed, never
@@ -47,12 +53,12 @@ function stepLines(steps: ApplicationSteps): string[] {
   for (const [match, label] of STEP_LABELS)
     for (const [name, step] of Object.entries(steps)) {
       if (!step || (typeof match === 'string' ? name !== match : !match.test(name))) continue;
-      const what = match instanceof RegExp ? `${label} ${name.replace(/^\D+/, '')}` : label;
+      const what = match instanceof RegExp ? `${label} ${detailOf(name)}` : label;
       const outcome = step.outcome === 'uncertain' ? ' (uncertain: a worker stopped while sending)' : '';
       const value = step.outcome === 'refused' ? ` (refused: ${step.value})` : step.value ? ` (${step.value})` : '';
       const at = step.doneAt ?? step.startedAt ?? 0;
       const begun = step.doneAt === undefined && !step.outcome && name !== 'status' ? ' begun' : '';
-      lines.push({ at, line: `  ${what.padEnd(20)} ${iso(at)}${begun}${value}${outcome}` });
+      lines.push({ at, line: `  ${what.padEnd(32)} ${iso(at)}${begun}${value}${outcome}` });
     }
   return lines.sort((a, b) => a.at - b.at).map(({ line }) => line);
 }
@@ -69,9 +75,9 @@ export function applicationStatusLines(r: ApplicationRecord): string[] {
     `application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), ` +
       `trigger ${r.triggerId}: ${r.state}${failure}${exit}`,
     `  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${remarks}${again}${extended}`,
-    `  ${'claimed'.padEnd(20)} ${iso(r.createdAt)}`,
+    `  ${'claimed'.padEnd(32)} ${iso(r.createdAt)}`,
     ...stepLines(r.steps),
-    `  ${'last change'.padEnd(20)} ${iso(r.updatedAt)}`,
+    `  ${'last change'.padEnd(32)} ${iso(r.updatedAt)}`,
   ];
 }
 

@@ -16,6 +16,7 @@ describe('Function: applicationStatusLines (npm run ops -- status)', () => {
         resend: { startedAt: at(3), outcome: 'refused', value: 'not sent' },
         status: { startedAt: at(2), value: 'invited' },
         inviteNote: { startedAt: at(8) },
+        failureNoteReportUnreadable: { startedAt: at(9), doneAt: at(9) },
       },
     });
     const steps = applicationStatusLines(record).slice(3, -1);
@@ -25,6 +26,7 @@ describe('Function: applicationStatusLines (npm run ops -- status)', () => {
       'link sent again',
       'reminder 1',
       'invite note posted',
+      'failure note: report unreadable',
     ]);
     expect(steps[1]).toMatch(/status shown\s+\S+ \(invited\)$/);
     expect(steps[2]).toMatch(/\(refused: not sent\)$/);
