@@ -10,6 +10,7 @@ import type { SecretStore } from '../config/secret-store';
 import { orderSourceLines } from './orders';
 import { type KomboCapabilityReader, komboLines } from './kombo';
 import { KomboAdapter } from '../ats/kombo/kombo.adapter';
+import type { ApplicationRecord } from '../pipeline/records';
 
 export interface DoctorDependencies {
   secrets: SecretStore;
@@ -23,6 +24,8 @@ export interface DoctorDependencies {
   /** How many of the ATS's open jobs a trigger for "all" jobs is checked against, every page read (default 500). */
   jobsForAll?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** The connector's own records of an application (its mapping table): the dry run says what was done already. */
+  applicationRecords?: ((connectionId: string, atsApplicationId: string) => Promise<ApplicationRecord[]>) | undefined;
 }
 
 export type SetupAdapter = AtsAdapter & AtsSetup;

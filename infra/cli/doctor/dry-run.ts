@@ -51,6 +51,7 @@ export async function dryRun(
     return out;
   }
   if (matched.length > 1) out.push(`(${matched.length} triggers match: each would invite on its own)`);
+  out.push(...(await heldAlready(connection, application.atsApplicationId, matched, deps)));
 
   const name = interviewNameFor(connection, trigger, { atsJobId: application.atsJobId, jobName: application.jobName });
   const client = new InterviewServiceClient({
@@ -83,6 +84,31 @@ export async function dryRun(
   }
   out.push('nothing was written: this was a dry run');
   return out;
+}
+
+/**
+ * What the connector already holds for the application under each matching trigger: a stage change acts on that
+ * record (an invitation is never sent twice), so the lines below it say what a first invitation would do.
+ */
+async function heldAlready(
+  connection: Connection,
+  applicationId: string,
+  matched: readonly Trigger[],
+  deps: DoctorDependencies,
+): Promise<string[]> {
+  if (!deps.applicationRecords) return [];
+  const records = await deps.applicationRecords(connection.id, applicationId);
+  const status = `npm run ops -- status --connection ${connection.id} --application ${applicationId}`;
+  return matched.flatMap((trigger) => {
+    const record = records.find((r) => r.triggerId === trigger.id);
+    if (!record) return [`trigger ${trigger.id}: the connector holds no record of this application yet`];
+    const since = new Date(record.updatedAt).toISOString();
+    const again = record.reinvitations ? `, invitation ${record.reinvitations + 1}` : '';
+    return [
+      `trigger ${trigger.id}: the connector already holds this application (${record.state} since ${since}${again}): ` +
+        `a stage change acts on that record and invites no one twice; what it did: ${status}`,
+    ];
+  });
 }
 
 const refOf = (application: { atsApplicationId: string; atsCandidateId: string; atsJobId: string }) => ({

@@ -3,6 +3,9 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { dynamoMappingStore, type DynamoMappingStoreOptions } from '../../../shared/mapping';
+import { readOpsOutputs } from '../../aws/stack-outputs';
 import { loadConnectionsFile, type Connection } from '../../../shared/config';
 import { tableConnections } from '../ops/connections';
 import { diagnoseConnection, type DoctorDependencies } from '../../../shared/doctor/checks';
@@ -13,6 +16,8 @@ import { registerWebhooks } from '../../../shared/doctor/register';
 import { fileSecretStore, secretsManagerStore } from '../../../shared/config/secret-store';
 import { errorMessage } from '../../../shared/errors';
 import { localStackDown } from '../local-stack-down';
+
+type MappingTables = DynamoMappingStoreOptions['tables'];
 
 const USAGE = `usage: npm run doctor -- [--connection ID]
          [--stack .local/stack.json | --aws --outputs FILE] [--connections FILE]
@@ -69,6 +74,9 @@ async function localTarget(): Promise<Target> {
     secrets: join(dirname(values.stack), 'secrets.json'),
   };
   const admin = (stack as { admin?: { url: string; key: string } }).admin;
+  // The mapping tables the dry run reads the connector's own records from, on the emulator.
+  const local = (stack as { dynamodb?: { tables: MappingTables; url: string } }).dynamodb;
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   return {
     // The connections the stack serves (the table, through the admin API), or those of a file.
     connections: values.connections
@@ -76,7 +84,11 @@ async function localTarget(): Promise<Target> {
       : admin
         ? await tableConnections(admin)
         : loadConnectionsFile(files.connections),
-    deps: { secrets: fileSecretStore(files.secrets), apiUrl: stack.connector.url },
+    deps: {
+      secrets: fileSecretStore(files.secrets),
+      apiUrl: stack.connector.url,
+      applicationRecords: recordsIn(local?.tables, () => new DynamoDBClient({ endpoint: local?.url, ...LOCAL_AWS })),
+    },
   };
 }
 
@@ -103,8 +115,32 @@ async function awsTarget(): Promise<Target> {
       apiUrl,
       mailFrom: document.deploy?.mailFrom,
       sesSender: (address) => sesSenderLine(ses, address),
+      applicationRecords: recordsIn(tablesOf(readOpsOutputs(outputs, process.env)), () => new DynamoDBClient({})),
     },
   };
+}
+
+/** The emulators' stand-in credentials (one machine). */
+const LOCAL_AWS = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+
+const tablesOf = (read: ReturnType<typeof readOpsOutputs>): MappingTables | undefined =>
+  'values' in read
+    ? {
+        jobs: read.values.jobsTable,
+        applications: read.values.applicationsTable,
+        events: read.values.eventsTable,
+        orders: read.values.ordersTable,
+      }
+    : undefined;
+
+/** An application's records in the deployment's mapping table, for the dry run; none where the tables are unknown. */
+function recordsIn(
+  tables: MappingTables | undefined,
+  client: () => DynamoDBClient,
+): DoctorDependencies['applicationRecords'] {
+  if (!tables) return undefined;
+  return (connectionId, applicationId) =>
+    dynamoMappingStore({ tables, client: client() }).findApplicationsByAtsId(connectionId, applicationId);
 }
 
 async function main(): Promise<void> {

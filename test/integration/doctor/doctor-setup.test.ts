@@ -35,6 +35,7 @@ describe('npm run doctor -- --dry-run', () => {
     );
     expect(run.output).toContain('has e-mail address');
     expect(run.output).toContain('trigger ai-screen: matches');
+    expect(run.output).toContain('trigger ai-screen: the connector holds no record of this application yet');
     expect(run.output).toMatch(
       /interview: would create "Backend Engineer – AI interview \(ref demo-greenhouse\/3301\/ai-screen\)"/,
     );
@@ -62,7 +63,16 @@ describe('npm run doctor -- --dry-run', () => {
     expect(writes(held.stack.interview.state.requests)).toEqual(writes(serviceBefore));
     expect(greenhouse.notesOf(ready.id)).toEqual([]);
     expect(greenhouse.stageNameOf(ready.id)).toBe('AI Interview');
-  }, 120_000);
+
+    // One the connector invited: the dry run says it holds that record, so a stage change would not invite twice.
+    const invited = greenhouse.addCandidate({ firstName: 'Eda', lastName: 'Kaya', email: 'eda.kaya@example.com' });
+    await greenhouse.moveCandidate({ applicationId: invited.id, stageName: 'AI Interview' });
+    await invitedInterviewId(held.stack, 'eda.kaya@example.com', 30_000);
+    await held.stack.waitForQuiet();
+    const again = await runDoctor([...args, invited.id]);
+    expect(again.output).toMatch(/trigger ai-screen: the connector already holds this application \(invited since /);
+    expect(again.output).toContain(`npm run ops -- status --connection demo-greenhouse --application ${invited.id}`);
+  }, 150_000);
 });
 
 describe('a new customer: nothing registered yet', () => {
