@@ -214,6 +214,8 @@ async function stillInProcess(run: FollowUpRun): Promise<boolean> {
 async function resend(run: FollowUpRun, message: FollowUpMessage): Promise<{ outcome: FollowUpOutcome }> {
   const { record, deps, now, log } = run;
   if (!message.requestId || !record.candidateEmail) return { outcome: 'not-open' };
+  // The candidate took the interview, its report not given yet: the link is theirs no more to take.
+  if (record.steps[REPORT_UNREADABLE_STEP] !== undefined) return { outcome: 'not-open' };
   ensureRoomBeforeDeadline('resend', run.signal);
   const request = { id: message.requestId, kind: 'resend' as const, now: now() };
   // Begun with the request (one write): a crash before SES leaves it begun, shown by `ops status`, never sent twice.

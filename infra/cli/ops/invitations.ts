@@ -1,3 +1,4 @@
+import { REPORT_UNREADABLE_STEP } from '../../../shared/pipeline/report-unreadable';
 import { randomUUID } from 'node:crypto';
 import type { MappingStore } from '../../../shared/pipeline/ports';
 import type { FollowUpMessage, QueuePublisher } from '../../../shared/queue';
@@ -27,6 +28,10 @@ export async function requestOnInvitation(
   const lines: string[] = [];
   let queued = 0;
   for (const record of records) {
+    if (action === 'resend' && record.steps[REPORT_UNREADABLE_STEP] !== undefined) {
+      lines.push(`trigger ${record.triggerId}: the candidate took the interview (its report not given yet); no resend`);
+      continue;
+    }
     if (!open.includes(record.state)) {
       // An expired invitation's link is sent again once it is extended: said where the resend is refused.
       const first = record.state === 'expired' ? ' (extend it first: npm run ops -- extend …, then resend)' : '';

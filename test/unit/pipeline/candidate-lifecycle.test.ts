@@ -928,6 +928,13 @@ describe("Use case: an operator's resend and extension", () => {
     expect(deps.mailer.sendInvite.mock.calls[0]?.[0]).toMatchObject({ jobName: 'Backend Engineer', candidateName: '' });
   });
 
+  it('sends no link again to a candidate who took the interview, its report not given yet', async () => {
+    const taken = { failureNoteReportUnreadable: { startedAt: NOW, doneAt: NOW } };
+    const { deps } = invitedCandidate({ steps: { inviteEmail: { doneAt: NOW }, ...taken } });
+    expect((await handleFollowUp(followUp('resend', { requestId: 'ops-5' }), deps)).outcome).toBe('not-open');
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
   it('records a resend SES refused as refused, never as sent', async () => {
     const { store, deps } = invitedCandidate();
     deps.mailer.sendInvite.mockRejectedValueOnce(new Error('MessageRejected'));
