@@ -148,26 +148,7 @@ function beginCondition(
   // A begin with a `round` holds only in that invitation (its `reinvitations`, none counting as 0).
   const round = begin.round === undefined ? [] : [roundCondition(begin.round)];
   const roundValues = begin.round === undefined ? {} : { ':round': begin.round };
-  if (begin.kind === 'lease') {
-    // A holder gives its own lease back (or keeps it) by naming it: the lease it `holds` is still the one in place.
-    const own = begin.holds === undefined || form === 'map' ? '' : ` OR ${step}.#leaseUntil = :holds`;
-    const unheld = `(attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now${own})`;
-    const free = `attribute_not_exists(${step}.#doneAt) AND ${unheld}`;
-    return {
-      condition: [
-        '#state = :state',
-        ...round,
-        ...path(`(attribute_not_exists(${step}) OR (${free}))`),
-        OLD_BEGIN_CONDITIONS.lease,
-      ].join(' AND '),
-      names: [
-        'state',
-        ...(form === 'path' ? ['doneAt', 'leaseUntil'] : []),
-        ...(round.length ? ['reinvitations'] : []),
-      ],
-      values: { ':state': begin.state, ':now': begin.now, ...roundValues, ...(own ? { ':holds': begin.holds } : {}) },
-    };
-  }
+  if (begin.kind === 'lease') return leaseCondition(name, begin, form, { round, roundValues });
   const state = begin.whileState === undefined ? [] : ['#state = :whileState'];
   return {
     condition: [
@@ -186,6 +167,38 @@ function beginCondition(
       ':rank': begin.rank,
       ...roundValues,
       ...(begin.whileState === undefined ? {} : { ':whileState': begin.whileState }),
+    },
+  };
+}
+
+/** A note's begin by one holder at a time until done (`beginCondition`'s `lease`), in its round where one is given. */
+function leaseCondition(
+  name: StepName,
+  begin: Extract<StepBegin, { kind: 'lease' }>,
+  form: 'path' | 'map',
+  rounds: { round: string[]; roundValues: Record<string, number | undefined> },
+): { condition: string; names: string[]; values: Record<string, unknown> } {
+  const step = `#steps.#${name}`;
+  const { round, roundValues } = rounds;
+  // A holder gives its own lease back (or keeps it) by naming it: the lease it `holds` is still the one in place.
+  const own = begin.holds === undefined || form === 'map' ? '' : ` OR ${step}.#leaseUntil = :holds`;
+  const unheld = `(attribute_not_exists(${step}.#leaseUntil) OR ${step}.#leaseUntil < :now${own})`;
+  const free = `attribute_not_exists(${step}.#doneAt) AND ${unheld}`;
+  return {
+    condition: [
+      '#state = :state',
+      ...round,
+      ...(form === 'path' ? [`(attribute_not_exists(${step}) OR (${free}))`] : []),
+      // The old fields held only the expiry's note: another step's begin is not refused by them.
+      ...(name === 'expiryNote' ? [OLD_BEGIN_CONDITIONS.lease] : []),
+    ].join(' AND '),
+    names: ['state', ...(form === 'path' ? ['doneAt', 'leaseUntil'] : []), ...(round.length ? ['reinvitations'] : [])],
+    values: {
+      ':state': begin.state,
+      // Read by the map's lease, or by the old fields' (expiryNote): an item with neither names no time.
+      ...(form === 'path' || name === 'expiryNote' ? { ':now': begin.now } : {}),
+      ...roundValues,
+      ...(own ? { ':holds': begin.holds } : {}),
     },
   };
 }

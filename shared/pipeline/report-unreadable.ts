@@ -9,8 +9,13 @@ import { isRateLimited } from '../errors';
 /** The step of the note that says a finished interview's report is not there yet: follow-ups stop at it. */
 export const REPORT_UNREADABLE_STEP = failureNoteStep('report-unreadable');
 
-/** The states of an invitation waiting for its report: a failed one's re-entry keeps its steps, so none is told. */
-const AWAITING_REPORT = new Set<ApplicationRecord['state']>(['invited', 'expired', 'left']);
+/**
+ * An invitation waiting for its report: invited, expired, left; a failed one only where the service e-mailed it and
+ * withheld its link (its re-entry keeps its steps, and any other failed one reached no candidate).
+ */
+const awaitingReport = (record: ApplicationRecord): boolean =>
+  ['invited', 'expired', 'left'].includes(record.state) ||
+  (record.state === 'failed' && record.steps.failureNoteLinkWithheld !== undefined);
 const roundOf = (record: ApplicationRecord): number => record.reinvitations ?? 0;
 
 /** Where a report's read failed: its message, its connection, what it runs with. */
@@ -36,7 +41,7 @@ export async function tellReportUnreadable(unread: UnreadReport, error: unknown)
   const log = { connectionId: message.connectionId, reportId: message.reportId, code: errorCode(error) };
   try {
     const record = await applicationOf(unread);
-    if (!record || !AWAITING_REPORT.has(record.state) || record.reportId !== undefined) return;
+    if (!record || !awaitingReport(record) || record.reportId !== undefined) return;
     if (stepDone(record.steps[REPORT_UNREADABLE_STEP])) return;
     const now = deps.now ?? Date.now;
     // One worker tells it, in this invitation only: another message of this application waits its turn.

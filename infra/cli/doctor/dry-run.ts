@@ -6,6 +6,8 @@ import { decideAdvance } from '../../../shared/pipeline/report-note';
 import { stageMatches } from '../../../shared/config';
 import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
 import { patiently, readSecret, type DoctorDependencies, type SetupAdapter } from '../../../shared/doctor/checks';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
+import { errorMessage } from '../../../shared/errors';
 
 /** The scores the dry run puts through the write-back rule. */
 export const DRY_RUN_SCORES = [40, 75, 90] as const;
@@ -87,8 +89,8 @@ export async function dryRun(
 }
 
 /**
- * What the connector already holds for the application under each matching trigger: a stage change acts on that
- * record (an invitation is never sent twice), so the lines below it say what a first invitation would do.
+ * What the connector already holds for the application under each matching trigger, and what a stage change would do
+ * with it: the lines after it say what a first invitation would do. A read that fails is said, not thrown.
  */
 async function heldAlready(
   connection: Connection,
@@ -96,19 +98,37 @@ async function heldAlready(
   matched: readonly Trigger[],
   deps: DoctorDependencies,
 ): Promise<string[]> {
-  if (!deps.applicationRecords) return [];
-  const records = await deps.applicationRecords(connection.id, applicationId);
+  if (!deps.applicationRecords) return ["the connector's records of this application: not read (no mapping table)"];
+  let records: ApplicationRecord[];
+  try {
+    records = await deps.applicationRecords(connection.id, applicationId);
+  } catch (error) {
+    return [`the connector's records of this application: not read (${errorMessage(error)})`];
+  }
   const status = `npm run ops -- status --connection ${connection.id} --application ${applicationId}`;
   return matched.flatMap((trigger) => {
     const record = records.find((r) => r.triggerId === trigger.id);
     if (!record) return [`trigger ${trigger.id}: the connector holds no record of this application yet`];
-    const since = new Date(record.updatedAt).toISOString();
+    const changed = new Date(record.updatedAt).toISOString();
     const again = record.reinvitations ? `, invitation ${record.reinvitations + 1}` : '';
     return [
-      `trigger ${trigger.id}: the connector already holds this application (${record.state} since ${since}${again}): ` +
-        `a stage change acts on that record and invites no one twice; what it did: ${status}`,
+      `trigger ${trigger.id}: the connector already holds this application (${record.state}${again}, last ` +
+        `changed ${changed}): ${withRecord(record, trigger)}; what it did: ${status}`,
     ];
   });
+}
+
+/** What a stage change into the trigger's stage does with the application's record (application-states.ts). */
+function withRecord(record: ApplicationRecord, trigger: Trigger): string {
+  const expired = record.state === 'expired' || (record.state === 'left' && record.leftFrom === 'expired');
+  if (expired)
+    return trigger.reinvite === 'never'
+      ? 'no new invitation (reinvite: never)'
+      : 'a new entry into the stage invites them anew, once (reinvite: on-reentry)';
+  if (record.state === 'left') return 'back in the process and the stage, the invitation returns where it was';
+  if (record.state === 'failed' && !record.reportId)
+    return 'a stage change tries the invitation again, skipping the steps already done';
+  return 'a stage change acts on that record and invites no one twice';
 }
 
 const refOf = (application: { atsApplicationId: string; atsCandidateId: string; atsJobId: string }) => ({

@@ -123,7 +123,7 @@ async function awsTarget(): Promise<Target> {
 /** The emulators' stand-in credentials (one machine). */
 const LOCAL_AWS = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
 
-const tablesOf = (read: ReturnType<typeof readOpsOutputs>): MappingTables | undefined =>
+const tablesOf = (read: ReturnType<typeof readOpsOutputs>): MappingTables | { missing: string[] } =>
   'values' in read
     ? {
         jobs: read.values.jobsTable,
@@ -131,14 +131,16 @@ const tablesOf = (read: ReturnType<typeof readOpsOutputs>): MappingTables | unde
         events: read.values.eventsTable,
         orders: read.values.ordersTable,
       }
-    : undefined;
+    : read;
 
 /** An application's records in the deployment's mapping table, for the dry run; none where the tables are unknown. */
 function recordsIn(
-  tables: MappingTables | undefined,
+  tables: MappingTables | { missing: string[] } | undefined,
   client: () => DynamoDBClient,
 ): DoctorDependencies['applicationRecords'] {
   if (!tables) return undefined;
+  if ('missing' in tables)
+    return () => Promise.reject(new Error(`the stack's outputs lack ${tables.missing.join(', ')}`));
   return (connectionId, applicationId) =>
     dynamoMappingStore({ tables, client: client() }).findApplicationsByAtsId(connectionId, applicationId);
 }

@@ -28,14 +28,14 @@ export async function requestOnInvitation(
   const lines: string[] = [];
   let queued = 0;
   for (const record of records) {
-    if (action === 'resend' && record.steps[REPORT_UNREADABLE_STEP] !== undefined) {
-      lines.push(`trigger ${record.triggerId}: the candidate took the interview (its report not given yet); no resend`);
-      continue;
-    }
     if (!open.includes(record.state)) {
       // An expired invitation's link is sent again once it is extended: said where the resend is refused.
       const first = record.state === 'expired' ? ' (extend it first: npm run ops -- extend …, then resend)' : '';
       lines.push(`trigger ${record.triggerId}: the invitation is ${record.state}; nothing to ${action}${first}`);
+      continue;
+    }
+    if (action === 'resend' && record.steps[REPORT_UNREADABLE_STEP] !== undefined) {
+      lines.push(`trigger ${record.triggerId}: the candidate took the interview (its report not given yet); no resend`);
       continue;
     }
     const message: FollowUpMessage = {

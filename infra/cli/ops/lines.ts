@@ -56,9 +56,12 @@ function stepLines(steps: ApplicationSteps): string[] {
       const what = match instanceof RegExp ? `${label} ${detailOf(name)}` : label;
       const outcome = step.outcome === 'uncertain' ? ' (uncertain: a worker stopped while sending)' : '';
       const value = step.outcome === 'refused' ? ` (refused: ${step.value})` : step.value ? ` (${step.value})` : '';
-      const at = step.doneAt ?? step.startedAt ?? 0;
+      // A step only leased so far (a note a worker is posting) shows when its lease ends.
+      const held = step.doneAt === undefined && step.startedAt === undefined ? step.leaseUntil : undefined;
+      const at = step.doneAt ?? step.startedAt ?? held ?? 0;
       const begun = step.doneAt === undefined && !step.outcome && name !== 'status' ? ' begun' : '';
-      lines.push({ at, line: `  ${what.padEnd(32)} ${iso(at)}${begun}${value}${outcome}` });
+      const when = held === undefined ? iso(at) : `held until ${iso(held)}`;
+      lines.push({ at, line: `  ${what.padEnd(32)} ${when}${begun}${value}${outcome}` });
     }
   return lines.sort((a, b) => a.at - b.at).map(({ line }) => line);
 }

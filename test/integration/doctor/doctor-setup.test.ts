@@ -70,7 +70,10 @@ describe('npm run doctor -- --dry-run', () => {
     await invitedInterviewId(held.stack, 'eda.kaya@example.com', 30_000);
     await held.stack.waitForQuiet();
     const again = await runDoctor([...args, invited.id]);
-    expect(again.output).toMatch(/trigger ai-screen: the connector already holds this application \(invited since /);
+    expect(again.output).toMatch(
+      /trigger ai-screen: the connector already holds this application \(invited, last changed /,
+    );
+    expect(again.output).toContain('a stage change acts on that record and invites no one twice');
     expect(again.output).toContain(`npm run ops -- status --connection demo-greenhouse --application ${invited.id}`);
   }, 150_000);
 });

@@ -31,6 +31,16 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     await emulators?.stop();
   });
 
+  /** An expired application as an item stood before the steps map, with the expiry note's old `fields`. */
+  async function oldExpiredItem(prefix: string, fields: Record<string, number>) {
+    const atsApplicationId = `${prefix}-${Date.now()}`;
+    const key = { connectionId: 'acme', atsApplicationId, triggerId: 'ai-screen' };
+    const item = { pk: `acme#${atsApplicationId}`, sk: 'ai-screen', ...key, atsCandidateId: 'c', atsJobId: 'j' };
+    const Item = marshall({ ...item, state: 'expired', ...fields, createdAt: NOW, updatedAt: NOW });
+    await client.send(new PutItemCommand({ TableName: tables.applications, Item }));
+    return key;
+  }
+
   mappingRules(() => store);
   lifecycleRules(() => store);
 
@@ -101,15 +111,7 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
   });
 
   it('makes the steps map on an old item whose expiry note a worker holds, for one worker at a time', async () => {
-    const atsApplicationId = `legacy-exp-${Date.now()}`;
-    const key = { connectionId: 'acme', atsApplicationId, triggerId: 'ai-screen' };
-    const item = { pk: `acme#${atsApplicationId}`, sk: 'ai-screen', ...key, atsCandidateId: 'c', atsJobId: 'j' };
-    await client.send(
-      new PutItemCommand({
-        TableName: tables.applications,
-        Item: marshall({ ...item, state: 'expired', expiryLeaseUntil: NOW + 1000, createdAt: NOW, updatedAt: NOW }),
-      }),
-    );
+    const key = await oldExpiredItem('legacy-exp', { expiryLeaseUntil: NOW + 1000 });
     const lease1 = { kind: 'lease', state: 'expired', now: NOW, until: NOW + 60_000 } as const;
     expect(await store.beginStep(key, 'expiryNote', lease1)).toBe(false);
     const racing = await Promise.all([
@@ -117,6 +119,14 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
       store.beginStep(key, 'expiryNote', { ...lease1, now: NOW + 2000 }),
     ]);
     expect(racing.sort()).toEqual([false, true]);
+  });
+
+  it("begins another leased step on an old item whose expiry note was done: old fields hold that note's", async () => {
+    const key = await oldExpiredItem('legacy-told', { expiryNoteAt: NOW - 10 });
+    const lease = { kind: 'lease', state: 'expired', now: NOW, until: NOW + 60_000, round: 0 } as const;
+    expect(await store.beginStep(key, 'expiryNote', lease)).toBe(false);
+    expect(await store.beginStep(key, 'failureNoteReportUnreadable', lease)).toBe(true);
+    expect(await store.beginStep(key, 'failureNoteReportUnreadable', lease)).toBe(false);
   });
 
   it('sets a TTL on every record it writes', async () => {

@@ -34,6 +34,9 @@ describe('Function: requestOnInvitation (npm run ops -- resend | extend)', () =>
     expect(none.lines).toEqual([
       'trigger ai-screen: the candidate took the interview (its report not given yet); no resend',
     ]);
+    // Written back since: said as it is now.
+    const done = await request('resend', { ...taken, state: 'written_back', reportId: 'rep-1' });
+    expect(done.lines).toEqual(['trigger ai-screen: the invitation is written_back; nothing to resend']);
     // An extension changes no e-mail: still queued.
     expect((await request('extend', taken)).queued).toBe(1);
   });

@@ -31,5 +31,9 @@ describe('Function: applicationStatusLines (npm run ops -- status)', () => {
     expect(steps[1]).toMatch(/status shown\s+\S+ \(invited\)$/);
     expect(steps[2]).toMatch(/\(refused: not sent\)$/);
     expect(steps[4]).toMatch(/ begun$/);
+    const held = applicationRecord({ steps: { failureNoteReportUnreadable: { leaseUntil: at(20) } } });
+    expect(applicationStatusLines(held).join('\n')).toMatch(
+      /failure note: report unreadable\s+held until 2026-12-01T09:20:00.000Z begun/,
+    );
   });
 });

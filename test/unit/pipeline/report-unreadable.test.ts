@@ -127,6 +127,22 @@ describe('Write-back: a report the interview service will not give', () => {
     expect((await record()).steps[REPORT_UNREADABLE_STEP]).toBeUndefined();
   });
 
+  it('tells one whose invitation failed only as the service e-mailed it, its link withheld', async () => {
+    const { store, interviews, run, record, notes } = await setUp();
+    const withheld = { failureNoteLinkWithheld: { startedAt: NOW, doneAt: NOW } };
+    store.seed({ applications: [{ ...(await record()), state: 'failed', steps: withheld }] });
+    interviews.listReports.mockRejectedValue(new ForbiddenError('key expired', { status: 403 }));
+    await expect(run(1)).rejects.toMatchObject({ code: 'forbidden' });
+    expect(notes().map((n) => n.marker)).toEqual([expect.stringContaining(':report-unreadable')]);
+  });
+
+  it('finds the application a return carried, with no e-mail in the message', async () => {
+    const { interviews, run, notes } = await setUp();
+    interviews.listReports.mockRejectedValue(new ForbiddenError('key expired', { status: 403 }));
+    await expect(run(1, { foundApplication: { atsApplicationId: '4401', triggerId: 'ai-screen' } })).rejects.toThrow();
+    expect(notes()).toHaveLength(1);
+  });
+
   it("finds an operator's match among the application's triggers by the report's interview", async () => {
     const { deps, interviews, run, record, notes } = await setUp();
     // The index lists the application's records by trigger: another trigger's, of another interview, comes first.
