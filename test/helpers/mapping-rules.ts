@@ -2,7 +2,12 @@ import { expect, it } from 'vitest';
 import type { ApplicationClaimInput, MappingStore, StepWrite } from '../../shared/pipeline';
 
 /** The clock of the rules: leases are held or run out relative to it. */
-export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
+/**
+ * The rules' clock, years ahead of the machine's: DynamoDB Local deletes an item whose TTL has passed within seconds
+ * (measured: an item expired a week ago was gone at the next 15-s scan), so no record these rules write (an exit mark
+ * lasts 3 days, a replay key an hour) may expire in real time while a test reads it back.
+ */
+export const NOW = Date.UTC(2036, 10, 21, 12, 0, 0);
 export const lease = (owner: string, now = NOW) => ({ owner, now, durationMs: 60_000 });
 let counter = 0;
 /** A new application × trigger each call, of its own candidate. */

@@ -1,7 +1,8 @@
 import { expect, it } from 'vitest';
 import { orderIdFor, type OrderRecord, type OrderStore } from '../../shared/orders/records';
 
-const NOW = Date.UTC(2026, 10, 26, 9, 0, 0);
+/** Years ahead of the machine's clock, as mapping-rules.ts's: DynamoDB Local sweeps an item once its TTL passed. */
+const NOW = Date.UTC(2036, 10, 26, 9, 0, 0);
 let counter = 0;
 /** A new order each call, received and not yet worked on. */
 const newOrder = (): OrderRecord => {
