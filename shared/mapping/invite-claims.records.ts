@@ -61,7 +61,8 @@ function reinviteUpdate(
   const move = moveUpdate(
     'reinvite',
     {
-      set: { ...carried, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
+      // The earlier invitation's steps are kept beside the new ones, for the operator's timeline (the last one only).
+      set: { ...carried, earlierSteps: previous.steps, entryDeliveryId: deliveryId, ...claimedAgain(input, lease) },
       // The old step fields of an item written before the steps map go too: the new invitation's steps begin afresh.
       remove: [
         ...['expiredAt', 'exit', 'leftFrom', 'returnedAt', 'failureReason', 'cleanStop', 'extendedUntil'],

@@ -90,6 +90,8 @@ export interface ApplicationRecord extends ApplicationKey {
   entryDeliveryId?: string | undefined;
   /** Invitations made again after the first (a re-entry after an expiry or an exit): 0 or absent for the first. */
   reinvitations?: number | undefined;
+  /** What the invitation before this one did (its steps, as the re-entry read them): for the operator's timeline. */
+  earlierSteps?: ApplicationSteps | undefined;
   /**
    * The invitation this one replaced expired, and its note was not written when the candidate re-entered the stage (a
    * worker stopped between the expiry and its note): this invitation writes it before its own note.

@@ -100,6 +100,10 @@ export function lifecycleRules(store: () => MappingStore): void {
     const reentry = await store().claimApplication(delivery('evt-entry-2'), again, lease('w3'));
     expect(reentry).toMatchObject({ kind: 'claimed', resumed: false, record: { state: 'claimed', reinvitations: 1 } });
     if (reentry.kind === 'claimed') expect(reentry.record.steps).toEqual({});
+    // The earlier invitation's steps stay beside the new ones, for the operator's timeline.
+    expect((await store().getApplication(input))?.earlierSteps).toMatchObject({
+      status: { value: 'invited', rank: 1 },
+    });
     // The same re-entry delivered again, and once more after the new invitation was sent: one invitation.
     for (const [evt, owner] of [
       ['evt-entry-2', 'w4'],

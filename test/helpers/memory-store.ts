@@ -117,7 +117,12 @@ export class MemoryMappingStore implements MappingStore {
       // A worker writing the expired invitation's note holds the re-entry off until its lease ends.
       noteHeldElsewhere(record, lease.now);
       const carried = carriedExpiry(record);
-      const again = { reinvitations: (record.reinvitations ?? 0) + 1, entryDeliveryId: deliveryId, ...carried };
+      const again = {
+        reinvitations: (record.reinvitations ?? 0) + 1,
+        entryDeliveryId: deliveryId,
+        earlierSteps: record.steps,
+        ...carried,
+      };
       const set = { ...held, ...again, state: 'claimed', stageId, atsJobId, candidateEmail };
       const remove = ['expiredAt', 'exit', 'leftFrom', 'returnedAt', 'failureReason', 'cleanStop', 'extendedUntil'];
       if (!carried.priorExpiry) remove.push('priorExpiry');

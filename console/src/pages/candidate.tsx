@@ -15,6 +15,8 @@ interface Application {
   /** Invitations made again after the first (a return to the stage after an expiry or an exit). */
   reinvitations?: number;
   steps: Record<string, Step>;
+  /** What the invitation before this one did (a re-invitation keeps it). */
+  earlierSteps?: Record<string, Step>;
   createdAt: number;
   updatedAt: number;
 }
@@ -90,6 +92,14 @@ export function CandidatePage(props: { connectionId: string; applicationId: stri
       rows.push({
         at: step.doneAt ?? step.startedAt ?? a.updatedAt,
         what: labelOf(name),
+        answer: answerOf(name, step),
+        kind: 'step',
+      });
+    // The invitation before this one, as the re-entry found it: its steps, named as that invitation's.
+    for (const [name, step] of Object.entries(a.earlierSteps ?? {}))
+      rows.push({
+        at: step.doneAt ?? step.startedAt ?? a.createdAt,
+        what: `${labelOf(name)} (invitation ${a.reinvitations ?? 1})`,
         answer: answerOf(name, step),
         kind: 'step',
       });

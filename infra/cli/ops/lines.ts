@@ -66,6 +66,13 @@ function stepLines(steps: ApplicationSteps): string[] {
   return lines.sort((a, b) => a.at - b.at).map(({ line }) => line);
 }
 
+/** What the invitation before this one did (a re-invitation keeps it), under a line naming it. */
+function earlierLines(r: ApplicationRecord): string[] {
+  const earlier = stepLines(r.earlierSteps ?? {});
+  if (!earlier.length) return [];
+  return [`  invitation ${r.reinvitations ?? 1}, before this one:`, ...earlier.map((line) => `  ${line}`)];
+}
+
 export function applicationStatusLines(r: ApplicationRecord): string[] {
   const failure = r.failureReason ? ` (${r.failureReason})` : '';
   const remarks = r.flaggedForReview ? ', flagged for review' : '';
@@ -78,6 +85,7 @@ export function applicationStatusLines(r: ApplicationRecord): string[] {
     `application ${r.atsApplicationId} (candidate ${r.atsCandidateId}, job ${r.atsJobId}), ` +
       `trigger ${r.triggerId}: ${r.state}${failure}${exit}`,
     `  interview ${r.interviewId ?? '-'}, report ${r.reportId ?? '-'}${remarks}${again}${extended}`,
+    ...earlierLines(r),
     `  ${'claimed'.padEnd(32)} ${iso(r.createdAt)}`,
     ...stepLines(r.steps),
     `  ${'last change'.padEnd(32)} ${iso(r.updatedAt)}`,

@@ -31,6 +31,21 @@ describe('Function: applicationStatusLines (npm run ops -- status)', () => {
     expect(steps[1]).toMatch(/status shown\s+\S+ \(invited\)$/);
     expect(steps[2]).toMatch(/\(refused: not sent\)$/);
     expect(steps[4]).toMatch(/ begun$/);
+    // A re-invitation keeps what the invitation before it did, shown first under its own line.
+    const again = applicationRecord({
+      reinvitations: 1,
+      createdAt: at(30),
+      earlierSteps: { inviteEmail: { startedAt: at(1), doneAt: at(1) }, expiryNote: { doneAt: at(20) } },
+      steps: { inviteEmail: { startedAt: at(31), doneAt: at(31) } },
+    });
+    const lines = applicationStatusLines(again).map((line) => line.trim().split(/\s{2,}/)[0]);
+    expect(lines.slice(2, -1)).toEqual([
+      'invitation 1, before this one:',
+      'invite e-mailed',
+      'expiry note posted',
+      'claimed',
+      'invite e-mailed',
+    ]);
     const held = applicationRecord({ steps: { failureNoteReportUnreadable: { leaseUntil: at(20) } } });
     expect(applicationStatusLines(held).join('\n')).toMatch(
       /failure note: report unreadable\s+held until 2026-12-01T09:20:00.000Z begun/,
