@@ -245,8 +245,12 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
       recordStatus,
     ),
   ];
+  // The last step ends the write-back in its own write. One done already (a status claimed above the one this try would
+  // show, after an exit recorded since) writes nothing: the write-back is ended after the others instead.
+  const ended = steps.at(-1)?.done === true;
   try {
     await runSteps(steps, writeBackKey(input));
+    if (ended) await recordWriteBackStep(input, { last: true });
   } finally {
     // A step after them failed, or had nothing to write: what was carried is recorded now, so no later try (even one
     // that finds this stop clean) makes it again. Should this write fail, its error is the run's: never a clean stop.

@@ -419,6 +419,30 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect((await store.getApplication(key))?.state).toBe('written_back');
   });
 
+  it('ends a resumed write-back whose steps are all done, its status ranked above the one it would show', async () => {
+    // A worker noted, moved, claimed "advanced" and stopped; the candidate's exit was recorded before the retry, so
+    // the retry would show "completed" (ranked below): every step is done, and the write-back still ends.
+    const { store, deps, ats } = invitedCandidate({
+      state: 'completed',
+      reportId: 'rep-1',
+      leaseOwner: 'stopped',
+      leaseUntil: NOW - 1,
+      writeBackAttempts: 1,
+      exit: { kind: 'rejected', at: NOW - 500 },
+      steps: {
+        inviteEmail: { doneAt: NOW - 9_000 },
+        reportNote: { doneAt: NOW - 2_000, value: 'note-1' },
+        stageMove: { doneAt: NOW - 1_000 },
+        status: { value: 'advanced', rank: 4, startedAt: NOW - 900 },
+      },
+    });
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect(ats.postNote).not.toHaveBeenCalled();
+    const ended = await store.getApplication(key);
+    expect(ended?.state).toBe('written_back');
+    expect(ended?.leaseOwner).toBeUndefined();
+  });
+
   it('reads before an advancing write-back: an exit the connector never heard of moves nothing', async () => {
     const { deps, ats } = invitedCandidate();
     ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
