@@ -54,6 +54,10 @@ export function formatFailureNote(cause: InviteFailure, code?: string): string {
 export const failureNoteStep = (cause: InviteFailure): StepName =>
   `failureNote${cause.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}`;
 
+/** The cause whose note a step records (`failureNoteReportUnreadable`: `report-unreadable`), if any. */
+export const failureCauseOf = (step: string): InviteFailure | undefined =>
+  (Object.keys(INVITE_FAILURES) as InviteFailure[]).find((cause) => failureNoteStep(cause) === step);
+
 /** Where the failure is told: the connection, the application as recorded, what it runs with. */
 export interface FailurePlace {
   context: ConnectionContext;

@@ -5,6 +5,7 @@ import { failureNoteStep, tellInviteFailure } from './failure-note';
 import type { ConnectionContext, PipelineDependencies, RunOptions } from './ports';
 import { normaliseEmail, stepDone, type ApplicationRecord } from './records';
 import { isRateLimited } from '../errors';
+import { targetOf } from './application-changed.use-case';
 
 /** The step of the note that says a finished interview's report is not there yet: follow-ups stop at it. */
 export const REPORT_UNREADABLE_STEP = failureNoteStep('report-unreadable');
@@ -54,13 +55,7 @@ export async function tellReportUnreadable(unread: UnreadReport, error: unknown)
       round: hold.round,
     } as const;
     if (!(await deps.store.beginStep(record, REPORT_UNREADABLE_STEP, lease))) return;
-    const target = {
-      atsApplicationId: record.atsApplicationId,
-      atsCandidateId: record.atsCandidateId,
-      atsJobId: record.atsJobId,
-      fromStageId: record.stageId,
-    };
-    const place = { context, record, target, deps, now, signal: options.signal, hold };
+    const place = { context, record, target: targetOf(record), deps, now, signal: options.signal, hold };
     await tellInviteFailure(place, { cause: 'report-unreadable', code: errorCode(error), notSent: false });
     deps.logger.warn('report: not given by the interview service; told in the ATS', {
       ...log,

@@ -1,5 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import type { ApplicationRecord, ApplicationSteps, StepName } from '../../../shared/pipeline/records';
+import { failureCauseOf } from '../../../shared/pipeline/failure-note';
 
 /** The lines `npm run ops` prints: ids, states and times only, never an e-mail or a name. */
 
@@ -39,10 +40,7 @@ const STEP_LABELS: [StepName | RegExp, string][] = [
 ];
 
 /** What tells one step of a kind from another: a reminder's number, a failure note's cause (`report unreadable`). */
-const detailOf = (name: string): string =>
-  name.startsWith('failureNote')
-    ? name.slice('failureNote'.length).replace(/[A-Z]/g, (c, i: number) => `${i ? ' ' : ''}${c.toLowerCase()}`)
-    : name.replace(/^\D+/, '');
+const detailOf = (name: string): string => failureCauseOf(name)?.replaceAll('-', ' ') ?? name.replace(/^\D+/, '');
 
 /**
  * Each step in the order it happened. 'begun' marks one started and not answered; a status is claimed, never
