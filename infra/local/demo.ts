@@ -18,6 +18,11 @@ export interface AtsDemoSummary {
   /** Candidates whose stage-change webhook was dropped, invited after the sweep found them. */
   foundBySweep: number;
   remindersSent: number;
+  /**
+   * Reminders e-mailed to a candidate more than a moment after they took the interview (its report on its way, however
+   * long its write-back waits for its turn on the ATS): none is expected.
+   */
+  remindedAfterTaking: number;
   expired: number;
   /** Candidates rejected after their invitation and never contacted again (no reminder, no expiry note). */
   leftNotContacted: number;
@@ -102,8 +107,11 @@ async function until<T>(
 export const RECONCILE_EVERY_MS = 5000;
 
 interface SesStore {
-  emails: { destination: { to: string[] }; subject?: string; body: { text?: string } }[];
+  emails: { destination: { to: string[] }; subject?: string; body: { text?: string }; at: number }[];
 }
+
+/** How long a reminder checked just before a candidate took the interview may take to go out (its ATS read first). */
+const REMINDER_IN_FLIGHT_MS = 5_000;
 
 /** How long the demo waits for the sweep to find the candidate whose stage change never came (foundBySweep). */
 const SWEEP_WAIT_MS = 180_000;
@@ -125,6 +133,8 @@ interface AtsDemoRun {
   connectionId: string;
   applications: { id: string }[];
   emails: string[];
+  /** When the five took their interviews (epoch ms). */
+  takenAt: number;
   lost: { id: string; email: string };
   absent: { id: string; email: string; reminders: number; expiryNotes: number };
   left: { id: string; email: string };
@@ -196,6 +206,7 @@ async function takeInterviews({ stack, kind, ats, log, sesStore, wait }: DemoAts
     emails.every((e) => s.emails.some((m) => m.destination.to.includes(e))),
   );
   log(`  ${kind}: ${emails.length} invitations e-mailed; the candidates take their interviews`);
+  const takenAt = Date.now();
   DEMO_CANDIDATES.forEach((candidate, i) => {
     const mail = store.emails.find((m) => m.destination.to.includes(emails[i] as string));
     const interviewId = /\/invite\/([\w-]+)/.exec(mail?.body.text ?? '')?.[1];
@@ -217,7 +228,7 @@ async function takeInterviews({ stack, kind, ats, log, sesStore, wait }: DemoAts
   const moved = () => applications.filter((a) => ats.stageNameOf(a.id) === ADVANCE_STAGE).length;
   await wait(`${kind} stage moves`, moved, (n) => n >= expectedMoves);
   log(`  ${kind}: ${applications.length} reports written back, ${moved()} advanced`);
-  return { applications, emails };
+  return { applications, emails, takenAt };
 }
 
 /** A candidate moved into the stage whose stage-change webhook is dropped. */
@@ -356,6 +367,10 @@ async function summarise(stack: LocalStack, run: AtsDemoRun): Promise<AtsDemoSum
     foundBySweep: to(run.lost.email).filter((m) => !isReminder(m)).length,
     // As they stood before the candidate came back into the stage (their second invitation is taken at once).
     remindersSent: run.absent.reminders,
+    // SES stamps whole seconds; a reminder checked just before the interview was taken may still go a moment later.
+    remindedAfterTaking: run.emails
+      .flatMap(to)
+      .filter((m) => isReminder(m) && m.at * 1000 > run.takenAt + REMINDER_IN_FLIGHT_MS).length,
     expired: run.absent.expiryNotes,
     leftNotContacted:
       to(run.left.email).length === 1 &&
@@ -538,6 +553,8 @@ export function checkSummary(summary: DemoSummary, candidates = DEMO_CANDIDATES.
       return `${kind} report files: expected ${candidates}, got ${result.reportFiles}`;
     if (result.foundBySweep !== 1) return `${kind} sweep: expected 1 invitation, got ${result.foundBySweep}`;
     if (result.remindersSent !== 1) return `${kind} reminders: expected 1, got ${result.remindersSent}`;
+    if (result.remindedAfterTaking !== 0)
+      return `${kind} reminders: ${result.remindedAfterTaking} sent to candidates who had taken the interview`;
     if (result.expired !== 1) return `${kind} expiry: expected 1 note, got ${result.expired}`;
     if (result.leftNotContacted !== 1) return `${kind} rejected candidate: contacted again after the rejection`;
     if (result.reinvited !== 1) return `${kind} re-entry: expected 1 new invitation, got ${result.reinvited}`;

@@ -63,12 +63,17 @@ export class Turns {
     const at = held?.at ?? (await this.reserveTogether(calls));
     const wait = at - this.now();
     if (wait <= 0) return;
-    // Waited for only with the time to do the work after it (half of what the invocation has left); a message back
-    // for its turn came back on the grid, up to a step before it.
+    // A message back for its turn came back on the grid, up to a step before it. A near turn is waited for only where
+    // its declared calls still fit in the invocation after it (one that ran out of time mid-way would lose its turn
+    // and book again at the end); otherwise it goes back to come at its turn, to an invocation with the time.
     const patience = held ? HOLD_MS + RETURN_GRID_MS : HOLD_MS;
-    if (wait <= patience && wait < timeLeftMs(signal, this.now) / 2) return this.sleep(wait, signal);
+    const turn = { at, calls, step };
+    if (wait <= patience) {
+      if (wait + calls * this.intervalMs < timeLeftMs(signal, this.now)) return this.sleep(wait, signal);
+      throw keptBack(`${step}`, wait, turn);
+    }
     const back = Math.floor((at - RETURN_EARLY_MS) / RETURN_GRID_MS) * RETURN_GRID_MS;
-    throw keptBack(`${step}`, Math.max(0, back - this.now()), { at, calls, step });
+    throw keptBack(`${step}`, Math.max(0, back - this.now()), turn);
   }
 
   /**

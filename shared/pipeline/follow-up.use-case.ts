@@ -23,6 +23,7 @@ import {
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
 import { REPORT_UNREADABLE_STEP } from './report-unreadable';
+import { reportOnItsWay } from './interview-taken';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -54,8 +55,9 @@ export function dueFollowUp(
   now: number,
 ): { action: 'remind'; reminder: number } | { action: 'expire' } | undefined {
   if (record.state !== 'invited' || record.reportId !== undefined) return undefined;
-  // The candidate took the interview, though its report has not been read yet (report-unreadable.ts).
-  if (record.steps[REPORT_UNREADABLE_STEP] !== undefined) return undefined;
+  // The candidate took the interview, though its report has not been read yet (report-unreadable.ts), or its
+  // write-back waits for its turn on the ATS.
+  if (record.steps[REPORT_UNREADABLE_STEP] !== undefined || record.steps.reportArrived !== undefined) return undefined;
   const since = now - invitedAt(record);
   // A reminder whose time has come goes first, even when the expiry is due too (a run that came late): the
   // candidate gets the reminders they were due, then the invitation expires.
@@ -123,6 +125,7 @@ export type FollowUpOutcome =
   | 'resent'
   | 'extended'
   | 'left'
+  | 'taken'
   | 'not-due'
   | 'not-open'
   | 'unknown-connection'
@@ -164,6 +167,10 @@ export async function handleFollowUp(
     // Each reads the application in the ATS first: it takes its turn on the connection's schedule, and keeps it when
     // it goes back, as every message does, rather than joining the end of a burst again each time.
     await context.turns?.take(message.action === 'expire' ? 'expiry' : 'reminder', heldTurn(message), signal);
+    // Asked once its turn has come, just before the candidate is contacted: one whose interview the service shows
+    // taken (they may have taken it while this waited) is neither reminded nor expired.
+    const due = message.action !== 'resend' && dueFollowUp(trigger, record, now())?.action === message.action;
+    if (due && (await reportOnItsWay({ ...run, action: message.action }))) return { outcome: 'taken' };
     // Left already: nothing is sent; a retry shows the status its exit owes (its tag may have been cut short).
     if (record.state === 'left') {
       if (message.action === 'expire' && expiryNoteOwed(record)) await noteExpiry(run, record);

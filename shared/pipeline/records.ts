@@ -108,7 +108,8 @@ export interface ApplicationRecord extends ApplicationKey {
 /**
  * The application's outward side effects, each recorded under its own name on the application item (architecture:
  * "Side effects as steps"): the service's invitation, the invite e-mail and note, the report link, note and file, the
- * stage move, the status shown, the expiry's note, and each reminder (`reminder1`, `reminder2`...).
+ * stage move, the status shown, the expiry's note, and each reminder (`reminder1`, `reminder2`...). One is no side
+ * effect: `reportArrived`, the candidate's report come while its write-back waits for its turn on the ATS.
  */
 export type StepName =
   | 'serviceInvite'
@@ -122,6 +123,7 @@ export type StepName =
   | 'expiryNote'
   | 'priorExpiryNote'
   | 'resend'
+  | 'reportArrived'
   | `failureNote${string}`
   | `reminder${number}`;
 

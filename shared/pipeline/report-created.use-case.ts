@@ -4,6 +4,7 @@ import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ReportNotVisibleError } from './errors';
+import { markReportArrived } from './interview-taken';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit } from './report-note';
@@ -97,7 +98,12 @@ async function writeBack(
   const rule = context.connection.writeBack.advance;
   const move = rule !== undefined && decideAdvance(rule, report).advance;
   try {
-    await context.turns?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal);
+    await context.turns
+      ?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal)
+      .catch(async (error: unknown) => {
+        await markReportArrived({ ...run, application });
+        throw error;
+      });
     const claimed = await claimReport(run, report, key, !application);
     if (!('record' in claimed)) return claimed;
     try {

@@ -1,6 +1,6 @@
 import type { ApplicationRecord, JobRecord } from '../../shared/pipeline/records';
 import type { InterviewReport } from '../../shared/interview-service';
-import type { ReportCreatedMessage, StageEnteredMessage } from '../../shared/queue';
+import type { FollowUpMessage, ReportCreatedMessage, StageEnteredMessage } from '../../shared/queue';
 
 /** The records and messages the use-case tests start from: one application (4401) of job 3301, its report. */
 export const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -91,5 +91,19 @@ export function reportCreatedMessage(overrides: Partial<ReportCreatedMessage> = 
     source: 'webhook',
     ...REPORT_IDS,
     ...overrides,
+  };
+}
+
+/** A reminder, an expiry or an operator's request for application 4401's invitation, as the reconciler enqueues it. */
+export function followUpMessage(
+  action: FollowUpMessage['action'],
+  extra: Partial<FollowUpMessage> = {},
+): FollowUpMessage {
+  return {
+    ...envelope('follow-up', `enq-${action}`),
+    atsApplicationId: ATS_IDS.atsApplicationId,
+    triggerId: TRIGGER.triggerId,
+    action,
+    ...extra,
   };
 }

@@ -33,6 +33,7 @@ const STEP_LABELS: [StepName | RegExp, string][] = [
   ['expiryNote', 'expiry note posted'],
   ['resend', 'link sent again'],
   [/^failureNote/, 'failure note:'],
+  ['reportArrived', 'report received, its write-back waiting its turn'],
   ['reportLink', 'report link attached'],
   ['reportNote', 'report note posted'],
   ['stageMove', 'moved'],

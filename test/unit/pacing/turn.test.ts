@@ -73,12 +73,24 @@ describe('Class: Turns (each message books what its step declares)', () => {
     expect(memory.reservations).toEqual([]);
   });
 
-  it("waits only with half the invocation's time left for the work after it", async () => {
+  it('waits for a near turn only where its calls fit after it; else goes back to come at its turn', async () => {
     const { turns, memory, time } = turnsOn();
     await memory.schedule.reserve('acme', 3_000, time.clock.now);
-    const deadline = deadlineAfter(4_000, time.now);
-    const back = await turns.take('invitation', undefined, deadline).catch((error: unknown) => error);
-    expect(back).toMatchObject({ code: 'ats-rate-limited', turnAt: expect.any(Number) });
+    const calls = greenhouseProfile.stepCalls.writeBackMove;
+    // 3 s to its turn, then its calls: with less time left, it goes back for an invocation that has it.
+    const short = deadlineAfter(Math.floor(3_000 + calls * INTERVAL) - 1, time.now);
+    const back = await turns.take('writeBackMove', undefined, short).catch((error: unknown) => error);
+    const turnAt = time.clock.now + 3_000;
+    expect(back).toMatchObject({ code: 'ats-rate-limited', turnAt, turnCalls: calls, retryAfterMs: 3_000 });
+    expect(time.clock.slept).toEqual([]);
+    // Back with its turn and the time for its calls, it waits for it and runs.
+    await turns.take(
+      'writeBackMove',
+      { at: turnAt, calls },
+      deadlineAfter(Math.ceil(3_000 + calls * INTERVAL) + 1, time.now),
+    );
+    expect(time.clock.slept).toEqual([3_000]);
+    expect(memory.reservations).toHaveLength(2);
   });
 
   it('books the messages that ask in the same moment with one write, each its own span', async () => {

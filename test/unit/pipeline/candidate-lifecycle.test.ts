@@ -10,12 +10,13 @@ import { clearInterviewCache } from '../../../shared/pipeline/ensure-interview.u
 import { InterviewServiceError } from '../../../shared/interview-service/errors';
 import { ERROR_CODES } from '../../../shared/interview-service/constants';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
-import type { ApplicationChangedMessage, FollowUpMessage } from '../../../shared/queue';
+import type { ApplicationChangedMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
 import {
   applicationRecord,
+  followUpMessage,
   jobRecord,
   NOW,
   reportCreatedMessage,
@@ -82,17 +83,7 @@ function rejectedWithTagFailing(message: string, code: string) {
 const expectLastTag = (setStatusTag: Mock, tag: string) =>
   expect(setStatusTag).toHaveBeenLastCalledWith(expect.anything(), tag, expect.anything(), undefined);
 
-const followUp = (action: FollowUpMessage['action'], extra: Partial<FollowUpMessage> = {}): FollowUpMessage => ({
-  v: 1,
-  kind: 'follow-up',
-  enqueueId: `enq-${action}`,
-  connectionId: 'acme-greenhouse',
-  receivedAt: NOW,
-  atsApplicationId: '4401',
-  triggerId: 'ai-screen',
-  action,
-  ...extra,
-});
+const followUp = followUpMessage;
 
 const changed = (change: 'left' | 'returned', deliveryId = `d-${change}`): ApplicationChangedMessage => ({
   v: 1,

@@ -1,0 +1,145 @@
+import { describe, expect, it, vi } from 'vitest';
+import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
+import { keptBack } from '../../../shared/pacing';
+import { InterviewServiceError } from '../../../shared/interview-service/errors';
+import { ERROR_CODES } from '../../../shared/interview-service/constants';
+import { connectionDocument } from '../../helpers/connections';
+import { MemoryMappingStore } from '../../helpers/memory-store';
+import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
+import * as records from '../../helpers/pipeline-records';
+
+const { NOW } = records;
+
+const HOUR = 3_600_000;
+const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+
+/**
+ * Application 4401 invited at NOW as the service's candidate cand-1 (`reminded`: its one reminder sent), its reminder
+ * due a day later, its expiry after 7 days.
+ */
+function invitedAtService(serviceCandidateId: string | null = 'cand-1', reminded = false) {
+  const document = connectionDocument({ writeBack: { status: 'tags' } });
+  const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+  connection.triggers = connection.triggers.map((t) => ({
+    ...t,
+    reminders: { afterHours: 24, max: 1 },
+    expireAfterDays: 7,
+  }));
+  const { context, ats, interviews } = fakeContext(document);
+  Object.assign(ats, { setStatusTag: vi.fn().mockResolvedValue(undefined) });
+  const store = new MemoryMappingStore().seed({
+    jobs: [
+      records.jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined }),
+    ],
+    applications: [
+      records.applicationRecord({
+        state: 'invited',
+        serviceCandidateId: serviceCandidateId ?? undefined,
+        steps: { inviteEmail: { doneAt: NOW }, ...(reminded ? { reminder1: { doneAt: NOW } } : {}) },
+      }),
+    ],
+  });
+  const deps = dependencies(store, context);
+  return { store, deps, ats, interviews, context };
+}
+
+const followUp = (action: 'remind' | 'expire') =>
+  records.followUpMessage(action, action === 'remind' ? { reminder: 0 } : {});
+
+/** When each follow-up is due. */
+const dueAt = { remind: NOW + 25 * HOUR, expire: NOW + 8 * 24 * HOUR };
+
+describe('Use case: a follow-up for a candidate who took the interview, its report not written back yet', () => {
+  it('neither reminds nor expires one the service lists a report of; the ATS is not even read', async () => {
+    for (const action of ['remind', 'expire'] as const) {
+      const { store, deps, ats, interviews } = invitedAtService('cand-1', action === 'expire');
+      deps.now = () => dueAt[action];
+      interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_id: 'cand-1' })]);
+      expect(await handleFollowUp(followUp(action), deps)).toEqual({ outcome: 'taken' });
+      expect(interviews.listReports).toHaveBeenCalledWith(
+        { interview_id: 'int-1', candidate_id: 'cand-1' },
+        expect.anything(),
+      );
+      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+      expect(ats.readStanding).not.toHaveBeenCalled();
+      expect(ats.postNote).not.toHaveBeenCalled();
+      expect(await store.getApplication(key)).toMatchObject({ state: 'invited', steps: { inviteEmail: {} } });
+      if (action === 'remind') expect((await store.getApplication(key))?.steps.reminder1).toBeUndefined();
+    }
+  });
+
+  it("reminds one the service lists no report of (another candidate's does not count)", async () => {
+    const { deps, interviews } = invitedAtService();
+    deps.now = () => dueAt.remind;
+    interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_id: 'cand-2' })]);
+    expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'reminded' });
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+  });
+
+  it('goes on when the service refuses to say; retries, sending nothing, when it does not answer in time', async () => {
+    const refused = invitedAtService();
+    refused.deps.now = () => dueAt.remind;
+    refused.interviews.listReports.mockRejectedValue(
+      new InterviewServiceError(ERROR_CODES.unauthorized, false, 'bad key'),
+    );
+    expect(await handleFollowUp(followUp('remind'), refused.deps)).toEqual({ outcome: 'reminded' });
+
+    const silent = invitedAtService();
+    silent.deps.now = () => dueAt.remind;
+    silent.interviews.listReports.mockRejectedValue(
+      new InterviewServiceError(ERROR_CODES.unavailable, true, 'no answer'),
+    );
+    await expect(handleFollowUp(followUp('remind'), silent.deps)).rejects.toMatchObject({
+      code: ERROR_CODES.unavailable,
+    });
+    expect(silent.deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
+  it("asks the service nothing for a follow-up not due, or an invitation not the candidate's own", async () => {
+    const early = invitedAtService();
+    early.deps.now = () => NOW + HOUR;
+    expect(await handleFollowUp(followUp('remind'), early.deps)).toEqual({ outcome: 'not-due' });
+    expect(early.interviews.listReports).not.toHaveBeenCalled();
+
+    const shared = invitedAtService(null);
+    shared.deps.now = () => dueAt.remind;
+    expect(await handleFollowUp(followUp('remind'), shared.deps)).toEqual({ outcome: 'reminded' });
+    expect(shared.interviews.listReports).not.toHaveBeenCalled();
+  });
+
+  it('marks the invitation when its report goes back for its turn: no reminder or expiry is sent', async () => {
+    const { store, deps, context, interviews } = invitedAtService(null);
+    interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
+    const later = keptBack('writeBack', 30_000, { at: NOW + 32_000, calls: 4, step: 'writeBack' });
+    const take = vi.fn().mockRejectedValue(later);
+    (context as { turns?: unknown }).turns = { take };
+    expect(await handleReportCreated(records.reportCreatedMessage(), deps).catch((error: unknown) => error)).toBe(
+      later,
+    );
+    const marked = await store.getApplication(key);
+    expect(marked).toMatchObject({ state: 'invited', steps: { reportArrived: { doneAt: NOW } } });
+    // A second return marks nothing more.
+    expect(await handleReportCreated(records.reportCreatedMessage(), deps).catch((error: unknown) => error)).toBe(
+      later,
+    );
+    expect((await store.getApplication(key))?.updatedAt).toBe(marked?.updatedAt);
+    deps.now = () => dueAt.remind;
+    take.mockResolvedValue(undefined);
+    expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'not-due' });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
+  it('looks again once its turn has come: a report that came while the reminder waited stops it', async () => {
+    const { store, deps, context } = invitedAtService(null);
+    deps.now = () => dueAt.remind;
+    const arrives = async () => {
+      const record = await store.getApplication(key);
+      if (record)
+        await store.recordStep(record, { step: { name: 'reportArrived', record: { doneAt: NOW } }, round: 0 });
+    };
+    (context as { turns?: unknown }).turns = { take: vi.fn(arrives) };
+    expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'taken' });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+});
