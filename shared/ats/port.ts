@@ -103,6 +103,11 @@ export interface AtsNote {
   body: string;
   /** A unique, invisible-enough token in the note, so a lost answer can be checked before re-posting. */
   marker: string;
+  /**
+   * The report file, where it rides on the note (`filesOnNotes`): one call, and the note names the file, so `findFile`
+   * finds it as it finds a file attached alone.
+   */
+  file?: AtsFile | undefined;
 }
 
 /**
@@ -212,6 +217,11 @@ export interface AtsAdapter {
     file: AtsFile,
     signal?: AbortSignal,
   ): Promise<{ fileId?: string | undefined; skipped?: string | undefined }>;
+  /**
+   * Where the ATS takes a file on a note (Workable's comment with its one attachment): the report note carries the
+   * report file when it is at hand, a call fewer than attaching it alone.
+   */
+  readonly filesOnNotes?: boolean;
   /** A file attached earlier under `name`, through the ATS's documented list of the record's files. */
   findFile?(target: ApplicationRef, name: string, signal?: AbortSignal): Promise<{ fileId: string } | undefined>;
   /** Where the ATS has a link field for the application (Lever's links), the report link goes there too. */

@@ -69,9 +69,16 @@ export interface VendorProfile {
   /**
    * Where the report file lands (the application, or the candidate where the ATS keeps files there), the largest file
    * the vendor takes (undefined: none documented; the connector's own cap applies), and the calls attaching it adds to
-   * a write-back: the upload (a resumed write-back reads the list of the record's files first, as it does its notes).
+   * a write-back: the upload (a resumed write-back reads the list of the record's files first, as it does its notes);
+   * none where it rides on the note.
    */
-  files: { on: 'application' | 'candidate'; maxBytes: number | undefined; calls: number } & Sourced;
+  files: {
+    on: 'application' | 'candidate';
+    maxBytes: number | undefined;
+    calls: number;
+    /** The file rides on the report note (one call for both), where a note takes one attachment. */
+    onNote?: boolean;
+  } & Sourced;
   /**
    * The ATS calls each step costs, status tags off, in a warm environment (caches filled, one page, no retry). Every
    * profile's source alike: each port method's calls, counted, and held to the calls per route `npm run bench` prints

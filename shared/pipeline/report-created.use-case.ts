@@ -9,8 +9,8 @@ import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit } from './report-note';
 import { waitForHolder } from './held-claim';
-import { attachesReportFile, reportFileStep } from './report-file';
-import { runSteps } from './steps';
+import { attachesReportFile, reportFileReader, reportFileStep } from './report-file';
+import { runSteps, type Step } from './steps';
 import { tellReportUnreadable } from './report-unreadable';
 import {
   recordWriteBackStep,
@@ -225,24 +225,10 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const decision = exit ? decisionAfterExit(exit) : decideAdvance(rule, report);
   const status = exit ? 'completed' : decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
-  // The note's record rides with the file's, and the file's with the next write (the move's, the status's or the
-  // finish): the file costs no write of its own.
-  const reportFile = (value: string, last: boolean) =>
-    recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last, carry: true });
-  // The "file not attached" note's start is kept on the file's step (where no note is read back: note-start.ts).
-  const markNote = (begun: boolean) =>
-    recordWriteBackStep(input, {
-      step: { name: 'reportFile', record: begun ? { startedAt: now() } : undefined },
-      last: false,
-    });
-  input.carryNote = attachesReportFile(context);
-  const receiveCount = options.receiveCount ?? 1;
-  const started = !startedClean(record);
+  const fileSteps = reportFileSteps(run, input);
   const steps = [
     reportNoteStep(input, decision, rule !== undefined && !exit),
-    ...(attachesReportFile(context)
-      ? [reportFileStep({ ...input, logger: deps.logger, receiveCount, started, recordDone: reportFile, markNote })]
-      : []),
+    ...fileSteps,
     ...(decision.advance && rule ? [stageMoveStep(input, rule.toStage)] : []),
     ...statusStep(
       { context, key, target, deps, signal: options.signal, round: record.reinvitations ?? 0 },
@@ -266,6 +252,38 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
   deps.logger.info('report written back', { ...claimed.log, advanced: decision.advance });
   return { outcome: 'written-back', advanced: decision.advance, flagged: rule !== undefined && !decision.advance };
+}
+
+/**
+ * The report file's step, where the connection attaches it (report-file.ts). The note's record rides with the file's,
+ * and the file's with the next write (the move's, the status's or the finish): the file costs no write of its own.
+ * Where the ATS takes the file on the note (Workable), the note carries it when it is at hand, and the step has
+ * nothing left to attach.
+ */
+function reportFileSteps(run: ReportRun, input: WriteBackStepsInput): Step<string>[] {
+  const { context, deps, options } = run;
+  const { record, report, now } = input;
+  input.carryNote = attachesReportFile(context);
+  if (!input.carryNote) return [];
+  const recordDone = (value: string, last: boolean) =>
+    recordWriteBackStep(input, { step: { name: 'reportFile', record: { doneAt: now(), value } }, last, carry: true });
+  // The "file not attached" note's start is kept on the file's step (where no note is read back: note-start.ts).
+  const markNote = (begun: boolean) =>
+    recordWriteBackStep(input, {
+      step: { name: 'reportFile', record: begun ? { startedAt: now() } : undefined },
+      last: false,
+    });
+  const readFile = reportFileReader(context, report, options.signal);
+  let onNote = false;
+  if (context.ats.filesOnNotes) input.noteFile = { read: readFile, carried: () => (onNote = true) };
+  const started = !startedClean(record);
+  const receiveCount = options.receiveCount ?? 1;
+  return [
+    reportFileStep({
+      ...{ ...input, logger: deps.logger, receiveCount, started, recordDone, markNote },
+      ...{ readFile, onNote: () => onNote },
+    }),
+  ];
 }
 
 /**

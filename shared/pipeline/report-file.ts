@@ -1,4 +1,4 @@
-import type { ApplicationRef } from '../ats/port';
+import type { ApplicationRef, AtsFile } from '../ats/port';
 import { reportFileMaxBytes } from '../ats/profiles';
 import { errorMessage, mayHaveSucceeded } from '../errors';
 import { type InterviewReport, ReportFileUnavailableError } from '../interview-service';
@@ -29,6 +29,10 @@ export interface ReportFileInput {
   /** An earlier worker may have attached it (the write-back was claimed before and did not stop clean). */
   started: boolean;
   recordDone: (value: string, last: boolean) => Promise<void>;
+  /** The report's PDF, read once for the write-back (reportFileReader). */
+  readFile: () => Promise<AtsFile>;
+  /** Whether the report note carried the file this try (`filesOnNotes`): nothing is left to attach. */
+  onNote: () => boolean;
   /** Records (or, after a definite refusal, clears) the start of the "not attached" note where no note is read back. */
   markNote: (started: boolean) => Promise<void>;
 }
@@ -55,20 +59,41 @@ export function reportFileStep(input: ReportFileInput): Step<string> {
     done: stepDone(input.record.steps.reportFile),
     started: input.started,
     lookup: async () => (await context.ats.findFile?.(target, reportFileName(report), signal))?.fileId,
-    perform: () => attach(input),
+    perform: () => (input.onNote() ? Promise.resolve(ON_NOTE) : attach(input)),
     recordDone: (value, _outcome, last) => input.recordDone(value ?? 'attached', last),
+  };
+}
+
+/** The step's value when the report note carried the file. */
+const ON_NOTE = 'on-report-note';
+
+/**
+ * The report's PDF as the service serves it at `report_url` (bounded: its size, its type, the worker's deadline),
+ * under the name a retry looks for: read once however many steps ask (the note that carries it, the file's step).
+ */
+export function reportFileReader(
+  context: ConnectionContext,
+  report: InterviewReport,
+  signal: AbortSignal | undefined,
+): () => Promise<AtsFile> {
+  let read: Promise<AtsFile> | undefined;
+  const readOnce = async (): Promise<AtsFile> => {
+    const link = serviceLink(report.report_url, context.connection.interviewService.baseUrl);
+    if (!link) throw new ReportFileUnavailableError('the report has no file link');
+    const maxBytes = reportFileMaxBytes(context.connection.ats);
+    const bytes = await context.interviews.readReportFile(link, { maxBytes, signal });
+    return { name: reportFileName(report), contentType: 'application/pdf', bytes };
+  };
+  return () => {
+    read ??= readOnce();
+    return read;
   };
 }
 
 async function attach(input: ReportFileInput): Promise<string> {
   const { context, target, report, signal } = input;
-  const name = reportFileName(report);
   try {
-    const link = serviceLink(report.report_url, context.connection.interviewService.baseUrl);
-    if (!link) throw new ReportFileUnavailableError('the report has no file link');
-    const maxBytes = reportFileMaxBytes(context.connection.ats);
-    const bytes = await context.interviews.readReportFile(link, { maxBytes, signal });
-    const attached = await context.ats.attachFile?.(target, { name, contentType: 'application/pdf', bytes }, signal);
+    const attached = await context.ats.attachFile?.(target, await input.readFile(), signal);
     // Skipped where the ATS takes no files here (Kombo's capability table): the reason is the step's record.
     return attached?.fileId ?? attached?.skipped ?? 'attached';
   } catch (error) {

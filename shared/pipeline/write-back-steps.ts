@@ -1,5 +1,5 @@
 import { serviceLink } from '../validation';
-import type { ApplicationRef, ExitKind } from '../ats/port';
+import type { ApplicationRef, AtsFile, ExitKind } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { StageMatcher } from '../config';
 import { errorName } from '../errors';
@@ -39,6 +39,12 @@ export interface WriteBackStepsInput {
   carried?: { steps: StepDone[]; data?: StepData | undefined } | undefined;
   /** The note's record waits for the next step's write (the report file follows it). */
   carryNote?: boolean;
+  /**
+   * Where the ATS takes the file on the note (`filesOnNotes`): the report's PDF, and what says the note carried it.
+   * A file not at hand (not read, or refused) leaves the note without it: the file's own step attaches it, or says
+   * why not.
+   */
+  noteFile?: { read: () => Promise<AtsFile>; carried: () => void } | undefined;
 }
 
 /**
@@ -62,8 +68,13 @@ export function reportNoteStep(
     context.ats.attachReportLink && !stepDone(record.steps.reportLink) && serviceLink(report.report_url, serviceUrl);
   // The link is recorded with the note, or alone when the note did not follow it.
   let linkDone: { name: 'reportLink'; record: { doneAt: number } } | undefined;
-  const postNote = () =>
-    postNoteOnce(context.ats, target, { body: formatReportNote(report, decision, serviceUrl), marker }, signal);
+  const postNote = async () => {
+    const file = await input.noteFile?.read().catch(() => undefined);
+    const body = formatReportNote(report, decision, serviceUrl);
+    const posted = await postNoteOnce(context.ats, target, { body, marker, ...(file ? { file } : {}) }, signal);
+    if (file) input.noteFile?.carried();
+    return posted;
+  };
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),

@@ -44,11 +44,12 @@ export const workableProfile = {
   files: {
     on: 'candidate',
     maxBytes: undefined,
-    calls: 1,
+    calls: 0,
+    onNote: true,
     source:
       'ats-routes.json ats.workable.routes POST /spi/v3/candidates/{id}/comments (comment.attachment {name, data}, ' +
-      'one per comment; no size stated) and GET /spi/v3/candidates/{id}/activities?actions=comment (the list a ' +
-      'retry reads first)',
+      "one per comment, so the report note's comment carries the file; no size stated) and GET " +
+      '/spi/v3/candidates/{id}/activities?actions=comment (the list a retry reads first)',
   },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
   ...stepCosts('1 + 2', '1 + 2', '4 + 1', '1 + 0', '3 + 2', '1 + 1', '2 + 0'),

@@ -7,7 +7,7 @@ import { AtsHttpClient } from '../ats-http';
 import { WebhookApiAdapterBase } from '../adapter-base';
 import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
 import { standingOfCandidate } from './workable.standing';
-import { WorkableFiles } from './workable.files';
+import { commentAttachment, fileComment, WorkableFiles } from './workable.files';
 import { WorkableReads } from './workable.reads';
 import { WorkableSetup } from './workable.setup';
 import { WorkableSweep } from './workable.sweep';
@@ -35,6 +35,9 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
     this.triggersBySlug = options.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob);
     this.files = new WorkableFiles(http, reads, options.connection);
   }
+
+  /** A comment takes one attachment (reference: comment-on-candidate): the report note's carries the report file. */
+  public readonly filesOnNotes = workableProfile.files.onNote;
 
   public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) => this.files.findFile(target, name, signal);
 
@@ -65,11 +68,14 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
   };
 
   /**
-   * `POST /spi/v3/candidates/{id}/comments {member_id, comment: {body}}` (reference: comment-on-candidate), which
-   * answers 201 with an empty body: a comment written, with no id to keep.
+   * `POST /spi/v3/candidates/{id}/comments {member_id, comment: {body, attachment?}}` (reference:
+   * comment-on-candidate), which answers 201 with an empty body: a comment written, with no id to keep.
    */
   public readonly postNote: AtsMethod<'postNote'> = async (target, note, signal) => {
-    const body = { member_id: this.connection.atsUserId, comment: { body: `${note.body}\n\n[${note.marker}]` } };
+    // The report file rides on the note's comment, named in its body as a file's own comment names it.
+    const file = note.file && { attachment: commentAttachment(note.file) };
+    const text = note.file ? `${note.body}\n\n${fileComment(note.file.name)}` : note.body;
+    const body = { member_id: this.connection.atsUserId, comment: { body: `${text}\n\n[${note.marker}]`, ...file } };
     const created = await this.http.write(
       {
         method: 'POST',

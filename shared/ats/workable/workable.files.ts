@@ -1,11 +1,17 @@
 import * as v from 'valibot';
 import type { Connection } from '../../config';
 import type { AtsHttpClient } from '../ats-http';
-import type { AtsMethod } from '../port';
+import type { AtsFile, AtsMethod } from '../port';
 import type { WorkableReads } from './workable.reads';
 
-/** The comment that carries the file: its first line names it, which is how a retry finds it. */
-const fileComment = (name: string) => `Report file: ${name}`;
+/** The comment that carries the file names it (alone, or after the report note), which is how a retry finds it. */
+export const fileComment = (name: string) => `Report file: ${name}`;
+
+/** A comment's attachment: one file, its bytes in base64 (reference: comment-on-candidate). */
+export const commentAttachment = (file: AtsFile) => ({
+  name: file.name,
+  data: Buffer.from(file.bytes).toString('base64'),
+});
 
 /**
  * The report file on the candidate's timeline (ats-routes.json, Workable `POST /spi/v3/candidates/{id}/comments`): a
@@ -27,10 +33,7 @@ export class WorkableFiles {
   };
 
   public readonly attachFile: AtsMethod<'attachFile'> = async (target, file, signal) => {
-    const comment = {
-      body: fileComment(file.name),
-      attachment: { name: file.name, data: Buffer.from(file.bytes).toString('base64') },
-    };
+    const comment = { body: fileComment(file.name), attachment: commentAttachment(file) };
     await this.http.write(
       {
         method: 'POST',

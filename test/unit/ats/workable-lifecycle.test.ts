@@ -267,3 +267,21 @@ describe("Workable: an invocation's recent candidate read serves its status tag"
     expect(candidate.tags).toEqual(['python', 'ai-interview-expired']);
   });
 });
+
+describe('Workable report note: the report file on the same comment', () => {
+  it('sends one comment with the note, a line naming the file, the marker and the file in base64', async () => {
+    const { adapter, calls } = workable((call) => (call.method === 'POST' ? { status: 201 } : notFound(call)));
+    const file = { name: 'AI interview report r1.pdf', contentType: 'application/pdf', bytes: Buffer.from('%PDF-1') };
+    expect(adapter.filesOnNotes).toBe(true);
+    await adapter.postNote(ref, { body: 'AI interview completed', marker: 'ai-interview-report:r1', file });
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.url.pathname).toBe('/spi/v3/candidates/3fc9a8/comments');
+    const sent = calls[0]?.body as
+      | { comment: { body: string; attachment: { name: string; data: string } } }
+      | undefined;
+    expect(sent?.comment.body).toBe(
+      'AI interview completed\n\nReport file: AI interview report r1.pdf\n\n[ai-interview-report:r1]',
+    );
+    expect(sent?.comment.attachment).toEqual({ name: file.name, data: Buffer.from('%PDF-1').toString('base64') });
+  });
+});

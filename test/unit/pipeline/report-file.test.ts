@@ -143,4 +143,40 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(readReportFile).not.toHaveBeenCalled();
     expect(await recorded()).toBeUndefined();
   });
+
+  it('carries the PDF on the report note where the ATS takes a file on a note: nothing attached alone', async () => {
+    const { ats, files, run, recorded } = await setUp();
+    Object.assign(ats, { filesOnNotes: true });
+    expect(await run()).toMatchObject({ outcome: 'written-back', advanced: true });
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    expect(ats.postNote.mock.calls[0]?.[1]).toMatchObject({
+      marker: 'ai-interview-report:rep-1',
+      file: { name: NAME, contentType: 'application/pdf', bytes: PDF },
+    });
+    expect(files.attachFile).not.toHaveBeenCalled();
+    expect(await recorded()).toBe('on-report-note');
+  });
+
+  it('posts the note without a file not at hand; the file follows alone on the retry, once', async () => {
+    const { ats, files, readReportFile, run, recorded } = await setUp();
+    Object.assign(ats, { filesOnNotes: true });
+    readReportFile.mockRejectedValueOnce(new UnavailableError('GET /files/r.pdf: the file host answered 503'));
+    await expect(run(1)).rejects.toBeInstanceOf(UnavailableError);
+    expect(ats.postNote.mock.calls[0]?.[1]).not.toHaveProperty('file');
+    expect(await run(2)).toMatchObject({ outcome: 'written-back' });
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    expect(files.attachFile).toHaveBeenCalledTimes(1);
+    expect(await recorded()).toBe('file-1');
+  });
+
+  it('takes a note whose answer was lost, found by its marker, as carrying its file', async () => {
+    const { ats, files, run, recorded } = await setUp();
+    Object.assign(ats, { filesOnNotes: true });
+    ats.postNote.mockRejectedValueOnce(new AtsError('ats-unavailable', 'no answer', { mayHaveSucceeded: true }));
+    ats.findNote.mockResolvedValue({ noteId: 'note-early' });
+    expect(await run()).toMatchObject({ outcome: 'written-back' });
+    expect(ats.postNote).toHaveBeenCalledTimes(1);
+    expect(files.attachFile).not.toHaveBeenCalled();
+    expect(await recorded()).toBe('on-report-note');
+  });
 });
