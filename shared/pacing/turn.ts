@@ -65,12 +65,12 @@ export class Turns {
     if (wait <= 0) return;
     // A message back for its turn came back on the grid, up to a step before it. A near turn is waited for only where
     // its declared calls still fit in the invocation after it (one that ran out of time mid-way would lose its turn
-    // and book again at the end); otherwise it goes back to come at its turn, to an invocation with the time.
+    // and book again at the end); otherwise it goes back to come just before its turn, to an invocation with the time.
     const patience = held ? HOLD_MS + RETURN_GRID_MS : HOLD_MS;
     const turn = { at, calls, step };
     if (wait <= patience) {
       if (wait + calls * this.intervalMs < timeLeftMs(signal, this.now)) return this.sleep(wait, signal);
-      throw keptBack(`${step}`, wait, turn);
+      throw keptBack(`${step}`, Math.max(0, wait - RETURN_EARLY_MS), turn);
     }
     const back = Math.floor((at - RETURN_EARLY_MS) / RETURN_GRID_MS) * RETURN_GRID_MS;
     throw keptBack(`${step}`, Math.max(0, back - this.now()), turn);

@@ -22,8 +22,7 @@ import {
 } from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
-import { REPORT_UNREADABLE_STEP } from './report-unreadable';
-import { reportOnItsWay } from './interview-taken';
+import { interviewTaken, serviceListsReport, takenMeanwhile } from './interview-taken';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -54,10 +53,8 @@ export function dueFollowUp(
   record: ApplicationRecord,
   now: number,
 ): { action: 'remind'; reminder: number } | { action: 'expire' } | undefined {
-  if (record.state !== 'invited' || record.reportId !== undefined) return undefined;
-  // The candidate took the interview, though its report has not been read yet (report-unreadable.ts), or its
-  // write-back waits for its turn on the ATS.
-  if (record.steps[REPORT_UNREADABLE_STEP] !== undefined || record.steps.reportArrived !== undefined) return undefined;
+  // The candidate took the interview, though its report may not be written back yet (interview-taken.ts).
+  if (record.state !== 'invited' || interviewTaken(record)) return undefined;
   const since = now - invitedAt(record);
   // A reminder whose time has come goes first, even when the expiry is due too (a run that came late): the
   // candidate gets the reminders they were due, then the invitation expires.
@@ -164,13 +161,15 @@ export async function handleFollowUp(
   const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs };
   try {
     if (message.action === 'extend') return await extend(run, message);
+    // A candidate who took the interview is neither reminded nor expired: asked before the turn is booked, and
+    // looked at again once it has come, just before the candidate is contacted (interview-taken.ts).
+    const look = { ...run, action: message.action };
+    const due = message.action !== 'resend' && dueFollowUp(trigger, record, now())?.action === message.action;
+    if (due && (await serviceListsReport(look))) return { outcome: 'taken' };
     // Each reads the application in the ATS first: it takes its turn on the connection's schedule, and keeps it when
     // it goes back, as every message does, rather than joining the end of a burst again each time.
     await context.turns?.take(message.action === 'expire' ? 'expiry' : 'reminder', heldTurn(message), signal);
-    // Asked once its turn has come, just before the candidate is contacted: one whose interview the service shows
-    // taken (they may have taken it while this waited) is neither reminded nor expired.
-    const due = message.action !== 'resend' && dueFollowUp(trigger, record, now())?.action === message.action;
-    if (due && (await reportOnItsWay({ ...run, action: message.action }))) return { outcome: 'taken' };
+    if (due && (await takenMeanwhile(look))) return { outcome: 'taken' };
     // Left already: nothing is sent; a retry shows the status its exit owes (its tag may have been cut short).
     if (record.state === 'left') {
       if (message.action === 'expire' && expiryNoteOwed(record)) await noteExpiry(run, record);
@@ -221,8 +220,8 @@ async function stillInProcess(run: FollowUpRun): Promise<boolean> {
 async function resend(run: FollowUpRun, message: FollowUpMessage): Promise<{ outcome: FollowUpOutcome }> {
   const { record, deps, now, log } = run;
   if (!message.requestId || !record.candidateEmail) return { outcome: 'not-open' };
-  // The candidate took the interview, its report not given yet: the link is theirs no more to take.
-  if (record.steps[REPORT_UNREADABLE_STEP] !== undefined) return { outcome: 'not-open' };
+  // The candidate took the interview, its report not written back yet: the link is theirs no more to take.
+  if (interviewTaken(record)) return { outcome: 'not-open' };
   ensureRoomBeforeDeadline('resend', run.signal);
   const request = { id: message.requestId, kind: 'resend' as const, now: now() };
   // Begun with the request (one write): a crash before SES leaves it begun, shown by `ops status`, never sent twice.

@@ -1,5 +1,6 @@
 import type { ApplicationRecord } from './records';
-import { errorCode, isPermanent } from './errors';
+import { errorCode } from './errors';
+import { REPORT_UNREADABLE_STEP } from './report-unreadable';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 
 /**
@@ -36,29 +37,37 @@ export async function markReportArrived(run: TakenContext & { application?: Appl
 }
 
 /**
- * Whether the interview of a reminder or an expiry due was taken: its report came while the follow-up waited (the
- * invitation read again), or the service lists it (one filtered read, where the invitation is the candidate's own
- * there). A refusal is no answer (the follow-up goes on as before it was asked); a timeout is retried.
+ * Whether the invitation's record shows its interview taken: its report claimed (`reportId`), come and waiting for
+ * its turn (`reportArrived`), or not given by the service (report-unreadable.ts).
  */
-export async function reportOnItsWay(
-  run: TakenContext & { record: ApplicationRecord; action: string; signal?: AbortSignal | undefined },
-): Promise<boolean> {
-  const { record, deps, log, action } = run;
-  const taken = (await deps.store.getApplication(record))?.steps.reportArrived !== undefined || (await listed(run));
-  if (taken) deps.logger.info('follow-up: the interview was taken; its report is on its way', { ...log, action });
-  return taken;
+export const interviewTaken = (record: ApplicationRecord): boolean =>
+  record.reportId !== undefined ||
+  record.steps.reportArrived !== undefined ||
+  record.steps[REPORT_UNREADABLE_STEP] !== undefined;
+
+type FollowUpLook = TakenContext & { record: ApplicationRecord; action: string; signal?: AbortSignal | undefined };
+
+/** Once the follow-up's turn has come, just before the candidate is contacted: a report that came while it waited. */
+export async function takenMeanwhile(run: FollowUpLook): Promise<boolean> {
+  const now = await run.deps.store.getApplication(run.record);
+  return now !== undefined && interviewTaken(now) && said(run, 'its report came while the follow-up waited');
 }
 
-/** Whether the service lists a report of the invitation's own candidate there. */
-async function listed(run: TakenContext & { record: ApplicationRecord; signal?: AbortSignal | undefined }) {
+/**
+ * Before the follow-up books its turn: whether the service lists a report of the invitation's own candidate there
+ * (one filtered read, per-candidate invitations only), its webhook late or lost. Best effort: a refusal or no answer
+ * is no answer, and the follow-up goes on as before it was asked (the invitation's own record is read again later).
+ */
+export async function serviceListsReport(run: FollowUpLook): Promise<boolean> {
   const { record, context, deps, signal, log } = run;
   const candidateId = record.serviceCandidateId;
   if (!record.interviewId || !candidateId) return false;
   try {
     const query = { interview_id: record.interviewId, candidate_id: candidateId };
-    return (await context.interviews.listReports(query, { signal })).some((r) => r.candidate_id === candidateId);
+    const reports = await context.interviews.listReports(query, { signal });
+    return reports.some((r) => r.candidate_id === candidateId) && said(run, 'the service lists its report');
   } catch (error) {
-    if (!isPermanent(error)) throw error;
+    if (signal?.aborted) throw error;
     deps.logger.warn('follow-up: the service did not say whether the interview was taken', {
       ...log,
       code: errorCode(error),
@@ -66,3 +75,8 @@ async function listed(run: TakenContext & { record: ApplicationRecord; signal?: 
     return false;
   }
 }
+
+const said = ({ deps, log, action }: FollowUpLook, why: string): true => {
+  deps.logger.info('follow-up: the interview was taken; its report is on its way', { ...log, action, why });
+  return true;
+};

@@ -275,9 +275,11 @@ function reportFileSteps(run: ReportRun, input: WriteBackStepsInput): Step<strin
     });
   const readFile = reportFileReader(context, report, options.signal);
   let onNote = false;
-  if (context.ats.filesOnNotes) input.noteFile = { read: readFile, carried: () => (onNote = true) };
-  const started = !startedClean(record);
   const receiveCount = options.receiveCount ?? 1;
+  // A note whose answers do not come with its file (a large upload) goes without it once the file would be given up.
+  if (context.ats.filesOnNotes && receiveCount < WORKER_TIMING.reportFileReceives)
+    input.noteFile = { read: readFile, carried: () => (onNote = true) };
+  const started = !startedClean(record);
   return [
     reportFileStep({
       ...{ ...input, logger: deps.logger, receiveCount, started, recordDone, markNote },

@@ -1,8 +1,9 @@
 import { serviceLink } from '../validation';
-import type { ApplicationRef, AtsFile, ExitKind } from '../ats/port';
+import type { ApplicationRef, AtsFile, AtsNote, ExitKind } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { StageMatcher } from '../config';
-import { errorName } from '../errors';
+import { errorName, mayHaveSucceeded } from '../errors';
+import { isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
@@ -41,8 +42,8 @@ export interface WriteBackStepsInput {
   carryNote?: boolean;
   /**
    * Where the ATS takes the file on the note (`filesOnNotes`): the report's PDF, and what says the note carried it.
-   * A file not at hand (not read, or refused) leaves the note without it: the file's own step attaches it, or says
-   * why not.
+   * A file not at hand (not read, or refused with the note) leaves the note without it: the file's own step
+   * attaches it, or says why not. Set only for the first tries: one whose file never comes goes without it.
    */
   noteFile?: { read: () => Promise<AtsFile>; carried: () => void } | undefined;
 }
@@ -68,13 +69,7 @@ export function reportNoteStep(
     context.ats.attachReportLink && !stepDone(record.steps.reportLink) && serviceLink(report.report_url, serviceUrl);
   // The link is recorded with the note, or alone when the note did not follow it.
   let linkDone: { name: 'reportLink'; record: { doneAt: number } } | undefined;
-  const postNote = async () => {
-    const file = await input.noteFile?.read().catch(() => undefined);
-    const body = formatReportNote(report, decision, serviceUrl);
-    const posted = await postNoteOnce(context.ats, target, { body, marker, ...(file ? { file } : {}) }, signal);
-    if (file) input.noteFile?.carried();
-    return posted;
-  };
+  const postNote = () => postReportNote(input, { body: formatReportNote(report, decision, serviceUrl), marker });
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),
@@ -112,6 +107,25 @@ export function reportNoteStep(
         carry: input.carryNote,
       }),
   };
+}
+
+/**
+ * The report note, carrying the report file where the ATS takes one on a note and it is at hand (`noteFile`).
+ * Refused with its file (too large for the ATS, say), the note goes alone: the file's own step attaches it or says
+ * why not. An answer that did not come is retried as it was, carrying its file.
+ */
+async function postReportNote(input: WriteBackStepsInput, note: AtsNote) {
+  const { context, target, signal } = input;
+  const file = await input.noteFile?.read().catch(() => undefined);
+  if (!file) return postNoteOnce(context.ats, target, note, signal);
+  try {
+    const posted = await postNoteOnce(context.ats, target, { ...note, file }, signal);
+    input.noteFile?.carried();
+    return posted;
+  } catch (error) {
+    if (!isPermanent(error) || mayHaveSucceeded(error)) throw error;
+    return postNoteOnce(context.ats, target, note, signal);
+  }
 }
 
 /**

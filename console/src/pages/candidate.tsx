@@ -40,6 +40,7 @@ const STEP_LABELS: [RegExp, string][] = [
   [/^expiryNote$/, 'expiry note posted'],
   [/^resend$/, 'link sent again'],
   [/^failureNote/, 'failure note posted'],
+  [/^reportArrived$/, 'report received, its write-back waiting its turn'],
   [/^reportLink$/, 'report link attached'],
   [/^reportNote$/, 'report note posted'],
   [/^reportFile$/, 'report PDF attached'],

@@ -73,15 +73,15 @@ describe('Class: Turns (each message books what its step declares)', () => {
     expect(memory.reservations).toEqual([]);
   });
 
-  it('waits for a near turn only where its calls fit after it; else goes back to come at its turn', async () => {
+  it('waits for a near turn only where its calls fit after it; else goes back to come 2 s before it', async () => {
     const { turns, memory, time } = turnsOn();
     await memory.schedule.reserve('acme', 3_000, time.clock.now);
     const calls = greenhouseProfile.stepCalls.writeBackMove;
-    // 3 s to its turn, then its calls: with less time left, it goes back for an invocation that has it.
+    // 3 s to its turn, then its calls: with less time left, it goes back, to come 2 s before its turn.
     const short = deadlineAfter(Math.floor(3_000 + calls * INTERVAL) - 1, time.now);
     const back = await turns.take('writeBackMove', undefined, short).catch((error: unknown) => error);
     const turnAt = time.clock.now + 3_000;
-    expect(back).toMatchObject({ code: 'ats-rate-limited', turnAt, turnCalls: calls, retryAfterMs: 3_000 });
+    expect(back).toMatchObject({ code: 'ats-rate-limited', turnAt, turnCalls: calls, retryAfterMs: 1_000 });
     expect(time.clock.slept).toEqual([]);
     // Back with its turn and the time for its calls, it waits for it and runs.
     await turns.take(

@@ -77,23 +77,27 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
   });
 
-  it('goes on when the service refuses to say; retries, sending nothing, when it does not answer in time', async () => {
-    const refused = invitedAtService();
-    refused.deps.now = () => dueAt.remind;
-    refused.interviews.listReports.mockRejectedValue(
+  it('goes on when the service refuses to say or does not answer: the reminder is sent as before', async () => {
+    for (const error of [
       new InterviewServiceError(ERROR_CODES.unauthorized, false, 'bad key'),
-    );
-    expect(await handleFollowUp(followUp('remind'), refused.deps)).toEqual({ outcome: 'reminded' });
-
-    const silent = invitedAtService();
-    silent.deps.now = () => dueAt.remind;
-    silent.interviews.listReports.mockRejectedValue(
       new InterviewServiceError(ERROR_CODES.unavailable, true, 'no answer'),
-    );
-    await expect(handleFollowUp(followUp('remind'), silent.deps)).rejects.toMatchObject({
-      code: ERROR_CODES.unavailable,
-    });
-    expect(silent.deps.mailer.sendInvite).not.toHaveBeenCalled();
+    ]) {
+      const { deps, interviews } = invitedAtService();
+      deps.now = () => dueAt.remind;
+      interviews.listReports.mockRejectedValue(error);
+      expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'reminded' });
+      expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('asks the service before booking a turn: one it shows taken takes no turn on the ATS', async () => {
+    const { deps, context, interviews } = invitedAtService();
+    deps.now = () => dueAt.remind;
+    interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_id: 'cand-1' })]);
+    const take = vi.fn().mockResolvedValue(undefined);
+    (context as { turns?: unknown }).turns = { take };
+    expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'taken' });
+    expect(take).not.toHaveBeenCalled();
   });
 
   it("asks the service nothing for a follow-up not due, or an invitation not the candidate's own", async () => {

@@ -179,4 +179,31 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(files.attachFile).not.toHaveBeenCalled();
     expect(await recorded()).toBe('on-report-note');
   });
+
+  it('posts the note alone when the ATS refuses it with its file; the file step says why it is not there', async () => {
+    const { ats, files, run, recorded } = await setUp();
+    Object.assign(ats, { filesOnNotes: true });
+    const refused = new AtsError('ats-invalid-request', 'the attachment could not be saved', { status: 422 });
+    ats.postNote.mockImplementation(async (_target: unknown, note: { file?: unknown }) => {
+      if (note.file) throw refused;
+      return { noteId: 'note-new' };
+    });
+    files.attachFile.mockRejectedValue(refused);
+    expect(await run()).toMatchObject({ outcome: 'written-back', advanced: true });
+    const sent = ats.postNote.mock.calls.map(([, note]) => note as { marker: string; file?: unknown });
+    expect(sent.map((note) => [note.marker, note.file !== undefined])).toEqual([
+      ['ai-interview-report:rep-1', true],
+      ['ai-interview-report:rep-1', false],
+      ['ai-interview-report-file:rep-1', false],
+    ]);
+    expect(await recorded()).toMatch(/^not-attached:/);
+  });
+
+  it('sends the note without its file once the file would be given up (its answers never came)', async () => {
+    const { ats, files, run } = await setUp();
+    Object.assign(ats, { filesOnNotes: true });
+    expect(await run(4)).toMatchObject({ outcome: 'written-back' });
+    expect(ats.postNote.mock.calls[0]?.[1]).not.toHaveProperty('file');
+    expect(files.attachFile).toHaveBeenCalledTimes(1);
+  });
 });
