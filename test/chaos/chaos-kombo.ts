@@ -197,12 +197,15 @@ export function checkKombo(
     // From when the exit reached the connector (Kombo's copy lags the ATS). SES keeps whole seconds: a reminder in
     // that second may have been begun before it.
     const after = to(c, true, (record?.exit?.at ?? roles.decliners.get(c.applicationId) ?? 0) + 1000);
-    // An invitation may have expired before the candidate declined (everyone is invited before anyone declines).
-    const expiredBefore =
-      record?.expiredAt !== undefined && record.expiredAt < (roles.decliners.get(c.applicationId) ?? 0);
+    // An invitation may have expired before the connector could see the decline (everyone is invited before anyone
+    // declines): before Kombo's copy showed it, and the expiry's read of that copy and its write a second at most.
+    const declinedAt = roles.decliners.get(c.applicationId) ?? 0;
+    const expiredBefore = record?.expiredAt !== undefined && record.expiredAt < declinedAt + SYNC_LAG_MS + 1000;
+    const expiredAfter = record?.expiredAt === undefined ? '' : ` (expired ${record.expiredAt - declinedAt} ms after)`;
+    const says = `${c.tool} ${c.applicationId}: ${record?.state}, ${after} reminders after, ${w.expiry} expiry notes`;
     return record?.state === 'left' && after === 0 && w.expiry <= (expiredBefore ? 1 : 0)
       ? undefined
-      : `${c.tool} ${c.applicationId}: ${record?.state}, ${after} reminders after, ${w.expiry} expiry notes`;
+      : `${says}${expiredAfter}`;
   });
   check("Kombo: every status tag matches the application's final state", candidates, (c) => {
     const record = recordOf(c);
