@@ -22,7 +22,7 @@ import {
 } from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
-import { interviewTaken, serviceListsReport, takenMeanwhile } from './interview-taken';
+import { followsUp, interviewTaken, serviceListsReport, takenMeanwhile } from './interview-taken';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -85,11 +85,7 @@ export async function followUpsDue(
   deps: Pick<PipelineDependencies, 'store'>,
   now: number,
 ): Promise<DueFollowUp[]> {
-  const triggers = new Map(
-    connection.triggers
-      .filter((t) => t.reminders !== undefined || t.expireAfterDays !== undefined)
-      .map((t) => [t.id, t] as const),
-  );
+  const triggers = new Map(connection.triggers.filter(followsUp).map((t) => [t.id, t] as const));
   if (!triggers.size) return [];
   const due: DueFollowUp[] = [];
   const jobs = (await deps.store.listJobs(connection.id)).filter((j) => j.interviewId && triggers.has(j.triggerId));

@@ -1,3 +1,4 @@
+import type { Trigger } from '../config';
 import type { ApplicationRecord } from './records';
 import { errorCode } from './errors';
 import { REPORT_UNREADABLE_STEP } from './report-unreadable';
@@ -15,6 +16,10 @@ interface TakenContext {
   log: Record<string, unknown>;
 }
 
+/** Whether a trigger follows its invitations up: a reminder, or an expiry. */
+export const followsUp = (trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'>): boolean =>
+  trigger.reminders !== undefined || trigger.expireAfterDays !== undefined;
+
 /**
  * A report going back for its turn on the ATS, whose invitation would still be reminded or expired: the invitation
  * shows it came (its step `reportArrived`), so neither follows while it waits. Once per invitation; a failure to say
@@ -24,7 +29,7 @@ export async function markReportArrived(run: TakenContext & { application?: Appl
   const { application, context, deps } = run;
   if (application?.state !== 'invited' || application.steps.reportArrived !== undefined) return;
   const trigger = context.connection.triggers.find((t) => t.id === application.triggerId);
-  if (trigger?.reminders === undefined && trigger?.expireAfterDays === undefined) return;
+  if (!trigger || !followsUp(trigger)) return;
   const arrived = { name: 'reportArrived' as const, record: { doneAt: (deps.now ?? Date.now)() } };
   await deps.store
     .recordStep(application, { step: arrived, round: application.reinvitations ?? 0 })
