@@ -4,7 +4,7 @@ import { createLogger } from '../../shared/observability/logger';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
 import { sweepConnection } from '../../shared/pipeline/sweep.use-case';
-import { followUpsDue } from '../../shared/pipeline/follow-up.use-case';
+import { followUpsDue } from '../../shared/pipeline/follow-up-due';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { Connection } from '../../shared/config';

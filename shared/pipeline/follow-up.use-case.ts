@@ -1,14 +1,8 @@
-import type { Connection, Trigger } from '../config';
+import type { Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, errorCode, isPermanent, stoppedUnsent } from './errors';
 import { afterSideEffect } from './fault-injection';
-import {
-  type ConnectionContext,
-  heldTurn,
-  type InviteDependencies,
-  type PipelineDependencies,
-  type WorkContext,
-} from './ports';
+import { type ConnectionContext, heldTurn, type InviteDependencies, type WorkContext } from './ports';
 import { noteStart } from './note-start';
 import { postNoteOnce } from './post-note';
 import { expiryNote } from './report-note';
@@ -22,95 +16,8 @@ import {
 } from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
-import { followsUp, interviewTaken, serviceListsReport, takenMeanwhile } from './interview-taken';
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
-
-/** When the application was invited: its e-mail, else its note, else the service's invitation, else its claim. */
-export const invitedAt = ({ steps, createdAt }: ApplicationRecord): number =>
-  steps.inviteEmail?.doneAt ?? steps.inviteNote?.doneAt ?? steps.serviceInvite?.doneAt ?? createdAt;
-
-/** When the invitation expires: `expireAfterDays` after it, or later where an operator extended it; none if off. */
-export function expiryOf(trigger: Pick<Trigger, 'expireAfterDays'>, record: ApplicationRecord): number | undefined {
-  if (trigger.expireAfterDays === undefined) return undefined;
-  return Math.max(invitedAt(record) + trigger.expireAfterDays * DAY_MS, record.extendedUntil ?? 0);
-}
-
-/** How many reminders were begun (sent, or interrupted and never sent again). */
-const remindersBegun = (record: ApplicationRecord): number => {
-  let n = 0;
-  while (record.steps[reminderStep(n)] !== undefined) n++;
-  return n;
-};
-
-/**
- * The follow-up an invitation is due now, if any: the next reminder once its time has come (the n-th
- * `n × afterHours` after the invite), at most `reminders.max`; then the expiry once `expireAfterDays` have passed.
- */
-export function dueFollowUp(
-  trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'>,
-  record: ApplicationRecord,
-  now: number,
-): { action: 'remind'; reminder: number } | { action: 'expire' } | undefined {
-  // The candidate took the interview, though its report may not be written back yet (interview-taken.ts).
-  if (record.state !== 'invited' || interviewTaken(record)) return undefined;
-  const since = now - invitedAt(record);
-  // A reminder whose time has come goes first, even when the expiry is due too (a run that came late): the
-  // candidate gets the reminders they were due, then the invitation expires.
-  const reminders = trigger.reminders;
-  const next = remindersBegun(record);
-  if (reminders && next < reminders.max && since >= (next + 1) * reminders.afterHours * HOUR_MS)
-    return { action: 'remind', reminder: next };
-  const expiresAt = expiryOf(trigger, record);
-  if (expiresAt !== undefined && now >= expiresAt) return { action: 'expire' };
-  return undefined;
-}
-
-/** A follow-up due: its message's fields, and its subject in the queue ledger (one pending message per subject). */
-export interface DueFollowUp {
-  followUp: Omit<FollowUpMessage, 'v' | 'kind' | 'enqueueId' | 'receivedAt'>;
-  subject: string;
-}
-
-/**
- * The follow-ups due for a connection's invitations, as messages for the invite worker: for each ready interview of a
- * trigger with reminders or an expiry, its applications still `invited` (no report). Run on the reconciler's
- * schedule, which enqueues only those whose subject (the invitation, its round, the follow-up) it did not enqueue
- * lately: a follow-up reads the ATS first and may wait for its turn, and the next run must not pile copies behind
- * it. The worker re-reads each application and does nothing if it moved on, so a message sent twice is harmless.
- */
-export async function followUpsDue(
-  connection: Connection,
-  deps: Pick<PipelineDependencies, 'store'>,
-  now: number,
-): Promise<DueFollowUp[]> {
-  const triggers = new Map(connection.triggers.filter(followsUp).map((t) => [t.id, t] as const));
-  if (!triggers.size) return [];
-  const due: DueFollowUp[] = [];
-  const jobs = (await deps.store.listJobs(connection.id)).filter((j) => j.interviewId && triggers.has(j.triggerId));
-  for (const job of jobs) {
-    const trigger = triggers.get(job.triggerId) as Trigger;
-    for (const record of await deps.store.listApplicationsByInterview(job.interviewId as string)) {
-      if (record.connectionId !== connection.id || record.triggerId !== trigger.id) continue;
-      const followUp = dueFollowUp(trigger, record, now);
-      if (!followUp) continue;
-      const what = followUp.action === 'remind' ? `remind${followUp.reminder}` : `expire${record.extendedUntil ?? ''}`;
-      // An invitation back from an exit is due its follow-ups anew: one enqueued while it was left did nothing.
-      const since = record.returnedAt !== undefined ? `@${record.returnedAt}` : '';
-      due.push({
-        followUp: {
-          connectionId: connection.id,
-          atsApplicationId: record.atsApplicationId,
-          triggerId: trigger.id,
-          ...followUp,
-        },
-        subject: `followUp#${record.atsApplicationId}#${trigger.id}#${record.reinvitations ?? 0}#${what}${since}`,
-      });
-    }
-  }
-  return due;
-}
+import { interviewTaken, serviceListsReport, takenMeanwhile } from './interview-taken';
+import { DAY_MS, dueFollowUp, expiryOf, nothingOwed } from './follow-up-due';
 
 export type FollowUpOutcome =
   | 'reminded'
@@ -160,7 +67,9 @@ export async function handleFollowUp(
     // A candidate who took the interview is neither reminded nor expired: asked before the turn is booked, and
     // looked at again once it has come, just before the candidate is contacted (interview-taken.ts).
     const look = { ...run, action: message.action };
-    const due = message.action !== 'resend' && dueFollowUp(trigger, record, now())?.action === message.action;
+    const dueNow = dueFollowUp(trigger, record, now());
+    const due = message.action !== 'resend' && dueNow?.action === message.action;
+    if (nothingOwed(message, record, dueNow)) return { outcome: 'not-due' };
     if (due && (await serviceListsReport(look))) return { outcome: 'taken' };
     // Each reads the application in the ATS first: it takes its turn on the connection's schedule, and keeps it when
     // it goes back, as every message does, rather than joining the end of a burst again each time.
@@ -296,10 +205,9 @@ async function sendLink(run: FollowUpRun, to: string, reminder: boolean): Promis
 
 /** The n-th reminder (0-based), when the record says it is due. */
 async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpOutcome }> {
-  const { record, trigger, deps, now, log } = run;
-  // Due again by the record itself: the message may be late, or the application may have moved on.
-  const due = dueFollowUp(trigger, record, now());
-  if (due?.action !== 'remind' || due.reminder !== n || !record.candidateEmail) return { outcome: 'not-due' };
+  const { record, deps, now, log } = run;
+  // Due by the record itself (handleFollowUp): the message may be late, or the application may have moved on.
+  if (!record.candidateEmail) return { outcome: 'not-due' };
   // Begun, a reminder is never sent again: it begins only with room for SES's answer before the deadline (steps.ts).
   ensureRoomBeforeDeadline(reminderStep(n), run.signal);
   const begun = now();

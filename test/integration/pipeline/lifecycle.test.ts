@@ -10,7 +10,7 @@ import { deadlineAfter } from '../../../shared/http/deadline';
 import { NoRoomBeforeDeadlineError } from '../../../shared/pipeline/errors';
 import { faultInjection, SimulatedCrash } from '../../../shared/pipeline/fault-injection';
 import { AI_INTERVIEW_STATUSES, statusTag, type AiInterviewStatus } from '../../../shared/pipeline/status';
-import { dueFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { dueFollowUp } from '../../../shared/pipeline/follow-up-due';
 import { waitFor } from '../../helpers/local-http';
 import { emailsTo, invitedInterviewId, startTestStack, takeInterview } from '../../helpers/local-stack';
 import { followUps as followUpsOf, inOpenWindow } from '../../helpers/follow-ups';

@@ -3,7 +3,8 @@ import { AtsError } from '../../../shared/ats/errors';
 import { confirmAsParsed } from '../../../shared/ats/port';
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
-import { followUpsDue, handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { followUpsDue } from '../../../shared/pipeline/follow-up-due';
+import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
 import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
 import { clearInterviewCache } from '../../../shared/pipeline/ensure-interview.use-case';
@@ -224,8 +225,11 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
   });
 
   it('catches an exit whose webhook never came by looking before the reminder and before the expiry', async () => {
+    // The expiry is due once its two reminders were sent (a reminder due goes first).
+    const reminded = { reminder1: { doneAt: NOW }, reminder2: { doneAt: NOW } };
+    const steps = { inviteEmail: { doneAt: NOW }, status: { value: 'invited', rank: 1, startedAt: NOW }, ...reminded };
     for (const action of ['remind', 'expire'] as const) {
-      const { store, deps, ats } = invitedCandidate();
+      const { store, deps, ats } = invitedCandidate(action === 'expire' ? { steps } : {});
       deps.now = () => NOW + (action === 'remind' ? 25 * 3_600_000 : 8 * DAY);
       ats.readStanding.mockResolvedValue({ active: false, exit: 'hired' });
       expect((await handleFollowUp(followUp(action, { reminder: 0 }), deps)).outcome).toBe('left');

@@ -113,7 +113,7 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
   });
 
   it('marks the invitation when its report goes back for its turn: no reminder or expiry is sent', async () => {
-    const { store, deps, context, interviews } = invitedAtService(null);
+    const { store, deps, context, interviews, ats } = invitedAtService(null);
     interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
     const later = keptBack('writeBack', 30_000, { at: NOW + 32_000, calls: 4, step: 'writeBack' });
     const take = vi.fn().mockRejectedValue(later);
@@ -129,9 +129,12 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     );
     expect((await store.getApplication(key))?.updatedAt).toBe(marked?.updatedAt);
     deps.now = () => dueAt.remind;
-    take.mockResolvedValue(undefined);
+    take.mockClear().mockResolvedValue(undefined);
     expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'not-due' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    // Not due by its record, the reminder books no turn on the ATS and reads nothing there.
+    expect(take).not.toHaveBeenCalled();
+    expect(ats.readStanding).not.toHaveBeenCalled();
   });
 
   it('looks again once its turn has come: a report that came while the reminder waited stops it', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ForbiddenError, RateLimitedError, UnavailableError } from '../../../shared/interview-service';
 import { handleReportCreated } from '../../../shared/pipeline';
-import { dueFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { dueFollowUp } from '../../../shared/pipeline/follow-up-due';
 import { REPORT_UNREADABLE_STEP } from '../../../shared/pipeline/report-unreadable';
 import type { ReportCreatedMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
