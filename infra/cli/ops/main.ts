@@ -389,10 +389,11 @@ async function main(): Promise<void> {
     };
     const publisher = new QueuePublisher({ client: t.sqs });
     const done = await requestOnInvitation(request, { store, publisher, stageQueueUrl: t.queues.stage.url });
-    // Nothing queued (no such application, or no invitation it can act on): a script is told by the exit code.
+    // Nothing queued (no such application, or no invitation it can act on): refused, exit 2 as for `retry` and
+    // `match`, so a script tells it from a failure (exit 1).
     for (const line of done.lines) (done.queued ? console.log : console.error)(line);
-    if (!done.queued) process.exitCode = 1;
     await flagUnknownConnection(done.queued ? 1 : 0);
+    if (!done.queued) process.exitCode = 2;
     return;
   }
   if (command === 'match') {

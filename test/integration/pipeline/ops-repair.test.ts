@@ -102,6 +102,9 @@ describe('Operator repairs on the local stack', () => {
     );
     // Nothing is failed any more: a second retry is refused and changes nothing.
     expect((await ops('retry', '--connection', 'demo-greenhouse', '--application', application.id)).status).toBe(2);
+    // Nor is its link sent again: refused (exit 2), which a script tells from a failure (exit 1).
+    const resend = await ops('resend', '--connection', 'demo-greenhouse', '--application', application.id);
+    expect([resend.status, resend.out]).toEqual([2, expect.stringContaining('written_back; nothing to resend')]);
   }, 180_000);
 
   it('ops: lists a DLQ and redrives it', async () => {
