@@ -101,8 +101,8 @@ async function until<T>(
 
 /**
  * The demo's reconciler schedule: its days are seconds, but the sandboxes' rate limits are the vendors' (Workable's
- * 10 requests per 10 s), so a run every 5 s, each sweeping a trigger at most every `sweep.everyMinutes` of the
- * local connections file, leaves most of each ATS's budget to the candidates' own work.
+ * 10 requests per 10 s), so a run every 5 s, each sweeping a trigger at most every 15 s (DEMO_LIFECYCLE), leaves most
+ * of each ATS's budget to the candidates' own work.
  */
 export const RECONCILE_EVERY_MS = 5000;
 
@@ -116,11 +116,16 @@ const REMINDER_IN_FLIGHT_MS = 5_000;
 /** How long the demo waits for the sweep to find the candidate whose stage change never came (foundBySweep). */
 const SWEEP_WAIT_MS = 180_000;
 
-/** The demo's lifecycle, in seconds rather than days: `npm start` configures every trigger so. */
+/**
+ * The demo's lifecycle, in seconds rather than days: `npm start` configures every trigger so. Each stage is swept at
+ * most every 15 s, every third run of the demo's reconciler as on AWS (a run every 10 minutes, a sweep every 30): a
+ * sweep every run found the same pending candidate again, with two of Workable's ten calls per 10 s each time.
+ */
 export const DEMO_LIFECYCLE = {
   status: 'tags',
   reminders: { afterHours: 0.001, max: 1 },
   expireAfterDays: 0.0003,
+  sweepEveryMinutes: 0.25,
 } as const;
 
 const isReminder = (mail: SesStore['emails'][number]) => (mail.subject ?? '').startsWith('Reminder');

@@ -628,6 +628,8 @@ export interface LifecycleSettings {
   status?: 'tags' | 'off';
   reminders?: { afterHours: number; max?: number };
   expireAfterDays?: number;
+  /** How often each connection's stages are swept (`sweep.everyMinutes`), in minutes. */
+  sweepEveryMinutes?: number;
 }
 
 /**
@@ -667,6 +669,8 @@ function applyLifecycle(document: unknown, lifecycle: LifecycleSettings | undefi
   for (const connection of connections) {
     if (lifecycle.status)
       connection.writeBack = { ...(connection.writeBack as object | undefined), status: lifecycle.status };
+    if (lifecycle.sweepEveryMinutes !== undefined)
+      connection.sweep = { ...(connection.sweep as object | undefined), everyMinutes: lifecycle.sweepEveryMinutes };
     for (const trigger of (connection.triggers as Record<string, unknown>[] | undefined) ?? []) {
       if (lifecycle.reminders) trigger.reminders = lifecycle.reminders;
       if (lifecycle.expireAfterDays !== undefined) trigger.expireAfterDays = lifecycle.expireAfterDays;
