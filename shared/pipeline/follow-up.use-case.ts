@@ -238,9 +238,10 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
       await showOwedStatus({ context, deps, now, signal }, record);
     return { outcome: 'not-due' };
   }
-  const expired = record.state === 'expired' ? record : await deps.store.expireApplication(record, now());
+  const expiredHere = record.state === 'expired' ? undefined : now();
+  const expired = expiredHere === undefined ? record : await deps.store.expireApplication(record, expiredHere);
   if (!expired) return { outcome: 'not-due' };
-  await noteExpiry(run, expired);
+  await noteExpiry(run, expired, expiredHere);
   await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');
   deps.logger.info('follow-up: invitation expired', log);
   return { outcome: 'expired' };
@@ -249,9 +250,11 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
 /**
  * The expiry's one note, for an invitation whose expiry is recorded (`expired`, or `left` after it). One worker writes
  * it: a duplicate message that finds it leased comes back later rather than being acknowledged, so if the holder
- * stops, this message is the one that finishes the note.
+ * stops, this message is the one that finishes the note. `expiredHere`: this invocation recorded the expiry then, so
+ * no earlier worker can have posted the note (none could lease it before; one leasing it since still holds it, as
+ * the lease outlasts the time between the two), and it is not looked for in the ATS.
  */
-async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise<void> {
+async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredHere?: number): Promise<void> {
   const { context, deps, now, signal, leaseMs } = run;
   const round = expired.reinvitations ?? 0;
   const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs, round } as const;
@@ -261,6 +264,8 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
     const retryAfterMs = Math.min(leaseMs, Math.max(1_000, held - lease.now));
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, retryAfterMs);
   }
+  // Leased within half a lease of recording the expiry here (the other half for the clocks' skew): the first lease.
+  const firstLease = expiredHere !== undefined && lease.now - expiredHere < leaseMs / 2;
   const target = targetOf(expired);
   const { body, marker } = expiryNote(expired, expired.expiredAt ?? now());
   const holdNote = (startedAt: number | undefined) =>
@@ -276,7 +281,7 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord): Promise
     ...noteStart(
       context.ats,
       { target, marker, signal },
-      { resumed: true, startedAt: expired.steps.expiryNote?.startedAt },
+      { resumed: !firstLease, startedAt: expired.steps.expiryNote?.startedAt },
       { start: () => holdNote(now()), clear: () => holdNote(undefined) },
     ),
     perform: () => postNoteOnce(context.ats, target, { body, marker }, signal),

@@ -45,5 +45,5 @@ export const ashbyProfile = {
       'fileHandles (the list a retry reads first)',
   },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
-  ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '3 + 3', '1 + 3', '1 + 0'),
+  ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '2 + 3', '1 + 3', '1 + 0'),
 } as const satisfies VendorProfile;

@@ -55,5 +55,5 @@ export const greenhouseProfile = {
       'GET /v3/attachments?application_ids= (the list a retry reads first)',
   },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
-  ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '3 + 3', '1 + 3', '6 + 0'),
+  ...stepCosts('1 + 2', '1 + 3', '4 + 3', '1 + 0', '2 + 3', '1 + 3', '6 + 0'),
 } as const satisfies VendorProfile;

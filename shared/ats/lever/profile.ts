@@ -43,5 +43,5 @@ export const leverProfile = {
       '/v1/opportunities/{id}/files (the list a retry reads first)',
   },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
-  ...stepCosts('2 + 2', '2 + 2', '5 + 2', '1 + 0', '3 + 2', '1 + 2', '1 + 0'),
+  ...stepCosts('2 + 2', '2 + 2', '5 + 2', '1 + 0', '2 + 2', '1 + 2', '1 + 0'),
 } as const satisfies VendorProfile;

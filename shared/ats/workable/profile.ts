@@ -52,5 +52,5 @@ export const workableProfile = {
       '/spi/v3/candidates/{id}/activities?actions=comment (the list a retry reads first)',
   },
   // Each step's calls (invitation, writeBack, writeBackMove, reminder, expiry, exit, sweepPage) + what tags add.
-  ...stepCosts('1 + 2', '1 + 2', '4 + 1', '1 + 0', '3 + 2', '1 + 1', '2 + 0'),
+  ...stepCosts('1 + 2', '1 + 2', '4 + 1', '1 + 0', '2 + 2', '1 + 1', '2 + 0'),
 } as const satisfies VendorProfile;

@@ -364,6 +364,20 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     }
   });
 
+  it('looks the expiry note up only where an earlier try may have posted it, not after expiring here', async () => {
+    const here = invitedCandidate({}, { reminders: undefined });
+    here.deps.now = () => NOW + 8 * DAY;
+    expect((await handleFollowUp(followUp('expire'), here.deps)).outcome).toBe('expired');
+    expect([here.ats.findNote.mock.calls.length, here.ats.postNote.mock.calls.length]).toEqual([0, 1]);
+    // Expired by a try that stopped before its note was recorded: the note is looked for, and found, not posted again.
+    const stopped = invitedCandidate({ state: 'expired', expiredAt: NOW + 8 * DAY }, { reminders: undefined });
+    stopped.deps.now = () => NOW + 8 * DAY + 60_000;
+    stopped.ats.findNote.mockResolvedValue({ noteId: 'note-expired-1' });
+    expect((await handleFollowUp(followUp('expire'), stopped.deps)).outcome).toBe('expired');
+    expect([stopped.ats.findNote.mock.calls.length, stopped.ats.postNote.mock.calls.length]).toEqual([1, 0]);
+    expect((await stopped.store.getApplication(key))?.steps.expiryNote?.doneAt).toBeDefined();
+  });
+
   it('returns an invitation to where it was when the exit is undone, and reminds again', async () => {
     const { store, deps, ats, setStatusTag } = invitedCandidate();
     ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
