@@ -250,9 +250,10 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
 /**
  * The expiry's one note, for an invitation whose expiry is recorded (`expired`, or `left` after it). One worker writes
  * it: a duplicate message that finds it leased comes back later rather than being acknowledged, so if the holder
- * stops, this message is the one that finishes the note. `expiredHere`: this invocation recorded the expiry then, so
- * no earlier worker can have posted the note (none could lease it before; one leasing it since still holds it, as
- * the lease outlasts the time between the two), and it is not looked for in the ATS.
+ * stops, this message is the one that finishes the note. `expiredHere`: this invocation recorded the expiry then; on
+ * an invitation whose note was never leased (an extension keeps the lease of an expiry before it), no earlier worker
+ * can have posted it (none could lease it before; one leasing it since still holds it, as the lease outlasts the time
+ * between the two), and it is not looked for in the ATS.
  */
 async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredHere?: number): Promise<void> {
   const { context, deps, now, signal, leaseMs } = run;
@@ -264,8 +265,13 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredH
     const retryAfterMs = Math.min(leaseMs, Math.max(1_000, held - lease.now));
     throw new ClaimHeldElsewhereError(`the expiry of application ${expired.atsApplicationId}`, retryAfterMs);
   }
-  // Leased within half a lease of recording the expiry here (the other half for the clocks' skew): the first lease.
-  const firstLease = expiredHere !== undefined && lease.now - expiredHere < leaseMs / 2;
+  // The expiry recorded here, on an invitation whose note no one ever leased (an extension keeps an earlier expiry's),
+  // and leased within half a lease of it (the other half for another environment's clock running behind).
+  const firstLease =
+    expiredHere !== undefined &&
+    expired.expiredAt === expiredHere &&
+    expired.steps.expiryNote === undefined &&
+    lease.now - expiredHere < leaseMs / 2;
   const target = targetOf(expired);
   const { body, marker } = expiryNote(expired, expired.expiredAt ?? now());
   const holdNote = (startedAt: number | undefined) =>

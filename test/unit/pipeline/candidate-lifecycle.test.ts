@@ -376,6 +376,17 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect((await handleFollowUp(followUp('expire'), stopped.deps)).outcome).toBe('expired');
     expect([stopped.ats.findNote.mock.calls.length, stopped.ats.postNote.mock.calls.length]).toEqual([1, 0]);
     expect((await stopped.store.getApplication(key))?.steps.expiryNote?.doneAt).toBeDefined();
+    // Its note posted by a try whose answer was lost, then extended by an operator: the next expiry recorded here
+    // looks for it all the same, and finds it.
+    const leased = { leaseUntil: NOW + 8 * DAY + 60_000, startedAt: NOW + 8 * DAY };
+    const extended = invitedCandidate(
+      { extendedUntil: NOW + 9 * DAY, steps: { inviteEmail: { doneAt: NOW }, expiryNote: leased } },
+      { reminders: undefined },
+    );
+    extended.deps.now = () => NOW + 10 * DAY;
+    extended.ats.findNote.mockResolvedValue({ noteId: 'note-expired-1' });
+    expect((await handleFollowUp(followUp('expire'), extended.deps)).outcome).toBe('expired');
+    expect([extended.ats.findNote.mock.calls.length, extended.ats.postNote.mock.calls.length]).toEqual([1, 0]);
   });
 
   it('returns an invitation to where it was when the exit is undone, and reminds again', async () => {
