@@ -153,7 +153,7 @@ async function reportAndApplication(run: ReportRun): Promise<FoundReport | Repor
     return carried ? { report, application: carried, key } : park(run, 'its application is gone');
   }
   const application = message.atsApplicationId
-    ? (await deps.store.findApplicationsByAtsId(connectionId, message.atsApplicationId))[0]
+    ? operatorsMatch(await deps.store.findApplicationsByAtsId(connectionId, message.atsApplicationId), report)
     : await findApplication(context, report, deps);
   if (application) return { report, application, key: keyOf(application) };
   const order = await deps.orderReport?.(context, report, options);
@@ -161,6 +161,13 @@ async function reportAndApplication(run: ReportRun): Promise<FoundReport | Repor
   if (order) return { outcome: 'order', reason: order };
   return park(run, 'no application has this interview and candidate e-mail');
 }
+
+/**
+ * The application an operator matched the report to (`ops match`): of its invitations (one per trigger),
+ * the one of the report's interview, else the first.
+ */
+const operatorsMatch = (records: ApplicationRecord[], report: InterviewReport): ApplicationRecord | undefined =>
+  records.find((r) => r.interviewId === report.interview_id) ?? records[0];
 
 const keyOf = ({ connectionId, atsApplicationId, triggerId }: ApplicationRecord): ApplicationKey => ({
   connectionId,

@@ -661,6 +661,19 @@ describe('Use case: handleReportCreated', () => {
     });
   });
 
+  it("writes a report an operator matched to an application back to its own interview's invitation", async () => {
+    const store = new MemoryMappingStore();
+    const { context, interviews } = fakeContext();
+    interviews.listReports.mockResolvedValue([reportFactory()]);
+    // Listed first: the same application under another trigger, invited to another interview.
+    await invited(store, 'a-first', 'int-9');
+    await invited(store);
+    const matched = { ...reportMessage, atsApplicationId: '4401' };
+    expect(await handleReportCreated(matched, dependencies(store, context))).toMatchObject({ outcome: 'written-back' });
+    expect(await store.getApplication(APPLICATION)).toMatchObject({ state: 'written_back', reportId: 'rep-1' });
+    expect(await store.getApplication({ ...APPLICATION, triggerId: 'a-first' })).toMatchObject({ state: 'invited' });
+  });
+
   it('retries a report the service does not list yet, then parks it', async () => {
     const store = new MemoryMappingStore();
     const { context, interviews } = fakeContext();
