@@ -139,9 +139,16 @@ function beginCondition(
   if (begin.kind === 'once') {
     // The reminder's number from 0, as the old fields count the reminders begun.
     const n = Number(name.replace(/^reminder/, '')) - 1;
+    // Where the item has no steps map yet, it has none of the steps `unless` names either.
+    const unless = form === 'path' ? (begin.unless ?? []) : [];
     return {
-      condition: ['#state = :state', ...path(`attribute_not_exists(${step})`), OLD_BEGIN_CONDITIONS.once].join(' AND '),
-      names: ['state'],
+      condition: [
+        '#state = :state',
+        ...path(`attribute_not_exists(${step})`),
+        ...unless.map((other) => `attribute_not_exists(#steps.#${other})`),
+        OLD_BEGIN_CONDITIONS.once,
+      ].join(' AND '),
+      names: ['state', ...unless],
       values: { ':state': begin.state, ':n': n },
     };
   }

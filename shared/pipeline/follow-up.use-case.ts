@@ -16,7 +16,7 @@ import {
 } from './application-changed.use-case';
 import { ensureRoomBeforeDeadline, runSteps, type Step } from './steps';
 import { showStatus } from './status';
-import { interviewTaken, serviceListsReport, takenMeanwhile } from './interview-taken';
+import { interviewTaken, serviceListsReport, TAKEN_STEPS, takenMeanwhile } from './interview-taken';
 import { DAY_MS, dueFollowUp, expiryOf, nothingOwed } from './follow-up-due';
 
 export type FollowUpOutcome =
@@ -211,8 +211,8 @@ async function remind(run: FollowUpRun, n: number): Promise<{ outcome: FollowUpO
   // Begun, a reminder is never sent again: it begins only with room for SES's answer before the deadline (steps.ts).
   ensureRoomBeforeDeadline(reminderStep(n), run.signal);
   const begun = now();
-  if (!(await deps.store.beginStep(record, reminderStep(n), { kind: 'once', state: 'invited', now: begun })))
-    return { outcome: 'not-due' };
+  const begin = { kind: 'once', state: 'invited', now: begun, unless: TAKEN_STEPS } as const;
+  if (!(await deps.store.beginStep(record, reminderStep(n), begin))) return { outcome: 'not-due' };
   await sendLink(run, record.candidateEmail, true);
   afterSideEffect('reminder-emailed', `${record.connectionId}#${record.atsApplicationId}`);
   const sent = { name: reminderStep(n), record: { startedAt: begun, doneAt: now() } };

@@ -1,5 +1,5 @@
 import type { Trigger } from '../config';
-import type { ApplicationRecord } from './records';
+import type { ApplicationRecord, StepName } from './records';
 import { errorCode } from './errors';
 import { REPORT_UNREADABLE_STEP } from './report-unreadable';
 import type { ConnectionContext, PipelineDependencies } from './ports';
@@ -41,14 +41,15 @@ export async function markReportArrived(run: TakenContext & { application?: Appl
     );
 }
 
+/** The steps that show the interview taken while the invitation is still `invited`: a reminder begins with neither. */
+export const TAKEN_STEPS: readonly StepName[] = ['reportArrived', REPORT_UNREADABLE_STEP];
+
 /**
  * Whether the invitation's record shows its interview taken: its report claimed (`reportId`), come and waiting for
  * its turn (`reportArrived`), or not given by the service (report-unreadable.ts).
  */
 export const interviewTaken = (record: ApplicationRecord): boolean =>
-  record.reportId !== undefined ||
-  record.steps.reportArrived !== undefined ||
-  record.steps[REPORT_UNREADABLE_STEP] !== undefined;
+  record.reportId !== undefined || TAKEN_STEPS.some((step) => record.steps[step] !== undefined);
 
 type FollowUpLook = TakenContext & { record: ApplicationRecord; action: string; signal?: AbortSignal | undefined };
 

@@ -79,8 +79,11 @@ export interface StepWrite {
 
 /** How a step only one caller may begin is begun (`beginStep`). */
 export type StepBegin =
-  /** Once, while the application is in `state` (a reminder: begun and never sent is not sent again). */
-  | { kind: 'once'; state: ApplicationState; now: number }
+  /**
+   * Once, while the application is in `state` and has none of the steps `unless` (a reminder: begun and never sent is
+   * not sent again; none begins once the interview was taken).
+   */
+  | { kind: 'once'; state: ApplicationState; now: number; unless?: readonly StepName[] }
   /** By one worker until `until`, in `state`, not done, in its `round` (expiry note), or over its own `holds`. */
   | { kind: 'lease'; state: ApplicationState; now: number; until: number; round?: number | undefined; holds?: number }
   /**

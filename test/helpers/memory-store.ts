@@ -41,11 +41,12 @@ function update<T extends object>(item: T, set: Fields, remove: string[] = []): 
 
 /** Who may begin a step: the conditions of the DynamoDB repository's `beginStep`, one per kind of begin. */
 function mayBegin(
-  { state, reinvitations }: Pick<ApplicationRecord, 'state' | 'reinvitations'>,
+  { state, reinvitations, steps }: Pick<ApplicationRecord, 'state' | 'reinvitations' | 'steps'>,
   step: StepRecord | undefined,
   begin: StepBegin,
 ): boolean {
-  if (begin.kind === 'once') return state === begin.state && step === undefined;
+  if (begin.kind === 'once')
+    return state === begin.state && step === undefined && !begin.unless?.some((other) => steps[other] !== undefined);
   if (begin.round !== undefined && (reinvitations ?? 0) !== begin.round) return false;
   if (begin.kind === 'lease')
     return (

@@ -100,6 +100,11 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
       reminder2: { startedAt: NOW },
       status: { value: 'expired', rank: 2 },
     });
+    // No reminder begins once the interview was taken: its report came and waits for its turn.
+    await store.recordStep(key, { step: { name: 'reportArrived', record: { doneAt: NOW } } });
+    const unlessTaken = { ...once, unless: ['reportArrived', 'failureNoteReportUnreadable'] } as const;
+    expect(await store.beginStep(key, 'reminder3', unlessTaken)).toBe(false);
+    expect(await store.beginStep(key, 'reminder3', once)).toBe(true);
     const raw = await client.send(
       new GetItemCommand({
         TableName: tables.applications,

@@ -137,6 +137,20 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     expect(ats.readStanding).not.toHaveBeenCalled();
   });
 
+  it("sends no reminder whose report comes during the look at the ATS, just before the reminder's begin", async () => {
+    const { store, deps, ats } = invitedAtService(null);
+    deps.now = () => dueAt.remind;
+    // The report's worker marks the invitation while the reminder reads where the candidate stands.
+    ats.readStanding.mockImplementation(async () => {
+      const invited = await store.getApplication(key);
+      if (invited) await store.recordStep(invited, { step: { name: 'reportArrived', record: { doneAt: NOW } } });
+      return { active: true };
+    });
+    expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'not-due' });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    expect((await store.getApplication(key))?.steps.reminder1).toBeUndefined();
+  });
+
   it('looks again once its turn has come: a report that came while the reminder waited stops it', async () => {
     const { store, deps, context } = invitedAtService(null);
     deps.now = () => dueAt.remind;
