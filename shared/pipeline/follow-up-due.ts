@@ -4,7 +4,8 @@ import type { PipelineDependencies } from './ports';
 import { reminderStep, type ApplicationRecord } from './records';
 import { followsUp, interviewTaken } from './interview-taken';
 
-/** When an invitation is followed up: its reminders, its expiry, and the messages the reconciler sends for them. */
+// When an invitation is followed up: its reminders, its expiry, and the messages the reconciler sends for them.
+
 const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 
