@@ -57,10 +57,20 @@ export class Turns {
     this.sleep = options.sleep ?? defaultSleep;
   }
 
-  /** Waits for the message's turn (`held` when it went back for one), or throws it back to the queue carrying it. */
-  public async take(step: StepKind, held: HeldTurn | undefined, signal?: AbortSignal): Promise<void> {
+  /**
+   * Waits for the message's turn (`held` when it went back for one), or throws it back to the queue carrying it.
+   * `beforeWait`: what its message says before it waits, in the worker or in the queue (never for a turn that is now).
+   */
+  public async take(
+    step: StepKind,
+    held: HeldTurn | undefined,
+    signal?: AbortSignal,
+    beforeWait?: () => Promise<void>,
+  ): Promise<void> {
     const calls = held?.calls ?? this.options.stepCalls[step];
     const at = held?.at ?? (await this.reserveTogether(calls));
+    if (at <= this.now()) return;
+    await beforeWait?.();
     const wait = at - this.now();
     if (wait <= 0) return;
     // A message back for its turn came back on the grid, up to a step before it. A near turn is waited for only where

@@ -7,7 +7,7 @@ import type { ConnectionContext, PipelineDependencies } from './ports';
 /**
  * A candidate who took the interview is reminded no more and never expired, though their report is not written back
  * yet: its write-back may wait for its turn on a slow ATS, or its webhook may be late or lost (the reconciler finds
- * it). The report's worker marks the invitation when it goes back for its turn; a reminder or an expiry looks again
+ * it). The report's worker marks the invitation before it waits for its turn; a reminder or an expiry looks again
  * once its own turn has come, just before the candidate is contacted.
  */
 interface TakenContext {
@@ -21,9 +21,9 @@ export const followsUp = (trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'
   trigger.reminders !== undefined || trigger.expireAfterDays !== undefined;
 
 /**
- * A report going back for its turn on the ATS, whose invitation would still be reminded or expired: the invitation
- * shows it came (its step `reportArrived`), so neither follows while it waits. Once per invitation; a failure to say
- * so is logged, the message going back all the same.
+ * A report about to wait for its turn on the ATS (in the worker, or back in the queue), whose invitation would still
+ * be reminded or expired: the invitation shows it came (its step `reportArrived`), so neither follows while it waits.
+ * Once per invitation; a failure to say so is logged, the message waiting all the same.
  */
 export async function markReportArrived(run: TakenContext & { application?: ApplicationRecord | undefined }) {
   const { application, context, deps } = run;

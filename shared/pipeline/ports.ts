@@ -305,8 +305,16 @@ export interface HeldTurn {
 
 /** Each message's turn on its connection's ATS schedule, booked by what its step declares (shared/pacing/turn.ts). */
 export interface AtsTurns {
-  /** Waits for the turn (`held` when the message went back for one), or throws the message back carrying it. */
-  take(step: StepKind, held: HeldTurn | undefined, signal?: AbortSignal): Promise<void>;
+  /**
+   * Waits for the turn (`held` when the message went back for one), or throws the message back carrying it;
+   * `beforeWait` first, where the turn is not now.
+   */
+  take(
+    step: StepKind,
+    held: HeldTurn | undefined,
+    signal?: AbortSignal,
+    beforeWait?: () => Promise<void>,
+  ): Promise<void>;
   /** A turn for work of no message (a sweep's page), taken only when it is near: answers whether it was. */
   takeNear(step: StepKind, signal?: AbortSignal): Promise<boolean>;
 }

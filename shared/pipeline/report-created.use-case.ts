@@ -98,12 +98,9 @@ async function writeBack(
   const rule = context.connection.writeBack.advance;
   const move = rule !== undefined && decideAdvance(rule, report).advance;
   try {
-    await context.turns
-      ?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal)
-      .catch(async (error: unknown) => {
-        await markReportArrived({ ...run, application });
-        throw error;
-      });
+    // Its invitation shows the report came before it waits for its turn, in the worker or in the queue.
+    const arrived = () => markReportArrived({ ...run, application });
+    await context.turns?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal, arrived);
     const claimed = await claimReport(run, report, key, !application);
     if (!('record' in claimed)) return claimed;
     try {

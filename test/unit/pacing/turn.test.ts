@@ -93,6 +93,27 @@ describe('Class: Turns (each message books what its step declares)', () => {
     expect(memory.reservations).toHaveLength(2);
   });
 
+  it('says what its message says before it waits, in the worker or in the queue; not for a turn now', async () => {
+    const { turns, memory, time } = turnsOn();
+    const said: number[] = [];
+    const beforeWait = async () => {
+      said.push(time.clock.now);
+    };
+    await turns.take('writeBack', undefined, undefined, beforeWait);
+    expect(said).toEqual([]);
+    // A near turn: said before the wait.
+    await memory.schedule.reserve('acme', 3_000, time.clock.now);
+    const start = time.clock.now;
+    await turns.take('writeBack', undefined, undefined, beforeWait);
+    expect(said).toEqual([start]);
+    expect(time.clock.now).toBeGreaterThan(start);
+    // A far one: said before it goes back.
+    await memory.schedule.reserve('acme', 30_000, time.clock.now);
+    const back = await turns.take('writeBack', undefined, undefined, beforeWait).catch((error: unknown) => error);
+    expect(back).toMatchObject({ code: 'ats-rate-limited', paced: true });
+    expect(said).toHaveLength(2);
+  });
+
   it('books the messages that ask in the same moment with one write, each its own span', async () => {
     const { turns, memory, time } = turnsOn();
     const start = time.clock.now;

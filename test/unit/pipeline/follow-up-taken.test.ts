@@ -116,7 +116,13 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     const { store, deps, context, interviews, ats } = invitedAtService(null);
     interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
     const later = keptBack('writeBack', 30_000, { at: NOW + 32_000, calls: 4, step: 'writeBack' });
-    const take = vi.fn().mockRejectedValue(later);
+    // As the turns do (turn.test.ts): what the message says before it waits, then back to the queue.
+    const take = vi.fn(
+      async (_step: string, _held: unknown, _signal: unknown, beforeWait?: () => Promise<void>): Promise<void> => {
+        await beforeWait?.();
+        throw later;
+      },
+    );
     (context as { turns?: unknown }).turns = { take };
     expect(await handleReportCreated(records.reportCreatedMessage(), deps).catch((error: unknown) => error)).toBe(
       later,
@@ -129,12 +135,42 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     );
     expect((await store.getApplication(key))?.updatedAt).toBe(marked?.updatedAt);
     deps.now = () => dueAt.remind;
-    take.mockClear().mockResolvedValue(undefined);
+    take.mockClear().mockImplementation(async () => undefined);
     expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'not-due' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     // Not due by its record, the reminder books no turn on the ATS and reads nothing there.
     expect(take).not.toHaveBeenCalled();
     expect(ats.readStanding).not.toHaveBeenCalled();
+  });
+
+  it('marks the invitation while its report waits in the worker for a near turn; not for a turn now', async () => {
+    const { deps, context, interviews } = invitedAtService(null);
+    interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
+    // The reminder comes due while the report waits for its turn: it is not sent.
+    const during: unknown[] = [];
+    const reminderDuringWait = async () => {
+      during.push(await handleFollowUp(followUp('remind'), { ...deps, now: () => dueAt.remind }));
+    };
+    // The report's turn is near: what it says first, then the wait, during which the reminder runs (its own turn now).
+    const take = vi.fn(async (step: string, _held: unknown, _signal: unknown, beforeWait?: () => Promise<void>) => {
+      if (!step.startsWith('writeBack')) return;
+      await beforeWait?.();
+      await reminderDuringWait();
+    });
+    (context as { turns?: unknown }).turns = { take };
+    expect(await handleReportCreated(records.reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect(during).toEqual([{ outcome: 'not-due' }]);
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+
+    const now = invitedAtService(null);
+    now.interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
+    const recordStep = vi.spyOn(now.store, 'recordStep');
+    (now.context as { turns?: unknown }).turns = { take: vi.fn(async () => undefined) };
+    expect(await handleReportCreated(records.reportCreatedMessage(), now.deps)).toMatchObject({
+      outcome: 'written-back',
+    });
+    expect(JSON.stringify(recordStep.mock.calls)).not.toContain('reportArrived');
+    expect(recordStep).toHaveBeenCalled();
   });
 
   it("sends no reminder whose report comes during the look at the ATS, just before the reminder's begin", async () => {
