@@ -47,14 +47,19 @@ describe('Class: CallPacer (the call gate)', () => {
     expect(memory.nextFreeAt()).toBe(resetAt);
   });
 
-  it('waits for a reset within the spare the schedule leaves in a window, then sends', async () => {
+  it("waits for a reset up to an interval past the call's slot; a later one keeps the call back", async () => {
     const { gate, time } = gateOn();
     const resetAt = time.clock.now + 400;
     gate.afterAnswer(200, announced(0, resetAt));
     await gate.beforeCall('POST /comments');
     expect(time.clock.now).toBe(resetAt);
-    // Beyond the spare (half an interval) past the call's slot, it would put a window over its limit.
-    gate.afterAnswer(200, announced(0, time.clock.now + INTERVAL + INTERVAL / 2 + 100));
+    // Its slot is an interval on; a reset most of an interval past it is waited for.
+    const next = time.clock.now + INTERVAL + 0.9 * INTERVAL;
+    gate.afterAnswer(200, announced(0, next));
+    await gate.beforeCall('POST /comments');
+    expect(time.clock.now).toBe(next);
+    // More than an interval past it: not sent, retryable.
+    gate.afterAnswer(200, announced(0, time.clock.now + INTERVAL + INTERVAL + 100));
     await expect(gate.beforeCall('POST /comments')).rejects.toMatchObject({ code: 'ats-rate-limited' });
   });
 
