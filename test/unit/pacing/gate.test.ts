@@ -3,7 +3,7 @@ import { CallPacer } from '../../../shared/pacing';
 import { workableProfile } from '../../../shared/ats/workable/profile';
 import { fakeClock, memorySchedule } from './fake-schedule';
 
-/** Workable's 10 per 10 s: an interval of 10,000 / 9.5 ms; the spare in a window, half an interval. */
+/** Workable's 10 per 10 s: an interval of 10,000 / 9.5 ms. */
 const RATE = { limit: 10, windowMs: 10_000 };
 const INTERVAL = 10_000 / 9.5;
 
