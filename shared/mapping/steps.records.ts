@@ -66,10 +66,16 @@ export class DynamoSteps extends DynamoTables {
     });
   }
 
-  public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
-    const { update, condition } = moveUpdate('expire', { set: { expiredAt: now, updatedAt: now } });
-    // Only an invitation with no report expires; one already expired keeps its first time.
-    const expired = await this.updateApplicationWhen(key, update, condition);
+  public async expireApplication(
+    key: ApplicationKey,
+    now: number,
+    unless: readonly StepName[] = [],
+  ): Promise<ApplicationRecord | undefined> {
+    const names = unless.length > 0 ? ['steps', ...unless] : [];
+    const { update, condition } = moveUpdate('expire', { set: { expiredAt: now, updatedAt: now } }, ...names);
+    // Only an invitation with no report (nor a step `unless` names) expires; one already expired keeps its first time.
+    const none = unless.map((step) => ` AND attribute_not_exists(#steps.#${step})`).join('');
+    const expired = await this.updateApplicationWhen(key, update, `(${condition})${none}`);
     if ('updated' in expired) return expired.updated;
     return expired.refused?.state === MOVES.expire.to ? expired.refused : undefined;
   }

@@ -239,7 +239,9 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
     return { outcome: 'not-due' };
   }
   const expiredHere = record.state === 'expired' ? undefined : now();
-  const expired = expiredHere === undefined ? record : await deps.store.expireApplication(record, expiredHere);
+  // Not once the invitation shows its interview taken (a report marked while the expiry read the ATS).
+  const expired =
+    expiredHere === undefined ? record : await deps.store.expireApplication(record, expiredHere, TAKEN_STEPS);
   if (!expired) return { outcome: 'not-due' };
   await noteExpiry(run, expired, expiredHere);
   await showStatus({ context, key: expired, target, deps, signal, round: expired.reinvitations ?? 0 }, 'expired');

@@ -174,7 +174,11 @@ export interface MappingStore {
     request: OperatorRequest,
   ): Promise<{ applied: boolean; record: ApplicationRecord | undefined }>;
   /** `invited` → `expired`; the record when it is expired (now or before), undefined when it moved on. */
-  expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined>;
+  expireApplication(
+    key: ApplicationKey,
+    now: number,
+    unless?: readonly StepName[],
+  ): Promise<ApplicationRecord | undefined>;
   /** The statuses the candidate's applications in the connection claimed (for ATSs that tag candidates). */
   candidateStatuses(connectionId: string, atsCandidateId: string): Promise<string[]>;
   getSweepProgress(connectionId: string, triggerId: string): Promise<SweepProgress | undefined>;

@@ -98,9 +98,16 @@ async function writeBack(
   const rule = context.connection.writeBack.advance;
   const move = rule !== undefined && decideAdvance(rule, report).advance;
   try {
-    // Its invitation shows the report came before it waits for its turn, in the worker or in the queue.
-    const arrived = () => markReportArrived({ ...run, application });
-    await context.turns?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal, arrived);
+    // Its invitation shows the report came before it waits for its turn, in the worker or in the queue, and when its
+    // turn could not be booked (the message goes back all the same): once.
+    let marked: Promise<void> | undefined;
+    const arrived = () => (marked ??= markReportArrived({ ...run, application }));
+    await context.turns
+      ?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal, arrived)
+      .catch(async (error: unknown) => {
+        await arrived();
+        throw error;
+      });
     const claimed = await claimReport(run, report, key, !application);
     if (!('record' in claimed)) return claimed;
     try {

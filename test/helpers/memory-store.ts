@@ -269,9 +269,13 @@ export class MemoryMappingStore implements MappingStore {
       : { kind: 'busy', record: copy(record) };
   };
 
-  public async expireApplication(key: ApplicationKey, now: number): Promise<ApplicationRecord | undefined> {
+  public async expireApplication(
+    key: ApplicationKey,
+    now: number,
+    unless: readonly StepName[] = [],
+  ): Promise<ApplicationRecord | undefined> {
     const record = this.applications.get(appId(key));
-    if (record && mayMove(record.state, 'expire'))
+    if (record && mayMove(record.state, 'expire') && !unless.some((step) => record.steps[step] !== undefined))
       return this.put(update(record, { state: 'expired', expiredAt: now, updatedAt: now }));
     return record?.state === 'expired' ? copy(record) : undefined;
   }

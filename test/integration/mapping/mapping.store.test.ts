@@ -105,6 +105,9 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     const unlessTaken = { ...once, unless: ['reportArrived', 'failureNoteReportUnreadable'] } as const;
     expect(await store.beginStep(key, 'reminder3', unlessTaken)).toBe(false);
     expect(await store.beginStep(key, 'reminder3', once)).toBe(true);
+    // Nor does it expire: the expiry holds only without the steps that show it taken.
+    expect(await store.expireApplication(key, NOW, unlessTaken.unless)).toBeUndefined();
+    expect(await store.getApplication(key)).toMatchObject({ state: 'invited' });
     const raw = await client.send(
       new GetItemCommand({
         TableName: tables.applications,

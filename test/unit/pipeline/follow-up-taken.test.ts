@@ -50,6 +50,15 @@ const followUp = (action: 'remind' | 'expire') =>
 /** When each follow-up is due. */
 const dueAt = { remind: NOW + 25 * HOUR, expire: NOW + 8 * 24 * HOUR };
 
+/** The report's worker marks the invitation while the follow-up reads where the candidate stands in the ATS. */
+function markedDuringAtsRead(store: MemoryMappingStore, ats: ReturnType<typeof invitedAtService>['ats']) {
+  ats.readStanding.mockImplementation(async () => {
+    const invited = await store.getApplication(key);
+    if (invited) await store.recordStep(invited, { step: { name: 'reportArrived', record: { doneAt: NOW } } });
+    return { active: true };
+  });
+}
+
 describe('Use case: a follow-up for a candidate who took the interview, its report not written back yet', () => {
   it('neither reminds nor expires one the service lists a report of; the ATS is not even read', async () => {
     for (const action of ['remind', 'expire'] as const) {
@@ -143,6 +152,33 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     expect(ats.readStanding).not.toHaveBeenCalled();
   });
 
+  it('marks the invitation, once, when its turn cannot be booked: it goes back, and no reminder is sent', async () => {
+    const { store, deps, context, interviews } = invitedAtService(null);
+    interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
+    const busy = new Error('the schedule changed under 4 reservations');
+    const recordStep = vi.spyOn(store, 'recordStep');
+    (context as { turns?: unknown }).turns = { take: vi.fn().mockRejectedValue(busy) };
+    expect(await handleReportCreated(records.reportCreatedMessage(), deps).catch((error: unknown) => error)).toBe(busy);
+    expect(await store.getApplication(key)).toMatchObject({ state: 'invited', steps: { reportArrived: {} } });
+    expect(recordStep).toHaveBeenCalledTimes(1);
+    expect(await handleFollowUp(followUp('remind'), { ...deps, now: () => dueAt.remind })).toEqual({
+      outcome: 'not-due',
+    });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    // A far turn: marked before it goes back, and not again on its way back.
+    const far = invitedAtService(null);
+    far.interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
+    const farSteps = vi.spyOn(far.store, 'recordStep');
+    const later = keptBack('writeBack', 30_000, { at: NOW + 32_000, calls: 4, step: 'writeBack' });
+    const take = async (_s: string, _h: unknown, _g: unknown, beforeWait?: () => Promise<void>): Promise<void> => {
+      await beforeWait?.();
+      throw later;
+    };
+    (far.context as { turns?: unknown }).turns = { take };
+    await handleReportCreated(records.reportCreatedMessage(), far.deps).catch(() => undefined);
+    expect(farSteps).toHaveBeenCalledTimes(1);
+  });
+
   it('marks the invitation while its report waits in the worker for a near turn; not for a turn now', async () => {
     const { deps, context, interviews } = invitedAtService(null);
     interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
@@ -176,15 +212,19 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
   it("sends no reminder whose report comes during the look at the ATS, just before the reminder's begin", async () => {
     const { store, deps, ats } = invitedAtService(null);
     deps.now = () => dueAt.remind;
-    // The report's worker marks the invitation while the reminder reads where the candidate stands.
-    ats.readStanding.mockImplementation(async () => {
-      const invited = await store.getApplication(key);
-      if (invited) await store.recordStep(invited, { step: { name: 'reportArrived', record: { doneAt: NOW } } });
-      return { active: true };
-    });
+    markedDuringAtsRead(store, ats);
     expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'not-due' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect((await store.getApplication(key))?.steps.reminder1).toBeUndefined();
+  });
+
+  it('expires no invitation whose report comes during the look at the ATS, just before the expiry', async () => {
+    const { store, deps, ats } = invitedAtService(null, true);
+    deps.now = () => dueAt.expire;
+    markedDuringAtsRead(store, ats);
+    expect(await handleFollowUp(followUp('expire'), deps)).toEqual({ outcome: 'not-due' });
+    expect(await store.getApplication(key)).toMatchObject({ state: 'invited' });
+    expect(ats.postNote).not.toHaveBeenCalled();
   });
 
   it('looks again once its turn has come: a report that came while the reminder waited stops it', async () => {
