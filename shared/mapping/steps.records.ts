@@ -74,8 +74,7 @@ export class DynamoSteps extends DynamoTables {
     const names = unless.length > 0 ? ['steps', ...unless] : [];
     const { update, condition } = moveUpdate('expire', { set: { expiredAt: now, updatedAt: now } }, ...names);
     // Only an invitation with no report (nor a step `unless` names) expires; one already expired keeps its first time.
-    const none = unless.map((step) => ` AND attribute_not_exists(#steps.#${step})`).join('');
-    const expired = await this.updateApplicationWhen(key, update, `(${condition})${none}`);
+    const expired = await this.updateApplicationWhen(key, update, [`(${condition})`, ...noneOf(unless)].join(' AND '));
     if ('updated' in expired) return expired.updated;
     return expired.refused?.state === MOVES.expire.to ? expired.refused : undefined;
   }
@@ -126,6 +125,9 @@ function dataFields(data: StepData | undefined): Record<string, unknown> {
   };
 }
 
+/** The conditions that the application has none of `steps` (their names `#steps` and `#<step>`). */
+const noneOf = (steps: readonly StepName[]): string[] => steps.map((step) => `attribute_not_exists(#steps.#${step})`);
+
 /** The invitation a begin holds in: its `reinvitations`, an item without them being the first (0). */
 const roundCondition = (round: number): string =>
   round === 0 ? '(attribute_not_exists(#reinvitations) OR #reinvitations = :round)' : '#reinvitations = :round';
@@ -151,7 +153,7 @@ function beginCondition(
       condition: [
         '#state = :state',
         ...path(`attribute_not_exists(${step})`),
-        ...unless.map((other) => `attribute_not_exists(#steps.#${other})`),
+        ...noneOf(unless),
         OLD_BEGIN_CONDITIONS.once,
       ].join(' AND '),
       names: ['state', ...unless],

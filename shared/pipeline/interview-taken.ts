@@ -41,7 +41,7 @@ export async function markReportArrived(run: TakenContext & { application?: Appl
     );
 }
 
-/** The steps that show the interview taken while the invitation is still `invited`: a reminder begins with neither. */
+/** The steps that show the interview taken while the invitation is still `invited`: no reminder begins, no expiry. */
 export const TAKEN_STEPS: readonly StepName[] = ['reportArrived', REPORT_UNREADABLE_STEP];
 
 /**
