@@ -18,19 +18,23 @@ import { httpHandler, jsonResponse, MAX_WEBHOOK_BYTES, rawBody } from '../_runti
 import { describeFirstIssue } from '../../shared/validation';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { reportSubject } from '../../shared/pipeline/ports';
-import { queueLedger } from '../_runtime/store';
+import { mappingStore, queueLedger } from '../_runtime/store';
+import { markDeliveredReport } from '../../shared/pipeline/interview-taken';
 import { errorName } from '../../shared/errors';
 
 const publisher = new QueuePublisher();
 const logger = createLogger('interview-webhook');
 const ledger = queueLedger();
+const store = mappingStore();
 
 /**
  * `POST /webhooks/interview/{connectionId}/{token}`: the service signs nothing, so the connection's secret token in the
- * URL authenticates the delivery. Only the ids (and the candidate's e-mail, to find them should the report not be
- * given) are taken from the body; the worker re-reads the report through the API. A report whose message is already
- * pending (a repeated delivery, or one the reconciler found first) is acknowledged without a second message: the queue
- * ledger records each report enqueued.
+ * URL authenticates the delivery. Only the ids and the candidate's e-mail (to find their invitation, and them should
+ * the report not be given) are taken from the body; the worker re-reads the report through the API. A report whose
+ * message is already pending (a repeated delivery, or one the reconciler found first) is acknowledged without a second
+ * message: the queue ledger records each report enqueued. Where the connection follows its invitations up, the
+ * report's invitation is marked first, so no reminder or expiry goes while the report waits in the queue
+ * (shared/pipeline/interview-taken.ts).
  */
 export const handler = httpHandler(receive);
 
@@ -63,6 +67,13 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   );
   if (!ids.success) return jsonResponse(400, { error: describeFirstIssue(ids.issues, { prefix: 'data' }).message });
   const candidateEmail = deliveredCandidateEmail(delivery.output.data);
+  const { interview_id: interviewId, candidate_id: candidateId, report_id: reportId } = ids.output;
+  await markDeliveredReport({
+    context: loaded.context,
+    deps: { store, logger },
+    log: { connectionId, reportId, interviewId },
+    delivery: { interviewId, candidateId, candidateEmail },
+  });
   return enqueue({
     v: 1,
     kind: 'report-created',
@@ -71,9 +82,9 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
     connectionId,
     receivedAt: Date.now(),
     source: 'webhook',
-    reportId: ids.output.report_id,
-    interviewId: ids.output.interview_id,
-    candidateId: ids.output.candidate_id,
+    reportId,
+    interviewId,
+    candidateId,
     ...(candidateEmail ? { candidateEmail } : {}),
   });
 }

@@ -115,12 +115,16 @@ function grantWebhooks({ functions, tables, queues }: GrantedResources): void {
   );
   queues.report.queue.grantSendMessages(functions.interviewWebhook);
   // The queue ledger: a report enqueued is recorded (a conditional put), and taken back when enqueueing fails.
-  // UpdateItem: a report's turn booked ahead on its connection's ATS schedule (`pace#`), on a backlogged schedule.
+  allow(functions.interviewWebhook, ['dynamodb:PutItem', 'dynamodb:DeleteItem'], [tables.events.tableArn]);
+  // Where a trigger follows up, the report's invitation (by the service's candidate id, or interview and e-mail) is
+  // marked as taken (UpdateItem), so no reminder or expiry goes while the report waits in the queue.
+  const { interviewIndex, serviceCandidateIndex } = MAPPING_TABLES.applications;
   allow(
     functions.interviewWebhook,
-    ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
-    [tables.events.tableArn],
+    ['dynamodb:Query'],
+    [interviewIndex, serviceCandidateIndex].map((index) => indexArn(tables.applications, index.name)),
   );
+  allow(functions.interviewWebhook, ['dynamodb:UpdateItem'], [tables.applications.tableArn]);
 }
 
 function grantInviteWorker({ functions, tables, queues }: GrantedResources, sesArns: string[]): void {

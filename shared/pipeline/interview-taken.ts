@@ -1,17 +1,18 @@
 import type { Trigger } from '../config';
-import type { ApplicationRecord, StepName } from './records';
+import { normaliseEmail, type ApplicationRecord, type StepName } from './records';
 import { errorCode } from './errors';
 import { REPORT_UNREADABLE_STEP } from './report-unreadable';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 
 /**
  * A candidate who took the interview is reminded no more and never expired, though their report is not written back
- * yet: its write-back may wait for its turn on a slow ATS, or its webhook may be late or lost (the reconciler finds
- * it). The report's worker marks the invitation before it waits for its turn; a reminder or an expiry looks again
- * once its own turn has come, just before the candidate is contacted.
+ * yet: its write-back may wait in the queue or for its turn on a slow ATS, or its webhook may be late or lost (the
+ * reconciler finds it). The report's webhook marks the invitation it finds; the report's worker marks it before it
+ * waits for its turn where the webhook could not; a reminder or an expiry looks again once its own turn has come,
+ * just before the candidate is contacted.
  */
-interface TakenContext {
-  context: ConnectionContext;
+interface TakenContext<C extends Pick<ConnectionContext, 'connection'> = ConnectionContext> {
+  context: C;
   deps: Pick<PipelineDependencies, 'store' | 'logger' | 'now'>;
   log: Record<string, unknown>;
 }
@@ -25,7 +26,9 @@ export const followsUp = (trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'
  * be reminded or expired: the invitation shows it came (its step `reportArrived`), so neither follows while it waits.
  * Once per invitation; a failure to say so is logged, the message waiting all the same.
  */
-export async function markReportArrived(run: TakenContext & { application?: ApplicationRecord | undefined }) {
+export async function markReportArrived(
+  run: TakenContext<Pick<ConnectionContext, 'connection'>> & { application?: ApplicationRecord | undefined },
+) {
   const { application, context, deps } = run;
   if (application?.state !== 'invited' || application.steps.reportArrived !== undefined) return;
   const trigger = context.connection.triggers.find((t) => t.id === application.triggerId);
@@ -39,6 +42,50 @@ export async function markReportArrived(run: TakenContext & { application?: Appl
         code: errorCode(error),
       }),
     );
+}
+
+/** A report's delivery: the ids the service gave, and the candidate's e-mail where the body carries it. */
+export interface DeliveredReport {
+  interviewId: string;
+  candidateId: string;
+  candidateEmail?: string | undefined;
+}
+
+/**
+ * At the report's webhook, before it is queued: its invitation shows it came (`reportArrived`), so no reminder or
+ * expiry goes while the report waits in the queue for a worker. Only where a trigger of the connection follows up;
+ * the invitation found as the worker finds it (the service's candidate id of a per-candidate invitation, else the
+ * interview and e-mail), at most two reads and one write. Best effort: a failure is logged, the worker marks it.
+ */
+export async function markDeliveredReport(
+  run: TakenContext<Pick<ConnectionContext, 'connection'>> & { delivery: DeliveredReport },
+): Promise<void> {
+  const { connection } = run.context;
+  if (!connection.triggers.some(followsUp)) return;
+  try {
+    const application = await deliveredInvitation(run);
+    if (application?.connectionId === connection.id) await markReportArrived({ ...run, application });
+  } catch (error) {
+    run.deps.logger.warn('report: its invitation could not be read at its webhook', {
+      ...run.log,
+      code: errorCode(error),
+    });
+  }
+}
+
+async function deliveredInvitation({
+  context,
+  deps,
+  delivery,
+}: TakenContext<Pick<ConnectionContext, 'connection'>> & { delivery: DeliveredReport }) {
+  const { interviewId, candidateId, candidateEmail } = delivery;
+  if (context.connection.interviewService.invites.mode === 'per-candidate') {
+    const invited = await deps.store.findApplicationByServiceCandidate(interviewId, candidateId);
+    if (invited) return invited;
+  }
+  return candidateEmail
+    ? deps.store.findApplicationByInterview(interviewId, normaliseEmail(candidateEmail))
+    : undefined;
 }
 
 /** The steps that show the interview taken while the invitation is still `invited`: no reminder begins, no expiry. */

@@ -22,7 +22,8 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
   let names: LocalNames;
 
   beforeAll(async () => {
-    stack = await startTestStack(WORK_DIR, { recordAwsCalls: true });
+    // Reminders on (never due here): a report's webhook marks its invitation.
+    stack = await startTestStack(WORK_DIR, { recordAwsCalls: true, lifecycle: { reminders: { afterHours: 1000 } } });
     ({ template, names } = synthesizeForLocal(stack, WORK_DIR));
   });
   afterAll(async () => {
@@ -59,7 +60,12 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
     const token = stack.secrets[connection.secretRef]!.interviewWebhookToken;
     const delivery = JSON.stringify({
       event: 'interview_report.created',
-      data: { report_id: reportId, interview_id: interviewId, candidate_id: candidateId },
+      data: {
+        report_id: reportId,
+        interview_id: interviewId,
+        candidate_id: candidateId,
+        candidate_email_id: emails[0],
+      },
     });
     await Promise.all(
       [1, 2, 3].map(() =>
@@ -181,6 +187,10 @@ describe('IAM conformance: every AWS call a function makes is granted by its syn
         'sqs:DeleteMessage',
         'ses:SendEmail',
       ]),
+    );
+    // The report's webhook found and marked its invitation.
+    expect(recorded.filter((c) => c.fn === 'InterviewWebhook').map((c) => c.action)).toEqual(
+      expect.arrayContaining(['dynamodb:Query', 'dynamodb:UpdateItem']),
     );
     expect(checkAwsCalls(template, recorded, names)).toEqual([]);
   }, 90_000);

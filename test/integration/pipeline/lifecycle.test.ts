@@ -127,6 +127,8 @@ describe('A candidate who never takes the interview: reminders, expiry and the s
     );
     await stack.waitForQuiet();
     const done = await g.record(application.id);
+    // Marked at its webhook, before it was queued (its write-back's turn was now: the worker marks none).
+    expect(done.steps.reportArrived?.doneAt).toBeLessThanOrEqual(done.updatedAt);
     clock.now += 30 * 24 * HOUR;
     expect(dueFollowUp(g.connection.triggers[0]!, done, clock.now)).toBeUndefined();
     expect((await inOpenWindow(async () => g.run(done, 'remind', 1))).outcome).toBe('not-due');

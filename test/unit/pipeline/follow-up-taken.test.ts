@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
+import { markDeliveredReport } from '../../../shared/pipeline/interview-taken';
 import { keptBack } from '../../../shared/pacing';
 import { InterviewServiceError } from '../../../shared/interview-service/errors';
 import { ERROR_CODES } from '../../../shared/interview-service/constants';
@@ -57,6 +58,16 @@ function markedDuringAtsRead(store: MemoryMappingStore, ats: ReturnType<typeof i
     if (invited) await store.recordStep(invited, { step: { name: 'reportArrived', record: { doneAt: NOW } } });
     return { active: true };
   });
+}
+
+/** A write-back's turn far off, as the turns answer it (turn.test.ts): what it says before it waits, then back. */
+function farTurn() {
+  const later = keptBack('writeBack', 30_000, { at: NOW + 32_000, calls: 4, step: 'writeBack' });
+  const take = async (_s: string, _h: unknown, _g: unknown, beforeWait?: () => Promise<void>): Promise<void> => {
+    await beforeWait?.();
+    throw later;
+  };
+  return { later, take };
 }
 
 describe('Use case: a follow-up for a candidate who took the interview, its report not written back yet', () => {
@@ -169,12 +180,7 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     const far = invitedAtService(null);
     far.interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
     const farSteps = vi.spyOn(far.store, 'recordStep');
-    const later = keptBack('writeBack', 30_000, { at: NOW + 32_000, calls: 4, step: 'writeBack' });
-    const take = async (_s: string, _h: unknown, _g: unknown, beforeWait?: () => Promise<void>): Promise<void> => {
-      await beforeWait?.();
-      throw later;
-    };
-    (far.context as { turns?: unknown }).turns = { take };
+    (far.context as { turns?: unknown }).turns = { take: farTurn().take };
     await handleReportCreated(records.reportCreatedMessage(), far.deps).catch(() => undefined);
     expect(farSteps).toHaveBeenCalledTimes(1);
   });
@@ -238,5 +244,71 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
     (context as { turns?: unknown }).turns = { take: vi.fn(arrives) };
     expect(await handleFollowUp(followUp('remind'), deps)).toEqual({ outcome: 'taken' });
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+});
+
+describe("Use case: the report's webhook marks its invitation, before the report waits in the queue", () => {
+  /** The delivery as the webhook reads it, on the context of `invitedAtService`. */
+  const deliver = (
+    world: ReturnType<typeof invitedAtService>,
+    delivery: Parameters<typeof markDeliveredReport>[0]['delivery'],
+  ) => markDeliveredReport({ context: world.context, deps: world.deps, log: {}, delivery });
+  const withReminders = (serviceCandidateId: string | null) => {
+    const world = invitedAtService(serviceCandidateId);
+    if (serviceCandidateId)
+      Object.assign(world.context.connection.interviewService, {
+        invites: { mode: 'per-candidate', emailedBy: 'connector' },
+      });
+    return world;
+  };
+
+  it('marks a shared-link invitation by interview and e-mail: no reminder goes; the worker marks no more', async () => {
+    const world = withReminders(null);
+    await deliver(world, { interviewId: 'int-1', candidateId: 'c-9', candidateEmail: ' Ana@Example.com' });
+    expect(await world.store.getApplication(key)).toMatchObject({
+      state: 'invited',
+      steps: { reportArrived: { doneAt: NOW } },
+    });
+    expect(await handleFollowUp(followUp('remind'), { ...world.deps, now: () => dueAt.remind })).toEqual({
+      outcome: 'not-due',
+    });
+    expect(world.deps.mailer.sendInvite).not.toHaveBeenCalled();
+    // The report's worker finds it marked: its wait for a far turn writes nothing more.
+    world.interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
+    const recordStep = vi.spyOn(world.store, 'recordStep');
+    const { later, take } = farTurn();
+    (world.context as { turns?: unknown }).turns = { take };
+    expect(await handleReportCreated(records.reportCreatedMessage(), world.deps).catch((e: unknown) => e)).toBe(later);
+    expect(recordStep).not.toHaveBeenCalled();
+  });
+
+  it("marks a per-candidate invitation by the service's candidate id; another candidate's marks none", async () => {
+    const other = withReminders('cand-1');
+    await deliver(other, { interviewId: 'int-1', candidateId: 'cand-2' });
+    expect((await other.store.getApplication(key))?.steps.reportArrived).toBeUndefined();
+    const own = withReminders('cand-1');
+    await deliver(own, { interviewId: 'int-1', candidateId: 'cand-1' });
+    expect((await own.store.getApplication(key))?.steps.reportArrived).toEqual({ doneAt: NOW });
+  });
+
+  it('reads nothing where no trigger follows up, or a shared link whose delivery carries no e-mail', async () => {
+    const world = withReminders(null);
+    const byEmail = vi.spyOn(world.store, 'findApplicationByInterview');
+    await deliver(world, { interviewId: 'int-1', candidateId: 'c-9' });
+    for (const trigger of world.context.connection.triggers)
+      Object.assign(trigger, { reminders: undefined, expireAfterDays: undefined });
+    await deliver(world, { interviewId: 'int-1', candidateId: 'c-9', candidateEmail: 'ana@example.com' });
+    expect(byEmail).not.toHaveBeenCalled();
+    expect((await world.store.getApplication(key))?.steps.reportArrived).toBeUndefined();
+  });
+
+  it('answers all the same when the store fails: the failure is logged, the worker marks it later', async () => {
+    const world = withReminders(null);
+    vi.spyOn(world.store, 'findApplicationByInterview').mockRejectedValue(new Error('throttled'));
+    await deliver(world, { interviewId: 'int-1', candidateId: 'c-9', candidateEmail: 'ana@example.com' });
+    expect(world.deps.logger.warn).toHaveBeenCalledWith(
+      'report: its invitation could not be read at its webhook',
+      expect.objectContaining({ code: expect.any(String) }),
+    );
   });
 });
