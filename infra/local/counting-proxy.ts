@@ -46,28 +46,44 @@ function tablesOf(body: Buffer): string[] {
   }
 }
 
+/** The queue an SQS request names: its `QueueUrl`'s last segment (`…/000000000000/report-events` → report-events). */
+function queueOf(body: Buffer): string | undefined {
+  try {
+    const url = (JSON.parse(body.toString('utf8')) as { QueueUrl?: unknown }).QueueUrl;
+    return typeof url === 'string' ? url.split('/').pop() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A pass-through proxy in front of a local AWS endpoint that counts requests by operation (the
- * `X-Amz-Target` header of the JSON protocols: `DynamoDB_20120810.PutItem`, `AmazonSQS.SendMessage`), and, for
- * DynamoDB, by operation and the tables each names (`byTable`, "UpdateItem applications").
+ * `X-Amz-Target` header of the JSON protocols: `DynamoDB_20120810.PutItem`, `AmazonSQS.SendMessage`), and by
+ * operation and what each names: for DynamoDB the tables (`byTable`, "UpdateItem applications"), for SQS the queue
+ * (`byQueue`, "ReceiveMessage report-events").
  */
 export async function startCountingProxy(target: string): Promise<
   RunningServer & {
     counts: Map<string, number>;
     byTable: Map<string, number>;
+    byQueue: Map<string, number>;
     reset(): void;
     total(): number;
   }
 > {
   const counts = new Map<string, number>();
   const byTable = new Map<string, number>();
+  const byQueue = new Map<string, number>();
+  const add = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
   const upstream = new URL(target);
   const server = await listen((request, response) => {
-    const operation = String(request.headers['x-amz-target'] ?? `${request.method} ${request.url}`)
+    const amzTarget = String(request.headers['x-amz-target'] ?? '');
+    const operation = String(amzTarget || `${request.method} ${request.url}`)
       .split('.')
       .pop() as string;
-    counts.set(operation, (counts.get(operation) ?? 0) + 1);
-    if (!String(request.headers['x-amz-target'] ?? '').startsWith('DynamoDB_')) {
+    add(counts, operation);
+    const dynamo = amzTarget.startsWith('DynamoDB_');
+    if (!dynamo && !amzTarget.startsWith('AmazonSQS.')) {
       forward(upstream, request, response);
       return;
     }
@@ -76,19 +92,20 @@ export async function startCountingProxy(target: string): Promise<
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       // Named by the table's own part (prefix-applications → applications).
-      for (const table of tablesOf(body)) {
-        const key = `${operation} ${table.split('-').pop()}`;
-        byTable.set(key, (byTable.get(key) ?? 0) + 1);
-      }
+      if (dynamo) for (const table of tablesOf(body)) add(byTable, `${operation} ${table.split('-').pop()}`);
+      const queue = dynamo ? undefined : queueOf(body);
+      if (queue) add(byQueue, `${operation} ${queue}`);
       forward(upstream, request, response, body);
     });
   }, 0);
   return Object.assign(server, {
     counts,
     byTable,
+    byQueue,
     reset: () => {
       counts.clear();
       byTable.clear();
+      byQueue.clear();
     },
     total: () => [...counts.values()].reduce((a, b) => a + b, 0),
   });

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCountingProxy } from '../../../infra/local/counting-proxy';
 import { listen, readBody, type RunningServer } from '../../../infra/local/sandbox/http-kit';
 
-/** The benchmark's counter in front of DynamoDB: each request by operation, and by the tables it names. */
-describe('Counting proxy: DynamoDB requests by operation and table', () => {
+/** The bench's counter before DynamoDB and SQS: each request by operation, and by the tables or queue it names. */
+describe('Counting proxy: DynamoDB and SQS requests by operation, table and queue', () => {
   let upstream: RunningServer;
   const received: string[] = [];
   beforeAll(async () => {
@@ -15,7 +15,7 @@ describe('Counting proxy: DynamoDB requests by operation and table', () => {
   });
   afterAll(() => upstream.close());
 
-  it('counts a request once by operation and once per table it names, and forwards its body unchanged', async () => {
+  it('counts a request by operation and once per table or queue it names; forwards the body unchanged', async () => {
     const proxy = await startCountingProxy(upstream.url);
     try {
       const send = async (operation: string, body: unknown) => {
@@ -41,9 +41,22 @@ describe('Counting proxy: DynamoDB requests by operation and table', () => {
         'TransactWriteItems applications': 1,
       });
       expect(JSON.parse(received[2] as string)).toEqual({ RequestItems: { 'bench-events': [], 'bench-activity': [] } });
+      const sqs = async (operation: string, body: unknown) =>
+        fetch(proxy.url, {
+          method: 'POST',
+          headers: { 'x-amz-target': `AmazonSQS.${operation}` },
+          body: JSON.stringify(body),
+        });
+      await sqs('ReceiveMessage', { QueueUrl: 'http://127.0.0.1:1/000000000000/report-events' });
+      await sqs('SendMessageBatch', { QueueUrl: 'http://127.0.0.1:1/000000000000/stage-events', Entries: [] });
+      expect(Object.fromEntries(proxy.byQueue)).toEqual({
+        'ReceiveMessage report-events': 1,
+        'SendMessageBatch stage-events': 1,
+      });
+      expect(JSON.parse(received[5] as string)).toMatchObject({ Entries: [] });
       proxy.reset();
       expect(proxy.total()).toBe(0);
-      expect(proxy.byTable.size).toBe(0);
+      expect(proxy.byTable.size + proxy.byQueue.size).toBe(0);
     } finally {
       await proxy.close();
     }
