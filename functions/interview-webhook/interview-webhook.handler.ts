@@ -20,12 +20,15 @@ import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { reportSubject } from '../../shared/pipeline/ports';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { markDeliveredReport } from '../../shared/pipeline/interview-taken';
+import { withDeadline } from '../../shared/aws/deadline';
 import { errorName } from '../../shared/errors';
 
 const publisher = new QueuePublisher();
 const logger = createLogger('interview-webhook');
 const ledger = queueLedger();
 const store = mappingStore();
+/** How long the report's mark on its invitation may take before the delivery is answered without it. */
+const MARK_WITHIN_MS = 2_000;
 
 /**
  * `POST /webhooks/interview/{connectionId}/{token}`: the service signs nothing, so the connection's secret token in the
@@ -68,12 +71,15 @@ async function receive(event: APIGatewayProxyEventV2): Promise<APIGatewayProxySt
   if (!ids.success) return jsonResponse(400, { error: describeFirstIssue(ids.issues, { prefix: 'data' }).message });
   const candidateEmail = deliveredCandidateEmail(delivery.output.data);
   const { interview_id: interviewId, candidate_id: candidateId, report_id: reportId } = ids.output;
-  await markDeliveredReport({
-    context: loaded.context,
-    deps: { store, logger },
-    log: { connectionId, reportId, interviewId },
-    delivery: { interviewId, candidateId, candidateEmail },
-  });
+  // Best effort, and bounded: the delivery is answered whether or not the mark was made.
+  await withDeadline(AbortSignal.timeout(MARK_WITHIN_MS), () =>
+    markDeliveredReport({
+      context: loaded.context,
+      deps: { store, logger },
+      log: { connectionId, reportId, interviewId },
+      delivery: { reportId, interviewId, candidateId, candidateEmail },
+    }),
+  );
   return enqueue({
     v: 1,
     kind: 'report-created',

@@ -54,6 +54,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     findApplicationsByAtsId: (...args) => reads.findApplicationsByAtsId(...args),
     recordStep: (...args) => steps.recordStep(...args),
     beginStep: (...args) => steps.beginStep(...args),
+    forgetStep: (...args) => steps.forgetStep(...args),
     expireApplication: (...args) => steps.expireApplication(...args),
     recordExit: (...args) => lifecycle.recordExit(...args),
     undoExit: (...args) => lifecycle.undoExit(...args),

@@ -66,6 +66,16 @@ export class DynamoSteps extends DynamoTables {
     });
   }
 
+  public async forgetStep(key: ApplicationKey, name: StepName, value: string): Promise<boolean> {
+    const update = buildUpdate({
+      set: { updatedAt: Date.now() },
+      remove: [`steps.${name}`],
+      extraValues: { ':v': value },
+    });
+    const forgot = await this.updateApplicationWhen(key, withNames(update, 'value'), `#steps.#${name}.#value = :v`);
+    return 'updated' in forgot;
+  }
+
   public async expireApplication(
     key: ApplicationKey,
     now: number,

@@ -27,13 +27,20 @@ export const followsUp = (trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'
  * Once per invitation; a failure to say so is logged, the message waiting all the same.
  */
 export async function markReportArrived(
-  run: TakenContext<Pick<ConnectionContext, 'connection'>> & { application?: ApplicationRecord | undefined },
+  run: TakenContext<Pick<ConnectionContext, 'connection'>> & {
+    application?: ApplicationRecord | undefined;
+    reportId: string;
+  },
 ) {
   const { application, context, deps } = run;
   if (application?.state !== 'invited' || application.steps.reportArrived !== undefined) return;
   const trigger = context.connection.triggers.find((t) => t.id === application.triggerId);
   if (!trigger || !followsUp(trigger)) return;
-  const arrived = { name: 'reportArrived' as const, record: { doneAt: (deps.now ?? Date.now)() } };
+  // The report it came for, so a report parked as unmatched takes back only its own mark.
+  const arrived = {
+    name: 'reportArrived' as const,
+    record: { doneAt: (deps.now ?? Date.now)(), value: run.reportId },
+  };
   await deps.store
     .recordStep(application, { step: arrived, round: application.reinvitations ?? 0 })
     .catch((error: unknown) =>
@@ -46,6 +53,7 @@ export async function markReportArrived(
 
 /** A report's delivery: the ids the service gave, and the candidate's e-mail where the body carries it. */
 export interface DeliveredReport {
+  reportId: string;
   interviewId: string;
   candidateId: string;
   candidateEmail?: string | undefined;
@@ -56,15 +64,13 @@ export interface DeliveredReport {
  * expiry goes while the report waits in the queue for a worker. Only where a trigger of the connection follows up;
  * the invitation found as the worker finds it (the service's candidate id of a per-candidate invitation, else the
  * interview and e-mail), at most two reads and one write. Best effort: a failure is logged, the worker marks it.
+ * The mark names its report (its `value`): a report parked as unmatched takes it back (`forgetDeliveredReport`).
  */
-export async function markDeliveredReport(
-  run: TakenContext<Pick<ConnectionContext, 'connection'>> & { delivery: DeliveredReport },
-): Promise<void> {
-  const { connection } = run.context;
-  if (!connection.triggers.some(followsUp)) return;
+export async function markDeliveredReport(run: Delivered): Promise<void> {
+  if (!run.context.connection.triggers.some(followsUp)) return;
   try {
     const application = await deliveredInvitation(run);
-    if (application?.connectionId === connection.id) await markReportArrived({ ...run, application });
+    await markReportArrived({ ...run, application, reportId: run.delivery.reportId });
   } catch (error) {
     run.deps.logger.warn('report: its invitation could not be read at its webhook', {
       ...run.log,
@@ -73,19 +79,36 @@ export async function markDeliveredReport(
   }
 }
 
-async function deliveredInvitation({
-  context,
-  deps,
-  delivery,
-}: TakenContext<Pick<ConnectionContext, 'connection'>> & { delivery: DeliveredReport }) {
+/**
+ * A report parked as unmatched (not listed by the service, or no application of its own): the mark its webhook made
+ * is taken back, so the invitation is reminded and expired as before. Only a mark made for this very report.
+ */
+export async function forgetDeliveredReport(run: Delivered): Promise<void> {
+  if (!run.context.connection.triggers.some(followsUp)) return;
+  try {
+    const application = await deliveredInvitation(run);
+    if (application?.steps.reportArrived?.value === run.delivery.reportId)
+      await run.deps.store.forgetStep(application, 'reportArrived', run.delivery.reportId);
+  } catch (error) {
+    run.deps.logger.warn('report: its mark on the invitation could not be taken back', {
+      ...run.log,
+      code: errorCode(error),
+    });
+  }
+}
+
+type Delivered = TakenContext<Pick<ConnectionContext, 'connection'>> & { delivery: DeliveredReport };
+
+/** The delivery's invitation in this connection, found as its worker finds it (report-created.use-case.ts). */
+async function deliveredInvitation({ context: { connection }, deps, delivery }: Delivered) {
   const { interviewId, candidateId, candidateEmail } = delivery;
-  if (context.connection.interviewService.invites.mode === 'per-candidate') {
-    const invited = await deps.store.findApplicationByServiceCandidate(interviewId, candidateId);
+  const ours = (found: ApplicationRecord | undefined) => (found?.connectionId === connection.id ? found : undefined);
+  if (connection.interviewService.invites.mode === 'per-candidate') {
+    const invited = ours(await deps.store.findApplicationByServiceCandidate(interviewId, candidateId));
     if (invited) return invited;
   }
-  return candidateEmail
-    ? deps.store.findApplicationByInterview(interviewId, normaliseEmail(candidateEmail))
-    : undefined;
+  if (!candidateEmail) return undefined;
+  return ours(await deps.store.findApplicationByInterview(interviewId, normaliseEmail(candidateEmail)));
 }
 
 /** The steps that show the interview taken while the invitation is still `invited`: no reminder begins, no expiry. */

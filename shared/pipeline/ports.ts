@@ -173,6 +173,8 @@ export interface MappingStore {
     key: ApplicationKey,
     request: OperatorRequest,
   ): Promise<{ applied: boolean; record: ApplicationRecord | undefined }>;
+  /** Takes step `name` off while it still shows `value` (a mark made for one report): true when it did. */
+  forgetStep(key: ApplicationKey, name: StepName, value: string): Promise<boolean>;
   /** `invited` → `expired`; the record when it is expired (now or before), undefined when it moved on. */
   expireApplication(
     key: ApplicationKey,

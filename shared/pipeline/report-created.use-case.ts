@@ -4,7 +4,7 @@ import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ReportNotVisibleError } from './errors';
-import { markReportArrived } from './interview-taken';
+import { forgetDeliveredReport, markReportArrived } from './interview-taken';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit } from './report-note';
@@ -101,7 +101,7 @@ async function writeBack(
     // Its invitation shows the report came before it waits for its turn, in the worker or in the queue, and when its
     // turn could not be booked (the message goes back all the same): once.
     let marked: Promise<void> | undefined;
-    const arrived = () => (marked ??= markReportArrived({ ...run, application }));
+    const arrived = () => (marked ??= markReportArrived({ ...run, application, reportId: message.reportId }));
     await context.turns
       ?.take(move ? 'writeBackMove' : 'writeBack', heldTurn(message), options.signal, arrived)
       .catch(async (error: unknown) => {
@@ -361,5 +361,7 @@ async function park(run: ReportRun, reason: string): Promise<ReportCreatedResult
     (deps.now ?? Date.now)(),
   );
   deps.logger.warn('report parked as unmatched', { ...run.log, reason });
+  const { reportId, interviewId, candidateId, candidateEmail } = message;
+  await forgetDeliveredReport({ ...run, delivery: { reportId, interviewId, candidateId, candidateEmail } });
   return { outcome: 'unmatched', reason };
 }

@@ -18,6 +18,21 @@ export function lifecycleRules(store: () => MappingStore): void {
   const exit = { kind: 'rejected', reason: 'Not a fit', at: NOW } as const;
   const DAY = 86_400_000;
 
+  it("takes a report's mark back only while it names that report, leaving the invitation's other steps", async () => {
+    const input = await invited('evt-forget');
+    const arrived = { name: 'reportArrived' as const, record: { doneAt: NOW, value: 'rep-1' } };
+    await store().recordStep(input, { step: arrived, round: 0 });
+    expect(await store().forgetStep(input, 'reportArrived', 'rep-9')).toBe(false);
+    expect((await store().getApplication(input))?.steps.reportArrived).toEqual(arrived.record);
+    expect(await store().forgetStep(input, 'reportArrived', 'rep-1')).toBe(true);
+    const forgotten = await store().getApplication(input);
+    expect(forgotten?.steps.reportArrived).toBeUndefined();
+    expect(forgotten).toMatchObject({ state: 'invited', steps: { status: { value: 'invited' } } });
+    // Once gone, nothing more to take back; nor on an application that does not exist.
+    expect(await store().forgetStep(input, 'reportArrived', 'rep-1')).toBe(false);
+    expect(await store().forgetStep(claimInput(), 'reportArrived', 'rep-1')).toBe(false);
+  });
+
   it('moves an invitation to left on an exit, keeping where it was, and back there on its undo', async () => {
     const input = await invited('evt-left');
     await store().expireApplication(input, NOW);

@@ -135,6 +135,15 @@ export class MemoryMappingStore implements MappingStore {
     return { kind: 'claimed', record: this.put(update(record, { ...held, ...claims })), resumed: true };
   }
 
+  public async forgetStep(key: ApplicationKey, name: StepName, value: string): Promise<boolean> {
+    const record = this.applications.get(appId(key));
+    if (record?.steps[name]?.value !== value) return false;
+    const steps: ApplicationSteps = { ...record.steps };
+    delete steps[name];
+    this.put(update(record, { steps, updatedAt: Date.now() }));
+    return true;
+  }
+
   public async recordStep(key: ApplicationKey, write: StepWrite): Promise<void> {
     const { step, before, owner, finish, data } = write;
     const record = this.applications.get(appId(key));

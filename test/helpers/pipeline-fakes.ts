@@ -22,6 +22,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     getSweepProgress: resolves(undefined),
     recordStep: resolves(undefined),
     beginStep: resolves(true),
+    forgetStep: resolves(false),
     expireApplication: resolves(undefined),
     recordExit: resolves(undefined),
     undoExit: resolves(undefined),

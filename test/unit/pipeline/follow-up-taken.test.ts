@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
-import { markDeliveredReport } from '../../../shared/pipeline/interview-taken';
+import { type DeliveredReport, markDeliveredReport } from '../../../shared/pipeline/interview-taken';
+import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { keptBack } from '../../../shared/pacing';
 import { InterviewServiceError } from '../../../shared/interview-service/errors';
 import { ERROR_CODES } from '../../../shared/interview-service/constants';
@@ -248,11 +249,17 @@ describe('Use case: a follow-up for a candidate who took the interview, its repo
 });
 
 describe("Use case: the report's webhook marks its invitation, before the report waits in the queue", () => {
-  /** The delivery as the webhook reads it, on the context of `invitedAtService`. */
+  /** The delivery as the webhook reads it (report rep-1 unless it names another), on `invitedAtService`'s context. */
   const deliver = (
     world: ReturnType<typeof invitedAtService>,
-    delivery: Parameters<typeof markDeliveredReport>[0]['delivery'],
-  ) => markDeliveredReport({ context: world.context, deps: world.deps, log: {}, delivery });
+    delivery: Omit<DeliveredReport, 'reportId'> & { reportId?: string },
+  ) =>
+    markDeliveredReport({
+      context: world.context,
+      deps: world.deps,
+      log: {},
+      delivery: { reportId: 'rep-1', ...delivery },
+    });
   const withReminders = (serviceCandidateId: string | null) => {
     const world = invitedAtService(serviceCandidateId);
     if (serviceCandidateId)
@@ -288,7 +295,7 @@ describe("Use case: the report's webhook marks its invitation, before the report
     expect((await other.store.getApplication(key))?.steps.reportArrived).toBeUndefined();
     const own = withReminders('cand-1');
     await deliver(own, { interviewId: 'int-1', candidateId: 'cand-1' });
-    expect((await own.store.getApplication(key))?.steps.reportArrived).toEqual({ doneAt: NOW });
+    expect((await own.store.getApplication(key))?.steps.reportArrived).toEqual({ doneAt: NOW, value: 'rep-1' });
   });
 
   it('reads nothing where no trigger follows up, or a shared link whose delivery carries no e-mail', async () => {
@@ -310,5 +317,35 @@ describe("Use case: the report's webhook marks its invitation, before the report
       'report: its invitation could not be read at its webhook',
       expect.objectContaining({ code: expect.any(String) }),
     );
+  });
+
+  it('takes the mark back when its report is parked as unmatched: the invitation is reminded as before', async () => {
+    const world = withReminders(null);
+    // A delivery of a report the service never lists (sent in error, or by someone holding the webhook's token).
+    await deliver(world, {
+      reportId: 'rep-9',
+      interviewId: 'int-1',
+      candidateId: 'c-9',
+      candidateEmail: 'ana@example.com',
+    });
+    expect((await world.store.getApplication(key))?.steps.reportArrived?.value).toBe('rep-9');
+    world.interviews.listReports.mockResolvedValue([]);
+    const lastLook = { receiveCount: WORKER_TIMING.reportNotFoundReceives };
+    const message = records.reportCreatedMessage({ reportId: 'rep-9', candidateEmail: 'ana@example.com' });
+    expect(await handleReportCreated(message, world.deps, lastLook)).toMatchObject({ outcome: 'unmatched' });
+    expect((await world.store.getApplication(key))?.steps.reportArrived).toBeUndefined();
+    expect(await handleFollowUp(followUp('remind'), { ...world.deps, now: () => dueAt.remind })).toEqual({
+      outcome: 'reminded',
+    });
+  });
+
+  it("keeps another report's mark when a report is parked", async () => {
+    const world = withReminders(null);
+    await deliver(world, { interviewId: 'int-1', candidateId: 'c-9', candidateEmail: 'ana@example.com' });
+    world.interviews.listReports.mockResolvedValue([]);
+    const message = records.reportCreatedMessage({ reportId: 'rep-9', candidateEmail: 'ana@example.com' });
+    const lastLook = { receiveCount: WORKER_TIMING.reportNotFoundReceives };
+    expect(await handleReportCreated(message, world.deps, lastLook)).toMatchObject({ outcome: 'unmatched' });
+    expect((await world.store.getApplication(key))?.steps.reportArrived).toEqual({ doneAt: NOW, value: 'rep-1' });
   });
 });
