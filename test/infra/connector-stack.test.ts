@@ -236,6 +236,27 @@ describe('Stack: ConnectorStack', () => {
     expect([activity.Action].flat()).toEqual(['dynamodb:UpdateItem']);
   });
 
+  it("lets the interview webhook keep its ledger, find a report's invitation and mark it, and nothing more", () => {
+    const role = (resources[functionId('InterviewWebhook')]!.Properties.Role as { 'Fn::GetAtt': string[] })[
+      'Fn::GetAtt'
+    ][0];
+    const statements = ofType('AWS::IAM::Policy')
+      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(role as string))
+      .flatMap(([, p]) => p.Properties.PolicyDocument.Statement)
+      .filter((s: any) => [s.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+    const on = (table: string) =>
+      statements
+        .filter((s: any) => JSON.stringify(s.Resource).includes(table))
+        .map((s: any) => [s.Action].flat().sort().join(' '));
+    expect(on('EventsTable')).toEqual(['dynamodb:DeleteItem dynamodb:PutItem']);
+    expect(on('ConnectionsTable')).toEqual(['dynamodb:GetItem']);
+    // By the interview and e-mail, or the service's candidate id (its two indexes); the mark an UpdateItem.
+    expect(on('ApplicationsTable').sort()).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
+    const indexes = statements.find((s: any) => [s.Action].flat().includes('dynamodb:Query'));
+    expect(JSON.stringify(indexes.Resource)).toMatch(/index\/byInterview.*index\/byServiceCandidate/);
+    expect(statements).toHaveLength(4);
+  });
+
   it.each([
     // waitForHolder reads the application another worker is writing back (shared/pipeline/held-claim.ts).
     ['WritebackWorker', 'ApplicationsTable', 'dynamodb:GetItem'],
