@@ -1,5 +1,6 @@
 import type { Trigger } from '../config';
-import { normaliseEmail, type ApplicationRecord, type StepName } from './records';
+import type { ApplicationRecord, StepName } from './records';
+import { findInvitation } from './report-invitation';
 import { errorCode } from './errors';
 import { REPORT_UNREADABLE_STEP } from './report-unreadable';
 import type { ConnectionContext, PipelineDependencies } from './ports';
@@ -99,17 +100,9 @@ export async function forgetDeliveredReport(run: Delivered): Promise<void> {
 
 type Delivered = TakenContext<Pick<ConnectionContext, 'connection'>> & { delivery: DeliveredReport };
 
-/** The delivery's invitation in this connection, found as its worker finds it (report-created.use-case.ts). */
-async function deliveredInvitation({ context: { connection }, deps, delivery }: Delivered) {
-  const { interviewId, candidateId, candidateEmail } = delivery;
-  const ours = (found: ApplicationRecord | undefined) => (found?.connectionId === connection.id ? found : undefined);
-  if (connection.interviewService.invites.mode === 'per-candidate') {
-    const invited = ours(await deps.store.findApplicationByServiceCandidate(interviewId, candidateId));
-    if (invited) return invited;
-  }
-  if (!candidateEmail) return undefined;
-  return ours(await deps.store.findApplicationByInterview(interviewId, normaliseEmail(candidateEmail)));
-}
+/** The delivery's invitation in this connection, found as its worker finds it (by what the delivery carries). */
+const deliveredInvitation = ({ context: { connection }, deps, delivery }: Delivered) =>
+  findInvitation(connection, deps.store, delivery);
 
 /** The steps that show the interview taken while the invitation is still `invited`: no reminder begins, no expiry. */
 export const TAKEN_STEPS: readonly StepName[] = ['reportArrived', REPORT_UNREADABLE_STEP];

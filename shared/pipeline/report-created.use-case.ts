@@ -5,6 +5,7 @@ import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
 import { ReportNotVisibleError } from './errors';
 import { forgetDeliveredReport, markReportArrived } from './interview-taken';
+import { findInvitation } from './report-invitation';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit } from './report-note';
@@ -21,7 +22,7 @@ import {
   type WriteBackStepsInput,
 } from './write-back-steps';
 import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
-import { normaliseEmail, stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
+import { stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -158,7 +159,12 @@ async function reportAndApplication(run: ReportRun): Promise<FoundReport | Repor
   }
   const application = message.atsApplicationId
     ? operatorsMatch(await deps.store.findApplicationsByAtsId(connectionId, message.atsApplicationId), report)
-    : await findApplication(context, report, deps);
+    : await findInvitation(context.connection, deps.store, {
+        interviewId: report.interview_id,
+        candidateId: report.candidate_id,
+        atsApplicationId: report.ats_job_application_id ?? undefined,
+        candidateEmail: report.candidate_email_id ?? undefined,
+      });
   if (application) return { report, application, key: keyOf(application) };
   const order = await deps.orderReport?.(context, report, options);
   if (order === 'order-no-public-link') return park(run, "the order's report has no public https link");
@@ -321,35 +327,6 @@ async function exitBeforeAdvance(
     exit: exit.kind,
   });
   return exit;
-}
-
-/**
- * The service's candidate id of a per-candidate invitation first; then the service's own ATS link
- * (`ats_job_application_id`); otherwise interview and e-mail.
- */
-async function findApplication(
-  context: ConnectionContext,
-  report: InterviewReport,
-  deps: PipelineDependencies,
-): Promise<ApplicationRecord | undefined> {
-  // A per-candidate invitation is matched exactly by the service's candidate id, whatever e-mail was typed. Only
-  // connections that invite per candidate pay for the read: a shared link records no such id.
-  if (context.connection.interviewService.invites.mode === 'per-candidate') {
-    const invited = await deps.store.findApplicationByServiceCandidate(report.interview_id, report.candidate_id);
-    if (invited?.connectionId === context.connection.id) return invited;
-  }
-  if (report.ats_job_application_id) {
-    const byAtsId = await deps.store.findApplicationsByAtsId(context.connection.id, report.ats_job_application_id);
-    const match = byAtsId.find((a) => a.interviewId === report.interview_id);
-    if (match) return match;
-  }
-  // A report without an e-mail (the service marks no field required) can only match by the ids above.
-  if (!report.candidate_email_id) return undefined;
-  const found = await deps.store.findApplicationByInterview(
-    report.interview_id,
-    normaliseEmail(report.candidate_email_id),
-  );
-  return found?.connectionId === context.connection.id ? found : undefined;
 }
 
 async function park(run: ReportRun, reason: string): Promise<ReportCreatedResult> {
