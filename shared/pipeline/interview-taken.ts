@@ -1,6 +1,6 @@
 import type { Trigger } from '../config';
 import type { ApplicationRecord, StepName } from './records';
-import { findInvitation } from './report-invitation';
+import { findInvitation, type ReportCandidate } from './report-invitation';
 import { errorCode } from './errors';
 import { REPORT_UNREADABLE_STEP } from './report-unreadable';
 import type { ConnectionContext, PipelineDependencies } from './ports';
@@ -18,6 +18,9 @@ interface TakenContext<C extends Pick<ConnectionContext, 'connection'> = Connect
   log: Record<string, unknown>;
 }
 
+/** What marking an invitation needs of the connection: the connection alone. */
+type Taken = TakenContext<Pick<ConnectionContext, 'connection'>>;
+
 /** Whether a trigger follows its invitations up: a reminder, or an expiry. */
 export const followsUp = (trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'>): boolean =>
   trigger.reminders !== undefined || trigger.expireAfterDays !== undefined;
@@ -28,7 +31,7 @@ export const followsUp = (trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'
  * Once per invitation; a failure to say so is logged, the message waiting all the same.
  */
 export async function markReportArrived(
-  run: TakenContext<Pick<ConnectionContext, 'connection'>> & {
+  run: Taken & {
     application?: ApplicationRecord | undefined;
     reportId: string;
   },
@@ -52,13 +55,8 @@ export async function markReportArrived(
     );
 }
 
-/** A report's delivery: the ids the service gave, and the candidate's e-mail where the body carries it. */
-export interface DeliveredReport {
-  reportId: string;
-  interviewId: string;
-  candidateId: string;
-  candidateEmail?: string | undefined;
-}
+/** A report's delivery: its id, and what it says of its candidate (the e-mail where the body carries it). */
+export type DeliveredReport = ReportCandidate & { reportId: string };
 
 /**
  * At the report's webhook, before it is queued: its invitation shows it came (`reportArrived`), so no reminder or
@@ -98,7 +96,7 @@ export async function forgetDeliveredReport(run: Delivered): Promise<void> {
   }
 }
 
-type Delivered = TakenContext<Pick<ConnectionContext, 'connection'>> & { delivery: DeliveredReport };
+type Delivered = Taken & { delivery: DeliveredReport };
 
 /** The delivery's invitation in this connection, found as its worker finds it (by what the delivery carries). */
 const deliveredInvitation = ({ context: { connection }, deps, delivery }: Delivered) =>
