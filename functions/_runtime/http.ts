@@ -5,8 +5,15 @@ import { invocationKeys, withLogContext } from '../../shared/observability/log-c
 /** The connector's webhook endpoints refuse bodies over 1 MiB before reading them further. */
 export const MAX_WEBHOOK_BYTES = 1024 * 1024;
 
+/** JSON answers are never sniffed as another type, nor kept by a cache (the console's and connect pages' too). */
+const JSON_HEADERS = {
+  'content-type': 'application/json',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+} as const;
+
 export function jsonResponse(statusCode: number, body: Record<string, unknown>): APIGatewayProxyStructuredResultV2 {
-  return { statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  return { statusCode, headers: { ...JSON_HEADERS }, body: JSON.stringify(body) };
 }
 
 /** The body bytes as received: API Gateway passes binary bodies base64-encoded and text as UTF-8. */

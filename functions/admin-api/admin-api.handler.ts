@@ -3,7 +3,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type AdminAnswer, type AdminOptions, handleAdminRequest } from '../../shared/admin/connection-admin';
 import { handleConsoleRequest } from '../../shared/admin/console-api';
-import { type ConnectDependencies, handleConnectRequest } from '../../shared/admin/connect-api';
+import { type ConnectDependencies, handleConnectRequest, ProviderSideError } from '../../shared/admin/connect-api';
 import { DeadLetters } from '../../shared/admin/dead-letters';
 import { fileSecretStore, type SecretStore, secretsManagerStore } from '../../shared/config/secret-store';
 import type { Connection } from '../../shared/config';
@@ -35,7 +35,8 @@ export const OPERATORS_GROUP = 'operators';
  * - `/connect-api/<token>/...`: a customer's one-time connect link (shared/admin/connect-api.ts), its token the only
  *   credential, checked here.
  * On one machine the gateway checks the operator's key in place of IAM and Cognito (infra/local/http-gateway.ts).
- * Every change is audited under the caller; a request without one is refused before its body is read.
+ * Every change is audited under the caller; an operator's request without one is refused before its body is read. A
+ * connect link's body (at most 1 MiB) is parsed before its token is looked up, and used only once it is found.
  */
 export const handler = httpHandler(async (event) => {
   const path = event.rawPath;
@@ -49,6 +50,8 @@ export const handler = httpHandler(async (event) => {
   if (!root) return jsonResponse(404, { error: 'no such route' });
   const principal = root === 'connect' ? 'connect-link' : callerOf(event);
   if (!principal) return jsonResponse(403, { error: 'this API needs a signed-in operator' });
+  const parts = pathParts(path.slice(ROOTS[root].length));
+  if (!parts) return jsonResponse(400, { error: 'the path is not valid percent-encoding', field: '(path)' });
   const bytes = rawBody(event);
   if (bytes.length > MAX_WEBHOOK_BYTES) return jsonResponse(413, { error: 'the body is over 1 MiB' });
   let body: unknown;
@@ -57,7 +60,6 @@ export const handler = httpHandler(async (event) => {
   } catch {
     return jsonResponse(400, { error: 'the body is not JSON', field: '(body)' });
   }
-  const parts = path.slice(ROOTS[root].length).split('/').filter(Boolean).map(decodeURIComponent);
   const method = event.requestContext.http.method;
   const query = event.queryStringParameters ?? {};
   try {
@@ -80,6 +82,15 @@ export const handler = httpHandler(async (event) => {
     throw error;
   }
 });
+
+/** The path's segments, decoded; undefined where one is not valid percent-encoding (`%E0`). */
+export function pathParts(path: string): string[] | undefined {
+  try {
+    return path.split('/').filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
+}
 
 let secrets: SecretStore | undefined;
 /** The connections' secrets: the local file on one machine (`SECRETS_FILE`), Secrets Manager on AWS. */
@@ -121,7 +132,7 @@ function dependencies(event: APIGatewayProxyEventV2): ConnectDependencies {
 /** The connection's ATS with the credentials in its secret, for its set-up reads. */
 async function setupAdapter(connection: Connection): Promise<SetupAdapter> {
   const read = await readSecret(connection, secretStore());
-  if ('line' in read) throw new Error(`${read.line.what}${read.line.fix ? `: ${read.line.fix}` : ''}`);
+  if ('line' in read) throw new ProviderSideError(`${read.line.what}${read.line.fix ? `: ${read.line.fix}` : ''}`);
   return createAtsAdapter(connection, read.secrets) as SetupAdapter;
 }
 

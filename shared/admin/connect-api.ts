@@ -5,10 +5,10 @@ import { connectionSchema } from '../config/connection.schema';
 import type { CheckLine } from '../doctor/lines';
 import { GREENHOUSE_WEBHOOK_STEPS, webhookUrls } from '../doctor/checks';
 import { describeFirstIssue } from '../validation';
-import { errorMessage } from '../errors';
+import { errorMessage, OutwardCallError } from '../errors';
 import { VersionConflictError } from '../mapping/connections.records';
 import type { AdminAnswer } from './connection-admin';
-import { type ConsoleDependencies, linkHash, runDoctor, servedOrAnswer, stages } from './console-api';
+import { auditConnection, type ConsoleDependencies, linkHash, runDoctor, servedOrAnswer, stages } from './console-api';
 
 export interface ConnectDependencies extends ConsoleDependencies {
   /** The connector's base URL, which the ATS's webhooks are sent to. */
@@ -17,6 +17,34 @@ export interface ConnectDependencies extends ConsoleDependencies {
   probe(connection: Connection): Promise<string>;
   /** Registers the connector's webhooks through the ATS's API (shared/doctor/register.ts). */
   registerWebhooks(connection: Connection): Promise<CheckLine[]>;
+}
+
+/**
+ * A failure on the provider's side of a connect page (the connection's secret cannot be read, or lacks a field the
+ * operator sets): the customer reads that their provider sees why, and the operator reads it in the console's audit,
+ * as for any failure that is not their ATS's answer (a store, a fault). What their own ATS answered (an
+ * `OutwardCallError`: a refusal, no answer) is theirs to read, whole.
+ */
+export class ProviderSideError extends Error {
+  public override readonly name = 'ProviderSideError';
+}
+
+const PROVIDER_SIDE =
+  "the connector could not do this on your provider's side; they see why in their console: try again later";
+
+/** What the customer reads of a failure; the provider's side's detail goes to the operator's audit instead. */
+async function customerError(error: unknown, ats: string, what: string, run: Run): Promise<string> {
+  if (error instanceof OutwardCallError) return `${ats}: ${errorMessage(error)}`;
+  await auditConnection(run.deps, run.connectionId, `connect link: ${what} failed: ${errorMessage(error)}`).catch(
+    () => undefined,
+  );
+  return PROVIDER_SIDE;
+}
+
+/** A connect request's dependencies and connection. */
+interface Run {
+  deps: ConnectDependencies;
+  connectionId: string;
 }
 
 /** The credentials each ATS's connect page asks for, as the connection's secret names them. */
@@ -63,22 +91,39 @@ export async function handleConnectRequest(
   const principal = `connect-link:${connection.id}`;
   const [what, ...rest] = request.path;
   if (rest.length) return notFound();
+  const run: Run = { deps, connectionId: connection.id };
   try {
     if (what === undefined && request.method === 'GET') return await summary(connection, link.validUntil, deps);
-    if (what === 'credentials' && request.method === 'POST') return await credentials(connection, request.body, deps);
-    if (what === 'stages' && request.method === 'GET') return await stages(connection.id, request.query.job, deps);
+    if (what === 'credentials' && request.method === 'POST') return await credentials(connection, request.body, run);
+    if (what === 'stages' && request.method === 'GET')
+      return await stages(connection.id, request.query.job, deps, (error) =>
+        customerError(error, connection.ats, 'reading the stages', run),
+      );
     if (what === 'trigger' && request.method === 'POST') return await trigger(served, request.body, principal, deps);
-    if (what === 'webhooks' && request.method === 'POST')
-      return { status: 200, body: { lines: await deps.registerWebhooks(connection) } };
+    if (what === 'webhooks' && request.method === 'POST') return await webhooks(connection, run);
     if (what === 'doctor' && request.method === 'POST')
       return customersView(await runDoctor(connection.id, principal, deps));
-    if (what === 'finish' && request.method === 'POST') return await finish(connection, hash, now, deps);
+    if (what === 'finish' && request.method === 'POST') return await finish(connection, hash, now, run);
   } catch (error) {
     // A connection changed since it was read is the caller's to read again: the handler answers it 409, as the console.
     if (error instanceof VersionConflictError) throw error;
-    return { status: 502, body: { error: errorMessage(error) } };
+    const said = await customerError(error, connection.ats, what ?? 'the page', run);
+    return { status: 502, body: { error: said } };
   }
   return notFound();
+}
+
+/** The connector's webhooks registered through the ATS's API, each line as the ATS answered; in the audit. */
+async function webhooks(connection: Connection, run: Run): Promise<AdminAnswer> {
+  let lines: CheckLine[];
+  try {
+    lines = await run.deps.registerWebhooks(connection);
+  } catch (error) {
+    return { status: 502, body: { error: await customerError(error, connection.ats, 'registering webhooks', run) } };
+  }
+  const failed = lines.filter((line) => line.status === 'fail').length;
+  await auditConnection(run.deps, connection.id, `connect link: registered the webhooks (${failed} failed)`);
+  return { status: 200, body: { lines } };
 }
 
 /**
@@ -155,14 +200,15 @@ async function summary(connection: Connection, expiresAt: number, deps: ConnectD
  * with none saved, or with ones the ATS refuses, keeps the link to fix them (409), and the operator is not told of a
  * connection that cannot work.
  */
-async function finish(connection: Connection, hash: string, now: number, deps: ConnectDependencies) {
+async function finish(connection: Connection, hash: string, now: number, run: Run) {
+  const { deps } = run;
   const secret = ((await deps.admin.secrets?.read(connection.secretRef)) ?? {}) as Record<string, unknown>;
   if (CREDENTIAL_FIELDS[connection.ats].some((field) => typeof secret[field] !== 'string'))
     return { status: 409, body: { error: 'Save your ATS credentials in step 1 first, then finish' } };
   try {
     await deps.probe(connection);
   } catch (error) {
-    const why = `${connection.ats}: ${errorMessage(error)}`;
+    const why = await customerError(error, connection.ats, 'finishing', run);
     return {
       status: 409,
       body: {
@@ -174,11 +220,16 @@ async function finish(connection: Connection, hash: string, now: number, deps: C
   }
   if (!(await deps.activity.useLink(hash, now)))
     return { status: 404, body: { error: 'this link has expired or was used' } };
+  await auditConnection(deps, connection.id, 'connect link: finished, and spent');
   return { status: 200, body: { connectionId: connection.id, finished: true } };
 }
 
-/** The customer's ATS credentials, written into the connection's secret and tried once; never answered back. */
-async function credentials(connection: Connection, body: unknown, deps: ConnectDependencies): Promise<AdminAnswer> {
+/**
+ * The customer's ATS credentials, written into the connection's secret and tried once; never answered back. The audit
+ * names the fields saved and what the ATS answered, never a value.
+ */
+async function credentials(connection: Connection, body: unknown, run: Run): Promise<AdminAnswer> {
+  const { deps } = run;
   const parsed = v.safeParse(credentialsSchema, body);
   if (!parsed.success) return invalid(describeFirstIssue(parsed.issues));
   const given = parsed.output as Record<string, string | undefined>;
@@ -208,31 +259,40 @@ async function credentials(connection: Connection, body: unknown, deps: ConnectD
   if (REGISTERED_BY_API.has(connection.ats) && typeof next.atsWebhookSecret !== 'string')
     next.atsWebhookSecret = randomBytes(32).toString('hex');
   await secrets.write(connection.secretRef, next);
-  const first = await tried(connection, deps);
-  if (first.works) return { status: 200, body: { saved: true, works: true, what: first.what } };
+  const names = Object.keys(next).filter((field) => next[field] !== current[field]);
+  const saved = (outcome: string) =>
+    auditConnection(deps, connection.id, `connect link: saved ${names.join(', ') || 'no change'}; ${outcome}`);
+  const first = await tried(connection, run);
+  if (first.works) {
+    await saved('the ATS takes them');
+    return { status: 200, body: { saved: true, works: true, what: first.what } };
+  }
   // A typo must not undo credentials that worked: those saved before are put back where the ATS still takes them.
   const fields = CREDENTIAL_FIELDS[connection.ats];
   if (fields.length && fields.every((field) => typeof current[field] === 'string')) {
     await secrets.write(connection.secretRef, current);
-    if ((await tried(connection, deps)).works)
+    if ((await tried(connection, run)).works) {
+      await saved('the ATS refused them: the ones saved before are put back');
       return {
         status: 200,
         body: { saved: false, works: false, error: `${first.error}; the credentials saved before are kept: they work` },
       };
+    }
     await secrets.write(connection.secretRef, next);
   }
+  await saved('the ATS refuses them');
   return { status: 200, body: { saved: true, works: false, error: first.error } };
 }
 
 /** The ATS tried with the secret as it is now: what it answered, or its refusal naming the ATS. */
 async function tried(
   connection: Connection,
-  deps: ConnectDependencies,
+  run: Run,
 ): Promise<{ works: true; what: string } | { works: false; error: string }> {
   try {
-    return { works: true, what: await deps.probe(connection) };
+    return { works: true, what: await run.deps.probe(connection) };
   } catch (error) {
-    return { works: false, error: `${connection.ats}: ${errorMessage(error)}` };
+    return { works: false, error: await customerError(error, connection.ats, 'trying the credentials', run) };
   }
 }
 

@@ -6,7 +6,12 @@ import { changedFields } from '../mapping/connections.import';
 import type { SecretStore } from '../config/secret-store';
 import { issuePartnerKey } from '../orders/partner-calls';
 import { randomBytes } from 'node:crypto';
-import type { ConnectionAudit, ConnectionChange, ConnectionPage } from '../mapping/connections.records';
+import {
+  type ConnectionAudit,
+  type ConnectionChange,
+  type ConnectionPage,
+  VersionConflictError,
+} from '../mapping/connections.records';
 
 /** What the admin API needs of the connections table (shared/mapping/connections.records.ts). */
 export interface ConnectionAdminStore {
@@ -188,17 +193,7 @@ async function rotateKeys(
   if (connection.orders?.ashby) rotated.ashbyPartnerKey = issuePartnerKey(connection.id);
   await options.secrets.write(connection.secretRef, { ...(secret as Record<string, unknown>), ...rotated });
   const keys = Object.keys(rotated);
-  const change: ConnectionChange = {
-    principal: request.principal,
-    action: 'rotate-keys',
-    expectedVersion: current.version,
-  };
-  const stored = await options.store.write(
-    current.id,
-    { document: current.document, enabled: current.enabled, changed: keys.map((k) => `secret.${k}`) },
-    change,
-    current,
-  );
+  const stored = await recordRotation(current, keys, request.principal, options.store);
   return {
     status: 200,
     body: {
@@ -211,6 +206,30 @@ async function rotateKeys(
         'token from the secret) and give the customer their new partner key; the old ones stop within 5 minutes.',
     },
   };
+}
+
+/**
+ * The rotation in the change log, at the version that stands: the keys are new already, so a change another caller
+ * made meanwhile is read again and the rotation recorded on it (its document as it is), never answered as a conflict.
+ */
+async function recordRotation(
+  current: StoredConnection,
+  keys: string[],
+  principal: string,
+  store: ConnectionAdminStore,
+): Promise<StoredConnection> {
+  let at = current;
+  for (let attempt = 1; ; attempt++) {
+    const change: ConnectionChange = { principal, action: 'rotate-keys', expectedVersion: at.version };
+    const next = { document: at.document, enabled: at.enabled, changed: keys.map((k) => `secret.${k}`) };
+    try {
+      return await store.write(at.id, next, change, at);
+    } catch (error) {
+      const latest = error instanceof VersionConflictError && attempt < 3 ? await store.read(at.id, true) : undefined;
+      if (!latest) throw error;
+      at = latest;
+    }
+  }
 }
 
 /** The document as the connections file would take it, naming the first field that is wrong (400). */
@@ -231,14 +250,20 @@ function checkDocument(id: string, document: unknown, options: AdminOptions): { 
   return { document };
 }
 
-/** RFC 7396 JSON merge patch: an object merges, null removes, anything else replaces. */
+/**
+ * RFC 7396 JSON merge patch: an object merges, null removes, anything else replaces. Every key is the result's own
+ * (`__proto__` too: never its prototype), so the document's check sees what JSON would store, and names a stray key.
+ */
 export function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
   const result: Record<string, unknown> =
     target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
+    else {
+      const merged = mergePatch(Object.hasOwn(result, key) ? result[key] : undefined, value);
+      Object.defineProperty(result, key, { value: merged, enumerable: true, writable: true, configurable: true });
+    }
   }
   return result;
 }

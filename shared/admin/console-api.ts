@@ -169,8 +169,16 @@ export async function runDoctor(id: string, principal: string, deps: ConsoleDepe
   return { status: 200, body: { ...result } };
 }
 
-/** The ATS's jobs, and the stages of one (or of every job, where stages are global), read with its credentials. */
-export async function stages(id: string, job: string | undefined, deps: ConsoleDependencies): Promise<AdminAnswer> {
+/**
+ * The ATS's jobs, and the stages of one (or of every job, where stages are global), read with its credentials. A
+ * failure is told as `describe` tells it (a customer's connect page: not the provider's side's detail).
+ */
+export async function stages(
+  id: string,
+  job: string | undefined,
+  deps: ConsoleDependencies,
+  describe?: (error: unknown) => Promise<string>,
+): Promise<AdminAnswer> {
   const served = await servedOrAnswer(id, deps);
   if ('status' in served) return served;
   try {
@@ -180,7 +188,8 @@ export async function stages(id: string, job: string | undefined, deps: ConsoleD
     const stageList = await ats.listStages(jobId);
     return { status: 200, body: { jobs, job: jobId, stages: stageList } };
   } catch (error) {
-    return { status: 502, body: { error: `${served.connection.ats}: ${errorMessage(error)}` } };
+    const said = describe ? await describe(error) : `${served.connection.ats}: ${errorMessage(error)}`;
+    return { status: 502, body: { error: said } };
   }
 }
 
@@ -198,8 +207,15 @@ async function connectLink(id: string, request: ConsoleRequest, deps: ConsoleDep
   const secretRef = served.connection.secretRef;
   const current = ((await secrets.read(secretRef)) ?? {}) as Record<string, unknown>;
   const next = { ...current };
-  if (body.output.interviewApiKey) next.interviewApiKey = body.output.interviewApiKey;
-  if (typeof next.interviewWebhookToken !== 'string') next.interviewWebhookToken = randomBytes(24).toString('hex');
+  const saved: string[] = [];
+  if (body.output.interviewApiKey) {
+    next.interviewApiKey = body.output.interviewApiKey;
+    saved.push('interviewApiKey');
+  }
+  if (typeof next.interviewWebhookToken !== 'string') {
+    next.interviewWebhookToken = randomBytes(24).toString('hex');
+    saved.push('interviewWebhookToken');
+  }
   if (typeof next.interviewApiKey !== 'string')
     return invalid({
       field: 'interviewApiKey',
@@ -217,7 +233,10 @@ async function connectLink(id: string, request: ConsoleRequest, deps: ConsoleDep
   });
   // One live link a connection: the one it replaces is spent (false: already used or expired).
   const revoked = replaced !== undefined && (await deps.activity.useLink(replaced, now));
-  const made = `connect link made by ${request.principal}${revoked ? '; the one before it no longer works' : ''}`;
+  const made =
+    `connect link made by ${request.principal}` +
+    (saved.length ? `, with ${saved.join(' and ')} saved in ${secretRef}` : '') +
+    (revoked ? '; the one before it no longer works' : '');
   await deps.activity.addTimeline([operatorEntry(id, now, made)]);
   return { status: 201, body: { connectionId: id, token, path: `#/connect/${token}`, expiresAt, revoked } };
 }
@@ -334,6 +353,15 @@ const operatorEntry = (connectionId: string, at: number, detail: string): Timeli
   kind: 'operator',
   detail: `${connectionId}: ${detail}`,
 });
+
+/** A change to one connection by a connect link, in the operators' audit (names and outcomes, never a value). */
+export async function auditConnection(
+  deps: Pick<ConsoleDependencies, 'activity' | 'now'>,
+  connectionId: string,
+  detail: string,
+): Promise<void> {
+  await deps.activity.addTimeline([operatorEntry(connectionId, (deps.now ?? Date.now)(), detail)]);
+}
 
 async function audit(deps: ConsoleDependencies, principal: string, what: string): Promise<void> {
   const at = (deps.now ?? Date.now)();

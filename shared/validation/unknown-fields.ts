@@ -30,7 +30,8 @@ export function unknownFields(schema: v.GenericSchema, input: unknown, path = ''
   if (s.type === 'object' && s.entries && isRecord(input)) {
     const entries = s.entries;
     return Object.entries(input).flatMap(([key, value]) => {
-      const entry = entries[key];
+      // An own entry only: `__proto__` or `constructor` is a stray key, not Object's.
+      const entry = Object.hasOwn(entries, key) ? entries[key] : undefined;
       return entry ? unknownFields(entry, value, at(key)) : [{ path: at(key), known: Object.keys(entries) }];
     });
   }

@@ -1,14 +1,18 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type ConnectDependencies, handleConnectRequest } from '../../../shared/admin/connect-api';
+import { type ConnectDependencies, handleConnectRequest, ProviderSideError } from '../../../shared/admin/connect-api';
 import { linkHash } from '../../../shared/admin/console-api';
+import { ATS_ERROR_CODES, AtsError } from '../../../shared/ats/errors';
 import type { Connection } from '../../../shared/config';
 import type { ConnectLink } from '../../../shared/mapping/activity.records';
 import { VersionConflictError } from '../../../shared/mapping/connections.records';
 import { connectionDocument, workableFields } from '../../helpers/connections';
-import { consoleFakes } from '../../helpers/console';
+import { consoleFakes, operatorsAudit } from '../../helpers/console';
 import { NOW } from '../../helpers/pipeline-records';
 
 const API_URL = 'https://connector.example.com/';
+/** The customer's ATS refusing, as an adapter throws it. */
+const refused = (message: string, status = 401) =>
+  new AtsError(status === 429 ? ATS_ERROR_CODES.rateLimited : ATS_ERROR_CODES.unauthorized, message, { status });
 const WEBHOOK_KEY = 'greenhouse-webhook-key-0123456789';
 const ashbyFields = {
   id: 'acme-ashby',
@@ -125,12 +129,12 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       const world = await connectWorld({
         secret: saved,
         probe: async () => {
-          throw new Error('GET /v3/applications: 401 invalid_client');
+          throw refused('GET /v3/applications: 401 invalid_client');
         },
       });
-      const refused = await world.call('POST', ['finish']);
-      expect(refused.status).toBe(409);
-      expect(refused.body.error).toContain('greenhouse: GET /v3/applications: 401 invalid_client');
+      const answer = await world.call('POST', ['finish']);
+      expect(answer.status).toBe(409);
+      expect(answer.body.error).toContain('greenhouse: GET /v3/applications: 401 invalid_client');
       expect(world.activity.links.get(linkHash(world.token))?.usedAt).toBeUndefined();
       expect((await world.call('GET', [])).status).toBe(200);
     });
@@ -282,7 +286,7 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
         probe: async () => {
           const key = String(world?.secret().atsApiKey);
           keys.push(key);
-          if (!key.startsWith('good')) throw new Error('401 invalid API key');
+          if (!key.startsWith('good')) throw refused('401 invalid API key');
           return 'read 3 jobs';
         },
       });
@@ -311,7 +315,7 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
     it('answers saved but not working (200) when the ATS refuses them, naming the ATS', async () => {
       const world = await connectWorld({
         connection: ashbyFields,
-        probe: () => Promise.reject(new Error('401 invalid API key')),
+        probe: () => Promise.reject(refused('401 invalid API key')),
       });
       const answer = await world.call('POST', ['credentials'], { atsApiKey: 'wrong-key-31337' });
       expect(answer).toEqual({
@@ -408,12 +412,60 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
 
     it("answers 502 with the ATS's message when registering fails", async () => {
       const world = await connectWorld();
-      const deps = { ...world.deps, registerWebhooks: () => Promise.reject(new Error('429 slow down')) };
+      const deps = { ...world.deps, registerWebhooks: () => Promise.reject(refused('429 slow down', 429)) };
       const answer = await handleConnectRequest(
         { method: 'POST', token: world.token, path: ['webhooks'], query: {}, body: undefined },
         deps,
       );
-      expect(answer).toEqual({ status: 502, body: { error: '429 slow down' } });
+      expect(answer).toEqual({ status: 502, body: { error: 'greenhouse: 429 slow down' } });
+    });
+
+    it('tells the customer their provider sees why, not its detail, which the operator reads', async () => {
+      const world = await connectWorld({ connection: ashbyFields });
+      const unreadable = new ProviderSideError('secret connector/acme-ashby cannot be read: AccessDenied (role/ops)');
+      const deps = {
+        ...world.deps,
+        stages: () => Promise.reject(unreadable),
+        probe: () => Promise.reject(unreadable),
+        registerWebhooks: () => Promise.reject(unreadable),
+      };
+      const ask = (method: string, path: string[], body?: unknown) =>
+        handleConnectRequest({ method, token: world.token, path, query: {}, body }, deps);
+      const answers = [
+        await ask('GET', ['stages']),
+        await ask('POST', ['webhooks']),
+        await ask('POST', ['credentials'], { atsApiKey: 'key-0001' }),
+        await ask('POST', ['finish']),
+      ];
+      expect(answers.map((a) => a.status)).toEqual([502, 502, 200, 409]);
+      for (const answer of answers) {
+        expect(JSON.stringify(answer.body)).toContain("on your provider's side");
+        expect(JSON.stringify(answer.body)).not.toMatch(/connector\/acme-ashby|AccessDenied/);
+      }
+      const audit = operatorsAudit(world.activity.entries);
+      for (const what of ['reading the stages', 'registering webhooks', 'trying the credentials', 'finishing'])
+        expect(audit).toContain(`acme-ashby: connect link: ${what} failed: ${unreadable.message}`);
+      // Anything else that fails on the way (the store, a bug) is the provider's side too.
+      const broken = { ...world.deps, registerWebhooks: undefined as never };
+      const failed = await handleConnectRequest(
+        { method: 'POST', token: world.token, path: ['webhooks'], query: {}, body: undefined },
+        { ...broken, activity: { ...world.deps.activity, addTimeline: () => Promise.reject(new Error('throttled')) } },
+      );
+      expect(failed).toMatchObject({ status: 502, body: { error: expect.stringContaining("provider's side") } });
+    });
+
+    it("puts each step in the operators' audit, naming fields and outcomes, never a value", async () => {
+      const world = await connectWorld({ connection: ashbyFields });
+      await world.call('POST', ['credentials'], { atsApiKey: 'key-0001-secret' });
+      await world.call('POST', ['webhooks']);
+      await world.call('POST', ['finish']);
+      expect(operatorsAudit(world.activity.entries)).toEqual([
+        'acme-ashby: connect link: saved atsApiKey, atsWebhookSecret; the ATS takes them',
+        'acme-ashby: connect link: registered the webhooks (0 failed)',
+        'acme-ashby: connect link: finished, and spent',
+      ]);
+      expect(JSON.stringify(world.activity.entries)).not.toContain('key-0001-secret');
+      expect(JSON.stringify(world.activity.entries)).not.toContain(String(world.secret().atsWebhookSecret));
     });
   });
 });

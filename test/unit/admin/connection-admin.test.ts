@@ -116,6 +116,50 @@ describe('Use case: the admin API on connections', () => {
     expect(store.audits.at(-1)).toMatchObject({ action: 'rotate-keys', principal: 'arn:ops' });
   });
 
+  it('records a rotation on the version that stands when another change lands meanwhile: 200, not 409', async () => {
+    const store = memoryStore();
+    await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() });
+    const values = new Map<string, Record<string, unknown>>([['connector/acme-greenhouse', { atsApiKey: 'kept' }]]);
+    const secrets = {
+      read: async (ref: string) => values.get(ref),
+      // Another operator's patch lands between the secret's write and the change log's.
+      write: async (ref: string, value: Record<string, unknown>) => {
+        values.set(ref, value);
+        await ask(store, 'PATCH', ['acme-greenhouse'], { patch: { webhookFreshnessMinutes: 25 }, version: 1 });
+      },
+    };
+    const answer = await handleAdminRequest(
+      { method: 'POST', path: ['acme-greenhouse', 'rotate-keys'], query: {}, body: {}, principal: 'arn:ops' },
+      { store, secrets },
+    );
+    expect(answer).toMatchObject({ status: 200, body: { version: 3, rotated: ['interviewWebhookToken'] } });
+    expect(store.audits.map((a) => [a.action, a.version])).toEqual([
+      ['create', 1],
+      ['patch', 2],
+      ['rotate-keys', 3],
+    ]);
+    expect((await store.read('acme-greenhouse'))?.document).toMatchObject({ webhookFreshnessMinutes: 25 });
+  });
+
+  it.each(['__proto__', 'constructor'])(
+    'never takes %s in a patch for the prototype: nothing is smuggled',
+    async (key) => {
+      // As JSON.parse makes it: an own key, which a plain assignment would take for the prototype.
+      const patch = JSON.parse(`{"secretRef": null, "${key}": {"secretRef": "connector/elsewhere"}}`);
+      const merged = mergePatch({ id: 'a', secretRef: 'connector/a' }, patch) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+      expect(merged.secretRef).toBeUndefined();
+      expect(Object.keys(merged)).toEqual(['id', key]);
+      // Through the API (whose body parse drops the key): a required field removed is refused, nothing stored.
+      const store = memoryStore();
+      await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() });
+      expect((await ask(store, 'PATCH', ['acme-greenhouse'], { patch, version: 1 })).body).toMatchObject({
+        field: 'connection.secretRef',
+      });
+      expect(await store.read('acme-greenhouse')).toMatchObject({ version: 1 });
+    },
+  );
+
   it.each([
     [{ a: 1, b: { c: 2, d: 3 } }, { b: { c: null, e: 4 } }, { a: 1, b: { d: 3, e: 4 } }],
     [{ a: [1, 2] }, { a: [3] }, { a: [3] }],

@@ -293,8 +293,13 @@ describe('Use case: the console API', () => {
       expect(validUntil - NOW).toBe(7 * DAY_MS);
       expect(answer.body.expiresAt).toBe(validUntil);
       expect(JSON.stringify(fakes.activity.entries)).not.toContain(token);
-      expect(operatorsAudit(fakes.activity.entries)).toEqual([`acme-greenhouse: connect link made by ${OPERATOR}`]);
+      // The audit names what went into the secret, never a value.
+      expect(operatorsAudit(fakes.activity.entries)).toEqual([
+        `acme-greenhouse: connect link made by ${OPERATOR}, with interviewApiKey and interviewWebhookToken saved in ` +
+          'connector/acme-greenhouse',
+      ]);
       const secret = fakes.secrets.values.get('connector/acme-greenhouse') as Record<string, unknown>;
+      expect(JSON.stringify(fakes.activity.entries)).not.toContain(secret.interviewWebhookToken as string);
       expect(secret).toMatchObject({ atsClientId: 'kept', interviewApiKey: 'iv-key-1' });
       expect(secret.interviewWebhookToken).toMatch(/^[0-9a-f]{48}$/);
       expect(JSON.stringify(answer.body)).not.toContain('iv-key-1');

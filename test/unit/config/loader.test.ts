@@ -102,6 +102,11 @@ describe('Function: parseConnections', () => {
     expect(() => parseConnections(typo)).toThrow(
       '(acme-greenhouse).triggers.0.stagee: unknown field (did you mean stage?)',
     );
+    // A key Object itself has is a stray key too, never taken for one the schema knows.
+    const [own] = JSON.parse(JSON.stringify(connectionDocument().connections)) as Record<string, unknown>[];
+    expect(() => parseConnections({ connections: [{ ...own, constructor: { x: 1 } }] })).toThrow(
+      '(acme-greenhouse).constructor: unknown field',
+    );
     // Connections already stored are read as the functions read them: the field is not refused there.
     expect(parseConnections(typo, 'the connections table', { unknownFields: 'ignore' })).toHaveLength(1);
     // What the schema knows, nested and optional, passes: the shipped files are checked below.

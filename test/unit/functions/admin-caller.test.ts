@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { callerOf, OPERATORS_GROUP } from '../../../functions/admin-api/admin-api.handler';
+import { callerOf, handler, OPERATORS_GROUP, pathParts } from '../../../functions/admin-api/admin-api.handler';
 
 /** An API Gateway event whose authorizer passed `authorizer` (IAM's principal or a Cognito token's claims). */
 const eventWith = (authorizer: unknown): APIGatewayProxyEventV2 =>
@@ -38,6 +38,24 @@ describe('Function: callerOf (the admin API handler)', () => {
   it('refuses a request no authorizer vouched for', () => {
     expect(callerOf(eventWith(undefined))).toBeUndefined();
     expect(callerOf(eventWith({ iam: { userArn: '' } }))).toBeUndefined();
+  });
+
+  it('answers 400 to a path that is not valid percent-encoding, on any root, reading nothing', async () => {
+    expect(pathParts('/acme/%E0')).toBeUndefined();
+    expect(pathParts('/acme%2Dgh/audit')).toEqual(['acme-gh', 'audit']);
+    for (const rawPath of ['/connect-api/%E0', '/admin/connections/%E0%A4%A', '/console-api/connections/%']) {
+      const event = {
+        rawPath,
+        body: '{"atsApiKey": "k"}',
+        requestContext: { http: { method: 'POST' }, authorizer: { iam: { userArn: 'arn:ops' } } },
+      } as unknown as APIGatewayProxyEventV2;
+      const answer = await handler(event);
+      expect(answer.headers).toMatchObject({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+      expect([answer.statusCode, JSON.parse(String(answer.body))]).toEqual([
+        400,
+        { error: 'the path is not valid percent-encoding', field: '(path)' },
+      ]);
+    }
   });
 
   it("loads without the stack's environment (the console's dependencies are made on first use)", async () => {
