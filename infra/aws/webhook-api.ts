@@ -81,7 +81,7 @@ export function addConsoleRoutes(api: HttpApi, adminApi: IFunction, callers: Con
   acknowledgeNoAuthorizer(connect, {
     reason:
       "A customer opening their connect link has no account to sign in with: the link's one-time secret token, " +
-      'in the path, is checked by the function before anything is read or written.',
+      'in the path, is checked by the function before any connection or secret is read or written.',
   });
 }
 

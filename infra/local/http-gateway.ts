@@ -113,7 +113,7 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
 
 /** Static files served under a path, as CloudFront serves the console's bucket on AWS. */
 export interface StaticFiles {
-  /** `/console`: `/console` and `/console/` answer `index.html`. */
+  /** `/console`: `/console/` answers `index.html`, and `/console` sends the browser there (as CloudFront does). */
   prefix: string;
   dir: string;
   /** Files made at start (the console's `config.json`), by name. */
@@ -137,6 +137,12 @@ const STATIC_HEADERS = {
 
 function serveStatic(files: StaticFiles, pathname: string, response: ServerResponse): boolean {
   if (pathname !== files.prefix && !pathname.startsWith(`${files.prefix}/`)) return false;
+  // index.html loads app.js and app.css by relative paths: under `/console` they would resolve under `/`.
+  if (pathname === files.prefix) {
+    response.writeHead(301, { location: `${files.prefix}/`, ...STATIC_HEADERS });
+    response.end();
+    return true;
+  }
   const name = pathname.slice(files.prefix.length).replace(/^\/+/, '') || 'index.html';
   const generated = files.generated?.[name];
   const path = join(files.dir, name);

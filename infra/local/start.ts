@@ -12,14 +12,16 @@ const USAGE = `usage: npm start [-- options]
   (no option)             the local stack and the demo through it, then serving until Ctrl-C (the connector on
                           :${LOCAL_DEFAULTS.gatewayPort}; details in .local/stack.json)
   --once                  the demo, then exit: 0, or non-zero naming the step that failed (on free ports)
-  --no-demo               serve without the demo
+  --no-demo               serve without the demo, the connections as the file sets them (for the demo, every
+                          trigger reminds and expires in seconds, and statuses are tags)
   --config FILE           another connections file (the sandboxes' \${…_SANDBOX_URL} are filled in)
   --port N                the connector's port (default ${LOCAL_DEFAULTS.gatewayPort})
   --verbose               the functions' INFO log lines
   --per-candidate         every connection with per-candidate invitations
   --sparse-reports RATE   the interview-service sandbox leaves fields out of this share of its reports
   --page-cap N            the interview-service sandbox answers at most N items a page, whatever the limit asked
-  --one-process           every handler in one process, for a debugger's breakpoints; never for figures`;
+  --one-process           every handler in one process, for a debugger's breakpoints; never for figures
+  --help, -h              these options`;
 
 /** The command line; an unknown option or a missing value is named, with the usage, never a stack trace. */
 function parseCommandLine() {
@@ -90,8 +92,9 @@ const stack = await startLocalStack({
   fixedAtsPorts: !values.once,
   logLevel: values.verbose ? 'INFO' : 'WARN',
   reconcileIntervalMs: values.once ? 0 : LOCAL_DEFAULTS.reconcileIntervalMs,
-  // Statuses as tags in every ATS, and reminders and expiry in seconds instead of days, so the demo shows them.
-  lifecycle: { ...DEMO_LIFECYCLE, reminders: { ...DEMO_LIFECYCLE.reminders } },
+  // For the demo only: statuses as tags in every ATS, and reminders and expiry in seconds instead of days, so it shows
+  // them. Without it (`--no-demo`), the connections are served as the file sets them.
+  ...(values['no-demo'] ? {} : { lifecycle: { ...DEMO_LIFECYCLE, reminders: { ...DEMO_LIFECYCLE.reminders } } }),
   runtime: values['one-process'] ? 'one-process' : 'environments',
 }).catch((error: unknown) => {
   // A bad connections file, a port in use, Java missing: one clear line, no stack trace.
@@ -106,6 +109,12 @@ stack.interview.setFaults({
 console.log(
   `Connector listening on ${stack.gatewayUrl} (${Date.now() - started} ms); stack details in ${stack.stackFile}`,
 );
+if (!values['no-demo'])
+  console.log(
+    `For the demo, every trigger reminds after ${DEMO_LIFECYCLE.reminders.afterHours * 3600} s and expires after ` +
+      `${Math.round(DEMO_LIFECYCLE.expireAfterDays * 86_400)} s, every stage is swept each ` +
+      `${DEMO_LIFECYCLE.sweepEveryMinutes * 60} s and statuses are tags (--no-demo: as the connections file sets them)`,
+  );
 // The operator's console on one machine: its local sign-in is this key (Cognito's on AWS).
 console.log(`Console: ${stack.gatewayUrl}/console/ (sign in with the operator key ${stack.operatorKey})`);
 console.log(

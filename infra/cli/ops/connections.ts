@@ -106,6 +106,11 @@ const describe = (answer: Answer) =>
   (answer.body.field ? ` (field ${answer.body.field})` : '');
 
 /** The connections of a file, each validated as `cdk deploy` validates it, with the file's own placeholders. */
+/** A connections file as the stack takes it: the local stack's `${…_SANDBOX_URL}` filled in (`placeholders`). */
+export function connectionsOfFile(file: string, placeholders: Readonly<Record<string, string>>): Connection[] {
+  return parseConnections(JSON.parse(fillPlaceholders(readFileSync(file, 'utf8'), placeholders)), file);
+}
+
 function documentsOf(file: string, placeholders: Readonly<Record<string, string>>): { id: string }[] {
   const document = JSON.parse(fillPlaceholders(readFileSync(file, 'utf8'), placeholders)) as {
     connections?: { id: string }[];
@@ -115,6 +120,8 @@ function documentsOf(file: string, placeholders: Readonly<Record<string, string>
 }
 
 const SUBCOMMANDS = ['list', 'get', 'put', 'import', 'export', 'disable', 'enable', 'rotate-keys', 'audit'];
+/** What each connections command takes, named when it is missing. */
+const ARGUMENTS: Record<string, string> = { put: 'FILE', import: 'FILE' };
 
 /**
  * `npm run ops -- connections list|get ID|put FILE|import FILE [--prune]|export|disable ID|enable ID|audit ID`:
@@ -157,7 +164,11 @@ export async function connectionsCommand(
       lines: [`${['connections', sub].filter(Boolean).join(' ')}: unknown (${SUBCOMMANDS.join(', ')})`],
       code: 2,
     };
-  if (!arg) return { lines: [`connections ${sub}: needs an argument (see npm run ops)`], code: 2 };
+  if (!arg)
+    return { lines: [`connections ${sub}: needs ${ARGUMENTS[sub] ?? 'an argument'} (see npm run ops)`], code: 2 };
+  // Only an import prunes: a put of one file must not read as having deleted what the file leaves out.
+  if (args.prune && sub !== 'import')
+    return { lines: [`connections ${sub}: --prune goes with import only (import FILE --prune)`], code: 2 };
   if (sub === 'put' || sub === 'import')
     return putAll(target, documentsOf(arg, target.placeholders ?? {}), sub, args.prune ?? false);
   if (sub === 'get') {

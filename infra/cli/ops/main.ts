@@ -1,5 +1,4 @@
-import { loadConnectionsFile } from '../../../shared/config';
-import { type AdminTarget, adminCall, connectionsCommand, tableConnections } from './connections';
+import { type AdminTarget, adminCall, connectionsCommand, connectionsOfFile, tableConnections } from './connections';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -44,8 +43,9 @@ const USAGE = `usage: npm run ops -- <command> [--stack .local/stack.json | --aw
   connections list|export                     the connections in the table (export: as a connections file)
   connections get|disable|enable|audit ID     one connection, turned off or on, or its changes (who, what, when)
   connections rotate-keys ID                  new keys the connector issues for it (written to its secret, not shown)
-  connections put|import FILE [--prune]       each connection of FILE created or replaced (import: unchanged ones
-                                              left alone; --prune deletes those the file does not hold)
+  connections put|import FILE                 each connection of FILE created or replaced (import: unchanged ones
+                                              left alone)
+  connections import FILE --prune             the same, and the connections the file does not hold deleted
   orders [--connection C]                     assessment orders by source and state; those with work left or failed
   partner-key --connection C                  a new key to give the customer for its ATS's order calls
   kombo-packages --connection C [--connections FILE] [--publish [--remove]]
@@ -85,9 +85,9 @@ if (values.help) {
   process.exit(0);
 }
 
-function fail(message: string): never {
+function fail(message: string, code = 2): never {
   console.error(message);
-  process.exit(2);
+  process.exit(code);
 }
 
 interface Target {
@@ -173,7 +173,7 @@ async function arnOf(sqs: SQSClient, url: string): Promise<string> {
  */
 async function printUrls(): Promise<void> {
   const connections = values.connections
-    ? loadConnectionsFile(values.connections)
+    ? connectionsOfFile(values.connections, localPlaceholders())
     : await tableConnections(adminTarget());
   let apiUrl: unknown;
   if (values.aws) apiUrl = stackOutputs()?.ApiUrl ?? process.env.API_URL;
@@ -187,12 +187,21 @@ async function printUrls(): Promise<void> {
   }
 }
 
+/** The running local stack's `${…_SANDBOX_URL}` values, for a connections file that names them (none with --aws). */
+function localPlaceholders(): Record<string, string> {
+  if (values.aws || !existsSync(values.stack)) return {};
+  return (
+    (JSON.parse(readFileSync(values.stack, 'utf8')) as { placeholders?: Record<string, string> }).placeholders ?? {}
+  );
+}
+
 /** The connection's Kombo packages: compared, or published (the secret from Secrets Manager with --aws). */
 async function publishKomboPackages(): Promise<void> {
   const id = require('connection');
   const local = existsSync(values.stack) ? JSON.parse(readFileSync(values.stack, 'utf8')) : undefined;
   const file = values.connections ?? local?.files?.connections ?? fail(`--connections is required\n${USAGE}`);
-  const connection = loadConnectionsFile(file).find((c) => c.id === id) ?? fail(`no connection ${id} in ${file}`);
+  const connection =
+    connectionsOfFile(file, localPlaceholders()).find((c) => c.id === id) ?? fail(`no connection ${id} in ${file}`);
   const secrets = values.aws
     ? secretsManagerStore(new SecretsManagerClient({}))
     : fileSecretStore(local?.files?.secrets ?? fail('no local secrets: run npm start, or pass --aws'));
@@ -253,6 +262,25 @@ async function flagUnknownConnection(found: number): Promise<void> {
   process.exitCode = 1;
 }
 
+/**
+ * A partner key for a connection that takes orders from inside its ATS. Where the admin API answers (the local stack,
+ * or `--aws`), a connection it does not know, or one that takes no such orders, is refused (exit 1), never issued.
+ */
+async function partnerKey(id: string): Promise<void> {
+  const admin = findAdminTarget();
+  const answer =
+    typeof admin === 'string'
+      ? undefined
+      : await adminCall(admin, 'GET', `/${encodeURIComponent(id)}`).catch(() => undefined);
+  if (answer?.status === 404 && String(answer.body?.error ?? '').startsWith('no connection'))
+    fail(`no connection ${id} in the connections table (see: npm run ops -- connections list)`, 1);
+  const orders = (answer?.body?.connection as { orders?: { greenhouse?: unknown; ashby?: unknown } } | undefined)
+    ?.orders;
+  if (answer?.status === 200 && !orders?.greenhouse && !orders?.ashby)
+    fail(`${id} takes no orders from inside its ATS: set its orders.greenhouse or orders.ashby first`, 1);
+  printPartnerKey(id);
+}
+
 /** How many words each command takes (`dlq list`, `connections get ID`); one more is a mistake, not ignored. */
 const WORDS: Record<string, number> = { dlq: 2, connections: 3 };
 
@@ -268,7 +296,7 @@ async function main(): Promise<void> {
     process.exitCode = code;
     return;
   }
-  if (command === 'partner-key') return printPartnerKey(require('connection'));
+  if (command === 'partner-key') return partnerKey(require('connection'));
   if (command === 'kombo-packages') return publishKomboPackages();
   const t = target();
   const store = dynamoMappingStore({ tables: t.tables, client: t.dynamo });

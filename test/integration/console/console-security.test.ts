@@ -69,6 +69,9 @@ describe("The console's sign-in, the connect links' reach, and the secrets kept 
       expect(served.text).not.toContain(stack.operatorKey);
     }
     expect((await call('GET', '/console/../stack.json')).status).toBe(404);
+    // `/console` sends the browser to `/console/`, where index.html's relative app.js resolves (as CloudFront does).
+    const bare = await fetch(`${stack.gatewayUrl}/console`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([301, '/console/']);
   });
 
   it("answers no secret value in any of the operators' pages", async () => {
