@@ -135,11 +135,17 @@ function customersView(answer: AdminAnswer): AdminAnswer {
   const lines = (answer.body as { lines?: CheckLine[] }).lines;
   if (answer.status !== 200 || !lines) return answer;
   const theirs = lines.filter((line) => line.provider);
+  // The operator's command to register the webhooks is the page's button for the customer.
+  const own = lines
+    .filter((line) => !line.provider)
+    .map((line) =>
+      line.fix?.includes('--register-webhooks') ? { ...line, fix: 'press "Register the webhooks" in step 3' } : line,
+    );
   const failed = theirs.filter((line) => line.status === 'fail').length;
   const summary: CheckLine = failed
     ? { status: 'fail', what: `${failed} of your provider's checks failed: they see which in their console` }
     : { status: 'pass', what: `your provider's side: ${theirs.length} checks, none failed` };
-  return { ...answer, body: { ...answer.body, lines: [...lines.filter((line) => !line.provider), summary] } };
+  return { ...answer, body: { ...answer.body, lines: [...own, summary] } };
 }
 
 /** The ATSs whose webhooks the connector registers through their API (the connect page's Register button). */

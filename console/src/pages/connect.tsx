@@ -16,6 +16,14 @@ interface Stages {
   stages: { id: string; name: string }[];
 }
 
+/** The ATSs as their vendors write them. */
+const ATS_NAMES: Record<string, string> = {
+  greenhouse: 'Greenhouse',
+  ashby: 'Ashby',
+  lever: 'Lever',
+  workable: 'Workable',
+};
+
 const LABELS: Record<string, string> = {
   atsApiKey: 'API key',
   atsClientId: 'OAuth client id (Harvest v3)',
@@ -134,7 +142,7 @@ export function ConnectPage(props: { token: string }) {
 
   return (
     <main class="narrow">
-      <h1>{throughKombo ? 'Connect your ATS (through Kombo)' : `Connect your ${summary.ats} account`}</h1>
+      <h1>{throughKombo ? 'Connect your ATS (through Kombo)' : `Connect your ${ATS_NAMES[summary.ats] ?? summary.ats} account`}</h1>
       <p>
         For <strong>{summary.connectionId}</strong>. This link works until you press Finish below, or until{' '}
         {when(summary.expiresAt)} at the latest.

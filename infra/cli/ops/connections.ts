@@ -228,8 +228,11 @@ async function putAll(
     if (answer.status >= 300) {
       lines.push(`${document.id}: ${describe(answer)}`);
       code = answer.status === 409 ? 3 : 1;
-    } else
-      lines.push(`${document.id}: ${answer.status === 201 ? 'created' : 'replaced'} (version ${answer.body.version})`);
+    } else {
+      // A put of what is stored writes nothing (the admin API answers the version it has): said so, as import says it.
+      const outcome = answer.status === 201 ? 'created' : answer.body.version === version ? 'unchanged' : 'replaced';
+      lines.push(`${document.id}: ${outcome} (version ${answer.body.version})`);
+    }
   }
   if (mode === 'import' && prune) {
     const inFile = new Set(documents.map((d) => d.id));

@@ -472,10 +472,18 @@ async function main(): Promise<void> {
 
 // The SDK clients keep sockets open; an operator's command ends when its work does, with the code it set (a
 // refused change, a difference found), 0 otherwise.
+/** A file named on the command line that is not there, said as such (not Node's ENOENT line). */
+function noSuchFile(error: unknown): string | undefined {
+  const { code, path } = error as { code?: unknown; path?: unknown };
+  return code === 'ENOENT' && typeof path === 'string' ? `${path}: no such file` : undefined;
+}
+
 await main().then(
   () => process.exit(Number(process.exitCode ?? 0)),
   (error: unknown) => {
-    console.error(`ops: ${(!values.aws && localStackDown(error, values.stack)) || errorMessage(error)}`);
+    console.error(
+      `ops: ${(!values.aws && localStackDown(error, values.stack)) || noSuchFile(error) || errorMessage(error)}`,
+    );
     process.exit(1);
   },
 );

@@ -95,7 +95,8 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     expect(pings.map((d) => d.status)).toEqual([200]);
     const { email } = await moveIn('Ada', 'Hiring Manager Review');
     expect(await invitedInterviewId(stack, email, 60_000)).toMatch(/\w/);
-    // Putting the same file again through import changes nothing.
+    // Putting the same file again, through put or import, changes nothing and says so.
+    expect((await runOps(stack, 'connections', 'put', file)).out).toContain(`${ID}: unchanged (version 1)`);
     expect((await runOps(stack, 'connections', 'import', file)).out).toContain(`${ID}: unchanged (version 1)`);
   }, 120_000);
 
@@ -238,6 +239,8 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     // --prune goes with import only: a put of one file never reads as having pruned the rest.
     const pruned = await runOps(stack, 'connections', 'put', 'config/connections.local.json', '--prune');
     expect([pruned.status, pruned.out]).toEqual([2, expect.stringContaining('--prune goes with import only')]);
+    const absent = await runOps(stack, 'connections', 'put', 'config/no-such-file.json');
+    expect([absent.status, absent.out]).toEqual([1, 'ops: config/no-such-file.json: no such file\n']);
     const fileless = await runOps(stack, 'connections', 'put');
     expect([fileless.status, fileless.out]).toEqual([2, expect.stringContaining('connections put: needs FILE')]);
   });

@@ -204,7 +204,7 @@ describe('The console, in Chromium', () => {
     // The customer's browser: no operator sign-in, only the link.
     const customer = watch(await browser.newPage({ viewport: { width: 1280, height: 900 } }));
     await customer.goto(href);
-    await customer.getByRole('heading', { name: 'Connect your ashby account' }).waitFor();
+    await customer.getByRole('heading', { name: 'Connect your Ashby account' }).waitFor();
     // Finishing before any credentials work keeps the link, and says what is missing.
     await customer.getByRole('button', { name: 'Finish' }).click();
     await expect.poll(() => customer.locator('section').last().textContent()).toContain('Save your ATS credentials');

@@ -397,6 +397,7 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       world.deps.doctor = async () => [
         { status: 'pass', what: 'greenhouse credentials work' },
         { status: 'fail', what: 'no webhook', fix: 'register it' },
+        { status: 'fail', what: 'no stage webhook', fix: 'run npm run doctor -- --connection c --register-webhooks' },
         { status: 'fail', what: 'interview-service webhook', fix: 'interviewWebhookToken of secret s', provider: true },
         { status: 'info', what: 'SES sender not checked on one machine (run with --aws)', provider: true },
       ];
@@ -404,10 +405,12 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect(doctor.body.lines).toEqual([
         { status: 'pass', what: 'greenhouse credentials work' },
         { status: 'fail', what: 'no webhook', fix: 'register it' },
+        // The operator's command is the page's button for the customer.
+        { status: 'fail', what: 'no stage webhook', fix: 'press "Register the webhooks" in step 3' },
         { status: 'fail', what: "1 of your provider's checks failed: they see which in their console" },
       ]);
       // The operator's console keeps every line.
-      expect(world.activity.doctorResults.get('acme-greenhouse')?.lines).toHaveLength(4);
+      expect(world.activity.doctorResults.get('acme-greenhouse')?.lines).toHaveLength(5);
     });
 
     it("answers 502 with the ATS's message when registering fails", async () => {

@@ -23,6 +23,15 @@ describe('Function: describeFirstIssue', () => {
     );
   });
 
+  it('says a value outside a list is a wrong choice, naming the choices; a missing one is required', () => {
+    const schema = v.object({ visibility: v.picklist(['admin_only', 'private', 'public']) });
+    expect(messageOf(schema, { visibility: 'secret-ish' })).toBe(
+      'visibility: must be one of "admin_only", "private", "public"',
+    );
+    expect(messageOf(schema, {})).toBe('visibility: is required');
+    expect(messageOf(v.object({ q: v.picklist(['a', 'b'], 'must be a or b') }), { q: 'c' })).toBe('q: must be a or b');
+  });
+
   it('keeps what was received where it is a kind of value (null, an array), not the value', () => {
     expect(messageOf(v.object({ name: v.string() }), { name: null })).toBe(
       'name: Invalid type: Expected string but received null',
