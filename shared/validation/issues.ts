@@ -34,7 +34,10 @@ export function issueMessage(issue: v.BaseIssue<unknown>): string {
   if (issue.type === 'non_empty' && issue.message.startsWith('Invalid length')) return 'must not be empty';
   // Valibot's own for a value outside a list (`Invalid type: Expected ("a" | "b")`): a wrong choice, said as one.
   if (issue.type === 'picklist' && issue.message.startsWith('Invalid type') && issue.input !== undefined)
-    return `must be one of ${issue.expected?.replace(/^\(|\)$/g, '').split(' | ').join(', ')}`;
+    return `must be one of ${issue.expected
+      ?.replace(/^\(|\)$/g, '')
+      .split(' | ')
+      .join(', ')}`;
   // Valibot's own messages end with what was received: the value itself for a text, a number or a format (an e-mail,
   // a key), kept only where it is a count (a length, a size).
   if (COUNTED.test(issue.type) || TYPE_WORDS.has(issue.received)) return issue.message;

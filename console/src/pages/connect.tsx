@@ -142,7 +142,11 @@ export function ConnectPage(props: { token: string }) {
 
   return (
     <main class="narrow">
-      <h1>{throughKombo ? 'Connect your ATS (through Kombo)' : `Connect your ${ATS_NAMES[summary.ats] ?? summary.ats} account`}</h1>
+      <h1>
+        {throughKombo
+          ? 'Connect your ATS (through Kombo)'
+          : `Connect your ${ATS_NAMES[summary.ats] ?? summary.ats} account`}
+      </h1>
       <p>
         For <strong>{summary.connectionId}</strong>. This link works until you press Finish below, or until{' '}
         {when(summary.expiresAt)} at the latest.
