@@ -106,6 +106,26 @@ const describe = (answer: Answer) =>
   (answer.body.field ? ` (field ${answer.body.field})` : '');
 
 /** The connections of a file, each validated as `cdk deploy` validates it, with the file's own placeholders. */
+/**
+ * Why no partner key is issued for the connection, given the admin API's answer for it (none where it is out of
+ * reach): a connection it does not know, or one that takes no orders from inside its ATS. Undefined: issue it.
+ */
+export function partnerKeyRefusal(id: string, answer: Answer | undefined): string | undefined {
+  if (answer?.status === 404 && String(answer.body?.error ?? '').startsWith('no connection'))
+    return `no connection ${id} in the connections table (see: npm run ops -- connections list)`;
+  const orders = (answer?.body?.connection as { orders?: { greenhouse?: unknown; ashby?: unknown } } | undefined)
+    ?.orders;
+  if (answer?.status === 200 && !orders?.greenhouse && !orders?.ashby)
+    return `${id} takes no orders from inside its ATS: set its orders.greenhouse or orders.ashby first`;
+  return undefined;
+}
+
+/** A file named on the command line that is not there, said as such (not Node's ENOENT line). */
+export function noSuchFile(error: unknown): string | undefined {
+  const { code, path } = error as { code?: unknown; path?: unknown };
+  return code === 'ENOENT' && typeof path === 'string' ? `${path}: no such file` : undefined;
+}
+
 /** A connections file as the stack takes it: the local stack's `${…_SANDBOX_URL}` filled in (`placeholders`). */
 export function connectionsOfFile(file: string, placeholders: Readonly<Record<string, string>>): Connection[] {
   return parseConnections(JSON.parse(fillPlaceholders(readFileSync(file, 'utf8'), placeholders)), file);

@@ -1,4 +1,12 @@
-import { type AdminTarget, adminCall, connectionsCommand, connectionsOfFile, tableConnections } from './connections';
+import {
+  type AdminTarget,
+  adminCall,
+  connectionsCommand,
+  connectionsOfFile,
+  noSuchFile,
+  partnerKeyRefusal,
+  tableConnections,
+} from './connections';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -272,12 +280,8 @@ async function partnerKey(id: string): Promise<void> {
     typeof admin === 'string'
       ? undefined
       : await adminCall(admin, 'GET', `/${encodeURIComponent(id)}`).catch(() => undefined);
-  if (answer?.status === 404 && String(answer.body?.error ?? '').startsWith('no connection'))
-    fail(`no connection ${id} in the connections table (see: npm run ops -- connections list)`, 1);
-  const orders = (answer?.body?.connection as { orders?: { greenhouse?: unknown; ashby?: unknown } } | undefined)
-    ?.orders;
-  if (answer?.status === 200 && !orders?.greenhouse && !orders?.ashby)
-    fail(`${id} takes no orders from inside its ATS: set its orders.greenhouse or orders.ashby first`, 1);
+  const refused = partnerKeyRefusal(id, answer);
+  if (refused) fail(refused, 1);
   printPartnerKey(id);
 }
 
@@ -472,12 +476,6 @@ async function main(): Promise<void> {
 
 // The SDK clients keep sockets open; an operator's command ends when its work does, with the code it set (a
 // refused change, a difference found), 0 otherwise.
-/** A file named on the command line that is not there, said as such (not Node's ENOENT line). */
-function noSuchFile(error: unknown): string | undefined {
-  const { code, path } = error as { code?: unknown; path?: unknown };
-  return code === 'ENOENT' && typeof path === 'string' ? `${path}: no such file` : undefined;
-}
-
 await main().then(
   () => process.exit(Number(process.exitCode ?? 0)),
   (error: unknown) => {

@@ -228,37 +228,17 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
         expect.stringMatching(new RegExp(`^demo-${kind}: (unchanged|replaced) \\(version \\d+\\)$`)),
       ),
     );
-    // So does every command that reads a connections file.
-    const urls = await runOps(stack, 'urls', '--connections', 'config/connections.local.json');
-    expect([urls.status, urls.out]).toEqual([
-      0,
-      expect.stringContaining(`demo-lever (lever): ${stack.gatewayUrl}/webhooks/ats/demo-lever\n`),
-    ]);
     const option = await runOps(stack, 'status', '--frob');
     expect([option.status, option.out]).toEqual([2, expect.stringContaining("Unknown option '--frob'")]);
-    // --prune goes with import only: a put of one file never reads as having pruned the rest.
-    const pruned = await runOps(stack, 'connections', 'put', 'config/connections.local.json', '--prune');
-    expect([pruned.status, pruned.out]).toEqual([2, expect.stringContaining('--prune goes with import only')]);
-    const absent = await runOps(stack, 'connections', 'put', 'config/no-such-file.json');
-    expect([absent.status, absent.out]).toEqual([1, 'ops: config/no-such-file.json: no such file\n']);
-    const fileless = await runOps(stack, 'connections', 'put');
-    expect([fileless.status, fileless.out]).toEqual([2, expect.stringContaining('connections put: needs FILE')]);
   });
 
-  it('issues a partner key only for a connection that takes orders from inside its ATS', async () => {
-    const issued = await runOps(stack, 'partner-key', '--connection', 'demo-ashby');
-    expect([issued.status, issued.out]).toEqual([0, expect.stringMatching(/^demo-ashby\.\S{20,}\n/)]);
+  it('issues no partner key for a connection the admin API does not know (exit 1)', async () => {
+    // The other refusals, and the keys issued, are held by ops-connections.test.ts (partnerKeyRefusal).
     const typo = await runOps(stack, 'partner-key', '--connection', 'demo-ashbey');
     expect([typo.status, typo.out]).toEqual([
       1,
       'no connection demo-ashbey in the connections table (see: npm run ops -- connections list)\n',
     ]);
-    const none = await runOps(stack, 'partner-key', '--connection', 'demo-lever');
-    expect([none.status, none.out]).toEqual([
-      1,
-      expect.stringContaining('demo-lever takes no orders from inside its ATS'),
-    ]);
-    expect(none.out).not.toMatch(/demo-lever\.\S{20,}/);
   });
 
   it('says when a --connection that found nothing is no connection at all (a typo), and exits non-zero', async () => {
