@@ -23,6 +23,8 @@ export interface AtsHttpOptions {
   gate?: CallGate | undefined;
   /** The headers the ATS announces its window in (its profile's): a 429 without Retry-After waits for its reset. */
   rateHeaders?: RateHeaders | undefined;
+  /** The least wait after a 429 that names no wait and no reset (its profile's `throttled.backOffFromMs`). */
+  throttledWaitMs?: number | undefined;
   /** Sent with every call besides the credentials (Kombo's `X-Integration-Id`). */
   headers?: Record<string, string> | undefined;
 }
@@ -62,9 +64,18 @@ export function safeJson(text: string): unknown {
  */
 const ATS_WAIT_IN_SLOT_MS = 5_000;
 
-function errorDetail(text: string): string {
+/**
+ * What an error body says: its `message`, or its `error` as text, or as an object with its code first (`{error:
+ * {code, message}}`, Kombo's envelope: its code is what to branch on, ats-routes.json `ats.kombo.rateLimit`).
+ */
+export function errorDetail(text: string): string {
   const body = safeJson(text) as { message?: unknown; error?: unknown } | undefined;
-  const detail = typeof body?.message === 'string' ? body.message : typeof body?.error === 'string' ? body.error : '';
+  const error = body?.error as { code?: unknown; message?: unknown } | string | undefined;
+  const nested =
+    error && typeof error === 'object'
+      ? [error.code, error.message].filter((part) => typeof part === 'string' && part).join(': ')
+      : '';
+  const detail = typeof body?.message === 'string' ? body.message : typeof error === 'string' ? error : nested;
   return detail.slice(0, 200);
 }
 
@@ -94,6 +105,8 @@ export class AtsHttpClient {
       gate,
       sleep,
       rateHeaders: PROFILES[connection.ats as keyof typeof PROFILES]?.rateHeaders,
+      throttledWaitMs: (PROFILES[connection.ats as keyof typeof PROFILES]?.throttled as { backOffFromMs?: number })
+        ?.backOffFromMs,
       ...extra,
     });
   }
@@ -197,7 +210,9 @@ export class AtsHttpClient {
       if (response.status < 200 || response.status >= 300) {
         const retryAfter =
           parseRetryAfter(response.headers, now()) ??
-          (response.status === 429 ? resetWaitMs(this.options.rateHeaders, response.headers, now()) : undefined);
+          (response.status === 429
+            ? (resetWaitMs(this.options.rateHeaders, response.headers, now()) ?? this.options.throttledWaitMs)
+            : undefined);
         throw atsErrorForStatus(
           { status: response.status, retryAfterMs: retryAfter },
           where,

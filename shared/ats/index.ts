@@ -8,6 +8,7 @@ import { KomboAdapter } from './kombo/kombo.adapter';
 import type { AtsAdapter } from './port';
 import { documentedRate, PROFILES } from './profiles';
 import type { CallGate } from './call-gate';
+import type { AtsAdapterOptions } from './webhook-body';
 
 export * from './port';
 export * from './errors';
@@ -21,6 +22,8 @@ export interface AdapterDependencies {
   timeoutMs?: number;
   /** The connection's pacing (shared/pacing/): the functions pass one, the doctor and most tests none. */
   gate?: CallGate;
+  /** How a retry waits (a test records the waits instead of sleeping them). */
+  sleep?: AtsAdapterOptions['sleep'];
 }
 
 /**

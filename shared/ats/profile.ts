@@ -46,8 +46,11 @@ export interface VendorProfile {
   rate: RateCounting & Sourced;
   /** Absent where the vendor announces no window (Lever, Ashby). */
   rateHeaders?: RateHeaders & Sourced;
-  /** A 429: whether it names its wait in `Retry-After` (seconds), and its body. */
-  throttled: { retryAfter: boolean; body: string } & Sourced;
+  /**
+   * A 429: whether it names its wait in `Retry-After` (seconds), and its body; `backOffFromMs` where the vendor names
+   * neither a wait nor a reset but says how long to back off (a retry sooner meets the same refusal).
+   */
+  throttled: { retryAfter: boolean; body: string; backOffFromMs?: number } & Sourced;
   /** How a refusal reads: its body's shape; `inSuccess` where a refusal may come as HTTP 200. */
   errors: { body: string; inSuccess: boolean } & Sourced;
   paging: {
@@ -64,7 +67,7 @@ export interface VendorProfile {
     deliveryHeader?: string;
     format: string;
     signs: 'raw-body' | 'token+triggeredAt';
-    encoding: 'hex' | 'hex-or-base64';
+    encoding: 'hex' | 'hex-or-base64' | 'base64url';
   } & Sourced;
   /**
    * Where the report file lands (the application, or the candidate where the ATS keeps files there), the largest file

@@ -1,6 +1,7 @@
 import type { Connection } from '../config';
 import type { Capabilities, KomboWrite } from '../ats/kombo/kombo.capabilities';
 import { KOMBO_WRITE_WHAT } from '../ats/kombo/kombo.capabilities';
+import { KOMBO_WRITE_ACTIONS } from '../ats/kombo/kombo.actions';
 import { type CheckLine, fail, info, pass } from './lines';
 
 /** What the doctor reads of a Kombo connection's adapter: its integration's capability table. */
@@ -32,15 +33,21 @@ export async function komboLines(connection: Connection, reader: KomboCapability
     );
   for (const [write, support] of Object.entries(capabilities.writes) as [
     KomboWrite,
-    { supported: boolean; coverage: string },
+    { supported: boolean; coverage: string; listed: boolean },
   ][])
     lines.push(
-      support.supported
-        ? pass(`${capabilities.tool} through Kombo can ${KOMBO_WRITE_WHAT[write]}`)
-        : info(
-            `${capabilities.tool} through Kombo cannot ${KOMBO_WRITE_WHAT[write]} (${support.coverage}): skipped`,
-            'each skip is recorded on the application with its reason (npm run ops -- status)',
-          ),
+      !support.listed
+        ? info(
+            `${capabilities.tool} through Kombo lists no ${KOMBO_WRITE_ACTIONS[write]} action: the connector ` +
+              `tries to ${KOMBO_WRITE_WHAT[write]}, and skips it where Kombo refuses`,
+            "each skip is recorded on the application with Kombo's code (npm run ops -- status)",
+          )
+        : support.supported
+          ? pass(`${capabilities.tool} through Kombo can ${KOMBO_WRITE_WHAT[write]}`)
+          : info(
+              `${capabilities.tool} through Kombo cannot ${KOMBO_WRITE_WHAT[write]} (${support.coverage}): skipped`,
+              'each skip is recorded on the application with its reason (npm run ops -- status)',
+            ),
     );
   const carriers = CARRIERS.filter((c) => capabilities.writes[c.write].supported);
   lines.push(

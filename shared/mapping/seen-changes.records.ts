@@ -6,7 +6,7 @@ import {
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { SeenApplication, SeenChanges } from '../pipeline/changes-hinted.use-case';
+import type { ResumePoint, SeenApplication, SeenChanges } from '../pipeline/changes-hinted.use-case';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
@@ -16,6 +16,9 @@ const BATCH_GET_LIMIT = 100;
 const MAX_BATCH_ATTEMPTS = 5;
 
 const markKey = (connectionId: string) => `synced-mark#${connectionId}`;
+const resumeKey = (connectionId: string) => `synced-resume#${connectionId}`;
+/** A resume point older than this is gone (its cursor long expired): the read starts again from the mark. */
+const RESUME_TTL_SECONDS = 86_400;
 const seenKey = (connectionId: string, atsApplicationId: string) => `synced-seen#${connectionId}#${atsApplicationId}`;
 
 /**
@@ -36,15 +39,30 @@ export class DynamoSeenChanges implements SeenChanges {
   }
 
   public async watermark(connectionId: string): Promise<number | undefined> {
-    const answer = await this.send(
-      new GetItemCommand({ TableName: this.table, Key: marshall({ pk: markKey(connectionId) }), ConsistentRead: true }),
-    );
-    const mark = answer.Item ? unmarshall(answer.Item).mark : undefined;
+    const mark = (await this.item(markKey(connectionId)))?.mark;
     return typeof mark === 'number' ? mark : undefined;
   }
 
   public async advanceWatermark(connectionId: string, to: number): Promise<void> {
     await this.putIf({ pk: markKey(connectionId), mark: to }, 'attribute_not_exists(pk) OR mark < :to', { ':to': to });
+  }
+
+  public async resumePoint(connectionId: string): Promise<ResumePoint | undefined> {
+    const item = (await this.item(resumeKey(connectionId))) as Partial<ResumePoint> | undefined;
+    return typeof item?.cursor === 'string' && typeof item.since === 'number' && typeof item.startedAt === 'number'
+      ? { since: item.since, cursor: item.cursor, startedAt: item.startedAt }
+      : undefined;
+  }
+
+  /** One item a connection, overwritten: no cursor in it once a read went to the end. */
+  public async saveResumePoint(connectionId: string, point: ResumePoint | undefined): Promise<void> {
+    const ttl = Math.floor(Date.now() / 1000) + RESUME_TTL_SECONDS;
+    await this.send(
+      new PutItemCommand({
+        TableName: this.table,
+        Item: marshall({ pk: resumeKey(connectionId), ...point, [MAPPING_TABLES.ttlAttribute]: ttl }),
+      }),
+    );
   }
 
   public async read(connectionId: string, ids: readonly string[]): Promise<Map<string, SeenApplication>> {
@@ -90,6 +108,14 @@ export class DynamoSeenChanges implements SeenChanges {
         : 'entries = :entries',
       { ':entries': before.entries },
     );
+  }
+
+  /** One item of the table by its key, read consistently. */
+  private async item(pk: string): Promise<Record<string, unknown> | undefined> {
+    const answer = await this.send(
+      new GetItemCommand({ TableName: this.table, Key: marshall({ pk }), ConsistentRead: true }),
+    );
+    return answer.Item ? unmarshall(answer.Item) : undefined;
   }
 
   private async putIf(item: Record<string, unknown>, condition: string, values: Record<string, unknown>) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChangedApplication } from '../ats/port';
 import type { ApplicationChangedMessage, StageEnteredMessage } from '../queue/messages.schema';
+import { httpStatus } from '../errors';
 import { mayMatchTriggers } from './trigger-matching';
 import type { PipelineDependencies } from './ports';
 
@@ -12,11 +13,25 @@ export interface SeenApplication {
   exit?: string | undefined;
 }
 
+/**
+ * Where a read the page bound stopped left off: the moment it read changes from, its next page, and when the first
+ * read of the chain began (the mark once the chain reads to the end).
+ */
+export interface ResumePoint {
+  since: number;
+  cursor: string;
+  startedAt: number;
+}
+
 /** What the read of changed applications keeps between runs (shared/mapping/seen-changes.records.ts). */
 export interface SeenChanges {
   /** The latest change the connector read, in the synced copy's time; undefined before the first read. */
   watermark(connectionId: string): Promise<number | undefined>;
   advanceWatermark(connectionId: string, to: number): Promise<void>;
+  /** Where the last read stopped short, for the next to go on from; undefined when it read to the end. */
+  resumePoint(connectionId: string): Promise<ResumePoint | undefined>;
+  /** Keeps where this read stopped (undefined: it read to the end, and the next starts from the mark). */
+  saveResumePoint(connectionId: string, point: ResumePoint | undefined): Promise<void>;
   read(connectionId: string, atsApplicationIds: readonly string[]): Promise<Map<string, SeenApplication>>;
   /** Records where it stands now, only if it still stands where `before` says: false when another read did first. */
   record(
@@ -41,7 +56,7 @@ export interface HintedChangesResult {
   entered: number;
   exits: number;
   pages: number;
-  /** `done`: read to the end; `continues`: the page bound stopped it, the next hint or sweep goes on. */
+  /** `done`: read to the end; `continues`: the page bound stopped it, the next hint or sweep goes on from there. */
   state: 'done' | 'continues' | 'no-reader';
 }
 
@@ -55,7 +70,7 @@ export const HINT_GRACE_MS = 60_000;
 export const HINT_OVERLAP_MS = 5 * 60_000;
 /** The first read of a connection looks back a day; later ones from the watermark. */
 export const FIRST_READ_LOOKBACK_MS = 24 * 60 * 60_000;
-/** Pages a run reads at most; the watermark keeps its place for the next. */
+/** Pages a run reads at most; the next run goes on from the page after its last (its resume point). */
 export const MAX_HINT_PAGES = 20;
 
 /**
@@ -78,11 +93,15 @@ export async function readHintedChanges(
   const now = (deps.now ?? Date.now)();
   // This read sees what changed until now: a hint that comes while it runs queues another read.
   await deps.release(connectionId);
-  const mark = await deps.seen.watermark(connectionId);
-  const since = mark === undefined ? now - FIRST_READ_LOOKBACK_MS : mark - HINT_OVERLAP_MS;
-  let cursor: string | undefined;
+  let { since, cursor, startedAt, resumed } = await startingPoint(connectionId, deps, now);
   do {
-    const page = await list(since, cursor, signal);
+    const page = await list(since, cursor, signal).catch(async (error: unknown) => {
+      // A resumed cursor Kombo no longer takes (expired): the chain starts again from the mark, once.
+      if (!cursor || result.pages > 0 || httpStatus(error) !== 400) throw error;
+      await deps.seen.saveResumePoint(connectionId, undefined);
+      ({ since, cursor, startedAt, resumed } = await startingPoint(connectionId, deps, now));
+      return list(since, cursor, signal);
+    });
     result.pages++;
     result.read += page.applications.length;
     const found = await changesOf(connectionId, page.applications, deps, context.connection);
@@ -90,11 +109,26 @@ export async function readHintedChanges(
     result.exits += found.exits;
     cursor = page.next;
   } while (cursor && result.pages < MAX_HINT_PAGES);
-  // The next read starts from when this one did (less the overlap): what changed since, it has not seen. A read the
-  // page bound stopped keeps the old mark, and the next one reads its pages again (the records make that harmless).
-  if (!cursor) await deps.seen.advanceWatermark(connectionId, now);
-  result.state = cursor ? 'continues' : 'done';
+  if (cursor) {
+    // Stopped by the page bound: the next read goes on from the next page, never back to the first.
+    await deps.seen.saveResumePoint(connectionId, { since, cursor, startedAt });
+    result.state = 'continues';
+    return result;
+  }
+  // Read to the end: the next read starts from when this chain began (less the overlap), what changed since unseen.
+  await deps.seen.advanceWatermark(connectionId, startedAt);
+  if (resumed) await deps.seen.saveResumePoint(connectionId, undefined);
+  result.state = 'done';
   return result;
+}
+
+/** Where a read begins: where the last one stopped short, or the mark (less the overlap), or a day back at first. */
+async function startingPoint(connectionId: string, deps: HintedChangesDependencies, now: number) {
+  const resume = await deps.seen.resumePoint(connectionId);
+  if (resume) return { ...resume, cursor: resume.cursor as string | undefined, resumed: true };
+  const mark = await deps.seen.watermark(connectionId);
+  const since = mark === undefined ? now - FIRST_READ_LOOKBACK_MS : mark - HINT_OVERLAP_MS;
+  return { since, cursor: undefined as string | undefined, startedAt: now, resumed: false };
 }
 
 /** One page's applications against what was seen of them: the messages, then the records. */

@@ -44,6 +44,21 @@ export const workableFields = () => ({
   triggers: [{ id: 'ai-screen', stage: { name: 'AI Interview' }, interview: { questions: questions() } }],
 });
 
+/** A Kombo connection to one integration (Personio's, unless told), and the secret its adapter is made with. */
+export function komboConnection(integration = 'personio:acme-unified'): {
+  connection: Connection;
+  secrets: ConnectionSecrets;
+} {
+  const connection = parseConnections(
+    connectionDocument({
+      ...{ id: 'acme-personio', ats: 'kombo', atsBaseUrl: 'https://api.kombo.dev/v1', atsUserId: 'kombo' },
+      atsIntegrationId: integration,
+    }),
+  )[0] as Connection;
+  const secrets = { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsApiKey: 'kombo-key' };
+  return { connection, secrets: secrets as ConnectionSecrets };
+}
+
 /** The secret a webhook of `event` is signed with: the one the ATS issued for that event (Lever), else the one. */
 export function webhookSecretOf(
   secrets: { atsWebhookSecret?: string | undefined; atsWebhookSecrets?: Record<string, string> | undefined },

@@ -83,18 +83,21 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
 
   /** `POST /ats/applications/{id}/notes`, where the integration adds notes; else skipped, the reason kept. */
   public readonly postNote: AtsMethod<'postNote'> = async (target, note, signal) => {
-    const refusal = await this.capabilities.refusal('addNote', signal);
-    if (refusal) return { skipped: refusal };
-    await this.http.write(
-      {
-        method: 'POST',
-        path: `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/notes`,
-        body: { content: `${note.body}\n\n[${note.marker}]`, content_type: 'PLAIN_TEXT' },
-        signal,
-      },
-      v.unknown(),
+    const written = await this.capabilities.attempt(
+      'addNote',
+      () =>
+        this.http.write(
+          {
+            method: 'POST',
+            path: `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/notes`,
+            body: { content: `${note.body}\n\n[${note.marker}]`, content_type: 'PLAIN_TEXT' },
+            signal,
+          },
+          v.unknown(),
+        ),
+      signal,
     );
-    return {};
+    return 'skipped' in written ? { skipped: written.skipped } : {};
   };
 
   /** Kombo reads no note back: nothing is ever found (the steps map alone keeps a note to one). */
@@ -107,17 +110,13 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     const standing = standingOf(current);
     if (!standing.active) return { moved: false, stageId: current.current_stage_id ?? '', exit: standing.exit };
     if (current.current_stage_id === wanted.id) return { moved: false, stageId: wanted.id };
-    const refusal = await this.capabilities.refusal('moveStage', signal);
-    if (refusal) return { moved: false, stageId: current.current_stage_id ?? '', skipped: refusal };
-    await this.http.write(
-      {
-        method: 'PUT',
-        path: `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/stage`,
-        body: { stage_id: wanted.id },
-        signal,
-      },
-      v.unknown(),
+    const path = `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/stage`;
+    const moved = await this.capabilities.attempt(
+      'moveStage',
+      () => this.http.write({ method: 'PUT', path, body: { stage_id: wanted.id }, signal }, v.unknown()),
+      signal,
     );
+    if ('skipped' in moved) return { moved: false, stageId: current.current_stage_id ?? '', skipped: moved.skipped };
     return { moved: true, stageId: wanted.id };
   };
 
@@ -133,23 +132,19 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     if (await this.capabilities.refusal('addTag', signal)) return;
     const path = `/ats/candidates/${encodeURIComponent(target.atsCandidateId)}/tags`;
     const present = new Set(await this.reads.candidateTags(target.atsCandidateId, signal));
-    if (tag !== undefined && !present.has(tag))
-      await this.http.write(
-        { method: 'POST', path, body: { tag: { name: tag } }, signal, idempotent: true },
-        v.unknown(),
+    const tagWrite = (write: 'addTag' | 'removeTag', method: 'POST' | 'DELETE', name: string) =>
+      this.capabilities.attempt(
+        write,
+        () => this.http.write({ method, path, body: { tag: { name } }, signal, idempotent: true }, v.unknown()),
+        signal,
       );
-    if (await this.capabilities.refusal('removeTag', signal)) return;
+    if (tag !== undefined && !present.has(tag) && 'skipped' in (await tagWrite('addTag', 'POST', tag))) return;
     for (const other of others.filter((o) => o !== tag && present.has(o)))
-      await this.http.write(
-        { method: 'DELETE', path, body: { tag: { name: other } }, signal, idempotent: true },
-        v.unknown(),
-      );
+      if ('skipped' in (await tagWrite('removeTag', 'DELETE', other))) return;
   };
 
   /** The report as an attachment of the application (Kombo puts it on the candidate where the ATS keeps files). */
   public readonly attachFile: AtsMethod<'attachFile'> = async (target, file, signal) => {
-    const refusal = await this.capabilities.refusal('addAttachment', signal);
-    if (refusal) return { skipped: refusal };
     const attachment = {
       name: file.name,
       type: 'OTHER',
@@ -157,13 +152,16 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
       data: Buffer.from(file.bytes).toString('base64'),
     };
     const path = `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/attachments`;
-    const created = await this.http.write(
-      { method: 'POST', path, body: { attachment }, signal },
-      v.object({
-        data: v.object({ id: v.string() }),
-      }),
+    const created = await this.capabilities.attempt(
+      'addAttachment',
+      () =>
+        this.http.write(
+          { method: 'POST', path, body: { attachment }, signal },
+          v.object({ data: v.object({ id: v.string() }) }),
+        ),
+      signal,
     );
-    return { fileId: created?.data.id };
+    return 'skipped' in created ? { skipped: created.skipped } : { fileId: created.made?.data.id };
   };
 
   public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) =>

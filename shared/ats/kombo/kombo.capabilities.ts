@@ -1,5 +1,6 @@
 import type { AtsHttpClient } from '../ats-http';
-import { KOMBO_WRITE_ACTIONS } from './kombo.actions';
+import { errorMessage, httpStatus } from '../../errors';
+import { KOMBO_ERROR_CODES, KOMBO_WRITE_ACTIONS } from './kombo.actions';
 import { komboIntegrationSchema } from './kombo.schemas';
 
 /** The writes the connector makes through Kombo, by the name the capability table lists each under. */
@@ -21,14 +22,26 @@ export interface Capabilities {
   tool: string;
   /** The integration's state (ACTIVE, INVALID: credentials broken, INACTIVE). */
   state: string;
-  /** Each write's coverage as Kombo reports it, and whether the connector makes it. */
-  writes: Record<KomboWrite, { supported: boolean; coverage: string }>;
+  /**
+   * Each write's coverage as Kombo reports it, and whether the connector makes it; `listed: false` where the table
+   * names no action of that id (the connector's id unconfirmed): tried, and skipped when Kombo refuses it.
+   */
+  writes: Record<KomboWrite, { supported: boolean; coverage: string; listed: boolean }>;
 }
+
+/** Kombo's codes for a write its integration cannot make (ats-routes.json `ats.kombo.rateLimit`, error codes). */
+const REFUSED_WRITE_CODES = [
+  KOMBO_ERROR_CODES.actionNotAvailable,
+  KOMBO_ERROR_CODES.actionDisabled,
+  KOMBO_ERROR_CODES.permissionMissing,
+];
 
 /**
  * The integration's capability table (`GET /integrations/{integration_id}`, `write_actions`), read once and kept
- * 5 minutes: a write is made only where it is SUPPORTED and available. One the table does not list is taken as
- * unsupported: a write Kombo cannot make would fail on every candidate.
+ * 5 minutes: a write is made where it is SUPPORTED and available, and skipped where the table says otherwise. One the
+ * table does not list is tried: the ids of the move, note and tag actions are the connector's choice, unconfirmed
+ * (./kombo.actions.ts), and skipping on a wrong id would skip every candidate's; Kombo's refusal of the write
+ * (INTEGRATION.ACTION_NOT_AVAILABLE, ACTION_DISABLED, PERMISSION_MISSING) skips it then, its code the reason.
  */
 export class KomboCapabilities {
   private held: { at: number; value: Promise<Capabilities> } | undefined;
@@ -60,6 +73,28 @@ export class KomboCapabilities {
       : `skipped: ${capabilities.tool} through Kombo does not ${WHAT[write]} (${support.coverage})`;
   }
 
+  /**
+   * Makes the write where the table allows it: its result, or why it was skipped (the table's refusal, or Kombo's
+   * answer that the integration cannot make it). Any other failure is the write's, thrown.
+   */
+  public async attempt<T>(
+    write: KomboWrite,
+    run: () => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<{ made: T } | { skipped: string }> {
+    const refusal = await this.refusal(write, signal);
+    if (refusal) return { skipped: refusal };
+    try {
+      return { made: await run() };
+    } catch (error) {
+      const code = REFUSED_WRITE_CODES.find((c) => errorMessage(error).includes(c));
+      const status = httpStatus(error);
+      if (!code || status === undefined || status < 400 || status >= 500) throw error;
+      const { tool } = await this.read(signal);
+      return { skipped: `skipped: ${tool} through Kombo does not ${WHAT[write]} (${code})` };
+    }
+  }
+
   private async load(signal?: AbortSignal): Promise<Capabilities> {
     const path = `/integrations/${encodeURIComponent(this.integrationId)}`;
     const { data } = await this.http.request({ method: 'GET', path, signal }, komboIntegrationSchema);
@@ -67,8 +102,9 @@ export class KomboCapabilities {
     const writes = Object.fromEntries(
       (Object.keys(KOMBO_WRITE_ACTIONS) as KomboWrite[]).map((write) => {
         const action = listed.get(KOMBO_WRITE_ACTIONS[write]);
-        const supported = action?.coverage_status === 'SUPPORTED' && action.is_available;
-        return [write, { supported: Boolean(supported), coverage: action?.coverage_status ?? 'NOT LISTED' }];
+        if (!action) return [write, { supported: true, coverage: 'NOT LISTED', listed: false }];
+        const supported = action.coverage_status === 'SUPPORTED' && action.is_available;
+        return [write, { supported: Boolean(supported), coverage: action.coverage_status, listed: true }];
       }),
     ) as Capabilities['writes'];
     return { tool: data.tool.label ?? data.tool.id, state: data.status, writes };

@@ -11,9 +11,12 @@ import {
   komboJobSchema,
   readKomboPage,
 } from './kombo.schemas';
+import { komboProfile } from './profile';
 
-/** A page of Kombo's list routes as the connector reads it (Kombo's own page size cap is 250). */
+/** A page of Kombo's list routes as the connector reads it where it wants few (jobs for a picker). */
 const PAGE_SIZE = 100;
+/** The changed applications are read in Kombo's largest pages: a busy integration's changes in the fewest reads. */
+const CHANGES_PAGE_SIZE = komboProfile.paging.maxPageSize;
 /** A job's stages are kept this long: the move and the doctor read them, Kombo syncs them every few hours. */
 const STAGES_MS = 10 * 60_000;
 
@@ -38,9 +41,16 @@ export class KomboReads {
 
   public constructor(private readonly http: AtsHttpClient) {}
 
-  /** `GET /ats/applications?updated_after=…` from `since`, a page at a time. */
+  /**
+   * `GET /ats/applications?updated_after=…` from `since`, a page at a time; deleted ones too (`include_deleted`:
+   * Kombo leaves them out otherwise), so an application deleted in the ATS is read as its exit.
+   */
   public async applicationsChangedSince(since: number, cursor: string | undefined, signal?: AbortSignal) {
-    const query = new URLSearchParams({ page_size: String(PAGE_SIZE), updated_after: new Date(since).toISOString() });
+    const query = new URLSearchParams({
+      page_size: String(CHANGES_PAGE_SIZE),
+      updated_after: new Date(since).toISOString(),
+      include_deleted: 'true',
+    });
     if (cursor) query.set('cursor', cursor);
     return this.http.request(
       { method: 'GET', path: `/ats/applications?${query}`, signal },
@@ -48,9 +58,12 @@ export class KomboReads {
     );
   }
 
-  /** One application (`GET /ats/applications?ids=`); a missing one is a refusal, not an empty answer. */
+  /**
+   * One application (`GET /ats/applications?ids=`), deleted or not (a deleted one reads as its exit); one Kombo does
+   * not have is a refusal, not an empty answer.
+   */
   public async application(id: string, signal?: AbortSignal): Promise<KomboApplication> {
-    const query = new URLSearchParams({ ids: id });
+    const query = new URLSearchParams({ ids: id, include_deleted: 'true' });
     const page = await this.http.request(
       { method: 'GET', path: `/ats/applications?${query}`, signal },
       pageOf(komboApplicationSchema, 'GET /ats/applications'),
@@ -87,7 +100,7 @@ export class KomboReads {
     return page.items.find((c) => c.id === id);
   }
 
-  /** Open jobs, at most `limit` (`GET /ats/jobs`, every page up to it). */
+  /** Jobs not deleted, at most `limit` (`GET /ats/jobs`, every page up to it). */
   public async jobs(limit: number, signal?: AbortSignal): Promise<{ id: string; name: string }[]> {
     const jobs: { id: string; name: string }[] = [];
     let cursor: string | undefined;

@@ -17,6 +17,7 @@ export const komboProfile = {
   },
   throttled: {
     retryAfter: false,
+    backOffFromMs: 1_000,
     body: '{status: "error", error: {code: "PLATFORM.CONCURRENCY_LIMIT_EXCEEDED"}}',
     source: 'ats-routes.json ats.kombo.rateLimit ("Concurrency-Remaining response header, back off from ~1 s")',
   },
@@ -34,7 +35,7 @@ export const komboProfile = {
     header: 'X-Kombo-Signature',
     format: '<digest>',
     signs: 'raw-body',
-    encoding: 'hex-or-base64',
+    encoding: 'base64url',
     source:
       'ats-routes.json ats.kombo.webhooks[].signature ("X-Kombo-Signature"; base64url HMAC-SHA256 of the body per ' +
       'one implementation, unconfirmed)',

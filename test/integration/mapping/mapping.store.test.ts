@@ -7,6 +7,7 @@ import { emulatorEnvironment, startEmulators, type Emulators } from '../../../in
 import { createTables } from '../../../infra/local/provision';
 import { type DynamoMappingStore, dynamoMappingStore } from '../../../shared/mapping';
 import { DynamoActivity } from '../../../shared/mapping/activity.records';
+import { DynamoSeenChanges } from '../../../shared/mapping/seen-changes.records';
 import { DynamoOrderStore } from '../../../shared/mapping';
 import { withDeadline } from '../../../shared/aws/deadline';
 import { claimInput, delivery, lease, mappingRules, NOW } from '../../helpers/mapping-rules';
@@ -287,5 +288,19 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     expect(await activity.useLink(`${connectionId}-1`, NOW)).toBe(true);
     expect(await activity.link(`${connectionId}-1`, NOW)).toBeUndefined();
     expect(await activity.link(`${connectionId}-2`, NOW)).toMatchObject({ connectionId });
+  });
+
+  it("keeps a synced copy's read where it stopped short, and forgets it once a read goes to the end", async () => {
+    const seen = new DynamoSeenChanges(tables.events, client);
+    const [connectionId, other] = [`resume-${Date.now()}`, `resume-other-${Date.now()}`];
+    expect(await seen.resumePoint(connectionId)).toBeUndefined();
+    const point = { since: NOW - 86_400_000, cursor: 'eyJwYWdlIjoyMH0', startedAt: NOW };
+    await seen.saveResumePoint(connectionId, point);
+    expect(await seen.resumePoint(connectionId)).toEqual(point);
+    expect(await seen.resumePoint(other)).toBeUndefined();
+    await seen.saveResumePoint(connectionId, undefined);
+    expect(await seen.resumePoint(connectionId)).toBeUndefined();
+    await seen.advanceWatermark(connectionId, NOW);
+    expect(await seen.watermark(connectionId)).toBe(NOW);
   });
 });

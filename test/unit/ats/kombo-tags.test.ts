@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAtsAdapter } from '../../../shared/ats';
 import { KOMBO_WRITE_ACTIONS } from '../../../shared/ats/kombo/kombo.actions';
-import { parseConnections } from '../../../shared/config';
-import { connectionDocument } from '../../helpers/connections';
+import { komboConnection } from '../../helpers/connections';
 import { route, stubFetch, type StubAnswer, type StubCall } from '../../helpers/stub-fetch';
 
 // Each write through Kombo passes through to the customer's ATS and holds one of its concurrent actions: a status
@@ -36,13 +35,7 @@ function komboCandidate(tags: string[]) {
     return { status: 404, json: { status: 'error', error: { code: 'PLATFORM.NOT_FOUND', message: route(call) } } };
   };
   const stub = stubFetch(answer);
-  const connection = parseConnections(
-    connectionDocument({
-      ...{ id: 'acme-personio', ats: 'kombo', atsBaseUrl: 'https://api.kombo.dev/v1', atsUserId: 'kombo' },
-      atsIntegrationId: INTEGRATION,
-    }),
-  )[0]!;
-  const secrets = { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsApiKey: 'kombo-key' };
+  const { connection, secrets } = komboConnection(INTEGRATION);
   return { adapter: createAtsAdapter(connection, secrets, { fetch: stub.fetch }), calls: stub.calls, held };
 }
 

@@ -4,7 +4,9 @@ import {
   FIRST_READ_LOOKBACK_MS,
   HINT_OVERLAP_MS,
   type HintedChangesDependencies,
+  MAX_HINT_PAGES,
   readHintedChanges,
+  type ResumePoint,
   type SeenApplication,
   type SeenChanges,
 } from '../../../shared/pipeline/changes-hinted.use-case';
@@ -22,11 +24,22 @@ const inStage = (id: string, stage: string, extra: Partial<ChangedApplication> =
 });
 
 /** What was seen of each application, held as the events table would (each record over what its reader read). */
-function memorySeen(): SeenChanges & { mark: number | undefined; items: Map<string, SeenApplication> } {
+function memorySeen(): SeenChanges & {
+  mark: number | undefined;
+  resume: ResumePoint | undefined;
+  items: Map<string, SeenApplication>;
+} {
   const items = new Map<string, SeenApplication>();
   return {
     mark: undefined,
+    resume: undefined,
     items,
+    async resumePoint() {
+      return this.resume;
+    },
+    async saveResumePoint(_c, point) {
+      this.resume = point;
+    },
     async watermark() {
       return this.mark;
     },
@@ -126,11 +139,36 @@ describe('Use case: readHintedChanges (stage entries from a synced copy)', () =>
     expect(seen.mark).toBeUndefined();
   });
 
-  it('stops at the page bound and keeps its mark, so the next read goes on', async () => {
-    const pages = Array.from({ length: 25 }, (_, i) => [inStage(`p${i}`, 'Offer')]);
-    const { deps, seen, connectionId } = setup(pages);
-    const result = await readHintedChanges(connectionId, deps);
-    expect(result).toMatchObject({ pages: 20, state: 'continues' });
+  it('stops at the page bound and the next read goes on from the page after, never back to the first', async () => {
+    // More changed applications than one read's pages hold: 25 pages, the last with an entry into the trigger stage.
+    const pages = Array.from({ length: 25 }, (_, i) => [inStage(`p${i}`, i === 24 ? 'AI Interview' : 'Offer')]);
+    const { deps, seen, list, enqueued, connectionId } = setup(pages);
+    const first = await readHintedChanges(connectionId, deps);
+    expect(first).toMatchObject({ pages: MAX_HINT_PAGES, state: 'continues', entered: 0 });
     expect(seen.mark).toBeUndefined();
+    expect(seen.resume).toEqual({ since: NOW - FIRST_READ_LOOKBACK_MS, cursor: '20', startedAt: NOW });
+    // Later, the next read: from page 20 with the chain's own `since`, to the end; the mark is when the chain began.
+    const later = { ...deps, now: () => NOW + 60_000 };
+    expect(await readHintedChanges(connectionId, later)).toMatchObject({ pages: 5, state: 'done', entered: 1 });
+    expect(list.mock.calls.slice(MAX_HINT_PAGES).map(([since, cursor]) => [since, cursor])).toEqual(
+      ['20', '21', '22', '23', '24'].map((cursor) => [NOW - FIRST_READ_LOOKBACK_MS, cursor]),
+    );
+    expect(enqueued.map((m) => m.kind)).toEqual(['stage-entered']);
+    expect([seen.mark, seen.resume]).toEqual([NOW, undefined]);
+  });
+
+  it('starts again from the mark when Kombo no longer takes the saved cursor (400), once', async () => {
+    const { deps, seen, list, connectionId } = setup([[inStage('a1', 'AI Interview')]]);
+    seen.mark = NOW - 10 * 60_000;
+    seen.resume = { since: NOW - 3 * 86_400_000, cursor: 'expired', startedAt: NOW - 86_400_000 };
+    list.mockImplementationOnce(async () => {
+      throw Object.assign(new Error('GET /ats/applications: 400 invalid cursor'), { status: 400 });
+    });
+    expect(await readHintedChanges(connectionId, deps)).toMatchObject({ pages: 1, state: 'done', entered: 1 });
+    expect(list.mock.calls.map(([since, cursor]) => [since, cursor])).toEqual([
+      [NOW - 3 * 86_400_000, 'expired'],
+      [NOW - 10 * 60_000 - HINT_OVERLAP_MS, undefined],
+    ]);
+    expect([seen.mark, seen.resume]).toEqual([NOW, undefined]);
   });
 });
