@@ -16,6 +16,18 @@ export interface FairShareResult<T> {
   notStarted: T[];
 }
 
+/** How long what a connection's share found may take to be sent once the share is spent: within the run's margin. */
+export const SEND_FOUND_MS = 2_000;
+
+/**
+ * Sends what a connection's share found (its messages, and taking back the ledger's marks of those not sent) under a
+ * deadline of its own: the share's may be spent, since finding stops when it is, and SDK calls under it would abort at
+ * once, leaving the reports found unsent and marked pending.
+ */
+export function sendingFound<T>(work: () => Promise<T>): Promise<T> {
+  return withDeadline(AbortSignal.timeout(SEND_FOUND_MS), work);
+}
+
 /**
  * Runs `work` for each item (a connection) within one run, fairly. Each item gets its share of the time left, that
  * time divided by the items still to run, as a signal that also bounds every AWS SDK call its work makes

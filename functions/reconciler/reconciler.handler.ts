@@ -18,7 +18,7 @@ import { ENV, requireEnv } from '../_runtime/env';
 import { mappingStore, queueLedger } from '../_runtime/store';
 import { reportSubject } from '../../shared/pipeline/ports';
 import { HINT_GRACE_MS, HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
-import { forEachFairly } from './fair-share';
+import { forEachFairly, sendingFound } from './fair-share';
 import { DynamoOrderStore } from '../../shared/mapping/orders.records';
 import { ordersDue } from '../../shared/orders/orders-due';
 import { fetchMissedKomboOrders, komboApiFor } from '../../shared/orders/kombo-orders';
@@ -214,15 +214,18 @@ async function reconcileReports(c: Connection, { correlationId, signal, totals, 
     receivedAt: Date.now(),
     ...report,
   }));
-  try {
-    await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
-  } catch (error) {
-    // Not sent: the ledger's records are taken back, so the next run enqueues these reports instead of taking
-    // them as pending for the grace period.
-    const subjects = messages.map((m) => reportSubject(m.reportId));
-    await deps.ledger.forgetEnqueued(c.id, subjects).catch(() => undefined);
-    throw error;
-  }
+  // Sent though the connection's share is spent (a cut-short read returns what it found): a deadline of its own.
+  await sendingFound(async () => {
+    try {
+      await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
+    } catch (error) {
+      // Not sent: the ledger's records are taken back, so the next run enqueues these reports instead of taking
+      // them as pending for the grace period.
+      const subjects = messages.map((m) => reportSubject(m.reportId));
+      await deps.ledger.forgetEnqueued(c.id, subjects).catch(() => undefined);
+      throw error;
+    }
+  });
   totals.enqueued += messages.length;
 }
 
@@ -250,6 +253,16 @@ async function queueChangesRead(c: Connection, correlationId: string): Promise<v
     });
 }
 
+/** The reminders and expiries due now whose message is not pending already. */
+async function freshFollowUps(c: Connection, now: number) {
+  const due = await followUpsDue(c, deps, now);
+  const subjects = due.map((d) => d.subject);
+  const pending = subjects.length
+    ? await deps.ledger.enqueuedSince(c.id, subjects, now - WORKER_TIMING.enqueueGraceMs)
+    : new Set<string>();
+  return due.filter((d) => !pending.has(d.subject));
+}
+
 /** The ATS's side: applications in a trigger's stage whose stage change never arrived; then the follow-ups due. */
 async function sweepAndFollowUp(c: Connection, { correlationId, signal, totals, left }: ConnectionRun) {
   const stageQueue = requireEnv(ENV.stageQueueUrl);
@@ -263,31 +276,37 @@ async function sweepAndFollowUp(c: Connection, { correlationId, signal, totals, 
   totals.swept += sweep.triggers.reduce((sum, t) => sum + t.enqueued, 0);
   if (sweep.triggers.some((t) => t.state !== 'done' && t.state !== 'not-due')) left.add(c.id);
   // Invitations with no report: the reminders and expiries now due (the invite worker sends them), each enqueued
-  // once while its message is pending (the queue ledger), not again by every run behind a paced queue.
+  // once while its message is pending (the queue ledger), not again by every run behind a paced queue. A share spent
+  // by the sweep leaves them to the next run (its reads would abort at once).
+  if (signal.aborted) {
+    left.add(c.id);
+    return;
+  }
   const now = Date.now();
-  const due = await followUpsDue(c, deps, now);
-  const subjects = due.map((d) => d.subject);
-  const pending = subjects.length
-    ? await deps.ledger.enqueuedSince(c.id, subjects, now - WORKER_TIMING.enqueueGraceMs)
-    : new Set<string>();
-  const fresh = due.filter((d) => !pending.has(d.subject));
+  const fresh = await freshFollowUps(c, now).catch((error: unknown) => {
+    if (!signal.aborted) throw error;
+    left.add(c.id);
+    return [];
+  });
   if (!fresh.length) return;
-  await publisher.publishAll(
-    stageQueue,
-    fresh.map(({ followUp }) => ({
-      v: 1,
-      kind: 'follow-up',
-      enqueueId: randomUUID(),
-      correlationId,
-      receivedAt: now,
-      ...followUp,
-    })),
-  );
-  await deps.ledger.recordEnqueued(
-    c.id,
-    fresh.map((d) => d.subject),
-    now,
-  );
+  await sendingFound(async () => {
+    await publisher.publishAll(
+      stageQueue,
+      fresh.map(({ followUp }) => ({
+        v: 1,
+        kind: 'follow-up',
+        enqueueId: randomUUID(),
+        correlationId,
+        receivedAt: now,
+        ...followUp,
+      })),
+    );
+    await deps.ledger.recordEnqueued(
+      c.id,
+      fresh.map((d) => d.subject),
+      now,
+    );
+  });
   totals.followUps += fresh.length;
 }
 

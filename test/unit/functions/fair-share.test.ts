@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { forEachFairly } from '../../../functions/reconciler/fair-share';
+import { forEachFairly, SEND_FOUND_MS, sendingFound } from '../../../functions/reconciler/fair-share';
+import { withDeadline } from '../../../shared/aws/deadline';
 import { currentDeadline } from '../../../shared/aws/deadline';
 
 const waitForAbort = (signal: AbortSignal) =>
@@ -64,5 +65,20 @@ describe('Function: forEachFairly (the reconciler’s connections in one run)', 
     expect(most).toBe(2);
     expect(result.ran).toEqual(['a', 'b', 'c', 'd']);
     expect(result.notStarted).toEqual(['e', 'f']);
+  });
+
+  it("sends what a spent share found under a deadline of its own, a few seconds, not the share's", async () => {
+    const spent = AbortSignal.abort();
+    const seen = await withDeadline(spent, () =>
+      sendingFound(async () => {
+        const own = currentDeadline();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return own;
+      }),
+    );
+    expect(seen).toBeDefined();
+    expect(seen).not.toBe(spent);
+    expect(seen?.aborted).toBe(false);
+    expect(SEND_FOUND_MS).toBeLessThanOrEqual(5_000);
   });
 });
