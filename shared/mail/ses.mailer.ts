@@ -27,6 +27,12 @@ export const SES_REFUSALS = new Set([
   'AccessDeniedException',
 ]);
 
+/**
+ * SES's throttling of the account's sending rate (SES v2 SendEmail, `TooManyRequestsException`, a 429): the e-mail
+ * waits as a rate limit does (the worker defers its message), not as a failure counted toward the DLQ.
+ */
+const SES_THROTTLES = new Set(['TooManyRequestsException']);
+
 /** SES did not take the invitation e-mail: `reason` is SES's exception name. */
 export class MailerError extends OutwardCallError {
   /** SES refused this message for good: the e-mail channel has failed, the invitation has not. */
@@ -38,8 +44,14 @@ export class MailerError extends OutwardCallError {
     cause: unknown,
   ) {
     const refused = definitelyNotSent && SES_REFUSALS.has(reason);
-    // Retryable unless SES refused for good.
-    super('mail-failed', `the invitation e-mail failed: ${reason}`, { retryable: !refused, definitelyNotSent, cause });
+    const throttled = SES_THROTTLES.has(reason);
+    // Retryable unless SES refused for good; a throttle is a rate limit, waited out with its message deferred.
+    super(throttled ? 'rate-limited' : 'mail-failed', `the invitation e-mail failed: ${reason}`, {
+      retryable: !refused,
+      definitelyNotSent,
+      rateLimited: throttled,
+      cause,
+    });
     this.name = 'MailerError';
     this.refused = refused;
   }

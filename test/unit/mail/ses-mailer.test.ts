@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestedWaitMs } from '../../../functions/_runtime/deferral';
+import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { connectionNeverOpened } from '../../../shared/errors';
 import { type MailerError, SesMailer } from '../../../shared/mail/ses.mailer';
 import { startRecordingServer } from '../../helpers/local-http';
@@ -64,9 +66,13 @@ describe('Class: SesMailer, as configured for the functions', () => {
     });
   });
 
-  it('reads throttling as not sent and to be tried again', async () => {
+  it('reads throttling as not sent, a rate limit: its message deferred, not counted toward the DLQ', async () => {
     answer = { status: 429, type: 'TooManyRequestsException' };
-    expect(await send()).toMatchObject({ definitelyNotSent: true, refused: false, retryable: true });
+    const error = await send();
+    expect(error).toMatchObject({ definitelyNotSent: true, refused: false, retryable: true, rateLimited: true });
+    expect(requestedWaitMs(error)).toBe(WORKER_TIMING.defaultRateLimitWaitMs);
+    answer = { status: 500, type: 'InternalFailure' };
+    expect(requestedWaitMs(await send())).toBeUndefined();
   });
 
   it('reads a connection that never opened as not sent, to be tried again (not an uncertain e-mail)', async () => {

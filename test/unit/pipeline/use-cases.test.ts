@@ -329,13 +329,13 @@ describe('Use case: handleStageEntered', () => {
     });
     expect(ats.postNote).toHaveBeenCalledTimes(1);
     expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(1);
-    // Throttled (a 4xx, nothing sent): tried again, and nothing is recorded as done.
+    // Throttled (a 4xx, nothing sent): a rate limit, its message deferred and tried again; nothing recorded as done.
     const other = new MemoryMappingStore();
     const throttled = dependencies(other, context);
     vi.mocked(throttled.mailer.sendInvite).mockRejectedValueOnce(
       new MailerError('TooManyRequestsException', true, new Error('throttled')),
     );
-    await expect(handleStageEntered(stageMessage(), throttled)).rejects.toMatchObject({ code: 'mail-failed' });
+    await expect(handleStageEntered(stageMessage(), throttled)).rejects.toMatchObject({ code: 'rate-limited' });
     expect((await other.getApplication(APPLICATION))?.steps.inviteEmail).toBeUndefined();
   });
 
