@@ -27,7 +27,8 @@ export function importConnectionsAtDeploy(
     runtime: LAMBDA_RUNTIME,
     architecture: Architecture.ARM_64,
     memorySize: 256,
-    timeout: Duration.minutes(5),
+    // A first import of thousands of connections, 16 at a time (shared/mapping/connections.import.ts): Lambda's most.
+    timeout: Duration.minutes(15),
     tracing: Tracing.ACTIVE,
     environment: {
       CONNECTIONS_TABLE: tables.connections.tableName,

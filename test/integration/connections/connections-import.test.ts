@@ -75,4 +75,15 @@ describe('Repositories: importConnections at deploy (DynamoDB Local)', () => {
     expect(await deploy([legacy])).toMatchObject({ keptEdits: ['c'] });
     expect(await stageOf('c')).toBe('Phone Screen');
   });
+
+  it('imports many connections at once, said in the file order; a redeploy writes only the one changed', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `many-${String(i).padStart(2, '0')}`);
+    const file = ids.map((id, i) => connection(id, i % 2 ? 'Phone Screen' : 'AI Interview'));
+    const first = await deploy(file);
+    expect(first.created).toEqual(ids);
+    const again = await deploy([...file.slice(0, 20), connection('many-20', 'Offer'), ...file.slice(21)]);
+    expect(again.updated).toEqual(['many-20']);
+    expect(again.unchanged).toEqual(ids.filter((id) => id !== 'many-20'));
+    expect(await stageOf('many-20')).toBe('Offer');
+  });
 });
