@@ -15,11 +15,12 @@ import { createAtsAdapter } from '../../shared/ats';
 import type { WebhookContext } from '../../shared/pipeline/ports';
 import { DynamoConnectionStore } from '../../shared/mapping/connections.records';
 import { connectionsFilePath, ENV, requireEnv } from './env';
+import { BoundedMap, CONTEXTS_KEPT } from '../../shared/config/bounded-map';
 
 let connections: CachedConnections | undefined;
 let store: DynamoConnectionStore | undefined;
 let secrets: SecretsProvider | undefined;
-const contexts = new Map<string, { context: WebhookContext; secrets: ConnectionSecrets }>();
+const contexts = new BoundedMap<string, { context: WebhookContext; secrets: ConnectionSecrets }>(CONTEXTS_KEPT);
 /** What else caches per connection (the workers' contexts, ./work-context.ts): cleared with these. */
 export const connectionCacheResets = new Set<() => void>();
 

@@ -7,13 +7,14 @@ import type { ConnectionContext } from '../../shared/pipeline/ports';
 import { createLogger } from '../../shared/observability/logger';
 import { connectionCacheResets, connectionWithSecrets, sameConnection, sameSecrets } from './connections';
 import { ENV } from './env';
+import { BoundedMap, CONTEXTS_KEPT } from '../../shared/config/bounded-map';
 
 /** Skipped list items and opted-in languages are said here (ids and field paths only). */
 const clientLogger = createLogger('interview-service-client');
 let schedule: RateSchedule | undefined;
 /** One pacing per connection in this environment, kept when its context is rebuilt; its schedule is shared. */
-const pacings = new Map<string, { gate: CallPacer; turns: Turns } | undefined>();
-const contexts = new Map<string, ConnectionContext>();
+const pacings = new BoundedMap<string, { gate: CallPacer; turns: Turns } | undefined>(CONTEXTS_KEPT);
+const contexts = new BoundedMap<string, ConnectionContext>(CONTEXTS_KEPT);
 connectionCacheResets.add(() => {
   schedule = undefined;
   pacings.clear();

@@ -4,6 +4,7 @@ import { connectionSecretsSchema, type ConnectionSecrets } from './connection.sc
 import { SecretsError } from './errors';
 import { describeFirstIssue } from '../validation';
 import { errorMessage } from '../errors';
+import { BoundedMap, SECRETS_KEPT } from './bounded-map';
 
 export interface SecretsProvider {
   getConnectionSecrets(secretRef: string): Promise<ConnectionSecrets>;
@@ -25,7 +26,7 @@ export function cachedSecrets(
   now: () => number = Date.now,
   ttlMs = SECRETS_CACHE_MS,
 ): SecretsProvider {
-  const cache = new Map<string, { value: ConnectionSecrets; expiresAt: number }>();
+  const cache = new BoundedMap<string, { value: ConnectionSecrets; expiresAt: number }>(SECRETS_KEPT);
   // Callers that miss the cache at the same moment (a batch's records) share one load.
   const loading = new Map<string, Promise<ConnectionSecrets>>();
   return {
