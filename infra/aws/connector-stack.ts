@@ -11,7 +11,7 @@ import { FUNCTION_CONCURRENCY } from './functions';
 import { grantLeastPrivilege } from './grants';
 import { OPS_OUTPUTS, type OpsOutput } from './stack-outputs';
 import { type ConnectorTables, createTables } from './tables';
-import { addConsoleRoutes, createWebhookApi } from './webhook-api';
+import { addConsoleRoutes, createWebhookApi, FRONT_DOOR } from './webhook-api';
 import { createWorkerQueue, type WorkerQueue } from './worker-queue';
 
 export { LAMBDA_RUNTIME } from './connector-functions';
@@ -34,6 +34,8 @@ export interface ConnectorStackProps extends StackProps {
    * concurrency quota is still the new-account 10 cannot reserve any).
    */
   webhookConcurrency?: number;
+  /** The HTTP API's throttle, requests a second (bursts of twice it): FRONT_DOOR by default. */
+  webhookRateLimit?: number;
   reconcileEveryMinutes?: number;
   /** The functions' log level (`POWERTOOLS_LOG_LEVEL`, and Lambda's application log level with it); INFO. */
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -73,7 +75,7 @@ export class ConnectorStack extends Stack {
     });
     const scheduleDlq = scheduleReconciler(this, functions.reconciler, props.reconcileEveryMinutes);
     grantLeastPrivilege(this, { functions, tables, queues }, props);
-    const api = createWebhookApi(this, functions);
+    const api = createWebhookApi(this, functions, props.webhookRateLimit ?? FRONT_DOOR.rateLimit);
     // The API first (the distribution passes two of its paths to it), then the console and its sign-in, then the
     // console's routes (their authorizer trusts the console's app client, whose callback is the distribution).
     const operatorConsole = createConsoleHosting(this, api, {

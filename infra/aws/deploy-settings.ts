@@ -26,6 +26,11 @@ export const deploySettingsSchema = v.object({
    */
   webhookConcurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(1000)), 10),
   /**
+   * The HTTP API's throttle, requests a second for every customer's webhooks together (default 100, bursts of twice
+   * it; at most API Gateway's account default, 10,000): raise it with the customers, with webhookConcurrency.
+   */
+  webhookRateLimit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(10_000)), 100),
+  /**
    * How many environments each worker's event source runs at most (its SQS MaximumConcurrency, 2 to 1,000; default
    * 5): every customer's messages share them, while each connection's ATS calls keep to its own rate.
    */

@@ -6,16 +6,20 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ConnectorFunctions } from './connector-functions';
 
-/** The webhook API's default-stage throttle: far above any ATS's delivery rate, far below a flood. */
+/**
+ * The webhook API's default-stage throttle (`deploy.webhookRateLimit` changes the rate, the burst twice it): far
+ * above a few customers' deliveries, far below a flood. Every customer shares it: raise it with their number.
+ */
 export const FRONT_DOOR = { rateLimit: 100, burst: 200 } as const;
 
 /** The HTTP API the ATSs and the interview service call: one route each, guarded before any function runs. */
 export function createWebhookApi(
   stack: Stack,
   functions: Pick<ConnectorFunctions, 'atsWebhook' | 'interviewWebhook' | 'orderApi' | 'adminApi'>,
+  rateLimit: number = FRONT_DOOR.rateLimit,
 ): HttpApi {
   const api = new HttpApi(stack, 'WebhookApi', { description: 'Webhooks from the ATSs and the interview service' });
-  guardFrontDoor(stack, api);
+  guardFrontDoor(stack, api, rateLimit);
   const webhooks = [
     ...api.addRoutes({
       path: '/webhooks/ats/{connectionId}',
@@ -94,7 +98,7 @@ function acknowledgeNoAuthorizer(routes: HttpRoute[], { reason }: { reason: stri
  * Access logs without the path (the interview webhook's path carries its token) and a throttle on the default
  * stage: what reaches the functions is bounded before any of it is authenticated.
  */
-function guardFrontDoor(stack: Stack, api: HttpApi): void {
+export function guardFrontDoor(stack: Stack, api: HttpApi, rateLimit: number): void {
   const accessLogs = new LogGroup(stack, 'WebhookApiAccessLogs', {
     retention: RetentionDays.ONE_MONTH,
     removalPolicy: RemovalPolicy.DESTROY,
@@ -112,5 +116,6 @@ function guardFrontDoor(stack: Stack, api: HttpApi): void {
       sourceIp: '$context.identity.sourceIp',
     }),
   };
-  stage.defaultRouteSettings = { throttlingRateLimit: FRONT_DOOR.rateLimit, throttlingBurstLimit: FRONT_DOOR.burst };
+  const burst = rateLimit === FRONT_DOOR.rateLimit ? FRONT_DOOR.burst : 2 * rateLimit;
+  stage.defaultRouteSettings = { throttlingRateLimit: rateLimit, throttlingBurstLimit: burst };
 }

@@ -24,6 +24,13 @@ describe('Function: loadDeploySettings', () => {
     expect(set).toMatchObject({ workerMaxConcurrency: 50, reconcileEveryMinutes: 5 });
   });
 
+  it("sets the webhook API's throttle from the file (100 a second by default, 10 to 10,000)", () => {
+    expect(loadDeploySettings(fileWith({}), [])).toMatchObject({ webhookRateLimit: 100 });
+    expect(loadDeploySettings(fileWith({ webhookRateLimit: 2_000 }), [])).toMatchObject({ webhookRateLimit: 2_000 });
+    for (const refused of [5, 20_000, 150.5])
+      expect(() => loadDeploySettings(fileWith({ webhookRateLimit: refused }), [])).toThrow(/deploy\.webhookRateLimit/);
+  });
+
   it('refuses a value outside what SQS event sources and the schedule take, naming the field', () => {
     expect(() => loadDeploySettings(fileWith({ workerMaxConcurrency: 1 }), [])).toThrow(/deploy\.workerMaxConcurrency/);
     expect(() => loadDeploySettings(fileWith({ reconcileEveryMinutes: 2 }), [])).toThrow(
