@@ -23,7 +23,13 @@ export class KomboSetup {
       { permission: 'Add notes', feature: 'the invite and report notes' },
       { permission: 'Set application stage', feature: 'the advance rule' },
       ...(features.statusTags ? [{ permission: 'Manage tags', feature: 'the status tags' }] : []),
-      ...(features.reportFile ? [{ permission: 'Add attachments', feature: 'the report file' }] : []),
+      ...(features.reportFile
+        ? [
+            { permission: 'Add attachments', feature: 'the report file' },
+            // A retry whose upload's answer was lost looks for the file first (GET …/attachments).
+            { permission: 'Read document attachments', feature: 'the report file, attached once' },
+          ]
+        : []),
     ];
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AtsError, createAtsAdapter } from '../../../shared/ats';
 import { errorDetail } from '../../../shared/ats/ats-http';
+import type { SetupAdapter } from '../../../shared/doctor/checks';
 import { komboConnection } from '../../helpers/connections';
 import { stubFetch } from '../../helpers/stub-fetch';
 
@@ -95,5 +96,15 @@ describe("Kombo's capability table and its refusals", () => {
     expect(unsupported.notes()).toHaveLength(0);
     const failing = komboNotes([], { status: 500, json: { status: 'error', error: { code: 'PLATFORM.UNKNOWN' } } });
     await expect(failing.adapter.postNote(target, note)).rejects.toBeInstanceOf(AtsError);
+  });
+});
+
+describe("Kombo's scope config, as the doctor asks for it", () => {
+  it("asks for 'Read document attachments' with the report file: a retried upload looks for the file first", () => {
+    const adapter = komboWith([]).adapter as SetupAdapter;
+    const names = (reportFile: boolean) =>
+      adapter.requiredPermissions({ statusTags: false, reportFile }).map((p) => p.permission);
+    expect(names(true)).toEqual(expect.arrayContaining(['Add attachments', 'Read document attachments']));
+    expect(names(false)).not.toContain('Read document attachments');
   });
 });
