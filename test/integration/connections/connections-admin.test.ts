@@ -232,15 +232,6 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
     expect([option.status, option.out]).toEqual([2, expect.stringContaining("Unknown option '--frob'")]);
   });
 
-  it('issues no partner key for a connection the admin API does not know (exit 1)', async () => {
-    // The other refusals, and the keys issued, are held by ops-connections.test.ts (partnerKeyRefusal).
-    const typo = await runOps(stack, 'partner-key', '--connection', 'demo-ashbey');
-    expect([typo.status, typo.out]).toEqual([
-      1,
-      'no connection demo-ashbey in the connections table (see: npm run ops -- connections list)\n',
-    ]);
-  });
-
   it('says when a --connection that found nothing is no connection at all (a typo), and exits non-zero', async () => {
     const unknown = 'no connection acme-grenhouse in the connections table';
     for (const command of ['failed', 'unmatched', 'orders']) {
