@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { Duration, RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import {
   ApplicationLogLevel,
@@ -145,7 +145,7 @@ export function connectWorkers(
 }
 
 /** The reconciler on a schedule; a run the schedule could not deliver is retried, then kept in the returned DLQ. */
-export function scheduleReconciler(stack: Stack, reconciler: NodejsFunction, everyMinutes = 10): Queue {
+export function scheduleReconciler(stack: Stack, reconciler: NodejsFunction, everyMinutes = 10, segments = 1): Queue {
   const scheduleDlq = new Queue(stack, 'ReconcileScheduleDlq', {
     retentionPeriod: Duration.days(14),
     encryption: QueueEncryption.SQS_MANAGED,
@@ -155,15 +155,19 @@ export function scheduleReconciler(stack: Stack, reconciler: NodejsFunction, eve
     id: 'AwsSolutions::AwsSolutions-SQS3',
     reason: "It is a dead-letter queue: the reconciler schedule target's, which SQS cannot show as a redrive.",
   });
-  new Rule(stack, 'ReconcileSchedule', {
-    schedule: Schedule.rate(Duration.minutes(everyMinutes)),
-    targets: [
-      new LambdaFunction(reconciler, {
-        deadLetterQueue: scheduleDlq,
-        retryAttempts: 2,
-        maxEventAge: Duration.minutes(10),
-      }),
-    ],
-  });
+  // One rule a segment of the connections table (DynamoDB's parallel scan), each run on its own share: the first
+  // keeps the id a stack with one segment has, so adding segments replaces no rule.
+  for (let segment = 0; segment < segments; segment++)
+    new Rule(stack, segment ? `ReconcileSchedule${segment}` : 'ReconcileSchedule', {
+      schedule: Schedule.rate(Duration.minutes(everyMinutes)),
+      targets: [
+        new LambdaFunction(reconciler, {
+          deadLetterQueue: scheduleDlq,
+          retryAttempts: 2,
+          maxEventAge: Duration.minutes(10),
+          ...(segments > 1 ? { event: RuleTargetInput.fromObject({ segment, segments }) } : {}),
+        }),
+      ],
+    });
   return scheduleDlq;
 }

@@ -37,6 +37,8 @@ export interface ConnectorStackProps extends StackProps {
   /** The HTTP API's throttle, requests a second (bursts of twice it): FRONT_DOOR by default. */
   webhookRateLimit?: number;
   reconcileEveryMinutes?: number;
+  /** The reconciler's schedule in this many segments of the connections table, each run on its own (1). */
+  reconcileSegments?: number;
   /** The functions' log level (`POWERTOOLS_LOG_LEVEL`, and Lambda's application log level with it); INFO. */
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Event-source concurrency cap, protecting the ATS and interview-service rate limits. */
@@ -73,7 +75,12 @@ export class ConnectorStack extends Stack {
       connectionsFile: props.connectionsFile,
       prune: props.pruneConnections ?? false,
     });
-    const scheduleDlq = scheduleReconciler(this, functions.reconciler, props.reconcileEveryMinutes);
+    const scheduleDlq = scheduleReconciler(
+      this,
+      functions.reconciler,
+      props.reconcileEveryMinutes,
+      props.reconcileSegments,
+    );
     grantLeastPrivilege(this, { functions, tables, queues }, props);
     const api = createWebhookApi(this, functions, props.webhookRateLimit ?? FRONT_DOOR.rateLimit);
     // The API first (the distribution passes two of its paths to it), then the console and its sign-in, then the

@@ -37,6 +37,11 @@ export const deploySettingsSchema = v.object({
   workerMaxConcurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(2), v.maxValue(1000)), 5),
   /** How often the reconciler runs, in minutes (5 to 60; default 10): each run serves its share of the connections. */
   reconcileEveryMinutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(5), v.maxValue(60)), 10),
+  /**
+   * The reconciler's schedule in segments of the connections table (1 to 20; default 1): each segment's run serves
+   * its part, so each connection is served every run where one run cannot serve them all (about 2,000 a run).
+   */
+  reconcileSegments: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(20)), 1),
   /** The functions' log level (`POWERTOOLS_LOG_LEVEL`); a redeploy changes it, no code does. */
   logLevel: v.optional(v.picklist(['DEBUG', 'INFO', 'WARN', 'ERROR'], 'must be DEBUG, INFO, WARN or ERROR'), 'INFO'),
 });

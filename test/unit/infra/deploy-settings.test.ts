@@ -19,7 +19,13 @@ function fileWith(deploy: Record<string, unknown>): string {
 
 describe('Function: loadDeploySettings', () => {
   it("sets the workers' environments and the reconciler's pace from the file, with defaults", () => {
-    expect(loadDeploySettings(fileWith({}), [])).toMatchObject({ workerMaxConcurrency: 5, reconcileEveryMinutes: 10 });
+    expect(loadDeploySettings(fileWith({}), [])).toMatchObject({
+      workerMaxConcurrency: 5,
+      reconcileEveryMinutes: 10,
+      reconcileSegments: 1,
+    });
+    expect(loadDeploySettings(fileWith({ reconcileSegments: 6 }), [])).toMatchObject({ reconcileSegments: 6 });
+    expect(() => loadDeploySettings(fileWith({ reconcileSegments: 0 }), [])).toThrow(/deploy\.reconcileSegments/);
     const set = loadDeploySettings(fileWith({ workerMaxConcurrency: 50, reconcileEveryMinutes: 5 }), []);
     expect(set).toMatchObject({ workerMaxConcurrency: 50, reconcileEveryMinutes: 5 });
   });
