@@ -96,7 +96,8 @@ async function listAll(target: AdminTarget): Promise<Summary[]> {
     if (answer.status !== 200) throw new Error(describe(answer));
     all.push(...(answer.body.connections ?? []));
     cursor = answer.body.cursor;
-    if (!cursor) return all;
+    // By id, as an operator looks one up (the table's own order is its hash's).
+    if (!cursor) return all.sort((a, b) => a.id.localeCompare(b.id));
   }
   throw new Error('more than 1,000 pages of connections: not listed further');
 }

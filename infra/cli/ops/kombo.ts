@@ -51,8 +51,11 @@ export async function komboPackages(
   }
   try {
     for (const result of await publishPackages(api, kombo, { remove: options.remove })) {
-      const what = result.published ? 'published' : 'already in sync';
-      print(`${result.integrationId}: ${what} (${describeDiff(result.diff, options.remove)})`);
+      print(
+        result.published
+          ? `${result.integrationId}: published (${describeDiff(result.diff, options.remove)})`
+          : `${result.integrationId}: already in sync`,
+      );
       for (const warning of result.warnings) print(`  Kombo warns: ${warning}`);
     }
     return 0;

@@ -161,7 +161,11 @@ describe('Kombo: results and packages against the Kombo sandbox', () => {
     expect(lines.join('\n')).toMatch(/teamtailor:globex: \+ backend-screen, \+ culture/);
     expect(kombo.packages.get(INTEGRATION)).toEqual([]);
     expect(await komboPackages(connection, secrets as never, { publish: true, remove: false }, print)).toBe(0);
+    expect(lines.at(-1)).toMatch(/^teamtailor:globex: published \(/);
     expect(await komboPackages(connection, secrets as never, { publish: false, remove: false }, print)).toBe(0);
     expect(lines.at(-1)).toBe('teamtailor:globex: in sync');
+    // Published again with nothing to change: said once, not 'already in sync (in sync)'.
+    expect(await komboPackages(connection, secrets as never, { publish: true, remove: false }, print)).toBe(0);
+    expect(lines.at(-1)).toBe('teamtailor:globex: already in sync');
   });
 });
