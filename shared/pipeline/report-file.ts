@@ -1,6 +1,6 @@
 import type { ApplicationRef, AtsFile } from '../ats/port';
 import { reportFileMaxBytes } from '../ats/profiles';
-import { errorMessage, mayHaveSucceeded } from '../errors';
+import { errorMessage, isRateLimited, mayHaveSucceeded } from '../errors';
 import { type InterviewReport, ReportFileUnavailableError } from '../interview-service';
 import { isPermanent } from './errors';
 import { WORKER_TIMING } from './constants';
@@ -58,7 +58,17 @@ export function reportFileStep(input: ReportFileInput): Step<string> {
     name: 'report-attached',
     done: stepDone(input.record.steps.reportFile),
     started: input.started,
-    lookup: async () => (await context.ats.findFile?.(target, reportFileName(report), signal))?.fileId,
+    lookup: async () => {
+      try {
+        return (await context.ats.findFile?.(target, reportFileName(report), signal))?.fileId;
+      } catch (error) {
+        // The record's files cannot be listed (a permission the key lacks, or no answer after a few tries): given up
+        // with its note rather than uploaded blind (a second copy) or holding back the move and the status.
+        const reason = givenUpLooking(error, input.receiveCount);
+        if (reason === undefined) throw error;
+        return notAttached(input, `the ATS's list of the record's files could not be read to look for it (${reason})`);
+      }
+    },
     perform: () => (input.onNote() ? Promise.resolve(ON_NOTE) : attach(input)),
     recordDone: (value, _outcome, last) => input.recordDone(value ?? 'attached', last),
   };
@@ -91,7 +101,7 @@ export function reportFileReader(
 }
 
 async function attach(input: ReportFileInput): Promise<string> {
-  const { context, target, report, signal } = input;
+  const { context, target, signal } = input;
   try {
     const attached = await context.ats.attachFile?.(target, await input.readFile(), signal);
     // Skipped where the ATS takes no files here (Kombo's capability table): the reason is the step's record.
@@ -99,27 +109,43 @@ async function attach(input: ReportFileInput): Promise<string> {
   } catch (error) {
     const reason = givenUp(error, input.receiveCount);
     if (reason === undefined) throw error;
-    input.logger.warn('report: the report file was not attached', {
-      connectionId: input.record.connectionId,
-      atsApplicationId: input.record.atsApplicationId,
-      reportId: report.report_id,
-      reason,
-    });
-    await sayNotAttached(input, reason);
-    return `${NOT_ATTACHED}${reason}`.slice(0, 300);
+    return notAttached(input, reason);
   }
+}
+
+/** The file given up: logged, said in a note on the record, and the step's value. */
+async function notAttached(input: ReportFileInput, reason: string): Promise<string> {
+  input.logger.warn('report: the report file was not attached', {
+    connectionId: input.record.connectionId,
+    atsApplicationId: input.record.atsApplicationId,
+    reportId: input.report.report_id,
+    reason,
+  });
+  await sayNotAttached(input, reason);
+  return `${NOT_ATTACHED}${reason}`.slice(0, 300);
 }
 
 /**
  * Why the file is given up, or undefined while it is worth another try: a verdict (no file, not a PDF, too large, the
  * ATS refused it), or a file that still did not come after `reportFileReceives` tries. An upload whose answer was lost
- * is never given up here: the next try finds it by its name.
+ * is tried again (the next try finds it by its name) until then too: after it, the move and the status wait no longer,
+ * and the note says it may be there all the same.
  */
 function givenUp(error: unknown, receiveCount: number): string | undefined {
   if (error instanceof ReportFileUnavailableError) return error.reason;
   if (isPermanent(error) && !mayHaveSucceeded(error)) return `the ATS refused it (${errorMessage(error)})`;
-  if (receiveCount >= WORKER_TIMING.reportFileReceives && !mayHaveSucceeded(error))
-    return `it could not be read or uploaded after ${receiveCount} tries (${errorMessage(error)})`;
+  if (receiveCount < WORKER_TIMING.reportFileReceives) return undefined;
+  return mayHaveSucceeded(error)
+    ? `its upload got no answer after ${receiveCount} tries (${errorMessage(error)}): it may be there all the same`
+    : `it could not be read or uploaded after ${receiveCount} tries (${errorMessage(error)})`;
+}
+
+/** Why looking for an earlier copy is given up: the ATS refused the list, or it did not answer after a few tries. */
+function givenUpLooking(error: unknown, receiveCount: number): string | undefined {
+  // A rate limit is a wait, not an answer: the message is deferred and looks again.
+  if (isRateLimited(error)) return undefined;
+  if (isPermanent(error)) return `refused: ${errorMessage(error)}`;
+  if (receiveCount >= WORKER_TIMING.reportFileReceives) return `no answer after ${receiveCount} tries`;
   return undefined;
 }
 

@@ -110,6 +110,40 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(ats.moveToStage).toHaveBeenCalledTimes(1);
   });
 
+  it('gives up an upload that never gets an answer after a few tries: the move and status wait no more', async () => {
+    const { ats, files, run, recorded } = await setUp();
+    const lost = new AtsError('ats-unavailable', 'POST /v3/attachments: 503', { status: 503, mayHaveSucceeded: true });
+    files.attachFile.mockRejectedValue(lost);
+    await expect(run(1)).rejects.toMatchObject({ mayHaveSucceeded: true });
+    await expect(run(2)).rejects.toMatchObject({ mayHaveSucceeded: true });
+    expect(ats.moveToStage).not.toHaveBeenCalled();
+    // Each resumed try looked for an earlier copy first, and found none.
+    expect(files.findFile).toHaveBeenCalledTimes(1);
+    expect(await run(4)).toMatchObject({ outcome: 'written-back', advanced: true });
+    expect(await recorded()).toMatch(
+      /^not-attached:its upload got no answer after 4 tries .*may be there all the same/,
+    );
+    expect(ats.moveToStage).toHaveBeenCalledTimes(1);
+    const notes = ats.postNote.mock.calls.map(([, note]) => (note as { marker: string }).marker);
+    expect(notes).toEqual(['ai-interview-report:rep-1', 'ai-interview-report-file:rep-1']);
+  });
+
+  it.each([
+    ['refuses the list (a key without the permission)', new AtsError('ats-forbidden', '403', { status: 403 }), 2],
+    ['does not answer it, a few tries on', new AtsError('ats-unavailable', 'no answer', {}), 4],
+  ])('gives the file up with a note when the ATS %s: never uploaded blind, the move goes on', async (_, error, at) => {
+    const { ats, files, run, recorded } = await setUp();
+    // A first try's upload whose answer was lost: the next ones must look before uploading again.
+    files.attachFile.mockRejectedValueOnce(new AtsError('ats-unavailable', 'lost', { mayHaveSucceeded: true }));
+    await expect(run(1)).rejects.toMatchObject({ mayHaveSucceeded: true });
+    files.findFile.mockRejectedValue(error);
+    if (at > 2) await expect(run(2)).rejects.toBe(error);
+    expect(await run(at)).toMatchObject({ outcome: 'written-back', advanced: true });
+    expect(await recorded()).toMatch(/^not-attached:the ATS's list of the record's files could not be read/);
+    expect(files.attachFile).toHaveBeenCalledTimes(1);
+    expect(ats.moveToStage).toHaveBeenCalledTimes(1);
+  });
+
   it('does not post the why-note twice when a retry finds it', async () => {
     const { ats, readReportFile, run, recorded } = await setUp();
     readReportFile.mockRejectedValue(new ReportFileUnavailableError('the report has no file link'));
