@@ -1,5 +1,6 @@
 import { deadlinePassed } from '../http/deadline';
 import { redactUrl } from '../http/fetch';
+import { httpsLink } from '../validation';
 import { errorMessage } from '../errors';
 import { ERROR_CODES } from './constants';
 import { InterviewServiceError, UnavailableError } from './errors';
@@ -47,12 +48,7 @@ export async function readReportFile(url: string, options: ReadReportFileOptions
   if (deadlinePassed(options.signal)) throw new UnavailableError(`${where} not sent: deadline passed`);
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(url, { method: 'GET', headers: { accept: 'application/pdf' }, signal });
-  } catch (error) {
-    throw new UnavailableError(`${where} failed: ${errorMessage(error)}`, { cause: error });
-  }
+  const response = await fetchFollowingHttps(url, signal, options.fetch ?? fetch, where);
   try {
     return await readBody(response, options.maxBytes, where);
   } catch (error) {
@@ -62,6 +58,49 @@ export async function readReportFile(url: string, options: ReadReportFileOptions
   } finally {
     // Whatever was not read is let go: nothing of the file is kept beyond this call.
     await response.body?.cancel().catch(() => undefined);
+  }
+}
+
+/** Redirects a file host may send on its way to the file (a signed storage URL): a few, every one to https. */
+const MAX_REDIRECTS = 3;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * The file's answer, its redirects followed by hand: each must go to an https URL (never down to http, nor to a
+ * scheme or host the link itself could not name), at most MAX_REDIRECTS of them. fetch's own following would take
+ * any target, 20 deep.
+ */
+async function fetchFollowingHttps(url: string, signal: AbortSignal, fetchImpl: typeof fetch, where: string) {
+  let target = url;
+  for (let hop = 0; ; hop++) {
+    let response: Response;
+    try {
+      response = await fetchImpl(target, {
+        method: 'GET',
+        headers: { accept: 'application/pdf' },
+        redirect: 'manual',
+        signal,
+      });
+    } catch (error) {
+      throw new UnavailableError(`${where} failed: ${errorMessage(error)}`, { cause: error });
+    }
+    if (!REDIRECTS.has(response.status)) return response;
+    await response.body?.cancel().catch(() => undefined);
+    const location = response.headers.get('location');
+    const next = location ? httpsLink(safeUrl(location, target)) : undefined;
+    if (!next) throw new ReportFileUnavailableError('its link redirects to a place that is not https');
+    if (hop + 1 > MAX_REDIRECTS)
+      throw new ReportFileUnavailableError(`its link redirects more than ${MAX_REDIRECTS} times`);
+    target = next;
+  }
+}
+
+/** `location` resolved against the URL that sent it, or undefined when it is no URL. */
+function safeUrl(location: string, base: string): string | undefined {
+  try {
+    return new URL(location, base).href;
+  } catch {
+    return undefined;
   }
 }
 
@@ -75,7 +114,8 @@ async function readBody(response: Response, maxBytes: number, where: string): Pr
     throw new ReportFileUnavailableError(`the file host refused it (${status})`, status);
   const type = (response.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (!PDF_TYPES.includes(type)) throw new ReportFileUnavailableError(`it is not a PDF (${type || 'no type'})`);
-  const tooLarge = () => new ReportFileUnavailableError(`it is over the ${megabytes(maxBytes)} the ATS takes`);
+  const tooLarge = () =>
+    new ReportFileUnavailableError(`it is over the ${megabytes(maxBytes)} a report file may be on this ATS`);
   if (Number(response.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge();
   const chunks: Uint8Array[] = [];
   let size = 0;

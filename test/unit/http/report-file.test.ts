@@ -50,6 +50,36 @@ describe('readReportFile: the report PDF, bounded', () => {
     expect((error as UnavailableError).retryable).toBe(true);
   });
 
+  it('follows a few redirects to https (a signed storage URL), never one off https, nor too many', async () => {
+    const hops: string[] = [];
+    const redirecting = (locations: string[]) =>
+      (async (url: string, init: RequestInit) => {
+        hops.push(url);
+        expect(init.redirect).toBe('manual');
+        const location = locations[hops.length - 1];
+        return location === undefined
+          ? new Response(PDF, { headers: { 'content-type': 'application/pdf' } })
+          : new Response(null, { status: 302, headers: { location } });
+      }) as unknown as Fetch;
+    expect(Buffer.from(await read(redirecting(['https://storage.example.com/r.pdf?sig=1', '/r2.pdf']))).length).toBe(
+      PDF.length,
+    );
+    expect(hops).toEqual([LINK, 'https://storage.example.com/r.pdf?sig=1', 'https://storage.example.com/r2.pdf']);
+    for (const [locations, reason] of [
+      [['http://169.254.169.254/latest/meta-data'], 'not https'],
+      [['file:///etc/passwd'], 'not https'],
+      [
+        ['https://a.example.com/1', 'https://a.example.com/2', 'https://a.example.com/3', 'https://a.example.com/4'],
+        'more than 3',
+      ],
+    ] as const) {
+      hops.length = 0;
+      const error = await read(redirecting([...locations])).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReportFileUnavailableError);
+      expect((error as ReportFileUnavailableError).reason).toContain(reason);
+    }
+  });
+
   it('sends nothing once the deadline has passed', async () => {
     let called = false;
     const fetch = (async () => {
