@@ -58,3 +58,22 @@ describe('Ashby status tags', () => {
     expect(calls.filter((c) => c.url.pathname === '/candidate.addTag')).toHaveLength(1);
   });
 });
+
+describe('Ashby report file upload', () => {
+  it('posts the file only to https storage: a handle pointing elsewhere is refused, nothing sent there', async () => {
+    const stub = stubFetch((call) =>
+      call.url.pathname === '/file.createFileUploadHandle'
+        ? ok({ handle: 'h-1', url: 'http://198.51.100.7/upload', fields: { key: 'k' } })
+        : { status: 404, json: { message: `no route ${route(call)}` } },
+    );
+    const connection = parseConnections(
+      connectionDocument({ id: 'acme-ashby', ats: 'ashby', atsBaseUrl: 'https://api.ashbyhq.com' }),
+    )[0]!;
+    const secrets = { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), atsApiKey: 'ashby-key' };
+    const adapter = createAtsAdapter(connection, secrets, { fetch: stub.fetch });
+    const file = { name: 'r.pdf', contentType: 'application/pdf' as const, bytes: new Uint8Array([37, 80, 68, 70]) };
+    const target = { atsJobId: 'j', atsApplicationId: 'a', atsCandidateId: 'cand-1' };
+    await expect(adapter.attachFile?.(target, file)).rejects.toMatchObject({ code: 'ats-malformed-response' });
+    expect(stub.calls.map((c) => c.url.host)).toEqual(['api.ashbyhq.com']);
+  });
+});
