@@ -152,6 +152,8 @@ function securityHeaders(stack: Stack, signInBaseUrl: string): ResponseHeadersPo
     "object-src 'none'",
     "base-uri 'self'",
     "frame-ancestors 'none'",
+    // No form of the console posts anywhere but its own origin (sign-in is a redirect to Cognito, not a form).
+    "form-action 'self'",
   ].join('; ');
   return new ResponseHeadersPolicy(stack, 'ConsoleSecurityHeaders', {
     comment: 'The console: strict CSP, HSTS, no framing, no referrer',

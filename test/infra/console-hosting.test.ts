@@ -103,6 +103,7 @@ describe('Stack: the console, its distribution and its sign-in', () => {
     const directives = csp.split('; ');
     expect(directives).toContain("default-src 'self'");
     expect(directives).toContain("frame-ancestors 'none'");
+    expect(directives).toContain("form-action 'self'");
     expect(directives).toContain(
       `connect-src 'self' https://{"Ref":"${domainId}"}.auth.{"Ref":"AWS::Region"}.amazoncognito.com`,
     );
