@@ -230,6 +230,7 @@ async function connectLink(id: string, request: ConsoleRequest, deps: ConsoleDep
     createdBy: request.principal,
     createdAt: now,
     validUntil: expiresAt,
+    connectionVersion: served.stored.version,
   });
   // One live link a connection: the one it replaces is spent (false: already used or expired).
   const revoked = replaced !== undefined && (await deps.activity.useLink(replaced, now));

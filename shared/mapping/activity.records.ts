@@ -62,6 +62,8 @@ export interface ConnectLink {
   validUntil: number;
   /** When the customer finished: the link answers nothing after it. */
   usedAt?: number | undefined;
+  /** The connection's version when it was made: one deleted and made again under its id is not this link's. */
+  connectionVersion?: number | undefined;
 }
 
 const TIMELINE_LIMIT = 200;

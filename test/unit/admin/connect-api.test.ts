@@ -112,6 +112,19 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect((await world.call('GET', [])).status).toBe(404);
     });
 
+    it('answers 404 to a link of a connection deleted and made again under the same id since', async () => {
+      const world = await connectWorld();
+      const hash = linkHash(world.token);
+      // Made when the connection was at version 3; the one there now was made again, at version 1.
+      world.activity.links.set(hash, { ...(world.activity.links.get(hash) as ConnectLink), connectionVersion: 3 });
+      expect((await world.store.read('acme-greenhouse'))?.version).toBe(1);
+      expect((await world.call('GET', [])).status).toBe(404);
+      expect(world.secrets.calls.writes).toBe(0);
+      // The same link at the version it was made at works.
+      world.activity.links.set(hash, { ...(world.activity.links.get(hash) as ConnectLink), connectionVersion: 1 });
+      expect((await world.call('GET', [])).status).toBe(200);
+    });
+
     const saved = { atsClientId: 'gh-client', atsClientSecret: 'gh-secret' };
 
     it('is spent by finishing: a second finish, and any other call after it, answers 404', async () => {

@@ -289,6 +289,8 @@ describe('Use case: the console API', () => {
         createdBy: OPERATOR,
         createdAt: NOW,
         validUntil,
+        // The connection's version: a connection deleted and made again under its id is not the link's.
+        connectionVersion: 1,
       });
       expect(validUntil - NOW).toBe(7 * DAY_MS);
       expect(answer.body.expiresAt).toBe(validUntil);
