@@ -29,8 +29,11 @@ export async function connectionContext(connectionId: string): Promise<Connectio
   const found = await connectionWithSecrets(connectionId);
   if (!found) return undefined;
   const cached = contexts.get(connectionId);
-  if (cached && sameSecrets(cached.secrets, found.secrets) && sameConnection(cached.connection, found.connection))
+  if (cached && sameSecrets(cached.secrets, found.secrets) && sameConnection(cached.connection, found.connection)) {
+    // Its pacing is as recently used as its context: the two are dropped together, never the busy one's window.
+    pacings.get(connectionId);
     return cached;
+  }
   const { connection, secrets } = found;
   if (!pacings.has(connectionId)) pacings.set(connectionId, pacingFor(connection));
   const pacing = pacings.get(connectionId);

@@ -3,7 +3,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type AdminAnswer, type AdminOptions, handleAdminRequest } from '../../shared/admin/connection-admin';
 import { handleConsoleRequest } from '../../shared/admin/console-api';
-import { type ConnectDependencies, handleConnectRequest, ProviderSideError } from '../../shared/admin/connect-api';
+import { type ConnectDependencies, handleConnectRequest } from '../../shared/admin/connect-api';
 import { DeadLetters } from '../../shared/admin/dead-letters';
 import { fileSecretStore, type SecretStore, secretsManagerStore } from '../../shared/config/secret-store';
 import type { Connection } from '../../shared/config';
@@ -132,7 +132,8 @@ function dependencies(event: APIGatewayProxyEventV2): ConnectDependencies {
 /** The connection's ATS with the credentials in its secret, for its set-up reads. */
 async function setupAdapter(connection: Connection): Promise<SetupAdapter> {
   const read = await readSecret(connection, secretStore());
-  if ('line' in read) throw new ProviderSideError(`${read.line.what}${read.line.fix ? `: ${read.line.fix}` : ''}`);
+  // The provider's side (not the ATS's answer): a connect page tells its customer only that the provider sees why.
+  if ('line' in read) throw new Error(`${read.line.what}${read.line.fix ? `: ${read.line.fix}` : ''}`);
   return createAtsAdapter(connection, read.secrets) as SetupAdapter;
 }
 

@@ -21,11 +21,19 @@ export const SEND_FOUND_MS = 2_000;
 
 /**
  * Sends what a connection's share found (its messages, and taking back the ledger's marks of those not sent) under a
- * deadline of its own: the share's may be spent, since finding stops when it is, and SDK calls under it would abort at
- * once, leaving the reports found unsent and marked pending.
+ * deadline of its own: the share's time where it has some left, and at least SEND_FOUND_MS. The share's may be spent,
+ * since finding stops when it is, and SDK calls under it would abort at once, leaving the reports found unsent and
+ * marked pending.
  */
-export function sendingFound<T>(work: () => Promise<T>): Promise<T> {
-  return withDeadline(AbortSignal.timeout(SEND_FOUND_MS), work);
+export function sendingFound<T>(work: () => Promise<T>, share?: AbortSignal): Promise<T> {
+  const deadline = new AbortController();
+  const least = AbortSignal.timeout(SEND_FOUND_MS);
+  const spent = () => {
+    if (least.aborted && (share === undefined || share.aborted)) deadline.abort(least.reason);
+  };
+  least.addEventListener('abort', spent, { once: true });
+  share?.addEventListener('abort', spent, { once: true });
+  return withDeadline(deadline.signal, work);
 }
 
 /**

@@ -215,17 +215,15 @@ async function reconcileReports(c: Connection, { correlationId, signal, totals, 
     ...report,
   }));
   // Sent though the connection's share is spent (a cut-short read returns what it found): a deadline of its own.
-  await sendingFound(async () => {
-    try {
-      await publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages);
-    } catch (error) {
-      // Not sent: the ledger's records are taken back, so the next run enqueues these reports instead of taking
-      // them as pending for the grace period.
-      const subjects = messages.map((m) => reportSubject(m.reportId));
-      await deps.ledger.forgetEnqueued(c.id, subjects).catch(() => undefined);
-      throw error;
-    }
-  });
+  try {
+    await sendingFound(() => publisher.publishAll(requireEnv(ENV.reportQueueUrl), messages), signal);
+  } catch (error) {
+    // Not sent: the ledger's records are taken back (a deadline of their own too), so the next run enqueues these
+    // reports instead of taking them as pending for the grace period.
+    const subjects = messages.map((m) => reportSubject(m.reportId));
+    await sendingFound(() => deps.ledger.forgetEnqueued(c.id, subjects)).catch(() => undefined);
+    throw error;
+  }
   totals.enqueued += messages.length;
 }
 
@@ -306,7 +304,7 @@ async function sweepAndFollowUp(c: Connection, { correlationId, signal, totals, 
       fresh.map((d) => d.subject),
       now,
     );
-  });
+  }, signal);
   totals.followUps += fresh.length;
 }
 

@@ -10,7 +10,7 @@ import type { ConnectorFunctions } from './connector-functions';
  * The webhook API's default-stage throttle (`deploy.webhookRateLimit` changes the rate, the burst twice it): far
  * above a few customers' deliveries, far below a flood. Every customer shares it: raise it with their number.
  */
-export const FRONT_DOOR = { rateLimit: 100, burst: 200 } as const;
+export const FRONT_DOOR = { rateLimit: 100, burst: 2 * 100 } as const;
 
 /** The HTTP API the ATSs and the interview service call: one route each, guarded before any function runs. */
 export function createWebhookApi(
@@ -116,6 +116,5 @@ export function guardFrontDoor(stack: Stack, api: HttpApi, rateLimit: number): v
       sourceIp: '$context.identity.sourceIp',
     }),
   };
-  const burst = rateLimit === FRONT_DOOR.rateLimit ? FRONT_DOOR.burst : 2 * rateLimit;
-  stage.defaultRouteSettings = { throttlingRateLimit: rateLimit, throttlingBurstLimit: burst };
+  stage.defaultRouteSettings = { throttlingRateLimit: rateLimit, throttlingBurstLimit: 2 * rateLimit };
 }

@@ -19,20 +19,14 @@ export interface ConnectDependencies extends ConsoleDependencies {
   registerWebhooks(connection: Connection): Promise<CheckLine[]>;
 }
 
-/**
- * A failure on the provider's side of a connect page (the connection's secret cannot be read, or lacks a field the
- * operator sets): the customer reads that their provider sees why, and the operator reads it in the console's audit,
- * as for any failure that is not their ATS's answer (a store, a fault). What their own ATS answered (an
- * `OutwardCallError`: a refusal, no answer) is theirs to read, whole.
- */
-export class ProviderSideError extends Error {
-  public override readonly name = 'ProviderSideError';
-}
-
 const PROVIDER_SIDE =
   "the connector could not do this on your provider's side; they see why in their console: try again later";
 
-/** What the customer reads of a failure; the provider's side's detail goes to the operator's audit instead. */
+/**
+ * What the customer reads of a failure: what their own ATS answered (an `OutwardCallError`: a refusal, no answer),
+ * whole; anything else is the provider's side (the connection's secret unreadable, a store, a fault): the customer
+ * reads that their provider sees why, and the operator reads the detail in the console's audit.
+ */
 async function customerError(error: unknown, ats: string, what: string, run: Run): Promise<string> {
   if (error instanceof OutwardCallError) return `${ats}: ${errorMessage(error)}`;
   await auditConnection(run.deps, run.connectionId, `connect link: ${what} failed: ${errorMessage(error)}`).catch(
@@ -105,7 +99,7 @@ export async function handleConnectRequest(
     if (what === 'trigger' && request.method === 'POST') return await trigger(served, request.body, principal, deps);
     if (what === 'webhooks' && request.method === 'POST') return await webhooks(connection, run);
     if (what === 'doctor' && request.method === 'POST')
-      return customersView(await runDoctor(connection.id, principal, deps));
+      return customersView(await runDoctor(connection.id, principal, deps), connection);
     if (what === 'finish' && request.method === 'POST') return await finish(connection, hash, now, run);
   } catch (error) {
     // A connection changed since it was read is the caller's to read again: the handler answers it 409, as the console.
@@ -126,7 +120,18 @@ async function webhooks(connection: Connection, run: Run): Promise<AdminAnswer> 
   }
   const failed = lines.filter((line) => line.status === 'fail').length;
   await auditConnection(run.deps, connection.id, `connect link: registered the webhooks (${failed} failed)`);
-  return { status: 200, body: { lines } };
+  return { status: 200, body: { lines: lines.map((line) => scrubbed(line, connection)) } };
+}
+
+/** Fixes that speak of the provider's own store: the customer cannot act on them. */
+const PROVIDER_STORE = /Secrets Manager|secrets file|cannot be read/i;
+
+/** A line as the customer reads it: the provider's secret named as such, never by its name, its store or its error. */
+function scrubbed(line: CheckLine, connection: Connection): CheckLine {
+  const named = (text: string) => text.split(connection.secretRef).join("your provider's secret");
+  const internal = PROVIDER_STORE.test(`${line.what} ${line.fix ?? ''}`);
+  const fix = line.fix && (internal ? 'your provider sees why in their console' : named(line.fix));
+  return { ...line, what: named(line.what), ...(fix ? { fix } : {}) };
 }
 
 /**
@@ -134,7 +139,7 @@ async function webhooks(connection: Connection, run: Run): Promise<AdminAnswer> 
  * (the connection's settings, the interview service, SES, order sources) as one line, without what its fixes say of
  * secrets and commands. The operator's console keeps every line (runDoctor stores them).
  */
-function customersView(answer: AdminAnswer): AdminAnswer {
+function customersView(answer: AdminAnswer, connection: Connection): AdminAnswer {
   const lines = (answer.body as { lines?: CheckLine[] }).lines;
   if (answer.status !== 200 || !lines) return answer;
   const theirs = lines.filter((line) => line.provider);
@@ -142,7 +147,9 @@ function customersView(answer: AdminAnswer): AdminAnswer {
   const own = lines
     .filter((line) => !line.provider)
     .map((line) =>
-      line.fix?.includes('--register-webhooks') ? { ...line, fix: 'press "Register the webhooks" in step 3' } : line,
+      line.fix?.includes('--register-webhooks')
+        ? { ...line, fix: 'press "Register the webhooks" in step 3' }
+        : scrubbed(line, connection),
     );
   const failed = theirs.filter((line) => line.status === 'fail').length;
   const summary: CheckLine = failed

@@ -148,7 +148,7 @@ export class AtsHttpClient {
   public async postToStorage(url: string, form: FormData, signal?: AbortSignal): Promise<void> {
     const where = `POST ${redactUrl(url)}`;
     // The bytes go to https storage, or to the ATS's own origin (its sandbox on one machine): never elsewhere.
-    if (!url.startsWith('https://') && new URL(url).origin !== new URL(this.options.baseUrl).origin)
+    if (!url.startsWith('https://') && URL.parse(url)?.origin !== new URL(this.options.baseUrl).origin)
       throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${where}: the storage URL is not https`);
     const response = await sendHttpRequest(
       { url, method: 'POST', body: form, timeoutMs: this.options.timeoutMs ?? HTTP_DEFAULTS.timeoutMs, signal },

@@ -32,11 +32,25 @@ export async function importConnections(
   // Several connections at once (each its own items): 10,000 one at a time outlast the deploy's import function.
   const outcomes = new Array<Exclude<keyof ImportResult, 'notInFile' | 'deleted'>>(documents.length);
   let next = 0;
+  const failed: { id: string; error: unknown }[] = [];
   const lane = async () => {
-    for (let index = next++; index < documents.length; index = next++)
-      outcomes[index] = await importOne(store, documents[index] as { id: string }, change);
+    // Once one fails, the lanes take no more: every write begun is awaited, and each failure named.
+    for (let index = next++; index < documents.length && !failed.length; index = next++) {
+      const document = documents[index] as { id: string };
+      try {
+        outcomes[index] = await importOne(store, document, change);
+      } catch (error) {
+        failed.push({ id: document.id, error });
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(IMPORTS_AT_ONCE, documents.length) }, lane));
+  if (failed.length === 1) throw failed[0]?.error;
+  if (failed.length)
+    throw new AggregateError(
+      failed.map((f) => f.error),
+      `the import stopped: ${failed.map((f) => f.id).join(', ')} failed`,
+    );
   // In the file's order, whichever finished first.
   for (const [index, document] of documents.entries()) result[outcomes[index] as keyof ImportResult].push(document.id);
   const inFile = new Set(documents.map((d) => d.id));

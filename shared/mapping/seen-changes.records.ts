@@ -48,7 +48,12 @@ export class DynamoSeenChanges implements SeenChanges {
   }
 
   public async resumePoint(connectionId: string): Promise<ResumePoint | undefined> {
-    const item = (await this.item(resumeKey(connectionId))) as Partial<ResumePoint> | undefined;
+    const item = (await this.item(resumeKey(connectionId))) as
+      | (Partial<ResumePoint> & Record<string, unknown>)
+      | undefined;
+    // Past its TTL (DynamoDB removes expired items within days, not at once): gone.
+    const ttl = item?.[MAPPING_TABLES.ttlAttribute];
+    if (typeof ttl === 'number' && ttl * 1000 <= Date.now()) return undefined;
     return typeof item?.cursor === 'string' && typeof item.since === 'number' && typeof item.startedAt === 'number'
       ? { since: item.since, cursor: item.cursor, startedAt: item.startedAt }
       : undefined;

@@ -96,8 +96,9 @@ export async function readHintedChanges(
   let { since, cursor, startedAt, resumed } = await startingPoint(connectionId, deps, now);
   do {
     const page = await list(since, cursor, signal).catch(async (error: unknown) => {
-      // A resumed cursor Kombo no longer takes (expired): the chain starts again from the mark, once.
-      if (!cursor || result.pages > 0 || httpStatus(error) !== 400) throw error;
+      // A resumed cursor Kombo no longer takes (expired: a 4xx, not a 429): the chain starts again from the mark, once.
+      const status = httpStatus(error) ?? 0;
+      if (!cursor || result.pages > 0 || status < 400 || status >= 500 || status === 429) throw error;
       await deps.seen.saveResumePoint(connectionId, undefined);
       ({ since, cursor, startedAt, resumed } = await startingPoint(connectionId, deps, now));
       return list(since, cursor, signal);

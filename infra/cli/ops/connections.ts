@@ -106,7 +106,6 @@ const describe = (answer: Answer) =>
   `${answer.status}: ${answer.body.error ?? JSON.stringify(answer.body)}` +
   (answer.body.field ? ` (field ${answer.body.field})` : '');
 
-/** The connections of a file, each validated as `cdk deploy` validates it, with the file's own placeholders. */
 /**
  * Why no partner key is issued for the connection, given the admin API's answer for it (none where it is out of
  * reach): a connection it does not know, or one that takes no orders from inside its ATS. Undefined: issue it.
@@ -118,6 +117,8 @@ export function partnerKeyRefusal(id: string, answer: Answer | undefined): strin
     ?.orders;
   if (answer?.status === 200 && !orders?.greenhouse && !orders?.ashby)
     return `${id} takes no orders from inside its ATS: set its orders.greenhouse or orders.ashby first`;
+  if (answer !== undefined && answer.status !== 200 && answer.status !== 404)
+    return `the admin API answered ${answer.status}: ${id} could not be checked, so no key is issued`;
   return undefined;
 }
 
@@ -132,6 +133,7 @@ export function connectionsOfFile(file: string, placeholders: Readonly<Record<st
   return parseConnections(JSON.parse(fillPlaceholders(readFileSync(file, 'utf8'), placeholders)), file);
 }
 
+/** The connections of a file, each validated as `cdk deploy` validates it, with the file's own placeholders. */
 function documentsOf(file: string, placeholders: Readonly<Record<string, string>>): { id: string }[] {
   const document = JSON.parse(fillPlaceholders(readFileSync(file, 'utf8'), placeholders)) as {
     connections?: { id: string }[];
@@ -149,7 +151,6 @@ const ARGUMENTS: Record<string, string> = { put: 'FILE', import: 'FILE' };
  * each through the admin API, so every change is validated, versioned and audited as the API's own. Answers the
  * lines to print and the exit code.
  */
-
 export async function connectionsCommand(
   target: AdminTarget,
   args: { sub: string | undefined; arg: string | undefined; prune?: boolean },

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type ConnectDependencies, handleConnectRequest, ProviderSideError } from '../../../shared/admin/connect-api';
+import { type ConnectDependencies, handleConnectRequest } from '../../../shared/admin/connect-api';
 import { linkHash } from '../../../shared/admin/console-api';
 import { ATS_ERROR_CODES, AtsError } from '../../../shared/ats/errors';
 import type { Connection } from '../../../shared/config';
@@ -426,6 +426,29 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect(world.activity.doctorResults.get('acme-greenhouse')?.lines).toHaveLength(5);
     });
 
+    it("names no secret of the provider's in the lines the customer reads: registering, or the checks", async () => {
+      const world = await connectWorld();
+      const ref = world.document.secretRef;
+      const lines = [
+        { status: 'pass' as const, what: `webhook registered; its signing secret recorded in ${ref}` },
+        {
+          status: 'fail' as const,
+          what: `secret ${ref} cannot be read`,
+          fix: 'AccessDenied for role/ops (Secrets Manager)',
+        },
+      ];
+      const deps = { ...world.deps, registerWebhooks: async () => lines, doctor: async () => lines };
+      const ask = (path: string[]) =>
+        handleConnectRequest({ method: 'POST', token: world.token, path, query: {}, body: undefined }, deps);
+      for (const answer of [await ask(['webhooks']), await ask(['doctor'])]) {
+        expect(answer.status).toBe(200);
+        const text = JSON.stringify(answer.body.lines);
+        expect(text).not.toContain(ref);
+        expect(text).not.toMatch(/AccessDenied|Secrets Manager|role\/ops/);
+        expect(text).toContain("your provider's secret");
+      }
+    });
+
     it("answers 502 with the ATS's message when registering fails", async () => {
       const world = await connectWorld();
       const deps = { ...world.deps, registerWebhooks: () => Promise.reject(refused('429 slow down', 429)) };
@@ -438,7 +461,7 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
 
     it('tells the customer their provider sees why, not its detail, which the operator reads', async () => {
       const world = await connectWorld({ connection: ashbyFields });
-      const unreadable = new ProviderSideError('secret connector/acme-ashby cannot be read: AccessDenied (role/ops)');
+      const unreadable = new Error('secret connector/acme-ashby cannot be read: AccessDenied (role/ops)');
       const deps = {
         ...world.deps,
         stages: () => Promise.reject(unreadable),

@@ -81,4 +81,16 @@ describe('Function: forEachFairly (the reconciler’s connections in one run)', 
     expect(seen?.aborted).toBe(false);
     expect(SEND_FOUND_MS).toBeLessThanOrEqual(5_000);
   });
+
+  it("keeps the share's own time where it has more than the least", async () => {
+    const share = new AbortController();
+    const seen = await sendingFound(async () => {
+      const own = currentDeadline();
+      await new Promise((resolve) => setTimeout(resolve, SEND_FOUND_MS + 200));
+      return own?.aborted;
+    }, share.signal);
+    // The least has passed, but the share is not spent: not aborted.
+    expect(seen).toBe(false);
+    share.abort();
+  }, 10_000);
 });

@@ -67,6 +67,9 @@ describe('Function: partnerKeyRefusal (ops partner-key)', () => {
       'c takes no orders from inside its ATS: set its orders.greenhouse or orders.ashby first',
     );
     expect(partnerKeyRefusal('c', stored({ kombo: {} }))).toMatch(/takes no orders/);
+    expect(partnerKeyRefusal('c', { status: 403, body: { error: 'Forbidden' } })).toBe(
+      'the admin API answered 403: c could not be checked, so no key is issued',
+    );
   });
 
   it('issues it where the admin API is out of reach or answers another 404 (a wrong URL): nothing to check by', () => {

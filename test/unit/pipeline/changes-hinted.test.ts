@@ -157,12 +157,12 @@ describe('Use case: readHintedChanges (stage entries from a synced copy)', () =>
     expect([seen.mark, seen.resume]).toEqual([NOW, undefined]);
   });
 
-  it('starts again from the mark when Kombo no longer takes the saved cursor (400), once', async () => {
+  it('starts again from the mark when Kombo no longer takes the saved cursor (a 4xx), once', async () => {
     const { deps, seen, list, connectionId } = setup([[inStage('a1', 'AI Interview')]]);
     seen.mark = NOW - 10 * 60_000;
     seen.resume = { since: NOW - 3 * 86_400_000, cursor: 'expired', startedAt: NOW - 86_400_000 };
     list.mockImplementationOnce(async () => {
-      throw Object.assign(new Error('GET /ats/applications: 400 invalid cursor'), { status: 400 });
+      throw Object.assign(new Error('GET /ats/applications: 410 cursor expired'), { status: 410 });
     });
     expect(await readHintedChanges(connectionId, deps)).toMatchObject({ pages: 1, state: 'done', entered: 1 });
     expect(list.mock.calls.map(([since, cursor]) => [since, cursor])).toEqual([
