@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { connectionSchema, type Connection, SLUG_PATTERN } from './connection.schema';
 import { ConfigError } from './errors';
+import { BoundedMap } from './bounded-map';
 import { describeFirstIssue } from '../validation';
 
 /** A connection as it is stored: its document (the connections file's entry), a version and whether it is on. */
@@ -38,7 +39,7 @@ export const CONNECTION_CACHE = {
   defaultSeconds: 30,
   /** A change made through the admin API is in effect everywhere within a minute, whatever the setting. */
   maxSeconds: 60,
-  /** Connections one environment keeps at most (the oldest read is dropped first). */
+  /** Connections one environment keeps at most (the one least recently read is dropped first). */
   maxEntries: 5_000,
 } as const;
 
@@ -70,10 +71,11 @@ export function servedConnection(stored: StoredConnection): ServedConnection {
  * one read.
  */
 export class CachedConnections {
-  private readonly entries = new Map<
+  /** Past CONNECTION_CACHE.maxEntries the one least recently read goes (./bounded-map.ts). */
+  private readonly entries = new BoundedMap<
     string,
     { at: number; known: boolean; value: Promise<ServedConnection | undefined> }
-  >();
+  >(CONNECTION_CACHE.maxEntries);
   private readonly now: () => number;
 
   public constructor(private readonly options: { reader: ConnectionReader; cacheMs: number; now?: () => number }) {
@@ -82,7 +84,7 @@ export class CachedConnections {
 
   /** A connection read elsewhere (the reconciler's page of the table): kept as if this cache had read it. */
   public remember(stored: StoredConnection): void {
-    this.keep(stored.id, { at: this.now(), known: true, value: Promise.resolve(servedConnection(stored)) });
+    this.entries.set(stored.id, { at: this.now(), known: true, value: Promise.resolve(servedConnection(stored)) });
   }
 
   public get(id: string): Promise<ServedConnection | undefined> {
@@ -96,17 +98,9 @@ export class CachedConnections {
       return stored ? servedConnection(stored) : undefined;
     });
     const { value } = entry;
-    this.keep(id, entry);
+    this.entries.set(id, entry);
     // A failed read is not kept: the next ask reads again.
     value.catch(() => this.entries.get(id)?.value === value && this.entries.delete(id));
     return value;
-  }
-
-  /** Kept as the newest entry; past CONNECTION_CACHE.maxEntries the oldest read goes. */
-  private keep(id: string, entry: { at: number; known: boolean; value: Promise<ServedConnection | undefined> }): void {
-    this.entries.delete(id);
-    this.entries.set(id, entry);
-    if (this.entries.size > CONNECTION_CACHE.maxEntries)
-      this.entries.delete(this.entries.keys().next().value as string);
   }
 }
