@@ -178,12 +178,14 @@ function grantReconciler({ functions, tables, queues }: GrantedResources): void 
   queues.report.queue.grantSendMessages(reconciler);
   // The sweep enqueues the stage changes that never arrived, and keeps its place in each trigger's list.
   queues.stage.queue.grantSendMessages(reconciler);
-  // A connection's jobs by the connection index, never a scan of every customer's.
+  // A connection's jobs by the connection index, never a scan of every customer's; its open invitations by the
+  // state index (keys only, each then read whole with BatchGetItem).
   allow(
     reconciler,
     ['dynamodb:Query'],
     [
       indexArn(tables.applications, MAPPING_TABLES.applications.interviewIndex.name),
+      indexArn(tables.applications, MAPPING_TABLES.applications.stateIndex.name),
       indexArn(tables.jobs, MAPPING_TABLES.jobs.connectionIndex.name),
     ],
   );

@@ -38,7 +38,7 @@ export function createTables(stack: Stack): ConnectorTables {
     ...common,
     sortKey: { name: 'sk', type: AttributeType.STRING },
   });
-  const { interviewIndex, candidateIndex, serviceCandidateIndex } = MAPPING_TABLES.applications;
+  const { interviewIndex, candidateIndex, serviceCandidateIndex, stateIndex } = MAPPING_TABLES.applications;
   applications.addGlobalSecondaryIndex({
     indexName: interviewIndex.name,
     partitionKey: { name: interviewIndex.partitionKey, type: AttributeType.STRING },
@@ -52,6 +52,13 @@ export function createTables(stack: Stack): ConnectorTables {
   applications.addGlobalSecondaryIndex({
     indexName: serviceCandidateIndex.name,
     partitionKey: { name: serviceCandidateIndex.partitionKey, type: AttributeType.STRING },
+  });
+  // Keys only: an index entry changes with the application's state, not with each of its writes.
+  applications.addGlobalSecondaryIndex({
+    indexName: stateIndex.name,
+    partitionKey: { name: stateIndex.partitionKey, type: AttributeType.STRING },
+    sortKey: { name: stateIndex.sortKey, type: AttributeType.STRING },
+    projectionType: ProjectionType.KEYS_ONLY,
   });
   const events = new Table(stack, 'EventsTable', common);
   const orders = new Table(stack, 'OrdersTable', common);

@@ -97,6 +97,8 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
         index.sortKey,
         MAPPING_TABLES.applications.candidateIndex.partitionKey,
         MAPPING_TABLES.applications.serviceCandidateIndex.partitionKey,
+        MAPPING_TABLES.applications.stateIndex.partitionKey,
+        MAPPING_TABLES.applications.stateIndex.sortKey,
       ),
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
@@ -115,6 +117,14 @@ export async function createTables(client: DynamoDBClient, prefix = 'connector')
             { AttributeName: MAPPING_TABLES.applications.serviceCandidateIndex.partitionKey, KeyType: 'HASH' },
           ],
           Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: MAPPING_TABLES.applications.stateIndex.name,
+          KeySchema: [
+            { AttributeName: MAPPING_TABLES.applications.stateIndex.partitionKey, KeyType: 'HASH' },
+            { AttributeName: MAPPING_TABLES.applications.stateIndex.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
         },
       ],
     }),

@@ -1,6 +1,12 @@
-import { BatchGetItemCommand, GetItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetItemCommand,
+  GetItemCommand,
+  QueryCommand,
+  type AttributeValue,
+  type KeysAndAttributes,
+} from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
+import type { ApplicationKey, ApplicationRecord, ApplicationState } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
 import { toApplication } from './legacy-steps';
 
@@ -77,28 +83,60 @@ export class DynamoApplicationReads extends DynamoTables {
     });
   }
 
-  /** BatchGetItem, 100 keys a request (its limit), keys only; unprocessed keys are asked for again, 5 times at most. */
+  /** Which of `keys` are recorded (BatchGetItem, keys only). */
   public async knownApplications(keys: readonly ApplicationKey[]): Promise<Set<string>> {
-    const known = new Set<string>();
+    const items = await this.batchGet(
+      keys.map((key) => applicationKeyFields(key)),
+      { ProjectionExpression: 'pk' },
+    );
+    return new Set(items.map(({ pk }) => String(pk).slice(String(pk).indexOf('#') + 1)));
+  }
+
+  /**
+   * A connection's applications in `states` (the state index, keys only, then each record read whole and
+   * consistently): what is still open, without reading every application of every job. One Query, over the states'
+   * range in the index's order: the open states (`claimed` to `invited`) are one range, apart from `left` and
+   * `written_back`. A record that has moved on since the index saw it is left out.
+   */
+  public async listApplicationsInStates(
+    connectionId: string,
+    states: readonly ApplicationState[],
+  ): Promise<ApplicationRecord[]> {
+    const { name, partitionKey, sortKey } = MAPPING_TABLES.applications.stateIndex;
+    const index = { table: this.tables.applications, name, partitionKey, sortKey };
+    const [from, to] = [[...states].sort()[0], [...states].sort().at(-1)];
+    if (from === undefined || to === undefined) return [];
+    const keys: { pk: string; sk: string }[] = [];
+    await this.forEachIndexKeys<{ pk: string; sk: string; state: ApplicationState }>(
+      index,
+      { partition: connectionId, from, to },
+      `open applications of connection ${connectionId}`,
+      (page) => {
+        for (const { pk, sk, state } of page) if (states.includes(state)) keys.push({ pk, sk });
+      },
+    );
+    const items = await this.batchGet(keys, { ConsistentRead: true });
+    return items.map(toApplication).filter((record) => states.includes(record.state));
+  }
+
+  /** BatchGetItem, 100 keys a request (its limit); unprocessed keys are asked for again, 5 times at most. */
+  private async batchGet(
+    keys: readonly Record<string, unknown>[],
+    options: Omit<KeysAndAttributes, 'Keys'>,
+  ): Promise<Record<string, unknown>[]> {
+    const found: Record<string, unknown>[] = [];
     for (let start = 0; start < keys.length; start += 100) {
-      let pending: Record<string, AttributeValue>[] = keys
-        .slice(start, start + 100)
-        .map((key) => marshall(applicationKeyFields(key)));
+      let pending = keys.slice(start, start + 100).map((key) => marshall(key));
       for (let attempt = 1; pending.length; attempt++) {
         if (attempt > 5) throw new Error(`DynamoDB left ${pending.length} keys unprocessed five times`);
         const result = await this.send(
-          new BatchGetItemCommand({
-            RequestItems: { [this.tables.applications]: { Keys: pending, ProjectionExpression: 'pk' } },
-          }),
+          new BatchGetItemCommand({ RequestItems: { [this.tables.applications]: { ...options, Keys: pending } } }),
         );
-        for (const item of result.Responses?.[this.tables.applications] ?? []) {
-          const pk = String(unmarshall(item).pk);
-          known.add(pk.slice(pk.indexOf('#') + 1));
-        }
+        found.push(...(result.Responses?.[this.tables.applications] ?? []).map((item) => unmarshall(item)));
         pending = (result.UnprocessedKeys?.[this.tables.applications]?.Keys ?? []) as Record<string, AttributeValue>[];
       }
     }
-    return known;
+    return found;
   }
 
   /**

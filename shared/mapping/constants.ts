@@ -20,6 +20,11 @@ export const MAPPING_TABLES = {
      * which its report carries. Matches a report exactly, whatever e-mail the candidate typed.
      */
     serviceCandidateIndex: { name: 'byServiceCandidate', partitionKey: 'serviceCandidateKey' },
+    /**
+     * A connection's applications in one state, keys only: what the reconciler's follow-ups and its look for missed
+     * reports read (the invitations still open), never every application of every job.
+     */
+    stateIndex: { name: 'byConnectionState', partitionKey: 'connectionId', sortKey: 'state' },
   },
   events: { partitionKey: 'pk' },
   orders: {

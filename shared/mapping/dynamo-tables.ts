@@ -214,18 +214,26 @@ export class DynamoTables {
     );
   }
 
-  /** Calls `each` with every page of the keys a keys-only index holds under one partition key. */
+  /**
+   * Calls `each` with every page of the keys a keys-only index holds under one partition key (and, where the index
+   * has a sort key and `key` gives a range, its sort keys from `from` to `to`, both included).
+   */
   protected async forEachIndexKeys<K>(
-    index: { table: string; name: string; partitionKey: string },
-    key: string,
+    index: { table: string; name: string; partitionKey: string; sortKey?: string },
+    key: string | { partition: string; from: string; to: string },
     what: string,
     each: (keys: K[]) => Promise<void> | void,
   ): Promise<void> {
+    const range = typeof key === 'string' || !index.sortKey ? undefined : { name: index.sortKey, ...key };
     const query = {
       TableName: index.table,
       IndexName: index.name,
-      KeyConditionExpression: `${index.partitionKey} = :c`,
-      ExpressionAttributeValues: marshall({ ':c': key }),
+      KeyConditionExpression: range ? '#p = :c AND #s BETWEEN :from AND :to' : '#p = :c',
+      ExpressionAttributeNames: { '#p': index.partitionKey, ...(range ? { '#s': range.name } : {}) },
+      ExpressionAttributeValues: marshall({
+        ':c': typeof key === 'string' ? key : key.partition,
+        ...(range ? { ':from': range.from, ':to': range.to } : {}),
+      }),
     };
     for await (const page of pages<K>(this.read(`the ${what}`), { query })) await each(page);
   }

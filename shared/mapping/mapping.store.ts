@@ -48,6 +48,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     findApplicationByInterview: (...args) => reads.findApplicationByInterview(...args),
     findApplicationByServiceCandidate: (...args) => reads.findApplicationByServiceCandidate(...args),
     listApplicationsByInterview: (...args) => reads.listApplicationsByInterview(...args),
+    listApplicationsInStates: (...args) => reads.listApplicationsInStates(...args),
     knownApplications: (...args) => reads.knownApplications(...args),
     candidateStatuses: (...args) => reads.candidateStatuses(...args),
     getApplication: (...args) => reads.getApplication(...args),

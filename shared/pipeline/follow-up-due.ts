@@ -56,8 +56,9 @@ export interface DueFollowUp {
 }
 
 /**
- * The follow-ups due for a connection's invitations, as messages for the invite worker: for each ready interview of a
- * trigger with reminders or an expiry, its applications still `invited` (no report). Run on the reconciler's
+ * The follow-ups due for a connection's invitations, as messages for the invite worker: its applications still
+ * `invited` (no report) of a trigger with reminders or an expiry, read by the state index, so a run reads the open
+ * invitations and never every application of every job. Run on the reconciler's
  * schedule, which enqueues only those whose subject (the invitation, its round, the follow-up) it did not enqueue
  * lately: a follow-up reads the ATS first and may wait for its turn, and the next run must not pile copies behind
  * it. The worker re-reads each application and does nothing if it moved on, so a message sent twice is harmless.
@@ -70,26 +71,22 @@ export async function followUpsDue(
   const triggers = new Map(connection.triggers.filter(followsUp).map((t) => [t.id, t] as const));
   if (!triggers.size) return [];
   const due: DueFollowUp[] = [];
-  const jobs = (await deps.store.listJobs(connection.id)).filter((j) => j.interviewId && triggers.has(j.triggerId));
-  for (const job of jobs) {
-    const trigger = triggers.get(job.triggerId) as Trigger;
-    for (const record of await deps.store.listApplicationsByInterview(job.interviewId as string)) {
-      if (record.connectionId !== connection.id || record.triggerId !== trigger.id) continue;
-      const followUp = dueFollowUp(trigger, record, now);
-      if (!followUp) continue;
-      const what = followUp.action === 'remind' ? `remind${followUp.reminder}` : `expire${record.extendedUntil ?? ''}`;
-      // An invitation back from an exit is due its follow-ups anew: one enqueued while it was left did nothing.
-      const since = record.returnedAt !== undefined ? `@${record.returnedAt}` : '';
-      due.push({
-        followUp: {
-          connectionId: connection.id,
-          atsApplicationId: record.atsApplicationId,
-          triggerId: trigger.id,
-          ...followUp,
-        },
-        subject: `followUp#${record.atsApplicationId}#${trigger.id}#${record.reinvitations ?? 0}#${what}${since}`,
-      });
-    }
+  for (const record of await deps.store.listApplicationsInStates(connection.id, ['invited'])) {
+    const trigger = triggers.get(record.triggerId);
+    const followUp = trigger && dueFollowUp(trigger, record, now);
+    if (!followUp) continue;
+    const what = followUp.action === 'remind' ? `remind${followUp.reminder}` : `expire${record.extendedUntil ?? ''}`;
+    // An invitation back from an exit is due its follow-ups anew: one enqueued while it was left did nothing.
+    const since = record.returnedAt !== undefined ? `@${record.returnedAt}` : '';
+    due.push({
+      followUp: {
+        connectionId: connection.id,
+        atsApplicationId: record.atsApplicationId,
+        triggerId: record.triggerId,
+        ...followUp,
+      },
+      subject: `followUp#${record.atsApplicationId}#${record.triggerId}#${record.reinvitations ?? 0}#${what}${since}`,
+    });
   }
   return due;
 }

@@ -222,6 +222,8 @@ export interface MappingStore {
   /** Per-candidate invitations: the application the service's candidate id was invited for. */
   findApplicationByServiceCandidate(interviewId: string, candidateId: string): Promise<ApplicationRecord | undefined>;
   listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]>;
+  /** A connection's applications in `states` (its open invitations), by the state index, whatever their job. */
+  listApplicationsInStates(connectionId: string, states: readonly ApplicationState[]): Promise<ApplicationRecord[]>;
   claimWriteBack(
     key: ApplicationKey,
     reportId: string,

@@ -60,7 +60,12 @@ export async function reconcileConnection(
   if (!context) return result;
   const now = (deps.now ?? Date.now)();
   try {
-    const jobs = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
+    const since = now - WORKER_TIMING.reconcileWindowMs;
+    const ready = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
+    // The interviews with an invitation awaiting its report, and those of jobs made or changed within the window (a
+    // report there that no invitation matches is parked by the worker, with its reason): no other is read.
+    const awaited = ready.length ? await awaitedInterviews(connectionId, deps) : new Set<string>();
+    const jobs = ready.filter((job) => job.updatedAt >= since || awaited.has(job.interviewId as string));
     for (const job of jobs) await reconcileJob({ job, context, deps, now, signal }, result);
   } catch (error) {
     // The connection's share of the run ended: what was found so far is returned (and enqueued); the rest waits
@@ -80,6 +85,15 @@ export async function reconcileConnection(
   return result;
 }
 
+/**
+ * The interviews with an invitation awaiting its report, by the state index: a run reads what is open, never every
+ * application of every job.
+ */
+async function awaitedInterviews(connectionId: string, deps: ReconcileDependencies): Promise<Set<string>> {
+  const open = await deps.store.listApplicationsInStates(connectionId, [...OPEN_STATES, 'failed']);
+  return new Set(open.flatMap((a) => (awaitsReport(a) && a.interviewId ? [a.interviewId] : [])));
+}
+
 type ReconcileDependencies = Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & {
   ledger: QueueLedger;
   /** Whether a report no application has completed an assessment order already (shared/orders/). */
@@ -96,14 +110,11 @@ interface JobRun {
 
 /** One interview of the connection: its reports read, and those not written back claimed for enqueueing. */
 async function reconcileJob(run: JobRun, result: ReconcileResult): Promise<void> {
-  const { job, deps, now } = run;
+  const { job, deps } = run;
   const interviewId = job.interviewId as string;
   const applications = (await deps.store.listApplicationsByInterview(interviewId)).filter(
     (a) => a.connectionId === result.connectionId,
   );
-  const since = now - WORKER_TIMING.reconcileWindowMs;
-  const active = job.updatedAt >= since || applications.some((a) => awaitsReport(a) || a.updatedAt >= since);
-  if (!active) return;
   result.interviewsChecked++;
   const reports = await readReports(run, result);
   if (!reports) return;

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { ApplicationClaimInput, MappingStore, StepWrite } from '../../shared/pipeline';
+import type { ApplicationClaimInput, ApplicationState, MappingStore, StepWrite } from '../../shared/pipeline';
 
 /** The clock of the rules: leases are held or run out relative to it. */
 /**
@@ -200,6 +200,25 @@ export function mappingRules(store: () => MappingStore): void {
       kind: 'done',
       record: { state: 'written_back', steps: { reportLink: { doneAt: NOW }, reportNote: { value: 'n1' } } },
     });
+  });
+
+  it("lists a connection's applications in the states asked, read whole, never another connection's", async () => {
+    const [claimed, invited, elsewhere] = ['states-a', 'states-a', 'states-b'].map((connectionId) => ({
+      ...claimInput(),
+      connectionId,
+    })) as [ApplicationClaimInput, ApplicationClaimInput, ApplicationClaimInput];
+    for (const [i, input] of [claimed, invited, elsewhere].entries())
+      await store().claimApplication(delivery(`evt-states-${i}`), input, lease(`st${i}`));
+    await store().recordStep(invited, emailed('st1', 'int-states', true));
+    await store().recordStep(elsewhere, emailed('st2', 'int-states', true));
+    const listed = (states: ApplicationState[]) => store().listApplicationsInStates('states-a', states);
+    const ids = async (states: ApplicationState[]) => (await listed(states)).map((a) => a.atsApplicationId).sort();
+    expect(await listed(['invited'])).toEqual([
+      expect.objectContaining({ atsApplicationId: invited.atsApplicationId, interviewId: 'int-states' }),
+    ]);
+    expect((await listed(['invited']))[0]?.steps.inviteEmail).toEqual({ doneAt: NOW });
+    expect(await ids(['claimed', 'invited'])).toEqual([claimed.atsApplicationId, invited.atsApplicationId].sort());
+    expect(await ids(['written_back', 'left'])).toEqual([]);
   });
 
   it('marks a permanent failure only for the lease holder', async () => {

@@ -11,6 +11,7 @@ import {
   type ApplicationKey,
   type ApplicationSteps,
   type ApplicationRecord,
+  type ApplicationState,
   type ClaimApplicationResult,
   type JobKey,
   type JobRecord,
@@ -248,6 +249,13 @@ export class MemoryMappingStore implements MappingStore {
 
   public async listApplicationsByInterview(interviewId: string): Promise<ApplicationRecord[]> {
     return this.where((a) => a.interviewId === interviewId);
+  }
+
+  public async listApplicationsInStates(
+    connectionId: string,
+    states: readonly ApplicationState[],
+  ): Promise<ApplicationRecord[]> {
+    return this.where((a) => a.connectionId === connectionId && states.includes(a.state));
   }
 
   public async knownApplications(keys: readonly ApplicationKey[]): Promise<Set<string>> {

@@ -44,6 +44,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     findApplicationByInterview: resolves(undefined),
     findApplicationByServiceCandidate: resolves(undefined),
     listApplicationsByInterview: resolves([]),
+    listApplicationsInStates: resolves([]),
     claimWriteBack: vi.fn(),
     rememberReplayKey: resolves(true),
     forgetReplayKey: resolves(undefined),

@@ -125,6 +125,15 @@ describe('Stack: ConnectorStack', () => {
       GlobalSecondaryIndexes: Match.arrayWith([
         Match.objectLike({ IndexName: 'byInterview' }),
         Match.objectLike({ IndexName: 'byCandidate', Projection: { ProjectionType: 'KEYS_ONLY' } }),
+        // The reconciler's open invitations: keys only, an entry changing with the state alone.
+        Match.objectLike({
+          IndexName: 'byConnectionState',
+          KeySchema: [
+            { AttributeName: 'connectionId', KeyType: 'HASH' },
+            { AttributeName: 'state', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        }),
       ]),
     });
   });

@@ -10,6 +10,7 @@ import { DynamoActivity } from '../../../shared/mapping/activity.records';
 import { DynamoSeenChanges } from '../../../shared/mapping/seen-changes.records';
 import { DynamoOrderStore } from '../../../shared/mapping';
 import { withDeadline } from '../../../shared/aws/deadline';
+import type { ApplicationState } from '../../../shared/pipeline';
 import { claimInput, delivery, lease, mappingRules, NOW } from '../../helpers/mapping-rules';
 
 describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
@@ -201,6 +202,41 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     const jobs = await dynamoMappingStore({ client: counting, tables }).listJobs('jobs-b');
     expect(jobs.map((j) => j.atsJobId).sort()).toEqual(['j0', 'j1', 'j2', 'j3']);
     expect(reads).toEqual([{ command: 'QueryCommand', scanned: 4 }]);
+  });
+
+  it("reads a connection's open invitations by the state index, none of its 200 closed applications", async () => {
+    const connectionId = `states-${Date.now()}`;
+    const put = (i: number, state: string) => {
+      const key = { connectionId, atsApplicationId: `a${i}`, triggerId: 'ai-screen' };
+      const item = { pk: `${connectionId}#a${i}`, sk: 'ai-screen', ...key, atsCandidateId: `c${i}`, atsJobId: 'j' };
+      const Item = marshall({ ...item, interviewId: 'int-s', state, steps: {}, createdAt: NOW, updatedAt: NOW });
+      return client.send(new PutItemCommand({ TableName: tables.applications, Item }));
+    };
+    for (let i = 0; i < 200; i++) await put(i, i % 2 ? 'written_back' : 'left');
+    for (let i = 200; i < 203; i++) await put(i, 'invited');
+    const reads: { command: string; items: number }[] = [];
+    const counting = new Proxy(client, {
+      get: (target, property, receiver) =>
+        property === 'send'
+          ? async (command: { constructor: { name: string } }, options?: object) => {
+              const result = (await target.send(command as never, options)) as {
+                ScannedCount?: number;
+                Responses?: Record<string, unknown[]>;
+              };
+              const got = Object.values(result.Responses ?? {}).flat().length;
+              reads.push({ command: command.constructor.name, items: result.ScannedCount ?? got });
+              return result;
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    const states: ApplicationState[] = ['claimed', 'completed', 'expired', 'failed', 'invited'];
+    const open = await dynamoMappingStore({ client: counting, tables }).listApplicationsInStates(connectionId, states);
+    expect(open.map((a) => a.atsApplicationId).sort()).toEqual(['a200', 'a201', 'a202']);
+    // One Query over the open states' range (keys only), then the three records whole: 6 items read, of 203.
+    expect(reads).toEqual([
+      { command: 'QueryCommand', items: 3 },
+      { command: 'BatchGetItemCommand', items: 3 },
+    ]);
   });
 
   it('stops a paged read at the deadline between two pages, as a retryable error naming what it read', async () => {

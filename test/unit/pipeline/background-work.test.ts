@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { WORKER_TIMING } from '../../../shared/pipeline/constants';
 import { reportSubject, stageSubject } from '../../../shared/pipeline/ports';
+import { followUpsDue } from '../../../shared/pipeline/follow-up-due';
 import { reconcileConnection } from '../../../shared/pipeline/reconcile.use-case';
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
 import type { StageEnteredMessage } from '../../../shared/queue';
@@ -61,6 +62,48 @@ describe('Use case: reconcileConnection enqueues only what was missed', () => {
     expect((await reconcileConnection(CONNECTION, deps)).enqueued).toHaveLength(1);
     await ledger.forgetEnqueued(CONNECTION, [reportSubject('rep-1')]);
     expect((await reconcileConnection(CONNECTION, deps)).enqueued).toHaveLength(1);
+  });
+});
+
+describe('Background work reads the open invitations, never every application of every job', () => {
+  const OLD = NOW - WORKER_TIMING.reconcileWindowMs - 1;
+
+  it("reconciles an old job's interview only while an invitation of it awaits its report", async () => {
+    const { deps, store } = oneInvitedCandidateWithAReport();
+    store.listJobs.mockResolvedValue([
+      jobRecord({ state: 'ready', interviewId: 'int-closed', atsJobId: 'j-closed', updatedAt: OLD }),
+      jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD }),
+    ]);
+    store.listApplicationsInStates.mockResolvedValue([
+      applicationRecord({ interviewId: 'int-1', state: 'invited', candidateEmail: 'ana@example.com' }),
+    ]);
+    const result = await reconcileConnection(CONNECTION, deps);
+    expect(result.interviewsChecked).toBe(1);
+    expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-1']);
+    expect(store.listApplicationsInStates).toHaveBeenCalledWith(CONNECTION, expect.arrayContaining(['invited']));
+    expect(store.listApplicationsByInterview.mock.calls).toEqual([['int-1']]);
+    // Its invitation written back, the old job is not read at all.
+    store.listApplicationsInStates.mockResolvedValue([]);
+    store.listApplicationsByInterview.mockClear();
+    expect((await reconcileConnection(CONNECTION, deps)).interviewsChecked).toBe(0);
+    expect(store.listApplicationsByInterview).not.toHaveBeenCalled();
+  });
+
+  it('finds the follow-ups due among the invited applications alone, reading no job', async () => {
+    const store = fakeStore();
+    const document = connectionDocument();
+    const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+    connection.triggers = connection.triggers.map((t) => ({ ...t, reminders: { afterHours: 24, max: 1 } }));
+    const { context } = fakeContext(document);
+    const trigger = context.connection.triggers[0] as { id: string };
+    store.listApplicationsInStates.mockResolvedValue([
+      applicationRecord({ triggerId: trigger.id, steps: { inviteEmail: { doneAt: NOW } } }),
+    ]);
+    const due = await followUpsDue(context.connection, dependencies(store, context), NOW + 25 * 3_600_000);
+    expect(due.map((d) => d.followUp)).toEqual([expect.objectContaining({ action: 'remind', reminder: 0 })]);
+    expect(store.listApplicationsInStates).toHaveBeenCalledWith(context.connection.id, ['invited']);
+    expect(store.listJobs).not.toHaveBeenCalled();
+    expect(store.listApplicationsByInterview).not.toHaveBeenCalled();
   });
 });
 
