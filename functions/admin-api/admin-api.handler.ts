@@ -100,8 +100,20 @@ function secretStore(): SecretStore {
   return secrets;
 }
 
+let activity: DynamoActivity | undefined;
+const activityStore = () => {
+  activity ??= new DynamoActivity(requireEnv('ACTIVITY_TABLE'));
+  return activity;
+};
+
 function admin(): AdminOptions {
-  return { store: connectionStore(), secretsPrefix: process.env.SECRETS_PREFIX || undefined, secrets: secretStore() };
+  return {
+    store: connectionStore(),
+    secretsPrefix: process.env.SECRETS_PREFIX || undefined,
+    secrets: secretStore(),
+    // A connection deleted spends its connect link: one made again under the id is not reached by it.
+    onDeleted: (id) => activityStore().spendLinkOf(id, Date.now()),
+  };
 }
 
 let shared: Omit<ConnectDependencies, 'apiUrl' | 'doctor' | 'registerWebhooks'> | undefined;
@@ -109,7 +121,7 @@ let shared: Omit<ConnectDependencies, 'apiUrl' | 'doctor' | 'registerWebhooks'> 
 function dependencies(event: APIGatewayProxyEventV2): ConnectDependencies {
   shared ??= {
     admin: admin(),
-    activity: new DynamoActivity(requireEnv('ACTIVITY_TABLE')),
+    activity: activityStore(),
     applications: mappingStore(),
     backlogUntil: (id) => queueLedger().backlogUntil(id),
     deadLetters: new DeadLetters(new SQSClient(AWS_CLIENT_CONFIG), {

@@ -1,5 +1,4 @@
 import {
-  BatchGetItemCommand,
   BatchWriteItemCommand,
   DeleteItemCommand,
   DynamoDBClient,
@@ -13,6 +12,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
+import { batchGetAll } from './paging';
 
 /**
  * What operators see of the pipeline in the console, kept in the activity table: each connection's counts of the
@@ -68,8 +68,7 @@ export interface ConnectLink {
 
 const TIMELINE_LIMIT = 200;
 const DAY_RETENTION_DAYS = 35;
-/** BatchGetItem reads at most 100 keys a request, BatchWriteItem writes 25. */
-const GET_BATCH = 100;
+/** BatchWriteItem writes 25 items a request. */
 const WRITE_BATCH = 25;
 const UNPROCESSED_ROUNDS = 5;
 
@@ -121,7 +120,7 @@ export class DynamoActivity {
 
   /** Each connection's day (a connection with nothing that day is left out). */
   public async days(connectionIds: readonly string[], day: string): Promise<ActivityDay[]> {
-    const items = await this.batchGet(connectionIds.map((id) => ({ pk: `day#${id}`, sk: day })));
+    const items = await this.getAll(connectionIds.map((id) => ({ pk: `day#${id}`, sk: day })));
     return items.map((item) => ({
       connectionId: String(item.pk).slice('day#'.length),
       day: String(item.sk),
@@ -197,7 +196,7 @@ export class DynamoActivity {
 
   /** The doctor's last result of each connection that has one. */
   public async doctors(connectionIds: readonly string[]): Promise<DoctorResult[]> {
-    const items = await this.batchGet(connectionIds.map((id) => ({ pk: `doctor#${id}`, sk: 'latest' })));
+    const items = await this.getAll(connectionIds.map((id) => ({ pk: `doctor#${id}`, sk: 'latest' })));
     return items.map((item) => ({
       connectionId: String(item.pk).slice('doctor#'.length),
       at: Number(item.at),
@@ -272,25 +271,25 @@ export class DynamoActivity {
     }
   }
 
+  /** Spends the connection's current link, if it has one still usable (its connection deleted). */
+  public async spendLinkOf(connectionId: string, now: number): Promise<void> {
+    const current = await this.client.send(
+      new GetItemCommand({
+        TableName: this.table,
+        Key: marshall({ pk: `linkof#${connectionId}`, sk: 'current' }),
+        ConsistentRead: true,
+      }),
+    );
+    const hash = current.Item ? unmarshall(current.Item).hash : undefined;
+    if (typeof hash === 'string') await this.useLink(hash, now);
+  }
+
+  private readonly getAll = (keys: Record<string, unknown>[]) => batchGetAll(this.client, this.table, keys);
+
   public async removeLink(hash: string): Promise<void> {
     await this.client.send(
       new DeleteItemCommand({ TableName: this.table, Key: marshall({ pk: `link#${hash}`, sk: 'link' }) }),
     );
-  }
-
-  private async batchGet(keys: { pk: string; sk: string }[]): Promise<Record<string, unknown>[]> {
-    const found: Record<string, unknown>[] = [];
-    for (let i = 0; i < keys.length; i += GET_BATCH) {
-      let pending = keys.slice(i, i + GET_BATCH).map((k) => marshall(k));
-      for (let round = 0; pending.length && round < UNPROCESSED_ROUNDS; round++) {
-        const answer = await this.client.send(
-          new BatchGetItemCommand({ RequestItems: { [this.table]: { Keys: pending } } }),
-        );
-        found.push(...(answer.Responses?.[this.table] ?? []).map((item) => unmarshall(item)));
-        pending = answer.UnprocessedKeys?.[this.table]?.Keys ?? [];
-      }
-    }
-    return found;
   }
 }
 

@@ -1,14 +1,9 @@
-import {
-  BatchGetItemCommand,
-  GetItemCommand,
-  QueryCommand,
-  type AttributeValue,
-  type KeysAndAttributes,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ApplicationKey, ApplicationRecord, ApplicationState } from '../pipeline/records';
 import { MAPPING_TABLES } from './constants';
 import { toApplication } from './legacy-steps';
+import { batchGetAll } from './paging';
 
 import { DynamoTables, applicationKeyFields } from './dynamo-tables';
 
@@ -85,10 +80,9 @@ export class DynamoApplicationReads extends DynamoTables {
 
   /** Which of `keys` are recorded (BatchGetItem, keys only). */
   public async knownApplications(keys: readonly ApplicationKey[]): Promise<Set<string>> {
-    const items = await this.batchGet(
-      keys.map((key) => applicationKeyFields(key)),
-      { ProjectionExpression: 'pk' },
-    );
+    const items = await batchGetAll(this.client, this.tables.applications, keys.map(applicationKeyFields), {
+      ProjectionExpression: 'pk',
+    });
     return new Set(items.map(({ pk }) => String(pk).slice(String(pk).indexOf('#') + 1)));
   }
 
@@ -115,28 +109,8 @@ export class DynamoApplicationReads extends DynamoTables {
         for (const { pk, sk, state } of page) if (states.includes(state)) keys.push({ pk, sk });
       },
     );
-    const items = await this.batchGet(keys, { ConsistentRead: true });
+    const items = await batchGetAll(this.client, this.tables.applications, keys, { ConsistentRead: true });
     return items.map(toApplication).filter((record) => states.includes(record.state));
-  }
-
-  /** BatchGetItem, 100 keys a request (its limit); unprocessed keys are asked for again, 5 times at most. */
-  private async batchGet(
-    keys: readonly Record<string, unknown>[],
-    options: Omit<KeysAndAttributes, 'Keys'>,
-  ): Promise<Record<string, unknown>[]> {
-    const found: Record<string, unknown>[] = [];
-    for (let start = 0; start < keys.length; start += 100) {
-      let pending = keys.slice(start, start + 100).map((key) => marshall(key));
-      for (let attempt = 1; pending.length; attempt++) {
-        if (attempt > 5) throw new Error(`DynamoDB left ${pending.length} keys unprocessed five times`);
-        const result = await this.send(
-          new BatchGetItemCommand({ RequestItems: { [this.tables.applications]: { ...options, Keys: pending } } }),
-        );
-        found.push(...(result.Responses?.[this.tables.applications] ?? []).map((item) => unmarshall(item)));
-        pending = (result.UnprocessedKeys?.[this.tables.applications]?.Keys ?? []) as Record<string, AttributeValue>[];
-      }
-    }
-    return found;
   }
 
   /**

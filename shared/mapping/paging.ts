@@ -1,12 +1,14 @@
 import {
   type AttributeValue,
+  BatchGetItemCommand,
   type DynamoDBClient,
+  type KeysAndAttributes,
   QueryCommand,
   type QueryCommandInput,
   ScanCommand,
   type ScanCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { currentDeadline } from '../aws/deadline';
 
 /** A paged read went past its cap: it fails, naming what it read, instead of answering from part of the list. */
@@ -74,4 +76,35 @@ export async function readAll<T>(
   const items: T[] = [];
   for await (const page of pages<T>(read, command)) items.push(...page);
   return items;
+}
+
+/** BatchGetItem reads at most 100 keys a request. */
+const GET_BATCH = 100;
+const UNPROCESSED_ROUNDS = 5;
+
+/**
+ * Every item of `keys` in `table` that exists, 100 keys a request (BatchGetItem's limit), within the caller's deadline;
+ * keys DynamoDB leaves unprocessed are asked for again, 5 rounds at most, then the read fails saying how many were
+ * left, never answering part of the list.
+ */
+export async function batchGetAll(
+  client: Pick<DynamoDBClient, 'send'>,
+  table: string,
+  keys: readonly Record<string, unknown>[],
+  options: Omit<KeysAndAttributes, 'Keys'> = {},
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  for (let start = 0; start < keys.length; start += GET_BATCH) {
+    let pending = keys.slice(start, start + GET_BATCH).map((key) => marshall(key));
+    for (let round = 1; pending.length; round++) {
+      if (round > UNPROCESSED_ROUNDS) throw new Error(`DynamoDB left ${pending.length} keys of ${table} unprocessed`);
+      const answer = await client.send(
+        new BatchGetItemCommand({ RequestItems: { [table]: { ...options, Keys: pending } } }),
+        { abortSignal: currentDeadline() },
+      );
+      found.push(...(answer.Responses?.[table] ?? []).map((item) => unmarshall(item)));
+      pending = (answer.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, AttributeValue>[];
+    }
+  }
+  return found;
 }

@@ -1,5 +1,4 @@
 import {
-  BatchGetItemCommand,
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -13,6 +12,7 @@ import { stageSubject, type QueueLedger } from '../pipeline/ports';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES } from './constants';
+import { batchGetAll } from './paging';
 
 export interface DynamoQueueLedgerOptions {
   /** The events table: the ledger's records live beside the deliveries, with a TTL. */
@@ -20,10 +20,9 @@ export interface DynamoQueueLedgerOptions {
   client?: DynamoDBClient;
 }
 
-/** BatchGetItem takes 100 keys a request, BatchWriteItem 25 (Amazon DynamoDB API Reference). */
-const BATCH_GET_LIMIT = 100;
+/** BatchWriteItem takes 25 items a request (Amazon DynamoDB API Reference). */
 const BATCH_WRITE_LIMIT = 25;
-/** Unprocessed keys of a batch are asked for again this many times at most. */
+/** Unprocessed items of a batch are written again this many times at most. */
 const MAX_BATCH_ATTEMPTS = 5;
 /** A record outlives any grace period a caller gives; TTL deletes it a day later. */
 const RECORD_TTL_SECONDS = 86_400;
@@ -58,27 +57,12 @@ export class DynamoQueueLedger implements QueueLedger {
   }
 
   public async enqueuedSince(connectionId: string, subjects: readonly string[], since: number): Promise<Set<string>> {
-    const found = new Set<string>();
     const prefix = enqueuedKey(connectionId, '');
-    for (let start = 0; start < subjects.length; start += BATCH_GET_LIMIT) {
-      let keys: Record<string, AttributeValue>[] = subjects
-        .slice(start, start + BATCH_GET_LIMIT)
-        .map((subject) => marshall({ pk: enqueuedKey(connectionId, subject) }));
-      for (let attempt = 1; keys.length; attempt++) {
-        if (attempt > MAX_BATCH_ATTEMPTS)
-          throw new Error(`DynamoDB left ${keys.length} keys unprocessed ${MAX_BATCH_ATTEMPTS} times`);
-        const result = await this.send(
-          new BatchGetItemCommand({
-            RequestItems: { [this.table]: { Keys: keys, ProjectionExpression: 'pk, enqueuedAt' } },
-          }),
-        );
-        for (const item of result.Responses?.[this.table] ?? []) {
-          const { pk, enqueuedAt } = unmarshall(item) as { pk: string; enqueuedAt?: number };
-          if ((enqueuedAt ?? 0) >= since) found.add(pk.slice(prefix.length));
-        }
-        keys = (result.UnprocessedKeys?.[this.table]?.Keys ?? []) as Record<string, AttributeValue>[];
-      }
-    }
+    const keys = subjects.map((subject) => ({ pk: enqueuedKey(connectionId, subject) }));
+    const items = await batchGetAll(this.client, this.table, keys, { ProjectionExpression: 'pk, enqueuedAt' });
+    const found = new Set<string>();
+    for (const { pk, enqueuedAt } of items as { pk: string; enqueuedAt?: number }[])
+      if ((enqueuedAt ?? 0) >= since) found.add(pk.slice(prefix.length));
     return found;
   }
 

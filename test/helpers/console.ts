@@ -40,7 +40,11 @@ export function memoryConnectionStore(): ConnectionAdminStore & { audits: Connec
       });
       return stored;
     },
-    async remove(current) {
+    async remove(current, change) {
+      // As the table's condition: the delete holds only at the version the caller read.
+      const now = items.get(current.id);
+      if (change.expectedVersion !== undefined && now?.version !== change.expectedVersion)
+        throw new VersionConflictError(current.id, now?.version);
       items.delete(current.id);
     },
     async audit(id) {
