@@ -100,20 +100,8 @@ function secretStore(): SecretStore {
   return secrets;
 }
 
-let activity: DynamoActivity | undefined;
-const activityStore = () => {
-  activity ??= new DynamoActivity(requireEnv('ACTIVITY_TABLE'));
-  return activity;
-};
-
 function admin(): AdminOptions {
-  return {
-    store: connectionStore(),
-    secretsPrefix: process.env.SECRETS_PREFIX || undefined,
-    secrets: secretStore(),
-    // A connection deleted spends its connect link: one made again under the id is not reached by it.
-    onDeleted: (id) => activityStore().spendLinkOf(id, Date.now()),
-  };
+  return { store: connectionStore(), secretsPrefix: process.env.SECRETS_PREFIX || undefined, secrets: secretStore() };
 }
 
 let shared: Omit<ConnectDependencies, 'apiUrl' | 'doctor' | 'registerWebhooks'> | undefined;
@@ -121,7 +109,7 @@ let shared: Omit<ConnectDependencies, 'apiUrl' | 'doctor' | 'registerWebhooks'> 
 function dependencies(event: APIGatewayProxyEventV2): ConnectDependencies {
   shared ??= {
     admin: admin(),
-    activity: activityStore(),
+    activity: new DynamoActivity(requireEnv('ACTIVITY_TABLE')),
     applications: mappingStore(),
     backlogUntil: (id) => queueLedger().backlogUntil(id),
     deadLetters: new DeadLetters(new SQSClient(AWS_CLIENT_CONFIG), {

@@ -81,9 +81,12 @@ export async function handleConnectRequest(
   if (!link) return { status: 404, body: { error: 'this link has expired or was used: ask for a new one' } };
   const served = await servedOrAnswer(link.connectionId, deps);
   if ('status' in served) return served;
-  // A connection deleted and made again under the same id starts its versions again: the old link is not its.
-  if (link.connectionVersion !== undefined && served.stored.version < link.connectionVersion)
-    return { status: 404, body: { error: 'this link has expired or was used: ask for a new one' } };
+  // A connection deleted and made again under the same id was made at another time, and starts its versions again:
+  // the old link is not its (a link made before either was recorded is held by what it recorded).
+  const madeAgain =
+    (link.connectionCreatedAt !== undefined && served.stored.createdAt !== link.connectionCreatedAt) ||
+    (link.connectionVersion !== undefined && served.stored.version < link.connectionVersion);
+  if (madeAgain) return { status: 404, body: { error: 'this link has expired or was used: ask for a new one' } };
   const { connection } = served;
   const principal = `connect-link:${connection.id}`;
   const [what, ...rest] = request.path;

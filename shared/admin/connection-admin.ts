@@ -50,11 +50,6 @@ export interface AdminOptions {
   secrets?: Pick<SecretStore, 'read' | 'write'> | undefined;
   /** Every connection's secret is named under it (the deploy settings' secretsPrefix): a write outside it is 400. */
   secretsPrefix?: string | undefined;
-  /**
-   * Told of a connection deleted, once the delete is recorded: its connect link is spent, so a connection made again
-   * under the id is not reached by a link made for the one deleted.
-   */
-  onDeleted?: ((id: string) => Promise<void>) | undefined;
 }
 
 const PAGE_LIMIT = { default: 50, max: 100 } as const;
@@ -112,7 +107,6 @@ export async function handleAdminRequest(request: AdminRequest, options: AdminOp
       if (!Number.isInteger(version) || version < 1)
         return invalid({ field: 'version', message: 'version: the version you read is required (?version=N)' });
       await store.remove(current, { principal: request.principal, action: 'delete', expectedVersion: version });
-      await options.onDeleted?.(id);
       return { status: 200, body: { id, deleted: true, version } };
     }
     default:

@@ -231,6 +231,7 @@ async function connectLink(id: string, request: ConsoleRequest, deps: ConsoleDep
     createdAt: now,
     validUntil: expiresAt,
     connectionVersion: served.stored.version,
+    connectionCreatedAt: served.stored.createdAt,
   });
   // One live link a connection: the one it replaces is spent (false: already used or expired).
   const revoked = replaced !== undefined && (await deps.activity.useLink(replaced, now));

@@ -16,6 +16,12 @@ export interface StoredConnection {
   updatedAt: number;
   updatedBy: string;
   /**
+   * When the connection was made (epoch ms; one made before this was kept: its first write since), kept through
+   * every change: a connection deleted and made again under its id has another, so what was issued for the one
+   * deleted (a connect link) does not reach it.
+   */
+  createdAt?: number | undefined;
+  /**
    * The SHA-256 of the connection as the deployed connections file last held it: a deploy whose file holds it the
    * same leaves the connection as the console or the admin API changed it since.
    */

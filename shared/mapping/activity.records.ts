@@ -64,6 +64,8 @@ export interface ConnectLink {
   usedAt?: number | undefined;
   /** The connection's version when it was made: one deleted and made again under its id is not this link's. */
   connectionVersion?: number | undefined;
+  /** When its connection was made (`StoredConnection.createdAt`): one made again under the id has another. */
+  connectionCreatedAt?: number | undefined;
 }
 
 const TIMELINE_LIMIT = 200;
@@ -269,19 +271,6 @@ export class DynamoActivity {
       if (error instanceof ConditionalCheckFailedException) return false;
       throw error;
     }
-  }
-
-  /** Spends the connection's current link, if it has one still usable (its connection deleted). */
-  public async spendLinkOf(connectionId: string, now: number): Promise<void> {
-    const current = await this.client.send(
-      new GetItemCommand({
-        TableName: this.table,
-        Key: marshall({ pk: `linkof#${connectionId}`, sk: 'current' }),
-        ConsistentRead: true,
-      }),
-    );
-    const hash = current.Item ? unmarshall(current.Item).hash : undefined;
-    if (typeof hash === 'string') await this.useLink(hash, now);
   }
 
   private readonly getAll = (keys: Record<string, unknown>[]) => batchGetAll(this.client, this.table, keys);

@@ -100,16 +100,19 @@ export class DynamoApplicationReads extends DynamoTables {
     const index = { table: this.tables.applications, name, partitionKey, sortKey };
     const [from, to] = [[...states].sort()[0], [...states].sort().at(-1)];
     if (from === undefined || to === undefined) return [];
-    const keys: { pk: string; sk: string }[] = [];
+    // By key: an application that changed state between two pages of the index may be listed twice.
+    const keys = new Map<string, { pk: string; sk: string }>();
     await this.forEachIndexKeys<{ pk: string; sk: string; state: ApplicationState }>(
       index,
       { partition: connectionId, from, to },
       `open applications of connection ${connectionId}`,
       (page) => {
-        for (const { pk, sk, state } of page) if (states.includes(state)) keys.push({ pk, sk });
+        for (const { pk, sk, state } of page) if (states.includes(state)) keys.set(`${pk}\n${sk}`, { pk, sk });
       },
     );
-    const items = await batchGetAll(this.client, this.tables.applications, keys, { ConsistentRead: true });
+    const items = await batchGetAll(this.client, this.tables.applications, [...keys.values()], {
+      ConsistentRead: true,
+    });
     return items.map(toApplication).filter((record) => states.includes(record.state));
   }
 

@@ -117,12 +117,14 @@ export class DynamoConnectionStore implements ConnectionReader {
     current?: StoredConnection,
   ): Promise<StoredConnection> {
     const version = (current?.version ?? 0) + 1;
+    const now = Date.now();
     const stored: StoredConnection = {
       id,
       document: next.document,
       version,
       enabled: next.enabled,
-      updatedAt: Date.now(),
+      createdAt: current?.createdAt ?? now,
+      updatedAt: now,
       updatedBy: change.principal,
       // Kept through the console's and the admin API's writes: only an import says what the file holds.
       fileDigest: next.fileDigest ?? current?.fileDigest,
@@ -225,6 +227,7 @@ function toStored(item: Record<string, AttributeValue>): StoredConnection {
     updatedAt: Number(raw.updatedAt ?? 0),
     updatedBy: String(raw.updatedBy ?? ''),
     ...(typeof raw.fileDigest === 'string' ? { fileDigest: raw.fileDigest } : {}),
+    ...(typeof raw.createdAt === 'number' ? { createdAt: raw.createdAt } : {}),
   };
 }
 

@@ -38,8 +38,8 @@ export const WORKER_TIMING = {
   /** The wait when a rate limit gives no Retry-After or reset time. */
   defaultRateLimitWaitMs: 10_000,
   /**
-   * The reconciler pages the reports of interviews with open applications, or with any activity this recent:
-   * a report arrives minutes after an interview, so older quiet interviews need no more looking.
+   * The reconciler pages the reports of interviews with open applications, or whose job or failed invitation changed
+   * this recently: a report arrives minutes after an interview, so older quiet interviews need no more looking.
    */
   reconcileWindowMs: 14 * 86_400_000,
   /**

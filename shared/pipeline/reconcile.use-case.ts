@@ -64,7 +64,7 @@ export async function reconcileConnection(
     const ready = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
     // The interviews with an invitation awaiting its report, and those of jobs made or changed within the window (a
     // report there that no invitation matches is parked by the worker, with its reason): no other is read.
-    const awaited = ready.length ? await awaitedInterviews(connectionId, deps) : new Set<string>();
+    const awaited = ready.length ? await awaitedInterviews(connectionId, since, deps) : new Set<string>();
     const jobs = ready.filter((job) => job.updatedAt >= since || awaited.has(job.interviewId as string));
     for (const job of jobs) await reconcileJob({ job, context, deps, now, signal }, result);
   } catch (error) {
@@ -86,12 +86,14 @@ export async function reconcileConnection(
 }
 
 /**
- * The interviews with an invitation awaiting its report, by the state index: a run reads what is open, never every
- * application of every job.
+ * The interviews with an invitation awaiting its report, or one that would take its report and changed within the
+ * window (a failed invitation the recruiter was told to send by hand), by the state index: a run reads what is open,
+ * never every application of every job.
  */
-async function awaitedInterviews(connectionId: string, deps: ReconcileDependencies): Promise<Set<string>> {
+async function awaitedInterviews(connectionId: string, since: number, deps: ReconcileDependencies) {
   const open = await deps.store.listApplicationsInStates(connectionId, [...OPEN_STATES, 'failed']);
-  return new Set(open.flatMap((a) => (awaitsReport(a) && a.interviewId ? [a.interviewId] : [])));
+  const awaited = (a: ApplicationRecord) => awaitsReport(a) || (takesReport(a) && a.updatedAt >= since);
+  return new Set(open.flatMap((a) => (a.interviewId && awaited(a) ? [a.interviewId] : [])));
 }
 
 type ReconcileDependencies = Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & {

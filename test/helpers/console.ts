@@ -12,6 +12,8 @@ import { NOW } from './pipeline-records';
 export function memoryConnectionStore(): ConnectionAdminStore & { audits: ConnectionAudit[] } {
   const items = new Map<string, StoredConnection>();
   const audits: ConnectionAudit[] = [];
+  // Each connection made gets its own time, as the table's: one deleted and made again has another.
+  let made = 0;
   return {
     audits,
     async read(id) {
@@ -28,7 +30,16 @@ export function memoryConnectionStore(): ConnectionAdminStore & { audits: Connec
       if (change.createOnly ? now : change.expectedVersion !== undefined && now?.version !== change.expectedVersion)
         throw new VersionConflictError(id, now?.version);
       const version = (current?.version ?? 0) + 1;
-      const stored = { id, document: next.document, enabled: next.enabled, version, updatedAt: 1, updatedBy: 'x' };
+      const createdAt = current?.createdAt ?? NOW + made++;
+      const stored = {
+        id,
+        document: next.document,
+        enabled: next.enabled,
+        version,
+        createdAt,
+        updatedAt: 1,
+        updatedBy: 'x',
+      };
       items.set(id, stored);
       audits.push({
         connectionId: id,

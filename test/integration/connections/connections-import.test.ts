@@ -65,6 +65,21 @@ describe('Repositories: importConnections at deploy (DynamoDB Local)', () => {
     expect(await stageOf('a')).toBe('Final Round');
   });
 
+  it('keeps when a connection was made through its changes; one deleted and made again has another', async () => {
+    await deploy([connection('made', 'AI Interview')]);
+    const made = await store.read('made', true);
+    expect(made?.createdAt).toEqual(expect.any(Number));
+    await editInConsole('made', 'Phone Screen');
+    expect((await store.read('made', true))?.createdAt).toBe(made?.createdAt);
+    const current = await store.read('made', true);
+    await store.remove(current as NonNullable<typeof current>, { principal: 'ops', action: 'delete' });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await deploy([connection('made', 'AI Interview')]);
+    const again = await store.read('made', true);
+    expect(again?.version).toBe(1);
+    expect(again?.createdAt).toBeGreaterThan(made?.createdAt as number);
+  });
+
   it('records the digest of one imported before digests were kept: its next console change stays', async () => {
     const legacy = connection('c', 'AI Interview');
     await store.write('c', { document: legacy, enabled: true, changed: ['*'] }, { principal: 'old', action: 'import' });

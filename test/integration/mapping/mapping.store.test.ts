@@ -324,11 +324,6 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     expect(await activity.useLink(`${connectionId}-1`, NOW)).toBe(true);
     expect(await activity.link(`${connectionId}-1`, NOW)).toBeUndefined();
     expect(await activity.link(`${connectionId}-2`, NOW)).toMatchObject({ connectionId });
-    // The connection deleted: its current link is spent; another connection's still works.
-    await activity.spendLinkOf(connectionId, NOW);
-    expect(await activity.link(`${connectionId}-2`, NOW)).toBeUndefined();
-    expect(await activity.link(`${connectionId}-other`, NOW)).toMatchObject({ connectionId: `${connectionId}-b` });
-    await activity.spendLinkOf(`${connectionId}-none`, NOW);
   });
 
   it("keeps a synced copy's read where it stopped short, and forgets it once a read goes to the end", async () => {

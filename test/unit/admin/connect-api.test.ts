@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { type ConnectDependencies, handleConnectRequest } from '../../../shared/admin/connect-api';
 import { linkHash } from '../../../shared/admin/console-api';
 import { ATS_ERROR_CODES, AtsError } from '../../../shared/ats/errors';
-import type { Connection } from '../../../shared/config';
+import type { Connection, StoredConnection } from '../../../shared/config';
 import type { ConnectLink } from '../../../shared/mapping/activity.records';
 import { VersionConflictError } from '../../../shared/mapping/connections.records';
 import { connectionDocument, workableFields } from '../../helpers/connections';
@@ -123,6 +123,26 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       // The same link at the version it was made at works.
       world.activity.links.set(hash, { ...(world.activity.links.get(hash) as ConnectLink), connectionVersion: 1 });
       expect((await world.call('GET', [])).status).toBe(200);
+    });
+
+    it('answers 404 to a link of a connection deleted and made again at the version the link was made at', async () => {
+      const world = await connectWorld();
+      const hash = linkHash(world.token);
+      const store = world.deps.admin.store;
+      const made = (await store.read('acme-greenhouse')) as StoredConnection;
+      const link = { ...(world.activity.links.get(hash) as ConnectLink), connectionVersion: 1 };
+      world.activity.links.set(hash, { ...link, connectionCreatedAt: made.createdAt });
+      expect((await world.call('GET', [])).status).toBe(200);
+      // Deleted, and made again under its id: version 1 again, made at another time.
+      await store.remove(made, { principal: 'ops', action: 'delete', expectedVersion: 1 });
+      const changed = ['*'];
+      await store.write(
+        made.id,
+        { document: made.document, enabled: true, changed },
+        { principal: 'ops', action: 'create' },
+      );
+      expect((await store.read('acme-greenhouse'))?.version).toBe(1);
+      expect((await world.call('GET', [])).status).toBe(404);
     });
 
     const saved = { atsClientId: 'gh-client', atsClientSecret: 'gh-secret' };

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { type ConnectionAdminStore, handleAdminRequest, mergePatch } from '../../../shared/admin/connection-admin';
 import { connectionDocument } from '../../helpers/connections';
 import { memoryConnectionStore as memoryStore } from '../../helpers/console';
-import { VersionConflictError } from '../../../shared/mapping/connections.records';
 
 const document = () => connectionDocument().connections[0] as Record<string, unknown>;
 const ask = (store: ConnectionAdminStore, method: string, path: string[], body?: unknown, query = {}) =>
@@ -80,27 +79,6 @@ describe('Use case: the admin API on connections', () => {
     expect((await ask(store, 'DELETE', ['acme-greenhouse'])).status).toBe(400);
     expect((await ask(store, 'DELETE', ['acme-greenhouse'], undefined, { version: '4' })).status).toBe(200);
     expect((await ask(store, 'GET', ['acme-greenhouse'])).status).toBe(404);
-  });
-
-  it('tells of a connection deleted once the delete is recorded, and of no refused delete', async () => {
-    const store = memoryStore();
-    const deleted: string[] = [];
-    const options = { store, onDeleted: async (id: string) => void deleted.push(id) };
-    const request = (method: string, query = {}) => ({
-      method,
-      path: ['acme-greenhouse'],
-      query,
-      body: undefined,
-      principal: 'ops',
-    });
-    await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() });
-    await expect(handleAdminRequest(request('DELETE', { version: '2' }), options)).rejects.toThrow(
-      VersionConflictError,
-    );
-    expect(deleted).toEqual([]);
-    expect((await handleAdminRequest(request('DELETE', { version: '1' }), options)).status).toBe(200);
-    expect(deleted).toEqual(['acme-greenhouse']);
-    expect(await store.read('acme-greenhouse')).toBeUndefined();
   });
 
   it('lists in pages of the limit asked (100 at most); 404 and 405 for what it does not serve', async () => {

@@ -289,9 +289,12 @@ describe('Use case: the console API', () => {
         createdBy: OPERATOR,
         createdAt: NOW,
         validUntil,
-        // The connection's version: a connection deleted and made again under its id is not the link's.
+        // The connection's version and when it was made: a connection deleted and made again under its id is not
+        // the link's.
         connectionVersion: 1,
+        connectionCreatedAt: (await fakes.deps.admin.store.read('acme-greenhouse'))?.createdAt,
       });
+      expect(fakes.activity.links.get(linkHash(token))?.connectionCreatedAt).toEqual(expect.any(Number));
       expect(validUntil - NOW).toBe(7 * DAY_MS);
       expect(answer.body.expiresAt).toBe(validUntil);
       expect(JSON.stringify(fakes.activity.entries)).not.toContain(token);

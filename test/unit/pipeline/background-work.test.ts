@@ -70,13 +70,12 @@ describe('Background work reads the open invitations, never every application of
 
   it("reconciles an old job's interview only while an invitation of it awaits its report", async () => {
     const { deps, store } = oneInvitedCandidateWithAReport();
+    const invited = applicationRecord({ interviewId: 'int-1', state: 'invited', candidateEmail: 'ana@example.com' });
     store.listJobs.mockResolvedValue([
       jobRecord({ state: 'ready', interviewId: 'int-closed', atsJobId: 'j-closed', updatedAt: OLD }),
       jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD }),
     ]);
-    store.listApplicationsInStates.mockResolvedValue([
-      applicationRecord({ interviewId: 'int-1', state: 'invited', candidateEmail: 'ana@example.com' }),
-    ]);
+    store.listApplicationsInStates.mockResolvedValue([invited]);
     const result = await reconcileConnection(CONNECTION, deps);
     expect(result.interviewsChecked).toBe(1);
     expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-1']);
@@ -84,6 +83,22 @@ describe('Background work reads the open invitations, never every application of
     expect(store.listApplicationsByInterview.mock.calls).toEqual([['int-1']]);
     // Its invitation written back, the old job is not read at all.
     store.listApplicationsInStates.mockResolvedValue([]);
+    store.listApplicationsByInterview.mockResolvedValue([{ ...invited, state: 'written_back', reportId: 'rep-1' }]);
+    store.listApplicationsByInterview.mockClear();
+    expect((await reconcileConnection(CONNECTION, deps)).interviewsChecked).toBe(0);
+    expect(store.listApplicationsByInterview).not.toHaveBeenCalled();
+  });
+
+  it("reconciles a failed invitation's interview for the window after it failed (its link sent by hand)", async () => {
+    const { deps, store, advance } = oneInvitedCandidateWithAReport();
+    // The invitation's e-mail was refused: the recruiter was told to send the link by hand; a report is taken.
+    const failed = applicationRecord({ interviewId: 'int-1', state: 'failed', candidateEmail: 'ana@example.com' });
+    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD })]);
+    store.listApplicationsInStates.mockResolvedValue([failed]);
+    store.listApplicationsByInterview.mockResolvedValue([failed]);
+    expect((await reconcileConnection(CONNECTION, deps)).enqueued.map((r) => r.reportId)).toEqual(['rep-1']);
+    // Past the window since it failed, and still with no report: no longer read.
+    advance(WORKER_TIMING.reconcileWindowMs + 1);
     store.listApplicationsByInterview.mockClear();
     expect((await reconcileConnection(CONNECTION, deps)).interviewsChecked).toBe(0);
     expect(store.listApplicationsByInterview).not.toHaveBeenCalled();
