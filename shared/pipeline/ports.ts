@@ -140,6 +140,8 @@ export interface DeliveryReplay {
 /** The ledger's subject for a report (the write-back queue) and for an application's stage change (the stage queue). */
 export const reportSubject = (reportId: string): string => `report#${reportId}`;
 export const stageSubject = (atsApplicationId: string): string => `stage#${atsApplicationId}`;
+/** The ledger's subject for the reconciler's look at a quiet interview's reports (reconcile-cadence.ts). */
+export const pagedSubject = (interviewId: string): string => `paged#${interviewId}`;
 
 /** The mapping tables (DynamoDB in every environment; the only code that speaks it lives in shared/mapping). */
 /** Where the sweep of one trigger's stage stands between runs. */

@@ -4,7 +4,9 @@ import type { InterviewReport } from '../interview-service';
 import { errorCode } from './errors';
 import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
+import { interviewsDue } from './reconcile-cadence';
 import {
+  pagedSubject,
   reportSubject,
   type ConnectionContext,
   type PipelineDependencies,
@@ -59,20 +61,32 @@ export async function reconcileConnection(
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
   const now = (deps.now ?? Date.now)();
+  const looked: string[] = [];
   try {
     const since = now - WORKER_TIMING.reconcileWindowMs;
     const ready = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
     // The interviews with an invitation awaiting its report, and those of jobs made or changed within the window (a
     // report there that no invitation matches is parked by the worker, with its reason): no other is read.
-    const awaited = ready.length ? await awaitedInterviews(connectionId, since, deps) : new Set<string>();
-    const jobs = ready.filter((job) => job.updatedAt >= since || awaited.has(job.interviewId as string));
-    for (const job of jobs) await reconcileJob({ job, context, deps, now, signal }, result);
+    const awaited = ready.length ? await awaitedInterviews(connectionId, since, deps) : new Map<string, number>();
+    const lastChanged = new Map<string, number>();
+    for (const { interviewId, updatedAt } of ready) {
+      const invitations = awaited.get(interviewId as string);
+      if (updatedAt >= since || invitations !== undefined)
+        lastChanged.set(interviewId as string, Math.max(updatedAt, invitations ?? 0));
+    }
+    // A quiet interview is looked at on its cadence (reconcile-cadence.ts); each look made is recorded.
+    const { due, quiet } = await interviewsDue(connectionId, lastChanged, now, deps.ledger);
+    for (const job of ready.filter((j) => due.has(j.interviewId as string))) {
+      await reconcileJob({ job, context, deps, now, signal }, result);
+      if (quiet.has(job.interviewId as string)) looked.push(job.interviewId as string);
+    }
   } catch (error) {
     // The connection's share of the run ended: what was found so far is returned (and enqueued); the rest waits
     // for the next run.
     if (!signal?.aborted) throw error;
     result.cutShort = true;
   }
+  await recordLooks(connectionId, looked, result, { deps, now });
   deps.logger.info('reconciled', {
     connectionId,
     interviewsChecked: result.interviewsChecked,
@@ -87,13 +101,37 @@ export async function reconcileConnection(
 
 /**
  * The interviews with an invitation awaiting its report, or one that would take its report and changed within the
- * window (a failed invitation the recruiter was told to send by hand), by the state index: a run reads what is open,
- * never every application of every job.
+ * window (a failed invitation the recruiter was told to send by hand), by the state index, each with when the last
+ * of those invitations changed: a run reads what is open, never every application of every job.
  */
 async function awaitedInterviews(connectionId: string, since: number, deps: ReconcileDependencies) {
   const open = await deps.store.listApplicationsInStates(connectionId, [...OPEN_STATES, 'failed']);
   const awaited = (a: ApplicationRecord) => awaitsReport(a) || (takesReport(a) && a.updatedAt >= since);
-  return new Set(open.flatMap((a) => (a.interviewId && awaited(a) ? [a.interviewId] : [])));
+  const changed = new Map<string, number>();
+  for (const a of open)
+    if (a.interviewId && awaited(a)) changed.set(a.interviewId, Math.max(a.updatedAt, changed.get(a.interviewId) ?? 0));
+  return changed;
+}
+
+/**
+ * The quiet interviews whose reports were read this run, recorded so the next look waits for their cadence; best
+ * effort: one not recorded is looked at again next run.
+ */
+async function recordLooks(
+  connectionId: string,
+  looked: string[],
+  result: ReconcileResult,
+  { deps, now }: { deps: ReconcileDependencies; now: number },
+) {
+  const failed = new Set(result.failedInterviews.map((f) => f.interviewId));
+  const read = looked.filter((id) => !failed.has(id));
+  if (!read.length) return;
+  await deps.ledger.recordEnqueued(connectionId, read.map(pagedSubject), now).catch((error: unknown) =>
+    deps.logger.warn('reconcile: the interviews read could not be recorded; the next run reads them again', {
+      connectionId,
+      code: errorCode(error),
+    }),
+  );
 }
 
 type ReconcileDependencies = Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & {

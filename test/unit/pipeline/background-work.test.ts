@@ -32,6 +32,7 @@ function oneInvitedCandidateWithAReport() {
       now += ms;
     },
     store,
+    interviews,
   };
 }
 
@@ -102,6 +103,51 @@ describe('Background work reads the open invitations, never every application of
     store.listApplicationsByInterview.mockClear();
     expect((await reconcileConnection(CONNECTION, deps)).interviewsChecked).toBe(0);
     expect(store.listApplicationsByInterview).not.toHaveBeenCalled();
+  });
+
+  it('looks at a quiet invitation on its cadence: hourly after a day, daily after a week, else every run', async () => {
+    const { deps, store, interviews, advance } = oneInvitedCandidateWithAReport();
+    const HOUR = 3_600_000;
+    // Invited three days ago, untaken since: its report (webhook lost) is found, once, by an hourly look.
+    const quiet = applicationRecord({ interviewId: 'int-1', state: 'invited', updatedAt: NOW - 72 * HOUR });
+    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD })]);
+    store.listApplicationsInStates.mockResolvedValue([quiet]);
+    store.listApplicationsByInterview.mockResolvedValue([quiet]);
+    let looks = 0;
+    const run = async () => {
+      const result = await reconcileConnection(CONNECTION, deps);
+      looks += result.interviewsChecked;
+      return result;
+    };
+    await run();
+    expect(looks).toBe(1);
+    advance(10 * 60_000);
+    await run();
+    expect(looks).toBe(1);
+    advance(HOUR);
+    await run();
+    expect(looks).toBe(2);
+    // A week quiet: once a day from the last look. A look that failed is not a look: the next run tries again.
+    store.listApplicationsInStates.mockResolvedValue([{ ...quiet, updatedAt: NOW - 8 * 24 * HOUR }]);
+    advance(2 * HOUR);
+    await run();
+    expect(looks).toBe(2);
+    advance(23 * HOUR);
+    interviews.listReports.mockRejectedValueOnce(new Error('no answer'));
+    expect((await run()).failedInterviews).toHaveLength(1);
+    await run();
+    expect(looks).toBe(4);
+    advance(12 * HOUR);
+    await run();
+    expect(looks).toBe(4);
+    advance(13 * HOUR);
+    await run();
+    expect(looks).toBe(5);
+    // The invitation changes (a reminder, the candidate back in the stage): every run again.
+    advance(10 * 60_000);
+    store.listApplicationsInStates.mockResolvedValue([{ ...quiet, updatedAt: deps.now() - 60_000 }]);
+    await run();
+    expect(looks).toBe(6);
   });
 
   it('finds the follow-ups due among the invited applications alone, reading no job', async () => {
