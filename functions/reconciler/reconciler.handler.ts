@@ -16,9 +16,10 @@ import { errorMessage } from '../../shared/errors';
 import { connectionContext } from '../_runtime/work-context';
 import { ENV, requireEnv } from '../_runtime/env';
 import { mappingStore, queueLedger } from '../_runtime/store';
-import { reportSubject } from '../../shared/pipeline/ports';
+import { pagedSubject, reportSubject } from '../../shared/pipeline/ports';
 import { HINT_GRACE_MS, HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
 import { forEachFairly, sendingFound } from './fair-share';
+import { sayConnectionFailure } from './failure-lines';
 import { DynamoOrderStore } from '../../shared/mapping/orders.records';
 import { ordersDue } from '../../shared/orders/orders-due';
 import { fetchMissedKomboOrders, komboApiFor } from '../../shared/orders/kombo-orders';
@@ -152,9 +153,11 @@ async function connectionsThisRun(segment: { index: number; of: number }) {
     try {
       connections.push(servedConnection(stored));
     } catch (error) {
-      logger.error('reconciler: a connection is invalid; skipped', {
-        connectionId: stored.id,
-        reason: errorMessage(error),
+      const reason = errorMessage(error);
+      await sayConnectionFailure(deps, stored.id, {
+        message: 'reconciler: a connection is invalid; skipped',
+        kind: `invalid ${reason}`,
+        attributes: { reason },
       });
       invalid.push(stored.id);
     }
@@ -197,7 +200,12 @@ async function attempt(part: string, connection: Connection, work: () => Promise
     await work();
     return false;
   } catch (error) {
-    logger.error(`${part} failed for a connection`, { connectionId: connection.id, code: errorCode(error) });
+    const code = errorCode(error);
+    await sayConnectionFailure(deps, connection.id, {
+      message: `${part} failed for a connection`,
+      kind: `${part} ${code}`,
+      attributes: { code },
+    });
     return true;
   }
 }
@@ -225,6 +233,13 @@ async function reconcileReports(c: Connection, { correlationId, signal, totals, 
     throw error;
   }
   totals.enqueued += messages.length;
+  // The quiet interviews looked at, recorded once what the run found is sent (a cut-short share included): their next
+  // look waits for their cadence. Best effort: one not recorded is looked at again next run.
+  if (result.looked.length)
+    await sendingFound(() => deps.ledger.recordEnqueued(c.id, result.looked.map(pagedSubject), Date.now())).catch(
+      (error: unknown) =>
+        logger.warn('reconciler: its looks could not be recorded', { connectionId: c.id, code: errorCode(error) }),
+    );
 }
 
 /**

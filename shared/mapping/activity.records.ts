@@ -215,12 +215,15 @@ export class DynamoActivity {
     await this.client.send(
       new PutItemCommand({
         TableName: this.table,
-        Item: marshall({
-          pk: `link#${hash}`,
-          sk: 'link',
-          ...link,
-          [MAPPING_TABLES.ttlAttribute]: seconds(link.validUntil),
-        }),
+        Item: marshall(
+          {
+            pk: `link#${hash}`,
+            sk: 'link',
+            ...link,
+            [MAPPING_TABLES.ttlAttribute]: seconds(link.validUntil),
+          },
+          { removeUndefinedValues: true },
+        ),
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );

@@ -24,8 +24,11 @@ export interface DynamoQueueLedgerOptions {
 const BATCH_WRITE_LIMIT = 25;
 /** Unprocessed items of a batch are written again this many times at most. */
 const MAX_BATCH_ATTEMPTS = 5;
-/** A record outlives any grace period a caller gives; TTL deletes it a day later. */
-const RECORD_TTL_SECONDS = 86_400;
+/**
+ * A record outlives any grace period or cadence a caller gives (a day at most: the reconciler's daily look at a quiet
+ * interview, its daily error line of a failing connection); TTL deletes it two days after it was made.
+ */
+const RECORD_TTL_SECONDS = 2 * 86_400;
 
 const enqueuedKey = (connectionId: string, subject: string) => `enqueued#${connectionId}#${subject}`;
 

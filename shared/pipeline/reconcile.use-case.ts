@@ -6,7 +6,6 @@ import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
 import { interviewsDue } from './reconcile-cadence';
 import {
-  pagedSubject,
   reportSubject,
   type ConnectionContext,
   type PipelineDependencies,
@@ -26,6 +25,11 @@ export interface ReconcileResult {
   pending: number;
   /** The connection's share of the run ended before every interview was read; the next run reads the rest. */
   cutShort: boolean;
+  /**
+   * Quiet interviews read to the end with nothing to enqueue nor pending (reconcile-cadence.ts): the caller records
+   * these looks once the run's reports are sent, and their next look waits for their cadence.
+   */
+  looked: string[];
 }
 
 const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed', 'expired']);
@@ -57,11 +61,11 @@ export async function reconcileConnection(
     failedInterviews: [],
     pending: 0,
     cutShort: false,
+    looked: [],
   };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
   const now = (deps.now ?? Date.now)();
-  const looked: string[] = [];
   try {
     const since = now - WORKER_TIMING.reconcileWindowMs;
     const ready = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
@@ -77,8 +81,12 @@ export async function reconcileConnection(
     // A quiet interview is looked at on its cadence (reconcile-cadence.ts); each look made is recorded.
     const { due, quiet } = await interviewsDue(connectionId, lastChanged, now, deps.ledger);
     for (const job of ready.filter((j) => due.has(j.interviewId as string))) {
+      const before = [result.enqueued.length, result.pending, result.failedInterviews.length];
       await reconcileJob({ job, context, deps, now, signal }, result);
-      if (quiet.has(job.interviewId as string)) looked.push(job.interviewId as string);
+      const after = [result.enqueued.length, result.pending, result.failedInterviews.length];
+      // A look that found a report to send, or one pending, is not recorded: the next run looks again, as for any.
+      if (quiet.has(job.interviewId as string) && after.every((n, i) => n === before[i]))
+        result.looked.push(job.interviewId as string);
     }
   } catch (error) {
     // The connection's share of the run ended: what was found so far is returned (and enqueued); the rest waits
@@ -86,7 +94,6 @@ export async function reconcileConnection(
     if (!signal?.aborted) throw error;
     result.cutShort = true;
   }
-  await recordLooks(connectionId, looked, result, { deps, now });
   deps.logger.info('reconciled', {
     connectionId,
     interviewsChecked: result.interviewsChecked,
@@ -111,27 +118,6 @@ async function awaitedInterviews(connectionId: string, since: number, deps: Reco
   for (const a of open)
     if (a.interviewId && awaited(a)) changed.set(a.interviewId, Math.max(a.updatedAt, changed.get(a.interviewId) ?? 0));
   return changed;
-}
-
-/**
- * The quiet interviews whose reports were read this run, recorded so the next look waits for their cadence; best
- * effort: one not recorded is looked at again next run.
- */
-async function recordLooks(
-  connectionId: string,
-  looked: string[],
-  result: ReconcileResult,
-  { deps, now }: { deps: ReconcileDependencies; now: number },
-) {
-  const failed = new Set(result.failedInterviews.map((f) => f.interviewId));
-  const read = looked.filter((id) => !failed.has(id));
-  if (!read.length) return;
-  await deps.ledger.recordEnqueued(connectionId, read.map(pagedSubject), now).catch((error: unknown) =>
-    deps.logger.warn('reconcile: the interviews read could not be recorded; the next run reads them again', {
-      connectionId,
-      code: errorCode(error),
-    }),
-  );
 }
 
 type ReconcileDependencies = Pick<PipelineDependencies, 'store' | 'contextFor' | 'logger' | 'now'> & {

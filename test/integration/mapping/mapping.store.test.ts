@@ -324,6 +324,12 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     expect(await activity.useLink(`${connectionId}-1`, NOW)).toBe(true);
     expect(await activity.link(`${connectionId}-1`, NOW)).toBeUndefined();
     expect(await activity.link(`${connectionId}-2`, NOW)).toMatchObject({ connectionId });
+    // A connection written before it recorded when it was made: the link's field is undefined, and left out.
+    const unrecorded = { ...link, connectionVersion: 4, connectionCreatedAt: undefined };
+    expect(await activity.putLink(`${connectionId}-3`, unrecorded)).toBe(`${connectionId}-2`);
+    const stored = await activity.link(`${connectionId}-3`, NOW);
+    expect(stored).toMatchObject({ ...link, connectionVersion: 4 });
+    expect(stored).not.toHaveProperty('connectionCreatedAt');
   });
 
   it("keeps a synced copy's read where it stopped short, and forgets it once a read goes to the end", async () => {

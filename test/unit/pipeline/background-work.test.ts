@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { WORKER_TIMING } from '../../../shared/pipeline/constants';
-import { reportSubject, stageSubject } from '../../../shared/pipeline/ports';
+import { pagedSubject, reportSubject, stageSubject } from '../../../shared/pipeline/ports';
 import { followUpsDue } from '../../../shared/pipeline/follow-up-due';
 import { reconcileConnection } from '../../../shared/pipeline/reconcile.use-case';
 import { sweepConnection } from '../../../shared/pipeline/sweep.use-case';
@@ -108,7 +108,8 @@ describe('Background work reads the open invitations, never every application of
   it('looks at a quiet invitation on its cadence: hourly after a day, daily after a week, else every run', async () => {
     const { deps, store, interviews, advance } = oneInvitedCandidateWithAReport();
     const HOUR = 3_600_000;
-    // Invited three days ago, untaken since: its report (webhook lost) is found, once, by an hourly look.
+    // Invited three days ago, untaken since, and no report listed: looked at once an hour.
+    interviews.listReports.mockResolvedValue([]);
     const quiet = applicationRecord({ interviewId: 'int-1', state: 'invited', updatedAt: NOW - 72 * HOUR });
     store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD })]);
     store.listApplicationsInStates.mockResolvedValue([quiet]);
@@ -117,6 +118,8 @@ describe('Background work reads the open invitations, never every application of
     const run = async () => {
       const result = await reconcileConnection(CONNECTION, deps);
       looks += result.interviewsChecked;
+      // As the reconciler does once the run's reports are sent.
+      await deps.ledger.recordEnqueued(CONNECTION, result.looked.map(pagedSubject), deps.now());
       return result;
     };
     await run();
@@ -148,6 +151,42 @@ describe('Background work reads the open invitations, never every application of
     store.listApplicationsInStates.mockResolvedValue([{ ...quiet, updatedAt: deps.now() - 60_000 }]);
     await run();
     expect(looks).toBe(6);
+  });
+
+  it('looks at a quiet interview again at the next run while a report it found is to send or pending', async () => {
+    const { deps, store } = oneInvitedCandidateWithAReport();
+    const quiet = applicationRecord({ interviewId: 'int-1', state: 'invited', updatedAt: NOW - 3 * 86_400_000 });
+    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD })]);
+    store.listApplicationsInStates.mockResolvedValue([quiet]);
+    store.listApplicationsByInterview.mockResolvedValue([quiet]);
+    const first = await reconcileConnection(CONNECTION, deps);
+    expect(first.enqueued).toHaveLength(1);
+    expect(first.looked).toEqual([]);
+    const second = await reconcileConnection(CONNECTION, deps);
+    expect([second.interviewsChecked, second.pending, second.looked]).toEqual([1, 1, []]);
+  });
+
+  it('returns the looks a cut-short share made, for the reconciler to record once its reports are sent', async () => {
+    const { deps, store, interviews } = oneInvitedCandidateWithAReport();
+    const quietSince = NOW - 3 * 86_400_000;
+    const invitation = (interviewId: string) => applicationRecord({ interviewId, updatedAt: quietSince });
+    store.listJobs.mockResolvedValue([
+      jobRecord({ state: 'ready', interviewId: 'int-a', atsJobId: 'ja', updatedAt: OLD }),
+      jobRecord({ state: 'ready', interviewId: 'int-b', atsJobId: 'jb', updatedAt: OLD }),
+    ]);
+    store.listApplicationsInStates.mockResolvedValue([invitation('int-a'), invitation('int-b')]);
+    store.listApplicationsByInterview.mockImplementation(async (id: string) => [invitation(id)]);
+    const share = new AbortController();
+    interviews.listReports.mockImplementationOnce(async () => {
+      share.abort();
+      return [];
+    });
+    interviews.listReports.mockImplementationOnce(async () => {
+      throw share.signal.reason;
+    });
+    const result = await reconcileConnection(CONNECTION, deps, share.signal);
+    expect(result.cutShort).toBe(true);
+    expect(result.looked).toEqual(['int-a']);
   });
 
   it('finds the follow-ups due among the invited applications alone, reading no job', async () => {
