@@ -19,7 +19,7 @@ import { mappingStore, queueLedger } from '../_runtime/store';
 import { pagedSubject, reportSubject } from '../../shared/pipeline/ports';
 import { HINT_GRACE_MS, HINT_SUBJECT } from '../../shared/pipeline/changes-hinted.use-case';
 import { forEachFairly, sendingFound } from './fair-share';
-import { sayConnectionFailure } from './failure-lines';
+import { sayConnectionFailure } from '../../shared/pipeline/failure-lines';
 import { DynamoOrderStore } from '../../shared/mapping/orders.records';
 import { ordersDue } from '../../shared/orders/orders-due';
 import { fetchMissedKomboOrders, komboApiFor } from '../../shared/orders/kombo-orders';
@@ -149,19 +149,26 @@ async function connectionsThisRun(segment: { index: number; of: number }) {
   const page = await connectionStore().page(CONNECTIONS_PER_RUN, after ? encodeCursor(after) : undefined, segment);
   const connections: ServedConnection[] = [];
   const invalid: string[] = [];
+  const told: Promise<void>[] = [];
   for (const stored of page.connections) {
     try {
       connections.push(servedConnection(stored));
     } catch (error) {
       const reason = errorMessage(error);
-      await sayConnectionFailure(deps, stored.id, {
-        message: 'reconciler: a connection is invalid; skipped',
-        kind: `invalid ${reason}`,
-        attributes: { reason },
-      });
+      // Its document is the operator's to fix: an error once a day while it stays so, told all at once.
+      told.push(
+        sayConnectionFailure(deps, stored.id, {
+          message: 'reconciler: a connection is invalid; skipped',
+          kind: `invalid ${reason}`,
+          error,
+          permanent: true,
+          attributes: { reason },
+        }),
+      );
       invalid.push(stored.id);
     }
   }
+  await Promise.all(told);
   rememberConnections(page.connections.filter((c) => !invalid.includes(c.id)));
   const last = page.connections.at(-1)?.id;
   return {
@@ -204,6 +211,7 @@ async function attempt(part: string, connection: Connection, work: () => Promise
     await sayConnectionFailure(deps, connection.id, {
       message: `${part} failed for a connection`,
       kind: `${part} ${code}`,
+      error,
       attributes: { code },
     });
     return true;
@@ -236,9 +244,11 @@ async function reconcileReports(c: Connection, { correlationId, signal, totals, 
   // The quiet interviews looked at, recorded once what the run found is sent (a cut-short share included): their next
   // look waits for their cadence. Best effort: one not recorded is looked at again next run.
   if (result.looked.length)
-    await sendingFound(() => deps.ledger.recordEnqueued(c.id, result.looked.map(pagedSubject), Date.now())).catch(
-      (error: unknown) =>
-        logger.warn('reconciler: its looks could not be recorded', { connectionId: c.id, code: errorCode(error) }),
+    await sendingFound(
+      () => deps.ledger.recordEnqueued(c.id, result.looked.map(pagedSubject), result.at),
+      signal,
+    ).catch((error: unknown) =>
+      logger.warn('reconciler: its looks could not be recorded', { connectionId: c.id, code: errorCode(error) }),
     );
 }
 

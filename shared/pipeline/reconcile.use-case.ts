@@ -30,6 +30,8 @@ export interface ReconcileResult {
    * these looks once the run's reports are sent, and their next look waits for their cadence.
    */
   looked: string[];
+  /** When the run began reading: the time its looks are recorded at. */
+  at: number;
 }
 
 const OPEN_STATES: ReadonlySet<ApplicationRecord['state']> = new Set(['claimed', 'invited', 'completed', 'expired']);
@@ -62,10 +64,11 @@ export async function reconcileConnection(
     pending: 0,
     cutShort: false,
     looked: [],
+    at: (deps.now ?? Date.now)(),
   };
   const context = await deps.contextFor(connectionId);
   if (!context) return result;
-  const now = (deps.now ?? Date.now)();
+  const now = result.at;
   try {
     const since = now - WORKER_TIMING.reconcileWindowMs;
     const ready = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
@@ -78,7 +81,7 @@ export async function reconcileConnection(
       if (updatedAt >= since || invitations !== undefined)
         lastChanged.set(interviewId as string, Math.max(updatedAt, invitations ?? 0));
     }
-    // A quiet interview is looked at on its cadence (reconcile-cadence.ts); each look made is recorded.
+    // A quiet interview is looked at on its cadence (reconcile-cadence.ts); the looks are returned for recording.
     const { due, quiet } = await interviewsDue(connectionId, lastChanged, now, deps.ledger);
     for (const job of ready.filter((j) => due.has(j.interviewId as string))) {
       const before = [result.enqueued.length, result.pending, result.failedInterviews.length];

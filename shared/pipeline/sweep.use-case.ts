@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { boundStageEnteredEvent } from '../ats/bounds';
 import type { StageEnteredMessage } from '../queue/messages.schema';
 import { errorCode, isPermanent } from './errors';
+import { sayConnectionFailure } from './failure-lines';
 import { WORKER_TIMING } from './constants';
 import { stageSubject, type ConnectionContext, type PipelineDependencies, type QueueLedger } from './ports';
 import type { Trigger } from '../config';
@@ -134,9 +135,18 @@ async function readPages(
     } catch (error) {
       outcome.state = isPermanent(error) ? 'failed' : 'rate-limited';
       outcome.reason = errorCode(error);
-      // A refusal for good is an operator's to fix; a busy or rate-limited ATS is left to the next run.
-      const log = isPermanent(error) ? deps.logger.error : deps.logger.info;
-      log('sweep: the ATS list could not be read', { connectionId, triggerId: trigger.id, code: outcome.reason });
+      // A refusal for good is an operator's to fix (an error once a day while it lasts); a busy or rate-limited ATS
+      // is left to the next run.
+      const attributes = { triggerId: trigger.id, code: outcome.reason };
+      if (!isPermanent(error))
+        deps.logger.info('sweep: the ATS list could not be read', { connectionId, ...attributes });
+      else
+        await sayConnectionFailure(deps, connectionId, {
+          message: 'sweep: the ATS list could not be read',
+          kind: `sweep ${trigger.id} ${outcome.reason}`,
+          error,
+          attributes,
+        });
       return;
     }
     outcome.pages++;

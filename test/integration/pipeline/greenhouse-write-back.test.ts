@@ -1,8 +1,10 @@
+import { type AttributeValue, GetItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
 import { reportNotes, takeInterview } from '../../helpers/local-stack';
-import { useGreenhouseStack } from '../../helpers/greenhouse-stack';
+import { CONNECTION, useGreenhouseStack } from '../../helpers/greenhouse-stack';
 
 /** Reports written back on Greenhouse: once however they arrive (three times, dropped, found again), and the move. */
 describe('Pipeline: Greenhouse write-backs on the local stack', () => {
@@ -113,5 +115,53 @@ describe('Pipeline: Greenhouse write-backs on the local stack', () => {
     expect(moved).toEqual({ 3301: 1, 3302: 1 });
     // A name lookup happened for job 3302 only; job 3301's stage came from idsByJob.
     expect(stageReads() - readsBefore).toBe(1);
+  });
+
+  it("records the reconciler's look at a quiet interview once it is made, and the next run skips it", async () => {
+    const { interviewId } = await invitedCandidate('3302');
+    await stack.waitForQuiet();
+    // The interview's job and every open invitation of it, quiet for three days.
+    const quiet = marshall({ ':t': Date.now() - 3 * 86_400_000 });
+    const touch = (TableName: string, Key: Record<string, AttributeValue>) =>
+      stack.dynamo.send(
+        new UpdateItemCommand({
+          TableName,
+          Key,
+          UpdateExpression: 'SET updatedAt = :t',
+          ExpressionAttributeValues: quiet,
+        }),
+      );
+    const byIndex = async (TableName: string, IndexName: string, name: string, value: string) =>
+      (
+        await stack.dynamo.send(
+          new QueryCommand({
+            TableName,
+            IndexName,
+            KeyConditionExpression: '#k = :v',
+            ExpressionAttributeNames: { '#k': name },
+            ExpressionAttributeValues: marshall({ ':v': value }),
+          }),
+        )
+      ).Items ?? [];
+    for (const item of await byIndex(stack.tables.applications, 'byInterview', 'interviewId', interviewId))
+      await touch(stack.tables.applications, { pk: item.pk as AttributeValue, sk: item.sk as AttributeValue });
+    for (const item of await byIndex(stack.tables.jobs, 'byConnection', 'connectionId', CONNECTION))
+      if (item.interviewId?.S === interviewId) await touch(stack.tables.jobs, { pk: item.pk as AttributeValue });
+    const look = () =>
+      stack.dynamo.send(
+        new GetItemCommand({
+          TableName: stack.tables.events,
+          Key: marshall({ pk: `enqueued#${CONNECTION}#paged#${interviewId}` }),
+          ConsistentRead: true,
+        }),
+      );
+    expect((await look()).Item).toBeUndefined();
+    const before = Date.now();
+    await stack.reconcileNow();
+    const recorded = Number((await look()).Item?.enqueuedAt?.N);
+    expect(recorded).toBeGreaterThanOrEqual(before);
+    // The next run, within the hour: the interview is not looked at again, its record unchanged.
+    await stack.reconcileNow();
+    expect(Number((await look()).Item?.enqueuedAt?.N)).toBe(recorded);
   });
 });

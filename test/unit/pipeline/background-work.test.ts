@@ -270,6 +270,22 @@ describe('Use case: sweepConnection runs on spare rate budget only', () => {
     expect(enqueued.map((m) => m.event.atsApplicationId)).toEqual(['5501']);
   });
 
+  it('says an ATS refusing the list for good as an error once a day, a warning on the runs between', async () => {
+    const { deps, listApplicationsInStage } = sweepSetup();
+    listApplicationsInStage.mockRejectedValue(Object.assign(new Error('401'), { code: 'ATS_AUTH', retryable: false }));
+    for (const minutes of [0, 10, 20]) {
+      const run = await sweepConnection(CONNECTION, { ...deps, now: () => NOW + minutes * 60_000 });
+      expect(run.triggers[0]).toMatchObject({ state: 'failed', reason: 'ATS_AUTH' });
+    }
+    expect(deps.logger.error).toHaveBeenCalledTimes(1);
+    expect(deps.logger.warn).toHaveBeenCalledTimes(2);
+    expect(deps.logger.warn).toHaveBeenCalledWith(expect.stringMatching(/could not be read \(still/), {
+      connectionId: CONNECTION,
+      triggerId: 'ai-screen',
+      code: 'ATS_AUTH',
+    });
+  });
+
   it('does not enqueue again a stage change whose webhook message is pending, nor one it enqueued itself', async () => {
     const { deps, ledger, enqueued } = sweepSetup();
     await ledger.recordEnqueued(CONNECTION, [stageSubject('5501')], NOW - 60_000);
