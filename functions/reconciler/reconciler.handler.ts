@@ -71,7 +71,7 @@ export interface RunTotals {
   /**
    * Connections whose run left work for the next: reports not all read (cut short, or an interview's unreadable),
    * or a trigger's list not read to its end (the ATS's window spent, a backlog yielded to, pages left, the list
-   * refused for good: that one logged as an error).
+   * refused for good: that one logged as an error once a day, shared/pipeline/failure-lines.ts).
    */
   unfinished: string[];
   /** Connections the run had no time left for: the next run starts elsewhere and takes them up. */

@@ -84,7 +84,8 @@ const UNPROCESSED_ROUNDS = 5;
 
 /**
  * Every item of `keys` in `table` that exists, 100 keys a request (BatchGetItem's limit), within the caller's deadline;
- * keys DynamoDB leaves unprocessed are asked for again, 5 rounds at most, then the read fails saying how many were
+ * keys DynamoDB leaves unprocessed (a throttled partition) are asked for again after a growing, jittered wait (up to
+ * 50, 100, 200, 400 ms: AWS's advice for unprocessed keys), 5 rounds at most, then the read fails saying how many were
  * left, never answering part of the list.
  */
 export async function batchGetAll(
@@ -98,6 +99,7 @@ export async function batchGetAll(
     let pending = keys.slice(start, start + GET_BATCH).map((key) => marshall(key));
     for (let round = 1; pending.length; round++) {
       if (round > UNPROCESSED_ROUNDS) throw new Error(`DynamoDB left ${pending.length} keys of ${table} unprocessed`);
+      if (round > 1) await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** (round - 1)));
       const answer = await client.send(
         new BatchGetItemCommand({ RequestItems: { [table]: { ...options, Keys: pending } } }),
         { abortSignal: currentDeadline() },

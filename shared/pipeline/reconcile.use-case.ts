@@ -4,7 +4,9 @@ import type { InterviewReport } from '../interview-service';
 import { errorCode } from './errors';
 import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
-import { interviewsDue } from './reconcile-cadence';
+import { interviewsDue, PAGING_CADENCE } from './reconcile-cadence';
+import { dueFollowUp } from './follow-up-due';
+
 import {
   reportSubject,
   type ConnectionContext,
@@ -13,6 +15,9 @@ import {
   type ReportToWriteBack,
 } from './ports';
 import { normaliseEmail, type ApplicationRecord, type JobRecord } from './records';
+
+/** A follow-up due within the longest cadence step keeps its interview read every run until it is sent. */
+const FOLLOW_UP_LOOKAHEAD_MS = Math.max(...PAGING_CADENCE.map((step) => step.everyMs));
 
 export interface ReconcileResult {
   connectionId: string;
@@ -74,7 +79,7 @@ export async function reconcileConnection(
     const ready = (await deps.store.listJobs(connectionId)).filter((job) => job.state === 'ready' && job.interviewId);
     // The interviews with an invitation awaiting its report, and those of jobs made or changed within the window (a
     // report there that no invitation matches is parked by the worker, with its reason): no other is read.
-    const awaited = ready.length ? await awaitedInterviews(connectionId, since, deps) : new Map<string, number>();
+    const awaited = ready.length ? await awaitedInterviews(context, { since, now }, deps) : new Map<string, number>();
     const lastChanged = new Map<string, number>();
     for (const { interviewId, updatedAt } of ready) {
       const invitations = awaited.get(interviewId as string);
@@ -112,14 +117,29 @@ export async function reconcileConnection(
 /**
  * The interviews with an invitation awaiting its report, or one that would take its report and changed within the
  * window (a failed invitation the recruiter was told to send by hand), by the state index, each with when the last
- * of those invitations changed: a run reads what is open, never every application of every job.
+ * of those invitations changed: a run reads what is open, never every application of every job. An invitation with
+ * a reminder or its expiry due within the day counts as changed now: with a shared link, only the report found here
+ * tells the follow-up that the interview was taken, so its interview is read every run until then
+ * (reconcile-cadence.ts).
  */
-async function awaitedInterviews(connectionId: string, since: number, deps: ReconcileDependencies) {
-  const open = await deps.store.listApplicationsInStates(connectionId, [...OPEN_STATES, 'failed']);
+async function awaitedInterviews(
+  context: ConnectionContext,
+  { since, now }: { since: number; now: number },
+  deps: ReconcileDependencies,
+) {
+  const open = await deps.store.listApplicationsInStates(context.connection.id, [...OPEN_STATES, 'failed']);
   const awaited = (a: ApplicationRecord) => awaitsReport(a) || (takesReport(a) && a.updatedAt >= since);
+  const triggers = new Map(context.connection.triggers.map((t) => [t.id, t] as const));
+  const followUpSoon = (a: ApplicationRecord) => {
+    const trigger = triggers.get(a.triggerId);
+    return trigger !== undefined && dueFollowUp(trigger, a, now + FOLLOW_UP_LOOKAHEAD_MS) !== undefined;
+  };
   const changed = new Map<string, number>();
-  for (const a of open)
-    if (a.interviewId && awaited(a)) changed.set(a.interviewId, Math.max(a.updatedAt, changed.get(a.interviewId) ?? 0));
+  for (const a of open) {
+    if (!a.interviewId || !awaited(a)) continue;
+    const at = followUpSoon(a) ? now : a.updatedAt;
+    changed.set(a.interviewId, Math.max(at, changed.get(a.interviewId) ?? 0));
+  }
   return changed;
 }
 

@@ -153,6 +153,43 @@ describe('Background work reads the open invitations, never every application of
     expect(looks).toBe(6);
   });
 
+  it('looks every run at a quiet invitation whose reminder or expiry is due within the day', async () => {
+    const HOUR = 3_600_000;
+    const document = connectionDocument();
+    const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+    connection.triggers = connection.triggers.map((t) => ({ ...t, expireAfterDays: 4 }));
+    const store = fakeStore();
+    const { context, interviews } = fakeContext(document);
+    interviews.listReports.mockResolvedValue([]);
+    let now = NOW;
+    const deps = { ...dependencies(store, context), ledger: new MemoryQueueLedger(), now: () => now };
+    const run = async () => {
+      const result = await reconcileConnection(CONNECTION, deps);
+      await deps.ledger.recordEnqueued(CONNECTION, result.looked.map(pagedSubject), result.at);
+      return result.interviewsChecked;
+    };
+    // Quiet for three days; invited three and a half days ago, so it expires in 12 hours.
+    const invited = applicationRecord({
+      interviewId: 'int-1',
+      updatedAt: NOW - 72 * HOUR,
+      steps: { inviteEmail: { doneAt: NOW - 84 * HOUR } },
+    });
+    store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD })]);
+    store.listApplicationsInStates.mockResolvedValue([invited]);
+    store.listApplicationsByInterview.mockResolvedValue([invited]);
+    expect(await run()).toBe(1);
+    now += 10 * 60_000;
+    // A report found now stops the expiry: the interview is read every run, not hourly.
+    expect(await run()).toBe(1);
+    // Its expiry far off (invited just now, though quiet), the hourly cadence holds.
+    const later = { ...invited, steps: { inviteEmail: { doneAt: now - HOUR } } };
+    store.listApplicationsInStates.mockResolvedValue([later]);
+    store.listApplicationsByInterview.mockResolvedValue([later]);
+    expect(await run()).toBe(1);
+    now += 10 * 60_000;
+    expect(await run()).toBe(0);
+  });
+
   it('looks at a quiet interview again at the next run while a report it found is to send or pending', async () => {
     const { deps, store } = oneInvitedCandidateWithAReport();
     const quiet = applicationRecord({ interviewId: 'int-1', state: 'invited', updatedAt: NOW - 3 * 86_400_000 });
