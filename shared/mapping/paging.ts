@@ -95,18 +95,33 @@ export async function batchGetAll(
   options: Omit<KeysAndAttributes, 'Keys'> = {},
 ): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
+  const signal = currentDeadline();
   for (let start = 0; start < keys.length; start += GET_BATCH) {
     let pending = keys.slice(start, start + GET_BATCH).map((key) => marshall(key));
     for (let round = 1; pending.length; round++) {
       if (round > UNPROCESSED_ROUNDS) throw new Error(`DynamoDB left ${pending.length} keys of ${table} unprocessed`);
-      if (round > 1) await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * 2 ** (round - 1)));
+      if (round > 1) await pause(Math.random() * 25 * 2 ** (round - 1), signal);
+      if (signal?.aborted) throw new DeadlineReachedError(`BatchGetItem ${table}`, start / GET_BATCH);
       const answer = await client.send(
         new BatchGetItemCommand({ RequestItems: { [table]: { ...options, Keys: pending } } }),
-        { abortSignal: currentDeadline() },
+        { abortSignal: signal },
       );
       found.push(...(answer.Responses?.[table] ?? []).map((item) => unmarshall(item)));
       pending = (answer.UnprocessedKeys?.[table]?.Keys ?? []) as Record<string, AttributeValue>[];
     }
   }
   return found;
+}
+
+/** Waits `ms`, or less when the deadline comes first (the caller then stops). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }

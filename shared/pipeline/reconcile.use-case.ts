@@ -16,8 +16,11 @@ import {
 } from './ports';
 import { normaliseEmail, type ApplicationRecord, type JobRecord } from './records';
 
-/** A follow-up due within the longest cadence step keeps its interview read every run until it is sent. */
-const FOLLOW_UP_LOOKAHEAD_MS = Math.max(...PAGING_CADENCE.map((step) => step.everyMs));
+/**
+ * A shared link's follow-up coming due within this (either side of now) keeps its interview read every run: the
+ * hourly cadence step, a few runs of the reconciler's schedule before it and after.
+ */
+const FOLLOW_UP_NEAR_MS = Math.min(...PAGING_CADENCE.map((step) => step.everyMs));
 
 export interface ReconcileResult {
   connectionId: string;
@@ -117,10 +120,10 @@ export async function reconcileConnection(
 /**
  * The interviews with an invitation awaiting its report, or one that would take its report and changed within the
  * window (a failed invitation the recruiter was told to send by hand), by the state index, each with when the last
- * of those invitations changed: a run reads what is open, never every application of every job. An invitation with
- * a reminder or its expiry due within the day counts as changed now: with a shared link, only the report found here
- * tells the follow-up that the interview was taken, so its interview is read every run until then
- * (reconcile-cadence.ts).
+ * of those invitations changed: a run reads what is open, never every application of every job. A shared link's
+ * invitation with a reminder or its expiry coming due within the hour (either side of now) counts as changed now:
+ * only the report found here tells that follow-up the interview was taken (the worker asks the service only of a
+ * per-candidate invitation), so its interview is read every run around it (reconcile-cadence.ts).
  */
 async function awaitedInterviews(
   context: ConnectionContext,
@@ -130,9 +133,14 @@ async function awaitedInterviews(
   const open = await deps.store.listApplicationsInStates(context.connection.id, [...OPEN_STATES, 'failed']);
   const awaited = (a: ApplicationRecord) => awaitsReport(a) || (takesReport(a) && a.updatedAt >= since);
   const triggers = new Map(context.connection.triggers.map((t) => [t.id, t] as const));
+  // Due by the near future, and not already long overdue (a follow-up the worker does not send stays due).
   const followUpSoon = (a: ApplicationRecord) => {
     const trigger = triggers.get(a.triggerId);
-    return trigger !== undefined && dueFollowUp(trigger, a, now + FOLLOW_UP_LOOKAHEAD_MS) !== undefined;
+    if (!trigger || a.serviceCandidateId !== undefined) return false;
+    return (
+      dueFollowUp(trigger, a, now + FOLLOW_UP_NEAR_MS) !== undefined &&
+      !dueFollowUp(trigger, a, now - FOLLOW_UP_NEAR_MS)
+    );
   };
   const changed = new Map<string, number>();
   for (const a of open) {

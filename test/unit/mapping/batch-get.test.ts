@@ -1,6 +1,7 @@
 import type { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchGetAll } from '../../../shared/mapping/paging';
+import { withDeadline } from '../../../shared/aws/deadline';
 
 /** A client that leaves the last key of each request unprocessed `times` times, then answers every key. */
 function throttled(times: number) {
@@ -32,5 +33,14 @@ describe('Repositories: batchGetAll', () => {
     const { client, requests } = throttled(99);
     await expect(batchGetAll(client, 't', keys)).rejects.toThrow('DynamoDB left 1 keys of t unprocessed');
     expect(requests).toEqual([100, 1, 1, 1, 1]);
+  });
+
+  it('stops at the deadline instead of asking again, as a retryable error', async () => {
+    const { client, requests } = throttled(99);
+    const deadline = new AbortController();
+    const read = withDeadline(deadline.signal, () => batchGetAll(client, 't', keys));
+    deadline.abort();
+    await expect(read).rejects.toMatchObject({ name: 'DeadlineReachedError', retryable: true });
+    expect(requests).toEqual([100]);
   });
 });

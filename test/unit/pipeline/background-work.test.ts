@@ -8,6 +8,7 @@ import type { StageEnteredMessage } from '../../../shared/queue';
 import { connectionDocument } from '../../helpers/connections';
 import { dependencies, fakeContext, fakeStore, MemoryQueueLedger } from '../../helpers/pipeline-fakes';
 import { applicationRecord, jobRecord, NOW, reportFactory } from '../../helpers/pipeline-records';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
 
 const CONNECTION = 'acme-greenhouse';
 
@@ -153,7 +154,7 @@ describe('Background work reads the open invitations, never every application of
     expect(looks).toBe(6);
   });
 
-  it('looks every run at a quiet invitation whose reminder or expiry is due within the day', async () => {
+  it('reads a quiet shared-link invitation every run while a reminder or expiry comes due in the hour', async () => {
     const HOUR = 3_600_000;
     const document = connectionDocument();
     const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
@@ -168,26 +169,32 @@ describe('Background work reads the open invitations, never every application of
       await deps.ledger.recordEnqueued(CONNECTION, result.looked.map(pagedSubject), result.at);
       return result.interviewsChecked;
     };
-    // Quiet for three days; invited three and a half days ago, so it expires in 12 hours.
-    const invited = applicationRecord({
-      interviewId: 'int-1',
-      updatedAt: NOW - 72 * HOUR,
-      steps: { inviteEmail: { doneAt: NOW - 84 * HOUR } },
-    });
+    /** Quiet for three days; its expiry `expiresIn` from now (invited four days before that). */
+    const invitation = (expiresIn: number, more: Partial<ApplicationRecord> = {}) => {
+      const record = applicationRecord({
+        interviewId: 'int-1',
+        updatedAt: NOW - 72 * HOUR,
+        steps: { inviteEmail: { doneAt: now + expiresIn - 96 * HOUR } },
+        ...more,
+      });
+      store.listApplicationsInStates.mockResolvedValue([record]);
+      store.listApplicationsByInterview.mockResolvedValue([record]);
+    };
     store.listJobs.mockResolvedValue([jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: OLD })]);
-    store.listApplicationsInStates.mockResolvedValue([invited]);
-    store.listApplicationsByInterview.mockResolvedValue([invited]);
-    expect(await run()).toBe(1);
-    now += 10 * 60_000;
-    // A report found now stops the expiry: the interview is read every run, not hourly.
-    expect(await run()).toBe(1);
-    // Its expiry far off (invited just now, though quiet), the hourly cadence holds.
-    const later = { ...invited, steps: { inviteEmail: { doneAt: now - HOUR } } };
-    store.listApplicationsInStates.mockResolvedValue([later]);
-    store.listApplicationsByInterview.mockResolvedValue([later]);
-    expect(await run()).toBe(1);
-    now += 10 * 60_000;
-    expect(await run()).toBe(0);
+    // Expiring in 30 minutes: a report found now stops the expiry, so every run reads it.
+    invitation(30 * 60_000);
+    expect([await run(), await run()]).toEqual([1, 1]);
+    // Its expiry 12 hours off, or 2 hours overdue and not sent (the worker's to say why), or a per-candidate link
+    // (the follow-up asks the service itself): the hourly cadence holds.
+    for (const [expiresIn, more] of [
+      [12 * HOUR, {}],
+      [-2 * HOUR, {}],
+      [30 * 60_000, { serviceCandidateId: 'svc-1' }],
+    ] as const) {
+      now += 2 * HOUR;
+      invitation(expiresIn, more);
+      expect([await run(), await run()]).toEqual([1, 0]);
+    }
   });
 
   it('looks at a quiet interview again at the next run while a report it found is to send or pending', async () => {
