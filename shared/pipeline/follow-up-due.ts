@@ -40,7 +40,9 @@ export function dueFollowUp(
   const since = now - invitedAt(record);
   // A reminder whose time has come goes first, even when the expiry is due too (a run that came late): the
   // candidate gets the reminders they were due, then the invitation expires.
-  const reminders = trigger.reminders;
+  // A reminder is an e-mail: an invitation with none on record (its link went in the ATS note alone) is not reminded,
+  // and expires on time.
+  const reminders = record.candidateEmail === undefined ? undefined : trigger.reminders;
   const next = remindersBegun(record);
   if (reminders && next < reminders.max && since >= (next + 1) * reminders.afterHours * HOUR_MS)
     return { action: 'remind', reminder: next };
