@@ -65,6 +65,12 @@ const triggerSchema = v.object({
   stageId: v.optional(v.pipe(v.string(), v.maxLength(200))),
 });
 
+/** A link unknown, used, expired, or of a connection made again since: one answer, telling none from the other. */
+const linkGone = (): AdminAnswer => ({
+  status: 404,
+  body: { error: 'this link has expired or was used: ask for a new one' },
+});
+
 /**
  * A customer's connect page (`/connect-api/<token>/...`): the one-time link's token is its only credential, found by
  * its hash while unused and unexpired, and it reaches only its own connection. The customer's credentials are written
@@ -78,7 +84,7 @@ export async function handleConnectRequest(
   const now = (deps.now ?? Date.now)();
   const hash = linkHash(request.token);
   const link = await deps.activity.link(hash, now);
-  if (!link) return { status: 404, body: { error: 'this link has expired or was used: ask for a new one' } };
+  if (!link) return linkGone();
   const served = await servedOrAnswer(link.connectionId, deps);
   if ('status' in served) return served;
   // A connection deleted and made again under the same id was made at another time, and starts its versions again:
@@ -86,7 +92,7 @@ export async function handleConnectRequest(
   const madeAgain =
     (link.connectionCreatedAt !== undefined && served.stored.createdAt !== link.connectionCreatedAt) ||
     (link.connectionVersion !== undefined && served.stored.version < link.connectionVersion);
-  if (madeAgain) return { status: 404, body: { error: 'this link has expired or was used: ask for a new one' } };
+  if (madeAgain) return linkGone();
   const { connection } = served;
   const principal = `connect-link:${connection.id}`;
   const [what, ...rest] = request.path;

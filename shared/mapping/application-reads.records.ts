@@ -98,7 +98,8 @@ export class DynamoApplicationReads extends DynamoTables {
   ): Promise<ApplicationRecord[]> {
     const { name, partitionKey, sortKey } = MAPPING_TABLES.applications.stateIndex;
     const index = { table: this.tables.applications, name, partitionKey, sortKey };
-    const [from, to] = [[...states].sort()[0], [...states].sort().at(-1)];
+    const sorted = [...states].sort();
+    const [from, to] = [sorted[0], sorted.at(-1)];
     if (from === undefined || to === undefined) return [];
     // By key: an application that changed state between two pages of the index may be listed twice.
     const keys = new Map<string, { pk: string; sk: string }>();

@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { currentDeadline } from '../aws/deadline';
+import { sleep } from '../http/retry';
 
 /** A paged read went past its cap: it fails, naming what it read, instead of answering from part of the list. */
 export class PageCapError extends Error {
@@ -100,7 +101,8 @@ export async function batchGetAll(
     let pending = keys.slice(start, start + GET_BATCH).map((key) => marshall(key));
     for (let round = 1; pending.length; round++) {
       if (round > UNPROCESSED_ROUNDS) throw new Error(`DynamoDB left ${pending.length} keys of ${table} unprocessed`);
-      if (round > 1) await pause(Math.random() * 25 * 2 ** (round - 1), signal);
+      // A deadline that comes during the wait ends it; the check below then stops the read.
+      if (round > 1) await sleep(Math.random() * 25 * 2 ** (round - 1), signal).catch(() => undefined);
       if (signal?.aborted) throw new DeadlineReachedError(`BatchGetItem ${table}`, start / GET_BATCH);
       const answer = await client.send(
         new BatchGetItemCommand({ RequestItems: { [table]: { ...options, Keys: pending } } }),
@@ -111,17 +113,4 @@ export async function batchGetAll(
     }
   }
   return found;
-}
-
-/** Waits `ms`, or less when the deadline comes first (the caller then stops). */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

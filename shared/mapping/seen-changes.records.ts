@@ -1,5 +1,4 @@
 import {
-  BatchGetItemCommand,
   ConditionalCheckFailedException,
   DynamoDBClient,
   GetItemCommand,
@@ -10,10 +9,7 @@ import type { ResumePoint, SeenApplication, SeenChanges } from '../pipeline/chan
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
 import { MAPPING_TABLES, RETENTION_DEFAULTS } from './constants';
-
-/** BatchGetItem takes 100 keys a request (Amazon DynamoDB API Reference); unprocessed keys are asked again 5 times. */
-const BATCH_GET_LIMIT = 100;
-const MAX_BATCH_ATTEMPTS = 5;
+import { batchGetAll } from './paging';
 
 const markKey = (connectionId: string) => `synced-mark#${connectionId}`;
 const resumeKey = (connectionId: string) => `synced-resume#${connectionId}`;
@@ -71,22 +67,11 @@ export class DynamoSeenChanges implements SeenChanges {
   }
 
   public async read(connectionId: string, ids: readonly string[]): Promise<Map<string, SeenApplication>> {
+    const keys = [...new Set(ids)].map((id) => ({ pk: seenKey(connectionId, id) }));
     const found = new Map<string, SeenApplication>();
-    for (let start = 0; start < ids.length; start += BATCH_GET_LIMIT) {
-      let keys = [...new Set(ids.slice(start, start + BATCH_GET_LIMIT))].map((id) =>
-        marshall({ pk: seenKey(connectionId, id) }),
-      );
-      for (let attempt = 1; keys.length && attempt <= MAX_BATCH_ATTEMPTS; attempt++) {
-        const answer = await this.send(
-          new BatchGetItemCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }),
-        );
-        for (const item of answer.Responses?.[this.table] ?? []) {
-          const seen = unmarshall(item) as SeenApplication & { applicationId: string };
-          found.set(seen.applicationId, { stageKey: seen.stageKey, entries: seen.entries ?? 0, exit: seen.exit });
-        }
-        keys = answer.UnprocessedKeys?.[this.table]?.Keys ?? [];
-      }
-      if (keys.length) throw new Error('the seen applications could not all be read: DynamoDB kept some back');
+    for (const item of await batchGetAll(this.client, this.table, keys, { ConsistentRead: true })) {
+      const seen = item as unknown as SeenApplication & { applicationId: string };
+      found.set(seen.applicationId, { stageKey: seen.stageKey, entries: seen.entries ?? 0, exit: seen.exit });
     }
     return found;
   }

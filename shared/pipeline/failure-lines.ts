@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { withDeadline } from '../aws/deadline';
 import { isPermanent } from './errors';
+import { DAY_MS } from './follow-up-due';
 import type { PipelineLogger, QueueLedger } from './ports';
 
-const DAY_MS = 86_400_000;
 /** The ledger's say on whether the failure was told today gets its own time: the share that failed may be spent. */
 const CLAIM_MS = 2_000;
 

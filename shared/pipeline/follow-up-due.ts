@@ -6,7 +6,7 @@ import { followsUp, interviewTaken } from './interview-taken';
 
 // When an invitation is followed up: its reminders, its expiry, and the messages the reconciler sends for them.
 
-const HOUR_MS = 3_600_000;
+export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 
 /** When the application was invited: its e-mail, else its note, else the service's invitation, else its claim. */

@@ -1,7 +1,5 @@
+import { DAY_MS, HOUR_MS } from './follow-up-due';
 import { pagedSubject, type QueueLedger } from './ports';
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 
 /**
  * How often the reconciler pages an interview's reports, by how long the interview has been quiet (its job and its
