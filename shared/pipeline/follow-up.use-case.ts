@@ -4,7 +4,7 @@ import { ClaimHeldElsewhereError, errorCode, isPermanent, stoppedUnsent } from '
 import { afterSideEffect } from './fault-injection';
 import { type ConnectionContext, heldTurn, type InviteDependencies, type WorkContext } from './ports';
 import { noteStart } from './note-start';
-import { postNoteOnce } from './post-note';
+import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
 import { expiryNote } from './report-note';
 import { expiryNoteOwed, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import {
@@ -258,7 +258,7 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
  * between the two), and it is not looked for in the ATS.
  */
 async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredHere?: number): Promise<void> {
-  const { context, deps, now, signal, leaseMs } = run;
+  const { deps, now, leaseMs } = run;
   const round = expired.reinvitations ?? 0;
   const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs, round } as const;
   if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease))) {
@@ -274,33 +274,7 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredH
     expired.expiredAt === expiredHere &&
     expired.steps.expiryNote === undefined &&
     lease.now - expiredHere < leaseMs / 2;
-  const target = targetOf(expired);
-  const { body, marker } = expiryNote(expired, expired.expiredAt ?? now());
-  const holdNote = (startedAt: number | undefined) =>
-    deps.store.recordStep(expired, {
-      step: { name: 'expiryNote', record: { leaseUntil: lease.until, ...(startedAt ? { startedAt } : {}) } },
-      round,
-    });
-  const note: Step<unknown> = {
-    name: 'expiry-note-posted',
-    done: stepDone(expired.steps.expiryNote),
-    // The expiry was recorded before the note: a worker that finds it so looks for the note by its marker, or, where
-    // no note is read back, finds it started (its start kept beside the lease).
-    ...noteStart(
-      context.ats,
-      { target, marker, signal },
-      { resumed: !firstLease, startedAt: expired.steps.expiryNote?.startedAt },
-      { start: () => holdNote(now()), clear: () => holdNote(undefined) },
-    ),
-    perform: () => postNoteOnce(context.ats, target, { body, marker }, signal),
-    // Uncertain where no note is read back and a start was found, or its answer did not come: said on the record.
-    recordDone: (_result, outcome) => {
-      const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
-      const done = { name: 'expiryNote' as const, record: { doneAt: now(), ...uncertain } };
-      // In this invitation only: a re-entry meanwhile began a new one, whose own expiry owes its own note.
-      return deps.store.recordStep(expired, { step: done, round });
-    },
-  };
+  const note = expiryNoteStep(run, expired, lease.until, !firstLease);
   try {
     await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
   } catch (error) {
@@ -312,4 +286,49 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredH
         .catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * The expiry note's step under the lease held until `leaseUntil`. `resumed`: an earlier try may have posted it. A
+ * refusal for good (its post, or its look-up) ends the note refused, and the expiry goes on to its status.
+ */
+function expiryNoteStep(run: FollowUpRun, expired: ApplicationRecord, leaseUntil: number, resumed: boolean) {
+  const { context, deps, now, signal } = run;
+  const round = expired.reinvitations ?? 0;
+  const target = targetOf(expired);
+  const { body, marker } = expiryNote(expired, expired.expiredAt ?? now());
+  const holdNote = (startedAt: number | undefined) =>
+    deps.store.recordStep(expired, {
+      step: { name: 'expiryNote', record: { leaseUntil, ...(startedAt ? { startedAt } : {}) } },
+      round,
+    });
+  // The expiry was recorded before the note: a worker that finds it so looks for the note by its marker, or, where
+  // no note is read back, finds it started (its start kept beside the lease).
+  const earlier = noteStart(
+    context.ats,
+    { target, marker, signal },
+    { resumed, startedAt: expired.steps.expiryNote?.startedAt },
+    { start: () => holdNote(now()), clear: () => holdNote(undefined) },
+  );
+  const lookup = earlier.lookup;
+  const note: Step<unknown> = {
+    name: 'expiry-note-posted',
+    done: stepDone(expired.steps.expiryNote),
+    ...earlier,
+    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
+    perform: () => postNoteOnce(context.ats, target, { body, marker }, signal).catch(refusedForGood),
+    // Uncertain where no note is read back and a start was found, or its answer did not come: said on the record.
+    recordDone: (result, outcome) => {
+      const ended = noteEnding(result, outcome);
+      if (ended.outcome === 'refused')
+        deps.logger.error('follow-up: the ATS refused the expiry note; the expiry goes on', {
+          ...run.log,
+          code: ended.value,
+        });
+      const done = { name: 'expiryNote' as const, record: { doneAt: now(), ...ended } };
+      // In this invitation only: a re-entry meanwhile began a new one, whose own expiry owes its own note.
+      return deps.store.recordStep(expired, { step: done, round });
+    },
+  };
+  return note;
 }

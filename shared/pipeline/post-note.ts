@@ -1,6 +1,7 @@
 import { AtsError } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
-import { mayHaveSucceeded } from '../errors';
+import { errorCode, isPermanent, mayHaveSucceeded } from '../errors';
+import type { StepOutcome } from './steps';
 
 /**
  * Posts a note at most once. When the answer is lost (a 5xx or a timeout: the ATS may have written it), the
@@ -35,4 +36,24 @@ export async function postNoteOnce(
         : again;
     });
   }
+}
+
+/**
+ * A note's look-up or post the ATS refused for good, as its step's result: the note ends refused, and what follows it
+ * (the status, the next step) goes on. A note that cannot be looked up is not posted: it may be there already.
+ * Anything that may pass on a retry goes up.
+ */
+export function refusedForGood(error: unknown): { refused: string } {
+  if (!isPermanent(error)) throw error;
+  return { refused: errorCode(error) };
+}
+
+/** How a note's step ended, for its record: refused (with the ATS's code), uncertain, or neither. */
+export function noteEnding(
+  result: unknown,
+  outcome: StepOutcome,
+): { outcome?: 'refused' | 'uncertain'; value?: string } {
+  const refused = (result as { refused?: string } | undefined)?.refused;
+  if (refused) return { outcome: 'refused', value: refused };
+  return outcome === 'uncertain' ? { outcome: 'uncertain' } : {};
 }

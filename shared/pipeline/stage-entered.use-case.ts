@@ -18,7 +18,7 @@ import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
 import { noteStart } from './note-start';
-import { postNoteOnce } from './post-note';
+import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
 import {
   type ConnectionContext,
   heldTurn,
@@ -953,10 +953,6 @@ function priorExpiryNoteStep(
   const step = record.steps.priorExpiryNote;
   const start = (startedAt: number | undefined) =>
     recordStep({ step: { name: 'priorExpiryNote', record: startedAt ? { startedAt } : undefined }, last: false });
-  const refusedForGood = (error: unknown) => {
-    if (!isPermanent(error)) throw error;
-    return { refused: errorCode(error) };
-  };
   const earlier = noteStart(
     context.ats,
     { target, marker, signal },
@@ -971,13 +967,9 @@ function priorExpiryNoteStep(
     ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
     perform: () => postNoteOnce(context.ats, target, { body, marker }, signal).catch(refusedForGood),
     recordDone: (result, outcome, last) => {
-      const refused = (result as { refused?: string } | undefined)?.refused;
-      const ended = refused
-        ? { outcome: 'refused' as const, value: refused }
-        : outcome === 'uncertain'
-          ? { outcome: 'uncertain' as const }
-          : {};
-      if (refused) input.deps.logger.warn('stage entered: the ATS refused the expiry note carried', input.log);
+      const ended = noteEnding(result, outcome);
+      if (ended.outcome === 'refused')
+        input.deps.logger.warn('stage entered: the ATS refused the expiry note carried', input.log);
       return recordStep({ step: { name: 'priorExpiryNote', record: { doneAt: now(), ...ended } }, last });
     },
   };

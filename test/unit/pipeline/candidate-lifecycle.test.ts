@@ -364,6 +364,34 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     }
   });
 
+  it('expires when the ATS refuses the expiry note for good: its status shown, the note not tried again', async () => {
+    const refusal = () => new AtsError('ats-invalid-request', 'POST notes: 422', { status: 422 });
+    for (const refused of ['the post', 'the look-up'] as const) {
+      // The look-up is made by a try after one that stopped once it had recorded the expiry.
+      const record = refused === 'the post' ? {} : { state: 'expired' as const, expiredAt: NOW + 8 * DAY };
+      const { store, deps, ats, setStatusTag } = invitedCandidate(record, { reminders: undefined });
+      deps.now = () => NOW + 8 * DAY + 60_000;
+      if (refused === 'the post') ats.postNote.mockRejectedValue(refusal());
+      else ats.findNote.mockRejectedValue(refusal());
+      expect((await handleFollowUp(followUp('expire'), deps)).outcome).toBe('expired');
+      expectLastTag(setStatusTag, 'AI interview: expired');
+      const note = (await store.getApplication(key))?.steps.expiryNote;
+      expect(note).toMatchObject({ outcome: 'refused', value: 'ats-invalid-request', doneAt: NOW + 8 * DAY + 60_000 });
+      expect(deps.logger.error).toHaveBeenCalledWith(
+        'follow-up: the ATS refused the expiry note; the expiry goes on',
+        expect.objectContaining({ code: 'ats-invalid-request' }),
+      );
+      // A note that could not be looked up is not posted: it may be there already. Handed over again: nothing more.
+      const posts = ats.postNote.mock.calls.length;
+      expect(posts).toBe(refused === 'the post' ? 1 : 0);
+      await handleFollowUp(followUp('expire'), deps);
+      expect([ats.postNote.mock.calls.length, ats.findNote.mock.calls.length]).toEqual([
+        posts,
+        refused === 'the post' ? 0 : 1,
+      ]);
+    }
+  });
+
   it('looks the expiry note up only where an earlier try may have posted it, not after expiring here', async () => {
     const here = invitedCandidate({}, { reminders: undefined });
     here.deps.now = () => NOW + 8 * DAY;
