@@ -1,7 +1,7 @@
 import type { ApplicationRef } from '../ats/port';
 import { errorCode, isPermanent } from './errors';
 import { noteStart } from './note-start';
-import { postNoteOnce } from './post-note';
+import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 import { invitationMarker, type ApplicationRecord, type StepName } from './records';
 import { showStatus } from './status';
@@ -76,8 +76,9 @@ export interface FailurePlace {
 /**
  * Tells the recruiter in the ATS that the invitation could not go out, once per cause for this invitation: one note
  * (its start recorded first, so a worker that stopped looks for it by its marker before posting again), then, where
- * nothing reached the candidate (`notSent`), the status "failed". An ATS that refuses the note for good is logged and
- * left: the refusal that caused it is already recorded for the operator (`npm run ops -- failed`).
+ * nothing reached the candidate (`notSent`), the status "failed". A note the ATS refuses for good is recorded
+ * refused and logged, and the status is shown all the same: the refusal that caused it is already recorded for the
+ * operator (`npm run ops -- failed`).
  */
 export async function tellInviteFailure(
   place: FailurePlace,
@@ -98,22 +99,31 @@ export async function tellInviteFailure(
     const begun = startedAt === undefined ? held : { ...held, startedAt };
     return deps.store.recordStep(record, { step: { name, record: begun }, round: hold?.round });
   };
+  const log = { connectionId: record.connectionId, atsApplicationId: record.atsApplicationId, cause: failure.cause };
+  // Its start is recorded everywhere: where notes are read back, a started note is looked up by its marker.
+  const earlier = noteStart(
+    context.ats,
+    { target, marker, signal },
+    { resumed: step?.startedAt !== undefined, startedAt: step?.startedAt },
+    { start: mark(false), clear: mark(true), everywhere: true },
+  );
+  const lookup = earlier.lookup;
   const note: Step<unknown> = {
     name: 'failure-note-posted',
     done: step?.doneAt !== undefined,
-    // Its start is recorded everywhere: where notes are read back, a started note is looked up by its marker.
-    ...noteStart(
-      context.ats,
-      { target, marker, signal },
-      { resumed: step?.startedAt !== undefined, startedAt: step?.startedAt },
-      { start: mark(false), clear: mark(true), everywhere: true },
-    ),
+    ...earlier,
+    // Refused for good (its look-up or its post): the note ends refused, and the status "failed" is shown all the same.
+    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
     perform: () =>
-      postNoteOnce(context.ats, target, { body: formatFailureNote(failure.cause, failure.code), marker }, signal),
-    recordDone: (_note, outcome) => {
-      const uncertain = outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {};
+      postNoteOnce(context.ats, target, { body: formatFailureNote(failure.cause, failure.code), marker }, signal).catch(
+        refusedForGood,
+      ),
+    recordDone: (result, outcome) => {
+      const ended = noteEnding(result, outcome);
+      if (ended.outcome === 'refused')
+        deps.logger.warn('a failure could not be told in the ATS', { ...log, code: ended.value });
       return deps.store.recordStep(record, {
-        step: { name, record: { startedAt, doneAt: now(), ...uncertain } },
+        step: { name, record: { startedAt, doneAt: now(), ...ended } },
         round: hold?.round,
       });
     },
@@ -124,11 +134,6 @@ export async function tellInviteFailure(
     if (failure.notSent) await showStatus({ context, key: record, target, deps, signal, round }, 'failed');
   } catch (error) {
     if (!isPermanent(error)) throw error;
-    deps.logger.warn('a failure could not be told in the ATS', {
-      connectionId: record.connectionId,
-      atsApplicationId: record.atsApplicationId,
-      cause: failure.cause,
-      code: errorCode(error),
-    });
+    deps.logger.warn('a failure could not be told in the ATS', { ...log, code: errorCode(error) });
   }
 }

@@ -1072,6 +1072,26 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 
+  it('shows "failed" when the ATS refuses the failure note for good; that note is not tried again', async () => {
+    const { deps, ats, context, interviews, setStatusTag } = invitedCandidate();
+    interviews.createInterview.mockRejectedValue(new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'no'));
+    ats.postNote.mockRejectedValue(new AtsError('ats-forbidden', 'POST notes: 403', { status: 403 }));
+    clearInterviewCache();
+    const store = new MemoryMappingStore();
+    let clock = NOW;
+    const run = { ...deps, store, contextFor: async () => context, now: () => clock };
+    for (let i = 0; i < 2; i++) {
+      await handleStageEntered(stageEnteredMessage(), run);
+      clock += 5 * 60_000;
+    }
+    expectLastTag(setStatusTag, 'AI interview: failed');
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    const steps = (await store.getApplication(key))?.steps ?? {};
+    expect(Object.values(steps)).toContainEqual(
+      expect.objectContaining({ outcome: 'refused', value: 'ats-forbidden' }),
+    );
+  });
+
   it.each([
     ['the service e-mailed it', 'service', 0, 'e-mailed by the interview service; its link is not available here'],
     ['the connector was to e-mail it', 'connector', 0, 'not sent: the interview service refused'],
