@@ -4,7 +4,7 @@ import { createLogger } from '../../shared/observability/logger';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { reconcileConnection } from '../../shared/pipeline/reconcile.use-case';
 import { sweepConnection } from '../../shared/pipeline/sweep.use-case';
-import { followUpsDue } from '../../shared/pipeline/follow-up-due';
+import { followUpsDue, followUpsToEnqueue, ledgerSubjectsOf } from '../../shared/pipeline/follow-up-due';
 import { WORKER_TIMING } from '../../shared/pipeline/constants';
 import { errorCode } from '../../shared/pipeline/errors';
 import type { Connection } from '../../shared/config';
@@ -276,14 +276,12 @@ async function queueChangesRead(c: Connection, correlationId: string): Promise<v
     });
 }
 
-/** The reminders and expiries due now whose message is not pending already. */
+/** The reminders and expiries due now whose message is not pending already (follow-up-due.ts). */
 async function freshFollowUps(c: Connection, now: number) {
   const due = await followUpsDue(c, deps, now);
-  const subjects = due.map((d) => d.subject);
-  const pending = subjects.length
-    ? await deps.ledger.enqueuedSince(c.id, subjects, now - WORKER_TIMING.enqueueGraceMs)
-    : new Set<string>();
-  return due.filter((d) => !pending.has(d.subject));
+  if (!due.length) return [];
+  const found = await deps.ledger.enqueuedSince(c.id, ledgerSubjectsOf(due), now - WORKER_TIMING.enqueueGraceMs);
+  return followUpsToEnqueue(due, found);
 }
 
 /** The ATS's side: applications in a trigger's stage whose stage change never arrived; then the follow-ups due. */

@@ -1,6 +1,16 @@
+import { ATS_ERROR_CODES } from '../ats/errors';
 import { errorCode, errorMessage, hasCode, isPermanent, mayHaveSucceeded } from '../errors';
 
 export { errorCode, isPermanent } from '../errors';
+
+/**
+ * The ATS refusing the connection's key itself (a 401 after the key was fetched again, ats-http.ts: revoked or
+ * rotated): the connection's to fix, nothing of the work's own, whichever call met it. A 403 refuses what the key may
+ * do on one route (a permission left out): that channel is refused, and the others go on.
+ */
+export function refusesKey(error: unknown): boolean {
+  return isPermanent(error) && errorCode(error) === ATS_ERROR_CODES.unauthorized;
+}
 
 /**
  * An ATS refusal no retry will change, said and left: a warning naming the application and the refusal's code, which

@@ -1,6 +1,6 @@
 import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
-import type { PipelineDependencies } from './ports';
+import { KEY_REFUSED_SUBJECT, type PipelineDependencies } from './ports';
 import { reminderStep, type ApplicationRecord } from './records';
 import { followsUp, interviewTaken } from './interview-taken';
 
@@ -103,4 +103,20 @@ export function nothingOwed(message: FollowUpMessage, record: ApplicationRecord,
     return record.state !== 'left' && !(due?.action === 'remind' && due.reminder === (message.reminder ?? 0));
   const expiryBegun = record.expiredAt !== undefined || record.steps.expiryNote !== undefined;
   return message.action === 'expire' && record.state === 'invited' && due?.action !== 'expire' && !expiryBegun;
+}
+
+/** What the reconciler asks the queue ledger of the follow-ups due: their subjects, and whether the key was refused. */
+export const ledgerSubjectsOf = (due: readonly DueFollowUp[]): string[] => [
+  ...due.map((d) => d.subject),
+  KEY_REFUSED_SUBJECT,
+];
+
+/**
+ * Of the follow-ups due, those to enqueue, given the subjects the ledger `found` enqueued within the grace period:
+ * none pending already, and while the ATS refuses the connection's key (recorded by a worker lately: key-refused.ts),
+ * one a run, to find out whether it works again. The rest stay due, and go once it does.
+ */
+export function followUpsToEnqueue(due: readonly DueFollowUp[], found: ReadonlySet<string>): DueFollowUp[] {
+  const fresh = due.filter((d) => !found.has(d.subject));
+  return found.has(KEY_REFUSED_SUBJECT) ? fresh.slice(0, 1) : fresh;
 }

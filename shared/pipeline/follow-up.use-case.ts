@@ -1,6 +1,8 @@
 import type { Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
-import { ClaimHeldElsewhereError, errorCode, isPermanent, stoppedUnsent } from './errors';
+import { ClaimHeldElsewhereError, errorCode, isPermanent, refusesKey, stoppedUnsent } from './errors';
+import { mayHaveSucceeded } from '../errors';
+import { sayKeyRefused } from './key-refused';
 import { afterSideEffect } from './fault-injection';
 import { type ConnectionContext, heldTurn, type InviteDependencies, type WorkContext } from './ports';
 import { noteStart } from './note-start';
@@ -29,6 +31,8 @@ export type FollowUpOutcome =
   | 'not-due'
   | 'not-open'
   | 'unknown-connection'
+  /** The ATS refuses the connection's key: still due, it waits for the key. */
+  | 'held'
   | 'failed';
 
 /**
@@ -92,10 +96,35 @@ export async function handleFollowUp(
     if (message.action === 'remind') return await remind(run, message.reminder ?? 0);
     return await expire(run);
   } catch (error) {
-    if (!isPermanent(error)) throw error;
-    deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
-    return { outcome: 'failed', reason: errorCode(error) };
+    return await followUpStopped(run, message, error);
   }
+}
+
+/**
+ * A follow-up the ATS refused. Refused the connection's key, it is held, not failed: it stays due, and goes once the
+ * key is fixed (key-refused.ts); an expiry recorded owes its note, which no run enqueues again, so its message comes
+ * back (at last to the DLQ, redriven once the key works). Refused for good otherwise: said, and acknowledged. Anything
+ * that may pass on a retry goes up.
+ */
+async function followUpStopped(
+  run: FollowUpRun,
+  message: FollowUpMessage,
+  error: unknown,
+): Promise<{ outcome: FollowUpOutcome; reason?: string }> {
+  const { deps, log } = run;
+  if (refusesKey(error)) {
+    if (run.noteOwed) throw error;
+    const line = "follow-up: the ATS refuses the connection's key; the follow-up waits for it";
+    await sayKeyRefused(deps, message.connectionId, {
+      message: line,
+      error,
+      attributes: { ...log, action: message.action },
+    });
+    return { outcome: 'held', reason: errorCode(error) };
+  }
+  if (!isPermanent(error)) throw error;
+  deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
+  return { outcome: 'failed', reason: errorCode(error) };
 }
 
 /** One follow-up of one application: what it runs with. */
@@ -104,6 +133,8 @@ interface FollowUpRun extends WorkContext {
   trigger: Trigger;
   context: ConnectionContext;
   leaseMs: number;
+  /** The expiry's note was begun on: an expiry recorded owes it. */
+  noteOwed?: boolean;
 }
 
 /**
@@ -259,6 +290,7 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
  */
 async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredHere?: number): Promise<void> {
   const { deps, now, leaseMs } = run;
+  run.noteOwed = !stepDone(expired.steps.expiryNote);
   const round = expired.reinvitations ?? 0;
   const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs, round } as const;
   if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease))) {
@@ -278,9 +310,9 @@ async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredH
   try {
     await runSteps([note], `${expired.connectionId}#${expired.atsApplicationId}`);
   } catch (error) {
-    // Stopped before anything was sent (a rate limit, no room before the deadline): the lease is given back, so this
-    // message, back after the wait it was told, begins the note again rather than waiting out its own lease.
-    if (stoppedUnsent(error))
+    // Stopped before anything was sent (a rate limit, no room before the deadline, the key refused): the lease is given
+    // back, so the next try begins the note again rather than waiting out this one's lease.
+    if (stoppedUnsent(error) || (refusesKey(error) && !mayHaveSucceeded(error)))
       await deps.store
         .beginStep(expired, 'expiryNote', { ...lease, now: now(), until: now(), holds: lease.until })
         .catch(() => undefined);

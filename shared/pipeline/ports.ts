@@ -142,6 +142,8 @@ export const reportSubject = (reportId: string): string => `report#${reportId}`;
 export const stageSubject = (atsApplicationId: string): string => `stage#${atsApplicationId}`;
 /** The ledger's subject for the reconciler's look at a quiet interview's reports (reconcile-cadence.ts). */
 export const pagedSubject = (interviewId: string): string => `paged#${interviewId}`;
+/** The ledger's record of the ATS refusing a connection's key lately: the reconciler holds follow-ups back. */
+export const KEY_REFUSED_SUBJECT = 'key-refused';
 
 /** The mapping tables (DynamoDB in every environment; the only code that speaks it lives in shared/mapping). */
 /** Where the sweep of one trigger's stage stands between runs. */
@@ -362,6 +364,11 @@ export interface PipelineDependencies {
   /** A fresh owner id per attempt, so two workers on the same message never share a lease. */
   newOwner?: () => string;
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * The queue ledger, where a worker records the ATS refusing a connection's key and says it once a day
+   * (key-refused.ts); without it, each refusal is an ERROR line.
+   */
+  ledger?: Pick<QueueLedger, 'claimEnqueue' | 'recordEnqueued'> | undefined;
   /** A report of no application may be an order's (shared/orders/): completes it, answers how (undefined: none). */
   orderReport?: (context: ConnectionContext, report: InterviewReport, run?: RunOptions) => Promise<string | undefined>;
 }

@@ -1,6 +1,7 @@
 import { AtsError } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
 import { errorCode, isPermanent, mayHaveSucceeded } from '../errors';
+import { refusesKey } from './errors';
 import type { StepOutcome } from './steps';
 
 /**
@@ -41,10 +42,11 @@ export async function postNoteOnce(
 /**
  * A note's look-up or post the ATS refused for good, as its step's result: the note ends refused, and what follows it
  * (the status, the next step) goes on. A note that cannot be looked up is not posted: it may be there already.
- * Anything that may pass on a retry goes up.
+ * Anything that may pass on a retry goes up, and so does a refusal of the connection's key.
  */
 export function refusedForGood(error: unknown): { refused: string } {
-  if (!isPermanent(error)) throw error;
+  // The connection's key refused is no verdict on this note: the work waits for the key (key-refused.ts).
+  if (!isPermanent(error) || refusesKey(error)) throw error;
   return { refused: errorCode(error) };
 }
 

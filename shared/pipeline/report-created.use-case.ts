@@ -3,13 +3,16 @@ import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
-import { ReportNotVisibleError } from './errors';
+import { refusesKey, ReportNotVisibleError } from './errors';
+import { mayHaveSucceeded } from '../errors';
+import { sayKeyRefused } from './key-refused';
 import { forgetDeliveredReport, markReportArrived } from './interview-taken';
 import { findInvitation } from './report-invitation';
 import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit } from './report-note';
 import { waitForHolder } from './held-claim';
+import { standingNow } from './application-changed.use-case';
 import { attachesReportFile, reportFileReader, reportFileStep } from './report-file';
 import { runSteps, type Step } from './steps';
 import { tellReportUnreadable } from './report-unreadable';
@@ -28,6 +31,8 @@ export type ReportCreatedOutcome =
   | 'written-back'
   | 'already-written-back'
   | 'held-elsewhere'
+  /** The ATS refuses the connection's key: the report waits for it (the reconciler enqueues it again). */
+  | 'held'
   | 'unmatched'
   | 'other-report'
   | 'unknown-connection'
@@ -114,6 +119,7 @@ async function writeBack(
     try {
       return await writeBackSteps(run, claimed);
     } catch (error) {
+      if (refusesKey(error)) return await holdForKey(run, claimed, error);
       return await endClaimedWork(claimed, error, deps, () => ({ outcome: 'held-elsewhere' as const }));
     }
   } catch (error) {
@@ -125,6 +131,24 @@ async function writeBack(
     options.carry?.(carried);
     throw error;
   }
+}
+
+/**
+ * The ATS refused the connection's key (key-refused.ts): the claim is handed back, the application stays `completed`,
+ * and the reconciler enqueues the report again once it is no longer under way, until the key is fixed. Nothing is
+ * marked failed: the reports that come while a key is revoked are written back once it works again. A refusal of a
+ * call that may have landed (a retried note's) hands the claim back unclean, so the next try looks for the note first.
+ */
+async function holdForKey(run: ReportRun, claimed: ClaimedWriteBack, error: unknown): Promise<ReportCreatedResult> {
+  const { deps } = run;
+  const cleanStop = mayHaveSucceeded(error) ? undefined : claimed.cleanStop;
+  await deps.store.releaseClaim(claimed.key, claimed.owner, cleanStop);
+  await sayKeyRefused(deps, claimed.key.connectionId, {
+    message: "report: the ATS refuses the connection's key; the write-back waits for it",
+    error,
+    attributes: { ...claimed.log },
+  });
+  return { outcome: 'held' };
 }
 
 /** The report and the key of its application, the application too where it was read; or why it is parked. */
@@ -317,7 +341,8 @@ async function exitBeforeAdvance(
   const { record, context, deps, now, signal } = input;
   if (record.exit) return record.exit;
   if (!decision.advance || stepDone(record.steps.reportNote)) return undefined;
-  const standing = await context.ats.readStanding(input.target, signal);
+  // An application the ATS no longer has is not moved either (application-changed.use-case.ts).
+  const standing = await standingNow(context, input.target, signal);
   if (standing.active) return undefined;
   const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
   await deps.store.recordExit(record, exit);

@@ -12,8 +12,10 @@ import {
   InvitationNotFoundError,
   isPermanent,
   LinkWithheldError,
+  refusesKey,
   warnRefusedForGood,
 } from './errors';
+import { sayKeyRefused } from './key-refused';
 import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
@@ -129,7 +131,14 @@ async function confirmAndInvite(
       event = boundStageEnteredEvent(confirmation.event);
     }
   } catch (error) {
-    if (!isPermanent(error)) throw error;
+    // The connection's key refused (key-refused.ts): nothing was recorded, so the sweep finds the candidate in the
+    // stage once the key works; where it does not sweep, the message comes back (at last to the DLQ, redriven then).
+    if (refusesKey(error) && context.connection.sweep.enabled) {
+      const line = "stage entered: the ATS refuses the connection's key; the sweep finds the candidate once it works";
+      await sayKeyRefused(deps, connectionId, { message: line, error, attributes: log });
+      return [{ outcome: 'failed', reason: errorCode(error) }];
+    }
+    if (!isPermanent(error) || refusesKey(error)) throw error;
     deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
     return [{ outcome: 'failed', reason: errorCode(error) }];
   }

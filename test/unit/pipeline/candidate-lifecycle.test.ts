@@ -12,8 +12,8 @@ import { InterviewServiceError } from '../../../shared/interview-service/errors'
 import { ERROR_CODES } from '../../../shared/interview-service/constants';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import type { ApplicationChangedMessage } from '../../../shared/queue';
-import { connectionDocument } from '../../helpers/connections';
 import { MemoryMappingStore } from '../../helpers/memory-store';
+import { invitedCandidate } from '../../helpers/invited-candidate';
 import { dependencies, fakeContext } from '../../helpers/pipeline-fakes';
 import {
   applicationRecord,
@@ -26,36 +26,6 @@ import {
 
 const DAY = 86_400_000;
 const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
-
-/** A connection with reminders, an expiry and status tags, its store holding one invitation of application 4401. */
-function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Record<string, unknown> = {}) {
-  const document = connectionDocument({
-    writeBack: { status: 'tags', advance: { minAiMatchScore: 75, toStage: { name: 'Hiring Manager Review' } } },
-  });
-  const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
-  connection.triggers = connection.triggers.map((t) => ({
-    ...t,
-    reminders: { afterHours: 24, max: 2 },
-    expireAfterDays: 7,
-    ...trigger,
-  }));
-  const { context, ats, interviews } = fakeContext(document);
-  const setStatusTag = vi.fn().mockResolvedValue(undefined);
-  Object.assign(ats, { setStatusTag });
-  const store = new MemoryMappingStore().seed({
-    jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
-    applications: [
-      applicationRecord({
-        state: 'invited',
-        entryDeliveryId: 'evt-1',
-        steps: { inviteEmail: { doneAt: NOW }, status: { value: 'invited', rank: 1, startedAt: NOW } },
-        ...record,
-      }),
-    ],
-  });
-  const deps = dependencies(store, context);
-  return { store, deps, ats, setStatusTag, context, interviews };
-}
 
 /**
  * An invitation expired at NOW whose note its stopped worker still owed, and the candidate's entry into the stage

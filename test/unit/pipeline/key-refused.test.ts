@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { AtsError } from '../../../shared/ats/errors';
+import { followUpsToEnqueue, ledgerSubjectsOf, type DueFollowUp } from '../../../shared/pipeline/follow-up-due';
+import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
+import { KEY_REFUSED_SUBJECT } from '../../../shared/pipeline/ports';
+import type { ApplicationRecord } from '../../../shared/pipeline/records';
+import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
+import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
+import { invitedCandidate } from '../../helpers/invited-candidate';
+import { MemoryQueueLedger } from '../../helpers/pipeline-fakes';
+import { followUpMessage, NOW, reportCreatedMessage, stageEnteredMessage } from '../../helpers/pipeline-records';
+
+const HOUR = 3_600_000;
+const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+const keyRefused = () => new AtsError('ats-unauthorized', 'GET application: 401', { status: 401 });
+
+/** Application 4401 invited at NOW (one reminder a day on), the queue ledger beside it. */
+function invited(record: Partial<ApplicationRecord> = {}, trigger: Record<string, unknown> = {}) {
+  const candidate = invitedCandidate(record, { reminders: { afterHours: 24, max: 1 }, ...trigger });
+  const ledger = new MemoryQueueLedger();
+  return { ...candidate, deps: { ...candidate.deps, ledger }, ledger };
+}
+
+describe("Use case: the ATS refuses a connection's key for days", () => {
+  it('holds a reminder while the key is refused, says so once a day, and sends it once the key works', async () => {
+    const { store, deps, ats, ledger } = invited();
+    ats.readStanding.mockRejectedValue(keyRefused());
+    for (const at of [25 * HOUR, 26 * HOUR]) {
+      deps.now = () => NOW + at;
+      expect(await handleFollowUp(followUpMessage('remind'), deps)).toMatchObject({ outcome: 'held' });
+    }
+    // One ERROR for the connection that day, a WARN for the next refusal; nothing recorded on the invitation.
+    expect(deps.logger.error).toHaveBeenCalledOnce();
+    expect(deps.logger.warn).toHaveBeenCalledWith(expect.stringContaining('(still;'), expect.anything());
+    expect(await store.getApplication(key)).toMatchObject({ state: 'invited', steps: { inviteEmail: {} } });
+    expect((await store.getApplication(key))?.steps.reminder1).toBeUndefined();
+    expect(ledger.enqueuedAt.get(`${key.connectionId}#${KEY_REFUSED_SUBJECT}`)).toBe(NOW + 26 * HOUR);
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+    expect(await handleFollowUp(followUpMessage('remind'), deps)).toMatchObject({ outcome: 'reminded' });
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+  });
+
+  it('lets an expiry whose note met the refused key come back, its lease given back, and finish it once', async () => {
+    const { store, deps, ats, setStatusTag } = invited({}, { reminders: undefined });
+    deps.now = () => NOW + 8 * 24 * HOUR;
+    ats.postNote.mockRejectedValueOnce(keyRefused());
+    await expect(handleFollowUp(followUpMessage('expire'), deps)).rejects.toMatchObject({ code: 'ats-unauthorized' });
+    const stopped = await store.getApplication(key);
+    expect(stopped?.state).toBe('expired');
+    // Not refused for good: owed still, and no lease held past now.
+    expect(stopped?.steps.expiryNote?.doneAt).toBeUndefined();
+    expect(stopped?.steps.expiryNote?.leaseUntil ?? 0).toBeLessThanOrEqual(NOW + 8 * 24 * HOUR);
+    // Back a second later (SQS's retry): the note is begun again at once, not after a lease.
+    deps.now = () => NOW + 8 * 24 * HOUR + 1_000;
+    expect(await handleFollowUp(followUpMessage('expire'), deps)).toMatchObject({ outcome: 'expired' });
+    expect(ats.postNote).toHaveBeenCalledTimes(2);
+    expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeDefined();
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: expired',
+      expect.anything(),
+      undefined,
+    );
+  });
+
+  it('hands a write-back back unfailed when the key is refused, and writes it back once the key works', async () => {
+    const { store, deps, ats } = invited();
+    ats.postNote.mockRejectedValueOnce(keyRefused());
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'held' });
+    const held = await store.getApplication(key);
+    expect(held).toMatchObject({ state: 'completed', reportId: 'rep-1' });
+    expect(held?.leaseOwner).toBeUndefined();
+    expect(deps.logger.error).toHaveBeenCalledWith(
+      expect.stringContaining("refuses the connection's key"),
+      expect.objectContaining({ code: 'ats-unauthorized' }),
+    );
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect((await store.getApplication(key))?.state).toBe('written_back');
+    expect(ats.postNote).toHaveBeenCalledTimes(2);
+  });
+
+  it('moves no candidate whose application the ATS no longer has, and still writes the report back', async () => {
+    const { deps, ats } = invited();
+    ats.readStanding.mockRejectedValue(new AtsError('ats-not-found', 'GET application: 404', { status: 404 }));
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect(ats.moveToStage).not.toHaveBeenCalled();
+    expect(ats.postNote).toHaveBeenCalledOnce();
+  });
+
+  it('leaves a stage change met with a refused key to the sweep, or to SQS where nothing sweeps', async () => {
+    for (const swept of [true, false]) {
+      const { deps, context, ats } = invited();
+      const connection = { ...context.connection, sweep: { ...context.connection.sweep, enabled: swept } };
+      const run = { ...deps, contextFor: async () => ({ ...context, connection }) };
+      ats.confirmStageEntered.mockRejectedValue(keyRefused());
+      const entered = handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-9' }), run);
+      if (swept) expect(await entered).toEqual([{ outcome: 'failed', reason: 'ats-unauthorized' }]);
+      else await expect(entered).rejects.toMatchObject({ code: 'ats-unauthorized' });
+      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+    }
+  });
+
+  it('sends one follow-up a run while a worker met the refused key lately, every due one otherwise', () => {
+    const due = ['a', 'b', 'c'].map((id) => ({ subject: `followUp#${id}` }) as DueFollowUp);
+    expect(ledgerSubjectsOf(due)).toEqual(['followUp#a', 'followUp#b', 'followUp#c', KEY_REFUSED_SUBJECT]);
+    expect(followUpsToEnqueue(due, new Set(['followUp#a'])).map((d) => d.subject)).toEqual([
+      'followUp#b',
+      'followUp#c',
+    ]);
+    const refused = new Set(['followUp#a', KEY_REFUSED_SUBJECT]);
+    expect(followUpsToEnqueue(due, refused).map((d) => d.subject)).toEqual(['followUp#b']);
+  });
+});
