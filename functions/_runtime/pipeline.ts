@@ -13,9 +13,13 @@ import { mappingStore, queueLedger } from './store';
 export function pipelineDependencies(logger: PipelineLogger): PipelineDependencies {
   // The queue ledger is built when a refused key is first recorded (key-refused.ts).
   let made: ReturnType<typeof queueLedger> | undefined;
+  const built = () => {
+    made ??= queueLedger();
+    return made;
+  };
   const ledger: NonNullable<PipelineDependencies['ledger']> = {
-    claimEnqueue: (...args) => (made ??= queueLedger()).claimEnqueue(...args),
-    recordEnqueued: (...args) => (made ??= queueLedger()).recordEnqueued(...args),
+    claimEnqueue: (...args) => built().claimEnqueue(...args),
+    recordEnqueued: (...args) => built().recordEnqueued(...args),
   };
   return { store: mappingStore(), contextFor: connectionContext, logger, ledger };
 }

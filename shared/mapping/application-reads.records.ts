@@ -10,12 +10,13 @@ import { DynamoTables, applicationKeyFields } from './dynamo-tables';
 /** Applications found by their indexes, and the operator's list of refused ones. */
 export class DynamoApplicationReads extends DynamoTables {
   /**
-   * Applications refused for good, of one connection or all (`npm run ops -- failed`), and invitations whose
-   * e-mail SES refused (the note carried the link; the candidate has no e-mail).
+   * Applications refused for good, of one connection or all (`npm run ops -- failed`), invitations whose e-mail SES
+   * refused (the note carried the link; the candidate has no e-mail), and write-backs whose stage move the ATS refused.
    */
   public async listFailedApplications(connectionId?: string): Promise<ApplicationRecord[]> {
     const failed =
-      '(#state = :failed OR #steps.#inviteEmail.#outcome = :refused OR attribute_exists(inviteEmailRefused))';
+      '(#state = :failed OR #steps.#inviteEmail.#outcome = :refused OR attribute_exists(inviteEmailRefused) OR ' +
+      '#steps.#stageMove.#outcome = :refused)';
     const items = await this.scanAll<Record<string, unknown>>({
       TableName: this.tables.applications,
       FilterExpression: connectionId ? `${failed} AND connectionId = :c` : failed,
@@ -23,6 +24,7 @@ export class DynamoApplicationReads extends DynamoTables {
         '#state': 'state',
         '#steps': 'steps',
         '#inviteEmail': 'inviteEmail',
+        '#stageMove': 'stageMove',
         '#outcome': 'outcome',
       },
       ExpressionAttributeValues: marshall({

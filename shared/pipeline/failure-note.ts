@@ -40,6 +40,13 @@ export const INVITE_FAILURES = {
       'The candidate has the invitation e-mail; their report is written here once they take the interview. No ' +
       'reminder or expiry follows this invitation. To see the link, open the candidate in the AI interview service.',
   },
+  'move-refused': {
+    title: 'AI interview result: stage not moved',
+    what: 'the ATS refused the stage move the result called for',
+    todo:
+      'The report note above stands; move the candidate by hand if it suits the job, and ask your AI interview ' +
+      "administrator to check the connection's target stage for this job.",
+  },
 } as const satisfies Record<string, FailureText>;
 export type InviteFailure = keyof typeof INVITE_FAILURES;
 

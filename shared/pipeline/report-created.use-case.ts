@@ -19,6 +19,7 @@ import { tellReportUnreadable } from './report-unreadable';
 import {
   recordWriteBackStep,
   reportNoteStep,
+  moveRefused,
   stageMoveStep,
   startedClean,
   writeBackKey,
@@ -264,7 +265,15 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   const input: WriteBackStepsInput = { context, deps, key, owner, target, record, report, signal: options.signal, now };
   const exit = await exitBeforeAdvance(input, decideAdvance(rule, report));
   const decision = exit ? decisionAfterExit(exit) : decideAdvance(rule, report);
-  const status = exit ? 'completed' : decision.advance && rule ? 'advanced' : rule ? 'flagged for review' : 'completed';
+  const decided = exit
+    ? 'completed'
+    : decision.advance && rule
+      ? 'advanced'
+      : rule
+        ? 'flagged for review'
+        : 'completed';
+  // A move the ATS refused leaves the candidate for a recruiter: flagged for review.
+  const status = () => (decided === 'advanced' && moveRefused(input) ? 'flagged for review' : decided);
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
   const fileSteps = reportFileSteps(run, input);
   const steps = [
@@ -291,8 +300,9 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   }
   // An operator attached this parked report by hand: it is no longer unmatched.
   if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
-  deps.logger.info('report written back', { ...claimed.log, advanced: decision.advance });
-  return { outcome: 'written-back', advanced: decision.advance, flagged: rule !== undefined && !decision.advance };
+  const advanced = decision.advance && !moveRefused(input);
+  deps.logger.info('report written back', { ...claimed.log, advanced });
+  return { outcome: 'written-back', advanced, flagged: rule !== undefined && !advanced };
 }
 
 /**

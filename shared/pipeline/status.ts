@@ -162,19 +162,21 @@ export async function showStatus(place: StatusPlace, status: AiInterviewStatus):
  */
 export function statusStep(
   place: StatusPlace,
-  status: AiInterviewStatus,
+  status: AiInterviewStatus | (() => AiInterviewStatus),
   record: Pick<ApplicationRecord, 'steps'>,
   recordDone: (last: boolean) => Promise<void>,
 ): Step<unknown>[] {
   if (!enabled(place.context)) return [];
   const shown = AI_INTERVIEW_STATUSES.find((s) => s === record.steps.status?.value);
+  // A status the steps before it decide (a write-back's move refused shows "flagged for review"), read when shown.
+  const now = () => (typeof status === 'function' ? status() : status);
   return [
     {
       name: 'status-shown',
-      done: shown !== undefined && RANK[shown] > RANK[status],
+      done: shown !== undefined && RANK[shown] > RANK[now()],
       // Showing a status again changes nothing: a started one is simply shown again.
       started: false,
-      perform: () => applyStatus(place, status),
+      perform: () => applyStatus(place, now()),
       recordDone: (_result, _outcome, last) => recordDone(last),
     },
   ];

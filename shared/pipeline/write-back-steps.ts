@@ -6,7 +6,8 @@ import { errorName, mayHaveSucceeded } from '../errors';
 import { isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
-import { postNoteOnce } from './post-note';
+import { tellInviteFailure } from './failure-note';
+import { postNoteOnce, refusedForGood } from './post-note';
 import { type decideAdvance, formatReportNote } from './report-note';
 import type { Step } from './steps';
 import {
@@ -17,7 +18,7 @@ import {
   stepsBefore,
   type StepWrite,
 } from './ports';
-import { stepDone, type ApplicationKey, type ApplicationRecord } from './records';
+import { stepDone, type ApplicationKey, type ApplicationRecord, type StepRecord } from './records';
 
 /** The write-back's steps (report-created.use-case.ts runs them): the note with its link, the move, their records. */
 /** The first claim of the report, or one taken over from a clean stop: nothing earlier can still land unseen. */
@@ -46,6 +47,8 @@ export interface WriteBackStepsInput {
    * attaches it, or says why not. Set only for the first tries: one whose file never comes goes without it.
    */
   noteFile?: { read: () => Promise<AtsFile>; carried: () => void } | undefined;
+  /** The stage move was refused for good in this try (stageMoveStep). */
+  moveRefused?: boolean;
 }
 
 /**
@@ -61,14 +64,14 @@ export function reportNoteStep(
   decision: ReturnType<typeof decideAdvance>,
   hasRule: boolean,
 ): Step<{ noteId?: string | undefined; skipped?: string | undefined }> {
-  const { context, target, record, report, signal, now } = input;
+  const { context, record, report, now } = input;
   const marker = `ai-interview-report:${report.report_id}`;
 
   const serviceUrl = context.connection.interviewService.baseUrl;
   const link =
     context.ats.attachReportLink && !stepDone(record.steps.reportLink) && serviceLink(report.report_url, serviceUrl);
   // The link is recorded with the note, or alone when the note did not follow it.
-  let linkDone: { name: 'reportLink'; record: { doneAt: number } } | undefined;
+  let linkDone: { name: 'reportLink'; record: StepRecord } | undefined;
   const postNote = () => postReportNote(input, { body: formatReportNote(report, decision, serviceUrl), marker });
   return {
     name: 'report-note-posted',
@@ -76,9 +79,7 @@ export function reportNoteStep(
     ...reportNoteStart(input, marker),
     perform: async () => {
       if (!link) return postNote();
-      await context.ats.attachReportLink?.(target, link, signal);
-      afterSideEffect('report-link-attached', writeBackKey(input));
-      linkDone = { name: 'reportLink', record: { doneAt: now() } };
+      linkDone = { name: 'reportLink', record: await attachLink(input, link) };
       try {
         return await postNote();
       } catch (error) {
@@ -107,6 +108,27 @@ export function reportNoteStep(
         carry: input.carryNote,
       }),
   };
+}
+
+/**
+ * The report link attached where the ATS has a link field, as its step's record. A link the ATS refuses for good (a key
+ * without that permission) is recorded refused, and the write-back goes on: the note carries the link.
+ */
+async function attachLink(input: WriteBackStepsInput, link: string): Promise<StepRecord> {
+  const { context, target, signal, now } = input;
+  const attached = await context.ats.attachReportLink?.(target, link, signal).then(
+    () => undefined,
+    (error: unknown) => {
+      if (mayHaveSucceeded(error)) throw error;
+      return refusedForGood(error);
+    },
+  );
+  afterSideEffect('report-link-attached', writeBackKey(input));
+  if (!attached) return { doneAt: now() };
+  const { connectionId, atsApplicationId } = input.key;
+  const line = { connectionId, atsApplicationId, code: attached.refused };
+  input.deps.logger.warn('report: the ATS refused the report link; the note carries it', line);
+  return { doneAt: now(), outcome: 'refused', value: attached.refused };
 }
 
 /**
@@ -148,31 +170,50 @@ function reportNoteStart(input: WriteBackStepsInput, marker: string) {
   );
 }
 
-/** The stage move: safe to perform again, since a move finds the application already in the target stage. */
-export function stageMoveStep(
-  input: WriteBackStepsInput,
-  toStage: StageMatcher,
-): Step<{ stageId: string; exit?: ExitKind | undefined; skipped?: string | undefined }> {
+type Moved = { stageId?: string; exit?: ExitKind | undefined; skipped?: string | undefined; refused?: string };
+
+/**
+ * The stage move: safe to perform again, since a move finds the application already in the target stage. A move the
+ * ATS refuses for good (no such stage in this job, a 422) is recorded refused: the write-back goes on, the recruiter
+ * is told in a note of its own (`moveRefusedNoteStep`) and the status shows the candidate flagged for review.
+ */
+export function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher): Step<Moved> {
   const { context, target, record, signal, now } = input;
   return {
     name: 'stage-moved',
     done: stepDone(record.steps.stageMove),
     started: false,
-    perform: () => context.ats.moveToStage(target, toStage, signal),
-    recordDone: (moved, _outcome, last) =>
-      recordWriteBackStep(input, {
-        // Left the process between the note and the move: not moved, and said so on the step.
-        step: {
-          name: 'stageMove',
-          record: {
-            doneAt: now(),
-            value: moved?.exit ? `not-moved:${moved.exit}` : (moved?.skipped ?? moved?.stageId),
-          },
-        },
-        last,
+    perform: () =>
+      context.ats.moveToStage(target, toStage, signal).catch(async (error: unknown) => {
+        if (mayHaveSucceeded(error)) throw error;
+        const refused = refusedForGood(error);
+        // Told once (the note's own step), before the move's record: a retry finds it told.
+        const place = { context, record, target, deps: input.deps, now, signal };
+        await tellInviteFailure(place, { cause: 'move-refused', code: refused.refused, notSent: false });
+        return refused;
       }),
+    recordDone: (moved, _outcome, last) => {
+      if (moved?.refused) input.moveRefused = true;
+      if (moved?.refused)
+        input.deps.logger.error('report: the ATS refused the stage move; the candidate is flagged for review', {
+          connectionId: input.key.connectionId,
+          atsApplicationId: input.key.atsApplicationId,
+          code: moved.refused,
+        });
+      // Left the process between the note and the move: not moved, and said so on the step.
+      const value = moved?.exit ? `not-moved:${moved.exit}` : (moved?.refused ?? moved?.skipped ?? moved?.stageId);
+      const refused = moved?.refused ? { outcome: 'refused' as const } : {};
+      return recordWriteBackStep(input, {
+        step: { name: 'stageMove', record: { doneAt: now(), value, ...refused } },
+        last,
+      });
+    },
   };
 }
+
+/** Whether the write-back's stage move was refused for good (this try, or recorded by an earlier one). */
+export const moveRefused = (input: Pick<WriteBackStepsInput, 'record' | 'moveRefused'>): boolean =>
+  input.moveRefused === true || input.record.steps.stageMove?.outcome === 'refused';
 
 /** The write-back's name for the chaos run's crash points. */
 export const writeBackKey = (input: Pick<WriteBackStepsInput, 'key' | 'report'>) =>

@@ -96,7 +96,9 @@ export function failedApplicationLine(r: ApplicationRecord): string {
   const reason =
     r.state === 'failed'
       ? (r.failureReason ?? '')
-      : `the invite e-mail was refused by SES (${r.steps.inviteEmail?.value}); the ATS note carries the link`;
+      : r.steps.stageMove?.outcome === 'refused'
+        ? `the ATS refused the stage move (${r.steps.stageMove.value}); flagged for review, a note says so`
+        : `the invite e-mail was refused by SES (${r.steps.inviteEmail?.value}); the ATS note carries the link`;
   const where = `${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}`;
   return `  ${where}  ${what}  ${iso(r.updatedAt)}  ${reason}`;
 }

@@ -46,6 +46,28 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
   mappingRules(() => store);
   lifecycleRules(() => store);
 
+  it('lists for the operator a write-back whose stage move the ATS refused, beside the failed ones', async () => {
+    const connectionId = `refused-${Date.now()}`;
+    const put = (atsApplicationId: string, state: string, steps: Record<string, unknown>) =>
+      client.send(
+        new PutItemCommand({
+          TableName: tables.applications,
+          Item: marshall({
+            ...{ pk: `${connectionId}#${atsApplicationId}`, sk: 'ai-screen', connectionId, atsApplicationId },
+            ...{ triggerId: 'ai-screen', atsCandidateId: 'c', atsJobId: 'j', state, steps },
+            ...{ createdAt: NOW, updatedAt: NOW },
+          }),
+        }),
+      );
+    await put('moved', 'written_back', { stageMove: { doneAt: NOW, value: 'stage-2' } });
+    await put('refused', 'written_back', {
+      stageMove: { doneAt: NOW, outcome: 'refused', value: 'ats-invalid-request' },
+    });
+    await put('failed', 'failed', {});
+    const listed = await store.listFailedApplications(connectionId);
+    expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(['failed', 'refused']);
+  });
+
   it('reads an application recorded before the steps map as steps, and goes on with it as before', async () => {
     // As an item stood before the map: each step in fields of its own, no `steps`.
     const atsApplicationId = `legacy-${Date.now()}`;
