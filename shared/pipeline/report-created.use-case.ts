@@ -31,6 +31,8 @@ import { stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRe
 export type ReportCreatedOutcome =
   | 'written-back'
   | 'already-written-back'
+  /** Its write-back was refused for good before (`ops retry` sends it again): a later copy ends here. */
+  | 'already-failed'
   | 'held-elsewhere'
   /** The ATS refuses the connection's key: the report waits for it (the reconciler enqueues it again). */
   | 'held'
@@ -233,6 +235,10 @@ async function claimReport(
   if (!claim) return park(run, 'its application is gone');
   const log = { ...run.log, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   if (claim.kind === 'done') return { outcome: 'already-written-back' };
+  // This report's write-back was refused for good before (`ops failed` lists it; `ops retry` sends it again): a copy
+  // delivered later (a webhook resent, a redrive) ends here, rather than coming back until the DLQ takes it.
+  if (claim.kind === 'busy' && claim.record.state === 'failed' && claim.record.reportId === report.report_id)
+    return { outcome: 'already-failed', reason: 'refused for good before: npm run ops -- failed' };
   if (claim.kind === 'busy') {
     const isDone = (r: ApplicationRecord) => r.state === 'written_back' && r.reportId === report.report_id;
     const reader = { read: () => deps.store.getApplication(key), now: deps.now, sleep: deps.sleep };

@@ -55,4 +55,15 @@ describe('Use case: the ATS refuses one channel of a write-back for good', () =>
     await handleReportCreated(reportCreatedMessage(), deps);
     expect(attachReportLink).toHaveBeenCalledOnce();
   });
+
+  it('ends a later copy of a report whose write-back was refused for good: it does not keep coming back', async () => {
+    const { store, deps, ats } = invitedCandidate();
+    ats.postNote.mockRejectedValue(new AtsError('ats-invalid-request', 'POST notes: 422', { status: 422 }));
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'failed' });
+    expect((await store.getApplication(key))?.state).toBe('failed');
+    // A copy delivered later (a webhook resent, a redrive): acknowledged, nothing tried again.
+    const copy = await handleReportCreated(reportCreatedMessage({ enqueueId: 'enq-copy' }), deps);
+    expect(copy).toMatchObject({ outcome: 'already-failed', reason: expect.stringContaining('ops -- failed') });
+    expect(ats.postNote).toHaveBeenCalledOnce();
+  });
 });
