@@ -1,7 +1,7 @@
-import { PAGINATION } from '../interview-service/constants';
+import { ERROR_CODES, PAGINATION } from '../interview-service/constants';
 import { listAll } from '../interview-service/list-all';
 import type { InterviewReport } from '../interview-service';
-import { errorCode } from './errors';
+import { errorCode, isPermanent } from './errors';
 import { SAFE_ID_PATTERN } from '../validation';
 import { WORKER_TIMING } from './constants';
 import { interviewsDue, PAGING_CADENCE } from './reconcile-cadence';
@@ -183,6 +183,9 @@ async function reconcileJob(run: JobRun, result: ReconcileResult): Promise<void>
   }
 }
 
+/** The service's answers that refuse the key itself (401; 403, as it refuses an expired key). */
+const KEY_REFUSALS: ReadonlySet<string> = new Set([ERROR_CODES.unauthorized, ERROR_CODES.forbidden]);
+
 /** The interview's reports; undefined when they could not be read (said, and retried by the next run). */
 async function readReports(run: JobRun, result: ReconcileResult): Promise<InterviewReport[] | undefined> {
   const interviewId = run.job.interviewId as string;
@@ -194,6 +197,9 @@ async function readReports(run: JobRun, result: ReconcileResult): Promise<Interv
     );
   } catch (error) {
     if (run.signal?.aborted) throw error;
+    // The service refusing the connection's key refuses every interview: the connection's run stops at the first, and
+    // the reconciler says it once a day (failure-lines.ts), rather than read and warn of each one every run.
+    if (isPermanent(error) && KEY_REFUSALS.has(errorCode(error))) throw error;
     // One interview that cannot be read does not stop the others (nor fail the connection): said, and retried.
     const code = errorCode(error);
     result.failedInterviews.push({ interviewId, code });

@@ -764,6 +764,36 @@ describe('Use case: reconcileConnection', () => {
     );
   });
 
+  it("stops a connection's run at the first interview where the service refuses its key", async () => {
+    const { reconcileConnection } = await import('../../../shared/pipeline');
+    const { UnauthorizedError, InterviewServiceError } = await import('../../../shared/interview-service/errors');
+    const { ERROR_CODES } = await import('../../../shared/interview-service/constants');
+    for (const refusal of ['the key', 'one interview'] as const) {
+      const { context, interviews } = fakeContext();
+      const store = new MemoryMappingStore().seed({
+        jobs: ['3301', '3302', '3303'].map((atsJobId) =>
+          jobRecord({ atsJobId, state: 'ready', interviewId: `int-${atsJobId}`, updatedAt: NOW }),
+        ),
+      });
+      const error =
+        refusal === 'the key'
+          ? new UnauthorizedError('invalid api key')
+          : new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'interview_id: unknown');
+      interviews.listReports.mockRejectedValue(error);
+      const run = reconcileConnection('acme-greenhouse', {
+        ...dependencies(store, context),
+        ledger: new MemoryQueueLedger(),
+      });
+      if (refusal === 'the key') {
+        await expect(run).rejects.toBe(error);
+        expect(interviews.listReports).toHaveBeenCalledOnce();
+      } else {
+        expect((await run).failedInterviews).toHaveLength(3);
+        expect(interviews.listReports).toHaveBeenCalledTimes(3);
+      }
+    }
+  });
+
   it('enqueues the report of an invitation whose link the service withheld, long after it failed', async () => {
     const { reconcileConnection } = await import('../../../shared/pipeline');
     const { context, interviews } = fakeContext();
