@@ -3,6 +3,7 @@ import type { FollowUpMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, errorCode, isPermanent, refusesKey, stoppedUnsent } from './errors';
 import { mayHaveSucceeded } from '../errors';
 import { sayKeyRefused } from './key-refused';
+import { sayConnectionFailure } from './failure-lines';
 import { afterSideEffect } from './fault-injection';
 import { type ConnectionContext, heldTurn, type InviteDependencies, type WorkContext } from './ports';
 import { noteStart } from './note-start';
@@ -103,8 +104,8 @@ export async function handleFollowUp(
 /**
  * A follow-up the ATS refused. Refused the connection's key, it is held, not failed: it stays due, and goes once the
  * key is fixed (key-refused.ts); an expiry recorded owes its note, which no run enqueues again, so its message comes
- * back (at last to the DLQ, redriven once the key works). Refused for good otherwise: said, and acknowledged. Anything
- * that may pass on a retry goes up.
+ * back (at last to the DLQ, redriven once the key works). Refused for good otherwise: said, and acknowledged, and it
+ * stays due. Anything that may pass on a retry goes up.
  */
 async function followUpStopped(
   run: FollowUpRun,
@@ -123,7 +124,17 @@ async function followUpStopped(
     return { outcome: 'held', reason: errorCode(error) };
   }
   if (!isPermanent(error)) throw error;
-  deps.logger.error('follow-up: refused for good', { ...log, action: message.action, code: errorCode(error) });
+  // Nothing is recorded: it stays due, and the reconciler sends it again in half an hour or so, until the cause is
+  // fixed. Said as an ERROR once a day for the connection and the refusal, WARN lines between.
+  const line = { ...log, action: message.action, code: errorCode(error) };
+  if (!deps.ledger) deps.logger.error('follow-up: refused for good', line);
+  else
+    await sayConnectionFailure({ ledger: deps.ledger, logger: deps.logger, now: deps.now }, message.connectionId, {
+      message: 'follow-up: refused for good',
+      kind: `follow-up ${errorCode(error)}`,
+      error,
+      attributes: line,
+    });
   return { outcome: 'failed', reason: errorCode(error) };
 }
 

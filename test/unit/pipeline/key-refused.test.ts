@@ -100,6 +100,18 @@ describe("Use case: the ATS refuses a connection's key for days", () => {
     }
   });
 
+  it('says a follow-up refused for good once a day, though it stays due and is sent again', async () => {
+    const { store, deps, ats } = invited();
+    ats.readStanding.mockRejectedValue(new AtsError('ats-forbidden', 'GET application: 403', { status: 403 }));
+    for (const at of [25, 25.5, 26]) {
+      deps.now = () => NOW + at * HOUR;
+      expect(await handleFollowUp(followUpMessage('remind'), deps)).toMatchObject({ outcome: 'failed' });
+    }
+    expect(deps.logger.error).toHaveBeenCalledOnce();
+    expect(deps.logger.warn).toHaveBeenCalledTimes(2);
+    expect((await store.getApplication(key))?.steps.reminder1).toBeUndefined();
+  });
+
   it('sends one follow-up a run while a worker met the refused key lately, every due one otherwise', () => {
     const due = ['a', 'b', 'c'].map((id) => ({ subject: `followUp#${id}` }) as DueFollowUp);
     expect(ledgerSubjectsOf(due)).toEqual(['followUp#a', 'followUp#b', 'followUp#c', KEY_REFUSED_SUBJECT]);
