@@ -1,5 +1,5 @@
 import type { ApplicationRef } from '../ats/port';
-import { errorCode, isPermanent } from './errors';
+import { errorCode, isPermanent, refusesKey } from './errors';
 import { noteStart } from './note-start';
 import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
 import type { ConnectionContext, PipelineDependencies } from './ports';
@@ -140,7 +140,8 @@ export async function tellInviteFailure(
     const round = record.reinvitations ?? 0;
     if (failure.notSent) await showStatus({ context, key: record, target, deps, signal, round }, 'failed');
   } catch (error) {
-    if (!isPermanent(error)) throw error;
+    // The connection's key refused is no verdict on this note: the work it belongs to waits for the key.
+    if (!isPermanent(error) || refusesKey(error)) throw error;
     deps.logger.warn('a failure could not be told in the ATS', { ...log, code: errorCode(error) });
   }
 }

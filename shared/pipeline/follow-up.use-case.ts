@@ -66,7 +66,9 @@ export async function handleFollowUp(
   const record = await deps.store.getApplication(key);
   if (!record) return { outcome: 'not-due' };
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
-  const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs };
+  // An expiry recorded owes its note from the start: a retry's first ATS read may meet a refused key.
+  const noteOwed = message.action === 'expire' && expiryNoteOwed(record);
+  const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs, noteOwed };
   try {
     if (message.action === 'extend') return await extend(run, message);
     // A candidate who took the interview is neither reminded nor expired: asked before the turn is booked, and
@@ -102,9 +104,10 @@ export async function handleFollowUp(
 }
 
 /**
- * A follow-up the ATS refused. Refused the connection's key, it is held, not failed: it stays due, and goes once the
- * key is fixed (key-refused.ts); an expiry recorded owes its note, which no run enqueues again, so its message comes
- * back (at last to the DLQ, redriven once the key works). Refused for good otherwise: said, and acknowledged, and it
+ * A follow-up the ATS refused. Refused the connection's key, a reminder or an expiry is held, not failed: it stays
+ * due, and goes once the key is fixed (key-refused.ts); an expiry recorded owes its note, which no run enqueues again,
+ * and an operator's request is no run's to send again, so their messages come back (at last to the DLQ, redriven once
+ * the key works). Refused for good otherwise: said, and acknowledged, and it
  * stays due. Anything that may pass on a retry goes up.
  */
 async function followUpStopped(
@@ -114,7 +117,8 @@ async function followUpStopped(
 ): Promise<{ outcome: FollowUpOutcome; reason?: string }> {
   const { deps, log } = run;
   if (refusesKey(error)) {
-    if (run.noteOwed) throw error;
+    // Only a reminder or an expiry is sent again by the reconciler; an operator's request comes back through SQS.
+    if (run.noteOwed || (message.action !== 'remind' && message.action !== 'expire')) throw error;
     const line = "follow-up: the ATS refuses the connection's key; the follow-up waits for it";
     await sayKeyRefused(deps, message.connectionId, {
       message: line,

@@ -131,14 +131,14 @@ async function confirmAndInvite(
       event = boundStageEnteredEvent(confirmation.event);
     }
   } catch (error) {
-    // The connection's key refused (key-refused.ts): nothing was recorded, so the sweep finds the candidate in the
-    // stage once the key works; where it does not sweep, the message comes back (at last to the DLQ, redriven then).
-    if (refusesKey(error) && context.connection.sweep.enabled) {
-      const line = "stage entered: the ATS refuses the connection's key; the sweep finds the candidate once it works";
+    // The connection's key refused (key-refused.ts): the message comes back (at last to the DLQ, redriven once the key
+    // works), said as an ERROR once a day.
+    if (refusesKey(error)) {
+      const line = "stage entered: the ATS refuses the connection's key; the stage change comes back";
       await sayKeyRefused(deps, connectionId, { message: line, error, attributes: log });
-      return [{ outcome: 'failed', reason: errorCode(error) }];
+      throw error;
     }
-    if (!isPermanent(error) || refusesKey(error)) throw error;
+    if (!isPermanent(error)) throw error;
     deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
     return [{ outcome: 'failed', reason: errorCode(error) }];
   }

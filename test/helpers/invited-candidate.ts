@@ -5,6 +5,10 @@ import { MemoryMappingStore } from './memory-store';
 import { dependencies, fakeContext } from './pipeline-fakes';
 import { applicationRecord, jobRecord, NOW } from './pipeline-records';
 
+/** Job 3301's interview, ready and held by no one. */
+export const readyJob = () =>
+  jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined });
+
 /** A connection with reminders, an expiry and status tags, its store holding one invitation of application 4401. */
 export function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigger: Record<string, unknown> = {}) {
   const document = connectionDocument({
@@ -21,7 +25,7 @@ export function invitedCandidate(record: Partial<ApplicationRecord> = {}, trigge
   const setStatusTag = vi.fn().mockResolvedValue(undefined);
   Object.assign(ats, { setStatusTag });
   const store = new MemoryMappingStore().seed({
-    jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    jobs: [readyJob()],
     applications: [
       applicationRecord({
         state: 'invited',

@@ -6,7 +6,8 @@ import { KEY_REFUSED_SUBJECT } from '../../../shared/pipeline/ports';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
 import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
-import { invitedCandidate } from '../../helpers/invited-candidate';
+import { invitedCandidate, readyJob } from '../../helpers/invited-candidate';
+import { MemoryMappingStore } from '../../helpers/memory-store';
 import { MemoryQueueLedger } from '../../helpers/pipeline-fakes';
 import { followUpMessage, NOW, reportCreatedMessage, stageEnteredMessage } from '../../helpers/pipeline-records';
 
@@ -87,17 +88,41 @@ describe("Use case: the ATS refuses a connection's key for days", () => {
     expect(ats.postNote).toHaveBeenCalledOnce();
   });
 
-  it('leaves a stage change met with a refused key to the sweep, or to SQS where nothing sweeps', async () => {
-    for (const swept of [true, false]) {
-      const { deps, context, ats } = invited();
-      const connection = { ...context.connection, sweep: { ...context.connection.sweep, enabled: swept } };
-      const run = { ...deps, contextFor: async () => ({ ...context, connection }) };
-      ats.confirmStageEntered.mockRejectedValue(keyRefused());
-      const entered = handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-9' }), run);
-      if (swept) expect(await entered).toEqual([{ outcome: 'failed', reason: 'ats-unauthorized' }]);
-      else await expect(entered).rejects.toMatchObject({ code: 'ats-unauthorized' });
-      expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  it('sends a stage change met with a refused key back through SQS, its claim handed back, unfailed', async () => {
+    for (const met of ['the confirming read', 'the invite note'] as const) {
+      const { deps, ats } = invited();
+      const fresh = { ...deps, store: new MemoryMappingStore().seed({ jobs: [readyJob()] }) };
+      if (met === 'the confirming read') ats.confirmStageEntered.mockRejectedValue(keyRefused());
+      else ats.postNote.mockRejectedValue(keyRefused());
+      const entered = handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-9' }), fresh);
+      await expect(entered).rejects.toMatchObject({ code: 'ats-unauthorized' });
+      const record = await fresh.store.getApplication(key);
+      expect(record?.state).not.toBe('failed');
+      expect(record?.leaseOwner).toBeUndefined();
+      expect(deps.logger.error).toHaveBeenCalledWith(
+        expect.stringContaining("refuses the connection's key"),
+        expect.objectContaining({ code: 'ats-unauthorized' }),
+      );
     }
+  });
+
+  it("sends an operator's resend met with a refused key back through SQS, as no run sends it again", async () => {
+    const { deps, ats } = invited();
+    ats.readStanding.mockRejectedValue(keyRefused());
+    const resend = followUpMessage('resend', { requestId: 'req-1' });
+    await expect(handleFollowUp(resend, deps)).rejects.toMatchObject({ code: 'ats-unauthorized' });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
+  it('lets a retried expiry whose first read meets the refused key come back, its note still owed', async () => {
+    const { store, deps, ats } = invited(
+      { state: 'expired', expiredAt: NOW + 7 * 24 * HOUR },
+      { reminders: undefined },
+    );
+    deps.now = () => NOW + 8 * 24 * HOUR;
+    ats.readStanding.mockRejectedValue(keyRefused());
+    await expect(handleFollowUp(followUpMessage('expire'), deps)).rejects.toMatchObject({ code: 'ats-unauthorized' });
+    expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeUndefined();
   });
 
   it('says a follow-up refused for good once a day, though it stays due and is sent again', async () => {
