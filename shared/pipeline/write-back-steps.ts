@@ -7,7 +7,7 @@ import { isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
 import { tellInviteFailure } from './failure-note';
-import { postNoteOnce, refusedForGood } from './post-note';
+import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
 import { type decideAdvance, formatReportNote } from './report-note';
 import type { Step } from './steps';
 import {
@@ -63,7 +63,7 @@ export function reportNoteStep(
   input: WriteBackStepsInput,
   decision: ReturnType<typeof decideAdvance>,
   hasRule: boolean,
-): Step<{ noteId?: string | undefined; skipped?: string | undefined }> {
+): Step<{ noteId?: string | undefined; skipped?: string | undefined; refused?: string }> {
   const { context, record, report, now } = input;
   const marker = `ai-interview-report:${report.report_id}`;
 
@@ -72,7 +72,13 @@ export function reportNoteStep(
     context.ats.attachReportLink && !stepDone(record.steps.reportLink) && serviceLink(report.report_url, serviceUrl);
   // The link is recorded with the note, or alone when the note did not follow it.
   let linkDone: { name: 'reportLink'; record: StepRecord } | undefined;
-  const postNote = () => postReportNote(input, { body: formatReportNote(report, decision, serviceUrl), marker });
+  // A note the ATS refuses for good (a key without the notes permission, a 422) is recorded refused, and the file, the
+  // move and the status go on: one refused channel never blocks another.
+  const postNote = () =>
+    postReportNote(input, { body: formatReportNote(report, decision, serviceUrl), marker }).catch((error: unknown) => {
+      if (mayHaveSucceeded(error)) throw error;
+      return refusedForGood(error);
+    });
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),
@@ -90,25 +96,32 @@ export function reportNoteStep(
         throw error;
       }
     },
-    recordDone: (note, outcome, last) =>
-      recordWriteBackStep(input, {
+    recordDone: (note, outcome, last) => {
+      if (note?.refused) {
+        const { connectionId, atsApplicationId } = input.key;
+        const line = { connectionId, atsApplicationId, code: note.refused };
+        input.deps.logger.error('report: the ATS refused the report note; the file, move and status go on', line);
+      }
+      return recordWriteBackStep(input, {
         // A note found was posted after its link.
         before:
           linkDone ?? (outcome === 'found' && link ? { name: 'reportLink', record: { doneAt: now() } } : undefined),
-        step: {
-          name: 'reportNote',
-          record: {
-            doneAt: now(),
-            value: note?.noteId ?? note?.skipped,
-            ...(outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {}),
-          },
-        },
+        step: { name: 'reportNote', record: { doneAt: now(), ...noteEnding(note, outcome), ...noteValue(note) } },
         data: { flaggedForReview: hasRule && !decision.advance },
         last,
         carry: input.carryNote,
-      }),
+      });
+    },
   };
 }
+
+/** What the report note's record keeps: the note's id, why it was skipped, or the refusal's code. */
+const noteValue = (
+  note: { noteId?: string | undefined; skipped?: string | undefined; refused?: string } | undefined,
+) => {
+  const value = note?.noteId ?? note?.skipped ?? note?.refused;
+  return value === undefined ? {} : { value };
+};
 
 /**
  * The report link attached where the ATS has a link field, as its step's record. A link the ATS refuses for good (a key

@@ -96,9 +96,11 @@ export function failedApplicationLine(r: ApplicationRecord): string {
   const reason =
     r.state === 'failed'
       ? (r.failureReason ?? '')
-      : r.steps.stageMove?.outcome === 'refused'
-        ? `the ATS refused the stage move (${r.steps.stageMove.value}); flagged for review, a note says so`
-        : `the invite e-mail was refused by SES (${r.steps.inviteEmail?.value}); the ATS note carries the link`;
+      : r.steps.reportNote?.outcome === 'refused'
+        ? `the ATS refused the report note (${r.steps.reportNote.value}); the file, move and status went on`
+        : r.steps.stageMove?.outcome === 'refused'
+          ? `the ATS refused the stage move (${r.steps.stageMove.value}); flagged for review, a note says so`
+          : `the invite e-mail was refused by SES (${r.steps.inviteEmail?.value}); the ATS note carries the link`;
   const where = `${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}`;
   return `  ${where}  ${what}  ${iso(r.updatedAt)}  ${reason}`;
 }

@@ -63,9 +63,10 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     await put('refused', 'written_back', {
       stageMove: { doneAt: NOW, outcome: 'refused', value: 'ats-invalid-request' },
     });
+    await put('unnoted', 'written_back', { reportNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' } });
     await put('failed', 'failed', {});
     const listed = await store.listFailedApplications(connectionId);
-    expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(['failed', 'refused']);
+    expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(['failed', 'refused', 'unnoted']);
   });
 
   it('reads an application recorded before the steps map as steps, and goes on with it as before', async () => {

@@ -1,14 +1,30 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, type Mock, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
 import { invitedCandidate } from '../../helpers/invited-candidate';
 import { reportCreatedMessage } from '../../helpers/pipeline-records';
 
 const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
+/** The write-back ended, with `step` recorded refused with `code`, and an ERROR line saying so. */
+async function expectWrittenBackRefused(
+  { store, deps }: ReturnType<typeof invitedCandidate>,
+  step: 'stageMove' | 'reportNote',
+  code: string,
+) {
+  const written = await store.getApplication(key);
+  expect(written?.state).toBe('written_back');
+  expect(written?.steps[step]).toMatchObject({ outcome: 'refused', value: code });
+  const line = expect.objectContaining({ atsApplicationId: key.atsApplicationId, code });
+  expect(deps.logger.error).toHaveBeenCalledWith(expect.stringContaining('the ATS refused the'), line);
+}
+
+/** The status tag shown last. */
+const lastTag = (setStatusTag: Mock) => setStatusTag.mock.calls.at(-1)?.[1];
 
 describe('Use case: the ATS refuses one channel of a write-back for good', () => {
   it('flags the candidate for review and says so in a note when the ATS refuses the stage move', async () => {
-    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    const candidate = invitedCandidate();
+    const { deps, ats, setStatusTag } = candidate;
     const refusal = new AtsError('ats-invalid-request', 'no stage named "Hiring Manager Review" in job 3301');
     ats.moveToStage.mockRejectedValue(refusal);
     const result = await handleReportCreated(reportCreatedMessage(), deps);
@@ -18,19 +34,8 @@ describe('Use case: the ATS refuses one channel of a write-back for good', () =>
     expect(bodies).toHaveLength(2);
     expect(bodies[1]).toContain('stage not moved: the ATS refused the stage move the result called for');
     expect(bodies[1]).toContain('(ats-invalid-request)');
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: flagged for review',
-      expect.anything(),
-      undefined,
-    );
-    const written = await store.getApplication(key);
-    expect(written?.state).toBe('written_back');
-    expect(written?.steps.stageMove).toMatchObject({ outcome: 'refused', value: 'ats-invalid-request' });
-    expect(deps.logger.error).toHaveBeenCalledWith(
-      'report: the ATS refused the stage move; the candidate is flagged for review',
-      expect.objectContaining({ code: 'ats-invalid-request' }),
-    );
+    expect(lastTag(setStatusTag)).toBe('AI interview: flagged for review');
+    await expectWrittenBackRefused(candidate, 'stageMove', 'ats-invalid-request');
     // The same report again: nothing more is posted or moved.
     expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'already-written-back' });
     expect([ats.postNote.mock.calls.length, ats.moveToStage.mock.calls.length]).toEqual([2, 1]);
@@ -43,12 +48,7 @@ describe('Use case: the ATS refuses one channel of a write-back for good', () =>
     expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
     expect(ats.postNote).toHaveBeenCalledOnce();
     expect(ats.moveToStage).toHaveBeenCalledOnce();
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: advanced',
-      expect.anything(),
-      undefined,
-    );
+    expect(lastTag(setStatusTag)).toBe('AI interview: advanced');
     const written = await store.getApplication(key);
     expect(written?.steps.reportLink).toMatchObject({ outcome: 'refused', value: 'ats-forbidden' });
     // The same report again attaches nothing more.
@@ -58,12 +58,23 @@ describe('Use case: the ATS refuses one channel of a write-back for good', () =>
 
   it('ends a later copy of a report whose write-back was refused for good: it does not keep coming back', async () => {
     const { store, deps, ats } = invitedCandidate();
-    ats.postNote.mockRejectedValue(new AtsError('ats-invalid-request', 'POST notes: 422', { status: 422 }));
+    // The read before an advancing write-back refused for good: the write-back fails.
+    ats.readStanding.mockRejectedValue(new AtsError('ats-forbidden', 'GET application: 403', { status: 403 }));
     expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'failed' });
     expect((await store.getApplication(key))?.state).toBe('failed');
     // A copy delivered later (a webhook resent, a redrive): acknowledged, nothing tried again.
     const copy = await handleReportCreated(reportCreatedMessage({ enqueueId: 'enq-copy' }), deps);
     expect(copy).toMatchObject({ outcome: 'already-failed', reason: expect.stringContaining('ops -- failed') });
-    expect(ats.postNote).toHaveBeenCalledOnce();
+    expect([ats.readStanding.mock.calls.length, ats.postNote.mock.calls.length]).toEqual([1, 0]);
+  });
+
+  it('attaches the file, moves and shows the status when the ATS refuses the report note for good', async () => {
+    const candidate = invitedCandidate();
+    const { deps, ats, setStatusTag } = candidate;
+    ats.postNote.mockRejectedValue(new AtsError('ats-forbidden', 'POST notes: 403', { status: 403 }));
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect(ats.moveToStage).toHaveBeenCalledOnce();
+    expect(lastTag(setStatusTag)).toBe('AI interview: advanced');
+    await expectWrittenBackRefused(candidate, 'reportNote', 'ats-forbidden');
   });
 });

@@ -692,14 +692,15 @@ describe('Use case: handleReportCreated', () => {
     const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
     await invited(store);
-    ats.postNote.mockRejectedValueOnce(new AtsError('ats-forbidden', 'POST /v3/notes: 403'));
+    // The read before an advancing write-back (a note, a move or a link refused is recorded, and the rest goes on).
+    ats.readStanding.mockRejectedValueOnce(new AtsError('ats-forbidden', 'GET /v3/applications: 403'));
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
       outcome: 'failed',
       reason: 'ats-forbidden',
     });
     expect(await store.getApplication(APPLICATION)).toMatchObject({
       state: 'failed',
-      failureReason: 'ats-forbidden: POST /v3/notes: 403',
+      failureReason: 'ats-forbidden: GET /v3/applications: 403',
     });
     const other = new MemoryMappingStore();
     await invited(other);
