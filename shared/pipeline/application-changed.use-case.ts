@@ -3,7 +3,8 @@ import { ATS_ERROR_CODES } from '../ats/errors';
 import { stageMatches, type Trigger } from '../config';
 import { errorCode } from '../errors';
 import type { ApplicationChangedMessage } from '../queue/messages.schema';
-import { ClaimHeldElsewhereError, warnRefusedForGood } from './errors';
+import { ClaimHeldElsewhereError, refusesKey, warnRefusedForGood } from './errors';
+import { sayKeyRefused } from './key-refused';
 import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
 import type { ApplicationRecord } from './records';
 import { showStatus } from './status';
@@ -237,6 +238,16 @@ export async function handleApplicationChanged(
     for (const record of records) outcomes.push(await actOnStanding(place, record, standing));
     return { outcome: outcomes.find((o) => o !== 'unchanged') ?? 'unchanged' };
   } catch (error) {
+    // A hint: with the connection's key refused, the look before the next reminder or expiry finds the exit instead.
+    if (refusesKey(error)) {
+      const line = "application changed: the ATS refuses the connection's key; the next follow-up's look finds it";
+      await sayKeyRefused(deps, message.connectionId, {
+        message: line,
+        error,
+        attributes: { atsApplicationId: message.atsApplicationId },
+      });
+      return { outcome: 'unchanged', reason: 'ats-unauthorized' };
+    }
     const code = warnRefusedForGood(error, deps.logger, 'application changed: the ATS refused the read', message);
     return { outcome: 'unchanged', reason: code };
   }

@@ -1,6 +1,5 @@
 import { errorCode, errorMessage, isPermanent, mayHaveSucceeded } from '../errors';
 import { refusesKey, stoppedUnsent } from './errors';
-import { sayKeyRefused } from './key-refused';
 import type { PipelineDependencies } from './ports';
 import type { ApplicationKey } from './records';
 
@@ -22,23 +21,22 @@ export type FailedOutcome = { outcome: 'failed'; reason: string };
  * - the lease passed to another worker: `onLeaseLost` says what that means here;
  * - a retryable error: rethrown for SQS to retry; when nothing was sent (a rate limit before the call), the claim
  *   is handed back at once, with the clean-stop mark, so the next delivery resumes without a lookup;
- * - the connection's key refused: the claim handed back, said once a day, and rethrown for SQS to retry;
+ * - the connection's key refused: the claim handed back, and rethrown for SQS to retry;
  * - a permanent error: the application is marked failed with the code and reason, and an ERROR line says so.
  */
 export async function endClaimedWork<T>(
   work: ClaimedWork,
   error: unknown,
-  deps: Pick<PipelineDependencies, 'store' | 'logger' | 'ledger' | 'now'>,
+  deps: Pick<PipelineDependencies, 'store' | 'logger'>,
   onLeaseLost: () => Promise<T> | T,
 ): Promise<T | FailedOutcome> {
   if (errorCode(error) === 'lease-lost') return onLeaseLost();
   if (refusesKey(error)) {
     // The connection's key refused is no verdict on this work (key-refused.ts): the claim is handed back, unclean where
-    // the refused call may have landed, and the message comes back (at last to the DLQ, redriven once the key works).
+    // the refused call may have landed, and the message comes back (at last to the DLQ, redriven once the key works);
+    // the use case says it.
     const cleanStop = mayHaveSucceeded(error) ? undefined : work.cleanStop;
     await deps.store.releaseClaim(work.key, work.owner, cleanStop).catch(() => undefined);
-    const message = `${work.failedLine.replace(/ failed permanently$/, '')}: the ATS refuses the connection's key`;
-    await sayKeyRefused(deps, work.key.connectionId, { message, error, attributes: work.log });
     throw error;
   }
   if (!isPermanent(error)) {

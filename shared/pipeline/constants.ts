@@ -1,3 +1,7 @@
+/** An hour and a day, in milliseconds. */
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
+
 /** One place for the timing that the CDK stack, the local event source and the leases must agree on. */
 export const WORKER_TIMING = {
   /** Lambda timeout of the SQS workers. */

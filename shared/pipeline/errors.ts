@@ -14,7 +14,7 @@ export function refusesKey(error: unknown): boolean {
 
 /**
  * An ATS refusal no retry will change, said and left: a warning naming the application and the refusal's code, which
- * it answers. Anything that may pass on a retry goes up.
+ * it answers. Anything that may pass on a retry goes up, and so does the connection's key refused (key-refused.ts).
  */
 export function warnRefusedForGood(
   error: unknown,
@@ -22,7 +22,7 @@ export function warnRefusedForGood(
   line: string,
   application: { connectionId: string; atsApplicationId: string },
 ): string {
-  if (!isPermanent(error)) throw error;
+  if (!isPermanent(error) || refusesKey(error)) throw error;
   const { connectionId, atsApplicationId } = application;
   logger.warn(line, { connectionId, atsApplicationId, code: errorCode(error) });
   return errorCode(error);

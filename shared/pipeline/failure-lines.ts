@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { withDeadline } from '../aws/deadline';
 import { isPermanent } from './errors';
-import { DAY_MS } from './follow-up-due';
+import { DAY_MS } from './constants';
 import type { PipelineLogger, QueueLedger } from './ports';
 
 /** The ledger's say on whether the failure was told today gets its own time: the share that failed may be spent. */

@@ -1,13 +1,13 @@
 import type { Connection, Trigger } from '../config';
 import type { FollowUpMessage } from '../queue/messages.schema';
+import { DAY_MS, HOUR_MS } from './constants';
 import { KEY_REFUSED_SUBJECT, type PipelineDependencies } from './ports';
 import { reminderStep, type ApplicationRecord } from './records';
 import { followsUp, interviewTaken } from './interview-taken';
 
 // When an invitation is followed up: its reminders, its expiry, and the messages the reconciler sends for them.
 
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 24 * HOUR_MS;
+export { DAY_MS, HOUR_MS } from './constants';
 
 /** When the application was invited: its e-mail, else its note, else the service's invitation, else its claim. */
 export const invitedAt = ({ steps, createdAt }: ApplicationRecord): number =>

@@ -66,9 +66,9 @@ export async function handleFollowUp(
   const record = await deps.store.getApplication(key);
   if (!record) return { outcome: 'not-due' };
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
-  // An expiry recorded owes its note from the start: a retry's first ATS read may meet a refused key.
-  const noteOwed = message.action === 'expire' && expiryNoteOwed(record);
-  const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs, noteOwed };
+  // An expiry or an exit recorded is this message's to finish from the start: no run enqueues it again.
+  const owed = record.state === 'left' || (message.action === 'expire' && record.state === 'expired');
+  const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs, comesBack: owed };
   try {
     if (message.action === 'extend') return await extend(run, message);
     // A candidate who took the interview is neither reminded nor expired: asked before the turn is booked, and
@@ -104,11 +104,11 @@ export async function handleFollowUp(
 }
 
 /**
- * A follow-up the ATS refused. Refused the connection's key, a reminder or an expiry is held, not failed: it stays
- * due, and goes once the key is fixed (key-refused.ts); an expiry recorded owes its note, which no run enqueues again,
- * and an operator's request is no run's to send again, so their messages come back (at last to the DLQ, redriven once
- * the key works). Refused for good otherwise: said, and acknowledged, and it
- * stays due. Anything that may pass on a retry goes up.
+ * A follow-up the ATS refused. Refused the connection's key at its look, a reminder or an expiry is held, not
+ * failed: it stays due, and goes once the key is fixed (key-refused.ts). Past the look, or finishing an expiry or an
+ * exit recorded, or an operator's request, none of which a run enqueues again, the message comes back (at last to the
+ * DLQ, redriven once the key works). Refused for good otherwise: said, acknowledged, and still due. Anything that may
+ * pass on a retry goes up.
  */
 async function followUpStopped(
   run: FollowUpRun,
@@ -117,14 +117,15 @@ async function followUpStopped(
 ): Promise<{ outcome: FollowUpOutcome; reason?: string }> {
   const { deps, log } = run;
   if (refusesKey(error)) {
-    // Only a reminder or an expiry is sent again by the reconciler; an operator's request comes back through SQS.
-    if (run.noteOwed || (message.action !== 'remind' && message.action !== 'expire')) throw error;
-    const line = "follow-up: the ATS refuses the connection's key; the follow-up waits for it";
+    // Only a reminder or an expiry not yet recorded is sent again by the reconciler; the rest comes back through SQS.
+    const comesBack = run.comesBack || (message.action !== 'remind' && message.action !== 'expire');
+    const line = `follow-up: the ATS refuses the connection's key; the follow-up ${comesBack ? 'comes back' : 'waits'}`;
     await sayKeyRefused(deps, message.connectionId, {
       message: line,
       error,
       attributes: { ...log, action: message.action },
     });
+    if (comesBack) throw error;
     return { outcome: 'held', reason: errorCode(error) };
   }
   if (!isPermanent(error)) throw error;
@@ -148,8 +149,11 @@ interface FollowUpRun extends WorkContext {
   trigger: Trigger;
   context: ConnectionContext;
   leaseMs: number;
-  /** The expiry's note was begun on: an expiry recorded owes it. */
-  noteOwed?: boolean;
+  /**
+   * Past the look at the ATS, or finishing an expiry or an exit recorded: what it writes next is this message's to
+   * finish, as no run enqueues it again, so a refused key sends the message back rather than hold it.
+   */
+  comesBack?: boolean;
 }
 
 /**
@@ -160,6 +164,7 @@ async function stillInProcess(run: FollowUpRun): Promise<boolean> {
   const { record, context, deps, now, signal } = run;
   if (record.state !== 'invited' && record.state !== 'expired') return true;
   const read = await standingNow(context, targetOf(record), signal);
+  run.comesBack = true;
   // Moved by the connector itself (a report's write-back advancing the candidate) is no moving on.
   const standing = record.reportId === undefined ? standingForTrigger(read, run.trigger, record) : read;
   if (standing.active) return true;
@@ -305,7 +310,7 @@ async function expire(run: FollowUpRun): Promise<{ outcome: FollowUpOutcome }> {
  */
 async function noteExpiry(run: FollowUpRun, expired: ApplicationRecord, expiredHere?: number): Promise<void> {
   const { deps, now, leaseMs } = run;
-  run.noteOwed = !stepDone(expired.steps.expiryNote);
+  run.comesBack = true;
   const round = expired.reinvitations ?? 0;
   const lease = { kind: 'lease', state: expired.state, now: now(), until: now() + leaseMs, round } as const;
   if (!stepDone(expired.steps.expiryNote) && !(await deps.store.beginStep(expired, 'expiryNote', lease))) {

@@ -1,4 +1,4 @@
-import { DAY_MS, HOUR_MS } from './follow-up-due';
+import { DAY_MS, HOUR_MS } from './constants';
 import { pagedSubject, type QueueLedger } from './ports';
 
 /**

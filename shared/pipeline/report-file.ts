@@ -8,6 +8,7 @@ import type { ConnectionContext, PipelineLogger } from './ports';
 import { serviceLink } from '../validation';
 import { runStep, type Step } from './steps';
 import { noteStart } from './note-start';
+import { noteEnding, refusedForGood } from './post-note';
 import { stepDone, type ApplicationRecord } from './records';
 
 /** The report file's name on the candidate's record: what the upload is called, and what a retry looks for. */
@@ -162,11 +163,20 @@ async function sayNotAttached(input: ReportFileInput, reason: string): Promise<v
     'The report note keeps the link to the report.';
   const earlier = { resumed: input.started, startedAt: record.steps.reportFile?.startedAt };
   const mark = { start: () => input.markNote(true), clear: () => input.markNote(false) };
+  const started = noteStart(context.ats, { target, marker, signal }, earlier, mark);
+  const lookup = started.lookup;
   const note: Step<unknown> = {
-    ...{ name: 'report-attached', done: false, ...noteStart(context.ats, { target, marker, signal }, earlier, mark) },
-    perform: () => context.ats.postNote(target, { body, marker }, signal),
+    ...{ name: 'report-attached', done: false, ...started },
+    // Refused for good (where the report note was refused too, say): said, and the move and the status go on.
+    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
+    perform: () => context.ats.postNote(target, { body, marker }, signal).catch(refusedForGood),
     // The file's step records the outcome ("not-attached:" and the reason); an uncertain note is only said.
-    recordDone: async (_result, outcome) => {
+    recordDone: async (result, outcome) => {
+      const refused = noteEnding(result, outcome);
+      if (refused.outcome === 'refused')
+        input.logger.warn('report: the "file not attached" note was refused', {
+          ...{ connectionId: record.connectionId, atsApplicationId: record.atsApplicationId, code: refused.value },
+        });
       if (outcome !== 'uncertain') return;
       input.logger.warn('report: the "file not attached" note may be posted already; not posted again', {
         ...{ connectionId: record.connectionId, atsApplicationId: record.atsApplicationId },

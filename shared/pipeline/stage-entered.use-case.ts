@@ -95,7 +95,16 @@ export async function handleStageEntered(
   }
   // Its turn on the ATS's rate limit, by what an invitation declares; the claims that follow make a duplicate harmless.
   await context.turns?.take('invitation', heldTurn(message), signal);
-  return confirmAndInvite(message, context, deps, options);
+  return confirmAndInvite(message, context, deps, options).catch(async (error: unknown) => {
+    // The connection's key refused, wherever it was met (key-refused.ts): the claims it met are handed back, and the
+    // message comes back (at last to the DLQ, redriven once the key works), said as an ERROR once a day.
+    if (refusesKey(error)) {
+      const line = "stage entered: the ATS refuses the connection's key; the stage change comes back";
+      const attributes = { atsApplicationId: message.event.atsApplicationId, deliveryId: message.event.deliveryId };
+      await sayKeyRefused(deps, message.connectionId, { message: line, error, attributes });
+    }
+    throw error;
+  });
 }
 
 /** The stage change confirmed with the ATS, then each trigger it starts: claimed, the interview ensured, invited. */
@@ -131,14 +140,8 @@ async function confirmAndInvite(
       event = boundStageEnteredEvent(confirmation.event);
     }
   } catch (error) {
-    // The connection's key refused (key-refused.ts): the message comes back (at last to the DLQ, redriven once the key
-    // works), said as an ERROR once a day.
-    if (refusesKey(error)) {
-      const line = "stage entered: the ATS refuses the connection's key; the stage change comes back";
-      await sayKeyRefused(deps, connectionId, { message: line, error, attributes: log });
-      throw error;
-    }
-    if (!isPermanent(error)) throw error;
+    // The connection's key refused comes back (handleStageEntered); any other refusal for good ends the message.
+    if (!isPermanent(error) || refusesKey(error)) throw error;
     deps.logger.error('stage entered: could not confirm with the ATS', { ...log, code: errorCode(error) });
     return [{ outcome: 'failed', reason: errorCode(error) }];
   }
@@ -621,8 +624,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     await writes.flush();
   }
   // The link reached the ATS (its note) but not the candidate: the recruiter reads why, and what to do.
-  const emailFailure = emailFailureOf(run, channels, writes, record);
-  if (emailFailure) await tellInviteFailure(failurePlace(run, record), { ...emailFailure, notSent: false });
+  await tellEmailFailure(run, record, emailFailureOf(run, channels, writes, record));
   deps.logger.info('stage entered: invited', {
     ...log,
     interviewId: interview.interviewId,
@@ -685,6 +687,24 @@ function inviteWrites(
         )
       : Promise.resolve();
   return { record, flush, emailRefused: () => refused };
+}
+
+/**
+ * The note saying why the invitation e-mail did not go out, after the invitation is recorded: with the connection's key
+ * refused, said and left (no retry would come back to it), so the other triggers' work goes on.
+ */
+async function tellEmailFailure(
+  run: TriggerRun,
+  record: ApplicationRecord,
+  failure: ReturnType<typeof emailFailureOf>,
+): Promise<void> {
+  if (!failure) return;
+  await tellInviteFailure(failurePlace(run, record), { ...failure, notSent: false }).catch(async (error: unknown) => {
+    if (!refusesKey(error)) throw error;
+    const line = "stage entered: the ATS refuses the connection's key; the e-mail's failure note is not posted";
+    const attributes = { atsApplicationId: record.atsApplicationId, triggerId: record.triggerId };
+    await sayKeyRefused(run.deps, record.connectionId, { message: line, error, attributes });
+  });
 }
 
 /** Why the invitation e-mail did not go out, where it was to go: no usable address, or SES refused it. */

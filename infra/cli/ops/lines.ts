@@ -93,18 +93,23 @@ export function applicationStatusLines(r: ApplicationRecord): string[] {
 
 export function failedApplicationLine(r: ApplicationRecord): string {
   const what = r.reportId ? `report ${r.reportId} (write-back)` : '(invite)';
+  const refused = [
+    r.steps.reportNote?.outcome === 'refused' &&
+      `the ATS refused the report note (${r.steps.reportNote.value}); the file, move and status went on`,
+    r.steps.stageMove?.outcome === 'refused' &&
+      `the ATS refused the stage move (${r.steps.stageMove.value}); flagged for review, a note says so`,
+  ].filter((line): line is string => typeof line === 'string');
   const reason =
     r.state === 'failed'
       ? (r.failureReason ?? '')
-      : r.steps.reportNote?.outcome === 'refused'
-        ? `the ATS refused the report note (${r.steps.reportNote.value}); the file, move and status went on`
-        : r.steps.stageMove?.outcome === 'refused'
-          ? `the ATS refused the stage move (${r.steps.stageMove.value}); flagged for review, a note says so`
-          : `the invite e-mail was refused by SES (${r.steps.inviteEmail?.value}); the ATS note carries the link`;
+      : refused.length
+        ? refused.join('; ')
+        : `the invite e-mail was refused by SES (${r.steps.inviteEmail?.value}); the ATS note carries the link`;
   const where = `${r.connectionId}  application ${r.atsApplicationId}  trigger ${r.triggerId}`;
   return `  ${where}  ${what}  ${iso(r.updatedAt)}  ${reason}`;
 }
 
 export const FAILED_HINT =
   'Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; ' +
-  'for a write-back, npm run ops -- retry --connection C --application A.';
+  'for a failed write-back, npm run ops -- retry --connection C --application A (one written back with a refused ' +
+  'note or move has nothing to retry: act on the candidate in the ATS).';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applicationStatusLines } from '../../../infra/cli/ops/lines';
+import { applicationStatusLines, failedApplicationLine } from '../../../infra/cli/ops/lines';
 import { applicationRecord } from '../../helpers/pipeline-records';
 
 const at = (minute: number) => Date.UTC(2026, 11, 1, 9, minute);
@@ -50,5 +50,19 @@ describe('Function: applicationStatusLines (npm run ops -- status)', () => {
     expect(applicationStatusLines(held).join('\n')).toMatch(
       /failure note: report unreadable\s+held until 2026-12-01T09:20:00.000Z begun/,
     );
+  });
+});
+
+describe('Function: failedApplicationLine (npm run ops -- failed)', () => {
+  it('names every channel the ATS refused of a write-back done all the same, else the reason it failed', () => {
+    const refused = (value: string) => ({ doneAt: at(1), outcome: 'refused' as const, value });
+    const both = applicationRecord({
+      state: 'written_back',
+      reportId: 'rep-1',
+      steps: { reportNote: refused('ats-forbidden'), stageMove: refused('ats-invalid-request') },
+    });
+    expect(failedApplicationLine(both)).toMatch(/report note \(ats-forbidden\).*stage move \(ats-invalid-request\)/);
+    const failed = applicationRecord({ state: 'failed', failureReason: 'ats-forbidden: GET: 403' });
+    expect(failedApplicationLine(failed)).toMatch(/\(invite\).*ats-forbidden: GET: 403$/);
   });
 });

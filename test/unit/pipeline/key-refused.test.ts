@@ -125,6 +125,37 @@ describe("Use case: the ATS refuses a connection's key for days", () => {
     expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeUndefined();
   });
 
+  it('sends back an extension whose status meets the refused key, so the ATS shows it open again', async () => {
+    const { store, deps, ats } = invited({ state: 'left', leftFrom: 'invited', exit: { kind: 'rejected', at: NOW } });
+    ats.readStanding.mockRejectedValue(keyRefused());
+    const entered = handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-back' }), deps);
+    await expect(entered).rejects.toMatchObject({ code: 'ats-unauthorized' });
+    expect((await store.getApplication(key))?.state).toBe('left');
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9001' });
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-back' }), deps);
+    expect(result?.outcome).toBe('already-invited');
+    expect((await store.getApplication(key))?.state).toBe('invited');
+  });
+
+  it('sends back an extension whose status meets the refused key, so the ATS shows it open again', async () => {
+    const { deps, setStatusTag } = invited(
+      { state: 'expired', expiredAt: NOW + 7 * 24 * HOUR },
+      { reminders: undefined },
+    );
+    deps.now = () => NOW + 8 * 24 * HOUR;
+    setStatusTag.mockRejectedValueOnce(keyRefused());
+    const extend = followUpMessage('extend', { requestId: 'req-2', days: 3 });
+    await expect(handleFollowUp(extend, deps)).rejects.toMatchObject({ code: 'ats-unauthorized' });
+    expect(deps.logger.error).toHaveBeenCalledWith(expect.stringContaining('comes back'), expect.anything());
+    await handleFollowUp(extend, deps);
+    expect(setStatusTag).toHaveBeenLastCalledWith(
+      expect.anything(),
+      'AI interview: invited',
+      expect.anything(),
+      undefined,
+    );
+  });
+
   it('says a follow-up refused for good once a day, though it stays due and is sent again', async () => {
     const { store, deps, ats } = invited();
     ats.readStanding.mockRejectedValue(new AtsError('ats-forbidden', 'GET application: 403', { status: 403 }));

@@ -240,4 +240,17 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(ats.postNote.mock.calls[0]?.[1]).not.toHaveProperty('file');
     expect(files.attachFile).toHaveBeenCalledTimes(1);
   });
+
+  it('moves and shows the status when the ATS refuses every note and the file (no comments permission)', async () => {
+    const { ats, files, run, recorded, store } = await setUp();
+    const refused = new AtsError('ats-forbidden', 'POST comments: 403', { status: 403 });
+    ats.postNote.mockRejectedValue(refused);
+    files.attachFile.mockRejectedValue(refused);
+    expect(await run()).toMatchObject({ outcome: 'written-back', advanced: true });
+    // The report note and the "file not attached" note, each tried once and recorded as the ATS answered.
+    expect(ats.postNote).toHaveBeenCalledTimes(2);
+    expect(ats.moveToStage).toHaveBeenCalledOnce();
+    expect(await recorded()).toContain('not-attached:');
+    expect((await store.getApplication(APPLICATION))?.state).toBe('written_back');
+  });
 });
