@@ -66,8 +66,8 @@ export async function handleFollowUp(
   const record = await deps.store.getApplication(key);
   if (!record) return { outcome: 'not-due' };
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
-  // An expiry or an exit recorded is this message's to finish from the start: no run enqueues it again.
-  const owed = record.state === 'left' || (message.action === 'expire' && record.state === 'expired');
+  // An expiry recorded is this message's to finish from the start (its note): no run enqueues it again.
+  const owed = message.action === 'expire' && (record.state === 'expired' || expiryNoteOwed(record));
   const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs, comesBack: owed };
   try {
     if (message.action === 'extend') return await extend(run, message);
@@ -105,9 +105,9 @@ export async function handleFollowUp(
 
 /**
  * A follow-up the ATS refused. Refused the connection's key at its look, a reminder or an expiry is held, not
- * failed: it stays due, and goes once the key is fixed (key-refused.ts). Past the look, or finishing an expiry or an
- * exit recorded, or an operator's request, none of which a run enqueues again, the message comes back (at last to the
- * DLQ, redriven once the key works). Refused for good otherwise: said, acknowledged, and still due. Anything that may
+ * failed: it stays due, and goes once the key is fixed (key-refused.ts). Past the look, or finishing an expiry
+ * recorded, or an operator's request, none of which a run enqueues again, the message comes back (at last to the DLQ,
+ * redriven once the key works). Refused for good otherwise: said, acknowledged, and still due. Anything that may
  * pass on a retry goes up.
  */
 async function followUpStopped(
@@ -150,8 +150,8 @@ interface FollowUpRun extends WorkContext {
   context: ConnectionContext;
   leaseMs: number;
   /**
-   * Past the look at the ATS, or finishing an expiry or an exit recorded: what it writes next is this message's to
-   * finish, as no run enqueues it again, so a refused key sends the message back rather than hold it.
+   * Past the look at the ATS, or finishing an expiry recorded: what it writes next is this message's to finish, as no
+   * run enqueues it again, so a refused key sends the message back rather than hold it.
    */
   comesBack?: boolean;
 }

@@ -463,12 +463,17 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
     return { outcome: claim.kind === 'exit-seen' ? 'candidate-left' : claim.kind };
   }
   const record = claim.record;
-  if (claim.resumed && (await leftSinceClaimed(run, record))) {
+  const startedClean = !claim.resumed || record.cleanStop === `invite:${(record.inviteClaims ?? 0) - 1}`;
+  const cleanStop = startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined;
+  // Its look at the ATS failing (the connection's key refused, no answer) hands the claim back as it found it.
+  const handBack = async (error: unknown): Promise<never> => {
+    await deps.store.releaseClaim(key, owner, cleanStop).catch(() => undefined);
+    throw error;
+  };
+  if (claim.resumed && (await leftSinceClaimed(run, record).catch(handBack))) {
     await deps.store.releaseClaim(key, owner, `invite:${record.inviteClaims ?? 0}`);
     return { outcome: 'candidate-left' };
   }
-  const startedClean = !claim.resumed || record.cleanStop === `invite:${(record.inviteClaims ?? 0) - 1}`;
-  const cleanStop = startedClean ? `invite:${record.inviteClaims ?? 0}` : undefined;
   return { key, owner, log, record, startedClean, cleanStop, failedLine: 'stage entered: failed permanently' };
 }
 

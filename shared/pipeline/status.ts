@@ -1,5 +1,6 @@
 import type { ApplicationRef } from '../ats/port';
-import { warnRefusedForGood } from './errors';
+import { refusesKey, warnRefusedForGood } from './errors';
+import { sayKeyRefused } from './key-refused';
 import { afterSideEffect } from './fault-injection';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 import type { ApplicationKey, ApplicationRecord } from './records';
@@ -56,7 +57,7 @@ export interface StatusPlace {
   context: ConnectionContext;
   key: ApplicationKey;
   target: ApplicationRef;
-  deps: Pick<PipelineDependencies, 'store' | 'logger' | 'now'>;
+  deps: Pick<PipelineDependencies, 'store' | 'logger' | 'now' | 'ledger'>;
   signal?: AbortSignal | undefined;
   /**
    * The invitation the status belongs to (its record's `reinvitations`, 0 for the first): claimed only while it is the
@@ -102,9 +103,12 @@ async function applyStatus(place: StatusPlace, status: AiInterviewStatus): Promi
     try {
       await setStatusTag(target, tag, others, signal);
     } catch (error) {
-      // A refusal of the tag (a key without the permission) never undoes the invitation or the write-back it
-      // follows: said, and left. Anything that may pass on a retry goes up.
-      warnRefusedForGood(error, deps.logger, 'the status could not be shown in the ATS', key);
+      // A refusal of the tag (a key without the permission, or the connection's key refused) never undoes the
+      // invitation, the expiry or the write-back it follows: said, and left. Anything that may pass on a retry goes up.
+      if (!refusesKey(error))
+        return void warnRefusedForGood(error, deps.logger, 'the status could not be shown in the ATS', key);
+      const line = "the status could not be shown in the ATS: it refuses the connection's key";
+      await sayKeyRefused(deps, key.connectionId, { message: line, error, attributes: { ...key } });
     }
   };
   // The claim read after a show, shown (as the candidate's furthest, where tags are theirs) when that is not what was

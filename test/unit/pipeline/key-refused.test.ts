@@ -12,6 +12,7 @@ import { MemoryQueueLedger } from '../../helpers/pipeline-fakes';
 import { followUpMessage, NOW, reportCreatedMessage, stageEnteredMessage } from '../../helpers/pipeline-records';
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
 const keyRefused = () => new AtsError('ats-unauthorized', 'GET application: 401', { status: 401 });
 
@@ -125,7 +126,7 @@ describe("Use case: the ATS refuses a connection's key for days", () => {
     expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeUndefined();
   });
 
-  it('sends back an extension whose status meets the refused key, so the ATS shows it open again', async () => {
+  it('sends back a re-entry whose look at the ATS meets the refused key: the candidate is not left out', async () => {
     const { store, deps, ats } = invited({ state: 'left', leftFrom: 'invited', exit: { kind: 'rejected', at: NOW } });
     ats.readStanding.mockRejectedValue(keyRefused());
     const entered = handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-back' }), deps);
@@ -137,23 +138,30 @@ describe("Use case: the ATS refuses a connection's key for days", () => {
     expect((await store.getApplication(key))?.state).toBe('invited');
   });
 
-  it('sends back an extension whose status meets the refused key, so the ATS shows it open again', async () => {
-    const { deps, setStatusTag } = invited(
-      { state: 'expired', expiredAt: NOW + 7 * 24 * HOUR },
+  it('extends all the same when the status meets the refused key: the tag is said and left', async () => {
+    const { store, deps, setStatusTag } = invited(
+      { state: 'expired', expiredAt: NOW + 7 * DAY },
       { reminders: undefined },
     );
-    deps.now = () => NOW + 8 * 24 * HOUR;
-    setStatusTag.mockRejectedValueOnce(keyRefused());
+    deps.now = () => NOW + 8 * DAY;
+    setStatusTag.mockRejectedValue(keyRefused());
     const extend = followUpMessage('extend', { requestId: 'req-2', days: 3 });
-    await expect(handleFollowUp(extend, deps)).rejects.toMatchObject({ code: 'ats-unauthorized' });
-    expect(deps.logger.error).toHaveBeenCalledWith(expect.stringContaining('comes back'), expect.anything());
-    await handleFollowUp(extend, deps);
-    expect(setStatusTag).toHaveBeenLastCalledWith(
+    expect(await handleFollowUp(extend, deps)).toMatchObject({ outcome: 'extended' });
+    expect((await store.getApplication(key))?.state).toBe('invited');
+    expect(deps.logger.error).toHaveBeenCalledWith(
+      expect.stringContaining('status could not be shown'),
       expect.anything(),
-      'AI interview: invited',
-      expect.anything(),
-      undefined,
     );
+  });
+
+  it('hands a taken-over claim back when its look at a candidate who left meets the refused key', async () => {
+    const { store, deps, ats } = invited({ state: 'claimed', steps: {}, leaseUntil: NOW + 60_000 });
+    await store.noteExitSeen(key.connectionId, key.atsApplicationId, NOW + 10_000);
+    deps.now = () => NOW + 120_000;
+    ats.readStanding.mockRejectedValue(keyRefused());
+    const retried = handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
+    await expect(retried).rejects.toMatchObject({ code: 'ats-unauthorized' });
+    expect((await store.getApplication(key))?.leaseOwner).toBeUndefined();
   });
 
   it('says a follow-up refused for good once a day, though it stays due and is sent again', async () => {
