@@ -238,14 +238,16 @@ export async function handleApplicationChanged(
     for (const record of records) outcomes.push(await actOnStanding(place, record, standing));
     return { outcome: outcomes.find((o) => o !== 'unchanged') ?? 'unchanged' };
   } catch (error) {
-    // A hint: with the connection's key refused, the look before the next reminder or expiry finds the exit instead.
+    // A hint of an exit: with the connection's key refused, the look before the next reminder or expiry finds it. A
+    // return no run looks for: its message comes back (the DLQ at last, redriven once the key works).
     if (refusesKey(error)) {
-      const line = "application changed: the ATS refuses the connection's key; the next follow-up's look finds it";
+      const line = "application changed: the ATS refuses the connection's key";
       await sayKeyRefused(deps, message.connectionId, {
         message: line,
         error,
-        attributes: { atsApplicationId: message.atsApplicationId },
+        attributes: { atsApplicationId: message.atsApplicationId, change: message.change },
       });
+      if (message.change === 'returned') throw error;
       return { outcome: 'unchanged', reason: 'ats-unauthorized' };
     }
     const code = warnRefusedForGood(error, deps.logger, 'application changed: the ATS refused the read', message);

@@ -67,7 +67,7 @@ export async function handleFollowUp(
   if (!record) return { outcome: 'not-due' };
   const log = { connectionId: key.connectionId, atsApplicationId: key.atsApplicationId, triggerId: key.triggerId };
   // An expiry recorded is this message's to finish from the start (its note): no run enqueues it again.
-  const owed = message.action === 'expire' && (record.state === 'expired' || expiryNoteOwed(record));
+  const owed = message.action === 'expire' && expiryNoteOwed(record);
   const run: FollowUpRun = { record, trigger, context, deps, now, signal, log, leaseMs, comesBack: owed };
   try {
     if (message.action === 'extend') return await extend(run, message);
@@ -163,8 +163,14 @@ interface FollowUpRun extends WorkContext {
 async function stillInProcess(run: FollowUpRun): Promise<boolean> {
   const { record, context, deps, now, signal } = run;
   if (record.state !== 'invited' && record.state !== 'expired') return true;
-  const read = await standingNow(context, targetOf(record), signal);
+  // An expiry recorded still writes its note and status where the ATS refuses the look for good (not the key): they
+  // are the connector's own record, and no run would come back to them.
+  const read = await standingNow(context, targetOf(record), signal).catch((error: unknown) => {
+    if (record.state === 'expired' && isPermanent(error) && !refusesKey(error)) return undefined;
+    throw error;
+  });
   run.comesBack = true;
+  if (!read) return true;
   // Moved by the connector itself (a report's write-back advancing the candidate) is no moving on.
   const standing = record.reportId === undefined ? standingForTrigger(read, run.trigger, record) : read;
   if (standing.active) return true;

@@ -151,6 +151,8 @@ async function holdForKey(run: ReportRun, claimed: ClaimedWriteBack, error: unkn
     error,
     attributes: { ...claimed.log },
   });
+  // A report an operator matched by hand (`ops match`) is found by no run: its message comes back (the DLQ at last).
+  if (run.message.atsApplicationId) throw error;
   return { outcome: 'held' };
 }
 

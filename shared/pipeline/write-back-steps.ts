@@ -2,8 +2,8 @@ import { serviceLink } from '../validation';
 import type { ApplicationRef, AtsFile, AtsNote, ExitKind } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { StageMatcher } from '../config';
-import { errorName, mayHaveSucceeded } from '../errors';
-import { isPermanent } from './errors';
+import { errorCode, errorName, mayHaveSucceeded } from '../errors';
+import { isPermanent, refusesKey } from './errors';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
 import { tellInviteFailure } from './failure-note';
@@ -63,7 +63,7 @@ export function reportNoteStep(
   input: WriteBackStepsInput,
   decision: ReturnType<typeof decideAdvance>,
   hasRule: boolean,
-): Step<{ noteId?: string | undefined; skipped?: string | undefined; refused?: string }> {
+): Step<NoteResult> {
   const { context, record, report, now } = input;
   const marker = `ai-interview-report:${report.report_id}`;
 
@@ -74,15 +74,15 @@ export function reportNoteStep(
   let linkDone: { name: 'reportLink'; record: StepRecord } | undefined;
   // A note the ATS refuses for good (a key without the notes permission, a 422) is recorded refused, and the file, the
   // move and the status go on: one refused channel never blocks another.
-  const postNote = () =>
-    postReportNote(input, { body: formatReportNote(report, decision, serviceUrl), marker }).catch((error: unknown) => {
-      if (mayHaveSucceeded(error)) throw error;
-      return refusedForGood(error);
-    });
+  const postNote = () => postReportNoteOnce(input, { body: formatReportNote(report, decision, serviceUrl), marker });
+  const started = reportNoteStart(input, marker);
+  const lookup = started.lookup;
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),
-    ...reportNoteStart(input, marker),
+    ...started,
+    // A look-up refused for good: the note is not posted (it may be there already), and the rest goes on.
+    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
     perform: async () => {
       if (!link) return postNote();
       linkDone = { name: 'reportLink', record: await attachLink(input, link) };
@@ -106,7 +106,10 @@ export function reportNoteStep(
         // A note found was posted after its link.
         before:
           linkDone ?? (outcome === 'found' && link ? { name: 'reportLink', record: { doneAt: now() } } : undefined),
-        step: { name: 'reportNote', record: { doneAt: now(), ...noteEnding(note, outcome), ...noteValue(note) } },
+        step: {
+          name: 'reportNote',
+          record: { doneAt: now(), ...noteValue(note), ...noteEnding(note, note?.uncertain ? 'uncertain' : outcome) },
+        },
         data: { flaggedForReview: hasRule && !decision.advance },
         last,
         carry: input.carryNote,
@@ -115,11 +118,22 @@ export function reportNoteStep(
   };
 }
 
+/**
+ * The report note posted, as its step's result: refused for good, recorded refused (the rest goes on); refused for
+ * good after an answer that did not come (the first post may have landed), uncertain and not posted again.
+ */
+function postReportNoteOnce(input: WriteBackStepsInput, note: AtsNote): Promise<NoteResult> {
+  return postReportNote(input, note).catch((error: unknown): NoteResult => {
+    if (mayHaveSucceeded(error) && isPermanent(error) && !refusesKey(error)) return { uncertain: errorCode(error) };
+    if (mayHaveSucceeded(error)) throw error;
+    return refusedForGood(error);
+  });
+}
+
 /** What the report note's record keeps: the note's id, why it was skipped, or the refusal's code. */
-const noteValue = (
-  note: { noteId?: string | undefined; skipped?: string | undefined; refused?: string } | undefined,
-) => {
-  const value = note?.noteId ?? note?.skipped ?? note?.refused;
+type NoteResult = { noteId?: string | undefined; skipped?: string | undefined; refused?: string; uncertain?: string };
+const noteValue = (note: NoteResult | undefined) => {
+  const value = note?.noteId ?? note?.skipped ?? note?.refused ?? note?.uncertain;
   return value === undefined ? {} : { value };
 };
 

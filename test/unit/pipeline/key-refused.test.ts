@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { followUpsToEnqueue, ledgerSubjectsOf, type DueFollowUp } from '../../../shared/pipeline/follow-up-due';
+import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
 import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { KEY_REFUSED_SUBJECT } from '../../../shared/pipeline/ports';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
@@ -57,12 +58,7 @@ describe("Use case: the ATS refuses a connection's key for days", () => {
     expect(await handleFollowUp(followUpMessage('expire'), deps)).toMatchObject({ outcome: 'expired' });
     expect(ats.postNote).toHaveBeenCalledTimes(2);
     expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeDefined();
-    expect(setStatusTag).toHaveBeenLastCalledWith(
-      expect.anything(),
-      'AI interview: expired',
-      expect.anything(),
-      undefined,
-    );
+    expect(setStatusTag.mock.calls.at(-1)?.[1]).toBe('AI interview: expired');
   });
 
   it('hands a write-back back unfailed when the key is refused, and writes it back once the key works', async () => {
@@ -162,6 +158,37 @@ describe("Use case: the ATS refuses a connection's key for days", () => {
     const retried = handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-1' }), deps);
     await expect(retried).rejects.toMatchObject({ code: 'ats-unauthorized' });
     expect((await store.getApplication(key))?.leaseOwner).toBeUndefined();
+  });
+
+  it('sends back a report an operator matched by hand when the key is refused: no run finds it again', async () => {
+    const { deps, ats } = invited();
+    ats.postNote.mockRejectedValueOnce(keyRefused());
+    const matched = reportCreatedMessage({ atsApplicationId: key.atsApplicationId });
+    await expect(handleReportCreated(matched, deps)).rejects.toMatchObject({ code: 'ats-unauthorized' });
+  });
+
+  it("sends back a candidate's return met with the refused key; an exit hint is said and left", async () => {
+    const { deps, ats } = invited();
+    ats.readStanding.mockRejectedValue(keyRefused());
+    const hint = (change: 'left' | 'returned') => ({
+      ...{ v: 1 as const, kind: 'application-changed' as const, enqueueId: `e-${change}`, receivedAt: NOW },
+      ...{ connectionId: key.connectionId, deliveryId: `d-${change}`, atsApplicationId: key.atsApplicationId, change },
+    });
+    expect(await handleApplicationChanged(hint('left'), deps)).toMatchObject({ outcome: 'unchanged' });
+    const returned = { ...invited({ state: 'left', exit: { kind: 'rejected', at: NOW } }) };
+    returned.ats.readStanding.mockRejectedValue(keyRefused());
+    await expect(handleApplicationChanged(hint('returned'), returned.deps)).rejects.toMatchObject({
+      code: 'ats-unauthorized',
+    });
+  });
+
+  it('writes an expiry recorded when the ATS refuses its look for good (not the key): note and status', async () => {
+    const { store, deps, ats, setStatusTag } = invited({ state: 'expired', expiredAt: NOW + 7 * DAY }, {});
+    deps.now = () => NOW + 8 * DAY;
+    ats.readStanding.mockRejectedValue(new AtsError('ats-forbidden', 'GET application: 403', { status: 403 }));
+    expect(await handleFollowUp(followUpMessage('expire'), deps)).toMatchObject({ outcome: 'expired' });
+    expect((await store.getApplication(key))?.steps.expiryNote?.doneAt).toBeDefined();
+    expect(setStatusTag.mock.calls.at(-1)?.[1]).toBe('AI interview: expired');
   });
 
   it('says a follow-up refused for good once a day, though it stays due and is sent again', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it, type Mock, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
 import { invitedCandidate } from '../../helpers/invited-candidate';
-import { reportCreatedMessage } from '../../helpers/pipeline-records';
+import { NOW, reportCreatedMessage } from '../../helpers/pipeline-records';
 
 const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
 /** The write-back ended, with `step` recorded refused with `code`, and an ERROR line saying so. */
@@ -76,5 +76,22 @@ describe('Use case: the ATS refuses one channel of a write-back for good', () =>
     expect(ats.moveToStage).toHaveBeenCalledOnce();
     expect(lastTag(setStatusTag)).toBe('AI interview: advanced');
     await expectWrittenBackRefused(candidate, 'reportNote', 'ats-forbidden');
+  });
+
+  it('goes on when a resumed write-back may not look its note up: the note is not posted, the rest done', async () => {
+    const candidate = invitedCandidate({
+      state: 'completed',
+      reportId: 'rep-1',
+      leaseOwner: 'stopped',
+      leaseUntil: NOW - 1,
+      writeBackAttempts: 1,
+    });
+    const { store, ats } = candidate;
+    ats.findNote.mockRejectedValue(new AtsError('ats-forbidden', 'GET activity_feed: 403', { status: 403 }));
+    expect(await handleReportCreated(reportCreatedMessage(), candidate.deps)).toMatchObject({
+      outcome: 'written-back',
+    });
+    expect([ats.postNote.mock.calls.length, ats.moveToStage.mock.calls.length]).toEqual([0, 1]);
+    expect((await store.getApplication(key))?.steps.reportNote).toMatchObject({ outcome: 'refused' });
   });
 });
