@@ -1,7 +1,7 @@
 import type { ApplicationRef } from '../ats/port';
 import { errorCode, isPermanent, refusesKey } from './errors';
 import { noteStart } from './note-start';
-import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
+import { noteEnding, postNoteOnce, refusableStart, refusedForGood } from './post-note';
 import type { ConnectionContext, PipelineDependencies } from './ports';
 import { invitationMarker, type ApplicationRecord, type StepName } from './records';
 import { showStatus } from './status';
@@ -114,13 +114,11 @@ export async function tellInviteFailure(
     { resumed: step?.startedAt !== undefined, startedAt: step?.startedAt },
     { start: mark(false), clear: mark(true), everywhere: true },
   );
-  const lookup = earlier.lookup;
   const note: Step<unknown> = {
     name: 'failure-note-posted',
     done: step?.doneAt !== undefined,
-    ...earlier,
+    ...refusableStart(earlier),
     // Refused for good (its look-up or its post): the note ends refused, and the status "failed" is shown all the same.
-    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
     perform: () =>
       postNoteOnce(context.ats, target, { body: formatFailureNote(failure.cause, failure.code), marker }, signal).catch(
         refusedForGood,

@@ -7,7 +7,7 @@ import { sayConnectionFailure } from './failure-lines';
 import { afterSideEffect } from './fault-injection';
 import { type ConnectionContext, heldTurn, type InviteDependencies, type WorkContext } from './ports';
 import { noteStart } from './note-start';
-import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
+import { noteEnding, postNoteOnce, refusableStart, refusedForGood } from './post-note';
 import { expiryNote } from './report-note';
 import { expiryNoteOwed, reminderStep, stepDone, type ApplicationKey, type ApplicationRecord } from './records';
 import {
@@ -368,12 +368,10 @@ function expiryNoteStep(run: FollowUpRun, expired: ApplicationRecord, leaseUntil
     { resumed, startedAt: expired.steps.expiryNote?.startedAt },
     { start: () => holdNote(now()), clear: () => holdNote(undefined) },
   );
-  const lookup = earlier.lookup;
   const note: Step<unknown> = {
     name: 'expiry-note-posted',
     done: stepDone(expired.steps.expiryNote),
-    ...earlier,
-    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
+    ...refusableStart(earlier),
     perform: () => postNoteOnce(context.ats, target, { body, marker }, signal).catch(refusedForGood),
     // Uncertain where no note is read back and a start was found, or its answer did not come: said on the record.
     recordDone: (result, outcome) => {

@@ -2,6 +2,7 @@ import { AtsError } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
 import { errorCode, isPermanent, mayHaveSucceeded } from '../errors';
 import { refusesKey } from './errors';
+import type { NoteStart } from './note-start';
 import type { StepOutcome } from './steps';
 
 /**
@@ -58,4 +59,15 @@ export function noteEnding(
   const refused = (result as { refused?: string } | undefined)?.refused;
   if (refused) return { outcome: 'refused', value: refused };
   return outcome === 'uncertain' ? { outcome: 'uncertain' } : {};
+}
+
+/**
+ * A note's start (note-start.ts) whose look-up, refused for good, ends the note refused: not posted, as it may be there
+ * already.
+ */
+export function refusableStart(
+  start: NoteStart,
+): Omit<NoteStart, 'lookup'> & { lookup?: () => Promise<{ noteId: string } | { refused: string } | undefined> } {
+  const { lookup } = start;
+  return lookup ? { ...start, lookup: () => lookup().catch(refusedForGood) } : start;
 }

@@ -8,7 +8,7 @@ import type { ConnectionContext, PipelineLogger } from './ports';
 import { serviceLink } from '../validation';
 import { runStep, type Step } from './steps';
 import { noteStart } from './note-start';
-import { noteEnding, refusedForGood } from './post-note';
+import { noteEnding, refusableStart, refusedForGood } from './post-note';
 import { stepDone, type ApplicationRecord } from './records';
 
 /** The report file's name on the candidate's record: what the upload is called, and what a retry looks for. */
@@ -164,11 +164,9 @@ async function sayNotAttached(input: ReportFileInput, reason: string): Promise<v
   const earlier = { resumed: input.started, startedAt: record.steps.reportFile?.startedAt };
   const mark = { start: () => input.markNote(true), clear: () => input.markNote(false) };
   const started = noteStart(context.ats, { target, marker, signal }, earlier, mark);
-  const lookup = started.lookup;
   const note: Step<unknown> = {
-    ...{ name: 'report-attached', done: false, ...started },
+    ...{ name: 'report-attached', done: false, ...refusableStart(started) },
     // Refused for good (where the report note was refused too, say): said, and the move and the status go on.
-    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
     perform: () => context.ats.postNote(target, { body, marker }, signal).catch(refusedForGood),
     // The file's step records the outcome ("not-attached:" and the reason); an uncertain note is only said.
     recordDone: async (result, outcome) => {

@@ -20,7 +20,7 @@ import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
 import { noteStart } from './note-start';
-import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
+import { noteEnding, postNoteOnce, refusableStart, refusedForGood } from './post-note';
 import {
   type ConnectionContext,
   heldTurn,
@@ -993,12 +993,10 @@ function priorExpiryNoteStep(
     { resumed: true, startedAt: step?.startedAt },
     { start: () => start(now()), clear: () => start(undefined) },
   );
-  const lookup = earlier.lookup;
   return {
     name: 'expiry-note-posted',
     done: stepDone(step),
-    ...earlier,
-    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
+    ...refusableStart(earlier),
     perform: () => postNoteOnce(context.ats, target, { body, marker }, signal).catch(refusedForGood),
     recordDone: (result, outcome, last) => {
       const ended = noteEnding(result, outcome);

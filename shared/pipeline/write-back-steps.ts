@@ -7,7 +7,7 @@ import { isPermanent, refusesKey } from './errors';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
 import { tellInviteFailure } from './failure-note';
-import { noteEnding, postNoteOnce, refusedForGood } from './post-note';
+import { noteEnding, postNoteOnce, refusableStart, refusedForGood } from './post-note';
 import { type decideAdvance, formatReportNote } from './report-note';
 import type { Step } from './steps';
 import {
@@ -76,13 +76,11 @@ export function reportNoteStep(
   // move and the status go on: one refused channel never blocks another.
   const postNote = () => postReportNoteOnce(input, { body: formatReportNote(report, decision, serviceUrl), marker });
   const started = reportNoteStart(input, marker);
-  const lookup = started.lookup;
   return {
     name: 'report-note-posted',
     done: stepDone(record.steps.reportNote),
-    ...started,
+    ...refusableStart(started),
     // A look-up refused for good: the note is not posted (it may be there already), and the rest goes on.
-    ...(lookup ? { lookup: () => lookup().catch(refusedForGood) } : {}),
     perform: async () => {
       if (!link) return postNote();
       linkDone = { name: 'reportLink', record: await attachLink(input, link) };
