@@ -51,6 +51,12 @@ export function refusedForGood(error: unknown): { refused: string } {
   return { refused: errorCode(error) };
 }
 
+/** refusedForGood for a call whose answer may have been lost: that refusal goes up, as the call may have landed. */
+export function refusedUnlanded(error: unknown): { refused: string } {
+  if (mayHaveSucceeded(error)) throw error;
+  return refusedForGood(error);
+}
+
 /** How a note's step ended, for its record: refused (with the ATS's code), uncertain, or neither. */
 export function noteEnding(
   result: unknown,

@@ -7,7 +7,7 @@ import { isPermanent, refusesKey } from './errors';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
 import { tellInviteFailure } from './failure-note';
-import { noteEnding, postNoteOnce, refusableStart, refusedForGood } from './post-note';
+import { noteEnding, postNoteOnce, refusableStart, refusedUnlanded } from './post-note';
 import { type decideAdvance, formatReportNote } from './report-note';
 import type { Step } from './steps';
 import {
@@ -123,8 +123,7 @@ export function reportNoteStep(
 function postReportNoteOnce(input: WriteBackStepsInput, note: AtsNote): Promise<NoteResult> {
   return postReportNote(input, note).catch((error: unknown): NoteResult => {
     if (mayHaveSucceeded(error) && isPermanent(error) && !refusesKey(error)) return { uncertain: errorCode(error) };
-    if (mayHaveSucceeded(error)) throw error;
-    return refusedForGood(error);
+    return refusedUnlanded(error);
   });
 }
 
@@ -141,13 +140,7 @@ const noteValue = (note: NoteResult | undefined) => {
  */
 async function attachLink(input: WriteBackStepsInput, link: string): Promise<StepRecord> {
   const { context, target, signal, now } = input;
-  const attached = await context.ats.attachReportLink?.(target, link, signal).then(
-    () => undefined,
-    (error: unknown) => {
-      if (mayHaveSucceeded(error)) throw error;
-      return refusedForGood(error);
-    },
-  );
+  const attached = await context.ats.attachReportLink?.(target, link, signal).then(() => undefined, refusedUnlanded);
   afterSideEffect('report-link-attached', writeBackKey(input));
   if (!attached) return { doneAt: now() };
   const { connectionId, atsApplicationId } = input.key;
@@ -210,21 +203,21 @@ export function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher)
     started: false,
     perform: () =>
       context.ats.moveToStage(target, toStage, signal).catch(async (error: unknown) => {
-        if (mayHaveSucceeded(error)) throw error;
-        const refused = refusedForGood(error);
+        const refused = refusedUnlanded(error);
         // Told once (the note's own step), before the move's record: a retry finds it told.
         const place = { context, record, target, deps: input.deps, now, signal };
         await tellInviteFailure(place, { cause: 'move-refused', code: refused.refused, notSent: false });
         return refused;
       }),
     recordDone: (moved, _outcome, last) => {
-      if (moved?.refused) input.moveRefused = true;
-      if (moved?.refused)
+      if (moved?.refused) {
+        input.moveRefused = true;
         input.deps.logger.error('report: the ATS refused the stage move; the candidate is flagged for review', {
           connectionId: input.key.connectionId,
           atsApplicationId: input.key.atsApplicationId,
           code: moved.refused,
         });
+      }
       // Left the process between the note and the move: not moved, and said so on the step.
       const value = moved?.exit ? `not-moved:${moved.exit}` : (moved?.refused ?? moved?.skipped ?? moved?.stageId);
       const refused = moved?.refused ? { outcome: 'refused' as const } : {};
