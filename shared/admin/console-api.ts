@@ -289,7 +289,9 @@ async function failures(request: ConsoleRequest, rest: string[], deps: ConsoleDe
   if (what === undefined && request.method === 'GET') {
     const queues = await Promise.all(
       QUEUE_NAMES.map(async (queue) => {
-        const [count, messages] = await Promise.all([deadLetters.count(queue), deadLetters.peek(queue)]);
+        // Counted before the peek: SQS counts only the messages not hidden, and a peek hides those it reads.
+        const count = await deadLetters.count(queue);
+        const messages = await deadLetters.peek(queue);
         return [queue, { count, groups: await groupByReason(messages, deps) }] as const;
       }),
     );

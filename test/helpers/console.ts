@@ -135,18 +135,28 @@ export function memoryActivity() {
 export const operatorsAudit = (entries: readonly TimelineEntry[]): string[] =>
   entries.filter((e) => e.connectionId === '(operators)').map((e) => e.detail);
 
-/** The dead-letter queues as the console asks of them; each queue's messages and counts set by the test. */
+/**
+ * The dead-letter queues as the console asks of them; each queue's messages and counts set by the test. As SQS, a
+ * peek hides what it read for a moment, and the count (answered after a round trip) leaves out what is hidden.
+ */
 export function fakeDeadLetters(queues: Partial<Record<QueueName, DeadLetter[]>> = {}) {
   const held = { stage: [...(queues.stage ?? [])], report: [...(queues.report ?? [])] };
   const calls: { redrive: [QueueName, number][]; retry: [QueueName, string][] } = { redrive: [], retry: [] };
+  const hidden = new Set<DeadLetter>();
   return {
     held,
     calls,
     async count(queue: QueueName) {
-      return held[queue].length;
+      await Promise.resolve();
+      return held[queue].filter((m) => !hidden.has(m)).length;
     },
     async peek(queue: QueueName) {
-      return held[queue];
+      const read = held[queue].filter((m) => !hidden.has(m));
+      for (const m of read) hidden.add(m);
+      setTimeout(() => {
+        for (const m of read) hidden.delete(m);
+      }, 5);
+      return read;
     },
     async redrive(queue: QueueName, expected: number) {
       calls.redrive.push([queue, expected]);
