@@ -1,14 +1,12 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { json, readBody, readJson, route, sendJson, type Route } from './http-kit';
+import { json, readBody, readJson, route, sendJson, type Route, UPLOAD_BODY_BYTES } from './http-kit';
 
 /**
  * The files a sandbox's API took (a report PDF on a candidate's record), kept with their bytes so a person or a test
  * can open them again; the storage host a presigned upload goes to (Ashby's); the next uploads refused on demand.
  */
 
-/** The largest body an upload is read up to: Lever refuses a file over 30 MB itself; the others state no limit. */
-export const UPLOAD_BODY_BYTES = 64 * 1024 * 1024;
 /** A presigned upload URL lasts 10 minutes (developers.ashbyhq.com /reference/filecreatefileuploadhandle). */
 const TTL_MS = 10 * 60_000;
 const SIGNING_KEY = randomBytes(32);

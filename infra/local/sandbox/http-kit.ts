@@ -13,11 +13,15 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/** The largest body an upload is read up to: Lever refuses a file over 30 MB itself; the others state no limit. */
+export const UPLOAD_BODY_BYTES = 64 * 1024 * 1024;
+
 /** A body already read, so a request's body can be read twice (once to record its shape, once by its route). */
 const readBodies = new WeakMap<IncomingMessage, Buffer>();
 
 export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const known = readBodies.get(request);
+  if (known && known.length > limit) throw new BodyTooLargeError();
   if (known) return known;
   const chunks: Buffer[] = [];
   let size = 0;
@@ -29,6 +33,15 @@ export async function readBody(request: IncomingMessage, limit = MAX_BODY_BYTES)
   const body = Buffer.concat(chunks);
   readBodies.set(request, body);
   return body;
+}
+
+/**
+ * Reads the whole body now, as a server has it before its handler runs: a route answered past the client's timeout
+ * still does its work with it (the client that gave up loses only the answer). A body that cannot be read is left to
+ * the route to refuse.
+ */
+export async function receiveWholeBody(request: IncomingMessage): Promise<void> {
+  await readBody(request, UPLOAD_BODY_BYTES).catch(() => undefined);
 }
 
 /** A request's JSON body, `{}` when empty; a body that is not JSON throws (a SyntaxError, the client's mistake). */

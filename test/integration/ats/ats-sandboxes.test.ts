@@ -204,6 +204,23 @@ describe('Workable sandbox: names in webhooks and reads, slugs in moves', () => 
     };
     expect(activities.activities).toContainEqual(expect.objectContaining({ action: 'comment', body: 'Invited [m-1]' }));
   });
+
+  it('writes a comment it answers only after the client gave up, as a server working on past a timeout', async () => {
+    const application = sandbox.addCandidate({ firstName: 'Cy', lastName: 'Ng', email: 'cy@example.com' });
+    sandbox.setFaults({ slowRate: 1, slowMs: 400 });
+    try {
+      const gaveUp = await api(`/candidates/${application.id}/comments`, {
+        method: 'POST',
+        body: JSON.stringify({ member_id: 'm-1', comment: { body: 'Late [m-2]' } }),
+        signal: AbortSignal.timeout(100),
+      }).catch((error: unknown) => error);
+      expect(gaveUp).toMatchObject({ name: 'TimeoutError' });
+      expect(sandbox.notesOf(application.id)).toEqual([]);
+    } finally {
+      sandbox.setFaults({ slowRate: 0, slowMs: 0 });
+    }
+    await waitFor(() => sandbox.notesOf(application.id).includes('Late [m-2]'), 5_000, 'the late comment');
+  });
 });
 
 describe('Lever sandbox: a signature token per webhook, notes in fields, bursts then 429 without Retry-After', () => {

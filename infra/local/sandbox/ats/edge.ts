@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { VendorProfile } from '../../../../shared/ats/profile';
 import { documentedQuery } from '../documented-routes';
-import { answerFailure, callShape, seededRandom, sendJson, serveRoutes, sleep } from '../http-kit';
+import { answerFailure, callShape, receiveWholeBody, seededRandom, sendJson, serveRoutes, sleep } from '../http-kit';
 import type { CallShape, Route, RouteContext, RunningServer } from '../http-kit';
 import { limiterOf, type RateAnswer, type RateOptions } from './limits';
 
@@ -85,7 +85,10 @@ async function injectFaults(faults: AtsFaults, route: string, context: RouteCont
   if (faults.forbiddenRoutes?.includes(route)) throw FORBIDDEN;
   if (draw.roll < faults.rate429 + faults.rate500) throw new Refusal(500, { message: 'Internal error' });
   if (faults.rate403 && draw.random() < faults.rate403) throw FORBIDDEN;
-  if (draw.random() < faults.slowRate) await sleep(faults.slowMs);
+  if (draw.random() < faults.slowRate) {
+    await receiveWholeBody(context.request);
+    await sleep(faults.slowMs);
+  }
   if ((faults.loseAnswers[route] ?? 0) <= 0) return;
   faults.loseAnswers[route] = (faults.loseAnswers[route] ?? 1) - 1;
   context.response.end = (() => context.request.socket.destroy()) as never;

@@ -1,4 +1,12 @@
-import { seededRandom, sendJson, serveRoutes, sleep, type Route, type RouteContext } from '../http-kit';
+import {
+  receiveWholeBody,
+  seededRandom,
+  sendJson,
+  serveRoutes,
+  sleep,
+  type Route,
+  type RouteContext,
+} from '../http-kit';
 import { DEFAULT_PAGE_SIZE, envelope, NO_FAULTS, requestAccount } from './control';
 import { reportFileRoutes } from './files';
 import { ServiceRecords } from './records';
@@ -108,7 +116,10 @@ export async function startInterviewServiceSandbox(
     // The documented 500 is `{status: false}` with no message.
     if (roll < state.faults.rate429 + state.faults.rate500) return envelope(response, 500, { status: false });
     // A slow answer: the work is done, the answer comes after the client stopped waiting.
-    if (random() < state.faults.slowRate) await sleep(state.faults.slowMs);
+    if (random() < state.faults.slowRate) {
+      await receiveWholeBody(request);
+      await sleep(state.faults.slowMs);
+    }
     if (key === limitedApiKey && route.pattern === '/interview/reports') {
       return envelope(response, 403, { status: false, message: 'This API key has no permission for reports' });
     }

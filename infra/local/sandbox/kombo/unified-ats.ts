@@ -1,8 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import { KOMBO_WRITE_ACTIONS } from '../../../../shared/ats/kombo/kombo.actions';
 import { documentedQuery } from '../documented-routes';
-import { base64Bytes, download, UPLOAD_BODY_BYTES } from '../file-store';
-import { callShape, readJson, sendJson, sleep, type CallShape, type Route, type RouteContext } from '../http-kit';
+import { base64Bytes, download } from '../file-store';
+import {
+  callShape,
+  readJson,
+  sendJson,
+  sleep,
+  UPLOAD_BODY_BYTES,
+  type CallShape,
+  type Route,
+  type RouteContext,
+} from '../http-kit';
 import { applicationFilter, invalid, KomboRefusal, komboError, list, page, text } from './unified-lists';
 import { applicationJson, candidateJson, integrationJson, jobJson, komboId, remoteId } from './unified-records';
 import { stageOf, writeRefusal, type UnifiedIntegration } from './unified-records';
