@@ -1,14 +1,15 @@
 import { AtsError } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
-import { errorCode, isPermanent, mayHaveSucceeded } from '../errors';
+import { errorCode, httpStatus, isPermanent, mayHaveSucceeded } from '../errors';
 import { refusesKey } from './errors';
 import type { NoteStart } from './note-start';
 import type { StepOutcome } from './steps';
 
 /**
- * Posts a note at most once. When the answer is lost (a 5xx or a timeout: the ATS may have written it), the
- * note is looked up by its marker at once, and posted again only when it is not there. A second lost answer
- * goes up to SQS; the retry looks again before posting.
+ * Posts a note at most once. When the ATS answered a 5xx (it may have written the note), the note is looked up by its
+ * marker at once, and posted again only when it is not there. When no answer came (a timeout, a connection lost), the
+ * ATS may still be writing it: a look now could miss it, so the error goes up to SQS, and the retry, later, looks
+ * before posting. So does a second lost answer.
  */
 export async function postNoteOnce(
   ats: AtsAdapter,
@@ -20,7 +21,7 @@ export async function postNoteOnce(
     return await ats.postNote(target, note, signal);
   } catch (error) {
     // Where notes are not read back (Kombo), a lost answer is not looked into: the step records it uncertain.
-    if (!mayHaveSucceeded(error) || ats.findsNotes === false) throw error;
+    if (!mayHaveSucceeded(error) || ats.findsNotes === false || httpStatus(error) === undefined) throw error;
     const found = await ats.findNote(target, note.marker, signal).catch(() => {
       throw error;
     });

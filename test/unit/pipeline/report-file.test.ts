@@ -203,10 +203,11 @@ describe('Write-back: the report file on the candidate record', () => {
     expect(await recorded()).toBe('file-1');
   });
 
-  it('takes a note whose answer was lost, found by its marker, as carrying its file', async () => {
+  it('takes a note the ATS answered 503 to, found by its marker, as carrying its file', async () => {
     const { ats, files, run, recorded } = await setUp();
     Object.assign(ats, { filesOnNotes: true });
-    ats.postNote.mockRejectedValueOnce(new AtsError('ats-unavailable', 'no answer', { mayHaveSucceeded: true }));
+    const answered = new AtsError('ats-unavailable', 'POST notes: 503', { status: 503, mayHaveSucceeded: true });
+    ats.postNote.mockRejectedValueOnce(answered);
     ats.findNote.mockResolvedValue({ noteId: 'note-early' });
     expect(await run()).toMatchObject({ outcome: 'written-back' });
     expect(ats.postNote).toHaveBeenCalledTimes(1);
