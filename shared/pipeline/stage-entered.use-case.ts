@@ -605,6 +605,9 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
   const email = candidateEmail(event);
   const writes = inviteWrites(deps, key, owner, { interviewId: interview.interviewId, candidateEmail: email });
   const steps = inviteSteps({
+    emailFailure: emailMayFail(run, channels)
+      ? (alone) => emailFailureStep(run, record, () => emailFailureOf(run, channels, writes, record), { writes, alone })
+      : undefined,
     context,
     trigger,
     event,
@@ -628,8 +631,6 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     // A step that failed (a 429, a refusal, no answer, the deadline) does not take the carried mark with it.
     await writes.flush();
   }
-  // The link reached the ATS (its note) but not the candidate: the recruiter reads why, and what to do.
-  await tellEmailFailure(run, record, emailFailureOf(run, channels, writes, record));
   deps.logger.info('stage entered: invited', {
     ...log,
     interviewId: interview.interviewId,
@@ -695,22 +696,44 @@ function inviteWrites(
 }
 
 /**
- * The note saying why the invitation e-mail did not go out, after the invitation is recorded: with the connection's key
- * refused, said and left (no retry would come back to it), so the other triggers' work goes on.
+ * The note saying why the invitation e-mail did not go out (the link reached the ATS in its note, not the candidate),
+ * as a step of the invitation, under its claim: a post whose answer did not come sends the message back, and the
+ * claim's next holder looks for the note before posting it (failure-note.ts). Nothing to say where the e-mail went
+ * out. With the connection's key refused, said and left (no retry would come back to it), so the other triggers' work
+ * goes on.
  */
-async function tellEmailFailure(
+function emailFailureStep(
   run: TriggerRun,
   record: ApplicationRecord,
-  failure: ReturnType<typeof emailFailureOf>,
-): Promise<void> {
-  if (!failure) return;
-  await tellInviteFailure(failurePlace(run, record), { ...failure, notSent: false }).catch(async (error: unknown) => {
-    if (!refusesKey(error)) throw error;
-    const line = "stage entered: the ATS refuses the connection's key; the e-mail's failure note is not posted";
-    const attributes = { atsApplicationId: record.atsApplicationId, triggerId: record.triggerId };
-    await sayKeyRefused(run.deps, record.connectionId, { message: line, error, attributes });
-  });
+  failure: () => ReturnType<typeof emailFailureOf>,
+  { writes, alone }: { writes: { record: InviteStepsInput['recordStep'] }; alone: boolean },
+): Step<unknown> {
+  const tell = async (owed: NonNullable<ReturnType<typeof emailFailureOf>>) =>
+    tellInviteFailure(failurePlace(run, record), { ...owed, notSent: false }).catch(async (error: unknown) => {
+      if (!refusesKey(error)) throw error;
+      const line = "stage entered: the ATS refuses the connection's key; the e-mail's failure note is not posted";
+      const attributes = { atsApplicationId: record.atsApplicationId, triggerId: record.triggerId };
+      await sayKeyRefused(run.deps, record.connectionId, { message: line, error, attributes });
+    });
+  return {
+    name: 'failure-note-posted',
+    // Read when its turn comes, as the e-mail step before it says whether SES refused.
+    get done() {
+      return !alone && failure() === undefined;
+    },
+    started: false,
+    perform: async () => {
+      const owed = failure();
+      if (owed) await tell(owed);
+      return undefined;
+    },
+    recordDone: (_result, _outcome, last) => (last ? writes.record({ last }) : Promise.resolve()),
+  };
 }
+
+/** Whether the invitation's e-mail may not go out and be told of (emailFailureOf): the connector's own e-mail. */
+const emailMayFail = (run: TriggerRun, channels: InviteChannels): boolean =>
+  (run.finishing ? channels.sendEmail : run.trigger.invite.email) && !channels.serviceEmails;
 
 /** Why the invitation e-mail did not go out, where it was to go: no usable address, or SES refused it. */
 function emailFailureOf(
@@ -720,7 +743,7 @@ function emailFailureOf(
   record: ApplicationRecord,
 ): { cause: InviteFailure; code?: string | undefined } | undefined {
   // Finishing, the e-mail its record says began is told of, whatever the configuration says now.
-  if (!(run.finishing ? channels.sendEmail : run.trigger.invite.email) || channels.serviceEmails) return undefined;
+  if (!emailMayFail(run, channels)) return undefined;
   if (!channels.recipient) return { cause: 'no-email' };
   const earlier = record.steps.inviteEmail;
   const refused = writes.emailRefused() ?? (earlier?.outcome === 'refused' ? (earlier.value ?? 'refused') : undefined);
@@ -762,6 +785,11 @@ async function afterLostLease(
 }
 
 interface InviteStepsInput extends WorkContext {
+  /**
+   * The note saying why the e-mail did not go out, where it may not: after the invite note, before the status.
+   * `alone`: nothing else can end the invitation, so the step runs (and ends it) whether or not the note is owed.
+   */
+  emailFailure?: ((alone: boolean) => Step<unknown>) | undefined;
   context: ConnectionContext;
   trigger: Trigger;
   event: ConfirmedEvent;
@@ -781,22 +809,36 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
   // The link every later step sends: the candidate's own once the service issued one.
   const link = { url: input.record.candidateInviteUrl ?? input.interview.inviteUrl };
   const { channels, recipient } = input;
+  const status = statusStep(
+    {
+      ...{ context: input.context, key: input.record, target: input.target, deps: input.deps },
+      ...{ signal: input.signal, round: input.record.reinvitations ?? 0 },
+    },
+    'invited',
+    input.record,
+    (last) => input.recordStep({ last }),
+  );
+  const note = channels.postNote ? inviteNoteStep(input, link) : undefined;
+  // The e-mail's failure note where one may be owed: skipped where it is not, but where it must end the invitation
+  // itself (no note, no status: its write carries the e-mail's). Where the note comes last but for it, the note ends
+  // the invitation unless the failure note is owed.
+  const failure = input.emailFailure?.(status.length === 0 && note === undefined);
+  const ending = failure && status.length === 0 && note;
   return [
     ...(channels.serviceInvite && recipient ? [serviceInviteStep(input, recipient, link)] : []),
     ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
     ...(input.record.priorExpiry ? [priorExpiryNoteStep(input, input.record.priorExpiry)] : []),
-    ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
-    ...statusStep(
-      {
-        ...{ context: input.context, key: input.record, target: input.target, deps: input.deps },
-        ...{ signal: input.signal, round: input.record.reinvitations ?? 0 },
-      },
-      'invited',
-      input.record,
-      (last) => input.recordStep({ last }),
-    ),
+    ...(ending ? [{ ...ending, recordDone: endsUnless(ending, failure) }] : note ? [note] : []),
+    ...(failure ? [failure] : []),
+    ...status,
   ];
 }
+
+/** The step's record, ending the invitation where the step after it (skipped when done) is not to run. */
+const endsUnless =
+  (step: Step<unknown>, next: Step<unknown>): Step<unknown>['recordDone'] =>
+  (result, outcome, last, cause) =>
+    step.recordDone(result, outcome, last || next.done, cause);
 
 /**
  * The candidate's own invitation on the service (`POST /interview/invite`). The call is not idempotent, so its

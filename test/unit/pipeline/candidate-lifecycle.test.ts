@@ -1041,6 +1041,59 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
   });
 
+  it('posts the failure note once when its first post got no answer and landed: the retry finds it', async () => {
+    const { deps, ats, context, interviews, setStatusTag } = invitedCandidate();
+    interviews.createInterview.mockRejectedValue(new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'no'));
+    const timeout = new AtsError('ats-unavailable', 'POST notes timed out', { mayHaveSucceeded: true });
+    // The ATS was still writing the note when its post timed out: it is there for any look after that.
+    ats.postNote.mockImplementationOnce(async () => {
+      ats.findNote.mockResolvedValue({ noteId: 'note-late' });
+      throw timeout;
+    });
+    clearInterviewCache();
+    const store = new MemoryMappingStore();
+    let clock = NOW;
+    const run = { ...deps, store, contextFor: async () => context, now: () => clock };
+    for (let i = 0; i < 3; i++) {
+      await handleStageEntered(stageEnteredMessage(), run).catch((error: unknown) => expect(error).toBe(timeout));
+      clock += 5 * 60_000;
+    }
+    expect(ats.postNote).toHaveBeenCalledOnce();
+    expectLastTag(setStatusTag, 'AI interview: failed');
+    const steps = (await store.getApplication(key))?.steps ?? {};
+    expect(steps.failureNoteServiceRefused?.doneAt).toBeDefined();
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
+  it("posts the refused e-mail's note once its first post got no answer and did not land, on a retry", async () => {
+    const { deps, ats, context } = invitedCandidate();
+    const { MailerError } = await import('../../../shared/mail/ses.mailer');
+    deps.mailer.sendInvite.mockRejectedValue(new MailerError('MessageRejected', true, new Error('not verified')));
+    const timeout = new AtsError('ats-unavailable', 'POST notes timed out', { mayHaveSucceeded: true });
+    const failureNote = (body: unknown) => String(body).includes('mail service refused');
+    let timedOut = false;
+    ats.postNote.mockImplementation(async (_target: unknown, note: { body: string }) => {
+      if (failureNote(note.body) && !timedOut) {
+        timedOut = true;
+        throw timeout;
+      }
+      return { noteId: 'note-new' };
+    });
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    });
+    let clock = NOW;
+    const run = { ...deps, store, contextFor: async () => context, now: () => clock };
+    for (let i = 0; i < 3; i++) {
+      await handleStageEntered(stageEnteredMessage(), run).catch((error: unknown) => expect(error).toBe(timeout));
+      clock += 5 * 60_000;
+    }
+    const posted = ats.postNote.mock.calls.filter(([, note]) => failureNote(note.body));
+    expect(posted).toHaveLength(2);
+    expect((await store.getApplication(key))?.steps.failureNoteEmailRefused?.doneAt).toBeDefined();
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+  });
+
   it('shows "failed" when the ATS refuses the failure note for good; that note is not tried again', async () => {
     const { deps, ats, context, interviews, setStatusTag } = invitedCandidate();
     interviews.createInterview.mockRejectedValue(new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'no'));
