@@ -7,9 +7,9 @@ import type { StepOutcome } from './steps';
 
 /**
  * Posts a note at most once. When the ATS answered a 5xx (it may have written the note), the note is looked up by its
- * marker at once, and posted again only when it is not there. When no answer came (a timeout, a connection lost), the
- * ATS may still be writing it: a look now could miss it, so the error goes up to SQS, and the retry, later, looks
- * before posting. So does a second lost answer.
+ * marker at once, and posted again only when it is not there. When no answer came from it (a timeout, a connection
+ * lost, a gateway's 502 or 504), the ATS may still be writing it: a look now could miss it, so the error goes up to
+ * SQS, and the retry, later, looks before posting. So does a second lost answer.
  */
 export async function postNoteOnce(
   ats: AtsAdapter,
@@ -21,7 +21,7 @@ export async function postNoteOnce(
     return await ats.postNote(target, note, signal);
   } catch (error) {
     // Where notes are not read back (Kombo), a lost answer is not looked into: the step records it uncertain.
-    if (!mayHaveSucceeded(error) || ats.findsNotes === false || httpStatus(error) === undefined) throw error;
+    if (!mayHaveSucceeded(error) || ats.findsNotes === false || !answeredByAts(error)) throw error;
     const found = await ats.findNote(target, note.marker, signal).catch(() => {
       throw error;
     });
@@ -40,6 +40,12 @@ export async function postNoteOnce(
     });
   }
 }
+
+/** The ATS itself answered: a status other than a gateway's giving up on it (502, 504). */
+const answeredByAts = (error: unknown): boolean => {
+  const status = httpStatus(error);
+  return status !== undefined && status !== 502 && status !== 504;
+};
 
 /**
  * A note's look-up or post the ATS refused for good, as its step's result: the note ends refused, and what follows it

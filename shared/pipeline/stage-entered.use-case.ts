@@ -697,10 +697,9 @@ function inviteWrites(
 
 /**
  * The note saying why the invitation e-mail did not go out (the link reached the ATS in its note, not the candidate),
- * as a step of the invitation, under its claim: a post whose answer did not come sends the message back, and the
- * claim's next holder looks for the note before posting it (failure-note.ts). Nothing to say where the e-mail went
- * out. With the connection's key refused, said and left (no retry would come back to it), so the other triggers' work
- * goes on.
+ * as a step of the invitation, under its claim: a post whose answer did not come, or the connection's key refused,
+ * sends the message back, and the claim's next holder looks for the note before posting it (failure-note.ts). Nothing
+ * to say where the e-mail went out.
  */
 function emailFailureStep(
   run: TriggerRun,
@@ -708,13 +707,6 @@ function emailFailureStep(
   failure: () => ReturnType<typeof emailFailureOf>,
   { writes, alone }: { writes: { record: InviteStepsInput['recordStep'] }; alone: boolean },
 ): Step<unknown> {
-  const tell = async (owed: NonNullable<ReturnType<typeof emailFailureOf>>) =>
-    tellInviteFailure(failurePlace(run, record), { ...owed, notSent: false }).catch(async (error: unknown) => {
-      if (!refusesKey(error)) throw error;
-      const line = "stage entered: the ATS refuses the connection's key; the e-mail's failure note is not posted";
-      const attributes = { atsApplicationId: record.atsApplicationId, triggerId: record.triggerId };
-      await sayKeyRefused(run.deps, record.connectionId, { message: line, error, attributes });
-    });
   return {
     name: 'failure-note-posted',
     // Read when its turn comes, as the e-mail step before it says whether SES refused.
@@ -724,7 +716,7 @@ function emailFailureStep(
     started: false,
     perform: async () => {
       const owed = failure();
-      if (owed) await tell(owed);
+      if (owed) await tellInviteFailure(failurePlace(run, record), { ...owed, notSent: false });
       return undefined;
     },
     recordDone: (_result, _outcome, last) => (last ? writes.record({ last }) : Promise.resolve()),
@@ -818,17 +810,21 @@ function inviteSteps(input: InviteStepsInput): Step<unknown>[] {
     input.record,
     (last) => input.recordStep({ last }),
   );
-  const note = channels.postNote ? inviteNoteStep(input, link) : undefined;
-  // The e-mail's failure note where one may be owed: skipped where it is not, but where it must end the invitation
-  // itself (no note, no status: its write carries the e-mail's). Where the note comes last but for it, the note ends
-  // the invitation unless the failure note is owed.
-  const failure = input.emailFailure?.(status.length === 0 && note === undefined);
-  const ending = failure && status.length === 0 && note;
+  const notes = [
+    ...(input.record.priorExpiry ? [priorExpiryNoteStep(input, input.record.priorExpiry)] : []),
+    ...(channels.postNote ? [inviteNoteStep(input, link)] : []),
+  ];
+  // The e-mail's failure note where one may be owed, skipped where it is not. With no status after it, the note before
+  // it ends the invitation unless the failure note is owed; with no such note to run (none, or done on an earlier try),
+  // it ends the invitation itself, owed or not (its write carries the e-mail's).
+  const previous = status.length === 0 ? notes.at(-1) : undefined;
+  const failure = input.emailFailure?.(status.length === 0 && (previous === undefined || previous.done));
+  if (failure && previous && !previous.done)
+    notes.splice(-1, 1, { ...previous, recordDone: endsUnless(previous, failure) });
   return [
     ...(channels.serviceInvite && recipient ? [serviceInviteStep(input, recipient, link)] : []),
     ...(channels.sendEmail && recipient ? [inviteEmailStep(input, recipient, link)] : []),
-    ...(input.record.priorExpiry ? [priorExpiryNoteStep(input, input.record.priorExpiry)] : []),
-    ...(ending ? [{ ...ending, recordDone: endsUnless(ending, failure) }] : note ? [note] : []),
+    ...notes,
     ...(failure ? [failure] : []),
     ...status,
   ];

@@ -1094,6 +1094,56 @@ describe('Use case: an invitation that cannot go out is told in the ATS', () => 
     expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
   });
 
+  it('ends the invitation on a retry no longer owing the "no usable e-mail" note (an address came)', async () => {
+    const { deps, ats, context } = invitedCandidate();
+    // No status tags: the invite note, or the step after it, ends the invitation.
+    Object.assign(ats, { setStatusTag: undefined });
+    const timeout = new AtsError('ats-unavailable', 'POST notes timed out', { mayHaveSucceeded: true });
+    ats.postNote.mockImplementation(async (_target: unknown, note: { body: string }) => {
+      if (note.body.includes('no usable e-mail')) throw timeout;
+      return { noteId: 'note-new' };
+    });
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    });
+    const noEmail = stageEnteredMessage({ candidate: { name: 'Ana' } });
+    await expect(handleStageEntered(noEmail, { ...deps, store, contextFor: async () => context })).rejects.toBe(
+      timeout,
+    );
+    // The recruiter added the address; the ATS's read of the stage change, on the retry after the lease, carries it.
+    ats.confirmStageEntered.mockImplementation(async (event) =>
+      confirmAsParsed({ ...event, candidate: { name: 'Ana', email: 'ana@example.com' } }),
+    );
+    const later = { ...deps, store, contextFor: async () => context, now: () => NOW + 10 * 60_000 };
+    expect((await handleStageEntered(noEmail, later))[0]?.outcome).toBe('invited');
+    expect((await store.getApplication(key))?.state).toBe('invited');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+  });
+
+  it("brings the stage change back when the e-mail's failure note meets a refused key; posts it, fixed", async () => {
+    const { deps, ats, context } = invitedCandidate();
+    const { MailerError } = await import('../../../shared/mail/ses.mailer');
+    deps.mailer.sendInvite.mockRejectedValue(new MailerError('MessageRejected', true, new Error('not verified')));
+    const keyRefused = new AtsError('ats-unauthorized', 'POST notes: 401', { status: 401 });
+    const failureNote = (body: unknown) => String(body).includes('mail service refused');
+    ats.postNote.mockImplementation(async (_target: unknown, note: { body: string }) => {
+      if (failureNote(note.body)) throw keyRefused;
+      return { noteId: 'note-new' };
+    });
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
+    });
+    const run = { ...deps, store, contextFor: async () => context };
+    await expect(handleStageEntered(stageEnteredMessage(), run)).rejects.toBe(keyRefused);
+    expect((await store.getApplication(key))?.state).toBe('claimed');
+    // The key fixed, the message redriven: the note is posted once, and the invitation ends.
+    ats.postNote.mockResolvedValue({ noteId: 'note-new' });
+    expect((await handleStageEntered(stageEnteredMessage(), run))[0]?.outcome).toBe('invited');
+    expect(ats.postNote.mock.calls.filter(([, note]) => failureNote(note.body))).toHaveLength(2);
+    expect((await store.getApplication(key))?.steps.failureNoteEmailRefused?.doneAt).toBeDefined();
+    expect(deps.mailer.sendInvite).toHaveBeenCalledOnce();
+  });
+
   it('shows "failed" when the ATS refuses the failure note for good; that note is not tried again', async () => {
     const { deps, ats, context, interviews, setStatusTag } = invitedCandidate();
     interviews.createInterview.mockRejectedValue(new InterviewServiceError(ERROR_CODES.invalidRequest, false, 'no'));

@@ -52,6 +52,20 @@ describe('Use case: a note posted at most once', () => {
     expect(notes).toHaveLength(1);
   });
 
+  it.each([502, 504])(
+    'sends no second post after a gateway %s: the ATS behind it may still be writing',
+    async (status) => {
+      const fault = new AtsError(ATS_ERROR_CODES.unavailable, `POST /notes: ${status}`, {
+        status,
+        mayHaveSucceeded: true,
+      });
+      const { ats, notes, posts } = atsFailingFirstPost(fault, true);
+
+      await expect(postNoteOnce(ats, target, note)).rejects.toBe(fault);
+      expect([posts(), notes.length]).toEqual([1, 0]);
+    },
+  );
+
   it('sends no second post after a timeout: the first may still be landing; the retry looks first', async () => {
     const timeout = new HttpTransportError('timeout', 'POST /notes timed out after 700 ms');
     const fault = new AtsError(ATS_ERROR_CODES.unavailable, timeout.message, {
