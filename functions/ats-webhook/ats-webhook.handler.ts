@@ -84,9 +84,28 @@ async function receive(
   if (parsed.kind === 'ping') return jsonResponse(200, { status: 'pong' });
   if (parsed.kind === 'ignored') return jsonResponse(200, { status: 'ignored', reason: parsed.reason });
   if (parsed.kind === 'changes-hinted') return hinted(connectionId, parsed.event.deliveryId, sendWithin);
+  if (parsed.kind === 'integration-changed') return integrationChanged(connectionId, parsed.event.state);
   // A stage change's subject in the queue ledger (the sweep does not enqueue it again while its message is pending).
   const subject = parsed.kind === 'stage-entered' ? stageSubject(parsed.event.atsApplicationId) : undefined;
   return enqueue(connectionId, messageOf(connectionId, parsed, body), { subject, replay, sendWithin });
+}
+
+/**
+ * The connection's link to its ATS changed state (Kombo's integration): an ERROR for the operator where it no longer
+ * works (the `…LoggedErrors` alarm), what to do named in it; back to `ACTIVE`, an INFO line. Nothing is enqueued: the
+ * work it held back goes on by itself once the link works again.
+ */
+function integrationChanged(connectionId: string, state: string): APIGatewayProxyStructuredResultV2 {
+  if (state === 'ACTIVE')
+    logger.info('ats webhook: the connection works again through its integration', { connectionId });
+  else
+    logger.error(
+      state === 'DELETED'
+        ? 'ats webhook: the integration was deleted; connect the customer again (a connect link) or disable it'
+        : 'ats webhook: the integration no longer works; ask the customer to relink it in Kombo',
+      { connectionId, state },
+    );
+  return jsonResponse(200, { status: 'noted', state });
 }
 
 type Accepted = StageEnteredMessage | CandidateDeletedMessage | ApplicationChangedMessage;

@@ -86,6 +86,11 @@ export type WebhookParseResult =
   | { kind: 'candidate-deleted'; event: CandidateDeletedEvent }
   | { kind: 'application-changed'; event: ApplicationChangedEvent }
   | { kind: 'ignored'; reason: string }
+  /**
+   * The connection's link to its ATS changed state (Kombo's `integration-state-changed`; `integration-deleted` as the
+   * state `DELETED`): said for the operator, nothing enqueued.
+   */
+  | { kind: 'integration-changed'; event: { deliveryId: string; state: string } }
   | { kind: 'stage-entered'; event: StageEnteredEvent }
   | { kind: 'invalid'; message: string };
 

@@ -13,7 +13,7 @@ import {
 import { readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { KomboCapabilities } from './kombo.capabilities';
 import { KomboReads, changedOf, standingOf } from './kombo.reads';
-import { komboDataChangedSchema } from './kombo.schemas';
+import { komboDataChangedSchema, komboIntegrationDeletedSchema, komboIntegrationStateSchema } from './kombo.schemas';
 import { KomboSetup } from './kombo.setup';
 
 /**
@@ -56,10 +56,15 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
       ? { valid: true }
       : { valid: false, reason: 'X-Kombo-Signature does not match the body' };
 
-  /** `data-changed` naming applications, for this connection's integration: a hint; anything else is ignored. */
+  /**
+   * `data-changed` naming applications, for this connection's integration: a hint. Its integration's state changed or
+   * its deletion: said for the operator. Anything else is ignored.
+   */
   public readonly parseWebhook: AtsMethod<'parseWebhook'> = (request) => {
     const typed = readWebhookBody(request.rawBody, v.looseObject({ type: v.string() }));
     if (!typed.ok) return typed.result;
+    if (typed.value.type === 'integration-state-changed' || typed.value.type === 'integration-deleted')
+      return this.integrationChanged(request.rawBody, typed.value.type);
     if (typed.value.type !== 'data-changed') return { kind: 'ignored', reason: `a ${typed.value.type} event` };
     const read = readWebhookBody(request.rawBody, komboDataChangedSchema);
     if (!read.ok) return read.result;
@@ -69,6 +74,25 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     if (!data.changed_models.includes('ats_applications')) return { kind: 'ignored', reason: 'no application changed' };
     return { kind: 'changes-hinted', event: { deliveryId: id } };
   };
+
+  /** The state Kombo gives this connection's integration (`DELETED` once deleted); another integration's is ignored. */
+  private integrationChanged(
+    rawBody: Buffer,
+    type: 'integration-state-changed' | 'integration-deleted',
+  ): ReturnType<AtsAdapter['parseWebhook']> {
+    const ours = this.options.connection.atsIntegrationId;
+    if (type === 'integration-deleted') {
+      const read = readWebhookBody(rawBody, komboIntegrationDeletedSchema);
+      if (!read.ok) return read.result;
+      if (read.value.data.id !== ours) return { kind: 'ignored', reason: 'another integration of the Kombo account' };
+      return { kind: 'integration-changed', event: { deliveryId: read.value.id, state: 'DELETED' } };
+    }
+    const read = readWebhookBody(rawBody, komboIntegrationStateSchema);
+    if (!read.ok) return read.result;
+    const { id, data } = read.value;
+    if (data.integration_id !== ours) return { kind: 'ignored', reason: 'another integration of the Kombo account' };
+    return { kind: 'integration-changed', event: { deliveryId: id, state: data.state } };
+  }
 
   /** The stage entry came from the connector's own read: only the candidate's e-mail is read to go with it. */
   public readonly confirmStageEntered: AtsMethod<'confirmStageEntered'> = async (event, signal) => {

@@ -183,3 +183,20 @@ export const komboDataChangedSchema = v.looseObject({
   }),
 });
 export type KomboDataChanged = v.InferOutput<typeof komboDataChangedSchema>;
+
+/**
+ * `integration-state-changed` (ats-routes.json `ats.kombo.webhooks`): the integration's state, `ACTIVE`, `INVALID`
+ * (its credentials broken: the customer relinks it) or `INACTIVE`, kept as Kombo spells it.
+ */
+export const komboIntegrationStateSchema = v.looseObject({
+  id: text,
+  type: v.literal('integration-state-changed'),
+  data: v.looseObject({ integration_id: text, state: v.pipe(v.string(), v.maxLength(40)) }),
+});
+
+/** `integration-deleted`: the integration (`data.id`) is gone from the Kombo account. */
+export const komboIntegrationDeletedSchema = v.looseObject({
+  id: text,
+  type: v.literal('integration-deleted'),
+  data: v.looseObject({ id: text }),
+});

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { dynamoMappingStore } from '../../../shared/mapping';
 import { emailsTo, invitedInterviewId, takeInterview, useTestStack } from '../../helpers/local-stack';
@@ -17,7 +17,8 @@ const GLOBEX = { id: 'globex-recruitee', integration: 'recruitee:globex-unified'
  * hints to read what changed, duplicated and lost here, and still one invitation per stage entry.
  */
 describe('Kombo: stage entries from hints, writes by capability', () => {
-  const held = useTestStack('kombo-unified', { configPath: 'config/connections.kombo.json' });
+  // ERROR lines written (the operator's, asserted below), as Lambda ships them; nothing below that.
+  const held = useTestStack('kombo-unified', { configPath: 'config/connections.kombo.json', logLevel: 'ERROR' });
   let stack: LocalStack;
   const store = () => dynamoMappingStore({ tables: stack.tables, client: stack.dynamo });
   const unified = () => stack.kombo.unified;
@@ -189,5 +190,48 @@ describe('Kombo: stage entries from hints, writes by capability', () => {
       body,
     });
     expect(signed.status).toBe(200);
+  });
+
+  it("says for the operator when the connection's integration stops working, or is deleted", async () => {
+    const deliver = async (body: string) => {
+      const answer = await fetch(`${stack.gatewayUrl}/webhooks/ats/${ACME.id}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-kombo-signature': signatureOf(stack.kombo.webhookSecret, body),
+        },
+        body,
+      });
+      return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+    };
+    const stateChanged = (integration: string, state: string) =>
+      JSON.stringify({
+        id: randomUUID(),
+        type: 'integration-state-changed',
+        data: { integration_id: integration, integration_tool: 'personio', state, setup_status: 'COMPLETED' },
+      });
+    const errors: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      errors.push(String(chunk));
+      return true;
+    });
+    try {
+      expect(await deliver(stateChanged(ACME.integration, 'INVALID'))).toEqual({
+        status: 200,
+        body: { status: 'noted', state: 'INVALID' },
+      });
+      const deleted = JSON.stringify({
+        id: randomUUID(),
+        type: 'integration-deleted',
+        data: { id: ACME.integration, tool: 'personio', deleted_at: new Date().toISOString() },
+      });
+      expect(await deliver(deleted)).toEqual({ status: 200, body: { status: 'noted', state: 'DELETED' } });
+      expect((await deliver(stateChanged(GLOBEX.integration, 'INVALID'))).body).toMatchObject({ status: 'ignored' });
+      expect((await deliver(JSON.stringify({ id: 'x', type: 'integration-state-changed' }))).status).toBe(400);
+      const said = (text: string) => errors.some((line) => line.includes('"level":"ERROR"') && line.includes(text));
+      await waitFor(() => said('relink it in Kombo') && said('the integration was deleted'), 5_000, 'the ERROR lines');
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

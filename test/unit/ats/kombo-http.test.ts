@@ -108,3 +108,35 @@ describe("Kombo's scope config, as the doctor asks for it", () => {
     expect(names(false)).not.toContain('Read document attachments');
   });
 });
+
+describe("Kombo's webhooks about the integration itself", () => {
+  const parse = (body: unknown) => {
+    const { adapter } = komboWith([]);
+    return adapter.parseWebhook({ headers: {}, rawBody: Buffer.from(JSON.stringify(body)) });
+  };
+
+  it("reads this integration's state, and its deletion as DELETED; another integration's is ignored", () => {
+    const changed = (integration: string, state: unknown) => ({
+      id: 'evt-1',
+      type: 'integration-state-changed',
+      data: { integration_id: integration, integration_tool: 'personio', state, setup_status: 'COMPLETED' },
+    });
+    expect(parse(changed(INTEGRATION, 'INVALID'))).toEqual({
+      kind: 'integration-changed',
+      event: { deliveryId: 'evt-1', state: 'INVALID' },
+    });
+    expect(parse({ id: 'evt-2', type: 'integration-deleted', data: { id: INTEGRATION, tool: 'personio' } })).toEqual({
+      kind: 'integration-changed',
+      event: { deliveryId: 'evt-2', state: 'DELETED' },
+    });
+    expect(parse(changed('recruitee:other', 'INVALID'))).toMatchObject({ kind: 'ignored' });
+    expect(parse({ id: 'evt-3', type: 'integration-deleted', data: { id: 'recruitee:other' } })).toMatchObject({
+      kind: 'ignored',
+    });
+  });
+
+  it('refuses one without its state, naming the field', () => {
+    const answer = parse({ id: 'evt-4', type: 'integration-state-changed', data: { integration_id: INTEGRATION } });
+    expect(answer).toMatchObject({ kind: 'invalid', message: expect.stringContaining('state') });
+  });
+});
