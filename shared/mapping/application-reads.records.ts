@@ -11,13 +11,14 @@ import { DynamoTables, applicationKeyFields } from './dynamo-tables';
 export class DynamoApplicationReads extends DynamoTables {
   /**
    * Applications refused for good, of one connection or all (`npm run ops -- failed`), invitations whose e-mail SES
-   * refused (the note carried the link; the candidate has no e-mail), and write-backs whose note or stage move the ATS
-   * refused.
+   * refused (the note carried the link; the candidate has no e-mail) or whose note the ATS refused (the e-mail carried
+   * it), and write-backs whose note or stage move the ATS refused.
    */
   public async listFailedApplications(connectionId?: string): Promise<ApplicationRecord[]> {
     const failed =
       '(#state = :failed OR #steps.#inviteEmail.#outcome = :refused OR attribute_exists(inviteEmailRefused) OR ' +
-      '#steps.#stageMove.#outcome = :refused OR #steps.#reportNote.#outcome = :refused)';
+      '#steps.#inviteNote.#outcome = :refused OR #steps.#stageMove.#outcome = :refused OR ' +
+      '#steps.#reportNote.#outcome = :refused)';
     const items = await this.scanAll<Record<string, unknown>>({
       TableName: this.tables.applications,
       FilterExpression: connectionId ? `${failed} AND connectionId = :c` : failed,
@@ -25,6 +26,7 @@ export class DynamoApplicationReads extends DynamoTables {
         '#state': 'state',
         '#steps': 'steps',
         '#inviteEmail': 'inviteEmail',
+        '#inviteNote': 'inviteNote',
         '#stageMove': 'stageMove',
         '#reportNote': 'reportNote',
         '#outcome': 'outcome',

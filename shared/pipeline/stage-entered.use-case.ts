@@ -605,9 +605,7 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
   const email = candidateEmail(event);
   const writes = inviteWrites(deps, key, owner, { interviewId: interview.interviewId, candidateEmail: email });
   const steps = inviteSteps({
-    emailFailure: emailMayFail(run, channels)
-      ? (alone) => emailFailureStep(run, record, () => emailFailureOf(run, channels, writes, record), { writes, alone })
-      : undefined,
+    ...emailOutcomes(run, record, channels, writes),
     context,
     trigger,
     event,
@@ -640,6 +638,23 @@ async function invite(run: TriggerRun, claimed: ClaimedInvite): Promise<TriggerR
     note: channels.postNote,
   });
   return { outcome: 'invited' };
+}
+
+/** What the invitation's steps read of its e-mail: whether it reached the candidate, and the note owed where not. */
+function emailOutcomes(
+  run: TriggerRun,
+  record: ApplicationRecord,
+  channels: InviteChannels,
+  writes: ReturnType<typeof inviteWrites>,
+): Pick<InviteStepsInput, 'emailReached' | 'emailFailure'> {
+  return {
+    emailReached: () =>
+      channels.serviceEmails ||
+      (channels.sendEmail && !writes.emailRefused() && record.steps.inviteEmail?.outcome !== 'refused'),
+    emailFailure: emailMayFail(run, channels)
+      ? (alone) => emailFailureStep(run, record, () => emailFailureOf(run, channels, writes, record), { writes, alone })
+      : undefined,
+  };
 }
 
 /** How long the flush of a carried mark may take: within the margin the worker keeps before its timeout. */
@@ -777,6 +792,8 @@ async function afterLostLease(
 }
 
 interface InviteStepsInput extends WorkContext {
+  /** Whether an e-mail took the link to the candidate (the connector's, not refused; or the service's). */
+  emailReached: () => boolean;
   /**
    * The note saying why the e-mail did not go out, where it may not: after the invite note, before the status.
    * `alone`: nothing else can end the invitation, so the step runs (and ends it) whether or not the note is owed.
@@ -976,36 +993,44 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
   const marker = invitationMarker(`ai-interview-invite:${target.atsApplicationId}:${input.trigger.id}`, record);
   const start = (startedAt: number | undefined) =>
     recordStep({ step: { name: 'inviteNote', record: startedAt ? { startedAt } : undefined }, last: false });
+  const earlier = noteStart(
+    context.ats,
+    { target, marker, signal },
+    { resumed: input.resumed, startedAt: record.steps.inviteNote?.startedAt },
+    { start: () => start(now()), clear: () => start(undefined) },
+  );
+  const { lookup } = earlier;
+  // Refused for good where an e-mail took the link to the candidate: the note ends refused and the invitation goes on
+  // (reminders, expiry, status). Where the note was the link's only way, the refusal fails the invitation.
+  const refusedWhenReached = (error: unknown) => {
+    if (!input.emailReached()) throw error;
+    return refusedForGood(error);
+  };
   return {
     name: 'invite-note-posted',
     done: stepDone(record.steps.inviteNote),
-    ...noteStart(
-      context.ats,
-      { target, marker, signal },
-      { resumed: input.resumed, startedAt: record.steps.inviteNote?.startedAt },
-      { start: () => start(now()), clear: () => start(undefined) },
-    ),
+    ...earlier,
+    ...(lookup ? { lookup: () => lookup().catch(refusedWhenReached) } : {}),
     perform: () =>
       postNoteOnce(
         context.ats,
         target,
         { body: formatInviteNote(link.url, channels.sendEmail || channels.serviceEmails), marker },
         signal,
-      ),
-    recordDone: (result, outcome, last) =>
-      recordStep({
-        step: {
-          name: 'inviteNote',
-          record: {
-            doneAt: now(),
-            ...((result as { skipped?: string } | undefined)?.skipped
-              ? { value: (result as { skipped: string }).skipped }
-              : {}),
-            ...(outcome === 'uncertain' ? { outcome: 'uncertain' as const } : {}),
-          },
-        },
+      ).catch(refusedWhenReached),
+    recordDone: (result, outcome, last) => {
+      const ended = noteEnding(result, outcome);
+      if (ended.outcome === 'refused')
+        input.deps.logger.error('stage entered: the ATS refused the invite note; the e-mailed invitation goes on', {
+          ...input.log,
+          code: ended.value,
+        });
+      const skipped = (result as { skipped?: string } | undefined)?.skipped;
+      return recordStep({
+        step: { name: 'inviteNote', record: { doneAt: now(), ...(skipped ? { value: skipped } : {}), ...ended } },
         last,
-      }),
+      });
+    },
   };
 }
 

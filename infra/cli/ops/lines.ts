@@ -94,6 +94,8 @@ export function applicationStatusLines(r: ApplicationRecord): string[] {
 export function failedApplicationLine(r: ApplicationRecord): string {
   const what = r.reportId ? `report ${r.reportId} (write-back)` : '(invite)';
   const refused = [
+    r.steps.inviteNote?.outcome === 'refused' &&
+      `the ATS refused the invite note (${r.steps.inviteNote.value}); the e-mailed invitation went on`,
     r.steps.reportNote?.outcome === 'refused' &&
       `the ATS refused the report note (${r.steps.reportNote.value}); the file, move and status went on`,
     r.steps.stageMove?.outcome === 'refused' &&
@@ -112,4 +114,4 @@ export function failedApplicationLine(r: ApplicationRecord): string {
 export const FAILED_HINT =
   'Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; ' +
   'for a failed write-back, npm run ops -- retry --connection C --application A (one written back with a refused ' +
-  'note or move has nothing to retry: act on the candidate in the ATS).';
+  'note or move, or invited with a refused note, has nothing to retry: act on the candidate in the ATS).';

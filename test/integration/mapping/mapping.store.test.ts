@@ -65,8 +65,12 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     });
     await put('unnoted', 'written_back', { reportNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' } });
     await put('failed', 'failed', {});
+    await put('uninvited-note', 'invited', {
+      inviteEmail: { doneAt: NOW },
+      inviteNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' },
+    });
     const listed = await store.listFailedApplications(connectionId);
-    expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(['failed', 'refused', 'unnoted']);
+    expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(['failed', 'refused', 'uninvited-note', 'unnoted']);
   });
 
   it('reads an application recorded before the steps map as steps, and goes on with it as before', async () => {

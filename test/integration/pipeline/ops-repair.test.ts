@@ -30,36 +30,43 @@ describe('Operator repairs on the local stack', () => {
     }
   };
 
-  it('ops: lists a candidate refused for good; invites them once fixed and back in the stage', async () => {
+  it('ops: lists an invitation whose note the ATS refused; the e-mailed invitation goes on to its report', async () => {
     const greenhouse = stack.ats.greenhouse;
     const email = `refused-${randomUUID().slice(0, 8)}@candidates.example.com`;
     const application = greenhouse.addCandidate({ firstName: 'Ren', lastName: 'Refused', email });
     // The key lost its permission for notes: the e-mail goes out, the invite note is refused for good.
-    await refusedForGood(application.id, 'the failed application', () =>
+    await refusedForGood(application.id, 'the refused invite note', () =>
       greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' }),
     );
     const listed = await ops('failed', '--connection', 'demo-greenhouse');
     expect(listed.status).toBe(0);
-    expect(listed.out).toMatch(new RegExp(`application ${application.id} .*\\(invite\\).*ats-forbidden`));
-    expect(listed.out).not.toContain(email);
-
-    // Fixed; the recruiter moves the candidate out of the stage and back in.
-    await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'Application Review' });
-    await greenhouse.moveCandidate({ applicationId: application.id, stageName: 'AI Interview' });
-    await waitFor(
-      () => greenhouse.notesOf(application.id).some((n) => n.includes('ai-interview-invite:')),
-      60_000,
-      'the invite note',
+    expect(listed.out).toMatch(
+      new RegExp(`application ${application.id} .*\\(invite\\).*invite note \\(ats-forbidden\\); the e-mailed`),
     );
+    expect(listed.out).not.toContain(email);
     await stack.waitForQuiet();
-    expect(greenhouse.notesOf(application.id).filter((n) => n.includes('ai-interview-invite:'))).toHaveLength(1);
+    expect(greenhouse.notesOf(application.id).filter((n) => n.includes('ai-interview-invite:'))).toEqual([]);
     expect(await emailsTo(stack, email)).toHaveLength(1);
     expect((await ops('status', '--connection', 'demo-greenhouse', '--application', application.id)).out).toMatch(
       new RegExp(`application ${application.id} .*: invited`),
     );
-    expect((await ops('failed', '--connection', 'demo-greenhouse')).out).not.toContain(
-      `application ${application.id} `,
-    );
+
+    // Fixed; the candidate takes the interview from their e-mail: its report is written back as any other.
+    const interviewId = await invitedInterviewId(stack, email);
+    const { report_id: reportId } = stack.interview.completeInterview({
+      interview_id: interviewId,
+      candidate_name: 'Ren Refused',
+      candidate_email: email,
+      ai_match_score: 40,
+      proctoring_violations: 0,
+      delay_ms: 0,
+    });
+    const reportNote = () => greenhouse.notesOf(application.id).filter((n) => n.includes(`ai-interview-report:`));
+    await waitFor(() => reportNote().length > 0, 60_000, 'the report note');
+    await stack.waitForQuiet();
+    expect(reportNote()).toHaveLength(1);
+    expect(reportNote()[0]).toContain(reportId);
+    expect(await emailsTo(stack, email)).toHaveLength(1);
   }, 180_000);
 
   it('ops: writes back again, once, a report the ATS refused for good, after the cause is fixed', async () => {

@@ -64,5 +64,9 @@ describe('Function: failedApplicationLine (npm run ops -- failed)', () => {
     expect(failedApplicationLine(both)).toMatch(/report note \(ats-forbidden\).*stage move \(ats-invalid-request\)/);
     const failed = applicationRecord({ state: 'failed', failureReason: 'ats-forbidden: GET: 403' });
     expect(failedApplicationLine(failed)).toMatch(/\(invite\).*ats-forbidden: GET: 403$/);
+    const unnoted = applicationRecord({ state: 'invited', steps: { inviteNote: refused('ats-forbidden') } });
+    expect(failedApplicationLine(unnoted)).toMatch(
+      /\(invite\).*invite note \(ats-forbidden\); the e-mailed invitation/,
+    );
   });
 });

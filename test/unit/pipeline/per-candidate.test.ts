@@ -127,7 +127,7 @@ describe('Use case: per-candidate invitations', () => {
     expect(refused.store.markApplicationFailed).toHaveBeenCalledTimes(1);
   });
 
-  it('retries the message when the deadline cuts an ATS call short; a definite 403 fails the application', async () => {
+  it('retries the message when the deadline cuts the note short; a 403 after the e-mail ends it refused', async () => {
     const { createAtsAdapter } = await import('../../../shared/ats');
     const { parseConnections } = await import('../../../shared/config');
     const deadline = new AbortController();
@@ -153,11 +153,25 @@ describe('Use case: per-candidate invitations', () => {
     expect(cut.store.markApplicationFailed).not.toHaveBeenCalled();
 
     const { AtsError } = await import('../../../shared/ats');
+    const forbidden = () => new AtsError('ats-forbidden', 'POST /notes: 403', { status: 403 });
+    // The e-mail took the link to the candidate: the refused note ends refused, and the invitation goes on.
     const refused = perCandidate('connector');
-    refused.ats.postNote.mockRejectedValue(new AtsError('ats-forbidden', 'POST /notes: 403', { status: 403 }));
-    const [result] = await handleStageEntered(stageEnteredMessage(), refused.deps);
-    expect(result).toMatchObject({ outcome: 'failed', reason: 'ats-forbidden' });
-    expect(refused.store.markApplicationFailed).toHaveBeenCalledTimes(1);
+    refused.ats.postNote.mockRejectedValue(forbidden());
+    expect((await handleStageEntered(stageEnteredMessage(), refused.deps))[0]).toMatchObject({ outcome: 'invited' });
+    expect(refused.store.markApplicationFailed).not.toHaveBeenCalled();
+    const writes = refused.store.recordStep.mock.calls.map(([, write]) => write);
+    expect(writes.find((w) => w.step?.name === 'inviteNote')).toMatchObject({
+      step: { record: { outcome: 'refused', value: 'ats-forbidden' } },
+    });
+    expect(writes.at(-1)).toMatchObject({ finish: 'invited' });
+    // SES refused the e-mail too: the note was the link's only way, and its refusal fails the invitation.
+    const { MailerError } = await import('../../../shared/mail/ses.mailer');
+    const unreached = perCandidate('connector');
+    unreached.ats.postNote.mockRejectedValue(forbidden());
+    unreached.deps.mailer.sendInvite.mockRejectedValue(new MailerError('MessageRejected', true, new Error('no')));
+    const [failed] = await handleStageEntered(stageEnteredMessage(), unreached.deps);
+    expect(failed).toMatchObject({ outcome: 'failed', reason: 'ats-forbidden' });
+    expect(unreached.store.markApplicationFailed).toHaveBeenCalledTimes(1);
   });
 
   it('matches a report by the service candidate id first, though the candidate typed another e-mail', async () => {

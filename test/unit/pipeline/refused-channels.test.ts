@@ -1,8 +1,9 @@
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { AtsError } from '../../../shared/ats/errors';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
+import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
 import { invitedCandidate } from '../../helpers/invited-candidate';
-import { NOW, reportCreatedMessage } from '../../helpers/pipeline-records';
+import { NOW, reportCreatedMessage, stageEnteredMessage } from '../../helpers/pipeline-records';
 
 const key = { connectionId: 'acme-greenhouse', atsApplicationId: '4401', triggerId: 'ai-screen' };
 /** The write-back ended, with `step` recorded refused with `code`, and an ERROR line saying so. */
@@ -93,5 +94,41 @@ describe('Use case: the ATS refuses one channel of a write-back for good', () =>
     });
     expect([ats.postNote.mock.calls.length, ats.moveToStage.mock.calls.length]).toEqual([0, 1]);
     expect((await store.getApplication(key))?.steps.reportNote).toMatchObject({ outcome: 'refused' });
+  });
+});
+
+describe('Use case: the ATS refuses the invite note for good after the e-mail went out', () => {
+  const fresh = (resumed: boolean) => {
+    const candidate = invitedCandidate(
+      resumed
+        ? { state: 'claimed', leaseOwner: 'gone', leaseUntil: NOW - 1, steps: { inviteEmail: { doneAt: NOW } } }
+        : { state: 'claimed', leaseOwner: 'gone', leaseUntil: NOW - 1, steps: {} },
+    );
+    candidate.deps.now = () => NOW + 60_000;
+    return candidate;
+  };
+
+  it.each([
+    ['its post', false],
+    ['its look-up by a worker taking the claim over', true],
+  ] as const)('records the note refused (%s) and goes on: invited, its status shown', async (_what, resumed) => {
+    const candidate = fresh(resumed);
+    const { deps, ats, store, setStatusTag } = candidate;
+    const refusal = new AtsError('ats-forbidden', 'POST notes: 403', { status: 403 });
+    if (resumed) ats.findNote.mockRejectedValue(refusal);
+    else ats.postNote.mockRejectedValue(refusal);
+    const [result] = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-2' }), deps);
+    expect(result).toMatchObject({ outcome: 'invited' });
+    const invited = await store.getApplication(key);
+    expect(invited?.state).toBe('invited');
+    expect(invited?.steps.inviteNote).toMatchObject({ outcome: 'refused', value: 'ats-forbidden' });
+    expect(lastTag(setStatusTag)).toBe('AI interview: invited');
+    expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(resumed ? 0 : 1);
+    const line = expect.objectContaining({ code: 'ats-forbidden' });
+    expect(deps.logger.error).toHaveBeenCalledWith(expect.stringContaining('refused the invite note'), line);
+    // Nothing is tried again: the same stage change finds the candidate invited.
+    const again = await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-2' }), deps);
+    expect(again[0]?.outcome).not.toBe('invited');
+    expect(ats.postNote).toHaveBeenCalledTimes(resumed ? 0 : 1);
   });
 });
