@@ -15,6 +15,7 @@ import {
   refusesKey,
   warnRefusedForGood,
 } from './errors';
+import { mayHaveSucceeded } from '../errors';
 import { sayKeyRefused } from './key-refused';
 import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
@@ -647,9 +648,14 @@ function emailOutcomes(
   channels: InviteChannels,
   writes: ReturnType<typeof inviteWrites>,
 ): Pick<InviteStepsInput, 'emailReached' | 'emailFailure'> {
+  // The service's e-mail as its invitation was begun: recorded where an earlier try began it, else as this run asks.
+  const begun = record.steps.serviceInvite;
+  const serviceEmailed =
+    begun?.startedAt !== undefined || stepDone(begun) ? begun?.value === SERVICE_EMAILED : channels.serviceEmails;
   return {
+    // An e-mail whose answer did not come (uncertain) is taken as sent, as it is everywhere: it is never sent again.
     emailReached: () =>
-      channels.serviceEmails ||
+      serviceEmailed ||
       (channels.sendEmail && !writes.emailRefused() && record.steps.inviteEmail?.outcome !== 'refused'),
     emailFailure: emailMayFail(run, channels)
       ? (alone) => emailFailureStep(run, record, () => emailFailureOf(run, channels, writes, record), { writes, alone })
@@ -1002,8 +1008,10 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
   const { lookup } = earlier;
   // Refused for good where an e-mail took the link to the candidate: the note ends refused and the invitation goes on
   // (reminders, expiry, status). Where the note was the link's only way, the refusal fails the invitation.
-  const refusedWhenReached = (error: unknown) => {
+  const refusedWhenReached = (error: unknown): { refused: string } | { uncertain: string } => {
     if (!input.emailReached()) throw error;
+    // Refused after an answer that did not come (postNoteOnce's second post): the first may have landed.
+    if (mayHaveSucceeded(error) && isPermanent(error) && !refusesKey(error)) return { uncertain: errorCode(error) };
     return refusedForGood(error);
   };
   return {
@@ -1019,7 +1027,8 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
         signal,
       ).catch(refusedWhenReached),
     recordDone: (result, outcome, last) => {
-      const ended = noteEnding(result, outcome);
+      const uncertain = (result as { uncertain?: string } | undefined)?.uncertain;
+      const ended = uncertain ? { outcome: 'uncertain' as const, value: uncertain } : noteEnding(result, outcome);
       if (ended.outcome === 'refused')
         input.deps.logger.error('stage entered: the ATS refused the invite note; the e-mailed invitation goes on', {
           ...input.log,
@@ -1062,7 +1071,8 @@ function priorExpiryNoteStep(
     ...refusableStart(earlier),
     perform: () => postNoteOnce(context.ats, target, { body, marker }, signal).catch(refusedForGood),
     recordDone: (result, outcome, last) => {
-      const ended = noteEnding(result, outcome);
+      const uncertain = (result as { uncertain?: string } | undefined)?.uncertain;
+      const ended = uncertain ? { outcome: 'uncertain' as const, value: uncertain } : noteEnding(result, outcome);
       if (ended.outcome === 'refused')
         input.deps.logger.warn('stage entered: the ATS refused the expiry note carried', input.log);
       return recordStep({ step: { name: 'priorExpiryNote', record: { doneAt: now(), ...ended } }, last });

@@ -91,6 +91,20 @@ describe('Use case: per-candidate invitations', () => {
     expect(ats.postNote).toHaveBeenCalledOnce();
   });
 
+  // The configuration changed since the service's invitation began: whether its e-mail went is what the start recorded.
+  it.each([
+    ['the service e-mailed it (connector now)', 'connector', { value: 'e-mailed by the service' }, 'invited'],
+    ['no one did (service now)', 'service', {}, 'failed'],
+  ] as const)('decides a refused invite note by whether an e-mail went: %s', async (_, now, asked, outcome) => {
+    const { AtsError } = await import('../../../shared/ats');
+    const began = { startedAt: NOW - 5_000, doneAt: NOW - 5_000, ...asked };
+    const claimed = applicationRecord({ state: 'claimed', steps: { serviceInvite: began } });
+    const { ats, deps } = perCandidate(now, claimed);
+    ats.postNote.mockRejectedValue(new AtsError('ats-forbidden', 'POST /notes: 403', { status: 403 }));
+    expect((await handleStageEntered(stageEnteredMessage(), deps))[0]).toMatchObject({ outcome });
+    expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
   it('invites once after a crash before the call reached the service (no invitation found)', async () => {
     const claimed = applicationRecord({ state: 'claimed', steps: { serviceInvite: { startedAt: NOW - 5_000 } } });
     const { inviteCandidate, findInvitation, deps } = perCandidate('connector', claimed);

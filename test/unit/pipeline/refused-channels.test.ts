@@ -131,4 +131,19 @@ describe('Use case: the ATS refuses the invite note for good after the e-mail we
     expect(again[0]?.outcome).not.toBe('invited');
     expect(ats.postNote).toHaveBeenCalledTimes(resumed ? 0 : 1);
   });
+
+  it('records the note uncertain when a second post is refused after the first got a 5xx: it may be in', async () => {
+    const { deps, ats, store } = fresh(false);
+    ats.postNote
+      .mockRejectedValueOnce(
+        new AtsError('ats-unavailable', 'POST notes: 500', { status: 500, mayHaveSucceeded: true }),
+      )
+      .mockRejectedValueOnce(new AtsError('ats-forbidden', 'POST notes: 403', { status: 403 }));
+    expect((await handleStageEntered(stageEnteredMessage({ deliveryId: 'evt-2' }), deps))[0]).toMatchObject({
+      outcome: 'invited',
+    });
+    const invited = await store.getApplication(key);
+    expect(invited?.steps.inviteNote).toMatchObject({ outcome: 'uncertain', value: 'ats-forbidden' });
+    expect(ats.postNote).toHaveBeenCalledTimes(2);
+  });
 });
