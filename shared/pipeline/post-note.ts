@@ -64,13 +64,23 @@ export function refusedUnlanded(error: unknown): { refused: string } {
   return refusedForGood(error);
 }
 
-/** How a note's step ended, for its record: refused (with the ATS's code), uncertain, or neither. */
+/**
+ * A note's post the ATS refused for good, as its step's result: refused; or, refused after an answer that did not come
+ * (postNoteOnce's second post: the first may have landed), uncertain, and not posted again.
+ */
+export function refusedOrUncertain(error: unknown): { refused: string } | { uncertain: string } {
+  if (mayHaveSucceeded(error) && isPermanent(error) && !refusesKey(error)) return { uncertain: errorCode(error) };
+  return refusedUnlanded(error);
+}
+
+/** How a note's step ended, for its record: refused or uncertain (with the code the ATS gave, if any), or neither. */
 export function noteEnding(
   result: unknown,
   outcome: StepOutcome,
 ): { outcome?: 'refused' | 'uncertain'; value?: string } {
-  const refused = (result as { refused?: string } | undefined)?.refused;
-  if (refused) return { outcome: 'refused', value: refused };
+  const ended = result as { refused?: string; uncertain?: string } | undefined;
+  if (ended?.refused) return { outcome: 'refused', value: ended.refused };
+  if (ended?.uncertain) return { outcome: 'uncertain', value: ended.uncertain };
   return outcome === 'uncertain' ? { outcome: 'uncertain' } : {};
 }
 

@@ -15,13 +15,12 @@ import {
   refusesKey,
   warnRefusedForGood,
 } from './errors';
-import { mayHaveSucceeded } from '../errors';
 import { sayKeyRefused } from './key-refused';
 import { expiryNote, formatInviteNote } from './report-note';
 import { runSteps, type Step } from './steps';
 import { waitForHolder } from './held-claim';
 import { noteStart } from './note-start';
-import { noteEnding, postNoteOnce, refusableStart, refusedForGood } from './post-note';
+import { noteEnding, postNoteOnce, refusableStart, refusedForGood, refusedOrUncertain } from './post-note';
 import {
   type ConnectionContext,
   heldTurn,
@@ -1008,11 +1007,9 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
   const { lookup } = earlier;
   // Refused for good where an e-mail took the link to the candidate: the note ends refused and the invitation goes on
   // (reminders, expiry, status). Where the note was the link's only way, the refusal fails the invitation.
-  const refusedWhenReached = (error: unknown): { refused: string } | { uncertain: string } => {
+  const refusedWhenReached = (error: unknown) => {
     if (!input.emailReached()) throw error;
-    // Refused after an answer that did not come (postNoteOnce's second post): the first may have landed.
-    if (mayHaveSucceeded(error) && isPermanent(error) && !refusesKey(error)) return { uncertain: errorCode(error) };
-    return refusedForGood(error);
+    return refusedOrUncertain(error);
   };
   return {
     name: 'invite-note-posted',
@@ -1027,8 +1024,7 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
         signal,
       ).catch(refusedWhenReached),
     recordDone: (result, outcome, last) => {
-      const uncertain = (result as { uncertain?: string } | undefined)?.uncertain;
-      const ended = uncertain ? { outcome: 'uncertain' as const, value: uncertain } : noteEnding(result, outcome);
+      const ended = noteEnding(result, outcome);
       if (ended.outcome === 'refused')
         input.deps.logger.error('stage entered: the ATS refused the invite note; the e-mailed invitation goes on', {
           ...input.log,
@@ -1071,8 +1067,7 @@ function priorExpiryNoteStep(
     ...refusableStart(earlier),
     perform: () => postNoteOnce(context.ats, target, { body, marker }, signal).catch(refusedForGood),
     recordDone: (result, outcome, last) => {
-      const uncertain = (result as { uncertain?: string } | undefined)?.uncertain;
-      const ended = uncertain ? { outcome: 'uncertain' as const, value: uncertain } : noteEnding(result, outcome);
+      const ended = noteEnding(result, outcome);
       if (ended.outcome === 'refused')
         input.deps.logger.warn('stage entered: the ATS refused the expiry note carried', input.log);
       return recordStep({ step: { name: 'priorExpiryNote', record: { doneAt: now(), ...ended } }, last });

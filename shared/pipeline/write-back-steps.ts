@@ -2,12 +2,12 @@ import { serviceLink } from '../validation';
 import type { ApplicationRef, AtsFile, AtsNote, ExitKind } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { StageMatcher } from '../config';
-import { errorCode, errorName, mayHaveSucceeded } from '../errors';
-import { isPermanent, refusesKey } from './errors';
+import { errorName, mayHaveSucceeded } from '../errors';
+import { isPermanent } from './errors';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
 import { tellInviteFailure } from './failure-note';
-import { noteEnding, postNoteOnce, refusableStart, refusedUnlanded } from './post-note';
+import { noteEnding, postNoteOnce, refusableStart, refusedOrUncertain, refusedUnlanded } from './post-note';
 import { type decideAdvance, formatReportNote } from './report-note';
 import type { Step } from './steps';
 import {
@@ -106,7 +106,7 @@ export function reportNoteStep(
           linkDone ?? (outcome === 'found' && link ? { name: 'reportLink', record: { doneAt: now() } } : undefined),
         step: {
           name: 'reportNote',
-          record: { doneAt: now(), ...noteValue(note), ...noteEnding(note, note?.uncertain ? 'uncertain' : outcome) },
+          record: { doneAt: now(), ...noteValue(note), ...noteEnding(note, outcome) },
         },
         data: { flaggedForReview: hasRule && !decision.advance },
         last,
@@ -121,10 +121,7 @@ export function reportNoteStep(
  * good after an answer that did not come (the first post may have landed), uncertain and not posted again.
  */
 function postReportNoteOnce(input: WriteBackStepsInput, note: AtsNote): Promise<NoteResult> {
-  return postReportNote(input, note).catch((error: unknown): NoteResult => {
-    if (mayHaveSucceeded(error) && isPermanent(error) && !refusesKey(error)) return { uncertain: errorCode(error) };
-    return refusedUnlanded(error);
-  });
+  return postReportNote(input, note).catch(refusedOrUncertain);
 }
 
 /** What the report note's record keeps: the note's id, why it was skipped, or the refusal's code. */
