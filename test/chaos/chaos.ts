@@ -704,7 +704,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ? undefined
         : `${c.kind} ${c.applicationId}: ${record?.state} shows ${JSON.stringify(tags)} (claim ` +
             `${record?.steps?.status?.value}, exit ${record?.exit?.at ?? '-'}, expired ${record?.expiredAt ?? '-'}, ` +
-            `from ${record?.leftFrom ?? '-'}, re-invitations ${record?.reinvitations ?? 0})`;
+            `from ${record?.leftFrom ?? '-'}, re-invitations ${record?.reinvitations ?? 0}; ` +
+            `tags as written: ${s.ats[c.kind].tagHistoryOf(c.applicationId).join(' | ')})`;
     });
 
     if (options.perCandidateInvites.length) {

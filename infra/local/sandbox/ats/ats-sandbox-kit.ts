@@ -40,6 +40,8 @@ const seededState = (jobs: KitJob[]) => ({
   ...{ notes: [] as KitNote[], moves: [] as Move[], links: [] as { applicationId: string; url: string }[] },
   /** Tags by the id the ATS keys them on (Lever's opportunity, Workable's and Ashby's candidate). */
   tags: {} as Record<string, string[]>,
+  /** Each key's tags after each write, with its time: the order writes landed in, for a check that finds one wrong. */
+  tagHistory: {} as Record<string, string[]>,
   ...{ deliveries: [] as DeliveryRecord[], webhooks: [] as WebhookTarget[], ...edgeState() },
 });
 export type AtsSandboxState = ReturnType<typeof seededState>;
@@ -110,8 +112,14 @@ export class PartnerClient<P extends { key: string }> {
 export function retag(state: AtsSandboxState, key: string, tags: unknown[], add: boolean): string[] {
   const held = new Set(state.tags[key] ?? []);
   for (const tag of tags) add ? held.add(String(tag)) : held.delete(String(tag));
-  state.tags[key] = [...held];
-  return state.tags[key];
+  return setTags(state, key, [...held]);
+}
+
+/** The key's tags replaced, the write kept in its history (the last 20). */
+export function setTags(state: AtsSandboxState, key: string, tags: string[]): string[] {
+  state.tags[key] = tags;
+  state.tagHistory[key] = [...(state.tagHistory[key] ?? []), `${new Date().toISOString()} ${tags}`].slice(-20);
+  return tags;
 }
 
 type Act = (body: Body) => unknown;
@@ -259,6 +267,8 @@ function readings(kit: KitContext) {
     notesOf: (id: string) => state.notes.filter((n) => n.applicationId === id).map((n) => n.body),
     /** The tags the application (or its candidate, where the ATS tags candidates) carries. */
     tagsOf: (id: string) => state.tags[id] ?? state.tags[kit.application(id)?.candidateId ?? ''] ?? [],
+    tagHistoryOf: (id: string) =>
+      state.tagHistory[id] ?? state.tagHistory[kit.application(id)?.candidateId ?? ''] ?? [],
     /** The files uploaded to the application (or its candidate), with the URL that serves each. */
     filesOf: (id: string) => kit.files.list(kit.ownersOf(id)),
     stageNameOf: (id: string) => stageName(need(kit, id), need(kit, id).stageId),

@@ -1,5 +1,6 @@
 import {
   DEFAULT_REASONS,
+  setTags,
   type KitApplication,
   type KitContext,
   type KitJob,
@@ -51,7 +52,7 @@ export function greenhouseRecords(kit: () => KitContext) {
     retagged(candidateId: number) {
       const rows = records.appliedTags.filter((r) => r.candidate_id === candidateId);
       const names = rows.map((r) => records.candidateTags.find((t) => t.id === r.candidate_tag_id)?.name ?? '');
-      kit().state.tags[String(candidateId)] = names;
+      setTags(kit().state, String(candidateId), names);
     },
     /** The reason of the exit's type and text (none given: its first); a text it lacks is added as a new reason. */
     reasonOf({ exit }: KitApplication): RejectionReason | null {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { workableProfile } from '../../../../../shared/ats/workable/profile';
 import { base64Bytes, contentTypeOf } from '../../file-store';
 import { json, type Route, type RouteContext } from '../../http-kit';
-import { startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
+import { setTags, startAtsSandbox, type AtsSandbox, type SandboxOptions } from '../ats-sandbox-kit';
 import type { Body, KitApplication, KitContext, KitJob } from '../ats-sandbox-kit';
 import { Refusal } from '../edge';
 import { nextUrlPage } from '../paging';
@@ -165,7 +165,7 @@ const candidateRoutes = (kit: KitContext): Route[] => [
   // Replaces the candidate's tags (reference: candidate-tags).
   candidate(kit, 'PUT /tags', ({ response }, application, { tags }) => {
     if (!Array.isArray(tags)) throw refusal(422, 'tags must be a list');
-    kit.state.tags[application.id] = [...new Set(tags.map(String))];
+    setTags(kit.state, application.id, [...new Set(tags.map(String))]);
     response.writeHead(204).end();
   }),
   // 201 Created, with an empty body (the reference's example); one attachment, its bytes in base64.
