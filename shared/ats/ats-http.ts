@@ -47,6 +47,12 @@ export interface AtsRequest {
   readOnly?: boolean;
   /** A write whose repeat changes nothing (a tag set or taken off): sent again after a 5xx or a lost answer too. */
   idempotent?: boolean;
+  /**
+   * With `idempotent`: a write another worker's later one must not be undone by (a status tag). Sent again only after
+   * the ATS's own 5xx; with no answer (a timeout, a lost connection, a gateway's 502 or 504) the first attempt may
+   * still land, after a later status, so it goes up as may-have-landed and the message's retry shows the status again.
+   */
+  ordered?: boolean;
 }
 
 /** The body as JSON, or undefined when it is not (an empty 204, an HTML error page). */
@@ -197,17 +203,18 @@ export class AtsHttpClient {
     const url = this.target(request.path);
     const where = `${request.method} ${redactUrl(url)}`;
     const isWrite = request.method !== 'GET' && !request.readOnly && !request.idempotent;
+    const unanswered = isWrite || request.ordered === true;
     const now = this.options.now ?? Date.now;
     const gate = this.options.gate;
     let refreshed = false;
     const attempt = async (): Promise<{ where: string; body: unknown; headers: Headers }> => {
       await gate?.beforeCall(where, request.signal);
-      let response = await this.send(request, url, await this.options.authorization(false), isWrite);
+      let response = await this.send(request, url, await this.options.authorization(false), unanswered);
       gate?.afterAnswer(response.status, response.headers);
       if (response.status === 401 && !refreshed) {
         // An expired or revoked token: authenticate once more (nothing was written with a 401).
         refreshed = true;
-        response = await this.send(request, url, await this.options.authorization(true), isWrite);
+        response = await this.send(request, url, await this.options.authorization(true), unanswered);
         gate?.afterAnswer(response.status, response.headers);
       }
       if (response.status < 200 || response.status >= 300) {
@@ -220,7 +227,7 @@ export class AtsHttpClient {
           { status: response.status, retryAfterMs: retryAfter },
           where,
           errorDetail(response.bodyText),
-          isWrite,
+          isWrite || (unanswered && (response.status === 502 || response.status === 504)),
         );
       }
       const body = safeJson(response.bodyText);
@@ -234,7 +241,7 @@ export class AtsHttpClient {
       signal: request.signal,
       // A call the pacing kept back waits in the queue for its turn, not in the worker; a write is sent again only
       // when the ATS refused it outright.
-      shouldRetry: (error) => !(error instanceof AtsError && error.paced) && (!isWrite || !mayHaveSucceeded(error)),
+      shouldRetry: (error) => !(error instanceof AtsError && error.paced) && (!unanswered || !mayHaveSucceeded(error)),
     });
   }
 }

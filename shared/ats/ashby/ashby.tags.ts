@@ -34,6 +34,7 @@ export class AshbyTags {
           body: { candidateId, tagId: old.id },
           signal,
           idempotent: true,
+          ordered: true,
         },
         v.unknown(),
       );
@@ -41,7 +42,14 @@ export class AshbyTags {
     const tagId = tag === undefined ? undefined : await this.tagId(tag, true, signal);
     if (!tagId || held.some((t) => t.id === tagId)) return;
     await this.http.write(
-      { method: 'POST', path: '/candidate.addTag', body: { candidateId, tagId }, signal, idempotent: true },
+      {
+        method: 'POST',
+        path: '/candidate.addTag',
+        body: { candidateId, tagId },
+        signal,
+        idempotent: true,
+        ordered: true,
+      },
       v.unknown(),
     );
   };

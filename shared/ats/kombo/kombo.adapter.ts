@@ -159,7 +159,11 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     const tagWrite = (write: 'addTag' | 'removeTag', method: 'POST' | 'DELETE', name: string) =>
       this.capabilities.attempt(
         write,
-        () => this.http.write({ method, path, body: { tag: { name } }, signal, idempotent: true }, v.unknown()),
+        () =>
+          this.http.write(
+            { method, path, body: { tag: { name } }, signal, idempotent: true, ordered: true },
+            v.unknown(),
+          ),
         signal,
       );
     if (tag !== undefined && !present.has(tag) && 'skipped' in (await tagWrite('addTag', 'POST', tag))) return;

@@ -187,6 +187,7 @@ export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements A
           body: { tags: others },
           signal,
           idempotent: true,
+          ordered: true,
         },
         v.unknown(),
       );
@@ -198,6 +199,7 @@ export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements A
         body: { tags: [tag] },
         signal,
         idempotent: true,
+        ordered: true,
       },
       v.unknown(),
     );

@@ -150,7 +150,7 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
     const tagShown = tag === undefined || current.includes(tag);
     if (tagShown && current.every((t) => !others.includes(t))) return;
     await this.http.write(
-      { method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal, idempotent: true },
+      { method: 'PUT', path: `${path}/tags`, body: { tags: next }, signal, idempotent: true, ordered: true },
       v.unknown(),
     );
     this.reads.wrote(target, { tags: next }, signal);

@@ -8,9 +8,13 @@ import { route, stubFetch, type StubAnswer, type StubCall } from '../../helpers/
 // change adds the new tag and takes off only the status tags the candidate has (read from Kombo's synced copy).
 const INTEGRATION = 'personio:acme-unified';
 
-function komboCandidate(tags: string[]) {
+function komboCandidate(tags: string[], lose: { first?: string } = {}) {
   const held = [...tags];
   const answer = (call: StubCall): StubAnswer => {
+    if (lose.first && call.method === lose.first) {
+      lose.first = undefined;
+      throw new TypeError('fetch failed: socket hang up');
+    }
     const body = (call.body ?? {}) as { tag?: { name?: string } };
     if (call.url.pathname === `/v1/integrations/${encodeURIComponent(INTEGRATION)}`) {
       const writeActions = Object.values(KOMBO_WRITE_ACTIONS).map((id) => ({
@@ -36,7 +40,8 @@ function komboCandidate(tags: string[]) {
   };
   const stub = stubFetch(answer);
   const { connection, secrets } = komboConnection(INTEGRATION);
-  return { adapter: createAtsAdapter(connection, secrets, { fetch: stub.fetch }), calls: stub.calls, held };
+  const options = { fetch: stub.fetch, sleep: async () => undefined };
+  return { adapter: createAtsAdapter(connection, secrets, options), calls: stub.calls, held };
 }
 
 const target = { atsJobId: 'job-1', atsApplicationId: 'app-1', atsCandidateId: 'cand-1' };
@@ -58,5 +63,14 @@ describe('Kombo status tags', () => {
     const { adapter, calls } = komboCandidate(['AI interview: invited']);
     await adapter.setStatusTag?.(target, 'AI interview: invited', othersThan('AI interview: invited'));
     expect(calls.filter((c) => c.method !== 'GET')).toEqual([]);
+  });
+
+  // Its answer lost, the write may still land after a later status: not sent again here (test/unit/ats/ordered-writes).
+  it('sends a tag write whose answer never came once, and says it may have landed', async () => {
+    const { adapter, calls } = komboCandidate(['AI interview: invited'], { first: 'POST' });
+    await expect(
+      adapter.setStatusTag?.(target, 'AI interview: expired', othersThan('AI interview: expired')),
+    ).rejects.toMatchObject({ mayHaveSucceeded: true });
+    expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { ATS_ERROR_CODES, AtsError } from '../../../shared/ats/errors';
 import { handleFollowUp } from '../../../shared/pipeline/follow-up.use-case';
 import { handleReportCreated } from '../../../shared/pipeline/report-created.use-case';
 import { showStatus } from '../../../shared/pipeline/status';
@@ -28,6 +29,23 @@ const storeWith = (application: Partial<ApplicationRecord>) =>
   new MemoryMappingStore().seed({
     jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', inviteUrl: 'https://i/int-1', leaseOwner: undefined })],
     applications: [applicationRecord(application)],
+  });
+
+/** A connection showing its status as tags, whose invitations expire after 7 days. */
+function expiringContext() {
+  const document = connectionDocument({ writeBack: { status: 'tags' } });
+  const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
+  connection.triggers = connection.triggers.map((t) => ({ ...t, expireAfterDays: 7 }));
+  return fakeContext(document);
+}
+
+/** An application expired a second ago, its invitation e-mailed 8 days ago and its expiry note posted. */
+const expiredWith = (steps: ApplicationRecord['steps']) =>
+  storeWith({
+    state: 'expired',
+    expiredAt: NOW - 1000,
+    entryDeliveryId: 'evt-1',
+    steps: { inviteEmail: { doneAt: NOW - 8 * 86_400_000 }, expiryNote: { doneAt: NOW - 500 }, ...steps },
   });
 
 const gate = () => {
@@ -82,17 +100,10 @@ describe('Status tags: a late expiry and a report written back at once', () => {
       return { noteId: 'note-report' };
     });
 
-    const store = storeWith({
-      state: 'expired',
-      expiredAt: NOW - 1000,
-      entryDeliveryId: 'evt-1',
-      steps: {
-        inviteEmail: { doneAt: NOW - 8 * 86_400_000 },
-        reminder1: { startedAt: NOW - 7 * 86_400_000, doneAt: NOW - 7 * 86_400_000 },
-        // The first expiry posted its note and crashed ('expiry-note-posted'); its retry found the note.
-        expiryNote: { doneAt: NOW - 500 },
-        status: { value: standing, rank, startedAt: NOW - 1000 },
-      },
+    const store = expiredWith({
+      reminder1: { startedAt: NOW - 7 * 86_400_000, doneAt: NOW - 7 * 86_400_000 },
+      // The first expiry posted its note and crashed ('expiry-note-posted'); its retry found the note.
+      status: { value: standing, rank, startedAt: NOW - 1000 },
     });
     const deps = dependencies(store, context);
 
@@ -124,12 +135,45 @@ describe('Status tags: a late expiry and a report written back at once', () => {
   });
 });
 
+/**
+ * Seen once in a chaos run beside a busy process (an Ashby candidate written back, tagged "expired"): a tag call whose
+ * answer did not come may still land, after a later worker's status. It goes up as may-have-landed (the adapters send
+ * it again only after the ATS's own 5xx), and the message's retry, after the late call landed, shows the claim again.
+ */
+describe('Status tags: a tag call with no answer that lands after a later status', () => {
+  it("ends with the report's status when the expiry's lost tag write lands after it", async () => {
+    const { context, ats } = expiringContext();
+    // As Workable's tags: the whole list put. The expiry's first put gets no answer; it lands only later.
+    let tags = ['python', 'AI interview: invited'];
+    let late: (() => void) | undefined;
+    const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
+      const next = [...tags.filter((t) => !others.includes(t) && t !== tag), ...(tag ? [tag] : [])];
+      if (tag !== 'AI interview: expired' || late) return void (tags = next);
+      late = () => void (tags = next);
+      throw new AtsError(ATS_ERROR_CODES.unavailable, 'PUT tags timed out after 10000 ms', { mayHaveSucceeded: true });
+    });
+    Object.assign(ats, { setStatusTag });
+    const store = expiredWith({ status: { value: 'invited', rank: 1, startedAt: NOW - 8 * 86_400_000 } });
+    const deps = dependencies(store, context);
+
+    // The expiry claims "expired"; its tag write gets no answer: the message goes back, nothing retried in the call.
+    await expect(handleFollowUp(expireMessage, deps, undefined)).rejects.toMatchObject({ mayHaveSucceeded: true });
+    // The late report is written back and shows its status; then the expiry's put lands over it.
+    expect((await handleReportCreated(reportCreatedMessage(), deps)).outcome).toBe('written-back');
+    expect(tags).toEqual(['python', 'AI interview: completed']);
+    late?.();
+    expect(tags).toEqual(['python', 'AI interview: expired']);
+    // The expiry's retry: its claim is refused, and it shows the one claimed.
+    await handleFollowUp(expireMessage, deps, undefined);
+
+    expect((await store.getApplication(key))?.steps.status?.value).toBe('completed');
+    expect(tags).toEqual(['python', 'AI interview: completed']);
+  });
+});
+
 describe('Status tags: an expiry whose tag landed after an extension', () => {
   it('shows "invited" again when the expiry comes back and finds the invitation extended', async () => {
-    const document = connectionDocument({ writeBack: { status: 'tags' } });
-    const connection = document.connections[0] as { triggers: Record<string, unknown>[] };
-    connection.triggers = connection.triggers.map((t) => ({ ...t, expireAfterDays: 7 }));
-    const { context, ats } = fakeContext(document);
+    const { context, ats } = expiringContext();
     // The extension showed "invited"; the expiry's "expired", sent before its worker stopped, landed after it.
     const tags = new Set(['AI interview: expired']);
     const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
