@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { HTTP_DEFAULTS, defaultRetryPolicy, parseRetryAfter, redactUrl, sendHttpRequest, withRetry } from '../http';
 import type { RetryHooks, RetryPolicy } from '../http';
-import { AtsError, ATS_ERROR_CODES, atsErrorForStatus } from './errors';
+import { AtsError, ATS_ERROR_CODES, answeredByServer, atsErrorForStatus } from './errors';
 import type { CallGate } from './call-gate';
 import { announcedResetAt, PROFILES, type RateHeaders } from './profiles';
 import type { AtsAdapterOptions } from './webhook-body';
@@ -25,6 +25,8 @@ export interface AtsHttpOptions {
   rateHeaders?: RateHeaders | undefined;
   /** The least wait after a 429 that names no wait and no reset (its profile's `throttled.backOffFromMs`). */
   throttledWaitMs?: number | undefined;
+  /** An API that passes writes on to another (Kombo's): none of its 5xx says the write behind it is not landing. */
+  relayed?: boolean | undefined;
   /** Sent with every call besides the credentials (Kombo's `X-Integration-Id`). */
   headers?: Record<string, string> | undefined;
 }
@@ -88,7 +90,8 @@ export function errorDetail(text: string): string {
 /**
  * The HTTP side every ATS adapter shares: auth header, one re-authentication after a 401, bounded retries that wait
  * as Retry-After (or the rate-limit reset header) says, and writes retried only when the ATS refused them outright
- * (429), never after an answer that may hide a write (5xx, timeout). Pacing is the gate's (shared/pacing/).
+ * (429), never after an answer that may hide a write (5xx, timeout). An `idempotent` write is sent again after a 5xx
+ * or no answer too; one also `ordered` only after its server's own 5xx. Pacing is the gate's (shared/pacing/).
  */
 export class AtsHttpClient {
   private readonly options: AtsHttpOptions;
@@ -227,7 +230,7 @@ export class AtsHttpClient {
           { status: response.status, retryAfterMs: retryAfter },
           where,
           errorDetail(response.bodyText),
-          isWrite || (unanswered && (response.status === 502 || response.status === 504)),
+          isWrite || (unanswered && (this.options.relayed === true || !answeredByServer(response.status))),
         );
       }
       const body = safeJson(response.bodyText);
@@ -240,7 +243,7 @@ export class AtsHttpClient {
       sleep: this.options.sleep,
       signal: request.signal,
       // A call the pacing kept back waits in the queue for its turn, not in the worker; a write is sent again only
-      // when the ATS refused it outright.
+      // when the ATS refused it outright (an idempotent one: when nothing sent may still land).
       shouldRetry: (error) => !(error instanceof AtsError && error.paced) && (!unanswered || !mayHaveSucceeded(error)),
     });
   }

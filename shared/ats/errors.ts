@@ -57,6 +57,12 @@ export class AtsError extends OutwardCallError {
   }
 }
 
+/**
+ * Whether the ATS's own server gave this status: anything under 500, or a 500, 501 or 503 (its refusal). A gateway's
+ * giving up on it (502, 504, a CDN's 520 to 524) is no answer: the write behind it may still land.
+ */
+export const answeredByServer = (status: number): boolean => status < 500 || [500, 501, 503].includes(status);
+
 /** Maps an ATS's HTTP status to an AtsError; 2xx is not an error. */
 export function atsErrorForStatus(
   answer: { status: number; retryAfterMs?: number | undefined },
@@ -75,6 +81,8 @@ export function atsErrorForStatus(
       message,
       retryAfterMs === undefined ? { status } : { status, retryAfterMs },
     );
-  if (status >= 500) return new AtsError(ATS_ERROR_CODES.unavailable, message, { status, mayHaveSucceeded: isWrite });
+  // A 408: the server stopped waiting for the request (as a 5xx, it may pass on a retry).
+  if (status >= 500 || status === 408)
+    return new AtsError(ATS_ERROR_CODES.unavailable, message, { status, mayHaveSucceeded: isWrite });
   return new AtsError(ATS_ERROR_CODES.invalidRequest, message, { status });
 }

@@ -156,6 +156,16 @@ export async function showOwedStatus(place: StandingPlace, record: ApplicationRe
 }
 
 /**
+ * A retried message that finds nothing left to do for `records` (their invitation finished, their exit or return
+ * recorded): the status an earlier try owed is shown again, as its tag write may have got no answer and gone up
+ * (shared/ats/ats-http.ts, `ordered`). A first try shows nothing here: the worker that recorded the change shows it.
+ */
+export async function showOwedOnRetry(place: StandingPlace, records: ApplicationRecord[], receiveCount = 1) {
+  if (receiveCount <= 1) return;
+  for (const record of records) await showOwedStatus(place, record);
+}
+
+/**
  * Records an exit or its undo could change: a 'left' hint concerns the others, a 'returned' one those that left; both
  * concern a record whose status is still owed after an earlier try stopped between its write and its status (on a
  * `retry`, one whose claimed status may never have been shown).

@@ -1,4 +1,4 @@
-import { AtsError } from '../ats/errors';
+import { AtsError, answeredByServer } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
 import { errorCode, httpStatus, isPermanent, mayHaveSucceeded } from '../errors';
 import { refusesKey } from './errors';
@@ -41,10 +41,10 @@ export async function postNoteOnce(
   }
 }
 
-/** The ATS itself answered: a status other than a gateway's giving up on it (502, 504). */
+/** The ATS itself answered: a status other than a gateway's giving up on it (502, 504, 520 to 524). */
 const answeredByAts = (error: unknown): boolean => {
   const status = httpStatus(error);
-  return status !== undefined && status !== 502 && status !== 504;
+  return status !== undefined && answeredByServer(status);
 };
 
 /**

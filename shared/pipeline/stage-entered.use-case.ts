@@ -46,6 +46,7 @@ import { shareStageNames, withStageName } from './stage-names';
 import { statusStep } from './status';
 import {
   actOnStanding,
+  showOwedOnRetry,
   type StandingPlace,
   standingForTrigger,
   standingNow,
@@ -128,6 +129,9 @@ async function confirmAndInvite(
       const first = begun[0];
       if (!first) {
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
+        // Finished on an earlier try, the exit recorded: its "cancelled" shown again where that try's tag went up.
+        const finished = held.filter((r) => r.state === 'left' && r.entryDeliveryId === entered.deliveryId);
+        await showOwedOnRetry({ context, deps, now: deps.now ?? Date.now, signal }, finished, options.receiveCount);
         await writeNotesCarriedUnbegun(unbegun, { message, context, deps, options });
         return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
       }
@@ -445,12 +449,7 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   // it was, and one that had expired is invited again, as any re-entry after an expiry.
   if (claim.kind === 'already-invited' && claim.record.state === 'left' && (await returnedToProcess(run, claim.record)))
     claim = await claimOnce();
-  const log = {
-    connectionId: key.connectionId,
-    atsApplicationId: key.atsApplicationId,
-    triggerId: trigger.id,
-    deliveryId: event.deliveryId,
-  };
+  const log = { ...key, deliveryId: event.deliveryId };
   if (claim.kind === 'held-elsewhere') {
     const reader = { read: () => deps.store.getApplication(key), now: deps.now, sleep: deps.sleep };
     const finished = await waitForHolder(reader, (r) => r.state !== 'claimed', leaseMs);
@@ -459,6 +458,9 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   }
   if (claim.kind !== 'claimed') {
     deps.logger.info('stage entered: nothing to do', { ...log, outcome: claim.kind });
+    // Back in the process on an earlier try (an unreject): its "invited" shown again where that try's tag went up.
+    const place = { context, deps, now: deps.now ?? Date.now, signal: run.options.signal };
+    if (claim.kind === 'already-invited') await showOwedOnRetry(place, [claim.record], run.options.receiveCount);
     // An exit marked during the read holds the claim taken after it (`exitReadAt`): the candidate left meanwhile.
     return { outcome: claim.kind === 'exit-seen' ? 'candidate-left' : claim.kind };
   }

@@ -40,6 +40,7 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     const integrationId = options.connection.atsIntegrationId ?? '';
     this.http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`, {
       headers: { 'x-integration-id': integrationId },
+      relayed: true,
     });
     this.reads = new KomboReads(this.http);
     this.capabilities = new KomboCapabilities(this.http, integrationId);

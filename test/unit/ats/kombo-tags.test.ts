@@ -66,11 +66,11 @@ describe('Kombo status tags', () => {
   });
 
   // Its answer lost, the write may still land after a later status: not sent again here (test/unit/ats/ordered-writes).
-  it('sends a tag write whose answer never came once, and says it may have landed', async () => {
-    const { adapter, calls } = komboCandidate(['AI interview: invited'], { first: 'POST' });
+  it.each(['POST', 'DELETE'])('sends a tag %s whose answer never came once: it may have landed', async (method) => {
+    const { adapter, calls } = komboCandidate(['AI interview: invited'], { first: method });
     await expect(
       adapter.setStatusTag?.(target, 'AI interview: expired', othersThan('AI interview: expired')),
     ).rejects.toMatchObject({ mayHaveSucceeded: true });
-    expect(calls.filter((c) => c.method === 'POST')).toHaveLength(1);
+    expect(calls.filter((c) => c.method === method)).toHaveLength(1);
   });
 });

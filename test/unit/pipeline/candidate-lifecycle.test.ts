@@ -1,5 +1,5 @@
 import { ClaimHeldElsewhereError } from '../../../shared/pipeline/errors';
-import { AtsError } from '../../../shared/ats/errors';
+import { ATS_ERROR_CODES, AtsError } from '../../../shared/ats/errors';
 import { confirmAsParsed } from '../../../shared/ats/port';
 import { describe, expect, it, type Mock, vi } from 'vitest';
 import { handleApplicationChanged } from '../../../shared/pipeline/application-changed.use-case';
@@ -937,6 +937,25 @@ describe('Use case: a candidate who enters the stage again', () => {
       expect(after?.exit).toBeUndefined();
       expect(deps.mailer.sendInvite).toHaveBeenCalledTimes(leftFrom === 'invited' ? 0 : 1);
     }
+  });
+
+  it('shows "invited" again on the retry of an undone exit whose tag write got no answer', async () => {
+    const left = { state: 'left', leftFrom: 'invited', exit: { kind: 'rejected', at: NOW } } as const;
+    const status = { value: 'cancelled', rank: 2.5, startedAt: NOW };
+    const { store, deps, setStatusTag } = invitedCandidate({
+      ...left,
+      steps: { inviteEmail: { doneAt: NOW }, status },
+    });
+    const lost = new AtsError(ATS_ERROR_CODES.unavailable, 'timed out after 10000 ms', { mayHaveSucceeded: true });
+    setStatusTag.mockRejectedValueOnce(lost);
+    const message = stageEnteredMessage({ deliveryId: 'evt-back' });
+    await expect(handleStageEntered(message, deps)).rejects.toBe(lost);
+    expect((await store.getApplication(key))?.state).toBe('invited');
+    // The same message again: the candidate is found invited, and the status its first try owed is shown.
+    const [result] = await handleStageEntered(message, deps, { receiveCount: 2 });
+    expect(result?.outcome).toBe('already-invited');
+    expect(setStatusTag).toHaveBeenCalledTimes(2);
+    expectLastTag(setStatusTag, 'AI interview: invited');
   });
 
   it('leaves an expired invitation be where the trigger never re-invites', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { ATS_ERROR_CODES, AtsError } from '../../../shared/ats/errors';
 import { InvalidRequestError } from '../../../shared/interview-service/errors';
 import { handleStageEntered } from '../../../shared/pipeline/stage-entered.use-case';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
@@ -63,6 +64,25 @@ describe('Use case: invitations finished for a candidate who left the stage', ()
     expect(deps.mailer.sendInvite).not.toHaveBeenCalled();
     expect(ats.postNote).toHaveBeenCalledOnce();
     expect(await store.getApplication(first)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+  });
+
+  it('shows "cancelled" again on the retry when the finished invitation\'s tag write got no answer', async () => {
+    const steps = { inviteEmail: { startedAt: NOW, doneAt: NOW } };
+    const { store, deps, setStatusTag } = rejected([{ steps }], { mode: 'shared-link' });
+    const lost = new AtsError(ATS_ERROR_CODES.unavailable, 'timed out after 10000 ms', { mayHaveSucceeded: true });
+    setStatusTag.mockImplementation(async (_t: unknown, tag: string) => {
+      if (tag === 'AI interview: cancelled' && !setStatusTag.mock.calls.slice(0, -1).some((c) => c[1] === tag))
+        throw lost;
+    });
+    const message = stageEnteredMessage({ deliveryId: 'evt-1' });
+    await expect(handleStageEntered(message, deps)).rejects.toBe(lost);
+    expect(await store.getApplication(first)).toMatchObject({ state: 'left', leftFrom: 'invited' });
+    // The same message again finds nothing claimed: the exit's status, owed since its first try, is shown.
+    const [result] = await handleStageEntered(message, deps, { receiveCount: 2 });
+    expect(result?.outcome).toBe('stage-not-confirmed');
+    const cancelled = setStatusTag.mock.calls.filter((c) => c[1] === 'AI interview: cancelled');
+    expect(cancelled).toHaveLength(2);
+    expect(setStatusTag.mock.calls.at(-1)?.[1]).toBe('AI interview: cancelled');
   });
 
   it("records the exit of one finished though another trigger's step fails, before the message returns", async () => {
