@@ -148,8 +148,11 @@ describe('Status tags: a tag call with no answer that lands after a later status
     let late: (() => void) | undefined;
     const setStatusTag = vi.fn(async (_t: unknown, tag: string | undefined, others: string[]) => {
       const next = [...tags.filter((t) => !others.includes(t) && t !== tag), ...(tag ? [tag] : [])];
-      if (tag !== 'AI interview: expired' || late) return void (tags = next);
-      late = () => void (tags = next);
+      const put = () => {
+        tags = next;
+      };
+      if (tag !== 'AI interview: expired' || late) return put();
+      late = put;
       throw new AtsError(ATS_ERROR_CODES.unavailable, 'PUT tags timed out after 10000 ms', { mayHaveSucceeded: true });
     });
     Object.assign(ats, { setStatusTag });
