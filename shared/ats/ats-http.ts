@@ -230,7 +230,8 @@ export class AtsHttpClient {
           { status: response.status, retryAfterMs: retryAfter },
           where,
           errorDetail(response.bodyText),
-          isWrite || (unanswered && (this.options.relayed === true || !answeredByServer(response.status))),
+          isWrite ||
+            (request.ordered === true && (this.options.relayed === true || !answeredByServer(response.status))),
         );
       }
       const body = safeJson(response.bodyText);

@@ -1,4 +1,4 @@
-import { OutwardCallError } from '../errors';
+import { httpStatus, OutwardCallError } from '../errors';
 
 export const ATS_ERROR_CODES = {
   unauthorized: 'ats-unauthorized',
@@ -62,6 +62,12 @@ export class AtsError extends OutwardCallError {
  * giving up on it (502, 504, a CDN's 520 to 524) is no answer: the write behind it may still land.
  */
 export const answeredByServer = (status: number): boolean => status < 500 || [500, 501, 503].includes(status);
+
+/** An error the ATS's own server answered with (answeredByServer): none when no answer came at all. */
+export const answeredByAts = (error: unknown): boolean => {
+  const status = httpStatus(error);
+  return status !== undefined && answeredByServer(status);
+};
 
 /** Maps an ATS's HTTP status to an AtsError; 2xx is not an error. */
 export function atsErrorForStatus(

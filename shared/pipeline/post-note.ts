@@ -1,6 +1,6 @@
-import { AtsError, answeredByServer } from '../ats/errors';
+import { AtsError, answeredByAts } from '../ats/errors';
 import type { ApplicationRef, AtsAdapter, AtsNote } from '../ats/port';
-import { errorCode, httpStatus, isPermanent, mayHaveSucceeded } from '../errors';
+import { errorCode, isPermanent, mayHaveSucceeded } from '../errors';
 import { refusesKey } from './errors';
 import type { NoteStart } from './note-start';
 import type { StepOutcome } from './steps';
@@ -41,12 +41,6 @@ export async function postNoteOnce(
   }
 }
 
-/** The ATS itself answered: a status other than a gateway's giving up on it (502, 504, 520 to 524). */
-const answeredByAts = (error: unknown): boolean => {
-  const status = httpStatus(error);
-  return status !== undefined && answeredByServer(status);
-};
-
 /**
  * A note's look-up or post the ATS refused for good, as its step's result: the note ends refused, and what follows it
  * (the status, the next step) goes on. A note that cannot be looked up is not posted: it may be there already.
@@ -69,8 +63,8 @@ export function refusedUnlanded(error: unknown): { refused: string } {
  * (postNoteOnce's second post: the first may have landed), uncertain, and not posted again.
  */
 export function refusedOrUncertain(error: unknown): { refused: string } | { uncertain: string } {
-  if (mayHaveSucceeded(error) && isPermanent(error) && !refusesKey(error)) return { uncertain: errorCode(error) };
-  return refusedUnlanded(error);
+  const { refused } = refusedForGood(error);
+  return mayHaveSucceeded(error) ? { uncertain: refused } : { refused };
 }
 
 /** How a note's step ended, for its record: refused or uncertain (with the code the ATS gave, if any), or neither. */
@@ -88,9 +82,10 @@ export function noteEnding(
  * A note's start (note-start.ts) whose look-up, refused for good, ends the note refused: not posted, as it may be there
  * already.
  */
-export function refusableStart(
+export function refusableStart<Ended = { refused: string }>(
   start: NoteStart,
-): Omit<NoteStart, 'lookup'> & { lookup?: () => Promise<{ noteId: string } | { refused: string } | undefined> } {
+  onRefusal: (error: unknown) => Ended = refusedForGood as (error: unknown) => Ended,
+): Omit<NoteStart, 'lookup'> & { lookup?: () => Promise<{ noteId: string } | Ended | undefined> } {
   const { lookup } = start;
-  return lookup ? { ...start, lookup: () => lookup().catch(refusedForGood) } : start;
+  return lookup ? { ...start, lookup: () => lookup().catch(onRefusal) } : start;
 }

@@ -131,7 +131,7 @@ async function confirmAndInvite(
         deps.logger.warn('stage entered: the ATS does not confirm it', { ...log, reason: confirmation.reason });
         // Finished on an earlier try, the exit recorded: its "cancelled" shown again where that try's tag went up.
         const finished = held.filter((r) => r.state === 'left' && r.entryDeliveryId === entered.deliveryId);
-        await showOwedOnRetry({ context, deps, now: deps.now ?? Date.now, signal }, finished, options.receiveCount);
+        await showOwedOnRetry(standingPlace({ context, deps, options }), finished, options.receiveCount);
         await writeNotesCarriedUnbegun(unbegun, { message, context, deps, options });
         return [{ outcome: 'stage-not-confirmed', reason: confirmation.reason }];
       }
@@ -326,8 +326,8 @@ async function afterFinishing(
   unbegun: ApplicationRecord[],
   standing: ApplicationStanding | undefined,
 ): Promise<void> {
-  const { context, deps, options } = delivery;
-  const place: StandingPlace = { context, deps, now: deps.now ?? Date.now, signal: options.signal };
+  const { deps } = delivery;
+  const place = standingPlace(delivery);
   for (const finished of begun) {
     const record = await deps.store.getApplication(finished);
     if (standing && record?.state === 'invited') await actOnStanding(place, record, standing);
@@ -390,11 +390,14 @@ async function inviteForTrigger(run: TriggerRun): Promise<TriggerResult> {
   }
 }
 
+/** Where the run reads and shows where a candidate stands: its connection, what it runs with, its deadline. */
+function standingPlace(run: Pick<TriggerRun, 'context' | 'deps' | 'options'>): StandingPlace {
+  return { context: run.context, deps: run.deps, now: run.deps.now ?? Date.now, signal: run.options.signal };
+}
+
 /** Where an invitation's failure is told: the application as claimed, in the ATS it came from. */
 function failurePlace(run: TriggerRun, record: ApplicationRecord): FailurePlace {
-  const { event, context, deps, options } = run;
-  const target = entryTarget(event, record.atsApplicationId);
-  return { context, record, target, deps, now: deps.now ?? Date.now, signal: options.signal };
+  return { ...standingPlace(run), record, target: entryTarget(run.event, record.atsApplicationId) };
 }
 
 /** The application as the stage change names it. */
@@ -447,8 +450,9 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   }
   // A candidate who left is in the stage again: back in the process (an unreject), their invitation returns to where
   // it was, and one that had expired is invited again, as any re-entry after an expiry.
-  if (claim.kind === 'already-invited' && claim.record.state === 'left' && (await returnedToProcess(run, claim.record)))
-    claim = await claimOnce();
+  // That read shows the status the record owes: not shown again below.
+  const looked = claim.kind === 'already-invited' && claim.record.state === 'left' ? claim.record : undefined;
+  if (looked && (await returnedToProcess(run, looked))) claim = await claimOnce();
   const log = { ...key, deliveryId: event.deliveryId };
   if (claim.kind === 'held-elsewhere') {
     const reader = { read: () => deps.store.getApplication(key), now: deps.now, sleep: deps.sleep };
@@ -459,8 +463,8 @@ async function claimInvite(run: TriggerRun): Promise<ClaimedInvite | TriggerResu
   if (claim.kind !== 'claimed') {
     deps.logger.info('stage entered: nothing to do', { ...log, outcome: claim.kind });
     // Back in the process on an earlier try (an unreject): its "invited" shown again where that try's tag went up.
-    const place = { context, deps, now: deps.now ?? Date.now, signal: run.options.signal };
-    if (claim.kind === 'already-invited') await showOwedOnRetry(place, [claim.record], run.options.receiveCount);
+    if (claim.kind === 'already-invited' && !looked)
+      await showOwedOnRetry(standingPlace(run), [claim.record], run.options.receiveCount);
     // An exit marked during the read holds the claim taken after it (`exitReadAt`): the candidate left meanwhile.
     return { outcome: claim.kind === 'exit-seen' ? 'candidate-left' : claim.kind };
   }
@@ -526,8 +530,7 @@ async function returnedToProcess(run: TriggerRun, record: ApplicationRecord): Pr
     return undefined;
   });
   if (!standing) return false;
-  const place = { context, deps, now: deps.now ?? Date.now, signal: options.signal };
-  return (await actOnStanding(place, record, standing, true)) === 'returned';
+  return (await actOnStanding(standingPlace(run), record, standing, true)) === 'returned';
 }
 
 /**
@@ -655,12 +658,12 @@ function emailOutcomes(
     begun?.startedAt !== undefined || stepDone(begun) ? begun?.value === SERVICE_EMAILED : channels.serviceEmails;
   return {
     // An e-mail whose answer did not come (uncertain) is taken as sent, as it is everywhere: it is never sent again.
-    emailReached: () =>
-      serviceEmailed ||
-      (channels.sendEmail && !writes.emailRefused() && record.steps.inviteEmail?.outcome !== 'refused'),
-    emailFailure: emailMayFail(run, channels)
-      ? (alone) => emailFailureStep(run, record, () => emailFailureOf(run, channels, writes, record), { writes, alone })
-      : undefined,
+    emailReached: () => serviceEmailed || (channels.sendEmail && emailRefusal(writes, record) === undefined),
+    // Only the connector's own e-mail may not go out and be told of; finishing, the one its record says began.
+    emailFailure:
+      (run.finishing ? channels.sendEmail : run.trigger.invite.email) && !channels.serviceEmails
+        ? (alone) => emailFailureStep(run, record, () => emailFailureOf(channels, writes, record), { writes, alone })
+        : undefined,
   };
 }
 
@@ -745,22 +748,20 @@ function emailFailureStep(
   };
 }
 
-/** Whether the invitation's e-mail may not go out and be told of (emailFailureOf): the connector's own e-mail. */
-const emailMayFail = (run: TriggerRun, channels: InviteChannels): boolean =>
-  (run.finishing ? channels.sendEmail : run.trigger.invite.email) && !channels.serviceEmails;
+/** SES's refusal of the invitation e-mail, on this try or recorded by an earlier one. */
+function emailRefusal(writes: { emailRefused: () => string | undefined }, record: ApplicationRecord) {
+  const earlier = record.steps.inviteEmail;
+  return writes.emailRefused() ?? (earlier?.outcome === 'refused' ? (earlier.value ?? 'refused') : undefined);
+}
 
-/** Why the invitation e-mail did not go out, where it was to go: no usable address, or SES refused it. */
+/** Why the connector's invitation e-mail did not go out: no usable address, or SES refused it. */
 function emailFailureOf(
-  run: TriggerRun,
   channels: InviteChannels,
   writes: { emailRefused: () => string | undefined },
   record: ApplicationRecord,
 ): { cause: InviteFailure; code?: string | undefined } | undefined {
-  // Finishing, the e-mail its record says began is told of, whatever the configuration says now.
-  if (!emailMayFail(run, channels)) return undefined;
   if (!channels.recipient) return { cause: 'no-email' };
-  const earlier = record.steps.inviteEmail;
-  const refused = writes.emailRefused() ?? (earlier?.outcome === 'refused' ? (earlier.value ?? 'refused') : undefined);
+  const refused = emailRefusal(writes, record);
   return refused ? { cause: 'email-refused', code: refused } : undefined;
 }
 
@@ -1006,7 +1007,6 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
     { resumed: input.resumed, startedAt: record.steps.inviteNote?.startedAt },
     { start: () => start(now()), clear: () => start(undefined) },
   );
-  const { lookup } = earlier;
   // Refused for good where an e-mail took the link to the candidate: the note ends refused and the invitation goes on
   // (reminders, expiry, status). Where the note was the link's only way, the refusal fails the invitation.
   const refusedWhenReached = (error: unknown) => {
@@ -1016,8 +1016,7 @@ function inviteNoteStep(input: InviteStepsInput, link: { url: string }): Step<un
   return {
     name: 'invite-note-posted',
     done: stepDone(record.steps.inviteNote),
-    ...earlier,
-    ...(lookup ? { lookup: () => lookup().catch(refusedWhenReached) } : {}),
+    ...refusableStart(earlier, refusedWhenReached),
     perform: () =>
       postNoteOnce(
         context.ats,
