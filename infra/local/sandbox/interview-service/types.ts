@@ -66,6 +66,8 @@ export interface SandboxDelivery {
   status?: number;
   error?: string;
   at: string;
+  /** When the connector answered it (epoch ms): it marks the report's invitation before it answers. */
+  answeredAtMs?: number;
 }
 
 export interface SandboxFaults {

@@ -48,6 +48,11 @@ export class ReportDeliveries {
     const body = JSON.stringify({ event: 'interview_report.created', data: report });
     const answer = await postWebhook(webhook.url, body, { timeoutMs: this.timeoutMs });
     if ('error' in answer) Object.assign(record, { outcome: 'failed', error: answer.error });
-    else Object.assign(record, { outcome: answer.status < 300 ? 'delivered' : 'failed', status: answer.status });
+    else
+      Object.assign(record, {
+        outcome: answer.status < 300 ? 'delivered' : 'failed',
+        status: answer.status,
+        answeredAtMs: Date.now(),
+      });
   }
 }
