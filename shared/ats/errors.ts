@@ -37,6 +37,8 @@ export class AtsError extends OutwardCallError {
       turnCalls?: number;
       turnKind?: string;
       mayHaveSucceeded?: boolean;
+      /** It failed before its write was sent (a read the write needs first): nothing was written. */
+      beforeWrite?: boolean;
       cause?: unknown;
     } = {},
   ) {
@@ -46,7 +48,7 @@ export class AtsError extends OutwardCallError {
     // again.
     const { status } = context;
     const refused = status !== undefined && status >= 400 && status < 500 && status !== 408;
-    const definitelyNotSent = !context.mayHaveSucceeded && (paced || refused);
+    const definitelyNotSent = !context.mayHaveSucceeded && (paced || refused || context.beforeWrite === true);
     const retryable = rateLimited || code === ATS_ERROR_CODES.unavailable;
     super(code, message, { ...context, retryable, rateLimited, definitelyNotSent });
     this.name = 'AtsError';
@@ -91,4 +93,15 @@ export function atsErrorForStatus(
   if (status >= 500 || status === 408)
     return new AtsError(ATS_ERROR_CODES.unavailable, message, { status, mayHaveSucceeded: isWrite });
   return new AtsError(ATS_ERROR_CODES.invalidRequest, message, { status });
+}
+
+/**
+ * A failure of a read a write needs first (Kombo's table of what the integration can write): the write was never
+ * sent, so a step recorded as begun may be cleared and done again (shared/pipeline/steps.ts).
+ */
+export function failedBeforeWrite(error: unknown): unknown {
+  if (!(error instanceof AtsError) || error.definitelyNotSent || error.mayHaveSucceeded) return error;
+  const { status, retryAfterMs, paced, turnAt, turnCalls, turnKind } = error;
+  const facts = { status, retryAfterMs, paced, turnAt, turnCalls, turnKind };
+  return new AtsError(error.code, error.message, { ...facts, beforeWrite: true, cause: error });
 }

@@ -1,5 +1,6 @@
 import type { AtsHttpClient } from '../ats-http';
 import { errorMessage, httpStatus } from '../../errors';
+import { failedBeforeWrite } from '../errors';
 import { KOMBO_ERROR_CODES, KOMBO_WRITE_ACTIONS } from './kombo.actions';
 import { komboIntegrationSchema } from './kombo.schemas';
 
@@ -82,7 +83,10 @@ export class KomboCapabilities {
     run: () => Promise<T>,
     signal?: AbortSignal,
   ): Promise<{ made: T } | { skipped: string }> {
-    const refusal = await this.refusal(write, signal);
+    // The table read failed: the write was never sent (a step may do it again), whatever the read met.
+    const refusal = await this.refusal(write, signal).catch((error: unknown) => {
+      throw failedBeforeWrite(error);
+    });
     if (refusal) return { skipped: refusal };
     try {
       return { made: await run() };

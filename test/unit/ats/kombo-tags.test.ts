@@ -41,7 +41,7 @@ function komboCandidate(tags: string[], lose: { first?: string } = {}) {
   const stub = stubFetch(answer);
   const { connection, secrets } = komboConnection(INTEGRATION);
   const options = { fetch: stub.fetch, sleep: async () => undefined };
-  return { adapter: createAtsAdapter(connection, secrets, options), calls: stub.calls, held };
+  return { adapter: createAtsAdapter(connection, secrets, options), calls: stub.calls, held, answer };
 }
 
 const target = { atsJobId: 'job-1', atsApplicationId: 'app-1', atsCandidateId: 'cand-1' };
@@ -72,5 +72,35 @@ describe('Kombo status tags', () => {
       adapter.setStatusTag?.(target, 'AI interview: expired', othersThan('AI interview: expired')),
     ).rejects.toMatchObject({ mayHaveSucceeded: true });
     expect(calls.filter((c) => c.method === method)).toHaveLength(1);
+  });
+});
+
+describe("Kombo writes behind a failed read of the integration's table", () => {
+  it.each([
+    ['answered 503', () => ({ status: 503, json: { status: 'error', error: { message: 'unavailable' } } })],
+    [
+      'not answered',
+      () => {
+        throw new TypeError('fetch failed: socket hang up');
+      },
+    ],
+  ])('say the note was never sent when the table read was %s, and post it on the next try', async (_what, fail) => {
+    let failures = 100;
+    const healthy = komboCandidate([]);
+    const stub = stubFetch((call) => {
+      if (call.url.pathname.startsWith('/v1/integrations/') && failures-- > 0) return fail();
+      if (route(call).startsWith(`POST /v1/ats/applications/${target.atsApplicationId}/notes`))
+        return { status: 200, json: { status: 'success', data: {}, warnings: [] } };
+      return healthy.answer(call);
+    });
+    const { connection, secrets } = komboConnection(INTEGRATION);
+    const adapter = createAtsAdapter(connection, secrets, { fetch: stub.fetch, sleep: async () => undefined });
+    const note = { body: 'AI interview report', marker: 'ai-interview-report:r-1' };
+    // The step that recorded its start clears it on this answer (shared/pipeline/steps.ts), so the note is not lost.
+    await expect(adapter.postNote(target, note)).rejects.toMatchObject({ definitelyNotSent: true });
+    expect(stub.calls.filter((c) => c.method === 'POST')).toEqual([]);
+    failures = 0;
+    await adapter.postNote(target, note);
+    expect(stub.calls.filter((c) => c.method === 'POST')).toHaveLength(1);
   });
 });
