@@ -20,6 +20,7 @@ import {
   recordWriteBackStep,
   reportNoteStep,
   moveRefused,
+  movedOut,
   stageMoveStep,
   startedClean,
   writeBackKey,
@@ -280,8 +281,13 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
       : rule
         ? 'flagged for review'
         : 'completed';
-  // A move the ATS refused leaves the candidate for a recruiter: flagged for review.
-  const status = () => (decided === 'advanced' && moveRefused(input) ? 'flagged for review' : decided);
+  // A move the ATS refused leaves the candidate for a recruiter: flagged for review. One that found the candidate gone
+  // shows what the look before the note shows for an exit: completed.
+  const status = () => {
+    if (decided !== 'advanced') return decided;
+    if (moveRefused(input)) return 'flagged for review';
+    return movedOut(input) ? 'completed' : decided;
+  };
   const recordStatus = (last: boolean) => recordWriteBackStep(input, { last });
   const fileSteps = reportFileSteps(run, input);
   const steps = [
@@ -308,7 +314,7 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
   }
   // An operator attached this parked report by hand: it is no longer unmatched.
   if (message.atsApplicationId) await deps.store.unparkReport(context.connection.id, report.report_id);
-  const advanced = decision.advance && !moveRefused(input);
+  const advanced = decision.advance && !moveRefused(input) && !movedOut(input);
   deps.logger.info('report written back', { ...claimed.log, advanced });
   return { outcome: 'written-back', advanced, flagged: rule !== undefined && !advanced };
 }

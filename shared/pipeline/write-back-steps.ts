@@ -49,6 +49,8 @@ export interface WriteBackStepsInput {
   noteFile?: { read: () => Promise<AtsFile>; carried: () => void } | undefined;
   /** The stage move was refused for good in this try (stageMoveStep). */
   moveRefused?: boolean;
+  /** The move found the candidate gone from the process (rejected, withdrawn, hired) in this try (stageMoveStep). */
+  movedOut?: boolean;
 }
 
 /**
@@ -198,15 +200,19 @@ export function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher)
     name: 'stage-moved',
     done: stepDone(record.steps.stageMove),
     started: false,
-    perform: () =>
-      context.ats.moveToStage(target, toStage, signal).catch(async (error: unknown) => {
+    perform: async (): Promise<Moved> => {
+      const moved = await context.ats.moveToStage(target, toStage, signal).catch(async (error: unknown) => {
         const refused = refusedUnlanded(error);
         // Told once (the note's own step), before the move's record: a retry finds it told.
         const place = { context, record, target, deps: input.deps, now, signal };
         await tellInviteFailure(place, { cause: 'move-refused', code: refused.refused, notSent: false });
         return refused;
-      }),
+      });
+      if ('exit' in moved && moved.exit) await exitFoundByMove(input, moved.exit);
+      return moved;
+    },
     recordDone: (moved, _outcome, last) => {
+      if (moved?.exit) input.movedOut = true;
       if (moved?.refused) {
         input.moveRefused = true;
         input.deps.logger.error('report: the ATS refused the stage move; the candidate is flagged for review', {
@@ -225,6 +231,24 @@ export function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher)
     },
   };
 }
+
+/**
+ * The move's own read found the candidate gone (the exit came between the look before the note and the move, or the
+ * look was skipped on a retry): their exit is recorded, as that look records one (report-created.use-case.ts).
+ */
+async function exitFoundByMove(input: WriteBackStepsInput, kind: ExitKind): Promise<void> {
+  const { deps, key, now } = input;
+  await deps.store.recordExit(input.record, { kind, at: now() });
+  deps.logger.info('report: the candidate left the process; the stage is not moved', {
+    connectionId: key.connectionId,
+    atsApplicationId: key.atsApplicationId,
+    exit: kind,
+  });
+}
+
+/** Whether the write-back's move found the candidate gone (this try, or recorded by an earlier one). */
+export const movedOut = (input: Pick<WriteBackStepsInput, 'record' | 'movedOut'>): boolean =>
+  input.movedOut === true || input.record.steps.stageMove?.value?.startsWith('not-moved:') === true;
 
 /** Whether the write-back's stage move was refused for good (this try, or recorded by an earlier one). */
 export const moveRefused = (input: Pick<WriteBackStepsInput, 'record' | 'moveRefused'>): boolean =>

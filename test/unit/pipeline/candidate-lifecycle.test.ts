@@ -460,6 +460,22 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(ended?.leaseOwner).toBeUndefined();
   });
 
+  it('records an exit the move itself found, and shows no "advanced" for a candidate it did not move', async () => {
+    // Rejected between the look before the note and the move: the move's own read finds them gone.
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    ats.moveToStage.mockResolvedValue({ moved: false, stageId: '9001', exit: 'rejected' });
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({
+      outcome: 'written-back',
+      advanced: false,
+    });
+    const shown = setStatusTag.mock.calls.map((call) => call[1]);
+    expect(shown).not.toContain('AI interview: advanced');
+    expect(shown.at(-1)).toBe('AI interview: completed');
+    const record = await store.getApplication(key);
+    expect(record?.exit?.kind).toBe('rejected');
+    expect(record?.steps.stageMove?.value).toBe('not-moved:rejected');
+  });
+
   it('reads before an advancing write-back: an exit the connector never heard of moves nothing', async () => {
     const { deps, ats } = invitedCandidate();
     ats.readStanding.mockResolvedValue({ active: false, exit: 'rejected' });
