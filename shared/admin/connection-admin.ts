@@ -10,6 +10,7 @@ import {
   type ConnectionAudit,
   type ConnectionChange,
   type ConnectionPage,
+  cursorId,
   VersionConflictError,
 } from '../mapping/connections.records';
 
@@ -117,6 +118,9 @@ export async function handleAdminRequest(request: AdminRequest, options: AdminOp
 async function list(store: ConnectionAdminStore, query: AdminRequest['query']): Promise<AdminAnswer> {
   const asked = Number(query.limit ?? PAGE_LIMIT.default);
   const limit = Number.isInteger(asked) && asked > 0 ? Math.min(asked, PAGE_LIMIT.max) : PAGE_LIMIT.default;
+  // A cursor no page gave would reach the table as a key it refuses (a 500): said here, naming the field.
+  if (query.cursor && cursorId(query.cursor) === undefined)
+    return invalid({ field: 'cursor', message: 'cursor: not the cursor a page of this list answered' });
   const page = await store.page(limit, query.cursor || undefined);
   const connections = page.connections.map((c) => {
     const { ats } = (c.document ?? {}) as { ats?: unknown };
@@ -137,6 +141,9 @@ async function put(
   if ('status' in checked) return checked;
   if (current && body.output.version === undefined)
     return conflict(`connection ${id} exists at version ${current.version}: send that version to replace it`);
+  // A version read of a connection gone since (deleted meanwhile): replacing it would make it again unseen.
+  if (!current && body.output.version !== undefined)
+    return conflict(`connection ${id} no longer exists (deleted since version ${body.output.version} was read)`);
   const change: ConnectionChange = current
     ? { principal: request.principal, action: 'replace', expectedVersion: body.output.version }
     : { principal: request.principal, action: 'create', createOnly: true };

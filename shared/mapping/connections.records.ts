@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { ConnectionReader, StoredConnection } from '../config/connection-source';
 import { AWS_CLIENT_CONFIG } from '../aws/client-config';
 import { currentDeadline } from '../aws/deadline';
+import { SAFE_ID_PATTERN } from '../validation/ids';
 
 /** A write named a version the connection no longer has (or a connection that exists, or does not): 409. */
 export class VersionConflictError extends Error {
@@ -234,6 +235,12 @@ function toStored(item: Record<string, AttributeValue>): StoredConnection {
 /** The cursor that starts a page right after the connection `id`. */
 export const encodeCursor = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
 const decodeCursor = (cursor: string) => Buffer.from(cursor, 'base64url').toString('utf8');
+
+/** The connection id a page's cursor starts after, or undefined where `cursor` is not one a page gave. */
+export function cursorId(cursor: string): string | undefined {
+  const id = decodeCursor(cursor);
+  return SAFE_ID_PATTERN.test(id) && encodeCursor(id) === cursor ? id : undefined;
+}
 
 /**
  * Where the reconciler's next run starts paging the connections, one cursor per schedule segment, on the events

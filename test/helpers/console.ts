@@ -3,7 +3,12 @@ import type { ConsoleActivity, ConsoleDependencies, StageSource } from '../../sh
 import type { DeadLetter, QueueName } from '../../shared/admin/dead-letters';
 import type { StoredConnection } from '../../shared/config';
 import type { ActivityDay, ConnectLink, DoctorResult, TimelineEntry } from '../../shared/mapping/activity.records';
-import { type ConnectionAudit, VersionConflictError } from '../../shared/mapping/connections.records';
+import {
+  type ConnectionAudit,
+  cursorId,
+  encodeCursor,
+  VersionConflictError,
+} from '../../shared/mapping/connections.records';
 import type { ApplicationRecord } from '../../shared/pipeline/records';
 import { connectionDocument } from './connections';
 import { NOW } from './pipeline-records';
@@ -21,9 +26,12 @@ export function memoryConnectionStore(): ConnectionAdminStore & { audits: Connec
     },
     async page(limit, cursor) {
       const all = [...items.values()];
-      const start = cursor ? all.findIndex((c) => c.id === cursor) + 1 : 0;
+      // Cursors as the table's store gives them (connections.records.ts).
+      const after = cursor === undefined ? undefined : cursorId(cursor);
+      const start = after ? all.findIndex((c) => c.id === after) + 1 : 0;
       const connections = all.slice(start, start + limit);
-      return { connections, cursor: start + limit < all.length ? connections.at(-1)?.id : undefined };
+      const last = connections.at(-1)?.id;
+      return { connections, cursor: start + limit < all.length && last ? encodeCursor(last) : undefined };
     },
     async write(id, next, change, current) {
       const now = items.get(id);
