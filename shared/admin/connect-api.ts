@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { randomBytes } from 'node:crypto';
 import type { Connection } from '../config';
 import { connectionSchema } from '../config/connection.schema';
+import { writeFields } from '../config/secret-store';
 import type { CheckLine } from '../doctor/lines';
 import { GREENHOUSE_WEBHOOK_STEPS, webhookUrls } from '../doctor/checks';
 import { describeFirstIssue } from '../validation';
@@ -283,8 +284,12 @@ async function credentials(connection: Connection, body: unknown, run: Run): Pro
   // Kombo signs with its account's secret, which the operator put in the secret: never replaced by a random one.
   if (REGISTERED_BY_API.has(connection.ats) && typeof next.atsWebhookSecret !== 'string')
     next.atsWebhookSecret = randomBytes(32).toString('hex');
-  await secrets.write(connection.secretRef, next);
   const names = Object.keys(next).filter((field) => next[field] !== current[field]);
+  // Only the fields this save changes are written, over the secret as it is then (and put back so, below): a key an
+  // operator rotates while the ATS is being asked is kept.
+  const changes = Object.fromEntries(names.map((field) => [field, next[field]]));
+  const before = Object.fromEntries(names.map((field) => [field, current[field]]));
+  await writeFields(secrets, connection.secretRef, changes);
   const saved = (outcome: string) =>
     auditConnection(deps, connection.id, `connect link: saved ${names.join(', ') || 'no change'}; ${outcome}`);
   const first = await tried(connection, run);
@@ -295,7 +300,7 @@ async function credentials(connection: Connection, body: unknown, run: Run): Pro
   // A typo must not undo credentials that worked: those saved before are put back where the ATS still takes them.
   const fields = CREDENTIAL_FIELDS[connection.ats];
   if (fields.length && fields.every((field) => typeof current[field] === 'string')) {
-    await secrets.write(connection.secretRef, current);
+    await writeFields(secrets, connection.secretRef, before);
     if ((await tried(connection, run)).works) {
       await saved('the ATS refused them: the ones saved before are put back');
       return {
@@ -303,7 +308,7 @@ async function credentials(connection: Connection, body: unknown, run: Run): Pro
         body: { saved: false, works: false, error: `${first.error}; the credentials saved before are kept: they work` },
       };
     }
-    await secrets.write(connection.secretRef, next);
+    await writeFields(secrets, connection.secretRef, changes);
   }
   await saved('the ATS refuses them');
   return { status: 200, body: { saved: true, works: false, error: first.error } };

@@ -3,7 +3,7 @@ import { connectionSchema } from '../config/connection.schema';
 import type { StoredConnection } from '../config/connection-source';
 import { describeFirstIssue, describeUnknownField, SAFE_ID_PATTERN, unknownFields } from '../validation';
 import { changedFields } from '../mapping/connections.import';
-import type { SecretStore } from '../config/secret-store';
+import { type SecretStore, writeFields } from '../config/secret-store';
 import { issuePartnerKey } from '../orders/partner-calls';
 import { randomBytes } from 'node:crypto';
 import {
@@ -198,7 +198,7 @@ async function rotateKeys(
   const rotated: Record<string, string> = { interviewWebhookToken: randomBytes(24).toString('hex') };
   if (connection.orders?.greenhouse) rotated.greenhousePartnerKey = issuePartnerKey(connection.id);
   if (connection.orders?.ashby) rotated.ashbyPartnerKey = issuePartnerKey(connection.id);
-  await options.secrets.write(connection.secretRef, { ...(secret as Record<string, unknown>), ...rotated });
+  await writeFields(options.secrets, connection.secretRef, rotated);
   const keys = Object.keys(rotated);
   const stored = await recordRotation(current, keys, request.principal, options.store);
   return {

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Connection } from '../config';
 import { servedConnection, type StoredConnection } from '../config/connection-source';
+import { writeFields } from '../config/secret-store';
 import type { ActivityDay, ConnectLink, DoctorResult, TimelineEntry } from '../mapping/activity.records';
 import { dayOf } from '../mapping/activity.records';
 import type { ApplicationRecord } from '../pipeline/records';
@@ -221,7 +222,8 @@ async function connectLink(id: string, request: ConsoleRequest, deps: ConsoleDep
       field: 'interviewApiKey',
       message: `interviewApiKey: secret ${secretRef} has no interview-service key yet: give the customer's`,
     });
-  await secrets.write(secretRef, next);
+  // Only what this link sets, over the secret as it is then: a change made meanwhile is kept.
+  await writeFields(secrets, secretRef, Object.fromEntries(saved.map((field) => [field, next[field]])));
   const token = randomBytes(32).toString('base64url');
   const now = (deps.now ?? Date.now)();
   const expiresAt = now + CONNECT_LINK_DAYS * 86_400_000;

@@ -71,3 +71,21 @@ export function secretsManagerStore(client: SecretsManagerClient): SecretStore {
     },
   };
 }
+
+/**
+ * Writes only `fields` into the secret, over its value as read just before the write, and answers the value written:
+ * a change made meanwhile to another field (a key rotated while a customer's credentials were tried at their ATS) is
+ * kept. A field given undefined is taken out. Secrets Manager has no conditional write, so two writes in the same
+ * moment can still cross; none spans a call to an ATS.
+ */
+export async function writeFields(
+  store: Pick<SecretStore, 'read' | 'write'>,
+  secretRef: string,
+  fields: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const read = await store.read(secretRef);
+  const current = read && typeof read === 'object' ? (read as Record<string, unknown>) : {};
+  const next = Object.fromEntries(Object.entries({ ...current, ...fields }).filter(([, value]) => value !== undefined));
+  await store.write(secretRef, next);
+  return next;
+}

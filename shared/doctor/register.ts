@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { createAtsAdapter } from '../ats';
 import { connectionSecretsSchema, type Connection } from '../config';
+import { writeFields } from '../config/secret-store';
 import { describeFirstIssue } from '../validation';
 import { patiently, webhookUrls, type DoctorDependencies, type SetupAdapter } from './checks';
 import { fail, info, pass, type CheckLine } from './lines';
@@ -12,6 +13,9 @@ import { errorMessage } from '../errors';
  * run creates nothing. What the ATS issues is recorded in the connection's secret: Lever's signature token per
  * event, Workable's signing key (the account token), and every webhook's id (Ashby reads one only by its id).
  */
+/** The secret's fields a registration writes: the webhooks' ids and the signing secrets the ATS issued. */
+const ISSUED_FIELDS = ['atsWebhookIds', 'atsWebhookSecrets', 'atsWebhookSecret'] as const;
+
 export async function registerWebhooks(connection: Connection, deps: DoctorDependencies): Promise<CheckLine[]> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let raw: unknown;
@@ -65,8 +69,13 @@ export async function registerWebhooks(connection: Connection, deps: DoctorDepen
   } catch (error) {
     lines.push(fail(`registering ${connection.ats} webhooks: ${errorMessage(error)}`, 'fix the cause and run again'));
   } finally {
-    // What was created is recorded even when a later event failed: its secret exists nowhere else.
-    if (changed) await deps.secrets.write(connection.secretRef, updated);
+    // What was created is recorded even when a later event failed: its secret exists nowhere else. Only the fields
+    // the registration holds, over the secret as it is then: a change made during the ATS's calls is kept.
+    const before = raw as Record<string, unknown>;
+    const issued = Object.fromEntries(
+      ISSUED_FIELDS.filter((f) => JSON.stringify(updated[f]) !== JSON.stringify(before[f])).map((f) => [f, updated[f]]),
+    );
+    if (changed) await writeFields(deps.secrets, connection.secretRef, issued);
   }
   return lines;
 }

@@ -338,6 +338,27 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect(world.secret().atsApiKey).toBe('typo-key-2');
     });
 
+    it('keeps a key rotated while the credentials were tried: the save and its undo write only their fields', async () => {
+      let world: Awaited<ReturnType<typeof connectWorld>> | undefined;
+      let rotated = false;
+      world = await connectWorld({
+        connection: ashbyFields,
+        secret: { atsApiKey: 'good-key-0001', interviewWebhookToken: 'token-before' },
+        probe: async () => {
+          const secret = world?.secret() ?? {};
+          // An operator rotates the interview webhook's token while the ATS is first asked (rotate-keys), once.
+          if (!rotated)
+            world?.secrets.values.set('connector/acme-ashby', { ...secret, interviewWebhookToken: 'token-rotated' });
+          rotated = true;
+          if (!String(secret.atsApiKey).startsWith('good')) throw refused('401 invalid API key');
+          return 'read 3 jobs';
+        },
+      });
+      const typo = await world.call('POST', ['credentials'], { atsApiKey: 'goof-key-0001' });
+      expect(typo.body).toMatchObject({ saved: false, works: false });
+      expect(world.secret()).toMatchObject({ atsApiKey: 'good-key-0001', interviewWebhookToken: 'token-rotated' });
+    });
+
     it("keeps Greenhouse's saved webhook key when credentials are saved again without a new one", async () => {
       const world = await connectWorld({ secret: { atsWebhookSecret: WEBHOOK_KEY } });
       const answer = await world.call('POST', ['credentials'], { atsClientId: 'id-2', atsClientSecret: 'secret-2' });
