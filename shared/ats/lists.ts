@@ -4,6 +4,13 @@ import { AtsError, ATS_ERROR_CODES } from './errors';
 /** Pages a lookup follows before it stops and says so: a list this long is not what the connector expects. */
 export const MAX_LIST_PAGES = 20;
 
+/** A list in an answer or a webhook whose items `item` can read are kept: one bad item never refuses the rest. */
+export const lenientArray = <T>(item: v.GenericSchema<unknown, T>) =>
+  v.pipe(
+    v.array(v.unknown()),
+    v.transform((items): T[] => validItems(items, item)),
+  );
+
 /** The items of a list that `schema` can read; one bad item never refuses its page. */
 export function validItems<T>(items: readonly unknown[], schema: v.GenericSchema<unknown, T>): T[] {
   const valid: T[] = [];

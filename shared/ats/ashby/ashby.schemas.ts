@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { atsIdSchema } from '../ids';
+import { lenientArray } from '../lists';
 
 /** Ashby webhooks: `{action, data}` (developers.ashbyhq.com, webhook payloads OpenAPI). */
 export const ashbyEnvelopeSchema = v.object({
@@ -69,7 +70,9 @@ export type AshbyApplicationInfo = v.InferOutput<typeof applicationInfoSchema>['
 export const applicationPlaceSchema = v.object({
   application: v.object({ id: atsIdSchema, status: v.optional(v.string()), updatedAt: v.optional(v.string()) }),
 });
-export const interviewStagesSchema = v.object({ results: v.array(v.object({ id: v.string(), title: v.string() })) });
+export const interviewStagesSchema = v.object({
+  results: lenientArray(v.object({ id: v.string(), title: v.string() })),
+});
 
 /** `candidateDelete` (Ashby's webhook payloads OpenAPI): `data.candidate.id`, the deleted candidate. */
 export const candidateDeleteSchema = v.object({ candidate: v.object({ id: atsIdSchema }) });
@@ -111,5 +114,5 @@ export const tagSchema = v.object({ id: v.string(), title: v.string() });
 export const tagCreatedSchema = v.object({ results: tagSchema });
 /** `candidate.info`, read for the candidate's tags. */
 export const candidateTagsSchema = v.object({
-  results: v.object({ tags: v.optional(v.array(tagSchema), []) }),
+  results: v.object({ tags: v.optional(lenientArray(tagSchema), []) }),
 });

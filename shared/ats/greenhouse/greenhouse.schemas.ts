@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { atsIdSchema } from '../ids';
+import { lenientArray } from '../lists';
 
 /** Greenhouse webhooks: `{action, payload}` (developers.greenhouse.io, webhooks/_introduction.md). */
 export const greenhouseEnvelopeSchema = v.object({
@@ -21,11 +22,11 @@ export const candidateStageChangeSchema = v.object({
       first_name: v.nullish(v.string()),
       last_name: v.nullish(v.string()),
       email_addresses: v.optional(
-        v.nullable(v.array(v.object({ value: v.string(), type: v.nullish(v.string()) }))),
+        v.nullable(lenientArray(v.object({ value: v.string(), type: v.nullish(v.string()) }))),
         [],
       ),
     }),
-    jobs: v.optional(v.nullable(v.array(v.object({ id, name: v.nullish(v.string()) }))), []),
+    jobs: v.optional(v.nullable(lenientArray(v.object({ id, name: v.nullish(v.string()) }))), []),
   }),
 });
 
@@ -92,7 +93,7 @@ export const emailAddressSchema = v.object({ value: v.string() });
 
 /** `delete_candidate` (webhooks/_candidate_events.md): also fired on merges and bulk deletes. */
 export const candidateDeletedSchema = v.object({
-  person: v.object({ id, deleted_application_ids: v.optional(v.nullable(v.array(id)), []) }),
+  person: v.object({ id, deleted_application_ids: v.optional(v.nullable(lenientArray(id)), []) }),
 });
 
 /**

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { atsIdSchema } from '../ids';
+import { lenientArray } from '../lists';
 
 /** Lever webhook (help.lever.co "Configuring webhooks"): the signature sits in the body, over token + triggeredAt. */
 export const leverSignedFieldsSchema = v.object({
@@ -58,7 +59,7 @@ export const listedOpportunitySchema = v.object({
   archived: v.nullish(v.unknown()),
 });
 
-export const stagesSchema = v.object({ data: v.array(v.object({ id: v.string(), text: v.string() })) });
+export const stagesSchema = v.object({ data: lenientArray(v.object({ id: v.string(), text: v.string() })) });
 export const noteCreatedSchema = v.object({
   data: v.object({ noteId: v.optional(v.string()), id: v.optional(v.string()) }),
 });

@@ -91,6 +91,29 @@ describe('Contract: Greenhouse webhooks (webhooks/_introduction.md, _candidate_e
     });
   });
 
+  it('reads past one unreadable item of a list: an e-mail without a value, a job or a deleted id malformed', () => {
+    const document = JSON.parse(raw('candidate-stage-change.json').toString('utf8'));
+    const application = document.payload.application;
+    application.candidate.email_addresses = [{ type: 'work' }, ...application.candidate.email_addresses];
+    application.jobs = [...application.jobs, { name: 'no id' }];
+    const changed = adapter.parseWebhook({
+      headers: { 'greenhouse-event-id': 'evt-123' },
+      rawBody: Buffer.from(JSON.stringify(document)),
+    });
+    const { event } = stageEnteredMessage({
+      deliveryId: 'evt-123',
+      jobName: 'Backend Engineer <Platform>',
+      candidate: { name: 'Ana Ruiz', email: 'ana@example.com' },
+    });
+    expect(changed).toEqual({ kind: 'stage-entered', event });
+    const person = { id: 37031511, deleted_application_ids: [46196263, { id: 'x' }, 46196258] };
+    const deleted = Buffer.from(JSON.stringify({ action: 'delete_candidate', payload: { person } }));
+    expect(adapter.parseWebhook({ headers: { 'greenhouse-event-id': 'evt-del' }, rawBody: deleted })).toMatchObject({
+      kind: 'candidate-deleted',
+      event: { atsApplicationIds: ['46196263', '46196258'] },
+    });
+  });
+
   it('derives a delivery id from the body when the header is missing', () => {
     const body = raw('candidate-stage-change.json');
     const a = adapter.parseWebhook({ headers: {}, rawBody: body });

@@ -11,7 +11,7 @@ const ok = (results: unknown, more: Record<string, unknown> = {}): StubAnswer =>
   json: { success: true, results, ...more },
 });
 
-function ashbyOrganisation() {
+function ashbyOrganisation(odd: unknown[] = []) {
   const tags = Array.from({ length: 150 }, (_, i) => ({ id: `tag-${i}`, title: `Team ${i}` }));
   tags.push({ id: 'tag-invited', title: 'AI interview: invited' });
   const held: string[] = [];
@@ -27,7 +27,7 @@ function ashbyOrganisation() {
         tags.push({ id: `tag-${tags.length}`, title: body.title ?? '' });
         return ok(tags.at(-1));
       case '/candidate.info':
-        return ok({ id: 'cand-1', tags: tags.filter((t) => held.includes(t.id)) });
+        return ok({ id: 'cand-1', tags: [...odd, ...tags.filter((t) => held.includes(t.id))] });
       case '/candidate.addTag':
         if (!held.includes(body.tagId ?? '')) held.push(body.tagId ?? '');
         return ok({});
@@ -75,5 +75,12 @@ describe('Ashby report file upload', () => {
     const target = { atsJobId: 'j', atsApplicationId: 'a', atsCandidateId: 'cand-1' };
     await expect(adapter.attachFile?.(target, file)).rejects.toMatchObject({ code: 'ats-malformed-response' });
     expect(stub.calls.map((c) => c.url.host)).toEqual(['api.ashbyhq.com']);
+  });
+
+  it("reads past a tag of the candidate's it cannot read, and still shows the status", async () => {
+    const { adapter, held } = ashbyOrganisation([{ id: 'tag-odd', title: null }]);
+    const target = { atsJobId: 'job-1', atsApplicationId: 'app-1', atsCandidateId: 'cand-1' };
+    await adapter.setStatusTag!(target, 'AI interview: invited', ['AI interview: expired']);
+    expect(held).toEqual(['tag-invited']);
   });
 });
