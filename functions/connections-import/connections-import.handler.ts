@@ -40,6 +40,8 @@ export async function handler(event: ImportEvent): Promise<{ PhysicalResourceId:
       unchanged: result.unchanged.length,
       // Changed in the console or through the admin API since the file last changed them: kept as changed.
       keptEdits: result.keptEdits,
+      // Deleted in the console or through the admin API, the file's copy unchanged since: left deleted.
+      keptDeleted: result.keptDeleted,
       notInFile: result.notInFile.length,
       deleted: result.deleted.length,
     }),

@@ -49,9 +49,10 @@ export function importConnectionsAtDeploy(
       },
     },
   });
-  // Reads each connection (consistently), pages the table, writes changes with their audit; deletes only on prune.
+  // Reads each connection (consistently), pages the table, writes changes with their audit; deletes only on prune. A
+  // connection missing from the table has its last audit record read (one deleted in the console stays deleted).
   tables.connections.grant(importer, 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:DeleteItem');
-  tables.connectionAudit.grant(importer, 'dynamodb:PutItem');
+  tables.connectionAudit.grant(importer, 'dynamodb:PutItem', 'dynamodb:Query');
   const provider = new Provider(stack, 'ConnectionsImportProvider', {
     onEventHandler: importer,
     logGroup: new LogGroup(stack, 'ConnectionsImportProviderLogs', {

@@ -16,6 +16,13 @@ import { errorMessage } from '../errors';
 /** The secret's fields a registration writes: the webhooks' ids and the signing secrets the ATS issued. */
 const ISSUED_FIELDS = ['atsWebhookIds', 'atsWebhookSecrets', 'atsWebhookSecret'] as const;
 
+/** Of those fields, the ones the registration changed from the secret as it read it. */
+const issuedFields = (read: unknown, updated: Record<string, unknown>) => {
+  const before = (read ?? {}) as Record<string, unknown>;
+  const changed = ISSUED_FIELDS.filter((f) => JSON.stringify(updated[f]) !== JSON.stringify(before[f]));
+  return Object.fromEntries(changed.map((f) => [f, updated[f]]));
+};
+
 export async function registerWebhooks(connection: Connection, deps: DoctorDependencies): Promise<CheckLine[]> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let raw: unknown;
@@ -71,11 +78,7 @@ export async function registerWebhooks(connection: Connection, deps: DoctorDepen
   } finally {
     // What was created is recorded even when a later event failed: its secret exists nowhere else. Only the fields
     // the registration holds, over the secret as it is then: a change made during the ATS's calls is kept.
-    const before = raw as Record<string, unknown>;
-    const issued = Object.fromEntries(
-      ISSUED_FIELDS.filter((f) => JSON.stringify(updated[f]) !== JSON.stringify(before[f])).map((f) => [f, updated[f]]),
-    );
-    if (changed) await writeFields(deps.secrets, connection.secretRef, issued);
+    if (changed) await writeFields(deps.secrets, connection.secretRef, issuedFields(raw, updated));
   }
   return lines;
 }

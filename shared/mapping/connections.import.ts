@@ -10,6 +10,11 @@ export interface ImportResult {
    * import: left as changed (the file's copy wins only once the file changes it).
    */
   keptEdits: string[];
+  /**
+   * Connections deleted through the console or the admin API that the file still holds as it did when they were
+   * deleted: left deleted (the file's copy makes one again only once the file changes it).
+   */
+  keptDeleted: string[];
   /** Connections in the table the file does not hold: deleted only with `prune`, else left as they are. */
   notInFile: string[];
   deleted: string[];
@@ -19,7 +24,8 @@ export interface ImportResult {
  * Brings a connections file's connections (each validated by the caller) into the table: a new one is created, one
  * the file changed since its last import written as its next version, an equal one left alone, so importing the same
  * file twice changes nothing. One the file holds as at its last import, changed since in the console or through the
- * admin API, keeps those changes (a deploy for another customer reverts no one's). A connection the file does not
+ * admin API, keeps those changes, and one deleted there stays deleted (a deploy for another customer reverts no
+ * one's). A connection the file does not
  * hold (one created through the admin API) is deleted only with `prune`. Each write is audited under `principal`.
  */
 export async function importConnections(
@@ -27,7 +33,10 @@ export async function importConnections(
   documents: readonly { id: string }[],
   options: { principal: string; prune?: boolean; pageSize?: number },
 ): Promise<ImportResult> {
-  const result: ImportResult = { created: [], updated: [], unchanged: [], keptEdits: [], notInFile: [], deleted: [] };
+  const result: ImportResult = {
+    ...{ created: [], updated: [], unchanged: [], keptEdits: [], keptDeleted: [] },
+    ...{ notInFile: [], deleted: [] },
+  };
   const change = { principal: options.principal, action: 'import' as const };
   // Several connections at once (each its own items): 10,000 one at a time outlast the deploy's import function.
   const outcomes = new Array<Exclude<keyof ImportResult, 'notInFile' | 'deleted'>>(documents.length);
@@ -77,10 +86,14 @@ async function importOne(
   store: DynamoConnectionStore,
   document: { id: string },
   change: { principal: string; action: 'import' },
-): Promise<'created' | 'updated' | 'unchanged' | 'keptEdits'> {
+): Promise<'created' | 'updated' | 'unchanged' | 'keptEdits' | 'keptDeleted'> {
   const current = await store.read(document.id, true);
   const fileDigest = digestOf(document);
   if (!current) {
+    // Deleted through the console or the admin API (not by a prune, audited as an import) from the file's copy as it
+    // still is: an offboarded customer is not made again by a deploy for another.
+    const [last] = await store.audit(document.id, 1);
+    if (last?.action === 'delete' && last.fileDigest === fileDigest) return 'keptDeleted';
     await store.write(
       document.id,
       { document, enabled: true, changed: ['*'], fileDigest },

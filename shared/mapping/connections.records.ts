@@ -44,6 +44,8 @@ export interface ConnectionAudit {
   changed: string[];
   /** The version the change made (the deleted one for a delete). */
   version: number;
+  /** A delete's: the digest of the file's copy the connection was last imported from, where it was. */
+  fileDigest?: string;
 }
 
 export interface ConnectionChange {
@@ -142,7 +144,7 @@ export class DynamoConnectionStore implements ConnectionReader {
             : {}),
         },
       },
-      this.auditPut(id, change, next.changed, version),
+      this.auditPut(id, change, next.changed, { version }),
     ]);
     return stored;
   }
@@ -158,7 +160,7 @@ export class DynamoConnectionStore implements ConnectionReader {
           ExpressionAttributeValues: marshall({ ':version': change.expectedVersion ?? current.version }),
         },
       },
-      this.auditPut(current.id, change, ['*'], current.version),
+      this.auditPut(current.id, change, ['*'], { version: current.version, fileDigest: current.fileDigest }),
     ]);
   }
 
@@ -177,7 +179,12 @@ export class DynamoConnectionStore implements ConnectionReader {
     return (result.Items ?? []).map((item) => unmarshall(item) as ConnectionAudit);
   }
 
-  private auditPut(id: string, change: ConnectionChange, changed: string[], version: number) {
+  private auditPut(
+    id: string,
+    change: ConnectionChange,
+    changed: string[],
+    { version, fileDigest }: { version: number; fileDigest?: string | undefined },
+  ) {
     const audit: ConnectionAudit = {
       connectionId: id,
       at: `${new Date().toISOString()}#${randomUUID().slice(0, 8)}`,
@@ -185,6 +192,7 @@ export class DynamoConnectionStore implements ConnectionReader {
       action: change.action,
       changed,
       version,
+      ...(fileDigest ? { fileDigest } : {}),
     };
     return { Put: { TableName: this.options.tables.audit, Item: marshall(audit) } };
   }

@@ -74,10 +74,29 @@ describe('Repositories: importConnections at deploy (DynamoDB Local)', () => {
     const current = await store.read('made', true);
     await store.remove(current as NonNullable<typeof current>, { principal: 'ops', action: 'delete' });
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await deploy([connection('made', 'AI Interview')]);
+    // Made again by the file once it changes its copy (the same copy leaves it deleted, below).
+    await deploy([connection('made', 'Tech Screen')]);
     const again = await store.read('made', true);
     expect(again?.version).toBe(1);
     expect(again?.createdAt).toBeGreaterThan(made?.createdAt as number);
+  });
+
+  it('leaves one deleted in the console deleted while the file holds it as it was; a change makes it', async () => {
+    await deploy([connection('gone', 'AI Interview'), connection('other', 'AI Interview')]);
+    const current = await store.read('gone', true);
+    await store.remove(current as NonNullable<typeof current>, { principal: 'console:ops', action: 'delete' });
+    // A deploy for another customer: the deleted one is not made again.
+    expect(await deploy([connection('gone', 'AI Interview'), connection('other', 'Tech Screen')])).toMatchObject({
+      keptDeleted: ['gone'],
+      updated: ['other'],
+      created: [],
+    });
+    expect(await store.read('gone', true)).toBeUndefined();
+    // The operator changes its copy in the file: made again, as asked.
+    expect(await deploy([connection('gone', 'Phone Screen')])).toMatchObject({ created: ['gone'] });
+    // Deleted by a prune (the file dropped it), then back in the file as it was: made again.
+    await importConnections(store, [], { principal: 'cdk-deploy', prune: true });
+    expect(await deploy([connection('gone', 'Phone Screen')])).toMatchObject({ created: ['gone'] });
   });
 
   it('records the digest of one imported before digests were kept: its next console change stays', async () => {

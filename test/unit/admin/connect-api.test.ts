@@ -338,7 +338,7 @@ describe('Use case: a customer connects their ATS through a one-time link', () =
       expect(world.secret().atsApiKey).toBe('typo-key-2');
     });
 
-    it('keeps a key rotated while the credentials were tried: the save and its undo write only their fields', async () => {
+    it('keeps a key rotated while the credentials were tried: the save and its undo write only theirs', async () => {
       let world: Awaited<ReturnType<typeof connectWorld>> | undefined;
       let rotated = false;
       world = await connectWorld({
