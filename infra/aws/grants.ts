@@ -204,6 +204,8 @@ function grantReconciler({ functions, tables, queues }: GrantedResources): void 
     [tables.events.tableArn],
   );
   allow(reconciler, ['dynamodb:BatchGetItem'], [tables.applications.tableArn]);
+  // Where an interview's reports are read on from, on its job's record, when a run's share ran out reading them.
+  allow(reconciler, ['dynamodb:UpdateItem'], [tables.jobs.tableArn]);
 }
 
 /**

@@ -4,8 +4,6 @@ import { PageLimitExceededError } from './errors';
 export interface ListAllOptions {
   pageSize?: number;
   maxPages?: number;
-  /** Called after each page, for a progress line on long listings. */
-  onPage?: (event: { page: number; items: number; total: number }) => void;
 }
 
 /**
@@ -19,26 +17,37 @@ export async function listAll<T>(
   fetchPage: (page: number, limit: number) => Promise<T[]>,
   options: ListAllOptions & { idOf?: (item: T) => string } = {},
 ): Promise<T[]> {
+  const items: T[] = [];
+  for await (const { added } of eachPage(fetchPage, options)) items.push(...added);
+  return items;
+}
+
+/**
+ * The same listing a page at a time, from page `from` (1 unless said): each page's number and the items not seen on
+ * an earlier page of this listing. A caller that stops part-way keeps what it took of the pages before.
+ */
+export async function* eachPage<T>(
+  fetchPage: (page: number, limit: number) => Promise<T[]>,
+  options: ListAllOptions & { idOf?: (item: T) => string; from?: number } = {},
+): AsyncGenerator<{ page: number; added: T[] }> {
   const pageSize = options.pageSize ?? PAGINATION.pageSize;
   const maxPages = options.maxPages ?? PAGINATION.maxPages;
   const seen = new Set<string>();
-  const items: T[] = [];
-  for (let page = 1; page <= maxPages; page++) {
+  for (let page = options.from ?? 1; page <= maxPages; page++) {
     const batch = await fetchPage(page, pageSize);
-    if (batch.length === 0) return items;
-    let added = 0;
+    if (batch.length === 0) return;
+    const added: T[] = [];
     for (const item of batch) {
       const id = options.idOf?.(item);
       if (id !== undefined) {
         if (seen.has(id)) continue;
         seen.add(id);
       }
-      items.push(item);
-      added++;
+      added.push(item);
     }
-    options.onPage?.({ page, items: batch.length, total: items.length });
     // A whole page of items already seen: the server repeats itself (it ignores `page`); nothing new follows.
-    if (options.idOf && added === 0) return items;
+    if (options.idOf && added.length === 0) return;
+    yield { page, added };
   }
   throw new PageLimitExceededError(maxPages);
 }

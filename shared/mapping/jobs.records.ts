@@ -82,16 +82,25 @@ export class DynamoJobRecords extends DynamoTables {
   }
 
   /** On the job's record only while it exists: never a bare record of a job the TTL or an operator removed. */
-  public async recordJobTemplate(key: JobKey, templateHash: string): Promise<void> {
-    const update = buildUpdate({ set: { templateHash, updatedAt: Date.now() } });
-    await this.ifExists(
-      new UpdateItemCommand({
-        TableName: this.tables.jobs,
-        Key: marshall({ pk: jobPk(key) }),
-        ...update,
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
+  public recordJobTemplate(key: JobKey, templateHash: string): Promise<void> {
+    return this.updateExistingJob(key, buildUpdate({ set: { templateHash, updatedAt: Date.now() } }));
+  }
+
+  /** On the job's record only while it exists; its `updatedAt` untouched (the reconciler's cadence reads it). */
+  public recordReportsReadFrom(key: JobKey, page: number | undefined): Promise<void> {
+    const update = buildUpdate(
+      page === undefined ? { remove: ['reportsReadFrom'] } : { set: { reportsReadFrom: page } },
     );
+    return this.updateExistingJob(key, update);
+  }
+
+  private async updateExistingJob(key: JobKey, update: ReturnType<typeof buildUpdate>): Promise<void> {
+    const Key = marshall({ pk: jobPk(key) });
+    // A removal alone has no values, and DynamoDB refuses an empty ExpressionAttributeValues.
+    const { ExpressionAttributeValues: values, ...parts } = update;
+    const command = { TableName: this.tables.jobs, Key, ...parts, ConditionExpression: 'attribute_exists(pk)' };
+    const withValues = Object.keys(values).length ? { ...command, ExpressionAttributeValues: values } : command;
+    await this.ifExists(new UpdateItemCommand(withValues));
   }
 
   /** A connection's jobs, read by the connection index: the cost is this connection's jobs, not every customer's. */

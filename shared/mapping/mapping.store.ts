@@ -39,6 +39,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     completeJob: (...args) => jobs.completeJob(...args),
     recordJobTemplate: (...args) => jobs.recordJobTemplate(...args),
     listJobs: (...args) => jobs.listJobs(...args),
+    recordReportsReadFrom: (...args) => jobs.recordReportsReadFrom(...args),
     claimApplication: (...args) => invites.claimApplication(...args),
     releaseClaim: (...args) => invites.releaseClaim(...args),
     markApplicationFailed: (...args) => invites.markApplicationFailed(...args),

@@ -219,6 +219,8 @@ export interface MappingStore {
   ): Promise<JobRecord>;
   recordJobTemplate(key: JobKey, templateHash: string): Promise<void>;
   listJobs(connectionId: string): Promise<JobRecord[]>;
+  /** Where the reconciler's reading of the job's interview's reports goes on (`reportsReadFrom`); undefined: done. */
+  recordReportsReadFrom(key: JobKey, page: number | undefined): Promise<void>;
 
   getApplication(key: ApplicationKey): Promise<ApplicationRecord | undefined>;
   findApplicationsByAtsId(connectionId: string, atsApplicationId: string): Promise<ApplicationRecord[]>;

@@ -1,5 +1,5 @@
 import { ERROR_CODES, PAGINATION } from '../interview-service/constants';
-import { listAll } from '../interview-service/list-all';
+import { eachPage } from '../interview-service/list-all';
 import type { InterviewReport } from '../interview-service';
 import { errorCode, isPermanent } from './errors';
 import { SAFE_ID_PATTERN } from '../validation';
@@ -91,7 +91,7 @@ export async function reconcileConnection(
     }
     // A quiet interview is looked at on its cadence (reconcile-cadence.ts); the looks are returned for recording.
     const { due, quiet } = await interviewsDue(connectionId, lastChanged, now, deps.ledger);
-    for (const job of ready.filter((j) => due.has(j.interviewId as string))) {
+    for (const job of resumedLast(ready.filter((j) => due.has(j.interviewId as string)))) {
       const before = [result.enqueued.length, result.pending, result.failedInterviews.length];
       await reconcileJob({ job, context, deps, now, signal }, result);
       const after = [result.enqueued.length, result.pending, result.failedInterviews.length];
@@ -116,6 +116,12 @@ export async function reconcileConnection(
   });
   return result;
 }
+
+/** An interview whose reading a spent share stopped goes on after the others: a big one never starves the rest. */
+const resumedLast = (jobs: JobRecord[]): JobRecord[] => {
+  const resumed = (j: JobRecord) => (j.reportsReadFrom === undefined ? 0 : 1);
+  return [...jobs].sort((a, b) => resumed(a) - resumed(b));
+};
 
 /**
  * The interviews with an invitation awaiting its report, or one that would take its report and changed within the
@@ -165,7 +171,11 @@ interface JobRun {
   signal: AbortSignal | undefined;
 }
 
-/** One interview of the connection: its reports read, and those not written back claimed for enqueueing. */
+/**
+ * One interview of the connection: its reports read a page at a time, and those not written back claimed for
+ * enqueueing as each page comes. Should the share run out part-way, the page it stopped before is kept on the job
+ * (`reportsReadFrom`), and the next run reads on from there: every report is read in time, however many there are.
+ */
 async function reconcileJob(run: JobRun, result: ReconcileResult): Promise<void> {
   const { job, deps } = run;
   const interviewId = job.interviewId as string;
@@ -173,30 +183,50 @@ async function reconcileJob(run: JobRun, result: ReconcileResult): Promise<void>
     (a) => a.connectionId === result.connectionId,
   );
   result.interviewsChecked++;
-  const reports = await readReports(run, result);
-  if (!reports) return;
-  result.reportsFound += reports.length;
-  for (const report of reports) {
-    const found = await toEnqueue(run, report, applications, result.connectionId);
-    if (found === 'pending') result.pending++;
-    else if (found) result.enqueued.push(found);
-  }
+  const onPage = async (reports: InterviewReport[]) => {
+    result.reportsFound += reports.length;
+    for (const report of reports) {
+      const found = await toEnqueue(run, report, applications, result.connectionId);
+      if (found === 'pending') result.pending++;
+      else if (found) result.enqueued.push(found);
+    }
+  };
+  // Read to its end: the next reading starts from the first page again.
+  const read = await readReports(run, result, onPage);
+  if (read === 'done' && job.reportsReadFrom !== undefined) await deps.store.recordReportsReadFrom(job, undefined);
 }
 
 /** The service's answers that refuse the key itself (401; 403, as it refuses an expired key). */
 const KEY_REFUSALS: ReadonlySet<string> = new Set([ERROR_CODES.unauthorized, ERROR_CODES.forbidden]);
 
-/** The interview's reports; undefined when they could not be read (said, and retried by the next run). */
-async function readReports(run: JobRun, result: ReconcileResult): Promise<InterviewReport[] | undefined> {
+/**
+ * The interview's reports, each page handed to `onPage`, from where an earlier run stopped: 'done' at their end,
+ * 'failed' when they could not be read (said, and retried by the next run). When the share runs out, the page it
+ * stopped before is kept on the job and the error goes on up.
+ */
+async function readReports(
+  run: JobRun,
+  result: ReconcileResult,
+  onPage: (reports: InterviewReport[]) => Promise<void>,
+): Promise<'done' | 'failed'> {
   const interviewId = run.job.interviewId as string;
+  let next = run.job.reportsReadFrom ?? 1;
   try {
-    return await listAll(
+    const pages = eachPage(
       (page, limit) =>
         run.context.interviews.listReports({ interview_id: interviewId, page, limit }, { signal: run.signal }),
-      { pageSize: PAGINATION.reportPageSize, idOf: (report) => report.report_id },
+      { pageSize: PAGINATION.reportPageSize, idOf: (report) => report.report_id, from: next },
     );
+    for await (const { page, added } of pages) {
+      await onPage(added);
+      next = page + 1;
+    }
+    return 'done';
   } catch (error) {
-    if (run.signal?.aborted) throw error;
+    if (run.signal?.aborted) {
+      if (next > (run.job.reportsReadFrom ?? 1)) await run.deps.store.recordReportsReadFrom(run.job, next);
+      throw error;
+    }
     // The service refusing the connection's key refuses every interview: the connection's run stops at the first, and
     // the reconciler says it once a day (failure-lines.ts), rather than read and warn of each one every run.
     if (isPermanent(error) && KEY_REFUSALS.has(errorCode(error))) throw error;
@@ -208,7 +238,7 @@ async function readReports(run: JobRun, result: ReconcileResult): Promise<Interv
       interviewId,
       code,
     });
-    return undefined;
+    return 'failed';
   }
 }
 

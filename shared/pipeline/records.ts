@@ -35,6 +35,11 @@ export interface JobRecord extends JobKey {
   /** How many leases were taken: above 1, an earlier creator may have created the interview and crashed. */
   createAttempts: number;
   updatedAt: number;
+  /**
+   * The page of the interview's reports the reconciler's reading stopped before, its share of a run spent: the next
+   * run reads on from there, after the connection's other interviews (reconcile.use-case.ts).
+   */
+  reportsReadFrom?: number | undefined;
 }
 
 export interface ApplicationKey {

@@ -167,6 +167,20 @@ export function mappingRules(store: () => MappingStore): void {
     });
   });
 
+  it("keeps where a job's reports are read on from, its updatedAt untouched; none on a job removed", async () => {
+    const key = { connectionId: 'acme', atsJobId: `job-paged-${Date.now()}`, triggerId: 'ai-screen' };
+    const { record } = (await store().leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease('w'))) as {
+      record: { updatedAt: number };
+    };
+    await store().recordReportsReadFrom(key, 7);
+    expect(await store().getJob(key)).toMatchObject({ reportsReadFrom: 7, updatedAt: record.updatedAt });
+    await store().recordReportsReadFrom(key, undefined);
+    expect((await store().getJob(key))?.reportsReadFrom).toBeUndefined();
+    const gone = { ...key, atsJobId: `gone-paged-${Date.now()}` };
+    await store().recordReportsReadFrom(gone, 3);
+    expect(await store().getJob(gone)).toBeUndefined();
+  });
+
   it('counts a second creation lease, so the next creator looks the interview up first', async () => {
     const key = { connectionId: 'acme', atsJobId: 'job-crash', triggerId: 'ai-screen' };
     await store().leaseJob(key, { interviewName: 'n', templateHash: 'h' }, lease('crashed'));

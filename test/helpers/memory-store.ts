@@ -222,6 +222,11 @@ export class MemoryMappingStore implements MappingStore {
     if (job) this.jobs.set(jobId(key), update(job, { templateHash, updatedAt: Date.now() }));
   }
 
+  public async recordReportsReadFrom(key: JobKey, page: number | undefined): Promise<void> {
+    const job = this.jobs.get(jobId(key));
+    if (job) this.jobs.set(jobId(key), { ...job, reportsReadFrom: page });
+  }
+
   public async listJobs(connectionId: string): Promise<JobRecord[]> {
     return [...this.jobs.values()].filter((j) => j.connectionId === connectionId).map(copy);
   }

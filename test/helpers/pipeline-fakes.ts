@@ -39,6 +39,7 @@ export function fakeStore(): { [K in keyof MappingStore]: ReturnType<typeof vi.f
     ),
     recordJobTemplate: resolves(undefined),
     listJobs: resolves([]),
+    recordReportsReadFrom: resolves(undefined),
     getApplication: resolves(undefined),
     findApplicationsByAtsId: resolves([]),
     findApplicationByInterview: resolves(undefined),

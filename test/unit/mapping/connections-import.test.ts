@@ -9,6 +9,8 @@ describe('Function: importConnections, several at a time', () => {
     const refused = new Error('conditional check failed for c-05');
     const store = {
       read: async () => undefined,
+      // No connection was deleted in the console: each is made.
+      audit: async () => [],
       write: async (id: string) => {
         begun++;
         inFlight++;

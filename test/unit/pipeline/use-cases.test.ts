@@ -854,6 +854,46 @@ describe('Use case: reconcileConnection', () => {
     expect(result.enqueued.map((r) => r.reportId)).toEqual(['rep-lost']);
   });
 
+  it('reads on from the page a spent share stopped before, after the others: a big one starves none', async () => {
+    const { reconcileConnection } = await import('../../../shared/pipeline');
+    const { context, interviews } = fakeContext();
+    const big = { connectionId: 'acme-greenhouse', atsJobId: '3301', triggerId: 'ai-screen' };
+    const store = new MemoryMappingStore().seed({
+      jobs: [
+        jobRecord({ ...big, state: 'ready', interviewId: 'int-big', updatedAt: NOW }),
+        jobRecord({ atsJobId: '3302', state: 'ready', interviewId: 'int-2', updatedAt: NOW }),
+      ],
+    });
+    let share = new AbortController();
+    const asked: string[] = [];
+    const report = (interview_id: string, id: string) =>
+      reportFactory({ report_id: id, interview_id, candidate_email_id: `${id}@example.com` });
+    interviews.listReports.mockImplementation(
+      async ({ interview_id, page }: { interview_id: string; page: number }) => {
+        asked.push(`${interview_id}:${page}`);
+        if (interview_id === 'int-2') return page === 1 ? [report(interview_id, 'small')] : [];
+        // The first run's share runs out as it reads the big interview's third page.
+        if (page === 3 && !share.signal.aborted && asked[0] === 'int-big:1') {
+          share.abort();
+          throw new Error('aborted');
+        }
+        return page <= 4 ? [report(interview_id, `big-${page}`)] : [];
+      },
+    );
+    const deps = { ...dependencies(store, context), ledger: new MemoryQueueLedger(), now: () => NOW };
+    const first = await reconcileConnection('acme-greenhouse', deps, share.signal);
+    expect(first).toMatchObject({ cutShort: true });
+    // What the pages before it held is enqueued; the job keeps where the reading goes on.
+    expect(first.enqueued.map((r) => r.reportId)).toEqual(['big-1', 'big-2']);
+    expect((await store.getJob(big))?.reportsReadFrom).toBe(3);
+    share = new AbortController();
+    asked.length = 0;
+    const second = await reconcileConnection('acme-greenhouse', deps, share.signal);
+    expect(asked).toEqual(['int-2:1', 'int-2:2', 'int-big:3', 'int-big:4', 'int-big:5']);
+    expect(second.enqueued.map((r) => r.reportId)).toEqual(['small', 'big-3', 'big-4']);
+    expect((await store.getJob(big))?.reportsReadFrom).toBeUndefined();
+  });
+
   it('returns what it found when its share of the run ends mid-way, to be enqueued; the rest waits', async () => {
     const { reconcileConnection } = await import('../../../shared/pipeline');
     const { context, interviews } = fakeContext();
