@@ -11,6 +11,7 @@ import type { PartnerAnswer, PartnerDependencies } from '../../shared/orders/par
 import type { OrderRecord } from '../../shared/orders/records';
 import { QueuePublisher } from '../../shared/queue';
 import { connectionContext } from '../_runtime/work-context';
+import { connectionDisabled } from '../_runtime/connections';
 import { ENV, requireEnv } from '../_runtime/env';
 import { httpHandler, lowerCaseHeaders, MAX_WEBHOOK_BYTES, rawBody } from '../_runtime/http';
 
@@ -22,7 +23,8 @@ const orders = new DynamoOrderStore({ table: requireEnv(ENV.ordersTable) });
 const deps: PartnerDependencies = {
   async connectionFor(connectionId) {
     const context = await connectionContext(connectionId);
-    return context && { connection: context.connection, secrets: context.secrets };
+    const disabled = await connectionDisabled(connectionId);
+    return context && { connection: context.connection, secrets: context.secrets, disabled };
   },
   orders,
   async enqueue(order: OrderRecord) {

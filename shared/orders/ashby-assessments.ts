@@ -3,6 +3,7 @@ import { normaliseEmail } from '../pipeline/records';
 import { cancelBodySchema, startBodySchema } from './ashby-assessments.schemas';
 import {
   authenticatePartner,
+  PAUSED_ORDER,
   readPartnerBody,
   type OrderTests,
   type PartnerAnswer,
@@ -47,6 +48,8 @@ export async function handleAshbyPartner(request: PartnerRequest<AshbyCall>, dep
         },
       };
     case 'assessment.start':
+      // Ashby shows a 422's message to its user.
+      if (tenant.disabled) return toRecruiter(PAUSED_ORDER);
       return start(request, tenant, deps);
     case 'assessment.cancel':
       return cancel(request, tenant.connection, deps);

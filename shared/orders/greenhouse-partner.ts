@@ -2,6 +2,7 @@ import type { Connection } from '../config';
 import { normaliseEmail } from '../pipeline/records';
 import {
   authenticatePartner,
+  PAUSED_ORDER,
   readPartnerBody,
   type PartnerAnswer,
   type PartnerDependencies,
@@ -46,6 +47,8 @@ export async function handleGreenhousePartner(
     case 'list_tests':
       return { status: 200, body: tenant.tests.map((t) => ({ partner_test_id: t.id, partner_test_name: t.name })) };
     case 'send_test':
+      // Greenhouse documents no refusal a recruiter sees: a 403 naming why, as for a key it may not use.
+      if (tenant.disabled) return { status: 403, body: { errors: [PAUSED_ORDER] } };
       return sendTest(request, tenant, deps);
     case 'test_status':
       return testStatus(request, tenant.connection, deps);

@@ -7,7 +7,7 @@ import { describeFirstIssue } from '../validation';
 import { errorCode } from '../errors';
 import { komboClient, type KomboApi } from './kombo-client';
 import { komboEventSchema, komboOrderReceivedSchema, type KomboOrder } from './kombo.schemas';
-import type { PartnerAnswer, PartnerDependencies, PartnerRequest } from './partner-calls';
+import { PAUSED_ORDER, type PartnerAnswer, type PartnerDependencies, type PartnerRequest } from './partner-calls';
 import { orderIdFor, type OrderRecord } from './records';
 
 /**
@@ -70,6 +70,8 @@ export async function handleKomboWebhook(
     return toRecruiter('This AI interview is sent to the candidate by e-mail; it cannot be taken inline.');
   // Other events (a data change, an integration's state) are not orders: taken and left.
   if (event.output.type !== ORDER_RECEIVED) return { status: 200, body: { ignored: event.output.type } };
+  // Rejected (the ATS shows why), so it is not left open for the reconciler to fetch once the connection is on again.
+  if (found.disabled) return toRecruiter(PAUSED_ORDER);
   const parsed = v.safeParse(komboOrderReceivedSchema, event.output.data);
   if (!parsed.success) {
     const issue = describeFirstIssue(parsed.issues, { fallbackField: 'data' });

@@ -25,8 +25,10 @@ export interface PartnerAnswer {
 }
 
 export interface PartnerDependencies {
-  /** The connection and its secrets, when one of that id exists. */
-  connectionFor(connectionId: string): Promise<{ connection: Connection; secrets: ConnectionSecrets } | undefined>;
+  /** The connection and its secrets, when one of that id exists; `disabled` when an operator turned it off. */
+  connectionFor(
+    connectionId: string,
+  ): Promise<{ connection: Connection; secrets: ConnectionSecrets; disabled?: boolean } | undefined>;
   orders: OrderStore;
   /** Queues the order's work (the interview, the invitation e-mail); the answer waits for nothing more. */
   enqueue(order: OrderRecord): Promise<void>;
@@ -60,7 +62,7 @@ export async function authenticatePartner(
   source: keyof typeof KEY_SECRETS,
   authorization: string | undefined,
   deps: Pick<PartnerDependencies, 'connectionFor'>,
-): Promise<{ connection: Connection; tests: OrderTests } | undefined> {
+): Promise<{ connection: Connection; tests: OrderTests; disabled: boolean } | undefined> {
   const key = partnerKeyOf(authorization);
   const connectionId = key?.slice(0, key.indexOf('.'));
   if (!key || !connectionId) return undefined;
@@ -68,7 +70,7 @@ export async function authenticatePartner(
   const expected = found?.secrets[KEY_SECRETS[source]];
   const tests = found?.connection.orders?.[source]?.tests;
   if (!found || !tests || !expected || !secretEquals(expected, key)) return undefined;
-  return { connection: found.connection, tests };
+  return { connection: found.connection, tests, disabled: found.disabled === true };
 }
 
 /** The JSON body as `schema`, or the answer (`refuse(message)`, a 400) that names the first field at fault. */
@@ -87,3 +89,9 @@ export function readPartnerBody<S extends v.GenericSchema>(
   if (parsed.success) return { ok: true, body: parsed.output };
   return { ok: false, answer: refuse(describeFirstIssue(parsed.issues, { fallbackField: 'body' }).message) };
 }
+
+/**
+ * What a recruiter is told of an order placed while an operator has the connection turned off: nothing is recorded or
+ * sent, now or once it is on again (a queued order would go out then, long after it was asked for).
+ */
+export const PAUSED_ORDER = 'AI interviews are paused for this account: nothing was sent. Ask your administrator.';

@@ -22,15 +22,20 @@ export const orderingConnection = (fields: Record<string, unknown>): Connection 
 export function partnerDependencies(connection: Connection, secrets: Partial<ConnectionSecrets>) {
   const orders = new MemoryOrderStore();
   const queued: OrderRecord[] = [];
+  let disabled = false;
   const deps: PartnerDependencies = {
     connectionFor: async (id) =>
       id === connection.id
-        ? { connection, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), ...secrets } }
+        ? { connection, secrets: { interviewApiKey: 'k', interviewWebhookToken: 't'.repeat(32), ...secrets }, disabled }
         : undefined,
     orders,
     enqueue: async (order) => void queued.push(order),
     logger: { info: () => undefined, warn: () => undefined, error: () => undefined },
     now: () => Date.UTC(2026, 10, 26),
   };
-  return { orders, queued, deps };
+  /** An operator turns the connection off (the admin API's disable). */
+  const pause = () => {
+    disabled = true;
+  };
+  return { orders, queued, deps, pause };
 }

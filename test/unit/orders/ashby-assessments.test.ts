@@ -9,7 +9,7 @@ const KEY = issuePartnerKey(connection.id);
 const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 
 function ashby() {
-  const { orders, queued, deps } = partnerDependencies(connection, { ashbyPartnerKey: KEY });
+  const { orders, queued, deps, pause } = partnerDependencies(connection, { ashbyPartnerKey: KEY });
   const call = (name: AshbyCall, body: unknown, key = KEY) =>
     handleAshbyPartner(
       {
@@ -21,7 +21,7 @@ function ashby() {
       },
       deps,
     );
-  return { orders, queued, call };
+  return { orders, queued, call, pause };
 }
 
 /** `assessment.start` as Ashby sends it (ASPEC), with a field the connector does not read. */
@@ -46,6 +46,14 @@ describe('Ashby Assessments endpoints', () => {
     for (const key of ['nobody.x', `${KEY}x`, issuePartnerKey('other')])
       expect(await call('assessment.start', 'not JSON', key)).toMatchObject({ status: 401 });
     expect(orders.orders.size).toBe(0);
+  });
+
+  it('refuses a start while the connection is off, with a message for the recruiter; nothing queued', async () => {
+    const { call, orders, queued, pause } = ashby();
+    pause();
+    const answer = await call('assessment.start', start());
+    expect(answer).toMatchObject({ status: 422, body: { message: expect.stringContaining('paused') } });
+    expect([orders.orders.size, queued.length]).toEqual([0, 0]);
   });
 
   it('lists the tests as assessment types', async () => {

@@ -15,7 +15,7 @@ const KEY = issuePartnerKey('acme-greenhouse');
 const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
 
 function partner() {
-  const { orders, queued, deps: base } = partnerDependencies(connection, { greenhousePartnerKey: KEY });
+  const { orders, queued, deps: base, pause } = partnerDependencies(connection, { greenhousePartnerKey: KEY });
   const lines: { message: string; attributes?: Record<string, unknown> }[] = [];
   let counted = 0;
   const deps: GreenhousePartnerDependencies = {
@@ -38,7 +38,7 @@ function partner() {
       },
       deps,
     );
-  return { orders, queued, lines, call, counted: () => counted };
+  return { orders, queued, lines, call, pause, counted: () => counted };
 }
 
 /** A `send_test` as Greenhouse sends it: nested candidate, nulls for what is absent, and a field added later. */
@@ -80,6 +80,15 @@ describe('Greenhouse Assessment Partner endpoints', () => {
       status: 200,
       body: [{ partner_test_id: 'backend-screen', partner_test_name: 'Backend screen' }],
     });
+  });
+
+  it('refuses a send_test while the connection is turned off, saying why; its tests are still listed', async () => {
+    const { call, orders, queued, pause } = partner();
+    pause();
+    const answer = await call('send_test', { body: sendTest() });
+    expect(answer).toMatchObject({ status: 403, body: { errors: [expect.stringContaining('paused')] } });
+    expect([orders.orders.size, queued.length]).toEqual([0, 0]);
+    expect((await call('list_tests')).status).toBe(200);
   });
 
   it('records a send_test once and answers the same id to a repeat, queueing it until its work begins', async () => {

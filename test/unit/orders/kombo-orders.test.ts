@@ -15,7 +15,7 @@ const connection = orderingConnection({
 const SECRET = 'kombo-webhook-secret-0123456789';
 
 function kombo() {
-  const { orders, queued, deps } = partnerDependencies(connection, { komboWebhookSecret: SECRET });
+  const { orders, queued, deps, pause } = partnerDependencies(connection, { komboWebhookSecret: SECRET });
   /** `signature: null` sends none. */
   const deliver = (
     raw: string,
@@ -33,7 +33,7 @@ function kombo() {
       },
       deps,
     );
-  return { orders, queued, deliver, deps };
+  return { orders, queued, deliver, deps, pause };
 }
 
 /** `assessment:order-received` as Kombo's SDK models it: every field but the candidate's e-mail null. */
@@ -75,6 +75,13 @@ describe('Kombo order webhook', () => {
     });
     expect(orders.orders.size).toBe(0);
     expect(queued).toHaveLength(0);
+  });
+
+  it('rejects an order while the connection is off (422, shown in the ATS): nothing recorded or queued', async () => {
+    const { deliver, orders, queued, pause } = kombo();
+    pause();
+    expect(await deliver(event())).toMatchObject({ status: 422, body: { message: expect.stringContaining('paused') } });
+    expect([orders.orders.size, queued.length]).toEqual([0, 0]);
   });
 
   it('records a delivery once, answers 2xx and queues it; a duplicate finds it and makes nothing new', async () => {
