@@ -210,38 +210,43 @@ describe('Connections in DynamoDB, changed through the admin API with no restart
   });
 
   it('exits non-zero when a connections command is refused or mistyped, naming why', async () => {
-    const missing = await runOps(stack, 'connections', 'get', 'no-such-connection');
+    // Each command a process of its own, started together: the suite's load makes one start take seconds.
+    const [missing, mistyped, bare, extra, command, local, option] = await Promise.all([
+      runOps(stack, 'connections', 'get', 'no-such-connection'),
+      runOps(stack, 'connections', 'frob', ID),
+      runOps(stack, 'connections', 'disable'),
+      runOps(stack, 'unmatched', 'junk'),
+      runOps(stack, 'frob'),
+      // The local file's `${…_SANDBOX_URL}` placeholders are filled in from the running stack: each connection taken.
+      runOps(stack, 'connections', 'import', 'config/connections.local.json'),
+      runOps(stack, 'status', '--frob'),
+    ]);
     expect([missing.status, missing.out]).toEqual([1, expect.stringContaining('no-such-connection')]);
-    const mistyped = await runOps(stack, 'connections', 'frob', ID);
     expect([mistyped.status, mistyped.out]).toEqual([2, expect.stringContaining('connections frob: unknown (list,')]);
-    const bare = await runOps(stack, 'connections', 'disable');
     expect([bare.status, bare.out]).toEqual([2, expect.stringContaining('connections disable: needs an argument')]);
-    const extra = await runOps(stack, 'unmatched', 'junk');
     expect([extra.status, extra.out]).toEqual([2, expect.stringContaining('ops: unexpected junk after unmatched')]);
-    const command = await runOps(stack, 'frob');
     expect([command.status, command.out]).toEqual([2, expect.stringContaining('ops: unknown command frob')]);
-    // The local file's `${…_SANDBOX_URL}` placeholders are filled in from the running stack: each connection taken.
-    const local = await runOps(stack, 'connections', 'import', 'config/connections.local.json');
     expect(local.status).toBe(0);
     expect(local.out.trim().split('\n')).toEqual(
       ['greenhouse', 'ashby', 'lever', 'workable'].map((kind) =>
         expect.stringMatching(new RegExp(`^demo-${kind}: (unchanged|replaced) \\(version \\d+\\)$`)),
       ),
     );
-    const option = await runOps(stack, 'status', '--frob');
     expect([option.status, option.out]).toEqual([2, expect.stringContaining("Unknown option '--frob'")]);
   });
 
   it('says when a --connection that found nothing is no connection at all (a typo), and exits non-zero', async () => {
     const unknown = 'no connection acme-grenhouse in the connections table';
-    for (const command of ['failed', 'unmatched', 'orders']) {
-      const typo = await runOps(stack, command, '--connection', 'acme-grenhouse');
-      expect([typo.status, typo.out]).toEqual([1, expect.stringContaining(unknown)]);
-      // A connection that exists and has nothing to show is not flagged.
-      const quiet = await runOps(stack, command, '--connection', ID);
+    const commands = ['failed', 'unmatched', 'orders'];
+    // Started together, as above: a connection that exists and has nothing to show is not flagged.
+    const [typos, quiets, status] = await Promise.all([
+      Promise.all(commands.map((command) => runOps(stack, command, '--connection', 'acme-grenhouse'))),
+      Promise.all(commands.map((command) => runOps(stack, command, '--connection', ID))),
+      runOps(stack, 'status', '--connection', 'acme-grenhouse', '--application', '1'),
+    ]);
+    for (const typo of typos) expect([typo.status, typo.out]).toEqual([1, expect.stringContaining(unknown)]);
+    for (const quiet of quiets)
       expect([quiet.status, quiet.out]).toEqual([0, expect.not.stringContaining('no connection')]);
-    }
-    const status = await runOps(stack, 'status', '--connection', 'acme-grenhouse', '--application', '1');
     expect([status.status, status.out]).toEqual([2, expect.stringContaining(unknown)]);
   });
 });
