@@ -91,9 +91,10 @@ export async function reconcileConnection(
     }
     // A quiet interview is looked at on its cadence (reconcile-cadence.ts); the looks are returned for recording.
     const { due, quiet } = await interviewsDue(connectionId, lastChanged, now, deps.ledger);
+    const backlogUntil = readOnce(() => deps.ledger.backlogUntil(connectionId));
     for (const job of resumedLast(ready.filter((j) => due.has(j.interviewId as string)))) {
       const before = [result.enqueued.length, result.pending, result.failedInterviews.length];
-      await reconcileJob({ job, context, deps, now, signal }, result);
+      await reconcileJob({ job, context, deps, now, signal, backlogUntil }, result);
       const after = [result.enqueued.length, result.pending, result.failedInterviews.length];
       // A look that found a report to send, or one pending, is not recorded: the next run looks again, as for any.
       if (quiet.has(job.interviewId as string) && after.every((n, i) => n === before[i]))
@@ -116,6 +117,15 @@ export async function reconcileConnection(
   });
   return result;
 }
+
+/** `read`'s answer, asked for the first time it is wanted and kept for the rest of the run. */
+const readOnce = <T>(read: () => Promise<T>): (() => Promise<T>) => {
+  let answer: Promise<T> | undefined;
+  return () => {
+    answer ??= read();
+    return answer;
+  };
+};
 
 /** An interview whose reading a spent share stopped goes on after the others: a big one never starves the rest. */
 const resumedLast = (jobs: JobRecord[]): JobRecord[] => {
@@ -169,6 +179,8 @@ interface JobRun {
   deps: ReconcileDependencies;
   now: number;
   signal: AbortSignal | undefined;
+  /** Until when the connection's queue holds messages waiting for its ATS's turns, read once a run when asked. */
+  backlogUntil: () => Promise<number | undefined>;
 }
 
 /**
@@ -246,6 +258,16 @@ async function readReports(
  * A report to enqueue, 'pending' when its message is under way (enqueued within the grace period), or undefined:
  * written back already, or parked.
  */
+/**
+ * A report whose webhook came (its invitation shows it arrived) while the connection's queue still holds messages
+ * waiting for the ATS's turns (a long backlog on a slow ATS outlasts the ledger's grace): its message is among them,
+ * and a copy would only book another turn. Once the backlog is over, one still not written back is enqueued again.
+ */
+async function waitingItsTurn(run: JobRun, application: ApplicationRecord | undefined, reportId: string) {
+  if (application?.steps.reportArrived?.value !== reportId) return false;
+  return ((await run.backlogUntil()) ?? 0) > run.now;
+}
+
 async function toEnqueue(
   run: JobRun,
   report: InterviewReport,
@@ -270,9 +292,10 @@ async function toEnqueue(
   // A write-back of this very report under way (claimed lately; its message may be waiting its turn for a
   // rate-limited ATS) is not enqueued again: each copy would wait for a turn of its own.
   const underWay =
-    application?.state === 'completed' &&
-    application.reportId === report.report_id &&
-    application.updatedAt >= run.now - WORKER_TIMING.writeBackUnderWayMs;
+    (application?.state === 'completed' &&
+      application.reportId === report.report_id &&
+      application.updatedAt >= run.now - WORKER_TIMING.writeBackUnderWayMs) ||
+    (await waitingItsTurn(run, application, report.report_id));
   const toWriteBack = application
     ? takesReport(application) && !underWay
     : !(await run.deps.store.isReportParked(connectionId, report.report_id)) &&

@@ -826,6 +826,32 @@ describe('Use case: reconcileConnection', () => {
     expect([...new Set(read)]).toEqual(['int-withheld']);
   });
 
+  it('enqueues no copy of a report come and waiting while its connection is backlogged; one after', async () => {
+    const { reconcileConnection } = await import('../../../shared/pipeline');
+    const { context, interviews } = fakeContext();
+    // Its webhook came 40 minutes ago (past the ledger's grace) and its message still waits for the ATS's turns.
+    const arrived = applicationRecord({
+      interviewId: 'int-1',
+      state: 'invited',
+      candidateEmail: 'ana@example.com',
+      steps: { inviteEmail: { doneAt: NOW - 3_600_000 }, reportArrived: { doneAt: NOW - 2_400_000, value: 'rep-1' } },
+    });
+    const store = new MemoryMappingStore().seed({
+      jobs: [jobRecord({ state: 'ready', interviewId: 'int-1', updatedAt: NOW })],
+      applications: [arrived],
+    });
+    interviews.listReports.mockResolvedValue([
+      reportFactory({ report_id: 'rep-1', interview_id: 'int-1', candidate_email_id: 'ana@example.com' }),
+    ]);
+    const ledger = new MemoryQueueLedger();
+    await ledger.recordBacklog('acme-greenhouse', NOW + 600_000);
+    const deps = { ...dependencies(store, context), ledger, now: () => NOW };
+    const waiting = await reconcileConnection('acme-greenhouse', deps);
+    expect([waiting.enqueued, waiting.reportsFound]).toEqual([[], 1]);
+    const over = await reconcileConnection('acme-greenhouse', { ...deps, now: () => NOW + 700_000 });
+    expect(over.enqueued.map((r) => r.reportId)).toEqual(['rep-1']);
+  });
+
   it('leaves a write-back of the same report claimed lately alone, and enqueues one claimed long ago', async () => {
     const { reconcileConnection } = await import('../../../shared/pipeline');
     const { context, interviews } = fakeContext();
