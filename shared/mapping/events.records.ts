@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   ConditionalCheckFailedException,
   DeleteItemCommand,
@@ -40,6 +41,8 @@ export const exitSeenCheck = (table: string, input: ApplicationClaimInput, now: 
 interface ReplayKey extends DeliveryReplay {
   connectionId: string;
   now: number;
+  /** This write's own mark: a put that landed and whose answer was lost is known by it on the SDK's retry. */
+  writer: string;
 }
 
 /** The events-table key of a replay key. */
@@ -47,7 +50,7 @@ const replayKeyPk = (connectionId: string, key: string) => `replay#${connectionI
 
 /** The write of a replay key, on the condition it was not seen. */
 function replayKeyPut(table: string, replay: ReplayKey) {
-  const { connectionId, key, now, ttlSeconds } = replay;
+  const { connectionId, key, now, ttlSeconds, writer } = replay;
   return {
     TableName: table,
     Item: marshall({
@@ -55,24 +58,29 @@ function replayKeyPut(table: string, replay: ReplayKey) {
       kind: 'replay-key',
       connectionId,
       seenAt: now,
+      writer,
       [MAPPING_TABLES.ttlAttribute]: Math.floor(now / 1000) + ttlSeconds,
     }),
     // TTL deletion lags; an expired key counts as unseen.
     ConditionExpression: 'attribute_not_exists(pk) OR #expiresAt < :nowSeconds',
     ExpressionAttributeNames: { '#expiresAt': MAPPING_TABLES.ttlAttribute },
     ExpressionAttributeValues: marshall({ ':nowSeconds': Math.floor(now / 1000) }),
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   };
 }
 
 /** The events table's records: replay keys, stage names, parked reports, sweep progress. */
 export class DynamoEventRecords extends DynamoTables {
   public async rememberReplayKey(connectionId: string, key: string, now: number, ttlSeconds: number): Promise<boolean> {
+    const writer = randomUUID();
     try {
-      await this.send(new PutItemCommand(replayKeyPut(this.tables.events, { connectionId, key, now, ttlSeconds })));
+      const put = replayKeyPut(this.tables.events, { connectionId, key, now, ttlSeconds, writer });
+      await this.send(new PutItemCommand(put));
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // The SDK retried a put that landed (its answer lost): the key found is this delivery's own, not a replay.
+      return error.Item !== undefined && unmarshall(error.Item).writer === writer;
     }
   }
 
