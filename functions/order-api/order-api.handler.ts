@@ -23,8 +23,13 @@ const orders = new DynamoOrderStore({ table: requireEnv(ENV.ordersTable) });
 const deps: PartnerDependencies = {
   async connectionFor(connectionId) {
     const context = await connectionContext(connectionId);
-    const disabled = await connectionDisabled(connectionId);
-    return context && { connection: context.connection, secrets: context.secrets, disabled };
+    // Asked only of a connection that exists: an unknown id (a forged key's) reads nothing more.
+    if (!context) return undefined;
+    return {
+      connection: context.connection,
+      secrets: context.secrets,
+      disabled: await connectionDisabled(connectionId),
+    };
   },
   orders,
   async enqueue(order: OrderRecord) {
