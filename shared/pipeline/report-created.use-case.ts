@@ -3,7 +3,7 @@ import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
-import { refusesKey, ReportNotVisibleError } from './errors';
+import { errorCode, isPermanent, refusesKey, ReportNotVisibleError } from './errors';
 import { mayHaveSucceeded } from '../errors';
 import { sayKeyRefused } from './key-refused';
 import { forgetDeliveredReport, markReportArrived } from './interview-taken';
@@ -365,16 +365,21 @@ async function exitBeforeAdvance(
   const { record, context, deps, now, signal } = input;
   if (record.exit) return record.exit;
   if (!decision.advance || stepDone(record.steps.reportNote)) return undefined;
-  // An application the ATS no longer has is not moved either (application-changed.use-case.ts).
-  const standing = await standingNow(context, input.target, signal);
-  if (standing.active) return undefined;
+  // An application the ATS no longer has is not moved either (application-changed.use-case.ts). A look the ATS
+  // refuses for good (not the key) does not cost the note, file and status: the move reads again before it moves.
+  const log = { connectionId: record.connectionId, atsApplicationId: record.atsApplicationId };
+  const standing = await standingNow(context, input.target, signal).catch((error: unknown) => {
+    if (!isPermanent(error) || refusesKey(error)) throw error;
+    deps.logger.warn('report: the ATS refused the look at the candidate before the move', {
+      ...log,
+      code: errorCode(error),
+    });
+    return undefined;
+  });
+  if (!standing || standing.active) return undefined;
   const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
   await deps.store.recordExit(record, exit);
-  deps.logger.info('report: the candidate left the process; the stage is not moved', {
-    connectionId: record.connectionId,
-    atsApplicationId: record.atsApplicationId,
-    exit: exit.kind,
-  });
+  deps.logger.info('report: the candidate left the process; the stage is not moved', { ...log, exit: exit.kind });
   return exit;
 }
 

@@ -59,14 +59,33 @@ describe('Use case: the ATS refuses one channel of a write-back for good', () =>
 
   it('ends a later copy of a report whose write-back was refused for good: it does not keep coming back', async () => {
     const { store, deps, ats } = invitedCandidate();
-    // The read before an advancing write-back refused for good: the write-back fails.
-    ats.readStanding.mockRejectedValue(new AtsError('ats-forbidden', 'GET application: 403', { status: 403 }));
+    // The move refused after a try whose answer was lost (it may have landed): the write-back fails.
+    const refusal = new AtsError('ats-invalid-request', 'PUT move: 422', { status: 422, mayHaveSucceeded: true });
+    ats.moveToStage.mockRejectedValue(refusal);
     expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'failed' });
     expect((await store.getApplication(key))?.state).toBe('failed');
     // A copy delivered later (a webhook resent, a redrive): acknowledged, nothing tried again.
     const copy = await handleReportCreated(reportCreatedMessage({ enqueueId: 'enq-copy' }), deps);
     expect(copy).toMatchObject({ outcome: 'already-failed', reason: expect.stringContaining('ops -- failed') });
-    expect([ats.readStanding.mock.calls.length, ats.postNote.mock.calls.length]).toEqual([1, 0]);
+    expect([ats.moveToStage.mock.calls.length, ats.postNote.mock.calls.length]).toEqual([1, 1]);
+  });
+
+  it('writes back when the ATS refuses the look before the move for good: the move looks itself', async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    ats.readStanding.mockRejectedValue(new AtsError('ats-forbidden', 'GET application: 403', { status: 403 }));
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect([ats.postNote.mock.calls.length, ats.moveToStage.mock.calls.length]).toEqual([1, 1]);
+    expect(lastTag(setStatusTag)).toBe('AI interview: advanced');
+    const written = await store.getApplication(key);
+    expect([written?.state, written?.exit]).toEqual(['written_back', undefined]);
+  });
+
+  it('fails the write-back, nothing written, when the ATS refuses the key at the look before the move', async () => {
+    const { store, deps, ats } = invitedCandidate();
+    ats.readStanding.mockRejectedValue(new AtsError('ats-unauthorized', 'GET application: 401', { status: 401 }));
+    await handleReportCreated(reportCreatedMessage(), deps).catch(() => undefined);
+    expect([ats.postNote.mock.calls.length, ats.moveToStage.mock.calls.length]).toEqual([0, 0]);
+    expect((await store.getApplication(key))?.state).not.toBe('written_back');
   });
 
   it('attaches the file, moves and shows the status when the ATS refuses the report note for good', async () => {

@@ -692,15 +692,17 @@ describe('Use case: handleReportCreated', () => {
     const store = new MemoryMappingStore();
     const { context, ats } = fakeContext();
     await invited(store);
-    // The read before an advancing write-back (a note, a move or a link refused is recorded, and the rest goes on).
-    ats.readStanding.mockRejectedValueOnce(new AtsError('ats-forbidden', 'GET /v3/applications: 403'));
+    // A move refused after a try that may have landed (a note, a move or a link refused is recorded, and the rest
+    // goes on).
+    const refusal = new AtsError('ats-invalid-request', 'POST /v1/move: 422', { mayHaveSucceeded: true });
+    ats.moveToStage.mockRejectedValueOnce(refusal);
     expect(await handleReportCreated(reportMessage, dependencies(store, context))).toEqual({
       outcome: 'failed',
-      reason: 'ats-forbidden',
+      reason: 'ats-invalid-request',
     });
     expect(await store.getApplication(APPLICATION)).toMatchObject({
       state: 'failed',
-      failureReason: 'ats-forbidden: GET /v3/applications: 403',
+      failureReason: 'ats-invalid-request: POST /v1/move: 422',
     });
     const other = new MemoryMappingStore();
     await invited(other);
