@@ -1,4 +1,4 @@
-import type { AtsKind, StageMatcher } from '../config';
+import { type AtsKind, type StageMatcher, stageMatches } from '../config';
 
 /** A raw inbound webhook as the gateway received it: lower-cased headers and the exact body bytes. */
 export interface InboundWebhook {
@@ -101,6 +101,8 @@ export interface ApplicationRef {
   atsJobId: string;
   /** The stage the application was in when the connector acted, for ATSs that move "from" a stage. */
   fromStageId?: string | undefined;
+  /** That stage as the trigger names it (by id or name): where a move tells whether the application moved on. */
+  fromStage?: StageMatcher | undefined;
 }
 
 export interface AtsNote {
@@ -120,6 +122,27 @@ export interface AtsNote {
  * stage lists it caches are read.
  */
 export const MOVE_CALLS = 2;
+
+/** A move's `skipped` where the application was moved on since the connector acted: its step's record says so. */
+export const MOVED_ON = 'not-moved:moved-on';
+
+/**
+ * A move left undone because the application stands in a stage that is neither the target nor the one it was in when
+ * the connector acted (`fromStageId`, or any the trigger's `fromStage` matches, as the lifecycle tells moving on):
+ * someone moved it on since (a recruiter, after the invitation, or after a move whose answer was lost). A move, or its
+ * retry, never takes a candidate back. Undefined where the stage or the trigger is unknown: the move goes ahead.
+ */
+export function movedOnSince(
+  target: ApplicationRef,
+  current: { id?: string | undefined; name?: string | undefined },
+  wanted: string,
+): { moved: false; stageId: string; skipped: string } | undefined {
+  const { id } = current;
+  if (!target.fromStage || !id || id === wanted || id === target.fromStageId) return undefined;
+  return stageMatches(target.fromStage, current, target.atsJobId) === 'no'
+    ? { moved: false, stageId: id, skipped: MOVED_ON }
+    : undefined;
+}
 
 /**
  * What the pipeline needs of an ATS. Kept small and ATS-neutral: authenticate and read a webhook, post a
@@ -159,7 +182,8 @@ export interface AtsAdapter {
   /**
    * Moves the application; already being in the target stage counts as done. A move reads where the application
    * stands, then moves it: `MOVE_CALLS` calls besides the stage lists the adapter caches. An application that read
-   * shows out of the process (rejected, archived, hired) is never moved: answered unmoved, with its `exit`.
+   * shows out of the process (rejected, archived, hired) is never moved: answered unmoved, with its `exit`; one
+   * moved on since the connector acted is left where it is (`movedOnSince`).
    */
   moveToStage(
     target: ApplicationRef,

@@ -268,6 +268,7 @@ async function writeBackSteps(run: ReportRun, claimed: ClaimedWriteBack): Promis
     atsCandidateId: record.atsCandidateId,
     atsJobId: record.atsJobId,
     fromStageId: record.stageId,
+    fromStage: context.connection.triggers.find((t) => t.id === record.triggerId)?.stage,
   };
   const rule = context.connection.writeBack.advance;
   const now = deps.now ?? Date.now;

@@ -1,5 +1,5 @@
 import { serviceLink } from '../validation';
-import type { ApplicationRef, AtsFile, AtsNote, ExitKind } from '../ats/port';
+import { MOVED_ON, type ApplicationRef, type AtsFile, type AtsNote, type ExitKind } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { StageMatcher } from '../config';
 import { errorName, mayHaveSucceeded } from '../errors';
@@ -212,7 +212,15 @@ export function stageMoveStep(input: WriteBackStepsInput, toStage: StageMatcher)
       return moved;
     },
     recordDone: (moved, _outcome, last) => {
-      if (moved?.exit) input.movedOut = true;
+      if (moved?.exit || moved?.skipped === MOVED_ON) input.movedOut = true;
+      if (moved?.skipped === MOVED_ON)
+        input.deps.logger.info(
+          'report: a recruiter moved the candidate on since the invitation; the stage is not moved',
+          {
+            connectionId: input.key.connectionId,
+            atsApplicationId: input.key.atsApplicationId,
+          },
+        );
       if (moved?.refused) {
         input.moveRefused = true;
         input.deps.logger.error('report: the ATS refused the stage move; the candidate is flagged for review', {
@@ -246,7 +254,7 @@ async function exitFoundByMove(input: WriteBackStepsInput, kind: ExitKind): Prom
   });
 }
 
-/** Whether the write-back's move found the candidate gone (this try, or recorded by an earlier one). */
+/** Whether the write-back's move found the candidate gone or moved on (this try, or recorded by an earlier one). */
 export const movedOut = (input: Pick<WriteBackStepsInput, 'record' | 'movedOut'>): boolean =>
   input.movedOut === true || input.record.steps.stageMove?.value?.startsWith('not-moved:') === true;
 

@@ -6,7 +6,7 @@ import type { AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { searchPages } from '../lists';
 import { WebhookApiAdapterBase } from '../adapter-base';
-import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
+import { confirmAsParsed, movedOnSince, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
 import { noteResultSchema, rpcEnvelopeSchema } from './ashby.schemas';
 import { exitOf, standingOf } from './ashby.lifecycle';
 import { AshbyFiles } from './ashby.files';
@@ -110,6 +110,8 @@ export class AshbyAdapter extends WebhookApiAdapterBase<AshbyReads> implements A
       stage.id ??
       (await this.reads.stageIdByName(current.interviewPlanId ?? '', stage.name as string, signal));
     if (current.id === stageId) return { moved: false, stageId };
+    const movedOn = movedOnSince(target, { id: current.id, name: current.title ?? undefined }, stageId);
+    if (movedOn) return movedOn;
     await this.http.write(
       {
         method: 'POST',

@@ -4,7 +4,7 @@ import { HTTP_DEFAULTS } from '../../http';
 import { AtsHttpClient } from '../ats-http';
 import { AtsAdapterBase } from '../adapter-base';
 import { searchPages } from '../lists';
-import { confirmAsParsed, type AtsAdapter, type AtsMethod, type AtsSetup, type ExitKind } from '../port';
+import { confirmAsParsed, movedOnSince, type AtsAdapter, type AtsMethod, type AtsSetup, type ExitKind } from '../port';
 import { verifyHeaderSignature } from '../signatures';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { GreenhouseFiles } from './greenhouse.files';
@@ -114,12 +114,14 @@ export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implement
       const current = idText(application.job_interview_stage_id) ?? '';
       return standing.active ? undefined : { moved: false, stageId: current, exit: standing.exit };
     };
-    const move = async (): Promise<{ moved: boolean; stageId: string; exit?: ExitKind }> => {
+    const move = async (): Promise<{ moved: boolean; stageId: string; exit?: ExitKind; skipped?: string }> => {
       const application = await this.reads.applicationRow(target.atsApplicationId, signal);
       const left = unmovedIfLeft(application);
       if (left) return left;
       const current = idText(application.job_interview_stage_id);
       if (current === stageId) return { moved: false, stageId };
+      const movedOn = movedOnSince(target, { id: current, name: application.stage_name ?? undefined }, stageId);
+      if (movedOn) return movedOn;
       await this.http.write(
         {
           method: 'POST',
@@ -136,12 +138,15 @@ export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implement
     } catch (error) {
       // The application moved between the read and the move (a recruiter, or an earlier attempt whose answer
       // was lost), or was rejected or hired meanwhile: read it once more; out of the process it is unmoved with its
-      // exit, in the target stage it is done, elsewhere the refusal stands.
+      // exit, in the target stage it is done, moved on by a recruiter it is left there, else the refusal stands.
       if (httpStatus(error) !== 422) throw error;
       const again = await this.reads.applicationRow(target.atsApplicationId, signal);
       const left = unmovedIfLeft(again);
       if (left) return left;
-      if (idText(again.job_interview_stage_id) === stageId) return { moved: false, stageId };
+      const current = idText(again.job_interview_stage_id);
+      if (current === stageId) return { moved: false, stageId };
+      const movedOn = movedOnSince(target, { id: current, name: again.stage_name ?? undefined }, stageId);
+      if (movedOn) return movedOn;
       throw error;
     }
   };

@@ -9,6 +9,7 @@ import {
   type ChangedApplication,
   type SetupMethod,
   confirmAsParsed,
+  movedOnSince,
 } from '../port';
 import { readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { KomboCapabilities } from './kombo.capabilities';
@@ -135,6 +136,12 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     const standing = standingOf(current);
     if (!standing.active) return { moved: false, stageId: current.current_stage_id ?? '', exit: standing.exit };
     if (current.current_stage_id === wanted.id) return { moved: false, stageId: wanted.id };
+    const movedOn = movedOnSince(
+      target,
+      { id: current.current_stage_id ?? undefined, name: current.current_stage?.name ?? undefined },
+      wanted.id,
+    );
+    if (movedOn) return movedOn;
     const path = `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/stage`;
     const moved = await this.capabilities.attempt(
       'moveStage',

@@ -4,7 +4,7 @@ import type { AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { ATS_ERROR_CODES } from '../errors';
 import { WebhookApiAdapterBase } from '../adapter-base';
-import type { AtsMethod, ApplicationRef, AtsAdapter, AtsSetup } from '../port';
+import { movedOnSince, type AtsMethod, type ApplicationRef, type AtsAdapter, type AtsSetup } from '../port';
 import { noteCreatedSchema, noteSchema, opportunityListSchema } from './lever.schemas';
 import { searchPages } from '../lists';
 import { errorCode } from '../../errors';
@@ -144,8 +144,11 @@ export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements A
     const opportunity = await this.reads.readOpportunity(target.atsApplicationId, undefined, signal);
     // An archived opportunity has left the pipeline: it is never moved, whatever stage it was archived in.
     const standing = standingOf(opportunity, this.knownStageNames());
-    if (!standing.active) return { moved: false, stageId: stageIdOf(opportunity.stage), exit: standing.exit };
-    if (stageIdOf(opportunity.stage) === stageId) return { moved: false, stageId };
+    const current = stageIdOf(opportunity.stage);
+    if (!standing.active) return { moved: false, stageId: current, exit: standing.exit };
+    if (current === stageId) return { moved: false, stageId };
+    const movedOn = movedOnSince(target, { id: current, name: this.knownStageNames().get(current) }, stageId);
+    if (movedOn) return movedOn;
     const path = this.opportunityPath(target, 'stage');
     await this.http.write({ method: 'PUT', path, body: { stage: stageId }, signal }, v.unknown());
     return { moved: true, stageId };

@@ -5,7 +5,7 @@ import { verifyHeaderSignature } from '../signatures';
 import { workableProfile } from './profile';
 import { AtsHttpClient } from '../ats-http';
 import { WebhookApiAdapterBase } from '../adapter-base';
-import { confirmAsParsed, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
+import { confirmAsParsed, movedOnSince, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
 import { standingOfCandidate } from './workable.standing';
 import { commentAttachment, fileComment, WorkableFiles } from './workable.files';
 import { WorkableReads } from './workable.reads';
@@ -108,11 +108,11 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
     const { candidate } = await this.reads.readCandidate(target, signal);
     const stages = await this.reads.stagesOf(target.atsJobId, signal);
     const standing = standingOfCandidate(candidate, stages);
-    if (!standing.active) {
-      const stageId = stages.find((s) => s.name === candidate.stage)?.slug ?? '';
-      return { moved: false, stageId, exit: standing.exit };
-    }
+    const current = stages.find((s) => s.name === candidate.stage)?.slug;
+    if (!standing.active) return { moved: false, stageId: current ?? '', exit: standing.exit };
     if (candidate.stage === wanted.name) return { moved: false, stageId: wanted.slug };
+    const movedOn = movedOnSince(target, { id: current, name: candidate.stage ?? undefined }, wanted.slug);
+    if (movedOn) return movedOn;
     await this.http.write(
       {
         method: 'POST',

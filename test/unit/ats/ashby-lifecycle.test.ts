@@ -164,6 +164,21 @@ describe('Ashby readStanding and moveToStage (application.info)', () => {
     });
     expect(calls.map((c) => c.url.pathname)).toEqual(['/application.info']);
   });
+
+  it('leaves an application moved on since the invitation where it is, and moves one still in that stage', async () => {
+    const { adapter, calls } = answering(active.results);
+    const seen = { ...target, fromStageId: '3ae2b801-0001', fromStage: { id: '3ae2b801-0001' } };
+    expect(await adapter.moveToStage(seen, { id: '3ae2b801-hm' })).toEqual({
+      moved: false,
+      stageId: '3ae2b801-0003',
+      skipped: 'not-moved:moved-on',
+    });
+    expect(calls.map((c) => c.url.pathname)).toEqual(['/application.info']);
+    const still = { ...target, fromStageId: '3ae2b801-0003', fromStage: { id: '3ae2b801-0003' } };
+    const moved = await adapter.moveToStage(still, { id: '3ae2b801-hm' });
+    expect(moved).toEqual({ moved: true, stageId: '3ae2b801-hm' });
+    expect(calls.map((c) => c.url.pathname).at(-1)).toBe('/application.changeStage');
+  });
 });
 
 describe('Ashby setStatusTag with no tag', () => {

@@ -195,6 +195,37 @@ describe('Greenhouse readStanding and moveToStage (GET /v3/applications?ids=)', 
     expect(await adapter.moveToStage(target, { id: '9002' })).toEqual({ moved: true, stageId: '9002' });
     expect(calls.map(route)).toContain('POST /v3/applications/265293/move');
   });
+
+  it('leaves an application a recruiter moved on since the invitation where it is: no move call', async () => {
+    const { adapter, calls } = greenhouseWith(v3Row({ job_interview_stage_id: 9005, stage_name: 'Offer' }));
+    const movedOn = { moved: false, stageId: '9005', skipped: 'not-moved:moved-on' };
+    const seen = { ...target, fromStage: { name: 'AI Interview' } };
+    expect(await adapter.moveToStage(seen, { id: '9002' })).toEqual(movedOn);
+    expect(calls.some((c) => c.method === 'POST' && c.url.pathname.endsWith('/move'))).toBe(false);
+  });
+
+  it('moves an application still in the stage its trigger names, though its id there reads otherwise', async () => {
+    // The webhook's current_stage.id and v3's job_interview_stage_id are not documented as one id: the name decides.
+    const { adapter, calls } = greenhouseWith(v3Row({}));
+    const seen = { ...target, fromStageId: '77001', fromStage: { name: 'AI Interview' } };
+    expect(await adapter.moveToStage(seen, { id: '9002' })).toEqual({ moved: true, stageId: '9002' });
+    expect(calls.map(route)).toContain('POST /v3/applications/265293/move');
+  });
+
+  it('takes a 422 from a move a recruiter beat (moved on between the read and the move) as moved on', async () => {
+    let stage = 9001;
+    const stub = stubFetch((call) => {
+      if (call.url.pathname === '/token')
+        return json(200, { access_token: 'tok', token_type: 'Bearer', expires_at: new Date(Date.now() + 3.6e6) });
+      if (call.method === 'GET') return json(200, [v3Row({ job_interview_stage_id: stage })]);
+      stage = 9005;
+      return json(422, { message: 'from_stage_id is not the current stage' });
+    });
+    const adapter = stubbedGreenhouse(stub.fetch) as AtsAdapter;
+    const movedOn = { moved: false, stageId: '9005', skipped: 'not-moved:moved-on' };
+    expect(await adapter.moveToStage({ ...target, fromStage: { id: '9001' } }, { id: '9002' })).toEqual(movedOn);
+    expect(stub.calls.filter((c) => c.method === 'POST' && c.url.pathname.endsWith('/move'))).toHaveLength(1);
+  });
 });
 
 describe('Greenhouse setStatusTag without a status (a candidate who left)', () => {

@@ -104,3 +104,35 @@ describe("Kombo writes behind a failed read of the integration's table", () => {
     expect(stub.calls.filter((c) => c.method === 'POST')).toHaveLength(1);
   });
 });
+
+describe('Kombo moveToStage', () => {
+  it('leaves an application moved on since the invitation where it is, and moves one still there', async () => {
+    const state = { stage: 'st-offer' };
+    const { answer } = komboCandidate([]);
+    const stub = stubFetch((call: StubCall): StubAnswer => {
+      const ok = (data: unknown) => ({ status: 200, json: { status: 'success', data } });
+      const stages = ['st-ai', 'st-hm', 'st-offer'].map((id) => ({ id, name: id }));
+      if (call.url.pathname === '/v1/ats/jobs')
+        return ok({ next: null, results: [{ id: 'job-1', name: 'J', stages }] });
+      if (call.url.pathname === '/v1/ats/applications')
+        return ok({
+          next: null,
+          results: [{ id: 'app-1', job_id: 'job-1', candidate_id: 'cand-1', current_stage_id: state.stage }],
+        });
+      if (call.url.pathname === '/v1/ats/applications/app-1/stage') return ok({});
+      return answer(call);
+    });
+    const { connection, secrets } = komboConnection(INTEGRATION);
+    const adapter = createAtsAdapter(connection, secrets, { fetch: stub.fetch, sleep: async () => undefined });
+    const seen = { ...target, fromStageId: 'st-ai', fromStage: { id: 'st-ai' } };
+    expect(await adapter.moveToStage(seen, { id: 'st-hm' })).toEqual({
+      moved: false,
+      stageId: 'st-offer',
+      skipped: 'not-moved:moved-on',
+    });
+    expect(stub.calls.filter((c) => c.method === 'PUT')).toEqual([]);
+    state.stage = 'st-ai';
+    expect(await adapter.moveToStage(seen, { id: 'st-hm' })).toEqual({ moved: true, stageId: 'st-hm' });
+    expect(stub.calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([{ stage_id: 'st-hm' }]);
+  });
+});

@@ -159,6 +159,22 @@ describe('Class: LeverAdapter, standing and moves of an archived opportunity', (
     expect(calls.map(route)).toEqual(routes);
   });
 
+  it('leaves an opportunity moved on since the invitation where it is: a retry never takes it back', async () => {
+    const { adapter, calls } = serving('lever-opportunity.json');
+    const seen = { ...target, fromStageId: 'applicant-new', fromStage: { id: 'applicant-new' } };
+    expect(await adapter.moveToStage(seen, { id: 'd3e4-hm-review' })).toEqual({
+      moved: false,
+      stageId: 'c1b2-ai-interview',
+      skipped: 'not-moved:moved-on',
+    });
+    expect(calls.map(route)).toEqual(['GET /v1/opportunities/250d8f03-0002']);
+    const still = { ...target, fromStageId: 'c1b2-ai-interview', fromStage: { id: 'c1b2-ai-interview' } };
+    expect(await adapter.moveToStage(still, { id: 'd3e4-hm-review' })).toEqual({
+      moved: true,
+      stageId: 'd3e4-hm-review',
+    });
+  });
+
   it('refuses an opportunity read whose archive reason is not a string', async () => {
     const { adapter } = lever(() =>
       json(200, { data: { id: '250d8f03-0002', stage: 'c1b2-ai-interview', archived: { reason: 42 } } }),

@@ -76,7 +76,7 @@ function lever(answer: (call: StubCall) => StubAnswer, secrets: Partial<Connecti
   return { adapter, calls: stub.calls };
 }
 
-const target = { atsApplicationId: '4401', atsCandidateId: '7702', atsJobId: '3301', fromStageId: '9000' };
+const target = { atsApplicationId: '4401', atsCandidateId: '7702', atsJobId: '3301', fromStageId: '9001' };
 const body = (document: unknown) => ({ headers: {}, rawBody: Buffer.from(JSON.stringify(document)) });
 
 describe('Rows of the vendor corrections, each against the documented shapes', () => {
@@ -134,13 +134,19 @@ describe('Rows of the vendor corrections, each against the documented shapes', (
     // Already in the target stage: nothing is sent.
     expect(await adapter.moveToStage(target, { id: '9002' })).toEqual({ moved: false, stageId: '9002' });
     expect(calls.filter((c) => c.url.pathname.endsWith('/move'))).toHaveLength(0);
-    // Elsewhere: moved from the stage the application is in now, not the one the connector saw (9000).
-    stage = 9001;
-    expect(await adapter.moveToStage(target, { id: '9002' })).toEqual({ moved: true, stageId: '9002' });
+    // Elsewhere: moved from the stage the application is in now, as read (here the stage no webhook named).
+    stage = 9000;
+    const unnamed = { ...target, fromStageId: undefined };
+    expect(await adapter.moveToStage(unnamed, { id: '9002' })).toEqual({ moved: true, stageId: '9002' });
     expect(calls.find((c) => c.url.pathname.endsWith('/move'))?.body).toEqual({
-      from_stage_id: 9001,
+      from_stage_id: 9000,
       to_stage_id: 9002,
     });
+    // Moved on by a recruiter since the connector saw it in 9001: left where it is, nothing sent.
+    stage = 9005;
+    const movedOn = { moved: false, stageId: '9005', skipped: 'not-moved:moved-on' };
+    expect(await adapter.moveToStage({ ...target, fromStage: { id: '9001' } }, { id: '9002' })).toEqual(movedOn);
+    expect(calls.filter((c) => c.url.pathname.endsWith('/move'))).toHaveLength(1);
   });
 
   it('4. Greenhouse: a stage by name is found in /v3/job_interview_stages?job_ids=, page by page', async () => {

@@ -173,6 +173,24 @@ describe('Workable moveToStage and setStatusTag for a candidate who left', () =>
     expect(calls.filter((c) => c.method !== 'GET')).toEqual([]);
   });
 
+  it('leaves a candidate moved on since the invitation where they are, and moves one still there', async () => {
+    let stage = 'Applied';
+    const { adapter, calls } = workable((call) => {
+      if (route(call) === 'GET /spi/v3/jobs/GROOV005/stages') return json(200, STAGES_WITH_HIRED);
+      if (route(call) === 'GET /spi/v3/candidates/3fc9a8') return json(200, candidateRead({ stage }));
+      return { status: 200 };
+    });
+    const seen = { ...ref, fromStageId: 'ai-interview', fromStage: { name: 'AI Interview' } };
+    expect(await adapter.moveToStage(seen, { name: 'Hiring Manager Review' })).toEqual({
+      moved: false,
+      stageId: 'applied',
+      skipped: 'not-moved:moved-on',
+    });
+    expect(calls.filter((c) => c.method !== 'GET')).toEqual([]);
+    stage = 'AI Interview';
+    expect(await adapter.moveToStage(seen, { name: 'Hiring Manager Review' })).toMatchObject({ moved: true });
+  });
+
   it('removes only the other status tags when no tag is given, and sends nothing when none is there', async () => {
     let tags = ['ai-interview-invited', 'python', 'ai-interview-expired'];
     const { adapter, calls } = workable((call) => {

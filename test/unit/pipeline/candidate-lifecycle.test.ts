@@ -67,6 +67,14 @@ const changed = (change: 'left' | 'returned', deliveryId = `d-${change}`): Appli
   change,
 });
 
+/** A write-back a worker began and stopped (its lease run out): the next try resumes it. */
+const STOPPED_WRITE_BACK = {
+  state: 'completed' as const,
+  reportId: 'rep-1',
+  leaseOwner: 'stopped',
+  leaseUntil: NOW - 1,
+  writeBackAttempts: 1,
+};
 describe('Use case: a candidate who leaves the process after the invitation', () => {
   it('cancels the invitation on an exit the ATS confirms: no reminder, no expiry, the status cancelled', async () => {
     const { store, deps, ats, setStatusTag } = invitedCandidate();
@@ -440,11 +448,7 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     // A worker noted, moved, claimed "advanced" and stopped; the candidate's exit was recorded before the retry, so
     // the retry would show "completed" (ranked below): every step is done, and the write-back still ends.
     const { store, deps, ats } = invitedCandidate({
-      state: 'completed',
-      reportId: 'rep-1',
-      leaseOwner: 'stopped',
-      leaseUntil: NOW - 1,
-      writeBackAttempts: 1,
+      ...STOPPED_WRITE_BACK,
       exit: { kind: 'rejected', at: NOW - 500 },
       steps: {
         inviteEmail: { doneAt: NOW - 9_000 },
@@ -460,10 +464,19 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(ended?.leaseOwner).toBeUndefined();
   });
 
-  it('records an exit the move itself found, and shows no "advanced" for a candidate it did not move', async () => {
+  it.each([
     // Rejected between the look before the note and the move: the move's own read finds them gone.
+    ['gone: its exit recorded', { moved: false, stageId: '9001', exit: 'rejected' }, 'rejected', 'not-moved:rejected'],
+    // A retried move (the first one's answer lost) finds the candidate in a stage a recruiter chose since.
+    [
+      'moved on: no exit',
+      { moved: false, stageId: '9005', skipped: 'not-moved:moved-on' },
+      undefined,
+      'not-moved:moved-on',
+    ],
+  ] as const)('shows no "advanced" for a candidate the move found %s', async (_what, answer, exit, value) => {
     const { store, deps, ats, setStatusTag } = invitedCandidate();
-    ats.moveToStage.mockResolvedValue({ moved: false, stageId: '9001', exit: 'rejected' });
+    ats.moveToStage.mockResolvedValue(answer);
     expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({
       outcome: 'written-back',
       advanced: false,
@@ -472,8 +485,21 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(shown).not.toContain('AI interview: advanced');
     expect(shown.at(-1)).toBe('AI interview: completed');
     const record = await store.getApplication(key);
-    expect(record?.exit?.kind).toBe('rejected');
-    expect(record?.steps.stageMove?.value).toBe('not-moved:rejected');
+    expect([record?.exit?.kind, record?.state, record?.steps.stageMove?.value]).toEqual([exit, 'written_back', value]);
+  });
+
+  it('shows "completed" on a write-back resumed after its move found the candidate moved on', async () => {
+    const { deps, ats, setStatusTag } = invitedCandidate({
+      ...STOPPED_WRITE_BACK,
+      steps: {
+        inviteEmail: { doneAt: NOW - 9_000 },
+        reportNote: { doneAt: NOW - 2_000, value: 'note-1' },
+        stageMove: { doneAt: NOW - 1_000, value: 'not-moved:moved-on' },
+      },
+    });
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ advanced: false });
+    expect(ats.moveToStage).not.toHaveBeenCalled();
+    expect(setStatusTag.mock.calls.map((call) => call[1]).at(-1)).toBe('AI interview: completed');
   });
 
   it('reads before an advancing write-back: an exit the connector never heard of moves nothing', async () => {

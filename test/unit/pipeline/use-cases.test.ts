@@ -451,7 +451,7 @@ describe('Use case: handleReportCreated', () => {
     expect(ats.findNote).toHaveBeenCalledWith(expect.anything(), 'ai-interview-report:rep-1', undefined);
     expect(ats.postNote).not.toHaveBeenCalled();
     expect(ats.moveToStage).toHaveBeenCalledWith(
-      expect.objectContaining({ fromStageId: '9001' }),
+      expect.objectContaining({ fromStageId: '9001', fromStage: { name: 'AI Interview' } }),
       { name: 'Hiring Manager Review' },
       undefined,
     );
