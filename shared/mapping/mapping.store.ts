@@ -16,7 +16,7 @@ export type { DynamoMappingStoreOptions, MappingTableNames } from './dynamo-tabl
 /** The pipeline's port, and the operator's reads (`npm run ops`). */
 export type DynamoMappingStore = MappingStore &
   Pick<DynamoApplicationReads, 'listFailedApplications'> &
-  Pick<DynamoWriteBacks, 'reopenFailedWriteBack'> &
+  Pick<DynamoWriteBacks, 'reopenWriteBack'> &
   Pick<DynamoEventRecords, 'listParkedReports' | 'parkedReport'>;
 
 /**
@@ -44,7 +44,7 @@ export function dynamoMappingStore(options: DynamoMappingStoreOptions): DynamoMa
     releaseClaim: (...args) => invites.releaseClaim(...args),
     markApplicationFailed: (...args) => invites.markApplicationFailed(...args),
     claimWriteBack: (...args) => writeBacks.claimWriteBack(...args),
-    reopenFailedWriteBack: (...args) => writeBacks.reopenFailedWriteBack(...args),
+    reopenWriteBack: (...args) => writeBacks.reopenWriteBack(...args),
     listFailedApplications: (...args) => reads.listFailedApplications(...args),
     findApplicationByInterview: (...args) => reads.findApplicationByInterview(...args),
     findApplicationByServiceCandidate: (...args) => reads.findApplicationByServiceCandidate(...args),

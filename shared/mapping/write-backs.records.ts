@@ -1,6 +1,6 @@
 import { MOVES, stateCondition } from '../pipeline/application-states';
 import type { ClaimWriteBackResult, Lease } from '../pipeline/ports';
-import type { ApplicationKey, ApplicationRecord } from '../pipeline/records';
+import { refusedWriteBackSteps, type ApplicationKey, type ApplicationRecord } from '../pipeline/records';
 import { buildUpdate, moveUpdate, withNames } from './expressions';
 
 import { DynamoTables } from './dynamo-tables';
@@ -52,16 +52,30 @@ export class DynamoWriteBacks extends DynamoTables {
   }
 
   /**
-   * An operator fixed what made a write-back fail for good (`npm run ops -- retry`): the application goes back to
-   * `completed` with no lease, so the next claim of its report resumes the steps not yet recorded.
+   * An operator fixed what made a write-back fail, or what the ATS refused of it, for good (`npm run ops -- retry`):
+   * the application goes back to `completed` with no lease, so the next claim of its report resumes the steps not yet
+   * recorded. Of one written back, the refused steps (`refusedWriteBackSteps`) and the status are taken off, so they
+   * are done again; the rest (a note posted, a file attached) stays done. Undefined when there is nothing to reopen,
+   * or the application changed since it was read.
    */
-  public async reopenFailedWriteBack(key: ApplicationKey): Promise<ApplicationRecord | undefined> {
+  public async reopenWriteBack(record: ApplicationRecord): Promise<ApplicationRecord | undefined> {
+    const refused = refusedWriteBackSteps(record);
+    if (record.state !== 'failed' && !refused.length) return undefined;
+    const steps = refused.length ? [...refused.map((step) => `steps.${step}`), 'steps.status'] : [];
     const { update, condition } = moveUpdate(
       'reopenWriteBack',
-      { set: { updatedAt: Date.now() }, remove: ['failureReason', 'leaseOwner', 'leaseUntil'] },
+      {
+        set: { updatedAt: Date.now() },
+        remove: ['failureReason', 'leaseOwner', 'leaseUntil', ...steps],
+        extraValues: { ':seen': record.state, ...(refused.length ? { ':refused': 'refused' } : {}) },
+      },
       'reportId',
+      ...(refused.length ? ['outcome'] : []),
     );
-    const reopened = await this.updateApplicationWhen(key, update, `${condition} AND attribute_exists(#reportId)`);
+    // Still as read: failed, or written back with the same refusals (a second operator's retry reopens nothing).
+    const still = refused.map((step) => ` AND #steps.#${step}.#outcome = :refused`).join('');
+    const when = `${condition} AND #state = :seen AND attribute_exists(#reportId)${still}`;
+    const reopened = await this.updateApplicationWhen(record, update, when);
     return 'updated' in reopened ? reopened.updated : undefined;
   }
 }

@@ -16,6 +16,9 @@ import type { ApplicationState } from './records';
  *     ▼                                 ▼   │                                                          │
  *   failed ◀────────────────────────────────┴──────────────────────────────────────────────────────────┘
  *
+ * An operator's retry also reopens a `written_back` application whose note, move or link the ATS refused
+ * (`refusedWriteBackSteps`): those steps and the status are done again.
+ *
  * A report claims an application still `claimed` too: the candidate used the link before the invitation's last
  * step was recorded. `failed` is re-claimed by a new stage entry only without a report, and reopened by an operator
  * only with one; a report that comes for a failed invitation (none yet) is written back all the same: the service had
@@ -37,7 +40,8 @@ export const MOVES = {
   writeBack: { from: ['completed'], to: 'written_back' },
   expire: { from: ['invited'], to: 'expired' },
   fail: { from: ['claimed', 'completed'], to: 'failed' },
-  reopenWriteBack: { from: ['failed'], to: 'completed' },
+  /** Also a write-back the ATS refused a step of: its refused steps done again (`refusedWriteBackSteps`). */
+  reopenWriteBack: { from: ['failed', 'written_back'], to: 'completed' },
   leave: { from: ['invited', 'expired'], to: 'left' },
   /** Back to where it was (`leftFrom`): `invited`, or `expired` for an invitation that had expired. */
   rejoin: { from: ['left'], to: 'invited' },

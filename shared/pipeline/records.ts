@@ -171,6 +171,18 @@ export interface StepRecord {
 
 export type ApplicationSteps = Partial<Record<StepName, StepRecord>>;
 
+/**
+ * The write-back's steps an operator's retry (`npm run ops -- retry`) does again where the ATS refused them for good
+ * (a key without the permission, since given): the report note, the stage move, the report link.
+ */
+export const RETRIED_REFUSALS = ['reportNote', 'stageMove', 'reportLink'] as const satisfies readonly StepName[];
+
+/** The write-back's steps the ATS refused that a retry does again: none unless it was written back. */
+export const refusedWriteBackSteps = (record: Pick<ApplicationRecord, 'state' | 'reportId' | 'steps'>) =>
+  record.state === 'written_back' && record.reportId !== undefined
+    ? RETRIED_REFUSALS.filter((step) => record.steps[step]?.outcome === 'refused')
+    : [];
+
 /** Done, or ended for good (refused): not performed again. */
 export const stepDone = (step: StepRecord | undefined): boolean => step?.doneAt !== undefined;
 

@@ -100,6 +100,8 @@ export function failedApplicationLine(r: ApplicationRecord): string {
       `the ATS refused the report note (${r.steps.reportNote.value}); the file, move and status went on`,
     r.steps.stageMove?.outcome === 'refused' &&
       `the ATS refused the stage move (${r.steps.stageMove.value}); flagged for review, a note says so`,
+    r.steps.reportLink?.outcome === 'refused' &&
+      `the ATS refused the report link (${r.steps.reportLink.value}); the note carries it`,
   ].filter((line): line is string => typeof line === 'string');
   const reason =
     r.state === 'failed'
@@ -113,5 +115,8 @@ export function failedApplicationLine(r: ApplicationRecord): string {
 
 export const FAILED_HINT =
   'Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; ' +
-  'for a failed write-back, npm run ops -- retry --connection C --application A (one written back with a refused ' +
-  'note or move, or invited with a refused note, has nothing to retry: act on the candidate in the ATS).';
+  'for a write-back that failed, or whose note, move or link the ATS refused, npm run ops -- retry --connection C ' +
+  '--application A (the refused steps are done again, once). An invitation with a refused note has nothing to retry.';
+
+/** How `retry` names a refused step it does again. */
+export const REFUSED_STEP_NAMES = { reportNote: 'report note', stageMove: 'stage move', reportLink: 'report link' };

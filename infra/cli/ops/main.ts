@@ -21,7 +21,15 @@ import {
 import { dynamoMappingStore } from '../../../shared/mapping';
 import { QueuePublisher, type ReportCreatedMessage } from '../../../shared/queue';
 import { readOpsOutputs } from '../../aws/stack-outputs';
-import { applicationStatusLines, dlqMessageLine, FAILED_HINT, failedApplicationLine, iso } from './lines';
+import {
+  applicationStatusLines,
+  dlqMessageLine,
+  FAILED_HINT,
+  failedApplicationLine,
+  iso,
+  REFUSED_STEP_NAMES,
+} from './lines';
+import { refusedWriteBackSteps } from '../../../shared/pipeline/records';
 import { orderLines, orderUrlLines, printPartnerKey, scanOrders } from './orders';
 import { errorMessage } from '../../../shared/errors';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -383,10 +391,10 @@ async function main(): Promise<void> {
   if (command === 'retry') {
     const [connectionId, applicationId] = [require('connection'), require('application')];
     const failed = (await store.findApplicationsByAtsId(connectionId, applicationId)).filter(
-      (r) => r.state === 'failed',
+      (r) => r.state === 'failed' || refusedWriteBackSteps(r).length > 0,
     );
     if (!failed.length)
-      return failFinding(`application ${applicationId} of ${connectionId} has nothing failed to retry`);
+      return failFinding(`application ${applicationId} of ${connectionId} has nothing failed or refused to retry`);
     for (const r of failed) {
       if (!r.reportId) {
         console.log(`trigger ${r.triggerId}: the invite failed; move the candidate into the stage again to retry it`);
@@ -399,14 +407,16 @@ async function main(): Promise<void> {
         );
         continue;
       }
-      if (!(await store.reopenFailedWriteBack(r))) {
-        console.log(`trigger ${r.triggerId}: no longer failed; nothing done`);
+      if (!(await store.reopenWriteBack(r))) {
+        console.log(`trigger ${r.triggerId}: changed since it was read (retried already?); nothing done`);
         continue;
       }
       // No atsApplicationId: the worker finds the application by its own mapping, as for a webhook.
       const report = { reportId: r.reportId, interviewId: r.interviewId, candidateId: r.reportCandidateId };
       await new QueuePublisher({ client: t.sqs }).publish(t.queues.report.url, reportAgain(connectionId, report));
-      console.log(`trigger ${r.triggerId}: report ${r.reportId} queued for write-back again`);
+      const again = refusedWriteBackSteps(r).map((step) => REFUSED_STEP_NAMES[step]);
+      const what = again.length ? ` (the refused ${again.join(', ')}, and the status)` : '';
+      console.log(`trigger ${r.triggerId}: report ${r.reportId} queued for write-back again${what}`);
     }
     return;
   }

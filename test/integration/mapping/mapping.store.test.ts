@@ -54,7 +54,7 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
           TableName: tables.applications,
           Item: marshall({
             ...{ pk: `${connectionId}#${atsApplicationId}`, sk: 'ai-screen', connectionId, atsApplicationId },
-            ...{ triggerId: 'ai-screen', atsCandidateId: 'c', atsJobId: 'j', state, steps },
+            ...{ triggerId: 'ai-screen', atsCandidateId: 'c', atsJobId: 'j', state, steps, reportId: 'rep-1' },
             ...{ createdAt: NOW, updatedAt: NOW },
           }),
         }),
@@ -63,14 +63,30 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     await put('refused', 'written_back', {
       stageMove: { doneAt: NOW, outcome: 'refused', value: 'ats-invalid-request' },
     });
-    await put('unnoted', 'written_back', { reportNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' } });
+    await put('unnoted', 'written_back', {
+      ...{ reportFile: { doneAt: NOW, value: 'file-1' }, status: { doneAt: NOW, value: 'advanced', rank: 4 } },
+      reportNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' },
+    });
+    await put('unlinked', 'written_back', { reportLink: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' } });
     await put('failed', 'failed', {});
     await put('uninvited-note', 'invited', {
       inviteEmail: { doneAt: NOW },
       inviteNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' },
     });
     const listed = await store.listFailedApplications(connectionId);
-    expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(['failed', 'refused', 'uninvited-note', 'unnoted']);
+    const names = ['failed', 'refused', 'uninvited-note', 'unlinked', 'unnoted'];
+    expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(names);
+    // An operator's retry reopens a failed write-back and one written back with a refusal: the refused steps and the
+    // status taken off to be done again, the rest kept. Not one written back cleanly, nor one read before a retry.
+    const read = new Map(listed.map((a) => [a.atsApplicationId, a]));
+    const reopened = await store.reopenWriteBack(read.get('unnoted') as (typeof listed)[number]);
+    expect([reopened?.state, Object.keys(reopened?.steps ?? {})]).toEqual(['completed', ['reportFile']]);
+    expect(await store.reopenWriteBack(read.get('unnoted') as (typeof listed)[number])).toBeUndefined();
+    expect((await store.reopenWriteBack(read.get('failed') as (typeof listed)[number]))?.state).toBe('completed');
+    const [clean] = await store.findApplicationsByAtsId(connectionId, 'moved');
+    expect(clean?.state).toBe('written_back');
+    expect(clean && (await store.reopenWriteBack(clean))).toBeUndefined();
+    expect(await store.reopenWriteBack(read.get('uninvited-note') as (typeof listed)[number])).toBeUndefined();
   });
 
   it('reads an application recorded before the steps map as steps, and goes on with it as before', async () => {

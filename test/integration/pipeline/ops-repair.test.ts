@@ -25,6 +25,8 @@ describe('Operator repairs on the local stack', () => {
       const listed = async () =>
         (await ops('failed', '--connection', 'demo-greenhouse')).out.includes(`application ${applicationId} `);
       await waitFor(listed, 60_000, what);
+      // Whatever else the work does goes on under the refusal too, before the cause is fixed.
+      await stack.waitForQuiet();
     } finally {
       stack.ats.greenhouse.setFaults({ rate403: 0 });
     }
@@ -87,14 +89,17 @@ describe('Operator repairs on the local stack', () => {
         delay_ms: 0,
       }));
     });
+    // The key lost its permissions: the note and move are refused, recorded and listed (written back all the same).
     expect((await ops('failed', '--connection', 'demo-greenhouse')).out).toMatch(
-      new RegExp(`application ${application.id} .*report ${reportId} \\(write-back\\).*ats-forbidden`),
+      new RegExp(`application ${application.id} .*report ${reportId} \\(write-back\\).*refused the report note`),
     );
     expect(greenhouse.notesOf(application.id).filter((n) => n.includes('ai-interview-report:'))).toEqual([]);
 
     const retried = await ops('retry', '--connection', 'demo-greenhouse', '--application', application.id);
     expect(retried.status).toBe(0);
-    expect(retried.out).toContain(`report ${reportId} queued for write-back again`);
+    expect(retried.out).toContain(
+      `report ${reportId} queued for write-back again (the refused report note, stage move`,
+    );
     await waitFor(
       () => greenhouse.stageNameOf(application.id) === 'Hiring Manager Review',
       60_000,
