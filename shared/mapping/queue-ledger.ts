@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
@@ -52,8 +53,9 @@ export class DynamoQueueLedger implements QueueLedger {
   }
 
   public async claimEnqueue(connectionId: string, subject: string, now: number, graceMs: number): Promise<boolean> {
+    // The claim's own mark: a put that landed and whose answer was lost is known by it on the SDK's retry.
     return this.putIf(
-      this.enqueuedItem(connectionId, subject, now),
+      { ...this.enqueuedItem(connectionId, subject, now), writer: { S: randomUUID() } },
       'attribute_not_exists(pk) OR enqueuedAt < :since',
       { ':since': now - graceMs },
     );
@@ -134,7 +136,10 @@ export class DynamoQueueLedger implements QueueLedger {
     });
   }
 
-  /** A conditional PutItem: false when the condition did not hold. */
+  /**
+   * A conditional PutItem: false when the condition did not hold, unless the item there is this very put's (its
+   * `writer` mark), landed on an attempt whose answer the SDK lost before it retried.
+   */
   private async putIf(
     item: Record<string, AttributeValue>,
     condition: string,
@@ -149,12 +154,14 @@ export class DynamoQueueLedger implements QueueLedger {
           ConditionExpression: condition,
           ExpressionAttributeValues: marshall(values),
           ...(names ? { ExpressionAttributeNames: names } : {}),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const mark = item.writer?.S;
+      return mark !== undefined && error.Item?.writer?.S === mark;
     }
   }
 }

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, type PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamoMappingStore } from '../../../shared/mapping';
+import { DynamoQueueLedger, dynamoMappingStore } from '../../../shared/mapping';
 
 const tables = {
   ...{ jobs: 'jobs', applications: 'applications', events: 'events', orders: 'orders' },
@@ -12,7 +12,7 @@ const tables = {
  * attempt whose answer the SDK lost, so it retried; 'other': an earlier delivery's), answered as DynamoDB answers a
  * refused condition with ReturnValuesOnConditionCheckFailure ALL_OLD.
  */
-function heldBy(holder: 'own' | 'other') {
+function heldClient(holder: 'own' | 'other') {
   const send = async (command: PutItemCommand) => {
     const item = command.input.Item ?? {};
     const held = holder === 'own' ? item : { ...item, writer: { S: 'an-earlier-delivery' } };
@@ -23,12 +23,23 @@ function heldBy(holder: 'own' | 'other') {
       ...(asked ? { Item: held } : {}),
     });
   };
-  return dynamoMappingStore({ client: { send } as never, tables: tables as never });
+  return { send } as never;
 }
+const heldBy = (holder: 'own' | 'other') => dynamoMappingStore({ client: heldClient(holder), tables: tables as never });
 
 describe('Repositories: a signed delivery remembered once', () => {
   it('takes a key its own landed put holds (its answer lost, retried) as new; an earlier one as seen', async () => {
     expect(await heldBy('own').rememberReplayKey('acme-lever', 'evt-1', Date.now(), 3600)).toBe(true);
     expect(await heldBy('other').rememberReplayKey('acme-lever', 'evt-1', Date.now(), 3600)).toBe(false);
+  });
+});
+
+describe('Repositories: a report enqueued once by its webhook', () => {
+  it("takes a ledger claim its own landed put holds as this webhook's; an earlier one's as pending", async () => {
+    // Taken for another's, the report would be answered pending and go nowhere until the grace ran out.
+    const claim = (holder: 'own' | 'other') =>
+      new DynamoQueueLedger({ table: 'events', client: heldClient(holder) }).claimEnqueue('acme', 'report#r1', 1, 60);
+    expect(await claim('own')).toBe(true);
+    expect(await claim('other')).toBe(false);
   });
 });
