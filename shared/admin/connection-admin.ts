@@ -201,13 +201,18 @@ async function rotateKeys(
   await writeFields(options.secrets, connection.secretRef, rotated);
   const keys = Object.keys(rotated);
   const stored = await recordRotation(current, keys, request.principal, options.store);
+  // The keys are new whatever the change log says: answered 200, with what the log lacks (never a 409 to retry).
+  const unrecorded = stored
+    ? {}
+    : { warning: 'the keys are rotated, but the change log does not record it (the connection kept changing)' };
   return {
     status: 200,
     body: {
       id: current.id,
-      version: stored.version,
+      version: stored?.version ?? current.version,
       rotated: keys,
       secretRef: connection.secretRef,
+      ...unrecorded,
       next:
         "Point the interview service's webhook at the new token (npm run ops -- urls shows the URL's form; read the " +
         'token from the secret) and give the customer their new partner key; the old ones stop within 5 minutes.',
@@ -218,26 +223,30 @@ async function rotateKeys(
 /**
  * The rotation in the change log, at the version that stands: the keys are new already, so a change another caller
  * made meanwhile is read again and the rotation recorded on it (its document as it is), never answered as a conflict.
+ * Undefined when other changes won every try (or the connection went): the keys stay rotated all the same.
  */
 async function recordRotation(
   current: StoredConnection,
   keys: string[],
   principal: string,
   store: ConnectionAdminStore,
-): Promise<StoredConnection> {
-  let at = current;
-  for (let attempt = 1; ; attempt++) {
+): Promise<StoredConnection | undefined> {
+  let at: StoredConnection | undefined = current;
+  for (let attempt = 1; at && attempt <= ROTATION_RECORD_TRIES; attempt++) {
     const change: ConnectionChange = { principal, action: 'rotate-keys', expectedVersion: at.version };
     const next = { document: at.document, enabled: at.enabled, changed: keys.map((k) => `secret.${k}`) };
     try {
       return await store.write(at.id, next, change, at);
     } catch (error) {
-      const latest = error instanceof VersionConflictError && attempt < 3 ? await store.read(at.id, true) : undefined;
-      if (!latest) throw error;
-      at = latest;
+      if (!(error instanceof VersionConflictError)) throw error;
+      at = await store.read(at.id, true);
     }
   }
+  return undefined;
 }
+
+/** How often a rotation is recorded again on the version another change made meanwhile. */
+const ROTATION_RECORD_TRIES = 5;
 
 /** The document as the connections file would take it, naming the first field that is wrong (400). */
 function checkDocument(id: string, document: unknown, options: AdminOptions): { document: unknown } | AdminAnswer {

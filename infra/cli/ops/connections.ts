@@ -205,11 +205,14 @@ export async function connectionsCommand(
   if (sub === 'rotate-keys') {
     const answer = await adminCall(target, 'POST', `/${encode(arg)}/rotate-keys`, {});
     if (answer.status !== 200) return failed(answer);
-    const body = answer.body as AnswerBody & { rotated?: string[]; secretRef?: string; next?: string };
-    return {
-      lines: [`${arg}: ${body.rotated?.join(', ')} rotated in secret ${body.secretRef}`, body.next ?? ''],
-      code: 0,
+    const body = answer.body as AnswerBody & {
+      rotated?: string[];
+      secretRef?: string;
+      next?: string;
+      warning?: string;
     };
+    const rotated = `${arg}: ${body.rotated?.join(', ')} rotated in secret ${body.secretRef}`;
+    return { lines: [rotated, ...(body.warning ? [`warning: ${body.warning}`] : []), body.next ?? ''], code: 0 };
   }
   if (sub === 'audit') {
     const answer = await adminCall(target, 'GET', `/${encode(arg)}/audit`);

@@ -158,6 +158,30 @@ describe('Use case: the admin API on connections', () => {
     expect((await store.read('acme-greenhouse'))?.document).toMatchObject({ webhookFreshnessMinutes: 25 });
   });
 
+  it('answers 200 with a warning, never 409, when other changes win every try to record the rotation', async () => {
+    const store = memoryStore();
+    await ask(store, 'PUT', ['acme-greenhouse'], { connection: document() });
+    const values = new Map<string, Record<string, unknown>>([['connector/acme-greenhouse', { atsApiKey: 'kept' }]]);
+    const secrets = { read: async (ref: string) => values.get(ref), write: async () => undefined };
+    // Another change lands before each of the rotation's writes to the change log.
+    const write = store.write.bind(store);
+    const racing: typeof store = Object.assign(Object.create(store), {
+      write: async (...args: Parameters<typeof store.write>) => {
+        const stood = (await store.read('acme-greenhouse')) as NonNullable<Awaited<ReturnType<typeof store.read>>>;
+        const patch = { principal: 'arn:other', action: 'patch' as const, expectedVersion: stood.version };
+        await write('acme-greenhouse', { document: stood.document, enabled: stood.enabled, changed: [] }, patch, stood);
+        return write(...args);
+      },
+    });
+    const answer = await handleAdminRequest(
+      { method: 'POST', path: ['acme-greenhouse', 'rotate-keys'], query: {}, body: {}, principal: 'arn:ops' },
+      { store: racing, secrets },
+    );
+    expect(answer).toMatchObject({ status: 200, body: { rotated: ['interviewWebhookToken'] } });
+    expect(String(answer.body.warning)).toContain('the change log does not record it');
+    expect(store.audits.filter((a) => a.action === 'rotate-keys')).toEqual([]);
+  });
+
   it.each(['__proto__', 'constructor'])(
     'never takes %s in a patch for the prototype: nothing is smuggled',
     async (key) => {
