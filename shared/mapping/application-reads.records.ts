@@ -18,7 +18,7 @@ export class DynamoApplicationReads extends DynamoTables {
     const failed =
       '(#state = :failed OR #steps.#inviteEmail.#outcome = :refused OR attribute_exists(inviteEmailRefused) OR ' +
       '#steps.#inviteNote.#outcome = :refused OR #steps.#stageMove.#outcome = :refused OR ' +
-      '#steps.#reportNote.#outcome = :refused OR #steps.#reportLink.#outcome = :refused)';
+      '#steps.#reportNote.#outcome = :refused)';
     const items = await this.scanAll<Record<string, unknown>>({
       TableName: this.tables.applications,
       FilterExpression: connectionId ? `${failed} AND connectionId = :c` : failed,
@@ -29,7 +29,6 @@ export class DynamoApplicationReads extends DynamoTables {
         '#inviteNote': 'inviteNote',
         '#stageMove': 'stageMove',
         '#reportNote': 'reportNote',
-        '#reportLink': 'reportLink',
         '#outcome': 'outcome',
       },
       ExpressionAttributeValues: marshall({

@@ -52,7 +52,7 @@ export class DynamoWriteBacks extends DynamoTables {
   }
 
   /**
-   * An operator fixed what made a write-back fail, or what the ATS refused of it, for good (`npm run ops -- retry`):
+   * An operator fixed what made a write-back fail, or what the ATS refused of it (`npm run ops -- retry`):
    * the application goes back to `completed` with no lease, so the next claim of its report resumes the steps not yet
    * recorded. Of one written back, the refused steps (`refusedWriteBackSteps`) and the status are taken off, so they
    * are done again; the rest (a note posted, a file attached) stays done. Undefined when there is nothing to reopen,

@@ -16,7 +16,7 @@ import type { ApplicationState } from './records';
  *     ▼                                 ▼   │                                                          │
  *   failed ◀────────────────────────────────┴──────────────────────────────────────────────────────────┘
  *
- * An operator's retry also reopens a `written_back` application whose note, move or link the ATS refused
+ * An operator's retry also reopens a `written_back` application whose note or move the ATS refused
  * (`refusedWriteBackSteps`): those steps and the status are done again.
  *
  * A report claims an application still `claimed` too: the candidate used the link before the invitation's last

@@ -173,15 +173,20 @@ export type ApplicationSteps = Partial<Record<StepName, StepRecord>>;
 
 /**
  * The write-back's steps an operator's retry (`npm run ops -- retry`) does again where the ATS refused them for good
- * (a key without the permission, since given): the report note, the stage move, the report link.
+ * (a key without the permission, since given): the report note (with the report link, attached in the note's step,
+ * where that was refused too) and the stage move. A link refused beside a note posted is not: the note carries it.
  */
-export const RETRIED_REFUSALS = ['reportNote', 'stageMove', 'reportLink'] as const satisfies readonly StepName[];
+const RETRIED_REFUSALS = ['reportNote', 'stageMove'] as const satisfies readonly StepName[];
 
 /** The write-back's steps the ATS refused that a retry does again: none unless it was written back. */
-export const refusedWriteBackSteps = (record: Pick<ApplicationRecord, 'state' | 'reportId' | 'steps'>) =>
-  record.state === 'written_back' && record.reportId !== undefined
-    ? RETRIED_REFUSALS.filter((step) => record.steps[step]?.outcome === 'refused')
-    : [];
+export function refusedWriteBackSteps(
+  record: Pick<ApplicationRecord, 'state' | 'reportId' | 'steps'>,
+): ('reportNote' | 'stageMove' | 'reportLink')[] {
+  if (record.state !== 'written_back' || record.reportId === undefined) return [];
+  const refused = RETRIED_REFUSALS.filter((step) => record.steps[step]?.outcome === 'refused');
+  const link = refused.includes('reportNote') && record.steps.reportLink?.outcome === 'refused';
+  return link ? [...refused, 'reportLink'] : refused;
+}
 
 /** Done, or ended for good (refused): not performed again. */
 export const stepDone = (step: StepRecord | undefined): boolean => step?.doneAt !== undefined;

@@ -3,7 +3,7 @@ import type { ApplicationRef } from '../ats/port';
 import type { InterviewReport } from '../interview-service';
 import type { ReportCreatedMessage } from '../queue/messages.schema';
 import { WORKER_TIMING } from './constants';
-import { errorCode, isPermanent, refusesKey, ReportNotVisibleError } from './errors';
+import { refusesKey, ReportNotVisibleError } from './errors';
 import { mayHaveSucceeded } from '../errors';
 import { sayKeyRefused } from './key-refused';
 import { forgetDeliveredReport, markReportArrived } from './interview-taken';
@@ -12,7 +12,6 @@ import { statusStep } from './status';
 import { type ClaimedWork, endClaimedWork } from './claimed-work';
 import { decideAdvance, decisionAfterExit } from './report-note';
 import { waitForHolder } from './held-claim';
-import { standingNow } from './application-changed.use-case';
 import { attachesReportFile, reportFileReader, reportFileStep } from './report-file';
 import { runSteps, type Step } from './steps';
 import { tellReportUnreadable } from './report-unreadable';
@@ -24,10 +23,11 @@ import {
   stageMoveStep,
   startedClean,
   writeBackKey,
+  exitBeforeAdvance,
   type WriteBackStepsInput,
 } from './write-back-steps';
 import { type ConnectionContext, heldTurn, type PipelineDependencies, type RunOptions } from './ports';
-import { stepDone, type ApplicationExit, type ApplicationKey, type ApplicationRecord } from './records';
+import type { ApplicationKey, ApplicationRecord } from './records';
 
 export type ReportCreatedOutcome =
   | 'written-back'
@@ -352,36 +352,6 @@ function reportFileSteps(run: ReportRun, input: WriteBackStepsInput): Step<strin
       ...{ readFile, onNote: () => onNote },
     }),
   ];
-}
-
-/**
- * A candidate who left the process (rejected, withdrew, hired) is never moved, whatever their result: the exit the
- * connector recorded, or, where the result would move them and the note is not written yet, the application's standing
- * read once from the ATS (the webhook of the exit may never have come). The move reads again before it moves.
- */
-async function exitBeforeAdvance(
-  input: WriteBackStepsInput,
-  decision: ReturnType<typeof decideAdvance>,
-): Promise<Pick<ApplicationExit, 'kind'> | undefined> {
-  const { record, context, deps, now, signal } = input;
-  if (record.exit) return record.exit;
-  if (!decision.advance || stepDone(record.steps.reportNote)) return undefined;
-  // An application the ATS no longer has is not moved either (application-changed.use-case.ts). A look the ATS
-  // refuses for good (not the key) does not cost the note, file and status: the move reads again before it moves.
-  const log = { connectionId: record.connectionId, atsApplicationId: record.atsApplicationId };
-  const standing = await standingNow(context, input.target, signal).catch((error: unknown) => {
-    if (!isPermanent(error) || refusesKey(error)) throw error;
-    deps.logger.warn('report: the ATS refused the look at the candidate before the move', {
-      ...log,
-      code: errorCode(error),
-    });
-    return undefined;
-  });
-  if (!standing || standing.active) return undefined;
-  const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
-  await deps.store.recordExit(record, exit);
-  deps.logger.info('report: the candidate left the process; the stage is not moved', { ...log, exit: exit.kind });
-  return exit;
 }
 
 async function park(run: ReportRun, reason: string): Promise<ReportCreatedResult> {

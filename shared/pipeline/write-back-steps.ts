@@ -3,7 +3,8 @@ import { MOVED_ON, type ApplicationRef, type AtsFile, type AtsNote, type ExitKin
 import type { InterviewReport } from '../interview-service';
 import type { StageMatcher } from '../config';
 import { errorName, mayHaveSucceeded } from '../errors';
-import { isPermanent } from './errors';
+import { errorCode, isPermanent, refusesKey } from './errors';
+import { standingForTrigger, standingNow } from './application-changed.use-case';
 import { afterSideEffect } from './fault-injection';
 import { noteStart } from './note-start';
 import { tellInviteFailure } from './failure-note';
@@ -18,7 +19,13 @@ import {
   stepsBefore,
   type StepWrite,
 } from './ports';
-import { stepDone, type ApplicationKey, type ApplicationRecord, type StepRecord } from './records';
+import {
+  stepDone,
+  type ApplicationExit,
+  type ApplicationKey,
+  type ApplicationRecord,
+  type StepRecord,
+} from './records';
 
 /** The write-back's steps (report-created.use-case.ts runs them): the note with its link, the move, their records. */
 /** The first claim of the report, or one taken over from a clean stop: nothing earlier can still land unseen. */
@@ -252,6 +259,42 @@ async function exitFoundByMove(input: WriteBackStepsInput, kind: ExitKind): Prom
     atsApplicationId: key.atsApplicationId,
     exit: kind,
   });
+}
+
+/**
+ * A candidate who left the process (rejected, withdrew, hired), or whom a recruiter moved out of the trigger's stage,
+ * is never moved, whatever their result: the exit the connector recorded, or, where the result would move them and the
+ * note is not written yet, the application's standing read once from the ATS (the webhook of the exit may never have
+ * come). The move reads again before it moves. One the connector moved already (a retry reopened for its refused note)
+ * keeps its result, whatever happened since.
+ */
+export async function exitBeforeAdvance(
+  input: WriteBackStepsInput,
+  decision: ReturnType<typeof decideAdvance>,
+): Promise<Pick<ApplicationExit, 'kind'> | undefined> {
+  const { record, context, deps, now, signal } = input;
+  const move = record.steps.stageMove;
+  if (stepDone(move) && move?.outcome !== 'refused' && !move?.value?.startsWith('not-moved:')) return undefined;
+  if (record.exit) return record.exit;
+  if (!decision.advance || stepDone(record.steps.reportNote)) return undefined;
+  // An application the ATS no longer has is not moved either (application-changed.use-case.ts). A look the ATS
+  // refuses for good (not the key) does not cost the note, file and status: the move reads again before it moves.
+  const log = { connectionId: record.connectionId, atsApplicationId: record.atsApplicationId };
+  const read = await standingNow(context, input.target, signal).catch((error: unknown) => {
+    if (!isPermanent(error) || refusesKey(error)) throw error;
+    deps.logger.warn('report: the ATS refused the look at the candidate before the move', {
+      ...log,
+      code: errorCode(error),
+    });
+    return undefined;
+  });
+  const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
+  const standing = read && trigger ? standingForTrigger(read, trigger, record) : read;
+  if (!standing || standing.active) return undefined;
+  const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
+  await deps.store.recordExit(record, exit);
+  deps.logger.info('report: the candidate left the process; the stage is not moved', { ...log, exit: exit.kind });
+  return exit;
 }
 
 /** Whether the write-back's move found the candidate gone or moved on (this try, or recorded by an earlier one). */

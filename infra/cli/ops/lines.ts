@@ -100,8 +100,6 @@ export function failedApplicationLine(r: ApplicationRecord): string {
       `the ATS refused the report note (${r.steps.reportNote.value}); the file, move and status went on`,
     r.steps.stageMove?.outcome === 'refused' &&
       `the ATS refused the stage move (${r.steps.stageMove.value}); flagged for review, a note says so`,
-    r.steps.reportLink?.outcome === 'refused' &&
-      `the ATS refused the report link (${r.steps.reportLink.value}); the note carries it`,
   ].filter((line): line is string => typeof line === 'string');
   const reason =
     r.state === 'failed'
@@ -115,7 +113,7 @@ export function failedApplicationLine(r: ApplicationRecord): string {
 
 export const FAILED_HINT =
   'Fix the cause (the reason names it); then, for an invite, move the candidate into the stage again; ' +
-  'for a write-back that failed, or whose note, move or link the ATS refused, npm run ops -- retry --connection C ' +
+  'for a write-back that failed, or whose note or move the ATS refused, npm run ops -- retry --connection C ' +
   '--application A (the refused steps are done again, once). An invitation with a refused note has nothing to retry.';
 
 /** How `retry` names a refused step it does again. */

@@ -66,7 +66,9 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     await put('unnoted', 'written_back', {
       ...{ reportFile: { doneAt: NOW, value: 'file-1' }, status: { doneAt: NOW, value: 'advanced', rank: 4 } },
       reportNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' },
+      reportLink: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' },
     });
+    // A link refused beside a note posted: the note carries it, nothing to list or retry.
     await put('unlinked', 'written_back', { reportLink: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' } });
     await put('failed', 'failed', {});
     await put('uninvited-note', 'invited', {
@@ -74,7 +76,7 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
       inviteNote: { doneAt: NOW, outcome: 'refused', value: 'ats-forbidden' },
     });
     const listed = await store.listFailedApplications(connectionId);
-    const names = ['failed', 'refused', 'uninvited-note', 'unlinked', 'unnoted'];
+    const names = ['failed', 'refused', 'uninvited-note', 'unnoted'];
     expect(listed.map((a) => a.atsApplicationId).sort()).toEqual(names);
     // An operator's retry reopens a failed write-back and one written back with a refusal: the refused steps and the
     // status taken off to be done again, the rest kept. Not one written back cleanly, nor one read before a retry.
@@ -83,9 +85,11 @@ describe('Repositories: dynamoMappingStore (DynamoDB Local)', () => {
     expect([reopened?.state, Object.keys(reopened?.steps ?? {})]).toEqual(['completed', ['reportFile']]);
     expect(await store.reopenWriteBack(read.get('unnoted') as (typeof listed)[number])).toBeUndefined();
     expect((await store.reopenWriteBack(read.get('failed') as (typeof listed)[number]))?.state).toBe('completed');
-    const [clean] = await store.findApplicationsByAtsId(connectionId, 'moved');
-    expect(clean?.state).toBe('written_back');
-    expect(clean && (await store.reopenWriteBack(clean))).toBeUndefined();
+    for (const id of ['moved', 'unlinked']) {
+      const [clean] = await store.findApplicationsByAtsId(connectionId, id);
+      expect(clean?.state).toBe('written_back');
+      expect(clean && (await store.reopenWriteBack(clean))).toBeUndefined();
+    }
     expect(await store.reopenWriteBack(read.get('uninvited-note') as (typeof listed)[number])).toBeUndefined();
   });
 

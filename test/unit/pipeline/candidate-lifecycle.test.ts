@@ -509,6 +509,34 @@ describe('Use case: a candidate who leaves the process after the invitation', ()
     expect(ats.moveToStage).not.toHaveBeenCalled();
     expect(ats.postNote.mock.calls[0]?.[1].body).toContain('Stage not moved: the candidate was rejected');
   });
+
+  it('reads before an advancing write-back: one a recruiter moved out of the stage is noted, not moved', async () => {
+    const { store, deps, ats, setStatusTag } = invitedCandidate();
+    ats.readStanding.mockResolvedValue({ active: true, stageId: '9005', stageName: 'Offer' });
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ advanced: false });
+    expect(ats.moveToStage).not.toHaveBeenCalled();
+    const body = String(ats.postNote.mock.calls[0]?.[1].body);
+    expect(body).toContain('Stage not moved: the candidate was moved out of the stage');
+    expect(body).not.toContain('Advanced');
+    expect(setStatusTag.mock.calls.map((call) => call[1]).at(-1)).toBe('AI interview: completed');
+    expect((await store.getApplication(key))?.exit?.kind).toBe('moved');
+  });
+
+  it("keeps a result acted on when a retry reopened for its note finds the candidate's exit", async () => {
+    // The note was refused, the move made; the candidate was hired since; an operator's retry posts the note.
+    const { deps, ats, setStatusTag } = invitedCandidate({
+      ...STOPPED_WRITE_BACK,
+      writeBackAttempts: 2,
+      leaseOwner: undefined,
+      leaseUntil: undefined,
+      exit: { kind: 'hired', at: NOW - 500 },
+      steps: { inviteEmail: { doneAt: NOW - 9_000 }, stageMove: { doneAt: NOW - 1_000, value: '9002' } },
+    });
+    expect(await handleReportCreated(reportCreatedMessage(), deps)).toMatchObject({ outcome: 'written-back' });
+    expect(String(ats.postNote.mock.calls[0]?.[1].body)).not.toContain('Stage not moved');
+    expect([ats.moveToStage.mock.calls.length, ats.readStanding.mock.calls.length]).toEqual([0, 0]);
+    expect(setStatusTag.mock.calls.map((call) => call[1]).at(-1)).toBe('AI interview: advanced');
+  });
 });
 
 describe('Use case: a candidate rejected before their stage change is handled', () => {
