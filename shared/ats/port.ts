@@ -137,10 +137,12 @@ export function movedOnSince(
   current: { id?: string | undefined; name?: string | undefined },
   wanted: string,
 ): { moved: false; stageId: string; skipped: string } | undefined {
-  const { id } = current;
-  if (!target.fromStage || !id || id === wanted || id === target.fromStageId) return undefined;
-  return stageMatches(target.fromStage, current, target.atsJobId) === 'no'
-    ? { moved: false, stageId: id, skipped: MOVED_ON }
+  const id = current.id || undefined;
+  if (!target.fromStage || (id === undefined && !current.name)) return undefined;
+  if (id !== undefined && (id === wanted || id === target.fromStageId)) return undefined;
+  // A stage the read names but no id is known for (Workable's, outside the job's stage list) is judged by its name.
+  return stageMatches(target.fromStage, { id, name: current.name }, target.atsJobId) === 'no'
+    ? { moved: false, stageId: id ?? '', skipped: MOVED_ON }
     : undefined;
 }
 

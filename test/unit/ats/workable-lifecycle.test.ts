@@ -187,6 +187,11 @@ describe('Workable moveToStage and setStatusTag for a candidate who left', () =>
       skipped: 'not-moved:moved-on',
     });
     expect(calls.filter((c) => c.method !== 'GET')).toEqual([]);
+    // A stage outside the job's list (added since) is told by its name.
+    stage = 'Reference Check';
+    const unlisted = { moved: false, stageId: '', skipped: 'not-moved:moved-on' };
+    expect(await adapter.moveToStage(seen, { name: 'Hiring Manager Review' })).toEqual(unlisted);
+    expect(calls.filter((c) => c.method !== 'GET')).toEqual([]);
     stage = 'AI Interview';
     expect(await adapter.moveToStage(seen, { name: 'Hiring Manager Review' })).toMatchObject({ moved: true });
   });
