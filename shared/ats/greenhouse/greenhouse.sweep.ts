@@ -1,4 +1,4 @@
-import { readCursor, searchPages, validItems, writeCursor } from '../lists';
+import { readCursor, validItems, writeCursor } from '../lists';
 import { type AtsMethod, type StageEnteredEvent, type StageQuery, sweepDeliveryId } from '../port';
 import { type GreenhouseReads, idText, MAX_FILTER_IDS } from './greenhouse.reads';
 import {
@@ -8,6 +8,22 @@ import {
   jobInterviewStageSchema,
   jobSchema,
 } from './greenhouse.schemas';
+import { greenhouseProfile } from './profile';
+
+/**
+ * Where a pass stands: the stage's ids, the chunk of them and its page; or, while a stage named is still looked up
+ * among the jobs, where that look stands: the open jobs' page to read next (`end` once read), that page's job ids,
+ * the chunk of them whose stages are read, and its page.
+ */
+interface SweepPosition extends Record<string, unknown> {
+  ids: string[];
+  chunk: number;
+  next: string;
+  looking?: { jobsNext: string; jobIds: string[]; jobChunk: number; stagesNext: string };
+}
+
+/** The calls one look at the stages may make in a list's call: one sweep page's declared calls. */
+const LOOK_CALLS = greenhouseProfile.stepCalls.sweepPage;
 
 /**
  * An application still open: v3 records show `in_process` (the filter's own word is `active`); rejected, hired,
@@ -25,12 +41,15 @@ export class GreenhouseSweep {
    * job with `GET /v3/job_interview_stages?job_ids=`), then `GET /v3/application_stages?job_interview_stage_ids=
    * <≤50>&current=true`, 50 rows a page by the `Link` header, then the rows' applications, candidates and jobs by
    * the plural id filters (/docs/list-endpoints). The place over the chunks of stage ids and their pages is the
-   * connector's own cursor, so the stage is resolved once per pass.
+   * connector's own cursor, so the stage is resolved once per pass; a look by name over many jobs goes a page of
+   * calls at a time, its place in the cursor too, so a large account's look spans runs instead of starting over.
    */
   public readonly listApplicationsInStage: AtsMethod<'listApplicationsInStage'> = async (query, cursor, signal) => {
-    const position = cursor
-      ? readCursor(cursor, { ids: [] as string[], chunk: 0, next: '' })
-      : { ids: await this.stageIdsOf(query, signal), chunk: 0, next: '' };
+    const position = readCursor<SweepPosition>(cursor, cursor ? { ids: [], chunk: 0, next: '' } : startOf(query));
+    if (position.looking) {
+      await this.look(query, position, signal);
+      return { events: [], next: writeCursor(position) };
+    }
     const chunk = position.ids.slice(position.chunk * MAX_FILTER_IDS, (position.chunk + 1) * MAX_FILTER_IDS);
     if (!chunk.length) return { events: [], next: undefined };
     const first = `/v3/application_stages?${new URLSearchParams({
@@ -82,32 +101,44 @@ export class GreenhouseSweep {
   };
 
   /**
-   * The `job_interview_stage_id`s a stage matcher names: the configured ids, or those of the stages with its exact
-   * name among the trigger's jobs (every open job for `all`: `GET /v3/jobs?status=open`, every page).
+   * The stage's `job_interview_stage_id`s by its exact name among the trigger's jobs (every open job for `all`:
+   * `GET /v3/jobs?status=open`, a page at a time), read on from where the cursor stands, `LOOK_CALLS` calls at most.
    */
-  private async stageIdsOf(query: StageQuery, signal?: AbortSignal): Promise<string[]> {
-    const configured = [...Object.values(query.stage.idsByJob ?? {}), ...(query.stage.id ? [query.stage.id] : [])];
-    if (configured.length || query.stage.name === undefined) return [...new Set(configured)];
-    let jobIds = query.jobs === 'all' ? [] : [...query.jobs];
-    if (query.jobs === 'all')
-      await searchPages(
-        this.reads.listPage('/v3/jobs?status=open&per_page=500', jobSchema, signal),
-        (page) => void jobIds.push(...page.map((j) => String(j.id))),
-        'open jobs',
-      );
-    jobIds = [...new Set(jobIds)];
-    const ids: string[] = [];
-    for (let start = 0; start < jobIds.length; start += MAX_FILTER_IDS) {
-      const jobs = jobIds
-        .slice(start, start + MAX_FILTER_IDS)
-        .map(encodeURIComponent)
-        .join(',');
-      await searchPages(
-        this.reads.listPage(`/v3/job_interview_stages?job_ids=${jobs}&per_page=500`, jobInterviewStageSchema, signal),
-        (page) => void ids.push(...page.filter((s) => s.name === query.stage.name).map((s) => String(s.id))),
-        'stages of the jobs',
-      );
+  private async look(query: StageQuery, position: SweepPosition, signal?: AbortSignal): Promise<void> {
+    const looking = position.looking as NonNullable<SweepPosition['looking']>;
+    for (let calls = 0; calls < LOOK_CALLS; calls++) {
+      const jobs = looking.jobIds.slice(looking.jobChunk * MAX_FILTER_IDS, (looking.jobChunk + 1) * MAX_FILTER_IDS);
+      if (jobs.length) {
+        const first = `/v3/job_interview_stages?job_ids=${jobs.map(encodeURIComponent).join(',')}&per_page=500`;
+        const read = await this.reads.listPage(first, jobInterviewStageSchema, signal)(looking.stagesNext || undefined);
+        const named = read.page.filter((s) => s.name === query.stage.name).map((s) => String(s.id));
+        position.ids = [...new Set([...position.ids, ...named])];
+        looking.stagesNext = read.next ?? '';
+        if (!read.next) looking.jobChunk++;
+      } else if (looking.jobsNext !== 'end') {
+        const open = this.reads.listPage('/v3/jobs?status=open&per_page=500', jobSchema, signal);
+        const read = await open(looking.jobsNext || undefined);
+        Object.assign(looking, {
+          jobIds: read.page.map((j) => String(j.id)),
+          jobChunk: 0,
+          jobsNext: read.next ?? 'end',
+        });
+      } else {
+        position.looking = undefined;
+        return;
+      }
     }
-    return [...new Set(ids)];
   }
+}
+
+/**
+ * A pass's start: the configured ids at once; a stage by name looked up among the trigger's jobs (their ids given)
+ * or every open job (`all`, listed as the look goes).
+ */
+function startOf(query: StageQuery): SweepPosition {
+  const configured = [...Object.values(query.stage.idsByJob ?? {}), ...(query.stage.id ? [query.stage.id] : [])];
+  if (configured.length || query.stage.name === undefined) return { ids: [...new Set(configured)], chunk: 0, next: '' };
+  const all = query.jobs === 'all';
+  const jobIds = all ? [] : [...new Set(query.jobs)];
+  return { ids: [], chunk: 0, next: '', looking: { jobsNext: all ? '' : 'end', jobIds, jobChunk: 0, stagesNext: '' } };
 }

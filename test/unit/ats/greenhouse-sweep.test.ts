@@ -56,7 +56,20 @@ function greenhouse(trigger: Record<string, unknown>) {
   };
   const stub = stubFetch(answer);
   const adapter = stubbedGreenhouse(stub.fetch);
-  return { list: () => adapter.listApplicationsInStage!(trigger as never, undefined), calls: stub.calls };
+  return { list: () => pass(adapter, trigger), calls: stub.calls };
+}
+
+/** One pass of the sweep: its pages read to the end (a look at the stages by name first), at most 20. */
+async function pass(adapter: ReturnType<typeof stubbedGreenhouse>, trigger: Record<string, unknown>) {
+  const events = [];
+  let next: string | undefined;
+  for (let pages = 1; pages <= 20; pages++) {
+    const page = await adapter.listApplicationsInStage!(trigger as never, next);
+    events.push(...page.events);
+    next = page.next;
+    if (!next) return { events, next, pages };
+  }
+  return { events, next, pages: 20 };
 }
 
 describe('Adapter: the Greenhouse sweep sends only documented filters', () => {
@@ -67,6 +80,7 @@ describe('Adapter: the Greenhouse sweep sends only documented filters', () => {
   ])('%s: finds the application in the stage now, not the one that left it', async (_, trigger) => {
     const gh = greenhouse(trigger);
     const page = await gh.list();
+    expect(page.pages).toBe('id' in trigger.stage ? 1 : 2);
     expect(page.events.map((e) => [e.atsApplicationId, e.stage.id, e.candidate.email])).toEqual([
       ['4401', '9001', 'a@x.test'],
     ]);
@@ -76,5 +90,63 @@ describe('Adapter: the Greenhouse sweep sends only documented filters', () => {
     );
     expect(gh.calls.some((c) => c.url.pathname.startsWith('/v1/'))).toBe(false);
     expect(gh.calls.some((c) => c.url.searchParams.has('stage_name'))).toBe(false);
+  });
+});
+
+describe('Adapter: the Greenhouse sweep looks up a stage by name on a large account a page of calls at a time', () => {
+  it('keeps its place in the cursor: a look that fails part way goes on from there, not the first job', async () => {
+    // 1,200 open jobs in three pages; the AI Interview stage of every job; one stages read answers 503 for a while.
+    const jobIds = Array.from({ length: 1200 }, (_, i) => 5000 + i);
+    let failing = true;
+    const stub = stubFetch((call): StubAnswer => {
+      const { pathname, searchParams } = call.url;
+      if (pathname === '/token')
+        return json(200, { access_token: 'tok', token_type: 'Bearer', expires_at: new Date(Date.now() + 3.6e6) });
+      if (pathname === '/v3/jobs') {
+        const from = Number(searchParams.get('cursor') ?? 0);
+        const link = from + 500 < jobIds.length ? `<https://harvest.greenhouse.io/v3/jobs?cursor=${from + 500}>` : '';
+        const page = jobIds.slice(from, from + 500).map((id) => ({ id, name: `Job ${id}` }));
+        return json(200, page, link ? { link: `${link}; rel="next"` } : {});
+      }
+      if (pathname === '/v3/job_interview_stages') {
+        if (failing && searchParams.get('job_ids')?.startsWith('5650,')) return json(503, { message: 'unavailable' });
+        const ids = (searchParams.get('job_ids') ?? '').split(',').map(Number);
+        return json(
+          200,
+          ids.map((job) => ({ id: job * 10, job_id: job, name: 'AI Interview' })),
+        );
+      }
+      if (pathname === '/v3/application_stages') return json(200, []);
+      return json(404, { message: `no route ${route(call)}` });
+    });
+    const adapter = stubbedGreenhouse(stub.fetch);
+    const trigger = { stage: { name: 'AI Interview' }, jobs: 'all' } as never;
+    const calls = () => stub.calls.filter((c) => c.url.pathname !== '/token');
+    let next: string | undefined;
+    let failed = 0;
+    for (let page = 1; page <= 40; page++) {
+      const before = calls().length;
+      const read = await adapter.listApplicationsInStage!(trigger, next).catch(() => {
+        failing = false;
+        failed++;
+      });
+      if (!read) continue;
+      // Each call of the list makes at most one sweep page's declared calls (6 on Greenhouse).
+      expect(calls().length - before).toBeLessThanOrEqual(6);
+      next = read.next;
+      if (!next) break;
+    }
+    expect([failed, next]).toEqual([1, undefined]);
+    // The jobs' pages read once each; the first jobs' stages once (never from the start again); of the other chunks of
+    // 50 jobs, only those the failed call had read before it failed read again (5 at most); every stage id listed.
+    const routes = calls().map(route);
+    const stages = routes.filter((r) => r.startsWith('GET /v3/job_interview_stages'));
+    expect(routes.filter((r) => r.startsWith('GET /v3/jobs'))).toHaveLength(3);
+    expect(stages.filter((r) => r.includes('job_ids=5000,'))).toHaveLength(1);
+    const others = stages.filter((r) => !r.includes('job_ids=5650,')).length;
+    expect(others).toBeGreaterThanOrEqual(23);
+    expect(others).toBeLessThanOrEqual(23 + 5);
+    const listed = routes.filter((r) => r.startsWith('GET /v3/application_stages')).length;
+    expect(listed).toBe(24);
   });
 });
