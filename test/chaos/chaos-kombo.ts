@@ -3,6 +3,7 @@ import type { LocalStack } from '../../infra/local/local-stack';
 import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
 import type { UnifiedFaults } from '../../infra/local/sandbox/kombo/unified-ats';
 import { statusOfTag } from '../../shared/pipeline/status';
+import { writtenBackStatus } from './chaos-lifecycle';
 
 /**
  * The stage-triggered flow through Kombo's unified ATS API under its own faults, beside the direct ATSs: the
@@ -210,7 +211,7 @@ export function checkKombo(
   check("Kombo: every status tag matches the application's final state", candidates, (c) => {
     const record = recordOf(c);
     const shown = {
-      written_back: record?.steps?.stageMove !== undefined ? 'advanced' : 'flagged for review',
+      written_back: record ? writtenBackStatus(record) : undefined,
       expired: 'expired',
       left: 'cancelled',
       invited: 'invited',

@@ -184,3 +184,17 @@ export const entriesOf = (roles: LifecycleRoles, c: LifecycleCandidate): number 
   1 +
   (roles.reentrants.has(c.applicationId) ? 1 : 0) +
   (roles.undone.has(c.applicationId) && (c.kind === 'ashby' || c.kind === 'workable') ? 1 : 0);
+
+/**
+ * The status a written-back application shows: `advanced` where the connector moved the candidate (whatever came
+ * after), `completed` where it did not because they had left or been moved out of the stage (an exit recorded before
+ * its status was claimed, or the move's own read found them gone or moved on: `not-moved:…`), else `flagged for
+ * review` (as for a move refused). An exit said after the write-back changes no status.
+ */
+export function writtenBackStatus(record: Record<string, any>): string {
+  const move = record.steps?.stageMove;
+  if (move?.outcome === 'refused') return 'flagged for review';
+  if (move && !String(move.value ?? '').startsWith('not-moved:') && move.outcome !== 'refused') return 'advanced';
+  const claimedAt = record.steps?.status?.startedAt ?? record.steps?.status?.doneAt ?? Number.POSITIVE_INFINITY;
+  return (record.exit && record.exit.at <= claimedAt) || move ? 'completed' : 'flagged for review';
+}

@@ -11,7 +11,15 @@ import { checkLocalCalls } from '../helpers/iam';
 import { statusOfTag } from '../../shared/pipeline/status';
 import { undocumentedCalls } from '../../infra/local/sandbox/documented-routes';
 import { checkOrders, keptCancelled, orderRecords, placeOrders, takeOrderedInterviews } from './chaos-orders';
-import { checkLifecycle, entriesOf, leaveAndUndo, pickLifecycleRoles, reenter, unseenExit } from './chaos-lifecycle';
+import {
+  checkLifecycle,
+  entriesOf,
+  leaveAndUndo,
+  pickLifecycleRoles,
+  reenter,
+  unseenExit,
+  writtenBackStatus,
+} from './chaos-lifecycle';
 import {
   checkKombo,
   describeKomboFaults,
@@ -689,9 +697,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const record = finalRecords.find((r) => r.atsApplicationId === c.applicationId);
       const expected =
         record?.state === 'written_back'
-          ? record.steps?.stageMove !== undefined
-            ? 'advanced'
-            : 'flagged for review'
+          ? writtenBackStatus(record)
           : record?.state === 'expired'
             ? 'expired'
             : record?.state === 'left'
@@ -703,7 +709,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       return expected && tags.length === 1 && statusOfTag(tags[0] as string) === expected
         ? undefined
         : `${c.kind} ${c.applicationId}: ${record?.state} shows ${JSON.stringify(tags)} (claim ` +
-            `${record?.steps?.status?.value}, exit ${record?.exit?.at ?? '-'}, expired ${record?.expiredAt ?? '-'}, ` +
+            `${record?.steps?.status?.value}, exit ${record?.exit?.kind ?? '-'} ${record?.exit?.at ?? '-'}, ` +
+            `expired ${record?.expiredAt ?? '-'}, move ${record?.steps?.stageMove?.value ?? '-'}, ` +
             `from ${record?.leftFrom ?? '-'}, re-invitations ${record?.reinvitations ?? 0}; ` +
             `tags as written: ${s.ats[c.kind].tagHistoryOf(c.applicationId).join(' | ')})`;
     });
@@ -967,3 +974,4 @@ export function formatChaosReport(report: ChaosReport): string {
   ];
   return lines.join('\n');
 }
+
