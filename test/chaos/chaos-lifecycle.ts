@@ -186,15 +186,16 @@ export const entriesOf = (roles: LifecycleRoles, c: LifecycleCandidate): number 
   (roles.undone.has(c.applicationId) && (c.kind === 'ashby' || c.kind === 'workable') ? 1 : 0);
 
 /**
- * The status a written-back application shows: `advanced` where the connector moved the candidate (whatever came
- * after), `completed` where it did not because they had left or been moved out of the stage (an exit recorded before
- * its status was claimed, or the move's own read found them gone or moved on: `not-moved:…`), else `flagged for
- * review` (as for a move refused). An exit said after the write-back changes no status.
+ * The statuses a written-back application may show: `advanced` where the connector moved the candidate (whatever came
+ * after); `completed` where it did not because they had left or been moved out of the stage (the move's own read found
+ * them gone or moved on: `not-moved:…`); `flagged for review` for a move refused or a result that moves no one. Where
+ * an exit was recorded and no move made, `completed` or `flagged for review`: which, the exit's time against the
+ * write-back's try decides, and neither record keeps that try's time.
  */
-export function writtenBackStatus(record: Record<string, any>): string {
+export function writtenBackStatuses(record: Record<string, any>): string[] {
   const move = record.steps?.stageMove;
-  if (move?.outcome === 'refused') return 'flagged for review';
-  if (move && !String(move.value ?? '').startsWith('not-moved:') && move.outcome !== 'refused') return 'advanced';
-  const claimedAt = record.steps?.status?.startedAt ?? record.steps?.status?.doneAt ?? Number.POSITIVE_INFINITY;
-  return (record.exit && record.exit.at <= claimedAt) || move ? 'completed' : 'flagged for review';
+  const notMoved = String(move?.value ?? '').startsWith('not-moved:');
+  if (move && !notMoved && move.outcome !== 'refused') return ['advanced'];
+  if (notMoved) return ['completed'];
+  return record.exit ? ['flagged for review', 'completed'] : ['flagged for review'];
 }

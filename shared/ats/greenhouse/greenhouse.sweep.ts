@@ -1,4 +1,5 @@
-import { readCursor, validItems, writeCursor } from '../lists';
+import { AtsError, ATS_ERROR_CODES } from '../errors';
+import { MAX_LIST_PAGES, readCursor, validItems, writeCursor } from '../lists';
 import { type AtsMethod, type StageEnteredEvent, type StageQuery, sweepDeliveryId } from '../port';
 import { type GreenhouseReads, idText, MAX_FILTER_IDS } from './greenhouse.reads';
 import {
@@ -19,7 +20,14 @@ interface SweepPosition extends Record<string, unknown> {
   ids: string[];
   chunk: number;
   next: string;
-  looking?: { jobsNext: string; jobIds: string[]; jobChunk: number; stagesNext: string };
+  looking?: {
+    jobsNext: string;
+    jobIds: string[];
+    jobChunk: number;
+    stagesNext: string;
+    jobPages?: number;
+    stagePages?: number;
+  };
 }
 
 /** The calls one look at the stages may make in a list's call: one sweep page's declared calls. */
@@ -113,22 +121,32 @@ export class GreenhouseSweep {
         const read = await this.reads.listPage(first, jobInterviewStageSchema, signal)(looking.stagesNext || undefined);
         const named = read.page.filter((s) => s.name === query.stage.name).map((s) => String(s.id));
         position.ids = [...new Set([...position.ids, ...named])];
-        looking.stagesNext = read.next ?? '';
-        if (!read.next) looking.jobChunk++;
+        looking.stagePages = (looking.stagePages ?? 0) + 1;
+        looking.stagesNext = followed(read.next, looking.stagesNext, looking.stagePages, 'stages of the jobs') ?? '';
+        if (!read.next) Object.assign(looking, { jobChunk: looking.jobChunk + 1, stagePages: 0 });
       } else if (looking.jobsNext !== 'end') {
         const open = this.reads.listPage('/v3/jobs?status=open&per_page=500', jobSchema, signal);
         const read = await open(looking.jobsNext || undefined);
-        Object.assign(looking, {
-          jobIds: read.page.map((j) => String(j.id)),
-          jobChunk: 0,
-          jobsNext: read.next ?? 'end',
-        });
+        const jobPages = (looking.jobPages ?? 0) + 1;
+        const jobsNext = followed(read.next, looking.jobsNext, jobPages, 'open jobs') ?? 'end';
+        Object.assign(looking, { jobIds: read.page.map((j) => String(j.id)), jobChunk: 0, jobsNext, jobPages });
       } else {
         position.looking = undefined;
         return;
       }
     }
   }
+}
+
+/**
+ * The next page of a look's list, once it has read `pages`: refused for good (as `searchPages` refuses) past
+ * `MAX_LIST_PAGES`, or where it names the page just read again, rather than a look that never ends.
+ */
+function followed(next: string | undefined, read: string, pages: number, what: string): string | undefined {
+  if (!next) return undefined;
+  if (next === read || pages >= MAX_LIST_PAGES)
+    throw new AtsError(ATS_ERROR_CODES.malformedResponse, `${what}: more than ${pages} pages, or a page again`);
+  return next;
 }
 
 /**

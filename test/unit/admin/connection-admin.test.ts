@@ -178,8 +178,19 @@ describe('Use case: the admin API on connections', () => {
       { store: racing, secrets },
     );
     expect(answer).toMatchObject({ status: 200, body: { rotated: ['interviewWebhookToken'] } });
-    expect(String(answer.body.warning)).toContain('the change log does not record it');
+    expect(String(answer.body.warning)).toContain('the change log could not record it');
     expect(store.audits.filter((a) => a.action === 'rotate-keys')).toEqual([]);
+    // Nor when the change log's table fails outright (throttled, unreachable): the keys are rotated.
+    const down: typeof store = Object.assign(Object.create(store), {
+      write: async () => {
+        throw new Error('ProvisionedThroughputExceededException');
+      },
+    });
+    const again = await handleAdminRequest(
+      { method: 'POST', path: ['acme-greenhouse', 'rotate-keys'], query: {}, body: {}, principal: 'arn:ops' },
+      { store: down, secrets },
+    );
+    expect(again).toMatchObject({ status: 200, body: { warning: expect.stringContaining('could not record it') } });
   });
 
   it.each(['__proto__', 'constructor'])(

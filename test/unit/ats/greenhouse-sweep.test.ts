@@ -150,3 +150,34 @@ describe('Adapter: the Greenhouse sweep looks up a stage by name on a large acco
     expect(listed).toBe(24);
   });
 });
+
+describe('Adapter: the Greenhouse sweep never looks forever', () => {
+  it('refuses a jobs list whose next page is the page just read, or that runs past 20 pages', async () => {
+    for (const step of [0, 1]) {
+      const stub = stubFetch((call): StubAnswer => {
+        const { pathname, searchParams } = call.url;
+        if (pathname === '/token')
+          return json(200, { access_token: 'tok', token_type: 'Bearer', expires_at: new Date(Date.now() + 3.6e6) });
+        // step 0: every page names the same next page; step 1: a next page always, one further each time.
+        const next = step === 0 ? 7 : Number(searchParams.get('cursor') ?? 0) + 1;
+        const link = `<https://harvest.greenhouse.io/v3/jobs?cursor=${next}>; rel="next"`;
+        if (pathname === '/v3/jobs') return json(200, [], { link });
+        return json(404, { message: `no route ${route(call)}` });
+      });
+      const adapter = stubbedGreenhouse(stub.fetch);
+      const trigger = { stage: { name: 'AI Interview' }, jobs: 'all' } as never;
+      let next: string | undefined;
+      let refused: unknown;
+      for (let page = 1; page <= 10 && !refused; page++)
+        next = await adapter.listApplicationsInStage!(trigger, next).then(
+          (read) => read.next,
+          (error: unknown) => {
+            refused = error;
+            return undefined;
+          },
+        );
+      expect(refused).toMatchObject({ code: 'ats-malformed-response' });
+      expect(stub.calls.filter((c) => c.url.pathname === '/v3/jobs').length).toBeLessThanOrEqual(20);
+    }
+  });
+});

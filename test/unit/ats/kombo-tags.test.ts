@@ -107,7 +107,7 @@ describe("Kombo writes behind a failed read of the integration's table", () => {
 
 describe('Kombo moveToStage', () => {
   it('leaves an application moved on since the invitation where it is, and moves one still there', async () => {
-    const state = { stage: 'st-offer' };
+    const state: { stage: string | null; named?: string } = { stage: 'st-offer' };
     const { answer } = komboCandidate([]);
     const stub = stubFetch((call: StubCall): StubAnswer => {
       const ok = (data: unknown) => ({ status: 200, json: { status: 'success', data } });
@@ -117,7 +117,12 @@ describe('Kombo moveToStage', () => {
       if (call.url.pathname === '/v1/ats/applications')
         return ok({
           next: null,
-          results: [{ id: 'app-1', job_id: 'job-1', candidate_id: 'cand-1', current_stage_id: state.stage }],
+          results: [
+            {
+              ...{ id: 'app-1', job_id: 'job-1', candidate_id: 'cand-1', current_stage_id: state.stage },
+              current_stage: state.named ? { id: state.named, name: state.named } : null,
+            },
+          ],
         });
       if (call.url.pathname === '/v1/ats/applications/app-1/stage') return ok({});
       return answer(call);
@@ -131,7 +136,11 @@ describe('Kombo moveToStage', () => {
       skipped: 'not-moved:moved-on',
     });
     expect(stub.calls.filter((c) => c.method === 'PUT')).toEqual([]);
-    state.stage = 'st-ai';
+    // A synced copy naming the stage without its id: in the target already, not moved on.
+    Object.assign(state, { stage: null, named: 'st-hm' });
+    expect(await adapter.moveToStage(seen, { id: 'st-hm' })).toEqual({ moved: false, stageId: 'st-hm' });
+    expect(stub.calls.filter((c) => c.method === 'PUT')).toEqual([]);
+    Object.assign(state, { stage: 'st-ai', named: undefined });
     expect(await adapter.moveToStage(seen, { id: 'st-hm' })).toEqual({ moved: true, stageId: 'st-hm' });
     expect(stub.calls.filter((c) => c.method === 'PUT').map((c) => c.body)).toEqual([{ stage_id: 'st-hm' }]);
   });
