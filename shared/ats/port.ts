@@ -1,4 +1,4 @@
-import { type AtsKind, type StageMatcher, stageMatches } from '../config';
+import { type AtsKind, type StageMatcher, outOfStage } from '../config';
 
 /** A raw inbound webhook as the gateway received it: lower-cased headers and the exact body bytes. */
 export interface InboundWebhook {
@@ -138,10 +138,9 @@ export function movedOnSince(
   wanted: string,
 ): { moved: false; stageId: string; skipped: string } | undefined {
   const id = current.id || undefined;
-  if (!target.fromStage || (id === undefined && !current.name)) return undefined;
-  if (id !== undefined && (id === wanted || id === target.fromStageId)) return undefined;
+  if (!target.fromStage || (id === undefined && !current.name) || (id !== undefined && id === wanted)) return undefined;
   // A stage the read names but no id is known for (Workable's, outside the job's stage list) is judged by its name.
-  return stageMatches(target.fromStage, { id, name: current.name }, target.atsJobId) === 'no'
+  return outOfStage(target.fromStage, target.fromStageId, { id, name: current.name }, target.atsJobId)
     ? { moved: false, stageId: id ?? '', skipped: MOVED_ON }
     : undefined;
 }

@@ -11,4 +11,4 @@ export {
   type StoredConnection,
 } from './connection-source';
 export { cachedSecrets, fileSecretsProvider, SECRETS_CACHE_MS, type SecretsProvider } from './secrets';
-export { type MatchResult, stageMatches } from './stage-match';
+export { type MatchResult, outOfStage, stageMatches } from './stage-match';

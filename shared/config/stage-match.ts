@@ -22,3 +22,18 @@ export function stageMatches(
   if (matcher.name === undefined) return 'no';
   return compare(matcher.name, stage.name);
 }
+
+/**
+ * Whether an application standing in `current` is surely out of the stage it was in when the connector acted: not in
+ * it by the ATS's own id (`fromStageId`), and in no stage the trigger's matcher names (by id or name). A stage the read
+ * does not tell is not out. The lifecycle's "moved out" and a move's "moved on since" are this one rule.
+ */
+export function outOfStage(
+  matcher: StageMatcher,
+  fromStageId: string | undefined,
+  current: { id?: string | undefined; name?: string | undefined },
+  jobId: string | undefined,
+): boolean {
+  if (current.id !== undefined && current.id === fromStageId) return false;
+  return stageMatches(matcher, current, jobId) === 'no';
+}

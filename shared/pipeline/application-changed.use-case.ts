@@ -1,6 +1,6 @@
 import type { ApplicationRef, ApplicationStanding } from '../ats/port';
 import { ATS_ERROR_CODES } from '../ats/errors';
-import { stageMatches, type Trigger } from '../config';
+import { outOfStage, type Trigger } from '../config';
 import { errorCode } from '../errors';
 import type { ApplicationChangedMessage } from '../queue/messages.schema';
 import { ClaimHeldElsewhereError, refusesKey, warnRefusedForGood } from './errors';
@@ -42,14 +42,13 @@ export interface MovedOn {
  */
 export function standingForTrigger(
   standing: ApplicationStanding,
-  trigger: Trigger,
+  trigger: Pick<Trigger, 'stage'>,
   record: Pick<ApplicationRecord, 'atsJobId' | 'stageId'>,
 ): ApplicationStanding | MovedOn {
   if (!standing.active) return standing;
   // In the very stage it was invited from, by the ATS's own id: not moved, whatever the trigger says since.
-  if (standing.stageId !== undefined && standing.stageId === record.stageId) return standing;
   const stage = { id: standing.stageId, name: standing.stageName };
-  if (stageMatches(trigger.stage, stage, record.atsJobId) !== 'no') return standing;
+  if (!outOfStage(trigger.stage, record.stageId, stage, record.atsJobId)) return standing;
   return { active: false, exit: 'moved', reason: standing.stageName ? `now in ${standing.stageName}` : undefined };
 }
 

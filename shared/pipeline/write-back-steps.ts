@@ -274,7 +274,7 @@ export async function exitBeforeAdvance(
 ): Promise<Pick<ApplicationExit, 'kind'> | undefined> {
   const { record, context, deps, now, signal } = input;
   const move = record.steps.stageMove;
-  if (stepDone(move) && move?.outcome !== 'refused' && !move?.value?.startsWith('not-moved:')) return undefined;
+  if (stepDone(move) && move?.outcome !== 'refused' && !notMoved(move)) return undefined;
   if (record.exit) return record.exit;
   if (!decision.advance || stepDone(record.steps.reportNote)) return undefined;
   // An application the ATS no longer has is not moved either (application-changed.use-case.ts). A look the ATS
@@ -288,8 +288,8 @@ export async function exitBeforeAdvance(
     });
     return undefined;
   });
-  const trigger = context.connection.triggers.find((t) => t.id === record.triggerId);
-  const standing = read && trigger ? standingForTrigger(read, trigger, record) : read;
+  const { fromStage } = input.target;
+  const standing = read && fromStage ? standingForTrigger(read, { stage: fromStage }, record) : read;
   if (!standing || standing.active) return undefined;
   const exit = { kind: standing.exit, reason: standing.reason?.slice(0, 200), at: now() };
   await deps.store.recordExit(record, exit);
@@ -299,7 +299,10 @@ export async function exitBeforeAdvance(
 
 /** Whether the write-back's move found the candidate gone or moved on (this try, or recorded by an earlier one). */
 export const movedOut = (input: Pick<WriteBackStepsInput, 'record' | 'movedOut'>): boolean =>
-  input.movedOut === true || input.record.steps.stageMove?.value?.startsWith('not-moved:') === true;
+  input.movedOut === true || notMoved(input.record.steps.stageMove);
+
+/** A move's record saying it found the candidate gone or moved on: `not-moved:<why>`. */
+const notMoved = (move: StepRecord | undefined): boolean => move?.value?.startsWith('not-moved:') === true;
 
 /** Whether the write-back's stage move was refused for good (this try, or recorded by an earlier one). */
 export const moveRefused = (input: Pick<WriteBackStepsInput, 'record' | 'moveRefused'>): boolean =>

@@ -135,12 +135,12 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     const current = await this.reads.application(target.atsApplicationId, signal);
     const standing = standingOf(current);
     if (!standing.active) return { moved: false, stageId: current.current_stage_id ?? '', exit: standing.exit };
-    // The synced copy may name the stage without its id: by name, it may be the target already.
+    // The synced copy may give the stage in `current_stage` without `current_stage_id`.
     const now = {
       id: current.current_stage_id ?? current.current_stage?.id,
       name: current.current_stage?.name ?? undefined,
     };
-    if (now.id === wanted.id || (!now.id && now.name === wanted.name)) return { moved: false, stageId: wanted.id };
+    if (now.id === wanted.id) return { moved: false, stageId: wanted.id };
     const movedOn = movedOnSince(target, now, wanted.id);
     if (movedOn) return movedOn;
     const path = `/ats/applications/${encodeURIComponent(target.atsApplicationId)}/stage`;
