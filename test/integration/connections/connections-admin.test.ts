@@ -14,7 +14,7 @@ const SECRET_REF = 'connector/acme-greenhouse';
 /**
  * A customer added, changed, turned off and on while the local stack runs, through the admin API and its CLI
  * (`npm run ops -- connections …`): no restart, every function reading the connection from the connections table
- * within its cache time (5 s here).
+ * within its cache time (2 s here).
  */
 /** The connections' cache time of this file's stack: a change is in effect within it. */
 const CACHE_SECONDS = 2;

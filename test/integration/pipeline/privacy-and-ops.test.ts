@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
-import { runOps } from '../../helpers/ops-cli';
+import { runOps, runOpsAsTyped } from '../../helpers/ops-cli';
 import { invitedInterviewId, startTestStack, scanTable, takeInterview } from '../../helpers/local-stack';
 
 const WORK_DIR = `.local/test-privacy-${process.pid}`;
@@ -159,7 +159,8 @@ describe('Privacy, isolation and operator tools on the local stack', () => {
   });
 
   it("ops urls: each connection's webhook URLs from the stack's address, the token never printed", async () => {
-    const listed = await ops('urls', '--connections', join(WORK_DIR, 'connections.json'));
+    // As a user types it, through tsx: every other command here runs the same source bundled.
+    const listed = await runOpsAsTyped(stack, 'urls', '--connections', join(WORK_DIR, 'connections.json'));
     expect(listed.status).toBe(0);
     for (const connection of stack.connections) {
       expect(listed.out).toContain(
