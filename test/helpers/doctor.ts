@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { inject } from 'vitest';
 import type { LocalStack } from '../../infra/local/local-stack';
 
 export interface DoctorRun {
@@ -8,13 +9,24 @@ export interface DoctorRun {
   output: string;
 }
 
-/** `npm run doctor -- <args>` as an operator runs it: a child process, its exit code and everything it printed. */
+/**
+ * `npm run doctor -- <args>` in a child process, its exit code and everything it printed: the CLI's source as the
+ * integration lane's global set-up bundled it (test/setup/emulators.ts).
+ */
 export function runDoctor(args: string[], timeoutMs = 90_000): Promise<DoctorRun> {
-  const tsx = resolve('node_modules/.bin/tsx');
+  return run(process.execPath, [inject('clis').doctor, ...args], timeoutMs);
+}
+
+/** The same, as an operator types it: `npm run doctor` runs tsx, which compiles the source at start. */
+export function runDoctorAsTyped(args: string[], timeoutMs = 90_000): Promise<DoctorRun> {
+  return run(resolve('node_modules/.bin/tsx'), ['infra/cli/doctor/main.ts', ...args], timeoutMs);
+}
+
+function run(command: string, args: string[], timeoutMs: number): Promise<DoctorRun> {
   return new Promise((done) => {
     execFile(
-      tsx,
-      ['infra/cli/doctor/main.ts', ...args],
+      command,
+      args,
       { timeout: timeoutMs, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

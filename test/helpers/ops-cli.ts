@@ -8,7 +8,7 @@ import type { LocalStack } from '../../infra/local/local-stack';
  * and must keep answering the CLI.
  */
 export function runOps(stack: LocalStack, ...args: string[]): Promise<{ status: number | null; out: string }> {
-  return run([inject('opsCli'), ...args, '--stack', stack.stackFile]);
+  return run([inject('clis').ops, ...args, '--stack', stack.stackFile]);
 }
 
 /** The same, through `npm run ops` itself, as a user types it (tsx compiling the source at start). */

@@ -8,8 +8,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** DynamoDB Local and SQS, started once for the integration lane (test/helpers/local-stack.ts). */
     emulators: Pick<EmulatorEndpoints, 'dynamodb' | 'sqs'>;
-    /** `npm run ops`'s entry point, bundled once for the lane (test/helpers/ops-cli.ts). */
-    opsCli: string;
+    /** `npm run ops` and `npm run doctor`, each bundled once for the lane (test/helpers/ops-cli.ts, doctor.ts). */
+    clis: Record<Cli, string>;
   }
 }
 
@@ -19,25 +19,32 @@ declare module 'vitest' {
  * files send to the same fixture addresses.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [dynamodb, sqs, opsCli] = await Promise.all([startEmulator('dynamodb'), startEmulator('sqs'), bundleOpsCli()]);
+  const [dynamodb, sqs, ops, doctor] = await Promise.all([
+    startEmulator('dynamodb'),
+    startEmulator('sqs'),
+    bundleCli('ops'),
+    bundleCli('doctor'),
+  ]);
   project.provide('emulators', { dynamodb: dynamodb.url, sqs: sqs.url });
-  project.provide('opsCli', opsCli);
+  project.provide('clis', { ops, doctor });
   return async () => {
     await Promise.all([dynamodb.stop(), sqs.stop()]);
-    rmSync(opsCli, { force: true });
+    for (const bundle of [ops, doctor]) rmSync(bundle, { force: true });
   };
 }
 
+type Cli = 'ops' | 'doctor';
+
 /**
- * The ops CLI's source (what `npm run ops` runs through tsx), bundled as the Lambda functions are: a process starts in
- * about 0.3 s instead of tsx's 0.9 s, which the tests that run it thirty times over feel under the suite's load.
+ * A CLI's source (what `npm run <cli>` runs through tsx), bundled as the Lambda functions are: a process starts in
+ * about 0.3 s instead of tsx's 0.9 s, which the files that run the CLIs dozens of times feel under the suite's load.
  */
-async function bundleOpsCli(): Promise<string> {
+async function bundleCli(cli: Cli): Promise<string> {
   const dir = resolve('.local/test');
   mkdirSync(dir, { recursive: true });
-  const outfile = join(dir, `ops-cli-${process.pid}.mjs`);
+  const outfile = join(dir, `${cli}-cli-${process.pid}.mjs`);
   await build({
-    entryPoints: ['infra/cli/ops/main.ts'],
+    entryPoints: [`infra/cli/${cli}/main.ts`],
     bundle: true,
     platform: 'node',
     format: 'esm',

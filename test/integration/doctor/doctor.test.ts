@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runDoctor, SECRET_FIELDS, sectionOf, withSecrets } from '../../helpers/doctor';
+import { runDoctor, runDoctorAsTyped, SECRET_FIELDS, sectionOf, withSecrets } from '../../helpers/doctor';
 import { useTestStack } from '../../helpers/local-stack';
 
 /** The doctor on a healthy stack: each check, the order sources, Kombo's packages, open jobs (./doctor-findings). */
@@ -7,7 +7,8 @@ describe('npm run doctor on the local stack', () => {
   const held = useTestStack('doctor');
 
   it('passes every check for the four demo connections, printing no secret', async () => {
-    const run = await runDoctor(['--stack', held.stack.stackFile]);
+    // As an operator types it, through tsx: every other run here takes the same source bundled.
+    const run = await runDoctorAsTyped(['--stack', held.stack.stackFile]);
     expect(run.output).not.toContain('✗');
     expect(run.output).toContain('every check passed for 4 connections');
     expect(run.code).toBe(0);
