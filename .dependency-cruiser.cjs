@@ -77,6 +77,15 @@ module.exports = {
       from: { path: '^functions/(ats|interview)-webhook/' },
       to: { path: '^shared/(pacing/|interview-service/client\\.ts$)', reachable: true },
     },
+    {
+      name: 'pipeline-functions-without-setup',
+      comment:
+        "The doctor's part of an adapter (<kind>.setup.ts, shared/ats/setup-adapter.ts) serves the doctor, the admin " +
+        'API and the console: the functions that run the pipeline never carry it, directly or through what they import.',
+      severity: 'error',
+      from: { path: '^functions/', pathNot: '^functions/admin-api/' },
+      to: { path: '^shared/(ats/setup-adapter\\.ts$|ats/[a-z]+/[a-z]+\\.setup\\.ts$|doctor/)', reachable: true },
+    },
     { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
   ],
   options: {

@@ -7,7 +7,7 @@ import { type ConnectDependencies, handleConnectRequest } from '../../shared/adm
 import { DeadLetters } from '../../shared/admin/dead-letters';
 import { fileSecretStore, type SecretStore, secretsManagerStore } from '../../shared/config/secret-store';
 import type { Connection } from '../../shared/config';
-import { createAtsAdapter } from '../../shared/ats';
+import { createSetupAdapter } from '../../shared/ats/setup-adapter';
 import { diagnoseConnection, readSecret, type SetupAdapter } from '../../shared/doctor/checks';
 import { registerWebhooks } from '../../shared/doctor/register';
 import { AWS_CLIENT_CONFIG } from '../../shared/aws/client-config';
@@ -134,7 +134,7 @@ async function setupAdapter(connection: Connection): Promise<SetupAdapter> {
   const read = await readSecret(connection, secretStore());
   // The provider's side (not the ATS's answer): a connect page tells its customer only that the provider sees why.
   if ('line' in read) throw new Error(`${read.line.what}${read.line.fix ? `: ${read.line.fix}` : ''}`);
-  return createAtsAdapter(connection, read.secrets) as SetupAdapter;
+  return createSetupAdapter(connection, read.secrets);
 }
 
 /** The connector's base URL: the stack's (`API_URL`), or the one this request came to. */

@@ -36,27 +36,37 @@ export function connectionRate(connection: Connection): { limit: number; windowM
   return connection.ats in PROFILES ? documentedRate(connection.ats) : undefined;
 }
 
+/** The options an adapter is built with: the connection's own timeout unless a caller overrides it. */
+export function adapterOptions(connection: Connection, secrets: ConnectionSecrets, overrides: AdapterDependencies) {
+  return { connection, secrets, timeoutMs: connection.atsTimeoutMs, ...overrides };
+}
+
+export function unsupportedAts(connection: Connection): AtsError {
+  return new AtsError(
+    ATS_ERROR_CODES.unsupported,
+    `connection ${connection.id}: ATS ${connection.ats} has no adapter yet`,
+  );
+}
+
+/** The connection's adapter for the pipeline; the doctor's part is ./setup-adapter.ts's `createSetupAdapter`. */
 export function createAtsAdapter(
   connection: Connection,
   secrets: ConnectionSecrets,
   overrides: AdapterDependencies = {},
 ): AtsAdapter {
-  const dependencies = { timeoutMs: connection.atsTimeoutMs, ...overrides };
+  const options = adapterOptions(connection, secrets, overrides);
   switch (connection.ats) {
     case 'greenhouse':
-      return new GreenhouseAdapter({ connection, secrets, ...dependencies });
+      return new GreenhouseAdapter(options);
     case 'ashby':
-      return new AshbyAdapter({ connection, secrets, ...dependencies });
+      return new AshbyAdapter(options);
     case 'lever':
-      return new LeverAdapter({ connection, secrets, ...dependencies });
+      return new LeverAdapter(options);
     case 'workable':
-      return new WorkableAdapter({ connection, secrets, ...dependencies });
+      return new WorkableAdapter(options);
     case 'kombo':
-      return new KomboAdapter({ connection, secrets, ...dependencies });
+      return new KomboAdapter(options);
     default:
-      throw new AtsError(
-        ATS_ERROR_CODES.unsupported,
-        `connection ${connection.id}: ATS ${connection.ats} has no adapter yet`,
-      );
+      throw unsupportedAts(connection);
   }
 }

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { createAtsAdapter, AtsError, ATS_ERROR_CODES, type AtsAdapter, type AtsSetup } from '../ats';
+import { AtsError, ATS_ERROR_CODES } from '../ats';
+import { createSetupAdapter, type SetupAdapter } from '../ats/setup-adapter';
 import { connectionSecretsSchema, missingAtsSecret, type Connection, type ConnectionSecrets } from '../config';
 import { secretEquals } from '../http/signature';
 import { InterviewServiceClient, InterviewServiceError } from '../interview-service';
@@ -28,7 +29,7 @@ export interface DoctorDependencies {
   applicationRecords?: ((connectionId: string, atsApplicationId: string) => Promise<ApplicationRecord[]>) | undefined;
 }
 
-export type SetupAdapter = AtsAdapter & AtsSetup;
+export type { SetupAdapter } from '../ats/setup-adapter';
 
 /** The URLs this connection's webhooks must point at; the interview one ends in the connection's secret token. */
 export const webhookUrls = (apiUrl: string, connectionId: string) => ({
@@ -103,7 +104,7 @@ export async function diagnoseConnection(connection: Connection, deps: DoctorDep
   if ('line' in secret) return providers([secret.line, info('the other checks need the secret: fix it first')]);
   lines.push(...providers([pass(`secret ${connection.secretRef} has every field ${connection.ats} needs`)]));
   const { secrets } = secret;
-  const ats = createAtsAdapter(connection, secrets, deps.fetch ? { fetch: deps.fetch } : {}) as SetupAdapter;
+  const ats = createSetupAdapter(connection, secrets, deps.fetch ? { fetch: deps.fetch } : {});
   const atsCall = <T>(work: () => Promise<T>) => patiently(work, sleep);
 
   let atsWorks = false;

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
-import { createAtsAdapter } from '../ats';
+import { createSetupAdapter } from '../ats/setup-adapter';
 import { connectionSecretsSchema, type Connection } from '../config';
 import { writeFields } from '../config/secret-store';
 import { describeFirstIssue } from '../validation';
-import { patiently, webhookUrls, type DoctorDependencies, type SetupAdapter } from './checks';
+import { patiently, webhookUrls, type DoctorDependencies } from './checks';
 import { fail, info, pass, type CheckLine } from './lines';
 import { errorMessage } from '../errors';
 
@@ -42,7 +42,7 @@ export async function registerWebhooks(connection: Connection, deps: DoctorDepen
       ),
     ];
   const secrets = parsed.output;
-  const ats = createAtsAdapter(connection, secrets, deps.fetch ? { fetch: deps.fetch } : {}) as SetupAdapter;
+  const ats = createSetupAdapter(connection, secrets, deps.fetch ? { fetch: deps.fetch } : {});
   const url = webhookUrls(deps.apiUrl, connection.id).ats;
   if (!ats.listWebhooks || !ats.createWebhook)
     return [info(`${connection.ats} has no API to register webhooks: the doctor's check prints the steps`)];

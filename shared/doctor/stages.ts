@@ -1,8 +1,6 @@
+import type { SetupAdapter } from '../ats/setup-adapter';
 import { stageIdForJob, type Connection, type StageMatcher } from '../config';
-import type { AtsAdapter, AtsSetup } from '../ats';
 import { atsFix, closest, errorText, fail, info, pass, type CheckLine } from './lines';
-
-type SetupAdapter = AtsAdapter & AtsSetup;
 
 /** Open jobs a trigger for "all" jobs is checked against unless `--jobs` says otherwise. */
 export const DEFAULT_JOBS_FOR_ALL = 500;

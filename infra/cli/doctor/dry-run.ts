@@ -1,11 +1,11 @@
-import { createAtsAdapter } from '../../../shared/ats';
+import { createSetupAdapter } from '../../../shared/ats/setup-adapter';
 import type { Connection, Trigger } from '../../../shared/config';
 import { InterviewServiceClient, type InterviewReport } from '../../../shared/interview-service';
 import { interviewNameFor } from '../../../shared/pipeline/interview-template';
 import { decideAdvance } from '../../../shared/pipeline/report-note';
 import { stageMatches } from '../../../shared/config';
 import { matchTriggers } from '../../../shared/pipeline/trigger-matching';
-import { patiently, readSecret, type DoctorDependencies, type SetupAdapter } from '../../../shared/doctor/checks';
+import { patiently, readSecret, type DoctorDependencies } from '../../../shared/doctor/checks';
 import type { ApplicationRecord } from '../../../shared/pipeline/records';
 import { errorMessage } from '../../../shared/errors';
 
@@ -25,7 +25,7 @@ export async function dryRun(
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const secret = await readSecret(connection, deps.secrets);
   if ('line' in secret) throw new Error(`${secret.line.what}: ${secret.line.fix ?? ''}`);
-  const ats = createAtsAdapter(connection, secret.secrets, deps.fetch ? { fetch: deps.fetch } : {}) as SetupAdapter;
+  const ats = createSetupAdapter(connection, secret.secrets, deps.fetch ? { fetch: deps.fetch } : {});
   const application = await patiently(() => ats.readApplication(applicationId), sleep);
   const stage = `"${application.stage.name ?? '?'}"${application.stage.id ? ` (id ${application.stage.id})` : ''}`;
   const out = [

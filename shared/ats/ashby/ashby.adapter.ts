@@ -5,13 +5,12 @@ import { ashbyProfile } from './profile';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { searchPages } from '../lists';
-import { WebhookApiAdapterBase } from '../adapter-base';
-import { confirmAsParsed, movedOnSince, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
+import { AtsAdapterBase } from '../adapter-base';
+import { confirmAsParsed, movedOnSince, type AtsMethod, type AtsAdapter } from '../port';
 import { noteResultSchema, rpcEnvelopeSchema } from './ashby.schemas';
 import { exitOf, standingOf } from './ashby.lifecycle';
 import { AshbyFiles } from './ashby.files';
 import { AshbyReads } from './ashby.reads';
-import { AshbySetup } from './ashby.setup';
 import { AshbySweep } from './ashby.sweep';
 import { AshbyTags } from './ashby.tags';
 import { ASHBY_WEBHOOK_EVENTS, parseAshbyWebhook } from './ashby.webhooks';
@@ -22,7 +21,7 @@ export type AshbyAdapterOptions = AtsAdapterOptions;
  * Ashby (ats-facts §3): RPC-style POSTs with Basic auth, signed webhooks (ashby.webhooks.ts), errors inside HTTP 200;
  * the sweep (ashby.sweep.ts), status tags (ashby.tags.ts) and the doctor's probes and webhooks (ashby.setup.ts).
  */
-export class AshbyAdapter extends WebhookApiAdapterBase<AshbyReads> implements AtsAdapter, AtsSetup {
+export class AshbyAdapter extends AtsAdapterBase<AshbyReads> implements AtsAdapter {
   public readonly kind = 'ashby' as const;
   /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
   public readonly tagsCandidates = true;
@@ -41,7 +40,7 @@ export class AshbyAdapter extends WebhookApiAdapterBase<AshbyReads> implements A
       },
     });
     const reads = new AshbyReads(http);
-    super(options, { http, reads, sweep: new AshbySweep(reads), setup: new AshbySetup(http, reads) });
+    super(options, { http, reads, sweep: new AshbySweep(reads) });
     this.tags = new AshbyTags(http, reads);
     this.files = new AshbyFiles(http, reads);
   }

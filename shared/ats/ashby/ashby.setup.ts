@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { SetupPart } from '../adapter-base';
 import type { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { firstItems } from '../lists';
@@ -13,9 +14,10 @@ import {
   rpcEnvelopeSchema,
   webhookInfoSchema,
 } from './ashby.schemas';
+import { AshbyAdapter } from './ashby.adapter';
 
 /** What the doctor needs of Ashby: the API key's probes, jobs and stages, one application, and the webhooks. */
-export class AshbySetup {
+export class AshbySetup implements SetupPart {
   public constructor(
     private readonly http: AtsHttpClient,
     private readonly reads: AshbyReads,
@@ -141,4 +143,9 @@ export class AshbySetup {
       );
     return { id: created.results.id };
   };
+}
+
+/** The Ashby adapter with the doctor's part (../setup-adapter.ts). */
+export class AshbySetupAdapter extends AshbyAdapter {
+  public readonly setup = new AshbySetup(this.http, this.reads);
 }

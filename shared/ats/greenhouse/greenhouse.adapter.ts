@@ -4,14 +4,13 @@ import { HTTP_DEFAULTS } from '../../http';
 import { AtsHttpClient } from '../ats-http';
 import { AtsAdapterBase } from '../adapter-base';
 import { searchPages } from '../lists';
-import { confirmAsParsed, movedOnSince, type AtsAdapter, type AtsMethod, type AtsSetup, type ExitKind } from '../port';
+import { confirmAsParsed, movedOnSince, type AtsAdapter, type AtsMethod, type ExitKind } from '../port';
 import { verifyHeaderSignature } from '../signatures';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { GreenhouseFiles } from './greenhouse.files';
 import { APPLICATION_CHANGES, standingOf } from './greenhouse.lifecycle';
 import { type ApplicationRow, GreenhouseReads, idText } from './greenhouse.reads';
 import { noteCreatedSchema, noteSchema } from './greenhouse.schemas';
-import { GreenhouseSetup } from './greenhouse.setup';
 import { GreenhouseSweep } from './greenhouse.sweep';
 import { GreenhouseTags } from './greenhouse.tags';
 import { GreenhouseToken } from './greenhouse.token';
@@ -28,12 +27,14 @@ export interface GreenhouseAdapterOptions extends AtsAdapterOptions {
  * Greenhouse on Harvest v3 (ats-facts §1): OAuth client credentials (greenhouse.token.ts), notes, stage moves, signed
  * webhooks (greenhouse.webhooks.ts), the sweep (greenhouse.sweep.ts) and status tags (greenhouse.tags.ts).
  */
-export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implements AtsAdapter, AtsSetup {
+export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implements AtsAdapter {
   public readonly kind = 'greenhouse' as const;
   /** Tags belong to the candidate (Harvest `_tags.md`: "only candidates can be tagged"; Ashby candidate tags). */
   public readonly tagsCandidates = true;
   private readonly tags: GreenhouseTags;
   private readonly files: GreenhouseFiles;
+  /** The OAuth token, shared with the doctor's part (greenhouse.setup.ts). */
+  protected readonly token: GreenhouseToken;
 
   public constructor(options: GreenhouseAdapterOptions) {
     const fetchImpl = options.fetch ?? fetch;
@@ -47,8 +48,8 @@ export class GreenhouseAdapter extends AtsAdapterBase<GreenhouseReads> implement
       { fetch: fetchImpl, timeoutMs, now },
     );
     const reads = new GreenhouseReads(http);
-    const setup = new GreenhouseSetup(http, reads, token, connection);
-    super(options, { http, reads, sweep: new GreenhouseSweep(reads), setup });
+    super(options, { http, reads, sweep: new GreenhouseSweep(reads) });
+    this.token = token;
     this.tags = new GreenhouseTags(http, reads);
     this.files = new GreenhouseFiles(http, reads);
   }

@@ -1,17 +1,19 @@
 import * as v from 'valibot';
 import type { Connection } from '../../config';
+import type { SetupPart } from '../adapter-base';
 import type { AtsHttpClient } from '../ats-http';
 import { firstItems, searchPages } from '../lists';
 import type { AtsStage, SetupMethod } from '../port';
 import { type GreenhouseReads, idText } from './greenhouse.reads';
 import { jobInterviewStageSchema, jobSchema } from './greenhouse.schemas';
 import type { GreenhouseToken } from './greenhouse.token';
+import { GreenhouseAdapter } from './greenhouse.adapter';
 
 /**
  * What the doctor needs of Greenhouse: the scopes and their probes, a token for the configured user, the open jobs and
  * their stages, and one application. No webhooks: Greenhouse has no webhook API for a customer's own connection.
  */
-export class GreenhouseSetup {
+export class GreenhouseSetup implements SetupPart {
   public constructor(
     private readonly http: AtsHttpClient,
     private readonly reads: GreenhouseReads,
@@ -107,4 +109,9 @@ export class GreenhouseSetup {
       hasEmail: (candidates[0]?.email_addresses.length ?? 0) > 0,
     };
   };
+}
+
+/** The Greenhouse adapter with the doctor's part (../setup-adapter.ts). */
+export class GreenhouseSetupAdapter extends GreenhouseAdapter {
+  public readonly setup = new GreenhouseSetup(this.http, this.reads, this.token, this.connection);
 }

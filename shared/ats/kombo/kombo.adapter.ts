@@ -2,20 +2,11 @@ import * as v from 'valibot';
 import type { StageMatcher } from '../../config';
 import { komboSignatureMatches } from '../../orders/kombo-orders';
 import { AtsHttpClient } from '../ats-http';
-import {
-  type AtsAdapter,
-  type AtsMethod,
-  type AtsSetup,
-  type ChangedApplication,
-  type SetupMethod,
-  confirmAsParsed,
-  movedOnSince,
-} from '../port';
+import { type AtsAdapter, type AtsMethod, type ChangedApplication, confirmAsParsed, movedOnSince } from '../port';
 import { readWebhookBody, type AtsAdapterOptions } from '../webhook-body';
 import { KomboCapabilities } from './kombo.capabilities';
 import { KomboReads, changedOf, standingOf } from './kombo.reads';
 import { komboDataChangedSchema, komboIntegrationDeletedSchema, komboIntegrationStateSchema } from './kombo.schemas';
-import { KomboSetup } from './kombo.setup';
 
 /**
  * Kombo's unified ATS API (ats-routes.json `ats.kombo`), one integration per connection (`atsIntegrationId`): the
@@ -25,19 +16,18 @@ import { KomboSetup } from './kombo.setup';
  * read. Each write is made only where the integration's capability table supports it; one it does not is skipped,
  * with the reason as the step's record. Kombo reads no note back: a note is made once by the steps map alone.
  */
-export class KomboAdapter implements AtsAdapter, AtsSetup {
+export class KomboAdapter implements AtsAdapter {
   public readonly kind = 'kombo' as const;
   /** Kombo's webhooks are made in its dashboard, one per Kombo account: there is nothing to register here. */
   public readonly webhookEvents = [] as const;
   public readonly tagsCandidates = true;
   /** No route reads a note back (ats-routes.json, `POST /ats/applications/{id}/notes`). */
   public readonly findsNotes = false;
-  private readonly http: AtsHttpClient;
-  private readonly reads: KomboReads;
-  private readonly capabilities: KomboCapabilities;
-  private readonly setup: KomboSetup;
+  protected readonly http: AtsHttpClient;
+  protected readonly reads: KomboReads;
+  protected readonly capabilities: KomboCapabilities;
 
-  public constructor(private readonly options: AtsAdapterOptions) {
+  public constructor(protected readonly options: AtsAdapterOptions) {
     const integrationId = options.connection.atsIntegrationId ?? '';
     this.http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`, {
       headers: { 'x-integration-id': integrationId },
@@ -45,7 +35,6 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
     });
     this.reads = new KomboReads(this.http);
     this.capabilities = new KomboCapabilities(this.http, integrationId);
-    this.setup = new KomboSetup(this.http, this.reads, this.capabilities, options.connection);
   }
 
   /** `X-Kombo-Signature`: HMAC-SHA256 of the raw body with the webhook secret, base64url (as its order webhooks). */
@@ -203,20 +192,6 @@ export class KomboAdapter implements AtsAdapter, AtsSetup {
 
   public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) =>
     this.reads.attachmentNamed(target.atsApplicationId, name, signal);
-
-  public readonly requiredPermissions: SetupMethod<'requiredPermissions'> = (features) =>
-    this.setup.requiredPermissions(features);
-  public readonly probeAccess: SetupMethod<'probeAccess'> = (signal) => this.setup.probeAccess(signal);
-  public readonly probeUser: SetupMethod<'probeUser'> = async () => ({
-    ok: false,
-    reason: 'Kombo writes as its integration: there is no user to check',
-    checkable: false,
-  });
-  public readonly listJobs: SetupMethod<'listJobs'> = (limit, signal) => this.reads.jobs(limit, signal);
-  public readonly listStages: SetupMethod<'listStages'> = async (jobId, signal) =>
-    jobId ? this.reads.stagesOf(jobId, signal) : [];
-  public readonly readApplication: SetupMethod<'readApplication'> = (id, signal) =>
-    this.setup.readApplication(id, signal);
 
   /** The integration's capability table, for the doctor and `ops status`. */
   public readCapabilities(signal?: AbortSignal) {

@@ -3,14 +3,13 @@ import { stageIdForJob } from '../../config';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { AtsHttpClient, basicAuth } from '../ats-http';
 import { ATS_ERROR_CODES } from '../errors';
-import { WebhookApiAdapterBase } from '../adapter-base';
-import { movedOnSince, type AtsMethod, type ApplicationRef, type AtsAdapter, type AtsSetup } from '../port';
+import { AtsAdapterBase } from '../adapter-base';
+import { movedOnSince, type AtsMethod, type ApplicationRef, type AtsAdapter } from '../port';
 import { noteCreatedSchema, noteSchema, opportunityListSchema } from './lever.schemas';
 import { searchPages } from '../lists';
 import { errorCode } from '../../errors';
 import { LeverFiles } from './lever.files';
 import { LeverReads, type Opportunity, postedApplicationOf, stageIdOf, standingOf } from './lever.reads';
-import { LeverSetup } from './lever.setup';
 import { LeverSweep } from './lever.sweep';
 import { LEVER_WEBHOOK_EVENTS, parseLeverWebhook, verifyLeverWebhook } from './lever.webhooks';
 
@@ -22,19 +21,14 @@ export type LeverAdapterOptions = AtsAdapterOptions;
  * lever.webhooks.ts, the shared reads lever.reads.ts, the sweep lever.sweep.ts, the doctor's probes and webhook
  * registration lever.setup.ts.
  */
-export class LeverAdapter extends WebhookApiAdapterBase<LeverReads> implements AtsAdapter, AtsSetup {
+export class LeverAdapter extends AtsAdapterBase<LeverReads> implements AtsAdapter {
   public readonly kind = 'lever' as const;
   private readonly files: LeverFiles;
 
   public constructor(options: LeverAdapterOptions) {
     const http = AtsHttpClient.forAdapter(options, async () => basicAuth(options.secrets.atsApiKey ?? ''));
     const reads = new LeverReads(http);
-    super(options, {
-      http,
-      reads,
-      sweep: new LeverSweep(reads),
-      setup: new LeverSetup(http, reads, options.connection),
-    });
+    super(options, { http, reads, sweep: new LeverSweep(reads) });
     this.files = new LeverFiles(http, reads, options.connection);
   }
 

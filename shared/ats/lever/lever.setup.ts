@@ -1,15 +1,17 @@
 import * as v from 'valibot';
 import type { Connection } from '../../config';
 import { errorCode } from '../../errors';
+import type { SetupPart } from '../adapter-base';
 import type { AtsHttpClient } from '../ats-http';
 import { AtsError, ATS_ERROR_CODES } from '../errors';
 import { searchPages } from '../lists';
 import type { RegisteredWebhook, SetupMethod } from '../port';
 import { type LeverReads, postedApplicationOf, stageIdOf } from './lever.reads';
 import { opportunityListSchema, userSchema, webhookCreatedSchema, webhookSchema } from './lever.schemas';
+import { LeverAdapter } from './lever.adapter';
 
 /** What the doctor needs of Lever: the key's probes, the user writes are made as, the stages, and the webhooks. */
-export class LeverSetup {
+export class LeverSetup implements SetupPart {
   public constructor(
     private readonly http: AtsHttpClient,
     private readonly reads: LeverReads,
@@ -119,4 +121,9 @@ export class LeverSetup {
       );
     return { id: created.data.id, issuedSecret: created.data.configuration.signatureToken };
   };
+}
+
+/** The Lever adapter with the doctor's part (../setup-adapter.ts). */
+export class LeverSetupAdapter extends LeverAdapter {
+  public readonly setup = new LeverSetup(this.http, this.reads, this.connection);
 }

@@ -4,12 +4,11 @@ import type { AtsAdapterOptions } from '../webhook-body';
 import { verifyHeaderSignature } from '../signatures';
 import { workableProfile } from './profile';
 import { AtsHttpClient } from '../ats-http';
-import { WebhookApiAdapterBase } from '../adapter-base';
-import { confirmAsParsed, movedOnSince, type AtsMethod, type AtsAdapter, type AtsSetup } from '../port';
+import { AtsAdapterBase } from '../adapter-base';
+import { confirmAsParsed, movedOnSince, type AtsMethod, type AtsAdapter } from '../port';
 import { standingOfCandidate } from './workable.standing';
 import { commentAttachment, fileComment, WorkableFiles } from './workable.files';
 import { WorkableReads } from './workable.reads';
-import { WorkableSetup } from './workable.setup';
 import { WorkableSweep } from './workable.sweep';
 import { parseCandidateMoved, WORKABLE_WEBHOOK_EVENTS } from './workable.webhooks';
 
@@ -22,7 +21,7 @@ export type WorkableAdapterOptions = AtsAdapterOptions;
  * webhook's reading is workable.webhooks.ts, the shared reads workable.reads.ts, the sweep workable.sweep.ts, the
  * doctor's probes and subscriptions workable.setup.ts.
  */
-export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implements AtsAdapter, AtsSetup {
+export class WorkableAdapter extends AtsAdapterBase<WorkableReads> implements AtsAdapter {
   public readonly kind = 'workable' as const;
   /** Some trigger names its stage by slug: a stage-entered event then needs the slug of the stage it names. */
   private readonly triggersBySlug: boolean;
@@ -31,7 +30,7 @@ export class WorkableAdapter extends WebhookApiAdapterBase<WorkableReads> implem
   public constructor(options: WorkableAdapterOptions) {
     const http = AtsHttpClient.forAdapter(options, async () => `Bearer ${options.secrets.atsApiKey ?? ''}`);
     const reads = new WorkableReads(http);
-    super(options, { http, reads, sweep: new WorkableSweep(reads), setup: new WorkableSetup(http, reads, options) });
+    super(options, { http, reads, sweep: new WorkableSweep(reads) });
     this.triggersBySlug = options.connection.triggers.some((t) => t.stage.id !== undefined || t.stage.idsByJob);
     this.files = new WorkableFiles(http, reads, options.connection);
   }

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import type { Connection, ConnectionSecrets } from '../../config';
+import type { SetupPart } from '../adapter-base';
 import type { AtsHttpClient } from '../ats-http';
 import { searchPages, validItems } from '../lists';
 import type { RegisteredWebhook, SetupMethod } from '../port';
@@ -12,9 +13,10 @@ import {
   subscriptionSchema,
   subscriptionsSchema,
 } from './workable.schemas';
+import { WorkableAdapter } from './workable.adapter';
 
 /** What the doctor needs of Workable: the token's probes, the member writes are made as, and the subscriptions. */
-export class WorkableSetup {
+export class WorkableSetup implements SetupPart {
   private readonly connection: Connection;
   private readonly secrets: ConnectionSecrets;
 
@@ -122,4 +124,12 @@ export class WorkableSetup {
     );
     return { id: created ? String(created.id) : '?', issuedSecret: this.secrets.atsApiKey };
   };
+}
+
+/** The Workable adapter with the doctor's part (../setup-adapter.ts). */
+export class WorkableSetupAdapter extends WorkableAdapter {
+  public readonly setup = new WorkableSetup(this.http, this.reads, {
+    connection: this.connection,
+    secrets: this.secrets,
+  });
 }

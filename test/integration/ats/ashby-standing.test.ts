@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AshbySandbox, startAshbySandbox } from '../../../infra/local/sandbox/ats/ashby/server';
 import type { LifecycleAction } from '../../../infra/local/sandbox/ats/ats-sandbox-kit';
-import { AshbyAdapter } from '../../../shared/ats/ashby/ashby.adapter';
+import { AshbySetupAdapter } from '../../../shared/ats/ashby/ashby.setup';
 import type { WebhookParseResult } from '../../../shared/ats/port';
 import { parseConnections } from '../../../shared/config';
 import { connectionDocument } from '../../helpers/connections';
@@ -14,12 +14,12 @@ const SECRET = 'whsec_ashby_standing_0123456789';
 describe('Class: AshbyAdapter, lifecycle (against the Ashby sandbox over HTTP)', () => {
   let sandbox: AshbySandbox;
   let receiver: Awaited<ReturnType<typeof startRecordingServer>>;
-  let adapter: AshbyAdapter;
+  let adapter: AshbySetupAdapter;
 
   beforeAll(async () => {
     sandbox = await startAshbySandbox({ port: 0, rateLimit: 10_000 });
     receiver = await startRecordingServer();
-    adapter = new AshbyAdapter({
+    adapter = new AshbySetupAdapter({
       connection: parseConnections(connectionDocument({ id: 'acme-ashby', ats: 'ashby', atsBaseUrl: sandbox.url }))[0]!,
       secrets: {
         interviewApiKey: 'k',
@@ -31,7 +31,7 @@ describe('Class: AshbyAdapter, lifecycle (against the Ashby sandbox over HTTP)',
     });
     // One webhook per type, as `--register-webhooks` makes them (webhook.create takes one webhookType).
     for (const event of adapter.webhookEvents)
-      await adapter.createWebhook({ event, url: receiver.url, secret: SECRET });
+      await adapter.setup.createWebhook({ event, url: receiver.url, secret: SECRET });
   });
   afterAll(async () => {
     await sandbox?.close();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AtsSandbox, LifecycleAction } from '../../../infra/local/sandbox/ats/ats-sandbox-kit';
 import { startWorkableSandbox, WORKABLE_SANDBOX_DEFAULTS } from '../../../infra/local/sandbox/ats/workable/server';
 import type { ApplicationStanding, WebhookParseResult } from '../../../shared/ats/port';
-import { WorkableAdapter } from '../../../shared/ats/workable/workable.adapter';
+import { WorkableSetupAdapter } from '../../../shared/ats/workable/workable.setup';
 import { parseConnections } from '../../../shared/config';
 import { connectionDocument } from '../../helpers/connections';
 import { startRecordingServer } from '../../helpers/local-http';
@@ -12,7 +12,7 @@ type Receiver = Awaited<ReturnType<typeof startRecordingServer>>;
 describe('Workable adapter against the Workable sandbox: a candidate leaving and coming back', () => {
   let sandbox: AtsSandbox;
   let receiver: Receiver;
-  let adapter: WorkableAdapter;
+  let adapter: WorkableSetupAdapter;
 
   beforeAll(async () => {
     sandbox = await startWorkableSandbox({ port: 0, rateLimit: 10_000 });
@@ -34,7 +34,7 @@ describe('Workable adapter against the Workable sandbox: a candidate leaving and
     )[0]!;
     // Workable signs with the account token (reference: webhooks): the subscription's secret is the API key.
     const token = WORKABLE_SANDBOX_DEFAULTS.token;
-    adapter = new WorkableAdapter({
+    adapter = new WorkableSetupAdapter({
       connection,
       secrets: {
         interviewApiKey: 'k',
@@ -47,7 +47,7 @@ describe('Workable adapter against the Workable sandbox: a candidate leaving and
     });
     // As `doctor --register-webhooks` does: one subscription on every job and stage, so moves out reach it too.
     for (const event of adapter.webhookEvents)
-      await adapter.createWebhook({ event, url: receiver.url, secret: undefined });
+      await adapter.setup.createWebhook({ event, url: receiver.url, secret: undefined });
   });
   afterAll(async () => {
     await sandbox.close();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AtsError, createAtsAdapter } from '../../../shared/ats';
 import { errorDetail } from '../../../shared/ats/ats-http';
-import type { SetupAdapter } from '../../../shared/doctor/checks';
+import { createSetupAdapter } from '../../../shared/ats/setup-adapter';
 import { komboConnection } from '../../helpers/connections';
 import { stubFetch } from '../../helpers/stub-fetch';
 
@@ -101,7 +101,8 @@ describe("Kombo's capability table and its refusals", () => {
 
 describe("Kombo's scope config, as the doctor asks for it", () => {
   it("asks for 'Read document attachments' with the report file: a retried upload looks for the file first", () => {
-    const adapter = komboWith([]).adapter as SetupAdapter;
+    const { connection, secrets } = komboConnection(INTEGRATION);
+    const adapter = createSetupAdapter(connection, secrets);
     const names = (reportFile: boolean) =>
       adapter.requiredPermissions({ statusTags: false, reportFile }).map((p) => p.permission);
     expect(names(true)).toEqual(expect.arrayContaining(['Add attachments', 'Read document attachments']));

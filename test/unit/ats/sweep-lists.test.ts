@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AtsSetup, createAtsAdapter } from '../../../shared/ats';
-import { WorkableAdapter } from '../../../shared/ats/workable/workable.adapter';
+import { createSetupAdapter } from '../../../shared/ats/setup-adapter';
 import { parseConnections } from '../../../shared/config';
 import { statusOfTag, statusTag, AI_INTERVIEW_STATUSES } from '../../../shared/pipeline/status';
 import { connectionDocument } from '../../helpers/connections';
@@ -30,7 +29,7 @@ function adapterOf(ats: 'lever' | 'workable', answer: (call: StubCall) => StubAn
       triggers: [trigger(jobs)],
     }),
   )[0]!;
-  const adapter = createAtsAdapter(connection, secrets, { fetch: stub.fetch });
+  const adapter = createSetupAdapter(connection, secrets, { fetch: stub.fetch });
   const list = (cursor?: string) =>
     adapter.listApplicationsInStage!(
       { stage: connection.triggers[0]!.stage, jobs: connection.triggers[0]!.jobs },
@@ -97,7 +96,7 @@ describe('Adapter: Lever page tokens passed on as given on every list', () => {
       'ai-marker',
     );
     expect(found).toEqual({ noteId: 'note-2' });
-    const hooks = await (adapter as unknown as AtsSetup).listWebhooks?.({});
+    const hooks = await adapter.listWebhooks?.({});
     expect(hooks?.map((w) => w.id)).toEqual(['w-1', 'w-2']);
     const pages = lever.calls.filter((c) => c.url.searchParams.has('offset'));
     expect(pages).toHaveLength(2);
@@ -189,7 +188,7 @@ describe('Adapter: the Workable member check reads members of every status, ever
           triggers: [trigger('all')],
         }),
       )[0]!;
-      return new WorkableAdapter({ connection, secrets, fetch: stub.fetch }).probeUser();
+      return createSetupAdapter(connection, secrets, { fetch: stub.fetch }).probeUser();
     };
     expect(await probe(true)).toMatchObject({ ok: true });
     expect(await probe(false)).toMatchObject({ ok: false, reason: 'member user-1 is not active' });

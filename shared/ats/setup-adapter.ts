@@ -1,0 +1,59 @@
+import type { Connection, ConnectionSecrets } from '../config';
+import type { SetupPart } from './adapter-base';
+import { AshbySetupAdapter } from './ashby/ashby.setup';
+import { GreenhouseSetupAdapter } from './greenhouse/greenhouse.setup';
+import { type AdapterDependencies, adapterOptions, unsupportedAts } from './index';
+import { KomboSetupAdapter } from './kombo/kombo.setup';
+import { LeverSetupAdapter } from './lever/lever.setup';
+import type { AtsAdapter, AtsSetup } from './port';
+import { WorkableSetupAdapter } from './workable/workable.setup';
+
+/** An adapter with its doctor's part: what `npm run doctor` and the console's setup page call. */
+export type SetupAdapter = AtsAdapter & AtsSetup;
+
+/**
+ * The connection's adapter with the doctor's part (`<kind>.setup.ts`: the permissions and their probes, jobs, stages,
+ * one application, the ATS's webhooks), on the adapter's own client. Only the doctor, the admin API and the console
+ * import this module: the functions that run the pipeline carry no setup code.
+ */
+export function createSetupAdapter(
+  connection: Connection,
+  secrets: ConnectionSecrets,
+  overrides: AdapterDependencies = {},
+): SetupAdapter {
+  const options = adapterOptions(connection, secrets, overrides);
+  switch (connection.ats) {
+    case 'greenhouse':
+      return withSetup(new GreenhouseSetupAdapter(options));
+    case 'ashby':
+      return withSetup(new AshbySetupAdapter(options));
+    case 'lever':
+      return withSetup(new LeverSetupAdapter(options));
+    case 'workable':
+      return withSetup(new WorkableSetupAdapter(options));
+    case 'kombo':
+      return withSetup(new KomboSetupAdapter(options));
+    default:
+      throw unsupportedAts(connection);
+  }
+}
+
+/** The setup part's methods on the adapter itself, as the doctor calls them; the webhook pair only where it has one. */
+function withSetup<A extends AtsAdapter & { webhookEvents: readonly string[] }>(
+  adapter: A & { setup: SetupPart },
+): A & AtsSetup {
+  const { setup } = adapter;
+  const bound = <K extends keyof SetupPart>(key: K) => (setup[key] as (...args: never[]) => unknown).bind(setup);
+  const methods = {
+    requiredPermissions: bound('requiredPermissions'),
+    probeAccess: bound('probeAccess'),
+    probeUser: bound('probeUser'),
+    listJobs: bound('listJobs'),
+    listStages: bound('listStages'),
+    readApplication: bound('readApplication'),
+    ...(setup.listWebhooks && setup.createWebhook
+      ? { listWebhooks: bound('listWebhooks'), createWebhook: bound('createWebhook') }
+      : {}),
+  } as SetupPart;
+  return Object.assign(adapter, methods);
+}
