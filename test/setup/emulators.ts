@@ -27,6 +27,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   ]);
   project.provide('emulators', { dynamodb: dynamodb.url, sqs: sqs.url });
   project.provide('clis', { ops, doctor });
+  // In watch mode a rerun takes the source as it is now, not as the lane found it.
+  project.onTestsRerun(async () => {
+    await Promise.all([bundleCli('ops'), bundleCli('doctor')]);
+  });
   return async () => {
     await Promise.all([dynamodb.stop(), sqs.stop()]);
     for (const bundle of [ops, doctor]) rmSync(bundle, { force: true });

@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import type { StageMatcher } from '../../config';
 import { komboSignatureMatches } from '../../orders/kombo-orders';
 import { AtsHttpClient } from '../ats-http';
 import { type AtsAdapter, type AtsMethod, type ChangedApplication, confirmAsParsed, movedOnSince } from '../port';
@@ -193,13 +192,8 @@ export class KomboAdapter implements AtsAdapter {
   public readonly findFile: AtsMethod<'findFile'> = (target, name, signal) =>
     this.reads.attachmentNamed(target.atsApplicationId, name, signal);
 
-  /** The integration's capability table, for the doctor and `ops status`. */
+  /** The integration's capability table, for the doctor. */
   public readCapabilities(signal?: AbortSignal) {
     return this.capabilities.read(signal);
-  }
-
-  /** A configured stage as the job's stage (`id`, or `name`). */
-  public resolveStage(stage: StageMatcher, jobId: string, signal?: AbortSignal) {
-    return this.reads.resolveStage(stage, jobId, signal);
   }
 }

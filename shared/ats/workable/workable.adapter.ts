@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import type { StageMatcher } from '../../config';
 import type { AtsAdapterOptions } from '../webhook-body';
 import { verifyHeaderSignature } from '../signatures';
 import { workableProfile } from './profile';
@@ -154,11 +153,6 @@ export class WorkableAdapter extends AtsAdapterBase<WorkableReads> implements At
     );
     this.reads.wrote(target, { tags: next }, signal);
   };
-
-  /** A configured stage (slug per job, slug, or name) as both the slug and the name of the job's stage. */
-  public resolveStage(stage: StageMatcher, shortcode: string, signal?: AbortSignal) {
-    return this.reads.resolveStage(stage, shortcode, signal);
-  }
 
   public readonly webhookEvents = WORKABLE_WEBHOOK_EVENTS;
 }

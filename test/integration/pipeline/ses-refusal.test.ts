@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '../../../infra/local/local-stack';
 import { waitFor } from '../../helpers/local-http';
+import { runOps } from '../../helpers/ops-cli';
 import { startTestStack, emailsTo, scanTable } from '../../helpers/local-stack';
 import { startRefusingSes } from '../../helpers/refusing-ses';
 
@@ -49,16 +49,7 @@ describe('Invites survive e-mail refusal: SES refuses, the ATS note with the lin
     });
     expect(await stack.dlqDepths()).toEqual({ stage: 0, report: 0 });
 
-    const listed = await new Promise<string>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        ['--import', 'tsx', 'infra/cli/ops/main.ts', 'failed', '--stack', stack.stackFile],
-        { timeout: 60_000 },
-      );
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-      child.on('close', () => resolve(out));
-    });
+    const listed = (await runOps(stack, 'failed')).out;
     expect(listed).toContain(`application ${application.id}`);
     expect(listed).toContain('refused by SES (MessageRejected)');
     // The recruiter reads why in the ATS, once: the message came twice.

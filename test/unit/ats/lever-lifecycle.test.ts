@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createAtsAdapter, type AtsAdapter, type AtsSetup } from '../../../shared/ats';
+import { createAtsAdapter } from '../../../shared/ats';
+import { createSetupAdapter } from '../../../shared/ats/setup-adapter';
 import { parseConnections, type ConnectionSecrets } from '../../../shared/config';
 import { connectionDocument } from '../../helpers/connections';
 import { loadFixture } from '../../helpers/fixtures';
@@ -26,12 +27,11 @@ function lever(answer: (call: StubCall) => StubAnswer = notFound, secrets: Parti
   const connection = parseConnections(
     connectionDocument({ id: 'acme-lever', ats: 'lever', atsBaseUrl: 'https://api.lever.co', atsUserId: 'u-1' }),
   )[0]!;
-  const adapter = createAtsAdapter(
-    connection,
-    { ...base, atsApiKey: 'key', atsWebhookSecrets: TOKENS, ...secrets },
-    { fetch: stub.fetch, ...noRetry },
-  ) as AtsAdapter & AtsSetup;
-  return { adapter, calls: stub.calls };
+  const all = { ...base, atsApiKey: 'key', atsWebhookSecrets: TOKENS, ...secrets };
+  const adapter = createAtsAdapter(connection, all, { fetch: stub.fetch, ...noRetry });
+  // What the doctor registers: the adapter with its setup part, on the same answers.
+  const setup = createSetupAdapter(connection, all, { fetch: stub.fetch, ...noRetry });
+  return { adapter, setup, calls: stub.calls };
 }
 
 /** A fixture signed as Lever signs it (`token + triggeredAt`), with `secret`, delivered now. */
@@ -104,7 +104,7 @@ describe('Class: LeverAdapter, lifecycle webhooks', () => {
   });
 
   it('asks for the archive and hire webhooks besides the stage change and the deletion', () => {
-    expect(lever().adapter.webhookEvents).toEqual([
+    expect(lever().setup.webhookEvents).toEqual([
       'candidateStageChange',
       'candidateArchiveChange',
       'candidateHired',

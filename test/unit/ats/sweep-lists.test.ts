@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createAtsAdapter } from '../../../shared/ats';
 import { createSetupAdapter } from '../../../shared/ats/setup-adapter';
 import { parseConnections } from '../../../shared/config';
 import { statusOfTag, statusTag, AI_INTERVIEW_STATUSES } from '../../../shared/pipeline/status';
@@ -29,13 +30,15 @@ function adapterOf(ats: 'lever' | 'workable', answer: (call: StubCall) => StubAn
       triggers: [trigger(jobs)],
     }),
   )[0]!;
-  const adapter = createSetupAdapter(connection, secrets, { fetch: stub.fetch });
+  const adapter = createAtsAdapter(connection, secrets, { fetch: stub.fetch });
+  // The doctor's adapter on the same answers: its webhook list and user probe.
+  const setup = createSetupAdapter(connection, secrets, { fetch: stub.fetch });
   const list = (cursor?: string) =>
     adapter.listApplicationsInStage!(
       { stage: connection.triggers[0]!.stage, jobs: connection.triggers[0]!.jobs },
       cursor,
     );
-  return { list, calls: stub.calls, adapter };
+  return { list, calls: stub.calls, adapter, setup };
 }
 
 describe('Adapter: the Lever sweep lists the trigger’s postings, unarchived', () => {
@@ -96,7 +99,7 @@ describe('Adapter: Lever page tokens passed on as given on every list', () => {
       'ai-marker',
     );
     expect(found).toEqual({ noteId: 'note-2' });
-    const hooks = await adapter.listWebhooks?.({});
+    const hooks = await lever.setup.listWebhooks?.({});
     expect(hooks?.map((w) => w.id)).toEqual(['w-1', 'w-2']);
     const pages = lever.calls.filter((c) => c.url.searchParams.has('offset'));
     expect(pages).toHaveLength(2);
