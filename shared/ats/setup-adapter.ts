@@ -21,22 +21,19 @@ export function createSetupAdapter(
   secrets: ConnectionSecrets,
   overrides: AdapterDependencies = {},
 ): SetupAdapter {
-  const options = adapterOptions(connection, secrets, overrides);
-  switch (connection.ats) {
-    case 'greenhouse':
-      return withSetup(new GreenhouseSetupAdapter(options));
-    case 'ashby':
-      return withSetup(new AshbySetupAdapter(options));
-    case 'lever':
-      return withSetup(new LeverSetupAdapter(options));
-    case 'workable':
-      return withSetup(new WorkableSetupAdapter(options));
-    case 'kombo':
-      return withSetup(new KomboSetupAdapter(options));
-    default:
-      throw unsupportedAts(connection);
-  }
+  const Adapter = SETUP_ADAPTERS[connection.ats as keyof typeof SETUP_ADAPTERS];
+  if (!Adapter) throw unsupportedAts(connection);
+  return withSetup(new Adapter(adapterOptions(connection, secrets, overrides)));
 }
+
+/** Each kind's adapter with its setup part (`<kind>.setup.ts`). */
+const SETUP_ADAPTERS = {
+  greenhouse: GreenhouseSetupAdapter,
+  ashby: AshbySetupAdapter,
+  lever: LeverSetupAdapter,
+  workable: WorkableSetupAdapter,
+  kombo: KomboSetupAdapter,
+} as const;
 
 /** The setup part's methods on the adapter itself, as the doctor calls them; the webhook pair only where it has one. */
 function withSetup<A extends AtsAdapter & { webhookEvents: readonly string[] }>(
