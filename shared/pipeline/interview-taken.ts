@@ -25,10 +25,15 @@ type Taken = TakenContext<Pick<ConnectionContext, 'connection'>>;
 export const followsUp = (trigger: Pick<Trigger, 'reminders' | 'expireAfterDays'>): boolean =>
   trigger.reminders !== undefined || trigger.expireAfterDays !== undefined;
 
+/** The invitations a report's arrival is marked on: one open, or one still being finished. */
+const MARKED_STATES: ReadonlySet<ApplicationRecord['state'] | undefined> = new Set(['invited', 'claimed']);
+
 /**
  * A report about to wait for its turn on the ATS (in the worker, or back in the queue), whose invitation would still
  * be reminded or expired: the invitation shows it came (its step `reportArrived`), so neither follows while it waits.
- * Once per invitation; a failure to say so is logged, the message waiting all the same.
+ * An invitation still being finished (`claimed`: the candidate took the interview from its e-mail before its note was
+ * posted) is marked too: it becomes `invited` with the mark, and no reminder follows. Once per invitation; a failure
+ * to say so is logged, the message waiting all the same.
  */
 export async function markReportArrived(
   run: Taken & {
@@ -37,7 +42,7 @@ export async function markReportArrived(
   },
 ) {
   const { application, context, deps } = run;
-  if (application?.state !== 'invited' || application.steps.reportArrived !== undefined) return;
+  if (!application || !MARKED_STATES.has(application.state) || application.steps.reportArrived !== undefined) return;
   const trigger = context.connection.triggers.find((t) => t.id === application.triggerId);
   if (!trigger || !followsUp(trigger)) return;
   // The report it came for, so a report parked as unmatched takes back only its own mark.

@@ -289,6 +289,29 @@ describe("Use case: the report's webhook marks its invitation, before the report
     expect(recordStep).not.toHaveBeenCalled();
   });
 
+  it('marks an invitation still being finished (e-mailed, no note yet): once invited, no reminder goes', async () => {
+    const world = withReminders('cand-1');
+    // The invite worker holds it: the e-mail went out, the candidate took the interview before the note was posted.
+    const invited = (await world.store.getApplication(key))!;
+    world.store.seed({
+      applications: [{ ...invited, state: 'claimed', leaseOwner: 'invite', leaseUntil: NOW + 60_000, steps: {} }],
+    });
+    await deliver(world, { interviewId: 'int-1', candidateId: 'cand-1' });
+    expect(await world.store.getApplication(key)).toMatchObject({
+      state: 'claimed',
+      steps: { reportArrived: { doneAt: NOW, value: 'rep-1' } },
+    });
+    // The invite worker finishes: the note and its e-mail recorded, the invitation open, the mark kept.
+    const note = { name: 'inviteNote' as const, record: { doneAt: NOW } };
+    const email = { name: 'inviteEmail' as const, record: { doneAt: NOW } };
+    await world.store.recordStep(key, { owner: 'invite', step: note, before: [email], finish: 'invited' });
+    expect(await world.store.getApplication(key)).toMatchObject({ state: 'invited', steps: { reportArrived: {} } });
+    world.interviews.listReports.mockResolvedValue([]);
+    const reminder = await handleFollowUp(followUp('remind'), { ...world.deps, now: () => dueAt.remind });
+    expect(reminder.outcome).not.toBe('reminded');
+    expect(world.deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
   it("marks a per-candidate invitation by the service's candidate id; another candidate's marks none", async () => {
     const other = withReminders('cand-1');
     await deliver(other, { interviewId: 'int-1', candidateId: 'cand-2' });
