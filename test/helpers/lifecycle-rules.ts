@@ -33,6 +33,23 @@ export function lifecycleRules(store: () => MappingStore): void {
     expect(await store().forgetStep(claimInput(), 'reportArrived', 'rep-1')).toBe(false);
   });
 
+  it("keeps a report's mark made while the invitation was still being finished; no reminder begins after", async () => {
+    const input = claimInput();
+    await store().claimApplication(delivery('evt-finishing'), { ...input, mayReinvite: true }, lease('w1'));
+    const email = { name: 'inviteEmail' as const, record: { startedAt: NOW } };
+    await store().recordStep(input, { owner: 'w1', step: email });
+    // The report's webhook, while the invite worker holds the claim: the mark is a step of its own.
+    const arrived = { name: 'reportArrived' as const, record: { doneAt: NOW, value: 'rep-1' } };
+    await store().recordStep(input, { step: arrived, round: 0 });
+    const note = { name: 'inviteNote' as const, record: { doneAt: NOW } };
+    const sent = { name: 'inviteEmail' as const, record: { startedAt: NOW, doneAt: NOW } };
+    await store().recordStep(input, { owner: 'w1', step: note, before: [sent], finish: 'invited' });
+    const finished = await store().getApplication(input);
+    expect(finished).toMatchObject({ state: 'invited', steps: { reportArrived: arrived.record, inviteNote: {} } });
+    const begin = { kind: 'once', state: 'invited', now: NOW, unless: ['reportArrived'] } as const;
+    expect(await store().beginStep(input, 'reminder1', begin)).toBe(false);
+  });
+
   it('moves an invitation to left on an exit, keeping where it was, and back there on its undo', async () => {
     const input = await invited('evt-left');
     await store().expireApplication(input, NOW);

@@ -289,27 +289,48 @@ describe("Use case: the report's webhook marks its invitation, before the report
     expect(recordStep).not.toHaveBeenCalled();
   });
 
-  it('marks an invitation still being finished (e-mailed, no note yet): once invited, no reminder goes', async () => {
-    const world = withReminders('cand-1');
-    // The invite worker holds it: the e-mail went out, the candidate took the interview before the note was posted.
-    const invited = (await world.store.getApplication(key))!;
-    world.store.seed({
-      applications: [{ ...invited, state: 'claimed', leaseOwner: 'invite', leaseUntil: NOW + 60_000, steps: {} }],
+  /** Application 4401 held by the invite worker: e-mailed (its record carried), its note and status not yet written. */
+  const beingFinished = (serviceCandidateId: string | null) => {
+    const world = withReminders(serviceCandidateId);
+    const held = { state: 'claimed' as const, leaseOwner: 'invite', leaseUntil: NOW + 60_000 };
+    const steps = { inviteEmail: { startedAt: NOW } };
+    world.store.seed({ applications: [records.applicationRecord({ ...held, steps, serviceCandidateId: undefined })] });
+    return world;
+  };
+  /** The invite worker's last write: the e-mail and the note recorded, the status shown, the invitation open. */
+  const finishInvite = (world: ReturnType<typeof beingFinished>) =>
+    world.store.recordStep(key, {
+      owner: 'invite',
+      step: { name: 'status', record: { doneAt: NOW, value: 'invited' } },
+      before: [
+        { name: 'inviteEmail', record: { startedAt: NOW, doneAt: NOW } },
+        { name: 'inviteNote', record: { doneAt: NOW } },
+      ],
+      finish: 'invited',
     });
-    await deliver(world, { interviewId: 'int-1', candidateId: 'cand-1' });
+
+  it('marks a shared-link invitation still being finished: once invited, no reminder goes', async () => {
+    // The candidate took the interview from the e-mail before the invite worker posted its note and status.
+    const world = beingFinished(null);
+    await deliver(world, { interviewId: 'int-1', candidateId: 'c-9', candidateEmail: 'ana@example.com' });
     expect(await world.store.getApplication(key)).toMatchObject({
       state: 'claimed',
       steps: { reportArrived: { doneAt: NOW, value: 'rep-1' } },
     });
-    // The invite worker finishes: the note and its e-mail recorded, the invitation open, the mark kept.
-    const note = { name: 'inviteNote' as const, record: { doneAt: NOW } };
-    const email = { name: 'inviteEmail' as const, record: { doneAt: NOW } };
-    await world.store.recordStep(key, { owner: 'invite', step: note, before: [email], finish: 'invited' });
+    await finishInvite(world);
     expect(await world.store.getApplication(key)).toMatchObject({ state: 'invited', steps: { reportArrived: {} } });
-    world.interviews.listReports.mockResolvedValue([]);
     const reminder = await handleFollowUp(followUp('remind'), { ...world.deps, now: () => dueAt.remind });
     expect(reminder.outcome).not.toBe('reminded');
     expect(world.deps.mailer.sendInvite).not.toHaveBeenCalled();
+  });
+
+  it('marks an invitation still being finished when its report waits for a far turn in the worker', async () => {
+    const world = beingFinished(null);
+    world.interviews.listReports.mockResolvedValue([records.reportFactory({ candidate_email_id: 'ana@example.com' })]);
+    const { later, take } = farTurn();
+    (world.context as { turns?: unknown }).turns = { take };
+    expect(await handleReportCreated(records.reportCreatedMessage(), world.deps).catch((e: unknown) => e)).toBe(later);
+    expect((await world.store.getApplication(key))?.steps.reportArrived).toEqual({ doneAt: NOW, value: 'rep-1' });
   });
 
   it("marks a per-candidate invitation by the service's candidate id; another candidate's marks none", async () => {
