@@ -20,7 +20,7 @@ import { deferralBatch } from './deferral-batch';
 import { describeFirstIssue } from '../../shared/validation';
 import { withDeadline } from '../../shared/aws/deadline';
 import { deadlinePassed } from '../../shared/http/deadline';
-import { deadlineSignal } from './deadline';
+import { closingSignal, deadlineSignal } from './deadline';
 import type { PipelineMetrics } from '../../shared/observability/metrics';
 import { invocationKeys, withLogContext } from '../../shared/observability/log-context';
 import { activity, deliveryEntry } from './activity';
@@ -66,8 +66,8 @@ export function sqsBatchHandler<S extends v.GenericSchema<unknown, QueueMessage>
           { context },
         );
       } finally {
-        // What the console shows of this batch (./activity.ts): counts, deferrals, failures, within its deadline.
-        await activity.flush(logger, signal);
+        // What the console shows of this batch (./activity.ts): counts, deferrals, failures, before Lambda's deadline.
+        await activity.flush(logger, closingSignal(context));
       }
     });
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deadlineSignal } from '../../../functions/_runtime/deadline';
+import { closingSignal, deadlineSignal } from '../../../functions/_runtime/deadline';
+import { deadlineSpanMs } from '../../../shared/http/deadline';
 
 describe('Function: deadlineSignal', () => {
   it.each([
@@ -20,4 +21,19 @@ describe('Function: deadlineSignal', () => {
       }
     },
   );
+});
+
+describe("Function: closingSignal (the console's record after the records are answered)", () => {
+  it.each([
+    [60_000, 59_500, 57_000],
+    [10_000, 9_500, 8_000],
+    [3_000, 2_700, 2_400],
+    [100, 100, 500],
+  ])("with %i ms left, gives %i ms, past the work deadline (%i ms), never past Lambda's", (remaining, span, work) => {
+    const context = { getRemainingTimeInMillis: () => remaining };
+    expect(deadlineSpanMs(closingSignal(context))).toBe(span);
+    expect(deadlineSpanMs(deadlineSignal(context))).toBe(work);
+    if (remaining > 500) expect(span).toBeGreaterThan(work);
+    expect(span).toBeLessThanOrEqual(remaining);
+  });
 });
