@@ -292,8 +292,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       CONNECTIONS_TABLE: tables.connections,
       CONNECTION_AUDIT_TABLE: tables.connectionAudit,
       CONNECTION_CACHE_SECONDS: String(options.connectionCacheSeconds ?? LOCAL_DEFAULTS.connectionCacheSeconds),
-      // A disabled connection's queued work looks again every few seconds here (every 5 minutes on AWS).
-      PARKED_RECHECK_SECONDS: String(LOCAL_DEFAULTS.connectionCacheSeconds),
+      // A disabled connection's queued work looks again each cache time here (every 5 minutes on AWS): sooner, it
+      // would read the same cached connection.
+      PARKED_RECHECK_SECONDS: String(options.connectionCacheSeconds ?? LOCAL_DEFAULTS.connectionCacheSeconds),
       SECRETS_FILE: secretsPath,
       JOBS_TABLE: tables.jobs,
       APPLICATIONS_TABLE: tables.applications,
