@@ -35,22 +35,16 @@ const SETUP_ADAPTERS = {
   kombo: KomboSetupAdapter,
 } as const;
 
-/** The setup part's methods on the adapter itself, as the doctor calls them; the webhook pair only where it has one. */
+/**
+ * The setup part's methods on the adapter itself, as the doctor calls them; the webhook pair only where it has one.
+ * Each part's methods are its own bound functions (arrow properties), taken as they are.
+ */
 function withSetup<A extends AtsAdapter & { webhookEvents: readonly string[] }>(
   adapter: A & { setup: SetupPart },
 ): A & AtsSetup {
-  const { setup } = adapter;
-  const bound = <K extends keyof SetupPart>(key: K) => (setup[key] as (...args: never[]) => unknown).bind(setup);
-  const methods = {
-    requiredPermissions: bound('requiredPermissions'),
-    probeAccess: bound('probeAccess'),
-    probeUser: bound('probeUser'),
-    listJobs: bound('listJobs'),
-    listStages: bound('listStages'),
-    readApplication: bound('readApplication'),
-    ...(setup.listWebhooks && setup.createWebhook
-      ? { listWebhooks: bound('listWebhooks'), createWebhook: bound('createWebhook') }
-      : {}),
-  } as SetupPart;
+  const { requiredPermissions, probeAccess, probeUser, listJobs, listStages, readApplication } = adapter.setup;
+  const { listWebhooks, createWebhook } = adapter.setup;
+  const webhooks = listWebhooks && createWebhook ? { listWebhooks, createWebhook } : {};
+  const methods = { requiredPermissions, probeAccess, probeUser, listJobs, listStages, readApplication, ...webhooks };
   return Object.assign(adapter, methods);
 }

@@ -3,6 +3,7 @@ import { createAtsAdapter } from '../../../shared/ats';
 import { createSetupAdapter } from '../../../shared/ats/setup-adapter';
 import { type Connection, type ConnectionSecrets, parseConnections } from '../../../shared/config';
 import { connectionDocument, komboConnection } from '../../helpers/connections';
+import { stubFetch } from '../../helpers/stub-fetch';
 
 const SETUP_METHODS = ['requiredPermissions', 'probeAccess', 'probeUser', 'listJobs', 'listStages', 'readApplication'];
 const WEBHOOK_API = ['listWebhooks', 'createWebhook'];
@@ -47,4 +48,14 @@ describe("The doctor's adapter beside the pipeline's", () => {
       expect(setup.webhookEvents).toEqual(pipeline.webhookEvents);
     },
   );
+
+  it('answers a setup method taken off the adapter, as the doctor passes them around', async () => {
+    const [connection, own] = kombo();
+    const stub = stubFetch(() => {
+      const data = { id: connection.atsIntegrationId, status: 'ACTIVE', tool: { id: 'personio', label: 'Personio' } };
+      return { status: 200, json: { status: 'success', data: { ...data, write_actions: [] } } };
+    });
+    const { probeAccess } = createSetupAdapter(connection, own, { fetch: stub.fetch });
+    expect(await probeAccess()).toBe(`GET /integrations/${connection.atsIntegrationId}: Personio, ACTIVE`);
+  });
 });
