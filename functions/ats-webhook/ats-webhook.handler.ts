@@ -23,7 +23,7 @@ import { errorCode } from '../../shared/pipeline/errors';
 import { type DeliveryReplay, stageSubject, type WebhookContext } from '../../shared/pipeline/ports';
 import { errorName } from '../../shared/errors';
 import { withDeadline } from '../../shared/aws/deadline';
-import { closingSignal, deadlineSignal } from '../_runtime/deadline';
+import { deadlineSignal } from '../_runtime/deadline';
 import { activity } from '../_runtime/activity';
 
 const publisher = new QueuePublisher();
@@ -45,7 +45,7 @@ export const handler = httpHandler(async (event, context) => {
   try {
     return await receive(event, signal);
   } finally {
-    await activity.flush(logger, context ? closingSignal(context) : undefined);
+    await activity.flush(logger, signal);
   }
 });
 
